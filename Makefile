@@ -1,0 +1,34 @@
+# Two commands on a fresh machine: `make lab` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.nbext-installed
+
+.PHONY: lab test lint bench emulator clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev,lab]'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks
+
+# pytest's exit code 5 (no tests collected) is a failure here, as any non-zero code.
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check nbext tests benchmarks
+	$(BIN)/ruff format --check nbext tests benchmarks
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/emulator_throughput.py
+
+emulator: $(STAMP)
+	$(BIN)/python -m nbext.emulator
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

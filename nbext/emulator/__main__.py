@@ -1,0 +1,129 @@
+"""``python -m nbext.emulator``: serve the emulator standalone, for curl and other clients.
+
+Examples::
+
+    python -m nbext.emulator --port 8000 --endpoint echo=echo --endpoint my=./handler.py:handler
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from .domain.handlers import Handler
+from .emulator import Emulator, mask_key
+from .server import EmulatorServer
+
+
+def load_handler(spec: str) -> Handler:
+    """``path/to/file.py:function`` -> the function, with errors that say what is wrong."""
+    path_text, sep, name = spec.rpartition(":")
+    if not sep or not path_text.endswith(".py") or not name:
+        raise ValueError(f"{spec!r} is not of the form path/to/file.py:function")
+    path = Path(path_text)
+    if not path.is_file():
+        raise ValueError(f"handler file {path} does not exist")
+    module_spec = importlib.util.spec_from_file_location(f"nbext_handler_{path.stem}", path)
+    if module_spec is None or module_spec.loader is None:
+        raise ValueError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.path.insert(0, str(path.parent.resolve()))
+    module_spec.loader.exec_module(module)
+    handler = getattr(module, name, None)
+    if not callable(handler):
+        raise ValueError(f"{path} has no function named {name!r}")
+    return handler  # type: ignore[no-any-return]
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m nbext.emulator",
+        description="Serve a local emulator of the serverless job interface.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any free)")
+    parser.add_argument("--api-key", help="the key clients must send (default: a new one, printed)")
+    parser.add_argument(
+        "--endpoint",
+        action="append",
+        default=[],
+        metavar="ID=IMAGE",
+        help="deploy IMAGE (a demo image name or path/to/file.py:function) as endpoint ID; "
+        "repeatable. Without any, every demo image is deployed under its own name.",
+    )
+    parser.add_argument("--no-rate-limit", action="store_true", help="switch rate limits off")
+    parser.add_argument(
+        "--webhook-retry-delay",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="delay between webhook attempts (default 10)",
+    )
+    parser.add_argument("--log-level", default="warning", help="uvicorn log level")
+    return parser.parse_args(argv)
+
+
+def build(args: argparse.Namespace) -> Emulator:
+    """The emulator the arguments describe; ValueError names the bad argument."""
+    emulator = Emulator(
+        api_key=args.api_key,
+        rate_limit=not args.no_rate_limit,
+        webhook_retry_delay=args.webhook_retry_delay,
+    )
+    specs = args.endpoint or [f"{name}={name}" for name in emulator.images.names()]
+    for spec in specs:
+        endpoint_id, sep, image = spec.partition("=")
+        if not sep or not endpoint_id or not image:
+            raise ValueError(f"--endpoint {spec!r} is not of the form ID=IMAGE")
+        if image.endswith(".py") or ".py:" in image:
+            emulator.deploy(handler=load_handler(image), endpoint_id=endpoint_id)
+        elif emulator.images.get(image) is None:
+            raise ValueError(
+                f"--endpoint {spec!r}: unknown image {image!r}; demo images are "
+                f"{', '.join(emulator.images.names())}, or give path/to/file.py:function"
+            )
+        else:
+            emulator.deploy(image, endpoint_id=endpoint_id)
+    return emulator
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        emulator = build(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    server = EmulatorServer(emulator, host=args.host, port=args.port, log_level=args.log_level)
+    try:
+        server.start()
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    key = emulator.api_key
+    shown = key if not args.api_key else mask_key(key)
+    print(f"nbext emulator listening on {server.url}", flush=True)
+    print(f"  jobs:       {server.serverless_url}/{{endpoint_id}}/run ...")
+    print(f"  management: {server.base_url}")
+    print(f"  endpoints:  {', '.join(sorted(emulator.jobs.endpoints))}")
+    print(f"  API key:    {shown}")
+    print(f"  export RUNPOD_ENDPOINT_BASE_URL={server.serverless_url}", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        emulator.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

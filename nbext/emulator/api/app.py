@@ -1,0 +1,25 @@
+"""``create_app``: the ASGI application serving one ``Emulator``."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from ..emulator import Emulator
+from . import control, jobs
+from .http import install_error_handlers
+
+
+def create_app(emulator: Emulator) -> FastAPI:
+    """The emulator's HTTP interface: ``/v2`` jobs and ``/_emulator`` controls."""
+    app = FastAPI(
+        title="nbext emulator",
+        summary="A local emulator of a GPU cloud's serverless job and management interfaces",
+        docs_url="/_emulator/docs",
+        redoc_url=None,
+        openapi_url="/_emulator/openapi.json",
+    )
+    app.state.emulator = emulator
+    app.include_router(jobs.router)
+    app.include_router(control.router)
+    install_error_handlers(app)
+    return app

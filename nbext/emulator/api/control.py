@@ -1,0 +1,108 @@
+"""``/_emulator/...``: controls the real service does not have (reset, clock, inspection).
+
+They let tests and teaching notebooks drive time, see webhook attempts and watch workers
+from outside the emulator's process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from ..domain.clock import FakeClock
+from ..domain.endpoints import Endpoint
+from ..domain.errors import Conflict, InvalidInput
+from .http import authenticate, json_response, parse_json, read_body
+
+router = APIRouter(prefix="/_emulator")
+
+
+def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
+    return {
+        "id": endpoint.id,
+        "name": endpoint.name,
+        "image": endpoint.image,
+        "handler": getattr(endpoint.handler, "__qualname__", None) if endpoint.handler else None,
+        "workersMin": endpoint.workers_min,
+        "workersMax": endpoint.workers_max,
+        "idleTimeout": endpoint.idle_timeout,
+        "executionTimeoutMs": endpoint.execution_timeout_ms,
+        "queued": len(endpoint.queue),
+        "workers": [
+            {
+                "id": w.id,
+                "state": "running" if w.running else "idle",
+                "jobId": w.job.id if w.job else None,
+                "idleForS": None if w.running else round(now - w.idle_since, 3),
+            }
+            for w in endpoint.workers
+        ],
+    }
+
+
+@router.post("/reset")
+async def reset(request: Request) -> Response:
+    emulator = authenticate(request)
+    emulator.bind()
+    emulator.reset()
+    return json_response({"status": "reset"})
+
+
+@router.get("/clock")
+async def clock(request: Request) -> Response:
+    emulator = authenticate(request)
+    return json_response(
+        {"now": emulator.clock.now(), "fake": isinstance(emulator.clock, FakeClock)}
+    )
+
+
+@router.post("/clock/advance")
+async def advance(request: Request) -> Response:
+    emulator = authenticate(request)
+    emulator.bind()
+    if not isinstance(emulator.clock, FakeClock):
+        raise Conflict("the emulator runs on the real clock; only a fake clock can be advanced")
+    data = parse_json(await read_body(request, 4096))
+    seconds = data.get("seconds") if isinstance(data, dict) else None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+        raise InvalidInput(f"seconds must be a number >= 0, got {seconds!r}")
+    fired = await emulator.advance_async(float(seconds))
+    return json_response({"now": emulator.clock.now(), "timersFired": fired})
+
+
+@router.get("/webhooks")
+async def webhooks(request: Request) -> Response:
+    emulator = authenticate(request)
+    return json_response([d.to_dict() for d in emulator.webhooks.deliveries])
+
+
+@router.get("/endpoints")
+async def endpoints(request: Request) -> Response:
+    emulator = authenticate(request)
+    now = emulator.clock.now()
+    return json_response([endpoint_view(e, now) for e in emulator.jobs.endpoints.values()])
+
+
+@router.post("/endpoints")
+async def deploy(request: Request) -> Response:
+    """Deploy an image as an endpoint: ``{"image", "id"?, "workersMin"?, ...}``."""
+    emulator = authenticate(request)
+    emulator.bind()
+    data = parse_json(await read_body(request, 65536))
+    if not isinstance(data, dict) or not isinstance(data.get("image"), str):
+        raise InvalidInput("body must be a JSON object with a string 'image'")
+    try:
+        endpoint_id = emulator.deploy(
+            data["image"],
+            endpoint_id=data.get("id"),
+            workers_min=int(data.get("workersMin", 0)),
+            workers_max=int(data.get("workersMax", 3)),
+            idle_timeout=float(data.get("idleTimeout", 5.0)),
+            execution_timeout_ms=int(data.get("executionTimeoutMs", 600_000)),
+        )
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(str(exc)) from None
+    endpoint = emulator.jobs.endpoints[endpoint_id]
+    return json_response(endpoint_view(endpoint, emulator.clock.now()), 201)

@@ -1,0 +1,148 @@
+"""What every route shares: auth, bounded body reading, JSON answers, error mapping.
+
+The routes stay thin: parse, call the domain, serialise. Domain errors become the
+status codes and bodies of SPEC.md here and nowhere else: ``{"error": ...}`` under
+``/v2`` and ``/_emulator``, ``{"message": ...}`` under ``/v1``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ValidationError
+
+from ..domain.errors import (
+    Conflict,
+    DomainError,
+    InvalidInput,
+    NotFound,
+    NotServed,
+    RateLimited,
+    TooLarge,
+)
+from ..emulator import Emulator
+
+STATUS_OF: dict[type[DomainError], int] = {
+    InvalidInput: 400,
+    NotFound: 404,
+    Conflict: 409,
+    TooLarge: 413,
+    RateLimited: 429,
+    NotServed: 501,
+}
+
+
+class Unauthorized(DomainError):
+    """Missing or wrong API key (HTTP 401)."""
+
+
+STATUS_OF[Unauthorized] = 401
+
+
+def dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON answer; pydantic models are written with their wire names."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    return Response(
+        dumps(value), status_code=status, media_type="application/json", headers=headers
+    )
+
+
+def emulator_of(request: Request) -> Emulator:
+    emulator: Emulator = request.app.state.emulator
+    return emulator
+
+
+def authenticate(request: Request) -> Emulator:
+    """Accept ``Authorization: Bearer KEY`` or the bare key; anything else is 401."""
+    emulator = emulator_of(request)
+    header = request.headers.get("authorization")
+    if not header:
+        raise Unauthorized(
+            "missing Authorization header; send 'Authorization: Bearer <API key>' "
+            "(the emulator prints its key when it starts)"
+        )
+    scheme, _, rest = header.partition(" ")
+    presented = rest.strip() if scheme.lower() == "bearer" and rest else header.strip()
+    if not emulator.check_key(presented):
+        raise Unauthorized("invalid API key")
+    return emulator
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it is known to exceed ``limit``."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(_too_large(int(declared), limit))
+    body = bytearray()
+    async for piece in request.stream():
+        body.extend(piece)
+        if len(body) > limit:
+            raise TooLarge(_too_large(None, limit))
+    return bytes(body)
+
+
+def _too_large(size: int | None, limit: int) -> str:
+    mb = limit // (1024 * 1024)
+    got = f" ({size} bytes)" if size is not None else ""
+    return (
+        f"request body{got} is over the {mb} MB limit of this operation; nothing was queued. "
+        "Put large inputs in object storage and pass a URL."
+    )
+
+
+def parse_json(body: bytes) -> Any:
+    if not body:
+        raise InvalidInput('request body is empty; send a JSON object such as {"input": {...}}')
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"request body is not valid JSON: {exc}") from None
+
+
+def validation_message(exc: ValidationError) -> str:
+    """One line naming each bad field and the rule it broke."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "body"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "missing":
+            message = "is required"
+        parts.append(f"{loc}: {message}")
+    return "; ".join(parts)
+
+
+def query_int(request: Request, name: str, low: int, high: int, default: int | None) -> int | None:
+    """An integer query parameter within ``low..high``, or 400 saying what was wrong."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidInput(
+            f"{name} must be an integer number of milliseconds, got {raw!r}"
+        ) from None
+    if not low <= value <= high:
+        raise InvalidInput(f"{name} must be between {low} and {high} ms, got {value}")
+    return value
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map domain errors to status codes; the body's key depends on the interface."""
+
+    async def on_domain_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, DomainError)
+        status = next(code for cls, code in STATUS_OF.items() if isinstance(exc, cls))
+        key = "message" if request.url.path.startswith("/v1") else "error"
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        return json_response({key: exc.message}, status, headers)
+
+    app.add_exception_handler(DomainError, on_domain_error)

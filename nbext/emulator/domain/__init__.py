@@ -1,0 +1,1 @@
+"""The emulator's domain: jobs, queue, workers, clock, rate limits, webhooks. No web framework."""

@@ -1,0 +1,200 @@
+"""Time for the emulator, injectable so tests move it instead of sleeping.
+
+Every deadline of the job interface (TTL, retention, execution timeout, webhook retry
+delay, worker idle timeout, the rate-limit window, server-side waits) is a timer on one
+``Clock``. ``RealClock`` maps timers onto the running asyncio loop; ``FakeClock`` keeps
+them in a heap and fires them, in order, only when a test calls ``advance``.
+
+Timers are plain callbacks run on the emulator's loop thread; they never block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+
+class TimerHandle(Protocol):
+    """A scheduled callback that can be called off."""
+
+    def cancel(self) -> None: ...
+
+
+class Clock(Protocol):
+    """What the domain needs of time: now, and a callback later."""
+
+    def now(self) -> float:
+        """Seconds since the epoch."""
+        ...
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        """Run ``callback`` on the emulator's loop after ``delay`` seconds of this clock."""
+        ...
+
+
+class RealClock:
+    """Wall-clock time; timers are the running loop's own."""
+
+    def now(self) -> float:
+        return time.time()
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        return asyncio.get_running_loop().call_later(max(0.0, delay), callback)
+
+    def __repr__(self) -> str:
+        return "RealClock()"
+
+
+class _FakeTimer:
+    __slots__ = ("callback", "cancelled", "when")
+
+    def __init__(self, when: float, callback: Callable[[], None]) -> None:
+        self.when = when
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeClock:
+    """A clock that stands still until ``advance`` moves it.
+
+    ``advance`` fires due timers in time order, each seeing ``now()`` equal to its own
+    deadline, so a chain of timers (a webhook retry scheduled by a failed attempt, say)
+    behaves as it would in real time. Call it on the emulator's loop thread; from other
+    threads go through ``Emulator.advance`` or ``POST /_emulator/clock/advance``.
+    """
+
+    def __init__(self, start: float = 1_767_225_600.0) -> None:
+        self._now = start
+        self._heap: list[tuple[float, int, _FakeTimer]] = []
+        self._seq = itertools.count()
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        return self._now
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        timer = _FakeTimer(self._now + max(0.0, delay), callback)
+        with self._lock:
+            heapq.heappush(self._heap, (timer.when, next(self._seq), timer))
+        return timer
+
+    def step(self, seconds: float) -> int:
+        """Move time forward and fire due timers without letting the loop run in between.
+
+        Enough for plain domain tests; when handlers or waiters are tasks that schedule
+        new timers as they wake, use ``advance`` so each wakes at its own moment.
+        """
+        target = self._target(seconds)
+        fired = 0
+        while (timer := self._pop_due(target)) is not None:
+            timer.callback()
+            fired += 1
+        self._now = target
+        return fired
+
+    async def advance(self, seconds: float) -> int:
+        """Move time forward, letting woken tasks run after each timer; on the loop only."""
+        target = self._target(seconds)
+        fired = 0
+        await settle()
+        while (timer := self._pop_due(target)) is not None:
+            timer.callback()
+            fired += 1
+            await settle()
+        self._now = target
+        await settle()
+        return fired
+
+    def _target(self, seconds: float) -> float:
+        if seconds < 0:
+            raise ValueError(f"a clock only moves forward; got {seconds} seconds")
+        return self._now + seconds
+
+    def _pop_due(self, target: float) -> _FakeTimer | None:
+        while True:
+            with self._lock:
+                if not self._heap or self._heap[0][0] > target:
+                    return None
+                when, _, timer = heapq.heappop(self._heap)
+            if not timer.cancelled:
+                self._now = max(self._now, when)
+                return timer
+
+    def pending(self) -> int:
+        """Timers still waiting (cancelled ones excluded)."""
+        with self._lock:
+            return sum(1 for _, _, t in self._heap if not t.cancelled)
+
+    def __repr__(self) -> str:
+        return f"FakeClock(now={self._now})"
+
+
+async def settle(rounds: int = 10) -> None:
+    """Let the loop run callbacks and tasks that are ready (a chain of wake-ups)."""
+    for _ in range(rounds):
+        await asyncio.sleep(0)
+
+
+async def sleep(clock: Clock, seconds: float) -> None:
+    """Sleep on ``clock``: real seconds for RealClock, ``advance`` steps for FakeClock."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    handle = clock.call_later(seconds, wake)
+    try:
+        await done
+    finally:
+        handle.cancel()
+
+
+class Signal:
+    """A broadcast wake-up: every ``wait`` pending when ``fire`` is called returns.
+
+    Jobs own one each; a transition or a new stream chunk fires it, which is how a
+    finished job wakes its ``/runsync`` and ``/stream`` waiters at once.
+    """
+
+    __slots__ = ("_waiters",)
+
+    def __init__(self) -> None:
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def fire(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+    async def wait(self, clock: Clock, timeout: float) -> bool:
+        """Wait for the next ``fire`` or ``timeout`` seconds of ``clock``; True if fired."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(fut)
+        timed_out = False
+
+        def expire() -> None:
+            nonlocal timed_out
+            if not fut.done():
+                timed_out = True
+                fut.set_result(None)
+
+        handle = clock.call_later(timeout, expire)
+        try:
+            await fut
+        finally:
+            handle.cancel()
+            if fut in self._waiters:
+                self._waiters.remove(fut)
+        return not timed_out

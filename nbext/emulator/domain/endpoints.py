@@ -1,0 +1,87 @@
+"""Endpoints and their workers: how many run, and which job each one takes next.
+
+Scaling follows SPEC.md: a queued job starts a worker when none is idle and the endpoint
+is below ``workers_max`` (low-priority jobs never do); a worker idle longer than
+``idle_timeout`` stops unless that would leave fewer than ``workers_min``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
+
+from .clock import TimerHandle
+from .handlers import Handler
+
+if TYPE_CHECKING:
+    from .jobs import Job
+
+_worker_ids = itertools.count(1)
+
+
+@dataclass(eq=False)
+class Worker:
+    """One worker of an endpoint: idle, or running exactly one job."""
+
+    id: str = field(default_factory=lambda: f"worker-{next(_worker_ids)}")
+    job: Job | None = None
+    idle_since: float = 0.0
+    idle_timer: TimerHandle | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.job is not None
+
+
+@dataclass(eq=False)
+class Endpoint:
+    """A deployed endpoint: its image or handler, scaling settings, queue and counters."""
+
+    id: str
+    name: str
+    image: str | None = None
+    handler: Handler | None = None
+    workers_min: int = 0
+    workers_max: int = 3
+    idle_timeout: float = 5.0
+    execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS
+    aggregate_stream: bool = True
+    created_at: float = 0.0
+    queue: OrderedDict[str, Job] = field(default_factory=OrderedDict)
+    workers: list[Worker] = field(default_factory=list)
+    completed: int = 0
+    failed: int = 0
+    retried: int = 0
+
+    def __post_init__(self) -> None:
+        if self.workers_min < 0 or self.workers_max < 0:
+            raise ValueError("workers_min and workers_max must be >= 0")
+        if self.workers_min > self.workers_max:
+            raise ValueError(
+                f"workers_min ({self.workers_min}) must not exceed workers_max ({self.workers_max})"
+            )
+        if self.idle_timeout < 0:
+            raise ValueError("idle_timeout must be >= 0 seconds")
+
+    @property
+    def running_workers(self) -> int:
+        return sum(1 for w in self.workers if w.running)
+
+    @property
+    def idle_workers(self) -> int:
+        return len(self.workers) - self.running_workers
+
+    def idle_worker(self) -> Worker | None:
+        """The worker idle longest, so the others can reach their idle timeout."""
+        idle = [w for w in self.workers if not w.running]
+        return min(idle, key=lambda w: w.idle_since) if idle else None
+
+    def may_scale_up(self) -> bool:
+        """A job waits that is allowed to start a worker, and there is room for one."""
+        if len(self.workers) >= self.workers_max:
+            return False
+        return any(not job.low_priority for job in self.queue.values())

@@ -1,0 +1,141 @@
+"""Calling a worker handler the way the service's worker convention does.
+
+A handler takes ``job = {"id", "input"[, "s3Config"]}`` and returns the output; a
+generator (sync or async) streams, each yielded value being one chunk. Async handlers
+run on the emulator's loop; sync ones in a thread pool so a notebook function that
+blocks (``time.sleep``, a model call) never stalls the queue. Cancellation is
+cooperative: ``current_job().cancelled`` turns true, generators stop at their next
+yield, and async handlers also get ``CancelledError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any
+
+from .clock import Clock, sleep
+
+Handler = Callable[[dict[str, Any]], Any]
+"""A worker handler: ``handler(job) -> output``, or a (async) generator of chunks."""
+
+_current: contextvars.ContextVar[JobContext] = contextvars.ContextVar("nbext_job")
+
+
+@dataclass
+class JobContext:
+    """What a running handler may ask of the emulator about its own job."""
+
+    job_id: str
+    clock: Clock
+    cancel_flag: threading.Event
+    metrics: dict[str, Any] = field(default_factory=dict)
+    """Merged into the ``metrics`` of every chunk yielded after it is set."""
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the job was cancelled, timed out or removed: stop working."""
+        return self.cancel_flag.is_set()
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep on the emulator's clock (a test's fake clock moves it)."""
+        await sleep(self.clock, seconds)
+
+
+def current_job() -> JobContext:
+    """The context of the job the calling handler is running; only valid inside a handler."""
+    try:
+        return _current.get()
+    except LookupError:
+        raise RuntimeError("current_job() is only available inside a running handler") from None
+
+
+@dataclass
+class Outcome:
+    """What a handler produced: its return value, and whether it streamed."""
+
+    value: Any
+    streamed: bool
+
+
+async def invoke(
+    handler: Handler,
+    payload: dict[str, Any],
+    ctx: JobContext,
+    emit: Callable[[Any, dict[str, Any]], None],
+    executor: Executor,
+) -> Outcome:
+    """Run ``handler`` on ``payload``; ``emit(value, metrics)`` is called on the loop per chunk."""
+    _current.set(ctx)
+    loop = asyncio.get_running_loop()
+    if inspect.isasyncgenfunction(handler):
+        return await _drain_async(handler(payload), ctx, emit)
+    if inspect.iscoroutinefunction(handler):
+        return await _settle(await handler(payload), ctx, emit, executor)
+    if inspect.isgeneratorfunction(handler):
+        return await _drain_in_thread(lambda: handler(payload), ctx, emit, executor)
+    context = contextvars.copy_context()
+    result = await loop.run_in_executor(executor, context.run, handler, payload)
+    return await _settle(result, ctx, emit, executor)
+
+
+async def _settle(
+    result: Any,
+    ctx: JobContext,
+    emit: Callable[[Any, dict[str, Any]], None],
+    executor: Executor,
+) -> Outcome:
+    """Handle callables that *return* a coroutine or generator instead of being one."""
+    if inspect.isawaitable(result):
+        result = await result
+    if inspect.isasyncgen(result):
+        return await _drain_async(result, ctx, emit)
+    if inspect.isgenerator(result):
+        gen = result
+        return await _drain_in_thread(lambda: gen, ctx, emit, executor)
+    return Outcome(result, streamed=False)
+
+
+async def _drain_async(
+    gen: AsyncIterator[Any], ctx: JobContext, emit: Callable[[Any, dict[str, Any]], None]
+) -> Outcome:
+    items: list[Any] = []
+    async for item in gen:
+        if ctx.cancelled:
+            break
+        items.append(item)
+        emit(item, dict(ctx.metrics))
+    return Outcome(items, streamed=True)
+
+
+async def _drain_in_thread(
+    make: Callable[[], Iterator[Any]],
+    ctx: JobContext,
+    emit: Callable[[Any, dict[str, Any]], None],
+    executor: Executor,
+) -> Outcome:
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+
+    def pump() -> list[Any]:
+        items: list[Any] = []
+        gen = make()
+        try:
+            for item in gen:
+                if ctx.cancelled:
+                    break
+                items.append(item)
+                loop.call_soon_threadsafe(emit, item, dict(ctx.metrics))
+        finally:
+            close = getattr(gen, "close", None)
+            if close is not None:
+                close()
+        return items
+
+    items = await loop.run_in_executor(executor, context.run, pump)
+    return Outcome(items, streamed=True)

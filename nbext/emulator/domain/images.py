@@ -1,0 +1,112 @@
+"""Images: names bound to handlers, and the demo images every emulator ships.
+
+A template's ``imageName`` (or ``Emulator.deploy(image=...)``) selects the image; an
+endpoint whose image has no handler keeps its jobs queued, as the real service does when
+no worker can start. Notebooks bind their own functions with ``register_image``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from .handlers import Handler, current_job
+
+
+async def echo(job: dict[str, Any]) -> Any:
+    """Return the input unchanged."""
+    return job["input"]
+
+
+def _number(value: Any, name: str, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ValueError(f"input.{name} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+async def sleep(job: dict[str, Any]) -> dict[str, Any]:
+    """Sleep ``input.seconds`` on the emulator's clock; cancelling stops it at once."""
+    seconds = _number(job["input"].get("seconds"), "seconds", 1.0)
+    await current_job().sleep(seconds)
+    return {"slept": job["input"].get("seconds", 1.0)}
+
+
+async def fail(job: dict[str, Any]) -> Any:
+    """Always fail, with ``input.message`` as the error."""
+    raise RuntimeError(str(job["input"].get("message", "the fail image always fails")))
+
+
+def text_pieces(text: str) -> list[str]:
+    """Word-like pieces (leading white space kept) that join back into ``text`` exactly."""
+    pieces = re.findall(r"\s*\S+", text)
+    if not pieces:
+        return [text] if text else []
+    tail = text[len("".join(pieces)) :]
+    pieces[-1] += tail
+    return pieces
+
+
+async def stream_text(job: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    """Yield ``input.text`` a word at a time, like a token-streaming model.
+
+    Each chunk's metrics carry the seed's sample fields (tokens, throughput) so panels
+    have something real to show.
+    """
+    text = job["input"].get("text", "")
+    if not isinstance(text, str):
+        raise ValueError(f"input.text must be a string, got {type(text).__name__}")
+    delay = _number(job["input"].get("delay_ms"), "delay_ms", 0.0) / 1000
+    ctx = current_job()
+    pieces = text_pieces(text)
+    started = ctx.clock.now()
+    for i, piece in enumerate(pieces, start=1):
+        if delay:
+            await ctx.sleep(delay)
+        elapsed = ctx.clock.now() - started
+        ctx.metrics.update(
+            input_tokens=len(pieces),
+            output_tokens=i,
+            avg_gen_throughput=round(i / elapsed, 3) if elapsed > 0 else 0.0,
+            scenario="stream-text",
+        )
+        yield {"text": [piece], "input_tokens": len(pieces), "output_tokens": i}
+
+
+DEMO_IMAGES: dict[str, Handler] = {
+    "echo": echo,
+    "sleep": sleep,
+    "fail": fail,
+    "stream-text": stream_text,
+}
+
+
+class ImageRegistry:
+    """Image name -> handler. Thread-safe: notebooks register from the kernel's thread."""
+
+    def __init__(self, with_demos: bool = True) -> None:
+        self._lock = threading.Lock()
+        self._images: dict[str, Handler] = dict(DEMO_IMAGES) if with_demos else {}
+        self.listeners: list[Callable[[str], None]] = []
+
+    def register(self, name: str, handler: Handler) -> None:
+        """Bind ``name`` to ``handler``; endpoints running that image use it from now on."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError("an image name must be a non-empty string")
+        if not callable(handler):
+            raise TypeError(f"the handler for image {name!r} must be callable")
+        with self._lock:
+            self._images[name] = handler
+        for listener in list(self.listeners):
+            listener(name)
+
+    def get(self, name: str) -> Handler | None:
+        with self._lock:
+            return self._images.get(name)
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return sorted(self._images)

@@ -1,0 +1,95 @@
+"""The job record and the table of legal state changes.
+
+The table is the seed's transition table plus SPEC.md's decisions (IN_PROGRESS ->
+TIMED_OUT on the execution timeout; TIMED_OUT is retryable). Removal (TTL, retention,
+purge) is not a state: a removed job is gone and answers 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nbext.models import JobStatus
+
+from .clock import Signal, TimerHandle
+
+if TYPE_CHECKING:
+    from .endpoints import Worker
+
+S = JobStatus
+
+ALLOWED: dict[JobStatus, frozenset[JobStatus]] = {
+    S.IN_QUEUE: frozenset({S.IN_PROGRESS, S.CANCELLED}),
+    S.IN_PROGRESS: frozenset({S.COMPLETED, S.FAILED, S.TIMED_OUT, S.CANCELLED}),
+    S.FAILED: frozenset({S.IN_QUEUE}),
+    S.TIMED_OUT: frozenset({S.IN_QUEUE}),
+    S.COMPLETED: frozenset(),
+    S.CANCELLED: frozenset(),
+}
+
+
+class IllegalTransition(AssertionError):
+    """A bug in the emulator: a state change the table does not allow was attempted."""
+
+
+def check_transition(current: JobStatus, target: JobStatus) -> None:
+    """Refuse any state change outside ``ALLOWED``; the operations check eligibility first."""
+    if target not in ALLOWED[current]:
+        raise IllegalTransition(f"{current} -> {target} is not a transition of the job table")
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+"""``output`` of a job that has none (as opposed to a JSON ``null`` output)."""
+
+
+@dataclass(eq=False)
+class Job:
+    """One job of one endpoint, as the emulator keeps it."""
+
+    id: str
+    endpoint_id: str
+    input: dict[str, Any]
+    sync: bool
+    submitted_at: float
+    ttl_ms: int
+    webhook: str | None = None
+    s3_config: dict[str, Any] | None = None
+    execution_timeout_ms: int | None = None
+    low_priority: bool = False
+    status: JobStatus = S.IN_QUEUE
+    queued_at: float = 0.0
+    started_at: float | None = None
+    ended_at: float | None = None
+    output: Any = UNSET
+    error: str | None = None
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    stream_cursor: int = 0
+    attempt: int = 0
+    worker: Worker | None = None
+    task: asyncio.Task[None] | None = None
+    cancel_flag: threading.Event = field(default_factory=threading.Event)
+    signal: Signal = field(default_factory=Signal)
+    removed: str | None = None
+    ttl_timer: TimerHandle | None = None
+    retention_timer: TimerHandle | None = None
+    exec_timer: TimerHandle | None = None
+
+    def delay_ms(self, now: float) -> int:
+        """Time spent queued before the current attempt started (so far, if still queued)."""
+        until = self.started_at if self.started_at is not None else now
+        return max(0, round((until - self.queued_at) * 1000))
+
+    def execution_ms(self, now: float) -> int:
+        """Time the current attempt has run (so far, if still running)."""
+        if self.started_at is None:
+            return 0
+        until = self.ended_at if self.ended_at is not None else now
+        return max(0, round((until - self.started_at) * 1000))

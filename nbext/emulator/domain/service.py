@@ -1,0 +1,526 @@
+"""The job interface's behaviour: submit, wait, stream, cancel, retry, purge, health.
+
+Every state change goes through ``JobService._transition`` and every removal through
+``JobService._remove``, so TTL, retention, cancel, retry, timeouts, worker release,
+health counters and webhooks cannot disagree. All methods run on the emulator's asyncio
+loop; nothing here knows about HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import threading
+import traceback
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any
+
+from nbext.models import (
+    EXECUTION_TIMEOUT_DEFAULT_MS,
+    RETENTION_RUN_S,
+    RETENTION_RUNSYNC_S,
+    RETRYABLE_STATES,
+    TTL_DEFAULT_MS,
+    TTL_MAX_MS,
+    TTL_MIN_MS,
+    AcceptedJob,
+    CancelResult,
+    Health,
+    HealthJobs,
+    HealthWorkers,
+    JobResult,
+    JobStatus,
+    JobSubmission,
+    PurgeResult,
+    StreamResponse,
+)
+
+from .clock import Clock
+from .endpoints import Endpoint, Worker
+from .errors import Conflict, InvalidInput, NotFound
+from .handlers import Handler, JobContext, Outcome, invoke
+from .images import ImageRegistry
+from .jobs import UNSET, Job, check_transition
+from .streaming import to_chunks
+from .webhooks import WebhookDispatcher
+
+log = logging.getLogger("nbext.emulator")
+S = JobStatus
+
+
+class JobService:
+    """All endpoints and jobs of one emulator."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        images: ImageRegistry,
+        webhooks: WebhookDispatcher,
+        executor: Executor,
+    ) -> None:
+        self.clock = clock
+        self.images = images
+        self.webhooks = webhooks
+        self.executor = executor
+        self.endpoints: dict[str, Endpoint] = {}
+        self.jobs: dict[str, Job] = {}
+        self.retention_run_s: float = RETENTION_RUN_S
+        self.retention_runsync_s: float = RETENTION_RUNSYNC_S
+        self._dispatching: set[str] = set()
+        self.on_change: list[Callable[[Job], None]] = []
+        """Observers of every transition and removal (the SQLite store listens here)."""
+
+    # ---- endpoints -------------------------------------------------------------------
+
+    def add_endpoint(self, endpoint: Endpoint) -> Endpoint:
+        if endpoint.id in self.endpoints:
+            raise InvalidInput(f"an endpoint with id {endpoint.id!r} already exists")
+        endpoint.created_at = endpoint.created_at or self.clock.now()
+        for _ in range(endpoint.workers_min):
+            endpoint.workers.append(Worker(idle_since=self.clock.now()))
+        self.endpoints[endpoint.id] = endpoint
+        return endpoint
+
+    def remove_endpoint(self, endpoint_id: str) -> None:
+        endpoint = self.endpoint(endpoint_id)
+        for job in [j for j in self.jobs.values() if j.endpoint_id == endpoint_id]:
+            self._remove(job, "endpoint deleted")
+        for worker in endpoint.workers:
+            if worker.idle_timer:
+                worker.idle_timer.cancel()
+        del self.endpoints[endpoint_id]
+
+    def endpoint(self, endpoint_id: str) -> Endpoint:
+        try:
+            return self.endpoints[endpoint_id]
+        except KeyError:
+            raise NotFound(
+                f"endpoint {endpoint_id!r} not found; deployed endpoints: "
+                f"{', '.join(sorted(self.endpoints)) or 'none'}"
+            ) from None
+
+    def handler_for(self, endpoint: Endpoint) -> Handler | None:
+        if endpoint.handler is not None:
+            return endpoint.handler
+        return self.images.get(endpoint.image) if endpoint.image else None
+
+    def image_registered(self, name: str) -> None:
+        """An image got a handler: endpoints running it may start their queued jobs."""
+        for endpoint in list(self.endpoints.values()):
+            if endpoint.image == name and endpoint.handler is None:
+                self._dispatch(endpoint)
+
+    # ---- operations ------------------------------------------------------------------
+
+    def submit(self, endpoint_id: str, submission: JobSubmission, *, sync: bool) -> Job:
+        """Queue a job (``/run``, or the first half of ``/runsync``)."""
+        endpoint = self.endpoint(endpoint_id)
+        policy = submission.policy
+        now = self.clock.now()
+        job = Job(
+            id=("sync-" if sync else "") + str(uuid.uuid4()),
+            endpoint_id=endpoint.id,
+            input=submission.input,
+            sync=sync,
+            submitted_at=now,
+            queued_at=now,
+            ttl_ms=(policy.ttl if policy and policy.ttl else TTL_DEFAULT_MS),
+            webhook=submission.webhook,
+            s3_config=(
+                submission.s3_config.model_dump(by_alias=True, exclude_none=True)
+                if submission.s3_config
+                else None
+            ),
+            execution_timeout_ms=policy.execution_timeout if policy else None,
+            low_priority=policy.low_priority if policy else False,
+        )
+        self.jobs[job.id] = job
+        self._schedule_ttl(job)
+        endpoint.queue[job.id] = job
+        self._changed(job)
+        self._dispatch(endpoint)
+        return job
+
+    async def wait_final(self, job: Job, timeout_s: float) -> None:
+        """Return when ``job`` is final or removed, or after ``timeout_s`` of the clock."""
+        deadline = self.clock.now() + timeout_s
+        while not job.status.is_final and job.removed is None:
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                return
+            await job.signal.wait(self.clock, remaining)
+
+    async def run_sync(
+        self, endpoint_id: str, submission: JobSubmission, wait_ms: int
+    ) -> dict[str, Any]:
+        """``/runsync``: the result if the job ends within ``wait_ms``, else id and state."""
+        job = self.submit(endpoint_id, submission, sync=True)
+        await self.wait_final(job, wait_ms / 1000)
+        if job.removed is not None:
+            raise NotFound(f"job {job.id} was removed before it finished ({job.removed})")
+        if job.status.is_final:
+            return self.result(job).to_wire()
+        return {"id": job.id, "status": job.status.value}
+
+    def job(self, endpoint_id: str, job_id: str) -> Job:
+        job = self.jobs.get(job_id)
+        if job is None or job.endpoint_id != endpoint_id:
+            self.endpoint(endpoint_id)
+            raise NotFound(
+                f"job {job_id!r} not found on endpoint {endpoint_id!r}: unknown, purged, "
+                "or removed after its TTL or retention period"
+            )
+        return job
+
+    def status(self, endpoint_id: str, job_id: str, ttl_ms: int | None = None) -> JobResult:
+        """``/status``, optionally setting the job's TTL (still counted from submission)."""
+        job = self.job(endpoint_id, job_id)
+        if ttl_ms is not None:
+            self.set_ttl(job, ttl_ms)
+        return self.result(job)
+
+    def set_ttl(self, job: Job, ttl_ms: int) -> None:
+        if not TTL_MIN_MS <= ttl_ms <= TTL_MAX_MS:
+            raise InvalidInput(
+                f"ttl must be between {TTL_MIN_MS} and {TTL_MAX_MS} ms, got {ttl_ms}"
+            )
+        age_ms = (self.clock.now() - job.submitted_at) * 1000
+        if ttl_ms <= age_ms:
+            raise InvalidInput(
+                f"ttl={ttl_ms} ms has already elapsed for job {job.id} (submitted "
+                f"{age_ms:.0f} ms ago; the TTL counts from submission); choose a larger ttl"
+            )
+        job.ttl_ms = ttl_ms
+        self._schedule_ttl(job)
+        self._changed(job)
+
+    def result(self, job: Job) -> JobResult:
+        now = self.clock.now()
+        fields: dict[str, Any] = {
+            "id": job.id,
+            "status": job.status,
+            "delayTime": job.delay_ms(now),
+            "executionTime": job.execution_ms(now),
+        }
+        if job.status is S.COMPLETED:
+            fields["output"] = None if job.output is UNSET else job.output
+        elif job.status in RETRYABLE_STATES:
+            fields["error"] = job.error or ""
+        return JobResult.model_validate(fields)
+
+    async def stream(self, endpoint_id: str, job_id: str, wait_ms: int) -> StreamResponse:
+        """``/stream``: chunks not handed out before, waiting up to ``wait_ms`` for one."""
+        job = self.job(endpoint_id, job_id)
+        deadline = self.clock.now() + wait_ms / 1000
+        while (
+            job.stream_cursor >= len(job.chunks) and not job.status.is_final and job.removed is None
+        ):
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                break
+            await job.signal.wait(self.clock, remaining)
+        if job.removed is not None:
+            raise NotFound(f"job {job.id} was removed ({job.removed})")
+        chunks = job.chunks[job.stream_cursor :]
+        job.stream_cursor = len(job.chunks)
+        return StreamResponse.model_validate({"status": job.status, "stream": chunks})
+
+    def cancel(self, endpoint_id: str, job_id: str) -> CancelResult:
+        job = self.job(endpoint_id, job_id)
+        if job.status in (S.IN_QUEUE, S.IN_PROGRESS):
+            self._transition(job, S.CANCELLED)
+        elif job.status is not S.CANCELLED:
+            raise Conflict(
+                f"job {job.id} is {job.status.value} and can no longer be cancelled; "
+                "only IN_QUEUE and IN_PROGRESS jobs can"
+            )
+        return CancelResult(id=job.id, status=S.CANCELLED)
+
+    def retry(self, endpoint_id: str, job_id: str) -> AcceptedJob:
+        job = self.job(endpoint_id, job_id)
+        if job.status not in RETRYABLE_STATES:
+            raise Conflict(
+                f"job {job.id} is {job.status.value}; only FAILED or TIMED_OUT jobs can be retried"
+            )
+        self._transition(job, S.IN_QUEUE)
+        return AcceptedJob(id=job.id, status=S.IN_QUEUE)
+
+    def purge(self, endpoint_id: str) -> PurgeResult:
+        endpoint = self.endpoint(endpoint_id)
+        queued = list(endpoint.queue.values())
+        for job in queued:
+            self._remove(job, "purged")
+        return PurgeResult(removed=len(queued), status="completed")
+
+    def health(self, endpoint_id: str) -> Health:
+        ep = self.endpoint(endpoint_id)
+        running = ep.running_workers
+        return Health(
+            jobs=HealthJobs(
+                completed=ep.completed,
+                failed=ep.failed,
+                in_progress=running,
+                in_queue=len(ep.queue),
+                retried=ep.retried,
+            ),
+            workers=HealthWorkers(idle=len(ep.workers) - running, running=running),
+        )
+
+    def requests(self, endpoint_id: str) -> list[JobResult]:
+        """The endpoint's retained jobs, newest first."""
+        self.endpoint(endpoint_id)
+        jobs = [j for j in self.jobs.values() if j.endpoint_id == endpoint_id]
+        jobs.sort(key=lambda j: j.submitted_at, reverse=True)
+        return [self.result(j) for j in jobs]
+
+    def running_workers(self, endpoint_id: str) -> int:
+        endpoint = self.endpoints.get(endpoint_id)
+        return endpoint.running_workers if endpoint else 0
+
+    # ---- the one transition function -------------------------------------------------
+
+    def _transition(
+        self, job: Job, target: JobStatus, *, output: Any = UNSET, error: str | None = None
+    ) -> None:
+        """Move ``job`` to ``target`` and do everything that goes with it."""
+        check_transition(job.status, target)
+        source = job.status
+        endpoint = self.endpoints[job.endpoint_id]
+        now = self.clock.now()
+        if source is S.IN_QUEUE:
+            endpoint.queue.pop(job.id, None)
+        if source is S.IN_PROGRESS:
+            self._stop_execution(job, endpoint)
+        job.status = target
+        if target is S.IN_PROGRESS:
+            job.started_at = now
+            job.attempt += 1
+            job.cancel_flag = threading.Event()  # a stale attempt keeps its own, set flag
+        elif target is S.IN_QUEUE:  # retry
+            job.output, job.error = UNSET, None
+            job.chunks, job.stream_cursor = [], 0
+            job.started_at = job.ended_at = None
+            job.queued_at = now
+            if job.retention_timer:
+                job.retention_timer.cancel()
+            endpoint.retried += 1
+            endpoint.queue[job.id] = job
+        else:  # a final state
+            job.ended_at = now
+            if source is S.IN_QUEUE:
+                job.started_at = None
+            job.output, job.error = output, error
+            if target is S.COMPLETED:
+                endpoint.completed += 1
+            elif target in RETRYABLE_STATES:
+                endpoint.failed += 1
+            self._schedule_retention(job)
+            if job.webhook:
+                self.webhooks.dispatch(job.id, job.webhook, self.result(job).to_wire())
+        job.signal.fire()
+        self._changed(job)
+        self._dispatch(endpoint)
+
+    def _remove(self, job: Job, reason: str) -> None:
+        """Delete ``job`` in any state (TTL, retention, purge); later lookups give 404."""
+        if self.jobs.pop(job.id, None) is None:
+            return
+        endpoint = self.endpoints.get(job.endpoint_id)
+        job.removed = reason
+        for timer in (job.ttl_timer, job.retention_timer):
+            if timer:
+                timer.cancel()
+        if endpoint is not None:
+            endpoint.queue.pop(job.id, None)
+            if job.status is S.IN_PROGRESS:
+                self._stop_execution(job, endpoint)
+        job.signal.fire()
+        self._changed(job)
+        if endpoint is not None:
+            self._dispatch(endpoint)
+
+    def _changed(self, job: Job) -> None:
+        for observer in self.on_change:
+            observer(job)
+
+    # ---- timers ----------------------------------------------------------------------
+
+    def _schedule_ttl(self, job: Job) -> None:
+        if job.ttl_timer:
+            job.ttl_timer.cancel()
+        due = job.submitted_at + job.ttl_ms / 1000 - self.clock.now()
+        job.ttl_timer = self.clock.call_later(due, lambda: self._remove(job, "ttl elapsed"))
+
+    def _schedule_retention(self, job: Job) -> None:
+        keep = self.retention_runsync_s if job.sync else self.retention_run_s
+        if job.retention_timer:
+            job.retention_timer.cancel()
+        job.retention_timer = self.clock.call_later(
+            keep, lambda: self._remove(job, "retention period elapsed")
+        )
+
+    # ---- workers and execution -------------------------------------------------------
+
+    def _dispatch(self, endpoint: Endpoint) -> None:
+        """Hand queued jobs to idle workers, starting workers where the rules allow."""
+        if endpoint.id in self._dispatching:  # re-entered from a transition: the loop goes on
+            return
+        if self.handler_for(endpoint) is None or endpoint.id not in self.endpoints:
+            return
+        self._dispatching.add(endpoint.id)
+        try:
+            while endpoint.queue:
+                worker = endpoint.idle_worker()
+                if worker is None:
+                    if not endpoint.may_scale_up():
+                        return
+                    worker = Worker(idle_since=self.clock.now())
+                    endpoint.workers.append(worker)
+                job = next(iter(endpoint.queue.values()))
+                self._start(job, worker, endpoint)
+        finally:
+            self._dispatching.discard(endpoint.id)
+
+    def _start(self, job: Job, worker: Worker, endpoint: Endpoint) -> None:
+        if worker.idle_timer:
+            worker.idle_timer.cancel()
+            worker.idle_timer = None
+        worker.job = job
+        job.worker = worker
+        self._transition(job, S.IN_PROGRESS)
+        timeout_ms = job.execution_timeout_ms or endpoint.execution_timeout_ms
+        timeout_ms = timeout_ms or EXECUTION_TIMEOUT_DEFAULT_MS
+        attempt = job.attempt
+        job.exec_timer = self.clock.call_later(
+            timeout_ms / 1000, lambda: self._timed_out(job, attempt, timeout_ms)
+        )
+        job.task = asyncio.get_running_loop().create_task(self._execute(job, attempt))
+
+    def _stop_execution(self, job: Job, endpoint: Endpoint) -> None:
+        """The job leaves IN_PROGRESS: stop its handler and free its worker."""
+        job.cancel_flag.set()
+        if job.exec_timer:
+            job.exec_timer.cancel()
+            job.exec_timer = None
+        task, job.task = job.task, None
+        if task is not None and task is not _current_task():
+            task.cancel()
+        worker, job.worker = job.worker, None
+        if worker is not None:
+            worker.job = None
+            worker.idle_since = self.clock.now()
+            self._schedule_idle(worker, endpoint)
+
+    def _schedule_idle(self, worker: Worker, endpoint: Endpoint) -> None:
+        def expire() -> None:
+            worker.idle_timer = None
+            if (
+                not worker.running
+                and worker in endpoint.workers
+                and len(endpoint.workers) > endpoint.workers_min
+            ):
+                endpoint.workers.remove(worker)
+
+        if worker.idle_timer:
+            worker.idle_timer.cancel()
+        worker.idle_timer = self.clock.call_later(endpoint.idle_timeout, expire)
+
+    def _timed_out(self, job: Job, attempt: int, timeout_ms: int) -> None:
+        if job.attempt == attempt and job.status is S.IN_PROGRESS and job.removed is None:
+            self._transition(
+                job,
+                S.TIMED_OUT,
+                error=f"job exceeded its execution timeout of {timeout_ms} ms and was stopped",
+            )
+
+    def _current(self, job: Job, attempt: int) -> bool:
+        """Whether this attempt's results still count (not cancelled, timed out, removed)."""
+        return job.attempt == attempt and job.status is S.IN_PROGRESS and job.removed is None
+
+    def _emit(self, job: Job, attempt: int, value: Any, metrics: dict[str, Any]) -> None:
+        if not self._current(job, attempt):
+            return
+        job.chunks.extend(to_chunks(value, metrics, len(job.chunks)))
+        job.signal.fire()
+
+    async def _execute(self, job: Job, attempt: int) -> None:
+        endpoint = self.endpoints[job.endpoint_id]
+        handler = self.handler_for(endpoint)
+        assert handler is not None
+        payload: dict[str, Any] = {"id": job.id, "input": job.input}
+        if job.s3_config:
+            payload["s3Config"] = job.s3_config
+        ctx = JobContext(job.id, self.clock, job.cancel_flag)
+        try:
+            outcome = await invoke(
+                handler,
+                payload,
+                ctx,
+                lambda value, metrics: self._emit(job, attempt, value, metrics),
+                self.executor,
+            )
+        except asyncio.CancelledError:
+            return
+        except Exception as exc:
+            log.warning(
+                "handler of endpoint %s failed on job %s:\n%s",
+                endpoint.id,
+                job.id,
+                traceback.format_exc(),
+            )
+            if self._current(job, attempt):
+                self._transition(job, S.FAILED, error=_error_text(exc))
+            return
+        if self._current(job, attempt):
+            self._complete(job, endpoint, outcome)
+
+    def _complete(self, job: Job, endpoint: Endpoint, outcome: Outcome) -> None:
+        value = outcome.value
+        if outcome.streamed and not endpoint.aggregate_stream:
+            value = None
+        if isinstance(value, dict) and value.get("error"):
+            error = value["error"]
+            text = error if isinstance(error, str) else json.dumps(error, default=str)
+            self._transition(job, S.FAILED, error=text)
+            return
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            self._transition(
+                job,
+                S.FAILED,
+                error=f"handler output is not JSON-serialisable: {exc}",
+            )
+            return
+        self._transition(job, S.COMPLETED, output=value)
+
+    # ---- administration --------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget every job (endpoints stay, counters restart)."""
+        for job in list(self.jobs.values()):
+            self._remove(job, "emulator reset")
+        for endpoint in self.endpoints.values():
+            endpoint.completed = endpoint.failed = endpoint.retried = 0
+
+
+def _error_text(exc: BaseException) -> str:
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _current_task() -> asyncio.Task[Any] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:
+        return None
+
+
+def new_endpoint_id() -> str:
+    """An id shaped like the service's: 14 lowercase letters and digits."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    return "".join(secrets.choice(alphabet) for _ in range(14))

@@ -1,0 +1,62 @@
+"""Stream chunks no larger than the interface allows.
+
+A handler may yield any JSON value of any size; the wire carries at most 1 MB of
+serialised ``output`` per chunk. Larger values are cut into consecutive parts whose
+``metrics`` carry ``SPLIT_KEY`` so a client can put them back together; a plain reader
+(the service's own SDK) sees string parts as consecutive text, which is what streamed text
+wants anyway.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nbext.models import SPLIT_KEY, STREAM_CHUNK_LIMIT
+
+
+def wire_size(value: Any) -> int:
+    """Bytes of ``value`` as the emulator serialises it in a response."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Cut ``text`` into pieces whose JSON string form is at most ``limit`` bytes each."""
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        size = min(len(text) - start, max(1, limit - 2))
+        while True:
+            piece = text[start : start + size]
+            over = wire_size(piece) - limit
+            if over <= 0:
+                break
+            # Shrink in proportion to the overshoot; escapes make bytes and chars differ.
+            size = max(1, min(size - 1, size - over // 2 - 1))
+        pieces.append(piece)
+        start += size
+    return pieces
+
+
+def to_chunks(
+    output: Any, metrics: dict[str, Any], first_index: int, limit: int = STREAM_CHUNK_LIMIT
+) -> list[dict[str, Any]]:
+    """The wire chunks for one yielded value, numbered from ``first_index``."""
+    if wire_size(output) <= limit:
+        return [{"output": output, "metrics": {**metrics, "stream_index": first_index}}]
+    if isinstance(output, str):
+        encoding, parts = "text", split_text(output, limit)
+    else:
+        encoding = "json"
+        parts = split_text(json.dumps(output, ensure_ascii=False, separators=(",", ":")), limit)
+    return [
+        {
+            "output": part,
+            "metrics": {
+                **metrics,
+                "stream_index": first_index + k,
+                SPLIT_KEY: {"part": k, "parts": len(parts), "encoding": encoding},
+            },
+        }
+        for k, part in enumerate(parts)
+    ]

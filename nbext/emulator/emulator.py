@@ -1,0 +1,232 @@
+"""``Emulator``: one local service instance, usable from the kernel's thread.
+
+The domain runs on one asyncio loop (the server's, or a test's). A notebook calls
+``register_image``, ``deploy`` or ``advance`` from its own thread; those calls are handed
+to the loop and waited for, so the domain never sees two threads at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import re
+import secrets
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import httpx
+
+from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
+
+from .domain.clock import Clock, FakeClock, RealClock
+from .domain.endpoints import Endpoint
+from .domain.handlers import Handler
+from .domain.images import ImageRegistry
+from .domain.ratelimit import RateLimiter
+from .domain.service import JobService, new_endpoint_id
+from .domain.webhooks import WebhookDispatcher
+
+T = TypeVar("T")
+ENDPOINT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def generate_api_key() -> str:
+    """A key shaped like the service's (``rpa_`` and 40 characters)."""
+    return "rpa_" + secrets.token_hex(20).upper()
+
+
+def mask_key(key: str) -> str:
+    """``rpa_…3F2C``: enough to tell keys apart, never enough to use one."""
+    if len(key) <= 8:
+        return "…" + key[-2:]
+    return f"{key[:4]}…{key[-4:]}"
+
+
+class Emulator:
+    """The local service: images, endpoints, jobs, clock, rate limits, webhooks."""
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        clock: Clock | None = None,
+        rate_limit: bool = True,
+        requests_per_worker: int = 50,
+        webhook_retry_delay: float = 10.0,
+        webhook_attempts: int = 3,
+        demo_images: bool = True,
+        handler_threads: int = 64,
+    ) -> None:
+        self._api_key = api_key or generate_api_key()
+        self.clock: Clock = clock or RealClock()
+        self.images = ImageRegistry(with_demos=demo_images)
+        self.rate_limiter = RateLimiter(
+            self.clock, enabled=rate_limit, requests_per_worker=requests_per_worker
+        )
+        self.webhooks = WebhookDispatcher(
+            self.clock,
+            self._send_webhook,
+            retry_delay=webhook_retry_delay,
+            attempts=webhook_attempts,
+        )
+        self.executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=handler_threads, thread_name_prefix="nbext-handler"
+        )
+        self.jobs = JobService(self.clock, self.images, self.webhooks, self.executor)
+        self.images.listeners.append(
+            lambda name: self.call_on_loop(lambda: self.jobs.image_registered(name))
+        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._http: httpx.AsyncClient | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Emulator(api_key={mask_key(self._api_key)!r}, clock={self.clock!r}, "
+            f"endpoints={sorted(self.jobs.endpoints)!r})"
+        )
+
+    @property
+    def api_key(self) -> str:
+        """The key clients must send; shown to the user once when the emulator starts."""
+        return self._api_key
+
+    def check_key(self, presented: str) -> bool:
+        """Constant-time comparison of a presented key with the emulator's."""
+        return secrets.compare_digest(presented.encode(), self._api_key.encode())
+
+    # ---- the loop --------------------------------------------------------------------
+
+    def bind(self) -> None:
+        """Adopt the running loop as the emulator's (called by the server on start)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop = loop
+            self._http = None
+
+    def call_on_loop(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the emulator's loop and return its result, from any thread."""
+        loop = self._loop
+        if loop is None or loop.is_closed() or not loop.is_running():
+            return fn()
+        try:
+            if asyncio.get_running_loop() is loop:
+                return fn()
+        except RuntimeError:
+            pass
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                future.set_result(fn())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+        loop.call_soon_threadsafe(run)
+        return future.result(timeout=30)
+
+    # ---- images and endpoints --------------------------------------------------------
+
+    def register_image(self, name: str, handler: Handler) -> None:
+        """Bind an image name to a Python handler (sync, async, or a generator)."""
+        self.images.register(name, handler)
+
+    def deploy(
+        self,
+        image: str | None = None,
+        *,
+        handler: Handler | None = None,
+        endpoint_id: str | None = None,
+        name: str | None = None,
+        workers_min: int = 0,
+        workers_max: int = 3,
+        idle_timeout: float = 5.0,
+        execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS,
+        aggregate_stream: bool = True,
+    ) -> str:
+        """Create an endpoint running ``image`` or ``handler``; returns its id.
+
+        The defaults are the service console's: 0 to 3 workers, 5 s idle timeout,
+        10 min execution timeout.
+        """
+        if (image is None) == (handler is None):
+            raise ValueError("deploy needs exactly one of image= or handler=")
+        if handler is not None and not callable(handler):
+            raise TypeError("handler must be callable: handler(job) -> output")
+        if endpoint_id is not None and not ENDPOINT_ID.match(endpoint_id):
+            raise ValueError(
+                f"endpoint id {endpoint_id!r} must be 1-64 letters, digits, '_', '.' or '-'"
+            )
+        endpoint = Endpoint(
+            id=endpoint_id or new_endpoint_id(),
+            name=name or endpoint_id or image or str(getattr(handler, "__name__", "endpoint")),
+            image=image,
+            handler=handler,
+            workers_min=workers_min,
+            workers_max=workers_max,
+            idle_timeout=idle_timeout,
+            execution_timeout_ms=execution_timeout_ms,
+            aggregate_stream=aggregate_stream,
+        )
+        try:
+            self.call_on_loop(lambda: self.jobs.add_endpoint(endpoint))
+        except Exception as exc:
+            message = getattr(exc, "message", None)
+            if message:
+                raise ValueError(message) from None
+            raise
+        return endpoint.id
+
+    def undeploy(self, endpoint_id: str) -> None:
+        """Remove an endpoint and every job it has."""
+        self.call_on_loop(lambda: self.jobs.remove_endpoint(endpoint_id))
+
+    # ---- time ------------------------------------------------------------------------
+
+    @property
+    def fake_clock(self) -> FakeClock:
+        if not isinstance(self.clock, FakeClock):
+            raise RuntimeError(
+                "this emulator runs on the real clock; create it with Emulator(clock=FakeClock())"
+            )
+        return self.clock
+
+    async def advance_async(self, seconds: float) -> int:
+        """Move the fake clock on the emulator's loop (from a coroutine on that loop)."""
+        return await self.fake_clock.advance(seconds)
+
+    def advance(self, seconds: float) -> int:
+        """Move the fake clock from another thread (a notebook, a sync test)."""
+        clock = self.fake_clock
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            return clock.step(seconds)
+        return asyncio.run_coroutine_threadsafe(clock.advance(seconds), loop).result(timeout=60)
+
+    # ---- administration --------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget all jobs, webhook deliveries and rate-limit history; endpoints stay."""
+
+        def run() -> None:
+            self.jobs.reset()
+            self.webhooks.deliveries.clear()
+            self.rate_limiter.reset()
+
+        self.call_on_loop(run)
+
+    async def _send_webhook(self, url: str, body: dict[str, Any]) -> int:
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=10.0)
+        response = await self._http.post(url, json=body)
+        return response.status_code
+
+    async def aclose(self) -> None:
+        """Stop deliveries and release the webhook HTTP client."""
+        self.webhooks.cancel_all()
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    def close(self) -> None:
+        """Release the handler threads (running sync handlers finish on their own)."""
+        self.executor.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,157 @@
+"""``EmulatorServer``: the emulator on a loopback port, in a daemon thread.
+
+Notebooks need the service to keep answering while cells run, and the kernel's own
+loop must stay free for widgets; so the server gets its own thread and loop. The
+listening socket is bound before the thread starts, which is how ``port=0`` yields a
+free port with no race, and ``start()`` returns only once uvicorn serves requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+import time
+from types import TracebackType
+
+import uvicorn
+
+from .api import create_app
+from .emulator import Emulator
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    try:
+        import uvloop
+
+        return uvloop.new_event_loop()
+    except ImportError:  # pragma: no cover - uvloop is absent on some platforms
+        return asyncio.new_event_loop()
+
+
+class EmulatorServer:
+    """Serve an ``Emulator`` over HTTP on ``host`` (loopback unless told otherwise)."""
+
+    def __init__(
+        self,
+        emulator: Emulator | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_level: str = "warning",
+    ) -> None:
+        self.emulator = emulator or Emulator()
+        self.host = host
+        self._requested_port = port
+        self._log_level = log_level
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._socket: socket.socket | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def port(self) -> int:
+        if self._socket is None:
+            raise RuntimeError("the server is not started")
+        port: int = self._socket.getsockname()[1]
+        return port
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``; jobs under ``/v2``, management under ``/v1``."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def serverless_url(self) -> str:
+        return f"{self.url}/v2"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, timeout: float = 15.0) -> EmulatorServer:
+        """Start serving; returns once requests are answered, or raises."""
+        if self.running:
+            return self
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self._requested_port))
+        except OSError as exc:
+            sock.close()
+            raise OSError(f"cannot listen on {self.host}:{self._requested_port}: {exc}") from exc
+        sock.listen(2048)
+        self._socket = sock
+        config = uvicorn.Config(
+            create_app(self.emulator),
+            log_level=self._log_level,
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=2,
+        )
+        self._server = uvicorn.Server(config)
+        self._error = None
+        self._thread = threading.Thread(target=self._run, name="nbext-emulator", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError(f"the emulator server failed to start: {self._error!r}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TimeoutError(f"the emulator server did not start within {timeout} s")
+            time.sleep(0.005)
+        return self
+
+    def _run(self) -> None:
+        assert self._server is not None and self._socket is not None
+        loop = _new_loop()
+        asyncio.set_event_loop(loop)
+
+        async def main() -> None:
+            assert self._server is not None and self._socket is not None
+            self.emulator.bind()
+            try:
+                await self._server.serve(sockets=[self._socket])
+            finally:
+                await self.emulator.aclose()
+
+        try:
+            loop.run_until_complete(main())
+        except BaseException as exc:  # reported by start()
+            self._error = exc
+        finally:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving and join the thread."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+
+    def __enter__(self) -> EmulatorServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        where = self.url if self._socket else "not started"
+        return f"EmulatorServer({where}, {self.emulator!r})"

@@ -1,0 +1,207 @@
+"""Wire models of the queue-based job interface (``{serverless_url}/{endpoint_id}/...``).
+
+The ranges checked here are the ones of SPEC.md, so a submission the client builds is
+refused locally with the same message the service would give, before anything is sent.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, ConfigDict, Field, StrictBool, StrictInt, field_validator
+
+from ._base import WireModel
+
+MS_PER_DAY = 86_400_000
+EXECUTION_TIMEOUT_MIN_MS = 5_000
+EXECUTION_TIMEOUT_MAX_MS = 7 * MS_PER_DAY
+EXECUTION_TIMEOUT_DEFAULT_MS = 600_000
+TTL_MIN_MS = 10_000
+TTL_MAX_MS = 7 * MS_PER_DAY
+TTL_DEFAULT_MS = MS_PER_DAY
+RUNSYNC_WAIT_MIN_MS = 1_000
+RUNSYNC_WAIT_MAX_MS = 300_000
+RUNSYNC_WAIT_DEFAULT_MS = 90_000
+STREAM_WAIT_DEFAULT_MS = 10_000
+RUN_BODY_LIMIT = 10 * 1024 * 1024
+RUNSYNC_BODY_LIMIT = 20 * 1024 * 1024
+STREAM_CHUNK_LIMIT = 1024 * 1024
+RETENTION_RUN_S = 30 * 60
+RETENTION_RUNSYNC_S = 60
+
+
+class JobStatus(enum.StrEnum):
+    """The six job states of the seed's state table."""
+
+    IN_QUEUE = "IN_QUEUE"
+    IN_PROGRESS = "IN_PROGRESS"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    TIMED_OUT = "TIMED_OUT"
+
+    @property
+    def is_final(self) -> bool:
+        """True for the states a job only leaves by retry or removal."""
+        return self in FINAL_STATES
+
+
+FINAL_STATES = frozenset(
+    {JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.TIMED_OUT}
+)
+RETRYABLE_STATES = frozenset({JobStatus.FAILED, JobStatus.TIMED_OUT})
+
+
+def _http_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")) or len(value.split("://", 1)[1]) == 0:
+        raise ValueError(f"must be an http:// or https:// URL, got {value[:80]!r}")
+    return value
+
+
+def _ms_range(low: int, high: int) -> AfterValidator:
+    def check(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"must be between {low} and {high} ms, got {value}")
+        return value
+
+    return AfterValidator(check)
+
+
+class JobPolicy(WireModel):
+    """``policy``: per-job execution timeout, low priority and time to live."""
+
+    execution_timeout: (
+        Annotated[StrictInt, _ms_range(EXECUTION_TIMEOUT_MIN_MS, EXECUTION_TIMEOUT_MAX_MS)] | None
+    ) = Field(default=None, alias="executionTimeout")
+    low_priority: StrictBool = Field(default=False, alias="lowPriority")
+    ttl: Annotated[StrictInt, _ms_range(TTL_MIN_MS, TTL_MAX_MS)] | None = None
+
+
+class S3Config(WireModel):
+    """Object-storage settings handed to the handler; never part of any response."""
+
+    access_id: str | None = Field(default=None, alias="accessId")
+    access_secret: str | None = Field(default=None, alias="accessSecret", repr=False)
+    bucket_name: str | None = Field(default=None, alias="bucketName")
+    endpoint_url: str | None = Field(default=None, alias="endpointUrl")
+
+
+class JobSubmission(WireModel):
+    """The body of ``/run`` and ``/runsync``. Unknown top-level fields are ignored."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+    input: dict[str, Any]
+    webhook: Annotated[str, AfterValidator(_http_url)] | None = None
+    policy: JobPolicy | None = None
+    s3_config: S3Config | None = Field(default=None, alias="s3Config", repr=False)
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _input_is_object(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(f"must be a JSON object, got {_json_kind(value)}")
+        return value
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+class AcceptedJob(WireModel):
+    """Answer of ``/run`` and ``/retry``: the job id and IN_QUEUE."""
+
+    id: str
+    status: JobStatus
+
+
+class JobResult(WireModel):
+    """Answer of ``/status`` and ``/runsync``.
+
+    ``output`` is present only for COMPLETED, ``error`` only for FAILED and TIMED_OUT;
+    ``has_output`` tells an absent output from a ``null`` one.
+    """
+
+    id: str
+    status: JobStatus
+    delay_time: int | None = Field(default=None, alias="delayTime")
+    execution_time: int | None = Field(default=None, alias="executionTime")
+    output: Any = None
+    error: str | None = None
+
+    @property
+    def has_output(self) -> bool:
+        """Whether the service sent an ``output`` field (it may be JSON ``null``)."""
+        return "output" in self.model_fields_set
+
+
+class CancelResult(WireModel):
+    """Answer of ``/cancel``."""
+
+    id: str
+    status: JobStatus
+
+
+class PurgeResult(WireModel):
+    """Answer of ``/purge-queue``."""
+
+    removed: int
+    status: str = "completed"
+
+
+class HealthJobs(WireModel):
+    """Job counters of ``/health``: completed, failed, retried since creation; the rest now."""
+
+    completed: int = 0
+    failed: int = 0
+    in_progress: int = Field(default=0, alias="inProgress")
+    in_queue: int = Field(default=0, alias="inQueue")
+    retried: int = 0
+
+
+class HealthWorkers(WireModel):
+    """Worker counts of ``/health``; the service may add keys such as ``initializing``."""
+
+    idle: int = 0
+    running: int = 0
+
+
+class Health(WireModel):
+    """Answer of ``/health``."""
+
+    jobs: HealthJobs
+    workers: HealthWorkers
+
+
+class StreamChunk(WireModel):
+    """One element of a ``/stream`` answer: the handler's yielded value and its metrics."""
+
+    output: Any = None
+    metrics: dict[str, Any] = Field(default_factory=dict)
+
+
+class StreamResponse(WireModel):
+    """Answer of ``/stream``: the job's state and the chunks not handed out before."""
+
+    status: JobStatus
+    stream: list[StreamChunk] = Field(default_factory=list)
+
+
+SPLIT_KEY = "nbext_split"
+"""The ``metrics`` key that marks one part of an output larger than one chunk may carry.
+
+Its value is ``{"part": k, "parts": n, "encoding": "text" | "json"}``: ``text`` parts are
+pieces of one string, ``json`` parts are pieces of the JSON text of one non-string value.
+Concatenating the parts in order (and parsing, for ``json``) gives the original output.
+"""

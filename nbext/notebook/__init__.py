@@ -1,0 +1,1 @@
+"""The Jupyter surface: magics, widgets and display (issue: notebook surface)."""
