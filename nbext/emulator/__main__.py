@@ -56,6 +56,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="deploy IMAGE (a demo image name or path/to/file.py:function) as endpoint ID; "
         "repeatable. Without any, every demo image is deployed under its own name.",
     )
+    parser.add_argument(
+        "--db",
+        metavar="FILE",
+        help="keep everything in this SQLite file, so a restart loses nothing (default: memory)",
+    )
     parser.add_argument("--no-rate-limit", action="store_true", help="switch rate limits off")
     parser.add_argument(
         "--webhook-retry-delay",
@@ -74,6 +79,7 @@ def build(args: argparse.Namespace) -> Emulator:
         api_key=args.api_key,
         rate_limit=not args.no_rate_limit,
         webhook_retry_delay=args.webhook_retry_delay,
+        db=args.db,
     )
     specs = args.endpoint or [f"{name}={name}" for name in emulator.images.names()]
     for spec in specs:

@@ -12,6 +12,7 @@ import concurrent.futures
 import re
 import secrets
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -24,7 +25,9 @@ from .domain.handlers import Handler
 from .domain.images import ImageRegistry
 from .domain.ratelimit import RateLimiter
 from .domain.service import JobService, new_endpoint_id
+from .domain.store import MemoryStore, Store
 from .domain.webhooks import WebhookDispatcher
+from .store import SQLiteStore
 
 T = TypeVar("T")
 ENDPOINT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -56,7 +59,12 @@ class Emulator:
         webhook_attempts: int = 3,
         demo_images: bool = True,
         handler_threads: int = 64,
+        db: str | Path | None = None,
+        store: Store | None = None,
     ) -> None:
+        if db is not None and store is not None:
+            raise ValueError("give db= (a SQLite file) or store=, not both")
+        self.store: Store = store or (SQLiteStore(db) if db is not None else MemoryStore())
         self._api_key = api_key or generate_api_key()
         self.clock: Clock = clock or RealClock()
         self.images = ImageRegistry(with_demos=demo_images)
@@ -72,7 +80,10 @@ class Emulator:
         self.executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=handler_threads, thread_name_prefix="nbext-handler"
         )
-        self.jobs = JobService(self.clock, self.images, self.webhooks, self.executor)
+        self.jobs = JobService(
+            self.clock, self.images, self.webhooks, self.executor, store=self.store
+        )
+        self._restored = False
         self.images.listeners.append(
             lambda name: self.call_on_loop(lambda: self.jobs.image_registered(name))
         )
@@ -102,6 +113,10 @@ class Emulator:
         if self._loop is not loop:
             self._loop = loop
             self._http = None
+        if not self._restored:
+            # Timers of restored jobs need the loop, so stored jobs come back here.
+            self._restored = True
+            self.jobs.restore()
 
     def call_on_loop(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the emulator's loop and return its result, from any thread."""
@@ -228,5 +243,6 @@ class Emulator:
             self._http = None
 
     def close(self) -> None:
-        """Release the handler threads (running sync handlers finish on their own)."""
+        """Release the handler threads and the store (running sync handlers finish alone)."""
         self.executor.shutdown(wait=False, cancel_futures=True)
+        self.store.close()

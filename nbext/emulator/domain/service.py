@@ -44,7 +44,9 @@ from .endpoints import Endpoint, Worker
 from .errors import Conflict, InvalidInput, NotFound
 from .handlers import Handler, JobContext, Outcome, invoke
 from .images import ImageRegistry
+from .job_records import job_from_record, job_to_record
 from .jobs import UNSET, Job, check_transition
+from .store import MemoryStore, Store
 from .streaming import to_chunks
 from .webhooks import WebhookDispatcher
 
@@ -61,8 +63,10 @@ class JobService:
         images: ImageRegistry,
         webhooks: WebhookDispatcher,
         executor: Executor,
+        store: Store | None = None,
     ) -> None:
         self.clock = clock
+        self.store: Store = store or MemoryStore()
         self.images = images
         self.webhooks = webhooks
         self.executor = executor
@@ -308,6 +312,7 @@ class JobService:
             if job.retention_timer:
                 job.retention_timer.cancel()
             endpoint.retried += 1
+            self._save_counters(endpoint)
             endpoint.queue[job.id] = job
         else:  # a final state
             job.ended_at = now
@@ -318,6 +323,7 @@ class JobService:
                 endpoint.completed += 1
             elif target in RETRYABLE_STATES:
                 endpoint.failed += 1
+            self._save_counters(endpoint)
             self._schedule_retention(job)
             if job.webhook:
                 self.webhooks.dispatch(job.id, job.webhook, self.result(job).to_wire())
@@ -344,8 +350,59 @@ class JobService:
             self._dispatch(endpoint)
 
     def _changed(self, job: Job) -> None:
+        if job.removed is None:
+            self.store.put("job", job.id, job_to_record(job))
+        else:
+            self.store.delete("job", job.id)
         for observer in self.on_change:
             observer(job)
+
+    def _save_counters(self, endpoint: Endpoint) -> None:
+        self.store.put(
+            "endpoint_counters",
+            endpoint.id,
+            {
+                "id": endpoint.id,
+                "completed": endpoint.completed,
+                "failed": endpoint.failed,
+                "retried": endpoint.retried,
+            },
+        )
+
+    def restore(self) -> int:
+        """Take back the jobs a previous run stored; call on the loop, endpoints first.
+
+        A job that was running when the emulator stopped lost its worker with it; it is
+        queued again, as the service does when a worker dies mid-job. Timers restart for
+        what is left of each TTL and retention period; what has run out is removed.
+        """
+        for counters in self.store.all("endpoint_counters"):
+            endpoint = self.endpoints.get(counters["id"])
+            if endpoint is not None:
+                endpoint.completed = counters["completed"]
+                endpoint.failed = counters["failed"]
+                endpoint.retried = counters["retried"]
+        restored = 0
+        for record in self.store.all("job"):
+            job = job_from_record(record)
+            endpoint = self.endpoints.get(job.endpoint_id)
+            if endpoint is None or job.id in self.jobs:
+                self.store.delete("job", job.id)
+                continue
+            if job.status is S.IN_PROGRESS:
+                job.status, job.started_at = S.IN_QUEUE, None
+                job.chunks, job.stream_cursor = [], 0
+            self.jobs[job.id] = job
+            self._schedule_ttl(job)
+            if job.status.is_final:
+                self._schedule_retention(job)
+            elif job.status is S.IN_QUEUE:
+                endpoint.queue[job.id] = job
+            self._changed(job)
+            restored += 1
+        for endpoint in self.endpoints.values():
+            self._dispatch(endpoint)
+        return restored
 
     # ---- timers ----------------------------------------------------------------------
 
@@ -356,11 +413,13 @@ class JobService:
         job.ttl_timer = self.clock.call_later(due, lambda: self._remove(job, "ttl elapsed"))
 
     def _schedule_retention(self, job: Job) -> None:
+        """Remove the job when its retention period, counted from its end, runs out."""
         keep = self.retention_runsync_s if job.sync else self.retention_run_s
+        ended = job.ended_at if job.ended_at is not None else self.clock.now()
         if job.retention_timer:
             job.retention_timer.cancel()
         job.retention_timer = self.clock.call_later(
-            keep, lambda: self._remove(job, "retention period elapsed")
+            ended + keep - self.clock.now(), lambda: self._remove(job, "retention period elapsed")
         )
 
     # ---- workers and execution -------------------------------------------------------
@@ -506,6 +565,7 @@ class JobService:
             self._remove(job, "emulator reset")
         for endpoint in self.endpoints.values():
             endpoint.completed = endpoint.failed = endpoint.retried = 0
+            self._save_counters(endpoint)
 
 
 def _error_text(exc: BaseException) -> str:
