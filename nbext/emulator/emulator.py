@@ -65,7 +65,7 @@ class Emulator:
         if db is not None and store is not None:
             raise ValueError("give db= (a SQLite file) or store=, not both")
         self.store: Store = store or (SQLiteStore(db) if db is not None else MemoryStore())
-        self._api_key = api_key or generate_api_key()
+        self._api_key = api_key or self._stored_key()
         self.clock: Clock = clock or RealClock()
         self.images = ImageRegistry(with_demos=demo_images)
         self.rate_limiter = RateLimiter(
@@ -95,6 +95,15 @@ class Emulator:
             f"Emulator(api_key={mask_key(self._api_key)!r}, clock={self.clock!r}, "
             f"endpoints={sorted(self.jobs.endpoints)!r})"
         )
+
+    def _stored_key(self) -> str:
+        """A generated key, kept in the store so a restart on the same file keeps it."""
+        record = self.store.get("settings", "api_key")
+        if record is None:
+            record = {"value": generate_api_key()}
+            self.store.put("settings", "api_key", record)
+        key: str = record["value"]
+        return key
 
     @property
     def api_key(self) -> str:
