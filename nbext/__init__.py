@@ -4,7 +4,51 @@ from __future__ import annotations
 
 from typing import Any
 
+from .client import (
+    APIError,
+    AsyncClient,
+    BadRequest,
+    Client,
+    ConfigError,
+    Conflict,
+    ConnectionError,
+    JobCancelled,
+    JobError,
+    JobFailed,
+    JobTimedOut,
+    NbextError,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    ServerError,
+    Timeout,
+    Unauthorized,
+)
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "APIError",
+    "AsyncClient",
+    "BadRequest",
+    "Client",
+    "ConfigError",
+    "Conflict",
+    "ConnectionError",
+    "JobCancelled",
+    "JobError",
+    "JobFailed",
+    "JobTimedOut",
+    "NbextError",
+    "NotFound",
+    "PayloadTooLarge",
+    "RateLimited",
+    "ServerError",
+    "Timeout",
+    "Unauthorized",
+    "__version__",
+    "load_ipython_extension",
+]
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -1,0 +1,318 @@
+"""The job interface's calls as data, and the reading of their answers. Pure: no I/O.
+
+Sync and async clients differ only in how they send; everything about *what* is sent
+(paths, bodies, size limits, how long the server may hold a request) and *what an
+answer means* (status-to-error mapping, models) lives here, once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from nbext.models import (
+    RUN_BODY_LIMIT,
+    RUNSYNC_BODY_LIMIT,
+    RUNSYNC_WAIT_MAX_MS,
+    RUNSYNC_WAIT_MIN_MS,
+    JobPolicy,
+    JobSubmission,
+    S3Config,
+)
+
+from ._config import Secret
+from ._errors import (
+    APIError,
+    BadRequest,
+    ConnectionError,
+    NbextError,
+    PayloadTooLarge,
+    RateLimited,
+    Timeout,
+    Unauthorized,
+    class_for_status,
+    excerpt,
+)
+from ._retry import Kind, never_sent, parse_retry_after
+
+M = TypeVar("M", bound=BaseModel)
+Seconds = float | int | dt.timedelta
+
+
+@dataclass(frozen=True)
+class Call:
+    """One HTTP request of the job interface, relative to ``serverless_url``.
+
+    ``hold`` is how long the service may legitimately keep the request open before
+    answering (the ``wait`` of /runsync and /stream); the client's read timeout for the
+    call is that plus a margin, never the plain default.
+    """
+
+    method: str
+    path: str
+    operation: str
+    kind: Kind
+    endpoint_id: str
+    job_id: str | None = None
+    params: Mapping[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    hold: float = 0.0
+
+    def describe(self) -> str:
+        """``POST echo/run``: for messages and logs (never holds the key)."""
+        return f"{self.method} {self.path}"
+
+
+def segment(value: str, what: str) -> str:
+    """``value`` as one URL path segment, so an id can never reach another path."""
+    if not isinstance(value, str) or not value:
+        raise BadRequest(
+            f"{what} must be a non-empty string, got {value!r}", status=400, sent=False
+        )
+    return quote(value, safe="")
+
+
+def job_call(operation: str, method: str, endpoint_id: str, job_id: str, **kw: Any) -> Call:
+    """``/status``, ``/stream``, ``/cancel``, ``/retry`` of one job."""
+    kind = Kind.SUBMIT if operation == "retry" else Kind.IDEMPOTENT
+    path = f"{segment(endpoint_id, 'endpoint id')}/{operation}/{segment(job_id, 'job id')}"
+    return Call(method, path, operation, kind, endpoint_id, job_id, **kw)
+
+
+def endpoint_call(operation: str, method: str, endpoint_id: str, **kw: Any) -> Call:
+    """``/run``, ``/runsync``, ``/purge-queue``, ``/health`` of an endpoint."""
+    kind = Kind.SUBMIT if operation in ("run", "runsync") else Kind.IDEMPOTENT
+    path = f"{segment(endpoint_id, 'endpoint id')}/{operation}"
+    return Call(method, path, operation, kind, endpoint_id, **kw)
+
+
+def stream_call(endpoint_id: str, job_id: str, wait: float) -> Call:
+    """A long-poll of ``/stream``: the service answers at the next chunk or job end."""
+    wait_ms = max(0, int(wait * 1000))
+    return job_call(
+        "stream", "GET", endpoint_id, job_id, params={"wait": str(wait_ms)}, hold=wait_ms / 1000
+    )
+
+
+def runsync_call(endpoint_id: str, body: bytes, wait: float) -> Call:
+    """``/runsync?wait=ms``, with ``wait`` clamped to the interface's 1..300 s."""
+    wait_ms = min(RUNSYNC_WAIT_MAX_MS, max(RUNSYNC_WAIT_MIN_MS, int(wait * 1000)))
+    return endpoint_call(
+        "runsync",
+        "POST",
+        endpoint_id,
+        params={"wait": str(wait_ms)},
+        body=body,
+        hold=wait_ms / 1000,
+    )
+
+
+# ---- submissions ------------------------------------------------------------------------
+
+
+def to_ms(value: Seconds | None, name: str) -> int | None:
+    """Seconds (or a timedelta) as whole milliseconds, the unit of the wire."""
+    if value is None:
+        return None
+    seconds = value.total_seconds() if isinstance(value, dt.timedelta) else value
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not math.isfinite(seconds)
+    ):
+        raise BadRequest(
+            f"{name} must be a number of seconds, got {value!r}", status=400, sent=False
+        )
+    return round(seconds * 1000)
+
+
+def submission_body(
+    endpoint_id: str,
+    operation: str,
+    input: Any,
+    *,
+    webhook: str | None = None,
+    execution_timeout: Seconds | None = None,
+    ttl: Seconds | None = None,
+    low_priority: bool = False,
+    s3_config: S3Config | Mapping[str, Any] | None = None,
+) -> bytes:
+    """The JSON body of /run or /runsync, checked locally against the interface's rules.
+
+    A body the service would refuse (input not an object, a policy value out of range,
+    over the size limit) raises here, before anything is sent: cheaper for the user, and
+    for a too-large body it saves uploading megabytes only to hear 413.
+    """
+    limit = RUNSYNC_BODY_LIMIT if operation == "runsync" else RUN_BODY_LIMIT
+    try:
+        policy = None
+        if execution_timeout is not None or ttl is not None or low_priority:
+            policy = JobPolicy(
+                execution_timeout=to_ms(execution_timeout, "execution_timeout"),
+                ttl=to_ms(ttl, "ttl"),
+                low_priority=low_priority,
+            )
+        s3 = (
+            S3Config.model_validate(dict(s3_config))
+            if isinstance(s3_config, Mapping)
+            else s3_config
+        )
+        submission = JobSubmission(input=input, webhook=webhook, policy=policy, s3_config=s3)
+    except ValidationError as exc:
+        raise BadRequest(
+            f"submission to endpoint {endpoint_id!r} refused locally, nothing was sent: "
+            + _validation_text(exc),
+            status=400,
+            endpoint_id=endpoint_id,
+            sent=False,
+        ) from None
+    wire: dict[str, Any] = {"input": submission.input}
+    if submission.webhook is not None:
+        wire["webhook"] = submission.webhook
+    if submission.policy is not None:
+        wire["policy"] = submission.policy.model_dump(by_alias=True, exclude_none=True)
+    if submission.s3_config is not None:
+        wire["s3Config"] = submission.s3_config.model_dump(by_alias=True, exclude_none=True)
+    try:
+        body = json.dumps(wire, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise BadRequest(
+            f"input for endpoint {endpoint_id!r} is not JSON: {exc}; nothing was sent",
+            status=400,
+            endpoint_id=endpoint_id,
+            sent=False,
+        ) from None
+    encoded = body.encode()
+    if len(encoded) > limit:
+        raise PayloadTooLarge(
+            f"the /{operation} body for endpoint {endpoint_id!r} is {len(encoded)} bytes, over "
+            f"the {limit // (1024 * 1024)} MB limit; nothing was sent. Put large inputs in "
+            "object storage and pass a URL.",
+            status=413,
+            endpoint_id=endpoint_id,
+            sent=False,
+        )
+    return encoded
+
+
+def _validation_text(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "body"
+        parts.append(f"{loc}: {err['msg'].removeprefix('Value error, ')}")
+    return "; ".join(parts)
+
+
+# ---- answers ----------------------------------------------------------------------------
+
+
+def _where(call: Call) -> str:
+    parts = [f"endpoint {call.endpoint_id!r}"]
+    if call.job_id:
+        parts.append(f"job {call.job_id}")
+    return ", ".join(parts)
+
+
+def body_excerpt(response: httpx.Response) -> str:
+    """The service's own words: ``error`` (/v2) or ``message`` (/v1), else the raw text."""
+    try:
+        data = response.json()
+    except (ValueError, UnicodeDecodeError):
+        return excerpt(response.text)
+    if isinstance(data, dict):
+        for key in ("error", "message", "detail"):
+            if isinstance(data.get(key), str):
+                return excerpt(data[key])
+    return excerpt(json.dumps(data, ensure_ascii=False))
+
+
+def error_from_response(
+    call: Call, response: httpx.Response, secret: Secret | None, key_source: str | None = None
+) -> APIError:
+    """The one place an error status becomes an exception."""
+    status = response.status_code
+    text = body_excerpt(response)
+    if secret is not None:
+        text = secret.redact(text)
+    cls = class_for_status(status)
+    message = f"{status} on {call.describe()} ({_where(call)}): {text or response.reason_phrase}"
+    kw: dict[str, Any] = {
+        "status": status,
+        "method": call.method,
+        "path": call.path,
+        "body": text,
+        "endpoint_id": call.endpoint_id,
+        "job_id": call.job_id,
+        "request_id": response.headers.get("x-request-id"),
+    }
+    if cls is Unauthorized and secret is not None:
+        message += f" [key sent: {secret.masked}" + (f", from {key_source}]" if key_source else "]")
+    if cls is RateLimited:
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        if retry_after is not None:
+            message += f" [Retry-After: {retry_after:g} s]"
+        return RateLimited(message, retry_after=retry_after, **kw)
+    return cls(message, **kw)
+
+
+def transport_error(call: Call, exc: httpx.TransportError, secret: Secret | None) -> NbextError:
+    """An httpx transport failure, described rather than chained (its request holds the key)."""
+    detail = str(exc) or type(exc).__name__
+    if secret is not None:
+        detail = secret.redact(detail)
+    sent = not never_sent(exc)
+    note = ""
+    if call.kind is Kind.SUBMIT and call.operation in ("run", "runsync") and sent:
+        note = (
+            "; the job may have been queued although its id never arrived, so it was not "
+            "sent again (that could run it twice)"
+        )
+    message = f"{call.describe()} ({_where(call)}): {type(exc).__name__}: {detail}{note}"
+    if isinstance(exc, httpx.TimeoutException):
+        return Timeout(
+            "no answer in time: " + message, endpoint_id=call.endpoint_id, job_id=call.job_id
+        )
+    return ConnectionError(
+        message, maybe_sent=sent, endpoint_id=call.endpoint_id, job_id=call.job_id
+    )
+
+
+def json_of(call: Call, response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except (ValueError, UnicodeDecodeError):
+        raise APIError(
+            f"{call.describe()} ({_where(call)}) answered {response.status_code} with a body "
+            f"that is not JSON: {excerpt(response.text, 120)}",
+            status=response.status_code,
+            method=call.method,
+            path=call.path,
+            endpoint_id=call.endpoint_id,
+            job_id=call.job_id,
+        ) from None
+
+
+def model_of(call: Call, response: httpx.Response, model: type[M]) -> M:
+    """The answer as ``model``; a shape the client cannot read is an APIError, not a KeyError."""
+    data = json_of(call, response)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise APIError(
+            f"{call.describe()} ({_where(call)}) answered with an unexpected shape for "
+            f"{model.__name__}: {_validation_text(exc)[:200]}",
+            status=response.status_code,
+            method=call.method,
+            path=call.path,
+            body=excerpt(response.text, 200),
+            endpoint_id=call.endpoint_id,
+            job_id=call.job_id,
+        ) from None

@@ -1,0 +1,424 @@
+"""``Client`` and ``AsyncClient``: configuration, one connection pool, and a driver each.
+
+The two classes differ only in their driver (how a flow's effects are performed); what
+they send and how they read answers is in ``_calls`` and ``_flows``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import AsyncGenerator, Generator
+from types import TracebackType
+from typing import Any, Protocol, Self, TypeVar
+
+import httpx
+
+from ._config import ClientConfig, Secret, load_config
+from ._flows import Context, Effect, Emit, Flow, Send, Sleep
+from ._jobs import AsyncEndpoint, Endpoint
+from ._map import Stopped
+from ._retry import RetryPolicy
+
+log = logging.getLogger("nbext.client")
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds to wait for an answer to a call the service should answer at once."""
+DEFAULT_WAIT_TIMEOUT = 900.0
+"""Default deadline of ``wait``, ``stream`` and ``run_sync``: the default execution
+timeout (10 min) plus 5 min for queueing. Pass ``timeout=`` for longer jobs."""
+CONNECT_TIMEOUT = 10.0
+LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
+"""Wide enough for ``map(concurrency=...)`` to keep its connections alive."""
+
+
+def _user_agent() -> str:
+    try:
+        return f"nbext/{importlib.metadata.version('nbext')}"
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
+        return "nbext"
+
+
+USER_AGENT = _user_agent()
+
+
+class SyncClock(Protocol):
+    """Time as the sync client sees it; tests substitute a simulated one."""
+
+    def now(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class AsyncClock(Protocol):
+    """Time as the async client sees it; tests substitute a simulated one."""
+
+    def now(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class _MonotonicClock:
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class _AsyncMonotonicClock:
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+class BearerAuth(httpx.Auth):
+    """Adds ``Authorization: Bearer KEY`` per request, so the key is in no client's headers."""
+
+    def __init__(self, secret: Secret) -> None:
+        self._secret = secret
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["Authorization"] = f"Bearer {self._secret.reveal()}"
+        yield request
+
+    def __repr__(self) -> str:
+        return f"BearerAuth({self._secret.masked!r})"
+
+
+class _Base:
+    """Settings and the flow context shared by both clients."""
+
+    _ctx: Context
+
+    def __init__(
+        self,
+        api_key: str | None,
+        base_url: str | None,
+        serverless_url: str | None,
+        timeout: float,
+        max_retries: int | None,
+        wait_timeout: float,
+        retry_policy: RetryPolicy | None,
+        config_file: str | os.PathLike[str] | None,
+        now: Any,
+    ) -> None:
+        self.config: ClientConfig = load_config(
+            api_key,
+            base_url=base_url,
+            serverless_url=serverless_url,
+            config_file=config_file,
+            require_key=True,
+        )
+        assert self.config.api_key is not None
+        policy = retry_policy or RetryPolicy()
+        if max_retries is not None:
+            policy = RetryPolicy(
+                max_retries=max_retries,
+                base_delay=policy.base_delay,
+                max_delay=policy.max_delay,
+                max_retry_after=policy.max_retry_after,
+            )
+        self.retry_policy = policy
+        self._auth = BearerAuth(self.config.api_key)
+        self._ctx = Context(
+            policy=policy,
+            secret=self.config.api_key,
+            key_source=self.config.key_source,
+            timeout=float(timeout),
+            wait_timeout=float(wait_timeout),
+            now=now,
+            rand=random.random,
+        )
+
+    @property
+    def serverless_url(self) -> str:
+        return self.config.serverless_url
+
+    @property
+    def base_url(self) -> str:
+        return self.config.base_url
+
+    @property
+    def masked_key(self) -> str:
+        assert self.config.api_key is not None
+        return self.config.api_key.masked
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(serverless_url={self.serverless_url!r}, "
+            f"base_url={self.base_url!r}, api_key={self.masked_key!r})"
+        )
+
+    def _build(self, http: httpx.Client | httpx.AsyncClient, effect: Send) -> httpx.Request:
+        call = effect.call
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if call.body is not None:
+            headers["Content-Type"] = "application/json"
+        return http.build_request(
+            call.method,
+            f"{self.serverless_url}/{call.path}",
+            params=dict(call.params) or None,
+            content=call.body,
+            headers=headers,
+            timeout=httpx.Timeout(effect.timeout, connect=min(effect.timeout, CONNECT_TIMEOUT)),
+        )
+
+
+class Client(_Base):
+    """The service's job interface, blocking. Thread-safe; one connection pool.
+
+    ``api_key``, ``base_url`` and ``serverless_url`` fall back to ``RUNPOD_API_KEY``,
+    ``RUNPOD_API_BASE_URL``, ``RUNPOD_ENDPOINT_BASE_URL``, then ``~/.runpod/config.toml``,
+    then the real service. ``timeout`` bounds one plain request; ``wait_timeout`` is the
+    default deadline of waits and streams. ``transport`` or ``http_client`` substitute the
+    HTTP layer (tests, proxies); a given ``http_client`` is not closed by ``close()``.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        base_url: str | None = None,
+        serverless_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int | None = None,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+        retry_policy: RetryPolicy | None = None,
+        http_client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        config_file: str | os.PathLike[str] | None = None,
+        clock: SyncClock | None = None,
+    ) -> None:
+        self._clock: SyncClock = clock or _MonotonicClock()
+        super().__init__(
+            api_key,
+            base_url,
+            serverless_url,
+            timeout,
+            max_retries,
+            wait_timeout,
+            retry_policy,
+            config_file,
+            self._clock.now,
+        )
+        if http_client is not None and transport is not None:
+            raise ValueError("pass http_client= or transport=, not both")
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.Client(transport=transport, limits=LIMITS)
+
+    def endpoint(self, endpoint_id: str) -> Endpoint:
+        """The queue-based endpoint ``endpoint_id`` (no request is made)."""
+        return Endpoint(self, endpoint_id)
+
+    def close(self) -> None:
+        if self._owns_http:
+            self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ---- the driver ----------------------------------------------------------------------
+
+    def _perform(self, effect: Effect, stop: threading.Event | None) -> Any:
+        if stop is not None and stop.is_set():
+            raise Stopped
+        if isinstance(effect, Sleep):
+            if stop is not None and isinstance(self._clock, _MonotonicClock):
+                stop.wait(effect.seconds)
+            else:
+                self._clock.sleep(effect.seconds)
+            return None
+        if isinstance(effect, Send):
+            started = time.perf_counter()
+            response = self._http.send(self._build(self._http, effect), auth=self._auth)
+            log.debug(
+                "%s -> %d in %.1f ms",
+                effect.call.describe(),
+                response.status_code,
+                (time.perf_counter() - started) * 1000,
+            )
+            return response
+        raise TypeError(f"unexpected effect {effect!r}")
+
+    def _run(self, flow: Flow[T], stop: threading.Event | None = None) -> T:
+        """Perform ``flow``'s effects until it returns."""
+        steps = self._steps(flow, stop)
+        try:
+            next(steps)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+        steps.close()
+        raise TypeError("a flow run to completion must not emit")
+
+    def _iterate(self, flow: Flow[None]) -> Generator[Any, None, None]:
+        """Perform ``flow``'s effects, yielding what it emits."""
+        yield from self._steps(flow, None)
+
+    def _steps(self, flow: Flow[T], stop: threading.Event | None) -> Generator[Any, None, T]:
+        value: Any = None
+        error: httpx.TransportError | None = None
+        try:
+            while True:
+                try:
+                    effect = flow.send(value) if error is None else flow.throw(error)
+                except StopIteration as done:
+                    result: T = done.value
+                    return result
+                value, error = None, None
+                if isinstance(effect, Emit):
+                    yield effect.value
+                    continue
+                try:
+                    value = self._perform(effect, stop)
+                except httpx.TransportError as exc:
+                    error = exc
+        finally:
+            flow.close()
+
+
+class AsyncClient(_Base):
+    """The service's job interface for ``await``: ``Client``'s twin, method for method.
+
+    Runs on asyncio (the kernel's loop in a notebook); one connection pool.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        base_url: str | None = None,
+        serverless_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int | None = None,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+        retry_policy: RetryPolicy | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        config_file: str | os.PathLike[str] | None = None,
+        clock: AsyncClock | None = None,
+    ) -> None:
+        self._clock: AsyncClock = clock or _AsyncMonotonicClock()
+        super().__init__(
+            api_key,
+            base_url,
+            serverless_url,
+            timeout,
+            max_retries,
+            wait_timeout,
+            retry_policy,
+            config_file,
+            self._clock.now,
+        )
+        if http_client is not None and transport is not None:
+            raise ValueError("pass http_client= or transport=, not both")
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.AsyncClient(transport=transport, limits=LIMITS)
+
+    def endpoint(self, endpoint_id: str) -> AsyncEndpoint:
+        """The queue-based endpoint ``endpoint_id`` (no request is made)."""
+        return AsyncEndpoint(self, endpoint_id)
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    close = aclose
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # ---- the driver ----------------------------------------------------------------------
+
+    async def _perform(self, effect: Effect) -> Any:
+        if isinstance(effect, Sleep):
+            await self._clock.sleep(effect.seconds)
+            return None
+        if isinstance(effect, Send):
+            started = time.perf_counter()
+            request = self._build(self._http, effect)
+            try:
+                # In-process transports (httpx.ASGITransport) ignore httpx's timeouts.
+                async with asyncio.timeout(effect.timeout + 0.05):
+                    response = await self._http.send(request, auth=self._auth)
+            except TimeoutError:
+                timed_out = True
+            else:
+                timed_out = False
+            if timed_out:
+                raise httpx.ReadTimeout(f"no answer within {effect.timeout:g} s")
+            log.debug(
+                "%s -> %d in %.1f ms",
+                effect.call.describe(),
+                response.status_code,
+                (time.perf_counter() - started) * 1000,
+            )
+            return response
+        raise TypeError(f"unexpected effect {effect!r}")
+
+    async def _run(self, flow: Flow[T]) -> T:
+        """Perform ``flow``'s effects until it returns."""
+        value: Any = None
+        error: httpx.TransportError | None = None
+        try:
+            while True:
+                try:
+                    effect = flow.send(value) if error is None else flow.throw(error)
+                except StopIteration as done:
+                    result: T = done.value
+                    return result
+                value, error = None, None
+                if isinstance(effect, Emit):
+                    raise TypeError("a flow run to completion must not emit")
+                try:
+                    value = await self._perform(effect)
+                except httpx.TransportError as exc:
+                    error = exc
+        finally:
+            flow.close()
+
+    async def _iterate(self, flow: Flow[None]) -> AsyncGenerator[Any, None]:
+        """Perform ``flow``'s effects, yielding what it emits."""
+        value: Any = None
+        error: httpx.TransportError | None = None
+        try:
+            while True:
+                try:
+                    effect = flow.send(value) if error is None else flow.throw(error)
+                except StopIteration:
+                    return
+                value, error = None, None
+                if isinstance(effect, Emit):
+                    yield effect.value
+                    continue
+                try:
+                    value = await self._perform(effect)
+                except httpx.TransportError as exc:
+                    error = exc
+        finally:
+            flow.close()

@@ -1,0 +1,216 @@
+"""Every error the client raises, and the one mapping from HTTP status to class.
+
+The tree::
+
+    NbextError                      anything this package raises on purpose
+    ├── ConfigError                 no API key found, or a config file that does not parse
+    ├── APIError                    the service answered with an error status
+    │   ├── BadRequest              400: malformed body or parameter (also refused locally)
+    │   ├── Unauthorized            401: missing or wrong API key
+    │   ├── NotFound                404: unknown endpoint or job (purged, TTL, retention)
+    │   ├── Conflict                409: the job is in a state the operation does not apply to
+    │   ├── PayloadTooLarge         413: body over the limit (also refused before sending)
+    │   ├── RateLimited             429: over a rate or concurrency limit; has retry_after
+    │   └── ServerError             5xx: the service or the worker broke
+    ├── ConnectionError             no answer: refused, reset, DNS (also builtins.ConnectionError)
+    ├── Timeout                     a deadline passed (also builtins.TimeoutError)
+    └── JobError                    the job ended, but not COMPLETED; has the job's result
+        ├── JobFailed               FAILED: the handler raised or returned {"error": ...}
+        ├── JobTimedOut             TIMED_OUT: it ran past its execution timeout
+        └── JobCancelled            CANCELLED
+
+Each error carries what a user needs to act on it (the status, the endpoint and job id
+when known, a short excerpt of the service's answer) and nothing that would leak: the
+API key never appears in a message, an attribute or a chained exception. Transport
+exceptions of httpx are described in the message rather than chained, because their
+request objects hold the Authorization header.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from nbext.models import JobResult, JobStatus
+
+EXCERPT_CHARS = 300
+
+
+class NbextError(Exception):
+    """Base of every error nbext raises on purpose."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        endpoint_id: str | None = None,
+        job_id: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.endpoint_id = endpoint_id
+        self.job_id = job_id
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(NbextError, ValueError):
+    """The configuration is incomplete (no API key) or unreadable."""
+
+
+class APIError(NbextError):
+    """The service answered with an error status.
+
+    ``status`` is the HTTP status (413 too when refused locally, ``sent`` is then False),
+    ``method`` and ``path`` the request, ``body`` a short excerpt of the answer.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        method: str | None = None,
+        path: str | None = None,
+        body: str | None = None,
+        endpoint_id: str | None = None,
+        job_id: str | None = None,
+        request_id: str | None = None,
+        sent: bool = True,
+    ) -> None:
+        super().__init__(message, endpoint_id=endpoint_id, job_id=job_id)
+        self.status = status
+        self.method = method
+        self.path = path
+        self.body = body
+        self.request_id = request_id
+        self.sent = sent
+
+
+class BadRequest(APIError):
+    """400: the request is malformed or a value is out of range."""
+
+
+class Unauthorized(APIError):
+    """401: the API key is missing, wrong, or lacks permission."""
+
+
+class NotFound(APIError):
+    """404: unknown endpoint or job, or a job removed (purge, TTL, retention)."""
+
+
+class Conflict(APIError):
+    """409: e.g. cancelling a finished job, retrying one that did not fail."""
+
+
+class PayloadTooLarge(APIError):
+    """413: the body is over the operation's limit (10 MB /run, 20 MB /runsync)."""
+
+
+class RateLimited(APIError):
+    """429: over the rate or concurrency limit; ``retry_after`` seconds, when given."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
+class ServerError(APIError):
+    """5xx: the service failed (a crashed worker, an outage)."""
+
+
+class ConnectionError(NbextError, builtins.ConnectionError):
+    """No usable answer: connection refused or reset, DNS failure, a broken response.
+
+    ``maybe_sent`` tells whether the request may have reached the service: for /run
+    and /runsync that means the job may exist although its id is unknown.
+    """
+
+    def __init__(self, message: str, *, maybe_sent: bool = False, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.maybe_sent = maybe_sent
+
+
+class Timeout(NbextError, builtins.TimeoutError):
+    """A deadline passed: a wait, a stream, or one request with no answer in time.
+
+    For a job, ``last_status`` is the last state seen; the job itself goes on.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        timeout: float | None = None,
+        last_status: JobStatus | None = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(message, **kw)
+        self.timeout = timeout
+        self.last_status = last_status
+
+
+class JobError(NbextError):
+    """The job ended in a state other than COMPLETED; ``result`` is its /status answer."""
+
+    def __init__(self, message: str, *, result: JobResult, endpoint_id: str | None) -> None:
+        super().__init__(message, endpoint_id=endpoint_id, job_id=result.id)
+        self.result = result
+        self.status = result.status
+        self.error = result.error
+
+
+class JobFailed(JobError):
+    """FAILED: the handler raised, or returned ``{"error": ...}``."""
+
+
+class JobTimedOut(JobError):
+    """TIMED_OUT: the job ran past its execution timeout and was stopped."""
+
+
+class JobCancelled(JobError):
+    """CANCELLED: someone cancelled the job before it ended."""
+
+
+STATUS_CLASSES: dict[int, type[APIError]] = {
+    400: BadRequest,
+    401: Unauthorized,
+    404: NotFound,
+    409: Conflict,
+    413: PayloadTooLarge,
+    429: RateLimited,
+}
+
+OUTCOME_CLASSES: dict[JobStatus, type[JobError]] = {
+    JobStatus.FAILED: JobFailed,
+    JobStatus.TIMED_OUT: JobTimedOut,
+    JobStatus.CANCELLED: JobCancelled,
+}
+
+
+def class_for_status(status: int) -> type[APIError]:
+    """The one status-to-class mapping: 5xx are ServerError, unknown codes APIError."""
+    if status in STATUS_CLASSES:
+        return STATUS_CLASSES[status]
+    if 500 <= status <= 599:
+        return ServerError
+    return APIError
+
+
+def outcome_error(result: JobResult, endpoint_id: str | None) -> JobError:
+    """The error for a job that ended FAILED, TIMED_OUT or CANCELLED."""
+    cls = OUTCOME_CLASSES[result.status]
+    detail = f": {excerpt(result.error)}" if result.error else ""
+    where = f" on endpoint {endpoint_id!r}" if endpoint_id else ""
+    return cls(
+        f"job {result.id}{where} ended {result.status.value}{detail}",
+        result=result,
+        endpoint_id=endpoint_id,
+    )
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """At most ``limit`` characters of ``text``, on one line."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

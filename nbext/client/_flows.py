@@ -1,0 +1,449 @@
+"""What the client does, written once for sync and async: generators of effects.
+
+A flow is a generator that yields *effects* (``Send`` a call, ``Sleep``, ``Emit`` a
+streamed value) and receives their results; a driver performs them, with httpx.Client
+and ``time.sleep`` in ``Client`` or httpx.AsyncClient and ``asyncio.sleep`` in
+``AsyncClient``. Retries, deadlines, the wait strategy and stream reassembly therefore
+cannot drift apart between the two clients, and tests can drive a flow by hand.
+
+A transport failure of a ``Send`` is thrown into the flow (``generator.throw``) so the
+flow decides whether to retry; drivers throw it outside their own ``except`` blocks, so
+no httpx exception (whose request holds the Authorization header) ends up chained to
+an error the user sees.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel
+
+from nbext.models import (
+    FINAL_STATES,
+    STREAM_WAIT_DEFAULT_MS,
+    AcceptedJob,
+    JobResult,
+    JobStatus,
+    StreamChunk,
+    StreamResponse,
+)
+
+from ._calls import (
+    Call,
+    endpoint_call,
+    error_from_response,
+    job_call,
+    json_of,
+    model_of,
+    runsync_call,
+    stream_call,
+    transport_error,
+)
+from ._config import Secret
+from ._errors import APIError, NbextError, RateLimited, Timeout, outcome_error
+from ._retry import RetryPolicy, may_retry_status, may_retry_transport
+from ._stream import Reassembler, StreamProtocolError
+
+log = logging.getLogger("nbext.client")
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+MIN_POLL = 0.05
+"""The shortest pause between two /status polls (and the finest end-of-job resolution)."""
+POLL_FRACTION = 0.1
+"""Polls are spaced by this fraction of the time waited so far: cheap on long jobs."""
+MAX_POLL = 15.0
+STREAM_HOLD = STREAM_WAIT_DEFAULT_MS / 1000
+"""How long one /stream long-poll asks the service to hold the request."""
+STREAM_SPACING = 0.02
+"""Least time between two /stream calls that both returned chunks: a burst of chunks is
+fetched in one answer instead of one request each, keeping a fast producer's reader under
+the /stream rate limit, while a chunk still reaches the caller within milliseconds."""
+HOLD_MARGIN = 5.0
+"""Extra read time granted beyond what the service may hold a request (network slack)."""
+DEADLINE_MARGIN = 0.25
+"""How far past a deadline a request may run before the client gives up on it."""
+
+
+# ---- effects ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send ``call``; give up reading after ``timeout`` seconds. Result: httpx.Response."""
+
+    call: Call
+    timeout: float
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Emit:
+    """A value for the consumer of a streaming flow."""
+
+    value: StreamChunk
+
+
+Effect = Send | Sleep | Emit
+Flow = Generator[Effect, Any, T]
+
+
+@dataclass
+class Context:
+    """What every flow needs from its client: policy, clock, randomness, the key's mask."""
+
+    policy: RetryPolicy
+    secret: Secret | None
+    key_source: str | None
+    timeout: float
+    wait_timeout: float
+    now: Callable[[], float]
+    rand: Callable[[], float]
+
+
+def poll_interval(waited: float) -> float:
+    """The pause before the next poll: max(50 ms, 10 % of the time waited so far)."""
+    return min(MAX_POLL, max(MIN_POLL, POLL_FRACTION * waited))
+
+
+@dataclass
+class Deadline:
+    """When a wait must end, and how to say so when it does."""
+
+    start: float
+    timeout: float
+    what: str
+    endpoint_id: str | None = None
+    job_id: str | None = None
+    last_status: JobStatus | None = None
+
+    @property
+    def end(self) -> float:
+        return self.start + self.timeout
+
+    def remaining(self, now: float) -> float:
+        return self.end - now
+
+    def expired(self, detail: str = "") -> Timeout:
+        seen = f" (last seen {self.last_status.value})" if self.last_status else ""
+        still = (
+            "; the job goes on: wait again, or cancel it"
+            if self.job_id and (self.last_status is None or not self.last_status.is_final)
+            else ""
+        )
+        extra = f"; {detail}" if detail else ""
+        return Timeout(
+            f"{self.what} did not finish within {self.timeout:g} s{seen}{extra}{still}",
+            timeout=self.timeout,
+            last_status=self.last_status,
+            endpoint_id=self.endpoint_id,
+            job_id=self.job_id,
+        )
+
+
+def job_deadline(ctx: Context, endpoint_id: str, job_id: str, timeout: float | None) -> Deadline:
+    seconds = ctx.wait_timeout if timeout is None else float(timeout)
+    if seconds < 0:
+        raise ValueError(f"timeout must be >= 0 seconds, got {timeout}")
+    return Deadline(
+        start=ctx.now(),
+        timeout=seconds,
+        what=f"job {job_id} on endpoint {endpoint_id!r}",
+        endpoint_id=endpoint_id,
+        job_id=job_id,
+    )
+
+
+# ---- one call, with retries -------------------------------------------------------------
+
+
+def send(
+    ctx: Context, call: Call, deadline: Deadline | None = None, *, retry_429: bool = True
+) -> Flow[httpx.Response]:
+    """Send ``call`` until it succeeds, retrying only what is safe to retry.
+
+    Backoff and Retry-After come from ``ctx.policy``; a retry that would end past the
+    deadline is not attempted, the deadline's Timeout is raised instead.
+    """
+    attempt = 0
+    while True:
+        timeout = call.hold + HOLD_MARGIN if call.hold else ctx.timeout
+        bounded = False
+        if deadline is not None:
+            remaining = deadline.remaining(ctx.now())
+            if remaining <= 0:
+                raise deadline.expired()
+            if remaining + DEADLINE_MARGIN < timeout:
+                timeout, bounded = remaining + DEADLINE_MARGIN, True
+        failed: httpx.TransportError | None = None
+        try:
+            response = yield Send(call, timeout)
+        except httpx.TransportError as exc:
+            failed = exc
+        retry_after: float | None = None
+        failure: NbextError
+        if failed is None:
+            answer: httpx.Response = response
+            if answer.status_code < 400:
+                return answer
+            failure = error_from_response(call, answer, ctx.secret, ctx.key_source)
+            retryable = may_retry_status(call.kind, answer.status_code)
+            if isinstance(failure, RateLimited):
+                retry_after = failure.retry_after
+                retryable = retryable and retry_429
+        else:
+            if bounded and isinstance(failed, httpx.TimeoutException) and deadline is not None:
+                raise deadline.expired(f"no answer to {call.describe()}")
+            failure = transport_error(call, failed, ctx.secret)
+            retryable = may_retry_transport(call.kind, failed)
+        if not retryable or attempt >= ctx.policy.max_retries:
+            raise failure
+        delay = ctx.policy.delay(attempt, retry_after, ctx.rand())
+        if deadline is not None and ctx.now() + delay >= deadline.end:
+            raise deadline.expired(f"last answer: {failure}")
+        attempt += 1
+        log.info(
+            "%s: %s; retry %d of %d in %.2f s",
+            call.describe(),
+            type(failure).__name__,
+            attempt,
+            ctx.policy.max_retries,
+            delay,
+        )
+        yield Sleep(delay)
+
+
+# ---- jobs ---------------------------------------------------------------------------------
+
+
+@dataclass
+class JobState:
+    """What a job handle knows, shared by the sync and async handles.
+
+    ``owns_stream``: the handle's client submitted the job, so its /stream is ours to
+    read; ``wait`` then long-polls /stream (event-driven, it returns within milliseconds
+    of the job's end) and keeps the chunks it reads for this handle's ``stream()``. A
+    handle on someone else's job (``endpoint.job(id)``) never touches /stream in
+    ``wait``, because reading it hands chunks out once: it polls /status instead.
+    """
+
+    endpoint_id: str
+    id: str
+    owns_stream: bool = True
+    keep_chunks: bool = True
+    result: JobResult | None = None
+    buffer: deque[StreamChunk] = field(default_factory=deque)
+    stream_ended: bool = False
+    reassembler: Reassembler = field(default_factory=Reassembler)
+
+    @property
+    def last_status(self) -> JobStatus | None:
+        return self.result.status if self.result else None
+
+    def reset(self) -> None:
+        """After /retry: same id, fresh run, fresh stream."""
+        self.result = None
+        self.buffer.clear()
+        self.stream_ended = False
+        self.reassembler = Reassembler()
+
+    def describe(self) -> str:
+        status = self.last_status.value if self.last_status else "unknown"
+        return f"id={self.id!r}, endpoint={self.endpoint_id!r}, status={status}"
+
+
+def status(ctx: Context, state: JobState, deadline: Deadline | None = None) -> Flow[JobResult]:
+    call = job_call("status", "GET", state.endpoint_id, state.id)
+    response = yield from send(ctx, call, deadline)
+    result = model_of(call, response, JobResult)
+    state.result = result
+    if deadline is not None:
+        deadline.last_status = result.status
+    return result
+
+
+def finish(state: JobState, result: JobResult, raise_on_failure: bool) -> JobResult:
+    """COMPLETED results are returned; other final states raise unless told not to."""
+    if (
+        raise_on_failure
+        and result.status in FINAL_STATES
+        and result.status is not JobStatus.COMPLETED
+    ):
+        raise outcome_error(result, state.endpoint_id)
+    return result
+
+
+def stream_poll(ctx: Context, state: JobState, deadline: Deadline) -> Flow[StreamResponse]:
+    """One long-poll of /stream; new chunks go to the handle's buffer."""
+    hold = max(0.0, min(STREAM_HOLD, deadline.remaining(ctx.now())))
+    call = stream_call(state.endpoint_id, state.id, hold)
+    response = yield from send(ctx, call, deadline)
+    answer = model_of(call, response, StreamResponse)
+    if state.keep_chunks:
+        state.buffer.extend(answer.stream)
+    if answer.status.is_final:
+        state.stream_ended = True
+    deadline.last_status = answer.status
+    return answer
+
+
+def wait(
+    ctx: Context, state: JobState, deadline: Deadline, raise_on_failure: bool = True
+) -> Flow[JobResult]:
+    """Return the job's final result; notice its end within max(50 ms, 10 % waited)."""
+    if state.result is not None and state.result.status.is_final:
+        return finish(state, state.result, raise_on_failure)
+    deadline.last_status = state.last_status
+    while True:
+        result = yield from status(ctx, state, deadline)
+        if result.status.is_final:
+            return finish(state, result, raise_on_failure)
+        if state.owns_stream and not state.stream_ended:
+            yield from _until_stream_ends(ctx, state, deadline)
+            continue  # the job ended: read its output
+        waited = ctx.now() - deadline.start
+        pause = min(poll_interval(waited), deadline.remaining(ctx.now()))
+        if pause <= 0:
+            raise deadline.expired()
+        yield Sleep(pause)
+
+
+def _until_stream_ends(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
+    last_asked: float | None = None
+    last_had_chunks = False
+    while not state.stream_ended:
+        yield from _pace(ctx, deadline, last_asked, last_had_chunks)
+        last_asked = ctx.now()
+        answer = yield from stream_poll(ctx, state, deadline)
+        last_had_chunks = bool(answer.stream)
+
+
+def _pace(
+    ctx: Context, deadline: Deadline, last_asked: float | None, last_had_chunks: bool
+) -> Flow[None]:
+    """Space /stream calls when the service answers early.
+
+    The emulator (and the service) hold a /stream call until a chunk or the job's end;
+    one that comes back empty at once means the server does not hold it, and the calls
+    fall back to the adaptive poll interval instead of spinning.
+    """
+    if last_asked is None:
+        return
+    now = ctx.now()
+    gap = STREAM_SPACING if last_had_chunks else poll_interval(now - deadline.start)
+    pause = last_asked + gap - now
+    if pause > 0:
+        pause = min(pause, max(0.0, deadline.remaining(now)))
+        yield Sleep(pause)
+
+
+def stream(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
+    """Emit the job's outputs in order, split chunks whole, until the job ends."""
+    last_asked: float | None = None
+    last_had_chunks = False
+    while True:
+        while state.buffer:
+            whole = _feed(state, state.buffer.popleft())
+            if whole is not None:
+                yield Emit(whole)
+        if state.stream_ended:
+            if state.reassembler.pending:
+                log.warning("job %s ended in the middle of a split output; dropped", state.id)
+            return
+        yield from _pace(ctx, deadline, last_asked, last_had_chunks)
+        last_asked = ctx.now()
+        answer = yield from stream_poll(ctx, state, deadline)
+        last_had_chunks = bool(answer.stream)
+        if not state.keep_chunks:  # a handle that drops chunks still streams what it reads
+            state.buffer.extend(answer.stream)
+
+
+def _feed(state: JobState, chunk: StreamChunk) -> StreamChunk | None:
+    try:
+        return state.reassembler.feed(chunk)
+    except StreamProtocolError as exc:
+        raise APIError(
+            f"job {state.id} on endpoint {state.endpoint_id!r}: malformed stream: {exc}",
+            status=200,
+            endpoint_id=state.endpoint_id,
+            job_id=state.id,
+        ) from None
+
+
+def call_model(ctx: Context, call: Call, model: type[M]) -> Flow[M]:
+    """One call whose answer is ``model`` (health, purge, cancel)."""
+    response = yield from send(ctx, call)
+    return model_of(call, response, model)
+
+
+def submit(ctx: Context, endpoint_id: str, body: bytes) -> Flow[JobState]:
+    """/run: the job's id, at once. Re-sent only after a 429 or a connection never made."""
+    call = endpoint_call("run", "POST", endpoint_id, body=body)
+    response = yield from send(ctx, call)
+    accepted = model_of(call, response, AcceptedJob)
+    return JobState(
+        endpoint_id, accepted.id, result=JobResult(id=accepted.id, status=accepted.status)
+    )
+
+
+def retry_job(ctx: Context, state: JobState) -> Flow[AcceptedJob]:
+    call = job_call("retry", "POST", state.endpoint_id, state.id)
+    response = yield from send(ctx, call)
+    accepted = model_of(call, response, AcceptedJob)
+    state.reset()
+    return accepted
+
+
+def run_sync(
+    ctx: Context,
+    endpoint_id: str,
+    body: bytes,
+    wait_s: float,
+    timeout: float | None,
+    raise_on_failure: bool,
+) -> Flow[tuple[JobState, JobResult]]:
+    """/runsync; when the job outlives ``wait``, go on waiting on its id, never re-sending."""
+    seconds = ctx.wait_timeout if timeout is None else float(timeout)
+    outer = Deadline(
+        start=ctx.now(),
+        timeout=seconds,
+        what=f"/runsync on endpoint {endpoint_id!r}",
+        endpoint_id=endpoint_id,
+    )
+    hold = min(wait_s, max(0.0, outer.remaining(ctx.now())))
+    call = runsync_call(endpoint_id, body, hold)
+    try:
+        response = yield from send(ctx, call, outer)
+    except Timeout as exc:
+        raise Timeout(
+            f"{exc}; the job may be queued or running, but its id never arrived",
+            timeout=seconds,
+            endpoint_id=endpoint_id,
+        ) from None
+    data = json_of(call, response)
+    state_fields = data if isinstance(data, dict) else {}
+    if isinstance(state_fields.get("status"), str) and state_fields["status"] in FINAL_STATES:
+        result = model_of(call, response, JobResult)
+        state = JobState(endpoint_id, result.id, result=result)
+        return state, finish(state, result, raise_on_failure)
+    accepted = model_of(call, response, AcceptedJob)
+    state = JobState(endpoint_id, accepted.id)
+    state.result = JobResult(id=accepted.id, status=accepted.status)
+    inner = Deadline(
+        start=outer.start,
+        timeout=seconds,
+        what=f"job {accepted.id} on endpoint {endpoint_id!r} (submitted by /runsync)",
+        endpoint_id=endpoint_id,
+        job_id=accepted.id,
+    )
+    result = yield from wait(ctx, state, inner, raise_on_failure)
+    return state, result

@@ -1,0 +1,353 @@
+"""Endpoint and Job handles, sync and async: thin shells that build flows and drive them.
+
+Everything a handle does is a flow from ``_flows`` run by its client's driver, which is
+how ``Job`` and ``AsyncJob`` stay method-for-method the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config, StreamChunk
+
+from . import _flows as flows
+from ._calls import Seconds, endpoint_call, job_call, segment, submission_body
+from ._map import MapPlan, map_async, map_sync
+
+if TYPE_CHECKING:
+    from ._client import AsyncClient, Client
+
+DEFAULT_RUNSYNC_WAIT = 90.0
+"""Seconds /runsync asks the service to hold the request (the interface's default)."""
+DEFAULT_CONCURRENCY = 32
+
+
+def _body(
+    endpoint_id: str,
+    operation: str,
+    input: Any,
+    webhook: str | None,
+    execution_timeout: Seconds | None,
+    ttl: Seconds | None,
+    low_priority: bool,
+    s3_config: S3Config | Mapping[str, Any] | None,
+) -> bytes:
+    """Options of /run and /runsync, checked and encoded locally before any send."""
+    return submission_body(
+        endpoint_id,
+        operation,
+        input,
+        webhook=webhook,
+        execution_timeout=execution_timeout,
+        ttl=ttl,
+        low_priority=low_priority,
+        s3_config=s3_config,
+    )
+
+
+class _EndpointBase:
+    def __init__(self, endpoint_id: str) -> None:
+        segment(endpoint_id, "endpoint id")
+        self.id = endpoint_id
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.id!r})"
+
+
+class _JobBase:
+    _state: flows.JobState
+
+    @property
+    def id(self) -> str:
+        return self._state.id
+
+    @property
+    def endpoint_id(self) -> str:
+        return self._state.endpoint_id
+
+    @property
+    def result(self) -> JobResult | None:
+        """The last /status (or /runsync) answer seen, without asking again."""
+        return self._state.result
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._state.describe()})"
+
+
+# ---- sync --------------------------------------------------------------------------------
+
+
+class Endpoint(_EndpointBase):
+    """A queue-based endpoint: submit jobs, run them synchronously, map, health, purge."""
+
+    def __init__(self, client: Client, endpoint_id: str) -> None:
+        super().__init__(endpoint_id)
+        self._client = client
+
+    def run(
+        self,
+        input: dict[str, Any],
+        *,
+        webhook: str | None = None,
+        execution_timeout: Seconds | None = None,
+        ttl: Seconds | None = None,
+        low_priority: bool = False,
+        s3_config: S3Config | Mapping[str, Any] | None = None,
+    ) -> Job:
+        """Queue a job (/run) and return its handle at once.
+
+        ``execution_timeout`` and ``ttl`` are seconds (or timedeltas). A body over 10 MB
+        raises PayloadTooLarge before anything is sent.
+        """
+        body = _body(
+            self.id, "run", input, webhook, execution_timeout, ttl, low_priority, s3_config
+        )
+        return Job(self._client, self._client._run(flows.submit(self._client._ctx, self.id, body)))
+
+    def run_sync(
+        self,
+        input: dict[str, Any],
+        *,
+        wait: float = DEFAULT_RUNSYNC_WAIT,
+        timeout: float | None = None,
+        raise_on_failure: bool = True,
+        webhook: str | None = None,
+        execution_timeout: Seconds | None = None,
+        ttl: Seconds | None = None,
+        low_priority: bool = False,
+        s3_config: S3Config | Mapping[str, Any] | None = None,
+    ) -> JobResult:
+        """Run a job (/runsync) and return its result.
+
+        The service holds the request up to ``wait`` seconds; a job still running then is
+        waited for by its id (never submitted again) until ``timeout`` (default: the
+        client's ``wait_timeout``) passes, which raises Timeout.
+        """
+        body = _body(
+            self.id, "runsync", input, webhook, execution_timeout, ttl, low_priority, s3_config
+        )
+        flow = flows.run_sync(self._client._ctx, self.id, body, wait, timeout, raise_on_failure)
+        _, result = self._client._run(flow)
+        return result
+
+    def job(self, job_id: str) -> Job:
+        """A handle on an existing job (e.g. submitted elsewhere); no request is made.
+
+        Its ``wait`` polls /status and leaves the job's stream to whoever reads it.
+        """
+        return Job(self._client, flows.JobState(self.id, job_id, owns_stream=False))
+
+    def health(self) -> Health:
+        call = endpoint_call("health", "GET", self.id)
+        return self._client._run(flows.call_model(self._client._ctx, call, Health))
+
+    def purge_queue(self) -> PurgeResult:
+        """Remove every queued job of the endpoint; running jobs go on."""
+        call = endpoint_call("purge-queue", "POST", self.id)
+        return self._client._run(flows.call_model(self._client._ctx, call, PurgeResult))
+
+    def map(
+        self,
+        inputs: Iterable[dict[str, Any]],
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout: float | None = None,
+        raise_on_failure: bool = False,
+        webhook: str | None = None,
+        execution_timeout: Seconds | None = None,
+        ttl: Seconds | None = None,
+        low_priority: bool = False,
+        s3_config: S3Config | Mapping[str, Any] | None = None,
+    ) -> Iterator[tuple[int, JobResult]]:
+        """Run every input as a job; yield ``(index, result)`` as each finishes.
+
+        At most ``concurrency`` jobs are in flight. Failed jobs are yielded like the rest
+        (their ``status`` says so) unless ``raise_on_failure``: in a batch, one failure
+        should not hide every other result. ``timeout`` is each job's wait deadline.
+        """
+
+        def make_body(value: Any) -> bytes:
+            return _body(
+                self.id, "run", value, webhook, execution_timeout, ttl, low_priority, s3_config
+            )
+
+        plan = MapPlan(self.id, inputs, concurrency, make_body, timeout, raise_on_failure)
+        return map_sync(self._client, plan)
+
+
+class Job(_JobBase):
+    """One job: its status, its result, its stream; cancel and retry it."""
+
+    def __init__(self, client: Client, state: flows.JobState) -> None:
+        self._client = client
+        self._state = state
+
+    def status(self) -> JobResult:
+        """The job's current /status answer."""
+        return self._client._run(flows.status(self._client._ctx, self._state))
+
+    def wait(self, timeout: float | None = None, *, raise_on_failure: bool = True) -> JobResult:
+        """Block until the job ends; return its result.
+
+        FAILED, TIMED_OUT and CANCELLED raise JobFailed, JobTimedOut, JobCancelled
+        (carrying the result) unless ``raise_on_failure=False``. Past ``timeout``
+        seconds (default: the client's ``wait_timeout``) raises Timeout; the job goes on.
+        """
+        ctx = self._client._ctx
+        deadline = flows.job_deadline(ctx, self.endpoint_id, self.id, timeout)
+        return self._client._run(flows.wait(ctx, self._state, deadline, raise_on_failure))
+
+    def stream_chunks(self, timeout: float | None = None) -> Generator[StreamChunk, None, None]:
+        """Like ``stream`` but each item keeps its ``metrics`` (tokens, throughput...)."""
+        ctx = self._client._ctx
+        deadline = flows.job_deadline(ctx, self.endpoint_id, self.id, timeout)
+        return self._client._iterate(flows.stream(ctx, self._state, deadline))
+
+    def stream(self, timeout: float | None = None) -> Iterator[Any]:
+        """The job's streamed outputs, in order, split chunks whole, until the job ends.
+
+        Ends for every final state, CANCELLED included; call ``wait`` for the outcome.
+        """
+        chunks = self.stream_chunks(timeout)
+        try:
+            for chunk in chunks:
+                yield chunk.output
+        finally:
+            chunks.close()
+
+    def cancel(self) -> CancelResult:
+        """Cancel the job (Conflict if it already ended other than CANCELLED)."""
+        call = job_call("cancel", "POST", self.endpoint_id, self.id)
+        return self._client._run(flows.call_model(self._client._ctx, call, CancelResult))
+
+    def retry(self) -> Job:
+        """Queue a FAILED or TIMED_OUT job again (same id, same input); returns this handle."""
+        self._client._run(flows.retry_job(self._client._ctx, self._state))
+        return self
+
+
+# ---- async -------------------------------------------------------------------------------
+
+
+class AsyncEndpoint(_EndpointBase):
+    """``Endpoint`` for ``await``: the same methods, awaited."""
+
+    def __init__(self, client: AsyncClient, endpoint_id: str) -> None:
+        super().__init__(endpoint_id)
+        self._client = client
+
+    async def run(
+        self,
+        input: dict[str, Any],
+        *,
+        webhook: str | None = None,
+        execution_timeout: Seconds | None = None,
+        ttl: Seconds | None = None,
+        low_priority: bool = False,
+        s3_config: S3Config | Mapping[str, Any] | None = None,
+    ) -> AsyncJob:
+        """Queue a job (/run) and return its handle at once. See ``Endpoint.run``."""
+        body = _body(
+            self.id, "run", input, webhook, execution_timeout, ttl, low_priority, s3_config
+        )
+        state = await self._client._run(flows.submit(self._client._ctx, self.id, body))
+        return AsyncJob(self._client, state)
+
+    async def run_sync(
+        self,
+        input: dict[str, Any],
+        *,
+        wait: float = DEFAULT_RUNSYNC_WAIT,
+        timeout: float | None = None,
+        raise_on_failure: bool = True,
+        webhook: str | None = None,
+        execution_timeout: Seconds | None = None,
+        ttl: Seconds | None = None,
+        low_priority: bool = False,
+        s3_config: S3Config | Mapping[str, Any] | None = None,
+    ) -> JobResult:
+        """Run a job (/runsync) and return its result. See ``Endpoint.run_sync``."""
+        body = _body(
+            self.id, "runsync", input, webhook, execution_timeout, ttl, low_priority, s3_config
+        )
+        flow = flows.run_sync(self._client._ctx, self.id, body, wait, timeout, raise_on_failure)
+        _, result = await self._client._run(flow)
+        return result
+
+    def job(self, job_id: str) -> AsyncJob:
+        """A handle on an existing job; see ``Endpoint.job``."""
+        return AsyncJob(self._client, flows.JobState(self.id, job_id, owns_stream=False))
+
+    async def health(self) -> Health:
+        call = endpoint_call("health", "GET", self.id)
+        return await self._client._run(flows.call_model(self._client._ctx, call, Health))
+
+    async def purge_queue(self) -> PurgeResult:
+        """Remove every queued job of the endpoint; running jobs go on."""
+        call = endpoint_call("purge-queue", "POST", self.id)
+        return await self._client._run(flows.call_model(self._client._ctx, call, PurgeResult))
+
+    def map(
+        self,
+        inputs: Iterable[dict[str, Any]],
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout: float | None = None,
+        raise_on_failure: bool = False,
+        webhook: str | None = None,
+        execution_timeout: Seconds | None = None,
+        ttl: Seconds | None = None,
+        low_priority: bool = False,
+        s3_config: S3Config | Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[tuple[int, JobResult]]:
+        """``async for index, result in endpoint.map(...)``. See ``Endpoint.map``."""
+
+        def make_body(value: Any) -> bytes:
+            return _body(
+                self.id, "run", value, webhook, execution_timeout, ttl, low_priority, s3_config
+            )
+
+        plan = MapPlan(self.id, inputs, concurrency, make_body, timeout, raise_on_failure)
+        return map_async(self._client, plan)
+
+
+class AsyncJob(_JobBase):
+    """``Job`` for ``await``: the same methods; ``stream`` is an async iterator."""
+
+    def __init__(self, client: AsyncClient, state: flows.JobState) -> None:
+        self._client = client
+        self._state = state
+
+    async def status(self) -> JobResult:
+        return await self._client._run(flows.status(self._client._ctx, self._state))
+
+    async def wait(
+        self, timeout: float | None = None, *, raise_on_failure: bool = True
+    ) -> JobResult:
+        """Wait until the job ends; return its result. See ``Job.wait``."""
+        ctx = self._client._ctx
+        deadline = flows.job_deadline(ctx, self.endpoint_id, self.id, timeout)
+        return await self._client._run(flows.wait(ctx, self._state, deadline, raise_on_failure))
+
+    def stream_chunks(self, timeout: float | None = None) -> AsyncGenerator[StreamChunk, None]:
+        ctx = self._client._ctx
+        deadline = flows.job_deadline(ctx, self.endpoint_id, self.id, timeout)
+        return self._client._iterate(flows.stream(ctx, self._state, deadline))
+
+    async def stream(self, timeout: float | None = None) -> AsyncIterator[Any]:
+        """``async for output in job.stream()``. See ``Job.stream``."""
+        chunks = self.stream_chunks(timeout)
+        try:
+            async for chunk in chunks:
+                yield chunk.output
+        finally:
+            await chunks.aclose()
+
+    async def cancel(self) -> CancelResult:
+        call = job_call("cancel", "POST", self.endpoint_id, self.id)
+        return await self._client._run(flows.call_model(self._client._ctx, call, CancelResult))
+
+    async def retry(self) -> AsyncJob:
+        await self._client._run(flows.retry_job(self._client._ctx, self._state))
+        return self
