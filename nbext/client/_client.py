@@ -49,35 +49,39 @@ USER_AGENT = _user_agent()
 
 
 class SyncClock(Protocol):
-    """Time as the sync client sees it; tests substitute a simulated one."""
+    """Time as the sync client sees it; tests substitute a simulated one.
+
+    Sleeps are to an instant, not for a duration: a pause decided at ``t`` ends at
+    ``t + d`` however late the sleeper gets to it.
+    """
 
     def now(self) -> float: ...
 
-    def sleep(self, seconds: float) -> None: ...
+    def sleep_until(self, instant: float) -> None: ...
 
 
 class AsyncClock(Protocol):
-    """Time as the async client sees it; tests substitute a simulated one."""
+    """Time as the async client sees it; see ``SyncClock``."""
 
     def now(self) -> float: ...
 
-    async def sleep(self, seconds: float) -> None: ...
+    async def sleep_until(self, instant: float) -> None: ...
 
 
 class _MonotonicClock:
     def now(self) -> float:
         return time.monotonic()
 
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+    def sleep_until(self, instant: float) -> None:
+        time.sleep(max(0.0, instant - time.monotonic()))
 
 
 class _AsyncMonotonicClock:
     def now(self) -> float:
         return time.monotonic()
 
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
+    async def sleep_until(self, instant: float) -> None:
+        await asyncio.sleep(max(0.0, instant - time.monotonic()))
 
 
 class BearerAuth(httpx.Auth):
@@ -241,9 +245,9 @@ class Client(_Base):
             raise Stopped
         if isinstance(effect, Sleep):
             if stop is not None and isinstance(self._clock, _MonotonicClock):
-                stop.wait(effect.seconds)
+                stop.wait(max(0.0, effect.until - self._clock.now()))  # wakes when stopped
             else:
-                self._clock.sleep(effect.seconds)
+                self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
             started = time.perf_counter()
@@ -357,7 +361,7 @@ class AsyncClient(_Base):
 
     async def _perform(self, effect: Effect) -> Any:
         if isinstance(effect, Sleep):
-            await self._clock.sleep(effect.seconds)
+            await self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
             started = time.perf_counter()

@@ -29,11 +29,17 @@ request objects hold the Authorization header.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, Protocol
 
 from nbext.models import JobResult, JobStatus
 
 EXCERPT_CHARS = 300
+
+
+class Redactor(Protocol):
+    """What can mask a key in a text (``Secret``; kept abstract to avoid an import cycle)."""
+
+    def redact(self, text: str) -> str: ...
 
 
 class NbextError(Exception):
@@ -198,9 +204,17 @@ def class_for_status(status: int) -> type[APIError]:
     return APIError
 
 
-def outcome_error(result: JobResult, endpoint_id: str | None) -> JobError:
-    """The error for a job that ended FAILED, TIMED_OUT or CANCELLED."""
+def outcome_error(
+    result: JobResult, endpoint_id: str | None, secret: Redactor | None = None
+) -> JobError:
+    """The error for a job that ended FAILED, TIMED_OUT or CANCELLED.
+
+    The job's error text is the handler's, and may quote anything it was given; the
+    client's key is masked in it (and in the copy of the result the error carries).
+    """
     cls = OUTCOME_CLASSES[result.status]
+    if secret is not None and result.error:
+        result = result.model_copy(update={"error": secret.redact(result.error)})
     detail = f": {excerpt(result.error)}" if result.error else ""
     where = f" on endpoint {endpoint_id!r}" if endpoint_id else ""
     return cls(

@@ -83,7 +83,18 @@ class Send:
 
 @dataclass(frozen=True)
 class Sleep:
+    """Pause until ``until`` on the context's clock (``seconds`` from when it was decided).
+
+    Drivers sleep to the instant, not for the duration, so one that reaches the effect
+    late (a busy thread, a shared simulated clock) does not oversleep.
+    """
+
     seconds: float
+    until: float
+
+
+def pause(ctx: Context, seconds: float) -> Sleep:
+    return Sleep(seconds, ctx.now() + seconds)
 
 
 @dataclass(frozen=True)
@@ -219,7 +230,7 @@ def send(
             ctx.policy.max_retries,
             delay,
         )
-        yield Sleep(delay)
+        yield pause(ctx, delay)
 
 
 # ---- jobs ---------------------------------------------------------------------------------
@@ -271,14 +282,16 @@ def status(ctx: Context, state: JobState, deadline: Deadline | None = None) -> F
     return result
 
 
-def finish(state: JobState, result: JobResult, raise_on_failure: bool) -> JobResult:
+def finish(
+    state: JobState, result: JobResult, raise_on_failure: bool, secret: Secret | None
+) -> JobResult:
     """COMPLETED results are returned; other final states raise unless told not to."""
     if (
         raise_on_failure
         and result.status in FINAL_STATES
         and result.status is not JobStatus.COMPLETED
     ):
-        raise outcome_error(result, state.endpoint_id)
+        raise outcome_error(result, state.endpoint_id, secret)
     return result
 
 
@@ -301,20 +314,20 @@ def wait(
 ) -> Flow[JobResult]:
     """Return the job's final result; notice its end within max(50 ms, 10 % waited)."""
     if state.result is not None and state.result.status.is_final:
-        return finish(state, state.result, raise_on_failure)
+        return finish(state, state.result, raise_on_failure, ctx.secret)
     deadline.last_status = state.last_status
     while True:
         result = yield from status(ctx, state, deadline)
         if result.status.is_final:
-            return finish(state, result, raise_on_failure)
+            return finish(state, result, raise_on_failure, ctx.secret)
         if state.owns_stream and not state.stream_ended:
             yield from _until_stream_ends(ctx, state, deadline)
             continue  # the job ended: read its output
         waited = ctx.now() - deadline.start
-        pause = min(poll_interval(waited), deadline.remaining(ctx.now()))
-        if pause <= 0:
+        wait_for = min(poll_interval(waited), deadline.remaining(ctx.now()))
+        if wait_for <= 0:
             raise deadline.expired()
-        yield Sleep(pause)
+        yield pause(ctx, wait_for)
 
 
 def _until_stream_ends(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
@@ -340,10 +353,10 @@ def _pace(
         return
     now = ctx.now()
     gap = STREAM_SPACING if last_had_chunks else poll_interval(now - deadline.start)
-    pause = last_asked + gap - now
-    if pause > 0:
-        pause = min(pause, max(0.0, deadline.remaining(now)))
-        yield Sleep(pause)
+    wait_for = last_asked + gap - now
+    if wait_for > 0:
+        wait_for = min(wait_for, max(0.0, deadline.remaining(now)))
+        yield pause(ctx, wait_for)
 
 
 def stream(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
@@ -434,7 +447,7 @@ def run_sync(
     if isinstance(state_fields.get("status"), str) and state_fields["status"] in FINAL_STATES:
         result = model_of(call, response, JobResult)
         state = JobState(endpoint_id, result.id, result=result)
-        return state, finish(state, result, raise_on_failure)
+        return state, finish(state, result, raise_on_failure, ctx.secret)
     accepted = model_of(call, response, AcceptedJob)
     state = JobState(endpoint_id, accepted.id)
     state.result = JobResult(id=accepted.id, status=accepted.status)

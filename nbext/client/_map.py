@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 from nbext.models import AcceptedJob, JobResult
 
 from ._calls import endpoint_call, model_of
+from ._config import Secret
 from ._errors import RateLimited
-from ._flows import Context, Flow, JobState, Sleep, finish, job_deadline, send, wait
+from ._flows import Context, Flow, JobState, finish, job_deadline, pause, send, wait
 
 if TYPE_CHECKING:
     from ._client import AsyncClient, Client
@@ -67,7 +68,11 @@ class SubmitGate:
         return self._limit
 
     def _prune(self, now: float) -> None:
-        while self._admitted and self._admitted[0].time <= now - self.window:
+        # A ticket leaves our window RESUME_MARGIN after it would leave the service's:
+        # the service stamped it later than we did, and counting it a little too long
+        # costs milliseconds, while counting it too short teaches a limit one too low.
+        horizon = now - self.window - RESUME_MARGIN
+        while self._admitted and self._admitted[0].time <= horizon:
             self._admitted.popleft()
 
     def acquire(self, now: float) -> tuple[float, Ticket | None]:
@@ -85,11 +90,18 @@ class SubmitGate:
             return 0.0, ticket
 
     def rejected(self, ticket: Ticket, now: float, retry_after: float | None) -> None:
-        """The /run holding ``ticket`` got 429: learn the limit, pause every worker."""
+        """The /run holding ``ticket`` got 429: learn the limit, pause every worker.
+
+        A 429 for a request sent before the current pause began is old news (it was in
+        flight when the first 429 arrived): its ticket is dropped, nothing more, so a
+        burst of such answers cannot push the pause further out.
+        """
         with self._lock:
             self.rejections += 1
             with contextlib.suppress(ValueError):  # already out of the window
                 self._admitted.remove(ticket)
+            if ticket.time < self._paused_until:
+                return
             self._prune(now)
             if self._admitted:
                 self._limit = len(self._admitted)
@@ -99,7 +111,7 @@ class SubmitGate:
                     resume = min(resume, now + retry_after)
             else:
                 resume = now + (retry_after if retry_after is not None else 1.0)
-            self._paused_until = max(self._paused_until, resume, now + 0.001)
+            self._paused_until = max(resume, now + 0.001)
 
 
 def submit_and_wait(
@@ -110,7 +122,7 @@ def submit_and_wait(
     while True:
         delay, ticket = gate.acquire(ctx.now())
         if ticket is None:
-            yield Sleep(delay)
+            yield pause(ctx, delay)
             continue
         rejected: RateLimited | None = None
         try:
@@ -141,10 +153,12 @@ class MapPlan:
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
 
-    def checked(self, index: int, result: JobResult) -> tuple[int, JobResult]:
+    def checked(
+        self, index: int, result: JobResult, secret: Secret | None
+    ) -> tuple[int, JobResult]:
         if self.raise_on_failure:
             try:
-                finish(JobState(self.endpoint_id, result.id), result, True)
+                finish(JobState(self.endpoint_id, result.id), result, True, secret)
             except Exception as exc:
                 exc.add_note(f"map: input #{index}")
                 raise
@@ -208,7 +222,7 @@ def map_sync(client: Client, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
                     got.exc.add_note(f"map: input #{got.index}")
                 raise got.exc
             else:
-                yield plan.checked(*got)
+                yield plan.checked(*got, client._ctx.secret)
     finally:
         stop.set()
 
@@ -245,7 +259,7 @@ async def map_async(client: AsyncClient, plan: MapPlan) -> AsyncIterator[tuple[i
                     got.exc.add_note(f"map: input #{got.index}")
                 raise got.exc
             else:
-                yield plan.checked(*got)
+                yield plan.checked(*got, client._ctx.secret)
     finally:
         for task in tasks:
             task.cancel()

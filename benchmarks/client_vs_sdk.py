@@ -1,0 +1,245 @@
+"""nbext's client against the service's own Python SDK, on one emulator, in one run.
+
+    .venv/bin/python benchmarks/client_vs_sdk.py [--quick]
+
+1. result latency: a 0.2 s sleep job, submit to result: ``run().wait()`` vs the SDK's
+   ``Endpoint.run()`` + ``output(timeout=...)`` (median of 20). Goal: >= 5x faster.
+2. first streamed chunk: stream-text, 20 ms between words, submit to first chunk:
+   ``job.stream()`` vs the SDK's ``Job.stream()`` (median of 10). Goal: >= 10x faster.
+3. batch, rate limits off: 2000 echo jobs, ``map(concurrency=32)`` vs the SDK's loop of
+   ``run_sync``; jobs per second. Goal: >= 5x.
+4. batch, rate limits on: 3000 echo jobs through ``map``: none lost or duplicated, and a
+   finish time within 10 % of the least the /run limit (1000 per 10 s) allows.
+
+The one ``EmulatorServer`` runs in a child process and both clients reach it over TCP,
+as they reach the real service: in the benchmark's own process the server would share
+the GIL with the client being measured and charge the concurrent client for its CPU.
+The parent switches the server's rate limiter through a pipe between parts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+KEY = "rpa_BENCH000000000000000000000000000000000000"
+ENDPOINTS = {"echo": "echo", "sleep": "sleep", "stream": "stream-text"}
+
+
+# ---- the server, in a child process -------------------------------------------------------
+
+
+def serve(conn: multiprocessing.connection.Connection) -> None:
+    """Run one EmulatorServer; obey ("rate_limit", bool), ("reset",), ("jobs",), ("stop",)."""
+    from nbext.emulator import Emulator, EmulatorServer
+
+    emulator = Emulator(api_key=KEY)
+    for endpoint_id, image in ENDPOINTS.items():
+        emulator.deploy(image=image, endpoint_id=endpoint_id)
+    server = EmulatorServer(emulator).start()
+    conn.send(server.url)
+    while True:
+        command, *args = conn.recv()
+        if command == "rate_limit":
+            emulator.rate_limiter.enabled = bool(args[0])
+            emulator.rate_limiter.reset()
+            conn.send(None)
+        elif command == "reset":
+            emulator.reset()
+            conn.send(None)
+        elif command == "jobs":
+            ids = emulator.call_on_loop(lambda: list(emulator.jobs.jobs))
+            conn.send(ids)
+        elif command == "stop":
+            server.stop()
+            conn.send(None)
+            return
+
+
+class Remote:
+    """The parent's handle on the child's server."""
+
+    def __init__(self) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=serve, args=(child,), daemon=True)
+        self.process.start()
+        self.url: str = self.conn.recv()
+
+    def do(self, *command: Any) -> Any:
+        self.conn.send(command)
+        return self.conn.recv()
+
+    def stop(self) -> None:
+        self.do("stop")
+        self.process.join(10)
+
+
+# ---- measurements ---------------------------------------------------------------------------
+
+
+def median_of(n: int, fn: Callable[[], float]) -> float:
+    fn()  # warm: a worker started, connections open
+    return statistics.median(fn() for _ in range(n))
+
+
+def result_latency(client: Any, sdk: Any, n: int) -> tuple[float, float]:
+    endpoint = client.endpoint("sleep")
+    sdk_endpoint = sdk.Endpoint("sleep")
+
+    def ours() -> float:
+        started = time.perf_counter()
+        result = endpoint.run({"seconds": 0.2}).wait(timeout=30)
+        assert result.output == {"slept": 0.2}
+        return time.perf_counter() - started
+
+    def theirs() -> float:
+        started = time.perf_counter()
+        output = sdk_endpoint.run({"seconds": 0.2}).output(timeout=30)
+        assert output == {"slept": 0.2}
+        return time.perf_counter() - started
+
+    return median_of(n, ours), median_of(n, theirs)
+
+
+TEXT = "one two three four five six seven eight nine ten"
+
+
+def first_chunk(client: Any, sdk: Any, n: int) -> tuple[float, float]:
+    endpoint = client.endpoint("stream")
+    sdk_endpoint = sdk.Endpoint("stream")
+    payload = {"text": TEXT, "delay_ms": 20}
+
+    def ours() -> float:
+        started = time.perf_counter()
+        job = endpoint.run(payload)
+        stream = job.stream(timeout=30)
+        first = next(stream)
+        elapsed = time.perf_counter() - started
+        stream.close()
+        assert first["text"] == ["one"]
+        job.wait(timeout=30)
+        return elapsed
+
+    def theirs() -> float:
+        started = time.perf_counter()
+        job = sdk_endpoint.run(payload)
+        first = next(iter(job.stream()))
+        elapsed = time.perf_counter() - started
+        assert first["text"] == ["one"]
+        job.output(timeout=30)
+        return elapsed
+
+    return median_of(n, ours), median_of(n, theirs)
+
+
+def batch_rate(client: Any, sdk: Any, remote: Remote, n: int) -> tuple[float, float]:
+    remote.do("rate_limit", False)
+    remote.do("reset")
+    started = time.perf_counter()
+    results = list(client.endpoint("echo").map(({"i": i} for i in range(n)), concurrency=32))
+    ours = n / (time.perf_counter() - started)
+    assert sorted(i for i, _ in results) == list(range(n))
+    assert all(r.output == {"i": i} for i, r in results)
+    remote.do("reset")
+    sdk_endpoint = sdk.Endpoint("echo")
+    started = time.perf_counter()
+    for i in range(n):
+        assert sdk_endpoint.run_sync({"i": i}) == {"i": i}
+    theirs = n / (time.perf_counter() - started)
+    remote.do("rate_limit", True)
+    return ours, theirs
+
+
+def async_batch_rate(url: str, remote: Remote, n: int) -> float:
+    """The same batch through AsyncClient.map, for comparison."""
+    from nbext import AsyncClient
+
+    remote.do("rate_limit", False)
+    remote.do("reset")
+
+    async def run() -> float:
+        async with AsyncClient(KEY, serverless_url=url + "/v2") as client:
+            started = time.perf_counter()
+            results = [r async for r in client.endpoint("echo").map({"i": i} for i in range(n))]
+            assert sorted(i for i, _ in results) == list(range(n))
+            return n / (time.perf_counter() - started)
+
+    try:
+        return asyncio.run(run())
+    finally:
+        remote.do("rate_limit", True)
+
+
+def rate_limited_batch(client: Any, remote: Remote, n: int) -> tuple[float, float, int, int]:
+    remote.do("rate_limit", True)
+    remote.do("reset")
+    started = time.perf_counter()
+    results = list(client.endpoint("echo").map({"i": i} for i in range(n)))
+    elapsed = time.perf_counter() - started
+    indices = [i for i, _ in results]
+    assert sorted(indices) == list(range(n)), "a job was lost or duplicated"
+    server_jobs = remote.do("jobs")
+    least = (-(-n // 1000) - 1) * 10.0  # batches of 1000, one window apart
+    return elapsed, least, len(server_jobs), len(set(r.id for _, r in results))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions and jobs")
+    args = parser.parse_args()
+    reps, stream_reps, batch, limited = (20, 10, 2000, 3000)
+    if args.quick:
+        reps, stream_reps, batch, limited = (5, 3, 500, 1500)
+
+    remote = Remote()
+    try:
+        # The SDK reads its address when imported: set it first.
+        os.environ["RUNPOD_ENDPOINT_BASE_URL"] = remote.url + "/v2"
+        import runpod
+
+        runpod.api_key = KEY
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # runpod turns INFO logs on
+        from nbext import Client
+
+        print(f"emulator: {remote.url} (child process); runpod SDK {runpod.__version__}")
+        with Client(KEY, serverless_url=remote.url + "/v2") as client:
+            ours, theirs = result_latency(client, runpod, reps)
+            print(
+                f"1. result latency, 0.2 s job (median of {reps}): nbext {ours * 1000:.0f} ms, "
+                f"SDK {theirs * 1000:.0f} ms -> {theirs / ours:.2f}x faster (goal >= 5x)"
+            )
+            ours, theirs = first_chunk(client, runpod, stream_reps)
+            print(
+                f"2. first streamed chunk (median of {stream_reps}): nbext {ours * 1000:.1f} ms, "
+                f"SDK {theirs * 1000:.0f} ms -> {theirs / ours:.1f}x faster (goal >= 10x)"
+            )
+            ours, theirs = batch_rate(client, runpod, remote, batch)
+            print(
+                f"3. batch of {batch}, rate limits off: nbext map {ours:.0f} jobs/s, SDK "
+                f"run_sync loop {theirs:.0f} jobs/s -> {ours / theirs:.2f}x (goal >= 5x)"
+            )
+            async_rate = async_batch_rate(remote.url, remote, batch)
+            print(f"   (AsyncClient map, same batch: {async_rate:.0f} jobs/s)")
+            elapsed, least, on_server, distinct = rate_limited_batch(client, remote, limited)
+            print(
+                f"4. batch of {limited}, rate limits on: {elapsed:.1f} s, least the /run limit "
+                f"allows {least:.0f} s -> {elapsed / least:.3f} of it (goal <= 1.10); "
+                f"jobs on the server {on_server}, distinct results {distinct} (goal: {limited})"
+            )
+    finally:
+        remote.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

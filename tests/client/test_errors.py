@@ -1,0 +1,141 @@
+"""One hierarchy, one status-to-class mapping, each error carrying what it should."""
+
+from __future__ import annotations
+
+import builtins
+import re
+from dataclasses import replace
+
+import httpx
+import pytest
+
+import nbext
+import nbext.client._errors as errors_module
+from nbext.client import (
+    APIError,
+    BadRequest,
+    Conflict,
+    ConnectionError,
+    NbextError,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    ServerError,
+    Timeout,
+    Unauthorized,
+)
+from nbext.client._calls import Call, endpoint_call, error_from_response, job_call
+from nbext.client._config import Secret
+from nbext.client._errors import class_for_status, excerpt
+from nbext.client._flows import send
+
+from .conftest import KEY, Harness, MakeHarness
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("status", "cls"),
+    [
+        (400, BadRequest),
+        (401, Unauthorized),
+        (404, NotFound),
+        (409, Conflict),
+        (413, PayloadTooLarge),
+        (429, RateLimited),
+        (500, ServerError),
+        (502, ServerError),
+        (503, ServerError),
+        (504, ServerError),
+        (501, ServerError),
+        (403, APIError),
+        (418, APIError),
+    ],
+)
+def test_each_status_maps_to_its_class(status: int, cls: type[APIError]) -> None:
+    assert class_for_status(status) is cls
+    call = job_call("status", "GET", "ep", "job-1")
+    err = error_from_response(call, httpx.Response(status, json={"error": "why " * 200}), None)
+    assert type(err) is cls and isinstance(err, APIError) and isinstance(err, NbextError)
+    assert err.status == status and err.endpoint_id == "ep" and err.job_id == "job-1"
+    assert err.body is not None and err.body.startswith("why") and len(err.body) <= 300
+    assert f"{status} on GET ep/status/job-1" in str(err)
+
+
+def test_error_bodies_of_both_interfaces_and_plain_text_are_read() -> None:
+    call = endpoint_call("health", "GET", "ep")
+    v1 = error_from_response(call, httpx.Response(400, json={"message": "name: taken"}), None)
+    text = error_from_response(call, httpx.Response(502, text="<html>Bad gateway</html>"), None)
+    assert v1.body == "name: taken" and "Bad gateway" in (text.body or "")
+
+
+def test_the_docstring_tree_names_every_error_class() -> None:
+    doc = errors_module.__doc__ or ""
+    named = set(re.findall(r"[├└]── (\w+)", doc)) | {"NbextError"}
+    classes = {
+        name
+        for name, value in vars(errors_module).items()
+        if isinstance(value, type) and issubclass(value, NbextError)
+    }
+    assert named == classes
+    assert classes <= set(nbext.client.__all__)
+
+
+def test_builtin_bases_let_plain_except_clauses_work() -> None:
+    assert issubclass(Timeout, builtins.TimeoutError)
+    assert issubclass(ConnectionError, builtins.ConnectionError)
+    assert excerpt("a\n\n b   c") == "a b c" and len(excerpt("x" * 1000)) == 300
+
+
+async def raw(h: Harness, call: Call) -> None:
+    """Send a hand-made call through the client's own machinery (what the API won't build)."""
+    await h.call(h.client._run, send(h.client._ctx, call))
+
+
+async def test_status_codes_from_the_emulator_map_to_classes(h: Harness) -> None:
+    with pytest.raises(BadRequest) as bad:  # /stream?wait=abc
+        await raw(h, replace(job_call("stream", "GET", "echo", "x"), params={"wait": "abc"}))
+    assert bad.value.status == 400 and "wait" in (bad.value.body or "")
+    with pytest.raises(PayloadTooLarge) as large:  # bypassing the local check
+        body = b'{"input":{"x":"' + b"y" * (10 * 2**20) + b'"}}'
+        await raw(h, endpoint_call("run", "POST", "echo", body=body))
+    assert large.value.status == 413 and large.value.sent is True
+    with pytest.raises(NotFound) as missing:
+        await h.call(h.endpoint("no-such-endpoint").health)
+    assert missing.value.status == 404 and missing.value.endpoint_id == "no-such-endpoint"
+    with pytest.raises(NotFound) as no_job:
+        await h.call(h.endpoint("echo").job("no-such-job").status)
+    assert no_job.value.job_id == "no-such-job"
+    job = await h.call(h.endpoint("echo").run, {})
+    await h.call(job.wait, timeout=5)
+    with pytest.raises(Conflict) as conflict:
+        await h.call(job.retry)
+    assert conflict.value.status == 409 and job.id in str(conflict.value)
+
+
+async def test_wrong_key_is_unauthorized_and_names_only_the_mask(make: MakeHarness) -> None:
+    h = await make()
+    wrong = "rpa_WRONGWRONGWRONGWRONGWRONGWRONGWRONG1234"
+    client = h.new_client(api_key=wrong)
+    try:
+        with pytest.raises(Unauthorized) as info:
+            await h.call(client.endpoint("echo").health)
+    finally:
+        await h.call(client.close)
+    err = info.value
+    assert err.status == 401 and "rpa_…1234" in str(err) and "from argument" in str(err)
+    assert wrong not in str(err) and wrong not in repr(err.__dict__)
+
+
+async def test_ids_cannot_escape_their_path_segment(h: Harness) -> None:
+    with pytest.raises(NotFound):
+        await h.call(h.endpoint("echo").job("../../held/health").status)
+    with pytest.raises(BadRequest):
+        h.endpoint("")
+
+
+def test_redaction_of_a_key_echoed_in_a_body() -> None:
+    secret = Secret(KEY)
+    call = endpoint_call("health", "GET", "ep")
+    err = error_from_response(call, httpx.Response(401, json={"error": f"bad key {KEY}"}), secret)
+    assert KEY not in str(err) and secret.masked in str(err)
