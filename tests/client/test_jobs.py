@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from typing import Any
 
@@ -333,3 +334,29 @@ async def test_async_stream_is_closed_when_the_consumer_stops(make: MakeHarness)
     assert first["text"] == ["a"]
     await stream.aclose()
     await asyncio.sleep(0)
+
+
+async def test_streamed_chunks_arrive_within_milliseconds(make: MakeHarness) -> None:
+    # Real time here: the point is latency. The handler yields every 50 ms; a reader that
+    # polled at one-second steps (the SDK's) would see the first chunk after a second.
+    h = await make(fake_clock=False)
+    arrivals: list[float] = []
+
+    def read(job: Any, started: float) -> None:
+        for _ in job.stream(timeout=10):
+            arrivals.append(time.monotonic() - started)
+
+    async def aread(job: Any, started: float) -> None:
+        async for _ in job.stream(timeout=10):
+            arrivals.append(time.monotonic() - started)
+
+    started = time.monotonic()
+    job = await h.call(h.endpoint("stream").run, {"text": "a b c d e", "delay_ms": 50})
+    if h.is_async:
+        await aread(job, started)
+    else:
+        await anyio.to_thread.run_sync(read, job, started)
+    assert len(arrivals) == 5
+    assert arrivals[0] < 0.05 + 0.2  # produced at ~50 ms
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert max(gaps) < 0.05 + 0.2 and sum(gaps) / len(gaps) < 0.05 + 0.05
