@@ -439,7 +439,11 @@ class JobService:
                         return
                     worker = Worker(idle_since=self.clock.now())
                     endpoint.workers.append(worker)
-                job = next(iter(endpoint.queue.values()))
+                    # A new worker was started for the oldest job allowed to start one;
+                    # handing it a low-priority job would let those scale up after all.
+                    job = next(j for j in endpoint.queue.values() if not j.low_priority)
+                else:
+                    job = next(iter(endpoint.queue.values()))
                 self._start(job, worker, endpoint)
         finally:
             self._dispatching.discard(endpoint.id)
