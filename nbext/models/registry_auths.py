@@ -1,0 +1,33 @@
+"""Container registry auths: credentials the service uses to pull private images.
+
+The password goes to the service and never comes back: the record has only ``id`` and
+``name``. In Python the password is a ``SecretStr``, so a repr, a log line or a
+validation error never shows it; it is revealed only when the body is written out.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, field_serializer
+
+from ._base import WireModel
+from ._fields import InputModel, NonBlank
+
+
+class ContainerRegistryAuth(WireModel):
+    """A registry auth as the service returns it: no credentials, ever."""
+
+    id: str | None = None
+    name: str | None = None
+
+
+class ContainerRegistryAuthCreateInput(InputModel):
+    """Body of ``POST /containerregistryauth``: a unique name, a username and a password."""
+
+    name: NonBlank
+    username: NonBlank
+    password: SecretStr = Field(min_length=1)
+
+    @field_serializer("password", when_used="always")
+    def _reveal(self, value: SecretStr) -> str:
+        """The body sent to the service carries the password itself, not its mask."""
+        return value.get_secret_value()
