@@ -17,7 +17,11 @@ from typing import Any, TypeVar
 
 import httpx
 
-from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
+from nbext.models import (
+    EXECUTION_TIMEOUT_DEFAULT_MS,
+    EXECUTION_TIMEOUT_MAX_MS,
+    EXECUTION_TIMEOUT_MIN_MS,
+)
 
 from .domain.clock import Clock, FakeClock, RealClock
 from .domain.endpoints import Endpoint
@@ -179,6 +183,14 @@ class Emulator:
         if endpoint_id is not None and not ENDPOINT_ID.match(endpoint_id):
             raise ValueError(
                 f"endpoint id {endpoint_id!r} must be 1-64 letters, digits, '_', '.' or '-'"
+            )
+        low, high = EXECUTION_TIMEOUT_MIN_MS, EXECUTION_TIMEOUT_MAX_MS
+        if isinstance(execution_timeout_ms, bool) or not low <= execution_timeout_ms <= high:
+            # The seed's range for a job's executionTimeout; outside it a job would time
+            # out at once (<= 0) or fall back to the default without saying so (0).
+            raise ValueError(
+                f"execution_timeout_ms must be between {low} and {high} ms, "
+                f"got {execution_timeout_ms!r}"
             )
         endpoint = Endpoint(
             id=endpoint_id or new_endpoint_id(),
