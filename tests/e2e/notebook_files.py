@@ -13,8 +13,8 @@ KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "langua
 def write_notebook(path: Path, cells: list[str | dict[str, Any]]) -> Path:
     """Write a python3 notebook of code cells to ``path``.
 
-    A cell is its source, or a dict with ``source`` and ``outputs`` (stored outputs, for
-    nbval to compare against).
+    A cell is its source, or a dict with ``source``, ``outputs`` and ``execution_count``
+    (a saved run, for nbval to compare against: it ignores the outputs of unrun cells).
     """
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = dict(KERNELSPEC)
@@ -23,7 +23,13 @@ def write_notebook(path: Path, cells: list[str | dict[str, Any]]) -> Path:
             notebook.cells.append(nbformat.v4.new_code_cell(cell))
         else:
             outputs = [nbformat.from_dict(output) for output in cell.get("outputs", [])]
-            notebook.cells.append(nbformat.v4.new_code_cell(cell["source"], outputs=outputs))
+            notebook.cells.append(
+                nbformat.v4.new_code_cell(
+                    cell["source"],
+                    outputs=outputs,
+                    execution_count=cell.get("execution_count"),
+                )
+            )
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, path)
     return path

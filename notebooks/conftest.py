@@ -1,0 +1,69 @@
+"""How ``make test`` runs these guides with nbval: offline, against the embedded emulator.
+
+pyproject.toml's pytest options collect this folder with ``--nbval-lax`` (cells marked
+``# NBVAL_CHECK_OUTPUT`` are compared with their saved outputs, after the substitutions of
+``sanitize.cfg``) and ``--nbval-current-env`` (the kernel is this venv's Python). This file
+adds what those options cannot say: the kernel starts with no ``RUNPOD_*`` variable and a
+throwaway HOME, so neither a developer's API key nor ``~/.runpod/config.toml`` can turn a
+test run into calls to the real service; the guides reach the emulator on their own, as on
+a fresh machine. It also makes the sanitize file's path independent of the directory
+pytest is started from.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+_home: tempfile.TemporaryDirectory[str] | None = None
+
+
+def kernel_environment(home: Path) -> dict[str, str]:
+    """This process's environment as a guide's kernel must see it."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("RUNPOD_", "IPYTHON", "MPLCONFIG"))
+    }
+    env.update(
+        HOME=str(home),
+        IPYTHONDIR=str(home / ".ipython"),
+        MPLCONFIGDIR=str(home / ".config" / "matplotlib"),
+    )
+    return env
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    option = config.option
+    sanitize = getattr(option, "nbval_sanitize_with", None)
+    if sanitize and not Path(sanitize).is_absolute():
+        resolved = config.rootpath / sanitize
+        option.nbval_sanitize_with = str(resolved if resolved.exists() else HERE / sanitize)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    """Start the notebook's kernel (nbval does it in the first cell's setup) scrubbed."""
+    global _home
+    if _home is None:
+        _home = tempfile.TemporaryDirectory(prefix="nbext-nbval-home-")
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(kernel_environment(Path(_home.name)))
+    try:
+        return (yield)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _home
+    if _home is not None:
+        _home.cleanup()
+        _home = None
