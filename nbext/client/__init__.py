@@ -1,4 +1,4 @@
-"""Typed sync and async clients of the service's queue-based job interface.
+"""Typed sync and async clients of the service's job and management interfaces.
 
 ``Client`` blocks, ``AsyncClient`` is awaited; both have the same methods::
 
@@ -8,6 +8,8 @@
         for piece in job.stream():
             print(piece)
         print(job.wait(timeout=60).output)
+        for pod in client.pods.list(desired_status="RUNNING"):   # the management interface
+            print(pod.id, pod.cost_per_hr)
 
 Private modules are re-exported here; import from ``nbext.client`` (or ``nbext``).
 """
@@ -33,34 +35,64 @@ from ._errors import (
     Unauthorized,
 )
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
+from ._resources import (
+    AsyncBilling,
+    AsyncEndpoints,
+    AsyncNetworkVolumes,
+    AsyncPods,
+    AsyncRegistryAuths,
+    AsyncTemplates,
+    Billing,
+    Endpoints,
+    Moment,
+    NetworkVolumes,
+    Pods,
+    RegistryAuths,
+    Templates,
+    UpdateMethod,
+)
 from ._retry import RetryPolicy
 
 __all__ = [
     "APIError",
+    "AsyncBilling",
     "AsyncClient",
     "AsyncEndpoint",
+    "AsyncEndpoints",
     "AsyncJob",
+    "AsyncNetworkVolumes",
+    "AsyncPods",
+    "AsyncRegistryAuths",
+    "AsyncTemplates",
     "BadRequest",
+    "Billing",
     "Client",
     "ClientConfig",
     "ConfigError",
     "Conflict",
     "ConnectionError",
     "Endpoint",
+    "Endpoints",
     "Job",
     "JobCancelled",
     "JobError",
     "JobFailed",
     "JobTimedOut",
+    "Moment",
     "NbextError",
+    "NetworkVolumes",
     "NotFound",
     "PayloadTooLarge",
+    "Pods",
     "RateLimited",
+    "RegistryAuths",
     "RetryPolicy",
     "Secret",
     "ServerError",
+    "Templates",
     "Timeout",
     "Unauthorized",
+    "UpdateMethod",
     "load_config",
     "mask",
 ]

@@ -49,11 +49,13 @@ Seconds = float | int | dt.timedelta
 
 @dataclass(frozen=True)
 class Call:
-    """One HTTP request of the job interface, relative to ``serverless_url``.
+    """One HTTP request, relative to ``serverless_url`` (``base_url`` if ``management``).
 
     ``hold`` is how long the service may legitimately keep the request open before
     answering (the ``wait`` of /runsync and /stream); the client's read timeout for the
-    call is that plus a margin, never the plain default.
+    call is that plus a margin, never the plain default. Management calls (``/v1``) carry
+    their query in ``path`` (repeated keys included) and name what they are about in
+    ``subject``, which their messages use instead of the endpoint and job.
     """
 
     method: str
@@ -65,6 +67,8 @@ class Call:
     params: Mapping[str, str] = field(default_factory=dict)
     body: bytes | None = None
     hold: float = 0.0
+    management: bool = False
+    subject: str | None = None
 
     def describe(self) -> str:
         """``POST echo/run``: for messages and logs (never holds the key)."""
@@ -215,6 +219,8 @@ def _validation_text(exc: ValidationError) -> str:
 
 
 def _where(call: Call) -> str:
+    if call.subject is not None:
+        return call.subject
     parts = [f"endpoint {call.endpoint_id!r}"]
     if call.job_id:
         parts.append(f"job {call.job_id}")
@@ -249,7 +255,7 @@ def error_from_response(
         "method": call.method,
         "path": call.path,
         "body": text,
-        "endpoint_id": call.endpoint_id,
+        "endpoint_id": call.endpoint_id or None,
         "job_id": call.job_id,
         "request_id": response.headers.get("x-request-id"),
     }
@@ -275,13 +281,20 @@ def transport_error(call: Call, exc: httpx.TransportError, secret: Secret | None
             "; the job may have been queued although its id never arrived, so it was not "
             "sent again (that could run it twice)"
         )
+    elif call.kind is Kind.SUBMIT and call.management and sent:
+        note = (
+            "; it may have taken effect although no answer arrived, so it was not sent "
+            "again: look before trying again"
+        )
     message = f"{call.describe()} ({_where(call)}): {type(exc).__name__}: {detail}{note}"
     if isinstance(exc, httpx.TimeoutException):
         return Timeout(
-            "no answer in time: " + message, endpoint_id=call.endpoint_id, job_id=call.job_id
+            "no answer in time: " + message,
+            endpoint_id=call.endpoint_id or None,
+            job_id=call.job_id,
         )
     return ConnectionError(
-        message, maybe_sent=sent, endpoint_id=call.endpoint_id, job_id=call.job_id
+        message, maybe_sent=sent, endpoint_id=call.endpoint_id or None, job_id=call.job_id
     )
 
 

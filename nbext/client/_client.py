@@ -23,6 +23,7 @@ from ._config import ClientConfig, Secret, load_config
 from ._flows import Context, Effect, Emit, Flow, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
 from ._map import Stopped
+from ._resources import AsyncManagement, SyncManagement
 from ._retry import RetryPolicy
 
 log = logging.getLogger("nbext.client")
@@ -179,9 +180,10 @@ class _Base:
         }
         if call.body is not None:
             headers["Content-Type"] = "application/json"
+        root = self.base_url if call.management else self.serverless_url
         return http.build_request(
             call.method,
-            f"{self.serverless_url}/{call.path}",
+            f"{root}/{call.path}",
             params=dict(call.params) or None,
             content=call.body,
             headers=headers,
@@ -189,8 +191,12 @@ class _Base:
         )
 
 
-class Client(_Base):
-    """The service's job interface, blocking. Thread-safe; one connection pool.
+class Client(_Base, SyncManagement):
+    """The service, blocking. Thread-safe; one connection pool.
+
+    Jobs through ``client.endpoint(id)``; the management interface through
+    ``client.templates``, ``pods``, ``endpoints``, ``network_volumes``,
+    ``registry_auths`` and ``billing`` (calls under ``base_url``).
 
     ``api_key``, ``base_url`` and ``serverless_url`` fall back to ``RUNPOD_API_KEY``,
     ``RUNPOD_API_BASE_URL``, ``RUNPOD_ENDPOINT_BASE_URL``, then ``~/.runpod/config.toml``,
@@ -310,8 +316,8 @@ class Client(_Base):
             flow.close()
 
 
-class AsyncClient(_Base):
-    """The service's job interface for ``await``: ``Client``'s twin, method for method.
+class AsyncClient(_Base, AsyncManagement):
+    """The service for ``await``: ``Client``'s twin, method for method (resources too).
 
     Runs on asyncio (the kernel's loop in a notebook); one connection pool.
     """

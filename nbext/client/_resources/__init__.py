@@ -1,0 +1,97 @@
+"""The management interface (``/v1``): one resource per area, hung off the clients.
+
+``Client`` and ``AsyncClient`` inherit ``SyncManagement`` / ``AsyncManagement``, which
+make ``client.templates``, ``client.pods``, ``client.endpoints``,
+``client.network_volumes``, ``client.registry_auths`` and ``client.billing`` on first
+use (no request is made until a method is called).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import cast
+
+from .billing import AsyncBilling, Billing, Moment
+from .calls import UpdateMethod
+from .endpoints import AsyncEndpoints, Endpoints
+from .network_volumes import AsyncNetworkVolumes, NetworkVolumes
+from .pods import AsyncPods, Pods
+from .registry_auths import AsyncRegistryAuths, RegistryAuths
+from .templates import AsyncTemplates, Templates
+from .twins import AsyncDriver, SyncDriver
+
+
+class SyncManagement:
+    """The management resources of a blocking client (a mixin of ``Client``)."""
+
+    @cached_property
+    def templates(self) -> Templates:
+        return Templates(cast(SyncDriver, self))
+
+    @cached_property
+    def pods(self) -> Pods:
+        return Pods(cast(SyncDriver, self))
+
+    @cached_property
+    def endpoints(self) -> Endpoints:
+        return Endpoints(cast(SyncDriver, self))
+
+    @cached_property
+    def network_volumes(self) -> NetworkVolumes:
+        return NetworkVolumes(cast(SyncDriver, self))
+
+    @cached_property
+    def registry_auths(self) -> RegistryAuths:
+        return RegistryAuths(cast(SyncDriver, self))
+
+    @cached_property
+    def billing(self) -> Billing:
+        return Billing(cast(SyncDriver, self))
+
+
+class AsyncManagement:
+    """The management resources of an ``AsyncClient`` (a mixin)."""
+
+    @cached_property
+    def templates(self) -> AsyncTemplates:
+        return AsyncTemplates(cast(AsyncDriver, self))
+
+    @cached_property
+    def pods(self) -> AsyncPods:
+        return AsyncPods(cast(AsyncDriver, self))
+
+    @cached_property
+    def endpoints(self) -> AsyncEndpoints:
+        return AsyncEndpoints(cast(AsyncDriver, self))
+
+    @cached_property
+    def network_volumes(self) -> AsyncNetworkVolumes:
+        return AsyncNetworkVolumes(cast(AsyncDriver, self))
+
+    @cached_property
+    def registry_auths(self) -> AsyncRegistryAuths:
+        return AsyncRegistryAuths(cast(AsyncDriver, self))
+
+    @cached_property
+    def billing(self) -> AsyncBilling:
+        return AsyncBilling(cast(AsyncDriver, self))
+
+
+__all__ = [
+    "AsyncBilling",
+    "AsyncEndpoints",
+    "AsyncManagement",
+    "AsyncNetworkVolumes",
+    "AsyncPods",
+    "AsyncRegistryAuths",
+    "AsyncTemplates",
+    "Billing",
+    "Endpoints",
+    "Moment",
+    "NetworkVolumes",
+    "Pods",
+    "RegistryAuths",
+    "SyncManagement",
+    "Templates",
+    "UpdateMethod",
+]

@@ -1,0 +1,168 @@
+"""``client.endpoints``: serverless endpoint records (create, list, get, update, delete).
+
+These manage an endpoint; its jobs are ``client.endpoint(id)``'s business. An endpoint
+created here serves jobs at ``{serverless_url}/{id}`` at once, its workers running the
+image of its (serverless) template. Scaling changes apply to the live endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nbext.models import (
+    ComputeType,
+    CpuFlavorId,
+    CudaVersion,
+    DataCenterId,
+    Endpoint,
+    EndpointCreateInput,
+    EndpointIncludes,
+    EndpointUpdateInput,
+    GpuTypeId,
+    ScalerType,
+)
+
+from .._flows import Context, Flow
+from . import flows
+from .calls import UpdateMethod, given, ident, json_body, many, one, query, update_call, v1_call
+from .twins import AsyncResource, SyncResource, awaiting, blocking
+
+
+def create(
+    ctx: Context,
+    *,
+    template_id: str,
+    name: str | None = None,
+    compute_type: ComputeType | str | None = None,
+    gpu_type_ids: Sequence[GpuTypeId | str] | None = None,
+    gpu_count: int | None = None,
+    cpu_flavor_ids: Sequence[CpuFlavorId | str] | None = None,
+    vcpu_count: int | None = None,
+    allowed_cuda_versions: Sequence[CudaVersion | str] | None = None,
+    min_cuda_version: CudaVersion | str | None = None,
+    data_center_ids: Sequence[DataCenterId | str] | None = None,
+    workers_min: int | None = None,
+    workers_max: int | None = None,
+    idle_timeout: int | None = None,
+    execution_timeout_ms: int | None = None,
+    scaler_type: ScalerType | str | None = None,
+    scaler_value: int | None = None,
+    flashboot: bool | None = None,
+    network_volume_id: str | None = None,
+    network_volume_ids: Sequence[str] | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+) -> Flow[Endpoint]:
+    """Create an endpoint running the serverless template ``template_id``.
+
+    ``gpu_type_ids`` in order of preference; ``workers_min``..``workers_max`` workers
+    (default 0..3), each stopping after ``idle_timeout`` idle seconds (1-3600, default 5);
+    ``execution_timeout_ms`` bounds one job (5 s to 7 days). Bad values raise BadRequest
+    before anything is sent; a create that may have reached the service is not re-sent.
+    """
+    body = json_body(EndpointCreateInput, "endpoints.create", given(locals()), extra_body)
+    call = v1_call("POST", ["endpoints"], "endpoints.create", "a new endpoint", body=body)
+    return (yield from flows.fetch(ctx, call, one(Endpoint)))
+
+
+def list_endpoints(
+    ctx: Context, *, include_template: bool = False, include_workers: bool = False
+) -> Flow[list[Endpoint]]:
+    """The account's endpoints; the flags add each one's template and its workers."""
+    params = query(EndpointIncludes, "endpoints.list", given(locals()))
+    call = v1_call("GET", ["endpoints"], "endpoints.list", "endpoints", query=params)
+    return (yield from flows.fetch(ctx, call, many(Endpoint)))
+
+
+def get(
+    ctx: Context,
+    endpoint_id: str,
+    *,
+    include_template: bool = False,
+    include_workers: bool = False,
+) -> Flow[Endpoint]:
+    """One endpoint by id (NotFound if there is none)."""
+    eid = ident(endpoint_id, "endpoint id")
+    params = query(EndpointIncludes, "endpoints.get", given(locals(), skip=["endpoint_id", "eid"]))
+    call = v1_call(
+        "GET",
+        ["endpoints", eid],
+        "endpoints.get",
+        f"endpoint {endpoint_id!r}",
+        query=params,
+        endpoint_id=endpoint_id,
+    )
+    return (yield from flows.fetch(ctx, call, one(Endpoint)))
+
+
+def update(
+    ctx: Context,
+    endpoint_id: str,
+    *,
+    template_id: str | None = None,
+    name: str | None = None,
+    gpu_type_ids: Sequence[GpuTypeId | str] | None = None,
+    gpu_count: int | None = None,
+    cpu_flavor_ids: Sequence[CpuFlavorId | str] | None = None,
+    vcpu_count: int | None = None,
+    allowed_cuda_versions: Sequence[CudaVersion | str] | None = None,
+    min_cuda_version: CudaVersion | str | None = None,
+    data_center_ids: Sequence[DataCenterId | str] | None = None,
+    workers_min: int | None = None,
+    workers_max: int | None = None,
+    idle_timeout: int | None = None,
+    execution_timeout_ms: int | None = None,
+    scaler_type: ScalerType | str | None = None,
+    scaler_value: int | None = None,
+    flashboot: bool | None = None,
+    network_volume_id: str | None = None,
+    network_volume_ids: Sequence[str] | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+    method: UpdateMethod = "PATCH",
+) -> Flow[Endpoint]:
+    """Change the fields given; scaling settings apply to the running endpoint at once.
+
+    A new ``template_id`` rolls the workers over to that template's image.
+    ``method="POST"`` sends the synonym ``POST /endpoints/{id}/update``. Not re-sent
+    after it may have reached the service (a second rollover is not harmless).
+    """
+    eid = ident(endpoint_id, "endpoint id")
+    fields = given(locals(), skip=["endpoint_id", "eid"])
+    body = json_body(EndpointUpdateInput, "endpoints.update", fields, extra_body)
+    call = update_call(
+        method, ["endpoints", eid], "endpoints.update", f"endpoint {endpoint_id!r}", body
+    )
+    return (yield from flows.fetch(ctx, call, one(Endpoint)))
+
+
+def delete(ctx: Context, endpoint_id: str) -> Flow[None]:
+    """Delete an endpoint; its job address stops serving."""
+    eid = ident(endpoint_id, "endpoint id")
+    call = v1_call(
+        "DELETE",
+        ["endpoints", eid],
+        "endpoints.delete",
+        f"endpoint {endpoint_id!r}",
+        endpoint_id=endpoint_id,
+    )
+    yield from flows.delete(ctx, call)
+
+
+class Endpoints(SyncResource):
+    """``client.endpoints``: create, list, get, update, delete endpoint records."""
+
+    create = blocking(create)
+    list = blocking(list_endpoints)
+    get = blocking(get)
+    update = blocking(update)
+    delete = blocking(delete)
+
+
+class AsyncEndpoints(AsyncResource):
+    """``client.endpoints`` of an ``AsyncClient``: ``Endpoints``' methods, awaited."""
+
+    create = awaiting(create)
+    list = awaiting(list_endpoints)
+    get = awaiting(get)
+    update = awaiting(update)
+    delete = awaiting(delete)

@@ -1,0 +1,258 @@
+"""``client.pods``: rented containers with a GPU (or CPU), and their lifecycle.
+
+Create, list (with its filters), get, update, delete, and the four actions: ``start``
+(or resume), ``stop``, ``restart`` and ``reset``. Arguments left ``None`` are left out, so
+the service applies the reference's defaults (one GPU, Secure Cloud, 50 GB container
+disk, 20 GB volume at ``/workspace``, ports ``8888/http`` and ``22/tcp``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nbext.models import (
+    CloudType,
+    ComputeType,
+    CpuFlavorId,
+    CudaVersion,
+    DataCenterId,
+    GpuTypeId,
+    Pod,
+    PodCreateInput,
+    PodIncludes,
+    PodListQuery,
+    PodStatus,
+    PodUpdateInput,
+    Priority,
+)
+
+from .._flows import Context, Flow
+from .._retry import Kind
+from . import flows
+from .calls import (
+    UpdateMethod,
+    as_list,
+    given,
+    ident,
+    json_body,
+    many,
+    maybe,
+    one,
+    query,
+    update_call,
+    v1_call,
+)
+from .twins import AsyncResource, SyncResource, awaiting, blocking
+
+
+def create(
+    ctx: Context,
+    *,
+    image_name: str | None = None,
+    name: str | None = None,
+    template_id: str | None = None,
+    compute_type: ComputeType | str | None = None,
+    cloud_type: CloudType | str | None = None,
+    gpu_type_ids: Sequence[GpuTypeId | str] | None = None,
+    gpu_type_priority: Priority | str | None = None,
+    gpu_count: int | None = None,
+    allowed_cuda_versions: Sequence[CudaVersion | str] | None = None,
+    cpu_flavor_ids: Sequence[CpuFlavorId | str] | None = None,
+    cpu_flavor_priority: Priority | str | None = None,
+    vcpu_count: int | None = None,
+    data_center_ids: Sequence[DataCenterId | str] | None = None,
+    data_center_priority: Priority | str | None = None,
+    country_codes: Sequence[str] | None = None,
+    min_ram_per_gpu: int | None = None,
+    min_vcpu_per_gpu: int | None = None,
+    min_disk_bandwidth_mbps: float | None = None,
+    min_download_mbps: float | None = None,
+    min_upload_mbps: float | None = None,
+    support_public_ip: bool | None = None,
+    interruptible: bool | None = None,
+    locked: bool | None = None,
+    global_networking: bool | None = None,
+    network_volume_id: str | None = None,
+    container_registry_auth_id: str | None = None,
+    container_disk_in_gb: int | None = None,
+    volume_in_gb: int | None = None,
+    volume_mount_path: str | None = None,
+    docker_entrypoint: Sequence[str] | None = None,
+    docker_start_cmd: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    ports: Sequence[str] | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+) -> Flow[Pod]:
+    """Rent a pod; it starts RUNNING and costs ``cost_per_hr`` while it runs.
+
+    Give ``image_name``, or ``template_id`` for a template that names the image (fields
+    left out then come from the template). GPU settings apply to GPU pods, CPU settings
+    (``cpu_flavor_ids``, ``vcpu_count``) to ``compute_type="CPU"`` pods. A locked pod
+    refuses stop and reset. Bad values raise BadRequest before anything is sent; a create
+    that may have reached the service is never sent again (it could rent two pods).
+    """
+    body = json_body(PodCreateInput, "pods.create", given(locals()), extra_body)
+    call = v1_call("POST", ["pods"], "pods.create", "a new pod", body=body)
+    return (yield from flows.fetch(ctx, call, one(Pod)))
+
+
+def list_pods(
+    ctx: Context,
+    *,
+    compute_type: ComputeType | str | None = None,
+    cpu_flavor_id: str | Sequence[str] | None = None,
+    data_center_id: str | Sequence[str] | None = None,
+    desired_status: PodStatus | str | None = None,
+    endpoint_id: str | None = None,
+    gpu_type_id: str | Sequence[str] | None = None,
+    id: str | None = None,
+    image_name: str | None = None,
+    name: str | None = None,
+    network_volume_id: str | None = None,
+    template_id: str | None = None,
+    include_machine: bool = False,
+    include_network_volume: bool = False,
+    include_savings_plans: bool = False,
+    include_template: bool = False,
+    include_workers: bool = False,
+) -> Flow[list[Pod]]:
+    """The account's pods, filtered; every filter given must match.
+
+    ``cpu_flavor_id``, ``data_center_id`` and ``gpu_type_id`` take one value or several
+    (any of them matches). ``include_workers`` also lists pods that are serverless
+    workers; the other ``include_*`` flags add nested records to each pod.
+    """
+    fields = given(locals())
+    for key in ("cpu_flavor_id", "data_center_id", "gpu_type_id"):
+        if key in fields:
+            fields[key] = as_list(fields[key])
+    params = query(PodListQuery, "pods.list", fields)
+    call = v1_call("GET", ["pods"], "pods.list", "pods", query=params)
+    return (yield from flows.fetch(ctx, call, many(Pod)))
+
+
+def get(
+    ctx: Context,
+    pod_id: str,
+    *,
+    include_machine: bool = False,
+    include_network_volume: bool = False,
+    include_savings_plans: bool = False,
+    include_template: bool = False,
+    include_workers: bool = False,
+) -> Flow[Pod]:
+    """One pod by id (NotFound if there is none; a serverless worker needs ``include_workers``)."""
+    pid = ident(pod_id, "pod id")
+    params = query(PodIncludes, "pods.get", given(locals(), skip=["pod_id", "pid"]))
+    call = v1_call("GET", ["pods", pid], "pods.get", f"pod {pod_id!r}", query=params)
+    return (yield from flows.fetch(ctx, call, one(Pod)))
+
+
+def update(
+    ctx: Context,
+    pod_id: str,
+    *,
+    name: str | None = None,
+    locked: bool | None = None,
+    image_name: str | None = None,
+    container_disk_in_gb: int | None = None,
+    container_registry_auth_id: str | None = None,
+    docker_entrypoint: Sequence[str] | None = None,
+    docker_start_cmd: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    global_networking: bool | None = None,
+    ports: Sequence[str] | None = None,
+    volume_in_gb: int | None = None,
+    volume_mount_path: str | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+    method: UpdateMethod = "PATCH",
+) -> Flow[Pod]:
+    """Change the fields given. ``name`` and ``locked`` change in place; any other field
+    resets the pod with the new settings (which a locked pod refuses).
+
+    ``method="POST"`` sends the synonym ``POST /pods/{id}/update``. Not re-sent after it
+    may have reached the service: a second send could reset the pod again.
+    """
+    pid = ident(pod_id, "pod id")
+    fields = given(locals(), skip=["pod_id", "pid"])
+    body = json_body(PodUpdateInput, "pods.update", fields, extra_body)
+    call = update_call(method, ["pods", pid], "pods.update", f"pod {pod_id!r}", body)
+    return (yield from flows.fetch(ctx, call, one(Pod)))
+
+
+def delete(ctx: Context, pod_id: str) -> Flow[None]:
+    """Terminate a pod for good; it is gone (NotFound) afterwards."""
+    pid = ident(pod_id, "pod id")
+    call = v1_call("DELETE", ["pods", pid], "pods.delete", f"pod {pod_id!r}")
+    yield from flows.delete(ctx, call)
+
+
+def _action(ctx: Context, pod_id: str, action: str, kind: Kind) -> Flow[Pod | None]:
+    pid = ident(pod_id, "pod id")
+    call = v1_call("POST", ["pods", pid, action], f"pods.{action}", f"pod {pod_id!r}", kind=kind)
+    return (yield from flows.fetch(ctx, call, maybe(Pod)))
+
+
+def start(ctx: Context, pod_id: str) -> Flow[Pod | None]:
+    """Start (or resume) a stopped pod: it becomes RUNNING.
+
+    Returns the pod when the service sends it (the reference declares no body), else
+    None. Retried like a GET: starting a pod twice leaves it as starting it once.
+    """
+    return (yield from _action(ctx, pod_id, "start", Kind.IDEMPOTENT))
+
+
+def stop(ctx: Context, pod_id: str) -> Flow[Pod | None]:
+    """Stop a pod: it becomes EXITED and stops costing GPU time (BadRequest if locked).
+
+    Returns the pod when the service sends it, else None. Retried like a GET: stopping
+    twice leaves the pod as stopping once.
+    """
+    return (yield from _action(ctx, pod_id, "stop", Kind.IDEMPOTENT))
+
+
+def restart(ctx: Context, pod_id: str) -> Flow[Pod | None]:
+    """Restart a pod's container; it is RUNNING again with a new ``last_started_at``.
+
+    Returns the pod when the service sends it, else None. Never re-sent once it may
+    have reached the service: a second restart would kill what the first one started.
+    """
+    return (yield from _action(ctx, pod_id, "restart", Kind.SUBMIT))
+
+
+def reset(ctx: Context, pod_id: str) -> Flow[Pod | None]:
+    """Reset a pod: its container disk is wiped and it starts afresh (BadRequest if locked).
+
+    Returns the pod when the service sends it, else None. Never re-sent once it may
+    have reached the service: a second reset would wipe the disk again.
+    """
+    return (yield from _action(ctx, pod_id, "reset", Kind.SUBMIT))
+
+
+class Pods(SyncResource):
+    """``client.pods``: create, list, get, update, delete, start, stop, restart, reset."""
+
+    create = blocking(create)
+    list = blocking(list_pods)
+    get = blocking(get)
+    update = blocking(update)
+    delete = blocking(delete)
+    start = blocking(start)
+    stop = blocking(stop)
+    restart = blocking(restart)
+    reset = blocking(reset)
+
+
+class AsyncPods(AsyncResource):
+    """``client.pods`` of an ``AsyncClient``: ``Pods``' methods, awaited."""
+
+    create = awaiting(create)
+    list = awaiting(list_pods)
+    get = awaiting(get)
+    update = awaiting(update)
+    delete = awaiting(delete)
+    start = awaiting(start)
+    stop = awaiting(stop)
+    restart = awaiting(restart)
+    reset = awaiting(reset)

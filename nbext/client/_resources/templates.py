@@ -1,0 +1,148 @@
+"""``client.templates``: the container a pod or a serverless worker runs.
+
+Every argument left ``None`` is left out of the request, so the service applies its
+defaults (the seed's: NVIDIA, 50 GB container disk, 20 GB volume at ``/workspace``,
+ports ``8888/http`` and ``22/tcp``, private, pod) and an update changes only what it names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nbext.models import (
+    Template,
+    TemplateCategory,
+    TemplateCreateInput,
+    TemplateIncludes,
+    TemplateUpdateInput,
+)
+
+from .._flows import Context, Flow
+from . import flows
+from .calls import UpdateMethod, given, ident, json_body, many, one, query, update_call, v1_call
+from .twins import AsyncResource, SyncResource, awaiting, blocking
+
+
+def create(
+    ctx: Context,
+    *,
+    name: str,
+    image_name: str,
+    category: TemplateCategory | str | None = None,
+    container_disk_in_gb: int | None = None,
+    container_registry_auth_id: str | None = None,
+    docker_entrypoint: Sequence[str] | None = None,
+    docker_start_cmd: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    is_public: bool | None = None,
+    is_serverless: bool | None = None,
+    ports: Sequence[str] | None = None,
+    readme: str | None = None,
+    volume_in_gb: int | None = None,
+    volume_mount_path: str | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+) -> Flow[Template]:
+    """Create a template; its ``name`` must be unique (a clash is BadRequest).
+
+    ``is_serverless=True`` makes a template endpoints can run. ``ports`` entries look like
+    ``"8888/http"`` or ``"22/tcp"``. ``extra_body`` carries fields (wire names) newer
+    than this version. Bad values raise BadRequest before anything is sent.
+    """
+    body = json_body(TemplateCreateInput, "templates.create", given(locals()), extra_body)
+    call = v1_call("POST", ["templates"], "templates.create", "a new template", body=body)
+    return (yield from flows.fetch(ctx, call, one(Template)))
+
+
+def list_templates(
+    ctx: Context,
+    *,
+    include_endpoint_bound_templates: bool = False,
+    include_public_templates: bool = False,
+    include_runpod_templates: bool = False,
+) -> Flow[list[Template]]:
+    """The account's templates; by default those not bound to an endpoint.
+
+    The flags widen the listing: templates bound to endpoints, other users' public
+    templates, the operator's official ones.
+    """
+    params = query(TemplateIncludes, "templates.list", given(locals()))
+    call = v1_call("GET", ["templates"], "templates.list", "templates", query=params)
+    return (yield from flows.fetch(ctx, call, many(Template)))
+
+
+def get(
+    ctx: Context,
+    template_id: str,
+    *,
+    include_endpoint_bound_templates: bool = False,
+    include_public_templates: bool = False,
+    include_runpod_templates: bool = False,
+) -> Flow[Template]:
+    """One template by id (NotFound if there is none)."""
+    tid = ident(template_id, "template id")
+    params = query(TemplateIncludes, "templates.get", given(locals(), skip=["template_id", "tid"]))
+    call = v1_call(
+        "GET", ["templates", tid], "templates.get", f"template {template_id!r}", query=params
+    )
+    return (yield from flows.fetch(ctx, call, one(Template)))
+
+
+def update(
+    ctx: Context,
+    template_id: str,
+    *,
+    name: str | None = None,
+    image_name: str | None = None,
+    container_disk_in_gb: int | None = None,
+    container_registry_auth_id: str | None = None,
+    docker_entrypoint: Sequence[str] | None = None,
+    docker_start_cmd: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    is_public: bool | None = None,
+    ports: Sequence[str] | None = None,
+    readme: str | None = None,
+    volume_in_gb: int | None = None,
+    volume_mount_path: str | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+    method: UpdateMethod = "PATCH",
+) -> Flow[Template]:
+    """Change the fields given; endpoints using the template roll over to the change.
+
+    ``category`` and ``is_serverless`` are fixed at creation. ``method="POST"`` sends the
+    reference's synonym ``POST /templates/{id}/update`` instead of ``PATCH``. Not re-sent
+    after it may have reached the service (a second rollout is not harmless).
+    """
+    tid = ident(template_id, "template id")
+    fields = given(locals(), skip=["template_id", "tid"])
+    body = json_body(TemplateUpdateInput, "templates.update", fields, extra_body)
+    subject = f"template {template_id!r}"
+    call = update_call(method, ["templates", tid], "templates.update", subject, body)
+    return (yield from flows.fetch(ctx, call, one(Template)))
+
+
+def delete(ctx: Context, template_id: str) -> Flow[None]:
+    """Delete a template (NotFound if there is none)."""
+    tid = ident(template_id, "template id")
+    call = v1_call("DELETE", ["templates", tid], "templates.delete", f"template {template_id!r}")
+    yield from flows.delete(ctx, call)
+
+
+class Templates(SyncResource):
+    """``client.templates``: create, list, get, update, delete."""
+
+    create = blocking(create)
+    list = blocking(list_templates)
+    get = blocking(get)
+    update = blocking(update)
+    delete = blocking(delete)
+
+
+class AsyncTemplates(AsyncResource):
+    """``client.templates`` of an ``AsyncClient``: ``Templates``' methods, awaited."""
+
+    create = awaiting(create)
+    list = awaiting(list_templates)
+    get = awaiting(get)
+    update = awaiting(update)
+    delete = awaiting(delete)
