@@ -1,0 +1,114 @@
+"""Management tests: the client's ``/v1`` resources against the emulator, four ways.
+
+``V1Harness`` is the job tests' ``Harness`` (see ``tests/client/conftest.py``) with the
+client's ``base_url`` pointed at the emulator's ``/v1`` too. The emulator starts empty
+(no demo endpoints): what a test finds is what it made.
+
+``Recorder`` is the network, not the service: a transport that keeps every request
+and answers each with one canned response. Tests of what the client *sends* (and of
+what it refuses to send) use it; tests of behaviour use the emulator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from nbext.client import AsyncClient, Client
+from nbext.emulator import Emulator, FakeClock
+
+from ..conftest import KEY, MODES, Harness
+
+LOCAL_BASE = "http://emulator/v1"
+
+
+class V1Harness(Harness):
+    """A ``Harness`` whose clients also reach the emulator's management interface."""
+
+    def transport_kwargs(self) -> dict[str, Any]:
+        kw = super().transport_kwargs()
+        kw["base_url"] = self.server.base_url if self.server is not None else LOCAL_BASE
+        return kw
+
+    @property
+    def resources(self) -> Any:
+        """The client itself: ``h.resources.pods.create(...)`` reads as what it calls."""
+        return self.client
+
+
+MakeV1 = Callable[..., Awaitable[V1Harness]]
+
+
+@pytest.fixture(params=MODES)
+async def make_v1(request: pytest.FixtureRequest) -> AsyncIterator[MakeV1]:
+    """``h = await make_v1(**client_kw)``: an empty emulator on a fake clock, one client."""
+    made: list[V1Harness] = []
+
+    async def factory(**client_kw: Any) -> V1Harness:
+        emu = Emulator(api_key=KEY, clock=FakeClock(), rate_limit=False)
+        harness = V1Harness(request.param, emu)
+        made.append(harness)
+        return await harness.start(False, client_kw)  # type: ignore[return-value]
+
+    yield factory
+    for harness in made:
+        with contextlib.suppress(Exception):
+            await harness.close()
+
+
+@pytest.fixture
+async def v1(make_v1: MakeV1) -> V1Harness:
+    return await make_v1()
+
+
+class Recorder(httpx.MockTransport):
+    """Keeps every request; answers each with ``status`` and ``body`` (JSON)."""
+
+    def __init__(self, status: int = 200, body: Any = None) -> None:
+        self.requests: list[httpx.Request] = []
+        self.status = status
+        self.body = {} if body is None else body
+        super().__init__(self._answer)
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
+        request.read()
+        self.requests.append(request)
+        return httpx.Response(self.status, json=self.body)
+
+    @property
+    def last(self) -> httpx.Request:
+        assert self.requests, "nothing was sent"
+        return self.requests[-1]
+
+    def last_json(self) -> Any:
+        return json.loads(self.last.content)
+
+
+def recorded_client(is_async: bool, recorder: Recorder, **kw: Any) -> Any:
+    cls = AsyncClient if is_async else Client
+    return cls(
+        KEY,
+        base_url="https://mgmt.example/v1",
+        serverless_url="https://jobs.example/v2",
+        transport=recorder,
+        max_retries=0,
+        **kw,
+    )
+
+
+async def call(client: Any, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    """``fn(...)``, awaited when the client is async (no thread: nothing here blocks)."""
+    result = fn(*args, **kw)
+    if isinstance(client, AsyncClient):
+        return await result
+    return result
+
+
+@pytest.fixture(params=["sync", "async"])
+def flavour(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
