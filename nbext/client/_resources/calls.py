@@ -187,7 +187,8 @@ def json_body(
     so an update changes exactly the fields named.
     """
     instance = validated(model, operation, fields, extra)
-    wire = instance.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    # Python mode, then strict JSON: a NaN in ``extra_body`` is refused, not sent as null.
+    wire = instance.model_dump(by_alias=True, exclude_unset=True)
     try:
         text = json.dumps(wire, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:

@@ -22,6 +22,7 @@ import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
+from .._errors import APIError
 from .._flows import Context, Flow
 
 P = ParamSpec("P")
@@ -98,6 +99,21 @@ def _adopt(method: Callable[..., Any], operation: Callable[..., Any], awaited: b
     method._operation = operation  # type: ignore[attr-defined]
 
 
+def _masked(error: APIError, ctx: Context) -> APIError | None:
+    """A local refusal that quotes the client's own key (pasted into a field), masked.
+
+    Refusals are decided before any request, without the key at hand, and some quote
+    the input (the value of a choice); the key must still never show in an error.
+    """
+    if error.sent or ctx.secret is None:
+        return None
+    text = str(error)
+    masked = ctx.secret.redact(text)
+    if masked == text:
+        return None
+    return type(error)(masked, status=error.status, sent=False)
+
+
 def blocking(
     operation: Callable[Concatenate[Context, P], Flow[T]],
 ) -> Callable[Concatenate[SyncResource, P], T]:
@@ -105,7 +121,12 @@ def blocking(
 
     def method(self: SyncResource, /, *args: P.args, **kwargs: P.kwargs) -> T:
         client = self._client
-        return client._run(operation(client._ctx, *args, **kwargs))
+        try:
+            return client._run(operation(client._ctx, *args, **kwargs))
+        except APIError as error:
+            if (masked := _masked(error, client._ctx)) is None:
+                raise
+        raise masked
 
     _adopt(method, operation, awaited=False)
     return method
@@ -118,7 +139,12 @@ def awaiting(
 
     async def method(self: AsyncResource, /, *args: P.args, **kwargs: P.kwargs) -> T:
         client = self._client
-        return await client._run(operation(client._ctx, *args, **kwargs))
+        try:
+            return await client._run(operation(client._ctx, *args, **kwargs))
+        except APIError as error:
+            if (masked := _masked(error, client._ctx)) is None:
+                raise
+        raise masked
 
     _adopt(method, operation, awaited=True)
     return method
