@@ -14,7 +14,9 @@ def write_notebook(path: Path, cells: list[str | dict[str, Any]]) -> Path:
     """Write a python3 notebook of code cells to ``path``.
 
     A cell is its source, or a dict with ``source``, ``outputs`` and ``execution_count``
-    (a saved run, for nbval to compare against: it ignores the outputs of unrun cells).
+    (a saved run, for nbval to compare against: it ignores the outputs of unrun cells),
+    and ``tags`` (nbval reads ``nbval-check-output`` there too, which is how a cell
+    starting with a cell magic is marked: the magic must stay on its first line).
     """
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = dict(KERNELSPEC)
@@ -28,6 +30,7 @@ def write_notebook(path: Path, cells: list[str | dict[str, Any]]) -> Path:
                     cell["source"],
                     outputs=outputs,
                     execution_count=cell.get("execution_count"),
+                    metadata={"tags": list(cell["tags"])} if "tags" in cell else {},
                 )
             )
     path.parent.mkdir(parents=True, exist_ok=True)

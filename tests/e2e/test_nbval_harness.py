@@ -11,7 +11,8 @@ checks what the configuration promises:
 - a notebook runs a job through the embedded emulator;
 - a checked cell passes although its job id, port, timings and key mask differ from the
   saved output (the sanitizers), and fails when the substance differs;
-- an unmarked cell's output is not compared (lax).
+- an unmarked cell's output is not compared (lax); a cell is marked by the comment or,
+  when it starts with a cell magic, by the ``nbval-check-output`` tag.
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ SAVED = (
 UNCHECKED = 'print("this output is never compared")'
 
 
-def saved_cell(source: str, text: str) -> dict[str, object]:
-    return {"source": source, "outputs": [stream(text)], "execution_count": 1}
+def saved_cell(source: str, text: str, *tags: str) -> dict[str, object]:
+    return {"source": source, "outputs": [stream(text)], "execution_count": 1, "tags": tags}
 
 
 def scratch_project(base: Path) -> Path:
@@ -96,12 +97,21 @@ def test_make_test_runs_guides_offline_with_checked_and_sanitized_cells(tmp_path
             EMULATOR,
             saved_cell(CHECKED, SAVED),
             saved_cell(UNCHECKED, "something else entirely\n"),
+            # Marked by tag, as a cell starting with a cell magic must be.
+            saved_cell(
+                "print(result.id)",
+                "sync-00000000-1111-4222-8333-444444444444\n",
+                "nbval-check-output",
+            ),
             "server.stop()",
         ],
     )
     write_notebook(
         notebooks / "bad.ipynb",
-        [saved_cell("# NBVAL_CHECK_OUTPUT\nprint(1 + 1)", "3\n")],
+        [
+            saved_cell("# NBVAL_CHECK_OUTPUT\nprint(1 + 1)", "3\n"),
+            saved_cell("print(2 + 2)", "5\n", "nbval-check-output"),
+        ],
     )
     report = tmp_path / "report.xml"
     env = {
@@ -128,6 +138,6 @@ def test_make_test_runs_guides_offline_with_checked_and_sanitized_cells(tmp_path
         outcomes[f"{case.get('classname')}::{case.get('name')}"] = "failed" if failed else "ok"
     good = {name: outcome for name, outcome in outcomes.items() if "good" in name}
     bad = {name: outcome for name, outcome in outcomes.items() if "bad" in name}
-    assert len(good) == 5 and set(good.values()) == {"ok"}, (good, log)
-    assert list(bad.values()) == ["failed"], (bad, log)
+    assert len(good) == 6 and set(good.values()) == {"ok"}, (good, log)
+    assert list(bad.values()) == ["failed", "failed"], (bad, log)
     assert "Cell outputs differ" in log
