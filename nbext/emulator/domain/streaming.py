@@ -28,11 +28,13 @@ def split_text(text: str, limit: int) -> list[str]:
         size = min(len(text) - start, max(1, limit - 2))
         while True:
             piece = text[start : start + size]
-            over = wire_size(piece) - limit
-            if over <= 0:
+            size_bytes = wire_size(piece)
+            if size_bytes <= limit:
                 break
-            # Shrink in proportion to the overshoot; escapes make bytes and chars differ.
-            size = max(1, min(size - 1, size - over // 2 - 1))
+            # Scale by bytes per character (multi-byte text and escapes make them differ):
+            # subtracting the byte overshoot from a character count collapsed to one
+            # character per piece for text averaging over 2 bytes a character.
+            size = max(1, min(size - 1, size * limit // size_bytes))
         pieces.append(piece)
         start += size
     return pieces
