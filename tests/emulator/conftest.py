@@ -197,6 +197,8 @@ class Receiver:
     def __init__(self) -> None:
         self.answers: list[int] = []
         self.received: list[dict[str, Any]] = []
+        self.arrived = 0
+        """Requests read so far, including ones still held."""
         self.hold = threading.Event()
         self.hold.set()
         self._lock = threading.Lock()
@@ -206,6 +208,8 @@ class Receiver:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"null")
+                with receiver._lock:
+                    receiver.arrived += 1
                 receiver.hold.wait(30)
                 with receiver._lock:
                     receiver.received.append({"path": self.path, "body": body})
@@ -219,7 +223,7 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
         self.thread.start()
 
     def url(self, path: str = "/hook") -> str:

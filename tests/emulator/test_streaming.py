@@ -99,9 +99,7 @@ async def test_each_call_hands_out_only_chunks_not_handed_out_before(
     assert indexes == [0, 1, 2]
 
 
-async def test_a_call_with_nothing_new_waits_for_the_next_chunk(
-    emu: Emulator, feed: Feed
-) -> None:
+async def test_a_call_with_nothing_new_waits_for_the_next_chunk(emu: Emulator, feed: Feed) -> None:
     job = submit(emu, "feed")
     await settle()
     waiting = asyncio.create_task(stream(emu, job.id, wait_ms=10_000))
@@ -145,9 +143,7 @@ async def test_a_waiting_call_returns_when_the_job_ends(emu: Emulator, feed: Fee
     assert response == {"status": "COMPLETED", "stream": []}
 
 
-async def test_a_waiting_call_returns_when_the_job_is_cancelled(
-    emu: Emulator, feed: Feed
-) -> None:
+async def test_a_waiting_call_returns_when_the_job_is_cancelled(emu: Emulator, feed: Feed) -> None:
     job = submit(emu, "feed")
     await settle()
     waiting = asyncio.create_task(stream(emu, job.id, wait_ms=60_000))
@@ -157,9 +153,7 @@ async def test_a_waiting_call_returns_when_the_job_is_cancelled(
     assert response == {"status": "CANCELLED", "stream": []}
 
 
-async def test_a_finished_job_answers_at_once_with_what_is_left(
-    emu: Emulator, feed: Feed
-) -> None:
+async def test_a_finished_job_answers_at_once_with_what_is_left(emu: Emulator, feed: Feed) -> None:
     job = submit(emu, "feed")
     await feed.put(1, 2)
     await feed.finish()
