@@ -69,9 +69,32 @@ class LabPage:
 
     def run_all(self, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> LabPage:
         """Run > Run All Cells, then wait until every cell has run."""
-        self.command("notebook:run-all-cells")
-        # Queued cells show [*] at once; waiting for "none left" needs them to appear first.
-        self.page.wait_for_timeout(100)
+        return self._run(["notebook:run-all-cells"], timeout_ms)
+
+    def _run(self, commands: list[str], timeout_ms: int) -> LabPage:
+        """Run notebook commands in turn and wait for the cells they ran.
+
+        A run command's promise settles once its cells' executions are answered (an
+        error makes the kernel abort the rest, which settles it too), so the wait needs
+        no guess about when the cells were queued.
+        """
+        self.page.evaluate(
+            """(commands) => {
+                window.__nbextRun = null;
+                (async () => {
+                    for (const name of commands) {
+                        await window.jupyterapp.commands.execute(name);
+                    }
+                })().then(
+                    () => { window.__nbextRun = 'done'; },
+                    (error) => { window.__nbextRun = `failed: ${error}`; },
+                );
+            }""",
+            commands,
+        )
+        handle = self.page.wait_for_function("() => window.__nbextRun", timeout=timeout_ms)
+        outcome = handle.json_value()
+        assert outcome == "done", f"running {commands} {outcome}"
         return self.wait_until_idle(timeout_ms)
 
     def kernel_status(self) -> str:
@@ -177,10 +200,7 @@ class LabPage:
             "(i) => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; }",
             index,
         )
-        self.command("notebook:run-all-above")
-        self.command("notebook:run-cell")
-        self.page.wait_for_timeout(100)
-        return self.wait_until_idle(timeout_ms)
+        return self._run(["notebook:run-all-above", "notebook:run-cell"], timeout_ms)
 
     def errors(self) -> list[str]:
         """``ename: evalue`` of every error output in the notebook (none is expected)."""
