@@ -237,12 +237,18 @@ class JupyterLabServer:
 
 
 def copy_notebooks(source: Path, target: Path) -> Path:
-    """A private copy of ``notebooks/`` (so runs never write outputs into the repo)."""
+    """A private copy of ``notebooks/`` (so runs never write outputs into the repo).
+
+    The nbval configuration files stay out: they are not guides, and screenshots of the
+    file browser should show what a reader needs.
+    """
     if source.is_dir():
         shutil.copytree(
             source,
             target,
-            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "conftest.py"),
+            ignore=shutil.ignore_patterns(
+                ".ipynb_checkpoints", "__pycache__", "conftest.py", "sanitize.cfg"
+            ),
         )
     else:
         target.mkdir(parents=True)
