@@ -34,7 +34,6 @@ class LabPage:
     def __init__(self, page: Page, server: JupyterLabServer) -> None:
         self.page = page
         self.server = server
-        self.path = ""
         self.console: list[str] = []
         page.set_default_timeout(DEFAULT_TIMEOUT_MS)
         page.on("console", lambda msg: self.console.append(f"{msg.type}: {msg.text}"))
@@ -44,7 +43,6 @@ class LabPage:
 
     def open(self, path: str, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> LabPage:
         """Open ``path`` (relative to the server's root) and wait for an idle kernel."""
-        self.path = path
         self.page.goto(self.server.lab_url(path))
         self.page.wait_for_function(
             """(path) => {
@@ -59,13 +57,6 @@ class LabPage:
         )
         expect(self.cells().first).to_be_visible()
         return self
-
-    def command(self, name: str, args: dict[str, object] | None = None) -> None:
-        """Run a JupyterLab command (what a menu entry or shortcut runs); don't wait."""
-        self.page.evaluate(
-            "([name, args]) => { window.jupyterapp.commands.execute(name, args); }",
-            [name, args or {}],
-        )
 
     def run_all(self, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> LabPage:
         """Run > Run All Cells, then wait until every cell has run."""
