@@ -47,7 +47,9 @@ __all__ = [
     "Timeout",
     "Unauthorized",
     "__version__",
+    "deploy",
     "load_ipython_extension",
+    "unload_ipython_extension",
 ]
 
 
@@ -56,3 +58,19 @@ def load_ipython_extension(ipython: Any) -> None:
     from importlib import import_module
 
     import_module("nbext.notebook").load_ipython_extension(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext nbext``: close the clients, stop the emulator the kernel started."""
+    from importlib import import_module
+
+    import_module("nbext.notebook").unload_ipython_extension(ipython)
+
+
+def __getattr__(name: str) -> Any:
+    """``nbext.deploy``: from the notebook layer, imported on first use (it needs IPython)."""
+    if name == "deploy":
+        from importlib import import_module
+
+        return import_module("nbext.notebook").deploy
+    raise AttributeError(f"module 'nbext' has no attribute {name!r}")

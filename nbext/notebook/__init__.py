@@ -1,1 +1,59 @@
-"""The Jupyter surface: magics, widgets and display (issue: notebook surface)."""
+"""The Jupyter surface: ``%load_ext nbext``, ``%%runpod_job``, ``%runpod``, live panels.
+
+``%load_ext nbext`` registers the magics and says in one line which service the kernel
+talks to: the RunPod cloud when an API key is configured, else a local emulator that
+starts inside the kernel on first use. From Python: ``nbext.deploy`` makes a notebook
+function an endpoint of that emulator, ``run_many`` runs a batch with a progress panel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .batch import run_many
+from .connection import Connection, current, set_current
+from .deploy import deploy
+from .errors import Interrupted, NotebookError
+from .follow import JobFollower
+from .magics import RunpodMagics
+from .widgets import BatchPanel, HealthPanel, JobPanel
+
+__all__ = [
+    "BatchPanel",
+    "Connection",
+    "HealthPanel",
+    "Interrupted",
+    "JobFollower",
+    "JobPanel",
+    "NotebookError",
+    "RunpodMagics",
+    "current",
+    "deploy",
+    "load_ipython_extension",
+    "run_many",
+    "set_current",
+    "unload_ipython_extension",
+]
+
+
+def load_ipython_extension(ipython: Any, connection: Connection | None = None) -> RunpodMagics:
+    """Register the magics (configurable with ``%config RunpodMagics``); say which service.
+
+    ``connection`` replaces the kernel's (tests bind one to their own emulator).
+    """
+    if connection is not None:
+        set_current(connection)
+    magics = RunpodMagics(ipython, connection=current())
+    ipython.register_magics(magics)
+    ipython.configurables[:] = [
+        c for c in ipython.configurables if not isinstance(c, RunpodMagics)
+    ] + [magics]
+    print(magics.connection.banner())
+    return magics
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext nbext``: close the clients and stop the emulator this kernel started."""
+    connection = set_current(None)
+    if connection is not None:
+        connection.close()

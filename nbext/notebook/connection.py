@@ -1,0 +1,332 @@
+"""Which service the kernel talks to, and the clients and emulator behind it.
+
+With an API key configured (argument, ``RUNPOD_API_KEY``, or ``~/.runpod/config.toml``,
+resolved by ``nbext.client.load_config``) the kernel talks to the real service. Without
+one it talks to an emulator embedded in the kernel: started on first use (an
+``EmulatorServer`` on 127.0.0.1, a free port), with the demo images deployed as
+endpoints of the same names, so a notebook runs with no account, offline, in class.
+
+One ``Connection`` per kernel (``current()``), holding up to two ``Service``s (local and
+cloud) so switching with ``%runpod connect`` keeps both sides' jobs reachable. Tests hand
+a connection their own ``EmulatorServer`` (on a fake clock) and environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from nbext.client import AsyncClient, Client, ClientConfig, load_config, mask
+
+from .errors import NotebookError
+from .registry import JobRegistry
+
+if TYPE_CHECKING:
+    from nbext.emulator import Emulator, EmulatorServer
+
+Mode = Literal["local", "cloud"]
+DEMO_ENDPOINTS = ("echo", "sleep", "fail", "stream-text")
+"""Demo images of the emulator, deployed as endpoints of the same names."""
+
+
+class Service:
+    """One service: its address, its key (masked in every text), its clients.
+
+    The sync ``client`` serves blocking commands from the cell's thread; an
+    ``AsyncClient`` per event loop serves background panels (an httpx async pool belongs
+    to the loop it was opened on, and a kernel has one loop for its whole life).
+    """
+
+    def __init__(
+        self,
+        mode: Mode,
+        *,
+        api_key: str,
+        key_source: str,
+        serverless_url: str,
+        base_url: str,
+        server: EmulatorServer | None = None,
+        owns_server: bool = False,
+        client_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.mode = mode
+        self.key_source = key_source
+        self.masked_key = mask(api_key)
+        self.server = server
+        self._owns_server = owns_server
+        self._kwargs = dict(client_kwargs or {})
+        self.client = Client(
+            api_key, serverless_url=serverless_url, base_url=base_url, **self._kwargs
+        )
+        self._api_key = api_key
+        self._async: tuple[asyncio.AbstractEventLoop, AsyncClient] | None = None
+
+    @property
+    def serverless_url(self) -> str:
+        return self.client.serverless_url
+
+    @property
+    def base_url(self) -> str:
+        return self.client.base_url
+
+    @property
+    def emulator(self) -> Emulator | None:
+        return self.server.emulator if self.server is not None else None
+
+    def async_client(self) -> AsyncClient:
+        """The async client of the running loop (made on first use on that loop)."""
+        loop = asyncio.get_running_loop()
+        if self._async is None or self._async[0] is not loop:
+            client = AsyncClient(
+                self._api_key,
+                serverless_url=self.serverless_url,
+                base_url=self.base_url,
+            )
+            self._async = (loop, client)
+        return self._async[1]
+
+    def redact(self, text: str) -> str:
+        return text.replace(self._api_key, self.masked_key) if self._api_key in text else text
+
+    def describe(self) -> str:
+        if self.mode == "local":
+            return f"local emulator at {self.serverless_url} (key {self.masked_key}, generated)"
+        return f"cloud at {self.serverless_url} (key {self.masked_key} from {self.key_source})"
+
+    def endpoints(self) -> list[str]:
+        """Endpoint ids of the embedded emulator (empty for the cloud)."""
+        emulator = self.emulator
+        return sorted(emulator.jobs.endpoints) if emulator is not None else []
+
+    async def aclose(self) -> None:
+        """Close the async client of the running loop (tests end their loop after this)."""
+        if self._async is not None and self._async[0] is asyncio.get_running_loop():
+            client, self._async = self._async[1], None
+            await client.aclose()
+
+    def close(self) -> None:
+        self.client.close()
+        if self.server is not None and self._owns_server:
+            server, self.server = self.server, None
+            server.stop()
+            server.emulator.close()
+
+    def __repr__(self) -> str:
+        return f"Service({self.describe()})"
+
+
+class Connection:
+    """The kernel's link to a service: the cloud with a key, else the embedded emulator.
+
+    ``server`` hands in an emulator server (tests; a notebook sharing one); it is started
+    if needed and never stopped by ``close``. ``environ`` and ``config_file`` replace
+    the process environment and ``~/.runpod/config.toml`` when resolving the key.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        config_file: str | os.PathLike[str] | None = None,
+        server: EmulatorServer | None = None,
+        mode: Mode | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.config: ClientConfig = load_config(
+            api_key, environ=environ, config_file=config_file, require_key=False
+        )
+        self._server = server
+        self._client_kwargs = dict(client_kwargs or {})
+        self.registry = JobRegistry()
+        self._services: dict[Mode, Service] = {}
+        if mode is None:
+            mode = "cloud" if self.config.api_key is not None and server is None else "local"
+        if mode == "cloud":
+            self._require_key()
+        self.mode: Mode = mode
+
+    # ---- what the user is told ---------------------------------------------------------
+
+    def banner(self) -> str:
+        """The one line ``%load_ext nbext`` prints."""
+        if self.mode == "cloud":
+            return (
+                f"nbext: RunPod cloud at {self.config.serverless_url}, "
+                f"key {self.config.masked_key} from {self.config.key_source}"
+            )
+        started = self._services.get("local")
+        if started is not None:
+            return f"nbext: {started.describe()}"
+        return "nbext: local emulator, starts on first use (no API key configured)"
+
+    def status_lines(self) -> list[str]:
+        """``%runpod status``: service, addresses, masked key, emulator endpoints."""
+        lines: list[str] = []
+        if self.mode == "cloud":
+            lines += [
+                "service: RunPod cloud",
+                f"jobs URL: {self.config.serverless_url}",
+                f"management URL: {self.config.base_url}",
+                f"API key: {self.config.masked_key} (from {self.config.key_source})",
+            ]
+        else:
+            local = self._services.get("local")
+            lines.append("service: local emulator (embedded in this kernel)")
+            if local is None:
+                lines.append("state: not started yet; it starts on the first command")
+            else:
+                emulator = local.emulator
+                clock = type(emulator.clock).__name__ if emulator is not None else "?"
+                lines += [
+                    f"jobs URL: {local.serverless_url}",
+                    f"management URL: {local.base_url}",
+                    f"API key: {local.masked_key} (generated by the emulator)",
+                    f"clock: {clock}",
+                    f"endpoints: {', '.join(local.endpoints()) or 'none'}",
+                ]
+            if self.config.api_key is not None:
+                lines.append(
+                    f"cloud key available: {self.config.masked_key} from "
+                    f"{self.config.key_source} (%runpod connect cloud)"
+                )
+        lines.append(f"jobs submitted from this kernel: {len(self.registry)}")
+        return lines
+
+    # ---- services ----------------------------------------------------------------------
+
+    def connect(self, mode: Mode) -> Service:
+        """Switch to ``mode`` (starting the emulator for ``local``); returns the service."""
+        if mode not in ("local", "cloud"):
+            raise NotebookError(f"connect to 'local' or 'cloud', not {mode!r}")
+        if mode == "cloud":
+            self._require_key()
+        self.mode = mode
+        return self.service()
+
+    def service(self) -> Service:
+        """The current service, started on first use."""
+        existing = self._services.get(self.mode)
+        if existing is not None:
+            return existing
+        made = self._start_local() if self.mode == "local" else self._start_cloud()
+        self._services[self.mode] = made
+        return made
+
+    def service_named(self, mode: str) -> Service | None:
+        """An already started service by name (jobs remember where they were submitted)."""
+        for name, service in self._services.items():
+            if name == mode:
+                return service
+        return None
+
+    @property
+    def client(self) -> Client:
+        return self.service().client
+
+    def local(self) -> Service:
+        """The embedded emulator's service, whatever the current mode; started if needed."""
+        if self.mode != "local":
+            raise NotebookError(
+                "this kernel is connected to the RunPod cloud; deploying a notebook function "
+                "needs the local emulator: run `%runpod connect local` first"
+            )
+        return self.service()
+
+    def redact(self, text: str) -> str:
+        """``text`` with every key this connection holds replaced by its mask."""
+        for service in self._services.values():
+            text = service.redact(text)
+        if self.config.api_key is not None:
+            text = self.config.api_key.redact(text)
+        return text
+
+    def _require_key(self) -> None:
+        if self.config.api_key is None:
+            raise NotebookError(
+                "no API key configured: set RUNPOD_API_KEY (or run the service's "
+                "`runpod config` to write ~/.runpod/config.toml), then `%runpod connect cloud`"
+            )
+
+    def _start_cloud(self) -> Service:
+        key = self.config.api_key
+        assert key is not None
+        return Service(
+            "cloud",
+            api_key=key.reveal(),
+            key_source=self.config.key_source or "configuration",
+            serverless_url=self.config.serverless_url,
+            base_url=self.config.base_url,
+            client_kwargs=self._client_kwargs,
+        )
+
+    def _start_local(self) -> Service:
+        from nbext.emulator import EmulatorServer
+
+        owns = self._server is None
+        quiet_emulator_log()
+        server = self._server or EmulatorServer()
+        if not server.running:
+            server.start()
+        emulator = server.emulator
+        for name in DEMO_ENDPOINTS:
+            if name not in emulator.jobs.endpoints:
+                emulator.deploy(image=name, endpoint_id=name)
+        return Service(
+            "local",
+            api_key=emulator.api_key,
+            key_source="the embedded emulator",
+            serverless_url=server.serverless_url,
+            base_url=server.base_url,
+            server=server,
+            owns_server=owns,
+            client_kwargs=self._client_kwargs,
+        )
+
+    # ---- lifetime ----------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        for service in self._services.values():
+            await service.aclose()
+
+    def close(self) -> None:
+        """Close every client; stop the emulator this connection started."""
+        for service in self._services.values():
+            service.close()
+        self._services.clear()
+
+    def __repr__(self) -> str:
+        return f"Connection(mode={self.mode!r}, services={list(self._services)!r})"
+
+
+def quiet_emulator_log() -> None:
+    """Keep the embedded emulator's log out of cell outputs.
+
+    A handler's traceback is logged by the emulator; with no logging configured Python
+    would print it to stderr, i.e. into whatever cell runs at that moment. The job's
+    panel already shows the error; a configured root logger still gets the record.
+    """
+    logger = logging.getLogger("nbext.emulator")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+
+
+_current: Connection | None = None
+
+
+def current() -> Connection:
+    """The kernel's connection, made from the environment on first use."""
+    global _current
+    if _current is None:
+        _current = Connection()
+    return _current
+
+
+def set_current(connection: Connection | None) -> Connection | None:
+    """Make ``connection`` the kernel's; returns the previous one (tests restore it)."""
+    global _current
+    previous, _current = _current, connection
+    return previous

@@ -1,0 +1,174 @@
+"""Records to DataFrames, driven by a column spec per listing kind.
+
+Every listing (this kernel's jobs, batch results, and the management resources:
+templates, pods, endpoints, volumes, registry auths, billing) is a list of records,
+dicts or pydantic models. A ``ListingSpec`` names the columns to show, where each comes
+from, its dtype and their order; ``to_frame`` does the rest once, so adding a listing is
+writing a spec, and every listing gets real dtypes (datetimes that sort and resample,
+categoricals for states, nullable integers, floats) instead of columns of objects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel
+
+Kind = Literal["string", "category", "datetime", "int", "float", "bool", "object"]
+Getter = Callable[[Mapping[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its name, where its value comes from, and its dtype.
+
+    ``source`` is a key of the record (dots reach into nested mappings:
+    ``"template.imageName"``), a function of the record, or None for ``name`` itself.
+    ``categories`` fixes a categorical's categories and their order (states in
+    lifecycle order, so ``value_counts`` and plots read naturally).
+    """
+
+    name: str
+    kind: Kind = "string"
+    source: str | Getter | None = None
+    categories: tuple[str, ...] | None = None
+
+    def value(self, record: Mapping[str, Any]) -> Any:
+        source = self.source if self.source is not None else self.name
+        if callable(source):
+            return source(record)
+        value: Any = record
+        for part in source.split("."):
+            if not isinstance(value, Mapping):
+                return None
+            value = value.get(part)
+        return value
+
+
+@dataclass(frozen=True)
+class ListingSpec:
+    """The columns of one listing kind, in display order.
+
+    ``extra`` decides what happens to record fields no column names: ``"keep"`` appends
+    them (sorted, named in Python style) after the spec's columns, so a field the
+    service adds later is still visible; ``"drop"`` leaves them out. ``sort`` orders
+    the rows: (column, ascending).
+    """
+
+    kind: str
+    columns: tuple[Column, ...]
+    extra: Literal["keep", "drop"] = "keep"
+    sort: tuple[str, bool] | None = None
+    hidden: frozenset[str] = field(default_factory=frozenset)
+    """Record fields never shown, even with ``extra="keep"`` (e.g. nested blobs)."""
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+def as_mapping(record: Any) -> Mapping[str, Any]:
+    """A record as a mapping: pydantic models by their Python field names."""
+    if isinstance(record, BaseModel):
+        data = record.model_dump(mode="python", by_alias=True)
+        extra = getattr(record, "model_extra", None) or {}
+        return {**data, **extra}
+    if isinstance(record, Mapping):
+        return record
+    if hasattr(record, "as_row"):
+        row: Mapping[str, Any] = record.as_row()
+        return row
+    raise TypeError(f"cannot list a {type(record).__name__}; expected a mapping or a model")
+
+
+def to_frame(records: Iterable[Any], spec: ListingSpec) -> pd.DataFrame:
+    """The records as a DataFrame with the spec's columns, dtypes and order."""
+    rows = [as_mapping(r) for r in records]
+    data: dict[str, list[Any]] = {c.name: [c.value(row) for row in rows] for c in spec.columns}
+    if spec.extra == "keep":
+        used = _sources(spec)
+        extras = sorted({k for row in rows for k in row if k not in used and k not in spec.hidden})
+        for key in extras:
+            data.setdefault(snake_case(key), [row.get(key) for row in rows])
+    # objects first: pandas would turn [5, None] into floats before any spec is applied
+    frame = pd.DataFrame(data, index=pd.RangeIndex(len(rows)), dtype=object)
+    for column in spec.columns:
+        frame[column.name] = convert(frame[column.name], column)
+    for key in frame.columns[len(spec.columns) :]:
+        frame[key] = _infer(frame[key])
+    if spec.sort is not None and len(frame):
+        by, ascending = spec.sort
+        frame = frame.sort_values(by, ascending=ascending, kind="stable").reset_index(drop=True)
+    return frame
+
+
+def snake_case(name: str) -> str:
+    """``imageName`` -> ``image_name``: extra columns named like the spec's."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _sources(spec: ListingSpec) -> set[str]:
+    used = set(spec.names)
+    for column in spec.columns:
+        if isinstance(column.source, str):
+            used.add(column.source.split(".")[0])
+    return used
+
+
+def convert(series: pd.Series, column: Column) -> pd.Series:
+    """One column to its dtype; values that do not fit become missing, never errors."""
+    kind = column.kind
+    if kind == "string":
+        return series.map(_text, na_action="ignore").astype("string")
+    if kind == "category":
+        values = series.map(_text, na_action="ignore")
+        if column.categories is not None:
+            extra = [v for v in pd.unique(values.dropna()) if v not in column.categories]
+            return pd.Categorical(values, categories=[*column.categories, *extra])  # type: ignore[return-value]
+        return values.astype("category")
+    if kind == "datetime":
+        instants = series.map(_instant, na_action="ignore")
+        return pd.to_datetime(instants, utc=True, errors="coerce", format="ISO8601")
+    if kind == "int":
+        return pd.to_numeric(series, errors="coerce").astype("Int64")
+    if kind == "float":
+        return pd.to_numeric(series, errors="coerce").astype("float64")
+    if kind == "bool":
+        return series.astype("boolean")
+    return series.astype("object")
+
+
+def _text(value: Any) -> str:
+    if hasattr(value, "value") and isinstance(value.value, str):  # enums
+        return str(value.value)
+    return str(value)
+
+
+def _instant(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # epoch seconds, or milliseconds for values past year 2286 in seconds
+        return pd.Timestamp(value, unit="ms" if value > 1e10 else "s", tz="UTC")
+    if isinstance(value, datetime | date | str):
+        return value
+    return None
+
+
+def _infer(series: pd.Series) -> pd.Series:
+    """Extra fields: numbers and booleans keep their type, nested values stay objects."""
+    values = series.dropna()
+    if values.empty:
+        return series.astype("object")
+    if all(isinstance(v, bool) for v in values):
+        return series.astype("boolean")
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return series.astype("Int64")
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return series.astype("float64")
+    if all(isinstance(v, str) for v in values):
+        return series.astype("string")
+    return series.astype("object")

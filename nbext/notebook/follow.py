@@ -1,0 +1,403 @@
+"""Following a job to its end: feeding its panel and record, and Cancel and Retry.
+
+Two drivers with one logic. Blocking (``follow``): the cell's own thread, the sync
+client, Ctrl-C cancels the remote job. Background (``start_background``): a task on
+the running loop (the kernel's), the async client, the cell returns at once.
+
+The logic: ask for the job's state (``/status``) at growing intervals (20 ms at first,
+so a quick job shows its result at once, then every poll interval) until it ends. With
+``stream`` (the panel shows streamed text), once the job leaves the queue, read its
+stream instead, in one unbroken ``stream_chunks`` call: the service hands each chunk
+out once, so a read is never cut short by a deadline of ours (an answer abandoned in
+flight would lose the chunks in it); each chunk reaches the panel within milliseconds.
+
+Widgets are only ever touched from the thread that owns them (the cell's, or the
+loop's); nothing here writes to a widget from another thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from nbext.client import AsyncClient, AsyncJob, Conflict, Job, NbextError, NotFound, Timeout
+from nbext.models import JobResult, JobStatus, StreamChunk
+
+from .errors import Interrupted, NotebookError, deferred_interrupts
+
+if TYPE_CHECKING:
+    from .connection import Service
+    from .registry import JobRecord, JobRegistry
+    from .widgets.job import JobPanel
+
+DEFAULT_POLL = 0.5
+"""Seconds between two state checks while a job runs (``RunpodMagics.poll_interval``)."""
+FIRST_POLL = 0.02
+"""The first pause between state checks; it doubles up to the poll interval."""
+STREAM_LIMIT = 7 * 24 * 3600.0
+"""Deadline of a stream read when the user set none: a job's longest possible life."""
+FINAL_WAIT = 30.0
+"""Deadline for reading the result of a job whose stream has ended (it is final)."""
+CANCEL_CONFIRM = 30.0
+"""How long Ctrl-C waits for the service to confirm CANCELLED."""
+
+
+class _GaveUp(Exception):
+    """The caller's ``--timeout`` passed; the job goes on."""
+
+
+class JobFollower:
+    """Follows one job for its panel and record; performs the panel's Cancel and Retry.
+
+    ``job`` is the sync handle (from ``endpoint.run``, or made from the record);
+    ``stream`` reads the job's stream for the panel's text (``--stream``);
+    ``on_end`` is called with the record each time the job reaches a final state
+    (again after a retry), e.g. to store its output under ``-o NAME``; ``on_update``
+    after each final render (the cell's display handle refreshes its ``text/plain``).
+    """
+
+    def __init__(
+        self,
+        service: Service,
+        registry: JobRegistry,
+        record: JobRecord,
+        panel: JobPanel | None = None,
+        *,
+        job: Job | None = None,
+        stream: bool = False,
+        poll: float = DEFAULT_POLL,
+        timeout: float | None = None,
+        on_end: Callable[[JobRecord], None] | None = None,
+        on_update: Callable[[], None] | None = None,
+    ) -> None:
+        if poll <= 0:
+            raise ValueError(f"poll must be > 0 seconds, got {poll}")
+        self.service = service
+        self.registry = registry
+        self.record = record
+        self.panel = panel
+        self.job = job or service.client.endpoint(record.endpoint_id).job(record.id)
+        self.poll = poll
+        self.stream = stream
+        self.timeout = timeout
+        self.on_end = on_end
+        self.on_update = on_update
+        self.task: asyncio.Task[JobResult | None] | None = None
+        self._actions: set[asyncio.Task[Any]] = set()
+        self._ajob: tuple[AsyncClient, AsyncJob] | None = None
+        self._flush_scheduled = False
+        record.follower = self
+        if panel is not None:
+            panel.cancel_button.on_click(self._cancel_clicked)
+            panel.retry_button.on_click(self._retry_clicked)
+
+    # ---- what happens to the job -------------------------------------------------------
+
+    def _chunk(self, chunk: StreamChunk) -> None:
+        if self.panel is None:
+            return
+        if not self.panel.add_chunk(chunk):
+            self._schedule_flush()
+
+    def _result(self, result: JobResult) -> None:
+        self.registry.update(self.record.id, result)
+        if self.panel is not None:
+            self.panel.set_result(result)
+
+    def _removed(self, exc: NotFound) -> None:
+        reason = f"the service no longer knows job {self.record.id}: {exc}"
+        self.registry.mark_removed(self.record.id, reason)
+        if self.panel is not None:
+            self.panel.set_removed(reason)
+        self._updated()
+
+    def _note(self, note: str) -> None:
+        if self.panel is not None:
+            self.panel.set_note(note)
+            self._updated()
+
+    def finish(self, result: JobResult) -> None:
+        """Show a final result: record, panel, ``on_end`` (``-o NAME``), display."""
+        self._result(result)
+        if self.panel is not None:
+            self.panel.refresh(force=True)
+        if self.on_end is not None:
+            self.on_end(self.record)
+        self._updated()
+
+    def _updated(self) -> None:
+        if self.on_update is not None:
+            self.on_update()
+
+    def _gave_up(self) -> None:
+        self._note(
+            f"stopped waiting after {self.timeout:g} s; the job goes on "
+            f"(%runpod jobs shows it, %runpod cancel {self.record.id} stops it)"
+        )
+
+    def _left(self, started: float) -> float | None:
+        """Seconds left of ``timeout`` (None: no limit); past it, give up."""
+        if self.timeout is None:
+            return None
+        left = started + self.timeout - time.monotonic()
+        if left <= 0:
+            raise _GaveUp
+        return left
+
+    def _pause(self, started: float, polls: int) -> float:
+        """The pause before the next state check: 20 ms, doubling, up to ``poll``."""
+        pause: float = min(self.poll, FIRST_POLL * 2.0**polls)
+        left = self._left(started)
+        return pause if left is None else min(pause, left)
+
+    # ---- blocking ----------------------------------------------------------------------
+
+    def follow(self, interrupted: bool = False) -> JobResult | None:
+        """Follow the job from the calling thread until it ends; the final result.
+
+        Returns None when the job was removed or ``timeout`` passed (the panel says
+        which). Ctrl-C cancels the job, waits for CANCELLED and raises ``Interrupted``;
+        ``interrupted`` says Ctrl-C already came (while the job was being submitted).
+        """
+        try:
+            if interrupted:
+                raise KeyboardInterrupt
+            return self._follow_sync()
+        except KeyboardInterrupt:
+            raise self._interrupted() from None
+
+    def _follow_sync(self) -> JobResult | None:
+        started = time.monotonic()
+        try:
+            result = self.job.status()
+            polls = 0
+            while not result.status.is_final and not (
+                self.stream and result.status is not JobStatus.IN_QUEUE
+            ):
+                self._result(result)
+                time.sleep(self._pause(started, polls))
+                polls += 1
+                result = self.job.status()
+            if self.stream:
+                self._result(result)
+                for chunk in self.job.stream_chunks(timeout=self._stream_deadline(started)):
+                    self._chunk(chunk)
+                result = self.job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
+        except NotFound as exc:
+            self._removed(exc)
+            return None
+        except (_GaveUp, Timeout):
+            self._gave_up()
+            return None
+        except NbextError as exc:
+            self._note(f"stopped following the job: {exc}")
+            raise
+        self.finish(result)
+        return result
+
+    def _stream_deadline(self, started: float) -> float:
+        left = self._left(started)
+        return STREAM_LIMIT if left is None else left
+
+    def _interrupted(self) -> Interrupted:
+        """Ctrl-C arrived while following: cancel the job and say how that went."""
+        job_id, where = self.record.id, f"on endpoint {self.record.endpoint_id!r}"
+        self._note("Ctrl-C: cancelling the job…")
+        try:
+            with deferred_interrupts():
+                self.job.cancel()
+        except Conflict:
+            result = self.job.status()
+            self.finish(result)
+            return Interrupted(
+                f"job {job_id} {where} had already ended {result.status.value} "
+                "before the cancel arrived"
+            )
+        except NotFound as exc:
+            self._removed(exc)
+            return Interrupted(f"job {job_id} {where} is gone from the service; nothing to cancel")
+        except NbextError as exc:
+            self._note(f"the cancel request failed: {exc}")
+            return Interrupted(
+                f"job {job_id} {where}: the cancel request failed ({exc}); it may still run: "
+                f"%runpod cancel {job_id}"
+            )
+        try:
+            result = self.job.wait(timeout=CANCEL_CONFIRM, raise_on_failure=False)
+        except KeyboardInterrupt:
+            self._note("cancel requested; stopped waiting for the service to confirm it")
+            return Interrupted(
+                f"cancel of job {job_id} {where} requested; stopped waiting for confirmation"
+            )
+        except NbextError as exc:
+            self._note(f"cancel requested, but its confirmation did not come: {exc}")
+            return Interrupted(f"cancel of job {job_id} {where} requested; not confirmed: {exc}")
+        self.finish(result)
+        if self.panel is not None:
+            self.panel.set_note(f"cancelled by Ctrl-C ({result.status.value})")
+            self._updated()
+        return Interrupted(f"job {job_id} {where} was cancelled ({result.status.value})")
+
+    # ---- background --------------------------------------------------------------------
+
+    def start_background(self) -> asyncio.Task[JobResult | None]:
+        """Follow the job in a task on the running loop; returns the task (``panel.task``)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise NotebookError(
+                "background mode updates the panel from the kernel's event loop, and no loop "
+                "is running here (a Jupyter kernel has one; a terminal IPython does not)"
+            ) from None
+        self.task = loop.create_task(self._follow_async(), name=f"nbext-job-{self.record.id}")
+        if self.panel is not None:
+            self.panel.task = self.task
+        return self.task
+
+    @property
+    def following(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def _async_job(self) -> AsyncJob:
+        client = self.service.async_client()
+        if self._ajob is None or self._ajob[0] is not client:
+            job = client.endpoint(self.record.endpoint_id).job(self.record.id)
+            self._ajob = (client, job)
+        return self._ajob[1]
+
+    async def _follow_async(self) -> JobResult | None:
+        job = self._async_job()
+        started = time.monotonic()
+        try:
+            result = await job.status()
+            polls = 0
+            while not result.status.is_final and not (
+                self.stream and result.status is not JobStatus.IN_QUEUE
+            ):
+                self._result(result)
+                await asyncio.sleep(self._pause(started, polls))
+                polls += 1
+                result = await job.status()
+            if self.stream:
+                self._result(result)
+                async for chunk in job.stream_chunks(timeout=self._stream_deadline(started)):
+                    self._chunk(chunk)
+                result = await job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
+        except NotFound as exc:
+            self._removed(exc)
+            return None
+        except (_GaveUp, Timeout):
+            self._gave_up()
+            return None
+        except Exception as exc:  # a task's error would otherwise go unseen
+            self._note(f"stopped following the job: {type(exc).__name__}: {exc}")
+            return None
+        self.finish(result)
+        return result
+
+    def _schedule_flush(self) -> None:
+        """Background mode: render the chunks a throttled refresh skipped, a bit later."""
+        if self._flush_scheduled or self.panel is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # blocking mode renders at the end of each slice instead
+        self._flush_scheduled = True
+        panel = self.panel
+
+        def flush() -> None:
+            self._flush_scheduled = False
+            panel.refresh(force=True)
+
+        loop.call_later(panel.throttle_wait(), flush)
+
+    # ---- buttons -----------------------------------------------------------------------
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._actions.add(task)
+        task.add_done_callback(self._actions.discard)
+
+    @staticmethod
+    def _loop_running() -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
+
+    def _cancel_clicked(self, _button: Any = None) -> None:
+        if self._loop_running():
+            self._spawn(self.cancel_async())
+        else:
+            self.cancel()
+
+    def _retry_clicked(self, _button: Any = None) -> None:
+        if self._loop_running():
+            self._spawn(self.retry_async())
+        else:
+            self.retry()
+
+    def cancel(self) -> None:
+        """Cancel the job (sync client) and show the outcome."""
+        try:
+            self.job.cancel()
+            self.finish(self.job.status())
+        except Conflict as exc:
+            self._note(f"not cancelled: {exc}")
+        except NotFound as exc:
+            self._removed(exc)
+        except NbextError as exc:
+            self._note(f"cancel failed: {exc}")
+
+    async def cancel_async(self) -> None:
+        """Cancel the job (async client); the background follower shows it ending."""
+        try:
+            await self._async_job().cancel()
+        except Conflict as exc:
+            self._note(f"not cancelled: {exc}")
+            return
+        except NotFound as exc:
+            self._removed(exc)
+            return
+        except NbextError as exc:
+            self._note(f"cancel failed: {exc}")
+            return
+        if not self.following:
+            self.start_background()
+
+    def retry(self) -> JobResult | None:
+        """Retry the job (sync client) and follow it again from this thread."""
+        try:
+            self.job.retry()
+        except NbextError as exc:
+            self._note(f"retry failed: {exc}")
+            return None
+        self._restarted()
+        try:
+            return self.follow()
+        except (NbextError, Interrupted) as exc:
+            self._note(str(exc))
+            return None
+
+    async def retry_async(self) -> None:
+        """Retry the job (async client) and follow it again in the background."""
+        try:
+            await self._async_job().retry()
+        except NbextError as exc:
+            self._note(f"retry failed: {exc}")
+            return
+        self._restarted()
+        if not self.following:
+            self.start_background()
+
+    def _restarted(self) -> None:
+        self.registry.update(
+            self.record.id, JobResult(id=self.record.id, status=JobStatus.IN_QUEUE)
+        )
+        if self.panel is not None:
+            self.panel.restart()
+        self._updated()

@@ -1,0 +1,60 @@
+"""IPython's APIs this layer uses, with the types IPython does not declare.
+
+IPython's display and magic-argument helpers are untyped; routing them through one
+small module keeps mypy strict everywhere else (and says in one place what we rely on).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar, cast
+
+from IPython.core import magic as _magic
+from IPython.core import magic_arguments as _arguments
+from IPython.display import display as _display
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Handle(Protocol):
+    """A displayed output that can be replaced in place (``display(..., display_id=True)``)."""
+
+    def update(self, obj: Any) -> None: ...
+
+
+def show(obj: Any) -> None:
+    """Display ``obj`` in the cell's output."""
+    _display(obj)  # type: ignore[no-untyped-call]
+
+
+def show_updatable(obj: Any) -> Handle:
+    """Display ``obj`` and return the handle that updates that output later."""
+    handle = _display(obj, display_id=True)  # type: ignore[no-untyped-call]
+    return cast(Handle, handle)
+
+
+def magic_arguments(name: str | None = None) -> Callable[[F], F]:
+    return cast(Callable[[F], F], _arguments.magic_arguments(name))  # type: ignore[no-untyped-call]
+
+
+def argument(*args: Any, **kwargs: Any) -> Callable[[F], F]:
+    return cast(Callable[[F], F], _arguments.argument(*args, **kwargs))  # type: ignore[no-untyped-call]
+
+
+def parse_argstring(magic: Callable[..., Any], line: str) -> argparse.Namespace:
+    """Parse ``line`` with the parser ``magic_arguments`` attached to ``magic``."""
+    return cast(argparse.Namespace, _arguments.parse_argstring(magic, line))  # type: ignore[no-untyped-call]
+
+
+def cell_magic(func: F) -> F:
+    return cast(F, _magic.cell_magic(func))
+
+
+def line_magic(func: F) -> F:
+    return cast(F, _magic.line_magic(func))
+
+
+def no_var_expand(func: F) -> F:
+    """The magic's line is passed as typed: no ``{name}``/``$name`` expansion."""
+    return _magic.no_var_expand(func)

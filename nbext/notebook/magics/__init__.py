@@ -1,0 +1,127 @@
+"""``RunpodMagics``: ``%%runpod_job`` and ``%runpod``, configured with ``%config``.
+
+Traits (``%config RunpodMagics.<name> = value``): ``display_limit``, ``poll_interval``,
+``default_endpoint``. The magics hold the kernel's ``Connection``; tests hand them one
+bound to their own emulator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.magic import Magics, magics_class
+from traitlets import Float, Int, TraitError, Unicode, validate
+
+from ..connection import Connection, current
+from ..ipython import (
+    argument,
+    cell_magic,
+    line_magic,
+    magic_arguments,
+    no_var_expand,
+    parse_argstring,
+)
+from . import batch, connect, health, jobs, listings  # noqa: F401  (they register subcommands)
+from .commands import SUBCOMMANDS, dispatch, help_text
+from .job import run_job
+
+
+@magics_class
+class RunpodMagics(Magics):
+    """Run jobs on serverless endpoints and watch them, from cells."""
+
+    display_limit = Int(
+        20, help="Rows a listing shows (0: all); -o NAME always stores every row."
+    ).tag(config=True)
+    poll_interval = Float(
+        0.5, help="Seconds between two state checks of a running job (streamed text is live)."
+    ).tag(config=True)
+    default_endpoint = Unicode(
+        None, allow_none=True, help="The endpoint %%runpod_job uses when none is named."
+    ).tag(config=True)
+
+    def __init__(self, shell: Any = None, connection: Connection | None = None, **kwargs: Any):
+        super().__init__(shell=shell, **kwargs)
+        self.connection = connection or current()
+
+    @property
+    def user_ns(self) -> dict[str, Any]:
+        """The notebook's namespace (where ``-o NAME`` lands and ``--python`` reads)."""
+        assert self.shell is not None, "the magics are not registered with a shell"
+        namespace: dict[str, Any] = self.shell.user_ns
+        return namespace
+
+    @validate("display_limit")
+    def _check_limit(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise TraitError(f"display_limit must be >= 0 (0 shows every row), got {value}")
+        return value
+
+    @validate("poll_interval")
+    def _check_poll(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0.05 <= value <= 60:
+            raise TraitError(f"poll_interval must be between 0.05 and 60 seconds, got {value}")
+        return value
+
+    @no_var_expand
+    @magic_arguments("%runpod_job")  # the usage line adds one more "%"
+    @argument("endpoint", nargs="?", help="the endpoint id (default: the default_endpoint trait)")
+    @argument("--python", action="store_true", help="the body is a Python expression, not JSON")
+    @argument("--sync", action="store_true", help="one /runsync call instead of /run and waiting")
+    @argument("--stream", action="store_true", help="show the job's streamed text as it arrives")
+    @argument(
+        "--background",
+        action="store_true",
+        help="return at once; the panel keeps updating while other cells run",
+    )
+    @argument("--timeout", type=float, metavar="SECONDS", help="stop waiting after SECONDS")
+    @argument(
+        "--execution-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="the job's execution timeout (5 s to 7 days; default: the endpoint's)",
+    )
+    @argument(
+        "--ttl",
+        type=float,
+        metavar="SECONDS",
+        help="the job's time to live from submission (10 s to 7 days; default 24 h)",
+    )
+    @argument("--low-priority", action="store_true", help="do not start a worker for this job")
+    @argument("--webhook", metavar="URL", help="the service POSTs the result to URL when done")
+    @argument(
+        "-o",
+        "--output",
+        metavar="NAME",
+        help="store the job's output in NAME (None if it did not complete; with "
+        "--background, set when the job ends)",
+    )
+    @argument("-q", "--quiet", action="store_true", help="no panel (a failure is still said)")
+    @cell_magic
+    def runpod_job(self, line: str, cell: str) -> None:
+        """Run the cell as a job of ENDPOINT and show it live.
+
+        The body is the job's input: a JSON object, or with --python a Python
+        expression (evaluated in the notebook) giving a dict. Blocking by default:
+        Ctrl-C cancels the job. --background returns at once. Example::
+
+            %%runpod_job echo -o out
+            {"text": "hello"}
+        """
+        run_job(self, parse_argstring(self.runpod_job, line), cell)
+
+    @no_var_expand
+    @line_magic
+    def runpod(self, line: str) -> Any:
+        """Talk to the service: ``%runpod SUBCOMMAND [arguments]``.
+
+        ``%runpod help SUBCOMMAND`` shows a subcommand's options.
+        """
+        return dispatch(self, line)
+
+
+RunpodMagics.runpod.__doc__ = f"{RunpodMagics.runpod.__doc__}\n\nSubcommands::\n\n{help_text()}\n"
+
+__all__ = ["SUBCOMMANDS", "RunpodMagics"]

@@ -1,0 +1,54 @@
+"""``%runpod map ENDPOINT VAR``: a list of inputs (or a DataFrame's rows) as jobs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+
+from ..batch import DEFAULT_CONCURRENCY, run_many
+from ..display import show_frame
+from ..ipython import argument, magic_arguments
+from .commands import subcommand
+from .common import check_name, positive, store, usage_errors
+
+if TYPE_CHECKING:
+    import argparse
+
+    from . import RunpodMagics
+
+
+@subcommand("map", "run a list of inputs (or a DataFrame's rows) as jobs; a DataFrame back")
+@magic_arguments("runpod map")
+@argument("endpoint", help="the endpoint id")
+@argument("inputs", help="a notebook variable: a list of dicts, or a DataFrame (one job per row)")
+@argument("-o", "--output", help="store the results DataFrame in this variable")
+@argument(
+    "--concurrency",
+    type=int,
+    default=DEFAULT_CONCURRENCY,
+    help=f"jobs in flight at once (default {DEFAULT_CONCURRENCY})",
+)
+@argument("--timeout", type=float, help="seconds to wait for each job")
+@argument("-q", "--quiet", action="store_true", help="no progress panel")
+def map_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """Run every input of INPUTS as a job of ENDPOINT, with a progress bar and counts by
+    state; then a DataFrame: the input's columns, id, state, delay_ms, run_ms, output, error.
+    """
+    name = check_name(args.output)
+    if args.inputs not in magics.user_ns:
+        raise UsageError(f"no {args.inputs!r} in the notebook's namespace")
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
+    timeout = positive(args.timeout, "--timeout")
+    with usage_errors(f"map on {args.endpoint!r}"):
+        frame = run_many(
+            args.endpoint,
+            magics.user_ns[args.inputs],
+            concurrency=args.concurrency,
+            timeout=timeout,
+            quiet=args.quiet,
+            connection=magics.connection,
+        )
+    store(magics, name, frame)
+    show_frame(frame, magics.display_limit, what="results", stored_as=name)

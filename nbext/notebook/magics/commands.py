@@ -1,0 +1,108 @@
+"""The ``%runpod`` subcommands: a registry, and the dispatch from one line to one of them.
+
+Each subcommand is a function of ``(magics, args)`` declared with IPython's
+``magic_arguments`` (so it has a real argparse parser and help text) and registered with
+``@subcommand``; modules named for what they own (``connect``, ``health``, ``jobs``,
+``batch``, ``listings``) hold them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from ..ipython import parse_argstring
+
+if TYPE_CHECKING:
+    import argparse
+
+    from . import RunpodMagics
+
+Handler = Callable[["RunpodMagics", "argparse.Namespace"], Any]
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    name: str
+    summary: str
+    handler: Handler
+
+    @property
+    def help(self) -> str:
+        return str(self.handler.__doc__ or self.summary)
+
+    def run(self, magics: RunpodMagics, argstring: str) -> Any:
+        args = parse_argstring(self.handler, argstring)
+        return self.handler(magics, args)
+
+
+SUBCOMMANDS: dict[str, Subcommand] = {}
+ORDER = (
+    "connect",
+    "status",
+    "deploy",
+    "jobs",
+    "cancel",
+    "retry",
+    "purge",
+    "health",
+    "map",
+    "templates",
+    "pods",
+    "endpoints",
+    "volumes",
+    "registry-auths",
+    "billing",
+)
+"""How help lists the subcommands: the session's order, not the modules'."""
+
+
+def names() -> list[str]:
+    known = [n for n in ORDER if n in SUBCOMMANDS]
+    return known + sorted(n for n in SUBCOMMANDS if n not in ORDER)
+
+
+def subcommand(name: str, summary: str) -> Callable[[Handler], Handler]:
+    """Register a ``magic_arguments``-decorated function as ``%runpod NAME``."""
+
+    def register(handler: Handler) -> Handler:
+        if not hasattr(handler, "parser"):
+            raise TypeError(f"%runpod {name}: decorate the handler with @magic_arguments")
+        SUBCOMMANDS[name] = Subcommand(name, summary, handler)
+        return handler
+
+    return register
+
+
+def dispatch(magics: RunpodMagics, line: str) -> Any:
+    """``%runpod SUBCOMMAND [arguments]``."""
+    name, _, rest = line.strip().partition(" ")
+    if not name:
+        raise UsageError(f"%runpod needs a subcommand: {', '.join(names())} (%runpod? for help)")
+    if name in ("help", "-h", "--help"):
+        print(help_text(rest.strip() or None))
+        return None
+    command = SUBCOMMANDS.get(name)
+    if command is None:
+        close = difflib.get_close_matches(name, SUBCOMMANDS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UsageError(
+            f"unknown %runpod subcommand {name!r}{hint} (one of: {', '.join(names())})"
+        )
+    return command.run(magics, rest)
+
+
+def help_text(name: str | None = None) -> str:
+    """The summary of every subcommand, or one subcommand's full help."""
+    if name is not None:
+        command = SUBCOMMANDS.get(name)
+        if command is None:
+            raise UsageError(f"no %runpod subcommand {name!r}; one of: {', '.join(names())}")
+        return command.help
+    width = max(len(n) for n in SUBCOMMANDS)
+    lines = [f"  {n:<{width}}  {SUBCOMMANDS[n].summary}" for n in names()]
+    return "\n".join(lines)

@@ -1,0 +1,67 @@
+"""``%runpod connect``, ``status`` and ``deploy``: which service, and notebook endpoints."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+
+from ..deploy import deploy
+from ..ipython import argument, magic_arguments
+from .commands import subcommand
+from .common import usage_errors
+
+if TYPE_CHECKING:
+    import argparse
+
+    from . import RunpodMagics
+
+
+@subcommand("connect", "switch between the local emulator and the RunPod cloud")
+@magic_arguments("runpod connect")
+@argument("target", choices=["local", "cloud"], help="local: the embedded emulator; cloud: RunPod")
+def connect(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """Talk to the embedded emulator (``local``) or the real service (``cloud``).
+
+    Jobs already submitted stay reachable from ``%runpod jobs`` whichever side is current.
+    """
+    with usage_errors("connect"):
+        service = magics.connection.connect(args.target)
+    print(f"nbext: {service.describe()}")
+
+
+@subcommand("status", "which service this kernel talks to, its URLs, masked key, endpoints")
+@magic_arguments("runpod status")
+def status(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """Which service, its addresses, the API key (masked) and the emulator's endpoints."""
+    print("\n".join(magics.connection.status_lines()))
+
+
+@subcommand("deploy", "make a notebook function an endpoint of the local emulator")
+@magic_arguments("runpod deploy")
+@argument("function", help="the name of a function in the notebook: function(job) -> output")
+@argument("--name", help="the endpoint id (default: the function's name)")
+@argument("--workers-max", type=int, default=3, help="most workers (jobs at once); default 3")
+@argument("--workers-min", type=int, default=0, help="workers kept running; default 0")
+@argument(
+    "--execution-timeout", type=float, default=None, help="seconds a job may run; default 600"
+)
+def deploy_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """Deploy FUNCTION (a name in the notebook) as an endpoint, callable at once from
+    ``%%runpod_job NAME``. Deploying again under the same name switches to the new code.
+    """
+    function = magics.user_ns.get(args.function)
+    if function is None:
+        raise UsageError(f"no {args.function!r} in the notebook's namespace")
+    if not callable(function):
+        raise UsageError(f"{args.function!r} is a {type(function).__name__}, not a function")
+    with usage_errors("deploy"):
+        endpoint_id = deploy(
+            function,
+            args.name or args.function,
+            workers_max=args.workers_max,
+            workers_min=args.workers_min,
+            execution_timeout=args.execution_timeout,
+            connection=magics.connection,
+        )
+    print(f"deployed {args.function} as endpoint {endpoint_id!r}: %%runpod_job {endpoint_id}")

@@ -1,0 +1,315 @@
+"""``%%runpod_job ENDPOINT [options]``: run the cell's input as a job and show it live.
+
+The cell body is the job's ``input``: JSON, or with ``--python`` a Python expression
+evaluated in the user's namespace. There is no ``{name}`` interpolation, in the body or
+the options: JSON braces would collide with it, and ``--python`` is the explicit way to
+use variables.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from nbext.client import Job, NbextError, NotFound
+from nbext.models import JobResult, JobStatus
+
+from ..errors import Interrupted, NotebookError, deferred_interrupts
+from ..follow import JobFollower
+from ..ipython import Handle, show_updatable
+from ..registry import JobRecord
+from ..widgets.job import JobPanel
+from .common import check_name, one_line, positive, store, usage_errors
+
+if TYPE_CHECKING:
+    import argparse
+
+    from ..connection import Service
+    from . import RunpodMagics
+
+
+def parse_input(cell: str, *, python: bool, namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The job's input from the cell body; a mistake is a one-line UsageError."""
+    if python:
+        try:
+            code = compile(cell.strip(), "<runpod_job input>", "eval")
+        except SyntaxError as exc:
+            raise UsageError(
+                f"--python: the cell body must be one Python expression: {exc.msg} "
+                f"(line {exc.lineno}, column {exc.offset})"
+            ) from None
+        try:
+            value = eval(code, dict(namespace))
+        except Exception as exc:
+            raise UsageError(
+                one_line(f"--python: evaluating the cell body raised {type(exc).__name__}: {exc}")
+            ) from None
+        if not isinstance(value, Mapping):
+            raise UsageError(
+                f"--python: the expression must give a dict (the job's input), "
+                f"got {type(value).__name__}"
+            )
+        return dict(value)
+    try:
+        value = json.loads(cell)
+    except json.JSONDecodeError as exc:
+        lines = cell.splitlines() or [""]
+        text = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else ""
+        near = text.strip()[:60]
+        raise UsageError(
+            f"the cell body is not valid JSON: {exc.msg} at line {exc.lineno}, column "
+            f"{exc.colno}"
+            + (f" (in `{near}`)" if near else "")
+            + "; use --python for a Python expression"
+        ) from None
+    if not isinstance(value, dict):
+        raise UsageError(
+            f"the cell body must be a JSON object (the job's input), got {_kind(value)}"
+        )
+    return value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else type(value).__name__
+
+
+def submit_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of ``/run`` and ``/runsync`` from the magic's arguments (seconds)."""
+    options: dict[str, Any] = {"low_priority": args.low_priority}
+    if args.webhook:
+        options["webhook"] = args.webhook
+    if args.execution_timeout is not None:
+        options["execution_timeout"] = positive(args.execution_timeout, "--execution-timeout")
+    if args.ttl is not None:
+        options["ttl"] = positive(args.ttl, "--ttl")
+    return options
+
+
+def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+    """The cell magic's body, after its arguments were parsed."""
+    endpoint_id = args.endpoint or magics.default_endpoint
+    if not endpoint_id:
+        raise UsageError(
+            "which endpoint? `%%runpod_job ENDPOINT`, or set "
+            "%config RunpodMagics.default_endpoint = 'NAME'"
+        )
+    output_name = check_name(args.output)
+    timeout = positive(args.timeout, "--timeout")
+    if args.sync and (args.background or args.stream):
+        raise UsageError(
+            "--sync waits for the whole result in one /runsync call; it cannot be combined "
+            "with --background or --stream"
+        )
+    if args.background and not _loop_running():
+        raise UsageError(
+            "--background updates the panel from the kernel's event loop, and none is "
+            "running here (a Jupyter kernel has one; a terminal IPython does not)"
+        )
+    job_input = parse_input(cell, python=args.python, namespace=magics.user_ns)
+    options = submit_options(args)
+    with usage_errors():
+        service = magics.connection.service()
+    if args.sync:
+        _run_sync(magics, service, endpoint_id, job_input, options, args, timeout, output_name)
+        return
+    with deferred_interrupts(deliver=False) as held:
+        with usage_errors(f"endpoint {endpoint_id!r}"):
+            job = service.client.endpoint(endpoint_id).run(job_input, **options)
+        follower = _follower(magics, service, job, args, timeout, output_name)
+    if args.background and not held.received:
+        follower.start_background()
+        return
+    try:
+        result = follower.follow(interrupted=held.received)
+    except NbextError as exc:
+        raise UsageError(one_line(f"job {job.id}: {exc}")) from None
+    if args.quiet:
+        _report_quietly(follower.record, result)
+
+
+def _loop_running() -> bool:
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _panel(magics: RunpodMagics, endpoint_id: str, *, stream: bool, via: str) -> JobPanel:
+    return JobPanel(endpoint_id, stream=stream, via=via, redact=magics.connection.redact)
+
+
+def _output_setter(magics: RunpodMagics, name: str | None) -> Any:
+    def on_end(record: JobRecord) -> None:
+        result = record.result
+        completed = result is not None and result.status is JobStatus.COMPLETED
+        store(magics, name, result.output if completed and result is not None else None)
+
+    return on_end
+
+
+def _follower(
+    magics: RunpodMagics,
+    service: Service,
+    job: Job,
+    args: argparse.Namespace,
+    timeout: float | None,
+    output_name: str | None,
+) -> JobFollower:
+    """Record the job, show its panel, and make the follower that will feed them."""
+    connection = magics.connection
+    record = connection.registry.add(
+        JobRecord(job.id, job.endpoint_id, service.mode, "/run", result=job.result)
+    )
+    panel = None if args.quiet else _panel(magics, job.endpoint_id, stream=args.stream, via="/run")
+    handle: Handle | None = None
+    if panel is not None:
+        panel.start(job.id)
+        handle = show_updatable(panel)
+    store(magics, output_name, None)  # never leave a previous run's value looking current
+
+    def refresh_display() -> None:
+        if handle is not None and panel is not None:
+            handle.update(panel)
+
+    return JobFollower(
+        service,
+        connection.registry,
+        record,
+        panel,
+        job=job,
+        stream=panel is not None and args.stream,
+        poll=magics.poll_interval,
+        timeout=timeout,
+        on_end=_output_setter(magics, output_name),
+        on_update=refresh_display,
+    )
+
+
+def _report_quietly(record: JobRecord, result: JobResult | None) -> None:
+    """``--quiet`` shows nothing, unless the job did not complete: that is said in a line."""
+    if result is not None and result.status is JobStatus.COMPLETED:
+        return
+    detail = f": {one_line(result.error)}" if result is not None and result.error else ""
+    print(
+        f"job {record.id} on {record.endpoint_id!r} ended {record.state}{detail}",
+        file=sys.stderr,
+    )
+
+
+def _run_sync(
+    magics: RunpodMagics,
+    service: Service,
+    endpoint_id: str,
+    job_input: dict[str, Any],
+    options: dict[str, Any],
+    args: argparse.Namespace,
+    timeout: float | None,
+    output_name: str | None,
+) -> None:
+    """``--sync``: one /runsync call; the panel shows the outcome when it returns."""
+    panel = None if args.quiet else _panel(magics, endpoint_id, stream=False, via="/runsync")
+    handle: Handle | None = None
+    if panel is not None:
+        panel.set_note("waiting for /runsync…")
+        handle = show_updatable(panel)
+    store(magics, output_name, None)
+    try:
+        with usage_errors(f"endpoint {endpoint_id!r}"):
+            endpoint = service.client.endpoint(endpoint_id)
+            result = endpoint.run_sync(
+                job_input, timeout=timeout, raise_on_failure=False, **options
+            )
+    except KeyboardInterrupt:
+        if panel is not None:
+            panel.set_note("interrupted")
+            if handle is not None:
+                handle.update(panel)
+        raise Interrupted(
+            f"stopped waiting for /runsync on {endpoint_id!r}: the service had not returned "
+            "the job's id, so it could not be cancelled and may still run"
+        ) from None
+    except UsageError:
+        if panel is not None:
+            panel.set_note("")
+            panel.set_removed("the /runsync call failed")
+            if handle is not None:
+                handle.update(panel)
+        raise
+    connection = magics.connection
+    record = connection.registry.add(
+        JobRecord(result.id, endpoint_id, service.mode, "/runsync", result=result)
+    )
+    follower = JobFollower(
+        service,
+        connection.registry,
+        record,
+        panel,
+        poll=magics.poll_interval,
+        on_end=_output_setter(magics, output_name),
+        on_update=(lambda: handle.update(panel)) if handle is not None else None,
+    )
+    if panel is not None:
+        panel.note = ""
+    follower.finish(result)
+    if args.quiet:
+        _report_quietly(record, result)
+
+
+def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool) -> None:
+    """``%runpod retry JOB``: queue a FAILED or TIMED_OUT job again and follow it."""
+    with usage_errors(f"job {record.id}"):
+        service = magics.connection.service_named(record.service)
+        if service is None:
+            raise NotebookError(f"job {record.id} was submitted to a service no longer open")
+    job = service.client.endpoint(record.endpoint_id).job(record.id)
+    if background and not _loop_running():
+        raise UsageError("--background needs the kernel's event loop, and none is running here")
+    with deferred_interrupts(deliver=False) as held:
+        try:
+            job.retry()
+        except NotFound as exc:
+            magics.connection.registry.mark_removed(record.id, str(exc))
+            raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+        except NbextError as exc:
+            raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+        magics.connection.registry.update(
+            record.id, JobResult(id=record.id, status=JobStatus.IN_QUEUE)
+        )
+        panel = None if quiet else _panel(magics, record.endpoint_id, stream=False, via="retry")
+        handle: Handle | None = None
+        if panel is not None:
+            panel.start(record.id)
+            handle = show_updatable(panel)
+        follower = JobFollower(
+            service,
+            magics.connection.registry,
+            record,
+            panel,
+            job=job,
+            poll=magics.poll_interval,
+            on_update=(lambda: handle.update(panel)) if handle is not None else None,
+        )
+    if background and not held.received:
+        follower.start_background()
+        return
+    try:
+        result = follower.follow(interrupted=held.received)
+    except NbextError as exc:
+        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+    if quiet:
+        _report_quietly(record, result)

@@ -1,0 +1,119 @@
+"""``%runpod jobs``, ``cancel``, ``retry``, ``purge``: this kernel's jobs and queues."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+
+from nbext.client import NbextError, NotFound
+
+from ..display import show_frame, to_frame
+from ..display.specs import JOBS
+from ..ipython import argument, magic_arguments
+from ..registry import JobRecord
+from .commands import subcommand
+from .common import check_name, one_line, store, usage_errors
+from .job import retry_job
+
+if TYPE_CHECKING:
+    import argparse
+
+    from . import RunpodMagics
+
+
+def refresh(magics: RunpodMagics) -> None:
+    """Ask the service for the state of every job of this kernel that has not ended."""
+    connection = magics.connection
+    for record in connection.registry:
+        if record.final or (record.follower is not None and record.follower.following):
+            continue
+        service = connection.service_named(record.service)
+        if service is None:
+            continue
+        job = service.client.endpoint(record.endpoint_id).job(record.id)
+        try:
+            connection.registry.update(record.id, job.status())
+        except NotFound as exc:
+            connection.registry.mark_removed(record.id, str(exc))
+        except NbextError:
+            continue  # keep the last state seen; the listing is still useful
+
+
+@subcommand("jobs", "the jobs this kernel submitted, refreshed (a DataFrame)")
+@magic_arguments("runpod jobs")
+@argument("-o", "--output", help="store the whole DataFrame in this variable")
+@argument("--no-refresh", action="store_true", help="show the last states seen, ask nothing")
+def jobs(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """The jobs this kernel submitted, newest first: id, endpoint, state, queue delay and
+    run time (ms), submission time. Unfinished jobs are asked for their state first.
+    """
+    name = check_name(args.output)
+    if not args.no_refresh:
+        refresh(magics)
+    frame = to_frame(magics.connection.registry, JOBS)
+    store(magics, name, frame)
+    show_frame(frame, magics.display_limit, what="jobs", stored_as=name)
+
+
+def record_of(magics: RunpodMagics, job_id: str, endpoint: str | None) -> JobRecord:
+    """A job by id: from this kernel's records, or (with ``--endpoint``) any job."""
+    record = magics.connection.registry.get(job_id)
+    if record is not None:
+        return record
+    if endpoint is None:
+        raise UsageError(
+            f"job {job_id!r} was not submitted from this kernel; give its endpoint: "
+            f"--endpoint ENDPOINT"
+        )
+    with usage_errors():
+        service = magics.connection.service()
+    return magics.connection.registry.add(JobRecord(job_id, endpoint, service.mode, "external"))
+
+
+@subcommand("cancel", "cancel a job (IN_QUEUE or IN_PROGRESS)")
+@magic_arguments("runpod cancel")
+@argument("job", help="the job id")
+@argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
+def cancel(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """Cancel JOB: a queued job never starts, a running one is told to stop."""
+    record = record_of(magics, args.job, args.endpoint)
+    service = magics.connection.service_named(record.service)
+    if service is None:
+        raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
+    job = service.client.endpoint(record.endpoint_id).job(record.id)
+    try:
+        job.cancel()
+        result = job.status()
+    except NotFound as exc:
+        magics.connection.registry.mark_removed(record.id, str(exc))
+        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+    except NbextError as exc:
+        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+    magics.connection.registry.update(record.id, result)
+    if record.follower is not None and record.follower.panel is not None:
+        record.follower.panel.set_result(result)
+    print(f"job {record.id} on {record.endpoint_id!r}: {result.status.value}")
+
+
+@subcommand("retry", "queue a FAILED or TIMED_OUT job again and follow it")
+@magic_arguments("runpod retry")
+@argument("job", help="the job id")
+@argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
+@argument("--background", action="store_true", help="return at once; the panel keeps updating")
+@argument("-q", "--quiet", action="store_true", help="no panel")
+def retry(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """Retry JOB (same id, same input) and show it in a new panel until it ends."""
+    record = record_of(magics, args.job, args.endpoint)
+    retry_job(magics, record, background=args.background, quiet=args.quiet)
+
+
+@subcommand("purge", "remove every queued job of an endpoint (running jobs go on)")
+@magic_arguments("runpod purge")
+@argument("endpoint", help="the endpoint id")
+def purge(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """Remove every IN_QUEUE job of ENDPOINT; jobs already running are not touched."""
+    with usage_errors(f"endpoint {args.endpoint!r}"):
+        service = magics.connection.service()
+        result = service.client.endpoint(args.endpoint).purge_queue()
+    print(f"purged {result.removed} queued job(s) from {args.endpoint!r}")

@@ -1,0 +1,101 @@
+"""The jobs this kernel submitted: what ``%runpod jobs``, ``cancel`` and ``retry`` work on.
+
+A record remembers where a job went (endpoint, service) and the last state seen, so a
+user can refer to a job by its id alone, and a listing shows this session's work without
+asking the service for anything but fresh states of unfinished jobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from nbext.models import JobResult
+
+if TYPE_CHECKING:
+    from .follow import JobFollower
+
+REMOVED = "REMOVED"
+"""The state shown for a job the service no longer knows (purged, TTL, retention)."""
+
+
+@dataclass(eq=False)
+class JobRecord:
+    """One submitted job as this kernel knows it."""
+
+    id: str
+    endpoint_id: str
+    service: str
+    via: str
+    submitted: datetime = field(default_factory=lambda: datetime.now(UTC))
+    result: JobResult | None = None
+    removed: str | None = None
+    follower: JobFollower | None = None
+
+    @property
+    def state(self) -> str:
+        if self.removed is not None:
+            return REMOVED
+        return self.result.status.value if self.result is not None else "IN_QUEUE"
+
+    @property
+    def final(self) -> bool:
+        return self.removed is not None or (self.result is not None and self.result.status.is_final)
+
+    def as_row(self) -> dict[str, Any]:
+        """The record as a listing row (``display.specs.JOBS`` gives the dtypes)."""
+        result = self.result
+        return {
+            "id": self.id,
+            "endpoint": self.endpoint_id,
+            "state": self.state,
+            "delay_ms": result.delay_time if result else None,
+            "run_ms": result.execution_time if result else None,
+            "submitted": self.submitted,
+            "via": self.via,
+            "service": self.service,
+        }
+
+
+class JobRegistry:
+    """Records by job id, in submission order; ``listeners`` hear every change."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, JobRecord] = {}
+        self.listeners: list[Callable[[JobRecord], None]] = []
+
+    def add(self, record: JobRecord) -> JobRecord:
+        self._records[record.id] = record
+        self._changed(record)
+        return record
+
+    def get(self, job_id: str) -> JobRecord | None:
+        return self._records.get(job_id)
+
+    def update(self, job_id: str, result: JobResult) -> None:
+        record = self._records.get(job_id)
+        if record is not None:
+            record.result = result
+            record.removed = None
+            self._changed(record)
+
+    def mark_removed(self, job_id: str, reason: str) -> None:
+        record = self._records.get(job_id)
+        if record is not None:
+            record.removed = reason
+            self._changed(record)
+
+    def _changed(self, record: JobRecord) -> None:
+        for listener in list(self.listeners):
+            listener(record)
+
+    def __iter__(self) -> Iterator[JobRecord]:
+        return iter(list(self._records.values()))
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._records

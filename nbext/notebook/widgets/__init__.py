@@ -1,0 +1,17 @@
+"""Panels built from core ipywidgets: job, health and batch. Each has a ``text/plain`` form."""
+
+from .batch import BatchPanel
+from .health import HealthPanel, chart_svg
+from .job import JobPanel
+from .style import STATE_COLOURS, badge_html
+from .throttle import Throttle
+
+__all__ = [
+    "STATE_COLOURS",
+    "BatchPanel",
+    "HealthPanel",
+    "JobPanel",
+    "Throttle",
+    "badge_html",
+    "chart_svg",
+]

@@ -1,0 +1,221 @@
+"""The health panel: an endpoint's job and worker counts, and their history as a chart.
+
+Passive like the job panel: ``add(health)`` records a sample and renders. The chart is
+an inline SVG in an HTML widget (core ipywidgets only, nothing to install in the
+browser), drawn from the samples kept while watching.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import html
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from nbext.models import Health
+
+from ..display.frames import to_frame
+from ..display.specs import HEALTH
+from .plain import PlainTextForm
+
+HISTORY = 120
+"""Samples kept for the chart (two minutes at one a second)."""
+SERIES: tuple[tuple[str, str, str], ...] = (
+    ("in_queue", "in queue", "#6b7280"),
+    ("in_progress", "in progress", "#2563eb"),
+    ("running", "workers running", "#16a34a"),
+    ("idle", "workers idle", "#86efac"),
+)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One health answer, flattened for the chart and the table."""
+
+    at: datetime
+    completed: int
+    failed: int
+    retried: int
+    in_queue: int
+    in_progress: int
+    idle: int
+    running: int
+    extra_workers: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, health: Health, at: datetime | None = None) -> Sample:
+        jobs, workers = health.jobs, health.workers
+        return cls(
+            at=at or datetime.now(UTC),
+            completed=jobs.completed,
+            failed=jobs.failed,
+            retried=jobs.retried,
+            in_queue=jobs.in_queue,
+            in_progress=jobs.in_progress,
+            idle=workers.idle,
+            running=workers.running,
+            extra_workers=dict(workers.model_extra or {}),
+        )
+
+
+def chart_svg(samples: list[Sample], width: int = 420, height: int = 110) -> str:
+    """A line per series over the samples; the y axis starts at 0 and fits the peak."""
+    if len(samples) < 2:
+        return ""
+    peak = max(1, *(getattr(s, key) for s in samples for key, _, _ in SERIES))
+    left, right, top, bottom = 28, 8, 8, 22
+    plot_w, plot_h = width - left - right, height - top - bottom
+    step = plot_w / (len(samples) - 1)
+    parts = [
+        f'<svg class="nbext-health-chart" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg" '
+        'style="font:10px sans-serif">',
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
+        'stroke="#9ca3af"/>',
+        f'<text x="{left - 4}" y="{top + 8}" text-anchor="end">{peak}</text>',
+        f'<text x="{left - 4}" y="{top + plot_h}" text-anchor="end">0</text>',
+    ]
+    for n, (key, label, colour) in enumerate(SERIES):
+        points = " ".join(
+            f"{left + i * step:.1f},{top + plot_h - getattr(s, key) / peak * plot_h:.1f}"
+            for i, s in enumerate(samples)
+        )
+        parts.append(
+            f'<polyline data-series="{key}" fill="none" stroke="{colour}" '
+            f'stroke-width="1.8" points="{points}"/>'
+        )
+        x = left + n * (plot_w / len(SERIES))
+        parts.append(
+            f'<rect x="{x:.1f}" y="{height - 10}" width="8" height="8" fill="{colour}"/>'
+            f'<text x="{x + 11:.1f}" y="{height - 2}">{html.escape(label)}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
+    """Counts of one endpoint's jobs and workers; a chart of them while watching.
+
+    ``on_stop`` is called when the user stops watching (the Stop button, or closing the
+    panel), so the watcher's task ends with the panel.
+    """
+
+    def __init__(self, endpoint_id: str, *, watching: bool = False) -> None:
+        self.endpoint_id = endpoint_id
+        self.samples: deque[Sample] = deque(maxlen=HISTORY)
+        self.watching = watching
+        self.error: str | None = None
+        self.task: asyncio.Task[Any] | None = None
+        self.on_stop: Callable[[], None] | None = None
+        self.title = widgets.HTML()
+        self.counts = widgets.HTML()
+        self.chart = widgets.HTML(layout=widgets.Layout(display="none"))
+        self.stop_button = widgets.Button(
+            description="Stop watching",
+            icon="stop",
+            layout=widgets.Layout(display=None if watching else "none"),
+        )
+        self.stop_button.on_click(lambda _b: self.stop())
+        for part, name in (
+            (self.title, "title"),
+            (self.counts, "counts"),
+            (self.chart, "chart"),
+            (self.stop_button, "stop"),
+        ):
+            part.add_class(f"nbext-health-{name}")
+        super().__init__([self.title, self.counts, self.chart, self.stop_button])
+        self.add_class("nbext-health-panel")
+        self._render()
+
+    @property
+    def latest(self) -> Sample | None:
+        return self.samples[-1] if self.samples else None
+
+    def add(self, health: Health, at: datetime | None = None) -> Sample:
+        sample = Sample.of(health, at)
+        self.samples.append(sample)
+        self.error = None
+        self._render()
+        return sample
+
+    def frame(self) -> pd.DataFrame:
+        """The samples so far as a DataFrame (one row per sample, oldest first)."""
+        return to_frame([dataclasses.asdict(s) for s in self.samples], HEALTH)
+
+    def set_error(self, error: str) -> None:
+        self.error = error
+        self._render()
+
+    def stop(self) -> None:
+        """Stop watching: the watcher's task ends and the panel keeps its last counts."""
+        if not self.watching:
+            return
+        self.watching = False
+        if self.on_stop is not None:
+            self.on_stop()
+        self._render()
+
+    def close(self) -> None:
+        """Closing the panel stops its watcher too (a closed panel has no one to show to)."""
+        self.stop()
+        super().close()
+
+    def _render(self) -> None:
+        state = "watching" if self.watching else "snapshot"
+        when = self.latest.at.strftime("%H:%M:%S UTC") if self.latest else "…"
+        self.title.value = (
+            f"<b>{html.escape(self.endpoint_id)}</b> health "
+            f'<span style="opacity:0.7">{state} · {when}</span>'
+        )
+        sample = self.latest
+        if sample is None:
+            body = "<i>no answer yet</i>"
+        else:
+            cells = [
+                ("in queue", sample.in_queue),
+                ("in progress", sample.in_progress),
+                ("completed", sample.completed),
+                ("failed", sample.failed),
+                ("retried", sample.retried),
+                ("workers idle", sample.idle),
+                ("workers running", sample.running),
+                *((f"workers {k}", v) for k, v in sorted(sample.extra_workers.items())),
+            ]
+            head = "".join(f"<th style='padding:0 0.6em'>{html.escape(k)}</th>" for k, _ in cells)
+            row = "".join(
+                f"<td style='text-align:center' data-count='{html.escape(k)}'>{v}</td>"
+                for k, v in cells
+            )
+            body = f"<table><tr>{head}</tr><tr>{row}</tr></table>"
+        if self.error:
+            body += f'<div style="color:#dc2626">{html.escape(self.error)}</div>'
+        self.counts.value = body
+        svg = chart_svg(list(self.samples)) if len(self.samples) > 1 else ""
+        self.chart.value = svg
+        self.chart.layout.display = None if svg else "none"
+        self.stop_button.layout.display = None if self.watching else "none"
+
+    def plain_text(self) -> str:
+        sample = self.latest
+        if sample is None:
+            return f"{self.endpoint_id} health: no answer yet"
+        extra = "".join(f" {k}={v}" for k, v in sorted(sample.extra_workers.items()))
+        text = (
+            f"{self.endpoint_id} health at {sample.at:%H:%M:%S} UTC: jobs in_queue="
+            f"{sample.in_queue} in_progress={sample.in_progress} completed={sample.completed} "
+            f"failed={sample.failed} retried={sample.retried}; workers idle={sample.idle} "
+            f"running={sample.running}{extra}"
+        )
+        if len(self.samples) > 1:
+            text += f" ({len(self.samples)} samples watched)"
+        return text
+
+    def __repr__(self) -> str:
+        return f"HealthPanel({self.endpoint_id!r}, samples={len(self.samples)})"

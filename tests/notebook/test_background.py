@@ -1,0 +1,119 @@
+"""``--background``: the cell returns at once, a task on the running loop keeps the panel
+current, and its buttons act on the job while other cells run.
+
+Each test is async, so a loop runs while the magic does, as in a kernel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import anyio
+import pytest
+
+from nbext.models import JobStatus
+
+from .conftest import Notebook
+
+pytestmark = pytest.mark.anyio
+
+
+async def advance(nb: Notebook, seconds: float) -> None:
+    """Move the emulator's fake clock (its loop is another thread's)."""
+    await anyio.to_thread.run_sync(nb.emu.advance, seconds)
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+async def test_background_returns_at_once_and_the_panel_follows(nb: Notebook) -> None:
+    nb.run('%%runpod_job sleep --background -o out\n{"seconds": 30}')
+    panel = nb.panel()
+    assert panel.task is not None and not panel.task.done()
+    assert nb.shell.user_ns["out"] is None
+    nb.run("other = 40 + 2")  # the notebook is free meanwhile
+    assert nb.shell.user_ns["other"] == 42
+    job_id = nb.record().id
+    await nb.auntil(lambda: panel.state == "IN_PROGRESS", "the panel to show IN_PROGRESS")
+    await advance(nb, 30)
+    result = await asyncio.wait_for(panel.task, 10)
+    assert result is not None and result.status is JobStatus.COMPLETED
+    assert panel.state == "COMPLETED"
+    assert nb.shell.user_ns["out"] == {"slept": 30}
+    assert nb.job(job_id).status is JobStatus.COMPLETED
+    assert "COMPLETED" in nb.last_plain() and nb.displays[-1]["update"]
+    await nb.conn.aclose()
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+async def test_cancel_button_in_background_mode(nb: Notebook) -> None:
+    nb.run('%%runpod_job sleep --background\n{"seconds": 100}')
+    panel = nb.panel()
+    await nb.auntil(lambda: panel.state == "IN_PROGRESS", "the job to run")
+    assert not panel.cancel_button.disabled
+    panel.cancel_button.click()
+    assert panel.task is not None
+    await asyncio.wait_for(panel.task, 10)
+    assert panel.state == "CANCELLED"
+    assert nb.job(nb.record().id).status is JobStatus.CANCELLED
+    assert panel.cancel_button.layout.display == "none"
+    await nb.conn.aclose()
+
+
+async def test_background_stream_shows_text_before_the_job_ends(nb: Notebook) -> None:
+    import threading
+
+    gate = threading.Event()
+
+    def talker(job: dict[str, Any]) -> Any:
+        yield "first words"
+        gate.wait(10)
+        yield ", then the rest"
+
+    nb.deploy(talker, "talker")
+    nb.run("%%runpod_job talker --background --stream -o out\n{}")
+    panel = nb.panel()
+    await nb.auntil(lambda: "first words" in panel.text_view.value, "the first chunk on screen")
+    assert panel.state == "IN_PROGRESS"
+    gate.set()
+    await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]
+    assert panel.text == "first words, then the rest"
+    assert "first words, then the rest" in panel.text_view.value
+    assert nb.shell.user_ns["out"] == ["first words", ", then the rest"]
+    await nb.conn.aclose()
+
+
+async def test_retry_button_in_background_mode(nb: Notebook) -> None:
+    calls: list[int] = []
+
+    def flaky(job: dict[str, Any]) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("first try fails")
+        return {"attempt": len(calls)}
+
+    nb.deploy(flaky, "flaky")
+    nb.run("%%runpod_job flaky --background -o out\n{}")
+    panel = nb.panel()
+    await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]
+    assert panel.state == "FAILED" and not panel.retry_button.disabled
+    first_task = panel.task
+    panel.retry_button.click()
+    await nb.auntil(lambda: panel.task is not first_task, "the retry to start following")
+    await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]
+    assert panel.state == "COMPLETED"
+    assert panel.error_view.layout.display == "none"
+    assert nb.shell.user_ns["out"] == {"attempt": 2}
+    health = nb.conn.client.endpoint("flaky").health()
+    assert health.jobs.retried == 1
+    await nb.conn.aclose()
+
+
+async def test_background_job_removed_by_purge_says_so(nb: Notebook) -> None:
+    nb.emu.deploy(image="no-such-image", endpoint_id="held")  # no worker: jobs stay queued
+    nb.run("%%runpod_job held --background\n{}")
+    panel = nb.panel()
+    nb.run("%runpod purge held")
+    await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]
+    assert panel.state == "REMOVED"
+    assert "no longer knows" in panel.note_view.value
+    await nb.conn.aclose()

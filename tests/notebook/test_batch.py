@@ -1,0 +1,90 @@
+"""``%runpod map`` and ``run_many``: a progress panel, then a DataFrame of results."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from nbext.notebook import run_many
+from nbext.notebook.display.specs import STATES
+
+from .conftest import Notebook
+from .test_job_magic import usage_error
+
+RESULT_COLUMNS = ["id", "state", "delay_ms", "run_ms", "output", "error"]
+
+
+def check_result_dtypes(df: pd.DataFrame) -> None:
+    assert str(df["id"].dtype) == "string"
+    assert isinstance(df["state"].dtype, pd.CategoricalDtype)
+    assert tuple(df["state"].cat.categories) == STATES
+    assert str(df["delay_ms"].dtype) == "Int64"
+    assert str(df["run_ms"].dtype) == "Int64"
+    assert df["output"].dtype == object
+    assert str(df["error"].dtype) == "string"
+
+
+def test_map_a_list_of_dicts(nb: Notebook) -> None:
+    nb.run("inputs = [{'n': i, 'word': f'w{i}'} for i in range(12)]")
+    nb.run("%runpod map echo inputs -o res --concurrency 4")
+    df: pd.DataFrame = nb.shell.user_ns["res"]
+    assert list(df.columns) == ["n", "word", *RESULT_COLUMNS]
+    check_result_dtypes(df)
+    assert df["n"].tolist() == list(range(12))  # input order, whatever the finishing order
+    assert df["output"].tolist() == [{"n": i, "word": f"w{i}"} for i in range(12)]
+    assert set(df["state"]) == {"COMPLETED"}
+    panel_text = [d for d in nb.displays if d["update"]][-1]["data"]["text/plain"]
+    assert panel_text.startswith("echo batch: 12/12 done · COMPLETED 12 (done in")
+    assert len(nb.conn.registry) == 12  # %runpod jobs knows them
+
+
+def test_map_a_dataframe_keeps_its_columns_and_dtypes(nb: Notebook) -> None:
+    nb.run(
+        "import pandas as pd\n"
+        "frame = pd.DataFrame({'id': [10, 20], 'prompt': ['a', 'b'], 'temp': [0.1, 0.9]})"
+    )
+    nb.run("%runpod map echo frame -o res")
+    df: pd.DataFrame = nb.shell.user_ns["res"]
+    assert list(df.columns) == ["input.id", "prompt", "temp", *RESULT_COLUMNS]
+    assert df["input.id"].tolist() == [10, 20] and df["temp"].dtype == "float64"
+    assert df["output"].tolist() == [
+        {"id": 10, "prompt": "a", "temp": 0.1},
+        {"id": 20, "prompt": "b", "temp": 0.9},
+    ]
+    check_result_dtypes(df)
+
+
+def test_failures_are_rows_like_the_others(nb: Notebook) -> None:
+    nb.run("inputs = [{'message': 'no'}, {'message': 'never'}]")
+    nb.run("%runpod map fail inputs -o res -q")
+    df = nb.shell.user_ns["res"]
+    assert df["state"].tolist() == ["FAILED", "FAILED"]
+    assert df["error"].tolist() == ["RuntimeError: no", "RuntimeError: never"]
+    assert len(nb.displays) == 1  # the DataFrame; --quiet showed no panel
+    assert "text/html" in nb.displays[0]["data"]
+
+
+def test_run_many_from_python(nb: Notebook) -> None:
+    df = run_many("echo", [{"x": 1}, {"x": 2}], concurrency=2, connection=nb.conn, quiet=True)
+    assert df["output"].tolist() == [{"x": 1}, {"x": 2}]
+    with pytest.raises(TypeError, match="input #1 is a int"):
+        run_many("echo", [{"x": 1}, 2], connection=nb.conn)
+    with pytest.raises(TypeError, match="list of dicts or a DataFrame, got one dict"):
+        run_many("echo", {"x": 1}, connection=nb.conn)
+
+
+@pytest.mark.parametrize(
+    ("setup", "line", "expected"),
+    [
+        ("", "%runpod map echo missing", "no 'missing' in the notebook's namespace"),
+        ("xs = [1, 2]", "%runpod map echo xs", "input #0 is a int; every input must be a dict"),
+        ("xs = [{}]", "%runpod map echo xs --concurrency 0", "--concurrency must be at least 1"),
+        ("xs = [{}]", "%runpod map nowhere xs", "endpoint 'nowhere' not found"),
+    ],
+)
+def test_mistakes(
+    nb: Notebook, capsys: pytest.CaptureFixture[str], setup: str, line: str, expected: str
+) -> None:
+    if setup:
+        nb.run(setup)
+    assert expected in usage_error(nb, line, capsys)

@@ -1,0 +1,256 @@
+"""``%%runpod_job``: every option, every mistake, blocking mode and its panel."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from nbext.models import JobStatus
+from nbext.notebook.magics.job import parse_input
+
+from .conftest import Notebook
+
+
+def usage_error(nb: Notebook, cell: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """Run a cell that must fail with a one-line UsageError shown without a traceback."""
+    with pytest.raises(UsageError) as caught:
+        nb.run(cell)
+    message = str(caught.value)
+    assert "\n" not in message, message
+    err = capsys.readouterr().err
+    assert f"UsageError: {message}" in err
+    assert "Traceback" not in err
+    return message
+
+
+# ---- the happy paths ---------------------------------------------------------------------
+
+
+def test_echo_blocks_until_completed_and_stores_the_output(nb: Notebook) -> None:
+    nb.run('%%runpod_job echo -o out\n{"text": "hi", "n": [1, 2]}')
+    assert nb.shell.user_ns["out"] == {"text": "hi", "n": [1, 2]}
+    panel = nb.panel()
+    assert panel.state == "COMPLETED"
+    assert 'data-state="COMPLETED"' in panel.badge.value
+    assert panel.output_view.layout.display is None
+    assert "hi" in panel.output_view.value
+    assert panel.cancel_button.layout.display == "none"
+    assert panel.retry_button.layout.display == "none"
+    record = nb.record()
+    assert record.via == "/run" and record.state == "COMPLETED"
+    assert nb.job(record.id).status is JobStatus.COMPLETED
+    # the display was updated at the end, so a saved notebook shows the outcome
+    assert nb.displays[-1]["update"] is True
+    assert "COMPLETED" in nb.last_plain() and '"text": "hi"' in nb.last_plain()
+    assert "application/vnd.jupyter.widget-view+json" in nb.displays[0]["data"]
+
+
+def test_python_body_is_evaluated_in_the_user_namespace(nb: Notebook) -> None:
+    nb.run("prompt = 'tell me'\nn = 3")
+    nb.run('%%runpod_job echo --python -o out\n{"prompt": prompt, "n": n * 2}')
+    assert nb.shell.user_ns["out"] == {"prompt": "tell me", "n": 6}
+
+
+def test_braces_in_the_line_and_body_are_not_interpolated(nb: Notebook) -> None:
+    nb.run("secret = 'xyz'")
+    nb.run('%%runpod_job echo -o out\n{"template": "{secret} and $secret"}')
+    assert nb.shell.user_ns["out"] == {"template": "{secret} and $secret"}
+
+
+def test_sync_runs_one_runsync_call(nb: Notebook) -> None:
+    nb.run('%%runpod_job echo --sync -o out\n{"a": 1}')
+    assert nb.shell.user_ns["out"] == {"a": 1}
+    record = nb.record()
+    assert record.id.startswith("sync-")
+    assert record.via == "/runsync"
+    assert nb.panel().state == "COMPLETED"
+    assert "/runsync" in nb.last_plain()
+
+
+def test_stream_shows_the_text_and_metrics(nb: Notebook) -> None:
+    text = "The quick brown fox jumps over the lazy dog."
+    nb.run(f"%%runpod_job stream-text --stream -o out\n{json.dumps({'text': text})}")
+    panel = nb.panel()
+    assert panel.text == text
+    assert text in panel.text_view.value
+    assert panel.text_view.layout.display is None
+    assert "tokens in 9 / out 9" in panel.metrics_view.value
+    assert "text: " + text in nb.last_plain()
+    assert len(nb.shell.user_ns["out"]) == 9
+
+
+def test_without_stream_the_text_is_not_shown(nb: Notebook) -> None:
+    nb.run('%%runpod_job stream-text\n{"text": "a b c"}')
+    panel = nb.panel()
+    assert panel.state == "COMPLETED"
+    assert panel.text_view.layout.display == "none"
+    assert "text:" not in nb.last_plain()
+
+
+def test_quiet_shows_nothing_but_stores(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:
+    nb.run('%%runpod_job echo -q -o out\n{"a": 1}')
+    assert nb.shell.user_ns["out"] == {"a": 1}
+    assert nb.displays == []
+    assert capsys.readouterr().out == ""
+
+
+def test_quiet_still_says_a_failure(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:
+    nb.run('%%runpod_job fail --quiet -o out\n{"message": "no GPU today"}')
+    assert nb.shell.user_ns["out"] is None
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "FAILED" in err[0] and "no GPU today" in err[0]
+
+
+def test_failed_job_shows_its_error_and_offers_retry(nb: Notebook) -> None:
+    nb.run("out = 'stale'")
+    nb.run('%%runpod_job fail -o out\n{"message": "boom"}')
+    assert nb.shell.user_ns["out"] is None
+    panel = nb.panel()
+    assert panel.state == "FAILED"
+    assert "RuntimeError: boom" in panel.error_view.value
+    assert panel.error_view.layout.display is None
+    assert not panel.retry_button.disabled
+    assert panel.retry_button.layout.display is None
+    assert "error: RuntimeError: boom" in nb.last_plain()
+
+
+def test_submission_options_reach_the_service(nb: Notebook) -> None:
+    nb.run(
+        "%%runpod_job echo --execution-timeout 5 --ttl 60 --webhook http://127.0.0.1:9/hook"
+        ' -o out\n{"x": 1}'
+    )
+    job = nb.job(nb.record().id)
+    assert job.execution_timeout_ms == 5000
+    assert job.ttl_ms == 60_000
+    assert job.webhook == "http://127.0.0.1:9/hook"
+    assert job.low_priority is False
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+def test_low_priority_does_not_start_a_worker(nb: Notebook) -> None:
+    nb.run('%%runpod_job sleep --low-priority --timeout 0.3\n{"seconds": 1}')
+    record = nb.record()
+    assert nb.job(record.id).low_priority is True
+    assert nb.job(record.id).status is JobStatus.IN_QUEUE
+    panel = nb.panel()
+    assert panel.state == "IN_QUEUE"
+    assert "stopped waiting after 0.3 s; the job goes on" in panel.note_view.value
+    assert not panel.cancel_button.disabled
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+def test_timeout_leaves_the_job_running_and_cancel_button_stops_it(nb: Notebook) -> None:
+    nb.run('%%runpod_job sleep --timeout 0.3 -o out\n{"seconds": 100}')
+    assert nb.shell.user_ns["out"] is None
+    record = nb.record()
+    assert nb.job(record.id).status is JobStatus.IN_PROGRESS
+    panel = nb.panel()
+    assert panel.state == "IN_PROGRESS"
+    panel.cancel_button.click()  # no loop runs here: the click cancels with the sync client
+    assert nb.job(record.id).status is JobStatus.CANCELLED
+    assert panel.state == "CANCELLED"
+    assert panel.cancel_button.layout.display == "none"
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+def test_timed_out_job(nb: Notebook) -> None:
+    # The emulator's clock moves on its own thread while the cell waits.
+    import threading
+
+    def advance() -> None:
+        nb.until(lambda: len(nb.conn.registry) == 1, "the job to be submitted")
+        job_id = nb.record().id
+        nb.until(lambda: nb.job(job_id).status is JobStatus.IN_PROGRESS, "the job to start")
+        nb.emu.advance(6)
+
+    mover = threading.Thread(target=advance)
+    mover.start()
+    nb.run('%%runpod_job sleep --execution-timeout 5 -o out\n{"seconds": 60}')
+    mover.join()
+    panel = nb.panel()
+    assert panel.state == "TIMED_OUT"
+    assert "execution timeout" in panel.error_view.value
+    assert not panel.retry_button.disabled
+    assert nb.shell.user_ns["out"] is None
+
+
+def test_default_endpoint_from_config(nb: Notebook) -> None:
+    nb.run("%config RunpodMagics.default_endpoint = 'echo'")
+    nb.run('%%runpod_job -o out\n{"via": "default"}')
+    assert nb.shell.user_ns["out"] == {"via": "default"}
+    assert nb.record().endpoint_id == "echo"
+
+
+def test_help_lists_every_option(nb: Notebook) -> None:
+    doc = nb.shell.find_cell_magic("runpod_job").__doc__
+    assert doc is not None
+    assert "%%runpod_job" in doc
+    for option in (
+        "--python",
+        "--sync",
+        "--stream",
+        "--background",
+        "--timeout",
+        "--execution-timeout",
+        "--ttl",
+        "--low-priority",
+        "--webhook",
+        "--output",
+        "--quiet",
+    ):
+        assert option in doc
+
+
+# ---- mistakes: one line, no traceback, nothing submitted ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ('%%runpod_job nope\n{"a": 1}', "endpoint 'nope' not found; deployed endpoints: echo"),
+        ('%%runpod_job echo\n{"a": 1,\n "b": }', "not valid JSON: Expecting value at line 2"),
+        ("%%runpod_job echo\n[1, 2]", "must be a JSON object (the job's input), got an array"),
+        ('%%runpod_job echo --bogus\n{"a": 1}', "unrecognized arguments: --bogus"),
+        ('%%runpod_job echo --timeout soon\n{"a": 1}', "argument --timeout: invalid float"),
+        ('%%runpod_job echo --timeout -1\n{"a": 1}', "--timeout must be a number of seconds > 0"),
+        ('%%runpod_job echo --execution-timeout 1\n{"a": 1}', "between 5000 and 604800000 ms"),
+        ('%%runpod_job echo --ttl 2\n{"a": 1}', "between 10000 and 604800000 ms"),
+        ('%%runpod_job echo --webhook ftp://x\n{"a": 1}', "http:// or https:// URL"),
+        ('%%runpod_job echo -o 1x\n{"a": 1}', "-o '1x': not a valid Python variable name"),
+        ('%%runpod_job echo --sync --stream\n{"a": 1}', "cannot be combined"),
+        ('%%runpod_job echo --background\n{"a": 1}', "--background updates the panel"),
+        ('%%runpod_job\n{"a": 1}', "which endpoint?"),
+        ("%%runpod_job echo --python\nundefined_name + 1", "NameError: name 'undefined_name'"),
+        ("%%runpod_job echo --python\n[1, 2]", "must give a dict (the job's input), got list"),
+        ("%%runpod_job echo --python\nfor x in y:", "must be one Python expression"),
+    ],
+)
+def test_mistakes_are_one_line_usage_errors(
+    nb: Notebook, capsys: pytest.CaptureFixture[str], cell: str, expected: str
+) -> None:
+    message = usage_error(nb, cell, capsys)
+    assert expected in message
+    assert len(nb.conn.registry) == 0
+    assert all(not job.input or False for job in nb.emu.jobs.jobs.values())
+
+
+def test_bad_json_says_where_it_broke() -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_input('{\n  "a": 1\n  "b": 2\n}', python=False, namespace={})
+    assert "line 3, column 3" in str(caught.value)
+    assert '`"b": 2`' in str(caught.value)
+
+
+def test_kernel_stays_usable_after_a_mistake(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    usage_error(nb, '%%runpod_job nope\n{"a": 1}', capsys)
+    nb.run('%%runpod_job echo -o out\n{"a": 2}')
+    assert nb.shell.user_ns["out"] == {"a": 2}
+
+
+def _types(value: Any) -> str:
+    return type(value).__name__

@@ -1,0 +1,299 @@
+"""Records to DataFrames by column spec, and the management listings' subcommands."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from nbext.client import Client, NotFound
+from nbext.models import (
+    BillingRecord,
+    ContainerRegistryAuth,
+    Endpoint,
+    NetworkVolume,
+    NetworkVolumeBillingRecord,
+    Pod,
+    Template,
+)
+from nbext.notebook.display import Column, ListingSpec, to_frame
+from nbext.notebook.display.specs import (
+    BILLING,
+    ENDPOINTS,
+    PODS,
+    REGISTRY_AUTHS,
+    TEMPLATES,
+    VOLUMES,
+)
+
+from .conftest import Notebook
+from .test_job_magic import usage_error
+
+
+def dtypes(frame: pd.DataFrame) -> dict[str, str]:
+    return {name: str(dtype) for name, dtype in frame.dtypes.items()}
+
+
+def is_utc_datetime(series: pd.Series) -> bool:
+    return isinstance(series.dtype, pd.DatetimeTZDtype) and str(series.dt.tz) == "UTC"
+
+
+def test_templates_frame() -> None:
+    records = [
+        Template.model_validate(
+            {
+                "id": "t2",
+                "name": "zeta",
+                "imageName": "img:2",
+                "isServerless": True,
+                "category": "NVIDIA",
+                "containerDiskInGb": 50,
+                "volumeInGb": 20,
+                "ports": ["8888/http"],
+                "env": {"A": "1"},
+                "runtimeInMin": 5,
+            }
+        ),
+        Template.model_validate({"id": "t1", "name": "alpha", "imageName": "img:1"}),
+    ]
+    frame = to_frame(records, TEMPLATES)
+    assert list(frame.columns[: len(TEMPLATES.columns)]) == TEMPLATES.names
+    assert frame["name"].tolist() == ["alpha", "zeta"]  # sorted by name
+    types = dtypes(frame)
+    assert types["id"] == "string" and types["image_name"] == "string"
+    assert types["is_serverless"] == "boolean" and types["category"] == "category"
+    assert types["container_disk_gb"] == "Int64"
+    assert frame["category"].tolist()[1] == "NVIDIA"
+    assert "env" not in frame.columns and "readme" not in frame.columns  # hidden blobs
+    assert "runtime_in_min" in frame.columns  # other fields kept, named in Python style
+    assert types["runtime_in_min"] == "Int64"
+
+
+def test_pods_frame() -> None:
+    pod = Pod.model_validate(
+        {
+            "id": "p1",
+            "name": "trainer",
+            "desiredStatus": "RUNNING",
+            "image": "pytorch:2",
+            "gpu": {"id": "NVIDIA A40", "count": 2, "displayName": "A40"},
+            "costPerHr": 0.79,
+            "lastStartedAt": "2026-01-02T03:04:05Z",
+            "locked": False,
+            "memoryInGb": 62,
+        }
+    )
+    frame = to_frame([pod], PODS)
+    types = dtypes(frame)
+    assert types["desired_status"] == "category" and frame["desired_status"][0] == "RUNNING"
+    assert frame["gpu_type"][0] == "A40" and frame["gpu_count"][0] == 2
+    assert types["cost_per_hr"] == "float64" and types["memory_gb"] == "float64"
+    assert is_utc_datetime(frame["last_started_at"])
+    assert frame["last_started_at"][0] == pd.Timestamp("2026-01-02T03:04:05Z")
+    assert types["locked"] == "boolean"
+    assert "gpu" not in frame.columns
+
+
+def test_endpoints_frame() -> None:
+    endpoint = Endpoint.model_validate(
+        {
+            "id": "e1",
+            "name": "llm",
+            "templateId": "t1",
+            "template": {"id": "t1", "imageName": "vllm:latest"},
+            "computeType": "GPU",
+            "workersMin": 0,
+            "workersMax": 3,
+            "idleTimeout": 5,
+            "executionTimeoutMs": 600000,
+            "gpuTypeIds": ["NVIDIA A40"],
+            "createdAt": "2026-01-01T00:00:00Z",
+        }
+    )
+    frame = to_frame([endpoint], ENDPOINTS)
+    types = dtypes(frame)
+    assert frame["image_name"][0] == "vllm:latest"  # reached into the nested template
+    assert types["workers_max"] == "Int64" and frame["workers_max"][0] == 3
+    assert types["compute_type"] == "category"
+    assert is_utc_datetime(frame["created_at"])
+    assert frame["gpu_type_ids"][0] == ["NVIDIA A40"]
+
+
+def test_volumes_and_registry_auths_frames() -> None:
+    volumes = to_frame(
+        [
+            NetworkVolume.model_validate(
+                {"id": "v", "name": "data", "size": 100, "dataCenterId": "EU-RO-1"}
+            )
+        ],
+        VOLUMES,
+    )
+    assert dtypes(volumes) == {
+        "id": "string",
+        "name": "string",
+        "size_gb": "Int64",
+        "data_center_id": "category",
+    }
+    auths = to_frame([ContainerRegistryAuth(id="a", name="docker")], REGISTRY_AUTHS)
+    assert list(auths.columns) == ["id", "name"]
+
+
+def test_billing_frames() -> None:
+    pods = to_frame(
+        [
+            BillingRecord.model_validate(
+                {
+                    "time": "2026-01-02T00:00:00Z",
+                    "amount": 1.5,
+                    "podId": "p1",
+                    "timeBilledMs": 3600000,
+                }
+            ),
+            BillingRecord.model_validate(
+                {"time": "2026-01-01T00:00:00Z", "amount": 0.5, "podId": "p1"}
+            ),
+        ],
+        BILLING["pods"],
+    )
+    assert list(pods.columns) == [
+        "time",
+        "pod_id",
+        "gpu_type_id",
+        "amount_usd",
+        "time_billed_ms",
+        "disk_space_billed_gb",
+        "endpoint_id",
+    ]
+    assert is_utc_datetime(pods["time"]) and pods["time"].is_monotonic_increasing
+    assert dtypes(pods)["amount_usd"] == "float64" and pods["amount_usd"].sum() == 2.0
+    assert dtypes(pods)["time_billed_ms"] == "Int64"
+    volumes = to_frame(
+        [
+            NetworkVolumeBillingRecord.model_validate(
+                {
+                    "time": datetime(2026, 1, 1, tzinfo=UTC),
+                    "amount": 0.07,
+                    "diskSpaceBilledGb": 10,
+                    "highPerformanceStorageAmount": 0.0,
+                }
+            )
+        ],
+        BILLING["volumes"],
+    )
+    assert list(volumes.columns)[:3] == ["time", "amount_usd", "disk_space_billed_gb"]
+    assert "high_performance_storage_amount" in volumes.columns
+
+
+def test_frames_never_fail_on_odd_values() -> None:
+    spec = ListingSpec(
+        "odd",
+        (
+            Column("when", "datetime"),
+            Column("n", "int"),
+            Column("x", "float"),
+            Column("state", "category", categories=("A", "B")),
+        ),
+    )
+    frame = to_frame(
+        [
+            {"when": "not a date", "n": "seven", "x": None, "state": "C"},
+            {"when": 1_767_225_600, "n": 7, "x": "2.5", "state": "A"},
+            {"when": 1_767_225_600_000, "n": None, "x": 1, "state": None},
+        ],
+        spec,
+    )
+    assert frame["when"].isna().tolist() == [True, False, False]
+    assert frame["when"][1] == frame["when"][2] == pd.Timestamp("2026-01-01", tz="UTC")
+    assert frame["n"].tolist()[1] == 7 and frame["n"].isna().tolist() == [True, False, True]
+    assert frame["x"].tolist()[1:] == [2.5, 1.0]
+    assert list(frame["state"].cat.categories) == ["A", "B", "C"]  # a new state kept, last
+    assert to_frame([], spec).columns.tolist() == ["when", "n", "x", "state"]
+    with pytest.raises(TypeError, match="cannot list a int"):
+        to_frame([3], spec)
+
+
+MANAGEMENT = hasattr(Client, "templates")
+
+
+@pytest.fixture
+def v1(nb: Notebook) -> Any:
+    """The sync client of the test's emulator, once its management interface answers."""
+    if not MANAGEMENT:
+        pytest.skip("the client has no management API yet")
+    client = nb.conn.client
+    try:
+        client.templates.list()
+    except NotFound:
+        pytest.skip("the emulator does not serve /v1 yet")
+    return client
+
+
+def test_management_listings_against_the_emulator(nb: Notebook, v1: Any) -> None:
+    template = v1.templates.create(name="tpl", image_name="echo", is_serverless=True)
+    v1.endpoints.create(template_id=template.id, name="ep1", workers_max=2)
+    v1.network_volumes.create(name="data", size=10, data_center_id="EU-RO-1")
+    v1.registry_auths.create(name="hub", username="me", password="hunter2-password")
+    v1.pods.create(name="trainer", image_name="pytorch", gpu_type_ids=["NVIDIA A40"])
+    expected = {
+        "templates": (TEMPLATES, "tpl"),
+        "endpoints": (ENDPOINTS, "ep1"),
+        "volumes": (VOLUMES, "data"),
+        "registry-auths": (REGISTRY_AUTHS, "hub"),
+        "pods": (PODS, "trainer"),
+    }
+    for command, (spec, name) in expected.items():
+        nb.displays.clear()
+        nb.run(f"%runpod {command} -o frame")
+        frame = nb.shell.user_ns["frame"]
+        assert list(frame.columns[: len(spec.columns)]) == spec.names, command
+        assert name in frame["name"].tolist(), command
+        assert str(frame["id"].dtype) == "string"
+        assert len(nb.displays) == 1
+        assert "hunter2-password" not in frame.to_csv()
+    pods = nb.shell.user_ns["frame"]
+    assert is_utc_datetime(pods["last_started_at"])
+    assert pods["cost_per_hr"].dtype == "float64"
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+def test_billing_listing_and_plot(
+    nb: Notebook, v1: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    v1.pods.create(name="trainer", image_name="pytorch", gpu_type_ids=["NVIDIA A40"])
+    nb.emu.advance(7200)
+    plt.close("all")
+    nb.run("%runpod billing pods --bucket hour --group podId --plot -o bill")
+    bill = nb.shell.user_ns["bill"]
+    assert list(bill.columns[:6]) == [
+        "time",
+        "pod_id",
+        "gpu_type_id",
+        "amount_usd",
+        "time_billed_ms",
+        "disk_space_billed_gb",
+    ]
+    assert is_utc_datetime(bill["time"]) and bill["time"].is_monotonic_increasing
+    assert len(bill) == 2 and bill["amount_usd"].sum() > 0
+    figure = plt.gcf()
+    assert figure.axes[0].get_title() == "billing: pods"
+    assert len(figure.axes[0].get_lines()) == 1  # one pod, one line
+    plt.close("all")
+    nb.run("%runpod billing volumes --start 2026-01-01 --end 2026-01-02 -o vb")
+    assert list(nb.shell.user_ns["vb"].columns[:3]) == [
+        "time",
+        "amount_usd",
+        "disk_space_billed_gb",
+    ]
+    message = usage_error(nb, "%runpod billing volumes --group podId", capsys)
+    assert "--group does not apply to volumes" in message
+    message = usage_error(nb, "%runpod billing pods --bucket fortnight", capsys)
+    assert "invalid choice: 'fortnight'" in message
+    message = usage_error(nb, "%runpod billing pods --start yesterday-ish", capsys)
+    assert message.startswith("billing pods: ")

@@ -1,0 +1,256 @@
+"""Panels by their widget state: badge, text, metrics, output, buttons, text/plain."""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import UTC, datetime
+
+import pytest
+
+from nbext.models import Health, JobResult, JobStatus, StreamChunk
+from nbext.notebook.widgets import STATE_COLOURS, BatchPanel, HealthPanel, JobPanel, Throttle
+from nbext.notebook.widgets.job import DISPLAY_TEXT_CHARS
+
+
+class FakeTime:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def shown_text(panel: JobPanel) -> str:
+    match = re.search(r"<pre[^>]*>(.*)</pre>", panel.text_view.value, re.S)
+    assert match is not None
+    return html.unescape(match.group(1))
+
+
+@pytest.mark.parametrize("state", list(JobStatus))
+def test_each_state_has_its_own_badge_colour(state: JobStatus) -> None:
+    panel = JobPanel("echo")
+    panel.set_result(JobResult(id="j1", status=state))
+    assert f'data-state="{state.value}"' in panel.badge.value
+    assert STATE_COLOURS[state.value] in panel.badge.value
+    assert len(set(STATE_COLOURS.values())) == len(STATE_COLOURS)
+
+
+def test_buttons_follow_the_state() -> None:
+    panel = JobPanel("echo")
+    assert panel.cancel_button.disabled  # no job id yet
+    panel.start("j1")
+    assert not panel.cancel_button.disabled and panel.retry_button.disabled
+    panel.set_result(JobResult(id="j1", status=JobStatus.IN_PROGRESS))
+    assert not panel.cancel_button.disabled
+    panel.set_result(JobResult(id="j1", status=JobStatus.FAILED, error="boom"))
+    assert panel.cancel_button.disabled and panel.cancel_button.layout.display == "none"
+    assert not panel.retry_button.disabled and panel.retry_button.layout.display is None
+    panel.restart()
+    assert panel.state == "IN_QUEUE" and panel.error is None
+    assert not panel.cancel_button.disabled and panel.retry_button.disabled
+    panel.set_result(JobResult(id="j1", status=JobStatus.TIMED_OUT, error="too slow"))
+    assert not panel.retry_button.disabled
+    panel.set_result(JobResult(id="j1", status=JobStatus.COMPLETED, output=1))
+    assert panel.retry_button.disabled and panel.retry_button.layout.display == "none"
+
+
+def test_stream_chunks_render_by_kind() -> None:
+    panel = JobPanel("m", stream=True, throttle=Throttle(0))
+    panel.start("j1")
+    panel.add_chunk(StreamChunk(output="plain "))
+    panel.add_chunk(StreamChunk(output={"text": "from text, "}))
+    panel.add_chunk(StreamChunk(output={"text": ["a", " list"], "output_tokens": 2}))
+    panel.add_chunk(StreamChunk(output={"progress": 0.5}))
+    panel.add_chunk(StreamChunk(output=[1, 2]))
+    expected = 'plain from text, a list{"progress": 0.5}\n[1, 2]\n'
+    assert panel.text == expected
+    assert shown_text(panel) == expected
+    assert panel.state == "IN_PROGRESS"  # a chunk means it runs
+
+
+def test_metrics_line_shows_the_seed_fields_compactly() -> None:
+    panel = JobPanel("m", stream=True, throttle=Throttle(0))
+    metrics = {
+        "input_tokens": 12,
+        "output_tokens": 40,
+        "avg_gen_throughput": 35.24,
+        "avg_prompt_throughput": 120.0,
+        "gpu_kv_cache_usage": 0.25,
+        "scenario": "stream-text",
+        "stream_index": 3,
+        "custom": 7,
+    }
+    panel.add_chunk(StreamChunk(output="x", metrics=metrics))
+    line = html.unescape(re.sub("<[^>]+>", "", panel.metrics_view.value))
+    assert line == (
+        "tokens in 12 / out 40 · gen 35.2 tok/s · prompt 120.0 tok/s · GPU KV 25% · "
+        "stream-text · custom 7"
+    )
+    assert "\n" not in line
+
+
+def test_output_is_compact_and_expandable() -> None:
+    panel = JobPanel("echo")
+    big = {"rows": list(range(200))}
+    panel.set_result(JobResult(id="j1", status=JobStatus.COMPLETED, output=big))
+    value = panel.output_view.value
+    assert "<details" in value and "<summary>output: <code>" in value
+    summary = re.search(r"<code>(.*?)</code>", value, re.S)
+    assert summary is not None and "more characters" not in summary.group(1)
+    assert "characters)" in summary.group(1)  # cut, and says by how much
+    assert "199" in value  # the expanded view has it all
+
+
+def test_null_output_is_still_shown() -> None:
+    panel = JobPanel("echo")
+    panel.set_result(JobResult.model_validate({"id": "j", "status": "COMPLETED", "output": None}))
+    assert "output: null" in panel.plain_text()
+
+
+def test_text_plain_form() -> None:
+    panel = JobPanel("stream-text", stream=True, throttle=Throttle(0))
+    panel.start("job-1")
+    panel.add_chunk(StreamChunk(output={"text": ["Hi"]}, metrics={"output_tokens": 1}))
+    panel.set_result(
+        JobResult(
+            id="job-1",
+            status=JobStatus.COMPLETED,
+            delay_time=12,
+            execution_time=1500,
+            output=[{"text": ["Hi"]}],
+        )
+    )
+    bundle = panel._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"] == (
+        "stream-text /run job job-1: COMPLETED · queue 12 ms · run 1.50 s\n"
+        "text: Hi\n"
+        "metrics: tokens out 1\n"
+        'output: [{"text": ["Hi"]}]'
+    )
+
+
+def test_redaction_masks_a_key_the_job_echoes() -> None:
+    key = "rpa_SECRETSECRETSECRET1234"
+    panel = JobPanel("echo", stream=True, redact=lambda t: t.replace(key, "rpa_…1234"))
+    panel.add_chunk(StreamChunk(output=f"the key is {key}"))
+    panel.set_result(JobResult(id="j", status=JobStatus.FAILED, error=f"bad key {key}"))
+    panel.refresh(force=True)
+    for text in (panel.text_view.value, panel.error_view.value, panel.plain_text()):
+        assert key not in text and "rpa_…1234" in text
+
+
+def test_css_classes_for_the_browser() -> None:
+    panel = JobPanel("echo")
+    assert "nbext-job-panel" in panel._dom_classes
+    assert "nbext-job-badge" in panel.badge._dom_classes
+    assert "nbext-job-text" in panel.text_view._dom_classes
+    assert "nbext-job-cancel" in panel.cancel_button._dom_classes
+    assert "nbext-job-retry" in panel.retry_button._dom_classes
+
+
+def test_ten_thousand_chunks_make_a_bounded_number_of_updates() -> None:
+    """At most one update per 0.1 s of (simulated) time, and the exact text at the end."""
+    clock = FakeTime()
+    panel = JobPanel("m", stream=True, throttle=Throttle(0.1, clock=clock))
+    panel.start("j1")
+    updates: list[str] = []
+    panel.text_view.observe(lambda change: updates.append(change["new"]), names="value")
+    pieces = [f"w{i} " for i in range(10_000)]
+    for piece in pieces:
+        clock.now += 0.001  # 1000 chunks a second, for 10 s
+        panel.add_chunk(StreamChunk(output=piece))
+    panel.set_result(JobResult(id="j1", status=JobStatus.COMPLETED))
+    assert 90 <= len(updates) <= 102
+    assert panel.renders <= 103
+    assert panel.text == "".join(pieces)
+    assert shown_text(panel) == "".join(pieces)
+
+
+def test_very_long_text_shows_its_tail_and_keeps_all() -> None:
+    panel = JobPanel("m", stream=True, throttle=Throttle(0))
+    panel.add_chunk(StreamChunk(output="a" * DISPLAY_TEXT_CHARS))
+    panel.add_chunk(StreamChunk(output="b" * 10))
+    assert len(panel.text) == DISPLAY_TEXT_CHARS + 10
+    shown = shown_text(panel)
+    assert shown.startswith("… 10 earlier characters") and shown.endswith("b" * 10)
+
+
+def test_throttle_lets_one_render_through_per_interval() -> None:
+    clock = FakeTime()
+    throttle = Throttle(0.1, clock=clock)
+    assert throttle.ready()
+    assert not throttle.ready()
+    clock.now = 0.05
+    assert throttle.wait_left() == pytest.approx(0.05)
+    clock.now = 0.1
+    assert throttle.ready()
+    with pytest.raises(ValueError, match="interval must be >= 0"):
+        Throttle(-1)
+
+
+def health(in_queue: int = 0, running: int = 0) -> Health:
+    return Health.model_validate(
+        {
+            "jobs": {
+                "completed": 5,
+                "failed": 1,
+                "inProgress": running,
+                "inQueue": in_queue,
+                "retried": 0,
+            },
+            "workers": {"idle": 1, "running": running, "initializing": 2},
+        }
+    )
+
+
+def test_health_panel_counts_chart_and_frame() -> None:
+    panel = HealthPanel("echo", watching=True)
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    panel.add(health(in_queue=3, running=1), at)
+    assert "data-count='in queue'>3<" in panel.counts.value
+    assert "workers initializing" in panel.counts.value
+    assert panel.chart.layout.display == "none"  # one sample: nothing to draw yet
+    panel.add(health(in_queue=1, running=2), at)
+    assert panel.chart.value.count("<polyline") == 4
+    assert panel.chart.layout.display is None
+    frame = panel.frame()
+    assert list(frame.columns) == [
+        "at",
+        "in_queue",
+        "in_progress",
+        "completed",
+        "failed",
+        "retried",
+        "idle",
+        "running",
+    ]
+    assert str(frame["at"].dtype) == "datetime64[us, UTC]" or "datetime64" in str(frame["at"].dtype)
+    assert str(frame["in_queue"].dtype) == "Int64"
+    assert frame["in_queue"].tolist() == [3, 1]
+    text = panel._repr_mimebundle_()["text/plain"]
+    assert "in_queue=1" in text and "initializing=2" in text and "2 samples" in text
+
+
+def test_health_panel_close_stops_watching() -> None:
+    panel = HealthPanel("echo", watching=True)
+    stopped: list[bool] = []
+    panel.on_stop = lambda: stopped.append(True)
+    panel.close()
+    assert stopped == [True] and not panel.watching
+    panel.close()  # twice is harmless
+    assert stopped == [True]
+
+
+def test_batch_panel_counts() -> None:
+    panel = BatchPanel("echo", 4, throttle=Throttle(0))
+    for state in ("COMPLETED", "FAILED", "COMPLETED"):
+        panel.add(state)
+    assert panel.progress.value == 3 and panel.progress.max == 4
+    assert "pending 1" in panel.summary.value
+    panel.finish(1.5)
+    assert panel.plain_text() == "echo batch: 3/4 done · COMPLETED 2 · FAILED 1 (done in 1.50 s)"
+    assert panel.progress.bar_style == "warning"
