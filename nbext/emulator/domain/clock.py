@@ -145,6 +145,11 @@ async def settle(rounds: int = 10) -> None:
 
 async def sleep(clock: Clock, seconds: float) -> None:
     """Sleep on ``clock``: real seconds for RealClock, ``advance`` steps for FakeClock."""
+    if seconds <= 0:
+        # Nothing to wait for; on a FakeClock a zero-delay timer would otherwise wait
+        # for the next ``advance`` (a ``sleep`` job of 0 s hung until the clock moved).
+        await asyncio.sleep(0)
+        return
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
 
