@@ -50,6 +50,12 @@ async def test_sleep_defaults_to_one_second(emu: Emulator) -> None:
     assert status_of(emu, "sleep", job.id)["output"] == {"slept": 1.0}
 
 
+async def test_sleep_of_zero_seconds_completes_without_the_clock_moving(emu: Emulator) -> None:
+    job = submit(emu, "sleep", {"seconds": 0})
+    await settle()
+    assert status_of(emu, "sleep", job.id)["output"] == {"slept": 0}
+
+
 @pytest.mark.parametrize("seconds", [-1, "ten", True])
 async def test_sleep_with_bad_seconds_fails_naming_the_field(emu: Emulator, seconds: Any) -> None:
     job = submit(emu, "sleep", {"seconds": seconds})
