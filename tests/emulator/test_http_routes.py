@@ -16,7 +16,7 @@ import pytest
 from nbext.emulator import Emulator
 from nbext.emulator.domain.clock import settle
 
-from .conftest import KEY, advance, client_for, submit
+from .conftest import KEY, advance, client_for
 
 pytestmark = pytest.mark.anyio
 
