@@ -8,7 +8,10 @@ function an endpoint of that emulator, ``run_many`` runs a batch with a progress
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+
+from nbext.models import JobResult
 
 from .batch import run_many
 from .connection import Connection, current, set_current
@@ -33,7 +36,26 @@ __all__ = [
     "run_many",
     "set_current",
     "unload_ipython_extension",
+    "wait_background",
 ]
+
+
+async def wait_background(timeout: float | None = None) -> list[JobResult | None]:
+    """Wait until every job this kernel follows in the background has ended.
+
+    ``await nbext.notebook.wait_background()`` in a cell makes a notebook run top to
+    bottom (headless, in CI) see the outcome of its ``--background`` jobs. Returns their
+    final results (None for a job removed or no longer waited for).
+    """
+    tasks: list[asyncio.Task[JobResult | None]] = []
+    for record in current().registry:
+        follower = record.follower
+        if follower is not None and follower.task is not None and follower.following:
+            tasks.append(follower.task)
+    if not tasks:
+        return []
+    async with asyncio.timeout(timeout):
+        return list(await asyncio.gather(*tasks))
 
 
 def load_ipython_extension(ipython: Any, connection: Connection | None = None) -> RunpodMagics:

@@ -136,9 +136,12 @@ class Connection:
         mode: Mode | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
-        self.config: ClientConfig = load_config(
-            api_key, environ=environ, config_file=config_file, require_key=False
-        )
+        self._settings: dict[str, Any] = {
+            "api_key": api_key,
+            "environ": environ,
+            "config_file": config_file,
+        }
+        self.config: ClientConfig = load_config(**self._settings, require_key=False)
         self._server = server
         self._client_kwargs = dict(client_kwargs or {})
         self.registry = JobRegistry()
@@ -202,7 +205,9 @@ class Connection:
         """Switch to ``mode`` (starting the emulator for ``local``); returns the service."""
         if mode not in ("local", "cloud"):
             raise NotebookError(f"connect to 'local' or 'cloud', not {mode!r}")
-        if mode == "cloud":
+        if mode == "cloud" and "cloud" not in self._services:
+            # a key set since the kernel started (os.environ, `runpod config`) counts
+            self.config = load_config(**self._settings, require_key=False)
             self._require_key()
         self.mode = mode
         return self.service()

@@ -117,3 +117,18 @@ async def test_background_job_removed_by_purge_says_so(nb: Notebook) -> None:
     assert panel.state == "REMOVED"
     assert "no longer knows" in panel.note_view.value
     await nb.conn.aclose()
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+async def test_wait_background_waits_for_every_background_job(nb: Notebook) -> None:
+    from nbext.notebook import wait_background
+
+    assert await wait_background() == []
+    nb.run('%%runpod_job sleep --background -o a\n{"seconds": 5}')
+    nb.run('%%runpod_job echo --background -o b\n{"x": 1}')
+    await nb.auntil(lambda: nb.panel(0).state == "IN_PROGRESS", "the sleep job to run")
+    await advance(nb, 5)
+    results = await wait_background(timeout=10)
+    assert {r.status for r in results if r is not None} == {JobStatus.COMPLETED}
+    assert nb.shell.user_ns["a"] == {"slept": 5} and nb.shell.user_ns["b"] == {"x": 1}
+    await nb.conn.aclose()

@@ -115,6 +115,23 @@ def test_connect_cloud_needs_a_key(nb: Notebook, capsys: pytest.CaptureFixture[s
     assert usage_error(nb, "%runpod connect moon", capsys).startswith("argument target")
 
 
+def test_connect_cloud_reads_a_key_set_after_start(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    connection = Connection()
+    assert connection.mode == "local"
+    with pytest.raises(NotebookError, match="no API key configured"):
+        connection.connect("cloud")
+    monkeypatch.setenv("RUNPOD_API_KEY", CLOUD_KEY)
+    try:
+        service = connection.connect("cloud")
+        assert service.describe() == (
+            "cloud at https://api.runpod.ai/v2 (key rpa_…ABCD from RUNPOD_API_KEY)"
+        )
+    finally:
+        connection.close()
+
+
 def test_connect_switches_services(
     shell: InteractiveShell, nb: Notebook, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -202,3 +219,19 @@ def test_nbext_exports_deploy_lazily(nb: Notebook) -> None:
     assert current() is nb.conn
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = nbext.nothing  # type: ignore[attr-defined]
+
+
+def test_the_key_scan_catches_a_leak(nb: Notebook) -> None:
+    """The check every test of this package ends with can fail: it sees these leaks."""
+    from .conftest import assert_no_key
+
+    with pytest.raises(AssertionError, match="printed"):
+        assert_no_key(nb, f"oops {KEY}")
+    nb.shell.user_ns["leak"] = {"nested": [f"Bearer {KEY}"]}
+    with pytest.raises(AssertionError, match="in the namespace as 'leak'"):
+        assert_no_key(nb, "")
+    del nb.shell.user_ns["leak"]
+    nb.displays.append({"data": {"text/plain": KEY}, "update": False})
+    with pytest.raises(AssertionError, match="displayed"):
+        assert_no_key(nb, "")
+    nb.displays.pop()

@@ -204,11 +204,12 @@ def _report_quietly(record: JobRecord, result: JobResult | None) -> None:
     """``--quiet`` shows nothing, unless the job did not complete: that is said in a line."""
     if result is not None and result.status is JobStatus.COMPLETED:
         return
+    where = f"job {record.id} on {record.endpoint_id!r}"
+    if not record.final:
+        print(f"{where} is still {record.state}; stopped waiting for it", file=sys.stderr)
+        return
     detail = f": {one_line(result.error)}" if result is not None and result.error else ""
-    print(
-        f"job {record.id} on {record.endpoint_id!r} ended {record.state}{detail}",
-        file=sys.stderr,
-    )
+    print(f"{where} ended {record.state}{detail}", file=sys.stderr)
 
 
 def _run_sync(
