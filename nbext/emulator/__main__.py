@@ -74,7 +74,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def build(args: argparse.Namespace) -> Emulator:
-    """The emulator the arguments describe; ValueError names the bad argument."""
+    """The emulator the arguments describe; ValueError names the bad argument.
+
+    On a database that already holds an endpoint of an ``--endpoint`` (a restart), that
+    endpoint is kept, with its queued jobs, and runs what the argument names.
+    """
     emulator = Emulator(
         api_key=args.api_key,
         rate_limit=not args.no_rate_limit,
@@ -87,14 +91,14 @@ def build(args: argparse.Namespace) -> Emulator:
         if not sep or not endpoint_id or not image:
             raise ValueError(f"--endpoint {spec!r} is not of the form ID=IMAGE")
         if image.endswith(".py") or ".py:" in image:
-            emulator.deploy(handler=load_handler(image), endpoint_id=endpoint_id)
+            emulator.ensure_deployed(endpoint_id, handler=load_handler(image))
         elif emulator.images.get(image) is None:
             raise ValueError(
                 f"--endpoint {spec!r}: unknown image {image!r}; demo images are "
                 f"{', '.join(emulator.images.names())}, or give path/to/file.py:function"
             )
         else:
-            emulator.deploy(image, endpoint_id=endpoint_id)
+            emulator.ensure_deployed(endpoint_id, image)
     return emulator
 
 

@@ -25,8 +25,10 @@ from nbext.models import (
 
 from .domain.clock import Clock, FakeClock, RealClock
 from .domain.endpoints import Endpoint
+from .domain.errors import DomainError
 from .domain.handlers import Handler
 from .domain.images import ImageRegistry
+from .domain.management import Management
 from .domain.ratelimit import RateLimiter
 from .domain.service import JobService, new_endpoint_id
 from .domain.store import MemoryStore, Store
@@ -35,6 +37,11 @@ from .store import SQLiteStore
 
 T = TypeVar("T")
 ENDPOINT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def handler_image(endpoint_id: str) -> str:
+    """The image name ``deploy(handler=...)`` binds a Python handler to."""
+    return f"python/{endpoint_id}"
 
 
 def generate_api_key() -> str:
@@ -87,6 +94,10 @@ class Emulator:
         self.jobs = JobService(
             self.clock, self.images, self.webhooks, self.executor, store=self.store
         )
+        self.management = Management(self.clock, self.store, self.jobs)
+        """Templates, pods, endpoint records, volumes, registry auths, billing (``/v1``)."""
+        # Endpoints come back now, so the jobs bind() restores find them.
+        self.management.restore()
         self._restored = False
         self.images.listeners.append(
             lambda name: self.call_on_loop(lambda: self.jobs.image_registered(name))
@@ -174,7 +185,10 @@ class Emulator:
         """Create an endpoint running ``image`` or ``handler``; returns its id.
 
         The defaults are the service console's: 0 to 3 workers, 5 s idle timeout,
-        10 min execution timeout.
+        10 min execution timeout. It goes the way ``POST /v1/endpoints`` goes: a serverless
+        template for the image and an endpoint record from it, both listed under ``/v1``.
+        A handler becomes an image of its own (``python/<endpoint id>``), so an emulator
+        restarted on the same database file runs it again once it is registered anew.
         """
         if (image is None) == (handler is None):
             raise ValueError("deploy needs exactly one of image= or handler=")
@@ -192,19 +206,23 @@ class Emulator:
                 f"execution_timeout_ms must be between {low} and {high} ms, "
                 f"got {execution_timeout_ms!r}"
             )
+        endpoint_id = endpoint_id or new_endpoint_id()
+        if endpoint_id in self.jobs.endpoints:
+            raise ValueError(f"an endpoint with id {endpoint_id!r} already exists")
         endpoint = Endpoint(
-            id=endpoint_id or new_endpoint_id(),
+            id=endpoint_id,
             name=name or endpoint_id or image or str(getattr(handler, "__name__", "endpoint")),
-            image=image,
-            handler=handler,
+            image=image or handler_image(endpoint_id),
             workers_min=workers_min,
             workers_max=workers_max,
             idle_timeout=idle_timeout,
             execution_timeout_ms=execution_timeout_ms,
             aggregate_stream=aggregate_stream,
         )
+        if handler is not None:
+            self.images.register(handler_image(endpoint_id), handler)
         try:
-            self.call_on_loop(lambda: self.jobs.add_endpoint(endpoint))
+            self.call_on_loop(lambda: self.management.endpoints.deploy(endpoint))
         except Exception as exc:
             message = getattr(exc, "message", None)
             if message:
@@ -213,8 +231,25 @@ class Emulator:
         return endpoint.id
 
     def undeploy(self, endpoint_id: str) -> None:
-        """Remove an endpoint and every job it has."""
-        self.call_on_loop(lambda: self.jobs.remove_endpoint(endpoint_id))
+        """Remove an endpoint and every job it has (and the template ``deploy`` made)."""
+        self.call_on_loop(lambda: self.management.endpoints.delete(endpoint_id))
+
+    def ensure_deployed(
+        self, endpoint_id: str, image: str | None = None, *, handler: Handler | None = None
+    ) -> str:
+        """``deploy``, unless ``endpoint_id`` came back from the database: then make it run
+        ``image`` or ``handler`` (a command line given again after a restart)."""
+        existing = self.jobs.endpoints.get(endpoint_id)
+        if existing is None:
+            return self.deploy(image, handler=handler, endpoint_id=endpoint_id)
+        if handler is not None:
+            self.register_image(existing.image or handler_image(endpoint_id), handler)
+        elif image is not None and image != existing.image:
+            try:
+                self.call_on_loop(lambda: self.management.endpoints.set_image(endpoint_id, image))
+            except DomainError as exc:
+                raise ValueError(exc.message) from None
+        return endpoint_id
 
     # ---- time ------------------------------------------------------------------------
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from ..emulator import Emulator
-from . import control, jobs
+from . import control, jobs, v1
 from .http import install_error_handlers
 
 
 def create_app(emulator: Emulator) -> FastAPI:
-    """The emulator's HTTP interface: ``/v2`` jobs and ``/_emulator`` controls."""
+    """The emulator's HTTP interface: ``/v2`` jobs, ``/v1`` management, ``/_emulator`` controls."""
     app = FastAPI(
         title="nbext emulator",
         summary="A local emulator of a GPU cloud's serverless job and management interfaces",
@@ -21,5 +21,6 @@ def create_app(emulator: Emulator) -> FastAPI:
     app.state.emulator = emulator
     app.include_router(jobs.router)
     app.include_router(control.router)
+    v1.install(app)
     install_error_handlers(app)
     return app

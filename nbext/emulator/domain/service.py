@@ -77,6 +77,9 @@ class JobService:
         self._dispatching: set[str] = set()
         self.on_change: list[Callable[[Job], None]] = []
         """Observers of every transition and removal (the SQLite store listens here)."""
+        self.on_execution: list[Callable[[Endpoint, str, float, float], None]] = []
+        """Observers of every execution that ended, however (billing listens here):
+        ``(endpoint, worker id, started at, ended at)``."""
 
     # ---- endpoints -------------------------------------------------------------------
 
@@ -97,6 +100,53 @@ class JobService:
             if worker.idle_timer:
                 worker.idle_timer.cancel()
         del self.endpoints[endpoint_id]
+
+    def update_endpoint(
+        self,
+        endpoint_id: str,
+        *,
+        name: str | None = None,
+        image: str | None = None,
+        workers_min: int | None = None,
+        workers_max: int | None = None,
+        idle_timeout: float | None = None,
+        execution_timeout_ms: int | None = None,
+    ) -> Endpoint:
+        """Change a live endpoint's image or scaling; queued and running jobs carry on.
+
+        A new image serves the next job a worker takes. Workers are added up to a higher
+        ``workers_min`` at once; above a lower ``workers_max``, idle workers stop at once
+        and busy ones when their job ends. A new idle timeout applies to idle workers
+        from when they became idle; a new execution timeout to jobs started from now.
+        """
+        endpoint = self.endpoint(endpoint_id)
+        low = endpoint.workers_min if workers_min is None else workers_min
+        high = endpoint.workers_max if workers_max is None else workers_max
+        if low < 0 or high < 0 or low > high:
+            raise InvalidInput(f"workersMin ({low}) must not exceed workersMax ({high})")
+        if name is not None:
+            endpoint.name = name
+        if image is not None:
+            endpoint.image = image
+        if execution_timeout_ms is not None:
+            endpoint.execution_timeout_ms = execution_timeout_ms
+        endpoint.workers_min, endpoint.workers_max = low, high
+        now = self.clock.now()
+        for worker in [w for w in endpoint.workers if not w.running]:
+            if len(endpoint.workers) <= high:
+                break
+            if worker.idle_timer:
+                worker.idle_timer.cancel()
+            endpoint.workers.remove(worker)
+        while len(endpoint.workers) < low:
+            endpoint.workers.append(Worker(idle_since=now))
+        if idle_timeout is not None:
+            endpoint.idle_timeout = idle_timeout
+            for worker in endpoint.workers:
+                if worker.idle_timer is not None:
+                    self._schedule_idle(worker, endpoint, due=worker.idle_since + idle_timeout)
+        self._dispatch(endpoint)
+        return endpoint
 
     def endpoint(self, endpoint_id: str) -> Endpoint:
         try:
@@ -474,11 +524,18 @@ class JobService:
             task.cancel()
         worker, job.worker = job.worker, None
         if worker is not None:
+            now = self.clock.now()
+            if job.started_at is not None:
+                for observer in self.on_execution:
+                    observer(endpoint, worker.id, job.started_at, now)
             worker.job = None
-            worker.idle_since = self.clock.now()
-            self._schedule_idle(worker, endpoint)
+            worker.idle_since = now
+            if len(endpoint.workers) > endpoint.workers_max and worker in endpoint.workers:
+                endpoint.workers.remove(worker)  # scaled down while it ran
+            else:
+                self._schedule_idle(worker, endpoint)
 
-    def _schedule_idle(self, worker: Worker, endpoint: Endpoint) -> None:
+    def _schedule_idle(self, worker: Worker, endpoint: Endpoint, due: float | None = None) -> None:
         def expire() -> None:
             worker.idle_timer = None
             if (
@@ -490,7 +547,8 @@ class JobService:
 
         if worker.idle_timer:
             worker.idle_timer.cancel()
-        worker.idle_timer = self.clock.call_later(endpoint.idle_timeout, expire)
+        delay = endpoint.idle_timeout if due is None else due - self.clock.now()
+        worker.idle_timer = self.clock.call_later(delay, expire)
 
     def _timed_out(self, job: Job, attempt: int, timeout_ms: int) -> None:
         if job.attempt == attempt and job.status is S.IN_PROGRESS and job.removed is None:

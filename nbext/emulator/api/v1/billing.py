@@ -1,0 +1,30 @@
+"""``/v1/billing/...``: spending of pods, endpoints and network volumes, per time bucket."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from nbext.models import EndpointBillingQuery, NetworkVolumeBillingQuery, PodBillingQuery
+
+from .common import management, ok, query
+
+router = APIRouter(prefix="/v1/billing", tags=["billing"])
+
+
+@router.get("/pods")
+async def pod_billing(request: Request) -> Response:
+    m = management(request)
+    return ok(m.billing.pods(query(request, PodBillingQuery)))
+
+
+@router.get("/endpoints")
+async def endpoint_billing(request: Request) -> Response:
+    m = management(request)
+    return ok(m.billing.endpoints(query(request, EndpointBillingQuery)))
+
+
+@router.get("/networkvolumes")
+async def network_volume_billing(request: Request) -> Response:
+    m = management(request)
+    return ok(m.billing.network_volumes(query(request, NetworkVolumeBillingQuery)))

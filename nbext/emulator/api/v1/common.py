@@ -1,0 +1,91 @@
+"""What every ``/v1`` route shares: auth, reading a body or a query into its model.
+
+Bodies and queries are validated by the wire models of ``nbext.models`` (the one place
+the rules live); a refusal becomes 400 ``{"message": ...}`` naming each field and rule,
+and nothing is changed.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, TypeVar
+
+from fastapi import Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ValidationError
+
+from nbext.models import explain
+
+from ...domain.errors import InvalidInput
+from ...domain.management import Management
+from ..http import authenticate, json_response, parse_json, read_body
+
+M = TypeVar("M", bound=BaseModel)
+BODY_LIMIT = 1024 * 1024
+"""Management bodies are small; a template's readme is the largest field."""
+
+
+def management(request: Request) -> Management:
+    """Authenticate and hand over the emulator's management domain."""
+    emulator = authenticate(request)
+    emulator.bind()
+    return emulator.management
+
+
+async def body(request: Request, model: type[M]) -> M:
+    """The JSON object body, validated by ``model``; 400 naming every bad field."""
+    data = parse_json(await read_body(request, BODY_LIMIT))
+    if not isinstance(data, dict):
+        raise InvalidInput(f"request body must be a JSON object, got {_kind(data)}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInput(explain(exc)) from None
+
+
+def query(request: Request, model: type[M]) -> M:
+    """Query parameters, validated by ``model``.
+
+    Array parameters are taken as repeated keys (``?gpuTypeId=a&gpuTypeId=b``, the
+    OpenAPI default) or comma-separated (``?gpuTypeId=a,b``); for the others the last
+    value wins.
+    """
+    lists = {(f.alias or name) for name, f in model.model_fields.items() if _is_list(f.annotation)}
+    data: dict[str, Any] = {}
+    for key, value in request.query_params.multi_items():
+        if key in lists:
+            data.setdefault(key, []).extend(v for v in value.split(",") if v)
+        else:
+            data[key] = value
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInput(explain(exc)) from None
+
+
+def _is_list(annotation: Any) -> bool:
+    if typing.get_origin(annotation) is list:
+        return True
+    return any(_is_list(arg) for arg in typing.get_args(annotation))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    return (
+        "a number"
+        if isinstance(value, int | float) and not isinstance(value, bool)
+        else "a boolean"
+    )
+
+
+def ok(value: Any, status: int = 200) -> Response:
+    return json_response(value, status)
+
+
+def no_content() -> Response:
+    return Response(status_code=204)

@@ -1,0 +1,62 @@
+"""``/v1/openapi.json`` and ``/v1/docs``: the service's own description, as it serves it.
+
+The document is the reference this interface follows, shipped as package data, so a
+tool pointed at the emulator reads the same contract as against the real service. Both
+routes are public, as the reference declares (``security: []``).
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import json
+from importlib import resources
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse, Response
+
+router = APIRouter(prefix="/v1", tags=["docs"])
+
+REFERENCE_FILE = "reference.openapi.json"
+
+
+@functools.cache
+def reference_bytes() -> bytes:
+    """The reference document, read once from the package."""
+    return (resources.files(__package__) / REFERENCE_FILE).read_bytes()
+
+
+def reference() -> dict[str, Any]:
+    """A fresh parsed copy of the reference document."""
+    data: dict[str, Any] = json.loads(reference_bytes())
+    return data
+
+
+@router.get("/openapi.json")
+async def get_openapi() -> Response:
+    return Response(reference_bytes(), media_type="application/json")
+
+
+@router.get("/docs")
+async def get_docs() -> HTMLResponse:
+    """A plain page of every operation: no script, no CDN, readable offline."""
+    doc = reference()
+    rows = []
+    for path, operations in doc["paths"].items():
+        for method, op in operations.items():
+            rows.append(
+                f"<tr><td>{html.escape(method.upper())}</td><td><code>/v1{html.escape(path)}"
+                f"</code></td><td>{html.escape(op.get('summary', ''))}</td></tr>"
+            )
+    title = html.escape(doc["info"]["title"])
+    page = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{title} (emulator)</title>"
+        "</head><body>"
+        f"<h1>{title} <small>{html.escape(doc['info']['version'])}, emulated</small></h1>"
+        "<p>The machine-readable description is at <a href='/v1/openapi.json'>"
+        "/v1/openapi.json</a>.</p>"
+        f"<table><tr><th>method</th><th>path</th><th>summary</th></tr>{''.join(rows)}</table>"
+        "</body></html>"
+    )
+    return HTMLResponse(page)

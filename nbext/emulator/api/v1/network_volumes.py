@@ -1,0 +1,43 @@
+"""``/v1/networkvolumes``: create, list, get, update (two ways, grow only), delete."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from nbext.models import NetworkVolumeCreateInput, NetworkVolumeUpdateInput
+
+from ...domain.management.records import wire
+from .common import body, management, no_content, ok
+
+router = APIRouter(prefix="/v1/networkvolumes", tags=["network volumes"])
+
+
+@router.post("")
+async def create_network_volume(request: Request) -> Response:
+    m = management(request)
+    return ok(wire(m.volumes.create(await body(request, NetworkVolumeCreateInput))))
+
+
+@router.get("")
+async def list_network_volumes(request: Request) -> Response:
+    return ok([wire(v) for v in management(request).volumes.listing()])
+
+
+@router.get("/{volume_id}")
+async def get_network_volume(volume_id: str, request: Request) -> Response:
+    return ok(wire(management(request).volumes.get(volume_id)))
+
+
+@router.patch("/{volume_id}")
+@router.post("/{volume_id}/update")
+async def update_network_volume(volume_id: str, request: Request) -> Response:
+    m = management(request)
+    m.volumes.get(volume_id)
+    return ok(wire(m.volumes.update(volume_id, await body(request, NetworkVolumeUpdateInput))))
+
+
+@router.delete("/{volume_id}")
+async def delete_network_volume(volume_id: str, request: Request) -> Response:
+    management(request).volumes.delete(volume_id)
+    return no_content()

@@ -1,0 +1,88 @@
+"""Container registry auths: names unique, the password kept and never given back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
+
+from ..errors import InvalidInput, NotFound
+from .records import Book, new_cuid
+
+if TYPE_CHECKING:
+    from .service import Management
+
+
+@dataclass
+class AuthEntry:
+    view: ContainerRegistryAuth
+    username: str
+    password: str
+
+    def __repr__(self) -> str:
+        return f"AuthEntry(id={self.view.id!r}, name={self.view.name!r}, password=***)"
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "id": self.view.id,
+            "name": self.view.name,
+            "username": self.username,
+            "password": self.password,
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> AuthEntry:
+        view = ContainerRegistryAuth(id=record["id"], name=record["name"])
+        return cls(view, record["username"], record["password"])
+
+
+class RegistryAuths:
+    def __init__(self, m: Management) -> None:
+        self.m = m
+        self.book: Book[AuthEntry] = Book(
+            m.store, "registry_auth", AuthEntry.record, AuthEntry.from_record
+        )
+
+    def get(self, auth_id: str) -> ContainerRegistryAuth:
+        entry = self.book.get(auth_id)
+        if entry is None:
+            raise NotFound(f"container registry auth {auth_id!r} not found")
+        return entry.view
+
+    def listing(self) -> list[ContainerRegistryAuth]:
+        return [e.view for e in self.book]
+
+    def require(self, auth_id: str | None, field: str) -> str | None:
+        """The auth a request names in ``field`` (empty means none), or 400."""
+        if not auth_id:
+            return None
+        if auth_id not in self.book:
+            raise InvalidInput(
+                f"{field}: no container registry auth with id {auth_id!r}; create one with "
+                "POST /containerregistryauth first"
+            )
+        return auth_id
+
+    def create(self, body: ContainerRegistryAuthCreateInput) -> ContainerRegistryAuth:
+        for entry in self.book:
+            if entry.view.name == body.name:
+                raise InvalidInput(
+                    f"name: a container registry auth named {body.name!r} already exists "
+                    f"(id {entry.view.id}); names must be unique"
+                )
+        view = ContainerRegistryAuth(id=new_cuid(), name=body.name)
+        assert view.id is not None
+        self.book.save(view.id, AuthEntry(view, body.username, body.password.get_secret_value()))
+        return view
+
+    def delete(self, auth_id: str) -> None:
+        self.get(auth_id)
+        users = [f"template {t}" for t in self.m.templates.uses_auth(auth_id)]
+        users += [f"pod {p}" for p in self.m.pods.uses_auth(auth_id)]
+        if users:
+            raise InvalidInput(
+                f"container registry auth {auth_id!r} is used by {', '.join(users)}; "
+                "change or delete those first"
+            )
+        self.book.drop(auth_id)
