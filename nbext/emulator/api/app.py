@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI
+from starlette.types import Receive, Scope, Send
 
 from ..emulator import Emulator
 from . import control, jobs, v1
 from .http import install_error_handlers
 
 
+class EmulatorApp(FastAPI):
+    """FastAPI, except that the job interface's hot routes are answered before its stack.
+
+    ``jobs.JobRoutes`` explains why; any other path goes through FastAPI as usual.
+    """
+
+    job_routes: jobs.JobRoutes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            match = self.job_routes.match(scope["path"])
+            if match is not None:
+                await self.job_routes.serve(match, scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is None:
+            self.openapi_schema = jobs.openapi(super().openapi())
+        return self.openapi_schema
+
+
 def create_app(emulator: Emulator) -> FastAPI:
     """The emulator's HTTP interface: ``/v2`` jobs, ``/v1`` management, ``/_emulator`` controls."""
-    app = FastAPI(
+    app = EmulatorApp(
         title="nbext emulator",
         summary="A local emulator of a GPU cloud's serverless job and management interfaces",
         docs_url="/_emulator/docs",
@@ -19,7 +44,7 @@ def create_app(emulator: Emulator) -> FastAPI:
         openapi_url="/_emulator/openapi.json",
     )
     app.state.emulator = emulator
-    app.include_router(jobs.router)
+    app.job_routes = jobs.JobRoutes(emulator)
     app.include_router(control.router)
     v1.install(app)
     install_error_handlers(app)

@@ -8,6 +8,7 @@ status codes and bodies of SPEC.md here and nowhere else: ``{"error": ...}`` und
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -46,12 +47,17 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    """A JSON answer; pydantic models are written with their wire names."""
+def encode(value: Any) -> bytes:
+    """A response body; pydantic models are written with their wire names."""
     if isinstance(value, BaseModel):
         value = value.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    return dumps(value)
+
+
+def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON answer; pydantic models are written with their wire names."""
     return Response(
-        dumps(value), status_code=status, media_type="application/json", headers=headers
+        encode(value), status_code=status, media_type="application/json", headers=headers
     )
 
 
@@ -63,7 +69,12 @@ def emulator_of(request: Request) -> Emulator:
 def authenticate(request: Request) -> Emulator:
     """Accept ``Authorization: Bearer KEY`` or the bare key; anything else is 401."""
     emulator = emulator_of(request)
-    header = request.headers.get("authorization")
+    authorize(emulator, request.headers.get("authorization"))
+    return emulator
+
+
+def authorize(emulator: Emulator, header: str | None) -> None:
+    """The one auth rule, for FastAPI routes and the job interface's ASGI routes alike."""
     if not header:
         raise Unauthorized(
             "missing Authorization header; send 'Authorization: Bearer <API key>' "
@@ -73,20 +84,26 @@ def authenticate(request: Request) -> Emulator:
     presented = rest.strip() if scheme.lower() == "bearer" and rest else header.strip()
     if not emulator.check_key(presented):
         raise Unauthorized("invalid API key")
-    return emulator
 
 
 async def read_body(request: Request, limit: int) -> bytes:
     """The request body, refused with 413 as soon as it is known to exceed ``limit``."""
-    declared = request.headers.get("content-length")
+    return await read_limited(request.headers.get("content-length"), request.stream(), limit)
+
+
+async def read_limited(declared: str | None, pieces: AsyncIterator[bytes], limit: int) -> bytes:
+    """Collect ``pieces``; 413 at once when ``declared`` (Content-Length) or the running
+    total exceeds ``limit``, so an oversized body is never held whole."""
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise TooLarge(_too_large(int(declared), limit))
-    body = bytearray()
-    async for piece in request.stream():
-        body.extend(piece)
-        if len(body) > limit:
+    parts: list[bytes] = []
+    size = 0
+    async for piece in pieces:
+        parts.append(piece)
+        size += len(piece)
+        if size > limit:
             raise TooLarge(_too_large(None, limit))
-    return bytes(body)
+    return b"".join(parts)
 
 
 def _too_large(size: int | None, limit: int) -> str:
@@ -121,7 +138,11 @@ def validation_message(exc: ValidationError) -> str:
 
 def query_int(request: Request, name: str, low: int, high: int, default: int | None) -> int | None:
     """An integer query parameter within ``low..high``, or 400 saying what was wrong."""
-    raw = request.query_params.get(name)
+    return ms_param(name, request.query_params.get(name), low, high, default)
+
+
+def ms_param(name: str, raw: str | None, low: int, high: int, default: int | None) -> int | None:
+    """``raw`` (a query parameter's value, or None when absent) as milliseconds in range."""
     if raw is None:
         return default
     try:
@@ -135,14 +156,20 @@ def query_int(request: Request, name: str, low: int, high: int, default: int | N
     return value
 
 
+def error_reply(exc: DomainError, key: str) -> tuple[int, dict[str, str], dict[str, str] | None]:
+    """Status, body and extra headers for a domain error; ``key`` is "error" or "message"."""
+    status = next(code for cls, code in STATUS_OF.items() if isinstance(exc, cls))
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+    return status, {key: exc.message}, headers
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Map domain errors to status codes; the body's key depends on the interface."""
 
     async def on_domain_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, DomainError)
-        status = next(code for cls, code in STATUS_OF.items() if isinstance(exc, cls))
         key = "message" if request.url.path.startswith("/v1") else "error"
-        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
-        return json_response({key: exc.message}, status, headers)
+        status, body, headers = error_reply(exc, key)
+        return json_response(body, status, headers)
 
     app.add_exception_handler(DomainError, on_domain_error)
