@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -45,6 +45,30 @@ from ._retry import Kind, never_sent, parse_retry_after
 
 M = TypeVar("M", bound=BaseModel)
 Seconds = float | int | dt.timedelta
+
+
+class Answer(Protocol):
+    """What the client reads of an HTTP response: ``httpx.Response`` or ``_wire.Reply``.
+
+    ``headers.get`` is called with lower-case names.
+    """
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def reason_phrase(self) -> str: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def content(self) -> bytes: ...
+
+    def json(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -227,7 +251,7 @@ def _where(call: Call) -> str:
     return ", ".join(parts)
 
 
-def body_excerpt(response: httpx.Response) -> str:
+def body_excerpt(response: Answer) -> str:
     """The service's own words: ``error`` (/v2) or ``message`` (/v1), else the raw text."""
     try:
         data = response.json()
@@ -241,7 +265,7 @@ def body_excerpt(response: httpx.Response) -> str:
 
 
 def error_from_response(
-    call: Call, response: httpx.Response, secret: Secret | None, key_source: str | None = None
+    call: Call, response: Answer, secret: Secret | None, key_source: str | None = None
 ) -> APIError:
     """The one place an error status becomes an exception."""
     status = response.status_code
@@ -298,7 +322,7 @@ def transport_error(call: Call, exc: httpx.TransportError, secret: Secret | None
     )
 
 
-def json_of(call: Call, response: httpx.Response) -> Any:
+def json_of(call: Call, response: Answer) -> Any:
     try:
         return response.json()
     except (ValueError, UnicodeDecodeError):
@@ -313,7 +337,7 @@ def json_of(call: Call, response: httpx.Response) -> Any:
         ) from None
 
 
-def model_of(call: Call, response: httpx.Response, model: type[M]) -> M:
+def model_of(call: Call, response: Answer, model: type[M]) -> M:
     """The answer as ``model``; a shape the client cannot read is an APIError, not a KeyError."""
     data = json_of(call, response)
     try:

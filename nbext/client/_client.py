@@ -25,6 +25,17 @@ from ._jobs import AsyncEndpoint, Endpoint
 from ._map import Stopped
 from ._resources import AsyncManagement, SyncManagement
 from ._retry import RetryPolicy
+from ._transport import (
+    AsyncHttpxSender,
+    AsyncNativeSender,
+    AsyncSender,
+    HttpxSender,
+    NativeSender,
+    Roots,
+    SyncSender,
+    Urls,
+    native_roots,
+)
 
 log = logging.getLogger("nbext.client")
 T = TypeVar("T")
@@ -34,9 +45,8 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_WAIT_TIMEOUT = 900.0
 """Default deadline of ``wait``, ``stream`` and ``run_sync``: the default execution
 timeout (10 min) plus 5 min for queueing. Pass ``timeout=`` for longer jobs."""
-CONNECT_TIMEOUT = 10.0
 LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
-"""Wide enough for ``map(concurrency=...)`` to keep its connections alive."""
+"""When httpx carries the requests: wide enough for ``map(concurrency=...)``."""
 
 
 def _user_agent() -> str:
@@ -47,6 +57,11 @@ def _user_agent() -> str:
 
 
 USER_AGENT = _user_agent()
+
+
+def _log_answer(effect: Send, status: int, started: float) -> None:
+    elapsed = (time.perf_counter() - started) * 1000
+    log.debug("%s -> %d in %.1f ms", effect.call.describe(), status, elapsed)
 
 
 class SyncClock(Protocol):
@@ -171,24 +186,18 @@ class _Base:
             f"base_url={self.base_url!r}, api_key={self.masked_key!r})"
         )
 
-    def _build(self, http: httpx.Client | httpx.AsyncClient, effect: Send) -> httpx.Request:
-        call = effect.call
-        headers = {
-            "Accept": "application/json",
-            "User-Agent": USER_AGENT,
-            "Authorization": self._auth.header(),
-        }
-        if call.body is not None:
-            headers["Content-Type"] = "application/json"
-        root = self.base_url if call.management else self.serverless_url
-        return http.build_request(
-            call.method,
-            f"{root}/{call.path}",
-            params=dict(call.params) or None,
-            content=call.body,
-            headers=headers,
-            timeout=httpx.Timeout(effect.timeout, connect=min(effect.timeout, CONNECT_TIMEOUT)),
-        )
+    def _urls(self) -> Urls:
+        return Urls(self.serverless_url, self.base_url)
+
+    def _native_roots(self, substitute: object) -> Roots | None:
+        """Where the client's own connections go; None when httpx must carry the calls.
+
+        httpx carries them when the caller substitutes the HTTP layer, or when the
+        environment configures a proxy for either URL (see ``_transport``).
+        """
+        if substitute is not None:
+            return None
+        return native_roots(self.serverless_url, self.base_url)
 
 
 class Client(_Base, SyncManagement):
@@ -234,16 +243,23 @@ class Client(_Base, SyncManagement):
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
-        self._owns_http = http_client is None
-        self._http = http_client or httpx.Client(transport=transport, limits=LIMITS)
+        self._http: httpx.Client | None = None
+        self._sender: SyncSender
+        roots = self._native_roots(http_client or transport)
+        if roots is not None:
+            self._sender = NativeSender(roots, USER_AGENT, self._auth.header)
+        else:
+            self._http = http_client or httpx.Client(transport=transport, limits=LIMITS)
+            self._sender = HttpxSender(
+                self._http, http_client is None, self._urls(), USER_AGENT, self._auth.header
+            )
 
     def endpoint(self, endpoint_id: str) -> Endpoint:
         """The queue-based endpoint ``endpoint_id`` (no request is made)."""
         return Endpoint(self, endpoint_id)
 
     def close(self) -> None:
-        if self._owns_http:
-            self._http.close()
+        self._sender.close()
 
     def __enter__(self) -> Self:
         return self
@@ -268,14 +284,11 @@ class Client(_Base, SyncManagement):
                 self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
+            if not log.isEnabledFor(logging.DEBUG):
+                return self._sender.send(effect.call, effect.timeout)
             started = time.perf_counter()
-            response = self._http.send(self._build(self._http, effect))
-            log.debug(
-                "%s -> %d in %.1f ms",
-                effect.call.describe(),
-                response.status_code,
-                (time.perf_counter() - started) * 1000,
-            )
+            response = self._sender.send(effect.call, effect.timeout)
+            _log_answer(effect, response.status_code, started)
             return response
         raise TypeError(f"unexpected effect {effect!r}")
 
@@ -351,16 +364,23 @@ class AsyncClient(_Base, AsyncManagement):
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
-        self._owns_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(transport=transport, limits=LIMITS)
+        self._http: httpx.AsyncClient | None = None
+        self._sender: AsyncSender
+        roots = self._native_roots(http_client or transport)
+        if roots is not None:
+            self._sender = AsyncNativeSender(roots, USER_AGENT, self._auth.header)
+        else:
+            self._http = http_client or httpx.AsyncClient(transport=transport, limits=LIMITS)
+            self._sender = AsyncHttpxSender(
+                self._http, http_client is None, self._urls(), USER_AGENT, self._auth.header
+            )
 
     def endpoint(self, endpoint_id: str) -> AsyncEndpoint:
         """The queue-based endpoint ``endpoint_id`` (no request is made)."""
         return AsyncEndpoint(self, endpoint_id)
 
     async def aclose(self) -> None:
-        if self._owns_http:
-            await self._http.aclose()
+        await self._sender.aclose()
 
     close = aclose
 
@@ -382,24 +402,11 @@ class AsyncClient(_Base, AsyncManagement):
             await self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
+            if not log.isEnabledFor(logging.DEBUG):
+                return await self._sender.send(effect.call, effect.timeout)
             started = time.perf_counter()
-            request = self._build(self._http, effect)
-            try:
-                # In-process transports (httpx.ASGITransport) ignore httpx's timeouts.
-                async with asyncio.timeout(effect.timeout + 0.05):
-                    response = await self._http.send(request)
-            except TimeoutError:
-                timed_out = True
-            else:
-                timed_out = False
-            if timed_out:
-                raise httpx.ReadTimeout(f"no answer within {effect.timeout:g} s")
-            log.debug(
-                "%s -> %d in %.1f ms",
-                effect.call.describe(),
-                response.status_code,
-                (time.perf_counter() - started) * 1000,
-            )
+            response = await self._sender.send(effect.call, effect.timeout)
+            _log_answer(effect, response.status_code, started)
             return response
         raise TypeError(f"unexpected effect {effect!r}")
 

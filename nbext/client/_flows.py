@@ -34,6 +34,7 @@ from nbext.models import (
 )
 
 from ._calls import (
+    Answer,
     Call,
     endpoint_call,
     error_from_response,
@@ -75,7 +76,7 @@ DEADLINE_MARGIN = 0.25
 
 @dataclass(frozen=True)
 class Send:
-    """Send ``call``; give up reading after ``timeout`` seconds. Result: httpx.Response."""
+    """Send ``call``; give up reading after ``timeout`` seconds. Result: ``_calls.Answer``."""
 
     call: Call
     timeout: float
@@ -179,7 +180,7 @@ def job_deadline(ctx: Context, endpoint_id: str, job_id: str, timeout: float | N
 
 def send(
     ctx: Context, call: Call, deadline: Deadline | None = None, *, retry_429: bool = True
-) -> Flow[httpx.Response]:
+) -> Flow[Answer]:
     """Send ``call`` until it succeeds, retrying only what is safe to retry.
 
     Backoff and Retry-After come from ``ctx.policy``; a retry that would end past the
@@ -203,7 +204,7 @@ def send(
         retry_after: float | None = None
         failure: NbextError
         if failed is None:
-            answer: httpx.Response = response
+            answer: Answer = response
             if answer.status_code < 400:
                 return answer
             failure = error_from_response(call, answer, ctx.secret, ctx.key_source)

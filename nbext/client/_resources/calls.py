@@ -14,19 +14,18 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlencode
 
-import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from nbext.models import explain
 
-from .._calls import Call, segment
+from .._calls import Answer, Call, segment
 from .._errors import APIError, BadRequest, excerpt
 from .._retry import Kind
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
-Reader = Callable[[Call, httpx.Response], T]
+Reader = Callable[[Call, Answer], T]
 """How an operation reads a successful answer."""
 
 UpdateMethod = Literal["PATCH", "POST"]
@@ -215,7 +214,7 @@ def as_list(value: str | Sequence[str] | None) -> list[str] | None:
 # ---- answers ----------------------------------------------------------------------------
 
 
-def _unreadable(call: Call, response: httpx.Response, what: str) -> APIError:
+def _unreadable(call: Call, response: Answer, what: str) -> APIError:
     return APIError(
         f"{call.describe()} ({call.subject}) answered {response.status_code} with {what}",
         status=response.status_code,
@@ -225,7 +224,7 @@ def _unreadable(call: Call, response: httpx.Response, what: str) -> APIError:
     )
 
 
-def _json(call: Call, response: httpx.Response) -> Any:
+def _json(call: Call, response: Answer) -> Any:
     try:
         return response.json()
     except (ValueError, UnicodeDecodeError):
@@ -242,7 +241,7 @@ def _adapter(model: type[BaseModel]) -> TypeAdapter[list[Any]]:
 def one(model: type[M]) -> Reader[M]:
     """Read the answer as one ``model`` (unknown fields kept)."""
 
-    def read(call: Call, response: httpx.Response) -> M:
+    def read(call: Call, response: Answer) -> M:
         data = _json(call, response)
         try:
             return model.model_validate(data)
@@ -257,7 +256,7 @@ def one(model: type[M]) -> Reader[M]:
 def many(model: type[M]) -> Reader[list[M]]:
     """Read the answer as a JSON array of ``model``."""
 
-    def read(call: Call, response: httpx.Response) -> list[M]:
+    def read(call: Call, response: Answer) -> list[M]:
         data = _json(call, response)
         try:
             items: list[M] = _adapter(model).validate_python(data)
@@ -280,7 +279,7 @@ def maybe(model: type[M]) -> Reader[M | None]:
     """
     read_one = one(model)
 
-    def read(call: Call, response: httpx.Response) -> M | None:
+    def read(call: Call, response: Answer) -> M | None:
         if not response.content.strip():
             return None
         data = _json(call, response)
@@ -291,6 +290,6 @@ def maybe(model: type[M]) -> Reader[M | None]:
     return read
 
 
-def nothing(call: Call, response: httpx.Response) -> None:
+def nothing(call: Call, response: Answer) -> None:
     """Deletes answer 204 with no body; whatever comes is not needed."""
     return None

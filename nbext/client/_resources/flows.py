@@ -60,7 +60,7 @@ def delete(ctx: Context, call: Call) -> Flow[None]:
             if isinstance(effect, Send):
                 if error is not None:
                     reached = reached or not never_sent(error)
-                elif isinstance(value, httpx.Response) and value.status_code >= 500:
+                elif value is not None and value.status_code >= 500:
                     reached = True
     finally:
         inner.close()
