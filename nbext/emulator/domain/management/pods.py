@@ -373,8 +373,9 @@ class Pods:
         given = {n for n in body.model_fields_set if getattr(body, n) is not None}
         resets = given - IN_PLACE
         if resets and e.view.locked and body.locked is not False:
+            wire_names = [PodUpdateInput.model_fields[n].alias or n for n in resets]
             raise InvalidInput(
-                f"pod {pod_id} is locked, and changing {', '.join(sorted(resets))} would reset "
+                f"pod {pod_id} is locked, and changing {', '.join(sorted(wire_names))} would reset "
                 'it; unlock it first (or send "locked": false with the change)'
             )
         auth_id = e.view.container_registry_auth_id
