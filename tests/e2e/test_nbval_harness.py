@@ -1,7 +1,7 @@
 """The nbval harness that runs ``notebooks/`` in ``make test``, proven on notebooks of ours.
 
 The guides are collected by the project's own pytest configuration (pyproject.toml's
-``testpaths`` and nbval options, ``notebooks/conftest.py``, ``notebooks/sanitize.cfg``).
+``testpaths`` and nbval options, the root ``conftest.py``, ``notebooks/sanitize.cfg``).
 This test runs exactly that configuration in a scratch project holding copies of those
 three files and two notebooks, with a fake ``RUNPOD_API_KEY`` in the environment, and
 checks what the configuration promises:
@@ -81,9 +81,8 @@ def scratch_project(base: Path) -> Path:
     """A project with this repo's pytest configuration and nothing else."""
     project = base / "project"
     (project / "notebooks").mkdir(parents=True)
-    shutil.copy(ROOT / "pyproject.toml", project / "pyproject.toml")
-    for name in ("conftest.py", "sanitize.cfg"):
-        shutil.copy(ROOT / "notebooks" / name, project / "notebooks" / name)
+    for name in ("pyproject.toml", "conftest.py", "notebooks/sanitize.cfg"):
+        shutil.copy(ROOT / name, project / name)
     return project
 
 

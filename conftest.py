@@ -1,13 +1,18 @@
-"""How ``make test`` runs these guides with nbval: offline, against the embedded emulator.
+"""How ``make test`` runs the guides in ``notebooks/`` with nbval: offline, on the emulator.
 
-pyproject.toml's pytest options collect this folder with ``--nbval-lax`` (cells marked
-``# NBVAL_CHECK_OUTPUT`` are compared with their saved outputs, after the substitutions of
-``sanitize.cfg``) and ``--nbval-current-env`` (the kernel is this venv's Python). This file
-adds what those options cannot say: the kernel starts with no ``RUNPOD_*`` variable and a
-throwaway HOME, so neither a developer's API key nor ``~/.runpod/config.toml`` can turn a
-test run into calls to the real service; the guides reach the emulator on their own, as on
-a fresh machine. It also makes the sanitize file's path independent of the directory
-pytest is started from.
+pyproject.toml's pytest options collect ``notebooks/`` with ``--nbval-lax`` (cells marked
+``# NBVAL_CHECK_OUTPUT``, or tagged ``nbval-check-output``, are compared with their saved
+outputs after the substitutions of ``notebooks/sanitize.cfg``) and ``--nbval-current-env``
+(the kernel is this venv's Python). This file adds what those options cannot say: a
+guide's kernel starts with no ``RUNPOD_*`` variable and a throwaway HOME, so neither a
+developer's API key nor ``~/.runpod/config.toml`` can turn a test run into calls to the
+real service; the guides reach the emulator on their own, as on a fresh machine. It also
+makes the sanitize file's path independent of the directory pytest is started from.
+
+It lives at the repository's root rather than among the guides, so JupyterLab's file
+browser shows readers only the guides; pytest loads a root ``conftest.py`` for every
+test, so the scrubbing below is limited to notebook items (``tests/`` keeps its
+environment).
 """
 
 from __future__ import annotations
@@ -46,10 +51,17 @@ def pytest_configure(config: pytest.Config) -> None:
         option.nbval_sanitize_with = str(resolved if resolved.exists() else HERE / sanitize)
 
 
+def is_guide_cell(item: pytest.Item) -> bool:
+    """An nbval item: a cell of a notebook (the kernel starts in the first one's setup)."""
+    return item.path.suffix == ".ipynb"
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
-    """Start the notebook's kernel (nbval does it in the first cell's setup) scrubbed."""
+    """Start a notebook's kernel (nbval does it in the first cell's setup) scrubbed."""
     global _home
+    if not is_guide_cell(item):
+        return (yield)
     if _home is None:
         _home = tempfile.TemporaryDirectory(prefix="nbext-nbval-home-")
     saved = dict(os.environ)
