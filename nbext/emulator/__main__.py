@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import signal
+import sqlite3
 import sys
 import threading
 from collections.abc import Sequence
@@ -33,11 +34,36 @@ def load_handler(spec: str) -> Handler:
         raise ValueError(f"cannot import {path}")
     module = importlib.util.module_from_spec(module_spec)
     sys.path.insert(0, str(path.parent.resolve()))
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # the user's file: say what broke instead of a traceback
+        raise ValueError(f"cannot import {path}: {type(exc).__name__}: {exc}") from None
     handler = getattr(module, name, None)
     if not callable(handler):
         raise ValueError(f"{path} has no function named {name!r}")
     return handler  # type: ignore[no-any-return]
+
+
+def _port(text: str) -> int:
+    """A TCP port number, refused by argparse (usage and exit 2) when out of range."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
+
+
+def _seconds(text: str) -> float:
+    """A non-negative number of seconds."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not seconds >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text} must be >= 0 seconds")
+    return seconds
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -46,7 +72,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description="Serve a local emulator of the serverless job interface.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any free)")
+    parser.add_argument(
+        "--port", type=_port, default=8000, help="port (default 8000; 0 = any free)"
+    )
     parser.add_argument("--api-key", help="the key clients must send (default: a new one, printed)")
     parser.add_argument(
         "--endpoint",
@@ -64,12 +92,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-rate-limit", action="store_true", help="switch rate limits off")
     parser.add_argument(
         "--webhook-retry-delay",
-        type=float,
+        type=_seconds,
         default=10.0,
         metavar="SECONDS",
         help="delay between webhook attempts (default 10)",
     )
-    parser.add_argument("--log-level", default="warning", help="uvicorn log level")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["critical", "error", "warning", "info", "debug", "trace"],
+        help="uvicorn log level",
+    )
     return parser.parse_args(argv)
 
 
@@ -86,10 +119,15 @@ def build(args: argparse.Namespace) -> Emulator:
         db=args.db,
     )
     specs = args.endpoint or [f"{name}={name}" for name in emulator.images.names()]
+    seen: set[str] = set()
     for spec in specs:
         endpoint_id, sep, image = spec.partition("=")
         if not sep or not endpoint_id or not image:
             raise ValueError(f"--endpoint {spec!r} is not of the form ID=IMAGE")
+        if endpoint_id in seen:
+            # ensure_deployed would quietly re-point the first one: refuse the ambiguity.
+            raise ValueError(f"--endpoint {endpoint_id} is given twice; give each ID once")
+        seen.add(endpoint_id)
         if image.endswith(".py") or ".py:" in image:
             emulator.ensure_deployed(endpoint_id, handler=load_handler(image))
         elif emulator.images.get(image) is None:
@@ -108,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         emulator = build(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as exc:
+        print(f"error: --db {args.db}: {exc}", file=sys.stderr)
         return 2
     server = EmulatorServer(emulator, host=args.host, port=args.port, log_level=args.log_level)
     try:
