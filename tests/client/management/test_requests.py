@@ -421,3 +421,17 @@ def test_every_field_of_the_reference_is_a_keyword(
     params = set(inspect.signature(method).parameters) - {"self", "extra_body", "method"}
     assert params - path_params == set(model.model_fields)
 
+
+def test_base_url_comes_from_the_environment_then_the_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    recorder = Recorder(body=[])
+    none = tmp_path / "absent.toml"
+    monkeypatch.setenv("RUNPOD_API_BASE_URL", "http://127.0.0.1:8123/v1/")
+    with Client(KEY, transport=recorder, config_file=none) as client:
+        client.pods.list()
+    assert str(recorder.last.url) == "http://127.0.0.1:8123/v1/pods"
+    monkeypatch.delenv("RUNPOD_API_BASE_URL")
+    with Client(KEY, transport=recorder, config_file=none) as client:
+        client.network_volumes.list()
+    assert str(recorder.last.url) == "https://rest.runpod.io/v1/networkvolumes"
