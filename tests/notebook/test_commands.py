@@ -105,6 +105,24 @@ def test_cancel_a_job_by_id_and_endpoint(nb: Notebook) -> None:
     assert nb.conn.registry.get(job.id) is not None
 
 
+def test_cancel_last_cancels_the_newest_job_of_this_kernel(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    message = usage_error(nb, "%runpod cancel last", capsys)
+    assert "no job was submitted from this kernel yet, so there is no 'last'" in message
+    nb.emu.deploy(image="no-such-image", endpoint_id="held")
+    nb.run('%%runpod_job echo\n{"a": 1}')
+    nb.run("%%runpod_job held --timeout 0.05 -q\n{}")
+    held = nb.record().id
+    capsys.readouterr()
+    nb.run("%runpod cancel last")
+    assert capsys.readouterr().out.strip() == f"job {held} on 'held': CANCELLED"
+    assert nb.job(held).status is JobStatus.CANCELLED
+    nb.run("%runpod cancel last")  # cancelling a CANCELLED job answers the same again
+    message = usage_error(nb, "%runpod cancel last --endpoint held", capsys)
+    assert "'last' needs none" in message
+
+
 def flaky_handler() -> Any:
     calls: list[int] = []
 
@@ -127,6 +145,16 @@ def test_retry_command_follows_the_job_again(nb: Notebook) -> None:
     assert nb.panel().state == "COMPLETED"
     assert "retry job" in nb.last_plain()
     assert nb.conn.client.endpoint("flaky").health().jobs.retried == 1
+
+
+def test_retry_last_retries_the_newest_job(nb: Notebook) -> None:
+    nb.deploy(flaky_handler(), "flaky")
+    nb.run('%%runpod_job echo\n{"a": 1}')
+    nb.run("%%runpod_job flaky\n{}")
+    failed = nb.record().id
+    nb.run("%runpod retry last")
+    assert nb.conn.registry.get(failed).state == "COMPLETED"
+    assert nb.panel().state == "COMPLETED"
 
 
 def test_retry_button_without_a_loop_follows_from_the_click(nb: Notebook) -> None:

@@ -56,8 +56,25 @@ def jobs(magics: RunpodMagics, args: argparse.Namespace) -> None:
     show_frame(frame, magics.display_limit, what="jobs", stored_as=name)
 
 
+LAST = "last"
+"""What ``cancel`` and ``retry`` accept instead of an id: the newest job of this kernel.
+
+A notebook cannot pass a variable to ``%runpod`` (its line is not expanded), and a job
+id is not known when the notebook is written; ``last`` lets a guide (or a person) act on
+the job the previous cell started.
+"""
+JOB_HELP = f"the job id, or {LAST!r} for the newest job this kernel submitted"
+
+
 def record_of(magics: RunpodMagics, job_id: str, endpoint: str | None) -> JobRecord:
-    """A job by id: from this kernel's records, or (with ``--endpoint``) any job."""
+    """A job by id (or ``last``): this kernel's records, or (with ``--endpoint``) any job."""
+    if job_id == LAST:
+        if endpoint is not None:
+            raise UsageError(f"--endpoint names a job's endpoint by id; {LAST!r} needs none")
+        records = list(magics.connection.registry)
+        if not records:
+            raise UsageError(f"no job was submitted from this kernel yet, so there is no {LAST!r}")
+        return records[-1]
     record = magics.connection.registry.get(job_id)
     if record is not None:
         return record
@@ -73,7 +90,7 @@ def record_of(magics: RunpodMagics, job_id: str, endpoint: str | None) -> JobRec
 
 @subcommand("cancel", "cancel a job (IN_QUEUE or IN_PROGRESS)")
 @magic_arguments("runpod cancel")
-@argument("job", help="the job id")
+@argument("job", help=JOB_HELP)
 @argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
 def cancel(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """Cancel JOB: a queued job never starts, a running one is told to stop."""
@@ -98,7 +115,7 @@ def cancel(magics: RunpodMagics, args: argparse.Namespace) -> None:
 
 @subcommand("retry", "queue a FAILED or TIMED_OUT job again and follow it")
 @magic_arguments("runpod retry")
-@argument("job", help="the job id")
+@argument("job", help=JOB_HELP)
 @argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
 @argument("--background", action="store_true", help="return at once; the panel keeps updating")
 @argument("-q", "--quiet", action="store_true", help="no panel")
