@@ -157,6 +157,14 @@ def test_retry_last_retries_the_newest_job(nb: Notebook) -> None:
     assert nb.panel().state == "COMPLETED"
 
 
+def test_retry_command_updates_the_output_variable(nb: Notebook) -> None:
+    nb.deploy(flaky_handler(), "flaky")
+    nb.run("%%runpod_job flaky -o out\n{}")
+    assert nb.shell.user_ns["out"] is None
+    nb.run("%runpod retry last")
+    assert nb.shell.user_ns["out"] == {"attempt": 2}
+
+
 def test_retry_button_without_a_loop_follows_from_the_click(nb: Notebook) -> None:
     nb.deploy(flaky_handler(), "flaky")
     nb.run("%%runpod_job flaky -o out\n{}")

@@ -296,6 +296,8 @@ def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quie
         if panel is not None:
             panel.start(record.id)
             handle = show_updatable(panel)
+        # The job's first run may have had ``-o NAME``: its retry fills NAME the same way.
+        previous = record.follower
         follower = JobFollower(
             service,
             magics.connection.registry,
@@ -303,6 +305,7 @@ def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quie
             panel,
             job=job,
             poll=magics.poll_interval,
+            on_end=previous.on_end if previous is not None else None,
             on_update=(lambda: handle.update(panel)) if handle is not None else None,
         )
     if background and not held.received:
