@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, cast
 from urllib.parse import urlencode
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -30,6 +30,13 @@ Reader = Callable[[Call, Answer], T]
 
 UpdateMethod = Literal["PATCH", "POST"]
 """``PATCH /x/{id}``, or its synonym ``POST /x/{id}/update`` (for proxies that refuse PATCH)."""
+
+
+class QueryParams(Protocol):
+    """A query model of ``nbext.models``: it writes its own pairs (lists as repeated keys)."""
+
+    def to_params(self) -> list[tuple[str, str]]: ...
+
 
 NOT_FIELDS = frozenset({"ctx", "extra_body", "method"})
 """Parameters of an operation that are not fields of its body or query."""
@@ -198,8 +205,7 @@ def json_body(
 def query(model: type[BaseModel], operation: str, fields: dict[str, Any]) -> list[tuple[str, str]]:
     """The query string's pairs; include flags left ``False`` are not sent (the default)."""
     instance = validated(model, operation, {k: v for k, v in fields.items() if v is not False})
-    to_params: Callable[[], list[tuple[str, str]]] = instance.to_params  # type: ignore[attr-defined]
-    return to_params()
+    return cast(QueryParams, instance).to_params()
 
 
 def as_list(value: str | Sequence[str] | None) -> list[str] | None:
@@ -288,8 +294,3 @@ def maybe(model: type[M]) -> Reader[M | None]:
         return read_one(call, response)
 
     return read
-
-
-def nothing(call: Call, response: Answer) -> None:
-    """Deletes answer 204 with no body; whatever comes is not needed."""
-    return None
