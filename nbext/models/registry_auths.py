@@ -7,10 +7,18 @@ validation error never shows it; it is revealed only when the body is written ou
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr, field_serializer
+from typing import Annotated
+
+from pydantic import AfterValidator, SecretStr, field_serializer
 
 from ._base import WireModel
 from ._fields import InputModel, NonBlank
+
+
+def _not_empty(value: SecretStr) -> SecretStr:
+    if not value.get_secret_value():
+        raise ValueError("must not be empty")
+    return value
 
 
 class ContainerRegistryAuth(WireModel):
@@ -25,7 +33,7 @@ class ContainerRegistryAuthCreateInput(InputModel):
 
     name: NonBlank
     username: NonBlank
-    password: SecretStr = Field(min_length=1)
+    password: Annotated[SecretStr, AfterValidator(_not_empty)]
 
     @field_serializer("password", when_used="always")
     def _reveal(self, value: SecretStr) -> str:
