@@ -14,7 +14,7 @@ from typing import Any
 from nbext.models import JobResult
 
 from .batch import run_many
-from .connection import Connection, current, set_current
+from .connection import Connection, current, quiet_emulator_log, set_current
 from .deploy import deploy
 from .errors import Interrupted, NotebookError
 from .follow import JobFollower
@@ -65,6 +65,9 @@ def load_ipython_extension(ipython: Any, connection: Connection | None = None) -
     """
     if connection is not None:
         set_current(connection)
+    # Any emulator in this kernel (the embedded one, or one a notebook makes itself, on a
+    # fake clock say) would otherwise print a failed handler's traceback into a cell.
+    quiet_emulator_log()
     magics = RunpodMagics(ipython, connection=current())
     ipython.register_magics(magics)
     ipython.configurables[:] = [

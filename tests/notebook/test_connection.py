@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,26 @@ def test_load_ext_with_the_services_config_file(
     (line,) = load_ext(shell, capsys)
     assert line.startswith("nbext: RunPod cloud at https://api.runpod.ai/v2, key rpa_…ABCD from ")
     assert str(config) in line and CLOUD_KEY not in line
+
+
+def test_load_ext_keeps_any_emulators_log_out_of_cells(
+    shell: InteractiveShell, clean_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A notebook's own emulator (a FakeClock one, say) logs a failed handler's traceback;
+    with the extension loaded that goes nowhere near a cell's stderr, as for the embedded
+    one, whether or not a command has started the embedded emulator yet."""
+    logger, root = logging.getLogger("nbext.emulator"), logging.getLogger()
+    saved = logger.handlers[:], root.handlers[:]
+    # As in a kernel: no handler anywhere (pytest's own capture sits on the root logger),
+    # so without one of ours Python's last-resort handler would print to stderr.
+    logger.handlers.clear()
+    root.handlers.clear()
+    try:
+        load_ext(shell, capsys)
+        logger.error("handler of endpoint broken failed:\nTraceback ...")
+        assert capsys.readouterr().err == ""
+    finally:
+        logger.handlers[:], root.handlers[:] = saved
 
 
 def test_the_first_command_starts_an_emulator_with_the_demo_endpoints(clean_env: Path) -> None:
