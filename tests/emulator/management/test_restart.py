@@ -1,0 +1,80 @@
+"""Restarts in process: two ``Emulator`` objects on one SQLite file, one after the other.
+
+The subprocess test (``test_persistence``) proves the whole command line; these pin the
+details: what ``--endpoint`` does to an endpoint that came back, and that usage (open
+intervals included) carries over.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nbext.emulator import Emulator, FakeClock
+from nbext.models import (
+    EndpointCreateInput,
+    EndpointUpdateInput,
+    JobSubmission,
+    PodBillingQuery,
+    PodCreateInput,
+)
+
+pytestmark = pytest.mark.anyio
+
+KEY = "rpa_RESTART000000000000000000000000000000000"
+
+
+def emulator(db: Path, clock: FakeClock) -> Emulator:
+    emu = Emulator(api_key=KEY, clock=clock, db=db)
+    emu.bind()
+    return emu
+
+
+async def test_ensure_deployed_keeps_a_restored_endpoint(tmp_path: Path) -> None:
+    db, clock = tmp_path / "s.db", FakeClock()
+    first = emulator(db, clock)
+    first.ensure_deployed("a", "echo")
+    first.ensure_deployed("h", handler=lambda job: "one")
+    first.management.endpoints.update("a", EndpointUpdateInput(workers_max=7))
+    first.close()
+
+    second = emulator(db, clock)
+    assert second.ensure_deployed("a", "echo") == "a"  # no "already exists"
+    assert second.jobs.endpoints["a"].workers_max == 7  # and nothing was reset
+    second.ensure_deployed("a", "sleep")  # another image: the endpoint runs it now
+    assert second.jobs.endpoints["a"].image == "sleep"
+    entry = second.management.endpoints.entry("a")
+    assert second.management.templates.get(entry.view.template_id or "").image_name == "sleep"
+    assert entry.view.version == 1
+    second.ensure_deployed("h", handler=lambda job: "two")
+    submission = JobSubmission.model_validate({"input": {}})
+    result = await second.jobs.run_sync("h", submission, 5000)
+    assert result["output"] == "two"
+    second.close()
+
+
+async def test_a_v1_endpoint_keeps_its_templates_image(tmp_path: Path) -> None:
+    emu = emulator(tmp_path / "s.db", FakeClock())
+    endpoint = emu.management.endpoints.create(EndpointCreateInput(template_id="demo-echo"))
+    with pytest.raises(ValueError, match="change that template's imageName"):
+        emu.ensure_deployed(endpoint["id"], "sleep")
+    assert emu.jobs.endpoints[endpoint["id"]].image == "echo"
+    emu.close()
+
+
+async def test_usage_and_open_intervals_survive(tmp_path: Path) -> None:
+    db, clock = tmp_path / "s.db", FakeClock()
+    first = emulator(db, clock)
+    pod = first.management.pods.create(PodCreateInput(image_name="i"))
+    clock.step(3600)
+    first.close()
+    clock.step(3600)  # the emulator was down; the pod stayed RUNNING all along
+    second = emulator(db, clock)
+    billed = [r["timeBilledMs"] for r in second.management.billing.pods(PodBillingQuery())]
+    assert billed == [7_200_000]
+    second.management.pods.stop(pod["id"])
+    clock.step(3600)
+    billed = [r["timeBilledMs"] for r in second.management.billing.pods(PodBillingQuery())]
+    assert billed == [7_200_000]
+    second.close()
