@@ -254,6 +254,9 @@ def test_management_listings_against_the_emulator(nb: Notebook, v1: Any) -> None
         assert "hunter2-password" not in frame.to_csv()
     pods = nb.shell.user_ns["frame"]
     assert is_utc_datetime(pods["last_started_at"])
+    nb.run("%runpod endpoints -o endpoints")
+    endpoints = nb.shell.user_ns["endpoints"].set_index("name")
+    assert endpoints.loc["ep1", "image_name"] == "echo"  # the listing asks for templates
     assert pods["cost_per_hr"].dtype == "float64"
 
 

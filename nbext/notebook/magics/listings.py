@@ -43,9 +43,11 @@ def management(magics: RunpodMagics, attribute: str, command: str) -> Any:
 
 LIST_OPTIONS: dict[str, dict[str, Any]] = {
     "templates": {"include_endpoint_bound_templates": True},
+    "endpoints": {"include_template": True},
 }
 """Arguments of a listing's ``list`` call: a notebook lists all of the user's templates,
-including those bound to endpoints (the service leaves those out by default)."""
+including those bound to endpoints (the service leaves those out by default), and
+endpoints with their template, so the ``image_name`` column says what each one runs."""
 
 
 def _listing(command: str, attribute: str, spec: ListingSpec, summary: str) -> None:
