@@ -253,6 +253,8 @@ class JobState:
     owns_stream: bool = True
     keep_chunks: bool = True
     result: JobResult | None = None
+    heard: bool = False
+    """Whether /status or /stream answered for the job (not just its submission)."""
     buffer: deque[StreamChunk] = field(default_factory=deque)
     stream_ended: bool = False
     reassembler: Reassembler = field(default_factory=Reassembler)
@@ -264,6 +266,7 @@ class JobState:
     def reset(self) -> None:
         """After /retry: same id, fresh run, fresh stream."""
         self.result = None
+        self.heard = False
         self.buffer.clear()
         self.stream_ended = False
         self.reassembler = Reassembler()
@@ -278,6 +281,7 @@ def status(ctx: Context, state: JobState, deadline: Deadline | None = None) -> F
     response = yield from send(ctx, call, deadline)
     result = model_of(call, response, JobResult)
     state.result = result
+    state.heard = True
     if deadline is not None:
         deadline.last_status = result.status
     return result
@@ -302,6 +306,7 @@ def stream_poll(ctx: Context, state: JobState, deadline: Deadline) -> Flow[Strea
     call = stream_call(state.endpoint_id, state.id, hold)
     response = yield from send(ctx, call, deadline)
     answer = model_of(call, response, StreamResponse)
+    state.heard = True
     if state.keep_chunks:
         state.buffer.extend(answer.stream)
     if answer.status.is_final:
@@ -311,16 +316,32 @@ def stream_poll(ctx: Context, state: JobState, deadline: Deadline) -> Flow[Strea
 
 
 def wait(
-    ctx: Context, state: JobState, deadline: Deadline, raise_on_failure: bool = True
+    ctx: Context,
+    state: JobState,
+    deadline: Deadline,
+    raise_on_failure: bool = True,
+    *,
+    look_first: bool | None = None,
 ) -> Flow[JobResult]:
-    """Return the job's final result; notice its end within max(50 ms, 10 % waited)."""
+    """Return the job's final result; notice its end within max(50 ms, 10 % waited).
+
+    A handle that reads its job's /stream waits there (the service answers the moment
+    the job ends) and then reads the output from /status. ``look_first`` says whether
+    to ask /status before that long-poll: by default only when something was heard of
+    the job since it was submitted; a job this handle queued a moment ago is rarely
+    done, and asking would cost a round trip for nothing.
+    """
     if state.result is not None and state.result.status.is_final:
         return finish(state, state.result, raise_on_failure, ctx.secret)
     deadline.last_status = state.last_status
+    streaming = state.owns_stream and not state.stream_ended
+    look = (state.heard or not streaming) if look_first is None else look_first
     while True:
-        result = yield from status(ctx, state, deadline)
-        if result.status.is_final:
-            return finish(state, result, raise_on_failure, ctx.secret)
+        if look or not (state.owns_stream and not state.stream_ended):
+            result = yield from status(ctx, state, deadline)
+            if result.status.is_final:
+                return finish(state, result, raise_on_failure, ctx.secret)
+        look = True
         if state.owns_stream and not state.stream_ended:
             yield from _until_stream_ends(ctx, state, deadline)
             continue  # the job ended: read its output

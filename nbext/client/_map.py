@@ -4,18 +4,20 @@ Each input goes through /run (its id arrives in milliseconds, so a job is never 
 running with an id we do not know, which a long /runsync could do on a dropped
 connection) and is then waited for like any job. A /run answered 429 was refused before
 it was queued, so it is the one submission that is safe to send again; ``SubmitGate``
-makes all of a map's workers back off together, and learns from the 429 how many
-submissions the window holds so it can resume exactly when the oldest ones leave it,
-instead of stampeding the service at the next whole second of Retry-After.
+(``_gate``) makes all of a map's workers back off together, and learns from the 429
+how many submissions the window holds so it can resume exactly when the oldest ones
+leave it, instead of stampeding the service at the next whole second of Retry-After.
+
+Each item then makes as few calls as its job allows: /run, and /status when that
+usually finds the job done (``Lookout``); otherwise a /stream long-poll, which the
+service answers the moment the job ends, and one /status for the output.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import queue
 import threading
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,97 +27,50 @@ from nbext.models import AcceptedJob, JobResult
 from ._calls import endpoint_call, model_of
 from ._config import Secret
 from ._errors import RateLimited
-from ._flows import Context, Flow, JobState, finish, job_deadline, pause, send, wait
+from ._flows import Context, Flow, JobState, finish, job_deadline, pause, send, status, wait
+from ._gate import SubmitGate
 
 if TYPE_CHECKING:
     from ._client import AsyncClient, Client
 
-RATE_WINDOW = 10.0
-"""The service's rate-limit window (the seed's "per 10 seconds")."""
-RESUME_MARGIN = 0.05
-"""Resume this long after a slot should have left the window: our clock and the
-service's admission time differ by a request's flight time."""
+LOOK_THRESHOLD = 0.5
+"""Ask /status right after /run while at least this share of such looks find the job
+done: a look that misses costs one call more than going straight to the /stream
+long-poll (4 calls instead of 3), a look that hits one call less (2)."""
+LOOK_WEIGHT = 1 / 16
+"""Weight of the newest look in the running share (about the last 16 count)."""
+PROBE_EVERY = 16
+"""While the share is low, every so many items look anyway, to notice it rising."""
 
 
-@dataclass(eq=False)
-class Ticket:
-    """One /run admitted by the gate at ``time`` (kept while it counts in the window)."""
+class Lookout:
+    """Learns, per batch, whether a /status right after /run usually finds the job done.
 
-    time: float
-
-
-class SubmitGate:
-    """Client-side pacing of /run for one map, learned from the service's 429s.
-
-    Free-running until the first 429. Then: the submissions still in the window are the
-    limit, and the next one may go when the oldest of them leaves the window (or after
-    Retry-After, whichever is sooner). The learned limit is forgotten one window after
-    the last 429, so a limit that grows (more running workers raise it) is found again.
-    Thread-safe: the sync map's worker threads share one gate.
+    Fast jobs on an idle endpoint are done before their id has come back; on a busy one
+    (more jobs in flight than workers) they wait in the queue, and the first /status
+    only says IN_QUEUE. Shared by a batch's workers; a lost update between threads
+    only blurs the running share a little.
     """
 
-    def __init__(self, window: float = RATE_WINDOW) -> None:
-        self.window = window
-        self._lock = threading.Lock()
-        self._admitted: deque[Ticket] = deque()
-        self._limit: int | None = None
-        self._limit_until = float("-inf")
-        self._paused_until = float("-inf")
-        self.rejections = 0
+    def __init__(self) -> None:
+        self.share = 1.0
+        self._items = 0
 
-    @property
-    def learned_limit(self) -> int | None:
-        return self._limit
+    def should_look(self) -> bool:
+        self._items += 1
+        return self.share >= LOOK_THRESHOLD or self._items % PROBE_EVERY == 0
 
-    def _prune(self, now: float) -> None:
-        # A ticket leaves our window RESUME_MARGIN after it would leave the service's:
-        # the service stamped it later than we did, and counting it a little too long
-        # costs milliseconds, while counting it too short teaches a limit one too low.
-        horizon = now - self.window - RESUME_MARGIN
-        while self._admitted and self._admitted[0].time <= horizon:
-            self._admitted.popleft()
-
-    def acquire(self, now: float) -> tuple[float, Ticket | None]:
-        """``(0, ticket)``: submit now. ``(seconds, None)``: ask again after that long."""
-        with self._lock:
-            self._prune(now)
-            if now < self._paused_until:
-                return self._paused_until - now, None
-            limited = self._limit is not None and now < self._limit_until
-            if limited and self._limit is not None and len(self._admitted) >= self._limit:
-                blocking = self._admitted[len(self._admitted) - self._limit]
-                return max(0.001, blocking.time + self.window + RESUME_MARGIN - now), None
-            ticket = Ticket(now)
-            self._admitted.append(ticket)
-            return 0.0, ticket
-
-    def rejected(self, ticket: Ticket, now: float, retry_after: float | None) -> None:
-        """The /run holding ``ticket`` got 429: learn the limit, pause every worker.
-
-        A 429 for a request sent before the current pause began is old news (it was in
-        flight when the first 429 arrived): its ticket is dropped, nothing more, so a
-        burst of such answers cannot push the pause further out.
-        """
-        with self._lock:
-            self.rejections += 1
-            with contextlib.suppress(ValueError):  # already out of the window
-                self._admitted.remove(ticket)
-            if ticket.time < self._paused_until:
-                return
-            self._prune(now)
-            if self._admitted:
-                self._limit = len(self._admitted)
-                self._limit_until = now + self.window
-                resume = self._admitted[0].time + self.window + RESUME_MARGIN
-                if retry_after is not None:
-                    resume = min(resume, now + retry_after)
-            else:
-                resume = now + (retry_after if retry_after is not None else 1.0)
-            self._paused_until = max(resume, now + 0.001)
+    def saw(self, done: bool) -> None:
+        self.share += ((1.0 if done else 0.0) - self.share) * LOOK_WEIGHT
 
 
 def submit_and_wait(
-    ctx: Context, gate: SubmitGate, endpoint_id: str, body: bytes, timeout: float | None
+    ctx: Context,
+    gate: SubmitGate,
+    lookout: Lookout,
+    endpoint_id: str,
+    body: bytes,
+    timeout: float | None,
 ) -> Flow[JobResult]:
     """One map item: /run through the gate (429s re-queued, nothing else re-sent), then wait."""
     call = endpoint_call("run", "POST", endpoint_id, body=body)
@@ -129,13 +84,20 @@ def submit_and_wait(
             response = yield from send(ctx, call, retry_429=False)
         except RateLimited as exc:
             rejected = exc
+        except BaseException:
+            gate.admitted(ticket, ctx.now())  # it may have reached the service: it counts
+            raise
         if rejected is None:
+            gate.admitted(ticket, ctx.now())
             break
         gate.rejected(ticket, ctx.now(), rejected.retry_after)
     accepted = model_of(call, response, AcceptedJob)
     state = JobState(endpoint_id, accepted.id, keep_chunks=False)
     deadline = job_deadline(ctx, endpoint_id, accepted.id, timeout)
-    return (yield from wait(ctx, state, deadline, raise_on_failure=False))
+    if lookout.should_look():
+        result = yield from status(ctx, state, deadline)
+        lookout.saw(result.status.is_final)
+    return (yield from wait(ctx, state, deadline, raise_on_failure=False, look_first=False))
 
 
 @dataclass
@@ -185,6 +147,7 @@ def map_sync(client: Client, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
     results: queue.SimpleQueue[tuple[int, JobResult] | _Done | _Failed] = queue.SimpleQueue()
     stop = threading.Event()
     gate = SubmitGate()
+    lookout = Lookout()
 
     def worker() -> None:
         index: int | None = None
@@ -196,7 +159,9 @@ def map_sync(client: Client, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
                     break
                 index, value = item
                 body = plan.make_body(value)
-                flow = submit_and_wait(client._ctx, gate, plan.endpoint_id, body, plan.timeout)
+                flow = submit_and_wait(
+                    client._ctx, gate, lookout, plan.endpoint_id, body, plan.timeout
+                )
                 results.put((index, client._run(flow, stop=stop)))
         except Stopped:
             pass
@@ -232,13 +197,16 @@ async def map_async(client: AsyncClient, plan: MapPlan) -> AsyncIterator[tuple[i
     source = enumerate(plan.inputs)
     results: asyncio.Queue[tuple[int, JobResult] | _Done | _Failed] = asyncio.Queue()
     gate = SubmitGate()
+    lookout = Lookout()
 
     async def worker() -> None:
         index: int | None = None
         try:
             for index, value in source:
                 body = plan.make_body(value)
-                flow = submit_and_wait(client._ctx, gate, plan.endpoint_id, body, plan.timeout)
+                flow = submit_and_wait(
+                    client._ctx, gate, lookout, plan.endpoint_id, body, plan.timeout
+                )
                 results.put_nowait((index, await client._run(flow)))
         except asyncio.CancelledError:
             raise

@@ -19,6 +19,8 @@ from nbext.client._flows import (
     stream,
     wait,
 )
+from nbext.client._gate import SubmitGate
+from nbext.client._map import Lookout, submit_and_wait
 from nbext.client._retry import RetryPolicy
 
 
@@ -100,11 +102,80 @@ def test_an_owned_job_waits_on_the_server_not_by_polling() -> None:
         return 200, {"id": "j", "status": "COMPLETED" if ended else "IN_PROGRESS", "output": 2}
 
     driver = Scripted(answer)
-    state = JobState("e", "j")
+    state = JobState("e", "j")  # just submitted by this handle: nothing heard of it yet
     assert driver.run(wait(driver.ctx, state, deadline(10.0))).output == 2
-    assert [op for _, op in driver.sent] == ["status", "stream", "status"]
+    assert [op for _, op in driver.sent] == ["stream", "status"]
     assert driver.sleeps == []
     assert [c.output for c in state.buffer] == ["a"]  # kept for stream()
+
+
+def test_a_job_heard_of_before_is_looked_at_first() -> None:
+    driver = Scripted(lambda t, call: (200, {"id": "j", "status": "COMPLETED", "output": 4}))
+    state = JobState("e", "j", heard=True)
+    assert driver.run(wait(driver.ctx, state, deadline(10.0))).output == 4
+    assert [op for _, op in driver.sent] == ["status"]
+
+
+def job_answers(done_at_look: bool) -> Any:
+    """A service whose jobs end at once, or only when their /stream is waited on."""
+    ended: set[str] = set()
+    count = 0
+
+    def answer(t: float, call: Any) -> tuple[int, dict[str, Any]]:
+        nonlocal count
+        if call.operation == "run":
+            count += 1
+            job = f"j{count}"
+            if done_at_look:
+                ended.add(job)
+            return 200, {"id": job, "status": "IN_QUEUE"}
+        if call.operation == "stream":
+            ended.add(call.job_id)
+            return 200, {"status": "COMPLETED", "stream": []}
+        status = "COMPLETED" if call.job_id in ended else "IN_QUEUE"
+        return 200, {"id": call.job_id, "status": status, "output": call.job_id}
+
+    return answer
+
+
+def map_item(driver: Scripted, gate: SubmitGate, lookout: Lookout) -> list[str]:
+    first = len(driver.sent)
+    result = driver.run(submit_and_wait(driver.ctx, gate, lookout, "e", b'{"input":{}}', 10.0))
+    assert result.status == "COMPLETED"
+    return [op for _, op in driver.sent[first:]]
+
+
+def test_a_map_item_on_an_idle_endpoint_costs_two_calls() -> None:
+    driver, gate, lookout = Scripted(job_answers(done_at_look=True)), SubmitGate(), Lookout()
+    assert all(map_item(driver, gate, lookout) == ["run", "status"] for _ in range(50))
+
+
+def test_map_items_on_a_busy_endpoint_learn_to_skip_the_useless_look() -> None:
+    driver, gate, lookout = Scripted(job_answers(done_at_look=False)), SubmitGate(), Lookout()
+    calls = [map_item(driver, gate, lookout) for _ in range(200)]
+    assert calls[0] == ["run", "status", "stream", "status"]  # looked, and missed
+    assert calls[-1] in (["run", "stream", "status"], ["run", "status", "stream", "status"])
+    looked = sum(1 for c in calls if c[1] == "status")
+    assert looked < 30  # about a dozen misses to learn, then one probe in 16
+    assert sum(len(c) for c in calls[20:]) / 180 < 3.1
+
+
+def test_a_map_item_sends_run_again_only_after_a_429() -> None:
+    runs = 0
+
+    def answer(t: float, call: Any) -> tuple[int, dict[str, Any]]:
+        nonlocal runs
+        if call.operation == "run":
+            runs += 1
+            if runs == 1:
+                return 429, {"error": "rate limit of /run reached"}
+            return 200, {"id": "j", "status": "IN_QUEUE"}
+        return 200, {"id": "j", "status": "COMPLETED", "output": 1}
+
+    driver, gate = Scripted(answer), SubmitGate()
+    assert map_item(driver, gate, Lookout()) == ["run", "run", "status"]
+    assert gate.rejections == 1
+    assert driver.sleeps and driver.sleeps[0][1] == pytest.approx(1.0)  # no Retry-After: 1 s
 
 
 def test_a_server_that_answers_stream_at_once_is_not_hammered() -> None:

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from nbext.client import BadRequest, JobFailed
-from nbext.client._map import SubmitGate
+from nbext.client._gate import IN_FLIGHT_RECHECK, RESUME_MARGIN, SubmitGate, Ticket
 from nbext.models import JobStatus
 
 from .conftest import Harness, MakeHarness
@@ -75,6 +75,7 @@ async def test_a_bad_input_stops_the_map_with_its_index(h: Harness) -> None:
     assert "map: input #1" in info.value.__notes__
 
 
+@pytest.mark.slow
 async def test_map_adapts_to_the_run_rate_limit(make: MakeHarness) -> None:
     # /run admits 1000 per 10 s. 1100 jobs: the first 1000 go at once, the rest wait
     # exactly for the window; the emulator's clock is the client's, so no real waiting.
@@ -86,6 +87,22 @@ async def test_map_adapts_to_the_run_rate_limit(make: MakeHarness) -> None:
     assert len(h.emu.jobs.jobs) == 1100  # none lost, none duplicated
     elapsed = h.time.now() - start
     assert 10.0 <= elapsed <= 11.0, elapsed
+
+
+@pytest.mark.slow
+async def test_map_paces_three_windows_without_losing_one(make: MakeHarness) -> None:
+    # 2100 jobs at 1000 per 10 s: 1000 at once, 1000 when they leave the window, then
+    # 100 more; a gate that learned a limit one too low would wait until 30 s.
+    h = await make(virtual_time=True)
+    if not h.mode.endswith("server"):
+        pytest.skip("once per client, over TCP, is enough for the long one")
+    assert h.time is not None
+    start = h.time.now()
+    results = await collect_map(h, "echo", [{"i": i} for i in range(2100)], concurrency=32)
+    assert sorted(i for i, _ in results) == list(range(2100))
+    assert len(h.emu.jobs.jobs) == 2100
+    elapsed = h.time.now() - start
+    assert 20.0 <= elapsed <= 20.5, elapsed
 
 
 async def test_breaking_out_of_a_sync_map_stops_submitting(make: MakeHarness) -> None:
@@ -107,49 +124,105 @@ async def test_breaking_out_of_a_sync_map_stops_submitting(make: MakeHarness) ->
     assert settled < 20  # the workers stopped; they did not run through all 500
 
 
+def sent(gate: SubmitGate, at: float, answered: float | None = None) -> Ticket:
+    """A submission let through at ``at`` (and answered, not 429, at ``answered``)."""
+    delay, ticket = gate.acquire(at)
+    assert delay == 0.0 and ticket is not None
+    if answered is not None:
+        gate.admitted(ticket, answered)
+    return ticket
+
+
 def test_gate_runs_free_until_a_429_then_paces_on_the_learned_window() -> None:
     gate = SubmitGate(window=10.0)
-    tickets = []
     for k in range(5):
-        delay, ticket = gate.acquire(0.1 * k)
-        assert delay == 0.0 and ticket is not None
-        tickets.append(ticket)
-    delay, sixth = gate.acquire(0.5)
-    assert sixth is not None
+        sent(gate, 0.1 * k, answered=0.1 * k + 0.01)
+    sixth = sent(gate, 0.5)
     gate.rejected(sixth, 0.6, retry_after=10.0)  # the service holds 5 per window
     assert gate.learned_limit == 5
     delay, none = gate.acquire(0.7)
-    assert none is None and delay == pytest.approx(10.0 + 0.05 - 0.7)  # oldest leaves at 10
-    delay, ticket = gate.acquire(10.06)
-    assert ticket is not None  # one slot freed
-    delay, none = gate.acquire(10.07)
-    assert none is None and delay == pytest.approx(10.1 + 0.05 - 10.07)
+    # the oldest counts from its answer (0.01) and leaves the window at 10.01
+    assert none is None and delay == pytest.approx(0.01 + 10.0 + RESUME_MARGIN - 0.7)
+    sent(gate, 10.03, answered=10.04)  # one slot freed
+    delay, none = gate.acquire(10.05)
+    assert none is None and delay == pytest.approx(0.11 + 10.0 + RESUME_MARGIN - 10.05)
     # a window after the last 429 the learned limit is forgotten
     assert gate.acquire(25.0)[1] is not None
 
 
+def test_gate_waits_for_a_slot_whose_answer_is_still_in_flight() -> None:
+    gate = SubmitGate(window=10.0)
+    first = sent(gate, 0.0)  # no answer yet
+    sent(gate, 0.0, answered=0.01)
+    third = sent(gate, 0.02)
+    gate.rejected(third, 0.03, retry_after=10.0)
+    assert gate.learned_limit == 2
+    # at 10.02 the second has left the window, but the first's slot is not known yet
+    delay, none = gate.acquire(10.02)
+    assert none is None and delay == pytest.approx(IN_FLIGHT_RECHECK)
+    gate.admitted(first, 10.02)  # answered very late: it counts from now
+    delay, none = gate.acquire(10.02)
+    assert none is None and delay == pytest.approx(10.0 + RESUME_MARGIN)
+
+
 def test_gate_honours_a_shorter_retry_after() -> None:
     gate = SubmitGate(window=10.0)
-    _, ticket = gate.acquire(0.0)
-    _, second = gate.acquire(0.0)
-    assert ticket is not None and second is not None
+    sent(gate, 0.0, answered=0.0)
+    second = sent(gate, 0.0)
     gate.rejected(second, 0.0, retry_after=1.0)
     delay, none = gate.acquire(0.0)
     assert none is None and delay == pytest.approx(1.0)
     gate2 = SubmitGate()
-    _, only = gate2.acquire(0.0)
-    assert only is not None
+    only = sent(gate2, 0.0)
     gate2.rejected(only, 0.0, retry_after=3.0)  # nothing of ours in the window: trust it
     assert gate2.acquire(1.0)[0] == pytest.approx(2.0)
 
 
 def test_a_429_sent_before_the_pause_does_not_extend_it() -> None:
     gate = SubmitGate(window=10.0)
-    _, a = gate.acquire(0.0)
-    _, b = gate.acquire(0.0)
-    _, c = gate.acquire(0.0)
-    assert a is not None and b is not None and c is not None
+    sent(gate, 0.0, answered=0.0)
+    b = sent(gate, 0.0)
+    c = sent(gate, 0.0)
     gate.rejected(b, 0.01, retry_after=10.0)  # the news: the window is full
     gate.rejected(c, 9.99, retry_after=10.0)  # in flight at the time: old news
     delay, _ = gate.acquire(9.99)
     assert delay == pytest.approx(0.02)  # resume as planned at 10.01, not at 19.99
+
+
+def test_a_late_429_does_not_teach_a_limit_too_low() -> None:
+    # The service admitted three at 0.04 (answers at 0.05) and holds three per window.
+    # A fourth sent at 10.035 reaches it at 10.036, still inside the window of the
+    # first three, and its 429 comes back slowly, at 10.2: by then those three have
+    # left our window. The limit learned must still be three, not zero, or the batch's
+    # last submissions would wait a whole window for nothing.
+    gate = SubmitGate(window=10.0)
+    for _ in range(3):
+        sent(gate, 0.0, answered=0.05)
+    fourth = sent(gate, 10.035)
+    assert gate.in_window(10.1) == 1  # the three have left our window meanwhile
+    gate.rejected(fourth, 10.2, retry_after=1.0)
+    assert gate.learned_limit == 3
+    assert gate.acquire(10.21)[1] is not None  # their slots are free again: go
+
+
+def test_gate_threads_take_tickets_without_losing_any() -> None:
+    gate = SubmitGate(window=10.0)
+    taken: list[Ticket] = []
+    lock = threading.Lock()
+
+    def take() -> None:
+        for _ in range(500):
+            _, ticket = gate.acquire(0.0)
+            assert ticket is not None
+            gate.admitted(ticket, 0.0)
+            with lock:
+                taken.append(ticket)
+
+    threads = [threading.Thread(target=take) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(map(id, taken))) == 2000
+    assert gate.in_window(5.0) == 2000
+    assert gate.in_window(10.02) == 0
