@@ -15,7 +15,7 @@ Open intervals are counted up to the clock's now, so bills move with the (fake) 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import Clock
@@ -45,6 +45,19 @@ class Usage:
         return self.end if self.end is not None else now
 
 
+def _to_record(usage: Usage) -> Record:
+    """Field by field: ``dataclasses.asdict`` deep-copies, and this runs once per job."""
+    return {
+        "id": usage.id,
+        "kind": usage.kind,
+        "subject": usage.subject,
+        "start": usage.start,
+        "end": usage.end,
+        "rate": usage.rate,
+        "labels": dict(usage.labels),
+    }
+
+
 def _from_record(record: Record) -> Usage:
     return Usage(**record)
 
@@ -54,7 +67,7 @@ class UsageLedger:
 
     def __init__(self, store: Store, clock: Clock) -> None:
         self.clock = clock
-        self.book: Book[Usage] = Book(store, "usage", asdict, _from_record)
+        self.book: Book[Usage] = Book(store, "usage", _to_record, _from_record)
         self._open: dict[tuple[str, str], str] = {}
         self._last: dict[tuple[str, str], str] = {}
 
