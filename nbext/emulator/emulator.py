@@ -206,12 +206,13 @@ class Emulator:
                 f"execution_timeout_ms must be between {low} and {high} ms, "
                 f"got {execution_timeout_ms!r}"
             )
+        name = name or endpoint_id or image or str(getattr(handler, "__name__", "endpoint"))
         endpoint_id = endpoint_id or new_endpoint_id()
         if endpoint_id in self.jobs.endpoints:
             raise ValueError(f"an endpoint with id {endpoint_id!r} already exists")
         endpoint = Endpoint(
             id=endpoint_id,
-            name=name or endpoint_id or image or str(getattr(handler, "__name__", "endpoint")),
+            name=name,
             image=image or handler_image(endpoint_id),
             workers_min=workers_min,
             workers_max=workers_max,

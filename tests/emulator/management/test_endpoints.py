@@ -242,3 +242,15 @@ async def test_deploy_goes_the_same_way(api: httpx.AsyncClient, emu: Emulator) -
     emu.undeploy("py")
     await refused(api.get(f"/v1/templates/{template_id}"), "not found", status=404)
     assert [e["id"] for e in await ok(api.get("/v1/endpoints"))] == ["by-deploy"]
+
+
+async def test_deploy_names_an_endpoint_after_what_it_runs(
+    api: httpx.AsyncClient, emu: Emulator
+) -> None:
+    def summarise(job: dict[str, Any]) -> str:
+        return "short"
+
+    by_handler = emu.deploy(handler=summarise)
+    by_image = emu.deploy("echo")
+    names = {e["id"]: e["name"] for e in await ok(api.get("/v1/endpoints"))}
+    assert names == {by_handler: "summarise", by_image: "echo"}
