@@ -105,6 +105,10 @@ def segment(value: str, what: str) -> str:
         raise BadRequest(
             f"{what} must be a non-empty string, got {value!r}", status=400, sent=False
         )
+    if value.isascii() and value.replace("-", "").replace("_", "").isalnum():
+        return value  # ids as the service makes them: nothing to quote
+    if value in (".", ".."):  # dot segments would be resolved away by the server
+        return value.replace(".", "%2E")
     return quote(value, safe="")
 
 
@@ -322,27 +326,36 @@ def transport_error(call: Call, exc: httpx.TransportError, secret: Secret | None
     )
 
 
+def _not_json(call: Call, response: Answer) -> APIError:
+    return APIError(
+        f"{call.describe()} ({_where(call)}) answered {response.status_code} with a body "
+        f"that is not JSON: {excerpt(response.text, 120)}",
+        status=response.status_code,
+        method=call.method,
+        path=call.path,
+        endpoint_id=call.endpoint_id,
+        job_id=call.job_id,
+    )
+
+
 def json_of(call: Call, response: Answer) -> Any:
     try:
         return response.json()
     except (ValueError, UnicodeDecodeError):
-        raise APIError(
-            f"{call.describe()} ({_where(call)}) answered {response.status_code} with a body "
-            f"that is not JSON: {excerpt(response.text, 120)}",
-            status=response.status_code,
-            method=call.method,
-            path=call.path,
-            endpoint_id=call.endpoint_id,
-            job_id=call.job_id,
-        ) from None
+        raise _not_json(call, response) from None
 
 
 def model_of(call: Call, response: Answer, model: type[M]) -> M:
-    """The answer as ``model``; a shape the client cannot read is an APIError, not a KeyError."""
-    data = json_of(call, response)
+    """The answer as ``model``; a shape the client cannot read is an APIError, not a KeyError.
+
+    pydantic parses the bytes itself (about three times cheaper than ``json.loads`` and
+    validating the objects it made, which counts in a batch of thousands).
+    """
     try:
-        return model.model_validate(data)
+        return model.model_validate_json(response.content)
     except ValidationError as exc:
+        if any(error["type"] == "json_invalid" for error in exc.errors()):
+            raise _not_json(call, response) from None
         raise APIError(
             f"{call.describe()} ({_where(call)}) answered with an unexpected shape for "
             f"{model.__name__}: {_validation_text(exc)[:200]}",

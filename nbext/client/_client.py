@@ -11,7 +11,6 @@ import importlib.metadata
 import logging
 import os
 import random
-import threading
 import time
 from collections.abc import AsyncGenerator, Generator
 from types import TracebackType
@@ -20,9 +19,9 @@ from typing import Any, Protocol, Self, TypeVar
 import httpx
 
 from ._config import ClientConfig, Secret, load_config
+from ._drive import drive, log_answer
 from ._flows import Context, Effect, Emit, Flow, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
-from ._map import Stopped
 from ._resources import AsyncManagement, SyncManagement
 from ._retry import RetryPolicy
 from ._transport import (
@@ -57,11 +56,6 @@ def _user_agent() -> str:
 
 
 USER_AGENT = _user_agent()
-
-
-def _log_answer(effect: Send, status: int, started: float) -> None:
-    elapsed = (time.perf_counter() - started) * 1000
-    log.debug("%s -> %d in %.1f ms", effect.call.describe(), status, elapsed)
 
 
 class SyncClock(Protocol):
@@ -230,6 +224,8 @@ class Client(_Base, SyncManagement):
         clock: SyncClock | None = None,
     ) -> None:
         self._clock: SyncClock = clock or _MonotonicClock()
+        self._real_time = clock is None
+        """Waits are plain sleeps on the monotonic clock (a batch may sleep on its loop)."""
         super().__init__(
             api_key,
             base_url,
@@ -274,27 +270,22 @@ class Client(_Base, SyncManagement):
 
     # ---- the driver ----------------------------------------------------------------------
 
-    def _perform(self, effect: Effect, stop: threading.Event | None) -> Any:
-        if stop is not None and stop.is_set():
-            raise Stopped
+    def _perform(self, effect: Effect) -> Any:
         if isinstance(effect, Sleep):
-            if stop is not None and isinstance(self._clock, _MonotonicClock):
-                stop.wait(max(0.0, effect.until - self._clock.now()))  # wakes when stopped
-            else:
-                self._clock.sleep_until(effect.until)
+            self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
             if not log.isEnabledFor(logging.DEBUG):
                 return self._sender.send(effect.call, effect.timeout)
             started = time.perf_counter()
             response = self._sender.send(effect.call, effect.timeout)
-            _log_answer(effect, response.status_code, started)
+            log_answer(effect, response.status_code, started)
             return response
         raise TypeError(f"unexpected effect {effect!r}")
 
-    def _run(self, flow: Flow[T], stop: threading.Event | None = None) -> T:
+    def _run(self, flow: Flow[T]) -> T:
         """Perform ``flow``'s effects until it returns."""
-        steps = self._steps(flow, stop)
+        steps = self._steps(flow)
         try:
             next(steps)
         except StopIteration as done:
@@ -305,9 +296,9 @@ class Client(_Base, SyncManagement):
 
     def _iterate(self, flow: Flow[None]) -> Generator[Any, None, None]:
         """Perform ``flow``'s effects, yielding what it emits."""
-        yield from self._steps(flow, None)
+        yield from self._steps(flow)
 
-    def _steps(self, flow: Flow[T], stop: threading.Event | None) -> Generator[Any, None, T]:
+    def _steps(self, flow: Flow[T]) -> Generator[Any, None, T]:
         value: Any = None
         error: httpx.TransportError | None = None
         try:
@@ -322,7 +313,7 @@ class Client(_Base, SyncManagement):
                     yield effect.value
                     continue
                 try:
-                    value = self._perform(effect, stop)
+                    value = self._perform(effect)
                 except httpx.TransportError as exc:
                     error = exc
         finally:
@@ -406,30 +397,13 @@ class AsyncClient(_Base, AsyncManagement):
                 return await self._sender.send(effect.call, effect.timeout)
             started = time.perf_counter()
             response = await self._sender.send(effect.call, effect.timeout)
-            _log_answer(effect, response.status_code, started)
+            log_answer(effect, response.status_code, started)
             return response
         raise TypeError(f"unexpected effect {effect!r}")
 
     async def _run(self, flow: Flow[T]) -> T:
         """Perform ``flow``'s effects until it returns."""
-        value: Any = None
-        error: httpx.TransportError | None = None
-        try:
-            while True:
-                try:
-                    effect = flow.send(value) if error is None else flow.throw(error)
-                except StopIteration as done:
-                    result: T = done.value
-                    return result
-                value, error = None, None
-                if isinstance(effect, Emit):
-                    raise TypeError("a flow run to completion must not emit")
-                try:
-                    value = await self._perform(effect)
-                except httpx.TransportError as exc:
-                    error = exc
-        finally:
-            flow.close()
+        return await drive(flow, self._perform)
 
     async def _iterate(self, flow: Flow[None]) -> AsyncGenerator[Any, None]:
         """Perform ``flow``'s effects, yielding what it emits."""

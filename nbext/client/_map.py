@@ -8,17 +8,16 @@ it was queued, so it is the one submission that is safe to send again; ``SubmitG
 how many submissions the window holds so it can resume exactly when the oldest ones
 leave it, instead of stampeding the service at the next whole second of Retry-After.
 
-Each item then makes as few calls as its job allows: /run, and /status when that
-usually finds the job done (``Lookout``); otherwise a /stream long-poll, which the
-service answers the moment the job ends, and one /status for the output.
+Each item then makes as few calls as its job allows: /run, and one /status timed to
+find the job done (``_lookout``); when that is not to be had, a /stream long-poll,
+which the service answers the moment the job ends, and one /status for the output.
 """
 
 from __future__ import annotations
 
 import asyncio
 import queue
-import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,42 +25,15 @@ from nbext.models import AcceptedJob, JobResult
 
 from ._calls import endpoint_call, model_of
 from ._config import Secret
+from ._drive import drive
 from ._errors import RateLimited
 from ._flows import Context, Flow, JobState, finish, job_deadline, pause, send, status, wait
 from ._gate import SubmitGate
+from ._lookout import Lookout
+from ._loop import LoopDriver, LoopThread
 
 if TYPE_CHECKING:
     from ._client import AsyncClient, Client
-
-LOOK_THRESHOLD = 0.5
-"""Ask /status right after /run while at least this share of such looks find the job
-done: a look that misses costs one call more than going straight to the /stream
-long-poll (4 calls instead of 3), a look that hits one call less (2)."""
-LOOK_WEIGHT = 1 / 16
-"""Weight of the newest look in the running share (about the last 16 count)."""
-PROBE_EVERY = 16
-"""While the share is low, every so many items look anyway, to notice it rising."""
-
-
-class Lookout:
-    """Learns, per batch, whether a /status right after /run usually finds the job done.
-
-    Fast jobs on an idle endpoint are done before their id has come back; on a busy one
-    (more jobs in flight than workers) they wait in the queue, and the first /status
-    only says IN_QUEUE. Shared by a batch's workers; a lost update between threads
-    only blurs the running share a little.
-    """
-
-    def __init__(self) -> None:
-        self.share = 1.0
-        self._items = 0
-
-    def should_look(self) -> bool:
-        self._items += 1
-        return self.share >= LOOK_THRESHOLD or self._items % PROBE_EVERY == 0
-
-    def saw(self, done: bool) -> None:
-        self.share += ((1.0 if done else 0.0) - self.share) * LOOK_WEIGHT
 
 
 def submit_and_wait(
@@ -94,10 +66,19 @@ def submit_and_wait(
     accepted = model_of(call, response, AcceptedJob)
     state = JobState(endpoint_id, accepted.id, keep_chunks=False)
     deadline = job_deadline(ctx, endpoint_id, accepted.id, timeout)
-    if lookout.should_look():
-        result = yield from status(ctx, state, deadline)
-        lookout.saw(result.status.is_final)
-    return (yield from wait(ctx, state, deadline, raise_on_failure=False, look_first=False))
+    look = lookout.plan()
+    if look is None:
+        return (yield from wait(ctx, state, deadline, raise_on_failure=False, look_first=False))
+    answered = ctx.now()
+    if look > 0:
+        yield pause(ctx, min(look, max(0.0, deadline.remaining(answered))))
+    result = yield from status(ctx, state, deadline)
+    if result.status.is_final:
+        lookout.saw(True)
+        return result
+    result = yield from wait(ctx, state, deadline, raise_on_failure=False, look_first=False)
+    lookout.saw(False, ctx.now() - answered)
+    return result
 
 
 @dataclass
@@ -127,8 +108,8 @@ class MapPlan:
         return index, result
 
 
-class _Done:
-    """A worker has no more inputs."""
+class _End:
+    """The batch is over: every item was yielded, or it stopped."""
 
 
 class _Failed:
@@ -136,66 +117,20 @@ class _Failed:
         self.index, self.exc = index, exc
 
 
-class Stopped(Exception):
-    """The consumer of a sync map went away; its worker threads end quietly."""
+Item = tuple[int, JobResult] | _Failed | _End
+RunFlow = Callable[[Flow[JobResult]], Awaitable[JobResult]]
 
 
-def map_sync(client: Client, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
-    """The sync map: worker threads sharing the client's one connection pool."""
+async def run_batch(
+    plan: MapPlan, ctx: Context, run: RunFlow, emit: Callable[[Item], None]
+) -> None:
+    """``plan.concurrency`` workers on the running loop, taking inputs in turn.
+
+    ``run`` drives one item's flow; ``emit`` hands each outcome to the consumer, a
+    failure included (the consumer raises it and cancels the batch). Ends with
+    ``_End`` however it ends.
+    """
     source = enumerate(plan.inputs)
-    lock = threading.Lock()
-    results: queue.SimpleQueue[tuple[int, JobResult] | _Done | _Failed] = queue.SimpleQueue()
-    stop = threading.Event()
-    gate = SubmitGate()
-    lookout = Lookout()
-
-    def worker() -> None:
-        index: int | None = None
-        try:
-            while not stop.is_set():
-                with lock:
-                    item = next(source, None)
-                if item is None:
-                    break
-                index, value = item
-                body = plan.make_body(value)
-                flow = submit_and_wait(
-                    client._ctx, gate, lookout, plan.endpoint_id, body, plan.timeout
-                )
-                results.put((index, client._run(flow, stop=stop)))
-        except Stopped:
-            pass
-        except BaseException as exc:
-            results.put(_Failed(index, exc))
-        finally:
-            results.put(_Done())
-
-    threads = [
-        threading.Thread(target=worker, name=f"nbext-map-{n}", daemon=True)
-        for n in range(plan.concurrency)
-    ]
-    for thread in threads:
-        thread.start()
-    running = len(threads)
-    try:
-        while running:
-            got = results.get()
-            if isinstance(got, _Done):
-                running -= 1
-            elif isinstance(got, _Failed):
-                if got.index is not None:
-                    got.exc.add_note(f"map: input #{got.index}")
-                raise got.exc
-            else:
-                yield plan.checked(*got, client._ctx.secret)
-    finally:
-        stop.set()
-
-
-async def map_async(client: AsyncClient, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
-    """The async map: tasks on the running loop sharing the client's one connection pool."""
-    source = enumerate(plan.inputs)
-    results: asyncio.Queue[tuple[int, JobResult] | _Done | _Failed] = asyncio.Queue()
     gate = SubmitGate()
     lookout = Lookout()
 
@@ -204,35 +139,70 @@ async def map_async(client: AsyncClient, plan: MapPlan) -> AsyncIterator[tuple[i
         try:
             for index, value in source:
                 body = plan.make_body(value)
-                flow = submit_and_wait(
-                    client._ctx, gate, lookout, plan.endpoint_id, body, plan.timeout
-                )
-                results.put_nowait((index, await client._run(flow)))
+                flow = submit_and_wait(ctx, gate, lookout, plan.endpoint_id, body, plan.timeout)
+                emit((index, await run(flow)))
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
-            results.put_nowait(_Failed(index, exc))
-        finally:
-            results.put_nowait(_Done())
+            emit(_Failed(index, exc))
 
-    tasks = [_task(worker()) for _ in range(plan.concurrency)]
-    running = len(tasks)
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(worker()) for _ in range(plan.concurrency)]
     try:
-        while running:
-            got = await results.get()
-            if isinstance(got, _Done):
-                running -= 1
-            elif isinstance(got, _Failed):
-                if got.index is not None:
-                    got.exc.add_note(f"map: input #{got.index}")
-                raise got.exc
-            else:
-                yield plan.checked(*got, client._ctx.secret)
+        await asyncio.gather(*tasks)
     finally:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        emit(_End())
 
 
-def _task(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-    return asyncio.get_running_loop().create_task(coro)
+def _outcome(plan: MapPlan, got: Item, secret: Secret | None) -> tuple[int, JobResult] | None:
+    """What the consumer yields for ``got``; None at the end; a failure raises."""
+    if isinstance(got, _End):
+        return None
+    if isinstance(got, _Failed):
+        if got.index is not None:
+            got.exc.add_note(f"map: input #{got.index}")
+        raise got.exc
+    return plan.checked(*got, secret)
+
+
+def map_sync(client: Client, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
+    """The sync map: the batch runs on a private loop (``_loop``); results come back here.
+
+    Leaving the loop early (``break``, an exception, the iterator collected) cancels
+    the batch: nothing more is submitted.
+    """
+    results: queue.SimpleQueue[Item] = queue.SimpleQueue()
+    driver = LoopDriver(client, plan.concurrency)
+
+    async def batch() -> None:
+        try:
+            await run_batch(
+                plan, client._ctx, lambda flow: drive(flow, driver.perform), results.put
+            )
+        finally:
+            await driver.aclose()
+
+    runner = LoopThread(batch(), name="nbext-map")
+    try:
+        while (item := _outcome(plan, results.get(), client._ctx.secret)) is not None:
+            yield item
+    finally:
+        runner.cancel()
+        runner.join()
+
+
+async def map_async(client: AsyncClient, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
+    """The async map: tasks on the running loop sharing the client's one connection pool."""
+    results: asyncio.Queue[Item] = asyncio.Queue()
+    task = asyncio.get_running_loop().create_task(
+        run_batch(plan, client._ctx, client._run, results.put_nowait)
+    )
+    try:
+        while (item := _outcome(plan, await results.get(), client._ctx.secret)) is not None:
+            yield item
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

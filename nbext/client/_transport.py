@@ -108,6 +108,10 @@ class NativeSender:
         connect = min(timeout, CONNECT_TIMEOUT)
         return self.pool.request(origin, data, timeout, connect, call.method == "HEAD")
 
+    def asynchronous(self) -> AsyncNativeSender:
+        """The same destinations and headers, for a loop (a sync batch's own connections)."""
+        return AsyncNativeSender(self.roots, self._user_agent, self._authorization)
+
     def close(self) -> None:
         self.pool.close()
 

@@ -25,6 +25,8 @@ MAX_HEAD = 64 * 1024
 """Longest status line plus headers accepted; a longer head is not a service's answer."""
 ACCEPT_ENCODING = "gzip, deflate"
 NO_BODY_STATUSES = frozenset({204, 304})
+HEAD, LENGTH, CHUNKED, CLOSE = range(4)
+"""What the parser reads next: the head, or a body framed by length, chunks or close."""
 
 
 class ProtocolError(Exception):
@@ -124,6 +126,9 @@ class ResponseParser:
     error anywhere else. After a reply, ``leftover`` holds bytes that arrived beyond it
     (a server must not send any unasked; the connection is then not reused) and
     ``keep_alive`` says whether the connection may carry another request.
+
+    Written for the common case first: a whole ``Content-Length`` answer in one read
+    costs one search for the head's end, one split of its lines and one slice.
     """
 
     __slots__ = (
@@ -135,7 +140,6 @@ class ResponseParser:
         "_reason",
         "_remaining",
         "_status",
-        "_version",
         "keep_alive",
         "leftover",
         "no_body",
@@ -145,11 +149,10 @@ class ResponseParser:
     def __init__(self, *, no_body: bool = False) -> None:
         self.no_body = no_body
         """The request was HEAD: the answer has headers only, whatever they say."""
-        self._buffer = bytearray()
-        self._mode = "head"
+        self._buffer = b""
+        self._mode = HEAD
         self._status = 0
         self._reason = ""
-        self._version = ""
         self._headers: dict[str, str] = {}
         self._body = bytearray()
         self._remaining = 0
@@ -163,33 +166,34 @@ class ResponseParser:
     def feed(self, data: bytes) -> Reply | None:
         if data:
             self.started = True
-            self._buffer += data
+            self._buffer = self._buffer + data if self._buffer else data
         while True:
-            if self._mode == "head":
+            mode = self._mode
+            if mode == HEAD:
                 if not self._read_head():
                     return None
-            elif self._mode == "length":
-                if len(self._buffer) < self._remaining:
+            elif mode == LENGTH:
+                buffer, size = self._buffer, self._remaining
+                if len(buffer) < size:
                     return None
-                self._body += self._buffer[: self._remaining]
-                del self._buffer[: self._remaining]
-                return self._finish()
-            elif self._mode == "chunked":
+                self._buffer = buffer[size:]
+                return self._finish(buffer[:size] if len(buffer) > size else buffer)
+            elif mode == CHUNKED:
                 if self._read_chunks():
-                    return self._finish()
+                    return self._finish(bytes(self._body))
                 return None
-            else:  # "close": the body runs to the end of the connection
+            else:  # CLOSE: the body runs to the end of the connection
                 self._body += self._buffer
-                self._buffer.clear()
+                self._buffer = b""
                 return None
 
     def feed_eof(self) -> Reply:
         """The peer closed the connection; the reply if that completes it."""
-        if self._mode == "close":
+        if self._mode == CLOSE:
             self._body += self._buffer
-            self._buffer.clear()
+            self._buffer = b""
             self.keep_alive = False
-            return self._finish()
+            return self._finish(bytes(self._body))
         if not self.started:
             raise ProtocolError("Server disconnected without sending a response.")
         raise ProtocolError("Server disconnected in the middle of a response.")
@@ -197,116 +201,120 @@ class ResponseParser:
     # ---- the head ------------------------------------------------------------------------
 
     def _read_head(self) -> bool:
-        end = self._buffer.find(b"\r\n\r\n")
+        buffer = self._buffer
+        end = buffer.find(b"\r\n\r\n")
         if end < 0:
-            if len(self._buffer) > MAX_HEAD:
+            if len(buffer) > MAX_HEAD:
                 raise ProtocolError(f"response head over {MAX_HEAD} bytes")
             return False
-        head = bytes(self._buffer[:end]).decode("latin-1")
-        del self._buffer[: end + 4]
-        lines = head.split("\r\n")
-        version, _, rest = lines[0].partition(" ")
-        code, _, reason = rest.partition(" ")
-        if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
-            raise ProtocolError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
+        lines = buffer[:end].decode("latin-1").split("\r\n")
+        self._buffer = buffer[end + 4 :]
+        first = lines[0]
+        code = first[9:12]
+        if first[:7] != "HTTP/1." or first[8:9] != " " or not code.isdigit() or len(code) != 3:
+            raise ProtocolError(f"not an HTTP/1.x status line: {first[:80]!r}")
         status = int(code)
         headers: dict[str, str] = {}
-        last = ""
+        name = ""
         for line in lines[1:]:
-            if line[:1] in (" ", "\t") and last:  # obsolete line folding: a continuation
-                headers[last] += " " + line.strip()
+            if line[:1] in (" ", "\t") and name:  # obsolete line folding: a continuation
+                headers[name] += " " + line.strip()
                 continue
-            name, colon, value = line.partition(":")
-            if not colon or not name or name != name.strip():
+            key, colon, value = line.partition(":")
+            if not colon or not key or key[-1:] in (" ", "\t"):
                 raise ProtocolError(f"malformed response header line: {line[:80]!r}")
-            last = name.lower()
+            name = key.lower()
             value = value.strip()
-            headers[last] = f"{headers[last]}, {value}" if last in headers else value
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
         if 100 <= status < 200:  # interim (100 Continue, 103 Early Hints): the real one follows
             return True
-        self._status, self._reason, self._version = status, reason, version
-        self._headers = headers
-        connection = headers.get("connection", "").lower()
-        if version == "HTTP/1.0":
-            self.keep_alive = "keep-alive" in connection
+        self._status, self._reason, self._headers = status, first[13:], headers
+        connection = headers.get("connection")
+        if first[7] == "0":  # HTTP/1.0: keep-alive only when asked for
+            self.keep_alive = connection is not None and "keep-alive" in connection.lower()
         else:
-            self.keep_alive = "close" not in connection
+            self.keep_alive = connection is None or "close" not in connection.lower()
         self._choose_framing()
         return True
 
     def _choose_framing(self) -> None:
         headers = self._headers
         if self.no_body or self._status in NO_BODY_STATUSES:
-            self._mode, self._remaining = "length", 0
+            self._mode, self._remaining = LENGTH, 0
             return
         encoding = headers.get("transfer-encoding")
         if encoding is not None:
             if encoding.lower().rsplit(",", 1)[-1].strip() == "chunked":
-                self._mode, self._chunk_left = "chunked", -1
+                self._mode, self._chunk_left = CHUNKED, -1
             else:
-                self._mode, self.keep_alive = "close", False
+                self._mode, self.keep_alive = CLOSE, False
             return
         length = headers.get("content-length")
-        if length is not None:
-            values = {v.strip() for v in length.split(",")}
-            if len(values) != 1 or not next(iter(values)).isdigit():
-                raise ProtocolError(f"invalid Content-Length: {length!r}")
-            self._mode, self._remaining = "length", int(values.pop())
+        if length is None:
+            self._mode, self.keep_alive = CLOSE, False
             return
-        self._mode, self.keep_alive = "close", False
+        if not length.isdigit():  # also repeated values ("5, 5"): same or not, refuse
+            values = {v.strip() for v in length.split(",")}
+            if len(values) != 1 or not (length := values.pop()).isdigit():
+                raise ProtocolError(f"invalid Content-Length: {headers['content-length']!r}")
+        self._mode, self._remaining = LENGTH, int(length)
 
     # ---- chunked bodies ------------------------------------------------------------------
 
     def _read_chunks(self) -> bool:
         """Consume what the buffer holds of a chunked body; True once it (and trailers) end."""
         buffer = self._buffer
-        while True:
-            if self._chunk_left == -1:  # a size line is due
-                end = buffer.find(b"\r\n")
-                if end < 0:
-                    if len(buffer) > MAX_HEAD:
-                        raise ProtocolError("chunk size line too long")
-                    return False
-                size_text = bytes(buffer[:end]).split(b";", 1)[0].strip()
-                del buffer[: end + 2]
-                try:
-                    size = int(size_text, 16)
-                except ValueError:
-                    raise ProtocolError(f"invalid chunk size: {size_text[:20]!r}") from None
-                if size < 0:
-                    raise ProtocolError("negative chunk size")
-                self._chunk_left = size if size else -2
-            elif self._chunk_left == -2:  # after the last chunk: trailers, then a blank line
-                end = buffer.find(b"\r\n")
-                if end < 0:
-                    if len(buffer) > MAX_HEAD:
-                        raise ProtocolError("chunked trailer too long")
-                    return False
-                del buffer[: end + 2]
-                if end == 0:
-                    return True
-            else:  # data of the current chunk, then its CRLF
-                need = self._chunk_left + 2
-                if len(buffer) < need:
-                    return False
-                if buffer[need - 2 : need] != b"\r\n":
-                    raise ProtocolError("chunk data not followed by CRLF")
-                self._body += buffer[: self._chunk_left]
-                del buffer[:need]
-                self._chunk_left = -1
+        try:
+            while True:
+                if self._chunk_left == -1:  # a size line is due
+                    end = buffer.find(b"\r\n")
+                    if end < 0:
+                        if len(buffer) > MAX_HEAD:
+                            raise ProtocolError("chunk size line too long")
+                        return False
+                    size_text = buffer[:end].split(b";", 1)[0].strip()
+                    buffer = buffer[end + 2 :]
+                    try:
+                        size = int(size_text, 16)
+                    except ValueError:
+                        raise ProtocolError(f"invalid chunk size: {size_text[:20]!r}") from None
+                    if size < 0:
+                        raise ProtocolError("negative chunk size")
+                    self._chunk_left = size if size else -2
+                elif self._chunk_left == -2:  # after the last chunk: trailers, a blank line
+                    end = buffer.find(b"\r\n")
+                    if end < 0:
+                        if len(buffer) > MAX_HEAD:
+                            raise ProtocolError("chunked trailer too long")
+                        return False
+                    buffer = buffer[end + 2 :]
+                    if end == 0:
+                        return True
+                else:  # data of the current chunk, then its CRLF
+                    need = self._chunk_left + 2
+                    if len(buffer) < need:
+                        return False
+                    if buffer[need - 2 : need] != b"\r\n":
+                        raise ProtocolError("chunk data not followed by CRLF")
+                    self._body += buffer[: self._chunk_left]
+                    buffer = buffer[need:]
+                    self._chunk_left = -1
+        finally:
+            self._buffer = buffer
 
     # ---- done ----------------------------------------------------------------------------
 
-    def _finish(self) -> Reply:
-        self.leftover = bytes(self._buffer)
+    def _finish(self, body: bytes) -> Reply:
+        self.leftover = self._buffer
         if self.leftover:
             self.keep_alive = False
-        body = bytes(self._body)
-        coding = self._headers.get("content-encoding", "").strip().lower()
-        if coding and coding != "identity" and body:
-            body = _decode(coding, body)
-        reason = self._reason or _phrase(self._status)
-        return Reply(self._status, reason, self._headers, body)
+        headers = self._headers
+        coding = headers.get("content-encoding")
+        if coding and body:
+            coding = coding.strip().lower()
+            if coding != "identity":
+                body = _decode(coding, body)
+        return Reply(self._status, self._reason or _phrase(self._status), headers, body)
 
 
 def _decode(coding: str, body: bytes) -> bytes:

@@ -20,7 +20,8 @@ from nbext.client._flows import (
     wait,
 )
 from nbext.client._gate import SubmitGate
-from nbext.client._map import Lookout, submit_and_wait
+from nbext.client._lookout import LONGEST_DELAY, Lookout
+from nbext.client._map import submit_and_wait
 from nbext.client._retry import RetryPolicy
 
 
@@ -214,3 +215,60 @@ def test_stream_has_a_deadline() -> None:
     with pytest.raises(Timeout, match="job j"):
         driver.run(stream(driver.ctx, JobState("e", "j"), deadline(2.0)))
     assert driver.t <= 2.0 + 0.3
+
+
+def test_map_items_learn_when_their_jobs_end_and_look_then() -> None:
+    # Every job ends 20 ms after its /run: after a few misses the first look waits
+    # about that long and finds the job done (2 calls), and never comes more than
+    # 50 ms after the job's end, the floor of the notice promise.
+    ends: dict[str, float] = {}
+    driver = Scripted(None)
+
+    def answer(t: float, call: Any) -> tuple[int, dict[str, Any]]:
+        if call.operation == "run":
+            job = f"j{len(ends)}"
+            ends[job] = t + 0.02
+            return 200, {"id": job, "status": "IN_QUEUE"}
+        end = ends[call.job_id]
+        if call.operation == "stream":  # the service holds it until the job ends
+            driver.t = max(driver.t, end)
+            return 200, {"status": "COMPLETED", "stream": []}
+        status = "COMPLETED" if t >= end else "IN_PROGRESS"
+        return 200, {"id": call.job_id, "status": status, "output": 1}
+
+    driver.answer = answer
+    gate, lookout = SubmitGate(), Lookout()
+    calls = []
+    for _ in range(100):
+        started = driver.t
+        calls.append(map_item(driver, gate, lookout))
+        job = f"j{len(ends) - 1}"
+        assert driver.t - ends[job] <= LONGEST_DELAY + 2 * driver.rtt
+        assert driver.t - started < 0.02 + LONGEST_DELAY + 4 * driver.rtt
+    assert 0.02 <= lookout.delay <= LONGEST_DELAY
+    later = calls[20:]
+    assert sum(c == ["run", "status"] for c in later) >= 0.8 * len(later)
+    assert sum(len(c) for c in later) / len(later) < 2.3
+
+
+def test_jobs_longer_than_a_look_may_wait_go_to_the_long_poll() -> None:
+    ends: dict[str, float] = {}
+    driver = Scripted(None)
+
+    def answer(t: float, call: Any) -> tuple[int, dict[str, Any]]:
+        if call.operation == "run":
+            job = f"j{len(ends)}"
+            ends[job] = t + 0.5
+            return 200, {"id": job, "status": "IN_QUEUE"}
+        end = ends[call.job_id]
+        if call.operation == "stream":
+            driver.t = max(driver.t, end)
+            return 200, {"status": "COMPLETED", "stream": []}
+        status = "COMPLETED" if t >= end else "IN_PROGRESS"
+        return 200, {"id": call.job_id, "status": status, "output": 1}
+
+    driver.answer = answer
+    gate, lookout = SubmitGate(), Lookout()
+    calls = [map_item(driver, gate, lookout) for _ in range(100)]
+    assert lookout.delay == LONGEST_DELAY
+    assert sum(c == ["run", "stream", "status"] for c in calls[20:]) >= 70

@@ -1,0 +1,112 @@
+"""A sync ``Client``'s batch, run on a private event loop in one background thread.
+
+``Client.map`` keeps many jobs in flight. As one blocking thread per job in flight, the
+batch spent about as much CPU switching threads (and contending for the GIL) as on its
+requests; on one event loop, a single thread multiplexes every connection and wakes once
+for a whole batch of answers. The caller's thread only takes results off a queue.
+
+``LoopDriver`` performs a sync client's effects on that loop: requests through an async
+twin of the client's own connections, or, when httpx carries the client's requests (a
+substituted transport, a proxy), through the client's sender in worker threads; pauses
+with ``asyncio.sleep``, or, on a substituted clock (tests' virtual time), in a worker
+thread, since such a clock's ``sleep_until`` blocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from ._drive import log_answer
+from ._flows import Effect, Send, Sleep
+from ._transport import AsyncNativeSender, NativeSender
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+log = logging.getLogger("nbext.client")
+
+
+class LoopDriver:
+    """Performs a sync ``Client``'s effects on the running loop."""
+
+    def __init__(self, client: Client, threads: int) -> None:
+        sender = client._sender
+        self._sender: AsyncNativeSender | None = (
+            sender.asynchronous() if isinstance(sender, NativeSender) else None
+        )
+        self._send_blocking = sender.send
+        self._clock = client._clock
+        self._real_time = client._real_time
+        self._threads = max(1, threads)
+        self._executor: ThreadPoolExecutor | None = None
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="nbext-map")
+        return self._executor
+
+    async def perform(self, effect: Effect) -> Any:
+        if isinstance(effect, Sleep):
+            if self._real_time:
+                await asyncio.sleep(max(0.0, effect.until - time.monotonic()))
+            else:
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(self._pool(), self._clock.sleep_until, effect.until)
+            return None
+        if isinstance(effect, Send):
+            debug = log.isEnabledFor(logging.DEBUG)
+            started = time.perf_counter() if debug else 0.0
+            if self._sender is not None:
+                response = await self._sender.send(effect.call, effect.timeout)
+            else:
+                loop = asyncio.get_running_loop()
+                response = await loop.run_in_executor(
+                    self._pool(), self._send_blocking, effect.call, effect.timeout
+                )
+            if debug:
+                log_answer(effect, response.status_code, started)
+            return response
+        raise TypeError(f"unexpected effect {effect!r}")
+
+    async def aclose(self) -> None:
+        if self._sender is not None:
+            await self._sender.aclose()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class LoopThread:
+    """One coroutine on a new event loop in a daemon thread, cancellable from outside."""
+
+    def __init__(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._task = self.loop.create_task(
+            coro
+        )  # created before the thread: cancel() may come at once
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            with contextlib.suppress(BaseException):  # the coroutine reports its own errors
+                self.loop.run_until_complete(self._task)
+        finally:
+            with contextlib.suppress(Exception):
+                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            self.loop.close()
+
+    def cancel(self) -> None:
+        """Cancel the coroutine (it cleans up on its loop); a finished one is left alone."""
+        with contextlib.suppress(RuntimeError):  # the loop already closed
+            self.loop.call_soon_threadsafe(self._task.cancel)
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
