@@ -12,6 +12,7 @@ request with ``httpx.ReadTimeout``. One timer per request, re-armed only when it
 from __future__ import annotations
 
 import asyncio
+import select
 import ssl
 from collections import deque
 from typing import Any
@@ -114,6 +115,17 @@ class _Connection(asyncio.Protocol):
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_exception(exc)
 
+    def peer_gone(self) -> bool:
+        """Whether the socket has something to read while idle: the peer's close."""
+        sock = self.transport.get_extra_info("socket") if self.transport else None
+        if sock is None:
+            return True
+        try:
+            readable, _, _ = select.select([sock.fileno()], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
+
     def abort(self) -> None:
         self.closed = True
         if self.transport is not None:
@@ -178,7 +190,13 @@ class AioPool:
         now = loop.time()
         while idle:
             conn = idle.pop()
-            if not conn.closed and now - conn.idle_since <= self.keepalive_expiry:
+            # A close that arrived while the loop was busy elsewhere is not known from
+            # the callbacks yet: ask the socket itself (as the sync pool does).
+            if (
+                not conn.closed
+                and now - conn.idle_since <= self.keepalive_expiry
+                and not conn.peer_gone()
+            ):
                 return conn
             self._discard(conn)
         if self._open >= self.max_connections:

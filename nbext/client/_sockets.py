@@ -28,8 +28,10 @@ import httpx
 
 from ._wire import Origin, ProtocolError, Reply, ResponseParser
 
-KEEPALIVE_EXPIRY = 5.0
-"""Seconds an idle connection is kept for reuse (httpx's default too)."""
+KEEPALIVE_EXPIRY = 4.0
+"""Seconds an idle connection is kept for reuse: less than the 5 s after which uvicorn
+(the emulator) and many servers drop idle connections, so a request is not written
+into a connection the server is closing at that very moment."""
 MAX_CONNECTIONS = 256
 READ_SIZE = 256 * 1024
 

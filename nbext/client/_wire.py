@@ -211,7 +211,13 @@ class ResponseParser:
         self._buffer = buffer[end + 4 :]
         first = lines[0]
         code = first[9:12]
-        if first[:7] != "HTTP/1." or first[8:9] != " " or not code.isdigit() or len(code) != 3:
+        if (
+            first[:7] != "HTTP/1."
+            or first[8:9] != " "
+            or len(code) != 3
+            or not code.isdigit()
+            or first[12:13] not in ("", " ")
+        ):
             raise ProtocolError(f"not an HTTP/1.x status line: {first[:80]!r}")
         status = int(code)
         headers: dict[str, str] = {}
