@@ -48,8 +48,10 @@ def test_port_0_gives_a_free_port_on_loopback(server: EmulatorServer) -> None:
     assert server.url == f"http://127.0.0.1:{server.port}"
     assert server.serverless_url == f"{server.url}/v2"
     assert server.base_url == f"{server.url}/v1"
-    with EmulatorServer(Emulator(api_key=KEY)) as other:
+    second = Emulator(api_key=KEY)
+    with EmulatorServer(second) as other:
         assert other.port != server.port
+    second.close()
 
 
 def test_a_port_in_use_is_refused_saying_which(server: EmulatorServer) -> None:
@@ -84,9 +86,7 @@ def test_jobs_run_and_time_moves_through_the_server(server: EmulatorServer) -> N
         http.post("/_emulator/clock/advance", json={"seconds": 5})
         body = http.get(f"/v2/sleep/status/{job_id}").json()
         assert body["output"] == {"slept": 5}
-        assert http.post("/v2/echo/runsync", json={"input": {"a": 1}}).json()["output"] == {
-            "a": 1
-        }
+        assert http.post("/v2/echo/runsync", json={"input": {"a": 1}}).json()["output"] == {"a": 1}
 
 
 def test_the_notebook_thread_can_drive_the_servers_emulator(server: EmulatorServer) -> None:
@@ -104,7 +104,9 @@ def test_the_notebook_thread_can_drive_the_servers_emulator(server: EmulatorServ
         assert http.post("/v2/hello/runsync", json={"input": {}}).json()["output"] == "hello"
 
 
-@pytest.mark.parametrize(("route", "limit"), [("run", RUN_BODY_LIMIT), ("runsync", RUNSYNC_BODY_LIMIT)])
+@pytest.mark.parametrize(
+    ("route", "limit"), [("run", RUN_BODY_LIMIT), ("runsync", RUNSYNC_BODY_LIMIT)]
+)
 def test_an_oversized_body_is_refused_from_its_content_length_before_it_is_sent(
     server: EmulatorServer, route: str, limit: int
 ) -> None:
