@@ -123,7 +123,9 @@ async def advance(emu: Emulator, seconds: float) -> None:
     await emu.advance_async(seconds)
 
 
-async def until(condition: Callable[[], bool], what: str = "condition", limit: float = 5.0) -> None:
+async def until(
+    condition: Callable[[], bool], what: str = "condition", limit: float = 10.0
+) -> None:
     """Wait, up to ``limit`` real seconds, for ``condition``; threads need real time."""
     deadline = time.monotonic() + limit
     while not condition():

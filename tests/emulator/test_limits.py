@@ -18,7 +18,7 @@ from nbext.emulator.domain.errors import RateLimited
 from nbext.emulator.domain.ratelimit import LIMITS, RateLimiter
 from nbext.models import RUN_BODY_LIMIT, RUNSYNC_BODY_LIMIT
 
-from .conftest import MakeEmulator, advance, client_for
+from .conftest import MakeEmulator, advance, client_for, until
 
 pytestmark = pytest.mark.anyio
 JSON = {"Content-Type": "application/json"}
@@ -247,7 +247,7 @@ async def test_the_401st_concurrent_runsync_gets_429(
         asyncio.create_task(http.post("/v2/held/runsync?wait=5000", json={"input": {}}))
         for _ in range(400)
     ]
-    await until_jobs(emu, 400)
+    await until(lambda: len(emu.jobs.jobs) == 400, "400 runsync jobs to be submitted")
     refused = await http.post("/v2/held/runsync?wait=5000", json={"input": {}})
     assert "400 requests at once" in error_of(refused, 429)
     assert refused.headers["Retry-After"] == "1"
@@ -263,12 +263,24 @@ async def test_the_401st_concurrent_runsync_gets_429(
 async def test_the_401st_concurrent_stream_gets_429(emu: Emulator, http: httpx.AsyncClient) -> None:
     job_id = (await http.post("/v2/held/run", json={"input": {}})).json()["id"]
     waiting = [asyncio.create_task(http.get(f"/v2/held/stream/{job_id}")) for _ in range(400)]
-    await until_waiters(emu, job_id, 400)
+    job = emu.jobs.jobs[job_id]
+    await until(lambda: len(job.signal._waiters) == 400, "400 stream calls to wait")
     refused = await http.get(f"/v2/held/stream/{job_id}")
     assert "400 requests at once" in error_of(refused, 429)
     emu.jobs.cancel("held", job_id)
     answers = await asyncio.gather(*waiting)
     assert {a.status_code for a in answers} == {200}
+
+
+async def test_each_running_worker_adds_50_requests_by_default(
+    emu: Emulator, http: httpx.AsyncClient
+) -> None:
+    await http.post("/v2/sleep/run", json={"input": {"seconds": 60}})
+    await settle()
+    assert emu.jobs.health("sleep").workers.running == 1
+    for _ in range(50):  # max(2, 1 worker x 50)
+        assert (await http.post("/v2/sleep/purge-queue")).status_code == 200
+    assert "50 requests per 10 s" in error_of(await http.post("/v2/sleep/purge-queue"), 429)
 
 
 async def test_rate_limits_switched_off(make_emulator: MakeEmulator) -> None:
@@ -278,20 +290,3 @@ async def test_rate_limits_switched_off(make_emulator: MakeEmulator) -> None:
             assert (await http.post("/v2/held/purge-queue")).status_code == 200
         for _ in range(1100):
             assert (await http.post("/v2/held/run", json={"input": {}})).status_code == 200
-
-
-async def until_jobs(emu: Emulator, n: int) -> None:
-    for _ in range(1000):
-        if len(emu.jobs.jobs) >= n:
-            return
-        await asyncio.sleep(0)
-    raise AssertionError(f"{len(emu.jobs.jobs)} jobs submitted, expected {n}")
-
-
-async def until_waiters(emu: Emulator, job_id: str, n: int) -> None:
-    job = emu.jobs.jobs[job_id]
-    for _ in range(1000):
-        if len(job.signal._waiters) >= n:
-            return
-        await asyncio.sleep(0)
-    raise AssertionError(f"{len(job.signal._waiters)} stream calls waiting, expected {n}")
