@@ -382,6 +382,13 @@ BAD_BODIES: list[tuple[str, bytes, str]] = [
     ("not json", b"{input: 1}", "not valid JSON"),
     ("not utf-8", b'{"input": "\xff"}', "not valid JSON"),
     ("an array", b"[1, 2]", "must be a JSON object"),
+    ("NaN", b'{"input": {"x": NaN}}', "NaN is not a JSON number"),
+    ("Infinity", b'{"input": {"x": -Infinity}}', "-Infinity is not a JSON number"),
+    (
+        "nested too deeply",
+        b'{"input": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+        "nested too deeply",
+    ),
     ("missing input", b'{"webhook": "https://x.io"}', "input: is required"),
     ("input not an object", b'{"input": [1]}', "input: must be a JSON object, got an array"),
     ("input null", b'{"input": null}', "input: must be a JSON object, got null"),

@@ -119,9 +119,16 @@ def parse_json(body: bytes) -> Any:
     if not body:
         raise InvalidInput('request body is empty; send a JSON object such as {"input": {...}}')
     try:
-        return json.loads(body)
+        return json.loads(body, parse_constant=_not_json)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"request body is not valid JSON: {exc}") from None
+    except RecursionError:  # the client's body, not an emulator fault: 400, not 500
+        raise InvalidInput("request body is nested too deeply to be parsed") from None
+
+
+def _not_json(constant: str) -> Any:
+    """Python's json reads NaN and Infinity; JSON has no such numbers, nor the service."""
+    raise InvalidInput(f"request body is not valid JSON: {constant} is not a JSON number")
 
 
 def validation_message(exc: ValidationError) -> str:
