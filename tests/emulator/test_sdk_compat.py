@@ -159,6 +159,11 @@ def test_output_of_a_finished_job(agent: Agent, emu: Emulator) -> None:
 def test_output_waits_for_the_job_to_end(agent: Agent, emu: Emulator) -> None:
     job_id = agent.call("run", endpoint="sleep", request={"input": {"seconds": 3}})
     agent.send("output", job=job_id, timeout=10)
+
+    def polled() -> bool:  # the SDK has asked /status at least once (the rate log says)
+        return bool(emu.rate_limiter._log.get(("sleep", "status")))
+
+    until(emu, polled, "the SDK to poll /status")
     emu.advance(3)
     assert agent.receive() == {"slept": 3}
 
