@@ -184,6 +184,17 @@ def submission_body(
     for a too-large body it saves uploading megabytes only to hear 413.
     """
     limit = RUNSYNC_BODY_LIMIT if operation == "runsync" else RUN_BODY_LIMIT
+    plain = (
+        webhook is None
+        and execution_timeout is None
+        and ttl is None
+        and not low_priority
+        and s3_config is None
+        and type(input) is dict
+        and all(type(key) is str for key in input)
+    )
+    if plain:  # all the model would check (a batch builds thousands of these)
+        return _encode_body(endpoint_id, operation, limit, {"input": input})
     try:
         policy = None
         if execution_timeout is not None or ttl is not None or low_priority:
@@ -213,6 +224,10 @@ def submission_body(
         wire["policy"] = submission.policy.model_dump(by_alias=True, exclude_none=True)
     if submission.s3_config is not None:
         wire["s3Config"] = submission.s3_config.model_dump(by_alias=True, exclude_none=True)
+    return _encode_body(endpoint_id, operation, limit, wire)
+
+
+def _encode_body(endpoint_id: str, operation: str, limit: int, wire: dict[str, Any]) -> bytes:
     try:
         body = json.dumps(wire, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:

@@ -139,3 +139,30 @@ def test_redaction_of_a_key_echoed_in_a_body() -> None:
     call = endpoint_call("health", "GET", "ep")
     err = error_from_response(call, httpx.Response(401, json={"error": f"bad key {KEY}"}), secret)
     assert KEY not in str(err) and secret.masked in str(err)
+
+
+def test_plain_inputs_take_the_short_road_to_the_same_body() -> None:
+    # A batch builds thousands of bodies: a plain dict skips the model, but must come
+    # out the same, and anything the model would refuse must still be refused.
+    from collections import OrderedDict
+
+    from nbext.client._calls import submission_body
+
+    value = {"text": "héllo", "n": [1, 2.5, None], "nested": {"ok": True}}
+    plain = submission_body("e", "run", value)
+    assert plain == submission_body("e", "run", OrderedDict(value))  # through the model
+    assert plain == '{"input":{"text":"héllo","n":[1,2.5,null],"nested":{"ok":true}}}'.encode()
+    with pytest.raises(BadRequest, match=r"input\.1\.\[key\]"):
+        submission_body("e", "run", {1: "a"})
+    with pytest.raises(BadRequest, match="not JSON"):
+        submission_body("e", "run", {"x": float("nan")})
+    with pytest.raises(PayloadTooLarge):
+        submission_body("e", "run", {"x": "a" * (11 * 1024 * 1024)})
+
+
+def test_dot_segments_and_odd_ids_stay_one_segment() -> None:
+    from nbext.client._calls import segment
+
+    assert segment("9d571776-8ce5-48f5-968c-42b60dfa1a5f", "job id").count("%") == 0
+    assert segment("..", "job id") == "%2E%2E" and segment(".", "job id") == "%2E"
+    assert segment("a/b c", "job id") == "a%2Fb%20c"
