@@ -13,7 +13,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..domain.errors import (
     Conflict,
@@ -47,11 +47,24 @@ def dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+_ANY = TypeAdapter(Any)
+
+
 def encode(value: Any) -> bytes:
-    """A response body; pydantic models are written with their wire names."""
+    """A response body; pydantic models are written with their wire names.
+
+    Plain values (the hot routes answer dicts, not models) are written as a model would
+    write them: NaN and infinities, which JSON lacks, become ``null``.
+    """
     if isinstance(value, BaseModel):
         value = value.model_dump(by_alias=True, exclude_unset=True, mode="json")
-    return dumps(value)
+    try:
+        return _strict_dumps(value).encode()
+    except ValueError:  # a NaN or an infinity somewhere
+        return dumps(_ANY.dump_python(value, mode="json"))
+
+
+_strict_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
 def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -140,7 +140,7 @@ async def runsync(call: Call) -> Any:
 async def status(call: Call) -> Any:
     """A job's state and, once it ended, its output or error; ``ttl`` sets its TTL."""
     ttl = ms_param("ttl", call.query("ttl"), TTL_MIN_MS, TTL_MAX_MS, None)
-    return call.emulator.jobs.status(call.endpoint_id, call.job_id, ttl)
+    return call.emulator.jobs.status_wire(call.endpoint_id, call.job_id, ttl)
 
 
 async def stream(call: Call) -> Any:
@@ -268,7 +268,9 @@ class JobRoutes:
         endpoint_id = call.endpoint_id
         service.endpoint(endpoint_id)
         limiter = emulator.rate_limiter
-        held = limiter.acquire(endpoint_id, route.operation, service.running_workers(endpoint_id))
+        held = limiter.enabled and limiter.acquire(
+            endpoint_id, route.operation, service.running_workers(endpoint_id)
+        )
         try:
             return await route.handler(call)
         finally:

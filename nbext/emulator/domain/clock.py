@@ -11,12 +11,13 @@ Timers are plain callbacks run on the emulator's loop thread; they never block.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import heapq
 import itertools
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class TimerHandle(Protocol):
@@ -32,8 +33,10 @@ class Clock(Protocol):
         """Seconds since the epoch."""
         ...
 
-    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
-        """Run ``callback`` on the emulator's loop after ``delay`` seconds of this clock."""
+    def call_later(self, delay: float, callback: Callable[..., None], *args: Any) -> TimerHandle:
+        """Run ``callback(*args)`` on the emulator's loop after ``delay`` seconds of this
+        clock. (Arguments rather than a closure: a job keeps its timers for as long as it
+        is retained, and fewer objects per job is less for the garbage collector.)"""
         ...
 
 
@@ -43,20 +46,40 @@ class RealClock:
     def now(self) -> float:
         return time.time()
 
-    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
-        return asyncio.get_running_loop().call_later(max(0.0, delay), callback)
+    def call_later(self, delay: float, callback: Callable[..., None], *args: Any) -> TimerHandle:
+        return asyncio.get_running_loop().call_later(
+            max(0.0, delay), callback, *args, context=_timer_context()
+        )
 
     def __repr__(self) -> str:
         return "RealClock()"
 
 
-class _FakeTimer:
-    __slots__ = ("callback", "cancelled", "when")
+_thread = threading.local()
 
-    def __init__(self, when: float, callback: Callable[[], None]) -> None:
+
+def _timer_context() -> contextvars.Context:
+    """The context timer callbacks run in: one per thread (so per loop; a context can be
+    entered by one callback at a time). asyncio would copy the caller's context for each
+    timer, one more object kept per pending timer, and a job keeps one timer for as long
+    as it is retained; the emulator's timer callbacks read and set no context variables."""
+    context: contextvars.Context | None = getattr(_thread, "timer_context", None)
+    if context is None:
+        context = _thread.timer_context = contextvars.Context()
+    return context
+
+
+class _FakeTimer:
+    __slots__ = ("args", "callback", "cancelled", "when")
+
+    def __init__(self, when: float, callback: Callable[..., None], args: tuple[Any, ...]) -> None:
         self.when = when
         self.callback = callback
+        self.args = args
         self.cancelled = False
+
+    def fire(self) -> None:
+        self.callback(*self.args)
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -80,8 +103,8 @@ class FakeClock:
     def now(self) -> float:
         return self._now
 
-    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
-        timer = _FakeTimer(self._now + max(0.0, delay), callback)
+    def call_later(self, delay: float, callback: Callable[..., None], *args: Any) -> TimerHandle:
+        timer = _FakeTimer(self._now + max(0.0, delay), callback, args)
         with self._lock:
             heapq.heappush(self._heap, (timer.when, next(self._seq), timer))
         return timer
@@ -95,7 +118,7 @@ class FakeClock:
         target = self._target(seconds)
         fired = 0
         while (timer := self._pop_due(target)) is not None:
-            timer.callback()
+            timer.fire()
             fired += 1
         self._now = target
         return fired
@@ -106,7 +129,7 @@ class FakeClock:
         fired = 0
         await settle()
         while (timer := self._pop_due(target)) is not None:
-            timer.callback()
+            timer.fire()
             fired += 1
             await settle()
         self._now = target
@@ -168,38 +191,54 @@ class Signal:
     """A broadcast wake-up: every ``wait`` pending when ``fire`` is called returns.
 
     Jobs own one each; a transition or a new stream chunk fires it, which is how a
-    finished job wakes its ``/runsync`` and ``/stream`` waiters at once.
+    finished job wakes its ``/runsync`` and ``/stream`` waiters at once. A waiter that
+    only cares about the end (``/runsync``) waits with ``final_only``, and a ``fire``
+    with ``final=False`` (the job started, a chunk arrived) lets it sleep on, instead of
+    waking it only for it to wait again.
     """
 
-    __slots__ = ("_waiters",)
+    __slots__ = ("_final_only", "_waiters")
 
     def __init__(self) -> None:
-        self._waiters: list[asyncio.Future[None]] = []
+        self._waiters: list[asyncio.Future[bool]] = []
+        self._final_only: set[asyncio.Future[bool]] | None = None
 
-    def fire(self) -> None:
-        waiters, self._waiters = self._waiters, []
+    def fire(self, *, final: bool = True) -> None:
+        waiters = self._waiters
+        if not waiters:
+            return
+        sleepers = self._final_only if not final else None
+        if sleepers:
+            self._waiters = [fut for fut in waiters if fut in sleepers]
+            waiters = [fut for fut in waiters if fut not in sleepers]
+        else:
+            self._waiters = []
         for fut in waiters:
             if not fut.done():
-                fut.set_result(None)
+                fut.set_result(True)
 
-    async def wait(self, clock: Clock, timeout: float) -> bool:
-        """Wait for the next ``fire`` or ``timeout`` seconds of ``clock``; True if fired."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[None] = loop.create_future()
+    async def wait(self, clock: Clock, timeout: float, *, final_only: bool = False) -> bool:
+        """Wait for the next ``fire`` (the next ``fire(final=True)`` with ``final_only``)
+        or ``timeout`` seconds of ``clock``; True if fired."""
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiters.append(fut)
-        timed_out = False
+        if final_only:
+            if self._final_only is None:
+                self._final_only = set()
+            self._final_only.add(fut)
 
         def expire() -> None:
-            nonlocal timed_out
             if not fut.done():
-                timed_out = True
-                fut.set_result(None)
+                fut.set_result(False)
 
         handle = clock.call_later(timeout, expire)
         try:
-            await fut
+            return await fut
         finally:
             handle.cancel()
             if fut in self._waiters:
                 self._waiters.remove(fut)
-        return not timed_out
+            if final_only and self._final_only is not None:
+                self._final_only.discard(fut)
+                if not self._final_only:
+                    self._final_only = None

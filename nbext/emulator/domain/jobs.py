@@ -50,6 +50,13 @@ UNSET: Any = _Unset()
 """``output`` of a job that has none (as opposed to a JSON ``null`` output)."""
 
 
+STOPPED = threading.Event()
+STOPPED.set()
+"""The ``cancel_flag`` of a job whose execution ended: set, like the flag its handler was
+given, but shared, so a retained job does not keep an Event (and its lock and condition)
+of its own. A new attempt gets a new Event."""
+
+
 @dataclass(eq=False)
 class Job:
     """One job of one endpoint, as the emulator keeps it."""

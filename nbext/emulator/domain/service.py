@@ -9,12 +9,13 @@ loop; nothing here knows about HTTP.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
+import os
 import secrets
 import threading
 import traceback
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
@@ -45,7 +46,7 @@ from .errors import Conflict, InvalidInput, NotFound
 from .handlers import Handler, JobContext, Outcome, invoke
 from .images import ImageRegistry
 from .job_records import job_from_record, job_to_record
-from .jobs import UNSET, Job, check_transition
+from .jobs import STOPPED, UNSET, Job, check_transition
 from .store import MemoryStore, Store
 from .streaming import to_chunks
 from .webhooks import WebhookDispatcher
@@ -77,6 +78,9 @@ class JobService:
         self._dispatching: set[str] = set()
         self.on_change: list[Callable[[Job], None]] = []
         """Observers of every transition and removal (the SQLite store listens here)."""
+        # Bound once, so that every job's timers share them rather than each its own.
+        self._on_ttl: Callable[[Job], None] = self._ttl_elapsed
+        self._on_retention: Callable[[Job], None] = self._retention_elapsed
         self.on_execution: list[Callable[[Endpoint, str, float, float], None]] = []
         """Observers of every execution that ended, however (billing listens here):
         ``(endpoint, worker id, started at, ended at)``."""
@@ -176,7 +180,7 @@ class JobService:
         policy = submission.policy
         now = self.clock.now()
         job = Job(
-            id=("sync-" if sync else "") + str(uuid.uuid4()),
+            id=("sync-" if sync else "") + uuid4_text(),
             endpoint_id=endpoint.id,
             input=submission.input,
             sync=sync,
@@ -206,7 +210,7 @@ class JobService:
             remaining = deadline - self.clock.now()
             if remaining <= 0:
                 return
-            await job.signal.wait(self.clock, remaining)
+            await job.signal.wait(self.clock, remaining, final_only=True)
 
     async def run_sync(
         self, endpoint_id: str, submission: JobSubmission, wait_ms: int
@@ -217,7 +221,7 @@ class JobService:
         if job.removed is not None:
             raise NotFound(f"job {job.id} was removed before it finished ({job.removed})")
         if job.status.is_final:
-            return self.result(job).to_wire()
+            return self.wire_result(job)
         return {"id": job.id, "status": job.status.value}
 
     def job(self, endpoint_id: str, job_id: str) -> Job:
@@ -232,10 +236,16 @@ class JobService:
 
     def status(self, endpoint_id: str, job_id: str, ttl_ms: int | None = None) -> JobResult:
         """``/status``, optionally setting the job's TTL (still counted from submission)."""
+        return JobResult.model_validate(self.status_wire(endpoint_id, job_id, ttl_ms))
+
+    def status_wire(
+        self, endpoint_id: str, job_id: str, ttl_ms: int | None = None
+    ) -> dict[str, Any]:
+        """``status`` as the JSON object the HTTP route sends (no model on the hot path)."""
         job = self.job(endpoint_id, job_id)
         if ttl_ms is not None:
             self.set_ttl(job, ttl_ms)
-        return self.result(job)
+        return self.wire_result(job)
 
     def set_ttl(self, job: Job, ttl_ms: int) -> None:
         if not TTL_MIN_MS <= ttl_ms <= TTL_MAX_MS:
@@ -253,18 +263,24 @@ class JobService:
         self._changed(job)
 
     def result(self, job: Job) -> JobResult:
+        return JobResult.model_validate(self.wire_result(job))
+
+    def wire_result(self, job: Job) -> dict[str, Any]:
+        """The job result object as sent: ``output`` only when COMPLETED, ``error`` only
+        when FAILED or TIMED_OUT."""
         now = self.clock.now()
+        status = job.status
         fields: dict[str, Any] = {
             "id": job.id,
-            "status": job.status,
+            "status": status.value,
             "delayTime": job.delay_ms(now),
             "executionTime": job.execution_ms(now),
         }
-        if job.status is S.COMPLETED:
+        if status is S.COMPLETED:
             fields["output"] = None if job.output is UNSET else job.output
-        elif job.status in RETRYABLE_STATES:
+        elif status in RETRYABLE_STATES:
             fields["error"] = job.error or ""
-        return JobResult.model_validate(fields)
+        return fields
 
     async def stream(self, endpoint_id: str, job_id: str, wait_ms: int) -> StreamResponse:
         """``/stream``: chunks not handed out before, waiting up to ``wait_ms`` for one."""
@@ -353,7 +369,8 @@ class JobService:
         if target is S.IN_PROGRESS:
             job.started_at = now
             job.attempt += 1
-            job.cancel_flag = threading.Event()  # a stale attempt keeps its own, set flag
+            if job.attempt > 1 or job.cancel_flag.is_set():  # a stale attempt keeps its own
+                job.cancel_flag = threading.Event()
         elif target is S.IN_QUEUE:  # retry
             job.output, job.error = UNSET, None
             job.chunks, job.stream_cursor = [], 0
@@ -377,7 +394,7 @@ class JobService:
             self._schedule_retention(job)
             if job.webhook:
                 self.webhooks.dispatch(job.id, job.webhook, self.result(job).to_wire())
-        job.signal.fire()
+        job.signal.fire(final=target.is_final)
         self._changed(job)
         self._dispatch(endpoint)
 
@@ -456,11 +473,15 @@ class JobService:
 
     # ---- timers ----------------------------------------------------------------------
 
+    # Timers take their arguments rather than closures: a job keeps its TTL and retention
+    # timers for as long as it is retained, and every object kept per job is work for
+    # the garbage collector at thousands of jobs a second.
+
     def _schedule_ttl(self, job: Job) -> None:
         if job.ttl_timer:
             job.ttl_timer.cancel()
         due = job.submitted_at + job.ttl_ms / 1000 - self.clock.now()
-        job.ttl_timer = self.clock.call_later(due, lambda: self._remove(job, "ttl elapsed"))
+        job.ttl_timer = self.clock.call_later(due, self._on_ttl, job)
 
     def _schedule_retention(self, job: Job) -> None:
         """Remove the job when its retention period, counted from its end, runs out."""
@@ -469,8 +490,14 @@ class JobService:
         if job.retention_timer:
             job.retention_timer.cancel()
         job.retention_timer = self.clock.call_later(
-            ended + keep - self.clock.now(), lambda: self._remove(job, "retention period elapsed")
+            ended + keep - self.clock.now(), self._on_retention, job
         )
+
+    def _ttl_elapsed(self, job: Job) -> None:
+        self._remove(job, "ttl elapsed")
+
+    def _retention_elapsed(self, job: Job) -> None:
+        self._remove(job, "retention period elapsed")
 
     # ---- workers and execution -------------------------------------------------------
 
@@ -509,13 +536,14 @@ class JobService:
         timeout_ms = timeout_ms or EXECUTION_TIMEOUT_DEFAULT_MS
         attempt = job.attempt
         job.exec_timer = self.clock.call_later(
-            timeout_ms / 1000, lambda: self._timed_out(job, attempt, timeout_ms)
+            timeout_ms / 1000, self._timed_out, job, attempt, timeout_ms
         )
         job.task = asyncio.get_running_loop().create_task(self._execute(job, attempt))
 
     def _stop_execution(self, job: Job, endpoint: Endpoint) -> None:
         """The job leaves IN_PROGRESS: stop its handler and free its worker."""
         job.cancel_flag.set()
+        job.cancel_flag = STOPPED  # the handler keeps its own; the job need not keep one
         if job.exec_timer:
             job.exec_timer.cancel()
             job.exec_timer = None
@@ -566,7 +594,7 @@ class JobService:
         if not self._current(job, attempt):
             return
         job.chunks.extend(to_chunks(value, metrics, len(job.chunks)))
-        job.signal.fire()
+        job.signal.fire(final=False)
 
     async def _execute(self, job: Job, attempt: int) -> None:
         endpoint = self.endpoints[job.endpoint_id]
@@ -581,7 +609,7 @@ class JobService:
                 handler,
                 payload,
                 ctx,
-                lambda value, metrics: self._emit(job, attempt, value, metrics),
+                functools.partial(self._emit, job, attempt),
                 self.executor,
             )
         except asyncio.CancelledError:
@@ -640,6 +668,16 @@ def _current_task() -> asyncio.Task[Any] | None:
         return asyncio.current_task()
     except RuntimeError:
         return None
+
+
+def uuid4_text() -> str:
+    """A random (version 4) UUID as text, as ``str(uuid.uuid4())`` but without building a
+    ``UUID`` object: one is made per job, on the hot path."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def new_endpoint_id() -> str:
