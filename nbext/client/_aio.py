@@ -1,8 +1,12 @@
 """``AsyncClient``'s own connections: asyncio protocols, kept alive, on the caller's loop.
 
 The async twin of ``_sockets``: same wire code (``_wire``), same errors (httpx's
-exception classes, so ``_retry`` decides for both), same keep-alive rules. A connection
-learns that its peer closed from asyncio's callbacks, so reuse needs no system call.
+exception classes, so ``_retry`` decides for both), same keep-alive rules, including
+asking an idle socket whether its peer closed it before reusing it (the loop may not
+have run the callback that says so yet).
+
+A pool belongs to the loop it is used on. Used from another loop (``asyncio.run``
+twice with one client), it forgets the first loop's connections: they cannot serve.
 
 Timeouts are inactivity timeouts, as httpx's read timeout: the answer may take as long
 as it likes while bytes keep arriving, but ``timeout`` seconds of silence end the
@@ -170,7 +174,7 @@ class AioPool:
         except BaseException:
             self._discard(conn)
             raise
-        if reusable and not self._closed:
+        if reusable and not self._closed and conn.loop is self._loop:
             conn.idle_since = conn.loop.time()
             self._idle.setdefault(origin.key, deque()).append(conn)
             self._wake()
@@ -182,7 +186,7 @@ class AioPool:
         self, origin: Origin, timeout: float, connect_timeout: float
     ) -> _Connection:
         if self._closed:
-            raise httpx.ConnectError("the client is closed")
+            raise RuntimeError("the client is closed: make a new one to send more requests")
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._adopt(loop)
@@ -256,25 +260,38 @@ class AioPool:
     def _adopt(self, loop: asyncio.AbstractEventLoop) -> None:
         """First use, or use from another loop: connections of the old loop cannot serve."""
         if self._loop is not None:
-            for queue in self._idle.values():
-                for conn in queue:
-                    self._open -= 1
-                    if not conn.loop.is_closed():
-                        conn.loop.call_soon_threadsafe(conn.close)
-            self._idle.clear()
+            self._close_idle()
             self._waiting.clear()
+            self._open = 0  # the old loop's busy ones no longer count (see _discard)
         self._loop = loop
+
+    def _close_idle(self) -> int:
+        """Close the idle connections; how many there were."""
+        running = asyncio.get_running_loop()
+        count = 0
+        for queue in self._idle.values():
+            count += len(queue)
+            for conn in queue:
+                if conn.loop is running:
+                    conn.close()
+                elif not conn.loop.is_closed():
+                    conn.loop.call_soon_threadsafe(conn.close)
+                # a closed loop's transports are closed when collected
+        self._idle.clear()
+        return count
 
     def _discard(self, conn: _Connection) -> None:
         conn.abort()
-        self._open -= 1
-        self._wake()
+        if conn.loop is self._loop:
+            self._open -= 1
+            self._wake()
 
     async def aclose(self) -> None:
         """Close idle connections now, and the busy ones when their request ends."""
         self._closed = True
-        for queue in self._idle.values():
-            for conn in queue:
-                self._open -= 1
-                conn.close()
-        self._idle.clear()
+        if self._loop is asyncio.get_running_loop():
+            self._open -= self._close_idle()
+        else:  # closed from another loop: nothing of the old one counts any more
+            self._close_idle()
+            self._open = 0
+            self._loop = None

@@ -150,7 +150,7 @@ class SocketPool:
         while True:
             with self._cond:
                 if self._closed:
-                    raise httpx.ConnectError("the client is closed")
+                    raise RuntimeError("the client is closed: make a new one to send more requests")
                 idle = self._idle.get(origin.key)
                 if idle:
                     conn = idle.pop()

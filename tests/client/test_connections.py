@@ -364,3 +364,36 @@ async def test_tls_is_verified_and_spoken(serve: Any, certificate: tuple[Path, P
     for pool in (SocketPool(), AioPool()):  # certifi's authorities do not know it
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             await call(pool, server.origin, get(server.origin), 5.0)
+
+
+def test_an_async_client_serves_one_loop_after_another(serve: Any) -> None:
+    # asyncio.run twice with one client (a script calling two async helpers): the first
+    # loop's connections cannot serve the second, and must not count against it.
+    body = b'{"jobs":{"completed":1},"workers":{}}'
+    server = serve(lambda n, req: answer(body))
+    client = AsyncClient(KEY, serverless_url=server.url + "/v2")
+    pool = client._sender.pool
+    pool.max_connections = 1
+
+    async def health() -> int:
+        return int((await client.endpoint("e").health()).jobs.completed)
+
+    assert asyncio.run(health()) == 1
+    assert asyncio.run(health()) == 1  # no PoolTimeout from the first loop's connection
+    assert server.connections == 2 and pool.open_connections == 1
+    asyncio.run(client.aclose())
+
+
+async def test_a_closed_client_says_so_at_once(serve: Any, kind: str) -> None:
+    server = serve(lambda n, req: answer(b'{"jobs":{},"workers":{}}'))
+    if kind == "async":
+        client: Any = AsyncClient(KEY, serverless_url=server.url + "/v2")
+        await client.aclose()
+        with pytest.raises(RuntimeError, match="closed"):
+            await client.endpoint("e").health()
+    else:
+        sync = Client(KEY, serverless_url=server.url + "/v2")
+        sync.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            sync.endpoint("e").health()
+    assert server.requests == []
