@@ -1,7 +1,8 @@
 """``Client`` and ``AsyncClient``: configuration, one connection pool, and a driver each.
 
 The two classes differ only in their driver (how a flow's effects are performed); what
-they send and how they read answers is in ``_calls`` and ``_flows``.
+they send and how they read answers is in ``_calls`` and ``_flows``, and how it reaches
+the service (the client's own keep-alive connections, or httpx) in ``_transport``.
 """
 
 from __future__ import annotations
@@ -204,8 +205,13 @@ class Client(_Base, SyncManagement):
     ``api_key``, ``base_url`` and ``serverless_url`` fall back to ``RUNPOD_API_KEY``,
     ``RUNPOD_API_BASE_URL``, ``RUNPOD_ENDPOINT_BASE_URL``, then ``~/.runpod/config.toml``,
     then the real service. ``timeout`` bounds one plain request; ``wait_timeout`` is the
-    default deadline of waits and streams. ``transport`` or ``http_client`` substitute the
-    HTTP layer (tests, proxies); a given ``http_client`` is not closed by ``close()``.
+    default deadline of waits and streams.
+
+    Requests go through the client's own keep-alive connections (``_transport`` says
+    why); ``transport`` or ``http_client`` hand them to httpx instead (tests, custom
+    HTTP stacks), as does a proxy set in the environment. A given ``http_client`` is
+    not closed by ``close()``. A ``map`` runs on its own event loop with connections of
+    its own, closed when it ends.
     """
 
     def __init__(

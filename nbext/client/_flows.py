@@ -1,10 +1,10 @@
 """What the client does, written once for sync and async: generators of effects.
 
 A flow is a generator that yields *effects* (``Send`` a call, ``Sleep``, ``Emit`` a
-streamed value) and receives their results; a driver performs them, with httpx.Client
-and ``time.sleep`` in ``Client`` or httpx.AsyncClient and ``asyncio.sleep`` in
-``AsyncClient``. Retries, deadlines, the wait strategy and stream reassembly therefore
-cannot drift apart between the two clients, and tests can drive a flow by hand.
+streamed value) and receives their results; a driver performs them, with blocking
+sockets and ``time.sleep`` in ``Client`` or an event loop in ``AsyncClient`` (and in a
+sync client's batch). Retries, deadlines, the wait strategy and stream reassembly
+therefore cannot drift apart between the clients, and tests can drive a flow by hand.
 
 A transport failure of a ``Send`` is thrown into the flow (``generator.throw``) so the
 flow decides whether to retry; drivers throw it outside their own ``except`` blocks, so
