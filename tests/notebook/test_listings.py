@@ -261,6 +261,32 @@ def test_management_listings_against_the_emulator(nb: Notebook, v1: Any) -> None
 
 
 @pytest.mark.parametrize("fake_clock", [True])
+def test_billing_plot_draws_a_bucket_without_spend_as_zero(nb: Notebook, v1: Any) -> None:
+    """A pod stopped for an hour has no record for that hour: its line must drop to 0
+    there, not run straight across at the pod's hourly price as if it had been billed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    busy = v1.pods.create(name="busy", image_name="pytorch", gpu_type_ids=["NVIDIA A40"])
+    paused = v1.pods.create(name="paused", image_name="pytorch", gpu_type_ids=["NVIDIA A40"])
+    nb.emu.advance(3600)
+    v1.pods.stop(paused.id)
+    nb.emu.advance(3600)
+    v1.pods.start(paused.id)
+    nb.emu.advance(3600)
+    plt.close("all")
+    nb.run("%runpod billing pods --bucket hour --group podId --plot -o bill")
+    lines = {line.get_label(): line for line in plt.gcf().axes[0].get_lines()}
+    assert set(lines) == {busy.id, paused.id}
+    price = busy.cost_per_hr
+    assert list(lines[busy.id].get_ydata()) == pytest.approx([price, price, price])
+    assert list(lines[paused.id].get_ydata()) == pytest.approx([price, 0.0, price])
+    plt.close("all")
+
+
+@pytest.mark.parametrize("fake_clock", [True])
 def test_billing_listing_and_plot(
     nb: Notebook, v1: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -139,8 +139,14 @@ def plot_billing(frame: pd.DataFrame, kind: str) -> None:
     if group is None:
         ax.plot(frame["time"], frame["amount_usd"], marker="o")
     else:
-        for key, part in frame.groupby(group, observed=True):
-            ax.plot(part["time"], part["amount_usd"], marker="o", label=str(key))
+        # The service leaves out buckets where a group spent nothing; plotted as they come,
+        # a line would run straight across such a gap as if that time had been billed.
+        # Every group gets every bucket any group has, at 0 where it has no record.
+        amounts = frame.pivot_table(
+            index="time", columns=group, values="amount_usd", aggfunc="sum", observed=True
+        ).fillna(0.0)
+        for key in amounts.columns:
+            ax.plot(amounts.index, amounts[key], marker="o", label=str(key))
         ax.legend(title=group, fontsize="small")
     ax.set_title(f"billing: {kind}")
     ax.set_ylabel("USD")
