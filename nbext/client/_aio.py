@@ -19,7 +19,7 @@ import asyncio
 import select
 import ssl
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -44,8 +44,8 @@ class _Connection(asyncio.Protocol):
     # ---- asyncio's callbacks -------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a stream transport, though not always an asyncio.Transport (uvloop's are not)
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         parser = self.parser

@@ -397,3 +397,19 @@ async def test_a_closed_client_says_so_at_once(serve: Any, kind: str) -> None:
         with pytest.raises(RuntimeError, match="closed"):
             sync.endpoint("e").health()
     assert server.requests == []
+
+
+def test_an_async_client_runs_on_uvloop(serve: Any) -> None:
+    # uvloop's transports are not asyncio.Transport instances; the connections must not
+    # care (notebooks and services run on uvloop, and so does a sync client's batch).
+    uvloop = pytest.importorskip("uvloop")
+    body = b'{"jobs":{"completed":2},"workers":{}}'
+    server = serve(lambda n, req: answer(body))
+
+    async def twice() -> list[int]:
+        async with AsyncClient(KEY, serverless_url=server.url + "/v2") as client:
+            return [(await client.endpoint("e").health()).jobs.completed for _ in range(2)]
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        assert runner.run(twice()) == [2, 2]
+    assert server.connections == 1
