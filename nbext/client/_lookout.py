@@ -30,9 +30,9 @@ LOOK_WEIGHT = 1 / 16
 """Weight of the newest look in the running share (about the last 16 count)."""
 PROBE_EVERY = 16
 """While looking does not pay, every so many items look anyway."""
-GROW = 1.1
+GROW = 1.3
 """After a miss, look this much later than that job took to end."""
-SHRINK = 0.98
+SHRINK = 0.99
 """After a hit, look a little sooner: jobs may have become faster."""
 
 

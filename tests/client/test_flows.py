@@ -245,7 +245,7 @@ def test_map_items_learn_when_their_jobs_end_and_look_then() -> None:
         job = f"j{len(ends) - 1}"
         assert driver.t - ends[job] <= LONGEST_DELAY + 2 * driver.rtt
         assert driver.t - started < 0.02 + LONGEST_DELAY + 4 * driver.rtt
-    assert 0.02 <= lookout.delay <= LONGEST_DELAY
+    assert 0.015 <= lookout.delay <= LONGEST_DELAY  # about the 20 ms jobs take
     later = calls[20:]
     assert sum(c == ["run", "status"] for c in later) >= 0.8 * len(later)
     assert sum(len(c) for c in later) / len(later) < 2.3
