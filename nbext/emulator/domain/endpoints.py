@@ -7,7 +7,7 @@ is below ``workers_max`` (low-priority jobs never do); a worker idle longer than
 
 from __future__ import annotations
 
-import itertools
+import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -20,14 +20,18 @@ from .handlers import Handler
 if TYPE_CHECKING:
     from .jobs import Job
 
-_worker_ids = itertools.count(1)
+
+def _new_worker_id() -> str:
+    """A worker id unique across restarts: billing groups usage by it, and a store outlives
+    the process, so a per-process counter would merge two workers' usage after a restart."""
+    return f"worker-{secrets.token_hex(4)}"
 
 
 @dataclass(eq=False)
 class Worker:
     """One worker of an endpoint: idle, or running exactly one job."""
 
-    id: str = field(default_factory=lambda: f"worker-{next(_worker_ids)}")
+    id: str = field(default_factory=_new_worker_id)
     job: Job | None = None
     idle_since: float = 0.0
     idle_timer: TimerHandle | None = None
