@@ -22,9 +22,13 @@ class EmulatorApp(FastAPI):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            match = self.job_routes.match(scope["path"])
+            path = scope["path"]
+            match = self.job_routes.match(path)
             if match is not None:
                 await self.job_routes.serve(match, scope, receive, send)
+                return
+            if path.endswith("/") and self.job_routes.match(path[:-1]) is not None:
+                await jobs.redirect(scope, send, path[:-1])  # as FastAPI's routes did
                 return
         await super().__call__(scope, receive, send)
 

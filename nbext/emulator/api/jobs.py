@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 from pydantic import ValidationError
 from starlette.types import Receive, Scope, Send
@@ -276,6 +276,20 @@ class JobRoutes:
         finally:
             if held:
                 limiter.release(endpoint_id, route.operation)
+
+
+async def redirect(scope: Scope, send: Send, path: str) -> None:
+    """307 to ``path`` (with the same query): a job route asked for with a trailing slash."""
+    query: bytes = scope.get("query_string", b"")
+    location = quote(scope.get("root_path", "") + path) + ("?" + query.decode() if query else "")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 307,
+            "headers": [(b"location", location.encode("latin-1")), (b"content-length", b"0")],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def send_json(
