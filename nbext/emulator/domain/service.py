@@ -503,8 +503,8 @@ class JobService:
 
     def _dispatch(self, endpoint: Endpoint) -> None:
         """Hand queued jobs to idle workers, starting workers where the rules allow."""
-        if endpoint.id in self._dispatching:  # re-entered from a transition: the loop goes on
-            return
+        if not endpoint.queue or endpoint.id in self._dispatching:  # nothing to do, or
+            return  # re-entered from a transition: the loop under way goes on
         if self.handler_for(endpoint) is None or endpoint.id not in self.endpoints:
             return
         self._dispatching.add(endpoint.id)
