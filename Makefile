@@ -24,8 +24,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check nbext tests benchmarks
 	$(BIN)/mypy
 
+# The emulator against the service SDK's test server under wrk (apt-get install -y wrk);
+# e.g. make bench BENCH_ARGS="--rounds 5".
 bench: $(STAMP)
-	$(BIN)/python benchmarks/emulator_throughput.py
+	$(BIN)/python benchmarks/emulator_throughput.py $(BENCH_ARGS)
 
 emulator: $(STAMP)
 	$(BIN)/python -m nbext.emulator
