@@ -83,11 +83,31 @@ class Job:
     worker: Worker | None = None
     task: asyncio.Task[None] | None = None
     cancel_flag: threading.Event = field(default_factory=threading.Event)
-    signal: Signal = field(default_factory=Signal)
+    _signal: Signal | None = field(default=None, repr=False)
     removed: str | None = None
     ttl_timer: TimerHandle | None = None
     retention_timer: TimerHandle | None = None
     exec_timer: TimerHandle | None = None
+
+    @property
+    def signal(self) -> Signal:
+        """What ``/runsync`` and ``/stream`` wait on; made when first needed."""
+        if self._signal is None:
+            self._signal = Signal()
+        return self._signal
+
+    def wake(self, *, final: bool) -> None:
+        """Wake the job's waiters (``final``: it ended or was removed, so all of them).
+
+        After a final wake nobody is left waiting, so the job lets go of its signal: a
+        retained job that nobody waits on keeps none (a job polled through ``/status``
+        never has one), which is less for the garbage collector at thousands a second.
+        """
+        signal = self._signal
+        if signal is not None:
+            signal.fire(final=final)
+            if final:
+                self._signal = None
 
     def delay_ms(self, now: float) -> int:
         """Time spent queued before the current attempt started (so far, if still queued)."""

@@ -394,7 +394,7 @@ class JobService:
             self._schedule_retention(job)
             if job.webhook:
                 self.webhooks.dispatch(job.id, job.webhook, self.result(job).to_wire())
-        job.signal.fire(final=target.is_final)
+        job.wake(final=target.is_final)
         self._changed(job)
         self._dispatch(endpoint)
 
@@ -411,7 +411,7 @@ class JobService:
             endpoint.queue.pop(job.id, None)
             if job.status is S.IN_PROGRESS:
                 self._stop_execution(job, endpoint)
-        job.signal.fire()
+        job.wake(final=True)
         self._changed(job)
         if endpoint is not None:
             self._dispatch(endpoint)
@@ -594,7 +594,7 @@ class JobService:
         if not self._current(job, attempt):
             return
         job.chunks.extend(to_chunks(value, metrics, len(job.chunks)))
-        job.signal.fire(final=False)
+        job.wake(final=False)
 
     async def _execute(self, job: Job, attempt: int) -> None:
         endpoint = self.endpoints[job.endpoint_id]
