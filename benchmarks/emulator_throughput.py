@@ -1,6 +1,7 @@
 """The emulator's job throughput against the service SDK's own test server, in one run.
 
-    .venv/bin/python benchmarks/emulator_throughput.py [--rounds 3] [--duration 8] [--warmup 2]
+    .venv/bin/python benchmarks/emulator_throughput.py [--rounds 3] [--duration 6] [--warmup 2]
+    make bench BENCH_ARGS="--rounds 5"
 
 Measured with ``wrk`` (Debian: ``apt-get install -y wrk``), because a Python load
 generator tops out below 1000 requests/s on a small machine and would measure itself:
@@ -39,7 +40,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -119,7 +120,6 @@ class Server:
     probe: str
     """A path that answers some HTTP response once the server is up."""
     log: Path
-    env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -131,7 +131,6 @@ class Server:
             self.process = subprocess.Popen(
                 self.argv,
                 cwd=cwd,
-                env={**os.environ, **self.env},
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
