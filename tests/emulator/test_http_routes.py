@@ -290,6 +290,24 @@ async def test_openai_routes_answer_501_saying_the_emulator_does_not_serve_them(
     assert f"/openai/{path}" in message and "does not serve" in message
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("POST", "/v2/echo/nope"), ("GET", "/v2/echo/status"), ("GET", "/v2/nope"), ("GET", "/x")],
+)
+async def test_unknown_paths_answer_404_in_the_interface_s_error_shape(
+    http: httpx.AsyncClient, method: str, path: str
+) -> None:
+    message = error_of(await http.request(method, path), 404)
+    assert f"no operation at {path}" in message
+
+
+async def test_a_wrong_method_on_a_control_route_answers_405_with_an_error_body(
+    http: httpx.AsyncClient,
+) -> None:
+    message = error_of(await http.get("/_emulator/reset"), 405)
+    assert "GET is not an operation of /_emulator/reset" in message
+
+
 # ---- errors shared by every route --------------------------------------------------------
 
 ROUTES: list[tuple[str, str]] = [

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from starlette.exceptions import HTTPException
 
 from ..domain.errors import (
     Conflict,
@@ -183,13 +184,42 @@ def error_reply(exc: DomainError, key: str) -> tuple[int, dict[str, str], dict[s
     return status, {key: exc.message}, headers
 
 
+def error_key(path: str) -> str:
+    """The error body's key: ``message`` under ``/v1`` (the management interface's shape),
+    ``error`` elsewhere (the job interface's, and the emulator's own controls)."""
+    return "message" if path.startswith("/v1") else "error"
+
+
+def _described_at(path: str) -> str:
+    if path.startswith("/v1"):
+        return "the interface is described at /v1/openapi.json"
+    if path.startswith("/v2"):
+        return (
+            "the job interface is /v2/{endpoint_id}/ run, runsync, status/{id}, stream/{id}, "
+            "cancel/{id}, retry/{id}, purge-queue, health, requests"
+        )
+    return "the emulator's routes are listed at /_emulator/docs"
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    """Map domain errors to status codes; the body's key depends on the interface."""
+    """Map domain errors, and the framework's own 404 and 405, to the interface's bodies."""
 
     async def on_domain_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, DomainError)
-        key = "message" if request.url.path.startswith("/v1") else "error"
-        status, body, headers = error_reply(exc, key)
+        status, body, headers = error_reply(exc, error_key(request.url.path))
         return json_response(body, status, headers)
 
+    async def on_http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        path = request.url.path
+        if exc.status_code == 404:
+            message = f"no operation at {path}; {_described_at(path)}"
+        elif exc.status_code == 405:
+            message = f"{request.method} is not an operation of {path}; {_described_at(path)}"
+        else:
+            message = str(exc.detail)
+        headers = dict(exc.headers or {})
+        return json_response({error_key(path): message}, exc.status_code, headers)
+
     app.add_exception_handler(DomainError, on_domain_error)
+    app.add_exception_handler(HTTPException, on_http_error)

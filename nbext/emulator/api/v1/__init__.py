@@ -6,12 +6,8 @@ Errors under ``/v1`` are ``{"message": ...}``, including the framework's own 404
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI, Request
-from fastapi.exception_handlers import http_exception_handler
-from fastapi.responses import Response
-from starlette.exceptions import HTTPException
+from fastapi import APIRouter, FastAPI
 
-from ..http import json_response
 from . import billing, docs, endpoints, network_volumes, pods, registry_auths, templates
 
 router = APIRouter()
@@ -20,28 +16,8 @@ for area in (docs, pods, endpoints, templates, network_volumes, registry_auths, 
 
 
 def install(app: FastAPI) -> None:
-    """Serve ``/v1`` on ``app``, with the interface's error body for unknown paths."""
+    """Serve ``/v1`` on ``app`` (its error bodies come from ``http.install_error_handlers``)."""
     app.include_router(router)
-
-    async def on_http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        if not request.url.path.startswith("/v1"):
-            return await http_exception_handler(request, exc)
-        if exc.status_code == 404:
-            message = (
-                f"no operation at {request.url.path}; the interface is described at "
-                "/v1/openapi.json"
-            )
-        elif exc.status_code == 405:
-            message = (
-                f"{request.method} is not an operation of {request.url.path}; the interface "
-                "is described at /v1/openapi.json"
-            )
-        else:
-            message = str(exc.detail)
-        return json_response({"message": message}, exc.status_code, dict(exc.headers or {}))
-
-    app.add_exception_handler(HTTPException, on_http_error)
 
 
 __all__ = ["install", "router"]
