@@ -69,6 +69,14 @@ HOLD_MARGIN = 5.0
 """Extra read time granted beyond what the service may hold a request (network slack)."""
 DEADLINE_MARGIN = 0.25
 """How far past a deadline a request may run before the client gives up on it."""
+STREAM_LEAD = 0.1
+"""A /stream long-poll asks the service to answer this long before the wait's deadline."""
+STREAM_GRACE = 1.0
+"""How far past a deadline the client still listens for a /stream answer. /stream hands
+each chunk out once, in one answer: an answer given up on loses its chunks. So the
+service is asked to hold the last poll until ``STREAM_LEAD`` before the deadline and
+the client waits for that answer until ``STREAM_GRACE`` after it; only a service late
+by more than both together (a stalled server) can still lose a chunk that way."""
 
 
 # ---- effects ----------------------------------------------------------------------------
@@ -179,12 +187,18 @@ def job_deadline(ctx: Context, endpoint_id: str, job_id: str, timeout: float | N
 
 
 def send(
-    ctx: Context, call: Call, deadline: Deadline | None = None, *, retry_429: bool = True
+    ctx: Context,
+    call: Call,
+    deadline: Deadline | None = None,
+    *,
+    retry_429: bool = True,
+    grace: float = DEADLINE_MARGIN,
 ) -> Flow[Answer]:
     """Send ``call`` until it succeeds, retrying only what is safe to retry.
 
     Backoff and Retry-After come from ``ctx.policy``; a retry that would end past the
-    deadline is not attempted, the deadline's Timeout is raised instead.
+    deadline is not attempted, the deadline's Timeout is raised instead. An answer is
+    awaited until ``grace`` seconds past the deadline at most.
     """
     attempt = 0
     while True:
@@ -194,8 +208,8 @@ def send(
             remaining = deadline.remaining(ctx.now())
             if remaining <= 0:
                 raise deadline.expired()
-            if remaining + DEADLINE_MARGIN < timeout:
-                timeout, bounded = remaining + DEADLINE_MARGIN, True
+            if remaining + grace < timeout:
+                timeout, bounded = remaining + grace, True
         failed: httpx.TransportError | None = None
         try:
             response = yield Send(call, timeout)
@@ -301,10 +315,15 @@ def finish(
 
 
 def stream_poll(ctx: Context, state: JobState, deadline: Deadline) -> Flow[StreamResponse]:
-    """One long-poll of /stream; new chunks go to the handle's buffer."""
-    hold = max(0.0, min(STREAM_HOLD, deadline.remaining(ctx.now())))
+    """One long-poll of /stream; new chunks go to the handle's buffer.
+
+    The service is asked to answer ``STREAM_LEAD`` before the deadline, and its answer
+    is awaited until ``STREAM_GRACE`` after it: the chunks an answer carries are handed
+    out once, so an answer the client gave up on would lose them.
+    """
+    hold = max(0.0, min(STREAM_HOLD, deadline.remaining(ctx.now()) - STREAM_LEAD))
     call = stream_call(state.endpoint_id, state.id, hold)
-    response = yield from send(ctx, call, deadline)
+    response = yield from send(ctx, call, deadline, grace=STREAM_GRACE)
     answer = model_of(call, response, StreamResponse)
     state.heard = True
     if state.keep_chunks:
