@@ -65,7 +65,8 @@ def test_stream_chunks_render_by_kind() -> None:
     panel.add_chunk(StreamChunk(output={"text": ["a", " list"], "output_tokens": 2}))
     panel.add_chunk(StreamChunk(output={"progress": 0.5}))
     panel.add_chunk(StreamChunk(output=[1, 2]))
-    expected = 'plain from text, a list{"progress": 0.5}\n[1, 2]\n'
+    panel.add_chunk(StreamChunk(output="more text"))
+    expected = 'plain from text, a list\n{"progress": 0.5}\n[1, 2]\nmore text'
     assert panel.text == expected
     assert shown_text(panel) == expected
     assert panel.state == "IN_PROGRESS"  # a chunk means it runs

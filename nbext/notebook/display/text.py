@@ -55,12 +55,13 @@ def compact_json(value: Any, limit: int = COMPACT_CHARS) -> str:
     return shorten(" ".join(to_json(value).split("\n")), limit)
 
 
-def chunk_text(output: Any) -> str:
-    """What one stream chunk adds to the panel's text.
+def chunk_text(output: Any, after: str = "") -> str:
+    """What one stream chunk adds to the panel's text, following the piece ``after``.
 
     Strings are text as they are; ``{"text": ...}`` chunks (the demo image's and many
     LLM workers' shape, where ``text`` is a string or a list of strings) add their text;
-    anything else is shown as one JSON line, so no chunk is silently invisible.
+    anything else is shown as a JSON line of its own (starting a new line if the text so
+    far does not end one), so no chunk is silently invisible or glued to a word.
     """
     if isinstance(output, str):
         return output
@@ -70,7 +71,8 @@ def chunk_text(output: Any) -> str:
             return text
         if isinstance(text, list) and all(isinstance(t, str) for t in text):
             return "".join(text)
-    return to_json(output) + "\n"
+    newline = "\n" if after and not after.endswith("\n") else ""
+    return newline + to_json(output) + "\n"
 
 
 METRIC_LABELS: tuple[tuple[str, str, str], ...] = (

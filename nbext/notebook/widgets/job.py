@@ -177,7 +177,7 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
     def add_chunk(self, chunk: StreamChunk) -> bool:
         """Take one streamed chunk; returns whether the widgets were refreshed for it."""
         self.chunks += 1
-        self._pieces.append(chunk_text(chunk.output))
+        self._pieces.append(chunk_text(chunk.output, self._pieces[-1] if self._pieces else ""))
         if chunk.metrics:
             self.metrics = dict(chunk.metrics)
         if self.state in ("SUBMITTING", JobStatus.IN_QUEUE.value):
