@@ -53,6 +53,15 @@ print(result.status.value, result.output)
 """,
 ]
 
+SHOW_DEFAULT_URL = """\
+from jupyter_server.serverapp import ServerApp
+
+app = ServerApp()
+app.load_config_file()
+print(app.default_url)
+"""
+"""What page a Binder launch without a ``urlpath`` opens, as the server's config says."""
+
 EXECUTE = """\
 import sys
 import nbformat
@@ -152,6 +161,13 @@ def test_binder_files_build_an_environment_that_runs_the_quickstart(tmp_path: Pa
     assert os.access(post_build, os.X_OK), "binder/postBuild must be executable"
     log = run(["./binder/postBuild"], repo, build_env, "binder/postBuild")
     assert "installed for Binder" in log
+    shown = run(
+        [str(venv / "bin" / "python"), "-c", SHOW_DEFAULT_URL],
+        repo,
+        environment(venv, home),
+        "reading the Jupyter server's default URL",
+    )
+    assert shown.strip() == "/lab/tree/notebooks/01-quickstart.ipynb", shown[-2000:]
 
     # 4. a visitor runs the quickstart (or the stand-in) with the environment's kernel
     if (repo / QUICKSTART).exists():
