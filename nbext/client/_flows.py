@@ -110,7 +110,7 @@ def pause(ctx: Context, seconds: float) -> Sleep:
 class Emit:
     """A value for the consumer of a streaming flow."""
 
-    value: StreamChunk
+    value: StreamChunk | list[StreamChunk]
 
 
 Effect = Send | Sleep | Emit
@@ -400,15 +400,29 @@ def _pace(
         yield pause(ctx, wait_for)
 
 
-def stream(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
-    """Emit the job's outputs in order, split chunks whole, until the job ends."""
+def stream(
+    ctx: Context, state: JobState, deadline: Deadline, *, batches: bool = False
+) -> Flow[None]:
+    """Emit the job's outputs in order, split chunks whole, until the job ends.
+
+    ``batches`` emits, instead of each chunk, the list of whole chunks that one answer
+    of the service completed (never an empty one): a reader that draws what it gets
+    can draw once per answer, and knows that nothing more is at hand until the next.
+    """
     last_asked: float | None = None
     last_had_chunks = False
     while True:
+        batch: list[StreamChunk] = []
         while state.buffer:
             whole = _feed(state, state.buffer.popleft())
-            if whole is not None:
+            if whole is None:
+                continue
+            if batches:
+                batch.append(whole)
+            else:
                 yield Emit(whole)
+        if batch:
+            yield Emit(batch)
         if state.stream_ended:
             if state.reassembler.pending:
                 log.warning("job %s ended in the middle of a split output; dropped", state.id)

@@ -74,6 +74,12 @@ class _JobBase:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._state.describe()})"
 
+    def _stream_flow(
+        self, ctx: flows.Context, timeout: float | None, batches: bool = False
+    ) -> flows.Flow[None]:
+        deadline = flows.job_deadline(ctx, self.endpoint_id, self.id, timeout)
+        return flows.stream(ctx, self._state, deadline, batches=batches)
+
 
 # ---- sync --------------------------------------------------------------------------------
 
@@ -200,9 +206,19 @@ class Job(_JobBase):
 
     def stream_chunks(self, timeout: float | None = None) -> Generator[StreamChunk, None, None]:
         """Like ``stream`` but each item keeps its ``metrics`` (tokens, throughput...)."""
-        ctx = self._client._ctx
-        deadline = flows.job_deadline(ctx, self.endpoint_id, self.id, timeout)
-        return self._client._iterate(flows.stream(ctx, self._state, deadline))
+        return self._client._iterate(self._stream_flow(self._client._ctx, timeout))
+
+    def stream_batches(
+        self, timeout: float | None = None
+    ) -> Generator[list[StreamChunk], None, None]:
+        """Like ``stream_chunks``, a list at a time: the whole chunks one answer of the
+        service brought, never an empty list.
+
+        For a reader that draws what arrives (a progress panel): it can draw once per
+        list, and knows that when a list has been handed over, nothing more is at hand
+        until the job yields again, so nothing drawn later is held back.
+        """
+        return self._client._iterate(self._stream_flow(self._client._ctx, timeout, True))
 
     def stream(self, timeout: float | None = None) -> Iterator[Any]:
         """The job's streamed outputs, in order, split chunks whole, until the job ends.
@@ -331,9 +347,13 @@ class AsyncJob(_JobBase):
         return await self._client._run(flows.wait(ctx, self._state, deadline, raise_on_failure))
 
     def stream_chunks(self, timeout: float | None = None) -> AsyncGenerator[StreamChunk, None]:
-        ctx = self._client._ctx
-        deadline = flows.job_deadline(ctx, self.endpoint_id, self.id, timeout)
-        return self._client._iterate(flows.stream(ctx, self._state, deadline))
+        return self._client._iterate(self._stream_flow(self._client._ctx, timeout))
+
+    def stream_batches(
+        self, timeout: float | None = None
+    ) -> AsyncGenerator[list[StreamChunk], None]:
+        """``async for batch in job.stream_batches()``. See ``Job.stream_batches``."""
+        return self._client._iterate(self._stream_flow(self._client._ctx, timeout, True))
 
     async def stream(self, timeout: float | None = None) -> AsyncIterator[Any]:
         """``async for output in job.stream()``. See ``Job.stream``."""

@@ -7,9 +7,14 @@ the running loop (the kernel's), the async client, the cell returns at once.
 The logic: ask for the job's state (``/status``) at growing intervals (20 ms at first,
 so a quick job shows its result at once, then every poll interval) until it ends. With
 ``stream`` (the panel shows streamed text), once the job leaves the queue, read its
-stream instead, in one unbroken ``stream_chunks`` call: the service hands each chunk
+stream instead, in one unbroken ``stream_batches`` call: the service hands each chunk
 out once, so a read is never cut short by a deadline of ours (an answer abandoned in
-flight would lose the chunks in it); each chunk reaches the panel within milliseconds.
+flight would lose the chunks in it). The panel draws once per answer of the service,
+at most once per throttle interval: when an answer comes sooner after the last drawing,
+the driver pauses for the rest of the interval before drawing it and reading on (the
+chunks that arrive meanwhile wait on the service and come in the next answer). So text
+is never held back longer than one interval, however the job paces its chunks, and a
+fast stream costs the browser ten drawings a second, not one per chunk.
 
 Widgets are only ever touched from the thread that owns them (the cell's, or the
 loop's); nothing here writes to a widget from another thread.
@@ -88,7 +93,6 @@ class JobFollower:
         self.task: asyncio.Task[JobResult | None] | None = None
         self._actions: set[asyncio.Task[Any]] = set()
         self._ajob: tuple[AsyncClient, AsyncJob] | None = None
-        self._flush_scheduled = False
         record.follower = self
         if panel is not None:
             panel.cancel_button.on_click(self._cancel_clicked)
@@ -96,11 +100,17 @@ class JobFollower:
 
     # ---- what happens to the job -------------------------------------------------------
 
-    def _chunk(self, chunk: StreamChunk) -> None:
+    def _take(self, batch: list[StreamChunk]) -> float:
+        """Give one answer's chunks to the panel; seconds to pause before drawing them."""
         if self.panel is None:
-            return
-        if not self.panel.add_chunk(chunk):
-            self._schedule_flush()
+            return 0.0
+        for chunk in batch:
+            self.panel.add_chunk(chunk, draw=False)
+        return self.panel.throttle_wait()
+
+    def _draw(self) -> None:
+        if self.panel is not None:
+            self.panel.refresh(force=True)
 
     def _result(self, result: JobResult) -> None:
         self.registry.update(self.record.id, result)
@@ -190,8 +200,11 @@ class JobFollower:
                 result = self.job.status()
             if self.stream:
                 self._result(result)
-                for chunk in self.job.stream_chunks(timeout=self._stream_deadline(started)):
-                    self._chunk(chunk)
+                for batch in self.job.stream_batches(timeout=self._stream_deadline(started)):
+                    pause = self._take(batch)
+                    if pause:
+                        time.sleep(pause)
+                    self._draw()
                 result = self.job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
         except NotFound as exc:
             self._removed(exc)
@@ -290,8 +303,11 @@ class JobFollower:
                 result = await job.status()
             if self.stream:
                 self._result(result)
-                async for chunk in job.stream_chunks(timeout=self._stream_deadline(started)):
-                    self._chunk(chunk)
+                async for batch in job.stream_batches(timeout=self._stream_deadline(started)):
+                    pause = self._take(batch)
+                    if pause:
+                        await asyncio.sleep(pause)
+                    self._draw()
                 result = await job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
         except NotFound as exc:
             self._removed(exc)
@@ -304,23 +320,6 @@ class JobFollower:
             return None
         self.finish(result)
         return result
-
-    def _schedule_flush(self) -> None:
-        """Background mode: render the chunks a throttled refresh skipped, a bit later."""
-        if self._flush_scheduled or self.panel is None:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # blocking mode renders at the end of each slice instead
-        self._flush_scheduled = True
-        panel = self.panel
-
-        def flush() -> None:
-            self._flush_scheduled = False
-            panel.refresh(force=True)
-
-        loop.call_later(panel.throttle_wait(), flush)
 
     # ---- buttons -----------------------------------------------------------------------
 

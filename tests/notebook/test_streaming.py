@@ -1,7 +1,10 @@
-"""10 000 streamed chunks through the real magic: few widget updates, the exact text."""
+"""Streamed text through the real magic: few widget updates for 10 000 chunks, the exact
+text, and no word held back while a job pauses."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -53,3 +56,50 @@ def test_ten_thousand_chunks_through_the_magic(
     assert len(text_updates) <= elapsed * 10 + 5, (len(text_updates), elapsed)
     assert panel.renders <= elapsed * 10 + 8
     assert len(nb.shell.user_ns["out"]) == CHUNKS
+
+
+def paused_after_two_words(gate: threading.Event) -> Any:
+    """A handler that yields two words, then waits for ``gate`` before its last word."""
+
+    def pausing(job: dict[str, Any]) -> Any:
+        yield "a "
+        yield "b "
+        yield "released" if gate.wait(timeout=30) else "never shown"
+
+    return pausing
+
+
+def test_text_shows_while_the_job_pauses_in_blocking_mode(nb: Notebook) -> None:
+    """The words a job yielded reach the panel while it waits, not when it next yields:
+    the handler goes on only once the panel's text view shows both words."""
+    gate = threading.Event()
+
+    def watch(widget: ipywidgets.Widget) -> None:
+        if isinstance(widget, ipywidgets.HTML):
+            widget.observe(lambda c: "a b" in c["new"] and gate.set(), names="value")
+
+    previous = ipywidgets.Widget._widget_construction_callback
+    ipywidgets.Widget.on_widget_constructed(watch)
+    try:
+        nb.deploy(paused_after_two_words(gate), "pausing")
+        nb.run("%%runpod_job pausing --stream\n{}")
+    finally:
+        ipywidgets.Widget._widget_construction_callback = previous
+    panel = nb.panel()
+    assert panel.state == "COMPLETED"
+    assert panel.text == "a b released"
+
+
+@pytest.mark.anyio
+async def test_text_shows_while_the_job_pauses_in_background_mode(nb: Notebook) -> None:
+    gate = threading.Event()
+    nb.deploy(paused_after_two_words(gate), "pausing")
+    nb.run("%%runpod_job pausing --stream --background\n{}")
+    panel = nb.panel()
+    await nb.auntil(lambda: "a b" in panel.text_view.value, "both words on the panel")
+    assert panel.state == "IN_PROGRESS"
+    gate.set()
+    assert panel.task is not None
+    await asyncio.wait_for(panel.task, 10)
+    assert panel.state == "COMPLETED" and panel.text == "a b released"
+    await nb.conn.aclose()

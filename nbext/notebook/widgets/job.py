@@ -174,15 +174,19 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.note = ""
         self.refresh(force=True)
 
-    def add_chunk(self, chunk: StreamChunk) -> bool:
-        """Take one streamed chunk; returns whether the widgets were refreshed for it."""
+    def add_chunk(self, chunk: StreamChunk, *, draw: bool = True) -> bool:
+        """Take one streamed chunk; returns whether the widgets were refreshed for it.
+
+        ``draw=False`` only collects it: a caller holding several chunks at once (one
+        answer of the service) draws them together with ``refresh``.
+        """
         self.chunks += 1
         self._pieces.append(chunk_text(chunk.output, self._pieces[-1] if self._pieces else ""))
         if chunk.metrics:
             self.metrics = dict(chunk.metrics)
         if self.state in ("SUBMITTING", JobStatus.IN_QUEUE.value):
             self.state = JobStatus.IN_PROGRESS.value  # a chunk means a worker runs it
-        return self.refresh()
+        return self.refresh() if draw else False
 
     def set_result(self, result: JobResult) -> None:
         """A /status (or /runsync) answer. A change of state shows at once: states change
