@@ -33,9 +33,9 @@ from typing import Any
 
 KEY = "rpa_BENCH000000000000000000000000000000000000"
 LOOPBACK_CONCURRENCY = 8
-"""Part 4 sets no concurrency. The echo endpoint has 3 workers, so past a few jobs in
-flight they only wait in its queue, and waiting costs the server calls (a /stream
-long-poll each) that it then lacks for submissions; 8 keeps the queue short."""
+"""Part 3's context line: the echo endpoint has 3 workers, so past a few jobs in flight
+they only wait in its queue, and waiting costs the server calls (a /stream long-poll
+each) that it then lacks for submissions; 8 keeps the queue short."""
 ENDPOINTS = {"echo": "echo", "sleep": "sleep", "stream": "stream-text"}
 
 
@@ -214,15 +214,17 @@ def async_batch_rate(url: str, remote: Remote, n: int) -> float:
 
 
 def rate_limited_batch(client: Any, remote: Remote, n: int) -> tuple[float, float, int, int]:
+    """``map`` as a user calls it (its default concurrency) under the default limits."""
     remote.do("rate_limit", True)
     remote.do("reset")
     started = time.perf_counter()
-    inputs = ({"i": i} for i in range(n))
-    results = list(client.endpoint("echo").map(inputs, concurrency=LOOPBACK_CONCURRENCY))
+    results = list(client.endpoint("echo").map({"i": i} for i in range(n)))
     elapsed = time.perf_counter() - started
     indices = [i for i, _ in results]
     assert sorted(indices) == list(range(n)), "a job was lost or duplicated"
+    assert all(r.output == {"i": i} for i, r in results), "a result went to the wrong input"
     server_jobs = remote.do("jobs")
+    assert len(server_jobs) == n, f"{len(server_jobs)} jobs on the server for {n} inputs"
     least = (-(-n // 1000) - 1) * 10.0  # batches of 1000, one window apart
     return elapsed, least, len(server_jobs), len(set(r.id for _, r in results))
 
@@ -275,7 +277,7 @@ def main() -> int:
             )
             elapsed, least, on_server, distinct = rate_limited_batch(client, remote, limited)
             print(
-                f"4. batch of {limited}, rate limits on, map(concurrency={LOOPBACK_CONCURRENCY}): "
+                f"4. batch of {limited}, rate limits on, map() (default concurrency): "
                 f"{elapsed:.1f} s, least the /run limit "
                 f"allows {least:.0f} s -> {elapsed / least:.3f} of it (goal <= 1.10); "
                 f"jobs on the server {on_server}, distinct results {distinct} (goal: {limited})"
