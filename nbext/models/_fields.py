@@ -89,7 +89,26 @@ DiskGb = Annotated[StrictInt, Field(ge=0)]
 """A disk size in GB. The reference sets no bound; a negative size means nothing."""
 Number = Annotated[StrictFloat, Field(ge=0)]
 Env = dict[str, StrictStr]
-UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
+
+
+def _not_a_number(value: Any) -> Any:
+    """Refuse a number where a time is asked for.
+
+    pydantic reads numbers (and digit strings) as seconds since 1970, so ``2026`` meant
+    as a year would quietly become 00:33:46 on 1 January 1970: a period with nothing in
+    it, and no error to say why.
+    """
+    if isinstance(value, int | float) or (
+        isinstance(value, str) and value.strip().lstrip("+-").replace(".", "", 1).isdigit()
+    ):
+        raise ValueError(
+            f"a time is a date or date and time in ISO 8601 (2026-11-01, "
+            f"2026-11-01T09:00:00Z), not a number ({value!r})"
+        )
+    return value
+
+
+UtcDatetime = Annotated[datetime, BeforeValidator(_not_a_number), AfterValidator(_utc)]
 """A timestamp given by the caller; without a zone it is taken as UTC."""
 WireDatetime = Annotated[datetime, BeforeValidator(_lenient_datetime), AfterValidator(_utc)]
 """A timestamp of a response: ISO 8601 (or Go's format), always timezone-aware (UTC if

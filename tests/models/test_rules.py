@@ -242,6 +242,13 @@ def test_billing_queries() -> None:
     assert "startTime: Input should be a valid datetime" in refusal(
         m.PodBillingQuery, {"startTime": "last week"}
     )
+    for number in (2026, "2026", 1.7e9, " -5 "):  # not seconds since 1970
+        assert "a time is a date or date and time in ISO 8601" in refusal(
+            m.PodBillingQuery, {"startTime": number}
+        ), number
+    assert m.PodBillingQuery.model_validate({"endTime": "2026-11-01"}).end_time == datetime(
+        2026, 11, 1, tzinfo=UTC
+    )
 
 
 def test_listing_queries() -> None:

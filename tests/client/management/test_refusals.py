@@ -201,6 +201,8 @@ CASES: list[tuple[str, str, tuple[Any, ...], dict[str, Any], str]] = [
     ("billing", "pods", (), {"grouping": "endpointId"}, "Input should be 'podId' or 'gpuTypeId'"),
     ("billing", "pods", (), {"gpu_type_id": "NVIDIA GTX 1"}, "gpu_type_id (gpuTypeId): Input"),
     ("billing", "pods", (), {"start_time": "last week"}, "start_time (startTime): Input should"),
+    ("billing", "pods", (), {"start_time": 2026}, "start_time (startTime): a time is a date"),
+    ("billing", "endpoints", (), {"end_time": 1.7e9}, "not a number (1700000000.0)"),
     (
         "billing",
         "pods",

@@ -283,6 +283,7 @@ async def test_network_volumes_by_size_and_time(api: httpx.AsyncClient, emu: Emu
         ("pods?grouping=endpointId", "grouping: Input should be 'podId' or 'gpuTypeId'"),
         ("pods?gpuTypeId=GTX", "gpuTypeId: Input should be"),
         ("pods?startTime=yesterday", "startTime: Input should be a valid datetime"),
+        ("pods?startTime=2026", "startTime: a time is a date or date and time in ISO 8601"),
         ("endpoints?grouping=volume", "grouping: Input should be 'endpointId', 'podId'"),
         ("endpoints?dataCenterId=MARS-1", "dataCenterId.0: Input should be"),
         ("networkvolumes?endTime=2026-13-01", "endTime: Input should be a valid datetime"),
