@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from nbext.emulator import Emulator
+from nbext.emulator.api import create_app
 from nbext.emulator.domain.clock import settle
 
 from .conftest import KEY, advance, client_for
@@ -450,3 +451,43 @@ async def test_a_malformed_submission_is_400_naming_the_field_and_rule(
     )
     assert message in error_of(response, 400)
     assert emu.jobs.jobs == {}
+
+
+OWN_ROUTES = [(method, route) for method, route in ROUTES if not route.startswith("/openai")]
+"""The routes that are one path each (``/openai/*`` is every path under it, GET and POST)."""
+
+
+@pytest.mark.parametrize(("method", "route"), OWN_ROUTES)
+async def test_every_route_answers_a_wrong_method_405_naming_the_right_one(
+    emu: Emulator, http: httpx.AsyncClient, method: str, route: str
+) -> None:
+    wrong = "PUT" if method == "POST" else "POST"
+    response = await call(http, wrong, f"/v2/echo{route}")
+    operation = route.split("/")[1]
+    assert f"/{operation} takes {method}, not {wrong}" in error_of(response, 405)
+    assert response.headers["allow"] == method
+    assert not emu.jobs.jobs  # nothing was run for it
+
+
+@pytest.mark.parametrize(("method", "route"), OWN_ROUTES)
+async def test_a_trailing_slash_redirects_to_the_route_keeping_the_method(
+    http: httpx.AsyncClient, method: str, route: str
+) -> None:
+    path = f"/v2/echo{route}".replace("JOB", "x")
+    response = await call(http, method, path + "/?wait=2000")
+    assert response.status_code == 307  # 307: the method and body go along
+    assert response.headers["location"] == path + "?wait=2000"
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_an_emulator_fault_answers_500_in_the_error_shape(emu: Emulator) -> None:
+    """A fault of the emulator's own (here its store, closed under it) is a 500 whose body
+    says so, in the interface's error shape, and the traceback goes to the log."""
+    emu.store.close()
+    transport = httpx.ASGITransport(app=create_app(emu), raise_app_exceptions=False)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://emulator", headers={"Authorization": KEY}
+    ) as client:
+        message = error_of(await client.post("/v2/held/run", json={"input": {}}), 500)
+    assert "the emulator failed on this request (ProgrammingError)" in message
+    assert "its log has the traceback" in message
