@@ -18,7 +18,7 @@ import asyncio
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 from urllib.parse import urlencode, urlsplit
 
 import httpx
@@ -169,22 +169,30 @@ def _build(
     )
 
 
-class HttpxSender:
-    """Through an ``httpx.Client``; closed with the client only if the client made it."""
+HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
+
+
+class _HttpxSenderBase(Generic[HttpT]):
+    """What both httpx senders hold: the caller's (or our own) httpx client, and how to
+    address and sign each call; it is closed with ours only if we made it."""
 
     def __init__(
         self,
-        http: httpx.Client,
+        http: HttpT,
         owns: bool,
         urls: Urls,
         user_agent: str,
         authorization: Callable[[], str],
     ) -> None:
-        self.http = http
+        self.http: HttpT = http
         self._owns = owns
         self._urls = urls
         self._user_agent = user_agent
         self._authorization = authorization
+
+
+class HttpxSender(_HttpxSenderBase[httpx.Client]):
+    """Through an ``httpx.Client``; closed with the client only if the client made it."""
 
     def send(self, call: Call, timeout: float) -> Answer:
         request = _build(
@@ -197,22 +205,8 @@ class HttpxSender:
             self.http.close()
 
 
-class AsyncHttpxSender:
+class AsyncHttpxSender(_HttpxSenderBase[httpx.AsyncClient]):
     """Through an ``httpx.AsyncClient``."""
-
-    def __init__(
-        self,
-        http: httpx.AsyncClient,
-        owns: bool,
-        urls: Urls,
-        user_agent: str,
-        authorization: Callable[[], str],
-    ) -> None:
-        self.http = http
-        self._owns = owns
-        self._urls = urls
-        self._user_agent = user_agent
-        self._authorization = authorization
 
     async def send(self, call: Call, timeout: float) -> Answer:
         request = _build(
