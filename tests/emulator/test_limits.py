@@ -227,14 +227,13 @@ async def test_running_workers_raise_the_limit_by_requests_per_worker(
     async with client_for(emu) as http:
         for _ in range(2):
             await http.post("/v2/busy/run", json={"input": {"seconds": 60}})
-        await settle()
-        assert emu.jobs.health("busy").workers.running == 2
+        await until(lambda: emu.jobs.health("busy").workers.running == 2, "both jobs to run")
         for _ in range(10):  # max(2, 2 workers x 5)
             assert (await http.post("/v2/busy/purge-queue")).status_code == 200
         refused = await http.post("/v2/busy/purge-queue")
         assert "10 requests per 10 s" in error_of(refused, 429)
         await advance(emu, 60)  # both jobs end: the limit falls back to the base rate
-        assert emu.jobs.health("busy").workers.running == 0
+        await until(lambda: emu.jobs.health("busy").workers.running == 0, "both jobs to end")
         for _ in range(2):
             assert (await http.post("/v2/busy/purge-queue")).status_code == 200
         assert "2 requests per 10 s" in error_of(await http.post("/v2/busy/purge-queue"), 429)
