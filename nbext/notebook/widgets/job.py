@@ -1,10 +1,12 @@
 """The job panel: one job's state, timings, streamed text, output, error and buttons.
 
 The panel is a passive view. Whoever follows the job (``nbext.notebook.follow``) feeds
-it data with ``start``, ``add_chunk``, ``set_result`` and friends, which are cheap and
-touch no widget; ``refresh`` turns the data into widget values at most ten times a
-second (``Throttle``), and ``refresh(force=True)`` at the end shows the final state
-exactly. Buttons only call back: the follower decides what Cancel and Retry do.
+it data with ``start``, ``add_chunk``, ``set_result`` and friends, which are cheap:
+they reach the widgets only through ``refresh``, which turns the data into widget values
+at most ten times a second (``Throttle``); ``add_chunk(..., draw=False)`` only collects,
+for a caller that draws a whole answer of chunks at once, and ``refresh(force=True)``
+shows the current state exactly (a state change, the end). Buttons only call back: the
+follower decides what Cancel and Retry do.
 """
 
 from __future__ import annotations
