@@ -9,7 +9,9 @@
 3. batch, rate limits off: 2000 echo jobs, ``map(concurrency=32)`` vs the SDK's loop of
    ``run_sync``; jobs per second. Goal: >= 5x.
 4. batch, rate limits on: 3000 echo jobs through ``map``: none lost or duplicated, and a
-   finish time within 10 % of the least the /run limit (1000 per 10 s) allows.
+   finish time within 10 % of the least the limit allows. ``map`` submits through
+   /runsync (2000 per 10 s: 10 s for 3000); the figure against /run's limit (1000 per
+   10 s: 20 s), the baseline the issue names, is printed too.
 
 The one ``EmulatorServer`` runs in a child process and both clients reach it over TCP,
 as they reach the real service: in the benchmark's own process the server would share
@@ -34,8 +36,7 @@ from typing import Any
 KEY = "rpa_BENCH000000000000000000000000000000000000"
 LOOPBACK_CONCURRENCY = 8
 """Part 3's context line: the echo endpoint has 3 workers, so past a few jobs in flight
-they only wait in its queue, and waiting costs the server calls (a /stream long-poll
-each) that it then lacks for submissions; 8 keeps the queue short."""
+they only wait in its queue (each held /runsync a waiter there); 8 keeps it short."""
 ENDPOINTS = {"echo": "echo", "sleep": "sleep", "stream": "stream-text"}
 
 
@@ -213,7 +214,13 @@ def async_batch_rate(url: str, remote: Remote, n: int) -> float:
         remote.do("rate_limit", True)
 
 
-def rate_limited_batch(client: Any, remote: Remote, n: int) -> tuple[float, float, int, int]:
+def least_time(n: int, per_window: int) -> float:
+    """The least time ``n`` submissions take at ``per_window`` per 10 s: batches of
+    ``per_window``, one window apart."""
+    return (-(-n // per_window) - 1) * 10.0
+
+
+def rate_limited_batch(client: Any, remote: Remote, n: int) -> tuple[float, int, int]:
     """``map`` as a user calls it (its default concurrency) under the default limits."""
     remote.do("rate_limit", True)
     remote.do("reset")
@@ -225,8 +232,7 @@ def rate_limited_batch(client: Any, remote: Remote, n: int) -> tuple[float, floa
     assert all(r.output == {"i": i} for i, r in results), "a result went to the wrong input"
     server_jobs = remote.do("jobs")
     assert len(server_jobs) == n, f"{len(server_jobs)} jobs on the server for {n} inputs"
-    least = (-(-n // 1000) - 1) * 10.0  # batches of 1000, one window apart
-    return elapsed, least, len(server_jobs), len(set(r.id for _, r in results))
+    return elapsed, len(server_jobs), len(set(r.id for _, r in results))
 
 
 def main() -> int:
@@ -235,7 +241,7 @@ def main() -> int:
     args = parser.parse_args()
     reps, stream_reps, batch, limited = (20, 10, 2000, 3000)
     if args.quick:
-        reps, stream_reps, batch, limited = (5, 3, 500, 1500)
+        reps, stream_reps, batch, limited = (5, 3, 500, 2100)
 
     remote = Remote()
     try:
@@ -275,12 +281,14 @@ def main() -> int:
                 f"   CPU per job: nbext map(32) {ours.cpu()}; SDK loop {theirs.cpu()} "
                 f"({os.cpu_count()} CPUs)"
             )
-            elapsed, least, on_server, distinct = rate_limited_batch(client, remote, limited)
+            elapsed, on_server, distinct = rate_limited_batch(client, remote, limited)
+            least, least_run = least_time(limited, 2000), least_time(limited, 1000)
             print(
                 f"4. batch of {limited}, rate limits on, map() (default concurrency): "
-                f"{elapsed:.1f} s, least the /run limit "
-                f"allows {least:.0f} s -> {elapsed / least:.3f} of it (goal <= 1.10); "
-                f"jobs on the server {on_server}, distinct results {distinct} (goal: {limited})"
+                f"{elapsed:.1f} s, least the /runsync limit allows {least:.0f} s -> "
+                f"{elapsed / least:.3f} of it (goal <= 1.10; against the /run limit's "
+                f"{least_run:.0f} s: {elapsed / least_run:.3f}); jobs on the server "
+                f"{on_server}, distinct results {distinct} (goal: {limited})"
             )
     finally:
         remote.stop()

@@ -312,23 +312,28 @@ def error_from_response(
     return cls(message, **kw)
 
 
+def unanswered_note(call: Call) -> str:
+    """What a submission that got no answer may have done, and why it was not re-sent."""
+    if call.kind is Kind.SUBMIT and call.operation in ("run", "runsync"):
+        return (
+            "; the job may have been queued although its id never arrived, so it was not "
+            "sent again (that could run it twice)"
+        )
+    if call.kind is Kind.SUBMIT and call.management:
+        return (
+            "; it may have taken effect although no answer arrived, so it was not sent "
+            "again: look before trying again"
+        )
+    return ""
+
+
 def transport_error(call: Call, exc: httpx.TransportError, secret: Secret | None) -> NbextError:
     """An httpx transport failure, described rather than chained (its request holds the key)."""
     detail = str(exc) or type(exc).__name__
     if secret is not None:
         detail = secret.redact(detail)
     sent = not never_sent(exc)
-    note = ""
-    if call.kind is Kind.SUBMIT and call.operation in ("run", "runsync") and sent:
-        note = (
-            "; the job may have been queued although its id never arrived, so it was not "
-            "sent again (that could run it twice)"
-        )
-    elif call.kind is Kind.SUBMIT and call.management and sent:
-        note = (
-            "; it may have taken effect although no answer arrived, so it was not sent "
-            "again: look before trying again"
-        )
+    note = unanswered_note(call) if sent else ""
     message = f"{call.describe()} ({_where(call)}): {type(exc).__name__}: {detail}{note}"
     if isinstance(exc, httpx.TimeoutException):
         return Timeout(

@@ -44,6 +44,7 @@ from ._calls import (
     runsync_call,
     stream_call,
     transport_error,
+    unanswered_note,
 )
 from ._config import Secret
 from ._errors import APIError, NbextError, RateLimited, Timeout, outcome_error
@@ -228,7 +229,7 @@ def send(
                 retryable = retryable and retry_429
         else:
             if bounded and isinstance(failed, httpx.TimeoutException) and deadline is not None:
-                raise deadline.expired(f"no answer to {call.describe()}")
+                raise deadline.expired(f"no answer to {call.describe()}{unanswered_note(call)}")
             failure = transport_error(call, failed, ctx.secret)
             retryable = may_retry_transport(call.kind, failed)
         if not retryable or attempt >= ctx.policy.max_retries:
@@ -480,38 +481,61 @@ def run_sync(
     raise_on_failure: bool,
 ) -> Flow[tuple[JobState, JobResult]]:
     """/runsync; when the job outlives ``wait``, go on waiting on its id, never re-sending."""
-    seconds = ctx.wait_timeout if timeout is None else float(timeout)
-    outer = Deadline(
-        start=ctx.now(),
-        timeout=seconds,
-        what=f"/runsync on endpoint {endpoint_id!r}",
-        endpoint_id=endpoint_id,
-    )
+    outer = submission_deadline(ctx, endpoint_id, timeout)
     hold = min(wait_s, max(0.0, outer.remaining(ctx.now())))
     call = runsync_call(endpoint_id, body, hold)
-    try:
-        response = yield from send(ctx, call, outer)
-    except Timeout as exc:
-        raise Timeout(
-            f"{exc}; the job may be queued or running, but its id never arrived",
-            timeout=seconds,
-            endpoint_id=endpoint_id,
-        ) from None
+    response = yield from send(ctx, call, outer)
+    return (yield from runsync_outcome(ctx, call, response, outer, raise_on_failure))
+
+
+def submission_deadline(
+    ctx: Context, endpoint_id: str, timeout: float | None, operation: str = "runsync"
+) -> Deadline:
+    """The deadline of a submission (/``operation``) and of the wait that may follow it."""
+    seconds = ctx.wait_timeout if timeout is None else float(timeout)
+    if seconds < 0:
+        raise ValueError(f"timeout must be >= 0 seconds, got {timeout}")
+    return Deadline(
+        start=ctx.now(),
+        timeout=seconds,
+        what=f"/{operation} on endpoint {endpoint_id!r}",
+        endpoint_id=endpoint_id,
+    )
+
+
+def continued(outer: Deadline, job_id: str, how: str) -> Deadline:
+    """``outer``'s deadline, now about the job whose id a submission (``how``) returned."""
+    return Deadline(
+        start=outer.start,
+        timeout=outer.timeout,
+        what=f"job {job_id} on endpoint {outer.endpoint_id!r} (submitted by {how})",
+        endpoint_id=outer.endpoint_id,
+        job_id=job_id,
+    )
+
+
+def runsync_outcome(
+    ctx: Context,
+    call: Call,
+    response: Answer,
+    outer: Deadline,
+    raise_on_failure: bool,
+    *,
+    keep_chunks: bool = True,
+) -> Flow[tuple[JobState, JobResult]]:
+    """A /runsync answer: the job's result, or (the job outlived ``wait``) its id to
+    wait on until ``outer``'s deadline, long-polling /stream as the job's submitter."""
+    endpoint_id = call.endpoint_id
     data = json_of(call, response)
     state_fields = data if isinstance(data, dict) else {}
     if isinstance(state_fields.get("status"), str) and state_fields["status"] in FINAL_STATES:
         result = model_of(call, response, JobResult)
-        state = JobState(endpoint_id, result.id, result=result)
+        state = JobState(endpoint_id, result.id, keep_chunks=keep_chunks, result=result)
         return state, finish(state, result, raise_on_failure, ctx.secret)
     accepted = model_of(call, response, AcceptedJob)
-    state = JobState(endpoint_id, accepted.id)
+    state = JobState(endpoint_id, accepted.id, keep_chunks=keep_chunks)
     state.result = JobResult(id=accepted.id, status=accepted.status)
-    inner = Deadline(
-        start=outer.start,
-        timeout=seconds,
-        what=f"job {accepted.id} on endpoint {endpoint_id!r} (submitted by /runsync)",
-        endpoint_id=endpoint_id,
-        job_id=accepted.id,
+    result = yield from wait(
+        ctx, state, continued(outer, accepted.id, "/runsync"), raise_on_failure
     )
-    result = yield from wait(ctx, state, inner, raise_on_failure)
     return state, result

@@ -13,7 +13,7 @@ from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config,
 
 from . import _flows as flows
 from ._calls import Seconds, endpoint_call, job_call, segment, submission_body
-from ._map import MapPlan, map_async, map_sync
+from ._map import MapPlan, map_async, map_sync, operation_for
 
 if TYPE_CHECKING:
     from ._client import AsyncClient, Client
@@ -53,6 +53,28 @@ class _EndpointBase:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
+
+    def _map_plan(
+        self,
+        inputs: Iterable[dict[str, Any]],
+        concurrency: int,
+        timeout: float | None,
+        raise_on_failure: bool,
+        webhook: str | None,
+        execution_timeout: Seconds | None,
+        ttl: Seconds | None,
+        low_priority: bool,
+        s3_config: S3Config | Mapping[str, Any] | None,
+    ) -> MapPlan:
+        """What ``map`` runs, sync or async; each body is checked as its input is taken."""
+        operation = operation_for(timeout)
+
+        def make_body(value: Any) -> bytes:
+            return _body(
+                self.id, operation, value, webhook, execution_timeout, ttl, low_priority, s3_config
+            )
+
+        return MapPlan(self.id, inputs, concurrency, make_body, timeout, raise_on_failure)
 
 
 class _JobBase:
@@ -172,13 +194,17 @@ class Endpoint(_EndpointBase):
         (their ``status`` says so) unless ``raise_on_failure``: in a batch, one failure
         should not hide every other result. ``timeout`` is each job's wait deadline.
         """
-
-        def make_body(value: Any) -> bytes:
-            return _body(
-                self.id, "run", value, webhook, execution_timeout, ttl, low_priority, s3_config
-            )
-
-        plan = MapPlan(self.id, inputs, concurrency, make_body, timeout, raise_on_failure)
+        plan = self._map_plan(
+            inputs,
+            concurrency,
+            timeout,
+            raise_on_failure,
+            webhook,
+            execution_timeout,
+            ttl,
+            low_priority,
+            s3_config,
+        )
         return map_sync(self._client, plan)
 
 
@@ -318,13 +344,17 @@ class AsyncEndpoint(_EndpointBase):
         s3_config: S3Config | Mapping[str, Any] | None = None,
     ) -> AsyncIterator[tuple[int, JobResult]]:
         """``async for index, result in endpoint.map(...)``. See ``Endpoint.map``."""
-
-        def make_body(value: Any) -> bytes:
-            return _body(
-                self.id, "run", value, webhook, execution_timeout, ttl, low_priority, s3_config
-            )
-
-        plan = MapPlan(self.id, inputs, concurrency, make_body, timeout, raise_on_failure)
+        plan = self._map_plan(
+            inputs,
+            concurrency,
+            timeout,
+            raise_on_failure,
+            webhook,
+            execution_timeout,
+            ttl,
+            low_priority,
+            s3_config,
+        )
         return map_async(self._client, plan)
 
 

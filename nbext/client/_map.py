@@ -1,16 +1,21 @@
 """Many jobs, bounded concurrency, results in completion order, inside the rate limit.
 
-Each input goes through /run (its id arrives in milliseconds, so a job is never left
-running with an id we do not know, which a long /runsync could do on a dropped
-connection) and is then waited for like any job. A /run answered 429 was refused before
-it was queued, so it is the one submission that is safe to send again; ``SubmitGate``
-(``_gate``) makes all of a map's workers back off together, and learns from the 429
-how many submissions the window holds so it can resume exactly when the oldest ones
-leave it, instead of stampeding the service at the next whole second of Retry-After.
+Each input goes through /runsync with a short hold (``MAP_HOLD``): a job that ends
+within it costs one call, its result in the answer, where /run and a /status cost two
+(the emulator spends about the same per call, so a batch of quick jobs runs nearly
+twice the jobs a second); /runsync's rate limit is also twice /run's. A job that
+outlives the hold comes back as its id, and is waited for like any job this client
+submitted (a /stream long-poll that the service answers the moment the job ends, then
+/status for the output). The price is the hold itself: a connection that drops during
+it leaves a job whose id we never learned, for up to ``MAP_HOLD`` instead of the
+milliseconds /run takes to answer. A map with a ``timeout`` too short for the hold
+(under ``2 * MAP_HOLD``) submits through /run instead, whose id comes back at once.
 
-Each item then makes as few calls as its job allows: /run, and one /status timed to
-find the job done (``_lookout``); when that is not to be had, a /stream long-poll,
-which the service answers the moment the job ends, and one /status for the output.
+A submission answered 429 was refused before it was queued, so it is the one that is
+safe to send again; ``SubmitGate`` (``_gate``) makes all of a map's workers back off
+together, and learns from the 429 how many submissions the window holds so it can
+resume exactly when the oldest ones leave it, instead of stampeding the service at the
+next whole second of Retry-After.
 """
 
 from __future__ import annotations
@@ -19,41 +24,66 @@ import asyncio
 import queue
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from nbext.models import AcceptedJob, JobResult
 
-from ._calls import endpoint_call, model_of
+from ._calls import endpoint_call, model_of, runsync_call
 from ._config import Secret
 from ._drive import drive
 from ._errors import RateLimited
-from ._flows import Context, Flow, JobState, finish, job_deadline, pause, send, status, wait
+from ._flows import (
+    Context,
+    Flow,
+    JobState,
+    continued,
+    finish,
+    pause,
+    runsync_outcome,
+    send,
+    submission_deadline,
+    wait,
+)
 from ._gate import SubmitGate
-from ._lookout import Lookout
 from ._loop import LoopDriver, LoopThread
 
 if TYPE_CHECKING:
     from ._client import AsyncClient, Client
 
+MAP_HOLD = 1.0
+"""Seconds each map item's /runsync asks the service to hold it (the interface's least)."""
+
+Operation = Literal["run", "runsync"]
+
+
+def operation_for(timeout: float | None) -> Operation:
+    """/runsync, unless each job's ``timeout`` could end during the hold (then /run)."""
+    return "runsync" if timeout is None or timeout >= 2 * MAP_HOLD else "run"
+
 
 def submit_and_wait(
     ctx: Context,
     gate: SubmitGate,
-    lookout: Lookout,
+    operation: Operation,
     endpoint_id: str,
     body: bytes,
     timeout: float | None,
 ) -> Flow[JobResult]:
-    """One map item: /run through the gate (429s re-queued, nothing else re-sent), then wait."""
-    call = endpoint_call("run", "POST", endpoint_id, body=body)
+    """One map item: submitted through the gate (429s re-queued, nothing else re-sent),
+    then waited for until done or ``timeout`` seconds after its submission."""
+    if operation == "runsync":
+        call = runsync_call(endpoint_id, body, MAP_HOLD)
+    else:
+        call = endpoint_call("run", "POST", endpoint_id, body=body)
     while True:
         delay, ticket = gate.acquire(ctx.now())
         if ticket is None:
             yield pause(ctx, delay)
             continue
+        deadline = submission_deadline(ctx, endpoint_id, timeout, operation)
         rejected: RateLimited | None = None
         try:
-            response = yield from send(ctx, call, retry_429=False)
+            response = yield from send(ctx, call, deadline, retry_429=False)
         except RateLimited as exc:
             rejected = exc
         except BaseException:
@@ -63,22 +93,13 @@ def submit_and_wait(
             gate.admitted(ticket, ctx.now())
             break
         gate.rejected(ticket, ctx.now(), rejected.retry_after)
+    if operation == "runsync":
+        flow = runsync_outcome(ctx, call, response, deadline, False, keep_chunks=False)
+        return (yield from flow)[1]
     accepted = model_of(call, response, AcceptedJob)
     state = JobState(endpoint_id, accepted.id, keep_chunks=False)
-    deadline = job_deadline(ctx, endpoint_id, accepted.id, timeout)
-    look = lookout.plan()
-    if look is None:
-        return (yield from wait(ctx, state, deadline, raise_on_failure=False, look_first=False))
-    answered = ctx.now()
-    if look > 0:
-        yield pause(ctx, min(look, max(0.0, deadline.remaining(answered))))
-    result = yield from status(ctx, state, deadline)
-    if result.status.is_final:
-        lookout.saw(True)
-        return result
-    result = yield from wait(ctx, state, deadline, raise_on_failure=False, look_first=False)
-    lookout.saw(False, ctx.now() - answered)
-    return result
+    job = continued(deadline, accepted.id, "/run")
+    return (yield from wait(ctx, state, job, raise_on_failure=False, look_first=False))
 
 
 @dataclass
@@ -95,6 +116,12 @@ class MapPlan:
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
+        if self.timeout is not None and not self.timeout >= 0:
+            raise ValueError(f"timeout must be >= 0 seconds, got {self.timeout}")
+
+    @property
+    def operation(self) -> Operation:
+        return operation_for(self.timeout)
 
     def checked(
         self, index: int, result: JobResult, secret: Secret | None
@@ -132,14 +159,15 @@ async def run_batch(
     """
     source = enumerate(plan.inputs)
     gate = SubmitGate()
-    lookout = Lookout()
 
     async def worker() -> None:
         index: int | None = None
         try:
             for index, value in source:
                 body = plan.make_body(value)
-                flow = submit_and_wait(ctx, gate, lookout, plan.endpoint_id, body, plan.timeout)
+                flow = submit_and_wait(
+                    ctx, gate, plan.operation, plan.endpoint_id, body, plan.timeout
+                )
                 emit((index, await run(flow)))
         except asyncio.CancelledError:
             raise

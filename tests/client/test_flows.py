@@ -20,8 +20,7 @@ from nbext.client._flows import (
     wait,
 )
 from nbext.client._gate import SubmitGate
-from nbext.client._lookout import LONGEST_DELAY, Lookout
-from nbext.client._map import submit_and_wait
+from nbext.client._map import MAP_HOLD, operation_for, submit_and_wait
 from nbext.client._retry import RetryPolicy
 
 
@@ -59,7 +58,11 @@ class Scripted:
             elif isinstance(effect, Send):
                 self.sent.append((self.t, effect.call.operation))
                 self.t += self.rtt
-                status, body = self.answer(self.t, effect.call)
+                answered = self.answer(self.t, effect.call)
+                if isinstance(answered, Exception):  # the connection failed
+                    effect, value = flow.throw(answered), None
+                    continue
+                status, body = answered
                 value = httpx.Response(status, json=body)
             elif isinstance(effect, Emit):
                 self.emitted.append(effect.value.output)
@@ -117,68 +120,6 @@ def test_a_job_heard_of_before_is_looked_at_first() -> None:
     assert [op for _, op in driver.sent] == ["status"]
 
 
-def job_answers(done_at_look: bool) -> Any:
-    """A service whose jobs end at once, or only when their /stream is waited on."""
-    ended: set[str] = set()
-    count = 0
-
-    def answer(t: float, call: Any) -> tuple[int, dict[str, Any]]:
-        nonlocal count
-        if call.operation == "run":
-            count += 1
-            job = f"j{count}"
-            if done_at_look:
-                ended.add(job)
-            return 200, {"id": job, "status": "IN_QUEUE"}
-        if call.operation == "stream":
-            ended.add(call.job_id)
-            return 200, {"status": "COMPLETED", "stream": []}
-        status = "COMPLETED" if call.job_id in ended else "IN_QUEUE"
-        return 200, {"id": call.job_id, "status": status, "output": call.job_id}
-
-    return answer
-
-
-def map_item(driver: Scripted, gate: SubmitGate, lookout: Lookout) -> list[str]:
-    first = len(driver.sent)
-    result = driver.run(submit_and_wait(driver.ctx, gate, lookout, "e", b'{"input":{}}', 10.0))
-    assert result.status == "COMPLETED"
-    return [op for _, op in driver.sent[first:]]
-
-
-def test_a_map_item_on_an_idle_endpoint_costs_two_calls() -> None:
-    driver, gate, lookout = Scripted(job_answers(done_at_look=True)), SubmitGate(), Lookout()
-    assert all(map_item(driver, gate, lookout) == ["run", "status"] for _ in range(50))
-
-
-def test_map_items_on_a_busy_endpoint_learn_to_skip_the_useless_look() -> None:
-    driver, gate, lookout = Scripted(job_answers(done_at_look=False)), SubmitGate(), Lookout()
-    calls = [map_item(driver, gate, lookout) for _ in range(200)]
-    assert calls[0] == ["run", "status", "stream", "status"]  # looked, and missed
-    assert calls[-1] in (["run", "stream", "status"], ["run", "status", "stream", "status"])
-    looked = sum(1 for c in calls if c[1] == "status")
-    assert looked < 30  # about a dozen misses to learn, then one probe in 16
-    assert sum(len(c) for c in calls[20:]) / 180 < 3.1
-
-
-def test_a_map_item_sends_run_again_only_after_a_429() -> None:
-    runs = 0
-
-    def answer(t: float, call: Any) -> tuple[int, dict[str, Any]]:
-        nonlocal runs
-        if call.operation == "run":
-            runs += 1
-            if runs == 1:
-                return 429, {"error": "rate limit of /run reached"}
-            return 200, {"id": "j", "status": "IN_QUEUE"}
-        return 200, {"id": "j", "status": "COMPLETED", "output": 1}
-
-    driver, gate = Scripted(answer), SubmitGate()
-    assert map_item(driver, gate, Lookout()) == ["run", "run", "status"]
-    assert gate.rejections == 1
-    assert driver.sleeps and driver.sleeps[0][1] == pytest.approx(1.0)  # no Retry-After: 1 s
-
-
 def test_a_server_that_answers_stream_at_once_is_not_hammered() -> None:
     def answer(t: float, call: Any) -> tuple[int, dict[str, Any]]:
         done = t >= 3.0
@@ -217,58 +158,101 @@ def test_stream_has_a_deadline() -> None:
     assert driver.t <= 2.0 + 0.3
 
 
-def test_map_items_learn_when_their_jobs_end_and_look_then() -> None:
-    # Every job ends 20 ms after its /run: after a few misses the first look waits
-    # about that long and finds the job done (2 calls), and never comes more than
-    # 50 ms after the job's end, the floor of the notice promise.
-    ends: dict[str, float] = {}
-    driver = Scripted(None)
+# ---- one map item -------------------------------------------------------------------
+
+
+def map_item(
+    driver: Scripted, timeout: float | None = 10.0, gate: SubmitGate | None = None
+) -> list[str]:
+    first = len(driver.sent)
+    body = b'{"input":{}}'
+    operation = operation_for(timeout)
+    result = driver.run(
+        submit_and_wait(driver.ctx, gate or SubmitGate(), operation, "e", body, timeout)
+    )
+    assert result.status == "COMPLETED" and result.output == "done"
+    return [op for _, op in driver.sent[first:]]
+
+
+def ends_after(seconds: float, driver: Scripted) -> Any:
+    """A service whose one job ends ``seconds`` after its submission, holding /runsync
+    and /stream as the interface says (until the end, or for the asked hold)."""
+    end: list[float] = []
 
     def answer(t: float, call: Any) -> tuple[int, dict[str, Any]]:
-        if call.operation == "run":
-            job = f"j{len(ends)}"
-            ends[job] = t + 0.02
-            return 200, {"id": job, "status": "IN_QUEUE"}
-        end = ends[call.job_id]
-        if call.operation == "stream":  # the service holds it until the job ends
-            driver.t = max(driver.t, end)
-            return 200, {"status": "COMPLETED", "stream": []}
-        status = "COMPLETED" if t >= end else "IN_PROGRESS"
-        return 200, {"id": call.job_id, "status": status, "output": 1}
-
-    driver.answer = answer
-    gate, lookout = SubmitGate(), Lookout()
-    calls = []
-    for _ in range(100):
-        started = driver.t
-        calls.append(map_item(driver, gate, lookout))
-        job = f"j{len(ends) - 1}"
-        assert driver.t - ends[job] <= LONGEST_DELAY + 2 * driver.rtt
-        assert driver.t - started < 0.02 + LONGEST_DELAY + 4 * driver.rtt
-    assert 0.015 <= lookout.delay <= LONGEST_DELAY  # about the 20 ms jobs take
-    later = calls[20:]
-    assert sum(c == ["run", "status"] for c in later) >= 0.8 * len(later)
-    assert sum(len(c) for c in later) / len(later) < 2.3
-
-
-def test_jobs_longer_than_a_look_may_wait_go_to_the_long_poll() -> None:
-    ends: dict[str, float] = {}
-    driver = Scripted(None)
-
-    def answer(t: float, call: Any) -> tuple[int, dict[str, Any]]:
-        if call.operation == "run":
-            job = f"j{len(ends)}"
-            ends[job] = t + 0.5
-            return 200, {"id": job, "status": "IN_QUEUE"}
-        end = ends[call.job_id]
+        done = {"id": "j", "status": "COMPLETED", "output": "done"}
+        if call.operation in ("run", "runsync"):
+            end.append(t + seconds)
+            if call.operation == "runsync":
+                if seconds <= int(call.params["wait"]) / 1000:
+                    driver.t = end[0]
+                    return 200, done
+                driver.t = t + int(call.params["wait"]) / 1000
+            return 200, {"id": "j", "status": "IN_PROGRESS"}
         if call.operation == "stream":
-            driver.t = max(driver.t, end)
-            return 200, {"status": "COMPLETED", "stream": []}
-        status = "COMPLETED" if t >= end else "IN_PROGRESS"
-        return 200, {"id": call.job_id, "status": status, "output": 1}
+            driver.t = max(driver.t, min(end[0], t + int(call.params["wait"]) / 1000))
+            return 200, {
+                "status": "COMPLETED" if driver.t >= end[0] else "IN_PROGRESS",
+                "stream": [],
+            }
+        return 200, done if t >= end[0] else {"id": "j", "status": "IN_PROGRESS"}
 
-    driver.answer = answer
-    gate, lookout = SubmitGate(), Lookout()
-    calls = [map_item(driver, gate, lookout) for _ in range(100)]
-    assert lookout.delay == LONGEST_DELAY
-    assert sum(c == ["run", "stream", "status"] for c in calls[20:]) >= 70
+    return answer
+
+
+def test_a_map_item_whose_job_ends_within_the_hold_costs_one_call() -> None:
+    driver = Scripted(None)
+    driver.answer = ends_after(0.3, driver)
+    assert map_item(driver) == ["runsync"]
+    assert driver.t == pytest.approx(0.3 + driver.rtt)  # the answer came at the end
+
+
+def test_a_map_item_whose_job_outlives_the_hold_waits_on_its_id() -> None:
+    driver = Scripted(None)
+    driver.answer = ends_after(7.0, driver)
+    assert map_item(driver) == ["runsync", "stream", "status"]  # never submitted twice
+    assert driver.t - 7.0 <= 2 * driver.rtt  # the long-poll answered at the end
+
+
+def test_a_map_item_with_a_timeout_shorter_than_two_holds_submits_through_run() -> None:
+    assert operation_for(None) == operation_for(2 * MAP_HOLD) == "runsync"
+    driver = Scripted(None)
+    driver.answer = ends_after(0.5, driver)
+    assert map_item(driver, timeout=1.5) == ["run", "stream", "status"]
+
+
+def test_a_map_item_has_a_deadline_counted_from_its_submission() -> None:
+    driver = Scripted(None)
+    driver.answer = ends_after(60.0, driver)
+    with pytest.raises(Timeout, match=r"job j .*submitted by /runsync"):
+        map_item(driver, timeout=5.0)
+    assert driver.t <= 5.0 + 0.3
+
+
+def test_a_map_item_sends_its_submission_again_only_after_a_429() -> None:
+    sent = 0
+
+    def answer(t: float, call: Any) -> tuple[int, dict[str, Any]]:
+        nonlocal sent
+        sent += 1
+        if sent == 1:
+            return 429, {"error": "rate limit of /runsync reached"}
+        return 200, {"id": "j", "status": "COMPLETED", "output": "done"}
+
+    driver, gate = Scripted(answer), SubmitGate()
+    assert map_item(driver, gate=gate) == ["runsync", "runsync"]
+    assert gate.rejections == 1
+    assert driver.sleeps and driver.sleeps[0][1] == pytest.approx(1.0)  # no Retry-After: 1 s
+
+
+@pytest.mark.parametrize("operation", ["run", "runsync"])
+def test_a_map_item_whose_submission_may_have_arrived_is_never_sent_again(
+    operation: str,
+) -> None:
+    driver = Scripted(lambda t, call: httpx.ReadError("connection reset by peer"))
+    gate = SubmitGate()
+    timeout = 10.0 if operation == "runsync" else 1.0
+    with pytest.raises(Exception, match="connection reset by peer"):
+        map_item(driver, timeout=timeout, gate=gate)
+    assert [op for _, op in driver.sent] == [operation]
+    assert gate.rejections == 0

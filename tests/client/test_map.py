@@ -76,33 +76,70 @@ async def test_a_bad_input_stops_the_map_with_its_index(h: Harness) -> None:
 
 
 @pytest.mark.slow
-async def test_map_adapts_to_the_run_rate_limit(make: MakeHarness) -> None:
-    # /run admits 1000 per 10 s. 1100 jobs: the first 1000 go at once, the rest wait
-    # exactly for the window; the emulator's clock is the client's, so no real waiting.
+async def test_map_adapts_to_the_runsync_rate_limit(make: MakeHarness) -> None:
+    # /runsync admits 2000 per 10 s. 2100 jobs: the first 2000 go at once, the rest
+    # wait exactly for the window; the emulator's clock is the client's, so no real
+    # waiting.
     h = await make(virtual_time=True)
     assert h.time is not None
     start = h.time.now()
-    results = await collect_map(h, "echo", [{"i": i} for i in range(1100)], concurrency=32)
-    assert sorted(i for i, _ in results) == list(range(1100))
-    assert len(h.emu.jobs.jobs) == 1100  # none lost, none duplicated
+    results = await collect_map(h, "echo", [{"i": i} for i in range(2100)], concurrency=32)
+    assert sorted(i for i, _ in results) == list(range(2100))
+    assert len(h.emu.jobs.jobs) == 2100  # none lost, none duplicated
     elapsed = h.time.now() - start
     assert 10.0 <= elapsed <= 11.0, elapsed
 
 
 @pytest.mark.slow
 async def test_map_paces_three_windows_without_losing_one(make: MakeHarness) -> None:
-    # 2100 jobs at 1000 per 10 s: 1000 at once, 1000 when they leave the window, then
+    # 4100 jobs at 2000 per 10 s: 2000 at once, 2000 when they leave the window, then
     # 100 more; a gate that learned a limit one too low would wait until 30 s.
     h = await make(virtual_time=True)
     if not h.mode.endswith("server"):
         pytest.skip("once per client, over TCP, is enough for the long one")
     assert h.time is not None
     start = h.time.now()
-    results = await collect_map(h, "echo", [{"i": i} for i in range(2100)], concurrency=32)
-    assert sorted(i for i, _ in results) == list(range(2100))
-    assert len(h.emu.jobs.jobs) == 2100
+    results = await collect_map(h, "echo", [{"i": i} for i in range(4100)], concurrency=32)
+    assert sorted(i for i, _ in results) == list(range(4100))
+    assert len(h.emu.jobs.jobs) == 4100
     elapsed = h.time.now() - start
     assert 20.0 <= elapsed <= 20.5, elapsed
+
+
+async def test_map_jobs_that_outlive_the_hold_are_waited_for_not_sent_again(h: Harness) -> None:
+    # Each job sleeps 3 s of the emulator's clock, past /runsync's 1 s hold: the answer
+    # is the job's id, and the item waits on it until the job ends.
+    results: list[Any] = []
+
+    async def run() -> None:
+        results.extend(await collect_map(h, "sleep", [{"seconds": 3}] * 3, concurrency=3))
+
+    def running() -> list[Any]:
+        return [j for j in h.emu.jobs.jobs.values() if j.status is JobStatus.IN_PROGRESS]
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(run)
+        await h.until(lambda: len(running()) == 3, "three running jobs")
+        await h.advance(1.5)  # the holds end; the jobs go on
+        assert len(running()) == 3
+        await h.advance(2.0)
+    assert sorted(i for i, _ in results) == [0, 1, 2]
+    assert all(r.status is JobStatus.COMPLETED and r.output == {"slept": 3} for _, r in results)
+    assert all(r.execution_time >= 3000 for _, r in results)  # each outlived its hold
+    assert {r.id for _, r in results} == set(h.emu.jobs.jobs)  # one submission each
+    assert all(job_id.startswith("sync-") for job_id in h.emu.jobs.jobs)
+
+
+async def test_a_map_with_a_short_timeout_submits_through_run(make: MakeHarness) -> None:
+    # A /runsync hold could outlast a 1.5 s deadline and leave a job whose id never came.
+    h = await make(virtual_time=True)
+    results = await collect_map(h, "echo", [{"i": i} for i in range(5)], timeout=1.5)
+    assert sorted(i for i, _ in results) == list(range(5))
+    assert not any(job_id.startswith("sync-") for job_id in h.emu.jobs.jobs)
+    assert len(h.emu.jobs.jobs) == 5
+    with pytest.raises(ValueError, match="timeout must be >= 0 seconds, got -1"):
+        await collect_map(h, "echo", [{"i": 0}], timeout=-1)
+    assert len(h.emu.jobs.jobs) == 5  # refused before anything was sent
 
 
 async def test_breaking_out_of_a_sync_map_stops_submitting(make: MakeHarness) -> None:
