@@ -192,7 +192,16 @@ class Endpoint(_EndpointBase):
 
         At most ``concurrency`` jobs are in flight. Failed jobs are yielded like the rest
         (their ``status`` says so) unless ``raise_on_failure``: in a batch, one failure
-        should not hide every other result. ``timeout`` is each job's wait deadline.
+        should not hide every other result. ``timeout`` is each job's deadline, counted
+        from its submission.
+
+        Each input goes to /runsync with a 1 s hold, so a quick job costs one call and
+        its result arrives in the answer; a longer one is then waited for by its id.
+        Such jobs are kept by the service for 1 minute after they end (30 for /run):
+        the result is in hand, but ``job(result.id)`` finds nothing after that. With a
+        ``timeout`` under 2 s, inputs go to /run instead. A 429 is paced and sent
+        again; a submission whose answer was lost never is (it could run twice): the
+        map raises instead.
         """
         plan = self._map_plan(
             inputs,
