@@ -1,10 +1,10 @@
-"""Client-side pacing of a batch's /run calls, learned from the service's 429s.
+"""Client-side pacing of a batch's submissions, learned from the service's 429s.
 
-The service admits a fixed number of /run per endpoint in any 10-second window. A batch
-that ignores this gets a 429 for every submission past the limit and, told only a
-whole-second ``Retry-After``, comes back in a stampede. ``SubmitGate`` instead learns
-the limit from the first 429 (how many of its own submissions the window held) and
-from then on lets a submission go exactly when one of the window's slots frees.
+The service admits a fixed number of /runsync (or /run) per endpoint in any 10-second
+window. A batch that ignores this gets a 429 for every submission past the limit and,
+told only a whole-second ``Retry-After``, comes back in a stampede. ``SubmitGate``
+instead learns the limit from the first 429 (how many of its own submissions the window
+held) and from then on lets a submission go exactly when one of the window's slots frees.
 
 Time stamps decide everything, and the service's and ours differ: the service admits a
 request somewhere between our sending it and our reading its answer. So a submission
@@ -12,7 +12,9 @@ counts in our window from when it was *sent* until its answer arrives, and from 
 from the answer's arrival, the latest moment the service can have admitted it. Our
 window therefore never holds fewer submissions than the service's: a learned limit can
 only be too high (costing one more 429, which the gate absorbs), never too low (which
-would strand the batch's last submissions for a whole window).
+would strand the batch's last submissions for a whole window). A /runsync answer comes
+when its job ends or its hold does, so its slot is kept longer than the service keeps
+it: the gate errs late by up to the hold, never early.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ class Ticket:
 
 
 class SubmitGate:
-    """Paces one batch's /run calls; shared by all its workers (threads or tasks).
+    """Paces one batch's submissions; shared by all its workers (threads or tasks).
 
     Free-running until the first 429. Then the window holds ``learned_limit``
     submissions, and the next goes when the oldest counted one leaves the window (or
