@@ -171,13 +171,18 @@ class Deadline:
         )
 
 
-def job_deadline(ctx: Context, endpoint_id: str, job_id: str, timeout: float | None) -> Deadline:
+def wait_seconds(ctx: Context, timeout: float | None) -> float:
+    """A wait's length: ``timeout``, or the client's ``wait_timeout``; never negative."""
     seconds = ctx.wait_timeout if timeout is None else float(timeout)
     if seconds < 0:
         raise ValueError(f"timeout must be >= 0 seconds, got {timeout}")
+    return seconds
+
+
+def job_deadline(ctx: Context, endpoint_id: str, job_id: str, timeout: float | None) -> Deadline:
     return Deadline(
         start=ctx.now(),
-        timeout=seconds,
+        timeout=wait_seconds(ctx, timeout),
         what=f"job {job_id} on endpoint {endpoint_id!r}",
         endpoint_id=endpoint_id,
         job_id=job_id,
@@ -492,12 +497,9 @@ def submission_deadline(
     ctx: Context, endpoint_id: str, timeout: float | None, operation: str = "runsync"
 ) -> Deadline:
     """The deadline of a submission (/``operation``) and of the wait that may follow it."""
-    seconds = ctx.wait_timeout if timeout is None else float(timeout)
-    if seconds < 0:
-        raise ValueError(f"timeout must be >= 0 seconds, got {timeout}")
     return Deadline(
         start=ctx.now(),
-        timeout=seconds,
+        timeout=wait_seconds(ctx, timeout),
         what=f"/{operation} on endpoint {endpoint_id!r}",
         endpoint_id=endpoint_id,
     )

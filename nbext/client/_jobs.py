@@ -13,7 +13,7 @@ from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config,
 
 from . import _flows as flows
 from ._calls import Seconds, endpoint_call, job_call, segment, submission_body
-from ._map import MapPlan, map_async, map_sync, operation_for
+from ._map import MapPlan, map_async, map_sync
 
 if TYPE_CHECKING:
     from ._client import AsyncClient, Client
@@ -67,9 +67,8 @@ class _EndpointBase:
         s3_config: S3Config | Mapping[str, Any] | None,
     ) -> MapPlan:
         """What ``map`` runs, sync or async; each body is checked as its input is taken."""
-        operation = operation_for(timeout)
 
-        def make_body(value: Any) -> bytes:
+        def make_body(value: Any, operation: str) -> bytes:
             return _body(
                 self.id, operation, value, webhook, execution_timeout, ttl, low_priority, s3_config
             )

@@ -109,7 +109,8 @@ class MapPlan:
     endpoint_id: str
     inputs: Iterable[Any]
     concurrency: int
-    make_body: Callable[[Any], bytes]
+    make_body: Callable[[Any, Operation], bytes]
+    """One input's body, checked against the limit of the operation it goes to."""
     timeout: float | None
     raise_on_failure: bool
 
@@ -164,7 +165,7 @@ async def run_batch(
         index: int | None = None
         try:
             for index, value in source:
-                body = plan.make_body(value)
+                body = plan.make_body(value, plan.operation)
                 flow = submit_and_wait(
                     ctx, gate, plan.operation, plan.endpoint_id, body, plan.timeout
                 )
