@@ -8,12 +8,12 @@ purge) is not a state: a removed job is gone and answers 404.
 from __future__ import annotations
 
 import asyncio
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import JobStatus
 
+from .cancel import CancelFlag
 from .clock import Signal, TimerHandle
 
 if TYPE_CHECKING:
@@ -50,13 +50,6 @@ UNSET: Any = _Unset()
 """``output`` of a job that has none (as opposed to a JSON ``null`` output)."""
 
 
-STOPPED = threading.Event()
-STOPPED.set()
-"""The ``cancel_flag`` of a job whose execution ended: set, like the flag its handler was
-given, but shared, so a retained job does not keep an Event (and its lock and condition)
-of its own. A new attempt gets a new Event."""
-
-
 @dataclass(eq=False)
 class Job:
     """One job of one endpoint, as the emulator keeps it."""
@@ -82,7 +75,7 @@ class Job:
     attempt: int = 0
     worker: Worker | None = None
     task: asyncio.Task[None] | None = None
-    cancel_flag: threading.Event = field(default_factory=threading.Event)
+    cancel_flag: CancelFlag = field(default_factory=CancelFlag)
     _signal: Signal | None = field(default=None, repr=False)
     removed: str | None = None
     ttl_timer: TimerHandle | None = None

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import secrets
-import threading
 import traceback
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -40,13 +39,14 @@ from nbext.models import (
     StreamResponse,
 )
 
+from .cancel import STOPPED, CancelFlag
 from .clock import Clock
 from .endpoints import Endpoint, Worker
 from .errors import Conflict, InvalidInput, NotFound
 from .handlers import Handler, JobContext, Outcome, invoke
 from .images import ImageRegistry
 from .job_records import job_from_record, job_to_record
-from .jobs import STOPPED, UNSET, Job, check_transition
+from .jobs import UNSET, Job, check_transition
 from .store import MemoryStore, Store
 from .streaming import to_chunks
 from .webhooks import WebhookDispatcher
@@ -370,7 +370,7 @@ class JobService:
             job.started_at = now
             job.attempt += 1
             if job.attempt > 1 or job.cancel_flag.is_set():  # a stale attempt keeps its own
-                job.cancel_flag = threading.Event()
+                job.cancel_flag = CancelFlag()
         elif target is S.IN_QUEUE:  # retry
             job.output, job.error = UNSET, None
             job.chunks, job.stream_cursor = [], 0
