@@ -111,6 +111,42 @@ async def test_a_worker_taking_a_job_before_its_idle_timeout_stays(
     assert workers(emu, "g") == (0, 0)
 
 
+async def test_the_idle_timeout_counts_from_the_end_of_the_last_job(emu: Emulator) -> None:
+    """A worker that ran jobs at 0 s and 3 s stops at 8 s, not at the 5 s its first
+    idle period would have ended."""
+    emu.deploy("echo", endpoint_id="e", workers_min=0, workers_max=1, idle_timeout=5)
+    submit(emu, "e")
+    await settle()
+    await advance(emu, 3)
+    submit(emu, "e")
+    await settle()
+    await advance(emu, 4.999)
+    assert workers(emu, "e") == (1, 0)
+    await advance(emu, 0.001)
+    assert workers(emu, "e") == (0, 0)
+
+
+async def test_a_shorter_idle_timeout_applies_to_a_worker_that_was_running(
+    emu: Emulator, gates: Gates
+) -> None:
+    emu.deploy(handler=gates.handler, endpoint_id="g", workers_max=1, idle_timeout=30)
+    first = submit(emu, "g")
+    await settle()
+    gates.open(first.id)
+    await settle()
+    second = submit(emu, "g")
+    await settle()
+    emu.jobs.update_endpoint("g", idle_timeout=2)
+    await advance(emu, 10)
+    assert workers(emu, "g") == (0, 1)
+    gates.open(second.id)
+    await settle()
+    await advance(emu, 1.999)
+    assert workers(emu, "g") == (1, 0)
+    await advance(emu, 0.001)
+    assert workers(emu, "g") == (0, 0)
+
+
 async def test_a_low_priority_job_never_starts_a_worker(emu: Emulator) -> None:
     emu.deploy("echo", endpoint_id="e", workers_min=0, workers_max=3)
     job = submit(emu, "e", policy={"lowPriority": True})
