@@ -78,3 +78,32 @@ async def test_usage_and_open_intervals_survive(tmp_path: Path) -> None:
     billed = [r["timeBilledMs"] for r in second.management.billing.pods(PodBillingQuery())]
     assert billed == [7_200_000]
     second.close()
+
+
+async def test_a_job_running_at_a_restart_runs_again_with_its_later_ttl(tmp_path: Path) -> None:
+    """A running job's worker dies with the emulator: it comes back queued and starts on a
+    new worker; a TTL set while it ran is kept, still counted from its submission."""
+    db, clock = tmp_path / "s.db", FakeClock()
+    first = emulator(db, FakeClock(clock.now()))
+    first.deploy("sleep", endpoint_id="s", workers_min=0, workers_max=1)
+    submission = JobSubmission.model_validate({"input": {"seconds": 300}})
+    job = first.jobs.submit("s", submission, sync=False)
+    assert job.status.value == "IN_PROGRESS"
+    first.jobs.status("s", job.id, ttl_ms=120_000)
+    assert job.task is not None
+    job.task.cancel()  # the worker dies with the emulator, which stops here
+    await first.advance_async(0)
+    first.close()
+
+    clock.step(30)
+    second = emulator(db, clock)
+    second.ensure_deployed("s", "sleep")
+    await second.advance_async(0)
+    again = second.jobs.jobs[job.id]
+    assert again.status.value == "IN_PROGRESS" and again.started_at == clock.now()
+    assert again.ttl_ms == 120_000
+    await second.advance_async(89.999)  # 119.999 s after submission
+    assert second.jobs.status("s", job.id).status.value == "IN_PROGRESS"
+    await second.advance_async(0.001)
+    assert job.id not in second.jobs.jobs
+    second.close()
