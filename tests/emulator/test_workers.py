@@ -92,14 +92,19 @@ async def test_idle_timeout_never_goes_below_workers_min(emu: Emulator, gates: G
     assert workers(emu, "g") == (1, 0)
 
 
+async def run_one(emu: Emulator, gates: Gates) -> None:
+    """Run one job on the gated endpoint "g", to its end."""
+    job = submit(emu, "g")
+    await settle()
+    gates.open(job.id)
+    await settle()
+
+
 async def test_a_worker_taking_a_job_before_its_idle_timeout_stays(
     emu: Emulator, gates: Gates
 ) -> None:
     emu.deploy(handler=gates.handler, endpoint_id="g", workers_max=1, idle_timeout=5)
-    first = submit(emu, "g")
-    await settle()
-    gates.open(first.id)
-    await settle()
+    await run_one(emu, gates)
     await advance(emu, 4)
     second = submit(emu, "g")
     await settle()
@@ -130,10 +135,7 @@ async def test_a_shorter_idle_timeout_applies_to_a_worker_that_was_running(
     emu: Emulator, gates: Gates
 ) -> None:
     emu.deploy(handler=gates.handler, endpoint_id="g", workers_max=1, idle_timeout=30)
-    first = submit(emu, "g")
-    await settle()
-    gates.open(first.id)
-    await settle()
+    await run_one(emu, gates)
     second = submit(emu, "g")
     await settle()
     emu.jobs.update_endpoint("g", idle_timeout=2)
