@@ -6,14 +6,15 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from nbext.client import NbextError, NotFound
+from nbext.client import Conflict, NbextError, NotFound
 
 from ..display import show_frame, to_frame
 from ..display.specs import JOBS
+from ..errors import describe
 from ..ipython import argument, magic_arguments
 from ..registry import JobRecord
 from .commands import subcommand
-from .common import check_name, one_line, store, usage_errors
+from .common import check_name, store, usage_errors
 from .job import retry_job
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def refresh(magics: RunpodMagics) -> None:
         try:
             connection.registry.update(record.id, job.status())
         except NotFound as exc:
-            connection.registry.mark_removed(record.id, str(exc))
+            connection.registry.mark_removed(record.id, describe(exc, named=False))
         except NbextError:
             continue  # keep the last state seen; the listing is still useful
 
@@ -99,18 +100,27 @@ def cancel(magics: RunpodMagics, args: argparse.Namespace) -> None:
     if service is None:
         raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
     job = service.client.endpoint(record.endpoint_id).job(record.id)
+    ended = False
     try:
-        job.cancel()
+        try:
+            job.cancel()
+        except Conflict:
+            ended = True  # it ended before the cancel arrived; its state says how
         result = job.status()
     except NotFound as exc:
-        magics.connection.registry.mark_removed(record.id, str(exc))
-        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+        magics.connection.registry.mark_removed(record.id, describe(exc, named=False))
+        raise UsageError(describe(exc)) from None
     except NbextError as exc:
-        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+        raise UsageError(describe(exc)) from None
     magics.connection.registry.update(record.id, result)
     if record.follower is not None and record.follower.panel is not None:
         record.follower.panel.set_result(result)
-    print(f"job {record.id} on {record.endpoint_id!r}: {result.status.value}")
+    state = result.status
+    where = f"job {record.id} on {record.endpoint_id!r}"
+    if ended and state.is_final:
+        print(f"{where}: already {state.value}, nothing to cancel")
+    else:
+        print(f"{where}: {state.value}")
 
 
 @subcommand("retry", "queue a FAILED or TIMED_OUT job again and follow it")
