@@ -279,10 +279,16 @@ def test_billing_plot_draws_a_bucket_without_spend_as_zero(nb: Notebook, v1: Any
     plt.close("all")
     nb.run("%runpod billing pods --bucket hour --group podId --plot -o bill")
     lines = {line.get_label(): line for line in plt.gcf().axes[0].get_lines()}
-    assert set(lines) == {busy.id, paused.id}
+    assert set(lines) == {"busy", "paused"}  # the legend names the pods, not their ids
     price = busy.cost_per_hr
-    assert list(lines[busy.id].get_ydata()) == pytest.approx([price, price, price])
-    assert list(lines[paused.id].get_ydata()) == pytest.approx([price, 0.0, price])
+    assert list(lines["busy"].get_ydata()) == pytest.approx([price, price, price])
+    assert list(lines["paused"].get_ydata()) == pytest.approx([price, 0.0, price])
+    assert plt.gcf().axes[0].get_legend().get_title().get_text() == "pod"
+    bill = nb.shell.user_ns["bill"]
+    assert set(zip(bill["pod_id"], bill["pod_name"], strict=True)) == {
+        (busy.id, "busy"),
+        (paused.id, "paused"),
+    }
     plt.close("all")
 
 
@@ -300,14 +306,16 @@ def test_billing_listing_and_plot(
     plt.close("all")
     nb.run("%runpod billing pods --bucket hour --group podId --plot -o bill")
     bill = nb.shell.user_ns["bill"]
-    assert list(bill.columns[:6]) == [
+    assert list(bill.columns[:7]) == [
         "time",
         "pod_id",
+        "pod_name",
         "gpu_type_id",
         "amount_usd",
         "time_billed_ms",
         "disk_space_billed_gb",
     ]
+    assert bill["pod_name"].tolist() == ["trainer", "trainer"]
     assert is_utc_datetime(bill["time"]) and bill["time"].is_monotonic_increasing
     assert len(bill) == 2 and bill["amount_usd"].sum() > 0
     figure = plt.gcf()
@@ -325,4 +333,9 @@ def test_billing_listing_and_plot(
     message = usage_error(nb, "%runpod billing pods --bucket fortnight", capsys)
     assert "invalid choice: 'fortnight'" in message
     message = usage_error(nb, "%runpod billing pods --start yesterday-ish", capsys)
-    assert message.startswith("billing pods: ")
+    assert message == (
+        "--start 'yesterday-ish' is not an ISO date or date-time "
+        "(e.g. 2026-01-31, or 2026-01-31T12:00:00Z)"
+    )
+    message = usage_error(nb, "%runpod billing pods --start 2026-02-01 --end 2026-01-01", capsys)
+    assert message == "--start (2026-02-01) is after --end (2026-01-01)"
