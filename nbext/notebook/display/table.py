@@ -12,7 +12,6 @@ and nested values are compact JSON, in HTML and in its ``text/plain`` twin alike
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -48,46 +47,35 @@ def time_format(series: pd.Series) -> str:
     return "%Y-%m-%d %H:%M:%S"
 
 
-def time_text(pattern: str) -> Callable[[Any], str]:
-    def text(value: Any) -> str:
-        return MISSING if is_missing(value) else str(value.strftime(pattern))
-
-    return text
-
-
 class Table:
     """A DataFrame for reading in a cell (HTML and text/plain), not for computing."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self.frame = frame
 
-    def _view(self) -> tuple[pd.DataFrame, dict[str, Callable[[Any], str]]]:
-        """The frame with zone-labelled time headers, and one formatter per column."""
-        renamed: dict[str, str] = {}
-        formatters: dict[str, Callable[[Any], str]] = {}
+    def _view(self) -> pd.DataFrame:
+        """Every column as the text its cells show (floats keep pandas' aligned decimals).
+
+        pandas' ``na_rep`` and ``formatters`` never reach ``<NA>`` in its nullable dtypes,
+        so the cells are written here, once, for both renderings.
+        """
+        columns: dict[str, Any] = {}
         for name, series in self.frame.items():
             label = str(name)
             if isinstance(series.dtype, pd.DatetimeTZDtype):
                 label = f"{name} ({series.dt.tz})"
-                renamed[str(name)] = label
-                formatters[label] = time_text(time_format(series))
+                pattern = time_format(series)
+                columns[label] = [MISSING if is_missing(v) else v.strftime(pattern) for v in series]
             elif series.dtype == "float64":
-                continue  # pandas' float formatting (aligned decimals); na_rep marks NaN
+                columns[label] = series  # NaN is marked by na_rep
             else:
-                formatters[label] = cell_text
-        return self.frame.rename(columns=renamed), formatters
+                columns[label] = [cell_text(v) for v in series]
+        return pd.DataFrame(columns, index=self.frame.index)
 
     def _repr_html_(self) -> str:
-        view, formatters = self._view()
-        html: str = view.to_html(
-            na_rep=MISSING,
-            formatters=formatters,
-            notebook=True,
-            border=0,
-        )
+        html: str = self._view().to_html(na_rep=MISSING, notebook=True, border=0)
         return html
 
     def __repr__(self) -> str:
-        view, formatters = self._view()
-        text: str = view.to_string(na_rep=MISSING, formatters=formatters)
+        text: str = self._view().to_string(na_rep=MISSING)
         return text
