@@ -29,6 +29,7 @@ from nbext.notebook.display.specs import (
     VOLUMES,
 )
 from nbext.notebook.display.table import Table
+from nbext.notebook.magics.listings import legend_labels
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
@@ -452,3 +453,16 @@ def test_nested_enums_are_their_values() -> None:
     assert frame["gpu_type_ids"][0] == ["NVIDIA A40"]
     assert type(frame["gpu_type_ids"][0][0]) is str
     assert frame["data_center_ids"][0] == ["EU-RO-1"]
+
+
+def test_legend_labels_are_names_told_apart_by_id_where_shared() -> None:
+    frame = pd.DataFrame(
+        {
+            "pod_id": ["p1", "p2", "p3", "p4"],
+            "pod_name": pd.array(["trainer", "desk", "desk", None], dtype="string"),
+        }
+    )
+    labels = legend_labels(frame, "pod_id", ["p1", "p2", "p3", "p4"])
+    assert labels == ["trainer", "desk (p2)", "desk (p3)", "p4"]  # p4: deleted, no name
+    gpus = pd.DataFrame({"gpu_type_id": ["NVIDIA A40"]})
+    assert legend_labels(gpus, "gpu_type_id", ["NVIDIA A40"]) == ["NVIDIA A40"]
