@@ -50,30 +50,20 @@ def plain_message(message: str, job_id: str | None = None) -> str:
 # ---- the service's refusals, from the emulator ------------------------------------------
 
 
-def test_retry_of_a_completed_job_names_it_once(nb: Notebook) -> None:
+@pytest.mark.parametrize(
+    ("operation", "reason"),
+    [
+        ("retry", "is COMPLETED; only FAILED or TIMED_OUT jobs can be retried"),
+        ("cancel", "already ended COMPLETED; only queued or running jobs can be cancelled"),
+    ],
+)
+def test_a_refusal_of_an_ended_job_names_it_once(nb: Notebook, operation: str, reason: str) -> None:
     job = nb.conn.client.endpoint("echo").run({"a": 1})
     job.wait(timeout=10)
     with pytest.raises(APIError) as caught:
-        job.retry()
-    message = plain_message(describe(caught.value), job.id)
-    assert message == (
-        f"job {job.id} on 'echo' is COMPLETED; only FAILED or TIMED_OUT jobs can be retried"
-    )
-
-
-def test_cancel_of_an_ended_job_says_so_in_user_terms(nb: Notebook) -> None:
-    job = nb.conn.client.endpoint("echo").run({"a": 1})
-    job.wait(timeout=10)
-    with pytest.raises(APIError) as caught:
-        job.cancel()
-    message = plain_message(describe(caught.value), job.id)
-    assert message == (
-        f"job {job.id} on 'echo' already ended COMPLETED; "
-        "only queued or running jobs can be cancelled"
-    )
-    assert describe(caught.value, named=False) == (
-        "already ended COMPLETED; only queued or running jobs can be cancelled"
-    )
+        getattr(job, operation)()
+    assert plain_message(describe(caught.value), job.id) == f"job {job.id} on 'echo' {reason}"
+    assert describe(caught.value, named=False) == reason  # for a panel, which shows the job
 
 
 @pytest.mark.parametrize(
