@@ -107,8 +107,7 @@ def deferred_interrupts(deliver: bool = True) -> Iterator[Held]:
 
 # ---- saying an error in the user's terms ----------------------------------------------------
 
-STATES = "|".join(s.value for s in JobStatus)
-_STATE = re.compile(rf"\b({STATES})\b")
+_STATE = re.compile(rf"\b({'|'.join(s.value for s in JobStatus)})\b")
 _REQUEST = re.compile(r"^(?:no answer in time: )?(?:[A-Z]+ \S+ \([^)]*\): )?")
 """The request the client names at the start of a transport error (``POST echo/run
 (endpoint 'echo'): ``): HTTP detail, left out of what the user reads."""
@@ -141,7 +140,7 @@ def describe(exc: BaseException, *, endpoints: Endpoints = (), named: bool = Tru
     The client's messages are written for logs (the HTTP method, path and status, and
     the job id in the path, the context and the service's text); here the same facts
     come from its public attributes, said the way a notebook user thinks of them: "job
-    X on 'echo' cannot be cancelled: it already ended COMPLETED". ``endpoints`` (id,
+    X on 'echo' is COMPLETED; only FAILED or TIMED_OUT jobs can be retried". ``endpoints`` (id,
     name) adds "did you mean" to an unknown endpoint. ``named=False`` leaves the job or
     endpoint out, for a place that already shows it (a job's panel).
     """
@@ -152,7 +151,7 @@ def describe(exc: BaseException, *, endpoints: Endpoints = (), named: bool = Tru
         detail = f": {one_line(exc.error)}" if exc.error else ""
         return _joined(subject, f"ended {exc.status.value}{detail}")
     if isinstance(exc, APIError) and exc.sent:
-        return _joined(subject, _api_reason(exc, subject, endpoints))
+        return _joined(subject, _api_reason(exc, endpoints))
     if isinstance(exc, APIError):  # refused by the client before sending: its own words
         local = _LOCAL.match(exc.message)
         if local is not None:
@@ -197,7 +196,7 @@ def _operation(exc: APIError) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
-def _api_reason(exc: APIError, subject: str, endpoints: Endpoints) -> str:
+def _api_reason(exc: APIError, endpoints: Endpoints) -> str:
     body = _without_subject(exc.body or "", exc)
     operation = _operation(exc)
     if isinstance(exc, NotFound):

@@ -16,10 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from .text import compact_json
+from .text import MISSING, compact_json
 
-MISSING = "–"
-"""What a cell shows where there is no value, whatever the column's dtype."""
 CELL_CHARS = 60
 """How much of a nested value (a job's output, a list of ports) one cell shows."""
 

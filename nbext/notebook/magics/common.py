@@ -11,7 +11,6 @@ keeps its traceback: one line would hide where it came from.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import keyword
 import math
@@ -27,6 +26,8 @@ from ..connection import current
 from ..errors import Endpoints, describe, one_line
 
 if TYPE_CHECKING:
+    import argparse
+
     from . import RunpodMagics
 
 __all__ = ["check_name", "one_line", "parse_line", "positive", "store", "usage_errors"]
