@@ -433,6 +433,7 @@ def test_a_table_marks_every_missing_value_alike() -> None:
     assert plain.splitlines()[2].split() == ["1", *["–"] * 7]
     assert "2026-01-02 03:04:05" in plain and '["22/tcp"]' in plain
     assert html.count("<td>–</td>") == 7
+    assert "td, table.nbext-listing th { white-space: nowrap; }" in html  # ids stay whole
     # the data keeps pandas' own missing values, one per dtype
     assert frame["n"].isna()[1] and frame["x"].isna()[1] and frame["when"].isna()[1]
 

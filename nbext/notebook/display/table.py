@@ -18,6 +18,10 @@ import pandas as pd
 
 from .text import MISSING, compact_json
 
+CSS_CLASS = "nbext-listing"
+NO_WRAP = f"<style>table.{CSS_CLASS} td, table.{CSS_CLASS} th {{ white-space: nowrap; }}</style>"
+"""JupyterLab lets table cells wrap at any space or hyphen, which cuts job ids and times
+in two; a listing's rows stay one line each (a wide one scrolls sideways instead)."""
 CELL_CHARS = 60
 """How much of a nested value (a job's output, a list of ports) one cell shows."""
 
@@ -71,8 +75,8 @@ class Table:
         return pd.DataFrame(columns, index=self.frame.index)
 
     def _repr_html_(self) -> str:
-        html: str = self._view().to_html(na_rep=MISSING, notebook=True, border=0)
-        return html
+        html: str = self._view().to_html(na_rep=MISSING, notebook=True, border=0, classes=CSS_CLASS)
+        return NO_WRAP + html
 
     def __repr__(self) -> str:
         text: str = self._view().to_string(na_rep=MISSING)
