@@ -73,14 +73,14 @@ def test_a_refusal_of_an_ended_job_names_it_once(nb: Notebook, operation: str, r
         '%%runpod_job ehco --sync\n{"a": 1}',
         "%runpod health ehco",
         "%runpod purge ehco",
+        "xs = [{}]\n%runpod map ehco xs",
     ],
 )
 def test_an_unknown_endpoint_gets_did_you_mean(
     nb: Notebook, capsys: pytest.CaptureFixture[str], cell: str
 ) -> None:
     message = plain_message(usage_error(nb, cell, capsys))
-    assert message.endswith("endpoint 'ehco' not found; did you mean 'echo'?"), message
-    assert message.count("ehco") == 1
+    assert message == "endpoint 'ehco' not found; did you mean 'echo'?"
 
 
 def test_an_unknown_endpoint_far_from_any_lists_them(
@@ -303,3 +303,8 @@ def test_help_of_an_unknown_subcommand_suggests_one(
 ) -> None:
     message = usage_error(nb, "%runpod help helth", capsys)
     assert message.startswith("no %runpod subcommand 'helth'; did you mean 'health'?")
+
+
+def test_the_magics_own_help_page_is_plain_text(nb: Notebook) -> None:
+    doc = nb.shell.find_line_magic("runpod").__doc__
+    assert doc is not None and "``" not in doc and "::" not in doc

@@ -115,9 +115,9 @@ class RunpodMagics(Magics):
     @no_var_expand
     @line_magic
     def runpod(self, line: str) -> Any:
-        """Talk to the service: ``%runpod SUBCOMMAND [arguments]``.
+        """Talk to the service: %runpod SUBCOMMAND [arguments].
 
-        ``%runpod help SUBCOMMAND`` shows a subcommand's options.
+        %runpod help SUBCOMMAND shows a subcommand's options.
         """
         return dispatch(self, line)
 

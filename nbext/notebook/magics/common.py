@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import keyword
 import math
+import re
 import shlex
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,7 @@ def usage_errors(what: str = "") -> Iterator[None]:
     """Re-raise nbext's errors as one-line UsageErrors; ``what`` says what was being done.
 
     ``what`` ("billing pods", "endpoint 'echo'") leads the line unless the description
-    already starts with it, so a job or an endpoint is said once. Only nbext's errors are
+    already names the same thing, so a job or an endpoint is said once. Only nbext's errors are
     turned (the client's, and the notebook layer's ``InvalidArgument``/``WrongType``):
     they are what a user can act on.
     """
@@ -48,9 +49,15 @@ def usage_errors(what: str = "") -> Iterator[None]:
         raise
     except NbextError as exc:
         message = describe(exc, endpoints=_endpoints_for(exc))
-        if what and not message.startswith(what):
+        if what and not said(what, message):
             message = f"{what}: {message}"
         raise UsageError(one_line(message)) from None
+
+
+def said(what: str, message: str) -> bool:
+    """Whether ``message`` already names what ``what`` does: it starts with it, or quotes
+    the same name ("map on 'echo'" and "endpoint 'echo' not found")."""
+    return message.startswith(what) or any(name in message for name in re.findall(r"'[^']+'", what))
 
 
 def _endpoints_for(exc: NbextError) -> Endpoints:
