@@ -305,6 +305,12 @@ def test_help_of_an_unknown_subcommand_suggests_one(
     assert message.startswith("no %runpod subcommand 'helth'; did you mean 'health'?")
 
 
+def test_a_tab_separates_the_subcommand_too(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert usage_error(nb, "%runpod health\tehco", capsys).startswith("endpoint 'ehco' not found")
+
+
 def test_the_magics_own_help_page_is_plain_text(nb: Notebook) -> None:
     doc = nb.shell.find_line_magic("runpod").__doc__
     assert doc is not None and "``" not in doc and "::" not in doc

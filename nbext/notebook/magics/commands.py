@@ -81,7 +81,7 @@ def subcommand(name: str, summary: str) -> Callable[[Handler], Handler]:
 
 def dispatch(magics: RunpodMagics, line: str) -> Any:
     """``%runpod SUBCOMMAND [arguments]``."""
-    name, _, rest = line.strip().partition(" ")
+    name, rest = [*line.split(maxsplit=1), "", ""][:2]  # any whitespace, tabs too
     if not name:
         raise UsageError(f"%runpod needs a subcommand: {', '.join(names())} (%runpod? for help)")
     if name in ("help", "-h", "--help"):
