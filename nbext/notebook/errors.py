@@ -141,7 +141,8 @@ def describe(exc: BaseException, *, endpoints: Endpoints = (), named: bool = Tru
     the job id in the path, the context and the service's text); here the same facts
     come from its public attributes, said the way a notebook user thinks of them: "job
     X on 'echo' is COMPLETED; only FAILED or TIMED_OUT jobs can be retried". ``endpoints`` (id,
-    name) adds "did you mean" to an unknown endpoint. ``named=False`` leaves the job or
+    name) adds "did you mean" to an unknown endpoint, and tells a job that is missing
+    because its endpoint is from one that is not. ``named=False`` leaves the job or
     endpoint out, for a place that already shows it (a job's panel).
     """
     if not isinstance(exc, NbextError):
@@ -174,7 +175,7 @@ def _subject(exc: NbextError) -> str:
 
 
 def _joined(subject: str, reason: str) -> str:
-    if not subject or reason.startswith(subject):
+    if not subject or reason.startswith((subject, "endpoint ")):
         return one_line(reason)
     separator = (
         " " if reason.startswith(("cannot ", "not found", "ended ", "is ", "already ")) else ": "
@@ -200,10 +201,12 @@ def _api_reason(exc: APIError, endpoints: Endpoints) -> str:
     body = _without_subject(exc.body or "", exc)
     operation = _operation(exc)
     if isinstance(exc, NotFound):
+        ids = {endpoint_id for endpoint_id, _ in endpoints}
+        if exc.endpoint_id and (not exc.job_id or (ids and exc.endpoint_id not in ids)):
+            hint = did_you_mean(exc.endpoint_id, endpoints)
+            return f"endpoint {exc.endpoint_id!r} not found{hint}"
         if exc.job_id:
             return "not found: the id is unknown, or the job was purged or expired"
-        if exc.endpoint_id:
-            return f"not found{did_you_mean(exc.endpoint_id, endpoints)}"
         return body or "not found"
     if exc.status == 409:
         state = _STATE.search(exc.body or "")

@@ -83,6 +83,21 @@ def test_an_unknown_endpoint_gets_did_you_mean(
     assert message == "endpoint 'ehco' not found; did you mean 'echo'?"
 
 
+def test_a_job_on_a_mistyped_endpoint_is_told_the_endpoint(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A job is "not found" because its endpoint is not: say that, and let the corrected
+    --endpoint be used next (not the typo remembered from the first try)."""
+    nb.emu.deploy(image="no-such-image", endpoint_id="held")
+    job = nb.conn.client.endpoint("held").run({})
+    message = usage_error(nb, f"%runpod cancel {job.id} --endpoint hled", capsys)
+    assert plain_message(message) == "endpoint 'hled' not found; did you mean 'held'?"
+    capsys.readouterr()
+    nb.run(f"%runpod cancel {job.id} --endpoint held")
+    assert capsys.readouterr().out.strip() == f"job {job.id} on 'held': CANCELLED"
+    assert nb.job(job.id).status is JobStatus.CANCELLED
+
+
 def test_an_unknown_endpoint_far_from_any_lists_them(
     nb: Notebook, capsys: pytest.CaptureFixture[str]
 ) -> None:

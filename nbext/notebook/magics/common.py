@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from . import RunpodMagics
 
-__all__ = ["check_name", "one_line", "parse_line", "positive", "store", "usage_errors"]
+__all__ = ["check_name", "explain", "one_line", "parse_line", "positive", "store", "usage_errors"]
 
 
 @contextlib.contextmanager
@@ -48,7 +48,7 @@ def usage_errors(what: str = "") -> Iterator[None]:
     except UsageError:
         raise
     except NbextError as exc:
-        message = describe(exc, endpoints=_endpoints_for(exc))
+        message = explain(exc)
         if what and not said(what, message):
             message = f"{what}: {message}"
         raise UsageError(one_line(message)) from None
@@ -60,9 +60,15 @@ def said(what: str, message: str) -> bool:
     return message.startswith(what) or any(name in message for name in re.findall(r"'[^']+'", what))
 
 
+def explain(exc: NbextError) -> str:
+    """``describe(exc)``, told the service's endpoints when something was not found, so an
+    unknown endpoint gets "did you mean" (an extra request, on the error path only)."""
+    return describe(exc, endpoints=_endpoints_for(exc))
+
+
 def _endpoints_for(exc: NbextError) -> Endpoints:
-    """The service's endpoints (id, name), asked only when an endpoint was not found."""
-    if not (isinstance(exc, NotFound) and exc.endpoint_id and not exc.job_id):
+    """The service's endpoints (id, name), asked only when something was not found."""
+    if not (isinstance(exc, NotFound) and exc.endpoint_id):
         return ()
     with contextlib.suppress(NbextError):
         return [(e.id, e.name) for e in current().client.endpoints.list() if e.id]

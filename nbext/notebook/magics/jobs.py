@@ -14,7 +14,7 @@ from ..errors import describe
 from ..ipython import argument, magic_arguments
 from ..registry import JobRecord
 from .commands import subcommand
-from .common import check_name, store, usage_errors
+from .common import check_name, explain, store, usage_errors
 from .job import retry_job
 
 if TYPE_CHECKING:
@@ -64,6 +64,8 @@ A notebook cannot pass a variable to ``%runpod`` (its line is not expanded), and
 id is not known when the notebook is written; ``last`` lets a guide (or a person) act on
 the job the previous cell started.
 """
+EXTERNAL = "external"
+"""How a job this kernel did not submit, named by id and --endpoint, was met (``via``)."""
 JOB_HELP = f"the job id, or {LAST!r} for the newest job this kernel submitted"
 
 
@@ -77,8 +79,10 @@ def record_of(magics: RunpodMagics, job_id: str, endpoint: str | None) -> JobRec
             raise UsageError(f"no job was submitted from this kernel yet, so there is no {LAST!r}")
         return records[-1]
     record = magics.connection.registry.get(job_id)
-    if record is not None:
-        return record
+    if record is not None and not (
+        record.via == EXTERNAL and endpoint is not None and endpoint != record.endpoint_id
+    ):
+        return record  # (a job named before with another --endpoint: that one was a typo)
     if endpoint is None:
         raise UsageError(
             f"job {job_id!r} was not submitted from this kernel; give its endpoint: "
@@ -86,7 +90,7 @@ def record_of(magics: RunpodMagics, job_id: str, endpoint: str | None) -> JobRec
         )
     with usage_errors():
         service = magics.connection.service()
-    return magics.connection.registry.add(JobRecord(job_id, endpoint, service.mode, "external"))
+    return magics.connection.registry.add(JobRecord(job_id, endpoint, service.mode, EXTERNAL))
 
 
 @subcommand("cancel", "cancel a job (IN_QUEUE or IN_PROGRESS)")
@@ -109,9 +113,9 @@ def cancel(magics: RunpodMagics, args: argparse.Namespace) -> None:
         result = job.status()
     except NotFound as exc:
         magics.connection.registry.mark_removed(record.id, describe(exc, named=False))
-        raise UsageError(describe(exc)) from None
+        raise UsageError(explain(exc)) from None
     except NbextError as exc:
-        raise UsageError(describe(exc)) from None
+        raise UsageError(explain(exc)) from None
     magics.connection.registry.update(record.id, result)
     if record.follower is not None and record.follower.panel is not None:
         record.follower.panel.set_result(result)
