@@ -14,6 +14,7 @@ from typing import Any
 from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
 
 from .connection import Connection, current
+from .errors import InvalidArgument, WrongType
 
 
 def deploy(
@@ -34,10 +35,10 @@ def deploy(
     local emulator runs notebook functions: connected to the cloud this raises.
     """
     if not callable(function):
-        raise TypeError(f"deploy needs a function, got {type(function).__name__}")
+        raise WrongType(f"deploy needs a function, got {type(function).__name__}")
     endpoint_id = name or getattr(function, "__name__", "")
     if not endpoint_id or endpoint_id == "<lambda>":
-        raise ValueError("this function has no usable name: pass name='my-endpoint'")
+        raise InvalidArgument("this function has no usable name: pass name='my-endpoint'")
     service = (connection or current()).local()
     emulator = service.emulator
     assert emulator is not None
@@ -64,4 +65,7 @@ def deploy(
         return endpoint_id
     if existing is not None:
         emulator.undeploy(endpoint_id)
-    return emulator.deploy(image=image, endpoint_id=endpoint_id, **settings)
+    try:
+        return emulator.deploy(image=image, endpoint_id=endpoint_id, **settings)
+    except ValueError as exc:  # the emulator's word on a bad name or setting
+        raise InvalidArgument(str(exc)) from None

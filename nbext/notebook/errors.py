@@ -1,21 +1,48 @@
-"""Errors of the notebook layer, and how Ctrl-C is held back while it must not land.
+"""Errors of the notebook layer, how they are said to a user, and how Ctrl-C is held back.
 
-User mistakes in magics are IPython's ``UsageError`` (shown as one line, no traceback);
-what is here is for the rest: misuse from Python code, and a job cancelled by Ctrl-C.
+User mistakes in magics are IPython's ``UsageError`` (shown as one line, no traceback).
+What is here is for the rest: misuse from Python code (``NotebookError`` and its
+``InvalidArgument`` / ``WrongType``), a job cancelled by Ctrl-C, and ``describe``, which
+says any of nbext's errors as one line in the user's terms.
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
+import re
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from nbext.client import NbextError
+from nbext.client import (
+    APIError,
+    ConnectionError,
+    JobError,
+    NbextError,
+    NotFound,
+    RateLimited,
+    Timeout,
+    Unauthorized,
+)
+from nbext.models import JobStatus
 
 
 class NotebookError(NbextError):
     """A notebook helper was used where it cannot work (e.g. ``deploy`` on the cloud)."""
+
+
+class InvalidArgument(NotebookError, ValueError):
+    """A value given to a notebook helper cannot be used: the caller's mistake.
+
+    Also a ``ValueError``, as Python code expects of a bad argument. The magics show it
+    as a one-line ``UsageError``; a plain ``ValueError`` or ``TypeError`` is not a mistake
+    of the user's but a bug, and keeps its traceback.
+    """
+
+
+class WrongType(NotebookError, TypeError):
+    """A notebook helper was given a value of a type it cannot use (see ``InvalidArgument``)."""
 
 
 class Interrupted(Exception):
@@ -76,3 +103,172 @@ def deferred_interrupts(deliver: bool = True) -> Iterator[Held]:
             previous(signal.SIGINT, None)
         elif previous != signal.SIG_IGN:
             raise KeyboardInterrupt
+
+
+# ---- saying an error in the user's terms ----------------------------------------------------
+
+_STATE = re.compile(rf"\b({'|'.join(s.value for s in JobStatus)})\b")
+_REQUEST = re.compile(r"^(?:no answer in time: )?(?:[A-Z]+ \S+ \([^)]*\): )?")
+"""The request the client names at the start of a transport error (``POST echo/run
+(endpoint 'echo'): ``): HTTP detail, left out of what the user reads."""
+_EXCEPTION = re.compile(r"^[A-Z]\w*(?:Error|Timeout|Exception): ")
+_LOCAL = re.compile(r"^.*? refused locally, nothing was sent: ")
+_KEY_SENT = re.compile(r"\[key sent: [^\]]*\]")
+VERBS = {
+    "run": "submit a job to it",
+    "runsync": "run a job on it",
+    "status": "ask for its state",
+    "stream": "read its stream",
+    "cancel": "cancel it",
+    "retry": "retry it",
+    "health": "read its health",
+    "purge-queue": "purge its queue",
+}
+"""Operations of the job interface, as what the user was doing."""
+
+Endpoints = Sequence[tuple[str, str | None]]
+"""Known endpoints as (id, name), for "did you mean" hints."""
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def describe(exc: BaseException, *, endpoints: Endpoints = (), named: bool = True) -> str:
+    """``exc`` as one line a user can act on: the job or endpoint once, then what happened.
+
+    The client's messages are written for logs (the HTTP method, path and status, and
+    the job id in the path, the context and the service's text); here the same facts
+    come from its public attributes, said the way a notebook user thinks of them: "job
+    X on 'echo' is COMPLETED; only FAILED or TIMED_OUT jobs can be retried". ``endpoints`` (id,
+    name) adds "did you mean" to an unknown endpoint, and tells a job that is missing
+    because its endpoint is from one that is not. ``named=False`` leaves the job or
+    endpoint out, for a place that already shows it (a job's panel).
+    """
+    if not isinstance(exc, NbextError):
+        return one_line(f"{type(exc).__name__}: {exc}")
+    subject = _subject(exc) if named else ""
+    if isinstance(exc, JobError):
+        detail = f": {one_line(exc.error)}" if exc.error else ""
+        return _joined(subject, f"ended {exc.status.value}{detail}")
+    if isinstance(exc, APIError) and exc.sent:
+        return _joined(subject, _api_reason(exc, endpoints))
+    if isinstance(exc, APIError):  # refused by the client before sending: its own words
+        local = _LOCAL.match(exc.message)
+        if local is not None:
+            return _joined(subject, f"{exc.message[local.end() :]} (nothing was sent)")
+    if isinstance(exc, Timeout) and exc.timeout is None:
+        return _joined(subject, f"the service did not answer in time ({_detail(exc)})")
+    if isinstance(exc, ConnectionError):
+        return _joined(subject, f"could not reach the service ({_detail(exc)})")
+    return one_line(exc.message)
+
+
+def _subject(exc: NbextError) -> str:
+    if exc.job_id and exc.endpoint_id:
+        return f"job {exc.job_id} on {exc.endpoint_id!r}"
+    if exc.job_id:
+        return f"job {exc.job_id}"
+    if exc.endpoint_id:
+        return f"endpoint {exc.endpoint_id!r}"
+    return ""
+
+
+def _joined(subject: str, reason: str) -> str:
+    if not subject or reason.startswith((subject, "endpoint ")):
+        return one_line(reason)
+    separator = (
+        " " if reason.startswith(("cannot ", "not found", "ended ", "is ", "already ")) else ": "
+    )
+    return one_line(f"{subject}{separator}{reason}")
+
+
+def _detail(exc: NbextError) -> str:
+    """A transport error's own words, without the request line and the exception's name."""
+    text = _REQUEST.sub("", one_line(exc.message))
+    return _EXCEPTION.sub("", text)
+
+
+def _operation(exc: APIError) -> str | None:
+    """``cancel`` for ``echo/cancel/ID``: the job interface's operation, if it was one."""
+    if not exc.path or not exc.endpoint_id:
+        return None
+    parts = exc.path.strip("/").split("/")
+    return parts[1] if len(parts) > 1 else None
+
+
+def _api_reason(exc: APIError, endpoints: Endpoints) -> str:
+    body = _without_subject(exc.body or "", exc)
+    operation = _operation(exc)
+    if isinstance(exc, NotFound):
+        ids = {endpoint_id for endpoint_id, _ in endpoints}
+        if exc.endpoint_id and (not exc.job_id or (ids and exc.endpoint_id not in ids)):
+            hint = did_you_mean(exc.endpoint_id, endpoints)
+            return f"endpoint {exc.endpoint_id!r} not found{hint}"
+        if exc.job_id:
+            return "not found: the id is unknown, or the job was purged or expired"
+        return body or "not found"
+    if exc.status == 409:
+        state = _STATE.search(exc.body or "")
+        if operation == "cancel" and state and JobStatus(state.group(1)).is_final:
+            return f"already ended {state.group(1)}; only queued or running jobs can be cancelled"
+        if operation == "retry" and state:
+            return f"is {state.group(1)}; only FAILED or TIMED_OUT jobs can be retried"
+        verb = VERBS.get(operation or "", "do that")
+        return f"cannot {verb} now" + (f": {body}" if body else "")
+    if isinstance(exc, Unauthorized):
+        sent = _KEY_SENT.search(exc.message)
+        return "the service refused the API key" + (f" {sent.group(0)}" if sent else "")
+    if isinstance(exc, RateLimited):
+        wait = f"; try again in {exc.retry_after:g} s" if exc.retry_after is not None else ""
+        return f"the service is rate limiting requests{wait}"
+    if exc.status == 413:
+        return "the input is too large for the service" + (f": {body}" if body else "")
+    if exc.status == 400:
+        return "the service refused the request" + (f": {body}" if body else "")
+    if exc.status >= 500:
+        return f"the service failed (error {exc.status})" + (f": {body}" if body else "")
+    return f"the service answered {exc.status}" + (f": {body}" if body else "")
+
+
+def _without_subject(text: str, exc: APIError) -> str:
+    """The service's text with the job and endpoint it names said once already."""
+    text = one_line(text)
+    if exc.job_id:
+        text = re.sub(rf"\bjob '?{re.escape(exc.job_id)}'?", "the job", text)
+        text = text.replace(exc.job_id, "the job")
+    if exc.endpoint_id:
+        text = re.sub(rf"\bendpoint '?{re.escape(exc.endpoint_id)}'?", "the endpoint", text)
+    return text
+
+
+def did_you_mean(name: str, endpoints: Endpoints) -> str:
+    """``; did you mean 'echo'?`` for a mistyped endpoint id, or how to name one by its id.
+
+    On the cloud an endpoint's id is generated and its name is the user's, so a user
+    typing the name is told the id; a near miss of either is offered as an id. With no
+    near miss, the endpoints there are (the first few) say what can be typed.
+    """
+    ids = {endpoint_id for endpoint_id, _ in endpoints}
+    by_name = {label: endpoint_id for endpoint_id, label in endpoints if label}
+    if name in by_name and name not in ids:
+        return f"; {name!r} is the name of endpoint {by_name[name]!r}: use its id"
+    close = difflib.get_close_matches(name, [*ids, *by_name], n=1)
+    if not close:
+        return _deployed(sorted(ids))
+    match = close[0]
+    if match in ids:
+        return f"; did you mean {match!r}?"
+    return f"; did you mean {by_name[match]!r} (named {match!r})?"
+
+
+LISTED_ENDPOINTS = 8
+"""How many endpoint ids an "unknown endpoint" message lists before "and N more"."""
+
+
+def _deployed(ids: list[str]) -> str:
+    if not ids:
+        return ""
+    shown = ", ".join(ids[:LISTED_ENDPOINTS])
+    more = f" and {len(ids) - LISTED_ENDPOINTS} more" if len(ids) > LISTED_ENDPOINTS else ""
+    return f"; deployed endpoints: {shown}{more}"

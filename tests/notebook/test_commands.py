@@ -89,12 +89,28 @@ def test_cancel_a_running_job(nb: Notebook, capsys: pytest.CaptureFixture[str]) 
     assert "was not submitted from this kernel; give its endpoint" in message
 
 
-def test_cancel_a_finished_job_is_a_usage_error(
+def test_cancel_a_finished_job_says_its_state_once(
     nb: Notebook, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The job ended before the cancel came: that is its state, not an error of the user's
+    (a "Run all" goes on), said in one line that names the job once."""
     nb.run('%%runpod_job echo\n{"a": 1}')
-    message = usage_error(nb, f"%runpod cancel {nb.record().id}", capsys)
-    assert "409" in message and "COMPLETED" in message
+    job_id = nb.record().id
+    capsys.readouterr()
+    nb.run(f"%runpod cancel {job_id}")
+    said = capsys.readouterr().out.strip()
+    assert said == f"job {job_id} on 'echo': already COMPLETED, nothing to cancel"
+    assert nb.record().state == "COMPLETED"
+
+
+def test_cancel_an_unknown_job_names_it_once(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    message = usage_error(nb, "%runpod cancel nosuchjob --endpoint echo", capsys)
+    assert message == (
+        "job nosuchjob on 'echo' not found: the id is unknown, or the job was purged or expired"
+    )
+    assert nb.conn.registry.get("nosuchjob").state == "REMOVED"
 
 
 def test_cancel_a_job_by_id_and_endpoint(nb: Notebook) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +28,8 @@ from nbext.notebook.display.specs import (
     TEMPLATES,
     VOLUMES,
 )
+from nbext.notebook.display.table import Table
+from nbext.notebook.magics.listings import legend_labels
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
@@ -279,10 +282,16 @@ def test_billing_plot_draws_a_bucket_without_spend_as_zero(nb: Notebook, v1: Any
     plt.close("all")
     nb.run("%runpod billing pods --bucket hour --group podId --plot -o bill")
     lines = {line.get_label(): line for line in plt.gcf().axes[0].get_lines()}
-    assert set(lines) == {busy.id, paused.id}
+    assert set(lines) == {"busy", "paused"}  # the legend names the pods, not their ids
     price = busy.cost_per_hr
-    assert list(lines[busy.id].get_ydata()) == pytest.approx([price, price, price])
-    assert list(lines[paused.id].get_ydata()) == pytest.approx([price, 0.0, price])
+    assert list(lines["busy"].get_ydata()) == pytest.approx([price, price, price])
+    assert list(lines["paused"].get_ydata()) == pytest.approx([price, 0.0, price])
+    assert plt.gcf().axes[0].get_legend().get_title().get_text() == "pod"
+    bill = nb.shell.user_ns["bill"]
+    assert set(zip(bill["pod_id"], bill["pod_name"], strict=True)) == {
+        (busy.id, "busy"),
+        (paused.id, "paused"),
+    }
     plt.close("all")
 
 
@@ -300,14 +309,16 @@ def test_billing_listing_and_plot(
     plt.close("all")
     nb.run("%runpod billing pods --bucket hour --group podId --plot -o bill")
     bill = nb.shell.user_ns["bill"]
-    assert list(bill.columns[:6]) == [
+    assert list(bill.columns[:7]) == [
         "time",
         "pod_id",
+        "pod_name",
         "gpu_type_id",
         "amount_usd",
         "time_billed_ms",
         "disk_space_billed_gb",
     ]
+    assert bill["pod_name"].tolist() == ["trainer", "trainer"]
     assert is_utc_datetime(bill["time"]) and bill["time"].is_monotonic_increasing
     assert len(bill) == 2 and bill["amount_usd"].sum() > 0
     figure = plt.gcf()
@@ -325,4 +336,134 @@ def test_billing_listing_and_plot(
     message = usage_error(nb, "%runpod billing pods --bucket fortnight", capsys)
     assert "invalid choice: 'fortnight'" in message
     message = usage_error(nb, "%runpod billing pods --start yesterday-ish", capsys)
-    assert message.startswith("billing pods: ")
+    assert message == (
+        "--start 'yesterday-ish' is not an ISO date or date-time "
+        "(e.g. 2026-01-31, or 2026-01-31T12:00:00Z)"
+    )
+    message = usage_error(nb, "%runpod billing pods --start 2026-02-01 --end 2026-01-01", capsys)
+    assert message == "--start (2026-02-01) is after --end (2026-01-01)"
+
+
+# ---- what a cell shows: one mark for missing values, times to the second, useful columns ----
+
+NOISE = re.compile(r"\bNaN\b|<NA>|&lt;NA&gt;|\bNone\b|\bNaT\b|\d\d:\d\d:\d\d\.\d")
+"""pandas' spellings of "missing", and times past the second: never in a shown listing."""
+
+
+def shown(nb: Notebook) -> tuple[str, str]:
+    """The text/plain and text/html of the one display the last cell made."""
+    assert len(nb.displays) == 1
+    data = nb.displays[0]["data"]
+    return data["text/plain"], data["text/html"]
+
+
+def test_a_pods_listing_shows_the_useful_columns_and_all_on_request(
+    nb: Notebook, v1: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    v1.pods.create(name="trainer", image_name="pytorch", gpu_type_ids=["NVIDIA A40"])
+    nb.displays.clear()
+    capsys.readouterr()
+    nb.run("%runpod pods -o pods")
+    plain, html = shown(nb)
+    frame = nb.shell.user_ns["pods"]
+    assert PODS.shown is not None
+    assert plain.splitlines()[0].split() == [
+        *PODS.shown[:-1],
+        "last_started_at",
+        "(UTC)",
+    ]
+    assert len(frame.columns) > len(PODS.shown) + 10  # -o keeps every column
+    assert capsys.readouterr().out.strip() == (
+        f"pods: showing {len(PODS.shown)} of {len(frame.columns)} columns "
+        "(all of them are in `pods`; --all shows every column)"
+    )
+    assert not NOISE.search(plain) and not NOISE.search(html), plain
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s*$", plain.splitlines()[1])
+    nb.displays.clear()
+    nb.run("%runpod pods --all")
+    plain, html = shown(nb)
+    assert "machine_id" in plain and "public_ip" in html
+    assert capsys.readouterr().out == ""  # nothing cut, nothing to say
+    assert "–" in plain  # the pod has no template: marked, not "None" or "<NA>"
+    assert not NOISE.search(plain) and not NOISE.search(html), plain
+
+
+def test_the_jobs_listing_shows_times_to_the_second(nb: Notebook) -> None:
+    nb.run('%%runpod_job echo -q\n{"a": 1}')
+    nb.displays.clear()
+    nb.run("%runpod jobs -o df")
+    plain, html = shown(nb)
+    assert "submitted (UTC)" in plain and "submitted (UTC)" in html
+    assert not NOISE.search(plain) and not NOISE.search(html), plain
+    submitted = nb.shell.user_ns["df"]["submitted"][0]
+    assert submitted.strftime("%Y-%m-%d %H:%M:%S") in plain  # the data keeps its precision
+
+
+def test_a_table_marks_every_missing_value_alike() -> None:
+    spec = ListingSpec(
+        "mixed",
+        (
+            Column("name"),
+            Column("n", "int"),
+            Column("x", "float"),
+            Column("ok", "bool"),
+            Column("state", "category"),
+            Column("when", "datetime"),
+            Column("ports", "object"),
+        ),
+    )
+    frame = to_frame(
+        [
+            {
+                "name": "a",
+                "n": 1,
+                "x": 0.5,
+                "ok": True,
+                "state": "RUNNING",
+                "when": "2026-01-02T03:04:05.678901Z",
+                "ports": ["22/tcp"],
+            },
+            {},
+        ],
+        spec,
+    )
+    table = Table(frame)
+    plain, html = repr(table), table._repr_html_()
+    assert not NOISE.search(plain) and not NOISE.search(html), plain
+    assert plain.splitlines()[2].split() == ["1", *["–"] * 7]
+    assert "2026-01-02 03:04:05" in plain and '["22/tcp"]' in plain
+    assert html.count("<td>–</td>") == 7
+    assert "td, table.nbext-listing th { white-space: nowrap; }" in html  # ids stay whole
+    # the data keeps pandas' own missing values, one per dtype
+    assert frame["n"].isna()[1] and frame["x"].isna()[1] and frame["when"].isna()[1]
+
+
+def test_daily_times_show_the_date() -> None:
+    frame = to_frame(
+        [{"time": "2026-01-01T00:00:00Z"}, {"time": "2026-01-02T00:00:00Z"}],
+        ListingSpec("daily", (Column("time", "datetime"),)),
+    )
+    assert repr(Table(frame)).split() == ["time", "(UTC)", "0", "2026-01-01", "1", "2026-01-02"]
+
+
+def test_nested_enums_are_their_values() -> None:
+    endpoint = Endpoint.model_validate(
+        {"id": "e1", "name": "llm", "gpuTypeIds": ["NVIDIA A40"], "dataCenterIds": ["EU-RO-1"]}
+    )
+    frame = to_frame([endpoint], ENDPOINTS)
+    assert frame["gpu_type_ids"][0] == ["NVIDIA A40"]
+    assert type(frame["gpu_type_ids"][0][0]) is str
+    assert frame["data_center_ids"][0] == ["EU-RO-1"]
+
+
+def test_legend_labels_are_names_told_apart_by_id_where_shared() -> None:
+    frame = pd.DataFrame(
+        {
+            "pod_id": ["p1", "p2", "p3", "p4"],
+            "pod_name": pd.array(["trainer", "desk", "desk", None], dtype="string"),
+        }
+    )
+    labels = legend_labels(frame, "pod_id", ["p1", "p2", "p3", "p4"])
+    assert labels == ["trainer", "desk (p2)", "desk (p3)", "p4"]  # p4: deleted, no name
+    gpus = pd.DataFrame({"gpu_type_id": ["NVIDIA A40"]})
+    assert legend_labels(gpus, "gpu_type_id", ["NVIDIA A40"]) == ["NVIDIA A40"]

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from enum import Enum
 from typing import Any, Literal
 
 import pandas as pd
@@ -66,10 +67,17 @@ class ListingSpec:
     sort: tuple[str, bool] | None = None
     hidden: frozenset[str] = field(default_factory=frozenset)
     """Record fields never shown, even with ``extra="keep"`` (e.g. nested blobs)."""
+    shown: tuple[str, ...] | None = None
+    """The columns a cell shows by default (``--all``: every one; the frame has every one).
+    None: the spec's own columns, without the extra fields."""
 
     @property
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
+
+    @property
+    def default_columns(self) -> list[str]:
+        return list(self.shown) if self.shown is not None else self.names
 
 
 def as_mapping(record: Any) -> Mapping[str, Any]:
@@ -140,7 +148,24 @@ def convert(series: pd.Series, column: Column) -> pd.Series:
         return pd.to_numeric(series, errors="coerce").astype("float64")
     if kind == "bool":
         return series.astype("boolean")
-    return series.astype("object")
+    return plain_values(series)
+
+
+def plain_values(series: pd.Series) -> pd.Series:
+    """The values made plain, as objects (``map`` would turn ``[5, None]`` into floats)."""
+    return pd.Series([plain_value(v) for v in series], index=series.index, dtype=object)
+
+
+def plain_value(value: Any) -> Any:
+    """Enums (also inside lists and dicts) as their values: ``'NVIDIA A40'``, not
+    ``<GpuTypeId.A40: 'NVIDIA A40'>``, in a cell and in the data."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list | tuple):
+        return [plain_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain_value(v) for k, v in value.items()}
+    return value
 
 
 def _text(value: Any) -> str:
@@ -160,6 +185,7 @@ def _instant(value: Any) -> Any:
 
 def _infer(series: pd.Series) -> pd.Series:
     """Extra fields: numbers and booleans keep their type, nested values stay objects."""
+    series = plain_values(series)
     values = series.dropna()
     if values.empty:
         return series.astype("object")

@@ -5,20 +5,35 @@ from __future__ import annotations
 import pandas as pd
 
 from ..ipython import show
+from .table import Table
 
 
-def show_frame(frame: pd.DataFrame, limit: int, *, what: str, stored_as: str | None) -> None:
-    """Display the first ``limit`` rows of ``frame`` and one line on the rest.
+def show_frame(
+    frame: pd.DataFrame,
+    limit: int,
+    *,
+    what: str,
+    stored_as: str | None,
+    columns: list[str] | None = None,
+) -> None:
+    """Display the first ``limit`` rows of ``frame`` (its ``columns``) and one line on the rest.
 
     The whole frame is never cut: ``-o NAME`` stores all of it; only the display is.
-    ``limit`` 0 shows every row.
+    ``limit`` 0 shows every row; ``columns`` None every column.
     """
-    if limit <= 0 or len(frame) <= limit:
-        show(frame)
+    shown = frame if columns is None else frame[[c for c in columns if c in frame]]
+    if limit > 0:
+        shown = shown.head(limit)
+    show(Table(shown))
+    cut: list[str] = []
+    hints: list[str] = []
+    if len(shown) < len(frame):
+        cut.append(f"{len(shown)} of {len(frame)} rows")
+        hints.append("%config RunpodMagics.display_limit = N shows more")
+    if len(shown.columns) < len(frame.columns):
+        cut.append(f"{len(shown.columns)} of {len(frame.columns)} columns")
+        hints.append("--all shows every column")
+    if not cut:
         return
-    show(frame.head(limit))
     keep = f"all of them are in `{stored_as}`" if stored_as else "-o NAME keeps all of them"
-    print(
-        f"{what}: showing {limit} of {len(frame)} rows ({keep}; "
-        "%config RunpodMagics.display_limit = N shows more)"
-    )
+    print(f"{what}: showing {' and '.join(cut)} ({keep}; {'; '.join(hints)})")

@@ -3,6 +3,8 @@
 Column names are Python style (``image_name``), sources the service's wire names
 (``imageName``), so ``df.image_name`` works and the spec says where each came from.
 Timings of jobs stay in the service's unit (milliseconds) and say so in their names.
+A wide listing (a pod has some thirty fields) names the few a cell shows by default
+(``shown``): what tells the rows apart and what they cost; ``--all`` shows the rest.
 """
 
 from __future__ import annotations
@@ -74,6 +76,15 @@ TEMPLATES = ListingSpec(
     ),
     hidden=frozenset({"env", "readme", "dockerEntrypoint", "dockerStartCmd"}),
     sort=("name", True),
+    shown=(
+        "id",
+        "name",
+        "image_name",
+        "is_serverless",
+        "category",
+        "container_disk_gb",
+        "volume_gb",
+    ),
 )
 
 PODS = ListingSpec(
@@ -97,6 +108,16 @@ PODS = ListingSpec(
     ),
     hidden=frozenset({"env", "machine", "networkVolume", "portMappings", "savingsPlans", "gpu"}),
     sort=("name", True),
+    shown=(
+        "id",
+        "name",
+        "desired_status",
+        "image",
+        "gpu_type",
+        "gpu_count",
+        "cost_per_hr",
+        "last_started_at",
+    ),
 )
 
 ENDPOINTS = ListingSpec(
@@ -119,6 +140,16 @@ ENDPOINTS = ListingSpec(
     ),
     hidden=frozenset({"env", "template", "workers"}),
     sort=("name", True),
+    shown=(
+        "id",
+        "name",
+        "image_name",
+        "compute_type",
+        "gpu_type_ids",
+        "workers_min",
+        "workers_max",
+        "created_at",
+    ),
 )
 
 VOLUMES = ListingSpec(

@@ -18,10 +18,14 @@ EXPANDED_CHARS = 100_000
 """How much of an output the expandable view shows (the whole value is in ``-o NAME``)."""
 
 
+MISSING = "–"
+"""What a panel or a listing shows where there is no value (yet)."""
+
+
 def format_ms(ms: float | None) -> str:
     """``12 ms``, ``1.23 s``, ``2 min 5 s``, ``1 h 2 min``; ``–`` when unknown."""
     if ms is None:
-        return "–"
+        return MISSING
     if ms < 1000:
         return f"{ms:.0f} ms"
     seconds = ms / 1000

@@ -19,10 +19,10 @@ from ..ipython import (
     line_magic,
     magic_arguments,
     no_var_expand,
-    parse_argstring,
 )
 from . import batch, connect, health, jobs, listings  # noqa: F401  (they register subcommands)
 from .commands import SUBCOMMANDS, dispatch, help_text
+from .common import parse_line
 from .job import run_job
 
 
@@ -110,18 +110,18 @@ class RunpodMagics(Magics):
             %%runpod_job echo -o out
             {"text": "hello"}
         """
-        run_job(self, parse_argstring(self.runpod_job, line), cell)
+        run_job(self, parse_line(self.runpod_job, line), cell)
 
     @no_var_expand
     @line_magic
     def runpod(self, line: str) -> Any:
-        """Talk to the service: ``%runpod SUBCOMMAND [arguments]``.
+        """Talk to the service: %runpod SUBCOMMAND [arguments].
 
-        ``%runpod help SUBCOMMAND`` shows a subcommand's options.
+        %runpod help SUBCOMMAND shows a subcommand's options.
         """
         return dispatch(self, line)
 
 
-RunpodMagics.runpod.__doc__ = f"{RunpodMagics.runpod.__doc__}\n\nSubcommands::\n\n{help_text()}\n"
+RunpodMagics.runpod.__doc__ = f"{RunpodMagics.runpod.__doc__}\n\nSubcommands:\n\n{help_text()}\n"
 
 __all__ = ["SUBCOMMANDS", "RunpodMagics"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..ipython import parse_argstring
+from .common import parse_line
 
 if TYPE_CHECKING:
     import argparse
@@ -33,10 +33,11 @@ class Subcommand:
 
     @property
     def help(self) -> str:
-        return str(self.handler.__doc__ or self.summary)
+        """The subcommand's usage, description and options, as plain text."""
+        return plain(str(self.handler.__doc__ or self.summary))
 
     def run(self, magics: RunpodMagics, argstring: str) -> Any:
-        args = parse_argstring(self.handler, argstring)
+        args = parse_line(self.handler, argstring)
         return self.handler(magics, args)
 
 
@@ -80,7 +81,7 @@ def subcommand(name: str, summary: str) -> Callable[[Handler], Handler]:
 
 def dispatch(magics: RunpodMagics, line: str) -> Any:
     """``%runpod SUBCOMMAND [arguments]``."""
-    name, _, rest = line.strip().partition(" ")
+    name, rest = [*line.split(maxsplit=1), "", ""][:2]  # any whitespace, tabs too
     if not name:
         raise UsageError(f"%runpod needs a subcommand: {', '.join(names())} (%runpod? for help)")
     if name in ("help", "-h", "--help"):
@@ -88,10 +89,8 @@ def dispatch(magics: RunpodMagics, line: str) -> Any:
         return None
     command = SUBCOMMANDS.get(name)
     if command is None:
-        close = difflib.get_close_matches(name, SUBCOMMANDS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
         raise UsageError(
-            f"unknown %runpod subcommand {name!r}{hint} (one of: {', '.join(names())})"
+            f"unknown %runpod subcommand {name!r}{_close(name)} (one of: {', '.join(names())})"
         )
     return command.run(magics, rest)
 
@@ -101,8 +100,42 @@ def help_text(name: str | None = None) -> str:
     if name is not None:
         command = SUBCOMMANDS.get(name)
         if command is None:
-            raise UsageError(f"no %runpod subcommand {name!r}; one of: {', '.join(names())}")
+            raise UsageError(
+                f"no %runpod subcommand {name!r}{_close(name)} (one of: {', '.join(names())})"
+            )
         return command.help
     width = max(len(n) for n in SUBCOMMANDS)
     lines = [f"  {n:<{width}}  {SUBCOMMANDS[n].summary}" for n in names()]
     return "\n".join(lines)
+
+
+def _close(name: str) -> str:
+    close = difflib.get_close_matches(name, SUBCOMMANDS, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def plain(doc: str) -> str:
+    """A docstring as a terminal reads it: without reStructuredText's markup.
+
+    ``magic_arguments`` writes the usage as a literal block (``::`` and an indented
+    line) for IPython's ``?`` pages, and docstrings quote names in double backquotes;
+    printed by ``%runpod help`` both would show as noise.
+    """
+    lines: list[str] = []
+    in_usage = False
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped == "::":
+            continue
+        if stripped.endswith("::"):
+            line = line.rstrip()[:-1]
+        if stripped.startswith("%") and not any(text.strip() for text in lines):
+            line, in_usage = f"usage: {stripped}", True
+        elif in_usage and stripped:
+            # argparse aligned the wrapped usage under "usage: runpod NAME "; IPython then
+            # added the "%" this line keeps, one column more
+            line = " " + line
+        else:
+            in_usage = False
+        lines.append(line.replace("``", ""))
+    return "\n".join(lines).strip("\n")

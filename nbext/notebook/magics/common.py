@@ -1,40 +1,100 @@
 """What every magic needs: user mistakes as one-line UsageErrors, names, the namespace.
 
-A user's mistake (a typo in an endpoint, bad JSON, an option out of range) is shown as
-IPython's ``UsageError``: one line, no traceback. Errors the service returns for a
-command are mistakes of the same kind from the user's side (unknown endpoint, a job that
-already ended), so ``usage_errors`` turns nbext's errors into that one line too.
+A user's mistake (a typo in an endpoint, bad JSON, an unbalanced quote, an option out of
+range) is shown as IPython's ``UsageError``: one line, no traceback. Errors the service
+returns for a command are mistakes of the same kind from the user's side (unknown
+endpoint, a job that already ended), so ``usage_errors`` turns nbext's errors into that
+one line too, said in the user's terms (``errors.describe``). Anything else (a
+``TypeError`` or ``ValueError`` from a bug, in nbext or in the user's own function)
+keeps its traceback: one line would hide where it came from.
 """
 
 from __future__ import annotations
 
 import contextlib
 import keyword
-from collections.abc import Iterator
+import math
+import re
+import shlex
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from nbext.client import NbextError
+from nbext.client import NbextError, NotFound
+
+from ..connection import current
+from ..errors import Endpoints, describe, one_line
 
 if TYPE_CHECKING:
+    import argparse
+
     from . import RunpodMagics
 
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())
+__all__ = ["check_name", "explain", "one_line", "parse_line", "positive", "store", "usage_errors"]
 
 
 @contextlib.contextmanager
 def usage_errors(what: str = "") -> Iterator[None]:
-    """Re-raise nbext's errors (and ValueError from local checks) as one-line UsageErrors."""
+    """Re-raise nbext's errors as one-line UsageErrors; ``what`` says what was being done.
+
+    ``what`` ("billing pods", "endpoint 'echo'") leads the line unless the description
+    already names the same thing, so a job or an endpoint is said once. Only nbext's errors are
+    turned (the client's, and the notebook layer's ``InvalidArgument``/``WrongType``):
+    they are what a user can act on.
+    """
     try:
         yield
     except UsageError:
         raise
-    except (NbextError, ValueError, TypeError) as exc:
-        prefix = f"{what}: " if what else ""
-        raise UsageError(one_line(f"{prefix}{exc}")) from None
+    except NbextError as exc:
+        message = explain(exc)
+        if what and not said(what, message):
+            message = f"{what}: {message}"
+        raise UsageError(one_line(message)) from None
+
+
+def said(what: str, message: str) -> bool:
+    """Whether ``message`` already names what ``what`` does: it starts with it, or quotes
+    the same name ("map on 'echo'" and "endpoint 'echo' not found")."""
+    return message.startswith(what) or any(name in message for name in re.findall(r"'[^']+'", what))
+
+
+def explain(exc: NbextError) -> str:
+    """``describe(exc)``, told the service's endpoints when something was not found, so an
+    unknown endpoint gets "did you mean" (an extra request, on the error path only)."""
+    return describe(exc, endpoints=_endpoints_for(exc))
+
+
+def _endpoints_for(exc: NbextError) -> Endpoints:
+    """The service's endpoints (id, name), asked only when something was not found."""
+    if not (isinstance(exc, NotFound) and exc.endpoint_id):
+        return ()
+    with contextlib.suppress(NbextError):
+        return [(e.id, e.name) for e in current().client.endpoints.list() if e.id]
+    return ()
+
+
+def parse_line(magic: Callable[..., Any], line: str) -> argparse.Namespace:
+    """``line`` parsed by ``magic``'s argument parser; any mistake is a one-line UsageError.
+
+    The line is split into words by shell rules, quotes removed: ``--name "my model"``
+    is the name ``my model``, as a user who quotes means it (IPython's own splitting
+    keeps the quotes inside the value). An unbalanced quote or a trailing backslash is
+    said in one line; argparse's complaints already are UsageErrors.
+    """
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        problem = {
+            "No closing quotation": "a quote is not closed",
+            "No escaped character": "the line ends in a backslash",
+        }.get(str(exc), str(exc))
+        raise UsageError(
+            one_line(f"cannot read the arguments: {problem} in `{line.strip()}`")
+        ) from None
+    parser: argparse.ArgumentParser = magic.parser  # type: ignore[attr-defined]
+    return parser.parse_args(words)
 
 
 def check_name(name: str | None, option: str = "-o") -> str | None:
@@ -53,6 +113,6 @@ def store(magics: RunpodMagics, name: str | None, value: Any) -> None:
 
 
 def positive(value: float | None, option: str) -> float | None:
-    if value is not None and value <= 0:
+    if value is not None and not (value > 0 and math.isfinite(value)):
         raise UsageError(f"{option} must be a number of seconds > 0, got {value:g}")
     return value

@@ -6,14 +6,15 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from nbext.client import NbextError, NotFound
+from nbext.client import Conflict, NbextError, NotFound
 
 from ..display import show_frame, to_frame
 from ..display.specs import JOBS
+from ..errors import describe
 from ..ipython import argument, magic_arguments
 from ..registry import JobRecord
 from .commands import subcommand
-from .common import check_name, one_line, store, usage_errors
+from .common import check_name, explain, store, usage_errors
 from .job import retry_job
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def refresh(magics: RunpodMagics) -> None:
         try:
             connection.registry.update(record.id, job.status())
         except NotFound as exc:
-            connection.registry.mark_removed(record.id, str(exc))
+            connection.registry.mark_removed(record.id, describe(exc, named=False))
         except NbextError:
             continue  # keep the last state seen; the listing is still useful
 
@@ -63,6 +64,8 @@ A notebook cannot pass a variable to ``%runpod`` (its line is not expanded), and
 id is not known when the notebook is written; ``last`` lets a guide (or a person) act on
 the job the previous cell started.
 """
+EXTERNAL = "external"
+"""How a job this kernel did not submit, named by id and --endpoint, was met (``via``)."""
 JOB_HELP = f"the job id, or {LAST!r} for the newest job this kernel submitted"
 
 
@@ -76,8 +79,10 @@ def record_of(magics: RunpodMagics, job_id: str, endpoint: str | None) -> JobRec
             raise UsageError(f"no job was submitted from this kernel yet, so there is no {LAST!r}")
         return records[-1]
     record = magics.connection.registry.get(job_id)
-    if record is not None:
-        return record
+    if record is not None and not (
+        record.via == EXTERNAL and endpoint is not None and endpoint != record.endpoint_id
+    ):
+        return record  # (a job named before with another --endpoint: that one was a typo)
     if endpoint is None:
         raise UsageError(
             f"job {job_id!r} was not submitted from this kernel; give its endpoint: "
@@ -85,7 +90,7 @@ def record_of(magics: RunpodMagics, job_id: str, endpoint: str | None) -> JobRec
         )
     with usage_errors():
         service = magics.connection.service()
-    return magics.connection.registry.add(JobRecord(job_id, endpoint, service.mode, "external"))
+    return magics.connection.registry.add(JobRecord(job_id, endpoint, service.mode, EXTERNAL))
 
 
 @subcommand("cancel", "cancel a job (IN_QUEUE or IN_PROGRESS)")
@@ -99,18 +104,27 @@ def cancel(magics: RunpodMagics, args: argparse.Namespace) -> None:
     if service is None:
         raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
     job = service.client.endpoint(record.endpoint_id).job(record.id)
+    ended = False
     try:
-        job.cancel()
+        try:
+            job.cancel()
+        except Conflict:
+            ended = True  # it ended before the cancel arrived; its state says how
         result = job.status()
     except NotFound as exc:
-        magics.connection.registry.mark_removed(record.id, str(exc))
-        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+        magics.connection.registry.mark_removed(record.id, describe(exc, named=False))
+        raise UsageError(explain(exc)) from None
     except NbextError as exc:
-        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+        raise UsageError(explain(exc)) from None
     magics.connection.registry.update(record.id, result)
     if record.follower is not None and record.follower.panel is not None:
         record.follower.panel.set_result(result)
-    print(f"job {record.id} on {record.endpoint_id!r}: {result.status.value}")
+    state = result.status
+    where = f"job {record.id} on {record.endpoint_id!r}"
+    if ended and state.is_final:
+        print(f"{where}: already {state.value}, nothing to cancel")
+    else:
+        print(f"{where}: {state.value}")
 
 
 @subcommand("retry", "queue a FAILED or TIMED_OUT job again and follow it")

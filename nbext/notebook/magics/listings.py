@@ -6,10 +6,14 @@ the subcommands are made from a table, so a new resource is one row here.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
+
+from nbext.client import NbextError
 
 from ..display import ListingSpec, show_frame, to_frame
 from ..display.specs import BILLING, ENDPOINTS, PODS, REGISTRY_AUTHS, TEMPLATES, VOLUMES
@@ -50,9 +54,15 @@ including those bound to endpoints (the service leaves those out by default), an
 endpoints with their template, so the ``image_name`` column says what each one runs."""
 
 
+ALL_HELP = "show every column (by default a cell shows the useful few; -o keeps them all)"
+
+
+def columns_shown(spec: ListingSpec, args: argparse.Namespace) -> list[str] | None:
+    """The columns a cell shows: ``--all`` every one, else the spec's default few."""
+    return None if args.all else spec.default_columns
+
+
 def _listing(command: str, attribute: str, spec: ListingSpec, summary: str) -> None:
-    @magic_arguments(f"runpod {command}")
-    @argument("-o", "--output", help="store the whole DataFrame in this variable")
     def handler(magics: RunpodMagics, args: argparse.Namespace) -> None:
         name = check_name(args.output)
         resource = management(magics, attribute, command)
@@ -60,12 +70,22 @@ def _listing(command: str, attribute: str, spec: ListingSpec, summary: str) -> N
             records = resource.list(**LIST_OPTIONS.get(command, {}))
         frame = to_frame(records, spec)
         store(magics, name, frame)
-        show_frame(frame, magics.display_limit, what=command, stored_as=name)
+        show_frame(
+            frame,
+            magics.display_limit,
+            what=command,
+            stored_as=name,
+            columns=columns_shown(spec, args),
+        )
 
-    handler.__doc__ = f"{summary[0].upper()}{summary[1:]}, as a DataFrame.\n\n" + str(
-        handler.__doc__
+    # the description first: magic_arguments puts the usage and options after it
+    handler.__doc__ = f"{summary[0].upper()}{summary[1:]}, as a DataFrame."
+    decorated = magic_arguments(f"runpod {command}")(
+        argument("--all", action="store_true", help=ALL_HELP)(
+            argument("-o", "--output", help="store the whole DataFrame in this variable")(handler)
+        )
     )
-    subcommand(command, f"{summary} (a DataFrame)")(handler)
+    subcommand(command, f"{summary} (a DataFrame)")(decorated)
 
 
 for _row in LISTINGS:
@@ -91,12 +111,17 @@ BILLING_CALLS: dict[str, str] = {
 )
 @argument("--group", help="group records by this field (e.g. podId, endpointId, gpuTypeId)")
 @argument("--plot", action="store_true", help="draw the amount over time (matplotlib)")
+@argument("--all", action="store_true", help=ALL_HELP)
 @argument("-o", "--output", help="store the whole DataFrame in this variable")
 def billing(magics: RunpodMagics, args: argparse.Namespace) -> None:
-    """Billing records of KIND between --start and --end, bucketed and grouped."""
+    """Billing records of KIND between --start and --end, bucketed and grouped. Records
+    of a pod or an endpoint carry its name too (pod_name, endpoint_name), and --plot
+    draws one line per pod, endpoint or GPU type, labelled by name.
+    """
     name = check_name(args.output)
     if args.group is not None and args.kind == "volumes":
         raise UsageError("--group does not apply to volumes (their records are not grouped)")
+    check_period(args.start, args.end)
     resource = management(magics, "billing", "billing")
     call: Callable[..., Any] = getattr(resource, BILLING_CALLS[args.kind])
     options = {
@@ -111,15 +136,71 @@ def billing(magics: RunpodMagics, args: argparse.Namespace) -> None:
     }
     with usage_errors(f"billing {args.kind}"):
         records = call(**options)
-    frame = to_frame(records, BILLING[args.kind])
+    spec = BILLING[args.kind]
+    frame, added = with_names(to_frame(records, spec), magics)
     store(magics, name, frame)
-    show_frame(frame, magics.display_limit, what=f"billing {args.kind}", stored_as=name)
+    shown = columns_shown(spec, args)
+    show_frame(
+        frame,
+        magics.display_limit,
+        what=f"billing {args.kind}",
+        stored_as=name,
+        columns=None if shown is None else [c for c in frame if c in shown or c in added],
+    )
     if args.plot:
         plot_billing(frame, args.kind)
 
 
+def check_period(start: str | None, end: str | None) -> None:
+    """``--start`` and ``--end`` are ISO dates or date-times, in that order."""
+    moments: list[datetime] = []
+    for option, value in (("--start", start), ("--end", end)):
+        if value is None:
+            continue
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            raise UsageError(
+                f"{option} {value!r} is not an ISO date or date-time "
+                "(e.g. 2026-01-31, or 2026-01-31T12:00:00Z)"
+            ) from None
+        moments.append(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    if len(moments) == 2 and moments[0] > moments[1]:
+        raise UsageError(f"--start ({start}) is after --end ({end})")
+
+
+NAMED: dict[str, tuple[str, str]] = {
+    "pod_id": ("pod_name", "pods"),
+    "endpoint_id": ("endpoint_name", "endpoints"),
+}
+"""A billing id column -> the name column added after it, and the client's listing
+that knows the names (ids say nothing to a reader; on the cloud they are generated)."""
+GROUP_TITLES = {"pod_id": "pod", "endpoint_id": "endpoint", "gpu_type_id": "GPU type"}
+
+
+def with_names(frame: pd.DataFrame, magics: RunpodMagics) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` with a name column after each id column that has ids; the names added.
+
+    A name the service cannot give (the pod was deleted since, or the listing failed)
+    stays missing: the bill is still worth showing.
+    """
+    added: list[str] = []
+    for id_column, (name_column, attribute) in NAMED.items():
+        if id_column not in frame or not frame[id_column].notna().any():
+            continue
+        names: dict[str, str] = {}
+        with contextlib.suppress(NbextError):
+            resource = management(magics, attribute, "billing")
+            names = {item.id: item.name for item in resource.list() if item.id and item.name}
+        values = frame[id_column].astype("string").map(names, na_action="ignore")
+        position = list(frame.columns).index(id_column) + 1
+        frame.insert(position, name_column, values.astype("string"))
+        added.append(name_column)
+    return frame, added
+
+
 def plot_billing(frame: pd.DataFrame, kind: str) -> None:
-    """Amount over time, one line per group when the records are grouped."""
+    """Amount over time, one line per group (labelled by name) when records are grouped."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:
@@ -127,14 +208,7 @@ def plot_billing(frame: pd.DataFrame, kind: str) -> None:
     if frame.empty:
         print(f"billing {kind}: no records to plot")
         return
-    group = next(
-        (
-            c
-            for c in ("pod_id", "endpoint_id", "gpu_type_id")
-            if c in frame and frame[c].notna().any()
-        ),
-        None,
-    )
+    group = next((c for c in GROUP_TITLES if c in frame and frame[c].notna().any()), None)
     fig, ax = plt.subplots(figsize=(7, 3))
     if group is None:
         ax.plot(frame["time"], frame["amount_usd"], marker="o")
@@ -145,10 +219,25 @@ def plot_billing(frame: pd.DataFrame, kind: str) -> None:
         amounts = frame.pivot_table(
             index="time", columns=group, values="amount_usd", aggfunc="sum", observed=True
         ).fillna(0.0)
-        for key in amounts.columns:
-            ax.plot(amounts.index, amounts[key], marker="o", label=str(key))
-        ax.legend(title=group, fontsize="small")
+        labels = legend_labels(frame, group, [str(key) for key in amounts.columns])
+        for key, label in zip(amounts.columns, labels, strict=True):
+            ax.plot(amounts.index, amounts[key], marker="o", label=label)
+        ax.legend(title=GROUP_TITLES[group], fontsize="small")
     ax.set_title(f"billing: {kind}")
     ax.set_ylabel("USD")
     fig.autofmt_xdate()
     plt.show()
+
+
+def legend_labels(frame: pd.DataFrame, group: str, keys: list[str]) -> list[str]:
+    """Each group's name; ``name (id)`` where two share a name; the id where none is known."""
+    name_column = NAMED.get(group, ("", ""))[0]
+    names: dict[str, str] = {}
+    if name_column in frame:
+        pairs = frame[[group, name_column]].dropna().astype(str).drop_duplicates()
+        names = dict(zip(pairs[group], pairs[name_column], strict=True))
+    chosen = [names.get(key, key) for key in keys]
+    return [
+        f"{label} ({key})" if chosen.count(label) > 1 and label != key else label
+        for key, label in zip(keys, chosen, strict=True)
+    ]

@@ -1,0 +1,83 @@
+"""A listing as a cell shows it: one mark for every missing value, times to the second.
+
+The DataFrame itself (what ``-o NAME`` stores) is data: pandas' own missing values per
+dtype (``NaN``, ``<NA>``, ``NaT``, ``None``) and times to the microsecond, so it sorts,
+filters and resamples as pandas users expect. Shown as pandas shows it, though, one
+table mixes four spellings of "nothing here" and times no one reads to the microsecond.
+``Table`` is the reading copy: every missing value is ``–`` (as in the panels), times are
+to the second (or the day, when every one is at midnight) with the zone in the header,
+and nested values are compact JSON, in HTML and in its ``text/plain`` twin alike.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from .text import MISSING, compact_json
+
+CSS_CLASS = "nbext-listing"
+NO_WRAP = f"<style>table.{CSS_CLASS} td, table.{CSS_CLASS} th {{ white-space: nowrap; }}</style>"
+"""JupyterLab lets table cells wrap at any space or hyphen, which cuts job ids and times
+in two; a listing's rows stay one line each (a wide one scrolls sideways instead)."""
+CELL_CHARS = 60
+"""How much of a nested value (a job's output, a list of ports) one cell shows."""
+
+
+def is_missing(value: Any) -> bool:
+    """Missing in any of pandas' spellings (a list or a dict is a value, never missing)."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def cell_text(value: Any) -> str:
+    if is_missing(value):
+        return MISSING
+    if isinstance(value, dict | list | tuple):
+        return compact_json(value, CELL_CHARS)
+    return str(value)
+
+
+def time_format(series: pd.Series) -> str:
+    """Seconds, or just the date when every time is a midnight (daily billing buckets)."""
+    times = series.dropna()
+    if len(times) and (times == times.dt.normalize()).all():
+        return "%Y-%m-%d"
+    return "%Y-%m-%d %H:%M:%S"
+
+
+class Table:
+    """A DataFrame for reading in a cell (HTML and text/plain), not for computing."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+
+    def _view(self) -> pd.DataFrame:
+        """Every column as the text its cells show (floats keep pandas' aligned decimals).
+
+        pandas' ``na_rep`` and ``formatters`` never reach ``<NA>`` in its nullable dtypes,
+        so the cells are written here, once, for both renderings.
+        """
+        columns: dict[str, Any] = {}
+        for name, series in self.frame.items():
+            label = str(name)
+            if isinstance(series.dtype, pd.DatetimeTZDtype):
+                label = f"{name} ({series.dt.tz})"
+                pattern = time_format(series)
+                columns[label] = [MISSING if is_missing(v) else v.strftime(pattern) for v in series]
+            elif series.dtype == "float64":
+                columns[label] = series  # NaN is marked by na_rep
+            else:
+                columns[label] = [cell_text(v) for v in series]
+        return pd.DataFrame(columns, index=self.frame.index)
+
+    def _repr_html_(self) -> str:
+        html: str = self._view().to_html(na_rep=MISSING, notebook=True, border=0, classes=CSS_CLASS)
+        return NO_WRAP + html
+
+    def __repr__(self) -> str:
+        text: str = self._view().to_string(na_rep=MISSING)
+        return text
