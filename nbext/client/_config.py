@@ -191,7 +191,8 @@ def load_config(
     if key is None and require_key:
         raise ConfigError(
             f"no API key: pass api_key=..., set {ENV_API_KEY}, or run the service's "
-            f"`runpod config` to write {DEFAULT_CONFIG_FILE}"
+            f"`runpod config` to write {DEFAULT_CONFIG_FILE}; for a local emulator "
+            "instead, use `with nbext.local_client() as client:`"
         )
 
     base = base_url or env.get(ENV_BASE_URL, "").strip()
