@@ -13,12 +13,17 @@ images deployed as endpoints of the same names (``echo``, ``sleep``, ``fail``,
 ``stream-text``) plus any ``endpoints`` given, and stops when the block ends. The client
 talks to it over HTTP, exactly as it talks to the service. This module sits above the
 client and the emulator, which never import each other (docs/architecture.md#layers).
+
+A failing handler is the job's error (``JobFailed``), so its traceback is not also
+printed to the script's stderr; a script that configured ``logging`` still gets the
+emulator's record of it, with the traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
@@ -34,6 +39,9 @@ Endpoints = Mapping[str, str | Handler]
 
 def _serve(endpoints: Endpoints | None, emulator: Emulator | None) -> EmulatorServer:
     """The emulator (a new one unless given) with its endpoints, not yet started."""
+    logger = logging.getLogger("nbext.emulator")
+    if not logger.handlers:  # else Python's last-resort handler prints to stderr
+        logger.addHandler(logging.NullHandler())
     emulator = emulator if emulator is not None else Emulator()
     for name in emulator.images.names():
         if name not in emulator.jobs.endpoints:

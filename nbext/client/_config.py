@@ -138,8 +138,9 @@ def _refuse_rest_url_in_sdk_variable(value: str) -> None:
     """Refuse ``RUNPOD_API_BASE_URL=http://.../v1``: a REST base under the SDK's name.
 
     The SDK appends ``/graphql`` to its host; a value ending in the REST version
-    (``/v1``) was written for nbext's management interface. Ignoring it would send those calls, with the key, to
-    the real service; reading it would break every shell set up for the SDK.
+    (``/v1``) was written for nbext's management interface. Ignoring it would send those
+    calls, with the key, to the real service; reading it as ours would break every shell
+    set up for the SDK.
     """
     value = value.strip()
     if "://" in value and value.rstrip("/").endswith("/v1"):

@@ -8,85 +8,21 @@ shell in a subprocess, after the printed lines, so what is tested is what a user
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-EXPORT = re.compile(r"^\s*export (RUNPOD_\w+)=(\S+)$")
-
-
-class Standalone:
-    """``python -m nbext.emulator --port 0 ARGS``, its whole banner read."""
-
-    def __init__(self, *args: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "nbext.emulator", "--port", "0", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        assert self.proc.stdout is not None
-        lines: list[str] = []
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line.rstrip("\n"))
-            if line.startswith("Ctrl-C stops"):
-                break
-        self.banner = "\n".join(lines)
-        self.export_lines = [line.strip() for line in lines if EXPORT.match(line)]
-        self.exports = dict(m.groups() for line in lines if (m := EXPORT.match(line)))
-        if "RUNPOD_REST_BASE_URL" not in self.exports:
-            self.stop()
-            raise AssertionError(f"no full banner:\n{self.banner}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.communicate()
+from ..standalone import Standalone, run_python_after
 
 
 @pytest.fixture
 def standalone() -> Iterator[Standalone]:
-    server = Standalone()
+    server = Standalone.module()
     yield server
     server.stop()
-
-
-def run_after_exports(export_lines: list[str], script: str, home: Path) -> str:
-    """``script`` run by Python in a shell that first ran ``export_lines``, as pasted."""
-    clean = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith("RUNPOD_")
-        and name.upper() not in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
-    }
-    clean["HOME"] = str(home)  # no ~/.runpod/config.toml to fall back on
-    shell = "\n".join([*export_lines, f'exec "{sys.executable}" -c "$SCRIPT"'])
-    result = subprocess.run(
-        ["sh", "-c", shell],
-        env={**clean, "SCRIPT": script},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
 
 
 def test_the_banner_exports_the_key_and_both_interfaces(standalone: Standalone) -> None:
@@ -111,7 +47,7 @@ with Client() as client:
     template = client.templates.create(name="from-banner", image_name="example/image:1.0")
     print(template.name)
 """
-    out = run_after_exports(standalone.export_lines, script, tmp_path)
+    out = run_python_after(standalone.export_lines, script, home=tmp_path)
     assert out.splitlines() == ["{'hello': 'world'}", "from-banner"]
     # the template is on this emulator, not anywhere else
     exports = standalone.exports
@@ -134,13 +70,13 @@ endpoint = runpod.Endpoint("echo")
 print(endpoint.run_sync({"hello": "world"}))
 print(endpoint.run({"n": 1}).output(timeout=30))
 """
-    out = run_after_exports(standalone.export_lines, script, tmp_path)
+    out = run_python_after(standalone.export_lines, script, home=tmp_path)
     assert out.splitlines()[-2:] == ["{'hello': 'world'}", "{'n': 1}"]
 
 
 def test_a_given_key_is_never_printed() -> None:
     key = "rpa_0123456789ABCDEF0123456789ABCDEF01234567"
-    server = Standalone("--api-key", key)
+    server = Standalone.module("--api-key", key)
     try:
         assert key not in server.banner
         assert "API key:    rpa_…4567" in server.banner
