@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 EXPORT = re.compile(r"^\s*export (RUNPOD_\w+)=(\S+)$")
@@ -79,12 +79,17 @@ def clean_environment(home: Path) -> dict[str, str]:
 
 
 def run_in_shell(
-    export_lines: Sequence[str], command: str, *, home: Path, cwd: Path | None = None
+    export_lines: Sequence[str],
+    command: str,
+    *,
+    home: Path,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> str:
     """``command`` run by ``sh`` after ``export_lines``, as pasted; its stdout."""
     result = subprocess.run(
         ["sh", "-c", "\n".join([*export_lines, command])],
-        env=clean_environment(home),
+        env={**clean_environment(home), **(env or {})},
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -98,13 +103,5 @@ def run_python_after(
     export_lines: Sequence[str], script: str, *, home: Path, cwd: Path | None = None
 ) -> str:
     """``script`` run by this test run's Python in a shell after ``export_lines``."""
-    result = subprocess.run(
-        ["sh", "-c", "\n".join([*export_lines, f'exec "{sys.executable}" -c "$SCRIPT"'])],
-        env={**clean_environment(home), "SCRIPT": script},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, f"{script}\n{result.stdout}\n{result.stderr}"
-    return result.stdout
+    command = f'exec "{sys.executable}" -c "$SCRIPT"  # {script.strip().splitlines()[0]}'
+    return run_in_shell(export_lines, command, home=home, cwd=cwd, env={"SCRIPT": script})
