@@ -37,12 +37,23 @@ Endpoints = Mapping[str, str | Handler]
 """Endpoint id -> a demo image's name, or a handler function ``handler(job) -> output``."""
 
 
-def _serve(endpoints: Endpoints | None, emulator: Emulator | None) -> EmulatorServer:
-    """The emulator (a new one unless given) with its endpoints, not yet started."""
+@contextlib.contextmanager
+def _served(endpoints: Endpoints | None, emulator: Emulator | None) -> Iterator[EmulatorServer]:
+    """The emulator (a new one unless given) with its endpoints, on a server not yet
+    started; a new emulator is closed at the end, also when an endpoint is refused."""
     logger = logging.getLogger("nbext.emulator")
     if not logger.handlers:  # else Python's last-resort handler prints to stderr
         logger.addHandler(logging.NullHandler())
-    emulator = emulator if emulator is not None else Emulator()
+    served = emulator if emulator is not None else Emulator()
+    try:
+        yield _deployed(served, endpoints)
+    finally:
+        if emulator is None:
+            served.close()
+
+
+def _deployed(emulator: Emulator, endpoints: Endpoints | None) -> EmulatorServer:
+    """A server for ``emulator``, the demo images and ``endpoints`` deployed on it."""
     for name in emulator.images.names():
         if name not in emulator.jobs.endpoints:
             emulator.deploy(name, endpoint_id=name)
@@ -86,15 +97,13 @@ def local_client(
     hand); it is served for the block and left open, yours to close. Other keyword
     arguments go to ``Client`` (``timeout``, ``wait_timeout``, ...).
     """
-    server = _serve(endpoints, emulator)
-    server.start()
-    try:
-        with Client(**_settings(server), **client_options) as client:
-            yield client
-    finally:
-        server.stop()
-        if emulator is None:
-            server.emulator.close()
+    with _served(endpoints, emulator) as server:
+        server.start()
+        try:
+            with Client(**_settings(server), **client_options) as client:
+                yield client
+        finally:
+            server.stop()
 
 
 @contextlib.asynccontextmanager
@@ -108,12 +117,10 @@ async def local_async_client(
 
     Starting and stopping the server wait on its thread, so they run off the event loop.
     """
-    server = _serve(endpoints, emulator)
-    await asyncio.to_thread(server.start)
-    try:
-        async with AsyncClient(**_settings(server), **client_options) as client:
-            yield client
-    finally:
-        await asyncio.to_thread(server.stop)
-        if emulator is None:
-            server.emulator.close()
+    with _served(endpoints, emulator) as server:
+        await asyncio.to_thread(server.start)
+        try:
+            async with AsyncClient(**_settings(server), **client_options) as client:
+                yield client
+        finally:
+            await asyncio.to_thread(server.stop)
