@@ -102,3 +102,47 @@ def test_the_repository_stands_on_its_own() -> None:
     assert not unexpected, f"files citing documents outside the repository: {unexpected}"
     cleaned = sorted(NOT_YET_CLEANED - set(offending))
     assert not cleaned, f"clean now, take them off NOT_YET_CLEANED: {cleaned}"
+
+
+CITATION = re.compile(r"docs/([\w-]+\.md)#([\w-]+)")
+
+
+def anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, spaces as dashes."""
+    found = set()
+    for line in markdown.splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return found
+
+
+def test_anchors_follow_github() -> None:
+    assert anchors("## Rate limits\n### TTL\n## Import rules\n") == {
+        "rate-limits",
+        "ttl",
+        "import-rules",
+    }
+
+
+def test_every_cited_section_of_docs_exists() -> None:
+    """Code cites docs/behaviour.md#retention and the like: those headings must stay."""
+    listed = run("git", "ls-files", "-z")
+    if listed.returncode != 0:
+        pytest.skip(f"not a git checkout: {listed.stderr.strip()}")
+    pages: dict[str, set[str]] = {}
+    broken = []
+    checked = 0
+    for name in filter(None, listed.stdout.split("\0")):
+        path = ROOT / name
+        if not path.is_file() or path.suffix not in (".py", ".md", ".ipynb", ".toml", ".cfg"):
+            continue
+        for page, anchor in CITATION.findall(path.read_text(encoding="utf-8")):
+            if page not in pages:
+                target = ROOT / "docs" / page
+                pages[page] = anchors(target.read_text()) if target.is_file() else set()
+            checked += 1
+            if anchor not in pages[page]:
+                broken.append(f"{name}: docs/{page}#{anchor}")
+    assert checked, "no citation found: the pattern no longer matches how code cites docs/"
+    assert not broken, f"citations of missing sections: {broken}"
