@@ -12,8 +12,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev,lab]'
 	touch $(STAMP)
 
+# JupyterLab refuses to start as root without --allow-root; root is the usual user in
+# Docker, cloud VMs and CI shells, so the flag is added for root only. LAB_ARGS passes
+# more flags, e.g. make lab LAB_ARGS="--no-browser --port 8899".
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
 
 # pytest's exit code 5 (no tests collected) is a failure here, as any non-zero code.
 test: $(STAMP)
@@ -29,8 +34,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/emulator_throughput.py $(BENCH_ARGS)
 
+# EMULATOR_ARGS passes flags, e.g. make emulator EMULATOR_ARGS="--port 8001 --no-rate-limit".
 emulator: $(STAMP)
-	$(BIN)/python -m nbext.emulator
+	$(BIN)/python -m nbext.emulator $(EMULATOR_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

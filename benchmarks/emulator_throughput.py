@@ -4,7 +4,8 @@
     make bench BENCH_ARGS="--rounds 5"
 
 Measured with ``wrk`` (Debian: ``apt-get install -y wrk``), because a Python load
-generator tops out below 1000 requests/s on a small machine and would measure itself:
+generator on a small machine runs out of CPU before the server does, and would measure
+itself:
 
 1. nbext ``/v2/echo/runsync``: completed ``echo`` jobs per second, rate limits off.
 2. nbext ``/run`` + ``/status``: the same jobs submitted and polled until COMPLETED

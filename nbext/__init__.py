@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .client import (
     APIError,
@@ -24,6 +24,9 @@ from .client import (
     Timeout,
     Unauthorized,
 )
+
+if TYPE_CHECKING:  # imported on first use: the emulator is not needed to use the cloud
+    from .local import local_async_client, local_client
 
 __version__ = "0.1.0"
 
@@ -49,6 +52,8 @@ __all__ = [
     "__version__",
     "deploy",
     "load_ipython_extension",
+    "local_async_client",
+    "local_client",
     "unload_ipython_extension",
 ]
 
@@ -67,10 +72,19 @@ def unload_ipython_extension(ipython: Any) -> None:
     import_module("nbext.notebook").unload_ipython_extension(ipython)
 
 
+_LAZY = {
+    "deploy": "nbext.notebook",
+    "local_client": "nbext.local",
+    "local_async_client": "nbext.local",
+}
+"""Names imported on first use: the notebook layer needs IPython, ``nbext.local`` the
+emulator's web stack; ``import nbext`` for the cloud client needs neither."""
+
+
 def __getattr__(name: str) -> Any:
-    """``nbext.deploy``: from the notebook layer, imported on first use (it needs IPython)."""
-    if name == "deploy":
+    """``nbext.deploy``, ``nbext.local_client``, ``nbext.local_async_client``."""
+    if name in _LAZY:
         from importlib import import_module
 
-        return import_module("nbext.notebook").deploy
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'nbext' has no attribute {name!r}")

@@ -203,7 +203,7 @@ class Client(_Base, SyncManagement):
     ``registry_auths`` and ``billing`` (calls under ``base_url``).
 
     ``api_key``, ``base_url`` and ``serverless_url`` fall back to ``RUNPOD_API_KEY``,
-    ``RUNPOD_API_BASE_URL``, ``RUNPOD_ENDPOINT_BASE_URL``, then ``~/.runpod/config.toml``,
+    ``RUNPOD_REST_BASE_URL``, ``RUNPOD_ENDPOINT_BASE_URL``, then ``~/.runpod/config.toml``,
     then the real service. ``timeout`` bounds one plain request; ``wait_timeout`` is the
     default deadline of waits and streams.
 

@@ -1,10 +1,21 @@
 """Where the client's settings come from, and how the API key is kept out of sight.
 
-Order, per setting: the argument, then the environment (``RUNPOD_API_KEY``,
-``RUNPOD_API_BASE_URL``, ``RUNPOD_ENDPOINT_BASE_URL``), then ``~/.runpod/config.toml``
+Order, per setting: the argument, then the environment, then ``~/.runpod/config.toml``
 (the file the service's own CLI writes: ``[default]`` / ``api_key = "..."``), then the
 real service's addresses. Reading the same file as the service's tools means a user who
 configured those once needs to do nothing more here.
+
+The variables (docs/behaviour.md#configuration):
+
+- ``RUNPOD_API_KEY``: the key, as the service's documentation names it;
+- ``RUNPOD_ENDPOINT_BASE_URL``: the job interface, the same variable with the same
+  meaning as in runpod-python, so one export points both at an emulator;
+- ``RUNPOD_REST_BASE_URL``: the management interface. Not ``RUNPOD_API_BASE_URL``:
+  runpod-python reads that one as its GraphQL host (``https://api.runpod.io``), and a
+  shell set up for the SDK must never send nbext's management calls there. A value of
+  ``RUNPOD_API_BASE_URL`` ending in ``/v1`` is nobody's GraphQL host: it was meant for
+  nbext, and is refused with the right name rather than ignored, so the calls do not
+  go to the real service instead of the intended one.
 """
 
 from __future__ import annotations
@@ -21,8 +32,10 @@ from ._errors import ConfigError
 DEFAULT_BASE_URL = "https://rest.runpod.io/v1"
 DEFAULT_SERVERLESS_URL = "https://api.runpod.ai/v2"
 ENV_API_KEY = "RUNPOD_API_KEY"
-ENV_BASE_URL = "RUNPOD_API_BASE_URL"
+ENV_BASE_URL = "RUNPOD_REST_BASE_URL"
 ENV_SERVERLESS_URL = "RUNPOD_ENDPOINT_BASE_URL"
+ENV_SDK_GRAPHQL_URL = "RUNPOD_API_BASE_URL"
+"""runpod-python's GraphQL host; nbext uses no GraphQL and never sends anything there."""
 DEFAULT_CONFIG_FILE = Path("~/.runpod/config.toml")
 DEFAULT_PROFILE = "default"
 
@@ -121,6 +134,23 @@ def _url(value: str, what: str) -> str:
     return value
 
 
+def _refuse_rest_url_in_sdk_variable(value: str) -> None:
+    """Refuse ``RUNPOD_API_BASE_URL=http://.../v1``: a REST base under the SDK's name.
+
+    The SDK appends ``/graphql`` to its host; a value ending in the REST version
+    (``/v1``) was written for nbext's management interface. Ignoring it would send those
+    calls, with the key, to the real service; reading it as ours would break every shell
+    set up for the SDK.
+    """
+    value = value.strip()
+    if "://" in value and value.rstrip("/").endswith("/v1"):
+        raise ConfigError(
+            f"{ENV_SDK_GRAPHQL_URL}={value[:80]} looks like a management base URL, but that "
+            f"variable is runpod-python's GraphQL host; nbext reads {ENV_BASE_URL}: "
+            f"export {ENV_BASE_URL}={value[:80]}"
+        )
+
+
 def load_config(
     api_key: str | Secret | None = None,
     *,
@@ -162,15 +192,14 @@ def load_config(
     if key is None and require_key:
         raise ConfigError(
             f"no API key: pass api_key=..., set {ENV_API_KEY}, or run the service's "
-            f"`runpod config` to write {DEFAULT_CONFIG_FILE}"
+            f"`runpod config` to write {DEFAULT_CONFIG_FILE}; for a local emulator "
+            "instead, use `with nbext.local_client() as client:`"
         )
 
-    base = (
-        base_url
-        or env.get(ENV_BASE_URL, "").strip()
-        or from_file("api_base_url")
-        or DEFAULT_BASE_URL
-    )
+    base = base_url or env.get(ENV_BASE_URL, "").strip()
+    if not base:
+        _refuse_rest_url_in_sdk_variable(env.get(ENV_SDK_GRAPHQL_URL, ""))
+    base = base or from_file("rest_base_url") or DEFAULT_BASE_URL
     serverless = (
         serverless_url
         or env.get(ENV_SERVERLESS_URL, "").strip()

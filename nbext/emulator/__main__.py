@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import shlex
 import signal
 import sqlite3
 import sys
@@ -140,6 +141,35 @@ def build(args: argparse.Namespace) -> Emulator:
     return emulator
 
 
+def banner(server: EmulatorServer, *, given_key: bool) -> str:
+    """What the server prints once it serves: its addresses, and the lines to paste.
+
+    The ``export`` lines are everything ``nbext.Client()`` and runpod-python need to talk
+    to this emulator instead of the real service: the key, the job interface and the
+    management interface (docs/behaviour.md#configuration). A key given with
+    ``--api-key`` is the user's own, maybe a secret kept in a CI log: it is shown masked,
+    and its export line asks for it rather than printing it.
+    """
+    emulator = server.emulator
+    key = emulator.api_key
+    key_value = shlex.quote(key) if not given_key else "<the key given with --api-key>"
+    return "\n".join(
+        [
+            f"nbext emulator listening on {server.url}",
+            f"  jobs:       {server.serverless_url}/{{endpoint_id}}/run ...",
+            f"  management: {server.base_url}",
+            f"  endpoints:  {', '.join(sorted(emulator.jobs.endpoints))}",
+            f"  API key:    {mask_key(key) if given_key else key}",
+            "",
+            "Point nbext.Client() and the runpod SDK here (paste into a shell):",
+            f"  export RUNPOD_API_KEY={key_value}",
+            f"  export RUNPOD_ENDPOINT_BASE_URL={shlex.quote(server.serverless_url)}",
+            f"  export RUNPOD_REST_BASE_URL={shlex.quote(server.base_url)}",
+            "Ctrl-C stops the emulator.",
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -156,14 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    key = emulator.api_key
-    shown = key if not args.api_key else mask_key(key)
-    print(f"nbext emulator listening on {server.url}", flush=True)
-    print(f"  jobs:       {server.serverless_url}/{{endpoint_id}}/run ...")
-    print(f"  management: {server.base_url}")
-    print(f"  endpoints:  {', '.join(sorted(emulator.jobs.endpoints))}")
-    print(f"  API key:    {shown}")
-    print(f"  export RUNPOD_ENDPOINT_BASE_URL={server.serverless_url}", flush=True)
+    print(banner(server, given_key=args.api_key is not None), flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

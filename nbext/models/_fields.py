@@ -1,9 +1,10 @@
 """Field types the management models share, each carrying its rule and its message.
 
-The input models are the one place the rules of the seed's field table and the reference
-live: the emulator validates request bodies with them and the client refuses bad input
-with them before sending. So every rule here raises a message that names what it wanted
-and what it got; the caller prefixes the field's wire name.
+The input models are the one place the field rules of docs/behaviour.md#management and
+of the service's OpenAPI description live: the emulator validates request bodies with
+them and the client refuses bad input with them before sending. So every rule here
+raises a message that names what it wanted and what it got; the caller prefixes the
+field's wire name.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ Lenient = Annotated[E | str, Field(union_mode="left_to_right")]
 the service sends one this version does not know (a new GPU type must not break a listing)."""
 
 DEFAULT_PORTS: tuple[str, ...] = ("8888/http", "22/tcp")
-"""The seed's default ``ports``: 8888 over http and 22 over tcp."""
+"""The default ``ports`` of a template: 8888 over http and 22 over tcp
+(docs/behaviour.md#templates)."""
 
 _PORT = re.compile(r"^(\d{1,5})/(http|tcp)$")
 

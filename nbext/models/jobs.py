@@ -1,7 +1,8 @@
 """Wire models of the queue-based job interface (``{serverless_url}/{endpoint_id}/...``).
 
-The ranges checked here are the ones of SPEC.md, so a submission the client builds is
-refused locally with the same message the service would give, before anything is sent.
+The ranges checked here are those of docs/behaviour.md#submission, so a submission the
+client builds is refused locally with the same message the service would give, before
+anything is sent.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ RETENTION_RUNSYNC_S = 60
 
 
 class JobStatus(enum.StrEnum):
-    """The six job states of the seed's state table."""
+    """The six job states (docs/behaviour.md#states)."""
 
     IN_QUEUE = "IN_QUEUE"
     IN_PROGRESS = "IN_PROGRESS"

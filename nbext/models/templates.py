@@ -1,8 +1,9 @@
 """Templates: the container a pod or a serverless worker runs, and how to start it.
 
-``TemplateCreateInput`` carries the seed's defaults exactly (NVIDIA, 50 GB container disk,
-20 GB volume at ``/workspace``, ports 8888/http and 22/tcp, empty entrypoint, command, env
-and readme, private, pod). Updates change only the fields they name.
+``TemplateCreateInput`` carries the service's defaults exactly (NVIDIA, 50 GB container
+disk, 20 GB volume at ``/workspace``, ports 8888/http and 22/tcp, empty entrypoint,
+command, env and readme, private, pod: docs/behaviour.md#templates). Updates change only
+the fields they name.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class Template(WireModel):
     is_public: bool | None = Field(default=None, alias="isPublic")
     is_serverless: bool | None = Field(default=None, alias="isServerless")
     is_runpod: bool | None = Field(default=None, alias="isRunpod")
-    """True for the operator's official templates (the seed's neutral word: "platform")."""
+    """True for the operator's official templates (the field is named after the operator)."""
     earned: float | None = None
     runtime_in_min: int | None = Field(default=None, alias="runtimeInMin")
 

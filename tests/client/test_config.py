@@ -10,7 +10,12 @@ import pytest
 from nbext.client import AsyncClient, Client, ConfigError, load_config, mask
 from nbext.client._config import DEFAULT_BASE_URL, DEFAULT_SERVERLESS_URL, Secret
 
-ENV_KEYS = ("RUNPOD_API_KEY", "RUNPOD_API_BASE_URL", "RUNPOD_ENDPOINT_BASE_URL")
+ENV_KEYS = (
+    "RUNPOD_API_KEY",
+    "RUNPOD_API_BASE_URL",
+    "RUNPOD_REST_BASE_URL",
+    "RUNPOD_ENDPOINT_BASE_URL",
+)
 
 
 @pytest.fixture
@@ -50,13 +55,14 @@ def test_environment_beats_file_and_arguments_beat_both(
 ) -> None:
     write_config(
         home,
-        '[default]\napi_key = "from-file-key-0000"\napi_base_url = "http://file/v1"\n'
+        '[default]\napi_key = "from-file-key-0000"\nrest_base_url = "http://file/v1"\n'
         'endpoint_base_url = "http://file/v2"\n',
     )
     assert load_config().serverless_url == "http://file/v2"
+    assert load_config().base_url == "http://file/v1"
     monkeypatch.setenv("RUNPOD_API_KEY", "from-env-key-00000")
     monkeypatch.setenv("RUNPOD_ENDPOINT_BASE_URL", "http://env/v2/")
-    monkeypatch.setenv("RUNPOD_API_BASE_URL", "http://env/v1")
+    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://env/v1")
     config = load_config()
     assert config.api_key is not None and config.api_key.reveal() == "from-env-key-00000"
     assert config.key_source == "RUNPOD_API_KEY"
@@ -66,6 +72,38 @@ def test_environment_beats_file_and_arguments_beat_both(
     )
     assert config.api_key is not None and config.api_key.reveal() == "from-arg-key-00000"
     assert (config.serverless_url, config.base_url) == ("http://arg/v2", "http://arg/v1")
+
+
+def test_the_sdk_graphql_host_variable_never_moves_nbext(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """runpod-python reads RUNPOD_API_BASE_URL as its GraphQL host; nbext has no use for it."""
+    for sdk_value in ("https://api.runpod.io", "http://127.0.0.1:9/", "http://proxy/runpod"):
+        monkeypatch.setenv("RUNPOD_API_BASE_URL", sdk_value)
+        config = load_config("k" * 20)
+        assert config.base_url == DEFAULT_BASE_URL
+        assert config.serverless_url == DEFAULT_SERVERLESS_URL
+    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8000/v1")
+    assert load_config("k" * 20).base_url == "http://127.0.0.1:8000/v1"
+
+
+def test_a_rest_url_under_the_sdk_name_is_refused_with_the_right_name(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ignoring it would send the management calls, with the key, to the real service."""
+    monkeypatch.setenv("RUNPOD_API_BASE_URL", "http://127.0.0.1:8000/v1/")
+    with pytest.raises(ConfigError) as caught:
+        load_config("k" * 20)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "runpod-python's GraphQL host" in message
+    assert "export RUNPOD_REST_BASE_URL=http://127.0.0.1:8000/v1" in message
+    with pytest.raises(ConfigError, match="RUNPOD_REST_BASE_URL"):
+        Client("k" * 20)
+    # said explicitly, nothing is refused: the argument or our own variable wins
+    assert load_config("k" * 20, base_url="http://a/v1").base_url == "http://a/v1"
+    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://b/v1")
+    assert load_config("k" * 20).base_url == "http://b/v1"
 
 
 def test_other_profiles_and_explicit_files(home: Path) -> None:

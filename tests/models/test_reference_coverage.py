@@ -67,7 +67,8 @@ DEFAULT_EXCEPTIONS = {
     ("ports", "8888/http,22/tcp"): ["8888/http", "22/tcp"],
 }
 """The reference writes the ports default as one comma-joined string although the field is
-an array; the seed says "two ports: 8888 over http and 22 over tcp", which is the list."""
+an array; the service documents "two ports: 8888 over http and 22 over tcp", which is
+the list (docs/behaviour.md#templates)."""
 
 
 def resolve(schema: dict[str, Any]) -> dict[str, Any]:

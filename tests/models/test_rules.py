@@ -1,4 +1,5 @@
-"""The seed's field table and the reference's rules, as the input models enforce them.
+"""The field rules (docs/behaviour.md#management) and the reference's, as the input models
+enforce them.
 
 Each refusal must name the field (by its wire name) and the rule, since the emulator
 answers 400 with exactly this text and the client raises it before sending.
@@ -21,7 +22,7 @@ def refusal(model: type[BaseModel], body: dict[str, Any]) -> str:
     return m.explain(info.value)
 
 
-def test_template_defaults_are_the_seeds() -> None:
+def test_template_defaults_are_the_services() -> None:
     t = m.TemplateCreateInput.model_validate({"name": "t", "imageName": "img:1"})
     assert t.model_dump(by_alias=True, mode="json") == {
         "name": "t",

@@ -5,14 +5,24 @@ is what a Jupyter kernel's interrupt is; it breaks blocking calls as Ctrl-C does
 sent from inside the job's handler (so the job is provably submitted and running when it
 lands), which then blocks until the emulator tells it the job was cancelled (or, if the
 code under test failed to cancel, for at most 10 s so the test fails instead of hanging).
+
+A kernel always handles SIGINT (that is what its interrupt button sends), but a test run
+may start with SIGINT ignored (``nohup``, ``cmd &`` in a script, some CI runners), and
+Python then leaves it ignored: no Ctrl-C would ever arrive. Each test here therefore
+installs Python's own handler for its duration, as a kernel has one.
 """
 
 from __future__ import annotations
 
 import _thread
+import os
 import signal
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +33,16 @@ from nbext.notebook import Interrupted
 from nbext.notebook.errors import deferred_interrupts
 
 from .conftest import Notebook
+
+
+@pytest.fixture(autouse=True)
+def sigint_handled() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt during the test, as in a kernel, then as before."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def press_ctrl_c() -> None:
@@ -114,3 +134,29 @@ def test_deferred_interrupts_do_nothing_off_the_main_thread() -> None:
     thread.start()
     thread.join()
     assert done == [True]
+
+
+def test_these_tests_pass_when_the_run_starts_with_sigint_ignored() -> None:
+    """As under ``nohup`` or ``cmd &``: the child starts with SIGINT set to SIG_IGN."""
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            __file__,
+            "-k",
+            "held_back or batch_stops",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "2 passed" in result.stdout

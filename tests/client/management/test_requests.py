@@ -427,11 +427,11 @@ def test_base_url_comes_from_the_environment_then_the_default(
 ) -> None:
     recorder = Recorder(body=[])
     none = tmp_path / "absent.toml"
-    monkeypatch.setenv("RUNPOD_API_BASE_URL", "http://127.0.0.1:8123/v1/")
+    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8123/v1/")
     with Client(KEY, transport=recorder, config_file=none) as client:
         client.pods.list()
     assert str(recorder.last.url) == "http://127.0.0.1:8123/v1/pods"
-    monkeypatch.delenv("RUNPOD_API_BASE_URL")
+    monkeypatch.delenv("RUNPOD_REST_BASE_URL")
     with Client(KEY, transport=recorder, config_file=none) as client:
         client.network_volumes.list()
     assert str(recorder.last.url) == "https://rest.runpod.io/v1/networkvolumes"

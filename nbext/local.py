@@ -1,0 +1,126 @@
+"""``nbext.local_client()``: a client on an emulator of its own, for scripts and tests.
+
+The notebook layer starts an emulator by itself when no key is configured; a script or a
+test has no such layer, and ``Client()`` without a key is an error there, on purpose (a
+script that meant the cloud must not quietly run against a local emulator). So the
+local case is asked for by name::
+
+    with nbext.local_client() as client:
+        client.endpoint("echo").run_sync({"hello": "world"})
+
+The emulator serves on a free loopback port in a background thread, with the demo
+images deployed as endpoints of the same names (``echo``, ``sleep``, ``fail``,
+``stream-text``) plus any ``endpoints`` given, and stops when the block ends. The client
+talks to it over HTTP, exactly as it talks to the service. This module sits above the
+client and the emulator, which never import each other (docs/architecture.md#layers).
+
+A failing handler is the job's error (``JobFailed``), so its traceback is not also
+printed to the script's stderr; a script that configured ``logging`` still gets the
+emulator's record of it, with the traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
+
+from .client import AsyncClient, Client
+from .emulator import Emulator, EmulatorServer
+from .emulator.domain.handlers import Handler
+
+__all__ = ["local_async_client", "local_client"]
+
+Endpoints = Mapping[str, str | Handler]
+"""Endpoint id -> a demo image's name, or a handler function ``handler(job) -> output``."""
+
+
+@contextlib.contextmanager
+def _served(endpoints: Endpoints | None, emulator: Emulator | None) -> Iterator[EmulatorServer]:
+    """The emulator (a new one unless given) with its endpoints, on a server not yet
+    started; a new emulator is closed at the end, also when an endpoint is refused."""
+    logger = logging.getLogger("nbext.emulator")
+    if not logger.handlers:  # else Python's last-resort handler prints to stderr
+        logger.addHandler(logging.NullHandler())
+    served = emulator if emulator is not None else Emulator()
+    try:
+        yield _deployed(served, endpoints)
+    finally:
+        if emulator is None:
+            served.close()
+
+
+def _deployed(emulator: Emulator, endpoints: Endpoints | None) -> EmulatorServer:
+    """A server for ``emulator``, the demo images and ``endpoints`` deployed on it."""
+    for name in emulator.images.names():
+        if name not in emulator.jobs.endpoints:
+            emulator.deploy(name, endpoint_id=name)
+    for endpoint_id, runs in (endpoints or {}).items():
+        if isinstance(runs, str):
+            if emulator.images.get(runs) is None:
+                raise ValueError(
+                    f"endpoint {endpoint_id!r}: unknown image {runs!r}; demo images are "
+                    f"{', '.join(emulator.images.names())}, or give a handler function"
+                )
+            emulator.ensure_deployed(endpoint_id, runs)
+        elif callable(runs):
+            emulator.ensure_deployed(endpoint_id, handler=runs)
+        else:
+            raise TypeError(
+                f"endpoint {endpoint_id!r}: give a demo image's name or a handler function, "
+                f"not {type(runs).__name__}"
+            )
+    return EmulatorServer(emulator)
+
+
+def _settings(server: EmulatorServer) -> dict[str, Any]:
+    return {
+        "api_key": server.emulator.api_key,
+        "serverless_url": server.serverless_url,
+        "base_url": server.base_url,
+    }
+
+
+@contextlib.contextmanager
+def local_client(
+    endpoints: Endpoints | None = None,
+    *,
+    emulator: Emulator | None = None,
+    **client_options: Any,
+) -> Iterator[Client]:
+    """A ``Client`` on an emulator started for the block, stopped after it.
+
+    ``endpoints`` adds endpoints: ``{"mine": handler}`` or ``{"words": "stream-text"}``.
+    ``emulator`` serves one you made (``Emulator(clock=FakeClock())`` to move time by
+    hand); it is served for the block and left open, yours to close. Other keyword
+    arguments go to ``Client`` (``timeout``, ``wait_timeout``, ...).
+    """
+    with _served(endpoints, emulator) as server:
+        server.start()
+        try:
+            with Client(**_settings(server), **client_options) as client:
+                yield client
+        finally:
+            server.stop()
+
+
+@contextlib.asynccontextmanager
+async def local_async_client(
+    endpoints: Endpoints | None = None,
+    *,
+    emulator: Emulator | None = None,
+    **client_options: Any,
+) -> AsyncIterator[AsyncClient]:
+    """``local_client`` for ``async with``: an ``AsyncClient`` on an emulator of its own.
+
+    Starting and stopping the server wait on its thread, so they run off the event loop.
+    """
+    with _served(endpoints, emulator) as server:
+        await asyncio.to_thread(server.start)
+        try:
+            async with AsyncClient(**_settings(server), **client_options) as client:
+                yield client
+        finally:
+            await asyncio.to_thread(server.stop)
