@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import media
 from .client import (
     APIError,
     AsyncClient,
@@ -49,6 +50,7 @@ __all__ = [
     "__version__",
     "deploy",
     "load_ipython_extension",
+    "media",
     "unload_ipython_extension",
 ]
 
