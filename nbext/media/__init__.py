@@ -18,7 +18,7 @@ from .formats import Format
 from .found import Media, MediaList
 from .preview import preview
 from .render import Limits, Rendered, full_size_html, gallery_html, static_control
-from .thumbnails import pillow_available, thumbnail
+from .thumbnails import thumbnail
 
 __all__ = [
     "Format",
@@ -30,7 +30,6 @@ __all__ = [
     "find",
     "full_size_html",
     "gallery_html",
-    "pillow_available",
     "preview",
     "static_control",
     "thumbnail",

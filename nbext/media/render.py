@@ -83,9 +83,8 @@ def gallery_html(
     for item in items:
         placement, body, stored = _place(item, limits, left, cell)
         left -= stored
-        if placement in ("thumbnail", "placeholder"):
-            body += control(item, limits)
-        figures.append(_figure(item, body, cell))
+        extra = control(item, limits) if placement in ("thumbnail", "placeholder") else ""
+        figures.append(_figure(item, body, cell, extra))
         placements.append(placement)
     html = (
         '<div class="nbext-media" style="display:flex;flex-wrap:wrap;gap:8px;'
@@ -176,7 +175,7 @@ def _placeholder(item: Media, cell: int) -> str:
     )
 
 
-def _figure(item: Media, body: str, cell: int) -> str:
+def _figure(item: Media, body: str, cell: int, extra: str = "") -> str:
     caption = f"<code>{escape(item.label)}</code> {escape(item.describe())}"
     if item.url is not None:
         caption += (
@@ -184,5 +183,5 @@ def _figure(item: Media, body: str, cell: int) -> str:
         )
     return (
         f'<figure class="nbext-media-item" style="{_FIGURE.format(cell=cell)}">{body}'
-        f'<figcaption style="{_CAPTION}">{caption}</figcaption></figure>'
+        f'<figcaption style="{_CAPTION}">{caption}</figcaption>{extra}</figure>'
     )

@@ -16,14 +16,6 @@ MAX_PIXELS = 64_000_000
 """Larger images get no thumbnail: decoding them would hold the kernel for seconds."""
 
 
-def pillow_available() -> bool:
-    try:
-        import PIL.Image  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def thumbnail(media: Media, max_px: int) -> tuple[str, bytes] | None:
     """``(mime, bytes)`` of ``media`` shrunk to at most ``max_px`` on its longer side.
 
