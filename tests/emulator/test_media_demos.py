@@ -195,30 +195,6 @@ async def test_cancelling_a_streamed_job_stops_the_previews(media_emu: Emulator)
     assert job.status.value == "CANCELLED" and len(job.chunks) <= 2
 
 
-@pytest.mark.parametrize(
-    ("job_input", "message"),
-    [
-        ({}, "input.prompt must be a non-empty string, got None"),
-        ({"prompt": "  "}, "input.prompt must be a non-empty string"),
-        ({"prompt": "x", "width": 100}, "input.width must be an integer from 256 to 1024, got 100"),
-        ({"prompt": "x", "height": 2048}, "input.height must be an integer from 256 to 1024"),
-        ({"prompt": "x", "height": 300.5}, "input.height must be an integer from 256 to 1024"),
-        ({"prompt": "x", "steps": 0}, "input.steps must be an integer from 1 to 150, got 0"),
-        ({"prompt": "x", "seed": -1}, "input.seed must be an integer from 0 to 4294967295"),
-        ({"prompt": "x", "seed": "7"}, "input.seed must be an integer"),
-        ({"prompt": "x", "num_images": 9}, "input.num_images must be an integer from 1 to 4"),
-        ({"prompt": "x", "stream": "yes"}, "input.stream must be true or false, got 'yes'"),
-        ({"prompt": "x", "step_ms": -5}, "input.step_ms must be a number from 0 to 60000"),
-    ],
-)
-async def test_image_gen_refuses_bad_input_naming_the_field(
-    media_emu: Emulator, job_input: dict[str, Any], message: str
-) -> None:
-    body = await finished(media_emu, "image", submit(media_emu, "image", job_input))
-    assert body["status"] == "FAILED"
-    assert message in body["error"] and "\n" not in body["error"]
-
-
 async def test_image_gen_over_http_like_any_endpoint(
     media_emu: Emulator, http: httpx.AsyncClient
 ) -> None:
@@ -296,20 +272,63 @@ async def test_speech_is_deterministic_and_follows_the_text_pitch_and_speed(
 
 
 @pytest.mark.parametrize(
-    ("job_input", "message"),
+    ("endpoint", "job_input", "message"),
     [
-        ({}, "input.text must be a non-empty string, got None"),
-        ({"text": ""}, "input.text must be a non-empty string"),
-        ({"text": 5}, "input.text must be a non-empty string, got 5"),
-        ({"text": "x" * 1001}, "input.text must be at most 1000 characters, got 1001"),
-        ({"text": "hi", "pitch": 10}, "input.pitch must be a number from 60 to 400, got 10"),
-        ({"text": "hi", "speed": 3}, "input.speed must be a number from 0.5 to 2, got 3"),
+        ("image", {}, "input.prompt must be a non-empty string, got None"),
+        ("image", {"prompt": "  "}, "input.prompt must be a non-empty string"),
+        (
+            "image",
+            {"prompt": "x", "width": 100},
+            "input.width must be an integer from 256 to 1024, got 100",
+        ),
+        (
+            "image",
+            {"prompt": "x", "height": 2048},
+            "input.height must be an integer from 256 to 1024",
+        ),
+        (
+            "image",
+            {"prompt": "x", "height": 300.5},
+            "input.height must be an integer from 256 to 1024",
+        ),
+        (
+            "image",
+            {"prompt": "x", "steps": 0},
+            "input.steps must be an integer from 1 to 150, got 0",
+        ),
+        (
+            "image",
+            {"prompt": "x", "seed": -1},
+            "input.seed must be an integer from 0 to 4294967295",
+        ),
+        ("image", {"prompt": "x", "seed": "7"}, "input.seed must be an integer"),
+        (
+            "image",
+            {"prompt": "x", "num_images": 9},
+            "input.num_images must be an integer from 1 to 4",
+        ),
+        (
+            "image",
+            {"prompt": "x", "stream": "yes"},
+            "input.stream must be true or false, got 'yes'",
+        ),
+        ("image", {"prompt": "x", "step_ms": -5}, "input.step_ms must be a number from 0 to 60000"),
+        ("speech", {}, "input.text must be a non-empty string, got None"),
+        ("speech", {"text": ""}, "input.text must be a non-empty string"),
+        ("speech", {"text": 5}, "input.text must be a non-empty string, got 5"),
+        ("speech", {"text": "x" * 1001}, "input.text must be at most 1000 characters, got 1001"),
+        (
+            "speech",
+            {"text": "hi", "pitch": 10},
+            "input.pitch must be a number from 60 to 400, got 10",
+        ),
+        ("speech", {"text": "hi", "speed": 3}, "input.speed must be a number from 0.5 to 2, got 3"),
     ],
 )
-async def test_text_to_speech_refuses_bad_input_naming_the_field(
-    media_emu: Emulator, job_input: dict[str, Any], message: str
+async def test_bad_input_fails_the_job_naming_the_field(
+    media_emu: Emulator, endpoint: str, job_input: dict[str, Any], message: str
 ) -> None:
-    body = await finished(media_emu, "speech", submit(media_emu, "speech", job_input))
+    body = await finished(media_emu, endpoint, submit(media_emu, endpoint, job_input))
     assert body["status"] == "FAILED"
     assert message in body["error"] and "\n" not in body["error"]
 

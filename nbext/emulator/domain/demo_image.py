@@ -25,11 +25,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from .demo_inputs import integer, number
 from .handlers import current_job
 
 RGB = tuple[int, int, int]
 
-DEFAULTS: dict[str, Any] = {"width": 512, "height": 512, "steps": 20, "num_images": 1}
+DEFAULT_SIZE, DEFAULT_STEPS = 512, 20
 SIZE_RANGE = (256, 1024)
 STEP_MS = 50.0
 """Time per step on the emulator's clock unless ``input.step_ms`` says otherwise."""
@@ -415,14 +416,6 @@ def preview(prompt: str, seed: int, width: int, height: int, step: int, steps: i
 # ---- the handler ---------------------------------------------------------------------------
 
 
-def _int(value: Any, name: str, default: int, low: int, high: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"input.{name} must be an integer from {low} to {high}, got {value!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class Request:
     prompt: str
@@ -443,26 +436,18 @@ class Request:
         prompt = job_input.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError(f"input.prompt must be a non-empty string, got {prompt!r}")
-        seed = job_input.get("seed")
-        seed = _int(seed, "seed", random.randrange(2**32), 0, 2**32 - 1)
-        step_ms = job_input.get("step_ms", STEP_MS)
-        if (
-            isinstance(step_ms, bool)
-            or not isinstance(step_ms, int | float)
-            or not 0 <= step_ms <= 60_000
-        ):
-            raise ValueError(f"input.step_ms must be a number from 0 to 60000, got {step_ms!r}")
         stream = job_input.get("stream", False)
         if not isinstance(stream, bool):
             raise ValueError(f"input.stream must be true or false, got {stream!r}")
+        get = job_input.get
         return cls(
             prompt=prompt,
-            seed=seed,
-            width=_int(job_input.get("width"), "width", DEFAULTS["width"], *SIZE_RANGE),
-            height=_int(job_input.get("height"), "height", DEFAULTS["height"], *SIZE_RANGE),
-            steps=_int(job_input.get("steps"), "steps", DEFAULTS["steps"], 1, 150),
-            num_images=_int(job_input.get("num_images"), "num_images", 1, 1, 4),
-            step_seconds=step_ms / 1000,
+            seed=integer(get("seed"), "seed", random.randrange(2**32), 0, 2**32 - 1),
+            width=integer(get("width"), "width", DEFAULT_SIZE, *SIZE_RANGE),
+            height=integer(get("height"), "height", DEFAULT_SIZE, *SIZE_RANGE),
+            steps=integer(get("steps"), "steps", DEFAULT_STEPS, 1, 150),
+            num_images=integer(get("num_images"), "num_images", 1, 1, 4),
+            step_seconds=number(get("step_ms"), "step_ms", STEP_MS, 0, 60_000) / 1000,
             stream=stream,
         )
 

@@ -21,6 +21,7 @@ import wave
 from dataclasses import dataclass
 from typing import Any
 
+from .demo_inputs import number
 from .handlers import current_job
 
 SAMPLE_RATE = 16_000
@@ -164,14 +165,6 @@ def _wav(samples: list[float]) -> bytes:
     return out.getvalue()
 
 
-def _number(value: Any, name: str, default: float, low: float, high: float) -> float:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise ValueError(f"input.{name} must be a number from {low:g} to {high:g}, got {value!r}")
-    return float(value)
-
-
 async def text_to_speech(job: dict[str, Any]) -> dict[str, Any]:
     """Speak ``input.text`` (at ``input.pitch`` Hz and ``input.speed``) as a WAV."""
     job_input = job["input"] if isinstance(job["input"], dict) else {}
@@ -180,8 +173,8 @@ async def text_to_speech(job: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"input.text must be a non-empty string, got {text!r}")
     if len(text) > MAX_CHARACTERS:
         raise ValueError(f"input.text must be at most {MAX_CHARACTERS} characters, got {len(text)}")
-    pitch = _number(job_input.get("pitch"), "pitch", 140.0, 60, 400)
-    speed = _number(job_input.get("speed"), "speed", 1.0, 0.5, 2.0)
+    pitch = number(job_input.get("pitch"), "pitch", 140.0, 60, 400)
+    speed = number(job_input.get("speed"), "speed", 1.0, 0.5, 2.0)
     audio = await asyncio.to_thread(synthesise, text, pitch, speed)
     seconds = (len(audio) - 44) / 2 / SAMPLE_RATE
     current_job().metrics.update(scenario="text-to-speech", audio_seconds=round(seconds, 3))
