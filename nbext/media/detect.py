@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import binascii
 import re
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 
@@ -31,32 +30,39 @@ _URL = re.compile(r"https?://[^\s\"'<>]+", re.IGNORECASE)
 _URL_FORMAT_PARAMS = ("response-content-type", "content-type", "mime", "format", "fm", "ext")
 
 
+SCALARS = frozenset({int, float, bool, type(None)})
+"""Types that never hold media: skipped without a call, as long lists of numbers are common."""
+
+
 def find(output: Any) -> MediaList:
     """Every image, sound and video in ``output`` (JSON values, bytes, nested at any depth).
 
     Each knows its path (``images[2]``), MIME type, size and, for images, width × height.
     ``output`` is only read, never changed.
     """
-    return MediaList(list(_walk(output, "", 0)))
+    found: list[Media] = []
+    stack: list[tuple[Any, str, int]] = [(output, "", 0)]
+    while stack:  # depth first, in document order: children are pushed in reverse
+        value, path, depth = stack.pop()
+        if isinstance(value, str):
+            item = detect(value, path)
+        elif isinstance(value, bytes | bytearray | memoryview):
+            item = describe_bytes(bytes(value), path, "bytes")
+        else:
+            item = None
+            if depth < MAX_DEPTH:
+                stack.extend(reversed(_children(value, path, depth + 1)))
+        if item is not None:
+            found.append(item)
+    return MediaList(found)
 
 
-def _walk(value: Any, path: str, depth: int) -> Iterator[Media]:
-    if isinstance(value, str):
-        found = detect(value, path)
-        if found is not None:
-            yield found
-    elif isinstance(value, bytes | bytearray | memoryview):
-        found = describe_bytes(bytes(value), path, "bytes")
-        if found is not None:
-            yield found
-    elif depth >= MAX_DEPTH:
-        return
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _walk(item, join_key(path, key), depth + 1)
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            yield from _walk(item, f"{path}[{index}]", depth + 1)
+def _children(value: Any, path: str, depth: int) -> list[tuple[Any, str, int]]:
+    if isinstance(value, dict):
+        return [(v, join_key(path, k), depth) for k, v in value.items() if type(v) not in SCALARS]
+    if isinstance(value, list | tuple):
+        return [(v, f"{path}[{i}]", depth) for i, v in enumerate(value) if type(v) not in SCALARS]
+    return []
 
 
 def join_key(path: str, key: Any) -> str:

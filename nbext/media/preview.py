@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .detect import MAX_DEPTH, describe_bytes, detect, join_key
+from .detect import MAX_DEPTH, SCALARS, describe_bytes, detect, join_key
 
 DEFAULT_MAX_TEXT = 2000
 """Characters of a plain string a preview keeps before cutting it."""
@@ -39,7 +39,13 @@ def _preview(value: Any, path: str, depth: int, max_text: int | None) -> Any:
     if depth >= MAX_DEPTH:
         return value
     if isinstance(value, dict):
-        return {k: _preview(v, join_key(path, k), depth + 1, max_text) for k, v in value.items()}
+        return {
+            k: v if type(v) in SCALARS else _preview(v, join_key(path, k), depth + 1, max_text)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [_preview(v, f"{path}[{i}]", depth + 1, max_text) for i, v in enumerate(value)]
+        return [
+            v if type(v) in SCALARS else _preview(v, f"{path}[{i}]", depth + 1, max_text)
+            for i, v in enumerate(value)
+        ]
     return value
