@@ -5,7 +5,9 @@ the saved notebook draw from the same code. The HTML needs no kernel, no network
 script (nbconvert, GitHub), takes its colours from JupyterLab's theme variables only,
 and never carries a blob larger than ``Limits`` allows: past them an image is stored as
 a thumbnail (or a placeholder without Pillow) with a "show full size" control, so a
-50 MB output neither bloats the notebook nor stalls the browser that opens it.
+50 MB output neither bloats the notebook nor stalls the browser that opens it. In an
+untrusted notebook JupyterLab's sanitiser drops the ``var()`` colours and borders but
+keeps the pictures and players: the gallery is plainer, never broken.
 """
 
 from __future__ import annotations
@@ -102,8 +104,9 @@ def full_size_html(item: Media) -> str:
 def static_control(item: Media, limits: Limits) -> str:
     """A "show full size" control for HTML without a kernel: how to get the full file."""
     why = (
-        f"The full {escape(item.describe())} is not stored in the notebook "
-        f"(files over {human_size(limits.inline_bytes)} are kept out). From Python: "
+        f"The full {escape(item.describe())} is not stored in the notebook, which keeps "
+        f"at most {human_size(limits.inline_bytes)} a file and "
+        f"{human_size(limits.job_bytes)} an output. From Python: "
         f"<code>nbext.media.find(output)[{escape(repr(item.path))}]</code> shows it."
     )
     return (

@@ -13,7 +13,7 @@ from PIL import Image as PILImage
 
 import nbext
 
-from .conftest import b64, jpeg, mp4, png, wav
+from .conftest import b64, jpeg, mp4, picture, png, save, wav
 
 
 def test_nbext_media_find_is_the_one_call() -> None:
@@ -34,6 +34,13 @@ def test_items_become_ipython_display_objects_with_their_bytes() -> None:
     assert isinstance(video, Video) and video.data == clip and video.mimetype == "video/mp4"
     svg = nbext.media.find("data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E")
     assert isinstance(svg[0].to_ipython(), SVG)
+
+
+@pytest.mark.parametrize(("fmt", "mime"), [("WEBP", "image/webp"), ("GIF", "image/gif")])
+def test_every_image_format_displays_natively(fmt: str, mime: str) -> None:
+    item = nbext.media.find(b64(save(picture(20, 10), fmt)))[0]
+    bundle, _ = item.to_ipython()._repr_mimebundle_()
+    assert list(bundle) == [mime]
 
 
 def test_url_items_become_display_objects_by_reference() -> None:
