@@ -389,14 +389,13 @@ def picture(prompt: str, seed: int, width: int, height: int) -> bytes:
     return png(width, height, paint(prompt, seed, width, height))
 
 
-def preview(prompt: str, seed: int, width: int, height: int, step: int, steps: int) -> bytes:
+def step_preview(prompt: str, seed: int, width: int, height: int, step: int, steps: int) -> bytes:
     """Step ``step`` of ``steps``: a small picture that sharpens out of noise as steps pass."""
     w, h = max(32, width // PREVIEW_SCALE), max(32, height // PREVIEW_SCALE)
     t = step / steps
     coarse = max(1, round(8 * (1 - t) ** 2))  # blocks of coarse x coarse pixels
-    small = paint(prompt, seed, max(8, w // coarse), max(8, h // coarse))
-    sw = max(8, w // coarse)
-    sh = max(8, h // coarse)
+    sw, sh = max(8, w // coarse), max(8, h // coarse)
+    small = paint(prompt, seed, sw, sh)
     grain = random.Random(f"noise\x00{seed}\x00{step}").randbytes(w * h * 3)
     noise = bytes(96 + v // 2 for v in grain)  # grey-ish, like a latent's noise decoded
     keep = 1 - (1 - t) ** 1.8
@@ -488,7 +487,13 @@ async def _stream(request: Request) -> AsyncIterator[dict[str, Any]]:
         previews = [
             _b64(
                 await asyncio.to_thread(
-                    preview, request.prompt, s, request.width, request.height, step, request.steps
+                    step_preview,
+                    request.prompt,
+                    s,
+                    request.width,
+                    request.height,
+                    step,
+                    request.steps,
                 )
             )
             for s in request.seeds()
