@@ -258,6 +258,31 @@ async def test_the_speech_is_speech_like_not_noise(media_emu: Emulator) -> None:
     assert crossings(vowels) < 0.15
 
 
+def band_power(samples: list[int], low: int, high: int) -> float:
+    """Energy between ``low`` and ``high`` Hz (Goertzel every 20 Hz) of the middle half."""
+    middle = samples[len(samples) // 4 : 3 * len(samples) // 4]
+    total = 0.0
+    for freq in range(low, high, 20):
+        k = 2 * math.cos(2 * math.pi * freq / 16000)
+        s1 = s2 = 0.0
+        for v in middle:
+            s1, s2 = v + k * s1 - s2, s1
+        total += s1 * s1 + s2 * s2 - k * s1 * s2
+    return total
+
+
+async def test_vowels_carry_their_formants(media_emu: Emulator) -> None:
+    """An ``a`` is open (first formant near 730 Hz), ``i`` and ``u`` close (near 300 Hz),
+    and ``i`` is front (second formant near 2250 Hz) where ``u`` is back: as in speech."""
+    _, _, a = await speak(media_emu, text="aaaaaaaa")
+    _, _, i = await speak(media_emu, text="iiiiiiii")
+    _, _, u = await speak(media_emu, text="uuuuuuuu")
+    assert band_power(a, 600, 860) > 10 * band_power(a, 240, 400)
+    assert band_power(i, 240, 400) > 10 * band_power(i, 600, 860)
+    assert band_power(u, 240, 400) > 10 * band_power(u, 600, 860)
+    assert band_power(i, 2100, 2400) > 5 * band_power(u, 2100, 2400)
+
+
 async def test_speech_is_deterministic_and_follows_the_text_pitch_and_speed(
     media_emu: Emulator,
 ) -> None:
