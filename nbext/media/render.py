@@ -159,8 +159,10 @@ def _img(item: Media, src: str, cell: int, note: str = "") -> str:
         scale = min(1.0, (cell - 10) / item.width)
         size = f' width="{round(item.width * scale)}" height="{round(item.height * scale)}"'
     alt = f"{item.label}: {item.describe()}" + (f" ({note})" if note else "")
+    # A URL loads when scrolled to; inline data is in the page already, so it shows at once.
+    lazy = ' loading="lazy"' if item.data is None else ""
     return (
-        f'<img src="{escape(src)}" alt="{escape(alt)}"{size} loading="lazy" '
+        f'<img src="{escape(src)}" alt="{escape(alt)}"{size}{lazy} '
         'style="display:block;max-width:100%;height:auto">'
     )
 

@@ -70,3 +70,26 @@ def test_the_gallery_renders_its_pictures_and_players_offline(tmp_path: Path) ->
     ]
     assert "nbext.media.find(output)['huge']" in shown
     assert all(url.startswith(("file:", "data:")) for url in requests), requests
+
+
+def test_pictures_below_the_fold_are_drawn_too(tmp_path: Path) -> None:
+    """Inline pictures are not lazy: a page printed or captured whole shows every one."""
+    chromium = chromium_or_skip()
+    html = gallery_html(find([b64(png(200, 200)) for _ in range(60)])).html
+    page_file = tmp_path / "tall.html"
+    page_file.write_text(f"<!doctype html><html><body>{html}</body></html>")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            **{
+                **launch_options(chromium, tmp_path / "profile"),
+                "viewport": {"width": 600, "height": 300},
+            }  # type: ignore[arg-type]
+        )
+        try:
+            page = context.new_page()
+            page.goto(page_file.as_uri())
+            page.wait_for_load_state("load")
+            widths = page.evaluate("[...document.images].map(i => i.complete && i.naturalWidth)")
+        finally:
+            context.close()
+    assert widths == [200] * 60
