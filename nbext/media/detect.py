@@ -66,7 +66,7 @@ def _children(value: Any, path: str, depth: int) -> list[tuple[Any, str, int]]:
 
 
 def join_key(path: str, key: Any) -> str:
-    """``path`` extended by a dict key, the way Python code would write the access."""
+    """``path`` extended by a dict key: ``.key`` for a name, ``['some key']`` for others."""
     if isinstance(key, str) and key.isidentifier():
         return f"{path}.{key}" if path else key
     return f"{path}[{key!r}]"

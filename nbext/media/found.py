@@ -38,8 +38,8 @@ class Media:
     """One image, sound or video found in an output, at ``path`` (e.g. ``images[2]``)."""
 
     path: str
-    """Where in the output it sits, written as Python would reach it: ``images[2]``,
-    ``result.audio``, ``["my key"][0]``; empty when the output itself is the media."""
+    """Where in the output it sits, as a JSON path reads: ``images[2]``,
+    ``result.audio``, ``['my key'][0]``; empty when the output itself is the media."""
     format: Format
     source: Source
     data: bytes | None = field(default=None, repr=False)
