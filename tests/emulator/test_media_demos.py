@@ -206,6 +206,18 @@ async def test_image_gen_over_http_like_any_endpoint(
     assert nbext.media.preview(body["output"])["images"][0].startswith("<PNG 512×512, ")
 
 
+async def test_streamed_previews_reach_an_http_client_as_chunks(
+    media_emu: Emulator, http: httpx.AsyncClient
+) -> None:
+    job_input = {"prompt": "a quiet valley", "seed": 9, "steps": 4, "width": 256, "stream": True}
+    started = await http.post("/v2/image/run", json={"input": {**job_input, **FAST}})
+    job = media_emu.jobs.jobs[started.json()["id"]]
+    await finished(media_emu, "image", job)
+    stream = (await http.get(f"/v2/image/stream/{job.id}?wait=0")).json()["stream"]
+    previews = [nbext.media.find(c["output"])[0] for c in stream]
+    assert [(p.width, p.height) for p in previews] == [(64, 128)] * 3 + [(256, 512)]
+
+
 # ---- text-to-speech ----------------------------------------------------------------------
 
 
