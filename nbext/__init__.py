@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import media
 from .client import (
     APIError,
     AsyncClient,
@@ -54,6 +55,7 @@ __all__ = [
     "load_ipython_extension",
     "local_async_client",
     "local_client",
+    "media",
     "unload_ipython_extension",
 ]
 

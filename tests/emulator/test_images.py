@@ -15,8 +15,15 @@ from .conftest import advance, status_of, submit
 pytestmark = pytest.mark.anyio
 
 
-def test_the_demo_images_are_echo_sleep_fail_and_stream_text() -> None:
-    assert sorted(DEMO_IMAGES) == ["echo", "fail", "sleep", "stream-text"]
+def test_the_demo_images_are_echo_sleep_fail_stream_text_and_the_media_demos() -> None:
+    assert sorted(DEMO_IMAGES) == [
+        "echo",
+        "fail",
+        "image-gen",
+        "sleep",
+        "stream-text",
+        "text-to-speech",
+    ]
 
 
 # ---- echo --------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from .demo_image import image_gen
+from .demo_speech import text_to_speech
 from .handlers import Handler, current_job
 
 
@@ -81,6 +83,8 @@ DEMO_IMAGES: dict[str, Handler] = {
     "sleep": sleep,
     "fail": fail,
     "stream-text": stream_text,
+    "image-gen": image_gen,
+    "text-to-speech": text_to_speech,
 }
 
 

@@ -131,7 +131,14 @@ async def test_listing_include_flags(api: httpx.AsyncClient) -> None:
     official = await ok(api.get("/v1/templates?includeRunpodTemplates=true"))
     assert [t["id"] for t in official][:1] == [plain["id"]]
     demos = [t for t in official if t["isRunpod"]]
-    assert {t["imageName"] for t in demos} == {"echo", "sleep", "fail", "stream-text"}
+    assert {t["imageName"] for t in demos} == {
+        "echo",
+        "sleep",
+        "fail",
+        "stream-text",
+        "image-gen",
+        "text-to-speech",
+    }
     assert all(t["isServerless"] and t["isPublic"] for t in demos)
     # Without other users there are no community templates; the flag is accepted.
     assert await ok(api.get("/v1/templates?includePublicTemplates=true")) == await ok(

@@ -1,0 +1,192 @@
+"""Media as HTML: a captioned gallery, native players, and guards on what gets stored.
+
+Pure functions of the found media: the live panel and the static output a job leaves in
+the saved notebook draw from the same code. The HTML needs no kernel, no network and no
+script (nbconvert, GitHub), takes its colours from JupyterLab's theme variables only,
+and never carries a blob larger than ``Limits`` allows: past them an image is stored as
+a thumbnail (or a placeholder without Pillow) with a "show full size" control, so a
+50 MB output neither bloats the notebook nor stalls the browser that opens it. In an
+untrusted notebook JupyterLab's sanitiser drops the ``var()`` colours and borders but
+keeps the pictures and players: the gallery is plainer, never broken.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Literal
+
+from .found import Media, human_size
+from .thumbnails import thumbnail
+
+Placement = Literal["full", "thumbnail", "placeholder", "link"]
+"""How one item is stored: whole, as a thumbnail, as a placeholder, or by its URL."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one output may add to the saved notebook."""
+
+    inline_bytes: int = 512 * 1024
+    """A file up to this size (bytes) is stored whole; a larger one only as a thumbnail."""
+    job_bytes: int = 1024 * 1024
+    """All media of one output together store at most this many bytes (as base64)."""
+    thumbnail_px: int = 512
+    """The longer side of a thumbnail, in pixels."""
+
+    def __post_init__(self) -> None:
+        for name in ("inline_bytes", "job_bytes", "thumbnail_px"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"Limits.{name} must be an integer >= 0, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A gallery's HTML, how each item was stored, and the media bytes it carries."""
+
+    html: str
+    placements: tuple[Placement, ...]
+    stored_bytes: int
+    """Characters of media data (base64) inside ``html``: what the notebook grows by."""
+
+
+Control = Callable[[Media, Limits], str]
+"""The HTML of the "show full size" control of an item not stored whole."""
+
+_FIGURE = (
+    "margin:0;padding:4px;border:1px solid var(--jp-border-color2);border-radius:2px;"
+    "background:var(--jp-layout-color1);box-sizing:border-box;max-width:{cell}px"
+)
+_CAPTION = (
+    "font-family:var(--jp-ui-font-family);font-size:var(--jp-ui-font-size0);"
+    "color:var(--jp-ui-font-color2);padding-top:2px;overflow-wrap:anywhere"
+)
+_SINGLE_CELL, _GALLERY_CELL = 512, 256
+
+
+def gallery_html(
+    items: Sequence[Media], limits: Limits | None = None, control: Control | None = None
+) -> Rendered:
+    """Every item in a wrapping gallery, each captioned with its path; players for sound.
+
+    Items are stored in order while ``limits.job_bytes`` lasts: whole when small enough,
+    else as a thumbnail, else as a placeholder. ``control`` draws the "show full size"
+    control (default: a ``<details>`` saying how to show it from Python).
+    """
+    limits = limits or Limits()
+    control = control or static_control
+    cell = _SINGLE_CELL if len(items) == 1 else _GALLERY_CELL
+    left = limits.job_bytes
+    figures: list[str] = []
+    placements: list[Placement] = []
+    for item in items:
+        placement, body, stored = _place(item, limits, left, cell)
+        left -= stored
+        extra = control(item, limits) if placement in ("thumbnail", "placeholder") else ""
+        figures.append(_figure(item, body, cell, extra))
+        placements.append(placement)
+    html = (
+        '<div class="nbext-media" style="display:flex;flex-wrap:wrap;gap:8px;'
+        f'align-items:flex-start">{"".join(figures)}</div>'
+    )
+    return Rendered(html, tuple(placements), limits.job_bytes - left)
+
+
+def full_size_html(item: Media) -> str:
+    """One item whole, whatever its size: for a user who asked to see it in full."""
+    body, _ = _whole(item, _SINGLE_CELL * 2)
+    return _figure(item, body, _SINGLE_CELL * 2)
+
+
+def static_control(item: Media, limits: Limits) -> str:
+    """A "show full size" control for HTML without a kernel: how to get the full file."""
+    why = (
+        f"The full {escape(item.describe())} is not stored in the notebook, which keeps "
+        f"at most {human_size(limits.inline_bytes)} a file and "
+        f"{human_size(limits.job_bytes)} an output. From Python: "
+        f"<code>nbext.media.find(output)[{escape(repr(item.path))}]</code> shows it."
+    )
+    return (
+        f'<details style="{_CAPTION}"><summary style="cursor:pointer">show full size</summary>'
+        f"{why}</details>"
+    )
+
+
+def _place(item: Media, limits: Limits, left: int, cell: int) -> tuple[Placement, str, int]:
+    if item.data is None:
+        return "link", _whole(item, cell)[0], 0
+    if item.size is not None and item.size <= limits.inline_bytes:
+        body, stored = _whole(item, cell)
+        if stored <= left:
+            return "full", body, stored
+    if item.kind == "image":
+        small = thumbnail(item, limits.thumbnail_px)
+        if small is not None:
+            mime, data = small
+            src = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+            stored = len(src)
+            if stored <= left:
+                return "thumbnail", _img(item, src, cell, note="thumbnail"), stored
+    return "placeholder", _placeholder(item, cell), 0
+
+
+def _whole(item: Media, cell: int) -> tuple[str, int]:
+    """The item's own element (img, audio, video) and the data characters it carries."""
+    src = item.data_uri()
+    stored = 0 if item.data is None else len(src)
+    if item.kind == "image":
+        return _img(item, src, cell), stored
+    preload = "none" if item.data is None else "metadata"
+    if item.kind == "audio":
+        element = (
+            f'<audio controls preload="{preload}" src="{escape(src)}" '
+            f'style="display:block;width:{min(cell, 320) - 10}px"></audio>'
+        )
+    else:
+        element = (
+            f'<video controls preload="{preload}" src="{escape(src)}" '
+            f'style="display:block;max-width:100%"></video>'
+        )
+    return element, stored
+
+
+def _img(item: Media, src: str, cell: int, note: str = "") -> str:
+    size = ""
+    if item.width and item.height:
+        scale = min(1.0, (cell - 10) / item.width)
+        size = f' width="{round(item.width * scale)}" height="{round(item.height * scale)}"'
+    alt = f"{item.label}: {item.describe()}" + (f" ({note})" if note else "")
+    # A URL loads when scrolled to; inline data is in the page already, so it shows at once.
+    lazy = ' loading="lazy"' if item.data is None else ""
+    return (
+        f'<img src="{escape(src)}" alt="{escape(alt)}"{size}{lazy} '
+        'style="display:block;max-width:100%;height:auto">'
+    )
+
+
+def _placeholder(item: Media, cell: int) -> str:
+    width = cell - 10
+    height = round(width * item.height / item.width) if item.width and item.height else 96
+    height = max(48, min(height, width))
+    return (
+        f'<div role="img" aria-label="{escape(item.label)}: not stored" style="display:flex;'
+        f"align-items:center;justify-content:center;text-align:center;width:{width}px;"
+        f"height:{height}px;background:var(--jp-layout-color2);color:var(--jp-ui-font-color2);"
+        f'font-family:var(--jp-ui-font-family);font-size:var(--jp-ui-font-size1)">'
+        f"{escape(item.describe())}<br>not stored in the notebook</div>"
+    )
+
+
+def _figure(item: Media, body: str, cell: int, extra: str = "") -> str:
+    caption = f"<code>{escape(item.label)}</code> {escape(item.describe())}"
+    if item.url is not None:
+        caption += (
+            f' · <a href="{escape(item.url)}" target="_blank" rel="noopener noreferrer">open</a>'
+        )
+    return (
+        f'<figure class="nbext-media-item" style="{_FIGURE.format(cell=cell)}">{body}'
+        f'<figcaption style="{_CAPTION}">{caption}</figcaption>{extra}</figure>'
+    )
