@@ -1,0 +1,168 @@
+"""Logs a user would read: a pod's boot and shutdown, and the jobs a worker ran.
+
+Pod logs are derived, not stored: every stretch a pod ran is an interval of the usage
+ledger, so its lines (provisioning, image pull, container start, stop) are written from
+those intervals and the clock, and lines appear as the (fake) clock passes their time.
+Worker logs are recorded as jobs leave their workers (the job service's execution hook)
+and kept in memory, a bounded number per worker, as the service keeps them only while
+the worker lives.
+
+Every line has a cursor ``<ts>/<sequence>``: lines are only ever appended, so a reader
+that passes the last cursor it saw gets exactly the lines after it. That is how logs are
+followed: a Server-Sent Events client reconnects with ``Last-Event-ID``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..clock import Clock
+from .lifecycle import PROVISIONING_S, STARTING_S
+from .records import iso
+
+if TYPE_CHECKING:
+    from ..endpoints import Endpoint as LiveEndpoint
+    from .usage import Usage
+
+WORKER_LINES = 1000
+"""Lines kept per worker (the oldest go first)."""
+WORKERS_KEPT = 500
+"""Workers whose logs are kept (the least recently active go first)."""
+
+
+@dataclass(frozen=True)
+class LogLine:
+    ts: float
+    seq: int
+    source: str
+    """``container`` (what the program printed) or ``system`` (what the platform did)."""
+    line: str
+
+    @property
+    def cursor(self) -> str:
+        return f"{iso(self.ts)}/{self.seq:012d}"
+
+    def wire(self) -> dict[str, str]:
+        return {"ts": iso(self.ts), "source": self.source, "line": self.line}
+
+
+@dataclass(frozen=True)
+class PodFacts:
+    """What a pod's log lines mention."""
+
+    pod_id: str
+    image: str
+    hardware: str
+    data_center: str
+    ports: tuple[str, ...]
+
+
+def pod_lines(facts: PodFacts, intervals: Iterable[Usage], now: float) -> list[LogLine]:
+    """The pod's log up to ``now``, from the intervals it ran (oldest first)."""
+    raw: list[tuple[float, str, str]] = []
+    for i, usage in enumerate(sorted(intervals, key=lambda u: u.start)):
+        start, end = usage.start, usage.end
+        boot = start
+        if i == 0:
+            raw += [
+                (start, "system", f"pod {facts.pod_id}: {facts.hardware} in {facts.data_center}"),
+                (start, "system", f"pulling image {facts.image}"),
+                (start + PROVISIONING_S, "system", f"image {facts.image} pulled"),
+            ]
+            boot = start + PROVISIONING_S
+        raw.append((boot, "system", "starting container"))
+        up = boot + STARTING_S
+        raw.append((up, "container", "container started"))
+        for port in facts.ports:
+            number, _, protocol = port.partition("/")
+            service = {"8888": "Jupyter Lab", "22": "sshd"}.get(number, "service")
+            raw.append((up, "container", f"{service} listening on {number}/{protocol}"))
+        if end is not None:
+            raw = [r for r in raw if r[0] <= end]  # a stop cuts the boot short
+            raw.append((end, "system", "stopping container"))
+            raw.append((end, "container", "container exited with code 0"))
+    raw = [r for r in raw if r[0] <= now]
+    raw.sort(key=lambda r: r[0])
+    return [LogLine(ts, seq, source, line) for seq, (ts, source, line) in enumerate(raw, 1)]
+
+
+class WorkerLogs:
+    """Lines of serverless workers, recorded as their jobs end."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._lines: OrderedDict[tuple[str, str], deque[LogLine]] = OrderedDict()
+        self._seq: dict[tuple[str, str], int] = {}
+        self.first_seen: dict[tuple[str, str], float] = {}
+
+    def _add(self, key: tuple[str, str], ts: float, source: str, line: str) -> None:
+        lines = self._lines.get(key)
+        if lines is None:
+            lines = self._lines[key] = deque(maxlen=WORKER_LINES)
+            while len(self._lines) > WORKERS_KEPT:
+                old, _ = self._lines.popitem(last=False)
+                self._seq.pop(old, None)
+                self.first_seen.pop(old, None)
+        self._lines.move_to_end(key)
+        seq = self._seq.get(key, 0) + 1
+        self._seq[key] = seq
+        lines.append(LogLine(ts, seq, source, line))
+
+    def observe(self, endpoint_id: str, worker_id: str, image: str | None) -> float:
+        """Note a worker seen alive; its first line says it started. Its start time."""
+        key = (endpoint_id, worker_id)
+        seen = self.first_seen.get(key)
+        if seen is None:
+            seen = self.first_seen[key] = self.clock.now()
+            self._add(key, seen, "system", f"worker {worker_id} started ({image or 'no image'})")
+        return seen
+
+    def record_execution(
+        self, live: LiveEndpoint, worker_id: str, start: float, end: float
+    ) -> None:
+        """The job service's hook: a job left its worker (finished, failed, cancelled...)."""
+        job = next((w.job for w in live.workers if w.id == worker_id), None)
+        self.observe(live.id, worker_id, live.image)
+        key = (live.id, worker_id)
+        job_id = job.id if job is not None else "?"
+        outcome = str(job.status) if job is not None else "ended"
+        self._add(key, start, "container", f"job {job_id} started")
+        self._add(key, end, "container", f"job {job_id} {outcome} after {end - start:.3f} s")
+
+    def lines(self, endpoint_id: str, worker_id: str) -> list[LogLine] | None:
+        """The worker's lines, or None if the emulator knows no such worker."""
+        found = self._lines.get((endpoint_id, worker_id))
+        return list(found) if found is not None else None
+
+
+def select(
+    lines: list[LogLine],
+    *,
+    source: str | None,
+    tail: int,
+    since: datetime | None,
+    after: str | None,
+) -> list[LogLine]:
+    """The lines a reader asked for: after a cursor, else since a time, else the last ``tail``."""
+    if source is not None:
+        lines = [line for line in lines if line.source == source]
+    if after is not None:
+        stamp, _, seq = after.partition("/")
+        if seq.isdigit():
+            return [line for line in lines if line.seq > int(seq)]
+        cutoff = _parse(stamp)
+        return [line for line in lines if cutoff is None or line.ts > cutoff]
+    if since is not None:
+        return [line for line in lines if line.ts >= since.timestamp()]
+    return lines[-tail:] if tail else []
+
+
+def _parse(stamp: str) -> float | None:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
