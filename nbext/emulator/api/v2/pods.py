@@ -40,17 +40,19 @@ def refuse(field: str, message: str) -> Unprocessable:
 # ---- views ---------------------------------------------------------------------------------
 
 
-def created_ts(m: Management, e: PodEntry) -> float:
-    """When the pod was rented: kept as a facet (found once in the ledger for a v1 pod)."""
-    pod_id = e.view.id or ""
-    facets = m.v2.facets.get("pod", pod_id)
-    if "createdTs" in facets:
-        return float(facets["createdTs"])
-    starts = [u.start for u in m.usage.of_kind("pod") if u.subject == pod_id]
-    fallback = e.view.last_started_at.timestamp() if e.view.last_started_at else m.clock.now()
-    created = min(starts, default=fallback)
-    m.v2.facets.set("pod", pod_id, createdTs=created)
-    return created
+def starts(m: Management, pod_id: str | None = None) -> dict[str, list[float]]:
+    """Each pod's start times, oldest first, from the usage ledger (one pass for a listing).
+
+    A pod is rented running, so its first start is its creation; every start, stop and
+    restart after it began an interval of its own.
+    """
+    found: dict[str, list[float]] = {}
+    for usage in m.usage.of_kind("pod"):
+        if pod_id is None or usage.subject == pod_id:
+            found.setdefault(usage.subject, []).append(usage.start)
+    for times in found.values():
+        times.sort()
+    return found
 
 
 def _ssh(pod_id: str, running: bool, ip: str | None, mapped: int | None) -> dict[str, Any]:
@@ -88,13 +90,17 @@ def _runtime(now: float, started: float, gpus: int, ports: dict[str, int], ip: s
     }
 
 
-def view(m: Management, e: PodEntry) -> dict[str, Any]:
+def view(
+    m: Management, e: PodEntry, history: dict[str, list[float]] | None = None
+) -> dict[str, Any]:
+    """The pod as v2 shows it; ``history`` is ``starts(m)`` when viewing many pods."""
     v = e.view
     pod_id = v.id or ""
     now = m.clock.now()
-    created = created_ts(m, e)
     started = v.last_started_at.timestamp() if v.last_started_at else None
-    status = observed_status(e.running, started, created, now)
+    times = (starts(m, pod_id) if history is None else history).get(pod_id) or [started or now]
+    created = times[0]
+    status = observed_status(e.running, started, len(times) == 1, now)
     facets = m.v2.facets.get("pod", pod_id)
     out: dict[str, Any] = {
         "id": pod_id,
@@ -318,7 +324,8 @@ def update_input(m: Management, e: PodEntry, data: dict[str, Any]) -> PodUpdateI
 @router.get("")
 async def list_pods(request: Request) -> Response:
     m, query = management(request, "listPods")
-    pods = [view(m, e) for e in m.pods.book]
+    history = starts(m)
+    pods = [view(m, e, history) for e in m.pods.book]
     if query.get("includeClusterPods"):
         for cluster in m.v2.clusters.listing():
             pods += [member_view(m, cluster, p) for p in m.v2.clusters.members(cluster)]
@@ -331,10 +338,8 @@ async def create_pod(request: Request) -> Response:
     data = await body(request, "CreatePodRequest")
     parsed, cuda = create_input(m, data)
     made = m.pods.create(parsed)
-    facets: dict[str, Any] = {"createdTs": m.clock.now()}
     if cuda:
-        facets["cudaVersion"] = cuda
-    m.v2.facets.set("pod", made["id"], **facets)
+        m.v2.facets.set("pod", made["id"], cudaVersion=cuda)
     return ok(view(m, m.pods.entry(made["id"])), 201)
 
 

@@ -100,7 +100,7 @@ class Clusters:
         """Each member pod: id, rank, role, private address, status, created time."""
         now = self.m.clock.now()
         created = float(record["createdTs"])
-        status = observed_status(True, created, created, now)
+        status = observed_status(True, created, True, now)
         roles = ROLES.get(record["type"])
         members = []
         for rank in range(int(record["compute"]["podCount"])):

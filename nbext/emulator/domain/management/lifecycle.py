@@ -17,28 +17,20 @@ STARTING_S = 5.0
 """From the container's start (after provisioning, or a start or restart) until it is up."""
 
 
-def observed_status(
-    running: bool, started_at: float | None, created_at: float, now: float
-) -> PodStatus:
-    """What the pod is doing at ``now``, given v1's desired status and start time."""
+def observed_status(running: bool, started_at: float | None, first: bool, now: float) -> PodStatus:
+    """What the pod is doing at ``now``, given v1's desired status and start time;
+    ``first``: this is the start that created it (so it provisions first)."""
     if not running:
         return PodStatus.EXITED
     if started_at is None:
         return PodStatus.PROVISIONING
     since = now - started_at
-    first = abs(started_at - created_at) < 1e-6
     boot = PROVISIONING_S if first else 0.0
     if since < boot:
         return PodStatus.PROVISIONING
     if since < boot + STARTING_S:
         return PodStatus.STARTING
     return PodStatus.RUNNING
-
-
-def up_at(started_at: float, created_at: float) -> float:
-    """When a pod started at ``started_at`` is RUNNING."""
-    first = abs(started_at - created_at) < 1e-6
-    return started_at + (PROVISIONING_S if first else 0.0) + STARTING_S
 
 
 def allowed_actions(status: PodStatus, locked: bool) -> list[PodAction]:

@@ -14,6 +14,7 @@ followed: a Server-Sent Events client reconnects with ``Last-Event-ID``.
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from .records import iso
 
 if TYPE_CHECKING:
     from ..endpoints import Endpoint as LiveEndpoint
+    from ..jobs import Job
     from .usage import Usage
 
 WORKER_LINES = 1000
@@ -40,7 +42,15 @@ class LogLine:
     seq: int
     source: str
     """``container`` (what the program printed) or ``system`` (what the platform did)."""
-    line: str
+    text: str
+    job: weakref.ref[Job] | None = None
+    """The job a "finished" line is about: its outcome is settled only after the line is
+    written (the worker is freed first), so it is read when the line is."""
+
+    @property
+    def line(self) -> str:
+        job = self.job() if self.job is not None else None
+        return self.text.format(outcome=str(job.status) if job is not None else "ended")
 
     @property
     def cursor(self) -> str:
@@ -48,6 +58,11 @@ class LogLine:
 
     def wire(self) -> dict[str, str]:
         return {"ts": iso(self.ts), "source": self.source, "line": self.line}
+
+
+def literal(text: str) -> str:
+    """``text`` as a line template that formats to itself (braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 @dataclass(frozen=True)
@@ -87,7 +102,9 @@ def pod_lines(facts: PodFacts, intervals: Iterable[Usage], now: float) -> list[L
             raw.append((end, "container", "container exited with code 0"))
     raw = [r for r in raw if r[0] <= now]
     raw.sort(key=lambda r: r[0])
-    return [LogLine(ts, seq, source, line) for seq, (ts, source, line) in enumerate(raw, 1)]
+    return [
+        LogLine(ts, seq, source, literal(line)) for seq, (ts, source, line) in enumerate(raw, 1)
+    ]
 
 
 class WorkerLogs:
@@ -99,7 +116,9 @@ class WorkerLogs:
         self._seq: dict[tuple[str, str], int] = {}
         self.first_seen: dict[tuple[str, str], float] = {}
 
-    def _add(self, key: tuple[str, str], ts: float, source: str, line: str) -> None:
+    def _add(
+        self, key: tuple[str, str], ts: float, source: str, line: str, job: Job | None = None
+    ) -> None:
         lines = self._lines.get(key)
         if lines is None:
             lines = self._lines[key] = deque(maxlen=WORKER_LINES)
@@ -110,7 +129,8 @@ class WorkerLogs:
         self._lines.move_to_end(key)
         seq = self._seq.get(key, 0) + 1
         self._seq[key] = seq
-        lines.append(LogLine(ts, seq, source, line))
+        ref = weakref.ref(job) if job is not None else None
+        lines.append(LogLine(ts, seq, source, line if job is not None else literal(line), ref))
 
     def observe(self, endpoint_id: str, worker_id: str, image: str | None) -> float:
         """Note a worker seen alive; its first line says it started. Its start time."""
@@ -129,9 +149,9 @@ class WorkerLogs:
         self.observe(live.id, worker_id, live.image)
         key = (live.id, worker_id)
         job_id = job.id if job is not None else "?"
-        outcome = str(job.status) if job is not None else "ended"
         self._add(key, start, "container", f"job {job_id} started")
-        self._add(key, end, "container", f"job {job_id} {outcome} after {end - start:.3f} s")
+        finished = f"job {job_id} {{outcome}} after {end - start:.3f} s"
+        self._add(key, end, "container", finished, job)
 
     def lines(self, endpoint_id: str, worker_id: str) -> list[LogLine] | None:
         """The worker's lines, or None if the emulator knows no such worker."""
