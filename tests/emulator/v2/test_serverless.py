@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 import httpx
 import pytest
 
@@ -22,7 +24,8 @@ async def test_create_serves_jobs_at_the_request_urls(api: httpx.AsyncClient) ->
     urls = e["requestUrls"]
     assert urls["run"] == f"http://emulator/v2/{e['id']}/run"
     job = await ok(api.post(urls["run"], json={"input": {"q": 1}}))
-    status = await ok(api.get(urls["status"].replace("{job_id}", job["id"])))
+    assert unquote(urls["status"]) == f"http://emulator/v2/{e['id']}/status/{{job_id}}"
+    status = await ok(api.get(unquote(urls["status"]).format(job_id=job["id"])))
     assert status["id"] == job["id"]
     assert (await ok(api.get(urls["health"])))["jobs"] is not None
 

@@ -46,15 +46,21 @@ def refuse(field: str, message: str) -> Unprocessable:
 # ---- views ---------------------------------------------------------------------------------
 
 
+JOB_ID = "%7Bjob_id%7D"
+"""``{job_id}``, percent-encoded: the reference's example writes the braces, but its schema
+says ``format: uri``, which forbids them; ``urllib.parse.unquote`` gives the template back."""
+
+
 def request_urls(base: str, endpoint_id: str) -> dict[str, str]:
+    """The job interface's URLs for the endpoint, on the emulator the request came to."""
     root = f"{base.rstrip('/')}/v2/{endpoint_id}"
     return {
         "run": f"{root}/run",
         "runSync": f"{root}/runsync",
-        "status": f"{root}/status/{{job_id}}",
-        "stream": f"{root}/stream/{{job_id}}",
-        "cancel": f"{root}/cancel/{{job_id}}",
-        "retry": f"{root}/retry/{{job_id}}",
+        "status": f"{root}/status/{JOB_ID}",
+        "stream": f"{root}/stream/{JOB_ID}",
+        "cancel": f"{root}/cancel/{JOB_ID}",
+        "retry": f"{root}/retry/{JOB_ID}",
         "purgeQueue": f"{root}/purge-queue",
         "health": f"{root}/health",
     }
