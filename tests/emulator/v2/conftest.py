@@ -12,30 +12,14 @@ import json
 from typing import Any
 
 import httpx
-import pytest
 
-from nbext.emulator import Emulator
+from ..management.conftest import api, emu, ok
 
-from ..conftest import MakeEmulator
+__all__ = ["api", "emu", "ok"]
+"""The fixtures and helper ``/v1``'s tests use, the same here."""
 
 _names = itertools.count(1)
 GPU = "NVIDIA A40"
-
-
-@pytest.fixture
-async def emu(make_emulator: MakeEmulator) -> Emulator:
-    return make_emulator(demos=False)
-
-
-@pytest.fixture
-async def api(http: httpx.AsyncClient) -> httpx.AsyncClient:
-    return http
-
-
-async def ok(response: Any, status: int = 200) -> Any:
-    r = await response if not isinstance(response, httpx.Response) else response
-    assert r.status_code == status, f"{r.status_code}: {r.text}"
-    return r.json() if r.content else None
 
 
 async def problem(response: Any, status: int, *fragments: str) -> dict[str, Any]:

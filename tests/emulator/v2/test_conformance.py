@@ -22,7 +22,6 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import CheckContext, not_a_server_error
-from schemathesis.core.parameters import ParameterLocation
 from schemathesis.core.transport import Response
 from schemathesis.generation.case import Case
 from schemathesis.generation.modes import GenerationMode
@@ -35,6 +34,8 @@ from starlette.testclient import TestClient
 
 from nbext.emulator import Emulator, FakeClock, create_app
 from nbext.emulator.api.v2.contract import reference
+
+from ..management.test_conformance import negative_headers
 
 pytestmark = pytest.mark.slow
 
@@ -158,11 +159,6 @@ CHECKS = [
     response_schema_conformance,
     problem_body,
 ]
-
-
-def negative_headers(case: Case) -> bool:
-    component = case.meta.components.get(ParameterLocation.HEADER) if case.meta else None
-    return component is not None and component.mode.is_negative
 
 
 def strategy(label: str, mode: GenerationMode, ids: dict[str, str]) -> st.SearchStrategy[Case]:
