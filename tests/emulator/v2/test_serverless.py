@@ -48,6 +48,8 @@ async def test_a_template_is_copied_so_its_later_edits_do_not_reach_the_endpoint
     assert "idleTimeout" not in made["workers"]
     await ok(api.patch(f"/v2/templates/{t['id']}", json={"image": "other"}))
     assert (await ok(api.get(f"/v2/serverless/{made['id']}")))["image"] == "echo"
+    replaced = await ok(api.patch(f"/v2/serverless/{made['id']}", json={"env": {"C": "c"}}))
+    assert replaced["env"] == {"C": "c"} and replaced["image"] == "echo"
     r = await api.delete(f"/v2/serverless/{made['id']}")
     assert r.status_code == 204
     names = [x["name"] for x in (await ok(api.get("/v2/templates")))["templates"]]

@@ -93,7 +93,10 @@ def management(request: Request, operation_id: str) -> tuple[Management, dict[st
 
 async def body(request: Request, schema: str) -> dict[str, Any]:
     """The JSON body, checked against the reference's ``schema``."""
-    data = parse_json(await read_body(request, BODY_LIMIT))
+    raw = await read_body(request, BODY_LIMIT)
+    if not raw.strip():
+        raise InvalidInput(f"request body is empty; send a JSON object ({schema})")
+    data = parse_json(raw)
     check_body(data, schema)
     assert isinstance(data, dict)
     return data

@@ -157,6 +157,15 @@ def _coerce(raw: list[str], schema: dict[str, Any]) -> Any:
     return value
 
 
+@functools.cache
+def _parameter_validator(operation_id: str, name: str) -> Draft202012Validator:
+    _, _, op = operations()[operation_id]
+    param = next(p for p in op["parameters"] if p["name"] == name and p["in"] == "query")
+    return Draft202012Validator(
+        {**param.get("schema", {}), "components": reference()["components"]}
+    )
+
+
 def check_query(operation_id: str, params: list[tuple[str, str]]) -> dict[str, Any]:
     """The operation's query parameters, typed and checked; unknown ones refused by name."""
     _, _, op = operations()[operation_id]
@@ -173,8 +182,7 @@ def check_query(operation_id: str, params: list[tuple[str, str]]) -> dict[str, A
             errors.append(f"{name}: unknown query parameter (accepted: {accepted})")
             continue
         value = _coerce(raw, param.get("schema", {}))
-        root = {**param.get("schema", {}), "components": reference()["components"]}
-        for error in Draft202012Validator(root).iter_errors(value):
+        for error in _parameter_validator(operation_id, name).iter_errors(value):
             errors.append(f"{name}: {error.message}")
         values[name] = value
     if errors:

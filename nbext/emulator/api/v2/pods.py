@@ -8,6 +8,7 @@ cluster are pods too, read-only here (they are managed through ``/v2/clusters``)
 from __future__ import annotations
 
 import secrets
+import shlex
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -292,7 +293,7 @@ def update_input(m: Management, e: PodEntry, data: dict[str, Any]) -> PodUpdateI
         template = _template(m, data["templateId"])
         spread = {
             "image": template.image_name,
-            "args": " ".join(template.docker_start_cmd or []),
+            "args": shlex.join(template.docker_start_cmd or []),
             "disk": template.container_disk_in_gb,
             "ports": template.ports,
             "registry": template.container_registry_auth_id,

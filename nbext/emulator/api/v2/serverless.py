@@ -263,18 +263,20 @@ def _common(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
 
 
 def _owned_template(
-    m: Management, name: str, data: dict[str, Any], base: Template | None
+    m: Management, name: str, data: dict[str, Any], base: Template | None, *, merge_env: bool
 ) -> TemplateEntry:
-    """A serverless template for one endpoint: ``base`` overridden by the body's fields."""
-    env = {**((base.env or {}) if base else {}), **data.get("env", {})}
+    """A serverless template for one endpoint: ``base`` overridden by the body's fields.
+
+    ``env`` is merged per key with the base's (body winning) when the body names a
+    template; a PATCH of the endpoint's own settings replaces it.
+    """
+    inherited = base.env or {} if base is not None else {}
+    env = {**inherited, **data.get("env", {})} if merge_env else data.get("env", inherited)
     image = data.get("image") or (base.image_name if base else None)
-    args = (
-        split_args(data["args"])
-        if "args" in data
-        else list(base.docker_start_cmd or [])
-        if base
-        else []
-    )
+    if "args" in data:
+        args = split_args(data["args"])
+    else:
+        args = list(base.docker_start_cmd or []) if base else []
     fields: dict[str, Any] = {
         "name": m.templates.unique_name(f"{name} (endpoint)"),
         "imageName": image,
@@ -342,7 +344,7 @@ async def create_endpoint(request: Request) -> Response:
     }
     facets = _common(data, v1)
     rules(EndpointCreateInput, v1, V1_NAMES)  # every rule before anything is made
-    template = _owned_template(m, data["name"], data, base)
+    template = _owned_template(m, data["name"], data, base, merge_env=True)
     v1["templateId"] = template.view.id
     try:
         made = m.endpoints.create(rules(EndpointCreateInput, v1, V1_NAMES))
@@ -351,6 +353,7 @@ async def create_endpoint(request: Request) -> Response:
         raise
     _adopt(m, template, made["id"])
     m.v2.facets.set("endpoint", made["id"], **facets)
+    releases(m, m.endpoints.entry(made["id"]))  # the first release: the endpoint as made
     return ok(view(m, m.endpoints.entry(made["id"]), str(request.base_url)), 201)
 
 
@@ -377,9 +380,11 @@ async def update_endpoint(endpoint_id: str, request: Request) -> Response:
     new_template = None
     if "templateId" in data or any(k in data for k in CONTAINER):
         base = _named_template(m, data["templateId"]) if "templateId" in data else _template(m, e)
-        new_template = _owned_template(m, e.view.name or endpoint_id, data, base)
+        named = "templateId" in data
+        new_template = _owned_template(m, e.view.name or endpoint_id, data, base, merge_env=named)
         parsed = rules(EndpointUpdateInput, {**v1, "templateId": new_template.view.id}, V1_NAMES)
     old = _template(m, e)
+    releases(m, e)  # the release this update follows, if not noted yet
     try:
         m.endpoints.update(endpoint_id, parsed)
     except Exception:
