@@ -6,13 +6,47 @@ imports nothing else of nbext.
 """
 
 from .paths import MANAGEMENT_SEGMENTS, is_management_path, reserved_endpoint_id
+from .resources import (
+    LIST_KEYS,
+    BillingRecord,
+    Cluster,
+    CpuType,
+    DataCenter,
+    EcrDelegation,
+    Endpoint,
+    GpuType,
+    LogEvent,
+    NetworkVolume,
+    Pod,
+    Problem,
+    Registry,
+    Release,
+    Template,
+    Worker,
+)
 from .states import POD_ACTIONS_BY_STATUS, PodAction, PodStatus
 
 __all__ = [
+    "LIST_KEYS",
     "MANAGEMENT_SEGMENTS",
     "POD_ACTIONS_BY_STATUS",
+    "BillingRecord",
+    "Cluster",
+    "CpuType",
+    "DataCenter",
+    "EcrDelegation",
+    "Endpoint",
+    "GpuType",
+    "LogEvent",
+    "NetworkVolume",
+    "Pod",
     "PodAction",
     "PodStatus",
+    "Problem",
+    "Registry",
+    "Release",
+    "Template",
+    "Worker",
     "is_management_path",
     "reserved_endpoint_id",
 ]
