@@ -15,7 +15,7 @@ followed: a Server-Sent Events client reconnects with ``Last-Event-ID``.
 from __future__ import annotations
 
 import weakref
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 WORKER_LINES = 1000
 """Lines kept per worker (the oldest go first)."""
 WORKERS_KEPT = 500
-"""Workers whose logs are kept (the least recently active go first)."""
+"""Workers whose logs are kept (the longest known go first)."""
 
 
 @dataclass(frozen=True)
@@ -107,56 +107,69 @@ def pod_lines(facts: PodFacts, intervals: Iterable[Usage], now: float) -> list[L
     ]
 
 
+class _Worker:
+    """One worker's record: when it was first seen, and its last executions, raw."""
+
+    __slots__ = ("first_seen", "image", "runs", "total")
+
+    def __init__(self, first_seen: float, image: str | None) -> None:
+        self.first_seen = first_seen
+        self.image = image
+        self.runs: deque[tuple[float, float, str, weakref.ref[Job] | None]] = deque(
+            maxlen=WORKER_LINES // 2
+        )
+        self.total = 0
+        """Executions ever recorded (older ones fall out of ``runs``); numbers the lines."""
+
+
 class WorkerLogs:
-    """Lines of serverless workers, recorded as their jobs end."""
+    """Lines of serverless workers, recorded as their jobs end.
+
+    The hook runs once per job on the job service's hot path, so it stores one raw
+    tuple; lines are written when someone reads them.
+    """
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
-        self._lines: OrderedDict[tuple[str, str], deque[LogLine]] = OrderedDict()
-        self._seq: dict[tuple[str, str], int] = {}
-        self.first_seen: dict[tuple[str, str], float] = {}
+        self._workers: dict[tuple[str, str], _Worker] = {}
 
-    def _add(
-        self, key: tuple[str, str], ts: float, source: str, line: str, job: Job | None = None
-    ) -> None:
-        lines = self._lines.get(key)
-        if lines is None:
-            lines = self._lines[key] = deque(maxlen=WORKER_LINES)
-            while len(self._lines) > WORKERS_KEPT:
-                old, _ = self._lines.popitem(last=False)
-                self._seq.pop(old, None)
-                self.first_seen.pop(old, None)
-        self._lines.move_to_end(key)
-        seq = self._seq.get(key, 0) + 1
-        self._seq[key] = seq
-        ref = weakref.ref(job) if job is not None else None
-        lines.append(LogLine(ts, seq, source, line if job is not None else literal(line), ref))
+    def _worker(self, key: tuple[str, str], seen: float, image: str | None) -> _Worker:
+        found = self._workers.get(key)
+        if found is None:
+            found = self._workers[key] = _Worker(seen, image)
+            if len(self._workers) > WORKERS_KEPT:  # the longest-known worker goes first
+                del self._workers[next(iter(self._workers))]
+        return found
 
     def observe(self, endpoint_id: str, worker_id: str, image: str | None) -> float:
-        """Note a worker seen alive; its first line says it started. Its start time."""
-        key = (endpoint_id, worker_id)
-        seen = self.first_seen.get(key)
-        if seen is None:
-            seen = self.first_seen[key] = self.clock.now()
-            self._add(key, seen, "system", f"worker {worker_id} started ({image or 'no image'})")
-        return seen
+        """Note a worker seen alive (its first line says it started); its start time."""
+        return self._worker((endpoint_id, worker_id), self.clock.now(), image).first_seen
 
     def record_execution(
         self, live: LiveEndpoint, worker_id: str, start: float, end: float
     ) -> None:
         """The job service's hook: a job left its worker (finished, failed, cancelled...)."""
+        worker = self._worker((live.id, worker_id), start, live.image)
         job = next((w.job for w in live.workers if w.id == worker_id), None)
-        self.observe(live.id, worker_id, live.image)
-        key = (live.id, worker_id)
-        job_id = job.id if job is not None else "?"
-        self._add(key, start, "container", f"job {job_id} started")
-        finished = f"job {job_id} {{outcome}} after {end - start:.3f} s"
-        self._add(key, end, "container", finished, job)
+        if job is None:
+            worker.runs.append((start, end, "?", None))
+        else:
+            worker.runs.append((start, end, job.id, weakref.ref(job)))
+        worker.total += 1
 
     def lines(self, endpoint_id: str, worker_id: str) -> list[LogLine] | None:
         """The worker's lines, or None if the emulator knows no such worker."""
-        found = self._lines.get((endpoint_id, worker_id))
-        return list(found) if found is not None else None
+        worker = self._workers.get((endpoint_id, worker_id))
+        if worker is None:
+            return None
+        started = f"worker {worker_id} started ({worker.image or 'no image'})"
+        out = [LogLine(worker.first_seen, 1, "system", literal(started))]
+        first = worker.total - len(worker.runs)
+        for i, (start, end, job_id, ref) in enumerate(worker.runs, first):
+            out.append(LogLine(start, 2 + 2 * i, "container", literal(f"job {job_id} started")))
+            finished = f"job {literal(job_id)} {{outcome}} after {end - start:.3f} s"
+            out.append(LogLine(end, 3 + 2 * i, "container", finished, ref))
+        return out
 
 
 def select(
