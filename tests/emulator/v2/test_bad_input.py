@@ -74,7 +74,7 @@ async def test_gpu_and_cpu_together_and_cuda_rules(api: httpx.AsyncClient, path:
     cpu: Any = {"id": "cpu3c", "vcpuCount": 2}
     both = {**base, "cpu": [cpu] if path == "/v2/serverless" else cpu}
     before = await snapshot(api)
-    await problem(api.post(path, json=both), 422, "gpu: give gpu", "not both")
+    await problem(api.post(path, json=both), 422, "gpu: a", "not both")
     cuda = {**gpu, "minCudaVersion": "12.1", "allowedCudaVersions": ["12.8"]}
     await problem(api.post(path, json={**base, "gpu": cuda}), 422, "gpu.minCudaVersion")
     floor_and_empty = {**gpu, "minCudaVersion": "12.1", "allowedCudaVersions": []}

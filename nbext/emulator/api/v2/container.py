@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from .contract import Unprocessable
+from .contract import Unprocessable, refuse
 
 V1_NAMES = {
     "imageName": "image",
@@ -100,3 +100,20 @@ def persistent(size: int | None, path: str | None) -> dict[str, Any]:
     if size and size >= 10:
         return {"persistent": {"size": size, "path": path or "/workspace"}}
     return {}
+
+
+def check_compute(data: dict[str, Any], what: str, *, required: bool) -> None:
+    """The reference's rules in words: exactly one of ``gpu`` and ``cpu`` (at most one if not
+    ``required``), and ``gpu.minCudaVersion`` only beside an empty ``allowedCudaVersions``.
+
+    ``what`` names the workload: "a pod", "an endpoint".
+    """
+    gpu, cpu = data.get("gpu"), data.get("cpu")
+    if gpu is not None and cpu is not None:
+        raise refuse("gpu", f"{what} takes gpu (GPUs) or cpu (CPUs only), not both")
+    if required and gpu is None and cpu is None:
+        raise refuse("gpu", f"{what} needs gpu (GPUs) or cpu (CPUs only)")
+    if gpu is not None and gpu.get("minCudaVersion") and gpu.get("allowedCudaVersions"):
+        raise refuse(
+            "gpu.minCudaVersion", "give minCudaVersion or a non-empty allowedCudaVersions, not both"
+        )

@@ -38,6 +38,12 @@ class Unprocessable(DomainError):
         self.errors = errors
 
 
+def refuse(field: str, message: str) -> Unprocessable:
+    """A 422 about one field, for a rule the reference states in words only."""
+    line = f"{field}: {message}"
+    return Unprocessable(line, [line])
+
+
 @functools.cache
 def reference_bytes() -> bytes:
     return (resources.files(__package__) / REFERENCE_FILE).read_bytes()

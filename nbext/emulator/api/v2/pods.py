@@ -24,18 +24,13 @@ from ...domain.management.logs import PodFacts, pod_lines
 from ...domain.management.pods import PodEntry
 from ...domain.management.records import iso
 from .common import body, management, no_content, ok, rules
-from .container import V1_NAMES, persistent, to_v1, to_v2
-from .contract import Unprocessable
+from .container import V1_NAMES, check_compute, persistent, to_v1, to_v2
+from .contract import refuse
 from .streams import sse
 
 router = APIRouter(prefix="/v2/pods", tags=["v2 pods"])
 CUDA_DEFAULT = "12.8"
 """What a GPU host of the emulator reports, unless the pod asked for another version."""
-
-
-def refuse(field: str, message: str) -> Unprocessable:
-    line = f"{field}: {message}"
-    return Unprocessable(line, [line])
 
 
 # ---- views ---------------------------------------------------------------------------------
@@ -217,14 +212,6 @@ def _template(m: Management, template_id: str) -> Any:
     return found.view
 
 
-def _cuda(gpu: dict[str, Any]) -> None:
-    if gpu.get("minCudaVersion") and gpu.get("allowedCudaVersions"):
-        raise refuse(
-            "gpu.minCudaVersion",
-            "give minCudaVersion or a non-empty allowedCudaVersions, not both",
-        )
-
-
 def _startup_env(m: Management, data: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
     """``startSsh`` and ``startJupyter``: what the provisioner adds to the environment."""
     env = dict(env)
@@ -238,11 +225,8 @@ def _startup_env(m: Management, data: dict[str, Any], env: dict[str, str]) -> di
 
 def create_input(m: Management, data: dict[str, Any]) -> tuple[PodCreateInput, str | None]:
     """v1's create for a v2 body, and the CUDA version its host reports; every rule first."""
+    check_compute(data, "a pod", required=True)
     gpu, cpu = data.get("gpu"), data.get("cpu")
-    if gpu is not None and cpu is not None:
-        raise refuse("gpu", "give gpu (a GPU pod) or cpu (a CPU pod), not both")
-    if gpu is None and cpu is None:
-        raise refuse("gpu", "a pod needs gpu (a GPU pod) or cpu (a CPU pod)")
     template = _template(m, data["templateId"]) if "templateId" in data else None
     if template is None and "image" not in data:
         raise refuse("image", "is required unless templateId is given")
@@ -264,7 +248,6 @@ def create_input(m: Management, data: dict[str, Any]) -> tuple[PodCreateInput, s
             v1.pop("volumeInGb", None)
     cuda: str | None = None
     if gpu is not None:
-        _cuda(gpu)
         allowed = gpu.get("allowedCudaVersions") or []
         v1.update(computeType="GPU", gpuTypeIds=[gpu["id"]], gpuCount=gpu.get("count", 1))
         if allowed:

@@ -30,17 +30,12 @@ from ...domain.management.endpoints import EndpointEntry
 from ...domain.management.records import iso, new_id
 from ...domain.management.templates import TemplateEntry
 from .common import body, management, no_content, ok, rules
-from .container import V1_NAMES, split_args, to_v2
-from .contract import Unprocessable
+from .container import V1_NAMES, check_compute, split_args, to_v2
+from .contract import refuse
 from .streams import sse
 
 router = APIRouter(prefix="/v2/serverless", tags=["v2 serverless"])
 CONTAINER = ("image", "args", "disk", "env", "ports", "registry")
-
-
-def refuse(field: str, message: str) -> Unprocessable:
-    line = f"{field}: {message}"
-    return Unprocessable(line, [line])
 
 
 # ---- views ---------------------------------------------------------------------------------
@@ -172,15 +167,7 @@ def releases(m: Management, e: EndpointEntry) -> list[dict[str, Any]]:
 
 
 def _check_compute(data: dict[str, Any], *, create: bool) -> None:
-    gpu, cpu = data.get("gpu"), data.get("cpu")
-    if gpu is not None and cpu is not None:
-        raise refuse("gpu", "give gpu (GPU workers) or cpu (CPU workers), not both")
-    if create and gpu is None and cpu is None:
-        raise refuse("gpu", "an endpoint needs gpu (GPU workers) or cpu (CPU workers)")
-    if gpu is not None and gpu.get("minCudaVersion") and gpu.get("allowedCudaVersions"):
-        raise refuse(
-            "gpu.minCudaVersion", "give minCudaVersion or a non-empty allowedCudaVersions, not both"
-        )
+    check_compute(data, "an endpoint", required=create)
     if data.get("type") == "LOAD_BALANCER":
         raise refuse(
             "type",
