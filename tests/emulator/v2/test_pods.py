@@ -144,3 +144,5 @@ async def test_cluster_members_are_pods_but_not_managed_here(api: httpx.AsyncCli
     assert (await ok(api.get(f"/v2/pods/{member}")))["cluster"]["id"] == cluster["id"]
     await problem(api.patch(f"/v2/pods/{member}", json={"name": "x"}), 409, "/v2/clusters")
     await problem(api.delete(f"/v2/pods/{member}"), 409, "cluster")
+    logs = await events(api, f"/v2/pods/{member}/logs")
+    assert logs[0]["line"] == f"pod {member}: 4 x {GPU} in EU-RO-1"

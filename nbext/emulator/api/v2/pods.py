@@ -23,6 +23,7 @@ from ...domain.management.lifecycle import allowed_actions, observed_status
 from ...domain.management.logs import PodFacts, pod_lines
 from ...domain.management.pods import PodEntry
 from ...domain.management.records import iso
+from ...domain.management.usage import Usage
 from .common import body, management, no_content, ok, rules
 from .container import V1_NAMES, check_compute, persistent, to_v1, to_v2
 from .contract import refuse
@@ -384,6 +385,17 @@ async def pod_action(pod_id: str, request: Request) -> Response:
 @router.get("/{pod_id}/logs")
 async def pod_logs(pod_id: str, request: Request) -> Response:
     m, query = management(request, "getPodLogs")
+    now = m.clock.now()
+    found = m.v2.clusters.member(pod_id)
+    if found is not None:  # a cluster's member has run since the cluster was made
+        cluster, member = found
+        compute = cluster["compute"]
+        hardware = f"{compute['gpuCountPerPod']} x {compute['gpuTypeId']}"
+        image = str(cluster.get("container", {}).get("image", ""))
+        ports = tuple(cluster.get("container", {}).get("ports", ()))
+        facts = PodFacts(pod_id, image, hardware, cluster["dataCenterId"], ports)
+        since = float(member["createdTs"])
+        return sse(request, query, pod_lines(facts, [Usage("", "", pod_id, since, None, 0)], now))
     e = m.pods.entry(pod_id)
     v = e.view
     hardware = (
@@ -393,4 +405,4 @@ async def pod_logs(pod_id: str, request: Request) -> Response:
     )
     facts = PodFacts(pod_id, v.image or "", hardware, e.data_center_id, tuple(v.ports or ()))
     intervals = [u for u in m.usage.of_kind("pod") if u.subject == pod_id]
-    return sse(request, query, pod_lines(facts, intervals, m.clock.now()))
+    return sse(request, query, pod_lines(facts, intervals, now))
