@@ -67,8 +67,16 @@ async def test_endpoints_are_shared_and_served(api: httpx.AsyncClient) -> None:
     assert done["status"] == "COMPLETED" and done["output"] == {"n": 1}
     v2 = await endpoint(api)
     assert {e["id"] for e in await ok(api.get("/v1/endpoints"))} == {v1["id"], v2["id"]}
-    await ok(api.patch(f"/v1/endpoints/{v2['id']}", json={"workersMax": 7}))
-    assert (await ok(api.get(f"/v2/serverless/{v2['id']}")))["workers"]["max"] == 7
+    await ok(
+        api.patch(
+            f"/v2/serverless/{v2['id']}",
+            json={"scaling": {"type": "QUEUE_DELAY", "queueDelay": 2.5}},
+        )
+    )
+    assert (await ok(api.get(f"/v1/endpoints/{v2['id']}")))["scalerValue"] == 3
+    await ok(api.patch(f"/v1/endpoints/{v2['id']}", json={"workersMax": 7, "scalerValue": 6}))
+    seen = await ok(api.get(f"/v2/serverless/{v2['id']}"))
+    assert seen["workers"]["max"] == 7 and seen["scaling"]["queueDelay"] == 6.0
 
 
 async def test_volumes_and_registries_are_shared(api: httpx.AsyncClient) -> None:

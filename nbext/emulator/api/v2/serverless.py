@@ -88,7 +88,10 @@ def _scaling(e: EndpointEntry, facets: dict[str, Any]) -> dict[str, Any]:
     value = e.view.scaler_value or 4
     if str(e.view.scaler_type or "QUEUE_DELAY") == "REQUEST_COUNT":
         return {"type": "REQUEST_COUNT", "requestCount": max(1, int(value))}
-    return {"type": "QUEUE_DELAY", "queueDelay": float(facets.get("queueDelay", value))}
+    exact = facets.get("queueDelay")
+    if exact is None or max(1, math.ceil(exact)) != value:  # set through v1 since
+        exact = value
+    return {"type": "QUEUE_DELAY", "queueDelay": float(exact)}
 
 
 def view(m: Management, e: EndpointEntry, base: str) -> dict[str, Any]:
