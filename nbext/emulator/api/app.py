@@ -8,7 +8,7 @@ from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
 from ..emulator import Emulator
-from . import control, jobs, v1
+from . import control, jobs, v1, v2
 from .http import install_error_handlers
 
 
@@ -39,7 +39,8 @@ class EmulatorApp(FastAPI):
 
 
 def create_app(emulator: Emulator) -> FastAPI:
-    """The emulator's HTTP interface: ``/v2`` jobs, ``/v1`` management, ``/_emulator`` controls."""
+    """The emulator's HTTP interface: ``/v2`` jobs, ``/v1`` and ``/v2`` management,
+    ``/_emulator`` controls."""
     app = EmulatorApp(
         title="nbext emulator",
         summary="A local emulator of a GPU cloud's serverless job and management interfaces",
@@ -52,4 +53,5 @@ def create_app(emulator: Emulator) -> FastAPI:
     app.include_router(control.router)
     v1.install(app)
     install_error_handlers(app)
+    v2.install(app)  # after: its handlers defer to those for paths not its own
     return app

@@ -32,6 +32,7 @@ from nbext.models import (
     TTL_MIN_MS,
     JobSubmission,
 )
+from nbext.models.v2 import MANAGEMENT_SEGMENTS
 
 from ..domain.errors import DomainError, InvalidInput, NotServed
 from ..emulator import Emulator
@@ -218,8 +219,8 @@ class JobRoutes:
         if not path.startswith(PREFIX):
             return None
         parts = path[len(PREFIX) :].split("/")
-        if len(parts) < 2 or not parts[0]:
-            return None
+        if len(parts) < 2 or not parts[0] or parts[0] in MANAGEMENT_SEGMENTS:
+            return None  # management's /v2/pods/... is FastAPI's, never a job route
         route = ROUTES.get(parts[1])
         if route is None:
             return None

@@ -25,6 +25,7 @@ from nbext.models import (
     TemplateCreateInput,
     TemplateUpdateInput,
 )
+from nbext.models.v2 import reserved_endpoint_id
 
 from ..endpoints import Endpoint as LiveEndpoint
 from ..errors import InvalidInput, NotFound
@@ -249,7 +250,7 @@ class Endpoints:
         template = self._serverless_template(body.template_id)
         self._volumes(body.network_volume_id, body.network_volume_ids)
         endpoint_id = new_id(14)
-        while endpoint_id in self.m.jobs.endpoints:
+        while endpoint_id in self.m.jobs.endpoints or reserved_endpoint_id(endpoint_id):
             endpoint_id = new_id(14)
         gpu = body.compute_type == ComputeType.GPU
         flavors = [str(f) for f in body.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR]]
@@ -293,6 +294,11 @@ class Endpoints:
         """``Emulator.deploy``: a serverless template for the image, and a record using it."""
         if live.id in self.m.jobs.endpoints or live.id in self.book:
             raise InvalidInput(f"an endpoint with id {live.id!r} already exists")
+        if reserved_endpoint_id(live.id):
+            raise InvalidInput(
+                f"endpoint id {live.id!r} is a management path under /v2 (/v2/{live.id}); "
+                "choose another id"
+            )
         image = live.image or ""
         template = self.m.templates.create(
             TemplateCreateInput(

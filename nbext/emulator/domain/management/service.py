@@ -17,6 +17,7 @@ from .pods import Pods
 from .registry_auths import RegistryAuths
 from .templates import Templates
 from .usage import UsageLedger
+from .v2_state import V2State
 
 
 class Management:
@@ -34,6 +35,8 @@ class Management:
         self.endpoints = Endpoints(self)
         self.billing = Billing(self.usage, clock)
         jobs.on_execution.append(self.endpoints.record_execution)
+        self.v2 = V2State(self)
+        """What only the v2 interface shows: SSH keys, clusters, logs, v2-only fields."""
 
     def restore(self) -> None:
         """Take back every stored record; the endpoints go back into the job interface.
@@ -50,3 +53,4 @@ class Management:
         ):
             book.load()
         self.endpoints.restore()
+        self.v2.load()

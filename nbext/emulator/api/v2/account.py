@@ -1,0 +1,23 @@
+"""``/v2/account/ssh-keys``: the public keys pods started with ``startSsh`` receive."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from .common import body, management, ok
+
+router = APIRouter(prefix="/v2/account", tags=["v2 account"])
+
+
+@router.get("/ssh-keys")
+async def get_ssh_keys(request: Request) -> Response:
+    m, _ = management(request, "getSshKeys")
+    return ok({"keys": m.v2.ssh_keys.listing()})
+
+
+@router.put("/ssh-keys")
+async def put_ssh_keys(request: Request) -> Response:
+    m, _ = management(request, "updateSshKeys")
+    data = await body(request, "UpdateSshKeysRequest")
+    return ok({"keys": m.v2.ssh_keys.replace(data["keys"])})

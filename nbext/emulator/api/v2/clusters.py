@@ -1,0 +1,52 @@
+"""``/v2/clusters``: instant clusters, and the member pods each one runs."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from .common import body, management, no_content, ok
+from .pods import member_view
+
+router = APIRouter(prefix="/v2/clusters", tags=["v2 clusters"])
+
+
+@router.get("")
+async def list_clusters(request: Request) -> Response:
+    m, _ = management(request, "listClusters")
+    return ok({"clusters": [m.v2.clusters.summary(c) for c in m.v2.clusters.listing()]})
+
+
+@router.post("")
+async def create_cluster(request: Request) -> Response:
+    m, _ = management(request, "createCluster")
+    data = await body(request, "CreateClusterRequest")
+    return ok(m.v2.clusters.summary(m.v2.clusters.create(data)), 201)
+
+
+@router.get("/{cluster_id}")
+async def get_cluster(cluster_id: str, request: Request) -> Response:
+    m, _ = management(request, "getCluster")
+    return ok(m.v2.clusters.summary(m.v2.clusters.get(cluster_id)))
+
+
+@router.patch("/{cluster_id}")
+async def update_cluster(cluster_id: str, request: Request) -> Response:
+    m, _ = management(request, "updateCluster")
+    m.v2.clusters.get(cluster_id)
+    data = await body(request, "UpdateClusterRequest")
+    return ok(m.v2.clusters.summary(m.v2.clusters.rename(cluster_id, data["name"])))
+
+
+@router.delete("/{cluster_id}")
+async def delete_cluster(cluster_id: str, request: Request) -> Response:
+    m, _ = management(request, "deleteCluster")
+    m.v2.clusters.delete(cluster_id)
+    return no_content()
+
+
+@router.get("/{cluster_id}/pods")
+async def list_cluster_pods(cluster_id: str, request: Request) -> Response:
+    m, _ = management(request, "listClusterPods")
+    cluster = m.v2.clusters.get(cluster_id)
+    return ok({"pods": [member_view(m, cluster, p) for p in m.v2.clusters.members(cluster)]})

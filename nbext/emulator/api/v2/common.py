@@ -1,0 +1,127 @@
+"""What every v2 management route shares: auth, checked bodies and queries, problem bodies.
+
+Errors under the management paths of ``/v2`` are RFC 9457 problem documents
+(``application/problem+json``: ``title``, ``status``, ``detail``, and ``errors`` listing
+each failure by field), the shape the reference declares. The job routes under ``/v2``
+keep the job interface's ``{"error": ...}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ValidationError
+
+from nbext.models import explain
+
+from ...domain.errors import (
+    Conflict,
+    DomainError,
+    InvalidInput,
+    NotFound,
+    NotServed,
+    RateLimited,
+    TooLarge,
+)
+from ...domain.management import Management
+from ..http import Unauthorized, authenticate, encode, parse_json, read_body
+from .contract import Unprocessable, check_body, check_query
+
+BODY_LIMIT = 1024 * 1024
+PROBLEM = "application/problem+json"
+
+
+class Forbidden(DomainError):
+    """The key is valid but may not do this (HTTP 403): e.g. change an official template."""
+
+
+TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Content Too Large",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    501: "Not Implemented",
+}
+STATUS_OF: list[tuple[type[DomainError], int]] = [
+    (Unprocessable, 422),
+    (Forbidden, 403),
+    (Unauthorized, 401),
+    (InvalidInput, 400),
+    (NotFound, 404),
+    (Conflict, 409),
+    (TooLarge, 413),
+    (RateLimited, 429),
+    (NotServed, 501),
+]
+
+
+def problem(
+    status: int,
+    detail: str,
+    errors: list[str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    body: dict[str, Any] = {"title": TITLES.get(status, "Error"), "status": status}
+    body["detail"] = detail
+    if errors:
+        body["errors"] = errors
+    return Response(encode(body), status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def problem_of(exc: DomainError) -> Response:
+    status = next((code for cls, code in STATUS_OF if isinstance(exc, cls)), 400)
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+    errors = exc.errors if isinstance(exc, Unprocessable) else None
+    return problem(status, exc.message, errors, headers)
+
+
+def management(request: Request, operation_id: str) -> tuple[Management, dict[str, Any]]:
+    """Authenticate; the emulator's management domain and the operation's checked query."""
+    emulator = authenticate(request)
+    query = check_query(operation_id, request.query_params.multi_items())
+    emulator.bind()
+    return emulator.management, query
+
+
+async def body(request: Request, schema: str) -> dict[str, Any]:
+    """The JSON body, checked against the reference's ``schema``."""
+    raw = await read_body(request, BODY_LIMIT)
+    if not raw.strip():
+        raise InvalidInput(f"request body is empty; send a JSON object ({schema})")
+    data = parse_json(raw)
+    check_body(data, schema)
+    assert isinstance(data, dict)
+    return data
+
+
+def rules(model: type[BaseModel], data: dict[str, Any], names: dict[str, str]) -> Any:
+    """``data`` validated by one of v1's input models, which hold the domain's rules.
+
+    A refusal names v2's fields: ``names`` maps v1's wire names to v2's paths.
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for part in explain(exc).split("; "):
+            loc, sep, rest = part.partition(": ")
+            head, dot, tail = loc.partition(".")
+            mapped = names.get(head, head) + (dot + tail if dot else "")
+            lines.append(f"{mapped}{sep}{rest}")
+        raise Unprocessable("; ".join(lines), lines) from None
+
+
+def ok(value: Any, status: int = 200) -> Response:
+    return Response(encode(value), status_code=status, media_type="application/json")
+
+
+def no_content() -> Response:
+    return Response(status_code=204)

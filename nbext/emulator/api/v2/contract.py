@@ -1,0 +1,196 @@
+"""The v2 reference as the emulator's rulebook: bodies and queries are checked against it.
+
+The service's own OpenAPI document (OpenAPI 3.1, so JSON Schema 2020-12) ships with the
+package, and every request body and query is validated by its schemas with ``jsonschema``,
+so the emulator refuses exactly what the reference forbids, unknown fields included
+(``unevaluatedProperties: false``), and names the field. Rules the reference states only
+in prose (both ``gpu`` and ``cpu``, ``minCudaVersion`` beside ``allowedCudaVersions``)
+are checked by the routes that own them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError as SchemaError
+
+from ...domain.errors import DomainError
+
+REFERENCE_FILE = "reference.openapi.json"
+UNEXPECTED = re.compile(r"\((.*) (?:was|were) unexpected\)")
+QUOTED = re.compile(r"'([^']*)'")
+"""How jsonschema names the fields a schema does not allow."""
+
+
+class Unprocessable(DomainError):
+    """The request is well-formed JSON but breaks the reference's schema (HTTP 422).
+
+    ``errors`` lists every failure, one line each, by field path.
+    """
+
+    def __init__(self, message: str, errors: list[str]) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
+def refuse(field: str, message: str) -> Unprocessable:
+    """A 422 about one field, for a rule the reference states in words only."""
+    line = f"{field}: {message}"
+    return Unprocessable(line, [line])
+
+
+@functools.cache
+def reference_bytes() -> bytes:
+    return (resources.files(__package__) / REFERENCE_FILE).read_bytes()
+
+
+@functools.cache
+def reference() -> dict[str, Any]:
+    """The parsed reference (shared: callers must not change it)."""
+    data: dict[str, Any] = json.loads(reference_bytes())
+    return data
+
+
+@functools.cache
+def operations() -> dict[str, tuple[str, str, dict[str, Any]]]:
+    """operationId -> (method, path, operation), parameters of the path merged in."""
+    found = {}
+    for path, item in reference()["paths"].items():
+        shared = item.get("parameters", [])
+        for method, op in item.items():
+            if method == "parameters":
+                continue
+            params = [_resolve(p) for p in [*shared, *op.get("parameters", [])]]
+            found[op["operationId"]] = (method.upper(), path, {**op, "parameters": params})
+    return found
+
+
+def _resolve(node: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        target: Any = reference()
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = target
+    return node
+
+
+@functools.cache
+def _validator(ref: str) -> Draft202012Validator:
+    """A validator for one schema of the reference, its ``$ref``s resolved in the document."""
+    root = {"$ref": ref, "components": reference()["components"]}
+    return Draft202012Validator(root)
+
+
+def schema_fields(name: str) -> list[str]:
+    """Every property a schema allows (through ``allOf``), for naming the accepted fields."""
+    seen: list[str] = []
+
+    def walk(node: dict[str, Any]) -> None:
+        node = _resolve(node)
+        for part in node.get("allOf", []):
+            walk(part)
+        for field in node.get("properties", {}):
+            if field not in seen:
+                seen.append(field)
+
+    walk({"$ref": f"#/components/schemas/{name}"})
+    return seen
+
+
+def _where(error: SchemaError) -> str:
+    path = ".".join(str(p) for p in error.absolute_path)
+    return path or "body"
+
+
+def _explain(error: SchemaError, schema: str) -> list[str]:
+    """One line per failure, naming the field (for an unknown field, the field itself)."""
+    where = _where(error)
+    if error.validator in ("unevaluatedProperties", "additionalProperties"):
+        listed = UNEXPECTED.search(error.message)
+        extra = QUOTED.findall(listed.group(1)) if listed else [error.message]
+        if where != "body":
+            return [f"{where}.{k}: unknown field" for k in sorted(extra)]
+        accepted = ", ".join(schema_fields(schema))
+        return [f"{k}: unknown field (accepted: {accepted})" for k in sorted(extra)]
+    if error.validator == "required":
+        missing = str(error.message).split("'")[1] if "'" in error.message else error.message
+        prefix = "" if where == "body" else f"{where}."
+        return [f"{prefix}{missing}: is required"]
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        best = min(error.context, key=lambda e: len(list(e.absolute_path)))
+        return [f"{where}: matches none of the allowed shapes ({best.message})"]
+    return [f"{where}: {error.message}"]
+
+
+def check_body(body: Any, schema: str) -> None:
+    """Raise ``Unprocessable`` naming every field of ``body`` that ``schema`` refuses."""
+    if not isinstance(body, dict):
+        raise Unprocessable(
+            f"request body must be a JSON object ({schema})", ["body: must be a JSON object"]
+        )
+    errors: list[str] = []
+    for error in sorted(
+        _validator(f"#/components/schemas/{schema}").iter_errors(body),
+        key=lambda e: [str(p) for p in e.absolute_path],
+    ):
+        for line in _explain(error, schema):
+            if line not in errors:
+                errors.append(line)
+    if errors:
+        raise Unprocessable("; ".join(errors), errors)
+
+
+def _coerce(raw: list[str], schema: dict[str, Any]) -> Any:
+    """A query parameter's text as the type its schema declares (left as text if it is not)."""
+    schema = _resolve(schema)
+    kind = schema.get("type")
+    if kind == "array":
+        items = [v for value in raw for v in value.split(",") if v]
+        return [_coerce([v], schema.get("items", {})) for v in items]
+    value = raw[-1]
+    if kind == "integer":
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    if kind == "boolean":
+        return {"true": True, "false": False}.get(value.lower(), value)
+    return value
+
+
+@functools.cache
+def _parameter_validator(operation_id: str, name: str) -> Draft202012Validator:
+    _, _, op = operations()[operation_id]
+    param = next(p for p in op["parameters"] if p["name"] == name and p["in"] == "query")
+    return Draft202012Validator(
+        {**param.get("schema", {}), "components": reference()["components"]}
+    )
+
+
+def check_query(operation_id: str, params: list[tuple[str, str]]) -> dict[str, Any]:
+    """The operation's query parameters, typed and checked; unknown ones refused by name."""
+    _, _, op = operations()[operation_id]
+    declared = {p["name"]: p for p in op["parameters"] if p["in"] == "query"}
+    grouped: dict[str, list[str]] = {}
+    for key, value in params:
+        grouped.setdefault(key, []).append(value)
+    errors: list[str] = []
+    values: dict[str, Any] = {}
+    for name, raw in grouped.items():
+        param = declared.get(name)
+        if param is None:
+            accepted = ", ".join(sorted(declared)) or "none"
+            errors.append(f"{name}: unknown query parameter (accepted: {accepted})")
+            continue
+        value = _coerce(raw, param.get("schema", {}))
+        for error in _parameter_validator(operation_id, name).iter_errors(value):
+            errors.append(f"{name}: {error.message}")
+        values[name] = value
+    if errors:
+        raise Unprocessable("; ".join(errors), errors)
+    return values

@@ -1,0 +1,53 @@
+"""Log lines as the reference serves them: Server-Sent Events, resumable by cursor.
+
+Each line is one event whose ``id`` is its cursor and whose ``data`` is
+``{"ts", "source", "line"}``. The emulator sends the lines asked for and ends the
+stream with a ``retry`` hint; an EventSource (or ``nbext``'s client) reconnects after
+it with ``Last-Event-ID`` and receives only newer lines: that is how logs are followed,
+and why a follower never holds a connection the emulator would have to time out.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+
+from ...domain.management.logs import LogLine, select
+from .contract import Unprocessable
+
+RETRY_MS = 1000
+"""How long a follower waits before reconnecting for newer lines."""
+
+
+def _since(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        message = f"since: {value!r} is not an RFC 3339 date-time"
+        raise Unprocessable(message, [message]) from None
+
+
+def sse(request: Request, query: dict[str, Any], lines: list[LogLine]) -> Response:
+    """The event stream of the lines ``query`` (source, tail, since) and the cursor select."""
+    chosen = select(
+        lines,
+        source=query.get("source"),
+        tail=int(query.get("tail", 100)),
+        since=_since(query.get("since")),
+        after=request.headers.get("last-event-id"),
+    )
+    parts = [f"retry: {RETRY_MS}\n\n"]
+    for line in chosen:
+        data = json.dumps(line.wire(), separators=(",", ":"), ensure_ascii=False)
+        parts.append(f"id: {line.cursor}\ndata: {data}\n\n")
+    return Response(
+        "".join(parts),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

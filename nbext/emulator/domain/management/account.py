@@ -1,0 +1,42 @@
+"""The account's SSH public keys, which pods started with ``startSsh`` receive.
+
+The service keeps them on the account and hands them to a pod's container as the
+``PUBLIC_KEY`` environment variable; a ``PUT`` replaces the whole list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InvalidInput
+from ..store import Store
+from .records import Book
+
+KEY_LIMIT = 50
+"""More keys than this is a mistake (a file of keys pasted twice), not an account."""
+
+
+def _copy(record: dict[str, Any]) -> dict[str, Any]:
+    return dict(record)
+
+
+class SshKeys:
+    def __init__(self, store: Store) -> None:
+        self.book: Book[dict[str, Any]] = Book(store, "ssh_keys", _copy, _copy)
+
+    def listing(self) -> list[str]:
+        found = self.book.get("account")
+        return list(found["keys"]) if found else []
+
+    def replace(self, keys: list[str]) -> list[str]:
+        """The new list, duplicates removed in order; refused whole if too long."""
+        unique = list(dict.fromkeys(k.strip() for k in keys))
+        if len(unique) > KEY_LIMIT:
+            raise InvalidInput(f"keys: at most {KEY_LIMIT} keys, got {len(unique)}")
+        self.book.save("account", {"id": "account", "keys": unique})
+        return unique
+
+    def public_key_env(self) -> str | None:
+        """The ``PUBLIC_KEY`` value a pod started with SSH gets (None without keys)."""
+        keys = self.listing()
+        return "\n".join(keys) if keys else None

@@ -1,0 +1,150 @@
+"""Instant clusters: a group of identical GPU pods in one data centre on a private network.
+
+The emulator keeps a cluster as one record; its member pods are derived from it (rank,
+role, private address) and go through the same observed life cycle as a pod, from the
+cluster's creation. A cluster bills as its pods would: every member's GPUs, from create
+to delete, as one interval of the usage ledger (kind ``cluster``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput, NotFound
+from . import catalog
+from .lifecycle import observed_status
+from .records import Book, iso, new_id
+
+if TYPE_CHECKING:
+    from .service import Management
+
+ROLES = {
+    "SLURM": ("SLURM_CONTROLLER", "SLURM_COMPUTE"),
+    "RAY": ("RAY_HEAD", "RAY_WORKER"),
+}
+"""The role of the primary (rank 0) and of the others, by cluster type; other types have none."""
+
+
+def _copy(record: dict[str, Any]) -> dict[str, Any]:
+    return dict(record)
+
+
+class Clusters:
+    def __init__(self, m: Management) -> None:
+        self.m = m
+        self.book: Book[dict[str, Any]] = Book(m.store, "cluster", _copy, _copy)
+
+    def get(self, cluster_id: str) -> dict[str, Any]:
+        found = self.book.get(cluster_id)
+        if found is None:
+            raise NotFound(f"cluster {cluster_id!r} not found")
+        return found
+
+    def listing(self) -> list[dict[str, Any]]:
+        return list(self.book)
+
+    def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` is a validated create request (wire names); refused whole or kept whole."""
+        compute = dict(body["compute"])
+        gpu_type_id = compute["gpuTypeId"]
+        if gpu_type_id not in catalog.GPUS:
+            raise InvalidInput(
+                f"compute.gpuTypeId: unknown GPU type {gpu_type_id!r}; GET /v2/catalog/gpus "
+                "lists them"
+            )
+        centres = [str(d) for d in body.get("dataCenterIds") or [catalog.DATA_CENTERS_DEFAULT]]
+        for i, centre in enumerate(centres):
+            if centre not in catalog.DATA_CENTERS:
+                raise InvalidInput(f"dataCenterIds.{i}: unknown data centre {centre!r}")
+        now = self.m.clock.now()
+        cluster_id = new_id(12)
+        offer = catalog.gpu(gpu_type_id)
+        rate = offer.secure_price * compute["gpuCountPerPod"] * compute["podCount"] / 3600
+        record: dict[str, Any] = {
+            "id": cluster_id,
+            "name": body["name"],
+            "type": body["type"],
+            "compute": compute,
+            "dataCenterId": centres[0],
+            "createdTs": now,
+            "vxlanId": 4096 + int(cluster_id, 36) % 10000,
+            "container": {
+                k: body[k] for k in ("image", "args", "disk", "env", "ports") if k in body
+            },
+            "mounts": body.get("mounts") or {},
+            "costPerHr": round(rate * 3600, 4),
+        }
+        self.book.save(cluster_id, record)
+        self.m.usage.open(
+            "cluster",
+            cluster_id,
+            rate=rate,
+            labels={"clusterId": cluster_id, "gpuTypeId": gpu_type_id},
+            at=now,
+        )
+        return record
+
+    def rename(self, cluster_id: str, name: str) -> dict[str, Any]:
+        record = {**self.get(cluster_id), "name": name}
+        self.book.save(cluster_id, record)
+        return record
+
+    def delete(self, cluster_id: str) -> None:
+        self.get(cluster_id)
+        self.m.usage.close("cluster", cluster_id)
+        self.book.drop(cluster_id)
+
+    # ---- what is derived -----------------------------------------------------------------
+
+    def members(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """Each member pod: id, rank, role, private address, status, created time."""
+        now = self.m.clock.now()
+        created = float(record["createdTs"])
+        status = observed_status(True, created, True, now)
+        roles = ROLES.get(record["type"])
+        members = []
+        for rank in range(int(record["compute"]["podCount"])):
+            member: dict[str, Any] = {
+                "id": f"{record['id']}-{rank}",
+                "rank": rank,
+                "ip": f"10.65.0.{rank + 2}",
+                "status": status,
+                "createdTs": created,
+            }
+            if roles is not None:
+                member["role"] = roles[0] if rank == 0 else roles[1]
+            members.append(member)
+        return members
+
+    def member(self, pod_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """(cluster, member) for a member pod's id, or None."""
+        cluster_id, _, rank = pod_id.rpartition("-")
+        record = self.book.get(cluster_id)
+        if record is None or not rank.isdigit():
+            return None
+        for member in self.members(record):
+            if member["id"] == pod_id:
+                return record, member
+        return None
+
+    def summary(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The wire's ``Cluster``, without its member pods."""
+        members = self.members(record)
+        by_status: dict[str, int] = {}
+        for member in members:
+            by_status[str(member["status"])] = by_status.get(str(member["status"]), 0) + 1
+        primary = members[0]
+        view: dict[str, Any] = {
+            "id": record["id"],
+            "name": record["name"],
+            "type": record["type"],
+            "compute": record["compute"],
+            "dataCenterId": record["dataCenterId"],
+            "pods": {"total": len(members), "byStatus": by_status},
+            "network": {"cidr": "10.65.0.0/24", "vxlanId": record["vxlanId"], "vxlanPort": 4789},
+            "primary": {"podId": primary["id"], "status": str(primary["status"])},
+            "createdAt": iso(float(record["createdTs"])),
+        }
+        if str(primary["status"]) == "RUNNING":
+            view["primary"]["sshEndpoint"] = f"root@{primary['ip']}:22"
+        return view

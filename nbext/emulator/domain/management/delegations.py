@@ -1,0 +1,64 @@
+"""ECR delegations: letting the service pull from a private Amazon ECR repository.
+
+A delegation is made from the repository's ARN
+(``arn:aws:ecr:REGION:ACCOUNT:repository/NAME[:TAG]``); the emulator checks its shape,
+keeps it, and derives what the service derives from it (region, AWS account, registry
+URI). No AWS call is made.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..clock import Clock
+from ..errors import InvalidInput, NotFound
+from ..store import Store
+from .catalog import USER_ID
+from .records import Book, iso, new_id
+
+ARN = re.compile(
+    r"^arn:aws:ecr:(?P<region>[a-z]{2}(-[a-z]+)+-\d):(?P<account>\d{12}):"
+    r"repository/(?P<repository>[a-z0-9][a-z0-9._/-]*?)(:(?P<tag>[A-Za-z0-9_.-]{1,128}))?$"
+)
+
+
+def _copy(record: dict[str, Any]) -> dict[str, Any]:
+    return dict(record)
+
+
+class Delegations:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.clock = clock
+        self.book: Book[dict[str, Any]] = Book(store, "ecr_delegation", _copy, _copy)
+
+    def listing(self) -> list[dict[str, Any]]:
+        return list(self.book)
+
+    def create(self, resource: str, name: str | None) -> dict[str, Any]:
+        match = ARN.match(resource.strip())
+        if match is None:
+            raise InvalidInput(
+                f"resource: {resource!r} is not an ECR repository ARN; expected "
+                "arn:aws:ecr:REGION:ACCOUNT_ID:repository/NAME (optionally :TAG)"
+            )
+        region, account = match["region"], match["account"]
+        delegation_id = "deleg_" + new_id(12)
+        record = {
+            "id": delegation_id,
+            "name": name,
+            "delegatorUserId": USER_ID,
+            "awsUser": account,
+            "repository": match["repository"],
+            "tag": match["tag"] or "latest",
+            "awsRegion": region,
+            "dockerRegistryUri": f"{account}.dkr.ecr.{region}.amazonaws.com",
+            "createdAt": iso(self.clock.now()),
+        }
+        self.book.save(delegation_id, record)
+        return record
+
+    def revoke(self, delegation_id: str) -> None:
+        if delegation_id not in self.book:
+            raise NotFound(f"delegation {delegation_id!r} not found")
+        self.book.drop(delegation_id)

@@ -1,0 +1,39 @@
+"""A pod's observed status on the emulator's clock, which v2 reports beside v1's desired one.
+
+v1 says a pod is RUNNING the moment it is rented; the service's v2 reports what a user
+watching the pod would see: ``PROVISIONING`` while a machine is found and the image
+pulled (only when the pod is first created), then ``STARTING`` while the container
+boots, then ``RUNNING``. The times below are short enough for a demo and long enough to
+be seen; with a fake clock a test moves through them exactly.
+"""
+
+from __future__ import annotations
+
+from nbext.models.v2 import POD_ACTIONS_BY_STATUS, PodAction, PodStatus
+
+PROVISIONING_S = 3.0
+"""From creation until the machine is found and the image pulled."""
+STARTING_S = 5.0
+"""From the container's start (after provisioning, or a start or restart) until it is up."""
+
+
+def observed_status(running: bool, started_at: float | None, first: bool, now: float) -> PodStatus:
+    """What the pod is doing at ``now``, given v1's desired status and start time;
+    ``first``: this is the start that created it (so it provisions first)."""
+    if not running:
+        return PodStatus.EXITED
+    if started_at is None:
+        return PodStatus.PROVISIONING
+    since = now - started_at
+    boot = PROVISIONING_S if first else 0.0
+    if since < boot:
+        return PodStatus.PROVISIONING
+    if since < boot + STARTING_S:
+        return PodStatus.STARTING
+    return PodStatus.RUNNING
+
+
+def allowed_actions(status: PodStatus, locked: bool) -> list[PodAction]:
+    """The status's actions; a locked pod cannot be stopped."""
+    actions = POD_ACTIONS_BY_STATUS[status]
+    return [a for a in actions if not (locked and a is PodAction.STOP)]

@@ -1,0 +1,201 @@
+"""Logs a user would read: a pod's boot and shutdown, and the jobs a worker ran.
+
+Pod logs are derived, not stored: every stretch a pod ran is an interval of the usage
+ledger, so its lines (provisioning, image pull, container start, stop) are written from
+those intervals and the clock, and lines appear as the (fake) clock passes their time.
+Worker logs are recorded as jobs leave their workers (the job service's execution hook)
+and kept in memory, a bounded number per worker, as the service keeps them only while
+the worker lives.
+
+Every line has a cursor ``<ts>/<sequence>``: lines are only ever appended, so a reader
+that passes the last cursor it saw gets exactly the lines after it. That is how logs are
+followed: a Server-Sent Events client reconnects with ``Last-Event-ID``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..clock import Clock
+from .lifecycle import PROVISIONING_S, STARTING_S
+from .records import iso
+
+if TYPE_CHECKING:
+    from ..endpoints import Endpoint as LiveEndpoint
+    from ..jobs import Job
+    from .usage import Usage
+
+WORKER_LINES = 1000
+"""Lines kept per worker (the oldest go first)."""
+WORKERS_KEPT = 500
+"""Workers whose logs are kept (the longest known go first)."""
+
+
+@dataclass(frozen=True)
+class LogLine:
+    ts: float
+    seq: int
+    source: str
+    """``container`` (what the program printed) or ``system`` (what the platform did)."""
+    text: str
+    job: weakref.ref[Job] | None = None
+    """The job a "finished" line is about: its outcome is settled only after the line is
+    written (the worker is freed first), so it is read when the line is."""
+
+    @property
+    def line(self) -> str:
+        job = self.job() if self.job is not None else None
+        return self.text.format(outcome=str(job.status) if job is not None else "ended")
+
+    @property
+    def cursor(self) -> str:
+        return f"{iso(self.ts)}/{self.seq:012d}"
+
+    def wire(self) -> dict[str, str]:
+        return {"ts": iso(self.ts), "source": self.source, "line": self.line}
+
+
+def literal(text: str) -> str:
+    """``text`` as a line template that formats to itself (braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+@dataclass(frozen=True)
+class PodFacts:
+    """What a pod's log lines mention."""
+
+    pod_id: str
+    image: str
+    hardware: str
+    data_center: str
+    ports: tuple[str, ...]
+
+
+def pod_lines(facts: PodFacts, intervals: Iterable[Usage], now: float) -> list[LogLine]:
+    """The pod's log up to ``now``, from the intervals it ran (oldest first)."""
+    raw: list[tuple[float, str, str]] = []
+    for i, usage in enumerate(sorted(intervals, key=lambda u: u.start)):
+        start, end = usage.start, usage.end
+        boot = start
+        if i == 0:
+            raw += [
+                (start, "system", f"pod {facts.pod_id}: {facts.hardware} in {facts.data_center}"),
+                (start, "system", f"pulling image {facts.image}"),
+                (start + PROVISIONING_S, "system", f"image {facts.image} pulled"),
+            ]
+            boot = start + PROVISIONING_S
+        raw.append((boot, "system", "starting container"))
+        up = boot + STARTING_S
+        raw.append((up, "container", "container started"))
+        for port in facts.ports:
+            number, _, protocol = port.partition("/")
+            service = {"8888": "Jupyter Lab", "22": "sshd"}.get(number, "service")
+            raw.append((up, "container", f"{service} listening on {number}/{protocol}"))
+        if end is not None:
+            raw = [r for r in raw if r[0] <= end]  # a stop cuts the boot short
+            raw.append((end, "system", "stopping container"))
+            raw.append((end, "container", "container exited with code 0"))
+    raw = [r for r in raw if r[0] <= now]
+    raw.sort(key=lambda r: r[0])
+    return [
+        LogLine(ts, seq, source, literal(line)) for seq, (ts, source, line) in enumerate(raw, 1)
+    ]
+
+
+class _Worker:
+    """One worker's record: when it was first seen, and its last executions, raw."""
+
+    __slots__ = ("first_seen", "image", "runs", "total")
+
+    def __init__(self, first_seen: float, image: str | None) -> None:
+        self.first_seen = first_seen
+        self.image = image
+        self.runs: deque[tuple[float, float, str, weakref.ref[Job] | None]] = deque(
+            maxlen=WORKER_LINES // 2
+        )
+        self.total = 0
+        """Executions ever recorded (older ones fall out of ``runs``); numbers the lines."""
+
+
+class WorkerLogs:
+    """Lines of serverless workers, recorded as their jobs end.
+
+    The hook runs once per job on the job service's hot path, so it stores one raw
+    tuple; lines are written when someone reads them.
+    """
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._workers: dict[tuple[str, str], _Worker] = {}
+
+    def _worker(self, key: tuple[str, str], seen: float, image: str | None) -> _Worker:
+        found = self._workers.get(key)
+        if found is None:
+            found = self._workers[key] = _Worker(seen, image)
+            if len(self._workers) > WORKERS_KEPT:  # the longest-known worker goes first
+                del self._workers[next(iter(self._workers))]
+        return found
+
+    def observe(self, endpoint_id: str, worker_id: str, image: str | None) -> float:
+        """Note a worker seen alive (its first line says it started); its start time."""
+        return self._worker((endpoint_id, worker_id), self.clock.now(), image).first_seen
+
+    def record_execution(
+        self, live: LiveEndpoint, worker_id: str, start: float, end: float
+    ) -> None:
+        """The job service's hook: a job left its worker (finished, failed, cancelled...)."""
+        worker = self._worker((live.id, worker_id), start, live.image)
+        job = next((w.job for w in live.workers if w.id == worker_id), None)
+        if job is None:
+            worker.runs.append((start, end, "?", None))
+        else:
+            worker.runs.append((start, end, job.id, weakref.ref(job)))
+        worker.total += 1
+
+    def lines(self, endpoint_id: str, worker_id: str) -> list[LogLine] | None:
+        """The worker's lines, or None if the emulator knows no such worker."""
+        worker = self._workers.get((endpoint_id, worker_id))
+        if worker is None:
+            return None
+        started = f"worker {worker_id} started ({worker.image or 'no image'})"
+        out = [LogLine(worker.first_seen, 1, "system", literal(started))]
+        first = worker.total - len(worker.runs)
+        for i, (start, end, job_id, ref) in enumerate(worker.runs, first):
+            out.append(LogLine(start, 2 + 2 * i, "container", literal(f"job {job_id} started")))
+            finished = f"job {literal(job_id)} {{outcome}} after {end - start:.3f} s"
+            out.append(LogLine(end, 3 + 2 * i, "container", finished, ref))
+        return out
+
+
+def select(
+    lines: list[LogLine],
+    *,
+    source: str | None,
+    tail: int,
+    since: datetime | None,
+    after: str | None,
+) -> list[LogLine]:
+    """The lines a reader asked for: after a cursor, else since a time, else the last ``tail``."""
+    if source is not None:
+        lines = [line for line in lines if line.source == source]
+    if after is not None:
+        stamp, _, seq = after.partition("/")
+        if seq.isdigit():
+            return [line for line in lines if line.seq > int(seq)]
+        cutoff = _parse(stamp)
+        return [line for line in lines if cutoff is None or line.ts > cutoff]
+    if since is not None:
+        return [line for line in lines if line.ts >= since.timestamp()]
+    return lines[-tail:] if tail else []
+
+
+def _parse(stamp: str) -> float | None:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None

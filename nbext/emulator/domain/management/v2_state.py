@@ -1,0 +1,40 @@
+"""The state only v2 exposes, over the same store and clock as everything else.
+
+SSH keys, ECR delegations, instant clusters, worker logs and the v2-only fields of
+records made through v1's areas (``Facets``). ``Management`` holds one of these as
+``m.v2``, so it is restored with the rest when an emulator restarts on its database.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .account import SshKeys
+from .breakdown import Breakdown
+from .clusters import Clusters
+from .delegations import Delegations
+from .facets import Facets
+from .logs import WorkerLogs
+
+if TYPE_CHECKING:
+    from .service import Management
+
+
+class V2State:
+    def __init__(self, m: Management) -> None:
+        self.facets = Facets(m.store)
+        self.ssh_keys = SshKeys(m.store)
+        self.delegations = Delegations(m.store, m.clock)
+        self.clusters = Clusters(m)
+        self.worker_logs = WorkerLogs(m.clock)
+        self.breakdown = Breakdown(m.usage, m.clock)
+        m.jobs.on_execution.append(self.worker_logs.record_execution)
+
+    def load(self) -> None:
+        for book in (
+            self.facets.book,
+            self.ssh_keys.book,
+            self.delegations.book,
+            self.clusters.book,
+        ):
+            book.load()

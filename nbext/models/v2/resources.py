@@ -1,0 +1,296 @@
+"""v2's management resources as the service returns them (and the emulator serves them).
+
+One model per response schema a client reads; like v1's, each keeps fields it does not
+know (``extra="allow"``), accepts wire or Python names, and marks optional what the
+service may leave out. Lists come wrapped by resource name: ``LIST_KEYS`` says by which.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from .._base import WireModel
+from .._fields import WireDatetime
+from .states import PodAction, PodStatus
+
+LIST_KEYS = {
+    "templates": "templates",
+    "pods": "pods",
+    "serverless": "endpoints",
+    "network-volumes": "networkVolumes",
+    "registries": "registries",
+    "registries/delegations": "delegations",
+    "clusters": "clusters",
+    "catalog/gpus": "gpus",
+    "catalog/cpus": "cpus",
+    "catalog/datacenters": "dataCenters",
+    "catalog/templates": "templates",
+    "serverless/{id}/workers": "workers",
+    "serverless/{id}/releases": "releases",
+    "clusters/{id}/pods": "pods",
+}
+"""Path under ``/v2`` -> the key its list answer wraps the records in."""
+
+
+class Problem(WireModel):
+    """An RFC 9457 problem document: every v2 error body."""
+
+    title: str = ""
+    status: int = 0
+    detail: str = ""
+    errors: list[str] = Field(default_factory=list)
+
+
+class PersistentMount(WireModel):
+    size: int
+    path: str
+
+
+class NetworkMount(WireModel):
+    volume_id: str = Field(alias="volumeId")
+    path: str
+
+
+class Mounts(WireModel):
+    persistent: PersistentMount | None = None
+    network: list[NetworkMount] | None = None
+
+
+class ContainerConfig(WireModel):
+    """What templates, pods and endpoints share: the container and how it starts."""
+
+    image: str | None = None
+    args: str | None = None
+    disk: int | None = None
+    env: dict[str, str] | None = None
+    ports: list[str] | None = None
+    registry: str | None = None
+
+
+class Template(ContainerConfig):
+    id: str
+    name: str
+    mounts: Mounts | None = None
+    serverless: bool = False
+    public: bool = False
+    category: str | None = None
+    start_ssh: bool | None = Field(default=None, alias="startSsh")
+    start_jupyter: bool | None = Field(default=None, alias="startJupyter")
+    allowed_cuda_versions: list[str] | None = Field(default=None, alias="allowedCudaVersions")
+
+
+class GpuConfig(WireModel):
+    id: str
+    count: int = 1
+
+
+class CpuConfig(WireModel):
+    id: str
+    vcpu_count: int = Field(alias="vcpuCount")
+    memory: int | None = None
+
+
+class SshEndpoint(WireModel):
+    host: str
+    port: int
+    username: str
+    command: str
+
+
+class PodSsh(WireModel):
+    proxy: SshEndpoint | None = None
+    direct: SshEndpoint | None = None
+
+
+class PodCluster(WireModel):
+    id: str
+    rank: int | None = None
+    role: str | None = None
+    ip: str | None = None
+
+
+class Pod(ContainerConfig):
+    id: str
+    name: str
+    status: PodStatus
+    actions: list[PodAction] = Field(default_factory=list)
+    mounts: Mounts | None = None
+    gpu: GpuConfig | None = None
+    cpu: CpuConfig | None = None
+    cloud: str | None = None
+    data_center_id: str | None = Field(default=None, alias="dataCenterId")
+    cuda_version: str | None = Field(default=None, alias="cudaVersion")
+    ssh: PodSsh | None = None
+    cluster: PodCluster | None = None
+    template: str | None = None
+    cost: float = 0.0
+    locked: bool = False
+    global_networking: dict[str, Any] | None = Field(default=None, alias="globalNetworking")
+    runtime: dict[str, Any] | None = None
+    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
+    started_at: WireDatetime | None = Field(default=None, alias="startedAt")
+
+
+class EndpointGpu(WireModel):
+    pools: list[str] = Field(default_factory=list)
+    excluded_types: list[str] | None = Field(default=None, alias="excludedTypes")
+    count: int = 1
+    allowed_cuda_versions: list[str] = Field(default_factory=list, alias="allowedCudaVersions")
+    min_cuda_version: str | None = Field(default=None, alias="minCudaVersion")
+
+
+class EndpointWorkers(WireModel):
+    min: int = 0
+    max: int = 0
+    idle_timeout: int | None = Field(default=None, alias="idleTimeout")
+
+
+class Endpoint(ContainerConfig):
+    """A serverless endpoint; ``scaling`` is ``{type, queueDelay}`` or ``{type, requestCount}``."""
+
+    id: str
+    name: str
+    type: str | None = None
+    request_urls: dict[str, str] | None = Field(default=None, alias="requestUrls")
+    gpu: EndpointGpu | None = None
+    cpu: list[CpuConfig] | None = None
+    workers: EndpointWorkers
+    scaling: dict[str, Any]
+    data_center_ids: list[str] = Field(default_factory=list, alias="dataCenterIds")
+    network_volumes: list[str] = Field(default_factory=list, alias="networkVolumes")
+    timeout: int | None = None
+    flashboot: str | None = None
+    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
+
+
+class Worker(WireModel):
+    id: str
+    status: str
+    is_stale: bool = Field(default=False, alias="isStale")
+    version: int | None = None
+    gpu_count: int = Field(default=0, alias="gpuCount")
+    image: str | None = None
+    uptime_seconds: int | None = Field(default=None, alias="uptimeSeconds")
+    gpu_type_id: str | None = Field(default=None, alias="gpuTypeId")
+    data_center_id: str | None = Field(default=None, alias="dataCenterId")
+    started_at: WireDatetime | None = Field(default=None, alias="startedAt")
+
+
+class Release(WireModel):
+    id: str
+    version: int | None = None
+    source: str
+    build_id: str | None = Field(default=None, alias="buildId")
+    created_by_user_id: str | None = Field(default=None, alias="createdByUserId")
+    worker_count: int = Field(default=0, alias="workerCount")
+    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
+    diff: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class NetworkVolume(WireModel):
+    id: str
+    name: str
+    size: int
+    data_center: str = Field(alias="dataCenter")
+    type: str | None = None
+
+
+class Registry(WireModel):
+    id: str
+    name: str
+
+
+class EcrDelegation(WireModel):
+    id: str
+    name: str | None = None
+    delegator_user_id: str | None = Field(default=None, alias="delegatorUserId")
+    aws_user: str = Field(alias="awsUser")
+    repository: str
+    tag: str
+    aws_region: str = Field(alias="awsRegion")
+    docker_registry_uri: str | None = Field(default=None, alias="dockerRegistryUri")
+    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
+
+
+class Availability(WireModel):
+    """A resource's availability in one data centre (or a data centre's for one resource)."""
+
+    id: str
+    name: str
+    availability: str
+
+
+class GpuType(WireModel):
+    id: str
+    name: str
+    pool: str | None = None
+    manufacturer: str | None = None
+    memory: int
+    secure: bool = True
+    community: bool = True
+    price: dict[str, float]
+    """USD per GPU-hour: ``secure``, ``community``, ``serverless`` (when in a pool)."""
+    max_count: dict[str, int] = Field(alias="maxCount")
+    availability: str | None = None
+    data_centers: list[Availability] | None = Field(default=None, alias="dataCenters")
+    cuda_versions: list[dict[str, Any]] | None = Field(default=None, alias="cudaVersions")
+
+
+class CpuType(WireModel):
+    id: str
+    name: str
+    group: str | None = None
+    vcpu: dict[str, int]
+    ram_gb_per_vcpu: float = Field(alias="ramGbPerVcpu")
+    price: dict[str, float]
+    availability: str | None = None
+    data_centers: list[Availability] | None = Field(default=None, alias="dataCenters")
+
+
+class DataCenter(WireModel):
+    id: str
+    name: str
+    region: str
+    global_network: bool = Field(default=False, alias="globalNetwork")
+    network_volume_types: list[str] = Field(default_factory=list, alias="networkVolumeTypes")
+    compliance: list[str] = Field(default_factory=list)
+    gpu_availability: list[Availability] | None = Field(default=None, alias="gpuAvailability")
+    cpu_availability: list[Availability] | None = Field(default=None, alias="cpuAvailability")
+
+
+class Cluster(WireModel):
+    id: str
+    name: str
+    type: str
+    compute: dict[str, Any]
+    template: str | None = None
+    data_center_id: str | None = Field(default=None, alias="dataCenterId")
+    pods: dict[str, Any]
+    network: dict[str, Any] | None = None
+    primary: dict[str, Any] | None = None
+    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
+
+
+class BillingRecord(WireModel):
+    """One bucket's spend; the amounts by category (``gpuAmount``, ...) are extra fields,
+    as they differ by billing path; ``amounts()`` collects them."""
+
+    start_time: WireDatetime = Field(alias="startTime")
+    end_time: WireDatetime = Field(alias="endTime")
+    total_amount: float = Field(alias="totalAmount")
+
+    def amounts(self) -> dict[str, float]:
+        extra = self.model_extra or {}
+        return {k: float(v) for k, v in extra.items() if k.endswith("Amount")}
+
+
+class LogEvent(WireModel):
+    """One line of a log stream (the ``data`` of a Server-Sent Event); ``cursor`` is the
+    event's ``id``, to resume after it with ``Last-Event-ID``."""
+
+    ts: WireDatetime
+    source: str
+    line: str
+    cursor: str | None = None

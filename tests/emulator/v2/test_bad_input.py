@@ -1,0 +1,128 @@
+"""Every v2 create and update refuses bad input with a problem document naming the field,
+and changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from .conftest import GPU, endpoint, ok, pod, problem, template, volume
+
+pytestmark = pytest.mark.anyio
+
+CREATES: dict[str, tuple[str, dict[str, Any]]] = {
+    "template": ("/v2/templates", {"name": "t", "image": "img"}),
+    "pod": ("/v2/pods", {"name": "p", "image": "img", "gpu": {"id": GPU}}),
+    "endpoint": (
+        "/v2/serverless",
+        {
+            "name": "e",
+            "type": "QUEUE",
+            "image": "echo",
+            "scaling": {"type": "QUEUE_DELAY", "queueDelay": 4},
+            "gpu": {"pools": ["AMPERE_48"]},
+        },
+    ),
+    "volume": ("/v2/network-volumes", {"name": "v", "size": 10, "dataCenter": "EU-RO-1"}),
+    "registry": ("/v2/registries", {"name": "r", "username": "u", "password": "p"}),
+    "cluster": (
+        "/v2/clusters",
+        {
+            "name": "c",
+            "type": "TRAINING",
+            "compute": {"gpuTypeId": GPU, "gpuCountPerPod": 1, "podCount": 2},
+        },
+    ),
+}
+LISTS = {
+    "template": "/v2/templates",
+    "pod": "/v2/pods",
+    "endpoint": "/v2/serverless",
+    "volume": "/v2/network-volumes",
+    "registry": "/v2/registries",
+    "cluster": "/v2/clusters",
+}
+
+
+async def snapshot(api: httpx.AsyncClient) -> dict[str, Any]:
+    return {kind: await ok(api.get(path)) for kind, path in LISTS.items()}
+
+
+@pytest.mark.parametrize("kind", sorted(CREATES))
+async def test_missing_unknown_and_mistyped_fields_are_named(
+    api: httpx.AsyncClient, kind: str
+) -> None:
+    path, good = CREATES[kind]
+    before = await snapshot(api)
+    required = next(iter(good))
+    missing = {k: v for k, v in good.items() if k != required}
+    body = await problem(api.post(path, json=missing), 422, f"{required}: is required")
+    assert f"{required}: is required" in body["errors"]
+    await problem(api.post(path, json={**good, "colour": "red"}), 422, "colour: unknown field")
+    await problem(api.post(path, json={**good, "name": 7}), 422, "name: 7 is not of type 'string'")
+    await problem(api.post(path, content=b"{not json"), 400, "not valid JSON")
+    await problem(api.post(path, json=[good]), 422, "must be a JSON object")
+    assert await snapshot(api) == before
+
+
+@pytest.mark.parametrize("path", ["/v2/pods", "/v2/serverless"])
+async def test_gpu_and_cpu_together_and_cuda_rules(api: httpx.AsyncClient, path: str) -> None:
+    base = dict(CREATES["pod" if path == "/v2/pods" else "endpoint"][1])
+    gpu = dict(base["gpu"])
+    cpu: Any = {"id": "cpu3c", "vcpuCount": 2}
+    both = {**base, "cpu": [cpu] if path == "/v2/serverless" else cpu}
+    before = await snapshot(api)
+    await problem(api.post(path, json=both), 422, "gpu: a", "not both")
+    cuda = {**gpu, "minCudaVersion": "12.1", "allowedCudaVersions": ["12.8"]}
+    await problem(api.post(path, json={**base, "gpu": cuda}), 422, "gpu.minCudaVersion")
+    floor_and_empty = {**gpu, "minCudaVersion": "12.1", "allowedCudaVersions": []}
+    assert (await api.post(path, json={**base, "gpu": floor_and_empty})).status_code == 201
+    after = await snapshot(api)
+    kind = "pod" if path == "/v2/pods" else "endpoint"
+    key = "pods" if kind == "pod" else "endpoints"
+    assert len(after[kind][key]) == len(before[kind][key]) + 1
+
+
+async def test_updates_refuse_and_change_nothing(api: httpx.AsyncClient) -> None:
+    t, p, e, v = await template(api), await pod(api), await endpoint(api), await volume(api)
+    before = await snapshot(api)
+    cases = [
+        (f"/v2/templates/{t['id']}", {"disk": "big"}, "disk: 'big' is not of type 'integer'"),
+        (f"/v2/templates/{t['id']}", {"serverless": True}, "serverless: is fixed"),
+        (f"/v2/pods/{p['id']}", {"image": "x", "cpu": {"id": "cpu3c"}}, "cpu: unknown field"),
+        (f"/v2/pods/{p['id']}", {"name": ""}, "name: '' should be non-empty"),
+        (f"/v2/serverless/{e['id']}", {"cpu": [{"id": "cpu3c", "vcpuCount": 2}]}, "cpu:"),
+        (
+            f"/v2/serverless/{e['id']}",
+            {
+                "gpu": {
+                    "pools": ["AMPERE_48"],
+                    "minCudaVersion": "12.1",
+                    "allowedCudaVersions": ["12.8"],
+                }
+            },
+            "gpu.minCudaVersion",
+        ),
+        (f"/v2/serverless/{e['id']}", {"workers": {"min": 5, "max": 1}}, "workersMin"),
+        (f"/v2/network-volumes/{v['id']}", {"size": 5}, "size: 5 is less than the minimum"),
+        (f"/v2/network-volumes/{v['id']}", {}, "should be non-empty"),
+    ]
+    for path, body, fragment in cases:
+        r = await api.patch(path, json=body)
+        assert r.status_code in (400, 422), f"{path} {body}: {r.status_code} {r.text}"
+        detail = r.json()["detail"]
+        assert fragment in detail, (body, detail)
+    assert await snapshot(api) == before
+
+
+async def test_errors_are_problem_documents_everywhere(api: httpx.AsyncClient) -> None:
+    await problem(api.get("/v2/templates/nope"), 404, "template 'nope' not found")
+    await problem(api.put("/v2/pods"), 405, "PUT is not an operation")
+    await problem(api.get("/v2/pods/x/nothing"), 404, "no operation at")
+    await problem(api.get("/v2/pods?includeClusterPods=maybe"), 422, "includeClusterPods")
+    await problem(api.get("/v2/pods?colour=red"), 422, "colour: unknown query parameter")
+    anonymous = await api.get("/v2/pods", headers={"Authorization": ""})
+    assert anonymous.status_code == 401 and anonymous.json()["title"] == "Unauthorized"
+    await problem(api.patch("/v2/templates/demo-echo", json={"name": "x"}), 403, "official")
