@@ -28,12 +28,12 @@ from .domain.endpoints import Endpoint
 from .domain.errors import DomainError
 from .domain.handlers import Handler
 from .domain.images import ImageRegistry
+from .domain.job_service import JobService, new_endpoint_id
 from .domain.management import Management
 from .domain.ratelimit import RateLimiter
-from .domain.service import JobService, new_endpoint_id
-from .domain.store import MemoryStore, Store
+from .domain.store_port import MemoryStore, Store
 from .domain.webhooks import WebhookDispatcher
-from .store import SQLiteStore
+from .sqlite_store import SQLiteStore
 
 T = TypeVar("T")
 ENDPOINT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

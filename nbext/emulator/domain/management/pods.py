@@ -29,7 +29,7 @@ from . import catalog
 from .records import Book, event, new_id, to_datetime, wire
 
 if TYPE_CHECKING:
-    from .service import Management
+    from .facade import Management
 
 IN_PLACE = frozenset({"name", "locked"})
 """Update fields that change a pod without resetting it."""

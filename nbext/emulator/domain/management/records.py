@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from ..store import Record, Store
+from ..store_port import Record, Store
 
 T = TypeVar("T")
 

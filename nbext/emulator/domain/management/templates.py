@@ -24,7 +24,7 @@ from ..images import DEMO_IMAGES
 from .records import Book, new_id, wire
 
 if TYPE_CHECKING:
-    from .service import Management
+    from .facade import Management
 
 
 @dataclass

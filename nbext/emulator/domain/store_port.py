@@ -2,7 +2,7 @@
 
 Records are JSON-ready dicts filed by kind ("template", "pod", "endpoint", "volume",
 "registry_auth", "usage", "job", ...) and key. ``MemoryStore`` is the default; the SQLite
-store (``nbext.emulator.store``) implements the same protocol so that an emulator given
+store (``nbext.emulator.sqlite_store``) implements the same protocol so that an emulator given
 ``--db FILE`` loses nothing on restart. The domain never knows which one it has.
 """
 

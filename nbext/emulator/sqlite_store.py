@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from .domain.store import Record
+from .domain.store_port import Record
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
