@@ -200,7 +200,7 @@ class Emulator:
             )
         low, high = EXECUTION_TIMEOUT_MIN_MS, EXECUTION_TIMEOUT_MAX_MS
         if isinstance(execution_timeout_ms, bool) or not low <= execution_timeout_ms <= high:
-            # The seed's range for a job's executionTimeout; outside it a job would time
+            # The service's range for a job's executionTimeout; outside it a job would time
             # out at once (<= 0) or fall back to the default without saying so (0).
             raise ValueError(
                 f"execution_timeout_ms must be between {low} and {high} ms, "

@@ -1,7 +1,7 @@
 """What every route shares: auth, bounded body reading, JSON answers, error mapping.
 
 The routes stay thin: parse, call the domain, serialise. Domain errors become the
-status codes and bodies of SPEC.md here and nowhere else: ``{"error": ...}`` under
+status codes and bodies of docs/behaviour.md#errors here and nowhere else: ``{"error": ...}`` under
 ``/v2`` and ``/_emulator``, ``{"message": ...}`` under ``/v1``.
 """
 

@@ -1,10 +1,10 @@
 """Pods, simulated: no container runs, but state, prices and time behave as the service's.
 
-SPEC.md's life cycle: create puts a pod RUNNING; stop makes it EXITED; start makes it
-RUNNING again; restart and reset make it RUNNING with a new ``lastStartedAt``; delete
-removes it. A locked pod refuses stop and reset (and an update that would reset it).
-While RUNNING a pod accrues ``costPerHr``: each running stretch is an interval of the
-usage ledger, which billing reads.
+The life cycle of docs/behaviour.md#pods: create puts a pod RUNNING; stop makes it
+EXITED; start makes it RUNNING again; restart and reset make it RUNNING with a new
+``lastStartedAt``; delete removes it. A locked pod refuses stop and reset (and an update
+that would reset it). While RUNNING a pod accrues ``costPerHr``: each running stretch is
+an interval of the usage ledger, which billing reads.
 """
 
 from __future__ import annotations
