@@ -406,7 +406,7 @@ BAD_BODIES: list[tuple[str, bytes, str]] = [
     (
         "nested too deeply",
         b'{"input": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
-        "nested too deeply",
+        "nested more than 200 levels deep",
     ),
     ("missing input", b'{"webhook": "https://x.io"}', "input: is required"),
     ("input not an object", b'{"input": [1]}', "input: must be a JSON object, got an array"),

@@ -26,6 +26,7 @@ from .endpoints import Endpoint, Worker
 from .handlers import Handler, JobContext, Outcome, invoke
 from .images import ImageRegistry
 from .jobs import Job
+from .json_values import printable, unservable
 from .lifecycle import Lifecycle
 from .streaming import to_chunks
 
@@ -158,7 +159,16 @@ class Scheduler:
     def _emit(self, job: Job, attempt: int, value: Any, metrics: dict[str, Any]) -> None:
         if not self._current(job, attempt):
             return
-        job.chunks.extend(to_chunks(value, metrics, len(job.chunks)))
+        why = unservable(value) or unservable(metrics)
+        if why is None:
+            try:
+                job.chunks.extend(to_chunks(value, metrics, len(job.chunks)))
+            except (TypeError, ValueError, RecursionError) as exc:
+                why = printable(str(exc))
+        if why is not None:
+            error = f"the handler streamed a chunk that cannot be sent as JSON: {why}"
+            self.lifecycle.transition(job, S.FAILED, error=error)
+            return
         job.wake(final=False)
 
     async def _execute(self, job: Job, attempt: int) -> None:
@@ -179,7 +189,11 @@ class Scheduler:
             )
         except asyncio.CancelledError:
             return
-        except Exception as exc:
+        except BaseException as exc:
+            # Not only Exception: a handler's sys.exit(), SystemExit or KeyboardInterrupt
+            # would otherwise leave this task, stop the loop and with it the whole server.
+            # It is the handler's, not the emulator's, so it fails the job alone. (Ctrl-C
+            # in a kernel reaches the kernel's main thread, never this loop's thread.)
             log.warning(
                 "handler of endpoint %s failed on job %s:\n%s",
                 endpoint.id,
@@ -199,23 +213,22 @@ class Scheduler:
         if isinstance(value, dict) and value.get("error"):
             error = value["error"]
             text = error if isinstance(error, str) else json.dumps(error, default=str)
-            self.lifecycle.transition(job, S.FAILED, error=text)
+            self.lifecycle.transition(job, S.FAILED, error=printable(text))
             return
-        try:
-            json.dumps(value)
-        except (TypeError, ValueError) as exc:
-            self.lifecycle.transition(
-                job,
-                S.FAILED,
-                error=f"handler output is not JSON-serialisable: {exc}",
-            )
+        why = unservable(value)
+        if why is not None:
+            error = f"handler output cannot be sent as JSON: {why}"
+            self.lifecycle.transition(job, S.FAILED, error=error)
             return
         self.lifecycle.transition(job, S.COMPLETED, output=value)
 
 
 def _error_text(exc: BaseException) -> str:
-    message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    message = printable(str(exc))
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    if not isinstance(exc, Exception):  # SystemExit, KeyboardInterrupt and the like
+        text += " (raised by the handler: it ended this job, and only this job)"
+    return text
 
 
 def _current_task() -> asyncio.Task[Any] | None:
