@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .domain.handlers import Handler
 from .emulator import Emulator, mask_key
+from .protocol import MAX_CONNECTIONS, REQUEST_TIMEOUT
 from .server import EmulatorServer
 
 
@@ -98,6 +99,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="delay between webhook attempts (default 10)",
     )
     parser.add_argument(
+        "--request-timeout",
+        type=_seconds,
+        default=REQUEST_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds a client has to send a whole request (default {REQUEST_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=MAX_CONNECTIONS,
+        metavar="N",
+        help=f"connections served at once; more are closed (default {MAX_CONNECTIONS})",
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         choices=["critical", "error", "warning", "info", "debug", "trace"],
@@ -150,7 +165,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except sqlite3.Error as exc:
         print(f"error: --db {args.db}: {exc}", file=sys.stderr)
         return 2
-    server = EmulatorServer(emulator, host=args.host, port=args.port, log_level=args.log_level)
+    try:
+        server = EmulatorServer(
+            emulator,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            request_timeout=args.request_timeout,
+            max_connections=args.max_connections,
+        )
+    except ValueError as exc:  # --request-timeout 0, --max-connections 0
+        print(f"error: {exc}", file=sys.stderr)
+        emulator.close()
+        return 2
     try:
         server.start()
     except OSError as exc:

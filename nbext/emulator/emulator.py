@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,9 +30,10 @@ from .domain.errors import DomainError
 from .domain.handlers import Handler
 from .domain.images import ImageRegistry
 from .domain.job_service import JobService, new_endpoint_id
+from .domain.jobs import Job
 from .domain.management import Management
 from .domain.ratelimit import RateLimiter
-from .domain.store_port import MemoryStore, Store
+from .domain.store_port import CorruptRecord, MemoryStore, Store
 from .domain.webhooks import WebhookDispatcher
 from .sqlite_store import SQLiteStore
 
@@ -76,7 +78,8 @@ class Emulator:
         if db is not None and store is not None:
             raise ValueError("give db= (a SQLite file) or store=, not both")
         self.store: Store = store or (SQLiteStore(db) if db is not None else MemoryStore())
-        self._api_key = api_key or self._stored_key()
+        with self._reading_store(db):
+            self._api_key = api_key or self._stored_key()
         self.clock: Clock = clock or RealClock()
         self.images = ImageRegistry(with_demos=demo_images)
         self.rate_limiter = RateLimiter(
@@ -96,8 +99,12 @@ class Emulator:
         )
         self.management = Management(self.clock, self.store, self.jobs)
         """Templates, pods, endpoint records, volumes, registry auths, billing (``/v1``)."""
-        # Endpoints come back now, so the jobs bind() restores find them.
-        self.management.restore()
+        with self._reading_store(db):
+            # Endpoints come back now, so the jobs bind() restores find them; the jobs
+            # are read now too, so a damaged record is reported before anything starts.
+            self.management.restore()
+            self.jobs.persistence.load_counters(self.jobs.endpoints)
+            self._stored_jobs: list[Job] | None = self.jobs.persistence.load_jobs()
         self._restored = False
         self.images.listeners.append(
             lambda name: self.call_on_loop(lambda: self.jobs.image_registered(name))
@@ -110,6 +117,15 @@ class Emulator:
             f"Emulator(api_key={mask_key(self._api_key)!r}, clock={self.clock!r}, "
             f"endpoints={sorted(self.jobs.endpoints)!r})"
         )
+
+    @contextlib.contextmanager
+    def _reading_store(self, db: str | Path | None) -> Iterator[None]:
+        """A damaged record names its file (and how to recover); the store is let go."""
+        try:
+            yield
+        except CorruptRecord as exc:
+            self.store.close()
+            raise exc.at(str(db) if db is not None else repr(self.store)) from None
 
     def _stored_key(self) -> str:
         """A generated key, kept in the store so a restart on the same file keeps it."""
@@ -140,7 +156,8 @@ class Emulator:
         if not self._restored:
             # Timers of restored jobs need the loop, so stored jobs come back here.
             self._restored = True
-            self.jobs.restore()
+            self.jobs.restore(self._stored_jobs)
+            self._stored_jobs = None
 
     def call_on_loop(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the emulator's loop and return its result, from any thread."""

@@ -9,11 +9,13 @@ nothing that was accepted. It implements the domain's ``Store`` port.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
-from .domain.store_port import Record
+from .domain.store_port import CorruptRecord, Record
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -31,6 +33,7 @@ class SQLiteStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        _create_private(self.path)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -54,14 +57,25 @@ class SQLiteStore:
             row = self._db.execute(
                 "SELECT data FROM records WHERE kind = ? AND key = ?", (kind, key)
             ).fetchone()
-        return json.loads(row[0]) if row else None
+        return self._read(kind, key, row[0]) if row else None
 
     def all(self, kind: str) -> list[Record]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT data FROM records WHERE kind = ? ORDER BY rowid", (kind,)
+                "SELECT key, data FROM records WHERE kind = ? ORDER BY rowid", (kind,)
             ).fetchall()
-        return [json.loads(data) for (data,) in rows]
+        return [self._read(kind, key, data) for (key, data) in rows]
+
+    def _read(self, kind: str, key: str, data: Any) -> Record:
+        """One row's record; a row that is not a JSON object is named, with its file."""
+        try:
+            record = json.loads(data)
+        except (TypeError, ValueError) as exc:
+            raise CorruptRecord(kind, key, f"not JSON: {exc}", str(self.path)) from None
+        if not isinstance(record, dict):
+            detail = f"not a JSON object but {type(record).__name__}"
+            raise CorruptRecord(kind, key, detail, str(self.path))
+        return record
 
     def clear(self, kind: str) -> None:
         with self._lock:
@@ -73,3 +87,13 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
+
+
+def _create_private(path: Path) -> None:
+    """Create the file readable by its owner alone: it holds the API key and registry
+    passwords. SQLite gives its -wal and -shm files the database file's permissions."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except OSError:  # it exists, or cannot be made: SQLite says which, in its own words
+        return
+    os.close(fd)

@@ -209,12 +209,13 @@ def ms_param(name: str, raw: str | None, low: int, high: int, default: int | Non
     """``raw`` (a query parameter's value, or None when absent) as milliseconds in range."""
     if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
+    # Only ASCII digits: Python's int() also reads "1_000", " 7 ", "+7" and other
+    # scripts' digits ("\u0661"), none of which a client means as a number.
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 12):
         raise InvalidInput(
-            f"{name} must be an integer number of milliseconds, got {raw!r}"
-        ) from None
+            f"{name} must be an integer number of milliseconds (digits 0-9 only), got {raw!r}"
+        )
+    value = int(raw)
     if not low <= value <= high:
         raise InvalidInput(f"{name} must be between {low} and {high} ms, got {value}")
     return value

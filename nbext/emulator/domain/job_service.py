@@ -328,16 +328,19 @@ class JobService:
         endpoint = self.endpoints.get(endpoint_id)
         return endpoint.running_workers if endpoint else 0
 
-    def restore(self) -> int:
+    def restore(self, stored: list[Job] | None = None) -> int:
         """Take back the jobs a previous run stored; call on the loop, endpoints first.
 
         A job that was running when the emulator stopped lost its worker with it; it is
         queued again, as the service does when a worker dies mid-job. Timers restart for
         what is left of each TTL and retention period; what has run out is removed.
+        ``stored``: the jobs, when the caller read them (and the counters) already.
         """
-        self.persistence.load_counters(self.endpoints)
+        if stored is None:
+            self.persistence.load_counters(self.endpoints)
+            stored = self.persistence.load_jobs()
         restored = 0
-        for job in self.persistence.load_jobs():
+        for job in stored:
             endpoint = self.endpoints.get(job.endpoint_id)
             if endpoint is None or job.id in self.jobs:
                 self.persistence.forget(job)

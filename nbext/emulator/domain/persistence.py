@@ -16,7 +16,7 @@ from nbext.models import JobStatus
 
 from .endpoints import Endpoint
 from .jobs import UNSET, Job
-from .store_port import Store
+from .store_port import Store, read_record
 
 _FIELDS = (
     "id",
@@ -71,9 +71,23 @@ def job_to_record(job: Job) -> dict[str, Any]:
 
 def job_from_record(record: dict[str, Any]) -> Job:
     job = Job(**{name: record[name] for name in _FIELDS})
+    if not (isinstance(job.id, str) and isinstance(job.endpoint_id, str)):
+        raise ValueError("id and endpoint_id must be text")
+    times = (job.submitted_at, job.queued_at, job.ttl_ms)
+    if not all(isinstance(t, int | float) and not isinstance(t, bool) for t in times):
+        raise ValueError("submitted_at, queued_at and ttl_ms must be numbers")
+    if not isinstance(job.chunks, list):
+        raise ValueError("chunks must be a list")
     job.status = JobStatus(record["status"])
     job.output = record["output"] if record.get("has_output") else UNSET
     return job
+
+
+def _counters(record: dict[str, Any]) -> tuple[int, int, int]:
+    values = (record["completed"], record["failed"], record["retried"])
+    if not all(type(v) is int for v in values):
+        raise ValueError(f"counters must be integers, got {values!r}")
+    return values
 
 
 class JobPersistence:
@@ -101,14 +115,16 @@ class JobPersistence:
         )
 
     def load_counters(self, endpoints: dict[str, Endpoint]) -> None:
-        for counters in self.store.all(COUNTERS):
-            endpoint = endpoints.get(counters["id"])
+        for record in self.store.all(COUNTERS):
+            counters = read_record(COUNTERS, record, _counters)
+            endpoint = endpoints.get(record["id"])
             if endpoint is not None:
-                endpoint.completed = counters["completed"]
-                endpoint.failed = counters["failed"]
-                endpoint.retried = counters["retried"]
+                endpoint.completed, endpoint.failed, endpoint.retried = counters
 
-    def load_jobs(self) -> Iterator[Job]:
+    def load_jobs(self) -> list[Job]:
         """Every stored job, in the order they were first stored."""
+        return list(self._each_job())
+
+    def _each_job(self) -> Iterator[Job]:
         for record in self.store.all(JOB):
-            yield job_from_record(record)
+            yield read_record(JOB, record, job_from_record)

@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from ..store_port import Record, Store
+from ..store_port import Record, Store, read_record
 
 T = TypeVar("T")
 
@@ -71,7 +71,8 @@ class Book(Generic[T]):
         """Take back what the store holds (a restart on the same database file)."""
         self.items = {}
         for record in self.store.all(self.kind):
-            self.items[record["id"]] = self._from_record(record)
+            item = read_record(self.kind, record, self._from_record)
+            self.items[record["id"]] = item
 
     def save(self, key: str, item: T) -> None:
         self.items[key] = item
