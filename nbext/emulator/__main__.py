@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .domain.handlers import Handler
+from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .emulator import Emulator, mask_key
 from .protocol import MAX_CONNECTIONS, REQUEST_TIMEOUT
 from .server import EmulatorServer
@@ -99,6 +100,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="delay between webhook attempts (default 10)",
     )
     parser.add_argument(
+        "--webhook-concurrency",
+        type=int,
+        default=WEBHOOK_CONCURRENCY,
+        metavar="N",
+        help=f"webhook attempts in flight per receiver (default {WEBHOOK_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "--webhook-guard",
+        action="store_true",
+        help="refuse webhooks to link-local and cloud metadata addresses (169.254.169.254)",
+    )
+    parser.add_argument(
         "--request-timeout",
         type=_seconds,
         default=REQUEST_TIMEOUT,
@@ -131,6 +144,8 @@ def build(args: argparse.Namespace) -> Emulator:
         api_key=args.api_key,
         rate_limit=not args.no_rate_limit,
         webhook_retry_delay=args.webhook_retry_delay,
+        webhook_concurrency=args.webhook_concurrency,
+        webhook_guard=args.webhook_guard,
         db=args.db,
     )
     specs = args.endpoint or [f"{name}={name}" for name in emulator.images.names()]

@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
-
 from nbext.models import (
     EXECUTION_TIMEOUT_DEFAULT_MS,
     EXECUTION_TIMEOUT_MAX_MS,
@@ -27,6 +25,7 @@ from nbext.models import (
 from .domain.clock import Clock, FakeClock, RealClock
 from .domain.endpoints import Endpoint
 from .domain.errors import DomainError
+from .domain.handler_threads import HandlerThreads
 from .domain.handlers import Handler
 from .domain.images import ImageRegistry
 from .domain.job_service import JobService, new_endpoint_id
@@ -34,8 +33,10 @@ from .domain.jobs import Job
 from .domain.management import Management
 from .domain.ratelimit import RateLimiter
 from .domain.store_port import CorruptRecord, MemoryStore, Store
+from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .domain.webhooks import WebhookDispatcher
 from .sqlite_store import SQLiteStore
+from .webhook_sender import WebhookSender, guard_webhook
 
 T = TypeVar("T")
 ENDPOINT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -70,6 +71,8 @@ class Emulator:
         requests_per_worker: int = 50,
         webhook_retry_delay: float = 10.0,
         webhook_attempts: int = 3,
+        webhook_concurrency: int = WEBHOOK_CONCURRENCY,
+        webhook_guard: bool = False,
         demo_images: bool = True,
         handler_threads: int = 64,
         db: str | Path | None = None,
@@ -85,15 +88,18 @@ class Emulator:
         self.rate_limiter = RateLimiter(
             self.clock, enabled=rate_limit, requests_per_worker=requests_per_worker
         )
+        self._webhook_sender = WebhookSender(webhook_concurrency)
         self.webhooks = WebhookDispatcher(
             self.clock,
             self._send_webhook,
             retry_delay=webhook_retry_delay,
             attempts=webhook_attempts,
+            concurrency=webhook_concurrency,
         )
-        self.executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=handler_threads, thread_name_prefix="nbext-handler"
-        )
+        self.webhook_guard = webhook_guard
+        """Refuse webhooks to link-local and cloud metadata addresses (off by default:
+        a local emulator may well be pointed at anything on purpose)."""
+        self.executor = HandlerThreads(handler_threads)
         self.jobs = JobService(
             self.clock, self.images, self.webhooks, self.executor, store=self.store
         )
@@ -110,7 +116,6 @@ class Emulator:
             lambda name: self.call_on_loop(lambda: self.jobs.image_registered(name))
         )
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._http: httpx.AsyncClient | None = None
 
     def __repr__(self) -> str:
         return (
@@ -152,7 +157,8 @@ class Emulator:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._loop = loop
-            self._http = None
+            # Connections belong to a loop: a new loop gets new pools.
+            self._webhook_sender = WebhookSender(self.webhooks.concurrency)
         if not self._restored:
             # Timers of restored jobs need the loop, so stored jobs come back here.
             self._restored = True
@@ -298,23 +304,20 @@ class Emulator:
 
         def run() -> None:
             self.jobs.reset()
-            self.webhooks.deliveries.clear()
+            self.webhooks.clear()
             self.rate_limiter.reset()
 
         self.call_on_loop(run)
 
     async def _send_webhook(self, url: str, body: dict[str, Any]) -> int:
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=10.0)
-        response = await self._http.post(url, json=body)
-        return response.status_code
+        if self.webhook_guard:
+            await guard_webhook(url)
+        return await self._webhook_sender(url, body)
 
     async def aclose(self) -> None:
-        """Stop deliveries and release the webhook HTTP client."""
+        """Stop deliveries and release the webhook HTTP clients."""
         self.webhooks.cancel_all()
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        await self._webhook_sender.aclose()
 
     def close(self) -> None:
         """Release the handler threads and the store (running sync handlers finish alone)."""

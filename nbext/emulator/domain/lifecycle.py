@@ -121,6 +121,7 @@ class Lifecycle:
             if job.status is S.IN_PROGRESS:
                 self.scheduler.stop_execution(job, endpoint)
         job.wake(final=True)
+        self.webhooks.forget(job.id)
         self.changed(job)
         if endpoint is not None:
             self.scheduler.dispatch(endpoint)

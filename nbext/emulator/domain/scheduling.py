@@ -23,6 +23,7 @@ from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS, JobStatus
 from .cancel import STOPPED
 from .clock import Clock
 from .endpoints import Endpoint, Worker
+from .handler_threads import HandlerThreads
 from .handlers import Handler, JobContext, Outcome, invoke
 from .images import ImageRegistry
 from .jobs import Job
@@ -187,7 +188,16 @@ class Scheduler:
                 functools.partial(self._emit, job, attempt),
                 self.executor,
             )
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the job ended (timeout, cancel, removal) first
+            call = ctx.thread_call
+            if call is not None and not call.done() and isinstance(self.executor, HandlerThreads):
+                log.info(
+                    "handler of endpoint %s still runs after job %s ended; its thread no "
+                    "longer counts against the handler threads",
+                    endpoint.id,
+                    job.id,
+                )
+                self.executor.write_off(call)
             return
         except BaseException as exc:
             # Not only Exception: a handler's sys.exit(), SystemExit or KeyboardInterrupt
