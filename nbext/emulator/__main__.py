@@ -16,6 +16,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from .domain.errors import StoreFailed
 from .domain.handlers import Handler
 from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .emulator import Emulator, mask_key
@@ -174,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         emulator = build(args)
-    except ValueError as exc:
+    except (ValueError, StoreFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except sqlite3.Error as exc:

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from .domain.errors import StoreFailed, StoreFull
 from .domain.store_port import CorruptRecord, Record
 
 SCHEMA = """
@@ -41,16 +42,31 @@ class SQLiteStore:
 
     def put(self, kind: str, key: str, record: Record) -> None:
         data = json.dumps(record, separators=(",", ":"))
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO records (kind, key, data) VALUES (?, ?, ?) "
-                "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data",
-                (kind, key, data),
-            )
+        self._write(
+            "INSERT INTO records (kind, key, data) VALUES (?, ?, ?) "
+            "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data",
+            (kind, key, data),
+        )
 
     def delete(self, kind: str, key: str) -> None:
-        with self._lock:
-            self._db.execute("DELETE FROM records WHERE kind = ? AND key = ?", (kind, key))
+        self._write("DELETE FROM records WHERE kind = ? AND key = ?", (kind, key))
+
+    def _write(self, sql: str, args: tuple[str, ...]) -> None:
+        """One statement, committed; a failure says what it means for the caller."""
+        try:
+            with self._lock:
+                self._db.execute(sql, args)
+        except sqlite3.Error as exc:
+            code = getattr(exc, "sqlite_errorcode", None)
+            if code == sqlite3.SQLITE_FULL:
+                raise StoreFull(
+                    f"the emulator's database {self.path} is full (no space left on its "
+                    "disk); nothing was stored. Free some space and try again."
+                ) from None
+            raise StoreFailed(
+                f"the emulator could not write to its database {self.path} ({exc}); "
+                "nothing was stored. Try again."
+            ) from None
 
     def get(self, kind: str, key: str) -> Record | None:
         with self._lock:

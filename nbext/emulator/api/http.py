@@ -25,12 +25,16 @@ from ..domain.errors import (
     NotFound,
     NotServed,
     RateLimited,
+    StoreFailed,
+    StoreFull,
     TooLarge,
 )
 from ..domain.json_values import MAX_DEPTH, check_depth, check_text, too_deep
 from ..emulator import Emulator
 
 STATUS_OF: dict[type[DomainError], int] = {
+    StoreFull: 507,  # before StoreFailed, its base: the first match wins
+    StoreFailed: 503,
     InvalidInput: 400,
     NotFound: 404,
     Conflict: 409,

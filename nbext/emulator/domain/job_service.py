@@ -63,7 +63,7 @@ class JobService:
         self.webhooks = webhooks
         self.endpoints: dict[str, Endpoint] = {}
         self.jobs: dict[str, Job] = {}
-        self.persistence = JobPersistence(self.store)
+        self.persistence = JobPersistence(self.store, clock)
         self.lifecycle = Lifecycle(clock, self.jobs, self.endpoints, self.persistence, webhooks)
         self.scheduler = Scheduler(clock, images, executor, self.endpoints, self.lifecycle)
         self.lifecycle.scheduler = self.scheduler
@@ -186,10 +186,13 @@ class JobService:
             execution_timeout_ms=policy.execution_timeout if policy else None,
             low_priority=policy.low_priority if policy else False,
         )
+        # Stored first: a store that fails refuses the job (StoreFailed), and nothing
+        # of it is queued, so no answer ever contradicts what happened.
+        self.persistence.accept(job)
         self.jobs[job.id] = job
         self.lifecycle.schedule_ttl(job)
         endpoint.queue[job.id] = job
-        self.lifecycle.changed(job)
+        self.lifecycle.changed(job, store=False)
         self.scheduler.dispatch(endpoint)
         return job
 

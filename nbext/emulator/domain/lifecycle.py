@@ -9,6 +9,7 @@ and when a queue may have work for a worker.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from .webhooks import WebhookDispatcher
 if TYPE_CHECKING:
     from .scheduling import Scheduler
 
+log = logging.getLogger("nbext.emulator")
 S = JobStatus
 
 
@@ -132,7 +134,10 @@ class Lifecycle:
         elif store:
             self.persistence.save(job)
         for observer in self.on_change:
-            observer(job)
+            try:
+                observer(job)
+            except Exception:  # an observer never stops a state change half-way
+                log.exception("an observer of job %s failed", job.id)
 
     # Timers take their arguments rather than closures: a job keeps its TTL and retention
     # timers for as long as it is retained, and every object kept per job is work for

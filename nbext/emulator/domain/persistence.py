@@ -9,14 +9,19 @@ emulator), and that spares one write of the three each job would otherwise cost.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 from nbext.models import JobStatus
 
+from .clock import Clock, TimerHandle
 from .endpoints import Endpoint
+from .errors import StoreFailed
 from .jobs import UNSET, Job
-from .store_port import Store, read_record
+from .store_port import Record, Store, read_record
+
+log = logging.getLogger("nbext.emulator")
 
 _FIELDS = (
     "id",
@@ -91,28 +96,90 @@ def _counters(record: dict[str, Any]) -> tuple[int, int, int]:
 
 
 class JobPersistence:
-    """Writes jobs and endpoint counters through the ``Store`` port, and reads them back."""
+    """Writes jobs and endpoint counters through the ``Store`` port, and reads them back.
 
-    def __init__(self, store: Store) -> None:
+    A job's acceptance is written before it is queued (``accept``), and a store that
+    fails refuses the job: an answer never says a job was taken that was not stored. A
+    later state change happened whatever the disk says (the handler ran, the timeout
+    fired), so its write never fails the change: it is kept and retried every
+    ``RETRY_S`` (doubling up to ``RETRY_MAX_S``) until the store takes it, and logged.
+    """
+
+    RETRY_S = 1.0
+    RETRY_MAX_S = 30.0
+
+    def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
+        self.clock = clock
+        self._unwritten: dict[tuple[str, str], Record | None] = {}
+        """Writes the store refused, latest per record (None: a delete), in order."""
+        self._retry: TimerHandle | None = None
+        self._delay = self.RETRY_S
+        self.problem: str | None = None
+        """Why writes are waiting, while they are (for ``/_emulator`` and logs)."""
 
-    def save(self, job: Job) -> None:
+    @property
+    def unwritten(self) -> int:
+        return len(self._unwritten)
+
+    def accept(self, job: Job) -> None:
+        """Store a new job, or raise ``StoreFailed`` with nothing stored."""
         self.store.put(JOB, job.id, job_to_record(job))
 
+    def save(self, job: Job) -> None:
+        self._write(JOB, job.id, job_to_record(job))
+
     def forget(self, job: Job) -> None:
-        self.store.delete(JOB, job.id)
+        self._write(JOB, job.id, None)
 
     def save_counters(self, endpoint: Endpoint) -> None:
-        self.store.put(
-            COUNTERS,
-            endpoint.id,
-            {
-                "id": endpoint.id,
-                "completed": endpoint.completed,
-                "failed": endpoint.failed,
-                "retried": endpoint.retried,
-            },
-        )
+        record = {
+            "id": endpoint.id,
+            "completed": endpoint.completed,
+            "failed": endpoint.failed,
+            "retried": endpoint.retried,
+        }
+        self._write(COUNTERS, endpoint.id, record)
+
+    def _write(self, kind: str, key: str, record: Record | None) -> None:
+        if self._unwritten:  # keep the order: this one waits behind the others
+            self._unwritten.pop((kind, key), None)
+            self._unwritten[(kind, key)] = record
+            return
+        try:
+            self._apply(kind, key, record)
+        except StoreFailed as exc:
+            self._unwritten[(kind, key)] = record
+            self._failing(exc)
+
+    def _apply(self, kind: str, key: str, record: Record | None) -> None:
+        if record is None:
+            self.store.delete(kind, key)
+        else:
+            self.store.put(kind, key, record)
+
+    def _failing(self, exc: StoreFailed) -> None:
+        if self.problem is None:
+            log.error("%s; state changes are kept and written when it can (retrying)", exc)
+        self.problem = exc.message
+        if self._retry is None:
+            self._retry = self.clock.call_later(self._delay, self.flush)
+            self._delay = min(self._delay * 2, self.RETRY_MAX_S)
+
+    def flush(self) -> None:
+        """Write what the store refused before, oldest first, until it refuses again."""
+        self._retry = None
+        while self._unwritten:
+            (kind, key), record = next(iter(self._unwritten.items()))
+            try:
+                self._apply(kind, key, record)
+            except StoreFailed as exc:
+                self._failing(exc)
+                return
+            del self._unwritten[(kind, key)]
+        if self.problem is not None:
+            log.warning("the store takes writes again; every kept state change is written")
+        self.problem, self._delay = None, self.RETRY_S
 
     def load_counters(self, endpoints: dict[str, Endpoint]) -> None:
         for record in self.store.all(COUNTERS):

@@ -114,7 +114,10 @@ class Scheduler:
             now = self.clock.now()
             if job.started_at is not None:
                 for observer in self.on_execution:
-                    observer(endpoint, worker.id, job.started_at, now)
+                    try:
+                        observer(endpoint, worker.id, job.started_at, now)
+                    except Exception:  # billing's store write, say: the job ends anyway
+                        log.exception("an observer of job %s's execution failed", job.id)
             worker.job = None
             worker.idle_since = now
             if len(endpoint.workers) > endpoint.workers_max and worker in endpoint.workers:

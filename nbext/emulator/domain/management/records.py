@@ -75,12 +75,13 @@ class Book(Generic[T]):
             self.items[record["id"]] = item
 
     def save(self, key: str, item: T) -> None:
-        self.items[key] = item
+        """Store, then keep: a store that fails (``StoreFailed``) leaves nothing created."""
         self.store.put(self.kind, key, self._to_record(item))
+        self.items[key] = item
 
     def drop(self, key: str) -> None:
-        self.items.pop(key, None)
         self.store.delete(self.kind, key)
+        self.items.pop(key, None)
 
     def get(self, key: str) -> T | None:
         return self.items.get(key)
