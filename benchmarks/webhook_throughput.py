@@ -40,7 +40,7 @@ from emulator_throughput import (
 )
 
 HERE = Path(__file__).resolve().parent
-SCRIPT = HERE / "wrk_runsync_webhook.lua"
+SCRIPT = HERE / "wrk_runsync.lua"
 GOAL = 0.90
 
 RECEIVER = '''\
