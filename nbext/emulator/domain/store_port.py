@@ -52,7 +52,12 @@ def read_record(kind: str, record: Any, read: Callable[[Record], T]) -> T:
 
 
 class Store(Protocol):
-    """Keyed records per kind; every method is safe to call from any thread."""
+    """Keyed records per kind; every method is safe to call from any thread.
+
+    ``put`` and ``delete`` raise ``errors.StoreFailed`` (``StoreFull`` for a full disk)
+    when the record could not be written; reads raise ``CorruptRecord`` for a record
+    that cannot be read back.
+    """
 
     def put(self, kind: str, key: str, record: Record) -> None: ...
 
