@@ -127,3 +127,6 @@ class MemoryStore:
 
     def close(self) -> None:
         pass
+
+    def __repr__(self) -> str:
+        return "MemoryStore()"

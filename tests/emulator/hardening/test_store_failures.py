@@ -86,7 +86,8 @@ async def test_state_changes_go_on_while_the_disk_is_full_and_are_stored_later(
         await until(lambda: full.jobs.jobs[big["id"]].status.value == "COMPLETED", "big's end")
         status = (await http.get(f"/v2/big/status/{big['id']}")).json()
         assert status["status"] == "COMPLETED" and status["output"] == {"blob": BIG}
-        assert full.jobs.persistence.unwritten > 0 and full.jobs.persistence.problem
+        surfaced = (await http.get("/_emulator/store")).json()
+        assert surfaced["unwrittenChanges"] > 0 and "is full" in surfaced["problem"]
         await advance(full, 5)  # the sleeping job's execution timeout still fires
         status = (await http.get(f"/v2/sleep/status/{slow['id']}")).json()
         assert status["status"] == "TIMED_OUT"
@@ -96,7 +97,8 @@ async def test_state_changes_go_on_while_the_disk_is_full_and_are_stored_later(
             200, 507)  # fmt: skip
         free_disk(full)
         await advance(full, 40)  # retries, backing off, reach the store again
-        assert full.jobs.persistence.unwritten == 0 and full.jobs.persistence.problem is None
+        surfaced = (await http.get("/_emulator/store")).json()
+        assert surfaced["unwrittenChanges"] == 0 and surfaced["problem"] is None
     # What was kept is on disk: another emulator on the same file sees the outcomes.
     again = Emulator(api_key=KEY, clock=FakeClock(), db=tmp_path / "e.db")
     records = {r["id"]: r for r in again.store.all("job")}
