@@ -3,8 +3,9 @@
 --
 --   wrk -t1 -c8 -d10s -s wrk_runsync.lua http://127.0.0.1:PORT/v2/echo/runsync -- API_KEY
 --
--- The key is optional (the SDK's test server and the bare echo need none). done() prints
--- one "RESULT ..." line that benchmarks/emulator_throughput.py parses.
+-- The key is optional (the SDK's test server and the bare echo need none); a webhook URL
+-- after it makes every job name that webhook (benchmarks/webhook_throughput.py). done()
+-- prints one "RESULT ..." line that the benchmarks parse.
 
 local threads = {}
 
@@ -16,7 +17,12 @@ function init(args)
   completed = 0
   other = 0
   wrk.method = "POST"
-  wrk.body = '{"input":{"prompt":"hello","n":1}}'
+  local webhook = args[2]
+  if webhook ~= nil and webhook ~= "" then
+    wrk.body = '{"input":{"prompt":"hello","n":1},"webhook":"' .. webhook .. '"}'
+  else
+    wrk.body = '{"input":{"prompt":"hello","n":1}}'
+  end
   wrk.headers["Content-Type"] = "application/json"
   local key = args[1]
   if key ~= nil and key ~= "" then

@@ -17,8 +17,11 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from .domain.errors import StoreFailed
 from .domain.handlers import Handler
+from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .emulator import Emulator, mask_key
+from .protocol import MAX_CONNECTIONS, REQUEST_TIMEOUT
 from .server import EmulatorServer
 
 
@@ -99,6 +102,32 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="delay between webhook attempts (default 10)",
     )
     parser.add_argument(
+        "--webhook-concurrency",
+        type=int,
+        default=WEBHOOK_CONCURRENCY,
+        metavar="N",
+        help=f"webhook attempts in flight per receiver (default {WEBHOOK_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "--webhook-guard",
+        action="store_true",
+        help="refuse webhooks to link-local and cloud metadata addresses (169.254.169.254)",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=_seconds,
+        default=REQUEST_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds a client has to send a whole request (default {REQUEST_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=MAX_CONNECTIONS,
+        metavar="N",
+        help=f"connections served at once; more are closed (default {MAX_CONNECTIONS})",
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         choices=["critical", "error", "warning", "info", "debug", "trace"],
@@ -117,6 +146,8 @@ def build(args: argparse.Namespace) -> Emulator:
         api_key=args.api_key,
         rate_limit=not args.no_rate_limit,
         webhook_retry_delay=args.webhook_retry_delay,
+        webhook_concurrency=args.webhook_concurrency,
+        webhook_guard=args.webhook_guard,
         db=args.db,
     )
     specs = args.endpoint or [f"{name}={name}" for name in emulator.images.names()]
@@ -174,13 +205,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         emulator = build(args)
-    except ValueError as exc:
+    except (ValueError, StoreFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except sqlite3.Error as exc:
         print(f"error: --db {args.db}: {exc}", file=sys.stderr)
         return 2
-    server = EmulatorServer(emulator, host=args.host, port=args.port, log_level=args.log_level)
+    try:
+        server = EmulatorServer(
+            emulator,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            request_timeout=args.request_timeout,
+            max_connections=args.max_connections,
+        )
+    except ValueError as exc:  # --request-timeout 0, --max-connections 0
+        print(f"error: {exc}", file=sys.stderr)
+        emulator.close()
+        return 2
     try:
         server.start()
     except OSError as exc:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
-
-import httpx
 
 from nbext.models import (
     EXECUTION_TIMEOUT_DEFAULT_MS,
@@ -26,14 +25,18 @@ from nbext.models import (
 from .domain.clock import Clock, FakeClock, RealClock
 from .domain.endpoints import Endpoint
 from .domain.errors import DomainError
+from .domain.handler_threads import HandlerThreads
 from .domain.handlers import Handler
 from .domain.images import ImageRegistry
+from .domain.job_service import JobService, new_endpoint_id
+from .domain.jobs import Job
 from .domain.management import Management
 from .domain.ratelimit import RateLimiter
-from .domain.service import JobService, new_endpoint_id
-from .domain.store import MemoryStore, Store
+from .domain.store_port import CorruptRecord, MemoryStore, Store
+from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .domain.webhooks import WebhookDispatcher
-from .store import SQLiteStore
+from .sqlite_store import SQLiteStore
+from .webhook_sender import WebhookSender, guard_webhook
 
 T = TypeVar("T")
 ENDPOINT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -68,6 +71,8 @@ class Emulator:
         requests_per_worker: int = 50,
         webhook_retry_delay: float = 10.0,
         webhook_attempts: int = 3,
+        webhook_concurrency: int = WEBHOOK_CONCURRENCY,
+        webhook_guard: bool = False,
         demo_images: bool = True,
         handler_threads: int = 64,
         db: str | Path | None = None,
@@ -76,40 +81,56 @@ class Emulator:
         if db is not None and store is not None:
             raise ValueError("give db= (a SQLite file) or store=, not both")
         self.store: Store = store or (SQLiteStore(db) if db is not None else MemoryStore())
-        self._api_key = api_key or self._stored_key()
+        with self._reading_store(db):
+            self._api_key = api_key or self._stored_key()
         self.clock: Clock = clock or RealClock()
         self.images = ImageRegistry(with_demos=demo_images)
         self.rate_limiter = RateLimiter(
             self.clock, enabled=rate_limit, requests_per_worker=requests_per_worker
         )
+        self._webhook_sender = WebhookSender(webhook_concurrency)
         self.webhooks = WebhookDispatcher(
             self.clock,
             self._send_webhook,
             retry_delay=webhook_retry_delay,
             attempts=webhook_attempts,
+            concurrency=webhook_concurrency,
         )
-        self.executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=handler_threads, thread_name_prefix="nbext-handler"
-        )
+        self.webhook_guard = webhook_guard
+        """Refuse webhooks to link-local and cloud metadata addresses (off by default:
+        a local emulator may well be pointed at anything on purpose)."""
+        self.executor = HandlerThreads(handler_threads)
         self.jobs = JobService(
             self.clock, self.images, self.webhooks, self.executor, store=self.store
         )
         self.management = Management(self.clock, self.store, self.jobs)
         """Templates, pods, endpoint records, volumes, registry auths, billing (``/v1``)."""
-        # Endpoints come back now, so the jobs bind() restores find them.
-        self.management.restore()
+        with self._reading_store(db):
+            # Endpoints come back now, so the jobs bind() restores find them; the jobs
+            # are read now too, so a damaged record is reported before anything starts.
+            self.management.restore()
+            self.jobs.persistence.load_counters(self.jobs.endpoints)
+            self._stored_jobs: list[Job] | None = self.jobs.persistence.load_jobs()
         self._restored = False
         self.images.listeners.append(
             lambda name: self.call_on_loop(lambda: self.jobs.image_registered(name))
         )
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._http: httpx.AsyncClient | None = None
 
     def __repr__(self) -> str:
         return (
             f"Emulator(api_key={mask_key(self._api_key)!r}, clock={self.clock!r}, "
             f"endpoints={sorted(self.jobs.endpoints)!r})"
         )
+
+    @contextlib.contextmanager
+    def _reading_store(self, db: str | Path | None) -> Iterator[None]:
+        """A damaged record names its file (and how to recover); the store is let go."""
+        try:
+            yield
+        except CorruptRecord as exc:
+            self.store.close()
+            raise exc.at(str(db) if db is not None else repr(self.store)) from None
 
     def _stored_key(self) -> str:
         """A generated key, kept in the store so a restart on the same file keeps it."""
@@ -136,11 +157,13 @@ class Emulator:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._loop = loop
-            self._http = None
+            # Connections belong to a loop: a new loop gets new pools.
+            self._webhook_sender = WebhookSender(self.webhooks.concurrency)
         if not self._restored:
             # Timers of restored jobs need the loop, so stored jobs come back here.
             self._restored = True
-            self.jobs.restore()
+            self.jobs.restore(self._stored_jobs)
+            self._stored_jobs = None
 
     def call_on_loop(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the emulator's loop and return its result, from any thread."""
@@ -200,7 +223,7 @@ class Emulator:
             )
         low, high = EXECUTION_TIMEOUT_MIN_MS, EXECUTION_TIMEOUT_MAX_MS
         if isinstance(execution_timeout_ms, bool) or not low <= execution_timeout_ms <= high:
-            # The seed's range for a job's executionTimeout; outside it a job would time
+            # The service's range for a job's executionTimeout; outside it a job would time
             # out at once (<= 0) or fall back to the default without saying so (0).
             raise ValueError(
                 f"execution_timeout_ms must be between {low} and {high} ms, "
@@ -281,23 +304,20 @@ class Emulator:
 
         def run() -> None:
             self.jobs.reset()
-            self.webhooks.deliveries.clear()
+            self.webhooks.clear()
             self.rate_limiter.reset()
 
         self.call_on_loop(run)
 
     async def _send_webhook(self, url: str, body: dict[str, Any]) -> int:
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=10.0)
-        response = await self._http.post(url, json=body)
-        return response.status_code
+        if self.webhook_guard:
+            await guard_webhook(url)
+        return await self._webhook_sender(url, body)
 
     async def aclose(self) -> None:
-        """Stop deliveries and release the webhook HTTP client."""
+        """Stop deliveries and release the webhook HTTP clients."""
         self.webhooks.cancel_all()
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        await self._webhook_sender.aclose()
 
     def close(self) -> None:
         """Release the handler threads and the store (running sync handlers finish alone)."""

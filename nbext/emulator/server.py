@@ -19,7 +19,7 @@ import uvicorn
 
 from .api import create_app
 from .emulator import Emulator
-from .protocol import OneWriteProtocol
+from .protocol import MAX_CONNECTIONS, REQUEST_TIMEOUT, deadline_protocol
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:
@@ -41,11 +41,16 @@ class EmulatorServer:
         host: str = "127.0.0.1",
         port: int = 0,
         log_level: str = "warning",
+        request_timeout: float = REQUEST_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
+        """``request_timeout``: seconds a client has to send a whole request;
+        ``max_connections``: connections served at once (``protocol`` says why)."""
         self.emulator = emulator or Emulator()
         self.host = host
         self._requested_port = port
         self._log_level = log_level
+        self._protocol = deadline_protocol(request_timeout, max_connections)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -97,10 +102,10 @@ class EmulatorServer:
             # A local emulator sits behind no proxy, so X-Forwarded-* is not for it, and
             # the middleware that reads them would cost every request a little.
             proxy_headers=False,
-            # httptools (a dependency, with uvloop for the loop above): together about
-            # twice the requests a second of h11 on asyncio's own loop; and each answer
-            # in one write (``protocol`` says why).
-            http=OneWriteProtocol,
+            # httptools (a dependency, with uvloop for the loop above): a C parser on a
+            # C loop, where h11 on asyncio's own loop parses in Python; with a deadline
+            # for reading each request and a connection cap (``protocol`` says why).
+            http=self._protocol,
         )
         self._server = uvicorn.Server(config)
         self._error = None

@@ -182,7 +182,7 @@ async def test_an_output_that_is_not_json_fails_the_job_saying_so(emu: Emulator)
     await settle()
     body = status_of(emu, "h", job.id)
     assert body["status"] == "FAILED"
-    assert "not JSON-serialisable" in body["error"]
+    assert "cannot be sent as JSON" in body["error"]
 
 
 async def test_a_callable_object_returning_a_coroutine_is_awaited(emu: Emulator) -> None:

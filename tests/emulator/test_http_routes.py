@@ -16,6 +16,7 @@ import pytest
 from nbext.emulator import Emulator
 from nbext.emulator.api import create_app
 from nbext.emulator.domain.clock import settle
+from nbext.emulator.domain.store_port import MemoryStore
 
 from .conftest import KEY, advance, client_for
 
@@ -406,7 +407,7 @@ BAD_BODIES: list[tuple[str, bytes, str]] = [
     (
         "nested too deeply",
         b'{"input": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
-        "nested too deeply",
+        "nested more than 200 levels deep",
     ),
     ("missing input", b'{"webhook": "https://x.io"}', "input: is required"),
     ("input not an object", b'{"input": [1]}', "input: must be a JSON object, got an array"),
@@ -481,13 +482,19 @@ async def test_a_trailing_slash_redirects_to_the_route_keeping_the_method(
 
 @pytest.mark.parametrize("store_kind", ["sqlite"])
 async def test_an_emulator_fault_answers_500_in_the_error_shape(emu: Emulator) -> None:
-    """A fault of the emulator's own (here its store, closed under it) is a 500 whose body
-    says so, in the interface's error shape, and the traceback goes to the log."""
+    """A fault of the emulator's own (here an endpoint's queue, broken under it) is a 500
+    whose body says so, in the interface's error shape, and the traceback goes to the log.
+    A store that cannot write is not such a fault: 503, saying so, nothing queued."""
     emu.store.close()
     transport = httpx.ASGITransport(app=create_app(emu), raise_app_exceptions=False)
     async with httpx.AsyncClient(
         transport=transport, base_url="http://emulator", headers={"Authorization": KEY}
     ) as client:
+        message = error_of(await client.post("/v2/held/run", json={"input": {}}), 503)
+        assert "could not write to its database" in message and "nothing was stored" in message
+        assert emu.jobs.jobs == {}
+        emu.jobs.endpoints["held"].queue = None  # type: ignore[assignment]
+        emu.jobs.persistence.store = MemoryStore()
         message = error_of(await client.post("/v2/held/run", json={"input": {}}), 500)
-    assert "the emulator failed on this request (ProgrammingError)" in message
+    assert "the emulator failed on this request (TypeError)" in message
     assert "its log has the traceback" in message

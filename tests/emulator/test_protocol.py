@@ -1,138 +1,32 @@
-"""Each answer in one write: the held response head, and everything that must still work.
+"""The server's HTTP protocol over raw sockets: deadlines, the connection cap, and what
+must keep working with them (``100 Continue``, pipelining).
 
-The transport is tested against a recording ``asyncio.Transport`` on a real loop (what
-was written, in which calls, in which order); the protocol against a real
-``EmulatorServer`` over raw sockets, where a head with nothing after it (``100
-Continue``) must still go out on its own.
+Before the deadline, a request never finished (half its headers, a body that never
+ends) held its connection open for good; thousands of them piled up. The deadline is
+the loop's real time, so these tests give the server a short one and wait, bounded, for
+the socket to close, never a fixed sleep.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from nbext.emulator import Emulator, EmulatorServer
-from nbext.emulator.protocol import JOIN_LIMIT, OneWriteTransport
 
 from .conftest import KEY, deploy_demos
 
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
 
 
-class Recorder(asyncio.Transport):
-    """An asyncio transport that keeps what it is asked to send, call by call."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[tuple[str, Any]] = []
-        self.closed = False
-
-    def write(self, data: Any) -> None:
-        self.calls.append(("write", bytes(data)))
-
-    def writelines(self, list_of_data: Any) -> None:
-        self.calls.append(("writelines", [bytes(d) for d in list_of_data]))
-
-    def close(self) -> None:
-        self.closed = True
-        self.calls.append(("close", None))
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"peername": ("127.0.0.1", 5)}.get(name, default)
-
-    def sent(self) -> bytes:
-        out = b""
-        for kind, data in self.calls:
-            if kind == "write":
-                out += data
-            elif kind == "writelines":
-                out += b"".join(data)
-        return out
-
-
-def transport() -> tuple[Recorder, OneWriteTransport]:
-    recorder = Recorder()
-    return recorder, OneWriteTransport(recorder, asyncio.get_running_loop())
-
-
-@pytest.mark.anyio
-async def test_a_head_and_its_small_body_go_out_in_one_write() -> None:
-    recorder, wrapped = transport()
-    wrapped.write(HEAD)
-    assert recorder.calls == []  # held for the body
-    wrapped.write(memoryview(b"{}"))
-    assert recorder.calls == [("write", HEAD + b"{}")]
-    await asyncio.sleep(0)  # the scheduled flush finds nothing held
-    assert recorder.calls == [("write", HEAD + b"{}")]
-
-
-@pytest.mark.anyio
-async def test_a_big_body_is_not_copied_onto_its_head() -> None:
-    recorder, wrapped = transport()
-    body = b"x" * (JOIN_LIMIT + 1)
-    wrapped.write(HEAD)
-    wrapped.write(body)
-    assert recorder.calls == [("writelines", [HEAD, body])]
-
-
-@pytest.mark.anyio
-async def test_a_head_with_nothing_after_it_goes_out_on_the_next_turn() -> None:
-    recorder, wrapped = transport()
-    wrapped.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-    assert recorder.calls == []
-    await asyncio.sleep(0)
-    assert recorder.calls == [("write", b"HTTP/1.1 100 Continue\r\n\r\n")]
-    wrapped.write(b"later body")  # not a head: straight through
-    assert recorder.calls[-1] == ("write", b"later body")
-
-
-@pytest.mark.anyio
-async def test_closing_sends_a_held_head_first() -> None:
-    recorder, wrapped = transport()
-    wrapped.write(HEAD)
-    wrapped.close()
-    assert recorder.calls == [("write", HEAD), ("close", None)]
-    assert recorder.closed
-
-
-@pytest.mark.anyio
-async def test_order_is_kept_across_heads_and_bodies() -> None:
-    recorder, wrapped = transport()
-    for i in range(3):
-        wrapped.write(HEAD)
-        wrapped.write(b"%02d" % i)
-    wrapped.write(b"HTTP/1.1 204 No Content\r\n\r\n")
-    await asyncio.sleep(0)
-    assert recorder.sent() == b"".join(HEAD + b"%02d" % i for i in range(3)) + (
-        b"HTTP/1.1 204 No Content\r\n\r\n"
-    )
-
-
-@pytest.mark.anyio
-async def test_everything_else_is_the_wrapped_transports_own() -> None:
-    _, wrapped = transport()
-    assert wrapped.get_extra_info("peername") == ("127.0.0.1", 5)
-    assert not wrapped.is_closing()
-    wrapped.close()
-    assert wrapped.is_closing()
-
-
-# ---- the protocol in a real server ---------------------------------------------------------
-
-
 @pytest.fixture
 def server() -> Iterator[EmulatorServer]:
     emu = Emulator(api_key=KEY)
     deploy_demos(emu)
-    with EmulatorServer(emu) as running:
+    with EmulatorServer(emu, request_timeout=0.5, max_connections=8) as running:
         yield running
     emu.close()
 
@@ -181,7 +75,7 @@ def test_100_continue_reaches_a_client_that_waits_for_it(server: EmulatorServer)
 
 def test_keep_alive_answers_pipelined_requests_in_order(server: EmulatorServer) -> None:
     bodies = [json.dumps({"input": {"n": i}}).encode() for i in range(5)]
-    big = json.dumps({"input": {"blob": "y" * (JOIN_LIMIT * 2)}}).encode()
+    big = json.dumps({"input": {"blob": "y" * (128 * 1024)}}).encode()
     requests = [post("/v2/echo/runsync", b) + b for b in [*bodies, big]]
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
         sock.sendall(b"".join(requests))
@@ -192,4 +86,82 @@ def test_keep_alive_answers_pipelined_requests_in_order(server: EmulatorServer) 
             assert head.startswith(b"HTTP/1.1 200"), head
             outputs.append(json.loads(answer)["output"])
     assert outputs[:5] == [{"n": i} for i in range(5)]
-    assert outputs[5] == {"blob": "y" * (JOIN_LIMIT * 2)}
+    assert outputs[5] == {"blob": "y" * (128 * 1024)}
+
+
+def closed_within(sock: socket.socket, seconds: float) -> bytes:
+    """Everything the server sent before closing ``sock``; fails if it stays open."""
+    sock.settimeout(seconds)
+    got = b""
+    try:
+        while data := sock.recv(65536):
+            got += data
+    except TimeoutError:
+        raise AssertionError(f"still open after {seconds} s; got {got!r}") from None
+    except ConnectionResetError:
+        pass
+    return got
+
+
+@pytest.mark.parametrize(
+    "partial",
+    [
+        b"",  # connected, and silent
+        b"POST /v2/echo/runsync HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le",  # half the headers
+    ],
+)
+def test_a_request_not_sent_whole_in_time_gets_408(server: EmulatorServer, partial: bytes) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(partial)
+        answer = closed_within(sock, 10)
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout"), answer
+    assert b"not sent whole within 0.5 s" in answer
+
+
+def test_a_body_that_never_ends_closes_its_connection(server: EmulatorServer) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(post("/v2/echo/run", b"x" * 100) + b'{"input": {')
+        closed_within(sock, 10)
+    assert http_get(server, "/v2/echo/requests").startswith(b"HTTP/1.1 200"), (
+        "the server stopped answering"
+    )
+
+
+def test_the_deadline_is_per_request_on_a_keep_alive_connection(server: EmulatorServer) -> None:
+    body = json.dumps({"input": {"n": 1}}).encode()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        for _ in range(3):  # each whole request is answered; a fresh deadline for the next
+            sock.sendall(post("/v2/echo/runsync", body) + body)
+            head, answer, _ = read_response(sock)
+            assert head.startswith(b"HTTP/1.1 200") and json.loads(answer)["output"] == {"n": 1}
+
+
+def test_connections_over_the_cap_are_closed_at_once(server: EmulatorServer) -> None:
+    held = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(8)]
+    try:
+        # every one of the 8 is served (the 8th proves the cap is not off by one)
+        body = json.dumps({"input": {}}).encode()
+        held[-1].sendall(post("/v2/echo/runsync", body) + body)
+        assert read_response(held[-1])[0].startswith(b"HTTP/1.1 200")
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as extra:
+            assert closed_within(extra, 10) == b""
+    finally:
+        for sock in held:
+            sock.close()
+    # once they are gone, new connections are served again
+    deadline = 50
+    while deadline and not http_get(server, "/v2/echo/health").startswith(b"HTTP/1.1 200"):
+        deadline -= 1
+    assert deadline, "new connections were not served after the others closed"
+
+
+def http_get(server: EmulatorServer, path: str) -> bytes:
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(
+                f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n"
+                "Connection: close\r\n\r\n".encode()
+            )
+            return closed_within(sock, 10)
+    except OSError:
+        return b""

@@ -78,6 +78,22 @@ async def webhooks(request: Request) -> Response:
     return json_response([d.to_dict() for d in emulator.webhooks.deliveries])
 
 
+@router.get("/store")
+async def store(request: Request) -> Response:
+    """Whether every state change is written: while the store refuses writes (a full
+    disk), how many wait to be written and why."""
+    emulator = authenticate(request)
+    persistence = emulator.jobs.persistence
+    return json_response(
+        {
+            "store": repr(emulator.store),
+            "unwrittenChanges": persistence.unwritten,
+            "problem": persistence.problem,
+            "webhooksPending": emulator.webhooks.pending,
+        }
+    )
+
+
 @router.get("/endpoints")
 async def endpoints(request: Request) -> Response:
     emulator = authenticate(request)

@@ -1,13 +1,15 @@
 """What every route shares: auth, bounded body reading, JSON answers, error mapping.
 
 The routes stay thin: parse, call the domain, serialise. Domain errors become the
-status codes and bodies of SPEC.md here and nowhere else: ``{"error": ...}`` under
+status codes and bodies of docs/behaviour.md#errors here and nowhere else: ``{"error": ...}`` under
 ``/v2`` and ``/_emulator``, ``{"message": ...}`` under ``/v1``.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,11 +25,16 @@ from ..domain.errors import (
     NotFound,
     NotServed,
     RateLimited,
+    StoreFailed,
+    StoreFull,
     TooLarge,
 )
+from ..domain.json_values import MAX_DEPTH, check_depth, check_text, too_deep
 from ..emulator import Emulator
 
 STATUS_OF: dict[type[DomainError], int] = {
+    StoreFull: 507,  # before StoreFailed, its base: the first match wins
+    StoreFailed: 503,
     InvalidInput: 400,
     NotFound: 404,
     Conflict: 409,
@@ -55,17 +62,26 @@ def encode(value: Any) -> bytes:
     """A response body; pydantic models are written with their wire names.
 
     Plain values (the hot routes answer dicts, not models) are written as a model would
-    write them: NaN and infinities, which JSON lacks, become ``null``.
+    write them: NaN and infinities, which JSON lacks, become ``null``. Text that is not
+    valid Unicode (a lone surrogate; input refuses it, but a record from an older
+    database may hold one) is written as a ``\\u`` escape, so no record can make a read
+    fail.
     """
     if isinstance(value, BaseModel):
         value = value.model_dump(by_alias=True, exclude_unset=True, mode="json")
     try:
-        return _strict_dumps(value).encode()
+        text = _strict_dumps(value)
     except ValueError:  # a NaN or an infinity somewhere
-        return dumps(_ANY.dump_python(value, mode="json"))
+        value = _ANY.dump_python(value, mode="json")
+        text = _strict_dumps(value)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _ascii_dumps(value).encode()
 
 
 _strict_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_ascii_dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
 
 
 def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -130,19 +146,50 @@ def _too_large(size: int | None, limit: int) -> str:
 
 
 def parse_json(body: bytes) -> Any:
+    """The body as JSON that can be stored and served back as it came, or 400.
+
+    Refused, naming the field: text that is not valid Unicode (a lone surrogate such as
+    ``"\\ud800"``, which JSON's escapes allow), numbers that do not fit (an integer of
+    more digits than Python converts, a float that overflows to infinity), and nesting
+    deeper than ``json_values.MAX_DEPTH``. Each would be accepted and then fail every read of it.
+    """
     if not body:
         raise InvalidInput('request body is empty; send a JSON object such as {"input": {...}}')
     try:
-        return json.loads(body, parse_constant=_not_json)
+        data = json.loads(body, parse_constant=_not_json, parse_float=_finite)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"request body is not valid JSON: {exc}") from None
     except RecursionError:  # the client's body, not an emulator fault: 400, not 500
-        raise InvalidInput("request body is nested too deeply to be parsed") from None
+        raise InvalidInput(too_deep()) from None
+    except ValueError:  # an integer over Python's digit limit for conversion
+        raise InvalidInput(
+            "request body has an integer of more than 4300 digits; send such numbers as text"
+        ) from None
+    # Both checks walk the whole value, so they run only when the bytes say they may
+    # find something: a surrogate's escape or raw bytes, or enough brackets to nest deep.
+    if _SURROGATE.search(body):
+        check_text(data)
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH:
+        check_depth(data)
+    return data
+
+
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 
 
 def _not_json(constant: str) -> Any:
     """Python's json reads NaN and Infinity; JSON has no such numbers, nor the service."""
     raise InvalidInput(f"request body is not valid JSON: {constant} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise InvalidInput(
+            f"request body has the number {text[:40]}, which is too large for a "
+            "double-precision float; send it as a string"
+        )
+    return value
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -166,12 +213,13 @@ def ms_param(name: str, raw: str | None, low: int, high: int, default: int | Non
     """``raw`` (a query parameter's value, or None when absent) as milliseconds in range."""
     if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
+    # Only ASCII digits: Python's int() also reads "1_000", " 7 ", "+7" and other
+    # scripts' digits ("\u0661"), none of which a client means as a number.
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 12):
         raise InvalidInput(
-            f"{name} must be an integer number of milliseconds, got {raw!r}"
-        ) from None
+            f"{name} must be an integer number of milliseconds (digits 0-9 only), got {raw!r}"
+        )
+    value = int(raw)
     if not low <= value <= high:
         raise InvalidInput(f"{name} must be between {low} and {high} ms, got {value}")
     return value

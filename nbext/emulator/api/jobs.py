@@ -3,9 +3,8 @@
 These are the emulator's hot routes: batches and benchmarks send thousands of requests a
 second through them. So they are plain ASGI, matched by ``JobRoutes`` before FastAPI's
 stack is entered: FastAPI's routing, dependency solving and middleware cost several times
-what a job costs (measured in-process on a busy 2-core machine: ~150 µs a request for a
-trivial FastAPI route, ~10 µs for the same in plain ASGI with Starlette's Request and
-Response; see ``benchmarks/emulator_throughput.py`` for the whole). Everything else (``/v1``,
+what a job costs (``benchmarks/emulator_throughput.py`` measures the whole). Everything
+else (``/v1``,
 ``/_emulator``, unknown paths) stays FastAPI's. The routes stay thin: parse, call the
 domain, serialise; auth, the rate limiter, body limits and error bodies are the same
 helpers the FastAPI routes use.

@@ -40,3 +40,11 @@ class RateLimited(DomainError):
 
 class NotServed(DomainError):
     """A path of the real service the emulator does not implement (HTTP 501)."""
+
+
+class StoreFailed(DomainError):
+    """The emulator could not write to its store; nothing was changed (HTTP 503)."""
+
+
+class StoreFull(StoreFailed):
+    """The store's disk is full; nothing was changed (HTTP 507)."""

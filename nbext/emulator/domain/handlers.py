@@ -14,7 +14,7 @@ import asyncio
 import contextvars
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,9 @@ class JobContext:
     cancel_flag: CancelFlag
     metrics: dict[str, Any] = field(default_factory=dict)
     """Merged into the ``metrics`` of every chunk yielded after it is set."""
+    thread_call: Future[Any] | None = None
+    """The handler's call in a thread, while a sync handler runs (the scheduler writes
+    its thread off if the job ends before it returns)."""
 
     @property
     def cancelled(self) -> bool:
@@ -107,7 +110,6 @@ async def invoke(
 ) -> Outcome:
     """Run ``handler`` on ``payload``; ``emit(value, metrics)`` is called on the loop per chunk."""
     _current.set(ctx)
-    loop = asyncio.get_running_loop()
     kind = handler_kind(handler)
     if kind is ASYNC_GENERATOR:
         return await _drain_async(handler(payload), ctx, emit)
@@ -116,8 +118,26 @@ async def invoke(
     if kind is GENERATOR:
         return await _drain_in_thread(lambda: handler(payload), ctx, emit, executor)
     context = contextvars.copy_context()
-    result = await loop.run_in_executor(executor, context.run, handler, payload)
+    result = await _in_thread(executor, ctx, context.run, handler, payload)
     return await _settle(result, ctx, emit, executor)
+
+
+async def _in_thread(
+    executor: Executor, ctx: JobContext, fn: Callable[..., Any], *args: Any
+) -> Any:
+    """``fn(*args)`` in ``executor``, its future kept on ``ctx`` while it runs; not run at
+    all if the job ended while it waited for a thread."""
+    call = executor.submit(_unless_cancelled, ctx, fn, *args)
+    ctx.thread_call = call
+    try:
+        return await asyncio.wrap_future(call)
+    finally:
+        if call.done():
+            ctx.thread_call = None
+
+
+def _unless_cancelled(ctx: JobContext, fn: Callable[..., Any], *args: Any) -> Any:
+    return None if ctx.cancelled else fn(*args)
 
 
 async def _settle(
@@ -175,5 +195,5 @@ async def _drain_in_thread(
                 close()
         return items
 
-    items = await loop.run_in_executor(executor, context.run, pump)
+    items: list[Any] = await _in_thread(executor, ctx, context.run, pump)
     return Outcome(items, streamed=True)

@@ -1,6 +1,6 @@
 """The job record and the table of legal state changes.
 
-The table is the seed's transition table plus SPEC.md's decisions (IN_PROGRESS ->
+The table is docs/behaviour.md#job-states: the service's transitions, plus (IN_PROGRESS ->
 TIMED_OUT on the execution timeout; TIMED_OUT is retryable). Removal (TTL, retention,
 purge) is not a state: a removed job is gone and answers 404.
 """
@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import JobStatus
+from nbext.models import RETRYABLE_STATES, JobStatus
 
 from .cancel import CancelFlag
 from .clock import Signal, TimerHandle
@@ -113,3 +113,20 @@ class Job:
             return 0
         until = self.ended_at if self.ended_at is not None else now
         return max(0, round((until - self.started_at) * 1000))
+
+
+def wire_result(job: Job, now: float) -> dict[str, Any]:
+    """The job result object as sent: ``output`` only when COMPLETED, ``error`` only
+    when FAILED or TIMED_OUT."""
+    status = job.status
+    fields: dict[str, Any] = {
+        "id": job.id,
+        "status": status.value,
+        "delayTime": job.delay_ms(now),
+        "executionTime": job.execution_ms(now),
+    }
+    if status is S.COMPLETED:
+        fields["output"] = None if job.output is UNSET else job.output
+    elif status in RETRYABLE_STATES:
+        fields["error"] = job.error or ""
+    return fields

@@ -1,8 +1,9 @@
 """Rate and concurrency limits of the job interface, per endpoint and operation.
 
-The seed's table gives a base rate per 10-second window and a concurrency cap; the
-effective rate is ``max(base, running_workers * requests_per_worker)``. The window
-slides on the emulator's clock, so tests reach the limit without waiting for it.
+The service's table (docs/behaviour.md#rate-limits) gives a base rate per 10-second
+window and a concurrency cap; the effective rate is ``max(base, running_workers *
+requests_per_worker)``. The window slides on the emulator's clock, so tests reach the
+limit without waiting for it.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class RateLimiter:
         self._inflight: dict[tuple[str, str], int] = {}
 
     def effective_rate(self, operation: str, running_workers: int) -> int:
-        """The rate limit in force now for ``operation`` (the seed's dynamic rule)."""
+        """The rate limit in force now for ``operation`` (the service's dynamic rule)."""
         return max(LIMITS[operation].rate, running_workers * self.requests_per_worker)
 
     def acquire(self, endpoint_id: str, operation: str, running_workers: int) -> bool:

@@ -3,6 +3,6 @@
 Framework-free like the rest of the domain; ``Management`` is the entry point.
 """
 
-from .service import Management
+from .facade import Management
 
 __all__ = ["Management"]

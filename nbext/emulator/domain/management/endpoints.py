@@ -34,7 +34,7 @@ from .records import Book, new_id, to_datetime, wire
 from .templates import TemplateEntry
 
 if TYPE_CHECKING:
-    from .service import Management
+    from .facade import Management
 
 
 @dataclass

@@ -12,7 +12,7 @@ from .catalog import SECONDS_PER_MONTH, VOLUME_PRICE_PER_GB_MONTH
 from .records import Book, new_id, wire
 
 if TYPE_CHECKING:
-    from .service import Management
+    from .facade import Management
 
 
 @dataclass

@@ -1,10 +1,10 @@
 """Pods, simulated: no container runs, but state, prices and time behave as the service's.
 
-SPEC.md's life cycle: create puts a pod RUNNING; stop makes it EXITED; start makes it
-RUNNING again; restart and reset make it RUNNING with a new ``lastStartedAt``; delete
-removes it. A locked pod refuses stop and reset (and an update that would reset it).
-While RUNNING a pod accrues ``costPerHr``: each running stretch is an interval of the
-usage ledger, which billing reads.
+The life cycle of docs/behaviour.md#pods: create puts a pod RUNNING; stop makes it
+EXITED; start makes it RUNNING again; restart and reset make it RUNNING with a new
+``lastStartedAt``; delete removes it. A locked pod refuses stop and reset (and an update
+that would reset it). While RUNNING a pod accrues ``costPerHr``: each running stretch is
+an interval of the usage ledger, which billing reads.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from . import catalog
 from .records import Book, event, new_id, to_datetime, wire
 
 if TYPE_CHECKING:
-    from .service import Management
+    from .facade import Management
 
 IN_PLACE = frozenset({"name", "locked"})
 """Update fields that change a pod without resetting it."""
@@ -370,10 +370,18 @@ class Pods:
     def update(self, pod_id: str, body: PodUpdateInput) -> dict[str, Any]:
         """Rename or (un)lock in place; any other change resets the pod with it."""
         e = self.entry(pod_id)
-        given = {n for n in body.model_fields_set if getattr(body, n) is not None}
+        fields = PodUpdateInput.model_fields
+        unknown = sorted(body.model_extra or {})
+        if unknown:
+            known = sorted(f.alias or n for n, f in fields.items())
+            raise InvalidInput(
+                f"{', '.join(unknown)}: not a field of a pod update; nothing was changed. "
+                f"The fields are: {', '.join(known)}"
+            )
+        given = {n for n in body.model_fields_set if n in fields and getattr(body, n) is not None}
         resets = given - IN_PLACE
         if resets and e.view.locked and body.locked is not False:
-            wire_names = [PodUpdateInput.model_fields[n].alias or n for n in resets]
+            wire_names = [fields[n].alias or n for n in resets]
             raise InvalidInput(
                 f"pod {pod_id} is locked, and changing {', '.join(sorted(wire_names))} would reset "
                 'it; unlock it first (or send "locked": false with the change)'

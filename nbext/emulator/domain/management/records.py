@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from ..store import Record, Store
+from ..store_port import Record, Store, read_record
 
 T = TypeVar("T")
 
@@ -71,15 +71,17 @@ class Book(Generic[T]):
         """Take back what the store holds (a restart on the same database file)."""
         self.items = {}
         for record in self.store.all(self.kind):
-            self.items[record["id"]] = self._from_record(record)
+            item = read_record(self.kind, record, self._from_record)
+            self.items[record["id"]] = item
 
     def save(self, key: str, item: T) -> None:
-        self.items[key] = item
+        """Store, then keep: a store that fails (``StoreFailed``) leaves nothing created."""
         self.store.put(self.kind, key, self._to_record(item))
+        self.items[key] = item
 
     def drop(self, key: str) -> None:
-        self.items.pop(key, None)
         self.store.delete(self.kind, key)
+        self.items.pop(key, None)
 
     def get(self, key: str) -> T | None:
         return self.items.get(key)

@@ -11,7 +11,7 @@ from ..errors import InvalidInput, NotFound
 from .records import Book, new_cuid
 
 if TYPE_CHECKING:
-    from .service import Management
+    from .facade import Management
 
 
 @dataclass

@@ -1,4 +1,6 @@
-"""Templates: the seed's defaults, unique names, and the endpoints that run them.
+"""Templates: the service's defaults, unique names, and the endpoints that run them.
+
+The defaults and naming rules are docs/behaviour.md#templates.
 
 The emulator ships one official template (``isRunpod``) per demo image, so an endpoint
 can be created over ``/v1`` with nothing else set up; they are read-only. A listing
@@ -24,7 +26,7 @@ from ..images import DEMO_IMAGES
 from .records import Book, new_id, wire
 
 if TYPE_CHECKING:
-    from .service import Management
+    from .facade import Management
 
 
 @dataclass

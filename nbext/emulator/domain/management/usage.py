@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import Clock
-from ..store import Record, Store
+from ..store_port import Record, Store
 from .records import Book, new_id
 
 MERGE_GAP_S = 0.001

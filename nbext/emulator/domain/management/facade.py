@@ -8,8 +8,8 @@ others. Nothing here knows about HTTP; the routers under ``api/v1`` call these m
 from __future__ import annotations
 
 from ..clock import Clock
-from ..service import JobService
-from ..store import Store
+from ..job_service import JobService
+from ..store_port import Store
 from .billing import Billing
 from .endpoints import Endpoints
 from .network_volumes import NetworkVolumes

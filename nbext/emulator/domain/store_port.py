@@ -2,7 +2,7 @@
 
 Records are JSON-ready dicts filed by kind ("template", "pod", "endpoint", "volume",
 "registry_auth", "usage", "job", ...) and key. ``MemoryStore`` is the default; the SQLite
-store (``nbext.emulator.store``) implements the same protocol so that an emulator given
+store (``nbext.emulator.sqlite_store``) implements the same protocol so that an emulator given
 ``--db FILE`` loses nothing on restart. The domain never knows which one it has.
 """
 
@@ -11,13 +11,53 @@ from __future__ import annotations
 import copy
 import marshal
 import threading
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 Record = dict[str, Any]
+T = TypeVar("T")
+
+
+class CorruptRecord(ValueError):
+    """A stored record that cannot be read back; says which, where, and how to recover."""
+
+    def __init__(self, kind: str, key: str, detail: str, location: str | None = None) -> None:
+        self.kind, self.key, self.detail, self.location = kind, key, detail, location
+        super().__init__(self.explain())
+
+    def explain(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        text = f"{where}stored record {self.kind} {self.key!r} is damaged ({self.detail})."
+        if self.location:
+            text += (
+                f' To recover, delete that record (it is lost): sqlite3 {self.location} "DELETE '
+                f"FROM records WHERE kind = '{self.kind}' AND key = '{self.key}'\"; or start on "
+                "a new --db file."
+            )
+        return text
+
+    def at(self, location: str) -> CorruptRecord:
+        """The same error, naming the file it is in."""
+        return CorruptRecord(self.kind, self.key, self.detail, self.location or location)
+
+
+def read_record(kind: str, record: Any, read: Callable[[Record], T]) -> T:
+    """``read(record)``, or ``CorruptRecord`` naming it when its shape is not the expected."""
+    try:
+        return read(record)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        key = record.get("id") if isinstance(record, dict) else None
+        detail = f"{type(exc).__name__}: {exc}"
+        raise CorruptRecord(kind, str(key or "?"), detail) from None
 
 
 class Store(Protocol):
-    """Keyed records per kind; every method is safe to call from any thread."""
+    """Keyed records per kind; every method is safe to call from any thread.
+
+    ``put`` and ``delete`` raise ``errors.StoreFailed`` (``StoreFull`` for a full disk)
+    when the record could not be written; reads raise ``CorruptRecord`` for a record
+    that cannot be read back.
+    """
 
     def put(self, kind: str, key: str, record: Record) -> None: ...
 
@@ -87,3 +127,6 @@ class MemoryStore:
 
     def close(self) -> None:
         pass
+
+    def __repr__(self) -> str:
+        return "MemoryStore()"

@@ -1,0 +1,390 @@
+"""The job interface's operations: submit, wait, stream, cancel, retry, purge, health.
+
+``JobService`` is the façade the HTTP routes and the management area call. A job's
+state changes, TTL, retention and removal are ``lifecycle``'s; workers and handlers are
+``scheduling``'s; records are ``persistence``'s. All methods run on the emulator's
+asyncio loop; nothing here knows about HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any
+
+from nbext.models import (
+    RETRYABLE_STATES,
+    TTL_DEFAULT_MS,
+    TTL_MAX_MS,
+    TTL_MIN_MS,
+    AcceptedJob,
+    CancelResult,
+    Health,
+    HealthJobs,
+    HealthWorkers,
+    JobResult,
+    JobStatus,
+    JobSubmission,
+    PurgeResult,
+    StreamResponse,
+)
+
+from .clock import Clock
+from .endpoints import Endpoint, Worker
+from .errors import Conflict, InvalidInput, NotFound
+from .handlers import Handler
+from .images import ImageRegistry
+from .jobs import Job, wire_result
+from .lifecycle import Lifecycle
+from .persistence import JobPersistence
+from .scheduling import Scheduler
+from .store_port import MemoryStore, Store
+from .webhooks import WebhookDispatcher
+
+S = JobStatus
+
+
+class JobService:
+    """All endpoints and jobs of one emulator."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        images: ImageRegistry,
+        webhooks: WebhookDispatcher,
+        executor: Executor,
+        store: Store | None = None,
+    ) -> None:
+        self.clock = clock
+        self.store: Store = store or MemoryStore()
+        self.images = images
+        self.webhooks = webhooks
+        self.endpoints: dict[str, Endpoint] = {}
+        self.jobs: dict[str, Job] = {}
+        self.persistence = JobPersistence(self.store, clock)
+        self.lifecycle = Lifecycle(clock, self.jobs, self.endpoints, self.persistence, webhooks)
+        self.scheduler = Scheduler(clock, images, executor, self.endpoints, self.lifecycle)
+        self.lifecycle.scheduler = self.scheduler
+        self.on_change: list[Callable[[Job], None]] = self.lifecycle.on_change
+        """Observers of every transition and removal."""
+        self.on_execution: list[Callable[[Endpoint, str, float, float], None]] = (
+            self.scheduler.on_execution
+        )
+        """Observers of every execution that ended, however (billing listens here):
+        ``(endpoint, worker id, started at, ended at)``."""
+
+    # ---- endpoints -------------------------------------------------------------------
+
+    def add_endpoint(self, endpoint: Endpoint) -> Endpoint:
+        if endpoint.id in self.endpoints:
+            raise InvalidInput(f"an endpoint with id {endpoint.id!r} already exists")
+        endpoint.created_at = endpoint.created_at or self.clock.now()
+        for _ in range(endpoint.workers_min):
+            endpoint.workers.append(Worker(idle_since=self.clock.now()))
+        self.endpoints[endpoint.id] = endpoint
+        return endpoint
+
+    def remove_endpoint(self, endpoint_id: str) -> None:
+        endpoint = self.endpoint(endpoint_id)
+        for job in [j for j in self.jobs.values() if j.endpoint_id == endpoint_id]:
+            self.lifecycle.remove(job, "endpoint deleted")
+        for worker in endpoint.workers:
+            if worker.idle_timer:
+                worker.idle_timer.cancel()
+        del self.endpoints[endpoint_id]
+
+    def update_endpoint(
+        self,
+        endpoint_id: str,
+        *,
+        name: str | None = None,
+        image: str | None = None,
+        workers_min: int | None = None,
+        workers_max: int | None = None,
+        idle_timeout: float | None = None,
+        execution_timeout_ms: int | None = None,
+    ) -> Endpoint:
+        """Change a live endpoint's image or scaling; queued and running jobs carry on.
+
+        A new image serves the next job a worker takes. Workers are added up to a higher
+        ``workers_min`` at once; above a lower ``workers_max``, idle workers stop at once
+        and busy ones when their job ends. A new idle timeout applies to idle workers
+        from when they became idle; a new execution timeout to jobs started from now.
+        """
+        endpoint = self.endpoint(endpoint_id)
+        low = endpoint.workers_min if workers_min is None else workers_min
+        high = endpoint.workers_max if workers_max is None else workers_max
+        if low < 0 or high < 0 or low > high:
+            raise InvalidInput(f"workersMin ({low}) must not exceed workersMax ({high})")
+        if name is not None:
+            endpoint.name = name
+        if image is not None:
+            endpoint.image = image
+        if execution_timeout_ms is not None:
+            endpoint.execution_timeout_ms = execution_timeout_ms
+        endpoint.workers_min, endpoint.workers_max = low, high
+        now = self.clock.now()
+        for worker in [w for w in endpoint.workers if not w.running]:
+            if len(endpoint.workers) <= high:
+                break
+            if worker.idle_timer:
+                worker.idle_timer.cancel()
+            endpoint.workers.remove(worker)
+        while len(endpoint.workers) < low:
+            endpoint.workers.append(Worker(idle_since=now))
+        if idle_timeout is not None:
+            endpoint.idle_timeout = idle_timeout
+            for worker in endpoint.workers:
+                if worker.idle_timer is not None:
+                    self.scheduler.schedule_idle(
+                        worker, endpoint, due=worker.idle_since + idle_timeout
+                    )
+        self.scheduler.dispatch(endpoint)
+        return endpoint
+
+    def endpoint(self, endpoint_id: str) -> Endpoint:
+        try:
+            return self.endpoints[endpoint_id]
+        except KeyError:
+            raise NotFound(
+                f"endpoint {endpoint_id!r} not found; deployed endpoints: "
+                f"{', '.join(sorted(self.endpoints)) or 'none'}"
+            ) from None
+
+    def handler_for(self, endpoint: Endpoint) -> Handler | None:
+        return self.scheduler.handler_for(endpoint)
+
+    def image_registered(self, name: str) -> None:
+        """An image got a handler: endpoints running it may start their queued jobs."""
+        for endpoint in list(self.endpoints.values()):
+            if endpoint.image == name and endpoint.handler is None:
+                self.scheduler.dispatch(endpoint)
+
+    # ---- operations ------------------------------------------------------------------
+
+    def submit(self, endpoint_id: str, submission: JobSubmission, *, sync: bool) -> Job:
+        """Queue a job (``/run``, or the first half of ``/runsync``)."""
+        endpoint = self.endpoint(endpoint_id)
+        policy = submission.policy
+        now = self.clock.now()
+        job = Job(
+            id=("sync-" if sync else "") + uuid4_text(),
+            endpoint_id=endpoint.id,
+            input=submission.input,
+            sync=sync,
+            submitted_at=now,
+            queued_at=now,
+            ttl_ms=(policy.ttl if policy and policy.ttl else TTL_DEFAULT_MS),
+            webhook=submission.webhook,
+            s3_config=(
+                submission.s3_config.model_dump(by_alias=True, exclude_none=True)
+                if submission.s3_config
+                else None
+            ),
+            execution_timeout_ms=policy.execution_timeout if policy else None,
+            low_priority=policy.low_priority if policy else False,
+        )
+        # Stored first: a store that fails refuses the job (StoreFailed), and nothing
+        # of it is queued, so no answer ever contradicts what happened.
+        self.persistence.accept(job)
+        self.jobs[job.id] = job
+        self.lifecycle.schedule_ttl(job)
+        endpoint.queue[job.id] = job
+        self.lifecycle.changed(job, store=False)
+        self.scheduler.dispatch(endpoint)
+        return job
+
+    async def wait_final(self, job: Job, timeout_s: float) -> None:
+        """Return when ``job`` is final or removed, or after ``timeout_s`` of the clock."""
+        deadline = self.clock.now() + timeout_s
+        while not job.status.is_final and job.removed is None:
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                return
+            await job.signal.wait(self.clock, remaining, final_only=True)
+
+    async def run_sync(
+        self, endpoint_id: str, submission: JobSubmission, wait_ms: int
+    ) -> dict[str, Any]:
+        """``/runsync``: the result if the job ends within ``wait_ms``, else id and state."""
+        job = self.submit(endpoint_id, submission, sync=True)
+        await self.wait_final(job, wait_ms / 1000)
+        if job.removed is not None:
+            raise NotFound(f"job {job.id} was removed before it finished ({job.removed})")
+        if job.status.is_final:
+            return self.wire_result(job)
+        return {"id": job.id, "status": job.status.value}
+
+    def job(self, endpoint_id: str, job_id: str) -> Job:
+        job = self.jobs.get(job_id)
+        if job is None or job.endpoint_id != endpoint_id:
+            self.endpoint(endpoint_id)
+            raise NotFound(
+                f"job {job_id!r} not found on endpoint {endpoint_id!r}: unknown, purged, "
+                "or removed after its TTL or retention period"
+            )
+        return job
+
+    def status(self, endpoint_id: str, job_id: str, ttl_ms: int | None = None) -> JobResult:
+        """``/status``, optionally setting the job's TTL (still counted from submission)."""
+        return JobResult.model_validate(self.status_wire(endpoint_id, job_id, ttl_ms))
+
+    def status_wire(
+        self, endpoint_id: str, job_id: str, ttl_ms: int | None = None
+    ) -> dict[str, Any]:
+        """``status`` as the JSON object the HTTP route sends (no model on the hot path)."""
+        job = self.job(endpoint_id, job_id)
+        if ttl_ms is not None:
+            self.set_ttl(job, ttl_ms)
+        return self.wire_result(job)
+
+    def set_ttl(self, job: Job, ttl_ms: int) -> None:
+        if not TTL_MIN_MS <= ttl_ms <= TTL_MAX_MS:
+            raise InvalidInput(
+                f"ttl must be between {TTL_MIN_MS} and {TTL_MAX_MS} ms, got {ttl_ms}"
+            )
+        age_ms = (self.clock.now() - job.submitted_at) * 1000
+        if ttl_ms <= age_ms:
+            raise InvalidInput(
+                f"ttl={ttl_ms} ms has already elapsed for job {job.id} (submitted "
+                f"{age_ms:.0f} ms ago; the TTL counts from submission); choose a larger ttl"
+            )
+        job.ttl_ms = ttl_ms
+        self.lifecycle.schedule_ttl(job)
+        self.lifecycle.changed(job)
+
+    def result(self, job: Job) -> JobResult:
+        return JobResult.model_validate(self.wire_result(job))
+
+    def wire_result(self, job: Job) -> dict[str, Any]:
+        """The job result object as sent (``jobs.wire_result``)."""
+        return wire_result(job, self.clock.now())
+
+    async def stream(self, endpoint_id: str, job_id: str, wait_ms: int) -> StreamResponse:
+        """``/stream``: chunks not handed out before, waiting up to ``wait_ms`` for one."""
+        job = self.job(endpoint_id, job_id)
+        deadline = self.clock.now() + wait_ms / 1000
+        while (
+            job.stream_cursor >= len(job.chunks) and not job.status.is_final and job.removed is None
+        ):
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                break
+            await job.signal.wait(self.clock, remaining)
+        if job.removed is not None:
+            raise NotFound(f"job {job.id} was removed ({job.removed})")
+        chunks = job.chunks[job.stream_cursor :]
+        job.stream_cursor = len(job.chunks)
+        return StreamResponse.model_validate({"status": job.status, "stream": chunks})
+
+    def cancel(self, endpoint_id: str, job_id: str) -> CancelResult:
+        job = self.job(endpoint_id, job_id)
+        if job.status in (S.IN_QUEUE, S.IN_PROGRESS):
+            self.lifecycle.transition(job, S.CANCELLED)
+        elif job.status is not S.CANCELLED:
+            raise Conflict(
+                f"job {job.id} is {job.status.value} and can no longer be cancelled; "
+                "only IN_QUEUE and IN_PROGRESS jobs can"
+            )
+        return CancelResult(id=job.id, status=S.CANCELLED)
+
+    def retry(self, endpoint_id: str, job_id: str) -> AcceptedJob:
+        job = self.job(endpoint_id, job_id)
+        if job.status not in RETRYABLE_STATES:
+            raise Conflict(
+                f"job {job.id} is {job.status.value}; only FAILED or TIMED_OUT jobs can be retried"
+            )
+        self.lifecycle.transition(job, S.IN_QUEUE)
+        return AcceptedJob(id=job.id, status=S.IN_QUEUE)
+
+    def purge(self, endpoint_id: str) -> PurgeResult:
+        endpoint = self.endpoint(endpoint_id)
+        queued = list(endpoint.queue.values())
+        for job in queued:
+            self.lifecycle.remove(job, "purged")
+        return PurgeResult(removed=len(queued), status="completed")
+
+    def health(self, endpoint_id: str) -> Health:
+        ep = self.endpoint(endpoint_id)
+        running = ep.running_workers
+        return Health(
+            jobs=HealthJobs(
+                completed=ep.completed,
+                failed=ep.failed,
+                in_progress=running,
+                in_queue=len(ep.queue),
+                retried=ep.retried,
+            ),
+            workers=HealthWorkers(idle=len(ep.workers) - running, running=running),
+        )
+
+    def requests(self, endpoint_id: str) -> list[JobResult]:
+        """The endpoint's retained jobs, newest first."""
+        self.endpoint(endpoint_id)
+        jobs = [j for j in self.jobs.values() if j.endpoint_id == endpoint_id]
+        jobs.sort(key=lambda j: j.submitted_at, reverse=True)
+        return [self.result(j) for j in jobs]
+
+    def running_workers(self, endpoint_id: str) -> int:
+        endpoint = self.endpoints.get(endpoint_id)
+        return endpoint.running_workers if endpoint else 0
+
+    def restore(self, stored: list[Job] | None = None) -> int:
+        """Take back the jobs a previous run stored; call on the loop, endpoints first.
+
+        A job that was running when the emulator stopped lost its worker with it; it is
+        queued again, as the service does when a worker dies mid-job. Timers restart for
+        what is left of each TTL and retention period; what has run out is removed.
+        ``stored``: the jobs, when the caller read them (and the counters) already.
+        """
+        if stored is None:
+            self.persistence.load_counters(self.endpoints)
+            stored = self.persistence.load_jobs()
+        restored = 0
+        for job in stored:
+            endpoint = self.endpoints.get(job.endpoint_id)
+            if endpoint is None or job.id in self.jobs:
+                self.persistence.forget(job)
+                continue
+            if job.status is S.IN_PROGRESS:
+                job.status, job.started_at = S.IN_QUEUE, None
+                job.chunks, job.stream_cursor = [], 0
+            self.jobs[job.id] = job
+            self.lifecycle.schedule_ttl(job)
+            if job.status.is_final:
+                self.lifecycle.schedule_retention(job)
+            elif job.status is S.IN_QUEUE:
+                endpoint.queue[job.id] = job
+            self.lifecycle.changed(job)
+            restored += 1
+        for endpoint in self.endpoints.values():
+            self.scheduler.dispatch(endpoint)
+        return restored
+
+    # ---- administration --------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget every job (endpoints stay, counters restart)."""
+        for job in list(self.jobs.values()):
+            self.lifecycle.remove(job, "emulator reset")
+        for endpoint in self.endpoints.values():
+            endpoint.completed = endpoint.failed = endpoint.retried = 0
+            self.persistence.save_counters(endpoint)
+
+
+def uuid4_text() -> str:
+    """A random (version 4) UUID as text, as ``str(uuid.uuid4())`` but without building a
+    ``UUID`` object: one is made per job, on the hot path."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def new_endpoint_id() -> str:
+    """An id shaped like the service's: 14 lowercase letters and digits."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    return "".join(secrets.choice(alphabet) for _ in range(14))
