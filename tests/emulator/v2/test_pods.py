@@ -7,7 +7,7 @@ import pytest
 
 from nbext.emulator import Emulator
 from nbext.emulator.domain.management import catalog
-from nbext.emulator.domain.management.lifecycle import PROVISIONING_S, STARTING_S
+from nbext.emulator.domain.management.pod_status import PROVISIONING_S, STARTING_S
 
 from ..conftest import advance
 from .conftest import GPU, events, ok, pod, problem, template

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
 from . import catalog
-from .lifecycle import observed_status
+from .pod_status import observed_status
 from .records import Book, iso, new_id
 
 if TYPE_CHECKING:
-    from .service import Management
+    from .facade import Management
 
 ROLES = {
     "SLURM": ("SLURM_CONTROLLER", "SLURM_COMPUTE"),

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..clock import Clock
-from .lifecycle import PROVISIONING_S, STARTING_S
+from .pod_status import PROVISIONING_S, STARTING_S
 from .records import iso
 
 if TYPE_CHECKING:

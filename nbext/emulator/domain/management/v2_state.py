@@ -17,7 +17,7 @@ from .facets import Facets
 from .logs import WorkerLogs
 
 if TYPE_CHECKING:
-    from .service import Management
+    from .facade import Management
 
 
 class V2State:
