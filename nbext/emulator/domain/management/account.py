@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidInput
-from ..store import Store
+from ..store_port import Store
 from .records import Book
 
 KEY_LIMIT = 50

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..clock import Clock
 from ..errors import InvalidInput, NotFound
-from ..store import Store
+from ..store_port import Store
 from .catalog import USER_ID
 from .records import Book, iso, new_id
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..store import Store
+from ..store_port import Store
 from .records import Book
 
 
