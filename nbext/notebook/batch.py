@@ -21,7 +21,7 @@ from .connection import Connection, current
 from .display.frames import ListingSpec, to_frame
 from .display.specs import RESULT_COLUMNS
 from .errors import Interrupted
-from .ipython import Handle, show_updatable
+from .outputs import PanelOutput, show_panel
 from .registry import JobRecord
 from .widgets.batch import BatchPanel
 
@@ -107,7 +107,7 @@ def run_many(
     conn = connection or current()
     service = conn.service()
     panel = None if quiet else BatchPanel(endpoint, len(items))
-    handle: Handle | None = show_updatable(panel) if panel is not None else None
+    output: PanelOutput | None = show_panel(panel) if panel is not None else None
     results: dict[int, JobResult] = {}
     started = time.monotonic()
     options: dict[str, Any] = {"low_priority": low_priority}
@@ -117,10 +117,9 @@ def run_many(
         options["ttl"] = ttl
 
     def close(note: str = "") -> None:
-        if panel is not None:
+        if panel is not None and output is not None:
             panel.finish(time.monotonic() - started, note)
-            if handle is not None:
-                handle.update(panel)
+            output.update()  # the line becomes static: a saved notebook keeps it
 
     batch = service.client.endpoint(endpoint).map(
         items, concurrency=concurrency, timeout=timeout, **options

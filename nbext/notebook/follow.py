@@ -1,4 +1,4 @@
-"""Following a job to its end: feeding its panel and record, and Cancel and Retry.
+"""Following a job to its end: feeding its panel and record, and the panel's Cancel.
 
 Two drivers with one logic. Blocking (``follow``): the cell's own thread, the sync
 client, Ctrl-C cancels the remote job. Background (``start_background``): a task on
@@ -7,14 +7,24 @@ the running loop (the kernel's), the async client, the cell returns at once.
 The logic: ask for the job's state (``/status``) at growing intervals (20 ms at first,
 so a quick job shows its result at once, then every poll interval) until it ends. With
 ``stream`` (the panel shows streamed text), once the job leaves the queue, read its
-stream instead, in one unbroken ``stream_batches`` call: the service hands each chunk
-out once, so a read is never cut short by a deadline of ours (an answer abandoned in
-flight would lose the chunks in it). The panel draws once per answer of the service,
-at most once per throttle interval: when an answer comes sooner after the last drawing,
-the driver pauses for the rest of the interval before drawing it and reading on (the
-chunks that arrive meanwhile wait on the service and come in the next answer). So text
-is never held back longer than one interval, however the job paces its chunks, and a
-fast stream costs the browser ten drawings a second, not one per chunk.
+stream instead: the service hands each chunk out once, and the client asks it to answer
+before each read's deadline, so a read is never cut off with chunks in flight. The panel
+draws once per answer of the service, at most once per throttle interval: when an answer
+comes sooner after the last drawing, the driver pauses for the rest of the interval
+before drawing it and reading on (the chunks that arrive meanwhile wait on the service
+and come in the next answer). So text is never held back longer than one interval,
+however the job paces its chunks, and a fast stream costs the browser ten drawings a
+second, not one per chunk. Between answers the panel's run time counts up (``tick``).
+
+While a blocking cell waits, it handles the kernel's widget messages (``UiPump``), so the
+panel's Cancel acts at once: its click only asks, and the waiting loop cancels the job
+between two requests, then follows it to CANCELLED. Stream reads are kept short for the
+same reason (a click is seen within one read). Where no kernel can deliver the click,
+the panel does not show Cancel.
+
+Every panel of a job follows the job's record: a change made elsewhere (``%runpod
+cancel``, a retry from another cell) reaches it through the record's watchers, and a
+cancel that lost a race with the job's end (409) shows the state the job ended in.
 
 Widgets are only ever touched from the thread that owns them (the cell's, or the
 loop's); nothing here writes to a widget from another thread.
@@ -32,6 +42,7 @@ from nbext.client import AsyncClient, AsyncJob, Conflict, Job, NbextError, NotFo
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from .errors import Interrupted, NotebookError, deferred_interrupts
+from .uipoll import UiPump
 
 if TYPE_CHECKING:
     from .connection import Service
@@ -44,10 +55,16 @@ FIRST_POLL = 0.02
 """The first pause between state checks; it doubles up to the poll interval."""
 STREAM_LIMIT = 7 * 24 * 3600.0
 """Deadline of a stream read when the user set none: a job's longest possible life."""
+STREAM_SLICE = 0.3
+"""How long one stream read of a blocking cell may wait for chunks when the cell also
+handles clicks: a Cancel pressed meanwhile is acted on after at most this long."""
 FINAL_WAIT = 30.0
 """Deadline for reading the result of a job whose stream has ended (it is final)."""
 CANCEL_CONFIRM = 30.0
 """How long Ctrl-C waits for the service to confirm CANCELLED."""
+CANCELLED_NOTE = "cancelled from the panel"
+TICK = 0.1
+"""Seconds between two redraws of a running panel's clock in the background."""
 
 
 class _GaveUp(Exception):
@@ -55,13 +72,13 @@ class _GaveUp(Exception):
 
 
 class JobFollower:
-    """Follows one job for its panel and record; performs the panel's Cancel and Retry.
+    """Follows one job for its panel and record; performs the panel's Cancel.
 
     ``job`` is the sync handle (from ``endpoint.run``, or made from the record);
     ``stream`` reads the job's stream for the panel's text (``--stream``);
     ``on_end`` is called with the record each time the job reaches a final state
     (again after a retry), e.g. to store its output under ``-o NAME``; ``on_update``
-    after each final render (the cell's display handle refreshes its ``text/plain``).
+    after each change the cell's output should show (``PanelOutput.update``).
     """
 
     def __init__(
@@ -93,10 +110,14 @@ class JobFollower:
         self.task: asyncio.Task[JobResult | None] | None = None
         self._actions: set[asyncio.Task[Any]] = set()
         self._ajob: tuple[AsyncClient, AsyncJob] | None = None
+        self._pump: UiPump | None = None
+        """Set while a blocking follow handles clicks; Cancel then only asks."""
+        self._cancel_asked = False
+        self._own_change = False
         record.follower = self
         if panel is not None:
             panel.cancel_button.on_click(self._cancel_clicked)
-            panel.retry_button.on_click(self._retry_clicked)
+            record.watchers.append(self._record_changed)
 
     # ---- what happens to the job -------------------------------------------------------
 
@@ -112,14 +133,26 @@ class JobFollower:
         if self.panel is not None:
             self.panel.refresh(force=True)
 
+    def _tick(self) -> None:
+        if self.panel is not None:
+            self.panel.tick()
+
     def _result(self, result: JobResult) -> None:
-        self.registry.update(self.record.id, result)
+        self._own_change = True
+        try:
+            self.registry.update(self.record.id, result)
+        finally:
+            self._own_change = False
         if self.panel is not None:
             self.panel.set_result(result)
 
     def _removed(self, exc: NotFound) -> None:
         reason = f"the service no longer knows job {self.record.id}: {exc}"
-        self.registry.mark_removed(self.record.id, reason)
+        self._own_change = True
+        try:
+            self.registry.mark_removed(self.record.id, reason)
+        finally:
+            self._own_change = False
         if self.panel is not None:
             self.panel.set_removed(reason)
         self._updated()
@@ -138,8 +171,27 @@ class JobFollower:
             self.on_end(self.record)
         self._updated()
 
+    def _record_changed(self, record: JobRecord) -> None:
+        """The job's record changed elsewhere (another cell, ``%runpod``): show it."""
+        if self._own_change or self.panel is None:
+            return
+        panel = self.panel
+        if record.removed is not None:
+            if panel.state != "REMOVED":
+                panel.set_removed(record.removed)
+                self._updated()
+            return
+        result = record.result
+        if result is None:
+            return
+        if panel.final and not result.status.is_final:
+            panel.restart()  # retried from elsewhere: this panel follows the new run
+        panel.retries = record.retries
+        panel.set_result(result)
+        self._updated()
+
     def _updated(self) -> None:
-        """Tell the cell's display (its ``text/plain`` is replaced with the new state).
+        """Tell the cell's display (its output is replaced with the new state).
 
         Run in an empty context: a background task inherits the context of the cell that
         started it, and ipykernel would address the update to that finished cell, which
@@ -170,23 +222,50 @@ class JobFollower:
         left = self._left(started)
         return pause if left is None else min(pause, left)
 
+    def _stream_deadline(self, started: float) -> float:
+        left = self._left(started)
+        return STREAM_LIMIT if left is None else left
+
     # ---- blocking ----------------------------------------------------------------------
 
     def follow(self, interrupted: bool = False) -> JobResult | None:
         """Follow the job from the calling thread until it ends; the final result.
 
         Returns None when the job was removed or ``timeout`` passed (the panel says
-        which). Ctrl-C cancels the job, waits for CANCELLED and raises ``Interrupted``;
-        ``interrupted`` says Ctrl-C already came (while the job was being submitted).
+        which). The panel's Cancel works meanwhile in a Jupyter kernel. Ctrl-C cancels
+        the job, waits for CANCELLED and raises ``Interrupted``; ``interrupted`` says
+        Ctrl-C already came (while the job was being submitted).
         """
-        try:
-            if interrupted:
-                raise KeyboardInterrupt
-            return self._follow_sync()
-        except KeyboardInterrupt:
-            raise self._interrupted() from None
+        with UiPump(enabled=self.panel is not None) as pump:
+            if self.panel is not None:
+                self.panel.cancel_available = pump.available
+                self.panel.refresh(force=True)
+            self._pump = pump
+            try:
+                if interrupted:
+                    raise KeyboardInterrupt
+                return self._follow_sync(pump)
+            except KeyboardInterrupt:
+                raise self._interrupted() from None
+            finally:
+                self._pump = None
+                if self.panel is not None and not self.panel.final:
+                    # The cell ends with the job still running (--timeout): between
+                    # cells the kernel hears clicks, so Cancel works again.
+                    self.panel.cancel_available = True
+                    self.panel.refresh(force=True)
 
-    def _follow_sync(self) -> JobResult | None:
+    def _wait(self, pump: UiPump, seconds: float) -> None:
+        """Pass ``seconds``, handling clicks; a Cancel click is acted on at once."""
+        pump.wait(seconds, until=lambda: self._cancel_asked, tick=self._tick)
+        self._act()
+
+    def _act(self) -> None:
+        if self._cancel_asked:
+            self._cancel_asked = False
+            self.cancel(follow=False)
+
+    def _follow_sync(self, pump: UiPump) -> JobResult | None:
         started = time.monotonic()
         try:
             result = self.job.status()
@@ -195,16 +274,12 @@ class JobFollower:
                 self.stream and result.status is not JobStatus.IN_QUEUE
             ):
                 self._result(result)
-                time.sleep(self._pause(started, polls))
+                self._wait(pump, self._pause(started, polls))
                 polls += 1
                 result = self.job.status()
             if self.stream:
                 self._result(result)
-                for batch in self.job.stream_batches(timeout=self._stream_deadline(started)):
-                    pause = self._take(batch)
-                    if pause:
-                        time.sleep(pause)
-                    self._draw()
+                self._read_stream_sync(pump, started)
                 result = self.job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
         except NotFound as exc:
             self._removed(exc)
@@ -218,9 +293,20 @@ class JobFollower:
         self.finish(result)
         return result
 
-    def _stream_deadline(self, started: float) -> float:
-        left = self._left(started)
-        return STREAM_LIMIT if left is None else left
+    def _read_stream_sync(self, pump: UiPump, started: float) -> None:
+        """Read the stream to its end; in slices when clicks must be seen meanwhile."""
+        while True:
+            deadline = self._stream_deadline(started)
+            sliced = pump.available and deadline > STREAM_SLICE
+            try:
+                for batch in self.job.stream_batches(timeout=STREAM_SLICE if sliced else deadline):
+                    self._wait(pump, self._take(batch))
+                    self._draw()
+                return
+            except Timeout:
+                if not sliced:
+                    raise
+                self._wait(pump, 0)
 
     def _interrupted(self) -> Interrupted:
         """Ctrl-C arrived while following: cancel the job and say how that went."""
@@ -255,10 +341,9 @@ class JobFollower:
         except NbextError as exc:
             self._note(f"cancel requested, but its confirmation did not come: {exc}")
             return Interrupted(f"cancel of job {job_id} {where} requested; not confirmed: {exc}")
-        self.finish(result)
         if self.panel is not None:
-            self.panel.set_note(f"cancelled by Ctrl-C ({result.status.value})")
-            self._updated()
+            self.panel.note = f"cancelled by Ctrl-C ({result.status.value})"
+        self.finish(result)
         return Interrupted(f"job {job_id} {where} was cancelled ({result.status.value})")
 
     # ---- background --------------------------------------------------------------------
@@ -274,6 +359,7 @@ class JobFollower:
             ) from None
         self.task = loop.create_task(self._follow_async(), name=f"nbext-job-{self.record.id}")
         if self.panel is not None:
+            self.panel.cancel_available = True
             self.panel.task = self.task
         return self.task
 
@@ -288,7 +374,20 @@ class JobFollower:
             self._ajob = (client, job)
         return self._ajob[1]
 
+    async def _ticking(self) -> None:
+        """Redraw the running clock between the service's answers."""
+        while True:
+            await asyncio.sleep(TICK)
+            self._tick()
+
     async def _follow_async(self) -> JobResult | None:
+        ticker = asyncio.get_running_loop().create_task(self._ticking())
+        try:
+            return await self._follow_async_inner()
+        finally:
+            ticker.cancel()
+
+    async def _follow_async_inner(self) -> JobResult | None:
         job = self._async_job()
         started = time.monotonic()
         try:
@@ -321,90 +420,87 @@ class JobFollower:
         self.finish(result)
         return result
 
-    # ---- buttons -----------------------------------------------------------------------
+    # ---- Cancel ------------------------------------------------------------------------
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._actions.add(task)
         task.add_done_callback(self._actions.discard)
 
-    @staticmethod
-    def _loop_running() -> bool:
+    def _cancel_clicked(self, _button: Any = None) -> None:
+        if self._pump is not None:
+            self._cancel_asked = True  # the blocking loop cancels between two requests
+            return
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return False
-        return True
-
-    def _cancel_clicked(self, _button: Any = None) -> None:
-        if self._loop_running():
-            self._spawn(self.cancel_async())
-        else:
             self.cancel()
+            return
+        self._spawn(self.cancel_async())
 
-    def _retry_clicked(self, _button: Any = None) -> None:
-        if self._loop_running():
-            self._spawn(self.retry_async())
-        else:
-            self.retry()
+    def _cancelled(self, note: str) -> None:
+        if self.panel is not None:
+            self.panel.note = note
+            self.panel.refresh(force=True)
 
-    def cancel(self) -> None:
-        """Cancel the job (sync client) and show the outcome."""
+    def cancel(self, *, follow: bool = True) -> None:
+        """Cancel the job (sync client) and show the outcome.
+
+        A job that ended meanwhile (409) shows the state it ended in. ``follow=False``
+        leaves reading the final state to the caller's loop (a blocking follow).
+        """
         try:
             self.job.cancel()
-            self.finish(self.job.status())
-        except Conflict as exc:
-            self._note(f"not cancelled: {exc}")
+        except Conflict:
+            self._show_now()  # the job ended meanwhile: show the state it ended in
+            return
         except NotFound as exc:
             self._removed(exc)
+            return
         except NbextError as exc:
             self._note(f"cancel failed: {exc}")
+            return
+        self._cancelled(CANCELLED_NOTE)
+        if follow:
+            self._show_now()
+
+    def _show_now(self) -> None:
+        try:
+            result = self.job.status()
+        except NotFound as exc:
+            self._removed(exc)
+            return
+        except NbextError as exc:
+            self._note(f"cancel sent; its outcome is unknown: {exc}")
+            return
+        if result.status.is_final:
+            self.finish(result)
+        else:
+            self._result(result)
+            self._updated()
 
     async def cancel_async(self) -> None:
         """Cancel the job (async client); the background follower shows it ending."""
+        job = self._async_job()
         try:
-            await self._async_job().cancel()
-        except Conflict as exc:
-            self._note(f"not cancelled: {exc}")
-            return
+            await job.cancel()
+        except Conflict:
+            pass  # the job ended meanwhile: show the state it ended in
         except NotFound as exc:
             self._removed(exc)
             return
         except NbextError as exc:
             self._note(f"cancel failed: {exc}")
             return
-        if not self.following:
-            self.start_background()
-
-    def retry(self) -> JobResult | None:
-        """Retry the job (sync client) and follow it again from this thread."""
-        try:
-            self.job.retry()
-        except NbextError as exc:
-            self._note(f"retry failed: {exc}")
-            return None
-        self._restarted()
-        try:
-            return self.follow()
-        except (NbextError, Interrupted) as exc:
-            self._note(str(exc))
-            return None
-
-    async def retry_async(self) -> None:
-        """Retry the job (async client) and follow it again in the background."""
-        try:
-            await self._async_job().retry()
-        except NbextError as exc:
-            self._note(f"retry failed: {exc}")
+        if self.following:
+            self._cancelled(CANCELLED_NOTE)
             return
-        self._restarted()
-        if not self.following:
-            self.start_background()
-
-    def _restarted(self) -> None:
-        self.registry.update(
-            self.record.id, JobResult(id=self.record.id, status=JobStatus.IN_QUEUE)
-        )
-        if self.panel is not None:
-            self.panel.restart()
-        self._updated()
+        try:
+            result = await job.status()
+        except NotFound as exc:
+            self._removed(exc)
+            return
+        except NbextError as exc:
+            self._note(f"cancel sent; its outcome is unknown: {exc}")
+            return
+        self.finish(result)

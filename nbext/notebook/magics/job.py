@@ -20,7 +20,8 @@ from nbext.models import JobResult, JobStatus
 
 from ..errors import Interrupted, NotebookError, deferred_interrupts
 from ..follow import JobFollower
-from ..ipython import Handle, show_updatable
+from ..outcome import check_completed
+from ..outputs import PanelOutput, show_panel
 from ..registry import JobRecord
 from ..widgets.job import JobPanel
 from .common import check_name, one_line, positive, store, usage_errors
@@ -135,8 +136,21 @@ def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
         result = follower.follow(interrupted=held.received)
     except NbextError as exc:
         raise UsageError(one_line(f"job {job.id}: {exc}")) from None
-    if args.quiet:
-        _report_quietly(follower.record, result)
+    _conclude(follower.record, result, quiet=args.quiet, raises=_raises(magics, args))
+
+
+def _raises(magics: RunpodMagics, args: argparse.Namespace) -> bool:
+    """Whether a job that did not complete makes its cell raise (the default)."""
+    return bool(magics.raise_on_failure) and not args.no_raise
+
+
+def _conclude(record: JobRecord, result: JobResult | None, *, quiet: bool, raises: bool) -> None:
+    """After the panel shows the end: raise if the job did not complete (``raises``),
+    else with ``--quiet`` say in a line how it ended."""
+    if raises:
+        check_completed(result, record.endpoint_id)
+    if quiet:
+        _report_quietly(record, result)
 
 
 def _loop_running() -> bool:
@@ -176,16 +190,11 @@ def _follower(
         JobRecord(job.id, job.endpoint_id, service.mode, "/run", result=job.result)
     )
     panel = None if args.quiet else _panel(magics, job.endpoint_id, stream=args.stream, via="/run")
-    handle: Handle | None = None
+    output: PanelOutput | None = None
     if panel is not None:
         panel.start(job.id)
-        handle = show_updatable(panel)
+        output = show_panel(panel)
     store(magics, output_name, None)  # never leave a previous run's value looking current
-
-    def refresh_display() -> None:
-        if handle is not None and panel is not None:
-            handle.update(panel)
-
     return JobFollower(
         service,
         connection.registry,
@@ -196,7 +205,7 @@ def _follower(
         poll=magics.poll_interval,
         timeout=timeout,
         on_end=_output_setter(magics, output_name),
-        on_update=refresh_display,
+        on_update=output.update if output is not None else None,
     )
 
 
@@ -224,10 +233,12 @@ def _run_sync(
 ) -> None:
     """``--sync``: one /runsync call; the panel shows the outcome when it returns."""
     panel = None if args.quiet else _panel(magics, endpoint_id, stream=False, via="/runsync")
-    handle: Handle | None = None
+    output: PanelOutput | None = None
     if panel is not None:
+        # The job's id comes with /runsync's answer: until then nothing can cancel it.
+        panel.cancel_available = False
         panel.set_note("waiting for /runsync…")
-        handle = show_updatable(panel)
+        output = show_panel(panel)
     store(magics, output_name, None)
     try:
         with usage_errors(f"endpoint {endpoint_id!r}"):
@@ -236,20 +247,17 @@ def _run_sync(
                 job_input, timeout=timeout, raise_on_failure=False, **options
             )
     except KeyboardInterrupt:
-        if panel is not None:
-            panel.set_note("interrupted")
-            if handle is not None:
-                handle.update(panel)
+        if panel is not None and output is not None:
+            panel.set_removed("interrupted before /runsync answered")
+            output.update()
         raise Interrupted(
             f"stopped waiting for /runsync on {endpoint_id!r}: the service had not returned "
             "the job's id, so it could not be cancelled and may still run"
         ) from None
     except UsageError:
-        if panel is not None:
-            panel.set_note("")
+        if panel is not None and output is not None:
             panel.set_removed("the /runsync call failed")
-            if handle is not None:
-                handle.update(panel)
+            output.update()
         raise
     connection = magics.connection
     record = connection.registry.add(
@@ -262,13 +270,12 @@ def _run_sync(
         panel,
         poll=magics.poll_interval,
         on_end=_output_setter(magics, output_name),
-        on_update=(lambda: handle.update(panel)) if handle is not None else None,
+        on_update=output.update if output is not None else None,
     )
     if panel is not None:
         panel.note = ""
     follower.finish(result)
-    if args.quiet:
-        _report_quietly(record, result)
+    _conclude(record, result, quiet=args.quiet, raises=_raises(magics, args))
 
 
 def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool) -> None:
@@ -288,14 +295,16 @@ def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quie
             raise UsageError(one_line(f"job {record.id}: {exc}")) from None
         except NbextError as exc:
             raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+        record.retries += 1
         magics.connection.registry.update(
             record.id, JobResult(id=record.id, status=JobStatus.IN_QUEUE)
         )
         panel = None if quiet else _panel(magics, record.endpoint_id, stream=False, via="retry")
-        handle: Handle | None = None
+        output: PanelOutput | None = None
         if panel is not None:
+            panel.retries = record.retries
             panel.start(record.id)
-            handle = show_updatable(panel)
+            output = show_panel(panel)
         # The job's first run may have had ``-o NAME``: its retry fills NAME the same way.
         previous = record.follower
         follower = JobFollower(
@@ -306,7 +315,7 @@ def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quie
             job=job,
             poll=magics.poll_interval,
             on_end=previous.on_end if previous is not None else None,
-            on_update=(lambda: handle.update(panel)) if handle is not None else None,
+            on_update=output.update if output is not None else None,
         )
     if background and not held.received:
         follower.start_background()
@@ -315,5 +324,4 @@ def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quie
         result = follower.follow(interrupted=held.received)
     except NbextError as exc:
         raise UsageError(one_line(f"job {record.id}: {exc}")) from None
-    if quiet:
-        _report_quietly(record, result)
+    _conclude(record, result, quiet=quiet, raises=bool(magics.raise_on_failure))
