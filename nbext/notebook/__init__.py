@@ -13,6 +13,7 @@ from typing import Any
 
 from nbext.models import JobResult
 
+from . import awaiting
 from .batch import run_many
 from .connection import Connection, current, quiet_emulator_log, set_current
 from .deploy import deploy
@@ -70,6 +71,7 @@ def load_ipython_extension(ipython: Any, connection: Connection | None = None) -
     quiet_emulator_log()
     magics = RunpodMagics(ipython, connection=current())
     ipython.register_magics(magics)
+    awaiting.install(ipython)  # in a kernel that allows it, Cancel works mid-cell
     ipython.configurables[:] = [
         c for c in ipython.configurables if not isinstance(c, RunpodMagics)
     ] + [magics]
@@ -79,6 +81,7 @@ def load_ipython_extension(ipython: Any, connection: Connection | None = None) -
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext nbext``: close the clients and stop the emulator this kernel started."""
+    awaiting.uninstall(ipython)
     connection = set_current(None)
     if connection is not None:
         connection.close()

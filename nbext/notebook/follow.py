@@ -113,6 +113,9 @@ class JobFollower:
         self._pump: UiPump | None = None
         """Set while a blocking follow handles clicks; Cancel then only asks."""
         self._cancel_asked = False
+        self._awaited = False
+        """A cell awaits ``follow_async``: Cancel is handled by the loop meanwhile."""
+        self._error: NbextError | None = None
         self._own_change = False
         record.follower = self
         if panel is not None:
@@ -365,7 +368,33 @@ class JobFollower:
 
     @property
     def following(self) -> bool:
-        return self.task is not None and not self.task.done()
+        """Whether a cell awaits the job, or a background task follows it."""
+        return self._awaited or (self.task is not None and not self.task.done())
+
+    async def follow_async(self, interrupted: bool = False) -> JobResult | None:
+        """Follow the job by awaiting it (an awaiting cell: the kernel hears clicks).
+
+        The same logic as the background task, and the same outcome as ``follow``:
+        the final result, None when the job was removed or ``timeout`` passed, an
+        ``NbextError`` that stopped the following, and Ctrl-C (which ipykernel delivers
+        as the cancellation of the awaiting cell) cancels the job and raises
+        ``Interrupted``.
+        """
+        if self.panel is not None:
+            self.panel.cancel_available = True
+            self.panel.refresh(force=True)
+        self._awaited, self._error = True, None
+        try:
+            if interrupted:
+                raise asyncio.CancelledError
+            result = await self._follow_async()
+        except asyncio.CancelledError:
+            raise self._interrupted() from None
+        finally:
+            self._awaited = False
+        if self._error is not None:
+            raise self._error
+        return result
 
     def _async_job(self) -> AsyncJob:
         client = self.service.async_client()
@@ -416,6 +445,8 @@ class JobFollower:
             return None
         except Exception as exc:  # a task's error would otherwise go unseen
             self._note(f"stopped following the job: {type(exc).__name__}: {exc}")
+            if isinstance(exc, NbextError):
+                self._error = exc  # an awaiting cell raises it
             return None
         self.finish(result)
         return result

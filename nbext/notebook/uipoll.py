@@ -27,9 +27,15 @@ EVENTS_PER_STEP = 10
 
 
 def kernel_available() -> bool:
-    """Whether this code runs in a Jupyter kernel whose messages can be read mid-cell."""
+    """Whether this code runs in a Jupyter kernel whose messages can be read mid-cell.
+
+    ``jupyter-ui-poll`` reads them with the kernel's ``do_one_iteration``, which
+    ipykernel 7 no longer has (there, a cell that awaits hears clicks instead:
+    ``nbext.notebook.awaiting``).
+    """
     shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
+    kernel = getattr(shell, "kernel", None) if shell is not None else None
+    return kernel is not None and hasattr(kernel, "do_one_iteration")
 
 
 class UiPump:

@@ -98,8 +98,12 @@ def submit_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
-    """The cell magic's body, after its arguments were parsed."""
+def _submit(
+    magics: RunpodMagics, args: argparse.Namespace, cell: str
+) -> tuple[JobFollower, bool] | None:
+    """Check the arguments, submit the job and show its panel; the follower to wait
+    with, and whether Ctrl-C came meanwhile. None when nothing is left to wait for
+    (``--sync`` is done, ``--background`` follows in a task)."""
     endpoint_id = args.endpoint or magics.default_endpoint
     if not endpoint_id:
         raise UsageError(
@@ -124,18 +128,41 @@ def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
         service = magics.connection.service()
     if args.sync:
         _run_sync(magics, service, endpoint_id, job_input, options, args, timeout, output_name)
-        return
+        return None
     with deferred_interrupts(deliver=False) as held:
         with usage_errors(f"endpoint {endpoint_id!r}"):
             job = service.client.endpoint(endpoint_id).run(job_input, **options)
         follower = _follower(magics, service, job, args, timeout, output_name)
     if args.background and not held.received:
         follower.start_background()
+        return None
+    return follower, held.received
+
+
+def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+    """The cell magic's body, after its arguments were parsed: blocks until the end."""
+    started = _submit(magics, args, cell)
+    if started is None:
         return
+    follower, interrupted = started
     try:
-        result = follower.follow(interrupted=held.received)
+        result = follower.follow(interrupted=interrupted)
     except NbextError as exc:
-        raise UsageError(one_line(f"job {job.id}: {exc}")) from None
+        raise UsageError(one_line(f"job {follower.record.id}: {exc}")) from None
+    _conclude(follower.record, result, quiet=args.quiet, raises=_raises(magics, args))
+
+
+async def run_job_async(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+    """The same, in a cell that awaits (``nbext.notebook.awaiting``): the kernel handles
+    the panel's Cancel while the job runs."""
+    started = _submit(magics, args, cell)
+    if started is None:
+        return
+    follower, interrupted = started
+    try:
+        result = await follower.follow_async(interrupted=interrupted)
+    except NbextError as exc:
+        raise UsageError(one_line(f"job {follower.record.id}: {exc}")) from None
     _conclude(follower.record, result, quiet=args.quiet, raises=_raises(magics, args))
 
 

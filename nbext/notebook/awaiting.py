@@ -1,0 +1,95 @@
+"""``%%runpod_job`` cells that wait by awaiting, so the kernel hears clicks meanwhile.
+
+A cell that blocks its thread keeps the kernel from reading anything else: a click on
+the panel's Cancel would be handled after the cell ended. A cell that *awaits* leaves
+the kernel's event loop running, and ipykernel (7.4 and later) dispatches widget
+messages while such a cell waits. So in those kernels, ``install`` adds an input
+transformer that turns a ``%%runpod_job`` cell into an awaited call of
+``run_cell_magic`` here: the same magic, following the job with the same async logic
+as ``--background``, but the cell still ends only when the job does. Ctrl-C, which
+ipykernel turns into the cancellation of an awaiting cell, cancels the job as in a
+blocking cell.
+
+Elsewhere (a terminal IPython, a test shell, an older kernel) nothing is installed and
+the magic blocks as before; a kernel that still has ``do_one_iteration`` (ipykernel 6)
+handles clicks through ``jupyter-ui-poll`` instead (``nbext.notebook.uipoll``).
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from IPython import get_ipython
+
+if TYPE_CHECKING:
+    from .magics import RunpodMagics
+
+MIN_IPYKERNEL = (7, 4)
+"""The first ipykernel known to dispatch widget messages while an awaiting cell waits."""
+MAGIC_CALL = "get_ipython().run_cell_magic('runpod_job', "
+"""How IPython writes a ``%%runpod_job`` cell once its magic syntax is transformed."""
+AWAITED_CALL = "await __import__('nbext.notebook.awaiting', fromlist=['_']).run_cell_magic("
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts: list[int] = []
+    for piece in text.split(".")[:2]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+def supported(shell: Any) -> bool:
+    """Whether ``shell`` is a kernel that handles widget messages while a cell awaits."""
+    if getattr(shell, "kernel", None) is None:
+        return False
+    try:
+        installed = metadata.version("ipykernel")
+    except metadata.PackageNotFoundError:
+        return False
+    return _version(installed) >= MIN_IPYKERNEL
+
+
+def await_job_cells(lines: list[str]) -> list[str]:
+    """Input transformer: a ``%%runpod_job`` cell becomes an awaited call."""
+    if lines and lines[0].startswith(MAGIC_CALL):
+        lines = [AWAITED_CALL + lines[0][len("get_ipython().run_cell_magic(") :], *lines[1:]]
+    return lines
+
+
+def install(shell: Any) -> bool:
+    """Make ``%%runpod_job`` cells await in ``shell`` when it supports it; whether it did."""
+    transformers: list[Any] = shell.input_transformers_post
+    transformers[:] = [t for t in transformers if t is not await_job_cells]
+    if not supported(shell):
+        return False
+    transformers.append(await_job_cells)
+    return True
+
+
+def uninstall(shell: Any) -> None:
+    transformers: list[Any] = getattr(shell, "input_transformers_post", [])
+    transformers[:] = [t for t in transformers if t is not await_job_cells]
+
+
+async def run_cell_magic(name: str, line: str, cell: str) -> None:
+    """What an awaited ``%%runpod_job`` cell runs: the magic, following by awaiting."""
+    from .ipython import parse_argstring
+    from .magics.job import run_job_async
+
+    magics = _magics()
+    if name != "runpod_job" or magics is None:  # unloaded meanwhile: plain IPython
+        get_ipython().run_cell_magic(name, line, cell)
+        return
+    await run_job_async(magics, parse_argstring(magics.runpod_job, line), cell)
+
+
+def _magics() -> RunpodMagics | None:
+    from .magics import RunpodMagics
+
+    shell = get_ipython()
+    if shell is None:
+        return None
+    found = shell.magics_manager.registry.get("RunpodMagics")
+    return found if isinstance(found, RunpodMagics) else None

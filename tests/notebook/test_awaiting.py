@@ -1,0 +1,83 @@
+"""``%%runpod_job`` in a cell that awaits: the kernel handles the panel's Cancel while the
+job runs (ipykernel 7.4+ dispatches widget messages while a cell awaits).
+
+The transformer is checked on IPython's own transformation of the cell; the awaited
+magic runs here on the test's loop, as ipykernel would run the cell, and the panel's
+button is clicked as the browser's message would click it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from nbext.models import JobStatus
+from nbext.notebook import awaiting
+from nbext.notebook.errors import Interrupted
+from nbext.notebook.outcome import JobNotCompleted
+
+from .conftest import Notebook
+
+pytestmark = pytest.mark.anyio
+
+
+def transformed(nb: Notebook, cell: str) -> str:
+    lines = nb.shell.input_transformer_manager.transform_cell(cell).splitlines(keepends=True)
+    return "".join(awaiting.await_job_cells(lines))
+
+
+def test_only_job_cells_are_made_to_await(nb: Notebook) -> None:
+    code = transformed(nb, '%%runpod_job sleep --stream\n{"seconds": 1}')
+    assert code.startswith(awaiting.AWAITED_CALL)
+    assert "'runpod_job', 'sleep --stream', '{\"seconds\": 1}" in code
+    assert nb.shell.should_run_async(code, transformed_cell=code)
+    for other in ("%runpod jobs", "x = 1", "%%time\n1 + 1"):
+        assert transformed(nb, other) == nb.shell.input_transformer_manager.transform_cell(other)
+
+
+def test_a_plain_shell_keeps_blocking_cells(nb: Notebook) -> None:
+    assert awaiting.supported(nb.shell) is False  # no kernel: nothing could hear a click
+    assert awaiting.await_job_cells not in nb.shell.input_transformers_post
+
+
+async def test_cancel_clicked_while_the_cell_awaits_ends_it_cancelled(nb: Notebook) -> None:
+    cell = asyncio.ensure_future(
+        awaiting.run_cell_magic("runpod_job", "sleep -o out", '{"seconds": 60}')
+    )
+    await nb.auntil(lambda: len(nb.conn.registry) == 1, "the job to be submitted")
+    panel = nb.panel()
+    await nb.auntil(lambda: panel.state == "IN_PROGRESS", "the job to run")
+    assert panel.cancel_button.layout.display is None and not panel.cancel_button.disabled
+    clicked = time.monotonic()
+    panel.cancel_button.click()
+    with pytest.raises(JobNotCompleted, match="ended CANCELLED"):
+        await asyncio.wait_for(cell, 10)
+    assert time.monotonic() - clicked < 1.0
+    assert nb.job(nb.record().id).status is JobStatus.CANCELLED
+    assert panel.state == "CANCELLED" and panel.note == "cancelled from the panel"
+    assert 'data-state="CANCELLED"' in nb.displays[-1]["data"]["text/html"]
+    assert nb.shell.user_ns["out"] is None
+    await nb.conn.aclose()
+
+
+async def test_an_awaiting_cell_streams_and_completes(nb: Notebook) -> None:
+    await awaiting.run_cell_magic(
+        "runpod_job", "stream-text --stream -o out", '{"text": "one two three"}'
+    )
+    panel = nb.panel()
+    assert panel.state == "COMPLETED" and "three" in panel.text
+    assert "one two three" in nb.displays[-1]["data"]["text/html"]
+    await nb.conn.aclose()
+
+
+async def test_interrupting_an_awaiting_cell_cancels_the_job(nb: Notebook) -> None:
+    cell = asyncio.ensure_future(awaiting.run_cell_magic("runpod_job", "sleep", '{"seconds": 60}'))
+    await nb.auntil(lambda: len(nb.conn.registry) == 1, "the job to be submitted")
+    await nb.auntil(lambda: nb.panel().state == "IN_PROGRESS", "the job to run")
+    cell.cancel()  # what ipykernel does to an awaiting cell on Ctrl-C
+    with pytest.raises(Interrupted, match="was cancelled"):
+        await asyncio.wait_for(cell, 10)
+    assert nb.job(nb.record().id).status is JobStatus.CANCELLED
+    await nb.conn.aclose()
