@@ -33,7 +33,6 @@ loop's); nothing here writes to a widget from another thread.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -194,15 +193,9 @@ class JobFollower:
         self._updated()
 
     def _updated(self) -> None:
-        """Tell the cell's display (its output is replaced with the new state).
-
-        Run in an empty context: a background task inherits the context of the cell that
-        started it, and ipykernel would address the update to that finished cell, which
-        headless runners (nbclient, nbval) no longer listen to; without the inherited
-        context it goes out under the cell running now, and display ids route it home.
-        """
+        """Tell the cell's output (``PanelOutput.update``) the state changed."""
         if self.on_update is not None:
-            contextvars.Context().run(self.on_update)
+            self.on_update()
 
     def _gave_up(self) -> None:
         self._note(

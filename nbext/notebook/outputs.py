@@ -12,6 +12,7 @@ keep updating that static output, so every output of a job follows it.
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any, Protocol
 
 from .ipython import Handle, show_updatable
@@ -43,7 +44,17 @@ class PanelOutput:
         return self
 
     def update(self) -> None:
-        """Re-send the output: the live widget, or (final) its static rendering."""
+        """Re-send the output: the live widget, or (final) its static rendering.
+
+        Sent from an empty context: a background task inherits the context of the cell
+        that started it, and ipykernel would address the update to that finished cell,
+        which headless runners (nbclient, nbval) no longer listen to; without the
+        inherited context it goes out under the cell running now, and the display id
+        routes it home.
+        """
+        contextvars.Context().run(self._update)
+
+    def _update(self) -> None:
         if self._handle is None:
             return
         if self.frozen or self.panel.final:
