@@ -32,7 +32,7 @@ from .display.text import (
     shorten,
     to_json,
 )
-from .theme import BORDER, ERROR, MUTED, SURFACE, badge_html, state_colour
+from .theme import BORDER, ERROR, MUTED, badge_html, state_colour
 
 PLAIN_TEXT_CHARS = 2_000
 """How much streamed text (or error) the ``text/plain`` form of a job carries."""
@@ -266,7 +266,10 @@ def batch_text_bar(view: BatchView) -> str:
 
 
 def batch_bar_html(view: BatchView, width_em: float = 14) -> str:
-    """The bar: one segment per final state, in that state's colour, on the theme's track."""
+    """The bar: one segment per final state, in that state's colour, in an outline.
+
+    The unfilled part is the page itself: each state's colour is chosen to stand out
+    from the page in every theme, not from a track of another colour."""
     segments = "".join(
         f'<span data-state="{html.escape(state)}" style="display:inline-block;height:100%;'
         f'width:{100 * n / max(view.total, 1):.3f}%;background:{state_colour(state)}"></span>'
@@ -276,7 +279,7 @@ def batch_bar_html(view: BatchView, width_em: float = 14) -> str:
     return (
         f'<span class="nbext-batch-bar" role="progressbar" aria-valuemin="0" '
         f'aria-valuemax="{view.total}" aria-valuenow="{view.done}" style="display:inline-flex;'
-        f"width:{width_em}em;height:0.8em;background:{SURFACE};border:1px solid {MUTED};"
+        f"width:{width_em}em;height:0.8em;border:1px solid {MUTED};"
         f'border-radius:2px;overflow:hidden;vertical-align:middle">{segments}</span>'
     )
 

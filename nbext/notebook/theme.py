@@ -27,8 +27,6 @@ MUTED = jp("ui-font-color2", "#757575")
 """Secondary marks (axes, pending states): >= 4.5:1 on every theme's page."""
 ERROR = jp("error-color1", "#d32f2f")
 """Error text."""
-SURFACE = jp("layout-color2", "#eeeeee")
-"""A subtle background (the progress bar's track, code blocks)."""
 BORDER = jp("border-color2", "#e0e0e0")
 """Separators that carry no meaning."""
 

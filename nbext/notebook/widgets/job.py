@@ -119,9 +119,8 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.output_view = widgets.HTML(layout=widgets.Layout(display="none"))
         self.error_view = widgets.HTML(layout=widgets.Layout(display="none"))
         self.note_view = widgets.HTML(layout=widgets.Layout(display="none"))
-        self.cancel_button = widgets.Button(
-            description="Cancel", icon="stop", button_style="warning", disabled=True
-        )
+        # The theme's plain button: a coloured style puts white text on a light colour.
+        self.cancel_button = widgets.Button(description="Cancel", icon="stop", disabled=True)
         for part, name in (
             (self.badge, "badge"),
             (self.title, "title"),
