@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nbext.client import AsyncClient, AsyncJob, Conflict, Job, NbextError, NotFound, Timeout
@@ -68,6 +69,34 @@ TICK = 0.1
 
 class _GaveUp(Exception):
     """The caller's ``--timeout`` passed; the job goes on."""
+
+
+@dataclass(frozen=True)
+class _Status:
+    """Ask for the job's state (``/status``)."""
+
+
+@dataclass(frozen=True)
+class _Pause:
+    """Let ``seconds`` pass (a blocking driver handles clicks meanwhile)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """The stream's next batch of chunks, or None at its end; ``deadline()`` is the time
+    left for the whole read."""
+
+    deadline: Callable[[], float]
+
+
+@dataclass(frozen=True)
+class _Final:
+    """The result of a job whose stream ended."""
+
+
+_Step = _Status | _Pause | _Batch | _Final
 
 
 class JobFollower:
@@ -222,6 +251,56 @@ class JobFollower:
         left = self._left(started)
         return STREAM_LIMIT if left is None else left
 
+    # ---- the logic, once: what to ask for next -----------------------------------------
+
+    def _plan(self) -> Generator[_Step, Any, JobResult]:
+        """What following the job takes, step by step; a driver performs each step and
+        sends back its answer (a ``JobResult``, a batch of chunks, or None)."""
+        started = time.monotonic()
+        result: JobResult = yield _Status()
+        polls = 0
+        while not result.status.is_final and not (
+            self.stream and result.status is not JobStatus.IN_QUEUE
+        ):
+            self._result(result)
+            yield _Pause(self._pause(started, polls))
+            polls += 1
+            result = yield _Status()
+        if self.stream:
+            self._result(result)
+            while True:
+                batch = yield _Batch(lambda: self._stream_deadline(started))
+                if batch is None:
+                    break
+                pause = self._take(batch)
+                if pause:
+                    yield _Pause(pause)
+                self._draw()
+            result = yield _Final()
+        return result
+
+    def _ended(self, result: JobResult) -> JobResult:
+        self.finish(result)
+        return result
+
+    def _stopped(self, exc: BaseException, *, reraise: bool) -> None:
+        """How following ended early: removed, given up, or an error (noted; re-raised
+        for a blocking cell, kept for an awaiting one)."""
+        if isinstance(exc, NotFound):
+            self._removed(exc)
+            return
+        if isinstance(exc, _GaveUp | Timeout):
+            self._gave_up()
+            return
+        if not isinstance(exc, Exception) or (reraise and not isinstance(exc, NbextError)):
+            raise exc
+        detail = str(exc) if isinstance(exc, NbextError) else f"{type(exc).__name__}: {exc}"
+        self._note(f"stopped following the job: {detail}")
+        if isinstance(exc, NbextError):
+            if reraise:
+                raise exc
+            self._error = exc  # an awaiting cell raises it
+
     # ---- blocking ----------------------------------------------------------------------
 
     def follow(self, interrupted: bool = False) -> JobResult | None:
@@ -262,42 +341,40 @@ class JobFollower:
             self.cancel(follow=False)
 
     def _follow_sync(self, pump: UiPump) -> JobResult | None:
-        started = time.monotonic()
+        """The plan, driven with the sync client from the cell's thread."""
+        plan = self._plan()
+        batches: Iterator[list[StreamChunk]] | None = None
         try:
-            result = self.job.status()
-            polls = 0
-            while not result.status.is_final and not (
-                self.stream and result.status is not JobStatus.IN_QUEUE
-            ):
-                self._result(result)
-                self._wait(pump, self._pause(started, polls))
-                polls += 1
-                result = self.job.status()
-            if self.stream:
-                self._result(result)
-                self._read_stream_sync(pump, started)
-                result = self.job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
-        except NotFound as exc:
-            self._removed(exc)
+            step = next(plan)
+            while True:
+                answer: Any = None
+                if isinstance(step, _Status):
+                    answer = self.job.status()
+                elif isinstance(step, _Pause):
+                    self._wait(pump, step.seconds)
+                elif isinstance(step, _Batch):
+                    if batches is None:
+                        batches = self._sliced_batches(pump, step.deadline)
+                    answer = next(batches, None)
+                else:
+                    answer = self.job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
+                step = plan.send(answer)
+        except StopIteration as end:
+            return self._ended(end.value)
+        except BaseException as exc:
+            self._stopped(exc, reraise=True)
             return None
-        except (_GaveUp, Timeout):
-            self._gave_up()
-            return None
-        except NbextError as exc:
-            self._note(f"stopped following the job: {exc}")
-            raise
-        self.finish(result)
-        return result
 
-    def _read_stream_sync(self, pump: UiPump, started: float) -> None:
-        """Read the stream to its end; in slices when clicks must be seen meanwhile."""
+    def _sliced_batches(
+        self, pump: UiPump, deadline: Callable[[], float]
+    ) -> Iterator[list[StreamChunk]]:
+        """The stream's batches; read in short slices when clicks must be seen meanwhile
+        (a slice that ends with no chunk is just read again)."""
         while True:
-            deadline = self._stream_deadline(started)
-            sliced = pump.available and deadline > STREAM_SLICE
+            left = deadline()
+            sliced = pump.available and left > STREAM_SLICE
             try:
-                for batch in self.job.stream_batches(timeout=STREAM_SLICE if sliced else deadline):
-                    self._wait(pump, self._take(batch))
-                    self._draw()
+                yield from self.job.stream_batches(timeout=STREAM_SLICE if sliced else left)
                 return
             except Timeout:
                 if not sliced:
@@ -410,39 +487,30 @@ class JobFollower:
             ticker.cancel()
 
     async def _follow_async_inner(self) -> JobResult | None:
+        """The plan, driven with the async client on the running loop."""
         job = self._async_job()
-        started = time.monotonic()
+        plan = self._plan()
+        batches: AsyncIterator[list[StreamChunk]] | None = None
         try:
-            result = await job.status()
-            polls = 0
-            while not result.status.is_final and not (
-                self.stream and result.status is not JobStatus.IN_QUEUE
-            ):
-                self._result(result)
-                await asyncio.sleep(self._pause(started, polls))
-                polls += 1
-                result = await job.status()
-            if self.stream:
-                self._result(result)
-                async for batch in job.stream_batches(timeout=self._stream_deadline(started)):
-                    pause = self._take(batch)
-                    if pause:
-                        await asyncio.sleep(pause)
-                    self._draw()
-                result = await job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
-        except NotFound as exc:
-            self._removed(exc)
-            return None
-        except (_GaveUp, Timeout):
-            self._gave_up()
-            return None
+            step = next(plan)
+            while True:
+                answer: Any = None
+                if isinstance(step, _Status):
+                    answer = await job.status()
+                elif isinstance(step, _Pause):
+                    await asyncio.sleep(step.seconds)
+                elif isinstance(step, _Batch):
+                    if batches is None:
+                        batches = aiter(job.stream_batches(timeout=step.deadline()))
+                    answer = await anext(batches, None)
+                else:
+                    answer = await job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
+                step = plan.send(answer)
+        except StopIteration as end:
+            return self._ended(end.value)
         except Exception as exc:  # a task's error would otherwise go unseen
-            self._note(f"stopped following the job: {type(exc).__name__}: {exc}")
-            if isinstance(exc, NbextError):
-                self._error = exc  # an awaiting cell raises it
+            self._stopped(exc, reraise=False)
             return None
-        self.finish(result)
-        return result
 
     # ---- Cancel ------------------------------------------------------------------------
 

@@ -145,21 +145,27 @@ def note_html(note: str) -> str:
 
 
 def render_job(view: JobView) -> Rendering:
-    """A job's panel, frozen: badge, endpoint, id, timings, text, output, error, note."""
+    """A job's panel, frozen: badge, endpoint, id, timings, text, output, error, note.
+
+    Its parts carry the live panel's classes (``nbext-job-badge``...), so one selector
+    finds a part before and after the panel turned static.
+    """
     parts = [
         '<div style="display:flex;align-items:center;gap:0.8em;flex-wrap:wrap">'
-        f"{badge_html(view.state)}<span>{title_html(view)}</span>{timing_html(view)}</div>"
+        f'<span class="nbext-job-badge">{badge_html(view.state)}</span>'
+        f'<span class="nbext-job-title">{title_html(view)}</span>'
+        f'<span class="nbext-job-timing">{timing_html(view)}</span></div>'
     ]
     if view.text:
-        parts.append(stream_html(view.text))
+        parts.append(f'<div class="nbext-job-text">{stream_html(view.text)}</div>')
     if view.metrics and view.text is not None:
-        parts.append(f"<div>{metrics_html(view.metrics)}</div>")
+        parts.append(f'<div class="nbext-job-metrics">{metrics_html(view.metrics)}</div>')
     if view.has_output:
-        parts.append(output_html(view.output))
+        parts.append(f'<div class="nbext-job-output">{output_html(view.output)}</div>')
     if view.error:
-        parts.append(error_html(view.error))
+        parts.append(f'<div class="nbext-job-error">{error_html(view.error)}</div>')
     if view.note:
-        parts.append(f"<div>{note_html(view.note)}</div>")
+        parts.append(f'<div class="nbext-job-note">{note_html(view.note)}</div>')
     return Rendering(
         _frame("nbext-job-panel", view.state, "".join(parts)),
         job_plain(view),
