@@ -14,7 +14,7 @@ from typing import Any
 from nbext.models import JobResult
 
 from . import awaiting
-from .batch import run_many
+from .batch import run_many, run_many_async
 from .connection import Connection, current, quiet_emulator_log, set_current
 from .deploy import deploy
 from .errors import Interrupted, NotebookError
@@ -35,6 +35,7 @@ __all__ = [
     "deploy",
     "load_ipython_extension",
     "run_many",
+    "run_many_async",
     "set_current",
     "unload_ipython_extension",
     "wait_background",

@@ -1,4 +1,5 @@
-"""``%%runpod_job`` cells that wait by awaiting, so the kernel hears clicks meanwhile.
+"""``%%runpod_job`` cells (and ``%runpod map``) that wait by awaiting, so the kernel
+hears clicks meanwhile.
 
 A cell that blocks its thread keeps the kernel from reading anything else: a click on
 the panel's Cancel would be handled after the cell ended. A cell that *awaits* leaves
@@ -29,7 +30,11 @@ MIN_IPYKERNEL = (7, 4)
 """The first ipykernel known to dispatch widget messages while an awaiting cell waits."""
 MAGIC_CALL = "get_ipython().run_cell_magic('runpod_job', "
 """How IPython writes a ``%%runpod_job`` cell once its magic syntax is transformed."""
-AWAITED_CALL = "await __import__('nbext.notebook.awaiting', fromlist=['_']).run_cell_magic("
+MAP_CALL = "get_ipython().run_line_magic('runpod', 'map "
+"""How IPython writes a ``%runpod map`` line (at the start of a line: not in a block)."""
+MODULE = "await __import__('nbext.notebook.awaiting', fromlist=['_'])"
+AWAITED_CALL = f"{MODULE}.run_cell_magic("
+AWAITED_MAP = f"{MODULE}.run_line_magic("
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -52,10 +57,16 @@ def supported(shell: Any) -> bool:
 
 
 def await_job_cells(lines: list[str]) -> list[str]:
-    """Input transformer: a ``%%runpod_job`` cell becomes an awaited call."""
+    """Input transformer: a ``%%runpod_job`` cell, and a ``%runpod map`` line outside
+    any block, become awaited calls."""
     if lines and lines[0].startswith(MAGIC_CALL):
-        lines = [AWAITED_CALL + lines[0][len("get_ipython().run_cell_magic(") :], *lines[1:]]
-    return lines
+        return [AWAITED_CALL + lines[0][len("get_ipython().run_cell_magic(") :], *lines[1:]]
+    return [
+        AWAITED_MAP + line[len("get_ipython().run_line_magic(") :]
+        if line.startswith(MAP_CALL)
+        else line
+        for line in lines
+    ]
 
 
 def install(shell: Any) -> bool:
@@ -83,6 +94,19 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
         get_ipython().run_cell_magic(name, line, cell)
         return
     await run_job_async(magics, parse_argstring(magics.runpod_job, line), cell)
+
+
+async def run_line_magic(name: str, line: str) -> None:
+    """What an awaited ``%runpod map`` line runs: the batch, its Cancel heard meanwhile."""
+    from .ipython import parse_argstring
+    from .magics.batch import map_command, map_command_async
+
+    magics = _magics()
+    subcommand, _, rest = line.strip().partition(" ")
+    if name != "runpod" or subcommand != "map" or magics is None:
+        get_ipython().run_line_magic(name, line)
+        return
+    await map_command_async(magics, parse_argstring(map_command, rest))
 
 
 def _magics() -> RunpodMagics | None:

@@ -12,11 +12,13 @@ import asyncio
 import time
 
 import pytest
+from ipywidgets.widgets.widget import _instances
 
 from nbext.models import JobStatus
 from nbext.notebook import awaiting
 from nbext.notebook.errors import Interrupted
 from nbext.notebook.outcome import JobNotCompleted
+from nbext.notebook.widgets import BatchPanel
 
 from .conftest import Notebook
 
@@ -80,4 +82,53 @@ async def test_interrupting_an_awaiting_cell_cancels_the_job(nb: Notebook) -> No
     with pytest.raises(Interrupted, match="was cancelled"):
         await asyncio.wait_for(cell, 10)
     assert nb.job(nb.record().id).status is JobStatus.CANCELLED
+    await nb.conn.aclose()
+
+
+def test_map_lines_outside_blocks_are_made_to_await(nb: Notebook) -> None:
+    code = transformed(nb, "inputs = [{'n': 1}]\n%runpod map echo inputs -o res")
+    first, second = code.splitlines()
+    assert first == "inputs = [{'n': 1}]"
+    assert second.startswith(awaiting.AWAITED_MAP) and "'map echo inputs -o res'" in second
+    assert nb.shell.should_run_async(code, transformed_cell=code)
+    in_block = "for _ in range(2):\n    %runpod map echo inputs"
+    assert transformed(nb, in_block) == nb.shell.input_transformer_manager.transform_cell(in_block)
+    assert awaiting.AWAITED_MAP not in transformed(nb, "%runpod jobs")
+
+
+def batch_panel() -> BatchPanel | None:
+    panels = [w for w in list(_instances.values()) if isinstance(w, BatchPanel)]
+    return panels[-1] if panels else None
+
+
+async def test_an_awaiting_map_completes_and_stores_its_frame(nb: Notebook) -> None:
+    nb.run("inputs = [{'n': n} for n in range(6)]")
+    await awaiting.run_line_magic("runpod", "map echo inputs -o res --concurrency 3")
+    assert nb.shell.user_ns["res"]["output"].tolist() == [{"n": n} for n in range(6)]
+    final = [d for d in nb.displays if d["update"]][-1]["data"]
+    assert "6/6 · COMPLETED 6" in final["text/plain"]
+    await nb.conn.aclose()
+
+
+async def test_cancel_clicked_while_a_map_awaits_stops_the_batch(nb: Notebook) -> None:
+    nb.run("naps = [{'seconds': 60} for _ in range(4)]")
+    cell = asyncio.ensure_future(
+        awaiting.run_line_magic("runpod", "map sleep naps -o res --concurrency 2")
+    )
+    await nb.auntil(lambda: batch_panel() is not None, "the batch panel")
+    panel = batch_panel()
+    assert panel is not None
+    await nb.auntil(
+        lambda: sum(j.status is JobStatus.IN_PROGRESS for j in nb.emu.jobs.jobs.values()) == 2,
+        "two jobs to run",
+    )
+    assert panel.cancel_button.layout.display is None
+    clicked = time.monotonic()
+    panel.cancel_button.click()
+    with pytest.raises(Interrupted, match="cancelled after 0 of 4 jobs"):
+        await asyncio.wait_for(cell, 10)
+    assert time.monotonic() - clicked < 1.0
+    assert panel.final and "cancelled: 0 of 4 finished" in panel.note
+    assert "res" not in nb.shell.user_ns
+    assert len(nb.emu.jobs.jobs) == 2  # nothing more was submitted
     await nb.conn.aclose()

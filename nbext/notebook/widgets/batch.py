@@ -9,6 +9,7 @@ function that draws the batch once it ended (``rendering()``).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 import ipywidgets as widgets
 
@@ -34,11 +35,19 @@ class BatchPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self._throttle = throttle or Throttle()
         self._started = self._throttle.now()
         self._elapsed: float | None = None
+        self.cancel_available = False
+        """Whether Cancel can act (an awaiting cell, whose kernel hears the click)."""
+        self.on_cancel: Callable[[], None] | None = None
         self.line = widgets.HTML()
         self.note_view = widgets.HTML(layout=widgets.Layout(display="none"))
+        self.cancel_button = widgets.Button(
+            description="Cancel", icon="stop", layout=widgets.Layout(display="none")
+        )
+        self.cancel_button.on_click(lambda _button: self.cancel())
         self.line.add_class("nbext-batch-line")
         self.note_view.add_class("nbext-batch-note")
-        super().__init__([self.line, self.note_view])
+        self.cancel_button.add_class("nbext-batch-cancel")
+        super().__init__([self.line, self.note_view, self.cancel_button])
         self.add_class("nbext-batch-panel")
         self.refresh(force=True)
 
@@ -53,6 +62,12 @@ class BatchPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
     def add(self, state: str) -> None:
         self.counts[state] += 1
         self.refresh()
+
+    def cancel(self) -> None:
+        """The Cancel button: the batch's runner stops submitting and ends the cell."""
+        if self.on_cancel is not None and not self.finished:
+            self.cancel_button.disabled = True
+            self.on_cancel()
 
     def finish(self, seconds: float | None = None, note: str = "") -> None:
         """The batch ended (``seconds`` it took, if the caller measured it)."""
@@ -91,6 +106,8 @@ class BatchPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         if view.note:
             self.note_view.value = note_html(view.note)
         self.note_view.layout.display = None if view.note else "none"
+        shown = self.cancel_available and not self.finished
+        self.cancel_button.layout.display = None if shown else "none"
         return True
 
     def plain_text(self) -> str:
