@@ -132,7 +132,7 @@ class _Run:
         done, total = len(self.results), len(self.items)
         self.close(f"{how}: {done} of {total} finished")
         return Interrupted(
-            f"batch on {self.endpoint!r} {how} after {done} of {total} jobs; "
+            f"batch on {self.endpoint!r} stopped after {done} of {total} jobs ({how}); "
             "jobs already submitted may still run (their results are not collected)"
         )
 
