@@ -143,6 +143,7 @@ class JobFollower:
         self._cancel_asked = False
         self._awaited = False
         """A cell awaits ``follow_async``: Cancel is handled by the loop meanwhile."""
+        self._wake: asyncio.Event | None = None
         self._error: NbextError | None = None
         self._own_change = False
         record.follower = self
@@ -486,6 +487,17 @@ class JobFollower:
         finally:
             ticker.cancel()
 
+    async def _pause_async(self, seconds: float) -> None:
+        """Let ``seconds`` pass, or less: a cancel sent meanwhile ends the pause, so the
+        job's new state shows at once."""
+        self._wake = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._wake.wait(), seconds)
+        except TimeoutError:
+            pass
+        finally:
+            self._wake = None
+
     async def _follow_async_inner(self) -> JobResult | None:
         """The plan, driven with the async client on the running loop."""
         job = self._async_job()
@@ -498,7 +510,7 @@ class JobFollower:
                 if isinstance(step, _Status):
                     answer = await job.status()
                 elif isinstance(step, _Pause):
-                    await asyncio.sleep(step.seconds)
+                    await self._pause_async(step.seconds)
                 elif isinstance(step, _Batch):
                     if batches is None:
                         batches = aiter(job.stream_batches(timeout=step.deadline()))
@@ -586,6 +598,8 @@ class JobFollower:
             return
         if self.following:
             self._cancelled(CANCELLED_NOTE)
+            if self._wake is not None:
+                self._wake.set()  # the follower asks for the state now
             return
         try:
             result = await job.status()

@@ -116,6 +116,37 @@ def test_cancel_while_the_cell_blocks(
     lab.screenshot(f"cancel-after-click{options}")
 
 
+def test_cancel_stops_a_blocking_map(lab: LabPage, lab_server: JupyterLabServer) -> None:
+    cells = [
+        "%load_ext nbext",
+        "naps = [{'seconds': 60} for _ in range(6)]\n%runpod map sleep naps --concurrency 2",
+        "after = True",
+    ]
+    write_notebook(lab_server.root_dir / "cancel-map.ipynb", cells)
+    lab.open("cancel-map.ipynb")
+    lab.page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    cell = lab.cell_with("%runpod map sleep")
+    button = lab.button(cell, "Cancel")
+    expect(button).to_be_visible(timeout=60_000)
+    expect(lab.output(cell).locator(".nbext-batch-counts")).to_contain_text("0/6")
+    started = lab.page.evaluate("() => performance.now()")
+    button.click()
+    ended = lab.page.wait_for_function(
+        """() => document.querySelector('.nbext-static.nbext-batch-panel')
+            ? performance.now() : null""",
+        polling="raf",
+        timeout=30_000,
+    ).json_value()
+    elapsed = (ended - started) / 1000
+    print(f"click to a stopped batch: {elapsed:.3f} s")
+    assert elapsed < CLICK_TO_CANCELLED_S, f"the batch stopped {elapsed:.2f} s after the click"
+    lab.wait_until_idle()
+    expect(lab.output(cell)).to_contain_text("cancelled: 0 of 6 finished")
+    errors = lab.errors()
+    assert len(errors) == 1 and "stopped after 0 of 6 jobs (cancelled)" in errors[0]
+    expect(lab.cell_with("after = True").locator(".jp-InputPrompt")).to_have_text("[ ]:")
+
+
 CONTRAST = """
 (selector) => {
   const parse = (text) => {
