@@ -82,7 +82,7 @@ CANCEL = [
 CLICK_TO_CANCELLED_S = 1.0
 
 
-@pytest.mark.parametrize("options", ["", "--stream"])
+@pytest.mark.parametrize("options", ["", "--stream", "--sync"])
 def test_cancel_while_the_cell_blocks(
     lab: LabPage, lab_server: JupyterLabServer, options: str
 ) -> None:

@@ -132,3 +132,27 @@ async def test_cancel_clicked_while_a_map_awaits_stops_the_batch(nb: Notebook) -
     assert "res" not in nb.shell.user_ns
     assert len(nb.emu.jobs.jobs) == 2  # nothing more was submitted
     await nb.conn.aclose()
+
+
+async def test_a_long_sync_job_gets_a_cancel_once_its_id_is_known(nb: Notebook) -> None:
+    cell = asyncio.ensure_future(
+        awaiting.run_cell_magic("runpod_job", "sleep --sync -o out", '{"seconds": 60}')
+    )
+    await nb.auntil(lambda: len(nb.conn.registry) == 1, "the /runsync hold to pass", 15)
+    panel = nb.panel()
+    assert panel.via == "/runsync" and panel.job_id == nb.record().id
+    await nb.auntil(lambda: panel.cancel_button.layout.display is None, "Cancel to show")
+    clicked = time.monotonic()
+    panel.cancel_button.click()
+    with pytest.raises(JobNotCompleted, match="ended CANCELLED"):
+        await asyncio.wait_for(cell, 10)
+    assert time.monotonic() - clicked < 1.0
+    assert nb.job(nb.record().id).status is JobStatus.CANCELLED
+    await nb.conn.aclose()
+
+
+async def test_a_quick_sync_job_is_one_call(nb: Notebook) -> None:
+    await awaiting.run_cell_magic("runpod_job", "echo --sync -o out", '{"a": 1}')
+    assert nb.shell.user_ns["out"] == {"a": 1}
+    assert nb.record().state == "COMPLETED" and nb.panel().via == "/runsync"
+    await nb.conn.aclose()

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from nbext.client import Job, NbextError, NotFound
+from nbext.client import Job, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus
 
 from ..errors import Interrupted, NotebookError, deferred_interrupts
@@ -99,7 +100,7 @@ def submit_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _submit(
-    magics: RunpodMagics, args: argparse.Namespace, cell: str
+    magics: RunpodMagics, args: argparse.Namespace, cell: str, *, awaited: bool = False
 ) -> tuple[JobFollower, bool] | None:
     """Check the arguments, submit the job and show its panel; the follower to wait
     with, and whether Ctrl-C came meanwhile. None when nothing is left to wait for
@@ -127,8 +128,10 @@ def _submit(
     with usage_errors():
         service = magics.connection.service()
     if args.sync:
-        _run_sync(magics, service, endpoint_id, job_input, options, args, timeout, output_name)
-        return None
+        follower = _run_sync(
+            magics, service, endpoint_id, job_input, options, args, timeout, output_name, awaited
+        )
+        return None if follower is None else (follower, False)
     with deferred_interrupts(deliver=False) as held:
         with usage_errors(f"endpoint {endpoint_id!r}"):
             job = service.client.endpoint(endpoint_id).run(job_input, **options)
@@ -155,7 +158,7 @@ def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
 async def run_job_async(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
     """The same, in a cell that awaits (``nbext.notebook.awaiting``): the kernel handles
     the panel's Cancel while the job runs."""
-    started = _submit(magics, args, cell)
+    started = _submit(magics, args, cell, awaited=True)
     if started is None:
         return
     follower, interrupted = started
@@ -248,6 +251,15 @@ def _report_quietly(record: JobRecord, result: JobResult | None) -> None:
     print(f"{where} ended {record.state}{detail}", file=sys.stderr)
 
 
+SYNC_HOLD = 1.0
+"""In a cell that awaits, how long /runsync is asked to hold a ``--sync`` job: one that
+outlives it is followed by its id, with a Cancel (/runsync tells the id only when it
+answers, so until then nothing can cancel the job)."""
+SYNC_FIRST = 2.0
+"""How long such a cell waits on the /runsync call before following the job by id (a
+margin over the hold, so the answer with the id is never cut off)."""
+
+
 def _run_sync(
     magics: RunpodMagics,
     service: Service,
@@ -257,8 +269,13 @@ def _run_sync(
     args: argparse.Namespace,
     timeout: float | None,
     output_name: str | None,
-) -> None:
-    """``--sync``: one /runsync call; the panel shows the outcome when it returns."""
+    awaited: bool = False,
+) -> JobFollower | None:
+    """``--sync``: one /runsync call; the panel shows the outcome when it returns.
+
+    In a cell that awaits (``awaited``), a job that outlives a short hold is handed back
+    as a follower to await, its panel with a Cancel; else None (the job is done).
+    """
     panel = None if args.quiet else _panel(magics, endpoint_id, stream=False, via="/runsync")
     output: PanelOutput | None = None
     if panel is not None:
@@ -267,12 +284,21 @@ def _run_sync(
         panel.set_note("waiting for /runsync…")
         output = show_panel(panel)
     store(magics, output_name, None)
+    short = awaited and (timeout is None or timeout > SYNC_FIRST)
+    limits: dict[str, Any] = {"wait": SYNC_HOLD, "timeout": SYNC_FIRST} if short else {}
+    started = time.monotonic()
+    outlived: str | None = None
     try:
         with usage_errors(f"endpoint {endpoint_id!r}"):
             endpoint = service.client.endpoint(endpoint_id)
-            result = endpoint.run_sync(
-                job_input, timeout=timeout, raise_on_failure=False, **options
-            )
+            try:
+                result = endpoint.run_sync(
+                    job_input, raise_on_failure=False, **(limits or {"timeout": timeout}), **options
+                )
+            except Timeout as exc:
+                if not short or exc.job_id is None:
+                    raise
+                outlived = exc.job_id
     except KeyboardInterrupt:
         if panel is not None and output is not None:
             panel.set_removed("interrupted before /runsync answered")
@@ -287,22 +313,32 @@ def _run_sync(
             output.update()
         raise
     connection = magics.connection
+    job_id = outlived if outlived is not None else result.id
     record = connection.registry.add(
-        JobRecord(result.id, endpoint_id, service.mode, "/runsync", result=result)
+        JobRecord(
+            job_id, endpoint_id, service.mode, "/runsync", result=None if outlived else result
+        )
     )
+    left = None if timeout is None else max(0.001, timeout - (time.monotonic() - started))
     follower = JobFollower(
         service,
         connection.registry,
         record,
         panel,
         poll=magics.poll_interval,
+        timeout=left,
         on_end=_output_setter(magics, output_name),
         on_update=output.update if output is not None else None,
     )
     if panel is not None:
         panel.note = ""
+    if outlived is not None:
+        if panel is not None:
+            panel.start(job_id)
+        return follower
     follower.finish(result)
     _conclude(record, result, quiet=args.quiet, raises=_raises(magics, args))
+    return None
 
 
 def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool) -> None:
