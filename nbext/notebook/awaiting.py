@@ -1,5 +1,5 @@
-"""``%%runpod_job`` cells (and ``%runpod map``) that wait by awaiting, so the kernel
-hears clicks meanwhile.
+"""``%%runpod_job`` cells (and ``%runpod map``, ``retry``) that wait by awaiting, so
+the kernel hears clicks meanwhile.
 
 A cell that blocks its thread keeps the kernel from reading anything else: a click on
 the panel's Cancel would be handled after the cell ended. A cell that *awaits* leaves
@@ -30,11 +30,12 @@ MIN_IPYKERNEL = (7, 4)
 """The first ipykernel known to dispatch widget messages while an awaiting cell waits."""
 MAGIC_CALL = "get_ipython().run_cell_magic('runpod_job', "
 """How IPython writes a ``%%runpod_job`` cell once its magic syntax is transformed."""
-MAP_CALL = "get_ipython().run_line_magic('runpod', 'map "
-"""How IPython writes a ``%runpod map`` line (at the start of a line: not in a block)."""
+LINE_CALLS = tuple(f"get_ipython().run_line_magic('runpod', '{name} " for name in ("map", "retry"))
+"""How IPython writes a ``%runpod map`` or ``retry`` line (at the start of a line: not
+in a block, where ``await`` could not go)."""
 MODULE = "await __import__('nbext.notebook.awaiting', fromlist=['_'])"
 AWAITED_CALL = f"{MODULE}.run_cell_magic("
-AWAITED_MAP = f"{MODULE}.run_line_magic("
+AWAITED_LINE = f"{MODULE}.run_line_magic("
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -57,13 +58,13 @@ def supported(shell: Any) -> bool:
 
 
 def await_job_cells(lines: list[str]) -> list[str]:
-    """Input transformer: a ``%%runpod_job`` cell, and a ``%runpod map`` line outside
-    any block, become awaited calls."""
+    """Input transformer: a ``%%runpod_job`` cell, and a ``%runpod map`` or ``retry``
+    line outside any block, become awaited calls."""
     if lines and lines[0].startswith(MAGIC_CALL):
         return [AWAITED_CALL + lines[0][len("get_ipython().run_cell_magic(") :], *lines[1:]]
     return [
-        AWAITED_MAP + line[len("get_ipython().run_line_magic(") :]
-        if line.startswith(MAP_CALL)
+        AWAITED_LINE + line[len("get_ipython().run_line_magic(") :]
+        if line.startswith(LINE_CALLS)
         else line
         for line in lines
     ]
@@ -97,16 +98,23 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
 
 
 async def run_line_magic(name: str, line: str) -> None:
-    """What an awaited ``%runpod map`` line runs: the batch, its Cancel heard meanwhile."""
+    """What an awaited ``%runpod map`` or ``retry`` line runs: the command, the panel's
+    Cancel heard meanwhile."""
     from .ipython import parse_argstring
     from .magics.batch import map_command, map_command_async
+    from .magics.job import retry_job_async
+    from .magics.jobs import record_of, retry
 
     magics = _magics()
     subcommand, _, rest = line.strip().partition(" ")
-    if name != "runpod" or subcommand != "map" or magics is None:
+    if name != "runpod" or magics is None or subcommand not in ("map", "retry"):
         get_ipython().run_line_magic(name, line)
-        return
-    await map_command_async(magics, parse_argstring(map_command, rest))
+    elif subcommand == "map":
+        await map_command_async(magics, parse_argstring(map_command, rest))
+    else:
+        args = parse_argstring(retry, rest)
+        record = record_of(magics, args.job, args.endpoint)
+        await retry_job_async(magics, record, background=args.background, quiet=args.quiet)
 
 
 def _magics() -> RunpodMagics | None:

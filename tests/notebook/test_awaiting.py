@@ -89,11 +89,12 @@ def test_map_lines_outside_blocks_are_made_to_await(nb: Notebook) -> None:
     code = transformed(nb, "inputs = [{'n': 1}]\n%runpod map echo inputs -o res")
     first, second = code.splitlines()
     assert first == "inputs = [{'n': 1}]"
-    assert second.startswith(awaiting.AWAITED_MAP) and "'map echo inputs -o res'" in second
+    assert second.startswith(awaiting.AWAITED_LINE) and "'map echo inputs -o res'" in second
     assert nb.shell.should_run_async(code, transformed_cell=code)
     in_block = "for _ in range(2):\n    %runpod map echo inputs"
     assert transformed(nb, in_block) == nb.shell.input_transformer_manager.transform_cell(in_block)
-    assert awaiting.AWAITED_MAP not in transformed(nb, "%runpod jobs")
+    assert awaiting.AWAITED_LINE not in transformed(nb, "%runpod jobs")
+    assert transformed(nb, "%runpod retry last").startswith(awaiting.AWAITED_LINE)
 
 
 def batch_panel() -> BatchPanel | None:
@@ -155,4 +156,21 @@ async def test_a_quick_sync_job_is_one_call(nb: Notebook) -> None:
     await awaiting.run_cell_magic("runpod_job", "echo --sync -o out", '{"a": 1}')
     assert nb.shell.user_ns["out"] == {"a": 1}
     assert nb.record().state == "COMPLETED" and nb.panel().via == "/runsync"
+    await nb.conn.aclose()
+
+
+async def test_an_awaiting_retry_follows_the_job_again(nb: Notebook) -> None:
+    calls: list[int] = []
+
+    def flaky(job: dict[str, object]) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("first try fails")
+        return {"attempt": len(calls)}
+
+    nb.deploy(flaky, "flaky")
+    nb.run("%%runpod_job flaky --no-raise -o out\n{}")
+    await awaiting.run_line_magic("runpod", "retry last")
+    assert nb.record().state == "COMPLETED" and nb.shell.user_ns["out"] == {"attempt": 2}
+    assert nb.panel().via == "retry" and nb.panel().retries == 1
     await nb.conn.aclose()

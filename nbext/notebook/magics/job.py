@@ -343,6 +343,37 @@ def _run_sync(
 
 def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool) -> None:
     """``%runpod retry JOB``: queue a FAILED or TIMED_OUT job again and follow it."""
+    started = _retry(magics, record, background=background, quiet=quiet)
+    if started is None:
+        return
+    follower, interrupted = started
+    try:
+        result = follower.follow(interrupted=interrupted)
+    except NbextError as exc:
+        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+    _conclude(record, result, quiet=quiet, raises=bool(magics.raise_on_failure))
+
+
+async def retry_job_async(
+    magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool
+) -> None:
+    """The same in a cell that awaits: the new panel's Cancel works while it runs."""
+    started = _retry(magics, record, background=background, quiet=quiet)
+    if started is None:
+        return
+    follower, interrupted = started
+    try:
+        result = await follower.follow_async(interrupted=interrupted)
+    except NbextError as exc:
+        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+    _conclude(record, result, quiet=quiet, raises=bool(magics.raise_on_failure))
+
+
+def _retry(
+    magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool
+) -> tuple[JobFollower, bool] | None:
+    """Queue the job again and show its new panel; the follower to wait with, and
+    whether Ctrl-C came meanwhile (None: ``background`` follows it in a task)."""
     with usage_errors(f"job {record.id}"):
         service = magics.connection.service_named(record.service)
         if service is None:
@@ -382,9 +413,5 @@ def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quie
         )
     if background and not held.received:
         follower.start_background()
-        return
-    try:
-        result = follower.follow(interrupted=held.received)
-    except NbextError as exc:
-        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
-    _conclude(record, result, quiet=quiet, raises=bool(magics.raise_on_failure))
+        return None
+    return follower, held.received
