@@ -5,25 +5,13 @@ cell blocks, and every text is readable in the Light, Dark and high-contrast the
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from .jupyter import JupyterLabServer
 from .lab import LabPage
-from .notebook_files import write_notebook
+from .notebook_files import PANELS, STATIC_PANELS, write_notebook
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-PANELS = [
-    "%load_ext nbext",
-    '%%runpod_job echo -o out\n{"text": "hello from the echo job"}',
-    '%%runpod_job stream-text --stream\n{"text": "every streamed word stays"}',
-    '%%runpod_job fail --no-raise\n{"message": "a failure on purpose"}',
-    "inputs = [{'n': n} for n in range(5)]\n%runpod map echo inputs",
-    "%runpod health echo",
-    "import asyncio\n%runpod health echo --watch 0.1 -o watch",
-    "await asyncio.sleep(0.5)\nwatch.stop()\nawait watch.task",
-]
-STATIC_PANELS = 6
 
 
 @pytest.fixture
@@ -74,6 +62,19 @@ def test_run_save_close_reopen_keeps_every_final_state(
         reopened.page.close()
 
 
+def seconds_until(lab: LabPage, button: Locator, selector: str) -> float:
+    """Click ``button``; seconds until ``selector`` is in the page (checked every frame)."""
+    started = lab.page.evaluate("() => performance.now()")
+    button.click()
+    ended = lab.page.wait_for_function(
+        "(selector) => document.querySelector(selector) ? performance.now() : null",
+        arg=selector,
+        polling="raf",
+        timeout=30_000,
+    ).json_value()
+    return float(ended - started) / 1000
+
+
 CANCEL = [
     "%load_ext nbext",
     '%%runpod_job sleep -o out\n{"seconds": 60}',
@@ -96,15 +97,7 @@ def test_cancel_while_the_cell_blocks(
     button = lab.button(cell, "Cancel")
     expect(button).to_be_enabled()
     lab.screenshot(f"cancel-before-click{options}")
-    started = lab.page.evaluate("() => performance.now()")
-    button.click()
-    ended = lab.page.wait_for_function(
-        """() => document.querySelector(
-            '.nbext-static .nbext-state[data-state="CANCELLED"]') ? performance.now() : null""",
-        polling="raf",
-        timeout=30_000,
-    ).json_value()
-    elapsed = (ended - started) / 1000
+    elapsed = seconds_until(lab, button, '.nbext-static .nbext-state[data-state="CANCELLED"]')
     print(f"click to CANCELLED{options and ' ' + options}: {elapsed:.3f} s")
     assert elapsed < CLICK_TO_CANCELLED_S, f"CANCELLED {elapsed:.2f} s after the click"
     lab.wait_until_idle()
@@ -129,15 +122,7 @@ def test_cancel_stops_a_blocking_map(lab: LabPage, lab_server: JupyterLabServer)
     button = lab.button(cell, "Cancel")
     expect(button).to_be_visible(timeout=60_000)
     expect(lab.output(cell).locator(".nbext-batch-counts")).to_contain_text("0/6")
-    started = lab.page.evaluate("() => performance.now()")
-    button.click()
-    ended = lab.page.wait_for_function(
-        """() => document.querySelector('.nbext-static.nbext-batch-panel')
-            ? performance.now() : null""",
-        polling="raf",
-        timeout=30_000,
-    ).json_value()
-    elapsed = (ended - started) / 1000
+    elapsed = seconds_until(lab, button, ".nbext-static.nbext-batch-panel")
     print(f"click to a stopped batch: {elapsed:.3f} s")
     assert elapsed < CLICK_TO_CANCELLED_S, f"the batch stopped {elapsed:.2f} s after the click"
     lab.wait_until_idle()

@@ -19,7 +19,7 @@ from nbconvert import HTMLExporter
 from playwright.sync_api import BrowserContext, Route, expect
 
 from .jupyter import scrubbed_environment
-from .notebook_files import write_notebook
+from .notebook_files import PANELS, write_notebook
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -78,18 +78,6 @@ def test_no_raise_lets_run_all_go_on(tmp_path: Path) -> None:
     assert 'data-state="FAILED"' in html_of(notebook.cells[1])
 
 
-PANELS = [
-    LOAD,
-    '%%runpod_job echo -o out\n{"text": "hello from the echo job"}',
-    '%%runpod_job stream-text --stream\n{"text": "every streamed word stays"}',
-    '%%runpod_job fail --no-raise\n{"message": "a failure on purpose"}',
-    "inputs = [{'n': n} for n in range(5)]\n%runpod map echo inputs",
-    "%runpod health echo",
-    "import asyncio\n%runpod health echo --watch 0.1 -o watch",
-    "await asyncio.sleep(0.5)\nwatch.stop()\nawait watch.task",
-]
-
-
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[nbformat.NotebookNode, Path]:
     base = tmp_path_factory.mktemp("exported")
@@ -145,7 +133,7 @@ def test_the_exported_page_shows_final_states_with_no_network(
         page.route("**/*", offline)
         page.goto(page_file.as_uri())
         panels = page.locator(".nbext-static")
-        expect(panels).to_have_count(6)
+        expect(panels).to_have_count(STATIC_PANELS)
         for state in ("COMPLETED", "FAILED"):
             badge = page.locator(f'.nbext-job-panel .nbext-state[data-state="{state}"]')
             expect(badge.first).to_be_visible()

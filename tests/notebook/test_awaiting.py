@@ -20,7 +20,7 @@ from nbext.notebook.errors import Interrupted
 from nbext.notebook.outcome import JobNotCompleted
 from nbext.notebook.widgets import BatchPanel
 
-from .conftest import Notebook
+from .conftest import Notebook, flaky_handler
 
 pytestmark = pytest.mark.anyio
 
@@ -160,15 +160,7 @@ async def test_a_quick_sync_job_is_one_call(nb: Notebook) -> None:
 
 
 async def test_an_awaiting_retry_follows_the_job_again(nb: Notebook) -> None:
-    calls: list[int] = []
-
-    def flaky(job: dict[str, object]) -> object:
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError("first try fails")
-        return {"attempt": len(calls)}
-
-    nb.deploy(flaky, "flaky")
+    nb.deploy(flaky_handler(), "flaky")
     nb.run("%%runpod_job flaky --no-raise -o out\n{}")
     await awaiting.run_line_magic("runpod", "retry last")
     assert nb.record().state == "COMPLETED" and nb.shell.user_ns["out"] == {"attempt": 2}

@@ -14,7 +14,7 @@ import pytest
 
 from nbext.models import JobStatus
 
-from .conftest import Notebook
+from .conftest import Notebook, flaky_handler
 
 pytestmark = pytest.mark.anyio
 
@@ -83,15 +83,7 @@ async def test_background_stream_shows_text_before_the_job_ends(nb: Notebook) ->
 
 
 async def test_a_background_panel_follows_a_retry_from_another_cell(nb: Notebook) -> None:
-    calls: list[int] = []
-
-    def flaky(job: dict[str, Any]) -> Any:
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError("first try fails")
-        return {"attempt": len(calls)}
-
-    nb.deploy(flaky, "flaky")
+    nb.deploy(flaky_handler(), "flaky")
     nb.run("%%runpod_job flaky --background -o out\n{}")
     panel = nb.panel()
     await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
@@ -12,7 +11,7 @@ from nbext.models import JobStatus
 from nbext.notebook.magics.job import parse_input
 from nbext.notebook.outcome import JobNotCompleted
 
-from .conftest import Notebook
+from .conftest import Notebook, flaky_handler
 
 
 def usage_error(nb: Notebook, cell: str, capsys: pytest.CaptureFixture[str]) -> str:
@@ -152,15 +151,7 @@ def test_no_raise_and_the_trait_keep_the_notebook_going(nb: Notebook) -> None:
 
 
 def test_every_panel_of_a_job_follows_its_retry(nb: Notebook) -> None:
-    calls: list[int] = []
-
-    def flaky(job: dict[str, Any]) -> Any:
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError("first try fails")
-        return {"attempt": len(calls)}
-
-    nb.deploy(flaky, "flaky")
+    nb.deploy(flaky_handler(), "flaky")
     nb.run("%%runpod_job flaky --no-raise -o out\n{}")
     first = nb.panel()
     first_display = nb.displays[0]["transient"]["display_id"]

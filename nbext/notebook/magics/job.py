@@ -145,28 +145,36 @@ def _submit(
 def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
     """The cell magic's body, after its arguments were parsed: blocks until the end."""
     started = _submit(magics, args, cell)
-    if started is None:
-        return
-    follower, interrupted = started
-    try:
-        result = follower.follow(interrupted=interrupted)
-    except NbextError as exc:
-        raise UsageError(one_line(f"job {follower.record.id}: {exc}")) from None
-    _conclude(follower.record, result, quiet=args.quiet, raises=_raises(magics, args))
+    if started is not None:
+        _wait(*started, quiet=args.quiet, raises=_raises(magics, args))
 
 
 async def run_job_async(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
     """The same, in a cell that awaits (``nbext.notebook.awaiting``): the kernel handles
     the panel's Cancel while the job runs."""
     started = _submit(magics, args, cell, awaited=True)
-    if started is None:
-        return
-    follower, interrupted = started
+    if started is not None:
+        await _wait_async(*started, quiet=args.quiet, raises=_raises(magics, args))
+
+
+def _wait(follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool) -> None:
+    """Follow the job from this thread to its end, then conclude (``_conclude``)."""
+    try:
+        result = follower.follow(interrupted=interrupted)
+    except NbextError as exc:
+        raise UsageError(one_line(f"job {follower.record.id}: {exc}")) from None
+    _conclude(follower.record, result, quiet=quiet, raises=raises)
+
+
+async def _wait_async(
+    follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool
+) -> None:
+    """Follow the job by awaiting it, then conclude (``_conclude``)."""
     try:
         result = await follower.follow_async(interrupted=interrupted)
     except NbextError as exc:
         raise UsageError(one_line(f"job {follower.record.id}: {exc}")) from None
-    _conclude(follower.record, result, quiet=args.quiet, raises=_raises(magics, args))
+    _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
 def _raises(magics: RunpodMagics, args: argparse.Namespace) -> bool:
@@ -344,14 +352,8 @@ def _run_sync(
 def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool) -> None:
     """``%runpod retry JOB``: queue a FAILED or TIMED_OUT job again and follow it."""
     started = _retry(magics, record, background=background, quiet=quiet)
-    if started is None:
-        return
-    follower, interrupted = started
-    try:
-        result = follower.follow(interrupted=interrupted)
-    except NbextError as exc:
-        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
-    _conclude(record, result, quiet=quiet, raises=bool(magics.raise_on_failure))
+    if started is not None:
+        _wait(*started, quiet=quiet, raises=bool(magics.raise_on_failure))
 
 
 async def retry_job_async(
@@ -359,14 +361,8 @@ async def retry_job_async(
 ) -> None:
     """The same in a cell that awaits: the new panel's Cancel works while it runs."""
     started = _retry(magics, record, background=background, quiet=quiet)
-    if started is None:
-        return
-    follower, interrupted = started
-    try:
-        result = await follower.follow_async(interrupted=interrupted)
-    except NbextError as exc:
-        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
-    _conclude(record, result, quiet=quiet, raises=bool(magics.raise_on_failure))
+    if started is not None:
+        await _wait_async(*started, quiet=quiet, raises=bool(magics.raise_on_failure))
 
 
 def _retry(

@@ -14,16 +14,16 @@ from typing import Any
 from ipywidgets import Widget
 
 
-def close_tree(widget: Any) -> None:
-    """Close ``widget``, its children, and their layouts and styles (each one is a comm
-    the kernel and the page keep alive until closed)."""
+def close_parts(widget: Any) -> None:
+    """Close ``widget``'s children (and theirs), its layout and its style: each one is a
+    comm the kernel and the page keep alive until closed."""
     for child in getattr(widget, "children", ()):
-        close_tree(child)
+        close_parts(child)
+        child.close()
     for name in ("layout", "style"):
         part = getattr(widget, name, None)
         if isinstance(part, Widget):
             part.close()
-    widget.close()
 
 
 class PlainTextForm:
@@ -35,12 +35,7 @@ class PlainTextForm:
     def close(self) -> None:
         """Close the widget and all its parts; its ``text/plain`` form stays (ipywidgets
         blanks the repr of a closed widget)."""
-        for child in getattr(self, "children", ()):
-            close_tree(child)
-        for name in ("layout", "style"):
-            part = getattr(self, name, None)
-            if isinstance(part, Widget):
-                part.close()
+        close_parts(self)
         closer = getattr(super(), "close", None)
         if closer is not None:
             closer()
