@@ -19,7 +19,7 @@ from nbconvert import HTMLExporter
 from playwright.sync_api import BrowserContext, Route, expect
 
 from .jupyter import scrubbed_environment
-from .notebook_files import PANELS, write_notebook
+from .notebook_files import PANELS, STATIC_PANELS, write_notebook
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
