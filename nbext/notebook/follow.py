@@ -1,8 +1,11 @@
 """Following a job to its end: feeding its panel and record, and the panel's Cancel.
 
-Two drivers with one logic. Blocking (``follow``): the cell's own thread, the sync
-client, Ctrl-C cancels the remote job. Background (``start_background``): a task on
-the running loop (the kernel's), the async client, the cell returns at once.
+One logic, ``_plan``: a generator of steps (ask for the state, pause, take the stream's
+next batch, read the final result) that says what to do next from the answers it is
+sent. Two drivers perform the steps. Blocking (``follow``): the cell's own thread, the
+sync client, Ctrl-C cancels the remote job. Async: the async client on the running loop,
+either in a task (``start_background``: the cell returns at once) or awaited by the cell
+(``follow_async``: in ipykernel 7.4+, see ``nbext.notebook.awaiting``).
 
 The logic: ask for the job's state (``/status``) at growing intervals (20 ms at first,
 so a quick job shows its result at once, then every poll interval) until it ends. With
@@ -16,11 +19,11 @@ and come in the next answer). So text is never held back longer than one interva
 however the job paces its chunks, and a fast stream costs the browser ten drawings a
 second, not one per chunk. Between answers the panel's run time counts up (``tick``).
 
-While a blocking cell waits, it handles the kernel's widget messages (``UiPump``), so the
-panel's Cancel acts at once: its click only asks, and the waiting loop cancels the job
-between two requests, then follows it to CANCELLED. Stream reads are kept short for the
-same reason (a click is seen within one read). Where no kernel can deliver the click,
-the panel does not show Cancel.
+The panel's Cancel acts while the cell waits: an awaiting cell leaves the kernel free to
+deliver the click, and a blocking one handles widget messages in its pauses where the
+kernel allows (``UiPump``, ipykernel 6): there the click only asks, and the waiting loop
+cancels the job between two requests, with stream reads kept short so a click is seen
+within one read. Where no kernel can deliver the click, the panel does not show Cancel.
 
 Every panel of a job follows the job's record: a change made elsewhere (``%runpod
 cancel``, a retry from another cell) reaches it through the record's watchers, and a

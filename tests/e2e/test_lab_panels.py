@@ -217,7 +217,7 @@ def test_every_text_in_the_panels_is_readable_in_each_theme(
     ]
     write_notebook(lab_server.root_dir / "contrast.ipynb", cells)
     lab.open("contrast.ipynb").run_all(timeout_ms=180_000)
-    expect(lab.page.locator(".nbext-health-chart")).to_have_count(2, timeout=30_000)
+    expect(lab.page.locator("svg.nbext-health-chart")).to_have_count(1, timeout=30_000)
     expect(
         lab.page.locator('.nbext-job-panel .nbext-state[data-state="IN_PROGRESS"]')
     ).to_be_visible()
