@@ -96,6 +96,11 @@ def test_cancel_while_the_cell_blocks(
     expect(badge).to_be_visible(timeout=60_000)
     button = lab.button(cell, "Cancel")
     expect(button).to_be_enabled()
+    # the run time counts up while the cell waits (at most ten redraws a second)
+    timing = lab.output(cell).locator(".nbext-job-timing")
+    before = timing.inner_text()
+    lab.page.wait_for_timeout(400)
+    assert timing.inner_text() != before, f"the run time stood still at {before!r}"
     lab.screenshot(f"cancel-before-click{options}")
     elapsed = seconds_until(lab, button, '.nbext-static .nbext-state[data-state="CANCELLED"]')
     print(f"click to CANCELLED{options and ' ' + options}: {elapsed:.3f} s")
