@@ -27,6 +27,8 @@ from .registry import JobRecord
 from .widgets.batch import BatchPanel
 
 DEFAULT_CONCURRENCY = 8
+TICK = 0.1
+"""Seconds between two redraws of a waiting batch's elapsed time and ETA."""
 RESULTS = ListingSpec("results", RESULT_COLUMNS, extra="drop")
 
 
@@ -122,6 +124,10 @@ class _Run:
         if self.panel is not None:
             self.panel.add(result.status.value)
 
+    def tick(self) -> None:
+        if self.panel is not None:
+            self.panel.refresh()  # throttled: at most ten redraws a second
+
     def close(self, note: str = "") -> None:
         if self.panel is not None and self.output is not None:
             self.panel.finish(time.monotonic() - self.started, note)
@@ -215,16 +221,23 @@ async def run_many_async(
         timeout=timeout,
         **_options(execution_timeout, ttl, low_priority),
     )
-    cancel = asyncio.ensure_future(run.cancelled.wait())
+    cancel: asyncio.Future[Any] = asyncio.ensure_future(run.cancelled.wait())
+    following: asyncio.Future[Any] | None = None
     try:
         while True:
-            following = asyncio.ensure_future(anext(batch, None))
-            await asyncio.wait({following, cancel}, return_when=asyncio.FIRST_COMPLETED)
-            if not following.done():
+            if following is None:
+                following = asyncio.ensure_future(anext(batch, None))
+            await asyncio.wait(
+                {following, cancel}, timeout=TICK, return_when=asyncio.FIRST_COMPLETED
+            )
+            if cancel.done():
                 following.cancel()
                 await asyncio.gather(following, return_exceptions=True)
                 raise run.stopped("cancelled")
-            got = following.result()
+            if not following.done():
+                run.tick()  # elapsed and ETA move on between results
+                continue
+            got, following = following.result(), None
             if got is None:
                 break
             run.take(*got)

@@ -124,6 +124,8 @@ async def test_cancel_clicked_while_a_map_awaits_stops_the_batch(nb: Notebook) -
         "two jobs to run",
     )
     assert panel.cancel_button.layout.display is None
+    renders = panel.renders  # no result comes, yet elapsed and ETA are redrawn
+    await nb.auntil(lambda: panel.renders >= renders + 2, "the line to be redrawn")
     clicked = time.monotonic()
     panel.cancel_button.click()
     with pytest.raises(Interrupted, match=r"stopped after 0 of 4 jobs \(cancelled\)"):
