@@ -59,7 +59,11 @@ def supported(shell: Any) -> bool:
 
 def await_job_cells(lines: list[str]) -> list[str]:
     """Input transformer: a ``%%runpod_job`` cell, and a ``%runpod map`` or ``retry``
-    line outside any block, become awaited calls."""
+    line outside any block, become awaited calls (unless ``%autoawait`` is off: then a
+    top-level ``await`` would not run at all)."""
+    shell = get_ipython()
+    if shell is None or not getattr(shell, "autoawait", False):
+        return lines
     if lines and lines[0].startswith(MAGIC_CALL):
         return [AWAITED_CALL + lines[0][len("get_ipython().run_cell_magic(") :], *lines[1:]]
     return [

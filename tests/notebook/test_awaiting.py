@@ -39,6 +39,15 @@ def test_only_job_cells_are_made_to_await(nb: Notebook) -> None:
         assert transformed(nb, other) == nb.shell.input_transformer_manager.transform_cell(other)
 
 
+def test_nothing_is_made_to_await_with_autoawait_off(nb: Notebook) -> None:
+    nb.shell.autoawait = False
+    try:
+        code = transformed(nb, '%%runpod_job echo\n{"a": 1}')
+    finally:
+        nb.shell.autoawait = True
+    assert code.startswith("get_ipython().run_cell_magic('runpod_job'")
+
+
 def test_a_plain_shell_keeps_blocking_cells(nb: Notebook) -> None:
     assert awaiting.supported(nb.shell) is False  # no kernel: nothing could hear a click
     assert awaiting.await_job_cells not in nb.shell.input_transformers_post
