@@ -32,34 +32,35 @@ def test_run_save_close_reopen_keeps_every_final_state(
 ) -> None:
     lab.open(panels_notebook).run_all(timeout_ms=180_000)
     assert lab.errors() == []
-    expect(lab.page.locator(".nbext-static")).to_have_count(STATIC_PANELS)
+    expect(shown(lab, ".nbext-static")).to_have_count(STATIC_PANELS)
     save(lab)
-    lab.page.close()
+    lab.page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
     lab_server.shutdown_kernels()  # nothing of the run is left but the file
 
-    reopened = LabPage(lab.page.context.new_page(), lab_server)
-    try:
-        reopened.open(panels_notebook)
-        page = reopened.page
-        expect(page.locator(".nbext-static")).to_have_count(STATIC_PANELS)
-        for state in ("COMPLETED", "FAILED"):
-            badge = page.locator(f'.nbext-static .nbext-state[data-state="{state}"]').first
-            expect(badge).to_be_visible()
-        expect(reopened.output(reopened.cell_with("stream-text"))).to_contain_text(
-            "every streamed word stays"
-        )
-        expect(reopened.output(reopened.cell_with("fail --no-raise"))).to_contain_text(
-            "a failure on purpose"
-        )
-        expect(reopened.output(reopened.cell_with("echo -o out"))).to_contain_text(
-            "hello from the echo job"
-        )
-        expect(page.locator(".nbext-batch-counts")).to_contain_text("5/5 · COMPLETED 5")
-        expect(page.locator(".nbext-health-chart")).to_be_visible()
-        assert "Error displaying widget" not in page.locator(".jp-Notebook").inner_text()
-        reopened.screenshot("panels-reopened")
-    finally:
-        reopened.page.close()
+    lab.open(panels_notebook)  # a fresh page: no widget manager, no widget state
+    expect(shown(lab, ".nbext-static")).to_have_count(STATIC_PANELS)
+    for state in ("COMPLETED", "FAILED"):
+        badge = shown(lab, f'.nbext-static .nbext-state[data-state="{state}"]').first
+        expect(badge).to_be_visible()
+    for cell, text in (
+        ("stream-text", "every streamed word stays"),
+        ("fail --no-raise", "a failure on purpose"),
+        ("echo -o out", "hello from the echo job"),
+    ):
+        expect(lab.output(lab.cell_with(cell))).to_contain_text(text)
+    expect(shown(lab, ".nbext-batch-counts")).to_contain_text("5/5 · COMPLETED 5")
+    expect(shown(lab, ".nbext-health-chart")).to_be_visible()
+    assert "Error displaying widget" not in shown(lab, ".jp-Notebook").inner_text()
+    lab.screenshot("panels-reopened")
+
+
+VISIBLE = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+"""The notebook on show (JupyterLab restores the tabs of earlier tests, hidden)."""
+
+
+def shown(lab: LabPage, selector: str) -> Locator:
+    """``selector`` in the notebook on show only."""
+    return lab.page.locator(f"{VISIBLE} {selector}")
 
 
 def seconds_until(lab: LabPage, button: Locator, selector: str) -> float:
@@ -102,7 +103,9 @@ def test_cancel_while_the_cell_blocks(
     lab.page.wait_for_timeout(400)
     assert timing.inner_text() != before, f"the run time stood still at {before!r}"
     lab.screenshot(f"cancel-before-click{options}")
-    elapsed = seconds_until(lab, button, '.nbext-static .nbext-state[data-state="CANCELLED"]')
+    elapsed = seconds_until(
+        lab, button, f'{VISIBLE} .nbext-static .nbext-state[data-state="CANCELLED"]'
+    )
     print(f"click to CANCELLED{options and ' ' + options}: {elapsed:.3f} s")
     assert elapsed < CLICK_TO_CANCELLED_S, f"CANCELLED {elapsed:.2f} s after the click"
     lab.wait_until_idle()
@@ -127,7 +130,7 @@ def test_cancel_stops_a_blocking_map(lab: LabPage, lab_server: JupyterLabServer)
     button = lab.button(cell, "Cancel")
     expect(button).to_be_visible(timeout=60_000)
     expect(lab.output(cell).locator(".nbext-batch-counts")).to_contain_text("0/6")
-    elapsed = seconds_until(lab, button, ".nbext-static.nbext-batch-panel")
+    elapsed = seconds_until(lab, button, f"{VISIBLE} .nbext-static.nbext-batch-panel")
     print(f"click to a stopped batch: {elapsed:.3f} s")
     assert elapsed < CLICK_TO_CANCELLED_S, f"the batch stopped {elapsed:.2f} s after the click"
     lab.wait_until_idle()
@@ -208,7 +211,10 @@ CONTRAST = """
 }
 """
 THEMES = ["JupyterLab Light", "JupyterLab Dark", "JupyterLab Dark High Contrast"]
-PANEL_SELECTOR = ".nbext-job-panel, .nbext-batch-panel, .nbext-health-panel"
+PANEL_SELECTOR = ", ".join(
+    f"{VISIBLE} {kind}"
+    for kind in (".nbext-job-panel", ".nbext-batch-panel", ".nbext-health-panel")
+)
 
 
 def test_every_text_in_the_panels_is_readable_in_each_theme(
@@ -222,10 +228,8 @@ def test_every_text_in_the_panels_is_readable_in_each_theme(
     ]
     write_notebook(lab_server.root_dir / "contrast.ipynb", cells)
     lab.open("contrast.ipynb").run_all(timeout_ms=180_000)
-    expect(lab.page.locator("svg.nbext-health-chart")).to_have_count(1, timeout=30_000)
-    expect(
-        lab.page.locator('.nbext-job-panel .nbext-state[data-state="IN_PROGRESS"]')
-    ).to_be_visible()
+    expect(shown(lab, "svg.nbext-health-chart")).to_have_count(1, timeout=30_000)
+    expect(shown(lab, '.nbext-job-panel .nbext-state[data-state="IN_PROGRESS"]')).to_be_visible()
     for theme in THEMES:
         lab.page.evaluate(
             "(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})",
