@@ -13,7 +13,8 @@ from typing import Any
 
 from nbext.models import JobResult
 
-from .batch import run_many
+from . import awaiting
+from .batch import run_many, run_many_async
 from .connection import Connection, current, quiet_emulator_log, set_current
 from .deploy import deploy
 from .errors import Interrupted, NotebookError
@@ -34,6 +35,7 @@ __all__ = [
     "deploy",
     "load_ipython_extension",
     "run_many",
+    "run_many_async",
     "set_current",
     "unload_ipython_extension",
     "wait_background",
@@ -70,6 +72,7 @@ def load_ipython_extension(ipython: Any, connection: Connection | None = None) -
     quiet_emulator_log()
     magics = RunpodMagics(ipython, connection=current())
     ipython.register_magics(magics)
+    awaiting.install(ipython)  # in a kernel that allows it, Cancel works mid-cell
     ipython.configurables[:] = [
         c for c in ipython.configurables if not isinstance(c, RunpodMagics)
     ] + [magics]
@@ -79,6 +82,7 @@ def load_ipython_extension(ipython: Any, connection: Connection | None = None) -
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext nbext``: close the clients and stop the emulator this kernel started."""
+    awaiting.uninstall(ipython)
     connection = set_current(None)
     if connection is not None:
         connection.close()

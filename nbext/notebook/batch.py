@@ -8,6 +8,7 @@ id, state, queue delay and run time (ms), output and error.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterable, Mapping
@@ -21,11 +22,13 @@ from .connection import Connection, current
 from .display.frames import ListingSpec, to_frame
 from .display.specs import RESULT_COLUMNS
 from .errors import Interrupted
-from .ipython import Handle, show_updatable
+from .outputs import PanelOutput, show_panel
 from .registry import JobRecord
 from .widgets.batch import BatchPanel
 
 DEFAULT_CONCURRENCY = 8
+TICK = 0.1
+"""Seconds between two redraws of a waiting batch's elapsed time and ETA."""
 RESULTS = ListingSpec("results", RESULT_COLUMNS, extra="drop")
 
 
@@ -83,6 +86,78 @@ def results_frame(
     return pd.concat([inputs, out], axis=1)
 
 
+class _Run:
+    """One batch being run: its panel and output, the results so far, the records.
+
+    Shared by the blocking ``run_many`` and the awaiting ``run_many_async``: they differ
+    only in how they wait for the next result.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        inputs: Any,
+        *,
+        quiet: bool,
+        cancellable: bool,
+        connection: Connection | None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.items, self.input_frame = inputs_of(inputs)
+        self.conn = connection or current()
+        self.service = self.conn.service()
+        self.results: dict[int, JobResult] = {}
+        self.started = time.monotonic()
+        self.cancelled = asyncio.Event() if cancellable else None
+        self.panel = None if quiet else BatchPanel(endpoint, len(self.items))
+        if self.panel is not None and self.cancelled is not None:
+            self.panel.cancel_available = True
+            self.panel.on_cancel = self.cancelled.set
+            self.panel.refresh(force=True)
+        self.output: PanelOutput | None = show_panel(self.panel) if self.panel else None
+
+    def take(self, index: int, result: JobResult) -> None:
+        self.results[index] = result
+        self.conn.registry.add(
+            JobRecord(result.id, self.endpoint, self.service.mode, "map", result=result)
+        )
+        if self.panel is not None:
+            self.panel.add(result.status.value)
+
+    def tick(self) -> None:
+        if self.panel is not None:
+            self.panel.refresh()  # throttled: at most ten redraws a second
+
+    def close(self, note: str = "") -> None:
+        if self.panel is not None and self.output is not None:
+            self.panel.finish(time.monotonic() - self.started, note)
+            self.output.update()  # the line becomes static: a saved notebook keeps it
+
+    def stopped(self, how: str) -> Interrupted:
+        """The batch was stopped (Ctrl-C, Cancel): the panel says so; the error to raise."""
+        done, total = len(self.results), len(self.items)
+        self.close(f"{how}: {done} of {total} finished")
+        return Interrupted(
+            f"batch on {self.endpoint!r} stopped after {done} of {total} jobs ({how}); "
+            "jobs already submitted may still run (their results are not collected)"
+        )
+
+    def frame(self) -> pd.DataFrame:
+        self.close()
+        return results_frame(self.input_frame, self.results, len(self.items))
+
+
+def _options(
+    execution_timeout: float | None, ttl: float | None, low_priority: bool
+) -> dict[str, Any]:
+    options: dict[str, Any] = {"low_priority": low_priority}
+    if execution_timeout is not None:
+        options["execution_timeout"] = execution_timeout
+    if ttl is not None:
+        options["ttl"] = ttl
+    return options
+
+
 def run_many(
     endpoint: str,
     inputs: Any,
@@ -101,44 +176,79 @@ def run_many(
     ``concurrency`` jobs run at once; ``timeout`` bounds each job's wait (seconds).
     Failed jobs are rows like the others (their ``state`` and ``error`` say so).
     Ctrl-C stops the batch (jobs already submitted may still run on the service) and
-    raises ``Interrupted``.
+    raises ``Interrupted``. The cell blocks, so its panel has no Cancel (nothing could
+    hear it): ``await run_many_async(...)`` has one.
     """
-    items, input_frame = inputs_of(inputs)
-    conn = connection or current()
-    service = conn.service()
-    panel = None if quiet else BatchPanel(endpoint, len(items))
-    handle: Handle | None = show_updatable(panel) if panel is not None else None
-    results: dict[int, JobResult] = {}
-    started = time.monotonic()
-    options: dict[str, Any] = {"low_priority": low_priority}
-    if execution_timeout is not None:
-        options["execution_timeout"] = execution_timeout
-    if ttl is not None:
-        options["ttl"] = ttl
-
-    def close(note: str = "") -> None:
-        if panel is not None:
-            panel.finish(time.monotonic() - started, note)
-            if handle is not None:
-                handle.update(panel)
-
-    batch = service.client.endpoint(endpoint).map(
-        items, concurrency=concurrency, timeout=timeout, **options
+    run = _Run(endpoint, inputs, quiet=quiet, cancellable=False, connection=connection)
+    batch = run.service.client.endpoint(endpoint).map(
+        run.items,
+        concurrency=concurrency,
+        timeout=timeout,
+        **_options(execution_timeout, ttl, low_priority),
     )
     try:
         for index, result in batch:
-            results[index] = result
-            conn.registry.add(JobRecord(result.id, endpoint, service.mode, "map", result=result))
-            if panel is not None:
-                panel.add(result.status.value)
+            run.take(index, result)
     except KeyboardInterrupt:
-        close(f"interrupted: {len(results)} of {len(items)} finished")
-        raise Interrupted(
-            f"batch on {endpoint!r} stopped after {len(results)} of {len(items)} jobs; "
-            "jobs already submitted may still run (their results are not collected)"
-        ) from None
+        raise run.stopped("interrupted") from None
     except BaseException as exc:
-        close(f"stopped: {exc}")
+        run.close(f"stopped: {exc}")
         raise
-    close()
-    return results_frame(input_frame, results, len(items))
+    return run.frame()
+
+
+async def run_many_async(
+    endpoint: str,
+    inputs: Any,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    timeout: float | None = None,
+    execution_timeout: float | None = None,
+    ttl: float | None = None,
+    low_priority: bool = False,
+    quiet: bool = False,
+    connection: Connection | None = None,
+) -> pd.DataFrame:
+    """``run_many`` for a cell that awaits: the same batch, panel and DataFrame, and the
+    panel's Cancel works meanwhile (it stops the batch: nothing more is submitted, and
+    the cell raises ``Interrupted``, as Ctrl-C does)."""
+    run = _Run(endpoint, inputs, quiet=quiet, cancellable=True, connection=connection)
+    assert run.cancelled is not None
+    client = run.service.async_client()
+    batch = client.endpoint(endpoint).map(
+        run.items,
+        concurrency=concurrency,
+        timeout=timeout,
+        **_options(execution_timeout, ttl, low_priority),
+    )
+    cancel: asyncio.Future[Any] = asyncio.ensure_future(run.cancelled.wait())
+    following: asyncio.Future[Any] | None = None
+    try:
+        while True:
+            if following is None:
+                following = asyncio.ensure_future(anext(batch, None))
+            await asyncio.wait(
+                {following, cancel}, timeout=TICK, return_when=asyncio.FIRST_COMPLETED
+            )
+            if cancel.done():
+                following.cancel()
+                await asyncio.gather(following, return_exceptions=True)
+                raise run.stopped("cancelled")
+            if not following.done():
+                run.tick()  # elapsed and ETA move on between results
+                continue
+            got, following = following.result(), None
+            if got is None:
+                break
+            run.take(*got)
+    except asyncio.CancelledError:
+        raise run.stopped("interrupted") from None
+    except Interrupted:
+        raise
+    except BaseException as exc:
+        run.close(f"stopped: {exc}")
+        raise
+    finally:
+        cancel.cancel()
+        await batch.aclose()  # type: ignore[attr-defined]
+    return run.frame()

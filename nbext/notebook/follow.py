@@ -1,20 +1,33 @@
-"""Following a job to its end: feeding its panel and record, and Cancel and Retry.
+"""Following a job to its end: feeding its panel and record, and the panel's Cancel.
 
-Two drivers with one logic. Blocking (``follow``): the cell's own thread, the sync
-client, Ctrl-C cancels the remote job. Background (``start_background``): a task on
-the running loop (the kernel's), the async client, the cell returns at once.
+One logic, ``_plan``: a generator of steps (ask for the state, pause, take the stream's
+next batch, read the final result) that says what to do next from the answers it is
+sent. Two drivers perform the steps. Blocking (``follow``): the cell's own thread, the
+sync client, Ctrl-C cancels the remote job. Async: the async client on the running loop,
+either in a task (``start_background``: the cell returns at once) or awaited by the cell
+(``follow_async``: in ipykernel 7.4+, see ``nbext.notebook.awaiting``).
 
 The logic: ask for the job's state (``/status``) at growing intervals (20 ms at first,
 so a quick job shows its result at once, then every poll interval) until it ends. With
 ``stream`` (the panel shows streamed text), once the job leaves the queue, read its
-stream instead, in one unbroken ``stream_batches`` call: the service hands each chunk
-out once, so a read is never cut short by a deadline of ours (an answer abandoned in
-flight would lose the chunks in it). The panel draws once per answer of the service,
-at most once per throttle interval: when an answer comes sooner after the last drawing,
-the driver pauses for the rest of the interval before drawing it and reading on (the
-chunks that arrive meanwhile wait on the service and come in the next answer). So text
-is never held back longer than one interval, however the job paces its chunks, and a
-fast stream costs the browser ten drawings a second, not one per chunk.
+stream instead: the service hands each chunk out once, and the client asks it to answer
+before each read's deadline, so a read is never cut off with chunks in flight. The panel
+draws once per answer of the service, at most once per throttle interval: when an answer
+comes sooner after the last drawing, the driver pauses for the rest of the interval
+before drawing it and reading on (the chunks that arrive meanwhile wait on the service
+and come in the next answer). So text is never held back longer than one interval,
+however the job paces its chunks, and a fast stream costs the browser ten drawings a
+second, not one per chunk. Between answers the panel's run time counts up (``tick``).
+
+The panel's Cancel acts while the cell waits: an awaiting cell leaves the kernel free to
+deliver the click, and a blocking one handles widget messages in its pauses where the
+kernel allows (``UiPump``, ipykernel 6): there the click only asks, and the waiting loop
+cancels the job between two requests, with stream reads kept short so a click is seen
+within one read. Where no kernel can deliver the click, the panel does not show Cancel.
+
+Every panel of a job follows the job's record: a change made elsewhere (``%runpod
+cancel``, a retry from another cell) reaches it through the record's watchers, and a
+cancel that lost a race with the job's end (409) shows the state the job ended in.
 
 Widgets are only ever touched from the thread that owns them (the cell's, or the
 loop's); nothing here writes to a widget from another thread.
@@ -23,15 +36,16 @@ loop's); nothing here writes to a widget from another thread.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nbext.client import AsyncClient, AsyncJob, Conflict, Job, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from .errors import Interrupted, NotebookError, deferred_interrupts
+from .uipoll import UiPump
 
 if TYPE_CHECKING:
     from .connection import Service
@@ -44,24 +58,58 @@ FIRST_POLL = 0.02
 """The first pause between state checks; it doubles up to the poll interval."""
 STREAM_LIMIT = 7 * 24 * 3600.0
 """Deadline of a stream read when the user set none: a job's longest possible life."""
+STREAM_SLICE = 0.3
+"""How long one stream read of a blocking cell may wait for chunks when the cell also
+handles clicks: a Cancel pressed meanwhile is acted on after at most this long."""
 FINAL_WAIT = 30.0
 """Deadline for reading the result of a job whose stream has ended (it is final)."""
 CANCEL_CONFIRM = 30.0
 """How long Ctrl-C waits for the service to confirm CANCELLED."""
+CANCELLED_NOTE = "cancelled from the panel"
+TICK = 0.1
+"""Seconds between two redraws of a running panel's clock in the background."""
 
 
 class _GaveUp(Exception):
     """The caller's ``--timeout`` passed; the job goes on."""
 
 
+@dataclass(frozen=True)
+class _Status:
+    """Ask for the job's state (``/status``)."""
+
+
+@dataclass(frozen=True)
+class _Pause:
+    """Let ``seconds`` pass (a blocking driver handles clicks meanwhile)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """The stream's next batch of chunks, or None at its end; ``deadline()`` is the time
+    left for the whole read."""
+
+    deadline: Callable[[], float]
+
+
+@dataclass(frozen=True)
+class _Final:
+    """The result of a job whose stream ended."""
+
+
+_Step = _Status | _Pause | _Batch | _Final
+
+
 class JobFollower:
-    """Follows one job for its panel and record; performs the panel's Cancel and Retry.
+    """Follows one job for its panel and record; performs the panel's Cancel.
 
     ``job`` is the sync handle (from ``endpoint.run``, or made from the record);
     ``stream`` reads the job's stream for the panel's text (``--stream``);
     ``on_end`` is called with the record each time the job reaches a final state
     (again after a retry), e.g. to store its output under ``-o NAME``; ``on_update``
-    after each final render (the cell's display handle refreshes its ``text/plain``).
+    after each change the cell's output should show (``PanelOutput.update``).
     """
 
     def __init__(
@@ -93,10 +141,18 @@ class JobFollower:
         self.task: asyncio.Task[JobResult | None] | None = None
         self._actions: set[asyncio.Task[Any]] = set()
         self._ajob: tuple[AsyncClient, AsyncJob] | None = None
+        self._pump: UiPump | None = None
+        """Set while a blocking follow handles clicks; Cancel then only asks."""
+        self._cancel_asked = False
+        self._awaited = False
+        """A cell awaits ``follow_async``: Cancel is handled by the loop meanwhile."""
+        self._wake: asyncio.Event | None = None
+        self._error: NbextError | None = None
+        self._own_change = False
         record.follower = self
         if panel is not None:
             panel.cancel_button.on_click(self._cancel_clicked)
-            panel.retry_button.on_click(self._retry_clicked)
+            record.watchers.append(self._record_changed)
 
     # ---- what happens to the job -------------------------------------------------------
 
@@ -112,14 +168,26 @@ class JobFollower:
         if self.panel is not None:
             self.panel.refresh(force=True)
 
+    def _tick(self) -> None:
+        if self.panel is not None:
+            self.panel.tick()
+
     def _result(self, result: JobResult) -> None:
-        self.registry.update(self.record.id, result)
+        self._own_change = True
+        try:
+            self.registry.update(self.record.id, result)
+        finally:
+            self._own_change = False
         if self.panel is not None:
             self.panel.set_result(result)
 
     def _removed(self, exc: NotFound) -> None:
         reason = f"the service no longer knows job {self.record.id}: {exc}"
-        self.registry.mark_removed(self.record.id, reason)
+        self._own_change = True
+        try:
+            self.registry.mark_removed(self.record.id, reason)
+        finally:
+            self._own_change = False
         if self.panel is not None:
             self.panel.set_removed(reason)
         self._updated()
@@ -138,16 +206,29 @@ class JobFollower:
             self.on_end(self.record)
         self._updated()
 
-    def _updated(self) -> None:
-        """Tell the cell's display (its ``text/plain`` is replaced with the new state).
+    def _record_changed(self, record: JobRecord) -> None:
+        """The job's record changed elsewhere (another cell, ``%runpod``): show it."""
+        if self._own_change or self.panel is None:
+            return
+        panel = self.panel
+        if record.removed is not None:
+            if panel.state != "REMOVED":
+                panel.set_removed(record.removed)
+                self._updated()
+            return
+        result = record.result
+        if result is None:
+            return
+        if panel.final and not result.status.is_final:
+            panel.restart()  # retried from elsewhere: this panel follows the new run
+        panel.retries = record.retries
+        panel.set_result(result)
+        self._updated()
 
-        Run in an empty context: a background task inherits the context of the cell that
-        started it, and ipykernel would address the update to that finished cell, which
-        headless runners (nbclient, nbval) no longer listen to; without the inherited
-        context it goes out under the cell running now, and display ids route it home.
-        """
+    def _updated(self) -> None:
+        """Tell the cell's output (``PanelOutput.update``) the state changed."""
         if self.on_update is not None:
-            contextvars.Context().run(self.on_update)
+            self.on_update()
 
     def _gave_up(self) -> None:
         self._note(
@@ -170,57 +251,139 @@ class JobFollower:
         left = self._left(started)
         return pause if left is None else min(pause, left)
 
+    def _stream_deadline(self, started: float) -> float:
+        left = self._left(started)
+        return STREAM_LIMIT if left is None else left
+
+    # ---- the logic, once: what to ask for next -----------------------------------------
+
+    def _plan(self) -> Generator[_Step, Any, JobResult]:
+        """What following the job takes, step by step; a driver performs each step and
+        sends back its answer (a ``JobResult``, a batch of chunks, or None)."""
+        started = time.monotonic()
+        result: JobResult = yield _Status()
+        polls = 0
+        while not result.status.is_final and not (
+            self.stream and result.status is not JobStatus.IN_QUEUE
+        ):
+            self._result(result)
+            yield _Pause(self._pause(started, polls))
+            polls += 1
+            result = yield _Status()
+        if self.stream:
+            self._result(result)
+            while True:
+                batch = yield _Batch(lambda: self._stream_deadline(started))
+                if batch is None:
+                    break
+                pause = self._take(batch)
+                if pause:
+                    yield _Pause(pause)
+                self._draw()
+            result = yield _Final()
+        return result
+
+    def _ended(self, result: JobResult) -> JobResult:
+        self.finish(result)
+        return result
+
+    def _stopped(self, exc: BaseException, *, reraise: bool) -> None:
+        """How following ended early: removed, given up, or an error (noted; re-raised
+        for a blocking cell, kept for an awaiting one)."""
+        if isinstance(exc, NotFound):
+            self._removed(exc)
+            return
+        if isinstance(exc, _GaveUp | Timeout):
+            self._gave_up()
+            return
+        if not isinstance(exc, Exception) or (reraise and not isinstance(exc, NbextError)):
+            raise exc
+        detail = str(exc) if isinstance(exc, NbextError) else f"{type(exc).__name__}: {exc}"
+        self._note(f"stopped following the job: {detail}")
+        if isinstance(exc, NbextError):
+            if reraise:
+                raise exc
+            self._error = exc  # an awaiting cell raises it
+
     # ---- blocking ----------------------------------------------------------------------
 
     def follow(self, interrupted: bool = False) -> JobResult | None:
         """Follow the job from the calling thread until it ends; the final result.
 
         Returns None when the job was removed or ``timeout`` passed (the panel says
-        which). Ctrl-C cancels the job, waits for CANCELLED and raises ``Interrupted``;
-        ``interrupted`` says Ctrl-C already came (while the job was being submitted).
+        which). The panel's Cancel works meanwhile in a Jupyter kernel. Ctrl-C cancels
+        the job, waits for CANCELLED and raises ``Interrupted``; ``interrupted`` says
+        Ctrl-C already came (while the job was being submitted).
         """
-        try:
-            if interrupted:
-                raise KeyboardInterrupt
-            return self._follow_sync()
-        except KeyboardInterrupt:
-            raise self._interrupted() from None
+        with UiPump(enabled=self.panel is not None) as pump:
+            if self.panel is not None:
+                self.panel.cancel_available = pump.available
+                self.panel.refresh(force=True)
+            self._pump = pump
+            try:
+                if interrupted:
+                    raise KeyboardInterrupt
+                return self._follow_sync(pump)
+            except KeyboardInterrupt:
+                raise self._interrupted() from None
+            finally:
+                self._pump = None
+                if self.panel is not None and not self.panel.final:
+                    # The cell ends with the job still running (--timeout): between
+                    # cells the kernel hears clicks, so Cancel works again.
+                    self.panel.cancel_available = True
+                    self.panel.refresh(force=True)
 
-    def _follow_sync(self) -> JobResult | None:
-        started = time.monotonic()
-        try:
-            result = self.job.status()
-            polls = 0
-            while not result.status.is_final and not (
-                self.stream and result.status is not JobStatus.IN_QUEUE
-            ):
-                self._result(result)
-                time.sleep(self._pause(started, polls))
-                polls += 1
-                result = self.job.status()
-            if self.stream:
-                self._result(result)
-                for batch in self.job.stream_batches(timeout=self._stream_deadline(started)):
-                    pause = self._take(batch)
-                    if pause:
-                        time.sleep(pause)
-                    self._draw()
-                result = self.job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
-        except NotFound as exc:
-            self._removed(exc)
-            return None
-        except (_GaveUp, Timeout):
-            self._gave_up()
-            return None
-        except NbextError as exc:
-            self._note(f"stopped following the job: {exc}")
-            raise
-        self.finish(result)
-        return result
+    def _wait(self, pump: UiPump, seconds: float) -> None:
+        """Pass ``seconds``, handling clicks; a Cancel click is acted on at once."""
+        pump.wait(seconds, until=lambda: self._cancel_asked, tick=self._tick)
+        self._act()
 
-    def _stream_deadline(self, started: float) -> float:
-        left = self._left(started)
-        return STREAM_LIMIT if left is None else left
+    def _act(self) -> None:
+        if self._cancel_asked:
+            self._cancel_asked = False
+            self.cancel(follow=False)
+
+    def _follow_sync(self, pump: UiPump) -> JobResult | None:
+        """The plan, driven with the sync client from the cell's thread."""
+        plan = self._plan()
+        batches: Iterator[list[StreamChunk]] | None = None
+        try:
+            step = next(plan)
+            while True:
+                answer: Any = None
+                if isinstance(step, _Status):
+                    answer = self.job.status()
+                elif isinstance(step, _Pause):
+                    self._wait(pump, step.seconds)
+                elif isinstance(step, _Batch):
+                    if batches is None:
+                        batches = self._sliced_batches(pump, step.deadline)
+                    answer = next(batches, None)
+                else:
+                    answer = self.job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
+                step = plan.send(answer)
+        except StopIteration as end:
+            return self._ended(end.value)
+        except BaseException as exc:
+            self._stopped(exc, reraise=True)
+            return None
+
+    def _sliced_batches(
+        self, pump: UiPump, deadline: Callable[[], float]
+    ) -> Iterator[list[StreamChunk]]:
+        """The stream's batches; read in short slices when clicks must be seen meanwhile
+        (a slice that ends with no chunk is just read again)."""
+        while True:
+            left = deadline()
+            sliced = pump.available and left > STREAM_SLICE
+            try:
+                yield from self.job.stream_batches(timeout=STREAM_SLICE if sliced else left)
+                return
+            except Timeout:
+                if not sliced:
+                    raise
+                self._wait(pump, 0)
 
     def _interrupted(self) -> Interrupted:
         """Ctrl-C arrived while following: cancel the job and say how that went."""
@@ -255,10 +418,9 @@ class JobFollower:
         except NbextError as exc:
             self._note(f"cancel requested, but its confirmation did not come: {exc}")
             return Interrupted(f"cancel of job {job_id} {where} requested; not confirmed: {exc}")
-        self.finish(result)
         if self.panel is not None:
-            self.panel.set_note(f"cancelled by Ctrl-C ({result.status.value})")
-            self._updated()
+            self.panel.note = f"cancelled by Ctrl-C ({result.status.value})"
+        self.finish(result)
         return Interrupted(f"job {job_id} {where} was cancelled ({result.status.value})")
 
     # ---- background --------------------------------------------------------------------
@@ -274,12 +436,39 @@ class JobFollower:
             ) from None
         self.task = loop.create_task(self._follow_async(), name=f"nbext-job-{self.record.id}")
         if self.panel is not None:
+            self.panel.cancel_available = True
             self.panel.task = self.task
         return self.task
 
     @property
     def following(self) -> bool:
-        return self.task is not None and not self.task.done()
+        """Whether a cell awaits the job, or a background task follows it."""
+        return self._awaited or (self.task is not None and not self.task.done())
+
+    async def follow_async(self, interrupted: bool = False) -> JobResult | None:
+        """Follow the job by awaiting it (an awaiting cell: the kernel hears clicks).
+
+        The same logic as the background task, and the same outcome as ``follow``:
+        the final result, None when the job was removed or ``timeout`` passed, an
+        ``NbextError`` that stopped the following, and Ctrl-C (which ipykernel delivers
+        as the cancellation of the awaiting cell) cancels the job and raises
+        ``Interrupted``.
+        """
+        if self.panel is not None:
+            self.panel.cancel_available = True
+            self.panel.refresh(force=True)
+        self._awaited, self._error = True, None
+        try:
+            if interrupted:
+                raise asyncio.CancelledError
+            result = await self._follow_async()
+        except asyncio.CancelledError:
+            raise self._interrupted() from None
+        finally:
+            self._awaited = False
+        if self._error is not None:
+            raise self._error
+        return result
 
     def _async_job(self) -> AsyncJob:
         client = self.service.async_client()
@@ -288,123 +477,139 @@ class JobFollower:
             self._ajob = (client, job)
         return self._ajob[1]
 
-    async def _follow_async(self) -> JobResult | None:
-        job = self._async_job()
-        started = time.monotonic()
-        try:
-            result = await job.status()
-            polls = 0
-            while not result.status.is_final and not (
-                self.stream and result.status is not JobStatus.IN_QUEUE
-            ):
-                self._result(result)
-                await asyncio.sleep(self._pause(started, polls))
-                polls += 1
-                result = await job.status()
-            if self.stream:
-                self._result(result)
-                async for batch in job.stream_batches(timeout=self._stream_deadline(started)):
-                    pause = self._take(batch)
-                    if pause:
-                        await asyncio.sleep(pause)
-                    self._draw()
-                result = await job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
-        except NotFound as exc:
-            self._removed(exc)
-            return None
-        except (_GaveUp, Timeout):
-            self._gave_up()
-            return None
-        except Exception as exc:  # a task's error would otherwise go unseen
-            self._note(f"stopped following the job: {type(exc).__name__}: {exc}")
-            return None
-        self.finish(result)
-        return result
+    async def _ticking(self) -> None:
+        """Redraw the running clock between the service's answers."""
+        while True:
+            await asyncio.sleep(TICK)
+            self._tick()
 
-    # ---- buttons -----------------------------------------------------------------------
+    async def _follow_async(self) -> JobResult | None:
+        ticker = asyncio.get_running_loop().create_task(self._ticking())
+        try:
+            return await self._follow_async_inner()
+        finally:
+            ticker.cancel()
+
+    async def _pause_async(self, seconds: float) -> None:
+        """Let ``seconds`` pass, or less: a cancel sent meanwhile ends the pause, so the
+        job's new state shows at once."""
+        self._wake = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._wake.wait(), seconds)
+        except TimeoutError:
+            pass
+        finally:
+            self._wake = None
+
+    async def _follow_async_inner(self) -> JobResult | None:
+        """The plan, driven with the async client on the running loop."""
+        job = self._async_job()
+        plan = self._plan()
+        batches: AsyncIterator[list[StreamChunk]] | None = None
+        try:
+            step = next(plan)
+            while True:
+                answer: Any = None
+                if isinstance(step, _Status):
+                    answer = await job.status()
+                elif isinstance(step, _Pause):
+                    await self._pause_async(step.seconds)
+                elif isinstance(step, _Batch):
+                    if batches is None:
+                        batches = aiter(job.stream_batches(timeout=step.deadline()))
+                    answer = await anext(batches, None)
+                else:
+                    answer = await job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
+                step = plan.send(answer)
+        except StopIteration as end:
+            return self._ended(end.value)
+        except Exception as exc:  # a task's error would otherwise go unseen
+            self._stopped(exc, reraise=False)
+            return None
+
+    # ---- Cancel ------------------------------------------------------------------------
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._actions.add(task)
         task.add_done_callback(self._actions.discard)
 
-    @staticmethod
-    def _loop_running() -> bool:
+    def _cancel_clicked(self, _button: Any = None) -> None:
+        if self._pump is not None:
+            self._cancel_asked = True  # the blocking loop cancels between two requests
+            return
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return False
-        return True
-
-    def _cancel_clicked(self, _button: Any = None) -> None:
-        if self._loop_running():
-            self._spawn(self.cancel_async())
-        else:
             self.cancel()
+            return
+        self._spawn(self.cancel_async())
 
-    def _retry_clicked(self, _button: Any = None) -> None:
-        if self._loop_running():
-            self._spawn(self.retry_async())
-        else:
-            self.retry()
+    def _cancelled(self, note: str) -> None:
+        if self.panel is not None:
+            self.panel.note = note
+            self.panel.refresh(force=True)
 
-    def cancel(self) -> None:
-        """Cancel the job (sync client) and show the outcome."""
+    def cancel(self, *, follow: bool = True) -> None:
+        """Cancel the job (sync client) and show the outcome.
+
+        A job that ended meanwhile (409) shows the state it ended in. ``follow=False``
+        leaves reading the final state to the caller's loop (a blocking follow).
+        """
         try:
             self.job.cancel()
-            self.finish(self.job.status())
-        except Conflict as exc:
-            self._note(f"not cancelled: {exc}")
+        except Conflict:
+            self._show_now()  # the job ended meanwhile: show the state it ended in
+            return
         except NotFound as exc:
             self._removed(exc)
+            return
         except NbextError as exc:
             self._note(f"cancel failed: {exc}")
+            return
+        self._cancelled(CANCELLED_NOTE)
+        if follow:
+            self._show_now()
+
+    def _show_now(self) -> None:
+        try:
+            result = self.job.status()
+        except NotFound as exc:
+            self._removed(exc)
+            return
+        except NbextError as exc:
+            self._note(f"cancel sent; its outcome is unknown: {exc}")
+            return
+        if result.status.is_final:
+            self.finish(result)
+        else:
+            self._result(result)
+            self._updated()
 
     async def cancel_async(self) -> None:
         """Cancel the job (async client); the background follower shows it ending."""
+        job = self._async_job()
         try:
-            await self._async_job().cancel()
-        except Conflict as exc:
-            self._note(f"not cancelled: {exc}")
-            return
+            await job.cancel()
+        except Conflict:
+            pass  # the job ended meanwhile: show the state it ended in
         except NotFound as exc:
             self._removed(exc)
             return
         except NbextError as exc:
             self._note(f"cancel failed: {exc}")
             return
-        if not self.following:
-            self.start_background()
-
-    def retry(self) -> JobResult | None:
-        """Retry the job (sync client) and follow it again from this thread."""
-        try:
-            self.job.retry()
-        except NbextError as exc:
-            self._note(f"retry failed: {exc}")
-            return None
-        self._restarted()
-        try:
-            return self.follow()
-        except (NbextError, Interrupted) as exc:
-            self._note(str(exc))
-            return None
-
-    async def retry_async(self) -> None:
-        """Retry the job (async client) and follow it again in the background."""
-        try:
-            await self._async_job().retry()
-        except NbextError as exc:
-            self._note(f"retry failed: {exc}")
+        if self.following:
+            self._cancelled(CANCELLED_NOTE)
+            if self._wake is not None:
+                self._wake.set()  # the follower asks for the state now
             return
-        self._restarted()
-        if not self.following:
-            self.start_background()
-
-    def _restarted(self) -> None:
-        self.registry.update(
-            self.record.id, JobResult(id=self.record.id, status=JobStatus.IN_QUEUE)
-        )
-        if self.panel is not None:
-            self.panel.restart()
-        self._updated()
+        try:
+            result = await job.status()
+        except NotFound as exc:
+            self._removed(exc)
+            return
+        except NbextError as exc:
+            self._note(f"cancel sent; its outcome is unknown: {exc}")
+            return
+        self.finish(result)

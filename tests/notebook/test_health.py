@@ -14,7 +14,7 @@ from .test_job_magic import usage_error
 
 def test_snapshot(nb: Notebook) -> None:
     nb.run('%%runpod_job echo\n{"a": 1}')
-    nb.run('%%runpod_job fail\n{"a": 1}')
+    nb.run('%%runpod_job fail --no-raise\n{"a": 1}')
     nb.run("%runpod health echo -o h")
     panel = nb.shell.user_ns["h"]
     assert isinstance(panel, HealthPanel)

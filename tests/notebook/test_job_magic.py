@@ -9,8 +9,9 @@ from IPython.core.error import UsageError
 
 from nbext.models import JobStatus
 from nbext.notebook.magics.job import parse_input
+from nbext.notebook.outcome import JobNotCompleted
 
-from .conftest import Notebook
+from .conftest import Notebook, flaky_handler
 
 
 def usage_error(nb: Notebook, cell: str, capsys: pytest.CaptureFixture[str]) -> str:
@@ -37,14 +38,19 @@ def test_echo_blocks_until_completed_and_stores_the_output(nb: Notebook) -> None
     assert panel.output_view.layout.display is None
     assert "hi" in panel.output_view.value
     assert panel.cancel_button.layout.display == "none"
-    assert panel.retry_button.layout.display == "none"
     record = nb.record()
     assert record.via == "/run" and record.state == "COMPLETED"
     assert nb.job(record.id).status is JobStatus.COMPLETED
-    # the display was updated at the end, so a saved notebook shows the outcome
-    assert nb.displays[-1]["update"] is True
-    assert "COMPLETED" in nb.last_plain() and '"text": "hi"' in nb.last_plain()
+    # the display was replaced at the end by static HTML, so a saved notebook shows the
+    # outcome without the kernel or any widget state
     assert "application/vnd.jupyter.widget-view+json" in nb.displays[0]["data"]
+    last = nb.displays[-1]
+    assert last["update"] is True
+    assert last["transient"]["display_id"] == nb.displays[0]["transient"]["display_id"]
+    assert set(last["data"]) == {"text/html", "text/plain"}
+    assert 'data-state="COMPLETED"' in last["data"]["text/html"]
+    assert "COMPLETED" in nb.last_plain() and '"text": "hi"' in nb.last_plain()
+    assert panel.comm is None  # the widget was closed: nothing live is left
 
 
 def test_python_body_is_evaluated_in_the_user_namespace(nb: Notebook) -> None:
@@ -96,24 +102,67 @@ def test_quiet_shows_nothing_but_stores(nb: Notebook, capsys: pytest.CaptureFixt
     assert capsys.readouterr().out == ""
 
 
-def test_quiet_still_says_a_failure(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:
-    nb.run('%%runpod_job fail --quiet -o out\n{"message": "no GPU today"}')
+def test_quiet_no_raise_still_says_a_failure(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.run('%%runpod_job fail --quiet --no-raise -o out\n{"message": "no GPU today"}')
     assert nb.shell.user_ns["out"] is None
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "FAILED" in err[0] and "no GPU today" in err[0]
 
 
-def test_failed_job_shows_its_error_and_offers_retry(nb: Notebook) -> None:
+def test_quiet_failure_raises_one_line(nb: Notebook) -> None:
+    with pytest.raises(JobNotCompleted) as caught:
+        nb.run('%%runpod_job fail --quiet\n{"message": "no GPU today"}')
+    assert nb.displays == []
+    assert str(caught.value) == (
+        f"job {nb.record().id} on 'fail' ended FAILED: RuntimeError: no GPU today "
+        "(--no-raise lets the notebook go on)"
+    )
+
+
+def test_failed_job_shows_its_error_then_stops_the_notebook(nb: Notebook) -> None:
     nb.run("out = 'stale'")
-    nb.run('%%runpod_job fail -o out\n{"message": "boom"}')
+    with pytest.raises(JobNotCompleted) as caught:
+        nb.run('%%runpod_job fail -o out\n{"message": "boom"}')
+    job_id = nb.record().id
+    # one line, the id once, no traceback (as IPython and ipykernel render it)
+    (line,) = caught.value._render_traceback_()
+    assert line.startswith(f"JobNotCompleted: job {job_id} on 'fail' ended FAILED: ")
+    assert line.count(job_id) == 1 and "\n" not in line
     assert nb.shell.user_ns["out"] is None
     panel = nb.panel()
     assert panel.state == "FAILED"
     assert "RuntimeError: boom" in panel.error_view.value
-    assert panel.error_view.layout.display is None
-    assert not panel.retry_button.disabled
-    assert panel.retry_button.layout.display is None
+    # the panel showed the final state before the cell raised
+    assert 'data-state="FAILED"' in nb.displays[-1]["data"]["text/html"]
     assert "error: RuntimeError: boom" in nb.last_plain()
+
+
+def test_no_raise_and_the_trait_keep_the_notebook_going(nb: Notebook) -> None:
+    nb.run('%%runpod_job fail --no-raise -o out\n{"message": "boom"}')
+    assert nb.record().state == "FAILED"
+    nb.run("%config RunpodMagics.raise_on_failure = False")
+    nb.run('%%runpod_job fail -o out\n{"message": "boom"}')
+    assert nb.record().state == "FAILED"
+    nb.run("%config RunpodMagics.raise_on_failure = True")
+    with pytest.raises(JobNotCompleted):
+        nb.run('%%runpod_job fail --sync\n{"message": "boom"}')
+
+
+def test_every_panel_of_a_job_follows_its_retry(nb: Notebook) -> None:
+    nb.deploy(flaky_handler(), "flaky")
+    nb.run("%%runpod_job flaky --no-raise -o out\n{}")
+    first = nb.panel()
+    first_display = nb.displays[0]["transient"]["display_id"]
+    assert first.state == "FAILED"
+    nb.run("%runpod retry last")
+    assert first.state == "COMPLETED" and first.retries == 1 and first.error is None
+    assert nb.shell.user_ns["out"] == {"attempt": 2}
+    # the first cell's static output was replaced with the new state too
+    updates = [d for d in nb.displays if d["transient"].get("display_id") == first_display]
+    assert 'data-state="COMPLETED"' in updates[-1]["data"]["text/html"]
+    assert "retried 1×" in updates[-1]["data"]["text/plain"]
 
 
 def test_submission_options_reach_the_service(nb: Notebook) -> None:
@@ -176,12 +225,12 @@ def test_timed_out_job(nb: Notebook) -> None:
 
     mover = threading.Thread(target=advance)
     mover.start()
-    nb.run('%%runpod_job sleep --execution-timeout 5 -o out\n{"seconds": 60}')
+    with pytest.raises(JobNotCompleted, match="ended TIMED_OUT"):
+        nb.run('%%runpod_job sleep --execution-timeout 5 -o out\n{"seconds": 60}')
     mover.join()
     panel = nb.panel()
     assert panel.state == "TIMED_OUT"
     assert "execution timeout" in panel.error_view.value
-    assert not panel.retry_button.disabled
     assert nb.shell.user_ns["out"] is None
 
 

@@ -38,23 +38,24 @@ def test_each_state_has_its_own_badge_colour(state: JobStatus) -> None:
     assert len(set(STATE_COLOURS.values())) == len(STATE_COLOURS)
 
 
-def test_buttons_follow_the_state() -> None:
+def test_cancel_follows_the_state() -> None:
     panel = JobPanel("echo")
     assert panel.cancel_button.disabled  # no job id yet
     panel.start("j1")
-    assert not panel.cancel_button.disabled and panel.retry_button.disabled
+    assert not panel.cancel_button.disabled
     panel.set_result(JobResult(id="j1", status=JobStatus.IN_PROGRESS))
     assert not panel.cancel_button.disabled
+    panel.cancel_available = False  # a blocking cell that cannot hear the click
+    panel.refresh(force=True)
+    assert panel.cancel_button.layout.display == "none"
+    panel.cancel_available = True
+    panel.refresh(force=True)
+    assert panel.cancel_button.layout.display is None
     panel.set_result(JobResult(id="j1", status=JobStatus.FAILED, error="boom"))
     assert panel.cancel_button.disabled and panel.cancel_button.layout.display == "none"
-    assert not panel.retry_button.disabled and panel.retry_button.layout.display is None
     panel.restart()
     assert panel.state == "IN_QUEUE" and panel.error is None
-    assert not panel.cancel_button.disabled and panel.retry_button.disabled
-    panel.set_result(JobResult(id="j1", status=JobStatus.TIMED_OUT, error="too slow"))
-    assert not panel.retry_button.disabled
-    panel.set_result(JobResult(id="j1", status=JobStatus.COMPLETED, output=1))
-    assert panel.retry_button.disabled and panel.retry_button.layout.display == "none"
+    assert not panel.cancel_button.disabled
 
 
 def test_stream_chunks_render_by_kind() -> None:
@@ -150,7 +151,6 @@ def test_css_classes_for_the_browser() -> None:
     assert "nbext-job-badge" in panel.badge._dom_classes
     assert "nbext-job-text" in panel.text_view._dom_classes
     assert "nbext-job-cancel" in panel.cancel_button._dom_classes
-    assert "nbext-job-retry" in panel.retry_button._dom_classes
 
 
 def test_ten_thousand_chunks_make_a_bounded_number_of_updates() -> None:
@@ -246,12 +246,133 @@ def test_health_panel_close_stops_watching() -> None:
     assert stopped == [True]
 
 
-def test_batch_panel_counts() -> None:
-    panel = BatchPanel("echo", 4, throttle=Throttle(0))
+def test_batch_panel_is_one_line_with_rate_and_eta() -> None:
+    clock = FakeTime()
+    panel = BatchPanel("echo", 4, throttle=Throttle(0, clock=clock))
+    assert panel.plain_text() == f"echo |{' ' * 20}| 0/4 · – jobs/s · 0:00 elapsed · ETA ?"
     for state in ("COMPLETED", "FAILED", "COMPLETED"):
+        clock.now += 1.0
         panel.add(state)
-    assert panel.progress.value == 3 and panel.progress.max == 4
-    assert "pending 1" in panel.summary.value
-    panel.finish(1.5)
-    assert panel.plain_text() == "echo batch: 3/4 done · COMPLETED 2 · FAILED 1 (done in 1.50 s)"
-    assert panel.progress.bar_style == "warning"
+    # 3 done in 3 s: 1 job/s, so the last one is due in 1 s
+    assert panel.plain_text() == (
+        "echo |███████████████     | 3/4 · COMPLETED 2 · FAILED 1 · 1.0 jobs/s · "
+        "0:03 elapsed · ETA 0:01"
+    )
+    line = panel.line.value
+    assert line.count("<div") == 1  # one line: name, bar, counts, rate, times
+    assert 'aria-valuenow="3"' in line and 'aria-valuemax="4"' in line
+    assert 'data-state="FAILED"' in line and "ETA 0:01" in line
+    panel.finish(90.0)
+    assert panel.final
+    rendering = panel.rendering()
+    assert rendering.plain.endswith("COMPLETED 2 · FAILED 1 · 2.0 jobs/min · done in 1:30")
+    assert "nbext-batch-panel" in rendering.html and "ETA" not in rendering.html
+
+
+# ---- static renderings and the theme ---------------------------------------------------
+
+
+def finished_stream_panel() -> JobPanel:
+    panel = JobPanel("stream-text", stream=True, throttle=Throttle(0))
+    panel.start("job-1")
+    panel.add_chunk(StreamChunk(output="first <words>, "))
+    panel.add_chunk(StreamChunk(output="then the rest"))
+    panel.retries = 2
+    panel.set_result(
+        JobResult(
+            id="job-1",
+            status=JobStatus.FAILED,
+            delay_time=12,
+            execution_time=1500,
+            output={"partial": True},
+            error="RuntimeError: out of memory",
+        )
+    )
+    return panel
+
+
+def test_final_rendering_is_self_contained_html_with_a_text_twin() -> None:
+    panel = finished_stream_panel()
+    rendering = panel.rendering()
+    bundle = rendering._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}
+    page = bundle["text/html"]
+    for shown in (
+        'data-state="FAILED"',
+        "<b>stream-text</b>",
+        "<code>job-1</code>",
+        "queue 12 ms · run 1.50 s · retried 2×",
+        "first &lt;words&gt;, then the rest",  # the whole streamed text, escaped
+        "output: <code>{&quot;partial&quot;: true}</code>",
+        "RuntimeError: out of memory",
+    ):
+        assert shown in page, shown
+    assert "<script" not in page and "widget" not in page and "http" not in page
+    assert bundle["text/plain"] == (
+        "stream-text /run job job-1: FAILED · queue 12 ms · run 1.50 s · retried 2×\n"
+        "text: first <words>, then the rest\n"
+        'output: {"partial": true}\n'
+        "error: RuntimeError: out of memory"
+    )
+
+
+def test_the_whole_streamed_text_is_kept_in_the_final_rendering() -> None:
+    panel = JobPanel("m", stream=True, throttle=Throttle(0))
+    panel.start("j")
+    text = "x" * 250_000 + "THE END"
+    panel.add_chunk(StreamChunk(output=text))
+    panel.set_result(JobResult(id="j", status=JobStatus.COMPLETED))
+    assert "earlier characters" in panel.text_view.value  # live: the tail only
+    assert text in panel.rendering().html
+
+
+def test_every_colour_is_a_jupyterlab_theme_variable() -> None:
+    """No colour of our own: each is var(--jp-…) (a fallback only for pages without it)."""
+    panel = finished_stream_panel()
+    health = HealthPanel("echo", watching=True)
+    for n in range(3):
+        health.add(Health.model_validate(sample_health(n)))
+    batch = BatchPanel("echo", 3, throttle=Throttle(0))
+    batch.add("COMPLETED")
+    batch.add("CANCELLED")
+    pages = [
+        panel.rendering().html,
+        panel.badge.value,
+        panel.error_view.value,
+        health.rendering().html,
+        health.chart.value,
+        batch.rendering().html,
+        batch.line.value,
+    ]
+    colour = re.compile(r"(?:#[0-9a-fA-F]{3,8}\b|rgba?\(|\b(?:white|black|red|green)\b(?!-))")
+    for page in pages:
+        stripped = re.sub(r"var\(--jp-[a-z0-9-]+, [^)]+\)", "var()", page)
+        assert not colour.search(stripped), stripped[:300]
+        assert 'fill="#' not in page and 'stroke="#' not in page
+    assert "fill:currentColor" in health.chart.value  # chart text takes the page's colour
+
+
+def sample_health(n: int) -> dict[str, object]:
+    return {
+        "jobs": {"completed": n, "failed": 0, "inProgress": 1, "inQueue": n, "retried": 0},
+        "workers": {"idle": 1, "running": 1},
+    }
+
+
+def test_run_time_ticks_while_the_job_runs_at_most_ten_times_a_second() -> None:
+    clock = FakeTime()
+    panel = JobPanel("m", stream=True, throttle=Throttle(0.1, clock=clock))
+    panel.start("j1")
+    panel.set_result(JobResult(id="j1", status=JobStatus.IN_PROGRESS, execution_time=132))
+    first = panel.timing.value
+    assert "run 132 ms…" in first
+    seen = {first}
+    for _ in range(300):  # 3 s of 10 ms steps: the text may change at most 30 times
+        clock.now += 0.01
+        panel.tick()
+        seen.add(panel.timing.value)
+    assert re.search(r"run 3\.[01]\d s…", panel.timing.value)
+    assert 25 <= len(seen) <= 31
+    panel.set_result(JobResult(id="j1", status=JobStatus.COMPLETED, execution_time=3000))
+    assert "run 3.00 s" in panel.timing.value and "…" not in panel.timing.value
+    assert panel.tick() is False  # an ended job's time no longer moves

@@ -1,8 +1,8 @@
 """``RunpodMagics``: ``%%runpod_job`` and ``%runpod``, configured with ``%config``.
 
 Traits (``%config RunpodMagics.<name> = value``): ``display_limit``, ``poll_interval``,
-``default_endpoint``. The magics hold the kernel's ``Connection``; tests hand them one
-bound to their own emulator.
+``default_endpoint``, ``raise_on_failure``. The magics hold the kernel's ``Connection``;
+tests hand them one bound to their own emulator.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from IPython.core.magic import Magics, magics_class
-from traitlets import Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
 from ..connection import Connection, current
 from ..ipython import (
@@ -38,6 +38,11 @@ class RunpodMagics(Magics):
     ).tag(config=True)
     default_endpoint = Unicode(
         None, allow_none=True, help="The endpoint %%runpod_job uses when none is named."
+    ).tag(config=True)
+    raise_on_failure = Bool(
+        True,
+        help="A cell whose job ends FAILED, TIMED_OUT or CANCELLED raises (Run All stops "
+        "there); False keeps it going, as --no-raise does for one cell.",
     ).tag(config=True)
 
     def __init__(self, shell: Any = None, connection: Connection | None = None, **kwargs: Any):
@@ -99,6 +104,11 @@ class RunpodMagics(Magics):
         "--background, set when the job ends)",
     )
     @argument("-q", "--quiet", action="store_true", help="no panel (a failure is still said)")
+    @argument(
+        "--no-raise",
+        action="store_true",
+        help="a job that fails, times out or is cancelled does not stop the notebook here",
+    )
     @cell_magic
     def runpod_job(self, line: str, cell: str) -> None:
         """Run the cell as a job of ENDPOINT and show it live.

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..batch import DEFAULT_CONCURRENCY, run_many
+from ..batch import DEFAULT_CONCURRENCY, run_many, run_many_async
 from ..display import show_frame
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
@@ -35,12 +35,7 @@ def map_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """Run every input of INPUTS as a job of ENDPOINT, with a progress bar and counts by
     state; then a DataFrame: the input's columns, id, state, delay_ms, run_ms, output, error.
     """
-    name = check_name(args.output)
-    if args.inputs not in magics.user_ns:
-        raise UsageError(f"no {args.inputs!r} in the notebook's namespace")
-    if args.concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
-    timeout = positive(args.timeout, "--timeout")
+    name, timeout = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
         frame = run_many(
             args.endpoint,
@@ -50,5 +45,35 @@ def map_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
             quiet=args.quiet,
             connection=magics.connection,
         )
+    _show(magics, frame, name)
+
+
+async def map_command_async(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """``%runpod map`` in a cell that awaits (``nbext.notebook.awaiting``): the panel's
+    Cancel stops the batch while it runs."""
+    name, timeout = _checked(magics, args)
+    with usage_errors(f"map on {args.endpoint!r}"):
+        frame = await run_many_async(
+            args.endpoint,
+            magics.user_ns[args.inputs],
+            concurrency=args.concurrency,
+            timeout=timeout,
+            quiet=args.quiet,
+            connection=magics.connection,
+        )
+    _show(magics, frame, name)
+
+
+def _checked(magics: RunpodMagics, args: argparse.Namespace) -> tuple[str | None, float | None]:
+    """The arguments checked: ``-o`` NAME and the timeout."""
+    name = check_name(args.output)
+    if args.inputs not in magics.user_ns:
+        raise UsageError(f"no {args.inputs!r} in the notebook's namespace")
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
+    return name, positive(args.timeout, "--timeout")
+
+
+def _show(magics: RunpodMagics, frame: Any, name: str | None) -> None:
     store(magics, name, frame)
     show_frame(frame, magics.display_limit, what="results", stored_as=name)

@@ -9,7 +9,8 @@ from IPython.core.error import UsageError
 
 from nbext.client import NbextError
 
-from ..ipython import Handle, argument, magic_arguments, show_updatable
+from ..ipython import argument, magic_arguments
+from ..outputs import PanelOutput, show_panel
 from ..widgets.health import HealthPanel
 from .commands import subcommand
 from .common import check_name, one_line, store, usage_errors
@@ -26,9 +27,10 @@ MIN_WATCH = 0.1
 
 
 async def watch(
-    panel: HealthPanel, endpoint: AsyncEndpoint, every: float, handle: Handle | None
+    panel: HealthPanel, endpoint: AsyncEndpoint, every: float, output: PanelOutput | None
 ) -> None:
-    """Sample ``endpoint``'s health every ``every`` seconds until the panel stops."""
+    """Sample ``endpoint``'s health every ``every`` seconds until the panel stops; then
+    the cell keeps the chart as static HTML."""
     stopped = asyncio.Event()
     panel.on_stop = stopped.set
     try:
@@ -43,8 +45,8 @@ async def watch(
                 continue
     finally:
         panel.watching = False
-        if handle is not None:
-            handle.update(panel)
+        if output is not None:
+            output.update()
 
 
 @subcommand("health", "an endpoint's job and worker counts; --watch for a live chart")
@@ -78,8 +80,10 @@ def health(magics: RunpodMagics, args: argparse.Namespace) -> None:
         first = service.client.endpoint(args.endpoint).health()
     panel = HealthPanel(args.endpoint, watching=args.watch is not None)
     panel.add(first)
-    handle = show_updatable(panel)
-    if args.watch is not None:
+    output = show_panel(panel)
+    if args.watch is None:
+        output.update()  # a snapshot is final at once: the cell keeps plain HTML
+    else:
         endpoint = service.async_client().endpoint(args.endpoint)
-        panel.task = loop.create_task(watch(panel, endpoint, args.watch, handle))
+        panel.task = loop.create_task(watch(panel, endpoint, args.watch, output))
     store(magics, name, panel)

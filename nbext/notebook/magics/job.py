@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from nbext.client import Job, NbextError, NotFound
+from nbext.client import Job, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus
 
 from ..errors import Interrupted, NotebookError, deferred_interrupts
 from ..follow import JobFollower
-from ..ipython import Handle, show_updatable
+from ..outcome import check_completed
+from ..outputs import PanelOutput, show_panel
 from ..registry import JobRecord
 from ..widgets.job import JobPanel
 from .common import check_name, one_line, positive, store, usage_errors
@@ -97,8 +99,12 @@ def submit_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
-    """The cell magic's body, after its arguments were parsed."""
+def _submit(
+    magics: RunpodMagics, args: argparse.Namespace, cell: str, *, awaited: bool = False
+) -> tuple[JobFollower, bool] | None:
+    """Check the arguments, submit the job and show its panel; the follower to wait
+    with, and whether Ctrl-C came meanwhile. None when nothing is left to wait for
+    (``--sync`` is done, ``--background`` follows in a task)."""
     endpoint_id = args.endpoint or magics.default_endpoint
     if not endpoint_id:
         raise UsageError(
@@ -122,21 +128,67 @@ def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
     with usage_errors():
         service = magics.connection.service()
     if args.sync:
-        _run_sync(magics, service, endpoint_id, job_input, options, args, timeout, output_name)
-        return
+        follower = _run_sync(
+            magics, service, endpoint_id, job_input, options, args, timeout, output_name, awaited
+        )
+        return None if follower is None else (follower, False)
     with deferred_interrupts(deliver=False) as held:
         with usage_errors(f"endpoint {endpoint_id!r}"):
             job = service.client.endpoint(endpoint_id).run(job_input, **options)
         follower = _follower(magics, service, job, args, timeout, output_name)
     if args.background and not held.received:
         follower.start_background()
-        return
+        return None
+    return follower, held.received
+
+
+def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+    """The cell magic's body, after its arguments were parsed: blocks until the end."""
+    started = _submit(magics, args, cell)
+    if started is not None:
+        _wait(*started, quiet=args.quiet, raises=_raises(magics, args))
+
+
+async def run_job_async(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+    """The same, in a cell that awaits (``nbext.notebook.awaiting``): the kernel handles
+    the panel's Cancel while the job runs."""
+    started = _submit(magics, args, cell, awaited=True)
+    if started is not None:
+        await _wait_async(*started, quiet=args.quiet, raises=_raises(magics, args))
+
+
+def _wait(follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool) -> None:
+    """Follow the job from this thread to its end, then conclude (``_conclude``)."""
     try:
-        result = follower.follow(interrupted=held.received)
+        result = follower.follow(interrupted=interrupted)
     except NbextError as exc:
-        raise UsageError(one_line(f"job {job.id}: {exc}")) from None
-    if args.quiet:
-        _report_quietly(follower.record, result)
+        raise UsageError(one_line(f"job {follower.record.id}: {exc}")) from None
+    _conclude(follower.record, result, quiet=quiet, raises=raises)
+
+
+async def _wait_async(
+    follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool
+) -> None:
+    """Follow the job by awaiting it, then conclude (``_conclude``)."""
+    try:
+        result = await follower.follow_async(interrupted=interrupted)
+    except NbextError as exc:
+        raise UsageError(one_line(f"job {follower.record.id}: {exc}")) from None
+    _conclude(follower.record, result, quiet=quiet, raises=raises)
+
+
+def _raises(magics: RunpodMagics, args: argparse.Namespace) -> bool:
+    """Whether a job that did not complete makes its cell raise (the default)."""
+    return bool(magics.raise_on_failure) and not args.no_raise
+
+
+def _conclude(record: JobRecord, result: JobResult | None, *, quiet: bool, raises: bool) -> None:
+    """After the panel shows the end: raise if the job did not complete (``raises``),
+    else with ``--quiet`` say in a line how it ended."""
+    if raises:
+        check_completed(result, record.endpoint_id)
+    if quiet:
+        _report_quietly(record, result)
 
 
 def _loop_running() -> bool:
@@ -176,16 +228,11 @@ def _follower(
         JobRecord(job.id, job.endpoint_id, service.mode, "/run", result=job.result)
     )
     panel = None if args.quiet else _panel(magics, job.endpoint_id, stream=args.stream, via="/run")
-    handle: Handle | None = None
+    output: PanelOutput | None = None
     if panel is not None:
         panel.start(job.id)
-        handle = show_updatable(panel)
+        output = show_panel(panel)
     store(magics, output_name, None)  # never leave a previous run's value looking current
-
-    def refresh_display() -> None:
-        if handle is not None and panel is not None:
-            handle.update(panel)
-
     return JobFollower(
         service,
         connection.registry,
@@ -196,7 +243,7 @@ def _follower(
         poll=magics.poll_interval,
         timeout=timeout,
         on_end=_output_setter(magics, output_name),
-        on_update=refresh_display,
+        on_update=output.update if output is not None else None,
     )
 
 
@@ -212,6 +259,15 @@ def _report_quietly(record: JobRecord, result: JobResult | None) -> None:
     print(f"{where} ended {record.state}{detail}", file=sys.stderr)
 
 
+SYNC_HOLD = 1.0
+"""In a cell that awaits, how long /runsync is asked to hold a ``--sync`` job: one that
+outlives it is followed by its id, with a Cancel (/runsync tells the id only when it
+answers, so until then nothing can cancel the job)."""
+SYNC_FIRST = 2.0
+"""How long such a cell waits on the /runsync call before following the job by id (a
+margin over the hold, so the answer with the id is never cut off)."""
+
+
 def _run_sync(
     magics: RunpodMagics,
     service: Service,
@@ -221,58 +277,99 @@ def _run_sync(
     args: argparse.Namespace,
     timeout: float | None,
     output_name: str | None,
-) -> None:
-    """``--sync``: one /runsync call; the panel shows the outcome when it returns."""
+    awaited: bool = False,
+) -> JobFollower | None:
+    """``--sync``: one /runsync call; the panel shows the outcome when it returns.
+
+    In a cell that awaits (``awaited``), a job that outlives a short hold is handed back
+    as a follower to await, its panel with a Cancel; else None (the job is done).
+    """
     panel = None if args.quiet else _panel(magics, endpoint_id, stream=False, via="/runsync")
-    handle: Handle | None = None
+    output: PanelOutput | None = None
     if panel is not None:
+        # The job's id comes with /runsync's answer: until then nothing can cancel it.
+        panel.cancel_available = False
         panel.set_note("waiting for /runsync…")
-        handle = show_updatable(panel)
+        output = show_panel(panel)
     store(magics, output_name, None)
+    short = awaited and (timeout is None or timeout > SYNC_FIRST)
+    limits: dict[str, Any] = {"wait": SYNC_HOLD, "timeout": SYNC_FIRST} if short else {}
+    started = time.monotonic()
+    outlived: str | None = None
     try:
         with usage_errors(f"endpoint {endpoint_id!r}"):
             endpoint = service.client.endpoint(endpoint_id)
-            result = endpoint.run_sync(
-                job_input, timeout=timeout, raise_on_failure=False, **options
-            )
+            try:
+                result = endpoint.run_sync(
+                    job_input, raise_on_failure=False, **(limits or {"timeout": timeout}), **options
+                )
+            except Timeout as exc:
+                if not short or exc.job_id is None:
+                    raise
+                outlived = exc.job_id
     except KeyboardInterrupt:
-        if panel is not None:
-            panel.set_note("interrupted")
-            if handle is not None:
-                handle.update(panel)
+        if panel is not None and output is not None:
+            panel.set_removed("interrupted before /runsync answered")
+            output.update()
         raise Interrupted(
             f"stopped waiting for /runsync on {endpoint_id!r}: the service had not returned "
             "the job's id, so it could not be cancelled and may still run"
         ) from None
     except UsageError:
-        if panel is not None:
-            panel.set_note("")
+        if panel is not None and output is not None:
             panel.set_removed("the /runsync call failed")
-            if handle is not None:
-                handle.update(panel)
+            output.update()
         raise
     connection = magics.connection
+    job_id = outlived if outlived is not None else result.id
     record = connection.registry.add(
-        JobRecord(result.id, endpoint_id, service.mode, "/runsync", result=result)
+        JobRecord(
+            job_id, endpoint_id, service.mode, "/runsync", result=None if outlived else result
+        )
     )
+    left = None if timeout is None else max(0.001, timeout - (time.monotonic() - started))
     follower = JobFollower(
         service,
         connection.registry,
         record,
         panel,
         poll=magics.poll_interval,
+        timeout=left,
         on_end=_output_setter(magics, output_name),
-        on_update=(lambda: handle.update(panel)) if handle is not None else None,
+        on_update=output.update if output is not None else None,
     )
     if panel is not None:
         panel.note = ""
+    if outlived is not None:
+        if panel is not None:
+            panel.start(job_id)
+        return follower
     follower.finish(result)
-    if args.quiet:
-        _report_quietly(record, result)
+    _conclude(record, result, quiet=args.quiet, raises=_raises(magics, args))
+    return None
 
 
 def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool) -> None:
     """``%runpod retry JOB``: queue a FAILED or TIMED_OUT job again and follow it."""
+    started = _retry(magics, record, background=background, quiet=quiet)
+    if started is not None:
+        _wait(*started, quiet=quiet, raises=bool(magics.raise_on_failure))
+
+
+async def retry_job_async(
+    magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool
+) -> None:
+    """The same in a cell that awaits: the new panel's Cancel works while it runs."""
+    started = _retry(magics, record, background=background, quiet=quiet)
+    if started is not None:
+        await _wait_async(*started, quiet=quiet, raises=bool(magics.raise_on_failure))
+
+
+def _retry(
+    magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool
+) -> tuple[JobFollower, bool] | None:
+    """Queue the job again and show its new panel; the follower to wait with, and
+    whether Ctrl-C came meanwhile (None: ``background`` follows it in a task)."""
     with usage_errors(f"job {record.id}"):
         service = magics.connection.service_named(record.service)
         if service is None:
@@ -288,14 +385,16 @@ def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quie
             raise UsageError(one_line(f"job {record.id}: {exc}")) from None
         except NbextError as exc:
             raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+        record.retries += 1
         magics.connection.registry.update(
             record.id, JobResult(id=record.id, status=JobStatus.IN_QUEUE)
         )
         panel = None if quiet else _panel(magics, record.endpoint_id, stream=False, via="retry")
-        handle: Handle | None = None
+        output: PanelOutput | None = None
         if panel is not None:
+            panel.retries = record.retries
             panel.start(record.id)
-            handle = show_updatable(panel)
+            output = show_panel(panel)
         # The job's first run may have had ``-o NAME``: its retry fills NAME the same way.
         previous = record.follower
         follower = JobFollower(
@@ -306,14 +405,9 @@ def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quie
             job=job,
             poll=magics.poll_interval,
             on_end=previous.on_end if previous is not None else None,
-            on_update=(lambda: handle.update(panel)) if handle is not None else None,
+            on_update=output.update if output is not None else None,
         )
     if background and not held.received:
         follower.start_background()
-        return
-    try:
-        result = follower.follow(interrupted=held.received)
-    except NbextError as exc:
-        raise UsageError(one_line(f"job {record.id}: {exc}")) from None
-    if quiet:
-        _report_quietly(record, result)
+        return None
+    return follower, held.received

@@ -1,42 +1,53 @@
-"""The batch panel: a progress bar and counts by state while many jobs run."""
+"""The batch panel: one line while many jobs run, as a progress bar reads.
+
+``endpoint [bar] 7/10 · COMPLETED 6 · FAILED 1 · 3.2 jobs/s · 0:02 < 0:01``: the bar
+has a segment per final state, then counts by state, the rate so far, the time elapsed
+and the time left at that rate. The line is drawn by ``nbext.notebook.static``, the same
+function that draws the batch once it ended (``rendering()``).
+"""
 
 from __future__ import annotations
 
-import html
 from collections import Counter
+from collections.abc import Callable
 
 import ipywidgets as widgets
 
 from nbext.models import JobStatus
 
-from ..display.text import format_ms
+from ..static import BatchView, Rendering, batch_line_html, batch_plain, note_html, render_batch
 from .plain import PlainTextForm
-from .style import badge_html
 from .throttle import Throttle
+
+STATE_ORDER = [s.value for s in JobStatus]
 
 
 class BatchPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
-    """``done`` of ``total`` jobs, counts by final state, then a closing note."""
+    """``done`` of ``total`` jobs, counts by final state, rate and ETA; then a note."""
 
     def __init__(self, endpoint_id: str, total: int, *, throttle: Throttle | None = None) -> None:
         self.endpoint_id = endpoint_id
         self.total = total
         self.counts: Counter[str] = Counter()
         self.note = ""
+        self.finished = False
         self.renders = 0
         self._throttle = throttle or Throttle()
-        self.title = widgets.HTML()
-        self.progress = widgets.IntProgress(value=0, min=0, max=max(total, 1))
-        self.summary = widgets.HTML()
+        self._started = self._throttle.now()
+        self._elapsed: float | None = None
+        self.cancel_available = False
+        """Whether Cancel can act (an awaiting cell, whose kernel hears the click)."""
+        self.on_cancel: Callable[[], None] | None = None
+        self.line = widgets.HTML()
         self.note_view = widgets.HTML(layout=widgets.Layout(display="none"))
-        for part, name in (
-            (self.title, "title"),
-            (self.progress, "progress"),
-            (self.summary, "counts"),
-            (self.note_view, "note"),
-        ):
-            part.add_class(f"nbext-batch-{name}")
-        super().__init__([self.title, self.progress, self.summary, self.note_view])
+        self.cancel_button = widgets.Button(
+            description="Cancel", icon="stop", layout=widgets.Layout(display="none")
+        )
+        self.cancel_button.on_click(lambda _button: self.cancel())
+        self.line.add_class("nbext-batch-line")
+        self.note_view.add_class("nbext-batch-note")
+        self.cancel_button.add_class("nbext-batch-cancel")
+        super().__init__([self.line, self.note_view, self.cancel_button])
         self.add_class("nbext-batch-panel")
         self.refresh(force=True)
 
@@ -44,13 +55,45 @@ class BatchPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
     def done(self) -> int:
         return sum(self.counts.values())
 
+    @property
+    def final(self) -> bool:
+        return self.finished
+
     def add(self, state: str) -> None:
         self.counts[state] += 1
         self.refresh()
 
-    def finish(self, seconds: float, note: str = "") -> None:
-        self.note = note or f"done in {format_ms(seconds * 1000)}"
+    def cancel(self) -> None:
+        """The Cancel button: the batch's runner stops submitting and ends the cell."""
+        if self.on_cancel is not None and not self.finished:
+            self.cancel_button.disabled = True
+            self.on_cancel()
+
+    def finish(self, seconds: float | None = None, note: str = "") -> None:
+        """The batch ended (``seconds`` it took, if the caller measured it)."""
+        self.finished = True
+        self._elapsed = seconds if seconds is not None else self._throttle.now() - self._started
+        self.note = note
         self.refresh(force=True)
+
+    def view(self) -> BatchView:
+        elapsed = self._elapsed
+        if elapsed is None:
+            elapsed = self._throttle.now() - self._started
+        ordered = sorted(
+            self.counts, key=lambda s: STATE_ORDER.index(s) if s in STATE_ORDER else 99
+        )
+        return BatchView(
+            endpoint_id=self.endpoint_id,
+            total=self.total,
+            counts={state: self.counts[state] for state in ordered},
+            elapsed=elapsed,
+            finished=self.finished,
+            note=self.note,
+        )
+
+    def rendering(self) -> Rendering:
+        return render_batch(self.view())
 
     def refresh(self, force: bool = False) -> bool:
         if force:
@@ -58,43 +101,17 @@ class BatchPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         elif not self._throttle.ready():
             return False
         self.renders += 1
-        self.title.value = (
-            f"<b>{html.escape(self.endpoint_id)}</b> batch: {self.done} of {self.total} done"
-        )
-        self.progress.value = self.done
-        self.progress.bar_style = (
-            "success"
-            if self.done == self.total and not self._failures()
-            else ("warning" if self._failures() else "")
-        )
-        badges = [f"{badge_html(state)} {count}" for state, count in self._ordered_counts().items()]
-        pending = self.total - self.done
-        if pending:
-            badges.append(f"pending {pending}")
-        self.summary.value = " &nbsp; ".join(badges)
-        if self.note:
-            self.note_view.value = f"<i>{html.escape(self.note)}</i>"
-        self.note_view.layout.display = None if self.note else "none"
+        view = self.view()
+        self.line.value = batch_line_html(view)
+        if view.note:
+            self.note_view.value = note_html(view.note)
+        self.note_view.layout.display = None if view.note else "none"
+        shown = self.cancel_available and not self.finished
+        self.cancel_button.layout.display = None if shown else "none"
         return True
 
-    def _failures(self) -> int:
-        return sum(n for state, n in self.counts.items() if state != JobStatus.COMPLETED.value)
-
-    def _ordered_counts(self) -> dict[str, int]:
-        order = [s.value for s in JobStatus]
-        return {
-            state: self.counts[state]
-            for state in sorted(self.counts, key=lambda s: order.index(s) if s in order else 99)
-        }
-
     def plain_text(self) -> str:
-        counts = " · ".join(f"{s} {n}" for s, n in self._ordered_counts().items())
-        text = f"{self.endpoint_id} batch: {self.done}/{self.total} done"
-        if counts:
-            text += f" · {counts}"
-        if self.note:
-            text += f" ({self.note})"
-        return text
+        return batch_plain(self.view())
 
     def __repr__(self) -> str:
         return f"BatchPanel({self.endpoint_id!r}, {self.done}/{self.total})"

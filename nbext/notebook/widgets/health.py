@@ -23,15 +23,20 @@ from nbext.models import Health
 
 from ..display.frames import to_frame
 from ..display.specs import HEALTH
+from ..static import HealthView, Rendering, health_counts_html, health_title_html, render_health
+from ..theme import MUTED, SERIES_COLOURS
 from .plain import PlainTextForm
 
 HISTORY = 120
 """Samples kept for the chart (two minutes at one a second)."""
-SERIES: tuple[tuple[str, str, str], ...] = (
-    ("in_queue", "in queue", "#6b7280"),
-    ("in_progress", "in progress", "#2563eb"),
-    ("running", "workers running", "#16a34a"),
-    ("idle", "workers idle", "#86efac"),
+SERIES: tuple[tuple[str, str, str], ...] = tuple(
+    (key, label, SERIES_COLOURS[key])
+    for key, label in (
+        ("in_queue", "in queue"),
+        ("in_progress", "in progress"),
+        ("running", "workers running"),
+        ("idle", "workers idle"),
+    )
 )
 
 
@@ -66,7 +71,11 @@ class Sample:
 
 
 def chart_svg(samples: list[Sample], width: int = 420, height: int = 110) -> str:
-    """A line per series over the samples; the y axis starts at 0 and fits the peak."""
+    """A line per series over the samples; the y axis starts at 0 and fits the peak.
+
+    Colours are the theme's (``style`` attributes, so CSS variables apply); text takes
+    the colour of the text around it (``currentColor``), readable on any theme.
+    """
     if len(samples) < 2:
         return ""
     peak = max(1, *(getattr(s, key) for s in samples for key, _, _ in SERIES))
@@ -76,9 +85,9 @@ def chart_svg(samples: list[Sample], width: int = 420, height: int = 110) -> str
     parts = [
         f'<svg class="nbext-health-chart" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg" '
-        'style="font:10px sans-serif">',
+        'style="font:10px sans-serif;fill:currentColor">',
         f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
-        'stroke="#9ca3af"/>',
+        f'style="stroke:{MUTED}"/>',
         f'<text x="{left - 4}" y="{top + 8}" text-anchor="end">{peak}</text>',
         f'<text x="{left - 4}" y="{top + plot_h}" text-anchor="end">0</text>',
     ]
@@ -88,12 +97,12 @@ def chart_svg(samples: list[Sample], width: int = 420, height: int = 110) -> str
             for i, s in enumerate(samples)
         )
         parts.append(
-            f'<polyline data-series="{key}" fill="none" stroke="{colour}" '
-            f'stroke-width="1.8" points="{points}"/>'
+            f'<polyline data-series="{key}" style="fill:none;stroke:{colour};'
+            f'stroke-width:1.8" points="{points}"/>'
         )
         x = left + n * (plot_w / len(SERIES))
         parts.append(
-            f'<rect x="{x:.1f}" y="{height - 10}" width="8" height="8" fill="{colour}"/>'
+            f'<rect x="{x:.1f}" y="{height - 10}" width="8" height="8" style="fill:{colour}"/>'
             f'<text x="{x + 11:.1f}" y="{height - 2}">{html.escape(label)}</text>'
         )
     parts.append("</svg>")
@@ -167,17 +176,15 @@ class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.stop()
         super().close()
 
-    def _render(self) -> None:
-        state = "watching" if self.watching else "snapshot"
-        when = self.latest.at.strftime("%H:%M:%S UTC") if self.latest else "…"
-        self.title.value = (
-            f"<b>{html.escape(self.endpoint_id)}</b> health "
-            f'<span style="opacity:0.7">{state} · {when}</span>'
-        )
+    @property
+    def final(self) -> bool:
+        """A snapshot, or a watch that stopped: nothing live is left to show."""
+        return not self.watching
+
+    def view(self) -> HealthView:
         sample = self.latest
-        if sample is None:
-            body = "<i>no answer yet</i>"
-        else:
+        cells: list[tuple[str, int]] = []
+        if sample is not None:
             cells = [
                 ("in queue", sample.in_queue),
                 ("in progress", sample.in_progress),
@@ -188,18 +195,26 @@ class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
                 ("workers running", sample.running),
                 *((f"workers {k}", v) for k, v in sorted(sample.extra_workers.items())),
             ]
-            head = "".join(f"<th style='padding:0 0.6em'>{html.escape(k)}</th>" for k, _ in cells)
-            row = "".join(
-                f"<td style='text-align:center' data-count='{html.escape(k)}'>{v}</td>"
-                for k, v in cells
-            )
-            body = f"<table><tr>{head}</tr><tr>{row}</tr></table>"
-        if self.error:
-            body += f'<div style="color:#dc2626">{html.escape(self.error)}</div>'
-        self.counts.value = body
-        svg = chart_svg(list(self.samples)) if len(self.samples) > 1 else ""
-        self.chart.value = svg
-        self.chart.layout.display = None if svg else "none"
+        return HealthView(
+            endpoint_id=self.endpoint_id,
+            watching=self.watching,
+            at=sample.at.strftime("%H:%M:%S UTC") if sample is not None else None,
+            cells=cells,
+            chart=chart_svg(list(self.samples)) if len(self.samples) > 1 else "",
+            error=self.error,
+            samples=len(self.samples),
+            plain=self.plain_text(),
+        )
+
+    def rendering(self) -> Rendering:
+        return render_health(self.view())
+
+    def _render(self) -> None:
+        view = self.view()
+        self.title.value = health_title_html(view)
+        self.counts.value = health_counts_html(view)
+        self.chart.value = view.chart
+        self.chart.layout.display = None if view.chart else "none"
         self.stop_button.layout.display = None if self.watching else "none"
 
     def plain_text(self) -> str:

@@ -1,18 +1,21 @@
-"""The job panel: one job's state, timings, streamed text, output, error and buttons.
+"""The job panel: one job's state, timings, streamed text, output, error and Cancel.
 
 The panel is a passive view. Whoever follows the job (``nbext.notebook.follow``) feeds
 it data with ``start``, ``add_chunk``, ``set_result`` and friends, which are cheap:
 they reach the widgets only through ``refresh``, which turns the data into widget values
 at most ten times a second (``Throttle``); ``add_chunk(..., draw=False)`` only collects,
-for a caller that draws a whole answer of chunks at once, and ``refresh(force=True)``
-shows the current state exactly (a state change, the end). Buttons only call back: the
-follower decides what Cancel and Retry do.
+for a caller that draws a whole answer of chunks at once, ``refresh(force=True)``
+shows the current state exactly (a state change, the end), and ``tick`` lets the run
+time count up between answers. The Cancel button only calls back: the follower decides
+what it does, and says whether it can work at all (``cancel_available``).
+
+When the job ends, the cell shows ``rendering()`` instead of the widget: the same parts
+as plain HTML (``nbext.notebook.static``), which a saved notebook keeps.
 """
 
 from __future__ import annotations
 
 import asyncio
-import html
 from collections.abc import Callable
 from typing import Any
 
@@ -20,14 +23,19 @@ import ipywidgets as widgets
 
 from nbext.models import JobResult, JobStatus, StreamChunk
 
-from ..display.text import (
-    EXPANDED_CHARS,
-    chunk_text,
-    compact_json,
-    format_ms,
-    metrics_line,
-    shorten,
-    to_json,
+from ..display.text import chunk_text
+from ..static import (
+    JobView,
+    Rendering,
+    error_html,
+    job_plain,
+    metrics_html,
+    note_html,
+    output_html,
+    render_job,
+    stream_html,
+    timing_html,
+    title_html,
 )
 from .plain import PlainTextForm
 from .style import badge_html
@@ -35,16 +43,17 @@ from .throttle import Throttle
 
 DISPLAY_TEXT_CHARS = 200_000
 """The streamed text shown live is at most this long (its tail); ``panel.text`` has all."""
-PLAIN_TEXT_CHARS = 2_000
-"""How much streamed text the ``text/plain`` form carries."""
 CANCELLABLE = frozenset({JobStatus.IN_QUEUE.value, JobStatus.IN_PROGRESS.value})
-RETRYABLE = frozenset({JobStatus.FAILED.value, JobStatus.TIMED_OUT.value})
+FINAL_STATES = frozenset({s.value for s in JobStatus if s.is_final} | {"REMOVED"})
 
 
-def _hidden(widget: widgets.DOMWidget, hidden: bool) -> None:
+def _hidden(widget: widgets.DOMWidget, hidden: bool) -> bool:
+    """Show or hide ``widget``; whether that changed anything."""
     display = "none" if hidden else None
-    if widget.layout.display != display:
-        widget.layout.display = display
+    if widget.layout.display == display:
+        return False
+    widget.layout.display = display
+    return True
 
 
 def _set(widget: Any, name: str, value: Any) -> bool:
@@ -60,7 +69,8 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
 
     ``stream`` shows streamed text as it arrives (the ``--stream`` option); without it
     the panel shows state and result only. ``redact`` masks the API key in any text the
-    job produced, in case a handler echoes it.
+    job produced, in case a handler echoes it. ``throttle`` bounds the redraws; its
+    clock also times the run while the job is in progress.
     """
 
     def __init__(
@@ -84,11 +94,17 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.error: str | None = None
         self.note = ""
         self.metrics: dict[str, Any] = {}
+        self.retries = 0
         self.chunks = 0
         self.renders = 0
         """How many refreshes changed a widget (what the throttle bounds)."""
+        self.cancel_available = True
+        """Whether Cancel can act now (a blocking cell in a kernel whose widget messages
+        cannot be handled while it runs cannot; the button is then not shown)."""
         self._redact = redact or (lambda text: text)
         self._throttle = throttle or Throttle()
+        self._running_since: float | None = None
+        self._running_base_ms = 0.0
         self._pieces: list[str] = []
         self._joined = ""
         self._joined_upto = 0
@@ -103,16 +119,8 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.output_view = widgets.HTML(layout=widgets.Layout(display="none"))
         self.error_view = widgets.HTML(layout=widgets.Layout(display="none"))
         self.note_view = widgets.HTML(layout=widgets.Layout(display="none"))
-        self.cancel_button = widgets.Button(
-            description="Cancel", icon="stop", button_style="warning", disabled=True
-        )
-        self.retry_button = widgets.Button(
-            description="Retry",
-            icon="redo",
-            button_style="info",
-            disabled=True,
-            layout=widgets.Layout(display="none"),
-        )
+        # The theme's plain button: a coloured style puts white text on a light colour.
+        self.cancel_button = widgets.Button(description="Cancel", icon="stop", disabled=True)
         for part, name in (
             (self.badge, "badge"),
             (self.title, "title"),
@@ -123,23 +131,22 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
             (self.error_view, "error"),
             (self.note_view, "note"),
             (self.cancel_button, "cancel"),
-            (self.retry_button, "retry"),
         ):
             part.add_class(f"nbext-job-{name}")
-        header = widgets.HBox(
+        self.header = widgets.HBox(
             [self.badge, self.title, self.timing],
             layout=widgets.Layout(align_items="center", grid_gap="0.8em"),
         )
-        buttons = widgets.HBox([self.cancel_button, self.retry_button])
+        self.buttons = widgets.HBox([self.cancel_button])
         super().__init__(
             [
-                header,
+                self.header,
                 self.text_view,
                 self.metrics_view,
                 self.output_view,
                 self.error_view,
                 self.note_view,
-                buttons,
+                self.buttons,
             ]
         )
         self.add_class("nbext-job-panel")
@@ -157,17 +164,17 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
 
     @property
     def final(self) -> bool:
-        return self.state in {s.value for s in JobStatus if s.is_final} or self.state == "REMOVED"
+        return self.state in FINAL_STATES
 
     def start(self, job_id: str, state: str = JobStatus.IN_QUEUE.value) -> None:
         """The service accepted the job."""
         self.job_id = job_id
-        self.state = state
+        self._set_state(state)
         self.refresh(force=True)
 
     def restart(self) -> None:
         """The job was retried: same id, fresh run, fresh stream."""
-        self.state = JobStatus.IN_QUEUE.value
+        self._set_state(JobStatus.IN_QUEUE.value)
         self.delay_ms = self.run_ms = None
         self.output, self.has_output, self.error = None, False, None
         self.metrics = {}
@@ -187,7 +194,7 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         if chunk.metrics:
             self.metrics = dict(chunk.metrics)
         if self.state in ("SUBMITTING", JobStatus.IN_QUEUE.value):
-            self.state = JobStatus.IN_PROGRESS.value  # a chunk means a worker runs it
+            self._set_state(JobStatus.IN_PROGRESS.value)  # a chunk means a worker runs it
         return self.refresh() if draw else False
 
     def set_result(self, result: JobResult) -> None:
@@ -195,9 +202,12 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         a handful of times per job, so only chunks need the throttle."""
         changed = self.state != result.status.value or self.job_id != result.id
         self.job_id = result.id
-        self.state = result.status.value
+        self._set_state(result.status.value)
         self.delay_ms = result.delay_time
         self.run_ms = result.execution_time
+        if self._running_since is not None and result.execution_time is not None:
+            self._running_since = self._throttle.now()
+            self._running_base_ms = float(result.execution_time)
         if result.has_output:
             self.output, self.has_output = result.output, True
         self.error = result.error
@@ -205,7 +215,7 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
 
     def set_removed(self, reason: str) -> None:
         """The job is gone from the service (purged, TTL or retention elapsed)."""
-        self.state = "REMOVED"
+        self._set_state("REMOVED")
         self.note = reason
         self.refresh(force=True)
 
@@ -213,11 +223,61 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.note = note
         self.refresh(force=True)
 
+    def _set_state(self, state: str) -> None:
+        if state == JobStatus.IN_PROGRESS.value and self.state != state:
+            self._running_since, self._running_base_ms = self._throttle.now(), 0.0
+        elif state != JobStatus.IN_PROGRESS.value:
+            self._running_since = None
+        self.state = state
+
+    def _run_ms(self) -> tuple[float | None, bool]:
+        """The run time to show, and whether it is a live count (the job runs): the
+        service's last figure plus the time since it was given."""
+        if self._running_since is None:
+            return self.run_ms, False
+        counted = (self._throttle.now() - self._running_since) * 1000
+        return self._running_base_ms + counted, True
+
+    # ---- views -----------------------------------------------------------------------
+
+    def view(self) -> JobView:
+        """The panel's state as data, texts redacted (what both renderings draw)."""
+        run_ms, running = self._run_ms()
+        redact = self._redact
+        return JobView(
+            endpoint_id=self.endpoint_id,
+            via=self.via,
+            job_id=self.job_id,
+            state=self.state,
+            delay_ms=self.delay_ms,
+            run_ms=run_ms,
+            running=running,
+            text=redact(self.text) if self.stream else None,
+            metrics=dict(self.metrics),
+            has_output=self.has_output,
+            output=self.output,
+            error=redact(self.error) if self.error else None,
+            note=self.note,
+            retries=self.retries,
+        )
+
+    def rendering(self) -> Rendering:
+        """The panel as static HTML and text: what the cell keeps once the job ended."""
+        # The output is redacted as drawn: the view keeps the value itself for -o NAME.
+        rendering = render_job(self.view())
+        return Rendering(self._redact(rendering.html), self._redact(rendering.plain))
+
     # ---- rendering -------------------------------------------------------------------
 
     def throttle_wait(self) -> float:
         """Seconds until the throttle lets the next refresh through."""
         return self._throttle.wait_left()
+
+    def tick(self) -> bool:
+        """Redraw if the throttle allows (the run time counts up while the job runs)."""
+        if self._running_since is None:
+            return False
+        return self.refresh()
 
     def refresh(self, force: bool = False) -> bool:
         """Render the data into the widgets, at most once per throttle interval.
@@ -233,102 +293,43 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         return True
 
     def _render(self) -> bool:
-        changed = False
-        changed |= _set(self.badge, "value", badge_html(self.state))
-        job = html.escape(self.job_id) if self.job_id else "…"
-        title = (
-            f'<b>{html.escape(self.endpoint_id)}</b> <span style="opacity:0.7">'
-            f"{html.escape(self.via)} · job <code>{job}</code></span>"
-        )
-        changed |= _set(self.title, "value", title)
-        timing = f"queue {format_ms(self.delay_ms)} · run {format_ms(self.run_ms)}"
-        changed |= _set(self.timing, "value", f'<span class="nbext-timing">{timing}</span>')
+        view = self.view()
+        changed = _set(self.badge, "value", badge_html(view.state))
+        changed |= _set(self.title, "value", title_html(view))
+        changed |= _set(self.timing, "value", timing_html(view))
 
-        text = self.text
-        show_text = self.stream and bool(text)
-        if show_text:
-            shown = text[-DISPLAY_TEXT_CHARS:]
-            lead = (
-                f"… {len(text) - len(shown):,} earlier characters (all in panel.text)\n"
-                if len(shown) < len(text)
-                else ""
-            )
-            body = html.escape(lead + self._redact(shown))
-            changed |= _set(
-                self.text_view,
-                "value",
-                '<pre class="nbext-stream" style="white-space:pre-wrap;margin:0.3em 0;'
-                f'max-height:24em;overflow:auto">{body}</pre>',
-            )
-        changed |= self._show(self.text_view, show_text)
+        text = view.text or ""
+        if text:
+            changed |= _set(self.text_view, "value", stream_html(text, DISPLAY_TEXT_CHARS))
+        changed |= _hidden(self.text_view, not text)
 
-        line = metrics_line(self.metrics) if self.stream else ""
+        line = metrics_html(view.metrics) if view.text is not None else ""
         if line:
-            changed |= _set(self.metrics_view, "value", f"<small>{html.escape(line)}</small>")
-        changed |= self._show(self.metrics_view, bool(line))
+            changed |= _set(self.metrics_view, "value", line)
+        changed |= _hidden(self.metrics_view, not line)
 
-        if self.has_output:
-            summary = html.escape(self._redact(compact_json(self.output)))
-            full = html.escape(
-                self._redact(shorten(to_json(self.output, indent=2), EXPANDED_CHARS))
-            )
-            changed |= _set(
-                self.output_view,
-                "value",
-                f'<details class="nbext-output-details"><summary>output: <code>{summary}'
-                f'</code></summary><pre style="white-space:pre-wrap">{full}</pre></details>',
-            )
-        changed |= self._show(self.output_view, self.has_output)
+        if view.has_output:
+            changed |= _set(self.output_view, "value", output_html(view.output, self._redact))
+        changed |= _hidden(self.output_view, not view.has_output)
 
-        if self.error:
-            error = html.escape(self._redact(self.error))
-            changed |= _set(
-                self.error_view,
-                "value",
-                f'<pre style="color:#dc2626;white-space:pre-wrap;margin:0.3em 0">{error}</pre>',
-            )
-        changed |= self._show(self.error_view, bool(self.error))
+        if view.error:
+            changed |= _set(self.error_view, "value", error_html(view.error))
+        changed |= _hidden(self.error_view, not view.error)
 
-        if self.note:
-            changed |= _set(self.note_view, "value", f"<i>{html.escape(self.note)}</i>")
-        changed |= self._show(self.note_view, bool(self.note))
+        if view.note:
+            changed |= _set(self.note_view, "value", note_html(view.note))
+        changed |= _hidden(self.note_view, not view.note)
 
         cancellable = self.job_id is not None and self.state in CANCELLABLE
-        retryable = self.job_id is not None and self.state in RETRYABLE
         changed |= _set(self.cancel_button, "disabled", not cancellable)
-        changed |= _set(self.retry_button, "disabled", not retryable)
-        changed |= self._show(self.retry_button, retryable)
-        changed |= self._show(self.cancel_button, not self.final)
+        changed |= _hidden(self.cancel_button, self.final or not self.cancel_available)
         return changed
-
-    @staticmethod
-    def _show(widget: widgets.DOMWidget, visible: bool) -> bool:
-        before = widget.layout.display
-        _hidden(widget, not visible)
-        return bool(before != widget.layout.display)
 
     # ---- text/plain --------------------------------------------------------------------
 
     def plain_text(self) -> str:
-        """The panel as text: what a headless run or a saved notebook shows."""
-        job = self.job_id or "(no id yet)"
-        lines = [
-            f"{self.endpoint_id} {self.via} job {job}: {self.state} · "
-            f"queue {format_ms(self.delay_ms)} · run {format_ms(self.run_ms)}"
-        ]
-        if self.stream and self.text:
-            lines.append("text: " + self._redact(shorten(self.text, PLAIN_TEXT_CHARS)))
-        if self.stream and self.metrics:
-            line = metrics_line(self.metrics)
-            if line:
-                lines.append("metrics: " + line)
-        if self.has_output:
-            lines.append("output: " + self._redact(compact_json(self.output)))
-        if self.error:
-            lines.append("error: " + self._redact(shorten(self.error, PLAIN_TEXT_CHARS)))
-        if self.note:
-            lines.append(self.note)
-        return "\n".join(lines)
+        """The panel as text: what a headless run or a terminal shows."""
+        return self._redact(job_plain(self.view()))
 
     def __repr__(self) -> str:
         return f"JobPanel({self.endpoint_id!r}, job={self.job_id!r}, state={self.state})"

@@ -1,15 +1,29 @@
-"""The ``text/plain`` form every panel carries next to its widget view.
+"""The ``text/plain`` form every panel carries next to its widget view, and closing.
 
-A notebook saved without widget state, run headless (nbclient, nbval) or shown in a
-terminal has no widget to render; it shows ``text/plain``. Each panel writes its own
-summary there, and the cell's display is updated when the job ends, so the saved
-output says how things ended, not how they began.
+A notebook run headless (nbclient, nbval) or shown in a terminal has no widget to
+render; it shows ``text/plain``. Each panel writes its own summary there. (A saved
+notebook keeps more: when a panel ends, its cell shows the panel's static rendering,
+``nbext.notebook.static``.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from ipywidgets import Widget
+
+
+def close_parts(widget: Any) -> None:
+    """Close ``widget``'s children (and theirs), its layout and its style: each one is a
+    comm the kernel and the page keep alive until closed."""
+    for child in getattr(widget, "children", ()):
+        close_parts(child)
+        child.close()
+    for name in ("layout", "style"):
+        part = getattr(widget, name, None)
+        if isinstance(part, Widget):
+            part.close()
 
 
 class PlainTextForm:
@@ -19,7 +33,9 @@ class PlainTextForm:
         raise NotImplementedError
 
     def close(self) -> None:
-        """Close the widget; its ``text/plain`` form stays (ipywidgets blanks the repr)."""
+        """Close the widget and all its parts; its ``text/plain`` form stays (ipywidgets
+        blanks the repr of a closed widget)."""
+        close_parts(self)
         closer = getattr(super(), "close", None)
         if closer is not None:
             closer()

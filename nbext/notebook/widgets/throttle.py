@@ -31,6 +31,10 @@ class Throttle:
         self._clock = clock
         self._last: float | None = None
 
+    def now(self) -> float:
+        """The throttle's clock (panels time a running job with it too)."""
+        return self._clock()
+
     def ready(self) -> bool:
         """True (and the interval restarts) if the last render is at least ``interval`` old."""
         now = self._clock()

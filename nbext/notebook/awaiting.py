@@ -1,0 +1,131 @@
+"""``%%runpod_job`` cells (and ``%runpod map``, ``retry``) that wait by awaiting, so
+the kernel hears clicks meanwhile.
+
+A cell that blocks its thread keeps the kernel from reading anything else: a click on
+the panel's Cancel would be handled after the cell ended. A cell that *awaits* leaves
+the kernel's event loop running, and ipykernel (7.4 and later) dispatches widget
+messages while such a cell waits. So in those kernels, ``install`` adds an input
+transformer that turns a ``%%runpod_job`` cell into an awaited call of
+``run_cell_magic`` here: the same magic, following the job with the same async logic
+as ``--background``, but the cell still ends only when the job does. Ctrl-C, which
+ipykernel turns into the cancellation of an awaiting cell, cancels the job as in a
+blocking cell.
+
+Elsewhere (a terminal IPython, a test shell, an older kernel) nothing is installed and
+the magic blocks as before; a kernel that still has ``do_one_iteration`` (ipykernel 6)
+handles clicks through ``jupyter-ui-poll`` instead (``nbext.notebook.uipoll``).
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from IPython import get_ipython
+
+if TYPE_CHECKING:
+    from .magics import RunpodMagics
+
+MIN_IPYKERNEL = (7, 4)
+"""The first ipykernel known to dispatch widget messages while an awaiting cell waits."""
+MAGIC_CALL = "get_ipython().run_cell_magic('runpod_job', "
+"""How IPython writes a ``%%runpod_job`` cell once its magic syntax is transformed."""
+LINE_CALLS = tuple(f"get_ipython().run_line_magic('runpod', '{name} " for name in ("map", "retry"))
+"""How IPython writes a ``%runpod map`` or ``retry`` line (at the start of a line: not
+in a block, where ``await`` could not go)."""
+MODULE = "await __import__('nbext.notebook.awaiting', fromlist=['_'])"
+AWAITED_CALL = f"{MODULE}.run_cell_magic("
+AWAITED_LINE = f"{MODULE}.run_line_magic("
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts: list[int] = []
+    for piece in text.split(".")[:2]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+def supported(shell: Any) -> bool:
+    """Whether ``shell`` is a kernel that handles widget messages while a cell awaits."""
+    if getattr(shell, "kernel", None) is None:
+        return False
+    try:
+        installed = metadata.version("ipykernel")
+    except metadata.PackageNotFoundError:
+        return False
+    return _version(installed) >= MIN_IPYKERNEL
+
+
+def await_job_cells(lines: list[str]) -> list[str]:
+    """Input transformer: a ``%%runpod_job`` cell, and a ``%runpod map`` or ``retry``
+    line outside any block, become awaited calls (unless ``%autoawait`` is off: then a
+    top-level ``await`` would not run at all)."""
+    shell = get_ipython()
+    if shell is None or not getattr(shell, "autoawait", False):
+        return lines
+    if lines and lines[0].startswith(MAGIC_CALL):
+        return [AWAITED_CALL + lines[0][len("get_ipython().run_cell_magic(") :], *lines[1:]]
+    return [
+        AWAITED_LINE + line[len("get_ipython().run_line_magic(") :]
+        if line.startswith(LINE_CALLS)
+        else line
+        for line in lines
+    ]
+
+
+def install(shell: Any) -> bool:
+    """Make ``%%runpod_job`` cells await in ``shell`` when it supports it; whether it did."""
+    transformers: list[Any] = shell.input_transformers_post
+    transformers[:] = [t for t in transformers if t is not await_job_cells]
+    if not supported(shell):
+        return False
+    transformers.append(await_job_cells)
+    return True
+
+
+def uninstall(shell: Any) -> None:
+    transformers: list[Any] = getattr(shell, "input_transformers_post", [])
+    transformers[:] = [t for t in transformers if t is not await_job_cells]
+
+
+async def run_cell_magic(name: str, line: str, cell: str) -> None:
+    """What an awaited ``%%runpod_job`` cell runs: the magic, following by awaiting."""
+    from .ipython import parse_argstring
+    from .magics.job import run_job_async
+
+    magics = _magics()
+    if name != "runpod_job" or magics is None:  # unloaded meanwhile: plain IPython
+        get_ipython().run_cell_magic(name, line, cell)
+        return
+    await run_job_async(magics, parse_argstring(magics.runpod_job, line), cell)
+
+
+async def run_line_magic(name: str, line: str) -> None:
+    """What an awaited ``%runpod map`` or ``retry`` line runs: the command, the panel's
+    Cancel heard meanwhile."""
+    from .ipython import parse_argstring
+    from .magics.batch import map_command, map_command_async
+    from .magics.job import retry_job_async
+    from .magics.jobs import record_of, retry
+
+    magics = _magics()
+    subcommand, _, rest = line.strip().partition(" ")
+    if name != "runpod" or magics is None or subcommand not in ("map", "retry"):
+        get_ipython().run_line_magic(name, line)
+    elif subcommand == "map":
+        await map_command_async(magics, parse_argstring(map_command, rest))
+    else:
+        args = parse_argstring(retry, rest)
+        record = record_of(magics, args.job, args.endpoint)
+        await retry_job_async(magics, record, background=args.background, quiet=args.quiet)
+
+
+def _magics() -> RunpodMagics | None:
+    from .magics import RunpodMagics
+
+    shell = get_ipython()
+    if shell is None:
+        return None
+    found = shell.magics_manager.registry.get("RunpodMagics")
+    return found if isinstance(found, RunpodMagics) else None

@@ -1,0 +1,47 @@
+"""A job that did not complete stops the notebook at its cell.
+
+A failed job whose cell stays green lets Run All (and nbval, papermill) carry on into
+cells that then break on a missing output, far from the cause. So a cell whose job ends
+FAILED, TIMED_OUT or CANCELLED raises ``JobNotCompleted`` after its panel shows the final
+state. Like an SQL error in jupysql, it is shown as one line and no traceback (the panel
+above has the details); ``--no-raise`` or ``%config RunpodMagics.raise_on_failure =
+False`` keep the cell going.
+"""
+
+from __future__ import annotations
+
+from nbext.models import JobResult, JobStatus
+
+from .display.text import shorten
+
+ERROR_CHARS = 200
+"""How much of the job's error the one line carries (the panel shows all of it)."""
+NOT_COMPLETED = frozenset({JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED})
+
+
+class JobNotCompleted(Exception):
+    """A job of this cell ended FAILED, TIMED_OUT or CANCELLED."""
+
+    def __init__(self, message: str, result: JobResult) -> None:
+        super().__init__(message)
+        self.message = message
+        self.result = result
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self.message}"]
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def check_completed(result: JobResult | None, endpoint_id: str) -> None:
+    """Raise ``JobNotCompleted`` if ``result`` is FAILED, TIMED_OUT or CANCELLED."""
+    if result is None or result.status not in NOT_COMPLETED:
+        return
+    error = " ".join((result.error or "").split())
+    detail = f": {shorten(error, ERROR_CHARS)}" if error else ""
+    raise JobNotCompleted(
+        f"job {result.id} on {endpoint_id!r} ended {result.status.value}{detail} "
+        "(--no-raise lets the notebook go on)",
+        result,
+    )

@@ -1,0 +1,366 @@
+"""The final state of a panel as plain HTML and text: what a saved notebook keeps.
+
+A widget shows only while its kernel lives: reopened later, exported with nbconvert, or
+shown on GitHub, it reads "model not found" or nothing at all. So when a job, a batch, a
+health snapshot or a watch ends, its cell's output is replaced (through its display
+handle) by a ``Rendering``: self-contained HTML (inline styles, JupyterLab's theme
+variables, no script, no network) with a ``text/plain`` twin for terminals, headless
+runs and diffs.
+
+Each panel describes its state as a frozen *view* (``JobView``, ``BatchView``,
+``HealthView``); ``render_job``, ``render_batch`` and ``render_health`` turn a view into a
+``Rendering``. The live panels draw their parts with the same fragment functions, so a
+panel looks the same before and after it turns static.
+
+How a job's output is drawn is open to extension: ``output_renderers`` is a list of
+functions that may claim an output (an image, audio...) and return its HTML; the first
+that does wins, and the JSON preview is the default.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .display.text import (
+    EXPANDED_CHARS,
+    compact_json,
+    format_ms,
+    metrics_line,
+    shorten,
+    to_json,
+)
+from .theme import BORDER, ERROR, MUTED, badge_html, state_colour
+
+PLAIN_TEXT_CHARS = 2_000
+"""How much streamed text (or error) the ``text/plain`` form of a job carries."""
+STREAM_STYLE = "white-space:pre-wrap;margin:0.3em 0;max-height:24em;overflow:auto"
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """HTML and its ``text/plain`` twin; displayed as both, so every frontend has one."""
+
+    html: str
+    plain: str
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        return {"text/html": self.html, "text/plain": self.plain}
+
+    def __repr__(self) -> str:
+        return self.plain
+
+
+OutputRenderer = Callable[[Any], str | None]
+output_renderers: list[OutputRenderer] = []
+"""Functions that may draw a job's output as HTML (None: not theirs); tried in order."""
+
+
+# ---- job --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobView:
+    """One job as a panel shows it. Texts are already redacted."""
+
+    endpoint_id: str
+    via: str
+    job_id: str | None
+    state: str
+    delay_ms: float | None = None
+    run_ms: float | None = None
+    running: bool = False
+    """The run time is a live count (the job runs), not the service's final figure."""
+    text: str | None = None
+    """The whole streamed text (None: the panel does not show streamed text)."""
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    has_output: bool = False
+    output: Any = None
+    error: str | None = None
+    note: str = ""
+    retries: int = 0
+
+
+def title_html(view: JobView) -> str:
+    job = html.escape(view.job_id) if view.job_id else "…"
+    return (
+        f"<b>{html.escape(view.endpoint_id)}</b> <span>{html.escape(view.via)} · "
+        f"job <code>{job}</code></span>"
+    )
+
+
+def timing_text(view: JobView) -> str:
+    run = format_ms(view.run_ms) + ("…" if view.running and view.run_ms is not None else "")
+    text = f"queue {format_ms(view.delay_ms)} · run {run}"
+    if view.retries:
+        text += f" · retried {view.retries}×"
+    return text
+
+
+def timing_html(view: JobView) -> str:
+    return f'<span class="nbext-timing">{html.escape(timing_text(view))}</span>'
+
+
+def stream_html(text: str, limit: int | None = None) -> str:
+    """Streamed text in a scrolling block; ``limit`` keeps only its tail (live panels)."""
+    shown = text if limit is None else text[-limit:]
+    lead = (
+        f"… {len(text) - len(shown):,} earlier characters (all in panel.text)\n"
+        if len(shown) < len(text)
+        else ""
+    )
+    return f'<pre class="nbext-stream" style="{STREAM_STYLE}">{html.escape(lead + shown)}</pre>'
+
+
+def metrics_html(metrics: Mapping[str, Any]) -> str:
+    line = metrics_line(metrics)
+    return f"<small>{html.escape(line)}</small>" if line else ""
+
+
+def output_html(output: Any, redact: Callable[[str], str] = str) -> str:
+    """The output: a renderer's drawing if one claims it, else a JSON preview that opens."""
+    for renderer in output_renderers:
+        drawn = renderer(output)
+        if drawn is not None:
+            return drawn
+    summary = html.escape(redact(compact_json(output)))
+    full = html.escape(redact(shorten(to_json(output, indent=2), EXPANDED_CHARS)))
+    return (
+        f'<details class="nbext-output-details"><summary>output: <code>{summary}'
+        f'</code></summary><pre style="white-space:pre-wrap">{full}</pre></details>'
+    )
+
+
+def error_html(error: str) -> str:
+    return (
+        f'<pre class="nbext-error" style="color:{ERROR};white-space:pre-wrap;margin:0.3em 0">'
+        f"{html.escape(error)}</pre>"
+    )
+
+
+def note_html(note: str) -> str:
+    return f'<i class="nbext-note">{html.escape(note)}</i>'
+
+
+def render_job(view: JobView) -> Rendering:
+    """A job's panel, frozen: badge, endpoint, id, timings, text, output, error, note.
+
+    Its parts carry the live panel's classes (``nbext-job-badge``...), so one selector
+    finds a part before and after the panel turned static.
+    """
+    parts = [
+        '<div style="display:flex;align-items:center;gap:0.8em;flex-wrap:wrap">'
+        f'<span class="nbext-job-badge">{badge_html(view.state)}</span>'
+        f'<span class="nbext-job-title">{title_html(view)}</span>'
+        f'<span class="nbext-job-timing">{timing_html(view)}</span></div>'
+    ]
+    if view.text:
+        parts.append(f'<div class="nbext-job-text">{stream_html(view.text)}</div>')
+    if view.metrics and view.text is not None:
+        parts.append(f'<div class="nbext-job-metrics">{metrics_html(view.metrics)}</div>')
+    if view.has_output:
+        parts.append(f'<div class="nbext-job-output">{output_html(view.output)}</div>')
+    if view.error:
+        parts.append(f'<div class="nbext-job-error">{error_html(view.error)}</div>')
+    if view.note:
+        parts.append(f'<div class="nbext-job-note">{note_html(view.note)}</div>')
+    return Rendering(
+        _frame("nbext-job-panel", view.state, "".join(parts)),
+        job_plain(view),
+    )
+
+
+def job_plain(view: JobView) -> str:
+    job = view.job_id or "(no id yet)"
+    lines = [f"{view.endpoint_id} {view.via} job {job}: {view.state} · {timing_text(view)}"]
+    if view.text:
+        lines.append("text: " + shorten(view.text, PLAIN_TEXT_CHARS))
+    if view.text is not None and view.metrics:
+        line = metrics_line(view.metrics)
+        if line:
+            lines.append("metrics: " + line)
+    if view.has_output:
+        lines.append("output: " + compact_json(view.output))
+    if view.error:
+        lines.append("error: " + shorten(view.error, PLAIN_TEXT_CHARS))
+    if view.note:
+        lines.append(view.note)
+    return "\n".join(lines)
+
+
+def _frame(kind: str, state: str, body: str) -> str:
+    return (
+        f'<div class="nbext-static {kind}" data-state="{html.escape(state)}" '
+        f'style="padding:0.3em 0;line-height:1.5">{body}</div>'
+    )
+
+
+# ---- batch ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchView:
+    """A batch of jobs: counts by state, how long so far, and how it ended."""
+
+    endpoint_id: str
+    total: int
+    counts: Mapping[str, int]
+    """Finished jobs by final state, in the order to show them."""
+    elapsed: float
+    finished: bool = False
+    note: str = ""
+
+    @property
+    def done(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def rate(self) -> float | None:
+        """Jobs finished per second (None before the first)."""
+        return self.done / self.elapsed if self.done and self.elapsed > 0 else None
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds until the rest is done at the rate so far (None: not known yet)."""
+        rate = self.rate
+        if rate is None or self.finished:
+            return None
+        return (self.total - self.done) / rate
+
+
+def format_seconds(seconds: float | None) -> str:
+    """``0:07``, ``12:03``, ``1:02:03`` (as progress bars write durations); ``?`` unknown."""
+    if seconds is None:
+        return "?"
+    whole = int(seconds + 0.5)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def batch_counts_text(view: BatchView) -> str:
+    """``7/10 · COMPLETED 6 · FAILED 1 · 3.2 jobs/s · 0:02 elapsed · ETA 0:01``."""
+    parts = [f"{view.done}/{view.total}"]
+    parts += [f"{state} {n}" for state, n in view.counts.items()]
+    parts.append(rate_text(view.rate))
+    if view.finished:
+        parts.append(f"done in {format_seconds(view.elapsed)}")
+    else:
+        parts.append(f"{format_seconds(view.elapsed)} elapsed · ETA {format_seconds(view.eta)}")
+    return " · ".join(parts)
+
+
+def rate_text(rate: float | None) -> str:
+    """Jobs per second, or per minute when under one every ten seconds."""
+    if rate is None:
+        return "– jobs/s"
+    return f"{rate:.1f} jobs/s" if rate >= 0.1 else f"{rate * 60:.1f} jobs/min"
+
+
+TEXT_BAR = 20
+"""Characters of the ``text/plain`` progress bar."""
+
+
+def batch_text_bar(view: BatchView) -> str:
+    """``|██████▌     |``: the bar in text, to an eighth of a character."""
+    eighths = round(TEXT_BAR * 8 * view.done / max(view.total, 1))
+    full, part = divmod(eighths, 8)
+    bar = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
+    return f"|{bar.ljust(TEXT_BAR)}|"
+
+
+def batch_bar_html(view: BatchView, width_em: float = 14) -> str:
+    """The bar: one segment per final state, in that state's colour, in an outline.
+
+    The unfilled part is the page itself: each state's colour is chosen to stand out
+    from the page in every theme, not from a track of another colour."""
+    segments = "".join(
+        f'<span data-state="{html.escape(state)}" style="display:inline-block;height:100%;'
+        f'width:{100 * n / max(view.total, 1):.3f}%;background:{state_colour(state)}"></span>'
+        for state, n in view.counts.items()
+        if n
+    )
+    return (
+        f'<span class="nbext-batch-bar" role="progressbar" aria-valuemin="0" '
+        f'aria-valuemax="{view.total}" aria-valuenow="{view.done}" style="display:inline-flex;'
+        f"width:{width_em}em;height:0.8em;border:1px solid {MUTED};"
+        f'border-radius:2px;overflow:hidden;vertical-align:middle">{segments}</span>'
+    )
+
+
+def batch_line_html(view: BatchView) -> str:
+    """One line: endpoint, bar, counts, rate, elapsed and ETA."""
+    return (
+        f'<div class="nbext-batch-line" style="display:flex;align-items:center;gap:0.6em;'
+        f'flex-wrap:wrap"><b>{html.escape(view.endpoint_id)}</b>{batch_bar_html(view)}'
+        f'<span class="nbext-batch-counts">{html.escape(batch_counts_text(view))}</span></div>'
+    )
+
+
+def render_batch(view: BatchView) -> Rendering:
+    body = batch_line_html(view)
+    if view.note:
+        body += f"<div>{note_html(view.note)}</div>"
+    state = "done" if view.finished else "running"
+    return Rendering(_frame("nbext-batch-panel", state, body), batch_plain(view))
+
+
+def batch_plain(view: BatchView) -> str:
+    text = f"{view.endpoint_id} {batch_text_bar(view)} {batch_counts_text(view)}"
+    if view.note:
+        text += f" ({view.note})"
+    return text
+
+
+# ---- health -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HealthView:
+    """An endpoint's counts now, and (when watched) the history the chart draws."""
+
+    endpoint_id: str
+    watching: bool
+    at: str | None
+    """When the latest sample was taken (``HH:MM:SS UTC``), None before any."""
+    cells: Sequence[tuple[str, int]] = ()
+    """The latest counts, ``(label, value)`` in the order to show them."""
+    chart: str = ""
+    """The history as inline SVG ('' with fewer than two samples)."""
+    error: str | None = None
+    samples: int = 0
+    plain: str = ""
+
+
+def health_title_html(view: HealthView) -> str:
+    mode = "watching" if view.watching else ("watched" if view.samples > 1 else "snapshot")
+    return (
+        f"<b>{html.escape(view.endpoint_id)}</b> health "
+        f"<span>{mode} · {html.escape(view.at or '…')}</span>"
+    )
+
+
+def health_counts_html(view: HealthView) -> str:
+    if not view.cells:
+        body = "<i>no answer yet</i>"
+    else:
+        cell = f"padding:0.1em 0.6em;border-bottom:1px solid {BORDER}"
+        head = "".join(f"<th style='{cell}'>{html.escape(k)}</th>" for k, _ in view.cells)
+        row = "".join(
+            f"<td style='text-align:center' data-count='{html.escape(k)}'>{v}</td>"
+            for k, v in view.cells
+        )
+        body = f"<table><tr>{head}</tr><tr>{row}</tr></table>"
+    if view.error:
+        body += f'<div class="nbext-error" style="color:{ERROR}">{html.escape(view.error)}</div>'
+    return body
+
+
+def render_health(view: HealthView) -> Rendering:
+    body = f"<div>{health_title_html(view)}</div>{health_counts_html(view)}"
+    if view.chart:
+        body += f"<div>{view.chart}</div>"
+    state = "watching" if view.watching else "stopped"
+    return Rendering(_frame("nbext-health-panel", state, body), view.plain)

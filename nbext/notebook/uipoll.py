@@ -1,0 +1,89 @@
+"""Handling widget messages while a cell blocks, so a panel's Cancel works mid-cell.
+
+A kernel handles a click on a widget as a message on its shell channel, which it reads
+only between cells: a button pressed while a blocking cell runs would be handled after
+the cell ended, too late to matter. ``jupyter-ui-poll`` reads those messages from inside
+the cell (it holds back any cell the user queues meanwhile, and replays it after); a
+follower that blocks calls ``UiPump.wait`` instead of ``time.sleep``.
+
+Outside a Jupyter kernel (a terminal IPython, a test shell) there is no such channel:
+``available`` is False, ``wait`` just sleeps, and panels hide the controls that could
+not act in time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+from IPython import get_ipython
+
+STEP = 0.02
+"""Seconds between two looks at the kernel's messages while waiting."""
+EVENTS_PER_STEP = 10
+"""Messages handled at most per look (a burst of clicks does not stall the wait)."""
+
+
+def kernel_available() -> bool:
+    """Whether this code runs in a Jupyter kernel whose messages can be read mid-cell.
+
+    ``jupyter-ui-poll`` reads them with the kernel's ``do_one_iteration``, which
+    ipykernel 7 no longer has (there, a cell that awaits hears clicks instead:
+    ``nbext.notebook.awaiting``).
+    """
+    shell = get_ipython()
+    kernel = getattr(shell, "kernel", None) if shell is not None else None
+    return kernel is not None and hasattr(kernel, "do_one_iteration")
+
+
+class UiPump:
+    """``with UiPump() as pump:`` then ``pump.wait(seconds, until=...)`` in the cell."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.available = enabled and kernel_available()
+        self._events: Any = None
+        self._poll: Callable[[int], Any] | None = None
+
+    def __enter__(self) -> UiPump:
+        if self.available:
+            from jupyter_ui_poll import ui_events
+
+            self._events = ui_events()
+            self._poll = self._events.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._events is not None:
+            events, self._events, self._poll = self._events, None, None
+            events.__exit__(exc_type, exc, tb)
+
+    def poll(self) -> None:
+        """Handle the widget messages that arrived (a click runs its callback here)."""
+        if self._poll is not None:
+            self._poll(EVENTS_PER_STEP)
+
+    def wait(
+        self,
+        seconds: float,
+        until: Callable[[], bool] = lambda: False,
+        tick: Callable[[], object] = lambda: None,
+    ) -> None:
+        """Pass ``seconds`` handling messages, or less once ``until()`` is true.
+
+        ``tick`` is called at every look (a panel redraws its running clock, throttled).
+        """
+        deadline = time.monotonic() + seconds
+        while True:
+            self.poll()
+            tick()
+            left = deadline - time.monotonic()
+            if until() or left <= 0:
+                return
+            time.sleep(min(STEP if self.available else left, left))
