@@ -21,7 +21,7 @@ from nbext.models import JobResult
 from .connection import Connection, current
 from .display.frames import ListingSpec, to_frame
 from .display.specs import RESULT_COLUMNS
-from .errors import Interrupted
+from .errors import Interrupted, InvalidArgument, WrongType
 from .outputs import PanelOutput, show_panel
 from .registry import JobRecord
 from .widgets.batch import BatchPanel
@@ -41,23 +41,23 @@ def inputs_of(inputs: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
     if isinstance(inputs, pd.DataFrame):
         frame = inputs.reset_index(drop=True)
         if not all(isinstance(c, str) for c in frame.columns):
-            raise ValueError(
+            raise InvalidArgument(
                 "the DataFrame's column names must be strings (they become input keys)"
             )
         records = json.loads(frame.to_json(orient="records", date_format="iso"))
         return records, frame
     if isinstance(inputs, Mapping | str | bytes):
-        raise TypeError(
+        raise WrongType(
             f"inputs must be a list of dicts or a DataFrame, got one {type(inputs).__name__}"
         )
     if not isinstance(inputs, Iterable):
-        raise TypeError(
+        raise WrongType(
             f"inputs must be a list of dicts or a DataFrame, got {type(inputs).__name__}"
         )
     items = list(inputs)
     for i, item in enumerate(items):
         if not isinstance(item, Mapping):
-            raise TypeError(
+            raise WrongType(
                 f"input #{i} is a {type(item).__name__}; every input must be a dict (a JSON object)"
             )
     return [dict(item) for item in items], pd.DataFrame.from_records(items, index=range(len(items)))
