@@ -185,8 +185,11 @@ def test_retry_a_completed_job_is_a_usage_error(
     nb: Notebook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     nb.run('%%runpod_job echo\n{"a": 1}')
-    message = usage_error(nb, f"%runpod retry {nb.record().id}", capsys)
+    job_id = nb.record().id
+    message = usage_error(nb, f"%runpod retry {job_id}", capsys)
     assert "only FAILED or TIMED_OUT jobs can be retried" in message
+    assert message.count(job_id) <= 1, message  # the id once, in the user's terms
+    assert "409" not in message and "POST" not in message, message
 
 
 def test_purge_removes_queued_jobs(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:

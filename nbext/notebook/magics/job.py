@@ -25,7 +25,7 @@ from ..outcome import check_completed
 from ..outputs import PanelOutput, show_panel
 from ..registry import JobRecord
 from ..widgets.job import JobPanel
-from .common import check_name, one_line, positive, store, usage_errors
+from .common import check_name, explain, one_line, positive, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
@@ -162,7 +162,7 @@ def _wait(follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool
     try:
         result = follower.follow(interrupted=interrupted)
     except NbextError as exc:
-        raise UsageError(one_line(f"job {follower.record.id}: {exc}")) from None
+        raise UsageError(explain(exc)) from None
     _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
@@ -173,7 +173,7 @@ async def _wait_async(
     try:
         result = await follower.follow_async(interrupted=interrupted)
     except NbextError as exc:
-        raise UsageError(one_line(f"job {follower.record.id}: {exc}")) from None
+        raise UsageError(explain(exc)) from None
     _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
@@ -382,9 +382,9 @@ def _retry(
             job.retry()
         except NotFound as exc:
             magics.connection.registry.mark_removed(record.id, str(exc))
-            raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+            raise UsageError(explain(exc)) from None
         except NbextError as exc:
-            raise UsageError(one_line(f"job {record.id}: {exc}")) from None
+            raise UsageError(explain(exc)) from None
         record.retries += 1
         magics.connection.registry.update(
             record.id, JobResult(id=record.id, status=JobStatus.IN_QUEUE)
