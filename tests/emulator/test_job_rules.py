@@ -1,4 +1,4 @@
-"""Every job decision of SPEC.md, one test each, at the domain level on a fake clock.
+"""Every job decision of docs/behaviour.md#jobs, one test each, at the domain level on a fake clock.
 
 Ids; the execution timeout (job policy, endpoint setting, default); TTL counted from
 submission and set by ``/status?ttl``; retention of 30 min (/run) and 1 min (/runsync),

@@ -1,4 +1,5 @@
-"""Size limits (413) and rate limits (429 with Retry-After) at the seed's numbers.
+"""Size limits (413) and rate limits (429 with Retry-After) as documented
+(docs/behaviour.md#rate-limits).
 
 Rate windows slide on the emulator's fake clock, so a test fills a window, moves the
 clock, and sees exactly when the next request is admitted again.

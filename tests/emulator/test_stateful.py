@@ -1,4 +1,5 @@
-"""Random sequences of job operations against a model of SPEC.md (hypothesis, stateful).
+"""Random sequences of job operations against a model of
+docs/behaviour.md#jobs (hypothesis, stateful).
 
 The machine runs, runsyncs, cancels, retries and purges jobs, finishes or fails running
 ones (their handler waits on a gate the machine opens), sets TTLs through ``/status``
@@ -71,7 +72,7 @@ class ModelJob:
 
 
 class Model:
-    """The job rules of SPEC.md for one endpoint with ``WORKERS`` workers, as events."""
+    """The job rules (docs/behaviour.md#jobs) for an endpoint of ``WORKERS`` workers."""
 
     def __init__(self) -> None:
         self.t = 0

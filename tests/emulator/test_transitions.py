@@ -1,12 +1,12 @@
-"""Every row of the seed's transition table, one test each, at the domain level.
+"""Every row of the transition table (docs/behaviour.md#states), one test each, at the domain level.
 
 The domain (``emu.jobs``) is driven directly, on a fake clock, so each test states
-exactly which move it makes and which state results. Rows, in the seed's order:
+exactly which move it makes and which state results. Rows, in the table's order:
 
 (none) -> IN_QUEUE on /run or /runsync; IN_QUEUE -> IN_PROGRESS when a worker is free;
 IN_PROGRESS -> COMPLETED; IN_PROGRESS -> FAILED; IN_QUEUE or IN_PROGRESS -> CANCELLED;
 FAILED or TIMED_OUT -> IN_QUEUE by /retry; any state -> removed when the TTL elapses;
-COMPLETED -> removed when retention elapses. SPEC.md adds IN_PROGRESS -> TIMED_OUT.
+COMPLETED -> removed when retention elapses. The execution timeout adds IN_PROGRESS -> TIMED_OUT.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ async def test_retention_removes_a_completed_job(emu: Emulator) -> None:
 
 
 def test_the_transition_table_is_the_seeds_plus_timed_out() -> None:
-    """The table itself: every move the seed lists, TIMED_OUT per SPEC, nothing else."""
+    """The table itself: every move the table lists, TIMED_OUT on timeout, nothing else."""
     expected = {
         (S.IN_QUEUE, S.IN_PROGRESS),
         (S.IN_QUEUE, S.CANCELLED),

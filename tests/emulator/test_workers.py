@@ -1,6 +1,6 @@
 """Workers: scaling between workersMin and workersMax, idle timeout, low priority, images.
 
-SPEC.md: a queued job starts a worker when none is idle and the endpoint is below
+docs/behaviour.md#scaling: a queued job starts a worker when none is idle and the endpoint is below
 ``workersMax`` (low-priority jobs never do); a worker idle longer than ``idleTimeout``
 stops unless that would leave fewer than ``workersMin``; an endpoint whose image has no
 handler keeps its jobs queued until ``register_image`` binds one.

@@ -1,8 +1,8 @@
 """What every route shares: auth, bounded body reading, JSON answers, error mapping.
 
 The routes stay thin: parse, call the domain, serialise. Domain errors become the
-status codes and bodies of docs/behaviour.md#errors here and nowhere else: ``{"error": ...}`` under
-``/v2`` and ``/_emulator``, ``{"message": ...}`` under ``/v1``.
+status codes and bodies of docs/behaviour.md#error-bodies here and nowhere else:
+``{"error": ...}`` under ``/v2`` and ``/_emulator``, ``{"message": ...}`` under ``/v1``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``image-gen``: an offline stand-in for an image-generation model.
 
 It paints a landscape from the prompt: words choose the sky (``sunset``, ``night``...),
-the land (``desert``, ``forest``, ``snow``...) and water (``lake``, ``sea``...), the seed
+the land (``desert``, ``forest``, ``snow``...) and water (``lake``, ``sea``...), and ``seed``
 shapes the ridges, so the same prompt and seed give the same bytes and different prompts
 give visibly different pictures. With ``"stream": true`` it yields a preview per step
 that sharpens out of noise, as diffusion models' step previews do, then the full image.

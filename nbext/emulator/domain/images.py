@@ -55,7 +55,8 @@ def text_pieces(text: str) -> list[str]:
 async def stream_text(job: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
     """Yield ``input.text`` a word at a time, like a token-streaming model.
 
-    Each chunk's metrics carry the seed's sample fields (tokens, throughput) so panels
+    Each chunk's metrics carry the job interface's sample fields (tokens, throughput;
+    docs/behaviour.md#images) so panels
     have something real to show.
     """
     text = job["input"].get("text", "")

@@ -1,6 +1,6 @@
 """The job record and the table of legal state changes.
 
-The table is docs/behaviour.md#job-states: the service's transitions, plus (IN_PROGRESS ->
+The table is docs/behaviour.md#states: the service's transitions, plus (IN_PROGRESS ->
 TIMED_OUT on the execution timeout; TIMED_OUT is retryable). Removal (TTL, retention,
 purge) is not a state: a removed job is gone and answers 404.
 """

@@ -1,6 +1,6 @@
 """Which worker runs which job, and running it: dispatch, workers, idle timers, execution.
 
-Scaling follows docs/behaviour.md#workers: a queued job starts a worker when none is
+Scaling follows docs/behaviour.md#scaling: a queued job starts a worker when none is
 idle and the endpoint is below ``workers_max`` (low-priority jobs never do); a worker
 idle longer than ``idle_timeout`` stops unless that would leave fewer than
 ``workers_min``. A job's end (``Lifecycle.transition``) frees its worker through

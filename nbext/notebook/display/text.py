@@ -91,7 +91,7 @@ METRIC_LABELS: tuple[tuple[str, str, str], ...] = (
     ("cpu_kv_cache_usage", "CPU KV", "{:.0%}"),
     ("scenario", "", "{}"),
 )
-"""The seed's sample metrics fields, in the order a reader looks for them."""
+"""The job interface's sample metrics fields (docs/behaviour.md#images), in reading order."""
 HIDDEN_METRICS = frozenset({"stream_index", SPLIT_KEY})
 
 

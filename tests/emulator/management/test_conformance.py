@@ -59,12 +59,14 @@ OPERATIONS = {op.label: op for op in (r.ok() for r in SCHEMA.get_all_operations(
 UNDECLARED: dict[int, tuple[str, str]] = {
     401: (
         "*",
-        "SPEC.md: a missing or wrong key is 401 on every secured operation; the reference "
+        "docs/behaviour.md#authentication: a missing or wrong key is 401 on every secured "
+        "operation; the reference "
         "declares 401 on some operations only.",
     ),
     404: (
         "{",
-        "SPEC.md: an unknown id is 404; the reference declares 404 for GET of one record but "
+        "docs/behaviour.md#error-bodies: an unknown id is 404; the reference declares 404 "
+        "for GET of one record but "
         "only 400 ('Invalid ID') for update, delete, start, stop, reset and restart.",
     ),
     400: (
@@ -85,11 +87,15 @@ RULES: dict[str, str] = {
     "no template with id": "templateId must name a template (referential; the reference "
     "cannot say so)",
     "no network volume with id": "networkVolumeId(s) must name a volume",
-    "no container registry auth with id": "SPEC.md: containerRegistryAuthId must name an auth",
+    "no container registry auth with id": (
+        "docs/behaviour.md#templates: containerRegistryAuthId must name an auth"
+    ),
     "already exists": "seed: template names are unique; the reference: registry auth names too",
-    "is a pod template": "SPEC.md: an endpoint needs a serverless template",
-    "can only grow": "SPEC.md: a volume's size only grows",
-    "is locked": "SPEC.md: a locked pod refuses stop and reset (and a resetting update)",
+    "is a pod template": "docs/behaviour.md#endpoints: an endpoint needs a serverless template",
+    "can only grow": "docs/behaviour.md#network-volumes: a volume's size only grows",
+    "is locked": (
+        "docs/behaviour.md#pods: a locked pod refuses stop and reset (and a resetting update)"
+    ),
     "imageName is required unless templateId": "a pod needs an image from somewhere; the "
     "reference marks neither required",
     "names no image": "the template a pod names must give an image",
@@ -186,7 +192,7 @@ def positive_data_accepted(ctx: CheckContext, response: Response, case: Case) ->
 
 
 def error_body_shape(ctx: CheckContext, response: Response, case: Case) -> bool | None:
-    """SPEC.md: every /v1 error is ``{"message": "..."}``."""
+    """docs/behaviour.md#error-bodies: every /v1 error is ``{"message": "..."}``."""
     if response.status_code >= 400:
         body = response.json()
         assert isinstance(body, dict) and isinstance(body.get("message"), str), response.text

@@ -1,4 +1,4 @@
-"""``/v1/pods``: SPEC.md's simulated life cycle, the reference's filters and include flags.
+"""``/v1/pods``: the simulated life cycle (docs/behaviour.md#pods), filters, include flags.
 
 Time is the emulator's fake clock: ``lastStartedAt`` moves only when the test moves it.
 """

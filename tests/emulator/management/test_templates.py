@@ -1,4 +1,4 @@
-"""``/v1/templates``: the seed's defaults and rules, uniqueness, include flags, updates.
+"""``/v1/templates``: defaults and rules (docs/behaviour.md#templates), uniqueness, updates.
 
 Every refusal is 400 with a message naming the field and the rule, and the listing is
 the same afterwards: nothing half-made.

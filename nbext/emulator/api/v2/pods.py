@@ -19,8 +19,8 @@ from nbext.models.v2 import PodAction, PodStatus
 
 from ...domain.errors import Conflict, NotFound
 from ...domain.management import Management, catalog
-from ...domain.management.pod_status import allowed_actions, observed_status
 from ...domain.management.logs import PodFacts, pod_lines
+from ...domain.management.pod_status import allowed_actions, observed_status
 from ...domain.management.pods import PodEntry
 from ...domain.management.records import iso
 from ...domain.management.usage import Usage
