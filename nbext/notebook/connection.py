@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from nbext.emulator import Emulator, EmulatorServer
 
 Mode = Literal["local", "cloud"]
-DEMO_ENDPOINTS = ("echo", "sleep", "fail", "stream-text")
+DEMO_ENDPOINTS = ("echo", "sleep", "fail", "stream-text", "image-gen", "text-to-speech")
 """Demo images of the emulator, deployed as endpoints of the same names."""
 
 

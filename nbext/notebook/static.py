@@ -13,8 +13,10 @@ Each panel describes its state as a frozen *view* (``JobView``, ``BatchView``,
 panel looks the same before and after it turns static.
 
 How a job's output is drawn is open to extension: ``output_renderers`` is a list of
-functions that may claim an output (an image, audio...) and return its HTML; the first
-that does wins, and the JSON preview is the default.
+functions that may claim an output and return its HTML; the first that does wins. Else
+media found in the output (``nbext.media``: pictures, sound, video, at any depth) are
+drawn as a gallery within ``MEDIA_LIMITS``, so a saved notebook stays small, above a
+JSON preview in which each blob is a short tag rather than its base64 text.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import html
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from nbext import media
 
 from .display.text import (
     EXPANDED_CHARS,
@@ -52,6 +56,9 @@ class Rendering:
     def __repr__(self) -> str:
         return self.plain
 
+
+MEDIA_LIMITS = media.Limits()
+"""What the media of one job's output may add to the saved notebook (thumbnails above)."""
 
 OutputRenderer = Callable[[Any], str | None]
 output_renderers: list[OutputRenderer] = []
@@ -125,12 +132,34 @@ def output_html(output: Any, redact: Callable[[str], str] = str) -> str:
         drawn = renderer(output)
         if drawn is not None:
             return drawn
-    summary = html.escape(redact(compact_json(output)))
-    full = html.escape(redact(shorten(to_json(output, indent=2), EXPANDED_CHARS)))
+    found, readable = _media_of(output)
+    gallery = media.gallery_html(found, MEDIA_LIMITS).html if found else ""
+    summary = html.escape(redact(compact_json(readable)))
+    full = html.escape(redact(shorten(to_json(readable, indent=2), EXPANDED_CHARS)))
     return (
+        f"{gallery}"
         f'<details class="nbext-output-details"><summary>output: <code>{summary}'
         f'</code></summary><pre style="white-space:pre-wrap">{full}</pre></details>'
     )
+
+
+_last_media: tuple[Any, media.MediaList, Any] | None = None
+
+
+def _media_of(output: Any) -> tuple[media.MediaList, Any]:
+    """The media found in ``output``, and the output with each blob as a short tag.
+
+    A live panel redraws up to ten times a second with the same output object; searching
+    a large output each time would cost the kernel, so the last answer is kept (with a
+    reference to its output, so the identity check cannot be fooled by a reused id).
+    """
+    global _last_media
+    if _last_media is not None and _last_media[0] is output:
+        return _last_media[1], _last_media[2]
+    found = media.find(output)
+    readable = media.preview(output) if found else output
+    _last_media = (output, found, readable)
+    return found, readable
 
 
 def error_html(error: str) -> str:
@@ -182,7 +211,7 @@ def job_plain(view: JobView) -> str:
         if line:
             lines.append("metrics: " + line)
     if view.has_output:
-        lines.append("output: " + compact_json(view.output))
+        lines.append("output: " + compact_json(_media_of(view.output)[1]))
     if view.error:
         lines.append("error: " + shorten(view.error, PLAIN_TEXT_CHARS))
     if view.note:
