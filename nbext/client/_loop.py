@@ -5,11 +5,12 @@ batch spent about as much CPU switching threads (and contending for the GIL) as 
 requests; on one event loop, a single thread multiplexes every connection and wakes once
 for a whole batch of answers. The caller's thread only takes results off a queue.
 
-``LoopDriver`` performs a sync client's effects on that loop: requests through an async
-twin of the client's own connections, or, when httpx carries the client's requests (a
-substituted transport, a proxy), through the client's sender in worker threads; pauses
-with ``asyncio.sleep``, or, on a substituted clock (tests' virtual time), in a worker
-thread, since such a clock's ``sleep_until`` blocks.
+``LoopDriver`` performs a sync client's effects on that loop: requests through an
+async sender of the batch's own, or, when the client's HTTP layer is substituted (a
+sync transport cannot serve a loop), through the client's blocking send in worker
+threads; pauses with ``asyncio.sleep``, or, on a substituted clock (tests' virtual
+time), in a worker thread, since such a clock's ``sleep_until`` blocks. The client
+decides which (``Client._loop_driver``); this module knows no client.
 """
 
 from __future__ import annotations
@@ -19,16 +20,19 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from ._calls import Answer, Call
 from ._drive import log_answer
 from ._flows import Effect, Send, Sleep
-from ._transport import AsyncNativeSender, NativeSender
+from ._transport import AsyncSender
 
-if TYPE_CHECKING:
-    from ._client import Client
+
+class BlockingClock(Protocol):
+    def sleep_until(self, instant: float) -> None: ...
+
 
 log = logging.getLogger("nbext.client")
 
@@ -36,14 +40,16 @@ log = logging.getLogger("nbext.client")
 class LoopDriver:
     """Performs a sync ``Client``'s effects on the running loop."""
 
-    def __init__(self, client: Client, threads: int) -> None:
-        sender = client._sender
-        self._sender: AsyncNativeSender | None = (
-            sender.asynchronous() if isinstance(sender, NativeSender) else None
-        )
-        self._send_blocking = sender.send
-        self._clock = client._clock
-        self._real_time = client._real_time
+    def __init__(
+        self,
+        sender: AsyncSender | None,
+        send_blocking: Callable[[Call, float], Answer],
+        clock: BlockingClock | None,
+        threads: int,
+    ) -> None:
+        self._sender = sender
+        self._send_blocking = send_blocking
+        self._clock = clock
         self._threads = max(1, threads)
         self._executor: ThreadPoolExecutor | None = None
 
@@ -54,7 +60,7 @@ class LoopDriver:
 
     async def perform(self, effect: Effect) -> Any:
         if isinstance(effect, Sleep):
-            if self._real_time:
+            if self._clock is None:
                 await asyncio.sleep(max(0.0, effect.until - time.monotonic()))
             else:
                 loop = asyncio.get_running_loop()
@@ -63,6 +69,7 @@ class LoopDriver:
         if isinstance(effect, Send):
             debug = log.isEnabledFor(logging.DEBUG)
             started = time.perf_counter() if debug else 0.0
+            response: Answer
             if self._sender is not None:
                 response = await self._sender.send(effect.call, effect.timeout)
             else:

@@ -24,13 +24,13 @@ import asyncio
 import queue
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from nbext.models import AcceptedJob, JobResult
 
 from ._calls import endpoint_call, model_of, runsync_call
 from ._config import Secret
-from ._drive import drive
+from ._drive import arun
 from ._errors import RateLimited
 from ._flows import (
     Context,
@@ -47,13 +47,26 @@ from ._flows import (
 from ._gate import SubmitGate
 from ._loop import LoopDriver, LoopThread
 
-if TYPE_CHECKING:
-    from ._client import AsyncClient, Client
-
 MAP_HOLD = 1.0
 """Seconds each map item's /runsync asks the service to hold it (the interface's least)."""
 
 Operation = Literal["run", "runsync"]
+
+
+class BatchHost(Protocol):
+    """What a sync map needs of its client: the flow context and a driver for a loop."""
+
+    _ctx: Context
+
+    def _loop_driver(self, threads: int) -> LoopDriver: ...
+
+
+class AsyncBatchHost(Protocol):
+    """What an async map needs of its client: the flow context and its async driver."""
+
+    _ctx: Context
+
+    async def _run(self, flow: Flow[JobResult]) -> JobResult: ...
 
 
 def operation_for(timeout: float | None) -> Operation:
@@ -197,20 +210,18 @@ def _outcome(plan: MapPlan, got: Item, secret: Secret | None) -> tuple[int, JobR
     return plan.checked(*got, secret)
 
 
-def map_sync(client: Client, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
+def map_sync(client: BatchHost, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
     """The sync map: the batch runs on a private loop (``_loop``); results come back here.
 
     Leaving the loop early (``break``, an exception, the iterator collected) cancels
     the batch: nothing more is submitted.
     """
     results: queue.SimpleQueue[Item] = queue.SimpleQueue()
-    driver = LoopDriver(client, plan.concurrency)
+    driver = client._loop_driver(plan.concurrency)
 
     async def batch() -> None:
         try:
-            await run_batch(
-                plan, client._ctx, lambda flow: drive(flow, driver.perform), results.put
-            )
+            await run_batch(plan, client._ctx, lambda flow: arun(flow, driver.perform), results.put)
         finally:
             await driver.aclose()
 
@@ -223,7 +234,7 @@ def map_sync(client: Client, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
         runner.join()
 
 
-async def map_async(client: AsyncClient, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
+async def map_async(client: AsyncBatchHost, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
     """The async map: tasks on the running loop sharing the client's one connection pool."""
     results: asyncio.Queue[Item] = asyncio.Queue()
     task = asyncio.get_running_loop().create_task(

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from nbext.client import Timeout
+from nbext.client._drive import Steps
 from nbext.client._flows import (
     Context,
     Deadline,
@@ -45,13 +46,8 @@ class Scripted:
         )
 
     def run(self, flow: Any) -> Any:
-        value = None
-        while True:
-            try:
-                effect = flow.send(value)
-            except StopIteration as done:
-                return done.value
-            value = None
+        steps = Steps(flow)
+        while (effect := steps.advance()) is not None:
             if isinstance(effect, Sleep):
                 self.sleeps.append((self.t, effect.seconds))
                 self.t += effect.seconds
@@ -59,13 +55,14 @@ class Scripted:
                 self.sent.append((self.t, effect.call.operation))
                 self.t += self.rtt
                 answered = self.answer(self.t, effect.call)
-                if isinstance(answered, Exception):  # the connection failed
-                    effect, value = flow.throw(answered), None
+                if isinstance(answered, httpx.TransportError):  # the connection failed
+                    steps.fail(answered)
                     continue
                 status, body = answered
-                value = httpx.Response(status, json=body)
+                steps.answer(httpx.Response(status, json=body))
             elif isinstance(effect, Emit):
                 self.emitted.append(effect.value.output)
+        return steps.result
 
 
 def deadline(timeout: float) -> Deadline:
