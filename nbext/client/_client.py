@@ -23,12 +23,13 @@ from ._config import ClientConfig, Secret, load_config
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
-from ._loop import LoopDriver
+from ._loop import Lanes, LoopDriver
 from ._resources import AsyncManagement, SyncManagement
 from ._retry import RetryPolicy
 from ._transport import (
     AsyncSender,
     Destination,
+    LaneSenders,
     Sender,
     async_http,
     check_header_value,
@@ -237,7 +238,6 @@ class Client(_Base, SyncManagement):
         self._clock: SyncClock = clock or _MonotonicClock()
         self._real_time = clock is None
         """Waits are plain sleeps on the monotonic clock (a batch may sleep on its loop)."""
-        self._transport = transport
         super().__init__(
             api_key,
             base_url,
@@ -252,9 +252,10 @@ class Client(_Base, SyncManagement):
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
-        self._own_http = http_client is None
+        self._native_http = http_client is None and transport is None
+        """Whether the client made its HTTP layer (then a batch may make more like it)."""
         self._http = http_client or sync_http(transport)
-        self._sender = Sender(self._http, self._own_http, self._destination())
+        self._sender = Sender(self._http, http_client is None, self._destination())
 
     def endpoint(self, endpoint_id: str) -> Endpoint:
         """The queue-based endpoint ``endpoint_id`` (no request is made)."""
@@ -297,19 +298,19 @@ class Client(_Base, SyncManagement):
         """Perform ``flow``'s effects, yielding what it emits."""
         return iterate(Steps(flow), self._perform)
 
-    def _loop_driver(self, threads: int) -> LoopDriver:
-        """How a batch performs this client's effects on its private event loop.
+    def _lanes(self, threads: int) -> Lanes:
+        """How a batch's workers perform this client's effects on its private loop.
 
-        Requests go through an ``httpx.AsyncClient`` of the batch's own, made like this
-        client's; a substituted HTTP layer is sync, so its calls go to ``threads``
-        worker threads instead. Pauses are ``asyncio.sleep`` on the real clock, and a
-        substituted clock's (blocking) ``sleep_until`` in a worker thread.
+        Each worker sends through an ``httpx.AsyncClient`` of its own, made like this
+        client's (``LaneSenders`` says why one each); a substituted HTTP layer is sync,
+        so its calls go to ``threads`` worker threads instead. Pauses are
+        ``asyncio.sleep`` on the real clock, and a substituted clock's (blocking)
+        ``sleep_until`` in a worker thread.
         """
-        sender = None
-        if self._own_http and self._transport is None:
-            sender = AsyncSender(async_http(None), True, self._destination(), bounded=False)
+        senders = LaneSenders(self._destination()) if self._native_http else None
         clock = None if self._real_time else self._clock
-        return LoopDriver(sender, self._sender.send, clock, threads)
+        driver = LoopDriver(self._sender.send, clock, threads)
+        return Lanes(driver.perform, senders, driver.aclose)
 
 
 class AsyncClient(_Base, AsyncManagement):
@@ -349,10 +350,10 @@ class AsyncClient(_Base, AsyncManagement):
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
+        self._native_http = http_client is None and transport is None
         self._http = http_client or async_http(transport)
-        substituted = http_client is not None or transport is not None
         self._sender = AsyncSender(
-            self._http, http_client is None, self._destination(), bounded=substituted
+            self._http, http_client is None, self._destination(), bounded=not self._native_http
         )
 
     def endpoint(self, endpoint_id: str) -> AsyncEndpoint:
@@ -377,15 +378,16 @@ class AsyncClient(_Base, AsyncManagement):
 
     # ---- the driver ----------------------------------------------------------------------
 
-    async def _perform(self, effect: Effect) -> Any:
+    async def _perform(self, effect: Effect, sender: AsyncSender | None = None) -> Any:
         if isinstance(effect, Sleep):
             await self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
+            sender = sender or self._sender
             if not log.isEnabledFor(logging.DEBUG):
-                return await self._sender.send(effect.call, effect.timeout)
+                return await sender.send(effect.call, effect.timeout)
             started = time.perf_counter()
-            response = await self._sender.send(effect.call, effect.timeout)
+            response = await sender.send(effect.call, effect.timeout)
             log_answer(effect, response.status_code, started)
             return response
         raise TypeError(f"unexpected effect {effect!r}")
@@ -397,3 +399,9 @@ class AsyncClient(_Base, AsyncManagement):
     def _iterate(self, flow: Flow[None]) -> AsyncGenerator[Any, None]:
         """Perform ``flow``'s effects, yielding what it emits."""
         return aiterate(Steps(flow), self._perform)
+
+    def _lanes(self, threads: int) -> Lanes:
+        """How a batch's workers perform this client's effects: through senders of
+        their own (see ``LaneSenders``), or this client's substituted HTTP layer."""
+        senders = LaneSenders(self._destination()) if self._native_http else None
+        return Lanes(self._perform, senders)

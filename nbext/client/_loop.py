@@ -20,14 +20,16 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ._calls import Answer, Call
-from ._drive import log_answer
-from ._flows import Effect, Send, Sleep
-from ._transport import AsyncSender
+from ._drive import arun, log_answer
+from ._flows import Effect, Flow, Send, Sleep
+from ._transport import AsyncSender, LaneSenders
+
+T = TypeVar("T")
 
 
 class BlockingClock(Protocol):
@@ -37,17 +39,50 @@ class BlockingClock(Protocol):
 log = logging.getLogger("nbext.client")
 
 
+LanePerform = Callable[[Effect, AsyncSender | None], Awaitable[Any]]
+"""Performs an effect, a request through the given sender (None: the client's way)."""
+RunFlow = Callable[[Flow[T]], Awaitable[T]]
+
+
+class Lanes:
+    """How each worker of a batch drives its flows: through a sender of its own
+    (``LaneSenders``), or, when the client's HTTP layer is substituted, the client's."""
+
+    def __init__(
+        self,
+        perform: LanePerform,
+        senders: LaneSenders | None,
+        on_close: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self._perform = perform
+        self._senders = senders
+        self._on_close = on_close
+
+    def lane(self) -> RunFlow[Any]:
+        sender = self._senders.new() if self._senders is not None else None
+        perform = self._perform
+
+        async def run(flow: Flow[Any]) -> Any:
+            return await arun(flow, lambda effect: perform(effect, sender))
+
+        return run
+
+    async def aclose(self) -> None:
+        if self._senders is not None:
+            await self._senders.aclose()
+        if self._on_close is not None:
+            await self._on_close()
+
+
 class LoopDriver:
     """Performs a sync ``Client``'s effects on the running loop."""
 
     def __init__(
         self,
-        sender: AsyncSender | None,
         send_blocking: Callable[[Call, float], Answer],
         clock: BlockingClock | None,
         threads: int,
     ) -> None:
-        self._sender = sender
         self._send_blocking = send_blocking
         self._clock = clock
         self._threads = max(1, threads)
@@ -58,7 +93,7 @@ class LoopDriver:
             self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="nbext-map")
         return self._executor
 
-    async def perform(self, effect: Effect) -> Any:
+    async def perform(self, effect: Effect, sender: AsyncSender | None) -> Any:
         if isinstance(effect, Sleep):
             if self._clock is None:
                 await asyncio.sleep(max(0.0, effect.until - time.monotonic()))
@@ -70,8 +105,8 @@ class LoopDriver:
             debug = log.isEnabledFor(logging.DEBUG)
             started = time.perf_counter() if debug else 0.0
             response: Answer
-            if self._sender is not None:
-                response = await self._sender.send(effect.call, effect.timeout)
+            if sender is not None:
+                response = await sender.send(effect.call, effect.timeout)
             else:
                 loop = asyncio.get_running_loop()
                 response = await loop.run_in_executor(
@@ -83,8 +118,6 @@ class LoopDriver:
         raise TypeError(f"unexpected effect {effect!r}")
 
     async def aclose(self) -> None:
-        if self._sender is not None:
-            await self._sender.aclose()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import queue
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -30,7 +30,6 @@ from nbext.models import AcceptedJob, JobResult
 
 from ._calls import endpoint_call, model_of, runsync_call
 from ._config import Secret
-from ._drive import arun
 from ._errors import RateLimited
 from ._flows import (
     Context,
@@ -45,7 +44,7 @@ from ._flows import (
     wait,
 )
 from ._gate import SubmitGate
-from ._loop import LoopDriver, LoopThread
+from ._loop import Lanes, LoopThread
 
 MAP_HOLD = 1.0
 """Seconds each map item's /runsync asks the service to hold it (the interface's least)."""
@@ -54,19 +53,13 @@ Operation = Literal["run", "runsync"]
 
 
 class BatchHost(Protocol):
-    """What a sync map needs of its client: the flow context and a driver for a loop."""
+    """What a map needs of its client: the flow context, and how its workers drive
+    flows (on the running loop: the caller's for ``AsyncClient``, a private one for
+    ``Client``)."""
 
     _ctx: Context
 
-    def _loop_driver(self, threads: int) -> LoopDriver: ...
-
-
-class AsyncBatchHost(Protocol):
-    """What an async map needs of its client: the flow context and its async driver."""
-
-    _ctx: Context
-
-    async def _run(self, flow: Flow[JobResult]) -> JobResult: ...
+    def _lanes(self, threads: int) -> Lanes: ...
 
 
 def operation_for(timeout: float | None) -> Operation:
@@ -159,23 +152,23 @@ class _Failed:
 
 
 Item = tuple[int, JobResult] | _Failed | _End
-RunFlow = Callable[[Flow[JobResult]], Awaitable[JobResult]]
 
 
 async def run_batch(
-    plan: MapPlan, ctx: Context, run: RunFlow, emit: Callable[[Item], None]
+    plan: MapPlan, ctx: Context, lanes: Lanes, emit: Callable[[Item], None]
 ) -> None:
     """``plan.concurrency`` workers on the running loop, taking inputs in turn.
 
-    ``run`` drives one item's flow; ``emit`` hands each outcome to the consumer, a
-    failure included (the consumer raises it and cancels the batch). Ends with
-    ``_End`` however it ends.
+    Each worker drives its items' flows in a lane of its own (``lanes``); ``emit``
+    hands each outcome to the consumer, a failure included (the consumer raises it
+    and cancels the batch). Ends with ``_End`` however it ends.
     """
     source = enumerate(plan.inputs)
     gate = SubmitGate()
 
     async def worker() -> None:
         index: int | None = None
+        run = lanes.lane()
         try:
             for index, value in source:
                 body = plan.make_body(value, plan.operation)
@@ -196,6 +189,7 @@ async def run_batch(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await lanes.aclose()
         emit(_End())
 
 
@@ -217,15 +211,8 @@ def map_sync(client: BatchHost, plan: MapPlan) -> Iterator[tuple[int, JobResult]
     the batch: nothing more is submitted.
     """
     results: queue.SimpleQueue[Item] = queue.SimpleQueue()
-    driver = client._loop_driver(plan.concurrency)
-
-    async def batch() -> None:
-        try:
-            await run_batch(plan, client._ctx, lambda flow: arun(flow, driver.perform), results.put)
-        finally:
-            await driver.aclose()
-
-    runner = LoopThread(batch(), name="nbext-map")
+    lanes = client._lanes(plan.concurrency)
+    runner = LoopThread(run_batch(plan, client._ctx, lanes, results.put), name="nbext-map")
     try:
         while (item := _outcome(plan, results.get(), client._ctx.secret)) is not None:
             yield item
@@ -234,11 +221,11 @@ def map_sync(client: BatchHost, plan: MapPlan) -> Iterator[tuple[int, JobResult]
         runner.join()
 
 
-async def map_async(client: AsyncBatchHost, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
-    """The async map: tasks on the running loop sharing the client's one connection pool."""
+async def map_async(client: BatchHost, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
+    """The async map: tasks on the running loop, each sending through its own lane."""
     results: asyncio.Queue[Item] = asyncio.Queue()
     task = asyncio.get_running_loop().create_task(
-        run_batch(plan, client._ctx, client._run, results.put_nowait)
+        run_batch(plan, client._ctx, client._lanes(plan.concurrency), results.put_nowait)
     )
     try:
         while (item := _outcome(plan, await results.get(), client._ctx.secret)) is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -43,7 +44,11 @@ may not have been read is exactly the doubt the client must not create)."""
 LIMITS = httpx.Limits(
     max_connections=256, max_keepalive_connections=256, keepalive_expiry=KEEPALIVE_EXPIRY
 )
-"""Wide enough for ``map(concurrency=...)``; every connection of a batch may be kept."""
+"""Wide enough for a caller's own concurrency; every connection may be kept."""
+LANE_LIMITS = httpx.Limits(
+    max_connections=1, max_keepalive_connections=1, keepalive_expiry=KEEPALIVE_EXPIRY
+)
+"""A batch worker's pool: it sends one request at a time (see ``LaneSenders``)."""
 MAX_ANSWER_BYTES = 256 * 1024 * 1024
 """The largest answer the client reads, raw or decoded. The service's largest answers
 carry a job's output (a /runsync or /status answer with images or audio in it, whose
@@ -267,9 +272,46 @@ def sync_http(transport: httpx.BaseTransport | None) -> httpx.Client:
         raise proxy_error(exc) from None
 
 
-def async_http(transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
-    """The ``httpx.AsyncClient`` an ``AsyncClient`` (or a sync batch) makes for itself."""
+def async_http(
+    transport: httpx.AsyncBaseTransport | None,
+    *,
+    verify: ssl.SSLContext | bool = True,
+    limits: httpx.Limits = LIMITS,
+) -> httpx.AsyncClient:
+    """The ``httpx.AsyncClient`` an ``AsyncClient`` (or a batch's worker) makes for itself."""
     try:
-        return httpx.AsyncClient(transport=transport, limits=LIMITS)
+        return httpx.AsyncClient(transport=transport, verify=verify, limits=limits)
     except ImportError as exc:
         raise proxy_error(exc) from None
+
+
+class LaneSenders:
+    """Async senders for the workers of a batch: one httpx pool of one connection each.
+
+    httpcore's async pool does work in proportion to the connections it holds on every
+    request it starts and every answer it finishes (it re-examines each connection,
+    asking the socket of each idle one whether its peer closed it, and counts idle
+    connections once per connection); at 32 connections that costs several times the
+    request itself (``benchmarks/transport.py`` part 3). A batch's worker sends one
+    request at a time, so a pool of its own never holds more than one connection and
+    that work stays constant. The pools share one TLS context (making one loads the
+    CA bundle), and are closed together when the batch ends.
+    """
+
+    def __init__(self, destination: Destination) -> None:
+        self._destination = destination
+        self._ssl: ssl.SSLContext | None = None
+        self._made: list[AsyncSender] = []
+
+    def new(self) -> AsyncSender:
+        if self._ssl is None:
+            self._ssl = httpx.create_ssl_context()  # certifi, or SSL_CERT_FILE/_DIR
+        http = async_http(None, verify=self._ssl, limits=LANE_LIMITS)
+        sender = AsyncSender(http, True, self._destination, bounded=False)
+        self._made.append(sender)
+        return sender
+
+    async def aclose(self) -> None:
+        made, self._made = self._made, []
+        for sender in made:
+            await sender.aclose()
