@@ -1,7 +1,7 @@
 """Stepping a flow: the one place that feeds a flow the results of its effects.
 
 Every driver (``Client``, ``AsyncClient``, a sync client's batch on its private loop),
-every flow that wraps another (``_resources/flows.delete``) and the tests that drive a
+every flow that wraps another (``_resources/shapes.delete``) and the tests that drive a
 flow by hand step it through ``Steps``: send it the result of each effect, throw a
 transport failure into it (outside any ``except`` block, so no httpx exception, whose
 request holds the key, is chained to what the user sees), and close it however it ends.

@@ -2,8 +2,8 @@
 
 Each input goes through /runsync with a short hold (``MAP_HOLD``): a job that ends
 within it costs one call, its result in the answer, where /run and a /status cost two
-(the emulator spends about the same per call, so a batch of quick jobs runs nearly
-twice the jobs a second); /runsync's rate limit is also twice /run's. A job that
+(a server spends about the same on each call, so half the calls is about half the
+work); /runsync's rate limit is also twice /run's. A job that
 outlives the hold comes back as its id, and is waited for like any job this client
 submitted (a /stream long-poll that the service answers the moment the job ends, then
 /status for the output). The price is the hold itself: a connection that drops during

@@ -291,8 +291,8 @@ class LaneSenders:
     httpcore's async pool does work in proportion to the connections it holds on every
     request it starts and every answer it finishes (it re-examines each connection,
     asking the socket of each idle one whether its peer closed it, and counts idle
-    connections once per connection); at 32 connections that costs several times the
-    request itself (``benchmarks/transport.py`` part 3). A batch's worker sends one
+    connections once per connection), so the CPU a request costs grows with the pool
+    (``benchmarks/transport.py`` part 3 measures it). A batch's worker sends one
     request at a time, so a pool of its own never holds more than one connection and
     that work stays constant. The pools share one TLS context (making one loads the
     CA bundle), and are closed together when the batch ends.

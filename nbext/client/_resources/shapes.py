@@ -17,7 +17,7 @@ from .._drive import Steps
 from .._errors import NotFound
 from .._flows import Context, Flow, Send, send
 from .._retry import never_sent
-from .calls import Reader
+from .wire import Reader
 
 log = logging.getLogger("nbext.client")
 T = TypeVar("T")
