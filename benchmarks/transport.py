@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
-import ipaddress
 import json
 import multiprocessing
 import os
@@ -32,6 +30,9 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository's tests/
+from tests.client.selfsigned import write_self_signed
 
 KEY = "rpa_BENCH000000000000000000000000000000000000"
 BIG = 8 * 1024 * 1024
@@ -73,42 +74,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def certificate(folder: Path) -> tuple[str, str]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return str(cert_file), str(key_file)
 
 
 def start(cert: str | None = None, key: str | None = None) -> tuple[Any, str]:
@@ -251,6 +216,27 @@ def concurrent(url: str, n: int, concurrency: int) -> dict[str, tuple[float, flo
 
             return await in_flight(n, concurrency, call)
 
+    async def with_httpx_per_worker() -> tuple[float, float]:
+        # what a map's workers do (``LaneSenders``): a pool of one connection each
+        lane = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        tls = httpx.create_ssl_context()
+        pools = [httpx.AsyncClient(verify=tls, limits=lane) for _ in range(concurrency)]
+        free = list(pools)
+
+        async def call() -> None:
+            http = free.pop()
+            try:
+                answer = await http.post(target, json=body, headers=AUTH)
+                assert answer.json()["output"] == {"n": 1}
+            finally:
+                free.append(http)
+
+        try:
+            return await in_flight(n, concurrency, call)
+        finally:
+            for http in pools:
+                await http.aclose()
+
     async def with_aiohttp() -> tuple[float, float]:
         connector = aiohttp.TCPConnector(limit=256)
         async with aiohttp.ClientSession(connector=connector) as session:
@@ -274,6 +260,10 @@ def concurrent(url: str, n: int, concurrency: int) -> dict[str, tuple[float, flo
     candidates: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
         "httpx, asyncio": (with_httpx, asyncio.new_event_loop),
         "httpx, uvloop": (with_httpx, uvloop.new_event_loop),
+        "httpx, a pool of one connection per worker, uvloop": (
+            with_httpx_per_worker,
+            uvloop.new_event_loop,
+        ),
         "aiohttp, asyncio": (with_aiohttp, asyncio.new_event_loop),
         "aiohttp, uvloop": (with_aiohttp, uvloop.new_event_loop),
         "nbext AsyncClient, asyncio": (with_nbext, asyncio.new_event_loop),
@@ -295,7 +285,7 @@ def main() -> int:
     args = parser.parse_args()
     reps, n, flight = (15, 2000, 4000) if not args.quick else (5, 300, 600)
     with tempfile.TemporaryDirectory() as folder:
-        cert, key = certificate(Path(folder))
+        cert, key = (str(path) for path in write_self_signed(Path(folder)))
         os.environ["SSL_CERT_FILE"] = cert  # both clients trust the test certificate
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
             os.environ.pop(name, None)

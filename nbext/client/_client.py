@@ -151,7 +151,7 @@ class _Base:
         self.retry_policy = policy
         self._auth = BearerAuth(self.config.api_key)
         source = f" (from {self.config.key_source})" if self.config.key_source else ""
-        check_header_value(self._auth.header(), f"the API key{source}")
+        check_header_value(self.config.api_key.reveal(), f"the API key{source}")
         if call_timeout is None:
             call_timeout = max(DEFAULT_CALL_TIMEOUT, float(timeout))
         if not call_timeout > 0:

@@ -178,7 +178,9 @@ class _Sender(Generic[HttpT]):
         if call.body is not None:
             headers["Content-Type"] = "application/json"
         root = to.base_url if call.management else to.serverless_url
-        return httpx.Request(
+        # The caller's client (not ours) adds its own headers and cookies to each request.
+        build = httpx.Request if self._owns else self.http.build_request
+        return build(
             call.method,
             f"{root}/{call.path}",
             params=call.params or None,

@@ -253,3 +253,22 @@ def test_a_map_item_whose_submission_may_have_arrived_is_never_sent_again(
         map_item(driver, timeout=timeout, gate=gate)
     assert [op for _, op in driver.sent] == [operation]
     assert gate.rejections == 0
+
+
+def test_the_effect_a_flow_yields_after_a_failure_is_performed() -> None:
+    # A transport failure is thrown into the flow; what the flow yields in answer (here
+    # a pause before trying again) is its next effect, and must not be skipped.
+    def flow() -> Any:
+        try:
+            yield "first"
+        except httpx.ConnectError:
+            got = yield "after the failure"
+            return got
+        return "no failure"
+
+    steps = Steps(flow())
+    assert steps.advance() == "first"
+    steps.fail(httpx.ConnectError("refused"))
+    assert steps.advance() == "after the failure"
+    steps.answer("its result")
+    assert steps.advance() is None and steps.result == "its result"

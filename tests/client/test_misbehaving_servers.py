@@ -14,7 +14,6 @@ each path a request can take, and holds them to the same result:
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import gzip
 import socket
 import ssl
@@ -41,6 +40,7 @@ from nbext.client import (
 )
 
 from .conftest import KEY
+from .selfsigned import write_self_signed
 
 pytestmark = pytest.mark.anyio
 
@@ -122,7 +122,9 @@ def answering(*replies: bytes) -> Handler:
 class RawServer:
     """A TCP server on 127.0.0.1; each connection is handled by ``handler`` in a thread."""
 
-    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, handler: Handler, tls: ssl.SSLContext | None = None, rcvbuf: int | None = None
+    ) -> None:
         self.handler = handler
         self.tls = tls
         self.connections = 0
@@ -130,6 +132,8 @@ class RawServer:
         self.release = threading.Event()
         """Set when the test ends: whatever hangs lets go."""
         self._listener = socket.create_server(("127.0.0.1", 0))
+        if rcvbuf is not None:  # inherited by the connections it accepts
+            self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.port = self._listener.getsockname()[1]
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -169,8 +173,10 @@ class RawServer:
 def serve() -> Iterator[Callable[..., RawServer]]:
     servers: list[RawServer] = []
 
-    def start(handler: Handler, tls: ssl.SSLContext | None = None) -> RawServer:
-        server = RawServer(handler, tls)
+    def start(
+        handler: Handler, tls: ssl.SSLContext | None = None, rcvbuf: int | None = None
+    ) -> RawServer:
+        server = RawServer(handler, tls, rcvbuf)
         servers.append(server)
         return server
 
@@ -419,15 +425,19 @@ async def test_a_slow_writer_is_waited_for_while_bytes_keep_coming(serve: Any, p
 
 
 async def test_a_slow_reader_gets_the_whole_upload(serve: Any, kind: str) -> None:
-    # 8 MB read a megabyte per 0.1 s: the upload takes longer than `timeout`, each
-    # write does not (httpx's write timeout is per write, as documented).
+    # An 18 MB /runsync read 64 KB per 10 ms (the server's receive buffer kept small):
+    # the exchange takes over twice `timeout`, and succeeds, since the server never
+    # stops reading for `timeout` (a bound on the whole upload would fail it).
     def handle(conv: Conversation) -> None:
-        if conv.read_request(read_size=1024 * 1024, pause=0.1) is not None:
-            conv.send(answer(QUEUED))
+        if conv.read_request(read_size=64 * 1024, pause=0.01) is not None:
+            conv.send(answer(DONE))
 
-    server = serve(handle)
-    job = await on(kind, server.url, "run", {"blob": "x" * (8 * 1024 * 1024)}, timeout=0.6)
-    assert job.id == "j1" and len(server.requests[0]) > 8 * 1024 * 1024
+    server = serve(handle, rcvbuf=64 * 1024)
+    blob = "x" * (18 * 1024 * 1024)
+    started = time.monotonic()
+    result = await on(kind, server.url, "run_sync", {"blob": blob}, timeout=1.2)
+    assert result.output == {"n": 1} and len(server.requests[0]) > 18 * 1024 * 1024
+    assert time.monotonic() - started > 2 * 1.2
 
 
 async def test_a_reader_that_never_reads_is_a_write_timeout(serve: Any, kind: str) -> None:
@@ -512,43 +522,7 @@ async def test_a_key_http_cannot_carry_is_refused_before_anything_is_sent(
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1, made here with ``cryptography``."""
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=2))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    folder = tmp_path_factory.mktemp("tls")
-    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_file, key_file
+    return write_self_signed(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture
