@@ -10,7 +10,7 @@ async sender of the batch's own, or, when the client's HTTP layer is substituted
 sync transport cannot serve a loop), through the client's blocking send in worker
 threads; pauses with ``asyncio.sleep``, or, on a substituted clock (tests' virtual
 time), in a worker thread, since such a clock's ``sleep_until`` blocks. The client
-decides which (``Client._loop_driver``); this module knows no client.
+decides which (``Client._lanes``); this module knows no client.
 """
 
 from __future__ import annotations
@@ -59,11 +59,17 @@ class Lanes:
         self._on_close = on_close
 
     def lane(self) -> RunFlow[Any]:
-        sender = self._senders.new() if self._senders is not None else None
-        perform = self._perform
+        """One worker's way to run flows; its sender is made when it first runs one (a
+        worker that finds the inputs taken costs nothing)."""
+        senders, perform = self._senders, self._perform
+        sender: AsyncSender | None = None
 
         async def run(flow: Flow[Any]) -> Any:
-            return await arun(flow, lambda effect: perform(effect, sender))
+            nonlocal sender
+            if sender is None and senders is not None:
+                sender = senders.new()
+            own = sender
+            return await arun(flow, lambda effect: perform(effect, own))
 
         return run
 

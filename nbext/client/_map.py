@@ -168,8 +168,8 @@ async def run_batch(
 
     async def worker() -> None:
         index: int | None = None
-        run = lanes.lane()
         try:
+            run = lanes.lane()
             for index, value in source:
                 body = plan.make_body(value, plan.operation)
                 flow = submit_and_wait(
@@ -189,8 +189,10 @@ async def run_batch(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await lanes.aclose()
-        emit(_End())
+        try:
+            await lanes.aclose()
+        finally:
+            emit(_End())
 
 
 def _outcome(plan: MapPlan, got: Item, secret: Secret | None) -> tuple[int, JobResult] | None:
