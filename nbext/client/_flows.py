@@ -39,7 +39,6 @@ from ._calls import (
     endpoint_call,
     error_from_response,
     job_call,
-    json_of,
     model_of,
     redirect_error,
     runsync_call,
@@ -544,13 +543,12 @@ def runsync_outcome(
     """A /runsync answer: the job's result, or (the job outlived ``wait``) its id to
     wait on until ``outer``'s deadline, long-polling /stream as the job's submitter."""
     endpoint_id = call.endpoint_id
-    data = json_of(call, response)
-    state_fields = data if isinstance(data, dict) else {}
-    if isinstance(state_fields.get("status"), str) and state_fields["status"] in FINAL_STATES:
-        result = model_of(call, response, JobResult)
+    # One parse: a job still running answers {id, status}, which reads as a JobResult too.
+    result = model_of(call, response, JobResult)
+    if result.status in FINAL_STATES:
         state = JobState(endpoint_id, result.id, keep_chunks=keep_chunks, result=result)
         return state, finish(state, result, raise_on_failure, ctx.secret)
-    accepted = model_of(call, response, AcceptedJob)
+    accepted = AcceptedJob(id=result.id, status=result.status)
     state = JobState(endpoint_id, accepted.id, keep_chunks=keep_chunks)
     state.result = JobResult(id=accepted.id, status=accepted.status)
     result = yield from wait(
