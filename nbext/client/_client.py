@@ -353,7 +353,11 @@ class AsyncClient(_Base, AsyncManagement):
         self._native_http = http_client is None and transport is None
         self._http = http_client or async_http(transport)
         self._sender = AsyncSender(
-            self._http, http_client is None, self._destination(), bounded=not self._native_http
+            self._http,
+            http_client is None,
+            self._destination(),
+            bounded=not self._native_http,
+            remake=(lambda: async_http(None)) if self._native_http else None,
         )
 
     def endpoint(self, endpoint_id: str) -> AsyncEndpoint:

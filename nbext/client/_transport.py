@@ -228,15 +228,39 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
 
     ``bounded``: the transport is the caller's, and may ignore httpx's timeouts (an
     in-process ``httpx.ASGITransport`` does), so the whole exchange is bounded too.
+
+    httpx's connections belong to the event loop that opened them. A client used from
+    one loop after another (a script calling ``asyncio.run`` twice) would hand the new
+    loop a connection of the closed one; so an httpx client of our own making is
+    replaced by a fresh one when the loop changes (the old loop's connections went with
+    it). A caller's ``http_client`` is the caller's to keep on one loop.
     """
 
     def __init__(
-        self, http: httpx.AsyncClient, owns: bool, destination: Destination, bounded: bool
+        self,
+        http: httpx.AsyncClient,
+        owns: bool,
+        destination: Destination,
+        bounded: bool,
+        remake: Callable[[], httpx.AsyncClient] | None = None,
     ) -> None:
         super().__init__(http, owns, destination)
         self._bounded = bounded
+        self._remake = remake
+        """How to make a fresh httpx client like ``http`` (None: it is the caller's)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+
+    def _adopt_loop(self) -> None:
+        if self._closed:
+            raise RuntimeError("the client is closed: make a new one to send more requests")
+        if self._loop is not None and self._remake is not None:
+            self.http = self._remake()  # the old loop's connections cannot serve this one
+        self._loop = asyncio.get_running_loop()
 
     async def send(self, call: Call, timeout: float) -> Reply:
+        if self._loop is not asyncio.get_running_loop():
+            self._adopt_loop()
         if not self._bounded:
             return await self._exchange(call, timeout)
         try:
@@ -262,8 +286,12 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
         return capped.reply()
 
     async def aclose(self) -> None:
-        if self._owns:
-            await self.http.aclose()
+        self._closed = True
+        if not self._owns:
+            return
+        if self._loop is not None and self._loop is not asyncio.get_running_loop():
+            return  # its connections went with the loop they belonged to
+        await self.http.aclose()
 
 
 def sync_http(transport: httpx.BaseTransport | None) -> httpx.Client:
@@ -308,8 +336,12 @@ class LaneSenders:
     def new(self) -> AsyncSender:
         if self._ssl is None:
             self._ssl = httpx.create_ssl_context()  # certifi, or SSL_CERT_FILE/_DIR
-        http = async_http(None, verify=self._ssl, limits=LANE_LIMITS)
-        sender = AsyncSender(http, True, self._destination, bounded=False)
+        tls = self._ssl
+
+        def make() -> httpx.AsyncClient:
+            return async_http(None, verify=tls, limits=LANE_LIMITS)
+
+        sender = AsyncSender(make(), True, self._destination, bounded=False, remake=make)
         self._made.append(sender)
         return sender
 

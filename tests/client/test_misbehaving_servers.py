@@ -637,3 +637,18 @@ def test_an_async_client_runs_on_uvloop(serve: Any) -> None:
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         assert runner.run(twice()) == [3, 3]
     assert server.connections == 1
+
+
+def test_an_async_client_serves_one_loop_after_another(serve: Any) -> None:
+    # asyncio.run twice with one client (a script calling two async helpers): the first
+    # loop's connections cannot serve the second, which gets connections of its own.
+    server = serve(answering(answer(HEALTH)))
+    client = AsyncClient(KEY, serverless_url=server.url + "/v2")
+
+    async def health() -> int:
+        return int((await client.endpoint("e").health()).jobs.completed)
+
+    assert asyncio.run(health()) == 3
+    assert asyncio.run(health()) == 3
+    assert server.connections == 2
+    asyncio.run(client.aclose())
