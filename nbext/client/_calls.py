@@ -48,7 +48,8 @@ Seconds = float | int | dt.timedelta
 
 
 class Answer(Protocol):
-    """What the client reads of an HTTP response: ``httpx.Response`` or ``_wire.Reply``.
+    """What the client reads of an HTTP response (``_transport.Reply``; an
+    ``httpx.Response`` reads the same, which tests that drive flows by hand use).
 
     ``headers.get`` is called with lower-case names.
     """
@@ -327,14 +328,28 @@ def unanswered_note(call: Call) -> str:
     return ""
 
 
+def _host(exc: httpx.TransportError) -> str | None:
+    """The host (and port, when not the scheme's own) a failed request was going to."""
+    try:
+        url = exc.request.url
+    except RuntimeError:  # raised outside httpx's client, with no request attached
+        return None
+    return url.host if url.port is None else f"{url.host}:{url.port}"
+
+
 def transport_error(call: Call, exc: httpx.TransportError, secret: Secret | None) -> NbextError:
-    """An httpx transport failure, described rather than chained (its request holds the key)."""
+    """An httpx transport failure, described rather than chained (its request holds the key).
+
+    The message names the host tried: "could not resolve" means little without it.
+    """
     detail = str(exc) or type(exc).__name__
     if secret is not None:
         detail = secret.redact(detail)
     sent = not never_sent(exc)
     note = unanswered_note(call) if sent else ""
-    message = f"{call.describe()} ({_where(call)}): {type(exc).__name__}: {detail}{note}"
+    host = _host(exc)
+    to = f" to {host}" if host else ""
+    message = f"{call.describe()}{to} ({_where(call)}): {type(exc).__name__}: {detail}{note}"
     if isinstance(exc, httpx.TimeoutException):
         return Timeout(
             "no answer in time: " + message,
@@ -343,6 +358,49 @@ def transport_error(call: Call, exc: httpx.TransportError, secret: Secret | None
         )
     return ConnectionError(
         message, maybe_sent=sent, endpoint_id=call.endpoint_id or None, job_id=call.job_id
+    )
+
+
+def redirect_error(call: Call, response: Answer | None) -> APIError:
+    """A redirect the client does not follow: any but a GET's, or a GET's endless one.
+
+    Following a POST's redirect could submit a job twice (or as a GET, lose its body);
+    the message names where the server pointed, which is what a user needs to fix the
+    URL in their configuration.
+    """
+    if response is None:
+        return APIError(
+            f"{call.describe()} ({_where(call)}): too many redirects; check the URL",
+            status=300,  # a redirect, which one no longer matters
+            method=call.method,
+            path=call.path,
+            endpoint_id=call.endpoint_id or None,
+            job_id=call.job_id,
+        )
+    location = response.headers.get("location")
+    where = f"to {location!r}" if location else "with no Location"
+    return APIError(
+        f"{response.status_code} on {call.describe()} ({_where(call)}): redirected {where}; "
+        f"a {call.method} is not followed (it could act twice): use that URL in the "
+        "configuration if it is right",
+        status=response.status_code,
+        method=call.method,
+        path=call.path,
+        endpoint_id=call.endpoint_id or None,
+        job_id=call.job_id,
+    )
+
+
+def oversized_error(call: Call, limit: int, what: str) -> APIError:
+    """An answer past the client's cap: a broken server, or a gzip bomb."""
+    return APIError(
+        f"{call.describe()} ({_where(call)}): the answer is over the client's "
+        f"{limit // (1024 * 1024)} MB limit ({what}); it was not read",
+        status=200,
+        method=call.method,
+        path=call.path,
+        endpoint_id=call.endpoint_id or None,
+        job_id=call.job_id,
     )
 
 
@@ -368,8 +426,8 @@ def json_of(call: Call, response: Answer) -> Any:
 def model_of(call: Call, response: Answer, model: type[M]) -> M:
     """The answer as ``model``; a shape the client cannot read is an APIError, not a KeyError.
 
-    pydantic parses the bytes itself (about three times cheaper than ``json.loads`` and
-    validating the objects it made, which counts in a batch of thousands).
+    pydantic parses the bytes itself (cheaper than ``json.loads`` and validating the
+    objects it made, which counts in a batch of thousands).
     """
     try:
         return model.model_validate_json(response.content)

@@ -2,7 +2,7 @@
 
 The two classes differ only in their driver (how a flow's effects are performed); what
 they send and how they read answers is in ``_calls`` and ``_flows``, and how it reaches
-the service (the client's own keep-alive connections, or httpx) in ``_transport``.
+the service (httpx) in ``_transport``.
 """
 
 from __future__ import annotations
@@ -20,21 +20,20 @@ from typing import Any, Protocol, Self, TypeVar
 import httpx
 
 from ._config import ClientConfig, Secret, load_config
-from ._drive import drive, log_answer
-from ._flows import Context, Effect, Emit, Flow, Send, Sleep
+from ._drive import Steps, aiterate, arun, iterate, log_answer, run
+from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
+from ._loop import Lanes, LoopDriver
 from ._resources import AsyncManagement, SyncManagement
 from ._retry import RetryPolicy
 from ._transport import (
-    AsyncHttpxSender,
-    AsyncNativeSender,
     AsyncSender,
-    HttpxSender,
-    NativeSender,
-    Roots,
-    SyncSender,
-    Urls,
-    native_roots,
+    Destination,
+    LaneSenders,
+    Sender,
+    async_http,
+    check_header_value,
+    sync_http,
 )
 
 log = logging.getLogger("nbext.client")
@@ -45,8 +44,6 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_WAIT_TIMEOUT = 900.0
 """Default deadline of ``wait``, ``stream`` and ``run_sync``: the default execution
 timeout (10 min) plus 5 min for queueing. Pass ``timeout=`` for longer jobs."""
-LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
-"""When httpx carries the requests: wide enough for ``map(concurrency=...)``."""
 
 
 def _user_agent() -> str:
@@ -128,6 +125,7 @@ class _Base:
         base_url: str | None,
         serverless_url: str | None,
         timeout: float,
+        call_timeout: float | None,
         max_retries: int | None,
         wait_timeout: float,
         retry_policy: RetryPolicy | None,
@@ -152,6 +150,12 @@ class _Base:
             )
         self.retry_policy = policy
         self._auth = BearerAuth(self.config.api_key)
+        source = f" (from {self.config.key_source})" if self.config.key_source else ""
+        check_header_value(self.config.api_key.reveal(), f"the API key{source}")
+        if call_timeout is None:
+            call_timeout = max(DEFAULT_CALL_TIMEOUT, float(timeout))
+        if not call_timeout > 0:
+            raise ValueError(f"call_timeout must be > 0 seconds, got {call_timeout}")
         self._ctx = Context(
             policy=policy,
             secret=self.config.api_key,
@@ -160,6 +164,7 @@ class _Base:
             wait_timeout=float(wait_timeout),
             now=now,
             rand=random.random,
+            call_timeout=float(call_timeout),
         )
 
     @property
@@ -181,18 +186,8 @@ class _Base:
             f"base_url={self.base_url!r}, api_key={self.masked_key!r})"
         )
 
-    def _urls(self) -> Urls:
-        return Urls(self.serverless_url, self.base_url)
-
-    def _native_roots(self, substitute: object) -> Roots | None:
-        """Where the client's own connections go; None when httpx must carry the calls.
-
-        httpx carries them when the caller substitutes the HTTP layer, or when the
-        environment configures a proxy for either URL (see ``_transport``).
-        """
-        if substitute is not None:
-            return None
-        return native_roots(self.serverless_url, self.base_url)
+    def _destination(self) -> Destination:
+        return Destination(self.serverless_url, self.base_url, USER_AGENT, self._auth.header)
 
 
 class Client(_Base, SyncManagement):
@@ -204,14 +199,24 @@ class Client(_Base, SyncManagement):
 
     ``api_key``, ``base_url`` and ``serverless_url`` fall back to ``RUNPOD_API_KEY``,
     ``RUNPOD_REST_BASE_URL``, ``RUNPOD_ENDPOINT_BASE_URL``, then ``~/.runpod/config.toml``,
-    then the real service. ``timeout`` bounds one plain request; ``wait_timeout`` is the
-    default deadline of waits and streams.
+    then the real service.
 
-    Requests go through the client's own keep-alive connections (``_transport`` says
-    why); ``transport`` or ``http_client`` hand them to httpx instead (tests, custom
-    HTTP stacks), as does a proxy set in the environment. A given ``http_client`` is
-    not closed by ``close()``. A ``map`` runs on its own event loop with connections of
-    its own, closed when it ends.
+    Time limits, each in seconds:
+
+    - ``timeout`` bounds each operation of a request: connecting (at most 10 s), each
+      write, each read, a wait for a free connection (httpx's per-operation timeouts; a
+      slow upload or a long answer is fine while bytes keep moving).
+    - ``call_timeout`` bounds a whole call, retries and their pauses included (by
+      default the larger of 120 s and ``timeout``): a call that has not succeeded by
+      then raises what stopped it, or ``Timeout``. A 429 whose Retry-After would end
+      past it raises ``RateLimited`` at once, carrying the wait in ``retry_after``.
+    - ``wait_timeout`` is the default deadline of waits, streams and ``run_sync``,
+      which take the place of ``call_timeout`` for them.
+
+    Requests go through httpx, with proxies and CA certificates from the environment
+    (``HTTPS_PROXY``, ``SSL_CERT_FILE``...); ``http_client`` (not closed by ``close()``)
+    or ``transport`` substitute the HTTP layer (tests, custom stacks). A ``map`` runs on
+    its own event loop with connections of its own, closed when it ends.
     """
 
     def __init__(
@@ -221,6 +226,7 @@ class Client(_Base, SyncManagement):
         base_url: str | None = None,
         serverless_url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        call_timeout: float | None = None,
         max_retries: int | None = None,
         wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
         retry_policy: RetryPolicy | None = None,
@@ -237,6 +243,7 @@ class Client(_Base, SyncManagement):
             base_url,
             serverless_url,
             timeout,
+            call_timeout,
             max_retries,
             wait_timeout,
             retry_policy,
@@ -245,16 +252,10 @@ class Client(_Base, SyncManagement):
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
-        self._http: httpx.Client | None = None
-        self._sender: SyncSender
-        roots = self._native_roots(http_client or transport)
-        if roots is not None:
-            self._sender = NativeSender(roots, USER_AGENT, self._auth.header)
-        else:
-            self._http = http_client or httpx.Client(transport=transport, limits=LIMITS)
-            self._sender = HttpxSender(
-                self._http, http_client is None, self._urls(), USER_AGENT, self._auth.header
-            )
+        self._native_http = http_client is None and transport is None
+        """Whether the client made its HTTP layer (then a batch may make more like it)."""
+        self._http = http_client or sync_http(transport)
+        self._sender = Sender(self._http, http_client is None, self._destination())
 
     def endpoint(self, endpoint_id: str) -> Endpoint:
         """The queue-based endpoint ``endpoint_id`` (no request is made)."""
@@ -291,39 +292,25 @@ class Client(_Base, SyncManagement):
 
     def _run(self, flow: Flow[T]) -> T:
         """Perform ``flow``'s effects until it returns."""
-        steps = self._steps(flow)
-        try:
-            next(steps)
-        except StopIteration as done:
-            result: T = done.value
-            return result
-        steps.close()
-        raise TypeError("a flow run to completion must not emit")
+        return run(flow, self._perform)
 
     def _iterate(self, flow: Flow[None]) -> Generator[Any, None, None]:
         """Perform ``flow``'s effects, yielding what it emits."""
-        yield from self._steps(flow)
+        return iterate(Steps(flow), self._perform)
 
-    def _steps(self, flow: Flow[T]) -> Generator[Any, None, T]:
-        value: Any = None
-        error: httpx.TransportError | None = None
-        try:
-            while True:
-                try:
-                    effect = flow.send(value) if error is None else flow.throw(error)
-                except StopIteration as done:
-                    result: T = done.value
-                    return result
-                value, error = None, None
-                if isinstance(effect, Emit):
-                    yield effect.value
-                    continue
-                try:
-                    value = self._perform(effect)
-                except httpx.TransportError as exc:
-                    error = exc
-        finally:
-            flow.close()
+    def _lanes(self, threads: int) -> Lanes:
+        """How a batch's workers perform this client's effects on its private loop.
+
+        Each worker sends through an ``httpx.AsyncClient`` of its own, made like this
+        client's (``LaneSenders`` says why one each); a substituted HTTP layer is sync,
+        so its calls go to ``threads`` worker threads instead. Pauses are
+        ``asyncio.sleep`` on the real clock, and a substituted clock's (blocking)
+        ``sleep_until`` in a worker thread.
+        """
+        senders = LaneSenders(self._destination()) if self._native_http else None
+        clock = None if self._real_time else self._clock
+        driver = LoopDriver(self._sender.send, clock, threads)
+        return Lanes(driver.perform, senders, driver.aclose)
 
 
 class AsyncClient(_Base, AsyncManagement):
@@ -339,6 +326,7 @@ class AsyncClient(_Base, AsyncManagement):
         base_url: str | None = None,
         serverless_url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        call_timeout: float | None = None,
         max_retries: int | None = None,
         wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
         retry_policy: RetryPolicy | None = None,
@@ -353,6 +341,7 @@ class AsyncClient(_Base, AsyncManagement):
             base_url,
             serverless_url,
             timeout,
+            call_timeout,
             max_retries,
             wait_timeout,
             retry_policy,
@@ -361,16 +350,15 @@ class AsyncClient(_Base, AsyncManagement):
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
-        self._http: httpx.AsyncClient | None = None
-        self._sender: AsyncSender
-        roots = self._native_roots(http_client or transport)
-        if roots is not None:
-            self._sender = AsyncNativeSender(roots, USER_AGENT, self._auth.header)
-        else:
-            self._http = http_client or httpx.AsyncClient(transport=transport, limits=LIMITS)
-            self._sender = AsyncHttpxSender(
-                self._http, http_client is None, self._urls(), USER_AGENT, self._auth.header
-            )
+        self._native_http = http_client is None and transport is None
+        self._http = http_client or async_http(transport)
+        self._sender = AsyncSender(
+            self._http,
+            http_client is None,
+            self._destination(),
+            bounded=not self._native_http,
+            remake=(lambda: async_http(None)) if self._native_http else None,
+        )
 
     def endpoint(self, endpoint_id: str) -> AsyncEndpoint:
         """The queue-based endpoint ``endpoint_id`` (no request is made)."""
@@ -394,40 +382,30 @@ class AsyncClient(_Base, AsyncManagement):
 
     # ---- the driver ----------------------------------------------------------------------
 
-    async def _perform(self, effect: Effect) -> Any:
+    async def _perform(self, effect: Effect, sender: AsyncSender | None = None) -> Any:
         if isinstance(effect, Sleep):
             await self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
+            sender = sender or self._sender
             if not log.isEnabledFor(logging.DEBUG):
-                return await self._sender.send(effect.call, effect.timeout)
+                return await sender.send(effect.call, effect.timeout)
             started = time.perf_counter()
-            response = await self._sender.send(effect.call, effect.timeout)
+            response = await sender.send(effect.call, effect.timeout)
             log_answer(effect, response.status_code, started)
             return response
         raise TypeError(f"unexpected effect {effect!r}")
 
     async def _run(self, flow: Flow[T]) -> T:
         """Perform ``flow``'s effects until it returns."""
-        return await drive(flow, self._perform)
+        return await arun(flow, self._perform)
 
-    async def _iterate(self, flow: Flow[None]) -> AsyncGenerator[Any, None]:
+    def _iterate(self, flow: Flow[None]) -> AsyncGenerator[Any, None]:
         """Perform ``flow``'s effects, yielding what it emits."""
-        value: Any = None
-        error: httpx.TransportError | None = None
-        try:
-            while True:
-                try:
-                    effect = flow.send(value) if error is None else flow.throw(error)
-                except StopIteration:
-                    return
-                value, error = None, None
-                if isinstance(effect, Emit):
-                    yield effect.value
-                    continue
-                try:
-                    value = await self._perform(effect)
-                except httpx.TransportError as exc:
-                    error = exc
-        finally:
-            flow.close()
+        return aiterate(Steps(flow), self._perform)
+
+    def _lanes(self, threads: int) -> Lanes:
+        """How a batch's workers perform this client's effects: through senders of
+        their own (see ``LaneSenders``), or this client's substituted HTTP layer."""
+        senders = LaneSenders(self._destination()) if self._native_http else None
+        return Lanes(self._perform, senders)

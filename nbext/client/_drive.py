@@ -1,18 +1,20 @@
-"""Performing a flow's effects on an event loop: shared by every async driver.
+"""Stepping a flow: the one place that feeds a flow the results of its effects.
 
-``AsyncClient`` drives its flows on the caller's loop; a sync ``Client``'s batch drives
-its items on a private loop (``_loop``). Both step a flow the same way: send it the
-result of each effect, throw a transport failure into it (outside any ``except``
-block, so no httpx exception, whose request holds the key, is chained to what the user
-sees), and close it however it ends.
+Every driver (``Client``, ``AsyncClient``, a sync client's batch on its private loop),
+every flow that wraps another (``_resources/shapes.delete``) and the tests that drive a
+flow by hand step it through ``Steps``: send it the result of each effect, throw a
+transport failure into it (outside any ``except`` block, so no httpx exception, whose
+request holds the key, is chained to what the user sees), and close it however it ends.
+``run``/``iterate`` and their async twins are the drivers' loops around it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -21,29 +23,93 @@ from ._flows import Effect, Emit, Flow, Send
 log = logging.getLogger("nbext.client")
 T = TypeVar("T")
 
-Perform = Callable[[Effect], Awaitable[Any]]
+Perform = Callable[[Effect], Any]
+AsyncPerform = Callable[[Effect], Awaitable[Any]]
 
 
-async def drive(flow: Flow[T], perform: Perform) -> T:
-    """Perform ``flow``'s effects with ``perform`` until it returns."""
-    value: Any = None
-    error: httpx.TransportError | None = None
+class Steps(Generic[T]):
+    """One flow, stepped effect by effect.
+
+    ``advance()`` gives the flow's next effect (None once it returned, its value then in
+    ``result``); before the next ``advance()`` the stepper is told the effect's outcome
+    with ``answer(value)`` or ``fail(transport_error)``; nothing told means None.
+    """
+
+    __slots__ = ("_error", "_value", "flow", "result")
+
+    def __init__(self, flow: Flow[T]) -> None:
+        self.flow = flow
+        self._value: Any = None
+        self._error: httpx.TransportError | None = None
+
+    def advance(self) -> Effect | None:
+        value, error = self._value, self._error
+        self._value = self._error = None
+        try:
+            return self.flow.send(value) if error is None else self.flow.throw(error)
+        except StopIteration as done:
+            self.result: T = done.value
+            return None
+
+    def answer(self, value: Any) -> None:
+        self._value = value
+
+    def fail(self, error: httpx.TransportError) -> None:
+        self._error = error
+
+    def close(self) -> None:
+        self.flow.close()
+
+
+def iterate(steps: Steps[Any], perform: Perform) -> Generator[Any, None, None]:
+    """Perform the flow's effects with ``perform``, yielding what it emits."""
     try:
-        while True:
-            try:
-                effect = flow.send(value) if error is None else flow.throw(error)
-            except StopIteration as done:
-                result: T = done.value
-                return result
-            value, error = None, None
+        while (effect := steps.advance()) is not None:
             if isinstance(effect, Emit):
-                raise TypeError("a flow run to completion must not emit")
+                yield effect.value
+                continue
             try:
-                value = await perform(effect)
+                steps.answer(perform(effect))
             except httpx.TransportError as exc:
-                error = exc
+                steps.fail(exc)
     finally:
-        flow.close()
+        steps.close()
+
+
+async def aiterate(steps: Steps[Any], perform: AsyncPerform) -> AsyncGenerator[Any, None]:
+    """``iterate`` on an event loop."""
+    try:
+        while (effect := steps.advance()) is not None:
+            if isinstance(effect, Emit):
+                yield effect.value
+                continue
+            try:
+                steps.answer(await perform(effect))
+            except httpx.TransportError as exc:
+                steps.fail(exc)
+    finally:
+        steps.close()
+
+
+def run(flow: Flow[T], perform: Perform) -> T:
+    """Perform ``flow``'s effects with ``perform`` until it returns."""
+    steps = Steps(flow)
+    with contextlib.closing(iterate(steps, perform)) as emitted:
+        for _ in emitted:
+            raise TypeError(EMITTED)
+    return steps.result
+
+
+async def arun(flow: Flow[T], perform: AsyncPerform) -> T:
+    """``run`` on an event loop."""
+    steps = Steps(flow)
+    async with contextlib.aclosing(aiterate(steps, perform)) as emitted:
+        async for _ in emitted:
+            raise TypeError(EMITTED)
+    return steps.result
+
+
+EMITTED = "a flow run to completion must not emit"
 
 
 def log_answer(effect: Send, status: int, started: float) -> None:

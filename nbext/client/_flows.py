@@ -39,8 +39,8 @@ from ._calls import (
     endpoint_call,
     error_from_response,
     job_call,
-    json_of,
     model_of,
+    redirect_error,
     runsync_call,
     stream_call,
     transport_error,
@@ -70,6 +70,8 @@ HOLD_MARGIN = 5.0
 """Extra read time granted beyond what the service may hold a request (network slack)."""
 DEADLINE_MARGIN = 0.25
 """How far past a deadline a request may run before the client gives up on it."""
+DEFAULT_CALL_TIMEOUT = 120.0
+"""Default bound on one call, its retries and their pauses included (``call_timeout``)."""
 STREAM_LEAD = 0.1
 """A /stream long-poll asks the service to answer this long before the wait's deadline."""
 STREAM_GRACE = 1.0
@@ -129,6 +131,8 @@ class Context:
     wait_timeout: float
     now: Callable[[], float]
     rand: Callable[[], float]
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    """The deadline of a call that has none of its own (a wait's), retries included."""
 
 
 def poll_interval(waited: float) -> float:
@@ -202,20 +206,25 @@ def send(
 ) -> Flow[Answer]:
     """Send ``call`` until it succeeds, retrying only what is safe to retry.
 
-    Backoff and Retry-After come from ``ctx.policy``; a retry that would end past the
-    deadline is not attempted, the deadline's Timeout is raised instead. An answer is
-    awaited until ``grace`` seconds past the deadline at most.
+    Backoff and Retry-After come from ``ctx.policy``. Every call has a deadline: the
+    wait's it belongs to, or its own, ``ctx.call_timeout`` from now. A retry that would
+    start past it is not attempted: the deadline's ``Timeout`` is raised (naming the
+    last answer), except that a 429 past the call's own deadline is raised as the
+    ``RateLimited`` it is, its ``retry_after`` saying how long the service asked to
+    wait. An answer is awaited until ``grace`` seconds past the deadline at most.
     """
+    own = deadline is None
+    if deadline is None:
+        deadline = Deadline(start=ctx.now(), timeout=ctx.call_timeout, what=call.describe())
     attempt = 0
     while True:
         timeout = call.hold + HOLD_MARGIN if call.hold else ctx.timeout
         bounded = False
-        if deadline is not None:
-            remaining = deadline.remaining(ctx.now())
-            if remaining <= 0:
-                raise deadline.expired()
-            if remaining + grace < timeout:
-                timeout, bounded = remaining + grace, True
+        remaining = deadline.remaining(ctx.now())
+        if remaining <= 0:
+            raise deadline.expired()
+        if remaining + grace < timeout:
+            timeout, bounded = remaining + grace, True
         failed: httpx.TransportError | None = None
         try:
             response = yield Send(call, timeout)
@@ -225,22 +234,28 @@ def send(
         failure: NbextError
         if failed is None:
             answer: Answer = response
-            if answer.status_code < 400:
+            if answer.status_code < 300:
                 return answer
+            if answer.status_code < 400:
+                raise redirect_error(call, answer)
             failure = error_from_response(call, answer, ctx.secret, ctx.key_source)
             retryable = may_retry_status(call.kind, answer.status_code)
             if isinstance(failure, RateLimited):
                 retry_after = failure.retry_after
                 retryable = retryable and retry_429
         else:
-            if bounded and isinstance(failed, httpx.TimeoutException) and deadline is not None:
+            if bounded and isinstance(failed, httpx.TimeoutException):
                 raise deadline.expired(f"no answer to {call.describe()}{unanswered_note(call)}")
             failure = transport_error(call, failed, ctx.secret)
             retryable = may_retry_transport(call.kind, failed)
         if not retryable or attempt >= ctx.policy.max_retries:
             raise failure
+        if retry_after is not None and retry_after > ctx.policy.max_retry_after:
+            raise failure  # asked to come back later than the policy waits: say so now
         delay = ctx.policy.delay(attempt, retry_after, ctx.rand())
-        if deadline is not None and ctx.now() + delay >= deadline.end:
+        if ctx.now() + delay >= deadline.end:
+            if own and isinstance(failure, RateLimited):
+                raise failure
             raise deadline.expired(f"last answer: {failure}")
         attempt += 1
         log.info(
@@ -528,13 +543,12 @@ def runsync_outcome(
     """A /runsync answer: the job's result, or (the job outlived ``wait``) its id to
     wait on until ``outer``'s deadline, long-polling /stream as the job's submitter."""
     endpoint_id = call.endpoint_id
-    data = json_of(call, response)
-    state_fields = data if isinstance(data, dict) else {}
-    if isinstance(state_fields.get("status"), str) and state_fields["status"] in FINAL_STATES:
-        result = model_of(call, response, JobResult)
+    # One parse: a job still running answers {id, status}, which reads as a JobResult too.
+    result = model_of(call, response, JobResult)
+    if result.status in FINAL_STATES:
         state = JobState(endpoint_id, result.id, keep_chunks=keep_chunks, result=result)
         return state, finish(state, result, raise_on_failure, ctx.secret)
-    accepted = model_of(call, response, AcceptedJob)
+    accepted = AcceptedJob(id=result.id, status=result.status)
     state = JobState(endpoint_id, accepted.id, keep_chunks=keep_chunks)
     state.result = JobResult(id=accepted.id, status=accepted.status)
     result = yield from wait(

@@ -24,7 +24,7 @@ from collections import deque
 from dataclasses import dataclass
 
 RATE_WINDOW = 10.0
-"""The service's rate-limit window (the seed's "per 10 seconds")."""
+"""The service's rate-limit window ("per 10 seconds", docs/behaviour.md)."""
 RESUME_MARGIN = 0.01
 """Extra wait after a slot should have freed: timer slack, not flight time (the answer
 stamps already cover that)."""

@@ -1,19 +1,31 @@
 """Endpoint and Job handles, sync and async: thin shells that build flows and drive them.
 
-Everything a handle does is a flow from ``_flows`` run by its client's driver, which is
-how ``Job`` and ``AsyncJob`` stay method-for-method the same.
+Everything a handle does is a flow from ``_flows`` run by its client's driver. The
+methods that only run a flow are written once, as operations, and made into the sync
+and async twins (``blocking``/``awaiting``); the rest differ in shape between the two
+(a handle to return, an iterator or an async one) and are written twice, thinly.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config, StreamChunk
 
 from . import _flows as flows
 from ._calls import Seconds, endpoint_call, job_call, segment, submission_body
 from ._map import MapPlan, map_async, map_sync
+from ._resources.twins import adopt, name_methods
 
 if TYPE_CHECKING:
     from ._client import AsyncClient, Client
@@ -21,6 +33,8 @@ if TYPE_CHECKING:
 DEFAULT_RUNSYNC_WAIT = 90.0
 """Seconds /runsync asks the service to hold the request (the interface's default)."""
 DEFAULT_CONCURRENCY = 32
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def _body(
@@ -46,13 +60,129 @@ def _body(
     )
 
 
+# ---- what a handle does, written once --------------------------------------------------
+# Each operation takes the client's flow context and what the handle is about (its
+# endpoint's id, or its job's state), then the caller's arguments. ``blocking`` and
+# ``awaiting`` make the sync and async methods from it, with its signature and
+# docstring, as the management resources' twins are made (``_resources/twins``).
+
+
+def _run_sync(
+    ctx: flows.Context,
+    endpoint_id: str,
+    input: dict[str, Any],
+    *,
+    wait: float = DEFAULT_RUNSYNC_WAIT,
+    timeout: float | None = None,
+    raise_on_failure: bool = True,
+    webhook: str | None = None,
+    execution_timeout: Seconds | None = None,
+    ttl: Seconds | None = None,
+    low_priority: bool = False,
+    s3_config: S3Config | Mapping[str, Any] | None = None,
+) -> flows.Flow[JobResult]:
+    """Run a job (/runsync) and return its result.
+
+    The service holds the request up to ``wait`` seconds; a job still running then is
+    waited for by its id (never submitted again) until ``timeout`` (default: the
+    client's ``wait_timeout``) passes, which raises Timeout.
+    """
+    body = _body(
+        endpoint_id, "runsync", input, webhook, execution_timeout, ttl, low_priority, s3_config
+    )
+    flow = flows.run_sync(ctx, endpoint_id, body, wait, timeout, raise_on_failure)
+    _, result = yield from flow
+    return result
+
+
+def _health(ctx: flows.Context, endpoint_id: str) -> flows.Flow[Health]:
+    """The endpoint's job counts and workers."""
+    call = endpoint_call("health", "GET", endpoint_id)
+    return (yield from flows.call_model(ctx, call, Health))
+
+
+def _purge_queue(ctx: flows.Context, endpoint_id: str) -> flows.Flow[PurgeResult]:
+    """Remove every queued job of the endpoint; running jobs go on."""
+    call = endpoint_call("purge-queue", "POST", endpoint_id)
+    return (yield from flows.call_model(ctx, call, PurgeResult))
+
+
+def _status(ctx: flows.Context, state: flows.JobState) -> flows.Flow[JobResult]:
+    """The job's current /status answer."""
+    return (yield from flows.status(ctx, state))
+
+
+def _wait(
+    ctx: flows.Context,
+    state: flows.JobState,
+    timeout: float | None = None,
+    *,
+    raise_on_failure: bool = True,
+) -> flows.Flow[JobResult]:
+    """Wait until the job ends; return its result.
+
+    FAILED, TIMED_OUT and CANCELLED raise JobFailed, JobTimedOut, JobCancelled
+    (carrying the result) unless ``raise_on_failure=False``. Past ``timeout``
+    seconds (default: the client's ``wait_timeout``) raises Timeout; the job goes on.
+    """
+    deadline = flows.job_deadline(ctx, state.endpoint_id, state.id, timeout)
+    return (yield from flows.wait(ctx, state, deadline, raise_on_failure))
+
+
+def _cancel(ctx: flows.Context, state: flows.JobState) -> flows.Flow[CancelResult]:
+    """Cancel the job (Conflict if it already ended other than CANCELLED)."""
+    call = job_call("cancel", "POST", state.endpoint_id, state.id)
+    return (yield from flows.call_model(ctx, call, CancelResult))
+
+
+class _Handle(Protocol):
+    _client: Any
+
+    def _subject(self) -> Any: ...
+
+
+def blocking(
+    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
+) -> Callable[Concatenate[Any, P], T]:
+    """A sync handle method running ``operation``'s flow to completion."""
+
+    def method(self: _Handle, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        client = self._client
+        result: T = client._run(operation(client._ctx, self._subject(), *args, **kwargs))
+        return result
+
+    adopt(method, operation, awaited=False, leading=2)
+    return method
+
+
+def awaiting(
+    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
+    """An async handle method awaiting ``operation``'s flow."""
+
+    async def method(self: _Handle, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        client = self._client
+        result: T = await client._run(operation(client._ctx, self._subject(), *args, **kwargs))
+        return result
+
+    adopt(method, operation, awaited=True, leading=2)
+    return method
+
+
 class _EndpointBase:
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        name_methods(cls)
+
     def __init__(self, endpoint_id: str) -> None:
         segment(endpoint_id, "endpoint id")
         self.id = endpoint_id
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
+
+    def _subject(self) -> str:
+        return self.id
 
     def _map_plan(
         self,
@@ -79,6 +209,10 @@ class _EndpointBase:
 class _JobBase:
     _state: flows.JobState
 
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        name_methods(cls)
+
     @property
     def id(self) -> str:
         return self._state.id
@@ -94,6 +228,9 @@ class _JobBase:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._state.describe()})"
+
+    def _subject(self) -> flows.JobState:
+        return self._state
 
     def _stream_flow(
         self, ctx: flows.Context, timeout: float | None, batches: bool = False
@@ -132,31 +269,7 @@ class Endpoint(_EndpointBase):
         )
         return Job(self._client, self._client._run(flows.submit(self._client._ctx, self.id, body)))
 
-    def run_sync(
-        self,
-        input: dict[str, Any],
-        *,
-        wait: float = DEFAULT_RUNSYNC_WAIT,
-        timeout: float | None = None,
-        raise_on_failure: bool = True,
-        webhook: str | None = None,
-        execution_timeout: Seconds | None = None,
-        ttl: Seconds | None = None,
-        low_priority: bool = False,
-        s3_config: S3Config | Mapping[str, Any] | None = None,
-    ) -> JobResult:
-        """Run a job (/runsync) and return its result.
-
-        The service holds the request up to ``wait`` seconds; a job still running then is
-        waited for by its id (never submitted again) until ``timeout`` (default: the
-        client's ``wait_timeout``) passes, which raises Timeout.
-        """
-        body = _body(
-            self.id, "runsync", input, webhook, execution_timeout, ttl, low_priority, s3_config
-        )
-        flow = flows.run_sync(self._client._ctx, self.id, body, wait, timeout, raise_on_failure)
-        _, result = self._client._run(flow)
-        return result
+    run_sync = blocking(_run_sync)
 
     def job(self, job_id: str) -> Job:
         """A handle on an existing job (e.g. submitted elsewhere); no request is made.
@@ -165,14 +278,8 @@ class Endpoint(_EndpointBase):
         """
         return Job(self._client, flows.JobState(self.id, job_id, owns_stream=False))
 
-    def health(self) -> Health:
-        call = endpoint_call("health", "GET", self.id)
-        return self._client._run(flows.call_model(self._client._ctx, call, Health))
-
-    def purge_queue(self) -> PurgeResult:
-        """Remove every queued job of the endpoint; running jobs go on."""
-        call = endpoint_call("purge-queue", "POST", self.id)
-        return self._client._run(flows.call_model(self._client._ctx, call, PurgeResult))
+    health = blocking(_health)
+    purge_queue = blocking(_purge_queue)
 
     def map(
         self,
@@ -223,20 +330,8 @@ class Job(_JobBase):
         self._client = client
         self._state = state
 
-    def status(self) -> JobResult:
-        """The job's current /status answer."""
-        return self._client._run(flows.status(self._client._ctx, self._state))
-
-    def wait(self, timeout: float | None = None, *, raise_on_failure: bool = True) -> JobResult:
-        """Block until the job ends; return its result.
-
-        FAILED, TIMED_OUT and CANCELLED raise JobFailed, JobTimedOut, JobCancelled
-        (carrying the result) unless ``raise_on_failure=False``. Past ``timeout``
-        seconds (default: the client's ``wait_timeout``) raises Timeout; the job goes on.
-        """
-        ctx = self._client._ctx
-        deadline = flows.job_deadline(ctx, self.endpoint_id, self.id, timeout)
-        return self._client._run(flows.wait(ctx, self._state, deadline, raise_on_failure))
+    status = blocking(_status)
+    wait = blocking(_wait)
 
     def stream_chunks(self, timeout: float | None = None) -> Generator[StreamChunk, None, None]:
         """Like ``stream`` but each item keeps its ``metrics`` (tokens, throughput...)."""
@@ -266,10 +361,7 @@ class Job(_JobBase):
         finally:
             chunks.close()
 
-    def cancel(self) -> CancelResult:
-        """Cancel the job (Conflict if it already ended other than CANCELLED)."""
-        call = job_call("cancel", "POST", self.endpoint_id, self.id)
-        return self._client._run(flows.call_model(self._client._ctx, call, CancelResult))
+    cancel = blocking(_cancel)
 
     def retry(self) -> Job:
         """Queue a FAILED or TIMED_OUT job again (same id, same input); returns this handle."""
@@ -304,39 +396,14 @@ class AsyncEndpoint(_EndpointBase):
         state = await self._client._run(flows.submit(self._client._ctx, self.id, body))
         return AsyncJob(self._client, state)
 
-    async def run_sync(
-        self,
-        input: dict[str, Any],
-        *,
-        wait: float = DEFAULT_RUNSYNC_WAIT,
-        timeout: float | None = None,
-        raise_on_failure: bool = True,
-        webhook: str | None = None,
-        execution_timeout: Seconds | None = None,
-        ttl: Seconds | None = None,
-        low_priority: bool = False,
-        s3_config: S3Config | Mapping[str, Any] | None = None,
-    ) -> JobResult:
-        """Run a job (/runsync) and return its result. See ``Endpoint.run_sync``."""
-        body = _body(
-            self.id, "runsync", input, webhook, execution_timeout, ttl, low_priority, s3_config
-        )
-        flow = flows.run_sync(self._client._ctx, self.id, body, wait, timeout, raise_on_failure)
-        _, result = await self._client._run(flow)
-        return result
+    run_sync = awaiting(_run_sync)
 
     def job(self, job_id: str) -> AsyncJob:
         """A handle on an existing job; see ``Endpoint.job``."""
         return AsyncJob(self._client, flows.JobState(self.id, job_id, owns_stream=False))
 
-    async def health(self) -> Health:
-        call = endpoint_call("health", "GET", self.id)
-        return await self._client._run(flows.call_model(self._client._ctx, call, Health))
-
-    async def purge_queue(self) -> PurgeResult:
-        """Remove every queued job of the endpoint; running jobs go on."""
-        call = endpoint_call("purge-queue", "POST", self.id)
-        return await self._client._run(flows.call_model(self._client._ctx, call, PurgeResult))
+    health = awaiting(_health)
+    purge_queue = awaiting(_purge_queue)
 
     def map(
         self,
@@ -373,16 +440,8 @@ class AsyncJob(_JobBase):
         self._client = client
         self._state = state
 
-    async def status(self) -> JobResult:
-        return await self._client._run(flows.status(self._client._ctx, self._state))
-
-    async def wait(
-        self, timeout: float | None = None, *, raise_on_failure: bool = True
-    ) -> JobResult:
-        """Wait until the job ends; return its result. See ``Job.wait``."""
-        ctx = self._client._ctx
-        deadline = flows.job_deadline(ctx, self.endpoint_id, self.id, timeout)
-        return await self._client._run(flows.wait(ctx, self._state, deadline, raise_on_failure))
+    status = awaiting(_status)
+    wait = awaiting(_wait)
 
     def stream_chunks(self, timeout: float | None = None) -> AsyncGenerator[StreamChunk, None]:
         return self._client._iterate(self._stream_flow(self._client._ctx, timeout))
@@ -402,9 +461,7 @@ class AsyncJob(_JobBase):
         finally:
             await chunks.aclose()
 
-    async def cancel(self) -> CancelResult:
-        call = job_call("cancel", "POST", self.endpoint_id, self.id)
-        return await self._client._run(flows.call_model(self._client._ctx, call, CancelResult))
+    cancel = awaiting(_cancel)
 
     async def retry(self) -> AsyncJob:
         await self._client._run(flows.retry_job(self._client._ctx, self._state))

@@ -5,11 +5,12 @@ batch spent about as much CPU switching threads (and contending for the GIL) as 
 requests; on one event loop, a single thread multiplexes every connection and wakes once
 for a whole batch of answers. The caller's thread only takes results off a queue.
 
-``LoopDriver`` performs a sync client's effects on that loop: requests through an async
-twin of the client's own connections, or, when httpx carries the client's requests (a
-substituted transport, a proxy), through the client's sender in worker threads; pauses
-with ``asyncio.sleep``, or, on a substituted clock (tests' virtual time), in a worker
-thread, since such a clock's ``sleep_until`` blocks.
+``LoopDriver`` performs a sync client's effects on that loop: requests through an
+async sender of the batch's own, or, when the client's HTTP layer is substituted (a
+sync transport cannot serve a loop), through the client's blocking send in worker
+threads; pauses with ``asyncio.sleep``, or, on a substituted clock (tests' virtual
+time), in a worker thread, since such a clock's ``sleep_until`` blocks. The client
+decides which (``Client._lanes``); this module knows no client.
 """
 
 from __future__ import annotations
@@ -19,31 +20,77 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
-from ._drive import log_answer
-from ._flows import Effect, Send, Sleep
-from ._transport import AsyncNativeSender, NativeSender
+from ._calls import Answer, Call
+from ._drive import arun, log_answer
+from ._flows import Effect, Flow, Send, Sleep
+from ._transport import AsyncSender, LaneSenders
 
-if TYPE_CHECKING:
-    from ._client import Client
+T = TypeVar("T")
+
+
+class BlockingClock(Protocol):
+    def sleep_until(self, instant: float) -> None: ...
+
 
 log = logging.getLogger("nbext.client")
+
+
+LanePerform = Callable[[Effect, AsyncSender | None], Awaitable[Any]]
+"""Performs an effect, a request through the given sender (None: the client's way)."""
+RunFlow = Callable[[Flow[T]], Awaitable[T]]
+
+
+class Lanes:
+    """How each worker of a batch drives its flows: through a sender of its own
+    (``LaneSenders``), or, when the client's HTTP layer is substituted, the client's."""
+
+    def __init__(
+        self,
+        perform: LanePerform,
+        senders: LaneSenders | None,
+        on_close: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self._perform = perform
+        self._senders = senders
+        self._on_close = on_close
+
+    def lane(self) -> RunFlow[Any]:
+        """One worker's way to run flows; its sender is made when it first runs one (a
+        worker that finds the inputs taken costs nothing)."""
+        senders, perform = self._senders, self._perform
+        sender: AsyncSender | None = None
+
+        async def run(flow: Flow[Any]) -> Any:
+            nonlocal sender
+            if sender is None and senders is not None:
+                sender = senders.new()
+            own = sender
+            return await arun(flow, lambda effect: perform(effect, own))
+
+        return run
+
+    async def aclose(self) -> None:
+        if self._senders is not None:
+            await self._senders.aclose()
+        if self._on_close is not None:
+            await self._on_close()
 
 
 class LoopDriver:
     """Performs a sync ``Client``'s effects on the running loop."""
 
-    def __init__(self, client: Client, threads: int) -> None:
-        sender = client._sender
-        self._sender: AsyncNativeSender | None = (
-            sender.asynchronous() if isinstance(sender, NativeSender) else None
-        )
-        self._send_blocking = sender.send
-        self._clock = client._clock
-        self._real_time = client._real_time
+    def __init__(
+        self,
+        send_blocking: Callable[[Call, float], Answer],
+        clock: BlockingClock | None,
+        threads: int,
+    ) -> None:
+        self._send_blocking = send_blocking
+        self._clock = clock
         self._threads = max(1, threads)
         self._executor: ThreadPoolExecutor | None = None
 
@@ -52,9 +99,9 @@ class LoopDriver:
             self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="nbext-map")
         return self._executor
 
-    async def perform(self, effect: Effect) -> Any:
+    async def perform(self, effect: Effect, sender: AsyncSender | None) -> Any:
         if isinstance(effect, Sleep):
-            if self._real_time:
+            if self._clock is None:
                 await asyncio.sleep(max(0.0, effect.until - time.monotonic()))
             else:
                 loop = asyncio.get_running_loop()
@@ -63,8 +110,9 @@ class LoopDriver:
         if isinstance(effect, Send):
             debug = log.isEnabledFor(logging.DEBUG)
             started = time.perf_counter() if debug else 0.0
-            if self._sender is not None:
-                response = await self._sender.send(effect.call, effect.timeout)
+            response: Answer
+            if sender is not None:
+                response = await sender.send(effect.call, effect.timeout)
             else:
                 loop = asyncio.get_running_loop()
                 response = await loop.run_in_executor(
@@ -76,8 +124,6 @@ class LoopDriver:
         raise TypeError(f"unexpected effect {effect!r}")
 
     async def aclose(self) -> None:
-        if self._sender is not None:
-            await self._sender.aclose()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
 

@@ -2,8 +2,8 @@
 
 Each input goes through /runsync with a short hold (``MAP_HOLD``): a job that ends
 within it costs one call, its result in the answer, where /run and a /status cost two
-(the emulator spends about the same per call, so a batch of quick jobs runs nearly
-twice the jobs a second); /runsync's rate limit is also twice /run's. A job that
+(a server spends about the same on each call, so half the calls is about half the
+work); /runsync's rate limit is also twice /run's. A job that
 outlives the hold comes back as its id, and is waited for like any job this client
 submitted (a /stream long-poll that the service answers the moment the job ends, then
 /status for the output). The price is the hold itself: a connection that drops during
@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import queue
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from nbext.models import AcceptedJob, JobResult
 
 from ._calls import endpoint_call, model_of, runsync_call
 from ._config import Secret
-from ._drive import drive
 from ._errors import RateLimited
 from ._flows import (
     Context,
@@ -45,15 +44,22 @@ from ._flows import (
     wait,
 )
 from ._gate import SubmitGate
-from ._loop import LoopDriver, LoopThread
-
-if TYPE_CHECKING:
-    from ._client import AsyncClient, Client
+from ._loop import Lanes, LoopThread
 
 MAP_HOLD = 1.0
 """Seconds each map item's /runsync asks the service to hold it (the interface's least)."""
 
 Operation = Literal["run", "runsync"]
+
+
+class BatchHost(Protocol):
+    """What a map needs of its client: the flow context, and how its workers drive
+    flows (on the running loop: the caller's for ``AsyncClient``, a private one for
+    ``Client``)."""
+
+    _ctx: Context
+
+    def _lanes(self, threads: int) -> Lanes: ...
 
 
 def operation_for(timeout: float | None) -> Operation:
@@ -146,17 +152,16 @@ class _Failed:
 
 
 Item = tuple[int, JobResult] | _Failed | _End
-RunFlow = Callable[[Flow[JobResult]], Awaitable[JobResult]]
 
 
 async def run_batch(
-    plan: MapPlan, ctx: Context, run: RunFlow, emit: Callable[[Item], None]
+    plan: MapPlan, ctx: Context, lanes: Lanes, emit: Callable[[Item], None]
 ) -> None:
     """``plan.concurrency`` workers on the running loop, taking inputs in turn.
 
-    ``run`` drives one item's flow; ``emit`` hands each outcome to the consumer, a
-    failure included (the consumer raises it and cancels the batch). Ends with
-    ``_End`` however it ends.
+    Each worker drives its items' flows in a lane of its own (``lanes``); ``emit``
+    hands each outcome to the consumer, a failure included (the consumer raises it
+    and cancels the batch). Ends with ``_End`` however it ends.
     """
     source = enumerate(plan.inputs)
     gate = SubmitGate()
@@ -164,6 +169,7 @@ async def run_batch(
     async def worker() -> None:
         index: int | None = None
         try:
+            run = lanes.lane()
             for index, value in source:
                 body = plan.make_body(value, plan.operation)
                 flow = submit_and_wait(
@@ -183,7 +189,10 @@ async def run_batch(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        emit(_End())
+        try:
+            await lanes.aclose()
+        finally:
+            emit(_End())
 
 
 def _outcome(plan: MapPlan, got: Item, secret: Secret | None) -> tuple[int, JobResult] | None:
@@ -197,24 +206,15 @@ def _outcome(plan: MapPlan, got: Item, secret: Secret | None) -> tuple[int, JobR
     return plan.checked(*got, secret)
 
 
-def map_sync(client: Client, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
+def map_sync(client: BatchHost, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
     """The sync map: the batch runs on a private loop (``_loop``); results come back here.
 
     Leaving the loop early (``break``, an exception, the iterator collected) cancels
     the batch: nothing more is submitted.
     """
     results: queue.SimpleQueue[Item] = queue.SimpleQueue()
-    driver = LoopDriver(client, plan.concurrency)
-
-    async def batch() -> None:
-        try:
-            await run_batch(
-                plan, client._ctx, lambda flow: drive(flow, driver.perform), results.put
-            )
-        finally:
-            await driver.aclose()
-
-    runner = LoopThread(batch(), name="nbext-map")
+    lanes = client._lanes(plan.concurrency)
+    runner = LoopThread(run_batch(plan, client._ctx, lanes, results.put), name="nbext-map")
     try:
         while (item := _outcome(plan, results.get(), client._ctx.secret)) is not None:
             yield item
@@ -223,11 +223,11 @@ def map_sync(client: Client, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
         runner.join()
 
 
-async def map_async(client: AsyncClient, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
-    """The async map: tasks on the running loop sharing the client's one connection pool."""
+async def map_async(client: BatchHost, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
+    """The async map: tasks on the running loop, each sending through its own lane."""
     results: asyncio.Queue[Item] = asyncio.Queue()
     task = asyncio.get_running_loop().create_task(
-        run_batch(plan, client._ctx, client._run, results.put_nowait)
+        run_batch(plan, client._ctx, client._lanes(plan.concurrency), results.put_nowait)
     )
     try:
         while (item := _outcome(plan, await results.get(), client._ctx.secret)) is not None:

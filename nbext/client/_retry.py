@@ -69,8 +69,9 @@ class RetryPolicy:
     ``delay(attempt)`` for attempt 0, 1, 2, ... is ``base * 2**attempt`` capped at
     ``max_delay`` and scaled by a random factor in [0.5, 1] ("equal jitter": spreads
     clients out, never retries at once). A ``Retry-After`` from the service wins, plus
-    up to 10 % jitter so clients told the same second do not return together; values
-    above ``max_retry_after`` are capped.
+    up to 10 % jitter so clients told the same second do not return together. A call
+    told to wait longer than ``max_retry_after`` (or past its deadline) is not retried:
+    it raises ``RateLimited``, whose ``retry_after`` carries the wait asked for.
     """
 
     max_retries: int = 5

@@ -1,225 +1,351 @@
-"""How a ``Call`` reaches the service: the client's own connections, or httpx.
+"""How a ``Call`` reaches the service: httpx, for both clients and every path.
 
-By default both clients send through their own keep-alive connections (``_sockets``,
-``_aio``), which cost a tenth of what httpx costs per request; that is what lets a
-batch run thousands of jobs a second. httpx is used instead when it is asked for or
-needed: a caller's ``http_client=`` or ``transport=`` (tests, mocks, in-process apps),
-and a proxy configured in the environment (``HTTPS_PROXY``...), which httpx honours and
-the client's own connections do not attempt to.
+httpx (over httpcore and h11) does the HTTP: connection pooling and keep-alive, TLS
+verified against certifi's authorities or ``SSL_CERT_FILE``/``SSL_CERT_DIR``, proxies
+from the environment, gzip/deflate decoding, and timeouts per operation (connect, read,
+write, pool). What this module adds is what httpx leaves to its caller:
 
-Either way a sender returns an object with the reading surface of ``httpx.Response``
-(``_calls.Answer``) and raises httpx's transport exceptions, so the flows cannot tell
-the two apart.
+- which root a call goes to, and its headers (the key per request, checked once by
+  ``check_header_value`` when the client is made, so nothing malformed reaches h11,
+  whose own complaint would quote the key);
+- a cap on every answer, raw and decoded (``MAX_ANSWER_BYTES``): a broken or hostile
+  server cannot fill the kernel's memory, and a gzip bomb stops at the cap;
+- redirects followed for GET only (httpx drops the Authorization header when one
+  leaves the origin); anything else's redirect is refused by the flows, naming its
+  ``Location``, because following a POST could submit a job twice;
+- answers read whole into a ``Reply``, so the flows read them without I/O.
+
+Failures stay httpx's transport exceptions: the flows decide on retries with them
+(``_retry``), and describe them without chaining (their request holds the key).
 """
 
 from __future__ import annotations
 
 import asyncio
-import urllib.request
+import json
+import re
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
-from urllib.parse import urlencode, urlsplit
+from typing import Any, Generic, TypeVar
 
 import httpx
 
-from ._aio import AioPool
-from ._calls import Answer, Call
-from ._sockets import SocketPool
-from ._wire import ACCEPT_ENCODING, Origin, encode_request
+from ._calls import Call, oversized_error, redirect_error
+from ._errors import ConfigError
 
 CONNECT_TIMEOUT = 10.0
 """Longest wait for a connection to open, however long the request may take."""
+KEEPALIVE_EXPIRY = 4.0
+"""Seconds an idle connection is kept for reuse: less than the 5 s after which uvicorn
+(the emulator) and many servers drop idle connections, so a request is not written into
+a connection the server is closing at that very moment (for /run, a request that may or
+may not have been read is exactly the doubt the client must not create)."""
+LIMITS = httpx.Limits(
+    max_connections=256, max_keepalive_connections=256, keepalive_expiry=KEEPALIVE_EXPIRY
+)
+"""Wide enough for a caller's own concurrency; every connection may be kept."""
+LANE_LIMITS = httpx.Limits(
+    max_connections=1, max_keepalive_connections=1, keepalive_expiry=KEEPALIVE_EXPIRY
+)
+"""A batch worker's pool: it sends one request at a time (see ``LaneSenders``)."""
+MAX_ANSWER_BYTES = 256 * 1024 * 1024
+"""The largest answer the client reads, raw or decoded. The service's largest answers
+carry a job's output (a /runsync or /status answer with images or audio in it, whose
+input alone may be 20 MB), far below this; past it the server is broken or hostile."""
+
+_HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
+"""What the client sends in a header: visible ASCII, single spaces or tabs inside."""
 
 
-def uses_proxy(url: str) -> bool:
-    """Whether the environment routes ``url`` through a proxy (then httpx carries it)."""
-    parts = urlsplit(url)
-    proxies = urllib.request.getproxies()
-    if not (proxies.get(parts.scheme) or proxies.get("all")):
-        return False
-    return not urllib.request.proxy_bypass(parts.hostname or "")
+def check_header_value(value: str, what: str) -> None:
+    """Refuse a header value HTTP cannot carry, saying what is wrong but never the value.
+
+    A line break in a value would end the header and start another (a second request
+    smuggled into the connection); a character outside ASCII has no agreed encoding.
+    """
+    if _HEADER_VALUE.fullmatch(value):
+        return
+    for position, char in enumerate(value, 1):
+        if char in "\r\n":
+            problem = "a line break"
+        elif ord(char) > 0x7E:
+            problem = "a character outside ASCII"
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            problem = "a control character"
+        else:
+            continue
+        raise ConfigError(
+            f"{what} contains {problem} (character {position}), which an HTTP header cannot "
+            "carry; nothing was sent"
+        )
+    raise ConfigError(f"{what} is not a valid HTTP header value; nothing was sent")
+
+
+def proxy_error(exc: ImportError) -> ConfigError:
+    """httpx's ImportError for a SOCKS proxy without socksio, as one line to act on."""
+    return ConfigError(
+        "the environment names a SOCKS proxy (ALL_PROXY or *_PROXY), which needs the "
+        "'socksio' package: pip install 'httpx[socks]', or unset the variable"
+        if "socksio" in str(exc)
+        else f"the HTTP stack could not be set up: {exc}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An answer read whole: what the flows read of it (``_calls.Answer``)."""
+
+    status_code: int
+    reason_phrase: str
+    headers: httpx.Headers
+    content: bytes
+    charset: str | None
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(self.charset or "utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class _Capped:
+    """Counts an answer's bytes as they arrive; past the cap, the call's error."""
+
+    __slots__ = ("call", "chunks", "decoded", "limit", "response")
+
+    def __init__(self, call: Call, response: httpx.Response, limit: int) -> None:
+        self.call, self.response, self.limit = call, response, limit
+        self.chunks: list[bytes] = []
+        self.decoded = 0
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise oversized_error(call, limit, f"announced {int(declared)} bytes")
+
+    def add(self, chunk: bytes) -> None:
+        self.decoded += len(chunk)
+        if self.decoded > self.limit:
+            raise oversized_error(call=self.call, limit=self.limit, what="decoded")
+        if self.response.num_bytes_downloaded > self.limit:
+            raise oversized_error(call=self.call, limit=self.limit, what="as sent")
+        self.chunks.append(chunk)
+
+    def reply(self) -> Reply:
+        response = self.response
+        content = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
+        return Reply(
+            response.status_code,
+            response.reason_phrase,
+            response.headers,
+            content,
+            response.charset_encoding,
+        )
 
 
 @dataclass(frozen=True)
-class Roots:
-    """Where calls go: jobs under ``serverless_url``, management calls under ``base_url``."""
-
-    jobs: Origin
-    management: Origin
-
-    def of(self, call: Call) -> Origin:
-        return self.management if call.management else self.jobs
-
-
-def native_roots(serverless_url: str, base_url: str) -> Roots | None:
-    """The client's own connections can serve both URLs; None means httpx must."""
-    try:
-        roots = Roots(Origin.parse(serverless_url), Origin.parse(base_url))
-    except ValueError:
-        return None  # httpx then reports the odd URL in its own words
-    if uses_proxy(serverless_url) or uses_proxy(base_url):
-        return None
-    return roots
-
-
-class SyncSender(Protocol):
-    def send(self, call: Call, timeout: float) -> Answer: ...
-
-    def close(self) -> None: ...
-
-
-class AsyncSender(Protocol):
-    async def send(self, call: Call, timeout: float) -> Answer: ...
-
-    async def aclose(self) -> None: ...
-
-
-def _target(origin: Origin, call: Call) -> str:
-    target = f"{origin.prefix}/{call.path}"
-    return f"{target}?{urlencode(call.params)}" if call.params else target
-
-
-def _encode(origin: Origin, call: Call, user_agent: str, authorization: str) -> bytes:
-    headers = [
-        ("Accept", "application/json"),
-        ("Accept-Encoding", ACCEPT_ENCODING),
-        ("User-Agent", user_agent),
-        ("Authorization", authorization),
-    ]
-    if call.body is not None:
-        headers.append(("Content-Type", "application/json"))
-    target = _target(origin, call)
-    return encode_request(call.method, target, origin.host_header, headers, call.body)
-
-
-class NativeSender:
-    """``Client``'s own connections. The Authorization header is written per request."""
-
-    def __init__(self, roots: Roots, user_agent: str, authorization: Callable[[], str]) -> None:
-        self.roots = roots
-        self.pool = SocketPool()
-        self._user_agent = user_agent
-        self._authorization = authorization
-
-    def send(self, call: Call, timeout: float) -> Answer:
-        origin = self.roots.of(call)
-        data = _encode(origin, call, self._user_agent, self._authorization())
-        connect = min(timeout, CONNECT_TIMEOUT)
-        return self.pool.request(origin, data, timeout, connect, call.method == "HEAD")
-
-    def asynchronous(self) -> AsyncNativeSender:
-        """The same destinations and headers, for a loop (a sync batch's own connections)."""
-        return AsyncNativeSender(self.roots, self._user_agent, self._authorization)
-
-    def close(self) -> None:
-        self.pool.close()
-
-
-class AsyncNativeSender:
-    """``AsyncClient``'s own connections, on the loop that awaits them."""
-
-    def __init__(self, roots: Roots, user_agent: str, authorization: Callable[[], str]) -> None:
-        self.roots = roots
-        self.pool = AioPool()
-        self._user_agent = user_agent
-        self._authorization = authorization
-
-    async def send(self, call: Call, timeout: float) -> Answer:
-        origin = self.roots.of(call)
-        data = _encode(origin, call, self._user_agent, self._authorization())
-        connect = min(timeout, CONNECT_TIMEOUT)
-        return await self.pool.request(origin, data, timeout, connect, call.method == "HEAD")
-
-    async def aclose(self) -> None:
-        await self.pool.aclose()
-
-
-@dataclass(frozen=True)
-class Urls:
-    """The two roots as URLs, for httpx."""
+class Destination:
+    """Where calls go and how they are signed: shared by a client's senders."""
 
     serverless_url: str
     base_url: str
-
-
-def _build(
-    http: httpx.Client | httpx.AsyncClient,
-    urls: Urls,
-    call: Call,
-    timeout: float,
-    user_agent: str,
-    authorization: str,
-) -> httpx.Request:
-    headers = {
-        "Accept": "application/json",
-        "User-Agent": user_agent,
-        "Authorization": authorization,
-    }
-    if call.body is not None:
-        headers["Content-Type"] = "application/json"
-    root = urls.base_url if call.management else urls.serverless_url
-    return http.build_request(
-        call.method,
-        f"{root}/{call.path}",
-        params=dict(call.params) or None,
-        content=call.body,
-        headers=headers,
-        timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
-    )
+    user_agent: str
+    authorization: Callable[[], str]
+    max_answer_bytes: int = MAX_ANSWER_BYTES
 
 
 HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
 
 
-class _HttpxSenderBase(Generic[HttpT]):
-    """What both httpx senders hold: the caller's (or our own) httpx client, and how to
-    address and sign each call; it is closed with ours only if we made it."""
+class _Sender(Generic[HttpT]):
+    """What both senders hold: an httpx client (closed with ours only if we made it),
+    and how to address and sign each call."""
 
-    def __init__(
-        self,
-        http: HttpT,
-        owns: bool,
-        urls: Urls,
-        user_agent: str,
-        authorization: Callable[[], str],
-    ) -> None:
+    def __init__(self, http: HttpT, owns: bool, destination: Destination) -> None:
         self.http: HttpT = http
+        self.destination = destination
         self._owns = owns
-        self._urls = urls
-        self._user_agent = user_agent
-        self._authorization = authorization
+        self._timeouts: dict[float, dict[str, float | None]] = {}
 
-
-class HttpxSender(_HttpxSenderBase[httpx.Client]):
-    """Through an ``httpx.Client``; closed with the client only if the client made it."""
-
-    def send(self, call: Call, timeout: float) -> Answer:
-        request = _build(
-            self.http, self._urls, call, timeout, self._user_agent, self._authorization()
+    def _request(self, call: Call, timeout: float) -> httpx.Request:
+        to = self.destination
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+            "User-Agent": to.user_agent,
+            "Authorization": to.authorization(),
+        }
+        if call.body is not None:
+            headers["Content-Type"] = "application/json"
+        root = to.base_url if call.management else to.serverless_url
+        # The caller's client (not ours) adds its own headers and cookies to each request.
+        build = httpx.Request if self._owns else self.http.build_request
+        return build(
+            call.method,
+            f"{root}/{call.path}",
+            params=call.params or None,
+            content=call.body,
+            headers=headers,
+            extensions={"timeout": self._timeout(timeout)},
         )
-        return self.http.send(request)
+
+    def _timeout(self, timeout: float) -> dict[str, float | None]:
+        """httpx's per-operation timeouts: each read, write and pool wait may take
+        ``timeout``; opening a connection at most ``CONNECT_TIMEOUT``."""
+        found = self._timeouts.get(timeout)
+        if found is None:
+            found = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)).as_dict()
+            if len(self._timeouts) < 64:  # a handful of distinct values in practice
+                self._timeouts[timeout] = found
+        return found
+
+
+class Sender(_Sender[httpx.Client]):
+    """``Client``'s requests, through an ``httpx.Client``."""
+
+    def send(self, call: Call, timeout: float) -> Reply:
+        request = self._request(call, timeout)
+        follow = call.method == "GET"
+        try:
+            response = self.http.send(request, stream=True, follow_redirects=follow)
+        except httpx.TooManyRedirects:
+            raise redirect_error(call, None) from None
+        try:
+            capped = _Capped(call, response, self.destination.max_answer_bytes)
+            for chunk in response.iter_bytes():
+                capped.add(chunk)
+        finally:
+            response.close()
+        return capped.reply()
 
     def close(self) -> None:
         if self._owns:
             self.http.close()
 
 
-class AsyncHttpxSender(_HttpxSenderBase[httpx.AsyncClient]):
-    """Through an ``httpx.AsyncClient``."""
+class AsyncSender(_Sender[httpx.AsyncClient]):
+    """``AsyncClient``'s requests (and a sync batch's), through an ``httpx.AsyncClient``.
 
-    async def send(self, call: Call, timeout: float) -> Answer:
-        request = _build(
-            self.http, self._urls, call, timeout, self._user_agent, self._authorization()
-        )
+    ``bounded``: the transport is the caller's, and may ignore httpx's timeouts (an
+    in-process ``httpx.ASGITransport`` does), so the whole exchange is bounded too.
+
+    httpx's connections belong to the event loop that opened them. A client used from
+    one loop after another (a script calling ``asyncio.run`` twice) would hand the new
+    loop a connection of the closed one; so an httpx client of our own making is
+    replaced by a fresh one when the loop changes (the old loop's connections went with
+    it). A caller's ``http_client`` is the caller's to keep on one loop.
+    """
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        owns: bool,
+        destination: Destination,
+        bounded: bool,
+        remake: Callable[[], httpx.AsyncClient] | None = None,
+    ) -> None:
+        super().__init__(http, owns, destination)
+        self._bounded = bounded
+        self._remake = remake
+        """How to make a fresh httpx client like ``http`` (None: it is the caller's)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+
+    def _adopt_loop(self) -> None:
+        if self._closed:
+            raise RuntimeError("the client is closed: make a new one to send more requests")
+        if self._loop is not None and self._remake is not None:
+            self.http = self._remake()  # the old loop's connections cannot serve this one
+        self._loop = asyncio.get_running_loop()
+
+    async def send(self, call: Call, timeout: float) -> Reply:
+        if self._loop is not asyncio.get_running_loop():
+            self._adopt_loop()
+        if not self._bounded:
+            return await self._exchange(call, timeout)
         try:
-            # In-process transports (httpx.ASGITransport) ignore httpx's timeouts.
             async with asyncio.timeout(timeout + 0.05):
-                return await self.http.send(request)
+                return await self._exchange(call, timeout)
         except TimeoutError:
             pass
         raise httpx.ReadTimeout(f"no answer within {timeout:g} s")
 
+    async def _exchange(self, call: Call, timeout: float) -> Reply:
+        request = self._request(call, timeout)
+        follow = call.method == "GET"
+        try:
+            response = await self.http.send(request, stream=True, follow_redirects=follow)
+        except httpx.TooManyRedirects:
+            raise redirect_error(call, None) from None
+        try:
+            capped = _Capped(call, response, self.destination.max_answer_bytes)
+            async for chunk in response.aiter_bytes():
+                capped.add(chunk)
+        finally:
+            await response.aclose()
+        return capped.reply()
+
     async def aclose(self) -> None:
-        if self._owns:
-            await self.http.aclose()
+        self._closed = True
+        if not self._owns:
+            return
+        if self._loop is not None and self._loop is not asyncio.get_running_loop():
+            return  # its connections went with the loop they belonged to
+        await self.http.aclose()
+
+
+def sync_http(transport: httpx.BaseTransport | None) -> httpx.Client:
+    """The ``httpx.Client`` a ``Client`` makes for itself (proxies from the environment)."""
+    try:
+        return httpx.Client(transport=transport, limits=LIMITS)
+    except ImportError as exc:
+        raise proxy_error(exc) from None
+
+
+def async_http(
+    transport: httpx.AsyncBaseTransport | None,
+    *,
+    verify: ssl.SSLContext | bool = True,
+    limits: httpx.Limits = LIMITS,
+) -> httpx.AsyncClient:
+    """The ``httpx.AsyncClient`` an ``AsyncClient`` (or a batch's worker) makes for itself."""
+    try:
+        return httpx.AsyncClient(transport=transport, verify=verify, limits=limits)
+    except ImportError as exc:
+        raise proxy_error(exc) from None
+
+
+class LaneSenders:
+    """Async senders for the workers of a batch: one httpx pool of one connection each.
+
+    httpcore's async pool does work in proportion to the connections it holds on every
+    request it starts and every answer it finishes (it re-examines each connection,
+    asking the socket of each idle one whether its peer closed it, and counts idle
+    connections once per connection), so the CPU a request costs grows with the pool
+    (``benchmarks/transport.py`` part 3 measures it). A batch's worker sends one
+    request at a time, so a pool of its own never holds more than one connection and
+    that work stays constant. The pools share one TLS context (making one loads the
+    CA bundle), and are closed together when the batch ends.
+    """
+
+    def __init__(self, destination: Destination) -> None:
+        self._destination = destination
+        self._ssl: ssl.SSLContext | None = None
+        self._made: list[AsyncSender] = []
+
+    def new(self) -> AsyncSender:
+        if self._ssl is None:
+            self._ssl = httpx.create_ssl_context()  # certifi, or SSL_CERT_FILE/_DIR
+        tls = self._ssl
+
+        def make() -> httpx.AsyncClient:
+            return async_http(None, verify=tls, limits=LANE_LIMITS)
+
+        sender = AsyncSender(make(), True, self._destination, bounded=False, remake=make)
+        self._made.append(sender)
+        return sender
+
+    async def aclose(self) -> None:
+        made, self._made = self._made, []
+        for sender in made:
+            await sender.aclose()

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from nbext.client import Timeout
+from nbext.client._drive import Steps
 from nbext.client._flows import (
     Context,
     Deadline,
@@ -45,13 +46,8 @@ class Scripted:
         )
 
     def run(self, flow: Any) -> Any:
-        value = None
-        while True:
-            try:
-                effect = flow.send(value)
-            except StopIteration as done:
-                return done.value
-            value = None
+        steps = Steps(flow)
+        while (effect := steps.advance()) is not None:
             if isinstance(effect, Sleep):
                 self.sleeps.append((self.t, effect.seconds))
                 self.t += effect.seconds
@@ -59,13 +55,14 @@ class Scripted:
                 self.sent.append((self.t, effect.call.operation))
                 self.t += self.rtt
                 answered = self.answer(self.t, effect.call)
-                if isinstance(answered, Exception):  # the connection failed
-                    effect, value = flow.throw(answered), None
+                if isinstance(answered, httpx.TransportError):  # the connection failed
+                    steps.fail(answered)
                     continue
                 status, body = answered
-                value = httpx.Response(status, json=body)
+                steps.answer(httpx.Response(status, json=body))
             elif isinstance(effect, Emit):
                 self.emitted.append(effect.value.output)
+        return steps.result
 
 
 def deadline(timeout: float) -> Deadline:
@@ -256,3 +253,22 @@ def test_a_map_item_whose_submission_may_have_arrived_is_never_sent_again(
         map_item(driver, timeout=timeout, gate=gate)
     assert [op for _, op in driver.sent] == [operation]
     assert gate.rejections == 0
+
+
+def test_the_effect_a_flow_yields_after_a_failure_is_performed() -> None:
+    # A transport failure is thrown into the flow; what the flow yields in answer (here
+    # a pause before trying again) is its next effect, and must not be skipped.
+    def flow() -> Any:
+        try:
+            yield "first"
+        except httpx.ConnectError:
+            got = yield "after the failure"
+            return got
+        return "no failure"
+
+    steps = Steps(flow())
+    assert steps.advance() == "first"
+    steps.fail(httpx.ConnectError("refused"))
+    assert steps.advance() == "after the failure"
+    steps.answer("its result")
+    assert steps.advance() is None and steps.result == "its result"

@@ -12,13 +12,13 @@ from functools import cached_property
 from typing import cast
 
 from .billing import AsyncBilling, Billing, Moment
-from .calls import UpdateMethod
 from .endpoints import AsyncEndpoints, Endpoints
 from .network_volumes import AsyncNetworkVolumes, NetworkVolumes
 from .pods import AsyncPods, Pods
 from .registry_auths import AsyncRegistryAuths, RegistryAuths
 from .templates import AsyncTemplates, Templates
 from .twins import AsyncDriver, SyncDriver
+from .wire import UpdateMethod
 
 
 class SyncManagement:

@@ -26,9 +26,9 @@ from nbext.models import (
 )
 
 from .._flows import Context, Flow
-from . import flows
-from .calls import as_list, given, many, query, v1_call
+from . import shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .wire import as_list, given, many, query, v1_call
 
 Moment = dt.datetime | dt.date | str
 """A point in time as a caller may have it: a datetime, a date, or ISO 8601 text."""
@@ -51,7 +51,7 @@ def pods(
     """
     params = query(PodBillingQuery, "billing.pods", given(locals()))
     call = v1_call("GET", ["billing", "pods"], "billing.pods", "billing of pods", query=params)
-    return (yield from flows.fetch(ctx, call, many(BillingRecord)))
+    return (yield from shapes.fetch(ctx, call, many(BillingRecord)))
 
 
 def endpoints(
@@ -80,7 +80,7 @@ def endpoints(
     call = v1_call(
         "GET", ["billing", "endpoints"], "billing.endpoints", "billing of endpoints", query=params
     )
-    return (yield from flows.fetch(ctx, call, many(BillingRecord)))
+    return (yield from shapes.fetch(ctx, call, many(BillingRecord)))
 
 
 def network_volumes(
@@ -99,7 +99,7 @@ def network_volumes(
         "billing of network volumes",
         query=params,
     )
-    return (yield from flows.fetch(ctx, call, many(NetworkVolumeBillingRecord)))
+    return (yield from shapes.fetch(ctx, call, many(NetworkVolumeBillingRecord)))
 
 
 class Billing(SyncResource):

@@ -24,9 +24,9 @@ from nbext.models import (
 )
 
 from .._flows import Context, Flow
-from . import flows
-from .calls import UpdateMethod, given, ident, json_body, many, one, query, update_call, v1_call
+from . import shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .wire import UpdateMethod, given, ident, json_body, many, one, query, update_call, v1_call
 
 
 def create(
@@ -62,7 +62,7 @@ def create(
     """
     body = json_body(EndpointCreateInput, "endpoints.create", given(locals()), extra_body)
     call = v1_call("POST", ["endpoints"], "endpoints.create", "a new endpoint", body=body)
-    return (yield from flows.fetch(ctx, call, one(Endpoint)))
+    return (yield from shapes.fetch(ctx, call, one(Endpoint)))
 
 
 def list_endpoints(
@@ -71,7 +71,7 @@ def list_endpoints(
     """The account's endpoints; the flags add each one's template and its workers."""
     params = query(EndpointIncludes, "endpoints.list", given(locals()))
     call = v1_call("GET", ["endpoints"], "endpoints.list", "endpoints", query=params)
-    return (yield from flows.fetch(ctx, call, many(Endpoint)))
+    return (yield from shapes.fetch(ctx, call, many(Endpoint)))
 
 
 def get(
@@ -92,7 +92,7 @@ def get(
         query=params,
         endpoint_id=endpoint_id,
     )
-    return (yield from flows.fetch(ctx, call, one(Endpoint)))
+    return (yield from shapes.fetch(ctx, call, one(Endpoint)))
 
 
 def update(
@@ -132,7 +132,7 @@ def update(
     call = update_call(
         method, ["endpoints", eid], "endpoints.update", f"endpoint {endpoint_id!r}", body
     )
-    return (yield from flows.fetch(ctx, call, one(Endpoint)))
+    return (yield from shapes.fetch(ctx, call, one(Endpoint)))
 
 
 def delete(ctx: Context, endpoint_id: str) -> Flow[None]:
@@ -145,7 +145,7 @@ def delete(ctx: Context, endpoint_id: str) -> Flow[None]:
         f"endpoint {endpoint_id!r}",
         endpoint_id=endpoint_id,
     )
-    yield from flows.delete(ctx, call)
+    yield from shapes.delete(ctx, call)
 
 
 class Endpoints(SyncResource):

@@ -17,9 +17,9 @@ from nbext.models import (
 )
 
 from .._flows import Context, Flow
-from . import flows
-from .calls import UpdateMethod, given, ident, json_body, many, one, update_call, v1_call
+from . import shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .wire import UpdateMethod, given, ident, json_body, many, one, update_call, v1_call
 
 
 def create(
@@ -41,13 +41,13 @@ def create(
     call = v1_call(
         "POST", ["networkvolumes"], "network_volumes.create", "a new network volume", body=body
     )
-    return (yield from flows.fetch(ctx, call, one(NetworkVolume)))
+    return (yield from shapes.fetch(ctx, call, one(NetworkVolume)))
 
 
 def list_volumes(ctx: Context) -> Flow[list[NetworkVolume]]:
     """The account's network volumes."""
     call = v1_call("GET", ["networkvolumes"], "network_volumes.list", "network volumes")
-    return (yield from flows.fetch(ctx, call, many(NetworkVolume)))
+    return (yield from shapes.fetch(ctx, call, many(NetworkVolume)))
 
 
 def get(ctx: Context, network_volume_id: str) -> Flow[NetworkVolume]:
@@ -59,7 +59,7 @@ def get(ctx: Context, network_volume_id: str) -> Flow[NetworkVolume]:
         "network_volumes.get",
         f"network volume {network_volume_id!r}",
     )
-    return (yield from flows.fetch(ctx, call, one(NetworkVolume)))
+    return (yield from shapes.fetch(ctx, call, one(NetworkVolume)))
 
 
 def update(
@@ -80,7 +80,7 @@ def update(
     body = json_body(NetworkVolumeUpdateInput, "network_volumes.update", fields, extra_body)
     subject = f"network volume {network_volume_id!r}"
     call = update_call(method, ["networkvolumes", vid], "network_volumes.update", subject, body)
-    return (yield from flows.fetch(ctx, call, one(NetworkVolume)))
+    return (yield from shapes.fetch(ctx, call, one(NetworkVolume)))
 
 
 def delete(ctx: Context, network_volume_id: str) -> Flow[None]:
@@ -92,7 +92,7 @@ def delete(ctx: Context, network_volume_id: str) -> Flow[None]:
         "network_volumes.delete",
         f"network volume {network_volume_id!r}",
     )
-    yield from flows.delete(ctx, call)
+    yield from shapes.delete(ctx, call)
 
 
 class NetworkVolumes(SyncResource):

@@ -29,8 +29,9 @@ from nbext.models import (
 
 from .._flows import Context, Flow
 from .._retry import Kind
-from . import flows
-from .calls import (
+from . import shapes
+from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .wire import (
     UpdateMethod,
     as_list,
     given,
@@ -43,7 +44,6 @@ from .calls import (
     update_call,
     v1_call,
 )
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 
 
 def create(
@@ -94,7 +94,7 @@ def create(
     """
     body = json_body(PodCreateInput, "pods.create", given(locals()), extra_body)
     call = v1_call("POST", ["pods"], "pods.create", "a new pod", body=body)
-    return (yield from flows.fetch(ctx, call, one(Pod)))
+    return (yield from shapes.fetch(ctx, call, one(Pod)))
 
 
 def list_pods(
@@ -129,7 +129,7 @@ def list_pods(
             fields[key] = as_list(fields[key])
     params = query(PodListQuery, "pods.list", fields)
     call = v1_call("GET", ["pods"], "pods.list", "pods", query=params)
-    return (yield from flows.fetch(ctx, call, many(Pod)))
+    return (yield from shapes.fetch(ctx, call, many(Pod)))
 
 
 def get(
@@ -146,7 +146,7 @@ def get(
     pid = ident(pod_id, "pod id")
     params = query(PodIncludes, "pods.get", given(locals(), skip=["pod_id", "pid"]))
     call = v1_call("GET", ["pods", pid], "pods.get", f"pod {pod_id!r}", query=params)
-    return (yield from flows.fetch(ctx, call, one(Pod)))
+    return (yield from shapes.fetch(ctx, call, one(Pod)))
 
 
 def update(
@@ -178,20 +178,20 @@ def update(
     fields = given(locals(), skip=["pod_id", "pid"])
     body = json_body(PodUpdateInput, "pods.update", fields, extra_body)
     call = update_call(method, ["pods", pid], "pods.update", f"pod {pod_id!r}", body)
-    return (yield from flows.fetch(ctx, call, one(Pod)))
+    return (yield from shapes.fetch(ctx, call, one(Pod)))
 
 
 def delete(ctx: Context, pod_id: str) -> Flow[None]:
     """Terminate a pod for good; it is gone (NotFound) afterwards."""
     pid = ident(pod_id, "pod id")
     call = v1_call("DELETE", ["pods", pid], "pods.delete", f"pod {pod_id!r}")
-    yield from flows.delete(ctx, call)
+    yield from shapes.delete(ctx, call)
 
 
 def _action(ctx: Context, pod_id: str, action: str, kind: Kind) -> Flow[Pod | None]:
     pid = ident(pod_id, "pod id")
     call = v1_call("POST", ["pods", pid, action], f"pods.{action}", f"pod {pod_id!r}", kind=kind)
-    return (yield from flows.fetch(ctx, call, maybe(Pod)))
+    return (yield from shapes.fetch(ctx, call, maybe(Pod)))
 
 
 def start(ctx: Context, pod_id: str) -> Flow[Pod | None]:

@@ -15,9 +15,9 @@ from pydantic import SecretStr
 from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
 
 from .._flows import Context, Flow
-from . import flows
-from .calls import given, ident, json_body, many, one, v1_call
+from . import shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .wire import given, ident, json_body, many, one, v1_call
 
 
 def create(
@@ -39,7 +39,7 @@ def create(
         "a new container registry auth",
         body=body,
     )
-    return (yield from flows.fetch(ctx, call, one(ContainerRegistryAuth)))
+    return (yield from shapes.fetch(ctx, call, one(ContainerRegistryAuth)))
 
 
 def list_auths(ctx: Context) -> Flow[list[ContainerRegistryAuth]]:
@@ -47,7 +47,7 @@ def list_auths(ctx: Context) -> Flow[list[ContainerRegistryAuth]]:
     call = v1_call(
         "GET", ["containerregistryauth"], "registry_auths.list", "container registry auths"
     )
-    return (yield from flows.fetch(ctx, call, many(ContainerRegistryAuth)))
+    return (yield from shapes.fetch(ctx, call, many(ContainerRegistryAuth)))
 
 
 def get(ctx: Context, auth_id: str) -> Flow[ContainerRegistryAuth]:
@@ -59,7 +59,7 @@ def get(ctx: Context, auth_id: str) -> Flow[ContainerRegistryAuth]:
         "registry_auths.get",
         f"container registry auth {auth_id!r}",
     )
-    return (yield from flows.fetch(ctx, call, one(ContainerRegistryAuth)))
+    return (yield from shapes.fetch(ctx, call, one(ContainerRegistryAuth)))
 
 
 def delete(ctx: Context, auth_id: str) -> Flow[None]:
@@ -71,7 +71,7 @@ def delete(ctx: Context, auth_id: str) -> Flow[None]:
         "registry_auths.delete",
         f"container registry auth {auth_id!r}",
     )
-    yield from flows.delete(ctx, call)
+    yield from shapes.delete(ctx, call)
 
 
 class RegistryAuths(SyncResource):

@@ -1,7 +1,7 @@
 """``client.templates``: the container a pod or a serverless worker runs.
 
 Every argument left ``None`` is left out of the request, so the service applies its
-defaults (the seed's: NVIDIA, 50 GB container disk, 20 GB volume at ``/workspace``,
+defaults (docs/behaviour.md: NVIDIA, 50 GB container disk, 20 GB volume at ``/workspace``,
 ports ``8888/http`` and ``22/tcp``, private, pod) and an update changes only what it names.
 """
 
@@ -19,9 +19,9 @@ from nbext.models import (
 )
 
 from .._flows import Context, Flow
-from . import flows
-from .calls import UpdateMethod, given, ident, json_body, many, one, query, update_call, v1_call
+from . import shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .wire import UpdateMethod, given, ident, json_body, many, one, query, update_call, v1_call
 
 
 def create(
@@ -51,7 +51,7 @@ def create(
     """
     body = json_body(TemplateCreateInput, "templates.create", given(locals()), extra_body)
     call = v1_call("POST", ["templates"], "templates.create", "a new template", body=body)
-    return (yield from flows.fetch(ctx, call, one(Template)))
+    return (yield from shapes.fetch(ctx, call, one(Template)))
 
 
 def list_templates(
@@ -68,7 +68,7 @@ def list_templates(
     """
     params = query(TemplateIncludes, "templates.list", given(locals()))
     call = v1_call("GET", ["templates"], "templates.list", "templates", query=params)
-    return (yield from flows.fetch(ctx, call, many(Template)))
+    return (yield from shapes.fetch(ctx, call, many(Template)))
 
 
 def get(
@@ -85,7 +85,7 @@ def get(
     call = v1_call(
         "GET", ["templates", tid], "templates.get", f"template {template_id!r}", query=params
     )
-    return (yield from flows.fetch(ctx, call, one(Template)))
+    return (yield from shapes.fetch(ctx, call, one(Template)))
 
 
 def update(
@@ -118,14 +118,14 @@ def update(
     body = json_body(TemplateUpdateInput, "templates.update", fields, extra_body)
     subject = f"template {template_id!r}"
     call = update_call(method, ["templates", tid], "templates.update", subject, body)
-    return (yield from flows.fetch(ctx, call, one(Template)))
+    return (yield from shapes.fetch(ctx, call, one(Template)))
 
 
 def delete(ctx: Context, template_id: str) -> Flow[None]:
     """Delete a template (NotFound if there is none)."""
     tid = ident(template_id, "template id")
     call = v1_call("DELETE", ["templates", tid], "templates.delete", f"template {template_id!r}")
-    yield from flows.delete(ctx, call)
+    yield from shapes.delete(ctx, call)
 
 
 class Templates(SyncResource):

@@ -45,7 +45,7 @@ class AsyncDriver(Protocol):
     async def _run(self, flow: Flow[T]) -> T: ...
 
 
-def _name_methods(cls: type) -> None:
+def name_methods(cls: type) -> None:
     """Give each operation method its attribute's name, so tracebacks and help read right."""
     for name, value in vars(cls).items():
         if callable(value) and getattr(value, "_operation", None) is not None:
@@ -61,7 +61,7 @@ class SyncResource:
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
-        _name_methods(cls)
+        name_methods(cls)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {self._client!r}>"
@@ -75,20 +75,23 @@ class AsyncResource:
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
-        _name_methods(cls)
+        name_methods(cls)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {self._client!r}>"
 
 
-def _adopt(method: Callable[..., Any], operation: Callable[..., Any], awaited: bool) -> None:
-    """The operation's docstring and signature, ``ctx`` replaced by ``self``."""
+def adopt(
+    method: Callable[..., Any], operation: Callable[..., Any], awaited: bool, leading: int = 1
+) -> None:
+    """The operation's docstring and signature, its ``leading`` parameters (``ctx``, and
+    what a job handle is about) replaced by ``self``."""
     signature = inspect.signature(operation)
-    params = list(signature.parameters.values())[1:]
+    params = list(signature.parameters.values())[leading:]
     this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
     returns = signature.return_annotation
-    if isinstance(returns, str) and returns.startswith("Flow["):
-        returns = returns.removeprefix("Flow[").removesuffix("]")
+    if isinstance(returns, str) and "Flow[" in returns.split("[", 1)[0] + "[":
+        returns = returns.split("Flow[", 1)[1].removesuffix("]")
         if awaited:
             returns = f"Awaitable[{returns}]"
     method.__signature__ = signature.replace(  # type: ignore[attr-defined]
@@ -128,7 +131,7 @@ def blocking(
                 raise
         raise masked
 
-    _adopt(method, operation, awaited=False)
+    adopt(method, operation, awaited=False)
     return method
 
 
@@ -146,5 +149,5 @@ def awaiting(
                 raise
         raise masked
 
-    _adopt(method, operation, awaited=True)
+    adopt(method, operation, awaited=True)
     return method

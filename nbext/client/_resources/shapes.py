@@ -8,15 +8,16 @@ did not act on them (429, or a connection never made).
 from __future__ import annotations
 
 import logging
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import httpx
 
 from .._calls import Call
+from .._drive import Steps
 from .._errors import NotFound
 from .._flows import Context, Flow, Send, send
 from .._retry import never_sent
-from .calls import Reader
+from .wire import Reader
 
 log = logging.getLogger("nbext.client")
 T = TypeVar("T")
@@ -37,30 +38,27 @@ def delete(ctx: Context, call: Call) -> Flow[None]:
     a failure, so once an attempt may have reached the service a 404 is success. A 404
     with no such attempt before it (a wrong id, or only 429s) is still NotFound.
     """
-    inner = send(ctx, call)
+    steps = Steps(send(ctx, call))
     reached = False
-    value: Any = None
-    error: httpx.TransportError | None = None
     try:
         while True:
             try:
-                effect = inner.send(value) if error is None else inner.throw(error)
-            except StopIteration:
-                return None
+                effect = steps.advance()
             except NotFound:
                 if not reached:
                     raise
                 log.info("%s: 404 after a retry; an earlier attempt deleted it", call.describe())
                 return None
-            value, error = None, None
+            if effect is None:
+                return None
             try:
                 value = yield effect
             except httpx.TransportError as exc:
-                error = exc
-            if isinstance(effect, Send):
-                if error is not None:
-                    reached = reached or not never_sent(error)
-                elif value is not None and value.status_code >= 500:
-                    reached = True
+                steps.fail(exc)
+                reached = reached or not never_sent(exc)
+                continue
+            steps.answer(value)
+            if isinstance(effect, Send) and value is not None and value.status_code >= 500:
+                reached = True
     finally:
-        inner.close()
+        steps.close()

@@ -189,8 +189,8 @@ def json_body(
 ) -> bytes:
     """The request body: only what the caller gave, under wire names, as compact JSON.
 
-    Defaults are left to the service (the seed's defaults are the service's to apply),
-    so an update changes exactly the fields named.
+    Defaults are left to the service (docs/behaviour.md lists them; they are the
+    service's to apply), so an update changes exactly the fields named.
     """
     instance = validated(model, operation, fields, extra)
     # Python mode, then strict JSON: a NaN in ``extra_body`` is refused, not sent as null.
