@@ -49,16 +49,6 @@ OUTSIDE_DOCUMENTS = re.compile(
     re.IGNORECASE,
 )
 
-# Files other helpers own, cleaned on their branches: removed by the lead at merge.
-NOT_YET_CLEANED = frozenset(
-    {
-        "nbext/client/_gate.py",
-        "nbext/client/_resources/calls.py",
-        "nbext/client/_resources/templates.py",
-        "tests/client/management/test_refusals.py",
-    }
-)
-
 
 def test_the_repository_stands_on_its_own() -> None:
     """No tracked file outside docs/ points at documents the repository does not hold.
@@ -81,10 +71,7 @@ def test_the_repository_stands_on_its_own() -> None:
         lines = [n for n, line in enumerate(text.splitlines(), 1) if OUTSIDE_DOCUMENTS.search(line)]
         if lines:
             offending[name] = lines
-    unexpected = {name: lines for name, lines in offending.items() if name not in NOT_YET_CLEANED}
-    assert not unexpected, f"files citing documents outside the repository: {unexpected}"
-    cleaned = sorted(NOT_YET_CLEANED - set(offending))
-    assert not cleaned, f"clean now, take them off NOT_YET_CLEANED: {cleaned}"
+    assert not offending, f"files citing documents outside the repository: {offending}"
 
 
 CITATION = re.compile(r"docs/([\w-]+\.md)#([\w-]+)")

@@ -1,8 +1,9 @@
 """Bad input to a management call is refused before anything is sent.
 
-Each case breaks one rule of the seed's field table or the reference (through the
-shared input models) and expects BadRequest with ``sent=False``, a message that names
-the keyword, its wire name and the rule, and no request on the wire.
+Each case breaks one rule of the documented field table (docs/behaviour.md#templates)
+or the reference (through the shared input models) and expects BadRequest with
+``sent=False``, a message that names the keyword, its wire name and the rule, and no
+request on the wire.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ T = {"name": "t", "image_name": "img:1"}
 """The smallest valid template."""
 
 CASES: list[tuple[str, str, tuple[Any, ...], dict[str, Any], str]] = [
-    # ---- templates.create: the seed's field table
+    # ---- templates.create: the documented field table
     ("templates", "create", (), {"name": None, "image_name": "i"}, "name: is required"),
     ("templates", "create", (), {"name": "  ", "image_name": "i"}, "name: must not be empty"),
     ("templates", "create", (), {"name": 5, "image_name": "i"}, "name: Input should be a valid"),
