@@ -74,6 +74,8 @@ class JobService:
         )
         """Observers of every execution that ended, however (billing listens here):
         ``(endpoint, worker id, started at, ended at)``."""
+        self.worker_census: list[Callable[[Endpoint], HealthWorkers | None]] = []
+        """Who counts the workers of endpoints whose workers are processes (``/health``)."""
 
     # ---- endpoints -------------------------------------------------------------------
 
@@ -306,6 +308,11 @@ class JobService:
     def health(self, endpoint_id: str) -> Health:
         ep = self.endpoint(endpoint_id)
         running = ep.running_workers
+        workers = next(
+            (counts for census in self.worker_census if (counts := census(ep)) is not None),
+            None,
+        )
+        idle = len(ep.workers) - running
         return Health(
             jobs=HealthJobs(
                 completed=ep.completed,
@@ -314,7 +321,7 @@ class JobService:
                 in_queue=len(ep.queue),
                 retried=ep.retried,
             ),
-            workers=HealthWorkers(idle=len(ep.workers) - running, running=running),
+            workers=workers or HealthWorkers(idle=idle, running=running, ready=idle + running),
         )
 
     def requests(self, endpoint_id: str) -> list[JobResult]:
