@@ -321,7 +321,15 @@ class JobService:
                 in_queue=len(ep.queue),
                 retried=ep.retried,
             ),
-            workers=workers or HealthWorkers(idle=idle, running=running, ready=idle + running),
+            workers=workers
+            or HealthWorkers(
+                idle=idle,
+                running=running,
+                initializing=0,  # an in-process worker is ready at once
+                ready=idle + running,
+                throttled=0,
+                unhealthy=0,
+            ),
         )
 
     def requests(self, endpoint_id: str) -> list[JobResult]:
