@@ -1,0 +1,118 @@
+"""Worker processes under the endpoint's settings: crashes, scaling, shutdown, the CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import KEY, SCRIPTS, Served, alive, until
+
+
+def test_a_crash_mid_job_fails_that_job_and_the_worker_is_restarted(served: Served) -> None:
+    ep = served.deploy("plain_worker.py", endpoint_id="crash", workers_min=1, workers_max=1)
+    before = served.final(ep, served.run(ep, {"x": 0}))["output"]["pid"]
+    crashed = served.final(ep, served.run(ep, {"mode": "crash"}))
+    assert crashed["status"] == "FAILED"
+    assert "exit code 3" in crashed["error"] and "not requeued" in crashed["error"]
+    after = served.final(ep, served.run(ep, {"x": 1}))
+    assert after["status"] == "COMPLETED" and after["output"]["pid"] != before
+    logs = "\n".join(served.emulator.worker_logs(ep))
+    assert "crashing on purpose" in logs and "exited (exit code 3)" in logs
+    health = served.health(ep)["jobs"]
+    assert health["completed"] == 2 and health["failed"] == 1  # nothing lost or run twice
+
+
+def test_workers_scale_up_with_the_queue_and_down_when_idle(served: Served, tmp_path: Path) -> None:
+    ep = served.deploy("async_worker.py", endpoint_id="scale", workers_max=2, idle_timeout=1.0)
+    assert served.pids() == [] and served.health(ep)["workers"]["ready"] == 0  # workersMin 0
+    jobs = [served.run(ep, {"dir": str(tmp_path), "hang": True}) for _ in range(2)]
+    workers = until(
+        lambda: (w := served.health(ep)["workers"])["initializing"] + w["ready"] == 2 and w,
+        what="two workers starting for two queued jobs",
+    )
+    assert workers["initializing"] + workers["ready"] == 2 and len(served.pids()) == 2
+    until(lambda: len(list(tmp_path.glob("started-*"))) == 2, what="both jobs running")
+    pids = served.pids()
+    for job in jobs:
+        served.http.post(f"/v2/{ep}/cancel/{job}")
+    until(lambda: served.pids() == [], timeout=30, what="idle workers to stop")
+    until(lambda: not any(alive(p) for p in pids), timeout=10, what="their processes gone")
+    assert served.health(ep)["workers"] == {
+        "idle": 0, "running": 0, "initializing": 0, "ready": 0, "throttled": 0, "unhealthy": 0
+    }  # fmt: skip
+
+
+def test_stopping_the_server_leaves_no_worker_process(served: Served) -> None:
+    ep = served.deploy("plain_worker.py", endpoint_id="orphans", workers_min=2, workers_max=2)
+    until(lambda: served.health(ep)["workers"]["ready"] == 2, what="two ready workers")
+    pids = served.pids()
+    served.server.stop()
+    served.emulator.close()
+    for pid in pids:  # nor anything they started: each worker's group is signalled
+        assert not alive(pid)
+        assert subprocess.run(["pgrep", "-g", str(pid)], capture_output=True).stdout == b""
+
+
+def test_cli_worker_option_serves_a_worker_script_and_stops_it(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "nbext.emulator", "--port", "0", "--api-key", KEY,
+            "--worker", f"cli={SCRIPTS / 'plain_worker.py'}", "--worker-python", sys.executable,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "listening on" in line, line
+        url = line.split("listening on ")[1].strip()
+        import httpx
+
+        with httpx.Client(base_url=url, headers={"Authorization": KEY}, timeout=90) as http:
+            done = http.post("/v2/cli/runsync", json={"input": {"x": 5}}).json()
+            assert done["status"] == "COMPLETED" and done["output"]["echo"] == {"x": 5}
+            worker_pid = done["output"]["pid"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        assert not alive(worker_pid)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_cli_refuses_a_missing_worker_script(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "nbext.emulator", "--worker", f"x={tmp_path / 'nope.py'}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ},
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith("does not exist")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_worker_that_misses_its_pings_is_unhealthy_until_it_pings_again(
+    served: Served,
+) -> None:
+    ep = served.deploy("plain_worker.py", endpoint_id="pings", workers_min=1, workers_max=1)
+    until(lambda: served.health(ep)["workers"]["ready"] == 1, what="a ready worker")
+    (pid,) = served.pids()
+    os.killpg(pid, signal.SIGSTOP)  # the whole worker, heartbeat process included
+    try:
+        until(
+            lambda: served.health(ep)["workers"]["unhealthy"] == 1,
+            timeout=30,
+            what="the missed pings to mark the worker unhealthy",
+        )
+        assert served.health(ep)["workers"]["ready"] == 0
+    finally:
+        os.killpg(pid, signal.SIGCONT)
+    until(lambda: served.health(ep)["workers"]["ready"] == 1, timeout=30, what="healthy again")
