@@ -285,6 +285,11 @@ class Emulator:
         interpreter = python or sys.executable
         if python is not None and shutil.which(python) is None and not Path(python).is_file():
             raise ValueError(f"python interpreter {python!r} not found")
+        if isinstance(self.clock, FakeClock):
+            raise ValueError(
+                "worker scripts run in real time (their polls, pings and cold starts): "
+                "deploy them on an emulator with the real clock"
+            )
         base_url = self.serving_at
         if base_url is None:
             raise RuntimeError(

@@ -11,6 +11,7 @@ then answered 204, as the SDK expects; docs/workers.md describes the whole proto
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ STATUS_OF[WorkerRefused] = 401
 OUTPUT_BODY_LIMIT = 64 * 1024 * 1024
 """A worker's result or chunk; the SDK warns from 20 MB, the limit leaves it room."""
 BATCH_MAX = 64
+REFUSAL_DELAY_S = 1.0
 
 NO_CONTENT = object()
 """A route's answer meaning 204 with no body."""
@@ -133,6 +135,10 @@ class WorkerRoutes:
             )
             value = await route.handler(call, worker)
         except DomainError as exc:
+            if isinstance(exc, WorkerRefused):
+                # The SDK asks again at once after any refusal: slowed down, a worker
+                # with a wrong key retries once a second instead of spinning.
+                await asyncio.sleep(REFUSAL_DELAY_S)
             status, body, headers = error_reply(exc, "error")
             await send_json(send, status, body, headers)
             return
