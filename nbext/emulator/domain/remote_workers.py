@@ -406,8 +406,9 @@ class RemoteWorkers:
 
     # ---- health ----------------------------------------------------------------------
 
-    def census(self, endpoint: Endpoint) -> HealthWorkers | None:
-        """``/health`` worker counts of a pool's endpoint (None for other endpoints).
+    def census(self, endpoint: Endpoint) -> tuple[HealthWorkers, int] | None:
+        """``/health`` worker counts of a pool's endpoint and its jobs in progress (None
+        for other endpoints).
 
         initializing: started, not yet heard from; idle and running: serving, without or
         with jobs; ready: serving and healthy (idle + running); unhealthy: missed pings;
@@ -429,7 +430,7 @@ class RemoteWorkers:
                 counts["running"] += 1
             else:
                 counts["idle"] += 1
-        return HealthWorkers(
+        workers = HealthWorkers(
             idle=counts["idle"],
             running=counts["running"],
             initializing=counts["initializing"],
@@ -437,6 +438,7 @@ class RemoteWorkers:
             throttled=0,
             unhealthy=counts["unhealthy"],
         )
+        return workers, sum(len(w.jobs) for w in pool.workers.values())
 
 
 def _object(body: bytes) -> dict[str, Any]:

@@ -90,7 +90,11 @@ def test_async_generator_without_aggregate_stream(served: Served) -> None:
 def test_concurrency_modifier_runs_jobs_side_by_side(served: Served, tmp_path: Path) -> None:
     ep = served.deploy("async_worker.py", endpoint_id="conc", workers_min=1, workers_max=1)
     until(lambda: served.health(ep)["workers"]["idle"] == 1, what="the worker ready")
-    jobs = [served.run(ep, {"dir": str(tmp_path), "wait_for": 3}) for _ in range(3)]
+    jobs = [served.run(ep, {"dir": str(tmp_path), "wait_for": 4}) for _ in range(3)]
+    until(lambda: len(list(tmp_path.glob("started-*"))) == 3, what="three jobs started")
+    health = served.health(ep)
+    assert health["jobs"]["inProgress"] == 3 and health["workers"]["running"] == 1
+    (tmp_path / "started-by-the-test").touch()  # the fourth start they wait for
     results = [served.final(ep, j) for j in jobs]  # each waits for all three to start
     assert {r["status"] for r in results} == {"COMPLETED"}
     assert len({r["output"]["pid"] for r in results}) == 1  # one process ran all three
