@@ -73,7 +73,9 @@ def load(url: str, headers: dict[str, str], clients: int, duration: float) -> fl
     return sum(done) / (time.monotonic() - started)
 
 
-def emulator_case(script: Path, concurrency: int, clients: int, duration: float) -> tuple:
+def emulator_case(
+    script: Path, concurrency: int, clients: int, duration: float
+) -> tuple[float, float]:
     emulator = Emulator(api_key=KEY, rate_limit=False, demo_images=False)
     server = EmulatorServer(emulator).start()
     try:
@@ -82,11 +84,11 @@ def emulator_case(script: Path, concurrency: int, clients: int, duration: float)
         ep = emulator.deploy_worker(
             script, endpoint_id="echo", workers_max=1, env={"CONCURRENCY": str(concurrency)}
         )
-        r = httpx.post(f"{server.url}/v2/{ep}/runsync", json={"input": {"first": True}}, headers=headers,
-                       timeout=120)  # fmt: skip
+        url = f"{server.url}/v2/{ep}/runsync"
+        r = httpx.post(url, json={"input": {"first": True}}, headers=headers, timeout=120)
         assert r.json()["status"] == "COMPLETED", r.text
         first = time.monotonic() - t0
-        rate = load(f"{server.url}/v2/{ep}/runsync", headers, clients, duration)
+        rate = load(url, headers, clients, duration)
         return first, rate
     finally:
         server.stop()
@@ -100,7 +102,7 @@ def free_port() -> int:
         return port
 
 
-def sdk_case(script: Path, clients: int, duration: float) -> tuple:
+def sdk_case(script: Path, clients: int, duration: float) -> tuple[float, float]:
     port = free_port()
     t0 = time.monotonic()
     proc = subprocess.Popen(
