@@ -114,6 +114,8 @@ class RemoteWorkers:
         self.restarting: set[Worker] = set()
         """Domain workers whose process exited and gets a new one after a delay."""
         self.hold_s = TAKE_HOLD_S
+        self.closed = False
+        """Set by ``stop_all``: no process is started any more (the emulator is stopping)."""
         self.on_exit: list[Callable[[RemoteWorker, str], None]] = []
         jobs.on_change.append(self._job_changed)
         jobs.worker_census.append(self.census)
@@ -134,6 +136,8 @@ class RemoteWorkers:
         update, ``idleTimeout``, a lower ``workersMax``); here a domain worker without a
         process gets one, and a process whose domain worker is gone is stopped.
         """
+        if self.closed:
+            return
         for pool in list(self.pools.values()):
             endpoint = self.jobs.endpoints.get(pool.endpoint_id)
             if endpoint is None:
@@ -213,6 +217,8 @@ class RemoteWorkers:
     def relaunch(self, worker: RemoteWorker) -> RemoteWorker | None:
         """Start a new process for the domain worker of an exited one, if still wanted."""
         self.restarting.discard(worker.domain)
+        if self.closed:
+            return None
         pool = self.pools.get(worker.endpoint_id)
         endpoint = self.jobs.endpoints.get(worker.endpoint_id)
         if pool is None or endpoint is None or worker.domain not in endpoint.workers:
@@ -222,6 +228,8 @@ class RemoteWorkers:
         return self._launch(pool, worker.domain)
 
     def stop_all(self) -> None:
+        """Stop every worker for good: the emulator is stopping."""
+        self.closed = True
         for pool in self.pools.values():
             for worker in list(pool.workers.values()):
                 self._terminate(pool, worker)
@@ -263,7 +271,11 @@ class RemoteWorkers:
             if remaining <= 0:
                 return []
             await pool.work.wait(self.clock, remaining)
-        if worker.stopping or self.by_id.get(worker.id) is not worker:
+        if (
+            worker.stopping
+            or self.by_id.get(worker.id) is not worker
+            or worker.domain not in endpoint.workers  # scaled down while it waited
+        ):
             return []
         taken = []
         for job in list(endpoint.queue.values())[:batch]:

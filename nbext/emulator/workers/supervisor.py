@@ -203,6 +203,10 @@ class Supervisor:
 
     def stop_all(self, timeout: float = GRACE_S) -> None:
         """Stop every worker process and wait for them (from any thread)."""
+        task, self._task = self._task, None
+        if task is not None:
+            with contextlib.suppress(RuntimeError):  # its loop is closed already
+                task.get_loop().call_soon_threadsafe(task.cancel)
         procs = list(self._procs.values())
         for proc in procs:
             _signal_group(proc.popen, signal.SIGTERM)
@@ -213,10 +217,6 @@ class Supervisor:
             _signal_group(proc.popen, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.popen.wait(1.0)
-        task, self._task = self._task, None
-        if task is not None:
-            with contextlib.suppress(RuntimeError):  # its loop is closed already
-                task.get_loop().call_soon_threadsafe(task.cancel)
 
     def pids(self) -> list[int]:
         return [p.popen.pid for p in self._procs.values()]
