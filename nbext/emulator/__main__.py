@@ -84,7 +84,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=[],
         metavar="ID=IMAGE",
         help="deploy IMAGE (a demo image name or path/to/file.py:function) as endpoint ID; "
-        "repeatable. Without any, every demo image is deployed under its own name.",
+        "repeatable. Without any (nor --worker), every demo image is deployed under its own name.",
     )
     parser.add_argument(
         "--worker",

@@ -65,7 +65,10 @@ async def stop(call: Call, worker: RemoteWorker) -> Any:
 
 
 async def ping(call: Call, worker: RemoteWorker) -> Any:
-    call.emulator.remote_workers.ping(worker)
+    failed = None
+    if call.query("status") == "unhealthy":
+        failed = f"{call.query('check') or 'a check'} failed: {call.query('reason') or ''}"
+    call.emulator.remote_workers.ping(worker, failed)
     return {}
 
 

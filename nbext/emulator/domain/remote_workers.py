@@ -77,6 +77,8 @@ class RemoteWorker:
     contacted: bool = False
     """It has called the emulator at least once (until then: initializing)."""
     last_ping: float | None = None
+    failed_check: str | None = None
+    """Why the SDK's startup check failed, when it reported so (it then exits)."""
     stopping: bool = False
     restart_requested: bool = False
     """It posted ``stopPod`` (``refresh_worker``): start a fresh process after it exits."""
@@ -87,6 +89,8 @@ class RemoteWorker:
         return self.domain.id
 
     def unhealthy(self, now: float) -> bool:
+        if self.failed_check is not None:
+            return True
         if not self.contacted or self.last_ping is None:
             return False
         return now - self.last_ping > PING_MISSED_AFTER_S
@@ -325,8 +329,12 @@ class RemoteWorkers:
         ids, worker.to_stop = worker.to_stop, []
         return ids
 
-    def ping(self, worker: RemoteWorker) -> None:
+    def ping(self, worker: RemoteWorker, failed_check: str | None = None) -> None:
+        """A heartbeat; ``failed_check``: the SDK's startup check failed (why), and the
+        worker counts as unhealthy until it exits."""
         worker.last_ping = self.clock.now()
+        if failed_check is not None:
+            worker.failed_check = failed_check
 
     def _held(self, worker: RemoteWorker, job_id: str) -> Job | None:
         """The job if ``worker`` holds its current attempt; None for a stale post."""

@@ -142,3 +142,12 @@ def test_worker_routes_refuse_unknown_workers_and_wrong_keys(served: Served) -> 
             f"/v2/{ep}/job-take/{worker_id}?gpu=x", headers={"Authorization": KEY}
         )  # the user's API key is not the worker's
         assert wrong.status_code == 401 and "wrong key" in wrong.json()["error"]
+        # The SDK's report of a failed startup check, with the worker's own key.
+        key = served.emulator.remote_workers.by_id[worker_id].key
+        failed = raw.get(
+            f"/v2/{ep}/ping/{worker_id}",
+            params={"status": "unhealthy", "check": "gpu", "reason": "no CUDA"},
+            headers={"Authorization": key},
+        )
+        assert failed.status_code == 200
+        assert served.health(ep)["workers"]["unhealthy"] == 1
