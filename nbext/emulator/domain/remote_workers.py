@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS, HealthWorkers, JobStatus
+from nbext.models import HealthWorkers, JobStatus
 
 from .clock import Clock, Signal
 from .endpoints import Endpoint, Worker
@@ -120,7 +119,6 @@ class RemoteWorkers:
         self.hold_s = TAKE_HOLD_S
         self.closed = False
         """Set by ``stop_all``: no process is started any more (the emulator is stopping)."""
-        self.on_exit: list[Callable[[RemoteWorker, str], None]] = []
         jobs.on_change.append(self._job_changed)
         jobs.worker_census.append(self.census)
 
@@ -204,8 +202,6 @@ class RemoteWorkers:
                     "been done: retry it with /retry once the worker is fixed",
                 )
         worker.jobs.clear()
-        for observer in self.on_exit:
-            observer(worker, how)
         endpoint = self.jobs.endpoints.get(worker.endpoint_id)
         wanted = (
             pool is not None
@@ -298,25 +294,13 @@ class RemoteWorkers:
         job.worker = domain
         domain.job = job
         worker.jobs[job.id] = job.attempt
-        timeout_ms = job.execution_timeout_ms or endpoint.execution_timeout_ms
-        timeout_ms = timeout_ms or EXECUTION_TIMEOUT_DEFAULT_MS
-        job.exec_timer = self.clock.call_later(
-            timeout_ms / 1000, self._timed_out, job, job.attempt, timeout_ms
-        )
+        self.jobs.scheduler.arm_execution_timeout(job, endpoint)
         payload: dict[str, Any] = {"id": job.id, "input": job.input}
         if job.webhook:
             payload["webhook"] = job.webhook
         if job.s3_config:
             payload["s3Config"] = job.s3_config
         return payload
-
-    def _timed_out(self, job: Job, attempt: int, timeout_ms: int) -> None:
-        if self._current(job, attempt):
-            self.jobs.lifecycle.transition(
-                job,
-                S.TIMED_OUT,
-                error=f"job exceeded its execution timeout of {timeout_ms} ms and was stopped",
-            )
 
     async def stops(self, worker: RemoteWorker) -> list[str]:
         """Ids of jobs the worker must stop, waiting up to the hold time for one."""
