@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from .conftest import KEY, SCRIPTS, Served, alive, until
 
 
-def test_a_crash_mid_job_fails_that_job_and_the_worker_is_restarted(served: Served) -> None:
+def test_a_crash_mid_job_fails_that_job_and_the_worker_is_restarted(
+    served: Served, tmp_path: Path
+) -> None:
     ep = served.deploy("plain_worker.py", endpoint_id="crash", workers_min=1, workers_max=1)
     before = served.final(ep, served.run(ep, {"x": 0}))["output"]["pid"]
-    crashed = served.final(ep, served.run(ep, {"mode": "crash"}))
+    job = served.run(ep, {"mode": "crash_once", "marker": str(tmp_path / "crashed")})
+    crashed = served.final(ep, job)
     assert crashed["status"] == "FAILED"
     assert "exit code 3" in crashed["error"] and "not requeued" in crashed["error"]
     after = served.final(ep, served.run(ep, {"x": 1}))
@@ -23,6 +29,37 @@ def test_a_crash_mid_job_fails_that_job_and_the_worker_is_restarted(served: Serv
     assert "crashing on purpose" in logs and "exited (exit code 3)" in logs
     health = served.health(ep)["jobs"]
     assert health["completed"] == 2 and health["failed"] == 1  # nothing lost or run twice
+    # The failed job is kept, and a retry runs it again under its id (once, by request).
+    assert served.http.post(f"/v2/{ep}/retry/{job}").json()["status"] == "IN_QUEUE"
+    assert served.final(ep, job)["status"] == "COMPLETED"
+
+
+def test_a_webhook_is_sent_when_a_worker_finishes_a_job(served: Served) -> None:
+    received: list[dict[str, object]] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers["Content-Length"])
+            received.append(json.loads(self.rfile.read(length)))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    hook = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    try:
+        ep = served.deploy("plain_worker.py", endpoint_id="hooked", workers_max=1)
+        url = f"http://127.0.0.1:{hook.server_address[1]}/done"
+        job = served.run(ep, {"x": 3}, webhook=url)
+        assert served.final(ep, job)["status"] == "COMPLETED"
+        body = until(lambda: received and received[0], timeout=30, what="the webhook")
+        assert body["id"] == job and body["status"] == "COMPLETED"
+        assert body["output"]["echo"] == {"x": 3}  # type: ignore[index]
+    finally:
+        hook.shutdown()
+        hook.server_close()
 
 
 def test_workers_scale_up_with_the_queue_and_down_when_idle(served: Served, tmp_path: Path) -> None:

@@ -20,7 +20,9 @@ def handler(job):
             time.sleep(0.02)
     if mode == "sleep":
         time.sleep(job["input"]["seconds"])
-    if mode == "crash":
+    if mode == "crash" or (mode == "crash_once" and not os.path.exists(job["input"]["marker"])):
+        if mode == "crash_once":
+            open(job["input"]["marker"], "w").close()
         print("crashing on purpose", flush=True)
         os._exit(3)
     if mode == "refresh":
