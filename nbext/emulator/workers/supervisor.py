@@ -218,8 +218,13 @@ class Supervisor:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.popen.wait(1.0)
 
-    def pids(self) -> list[int]:
-        return [p.popen.pid for p in self._procs.values()]
+    def pids(self, endpoint_id: str | None = None) -> list[int]:
+        """Process ids of the running workers (of one endpoint, when given)."""
+        return [
+            p.popen.pid
+            for p in self._procs.values()
+            if endpoint_id is None or p.worker.endpoint_id == endpoint_id
+        ]
 
 
 @dataclass(eq=False)

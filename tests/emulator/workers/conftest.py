@@ -49,7 +49,7 @@ def alive(pid: int) -> bool:
 
 
 class Served:
-    """A running emulator and a client for one of its endpoints."""
+    """A running emulator and a client for its endpoints."""
 
     def __init__(self, emulator: Emulator, server: EmulatorServer) -> None:
         self.emulator = emulator
@@ -57,9 +57,12 @@ class Served:
         self.http = httpx.Client(
             base_url=server.url, headers={"Authorization": f"Bearer {KEY}"}, timeout=120
         )
+        self.deployed: list[str] = []
 
     def deploy(self, script: str, **kw: Any) -> str:
-        return self.emulator.deploy_worker(SCRIPTS / script, **kw)
+        endpoint_id = self.emulator.deploy_worker(SCRIPTS / script, **kw)
+        self.deployed.append(endpoint_id)
+        return endpoint_id
 
     def run(self, endpoint: str, data: dict[str, Any], **extra: Any) -> str:
         r = self.http.post(f"/v2/{endpoint}/run", json={"input": data, **extra})
@@ -90,14 +93,47 @@ class Served:
         return body
 
     def pids(self) -> list[int]:
+        """The worker processes of the endpoints this test deployed."""
         supervisor = self.emulator._supervisor
-        return supervisor.pids() if supervisor is not None else []
+        if supervisor is None:
+            return []
+        return [pid for ep in self.deployed for pid in supervisor.pids(ep)]
+
+
+def _serve() -> tuple[Emulator, EmulatorServer]:
+    emulator = Emulator(api_key=KEY, rate_limit=False, demo_images=False)
+    return emulator, EmulatorServer(emulator).start()
+
+
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[tuple[Emulator, EmulatorServer]]:
+    """One emulator for a module's tests: stopping one waits for its workers to exit
+    (the SDK takes about a second), so tests share it and each removes its endpoints."""
+    emulator, server = _serve()
+    try:
+        yield emulator, server
+    finally:
+        server.stop()
+        emulator.close()
 
 
 @pytest.fixture
-def served() -> Iterator[Served]:
-    emulator = Emulator(api_key=KEY, rate_limit=False, demo_images=False)
-    server = EmulatorServer(emulator).start()
+def served(shared_server: tuple[Emulator, EmulatorServer]) -> Iterator[Served]:
+    """The shared emulator; the test's endpoints are deleted after it, which stops their
+    workers while the next test goes on."""
+    emulator, server = shared_server
+    served = Served(emulator, server)
+    try:
+        yield served
+    finally:
+        for endpoint_id in served.deployed:
+            emulator.undeploy(endpoint_id)
+
+
+@pytest.fixture
+def own_server() -> Iterator[Served]:
+    """An emulator of the test's own, for tests that stop it."""
+    emulator, server = _serve()
     try:
         yield Served(emulator, server)
     finally:

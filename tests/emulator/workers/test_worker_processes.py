@@ -82,7 +82,8 @@ def test_workers_scale_up_with_the_queue_and_down_when_idle(served: Served, tmp_
     }  # fmt: skip
 
 
-def test_stopping_the_server_leaves_no_worker_process(served: Served) -> None:
+def test_stopping_the_server_leaves_no_worker_process(own_server: Served) -> None:
+    served = own_server
     ep = served.deploy("plain_worker.py", endpoint_id="orphans", workers_min=2, workers_max=2)
     until(lambda: served.health(ep)["workers"]["ready"] == 2, what="two ready workers")
     pids = served.pids()
