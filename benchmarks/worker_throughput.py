@@ -15,7 +15,9 @@ in a loop for ``--duration`` seconds):
    inline in the server process, no queue, no worker protocol.
 
 Also the first-job latency, cold start included: from starting the worker (deploy, or
-launching the test server) to the first job's result.
+launching the test server) to the first job's result; and, on the emulator, how long a
+cancel takes to reach the running handler (``/cancel`` answered, then job-stop, then
+the SDK cancelling the handler's task), which the test server cannot do at all.
 """
 
 from __future__ import annotations
@@ -35,11 +37,22 @@ from nbext.emulator import Emulator, EmulatorServer
 
 KEY = "rpa_" + "B" * 40
 WORKER = """\
+import asyncio
 import os
+import pathlib
+
 import runpod
 
 
-def handler(job):
+async def handler(job):
+    marks = job["input"].get("hang")
+    if marks:  # a job to cancel: mark its start and its stop
+        (pathlib.Path(marks) / "started").touch()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            (pathlib.Path(marks) / "stopped").touch()
+            raise
     return job["input"]
 
 
@@ -75,7 +88,7 @@ def load(url: str, headers: dict[str, str], clients: int, duration: float) -> fl
 
 def emulator_case(
     script: Path, concurrency: int, clients: int, duration: float
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     emulator = Emulator(api_key=KEY, rate_limit=False, demo_images=False)
     server = EmulatorServer(emulator).start()
     try:
@@ -89,10 +102,32 @@ def emulator_case(
         assert r.json()["status"] == "COMPLETED", r.text
         first = time.monotonic() - t0
         rate = load(url, headers, clients, duration)
-        return first, rate
+        try:
+            return first, rate, cancel_latency(server.url, ep, headers)
+        except RuntimeError:
+            print("\n".join(emulator.worker_logs(ep)[-40:]))
+            raise
     finally:
         server.stop()
         emulator.close()
+
+
+def cancel_latency(base: str, ep: str, headers: dict[str, str]) -> float:
+    """Seconds from ``/cancel`` to the handler seeing its task cancelled."""
+    with tempfile.TemporaryDirectory() as marks, httpx.Client(headers=headers) as http:
+        job = http.post(f"{base}/v2/{ep}/run", json={"input": {"hang": marks}}).json()["id"]
+        deadline = time.monotonic() + 60
+        while not (Path(marks) / "started").exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the job to cancel did not start")
+            time.sleep(0.005)
+        t0 = time.monotonic()
+        http.post(f"{base}/v2/{ep}/cancel/{job}")
+        while not (Path(marks) / "stopped").exists():
+            if time.monotonic() > t0 + 30:
+                raise RuntimeError("the cancel did not reach the handler")
+            time.sleep(0.001)
+        return time.monotonic() - t0
 
 
 def free_port() -> int:
@@ -142,12 +177,13 @@ def main() -> None:
         script = Path(tmp) / "worker.py"
         script.write_text(WORKER)
         sdk_first, sdk_rate = sdk_case(script, args.clients, args.duration)
-        one_first, one_rate = emulator_case(script, 0, args.clients, args.duration)
-        _, eight_rate = emulator_case(script, 8, args.clients, args.duration)
+        one_first, one_rate, cancel_s = emulator_case(script, 0, args.clients, args.duration)
+        _, eight_rate, _ = emulator_case(script, 8, args.clients, args.duration)
     print(f"{'':44} {'first job (s)':>14} {'echo jobs/s':>12}")
     print(f"{'SDK --rp_serve_api (handler inline)':44} {sdk_first:14.2f} {sdk_rate:12.1f}")
     print(f"{'emulator, 1 SDK worker, as written':44} {one_first:14.2f} {one_rate:12.1f}")
     print(f"{'emulator, 1 SDK worker, concurrency 8':44} {'':14} {eight_rate:12.1f}")
+    print(f"cancel reaching the handler on the emulator: {cancel_s * 1000:.0f} ms")
     print(f"ratio emulator/SDK: as written {one_rate / sdk_rate:.3f}, "
           f"concurrency 8 {eight_rate / sdk_rate:.3f}")  # fmt: skip
 
