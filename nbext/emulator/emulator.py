@@ -297,9 +297,14 @@ class Emulator:
                 "this emulator before deploy_worker"
             )
         endpoint_id = endpoint_id or new_endpoint_id()
-        if endpoint_id in self.jobs.endpoints and endpoint_id in self.remote_workers.pools:
+        existing = self.jobs.endpoints.get(endpoint_id)
+        if existing is not None and (
+            endpoint_id in self.remote_workers.pools
+            or existing.handler is not None
+            or not (existing.image or "").startswith("worker/")
+        ):  # only an endpoint a worker script served before a restart (--db) is taken back
             raise ValueError(f"an endpoint with id {endpoint_id!r} already exists")
-        if endpoint_id not in self.jobs.endpoints:
+        if existing is None:
             self.deploy(
                 f"worker/{script_path.name}",
                 endpoint_id=endpoint_id,
@@ -312,6 +317,7 @@ class Emulator:
         supervisor = self._supervisor
         if supervisor is None:
             supervisor = self._supervisor = Supervisor(self.remote_workers, base_url)
+        supervisor.base_url = base_url  # a server started anew may listen elsewhere
         script = WorkerScript(script_path, interpreter, tuple(sorted((env or {}).items())))
         self.call_on_loop(lambda: supervisor.add(endpoint_id, script))
         return endpoint_id

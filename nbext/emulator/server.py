@@ -147,6 +147,7 @@ class EmulatorServer:
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the worker processes, stop serving and join the thread."""
         self.emulator.stop_workers()
+        self.emulator.serving_at = None
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:

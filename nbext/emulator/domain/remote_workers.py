@@ -126,6 +126,7 @@ class RemoteWorkers:
 
     def add_pool(self, endpoint_id: str, launcher: Launcher) -> Pool:
         self.jobs.endpoint(endpoint_id)
+        self.closed = False  # a server serving this emulator again: workers may start
         pool = Pool(endpoint_id, launcher)
         self.pools[endpoint_id] = pool
         self.reconcile()

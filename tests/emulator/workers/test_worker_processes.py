@@ -11,6 +11,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
+from nbext.emulator import Emulator
+
 from .conftest import KEY, SCRIPTS, Served, alive, until
 
 
@@ -154,3 +158,23 @@ def test_a_worker_that_misses_its_pings_is_unhealthy_until_it_pings_again(
     finally:
         os.killpg(pid, signal.SIGCONT)
     until(lambda: served.health(ep)["workers"]["ready"] == 1, timeout=30, what="healthy again")
+
+
+def test_deploy_worker_refuses_what_it_cannot_run(served: Served, tmp_path: Path) -> None:
+    emulator = served.emulator
+    with pytest.raises(ValueError, match="does not exist"):
+        emulator.deploy_worker(tmp_path / "missing.py")
+    with pytest.raises(ValueError, match="interpreter 'no-such-python' not found"):
+        emulator.deploy_worker(SCRIPTS / "plain_worker.py", python="no-such-python")
+    emulator.deploy(handler=lambda job: job["input"], endpoint_id="inproc")
+    try:
+        with pytest.raises(ValueError, match="'inproc' already exists"):
+            emulator.deploy_worker(SCRIPTS / "plain_worker.py", endpoint_id="inproc")
+    finally:
+        emulator.undeploy("inproc")
+    offline = Emulator(api_key=KEY)  # no server serves it: the workers could not call it
+    try:
+        with pytest.raises(RuntimeError, match="start an EmulatorServer"):
+            offline.deploy_worker(SCRIPTS / "plain_worker.py")
+    finally:
+        offline.close()
