@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import ctypes
 import logging
 import os
 import signal
@@ -27,6 +28,7 @@ import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -143,6 +145,7 @@ class Supervisor:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         except OSError as exc:
             lines.append(f"--- cannot start: {exc}")
@@ -237,6 +240,28 @@ class _PoolLauncher:
 
     def terminate(self, worker: RemoteWorker) -> None:
         self.supervisor.terminate(worker)
+
+
+def _parent_death_signal() -> Callable[[], None] | None:
+    """On Linux, what the child runs before the script: ask for SIGTERM when the thread
+    that started it ends, so that a kernel or emulator killed outright (no ``atexit``)
+    leaves no worker behind polling a server that is gone. libc is loaded here, in the
+    parent: between fork and exec the child must take no lock (no import, no loading)."""
+    if sys.platform != "linux":
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+
+    def ask() -> None:
+        prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+
+    return ask
+
+
+_die_with_parent = _parent_death_signal()
 
 
 def _pump(popen: subprocess.Popen[bytes], lines: deque[str]) -> None:

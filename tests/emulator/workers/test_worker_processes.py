@@ -178,3 +178,26 @@ def test_deploy_worker_refuses_what_it_cannot_run(served: Served, tmp_path: Path
             offline.deploy_worker(SCRIPTS / "plain_worker.py")
     finally:
         offline.close()
+
+
+def test_an_emulator_killed_outright_leaves_no_worker_behind(tmp_path: Path) -> None:
+    program = f"""
+import sys, time
+from nbext.emulator import Emulator, EmulatorServer
+emulator = Emulator(api_key="k")
+EmulatorServer(emulator).start()
+emulator.deploy_worker({str(SCRIPTS / "plain_worker.py")!r}, workers_min=1)
+while not emulator._supervisor.pids():
+    time.sleep(0.01)
+print(emulator._supervisor.pids()[0], flush=True)
+time.sleep(600)
+"""
+    parent = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        worker_pid = int(parent.stdout.readline())
+        assert alive(worker_pid)
+    finally:
+        parent.kill()  # SIGKILL: no atexit, no cleanup of its own
+        parent.wait()
+    until(lambda: not alive(worker_pid), timeout=30, what="the orphaned worker to exit")
