@@ -3,6 +3,7 @@
 Examples::
 
     python -m nbext.emulator --port 8000 --endpoint echo=echo --endpoint my=./handler.py:handler
+    python -m nbext.emulator --worker my-worker=./worker.py --worker-python ./venv/bin/python
 """
 
 from __future__ import annotations
@@ -86,7 +87,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=[],
         metavar="ID=IMAGE",
         help="deploy IMAGE (a demo image name or path/to/file.py:function) as endpoint ID; "
-        "repeatable. Without any, every demo image is deployed under its own name.",
+        "repeatable. Without any (nor --worker), every demo image is deployed under its own name.",
+    )
+    parser.add_argument(
+        "--worker",
+        action="append",
+        default=[],
+        metavar="ID=PATH",
+        help="deploy endpoint ID whose workers are processes running the worker script PATH "
+        "(runpod.serverless.start(...)) unmodified; repeatable",
+    )
+    parser.add_argument(
+        "--worker-python",
+        metavar="PYTHON",
+        help="interpreter for --worker scripts (default: this one), e.g. a worker's own venv",
     )
     parser.add_argument(
         "--db",
@@ -150,7 +164,9 @@ def build(args: argparse.Namespace) -> Emulator:
         webhook_guard=args.webhook_guard,
         db=args.db,
     )
-    specs = args.endpoint or [f"{name}={name}" for name in emulator.images.names()]
+    specs = args.endpoint or (
+        [] if args.worker else [f"{name}={name}" for name in emulator.images.names()]
+    )
     seen: set[str] = set()
     for spec in specs:
         endpoint_id, sep, image = spec.partition("=")
@@ -201,9 +217,27 @@ def banner(server: EmulatorServer, *, given_key: bool) -> str:
     )
 
 
+def worker_specs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """``--worker ID=PATH`` arguments, checked before anything starts."""
+    specs: list[tuple[str, Path]] = []
+    for spec in args.worker:
+        endpoint_id, sep, path = spec.partition("=")
+        if not sep or not endpoint_id or not path:
+            raise ValueError(f"--worker {spec!r} is not of the form ID=PATH")
+        if not Path(path).is_file():
+            raise ValueError(f"--worker {spec!r}: worker script {path} does not exist")
+        if endpoint_id in {e for e, _ in specs} or endpoint_id in {
+            e.partition("=")[0] for e in args.endpoint
+        }:
+            raise ValueError(f"endpoint {endpoint_id} is given twice; give each ID once")
+        specs.append((endpoint_id, Path(path)))
+    return specs
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
+        workers = worker_specs(args)
         emulator = build(args)
     except (ValueError, StoreFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -229,6 +263,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    try:
+        for endpoint_id, path in workers:
+            emulator.deploy_worker(path, endpoint_id=endpoint_id, python=args.worker_python)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        server.stop()
+        emulator.close()
+        return 2
     print(banner(server, given_key=args.api_key is not None), flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

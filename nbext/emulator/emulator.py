@@ -12,6 +12,8 @@ import concurrent.futures
 import contextlib
 import re
 import secrets
+import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,11 +34,13 @@ from .domain.job_service import JobService, new_endpoint_id
 from .domain.jobs import Job
 from .domain.management import Management
 from .domain.ratelimit import RateLimiter
+from .domain.remote_workers import RemoteWorkers
 from .domain.store_port import CorruptRecord, MemoryStore, Store
 from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .domain.webhooks import WebhookDispatcher
 from .sqlite_store import SQLiteStore
 from .webhook_sender import WebhookSender, guard_webhook
+from .workers.supervisor import Supervisor, WorkerScript
 
 T = TypeVar("T")
 ENDPOINT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -116,6 +120,11 @@ class Emulator:
             lambda name: self.call_on_loop(lambda: self.jobs.image_registered(name))
         )
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.remote_workers = RemoteWorkers(self.clock, self.jobs)
+        """Workers that are processes running worker scripts (``deploy_worker``)."""
+        self.serving_at: str | None = None
+        """The server's base URL once one serves this emulator (worker scripts call it)."""
+        self._supervisor: Supervisor | None = None
 
     def __repr__(self) -> str:
         return (
@@ -254,6 +263,85 @@ class Emulator:
             raise
         return endpoint.id
 
+    def deploy_worker(
+        self,
+        path: str | Path,
+        *,
+        endpoint_id: str | None = None,
+        python: str | None = None,
+        name: str | None = None,
+        workers_min: int = 0,
+        workers_max: int = 3,
+        idle_timeout: float = 5.0,
+        execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        """Create an endpoint whose workers are processes running the worker script at
+        ``path`` unmodified (``runpod.serverless.start(...)``); returns its id.
+
+        ``python``: the interpreter to run it with (default: this one), e.g. a worker's own
+        virtualenv. ``env``: variables the workers get besides the protocol's own (the
+        endpoint's environment, as on the service). The endpoint's scaling settings start
+        and stop the processes (docs/workers.md). Needs a running ``EmulatorServer``: the
+        workers call it.
+        """
+        script_path = Path(path).expanduser().resolve()
+        if not script_path.is_file():
+            raise ValueError(f"worker script {path} does not exist")
+        interpreter = python or sys.executable
+        if python is not None and shutil.which(python) is None and not Path(python).is_file():
+            raise ValueError(f"python interpreter {python!r} not found")
+        if isinstance(self.clock, FakeClock):
+            raise ValueError(
+                "worker scripts run in real time (their polls, pings and cold starts): "
+                "deploy them on an emulator with the real clock"
+            )
+        base_url = self.serving_at
+        if base_url is None:
+            raise RuntimeError(
+                "worker scripts call the emulator over HTTP: start an EmulatorServer for "
+                "this emulator before deploy_worker"
+            )
+        endpoint_id = endpoint_id or new_endpoint_id()
+        existing = self.jobs.endpoints.get(endpoint_id)
+        if existing is not None and (
+            endpoint_id in self.remote_workers.pools
+            or existing.handler is not None
+            or not (existing.image or "").startswith("worker/")
+        ):  # only an endpoint a worker script served before a restart (--db) is taken back
+            raise ValueError(f"an endpoint with id {endpoint_id!r} already exists")
+        if existing is None:
+            self.deploy(
+                f"worker/{script_path.name}",
+                endpoint_id=endpoint_id,
+                name=name or script_path.stem,
+                workers_min=workers_min,
+                workers_max=workers_max,
+                idle_timeout=idle_timeout,
+                execution_timeout_ms=execution_timeout_ms,
+            )
+        supervisor = self._supervisor
+        if supervisor is None:
+            supervisor = self._supervisor = Supervisor(self.remote_workers, base_url)
+        supervisor.base_url = base_url  # a server started anew may listen elsewhere
+        script = WorkerScript(script_path, interpreter, tuple(sorted((env or {}).items())))
+        self.call_on_loop(lambda: supervisor.add(endpoint_id, script))
+        return endpoint_id
+
+    def worker_logs(self, endpoint_id: str, worker_id: str | None = None) -> list[str]:
+        """What the endpoint's worker processes printed, each line tagged with its worker."""
+        if self._supervisor is None:
+            return []
+        return self._supervisor.logs.lines(endpoint_id, worker_id)
+
+    def stop_workers(self) -> None:
+        """Stop every worker process and wait for them (the server does on stop)."""
+        supervisor = self._supervisor
+        if supervisor is not None:
+            with contextlib.suppress(Exception):  # the loop may be gone (interpreter exit)
+                self.call_on_loop(self.remote_workers.stop_all)  # wake their polls
+            supervisor.stop_all()
+
     def undeploy(self, endpoint_id: str) -> None:
         """Remove an endpoint and every job it has (and the template ``deploy`` made)."""
         self.call_on_loop(lambda: self.management.endpoints.delete(endpoint_id))
@@ -321,5 +409,6 @@ class Emulator:
 
     def close(self) -> None:
         """Release the handler threads and the store (running sync handlers finish alone)."""
+        self.stop_workers()
         self.executor.shutdown(wait=False, cancel_futures=True)
         self.store.close()

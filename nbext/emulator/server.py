@@ -119,6 +119,7 @@ class EmulatorServer:
                 self.stop()
                 raise TimeoutError(f"the emulator server did not start within {timeout} s")
             time.sleep(0.005)
+        self.emulator.serving_at = self.url
         return self
 
     def _run(self) -> None:
@@ -144,7 +145,9 @@ class EmulatorServer:
             loop.close()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop serving and join the thread."""
+        """Stop the worker processes, stop serving and join the thread."""
+        self.emulator.stop_workers()
+        self.emulator.serving_at = None
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:

@@ -172,10 +172,14 @@ class HealthJobs(WireModel):
 
 
 class HealthWorkers(WireModel):
-    """Worker counts of ``/health``; the service may add keys such as ``initializing``."""
+    """Worker counts of ``/health``, with every key the service's SDKs declare."""
 
     idle: int = 0
     running: int = 0
+    initializing: int = 0
+    ready: int = 0
+    throttled: int = 0
+    unhealthy: int = 0
 
 
 class Health(WireModel):

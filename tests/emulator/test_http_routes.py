@@ -264,7 +264,14 @@ async def test_health_answers_jobs_and_workers(emu: Emulator, http: httpx.AsyncC
     body = (await http.get("/v2/sleep/health")).json()
     assert body == {
         "jobs": {"completed": 1, "failed": 0, "inProgress": 1, "inQueue": 0, "retried": 0},
-        "workers": {"idle": 1, "running": 1},
+        "workers": {
+            "idle": 1,
+            "running": 1,
+            "initializing": 0,
+            "ready": 2,
+            "throttled": 0,
+            "unhealthy": 0,
+        },
     }
 
 

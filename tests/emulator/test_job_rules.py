@@ -452,7 +452,14 @@ async def test_health_counts_every_kind_of_job(emu: Emulator, gates: Gates) -> N
     health = emu.jobs.health("g").to_wire()
     assert health == {
         "jobs": {"completed": 0, "failed": 0, "inProgress": 2, "inQueue": 3, "retried": 0},
-        "workers": {"idle": 0, "running": 2},
+        "workers": {
+            "idle": 0,
+            "running": 2,
+            "initializing": 0,
+            "ready": 2,
+            "throttled": 0,
+            "unhealthy": 0,
+        },
     }
     gates.open(jobs[0].id)
     await settle()
@@ -470,7 +477,14 @@ async def test_health_counts_every_kind_of_job(emu: Emulator, gates: Gates) -> N
         "inQueue": 1,
         "retried": 1,
     }
-    assert health["workers"] == {"idle": 0, "running": 2}
+    assert health["workers"] == {
+        "idle": 0,
+        "running": 2,
+        "initializing": 0,
+        "ready": 2,
+        "throttled": 0,
+        "unhealthy": 0,
+    }
 
 
 async def test_health_counters_are_not_reduced_when_jobs_expire(emu: Emulator) -> None:

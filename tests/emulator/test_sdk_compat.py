@@ -227,7 +227,14 @@ def test_health(agent: Agent, emu: Emulator) -> None:
     agent.call("run_sync", endpoint="sleep", request={"input": {"seconds": 0}}, timeout=30)
     assert agent.call("health", endpoint="sleep") == {
         "jobs": {"completed": 1, "failed": 0, "inProgress": 1, "inQueue": 0, "retried": 0},
-        "workers": {"idle": 1, "running": 1},
+        "workers": {
+            "idle": 1,
+            "running": 1,
+            "initializing": 0,
+            "ready": 2,
+            "throttled": 0,
+            "unhealthy": 0,
+        },
     }
 
 

@@ -8,7 +8,7 @@ from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
 from ..emulator import Emulator
-from . import control, jobs, v1, v2
+from . import control, jobs, v1, v2, worker_routes
 from .http import install_error_handlers
 
 
@@ -19,6 +19,7 @@ class EmulatorApp(FastAPI):
     """
 
     job_routes: jobs.JobRoutes
+    worker_routes: worker_routes.WorkerRoutes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -26,6 +27,10 @@ class EmulatorApp(FastAPI):
             match = self.job_routes.match(path)
             if match is not None:
                 await self.job_routes.serve(match, scope, receive, send)
+                return
+            worker_match = self.worker_routes.match(path)
+            if worker_match is not None:
+                await self.worker_routes.serve(worker_match, scope, receive, send)
                 return
             if path.endswith("/") and self.job_routes.match(path[:-1]) is not None:
                 await jobs.redirect(scope, send, path[:-1])  # as FastAPI's routes did
@@ -50,6 +55,7 @@ def create_app(emulator: Emulator) -> FastAPI:
     )
     app.state.emulator = emulator
     app.job_routes = jobs.JobRoutes(emulator)
+    app.worker_routes = worker_routes.WorkerRoutes(emulator)
     app.include_router(control.router)
     v1.install(app)
     install_error_handlers(app)

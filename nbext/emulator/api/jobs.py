@@ -144,6 +144,17 @@ async def status(call: Call) -> Any:
     return call.emulator.jobs.status_wire(call.endpoint_id, call.job_id, ttl)
 
 
+async def status_sync(call: Call) -> Any:
+    """A job's state, waiting up to ``wait`` ms for it to end (the JS SDK's runSync fallback)."""
+    low, high, default = RUNSYNC_WAIT_MIN_MS, RUNSYNC_WAIT_MAX_MS, RUNSYNC_WAIT_DEFAULT_MS
+    wait = ms_param("wait", call.query("wait"), low, high, default)
+    assert wait is not None
+    service = call.emulator.jobs
+    job = service.job(call.endpoint_id, call.job_id)
+    await service.wait_final(job, wait / 1000)
+    return service.status_wire(call.endpoint_id, call.job_id)
+
+
 async def stream(call: Call) -> Any:
     """Stream chunks not handed out before, waiting up to ``wait`` ms for one."""
     wait = ms_param("wait", call.query("wait"), 0, STREAM_WAIT_MAX_MS, STREAM_WAIT_DEFAULT_MS)
@@ -190,6 +201,7 @@ ROUTES: dict[str, Route] = {
         Route("run", ("POST",), run, has_id=False),
         Route("runsync", ("POST",), runsync, has_id=False, query=("wait",)),
         Route("status", ("GET",), status, has_id=True, query=("ttl",)),
+        Route("status-sync", ("GET",), status_sync, has_id=True, query=("wait",)),
         Route("stream", ("GET",), stream, has_id=True, query=("wait",)),
         Route("cancel", ("POST",), cancel, has_id=True),
         Route("retry", ("POST",), retry, has_id=True),

@@ -74,6 +74,9 @@ class JobService:
         )
         """Observers of every execution that ended, however (billing listens here):
         ``(endpoint, worker id, started at, ended at)``."""
+        self.worker_census: list[Callable[[Endpoint], tuple[HealthWorkers, int] | None]] = []
+        """Who counts the workers, and jobs in progress, of endpoints whose workers are
+        processes (``/health``); a process may run several jobs side by side."""
 
     # ---- endpoints -------------------------------------------------------------------
 
@@ -309,15 +312,29 @@ class JobService:
     def health(self, endpoint_id: str) -> Health:
         ep = self.endpoint(endpoint_id)
         running = ep.running_workers
+        counted = next(
+            (counts for census in self.worker_census if (counts := census(ep)) is not None),
+            None,
+        )
+        workers, in_progress = counted if counted is not None else (None, running)
+        idle = len(ep.workers) - running
         return Health(
             jobs=HealthJobs(
                 completed=ep.completed,
                 failed=ep.failed,
-                in_progress=running,
+                in_progress=in_progress,
                 in_queue=len(ep.queue),
                 retried=ep.retried,
             ),
-            workers=HealthWorkers(idle=len(ep.workers) - running, running=running),
+            workers=workers
+            or HealthWorkers(
+                idle=idle,
+                running=running,
+                initializing=0,  # an in-process worker is ready at once
+                ready=idle + running,
+                throttled=0,
+                unhealthy=0,
+            ),
         )
 
     def requests(self, endpoint_id: str) -> list[JobResult]:

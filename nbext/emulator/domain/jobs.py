@@ -69,6 +69,8 @@ class Job:
     started_at: float | None = None
     ended_at: float | None = None
     output: Any = UNSET
+    progress: Any = UNSET
+    """The last ``progress_update`` of a worker script, shown by ``/status`` while running."""
     error: str | None = None
     chunks: list[dict[str, Any]] = field(default_factory=list)
     stream_cursor: int = 0
@@ -127,6 +129,8 @@ def wire_result(job: Job, now: float) -> dict[str, Any]:
     }
     if status is S.COMPLETED:
         fields["output"] = None if job.output is UNSET else job.output
+    elif status is S.IN_PROGRESS and job.progress is not UNSET:
+        fields["output"] = job.progress
     elif status in RETRYABLE_STATES:
         fields["error"] = job.error or ""
     return fields

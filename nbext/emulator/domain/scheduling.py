@@ -91,13 +91,17 @@ class Scheduler:
         worker.job = job
         job.worker = worker
         self.lifecycle.transition(job, S.IN_PROGRESS)
+        self.arm_execution_timeout(job, endpoint)
+        job.task = asyncio.get_running_loop().create_task(self._execute(job, job.attempt))
+
+    def arm_execution_timeout(self, job: Job, endpoint: Endpoint) -> None:
+        """Time the attempt just started out after the job's or the endpoint's timeout
+        (worker processes' jobs too: ``remote_workers``)."""
         timeout_ms = job.execution_timeout_ms or endpoint.execution_timeout_ms
         timeout_ms = timeout_ms or EXECUTION_TIMEOUT_DEFAULT_MS
-        attempt = job.attempt
         job.exec_timer = self.clock.call_later(
-            timeout_ms / 1000, self._timed_out, job, attempt, timeout_ms
+            timeout_ms / 1000, self._timed_out, job, job.attempt, timeout_ms
         )
-        job.task = asyncio.get_running_loop().create_task(self._execute(job, attempt))
 
     def stop_execution(self, job: Job, endpoint: Endpoint) -> None:
         """The job leaves IN_PROGRESS: stop its handler and free its worker."""

@@ -66,7 +66,16 @@ class Sample:
             in_progress=jobs.in_progress,
             idle=workers.idle,
             running=workers.running,
-            extra_workers=dict(workers.model_extra or {}),
+            extra_workers={
+                # initializing, unhealthy...: shown when there are any (worker processes
+                # start, fail pings); ``ready`` repeats idle + running, so it is left out.
+                **{
+                    k: v
+                    for k, v in workers.model_dump(exclude={"idle", "running", "ready"}).items()
+                    if v
+                },
+                **(workers.model_extra or {}),
+            },
         )
 
 

@@ -128,7 +128,14 @@ async def test_scaling_changes_reach_the_live_endpoint(
     assert (await health(api, e["id"]))["workers"]["idle"] == 0
     updated = await update({"workersMin": 2, "name": "scaled"})
     assert (updated["workersMin"], updated["name"]) == (2, "scaled")
-    assert (await health(api, e["id"]))["workers"] == {"idle": 2, "running": 0}
+    assert (await health(api, e["id"]))["workers"] == {
+        "idle": 2,
+        "running": 0,
+        "initializing": 0,
+        "ready": 2,
+        "throttled": 0,
+        "unhealthy": 0,
+    }
     updated = await update({"workersMin": 0, "workersMax": 1, "idleTimeout": 2})
     assert (updated["workersMax"], updated["idleTimeout"]) == (1, 2)
     assert len(emu.jobs.endpoints[e["id"]].workers) == 1  # the idle worker above max stopped
@@ -139,7 +146,14 @@ async def test_scaling_changes_reach_the_live_endpoint(
     await advance(emu, 30)
     assert (await health(api, e["id"]))["jobs"]["completed"] == 3
     await advance(emu, 2)  # the new idle timeout
-    assert (await health(api, e["id"]))["workers"] == {"idle": 0, "running": 0}
+    assert (await health(api, e["id"]))["workers"] == {
+        "idle": 0,
+        "running": 0,
+        "initializing": 0,
+        "ready": 0,
+        "throttled": 0,
+        "unhealthy": 0,
+    }
     await update({"executionTimeoutMs": 5000})
     job = await ok(api.post(f"/v2/{e['id']}/run", json={"input": {"seconds": 10}}))
     await advance(emu, 6)

@@ -1,0 +1,457 @@
+"""Workers in processes of their own that pull jobs over the worker protocol.
+
+An endpoint deployed from a worker script has no in-process handler, so the scheduler
+never hands its jobs out: its workers *take* them, as the service's workers do
+(docs/workers.md). The queue, the job states and their side effects stay
+``Lifecycle``'s, so cancel, TTL, retention, execution timeout, webhooks and health
+counters are the same as for in-process handlers. What this module adds:
+
+- which process holds which jobs, and the per-worker key it authenticates with;
+- the long-polls: a take waits for a queued job, a stop poll for a job to stop;
+- the results a worker posts (chunks, progress, output, errors);
+- scaling by the endpoint's rules: ``workersMin``/``workersMax`` and ``idleTimeout``
+  act on the endpoint's domain workers as for any endpoint, and a ``Launcher``
+  (the process supervisor, outside the domain) makes processes follow them.
+
+Everything runs on the emulator's loop.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from nbext.models import HealthWorkers, JobStatus
+
+from .clock import Clock, Signal
+from .endpoints import Endpoint, Worker
+from .errors import DomainError, InvalidInput, NotFound
+from .job_service import JobService
+from .jobs import UNSET, Job
+from .json_values import printable, unservable
+from .streaming import to_chunks
+
+S = JobStatus
+
+TAKE_HOLD_S = 10.0
+"""How long a job-take or job-stop is held open when there is nothing to give.
+
+The SDK asks again at once after a 204, so answering at once would make a worker spin;
+its own client gives up after 90 s, so the hold must be well under that. Ten seconds
+also bounds how long a stopping worker waits for its last poll to end."""
+
+PING_MISSED_AFTER_S = 3.5
+"""A worker whose last ping is older than this (three intervals and a half of the
+one-second interval the emulator asks for) counts as unhealthy, as the service marks
+a worker whose heartbeat stops."""
+
+
+class WorkerRefused(DomainError):
+    """A worker-protocol call from an unknown worker, or with a wrong key (HTTP 401)."""
+
+
+class Launcher(Protocol):
+    """Starts and stops the process behind a remote worker (the supervisor)."""
+
+    def launch(self, worker: RemoteWorker) -> None: ...
+
+    def terminate(self, worker: RemoteWorker) -> None: ...
+
+
+@dataclass(eq=False)
+class RemoteWorker:
+    """One process running a worker script for one endpoint."""
+
+    endpoint_id: str
+    domain: Worker
+    """The endpoint's worker this process embodies (scaling and billing see it)."""
+    key: str = field(default_factory=lambda: "rpw_" + secrets.token_hex(16))
+    jobs: dict[str, int] = field(default_factory=dict)
+    """Jobs it holds: id -> the attempt it was given, so a late post for an attempt that
+    was stopped (cancelled, timed out) is told apart from the current one."""
+    to_stop: list[str] = field(default_factory=list)
+    started_at: float = 0.0
+    contacted: bool = False
+    """It has called the emulator at least once (until then: initializing)."""
+    last_ping: float | None = None
+    failed_check: str | None = None
+    """Why the SDK's startup check failed, when it reported so (it then exits)."""
+    stopping: bool = False
+    restart_requested: bool = False
+    """It posted ``stopPod`` (``refresh_worker``): start a fresh process after it exits."""
+    wake: Signal = field(default_factory=Signal)
+
+    @property
+    def id(self) -> str:
+        return self.domain.id
+
+    def unhealthy(self, now: float) -> bool:
+        if self.failed_check is not None:
+            return True
+        if not self.contacted or self.last_ping is None:
+            return False
+        return now - self.last_ping > PING_MISSED_AFTER_S
+
+
+@dataclass(eq=False)
+class Pool:
+    """The remote workers of one endpoint deployed from a worker script."""
+
+    endpoint_id: str
+    launcher: Launcher
+    workers: dict[str, RemoteWorker] = field(default_factory=dict)
+    work: Signal = field(default_factory=Signal)
+    """Fired when a job is queued: wakes held takes."""
+
+
+class RemoteWorkers:
+    """Every pool of one emulator, and the worker protocol's operations on them."""
+
+    def __init__(self, clock: Clock, jobs: JobService) -> None:
+        self.clock = clock
+        self.jobs = jobs
+        self.pools: dict[str, Pool] = {}
+        self.by_id: dict[str, RemoteWorker] = {}
+        self.restarting: set[Worker] = set()
+        """Domain workers whose process exited and gets a new one after a delay."""
+        self.hold_s = TAKE_HOLD_S
+        self.closed = False
+        """Set by ``stop_all``: no process is started any more (the emulator is stopping)."""
+        jobs.on_change.append(self._job_changed)
+        jobs.worker_census.append(self.census)
+
+    # ---- pools and processes ---------------------------------------------------------
+
+    def add_pool(self, endpoint_id: str, launcher: Launcher) -> Pool:
+        self.jobs.endpoint(endpoint_id)
+        self.closed = False  # a server serving this emulator again: workers may start
+        pool = Pool(endpoint_id, launcher)
+        self.pools[endpoint_id] = pool
+        self.reconcile()
+        return pool
+
+    def reconcile(self) -> None:
+        """Make processes follow the endpoints' domain workers, and scale up for the queue.
+
+        The scheduler's rules add and remove domain workers (``workersMin`` on deploy and
+        update, ``idleTimeout``, a lower ``workersMax``); here a domain worker without a
+        process gets one, and a process whose domain worker is gone is stopped.
+        """
+        if self.closed:
+            return
+        for pool in list(self.pools.values()):
+            endpoint = self.jobs.endpoints.get(pool.endpoint_id)
+            if endpoint is None:
+                for worker in list(pool.workers.values()):
+                    self._terminate(pool, worker)
+                del self.pools[pool.endpoint_id]
+                continue
+            self._scale_up(endpoint)
+            present = {w.id for w in endpoint.workers}
+            for worker in list(pool.workers.values()):
+                if worker.id not in present and not worker.stopping:
+                    self._terminate(pool, worker)
+            known = {w.domain for w in pool.workers.values()} | self.restarting
+            for domain in endpoint.workers:
+                if domain not in known:
+                    self._launch(pool, domain)
+
+    def _scale_up(self, endpoint: Endpoint) -> None:
+        """A queued job that nobody is free to take starts a worker, up to ``workersMax``."""
+        pool = self.pools[endpoint.id]
+        free = sum(1 for w in pool.workers.values() if not w.jobs and not w.stopping)
+        waiting = sum(1 for j in endpoint.queue.values() if not j.low_priority)
+        while waiting > free and endpoint.may_scale_up():
+            endpoint.workers.append(Worker(idle_since=self.clock.now()))
+            free += 1
+
+    def _launch(self, pool: Pool, domain: Worker) -> RemoteWorker:
+        worker = RemoteWorker(pool.endpoint_id, domain, started_at=self.clock.now())
+        pool.workers[worker.id] = worker
+        self.by_id[worker.id] = worker
+        pool.launcher.launch(worker)
+        return worker
+
+    def _terminate(self, pool: Pool, worker: RemoteWorker) -> None:
+        worker.stopping = True
+        worker.wake.fire()  # its stop poll ends,
+        pool.work.fire()  # and its take: a stopping worker is handed no job
+        pool.launcher.terminate(worker)
+
+    def exited(self, worker: RemoteWorker, how: str) -> bool:
+        """The worker's process ended (``how``: its exit code or signal, as text).
+
+        Its jobs fail: the job table has no way back from IN_PROGRESS to IN_QUEUE, and
+        the work may have been done, with effects, before the process died, so running
+        it again unasked could run it twice (docs/workers.md). Returns whether a new
+        process should take its place (its domain worker is still wanted).
+        """
+        pool = self.pools.get(worker.endpoint_id)
+        self.by_id.pop(worker.id, None)
+        if pool is not None:
+            pool.workers.pop(worker.id, None)
+        for job_id, attempt in list(worker.jobs.items()):
+            job = self.jobs.jobs.get(job_id)
+            if job is not None and self._current(job, attempt):
+                self.jobs.lifecycle.transition(
+                    job,
+                    S.FAILED,
+                    error=f"worker {worker.id} exited ({how}) while running this job; "
+                    "its log says why. The job was not requeued, since its work may have "
+                    "been done: retry it with /retry once the worker is fixed",
+                )
+        worker.jobs.clear()
+        endpoint = self.jobs.endpoints.get(worker.endpoint_id)
+        wanted = (
+            pool is not None
+            and endpoint is not None
+            and worker.domain in endpoint.workers
+            and (not worker.stopping or worker.restart_requested)
+        )
+        if wanted:
+            worker.domain.job = None
+            self.restarting.add(worker.domain)
+        return wanted
+
+    def relaunch(self, worker: RemoteWorker) -> RemoteWorker | None:
+        """Start a new process for the domain worker of an exited one, if still wanted."""
+        self.restarting.discard(worker.domain)
+        if self.closed:
+            return None
+        pool = self.pools.get(worker.endpoint_id)
+        endpoint = self.jobs.endpoints.get(worker.endpoint_id)
+        if pool is None or endpoint is None or worker.domain not in endpoint.workers:
+            return None
+        if worker.domain.id in pool.workers:
+            return None
+        return self._launch(pool, worker.domain)
+
+    def stop_all(self) -> None:
+        """Stop every worker for good: the emulator is stopping."""
+        self.closed = True
+        for pool in self.pools.values():
+            for worker in list(pool.workers.values()):
+                self._terminate(pool, worker)
+
+    # ---- the worker protocol ---------------------------------------------------------
+
+    def authenticate(self, endpoint_id: str, worker_id: str, header: str | None) -> RemoteWorker:
+        worker = self.by_id.get(worker_id)
+        if worker is None or worker.endpoint_id != endpoint_id:
+            raise WorkerRefused(
+                f"no worker {worker_id!r} on endpoint {endpoint_id!r}: workers are started by "
+                "the emulator (--worker ID=PATH, deploy_worker), which issues their ids and keys"
+            )
+        presented = (header or "").strip()
+        scheme, _, rest = presented.partition(" ")
+        if scheme.lower() == "bearer" and rest:
+            presented = rest.strip()
+        if not secrets.compare_digest(presented.encode(), worker.key.encode()):
+            raise WorkerRefused(
+                f"wrong key for worker {worker_id!r}; a worker sends the key the emulator "
+                "gave it in RUNPOD_AI_API_KEY (a key in ~/.runpod/config.toml takes "
+                "precedence in the SDK: remove it for local tests)"
+            )
+        if not worker.contacted:  # ready now: its idle timeout counts from here
+            worker.contacted = True
+            endpoint = self.jobs.endpoints.get(endpoint_id)
+            if endpoint is not None and not worker.domain.running:
+                worker.domain.idle_since = self.clock.now()
+                self.jobs.scheduler.schedule_idle(worker.domain, endpoint)
+        return worker
+
+    async def take(self, worker: RemoteWorker, batch: int) -> list[dict[str, Any]]:
+        """Up to ``batch`` queued jobs, waiting up to the hold time for the first."""
+        pool = self.pools[worker.endpoint_id]
+        endpoint = self.jobs.endpoint(worker.endpoint_id)
+        deadline = self.clock.now() + self.hold_s
+        while not endpoint.queue and not worker.stopping:
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                return []
+            await pool.work.wait(self.clock, remaining)
+        if (
+            worker.stopping
+            or self.by_id.get(worker.id) is not worker
+            or worker.domain not in endpoint.workers  # scaled down while it waited
+        ):
+            return []
+        taken = []
+        for job in list(endpoint.queue.values())[:batch]:
+            taken.append(self._start(job, worker, endpoint))
+        if endpoint.queue:
+            pool.work.fire()  # others may take the rest
+        return taken
+
+    def _start(self, job: Job, worker: RemoteWorker, endpoint: Endpoint) -> dict[str, Any]:
+        domain = worker.domain
+        if domain.idle_timer is not None:
+            domain.idle_timer.cancel()
+            domain.idle_timer = None
+        self.jobs.lifecycle.transition(job, S.IN_PROGRESS)
+        job.progress = UNSET
+        job.worker = domain
+        domain.job = job
+        worker.jobs[job.id] = job.attempt
+        self.jobs.scheduler.arm_execution_timeout(job, endpoint)
+        payload: dict[str, Any] = {"id": job.id, "input": job.input}
+        if job.webhook:
+            payload["webhook"] = job.webhook
+        if job.s3_config:
+            payload["s3Config"] = job.s3_config
+        return payload
+
+    async def stops(self, worker: RemoteWorker) -> list[str]:
+        """Ids of jobs the worker must stop, waiting up to the hold time for one."""
+        deadline = self.clock.now() + self.hold_s
+        while not worker.to_stop and not worker.stopping:
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                break
+            await worker.wake.wait(self.clock, remaining)
+        ids, worker.to_stop = worker.to_stop, []
+        return ids
+
+    def ping(self, worker: RemoteWorker, failed_check: str | None = None) -> None:
+        """A heartbeat; ``failed_check``: the SDK's startup check failed (why), and the
+        worker counts as unhealthy until it exits."""
+        worker.last_ping = self.clock.now()
+        if failed_check is not None:
+            worker.failed_check = failed_check
+
+    def _held(self, worker: RemoteWorker, job_id: str) -> Job | None:
+        """The job if ``worker`` holds its current attempt; None for a stale post."""
+        attempt = worker.jobs.get(job_id)
+        job = self.jobs.jobs.get(job_id)
+        if attempt is None or job is None:
+            if job is None or job.endpoint_id != worker.endpoint_id:
+                raise NotFound(f"job {job_id!r} is not held by worker {worker.id!r}")
+            return None
+        if not self._current(job, attempt):
+            worker.jobs.pop(job_id, None)
+            return None
+        return job
+
+    def stream(self, worker: RemoteWorker, job_id: str, body: bytes) -> None:
+        """One chunk (``{"output": value}``), visible at once through ``/stream``."""
+        data = _object(body)
+        job = self._held(worker, job_id)
+        if job is None:
+            return
+        value = data.get("output")
+        why = unservable(value)
+        if why is not None:
+            raise InvalidInput(f"stream chunk cannot be sent as JSON: {why}")
+        job.chunks.extend(to_chunks(value, {}, len(job.chunks)))
+        job.wake(final=False)
+
+    def done(self, worker: RemoteWorker, job_id: str, body: bytes) -> None:
+        """A job-done post: progress, a result, an error; ``stopPod`` restarts the worker."""
+        data = _object(body)
+        job = self._held(worker, job_id)
+        if data.get("stopPod") is True and not worker.stopping:
+            # ``refresh_worker``: the service replaces the worker after this job; the SDK
+            # itself does not exit, so it is stopped (gracefully) and started afresh.
+            worker.restart_requested = True
+            pool = self.pools.get(worker.endpoint_id)
+            if pool is not None:
+                self._terminate(pool, worker)
+        if job is None:
+            return
+        if data.get("status") == "IN_PROGRESS":  # progress_update: the job goes on
+            job.progress = data.get("output")
+            self.jobs.lifecycle.changed(job, store=False)
+            job.wake(final=False)
+            return
+        worker.jobs.pop(job_id, None)
+        error = data.get("error")
+        if error:
+            text = error if isinstance(error, str) else json.dumps(error, default=str)
+            self.jobs.lifecycle.transition(job, S.FAILED, error=printable(text))
+            return
+        output = data.get("output")
+        why = unservable(output)
+        if why is not None:
+            error_text = f"worker output cannot be sent as JSON: {why}"
+            self.jobs.lifecycle.transition(job, S.FAILED, error=error_text)
+            return
+        self.jobs.lifecycle.transition(job, S.COMPLETED, output=output)
+
+    # ---- observing jobs --------------------------------------------------------------
+
+    def _job_changed(self, job: Job) -> None:
+        pool = self.pools.get(job.endpoint_id)
+        if pool is None:
+            return
+        if job.status is S.IN_QUEUE and job.removed is None:
+            endpoint = self.jobs.endpoints.get(job.endpoint_id)
+            if endpoint is not None:
+                self._scale_up(endpoint)
+                self.reconcile()
+            pool.work.fire()
+            return
+        # A job left IN_PROGRESS (or was removed) without its worker posting the end:
+        # tell the worker through job-stop. ``stop_execution`` freed the domain worker;
+        # a worker running other jobs side by side is still busy with them.
+        for worker in pool.workers.values():
+            if job.id in worker.jobs and (job.status is not S.IN_PROGRESS or job.removed):
+                worker.jobs.pop(job.id)
+                worker.to_stop.append(job.id)
+                worker.wake.fire()
+            if worker.jobs and worker.domain.job is None:
+                held = self.jobs.jobs.get(next(iter(worker.jobs)))
+                worker.domain.job = held
+                if held is not None:
+                    held.worker = worker.domain
+
+    def _current(self, job: Job, attempt: int) -> bool:
+        return job.attempt == attempt and job.status is S.IN_PROGRESS and job.removed is None
+
+    # ---- health ----------------------------------------------------------------------
+
+    def census(self, endpoint: Endpoint) -> tuple[HealthWorkers, int] | None:
+        """``/health`` worker counts of a pool's endpoint and its jobs in progress (None
+        for other endpoints).
+
+        initializing: started, not yet heard from; idle and running: serving, without or
+        with jobs; ready: serving and healthy (idle + running); unhealthy: missed pings;
+        throttled: always 0, the emulator never withholds a machine.
+        """
+        pool = self.pools.get(endpoint.id)
+        if pool is None:
+            return None
+        now = self.clock.now()
+        counts = {"idle": 0, "running": 0, "initializing": 0, "unhealthy": 0}
+        for worker in pool.workers.values():
+            if worker.stopping:
+                continue
+            if not worker.contacted:
+                counts["initializing"] += 1
+            elif worker.unhealthy(now):
+                counts["unhealthy"] += 1
+            elif worker.jobs:
+                counts["running"] += 1
+            else:
+                counts["idle"] += 1
+        workers = HealthWorkers(
+            idle=counts["idle"],
+            running=counts["running"],
+            initializing=counts["initializing"],
+            ready=counts["idle"] + counts["running"],
+            throttled=0,
+            unhealthy=counts["unhealthy"],
+        )
+        return workers, sum(len(w.jobs) for w in pool.workers.values())
+
+
+def _object(body: bytes) -> dict[str, Any]:
+    """A worker's post: JSON text (sent as form-encoded by the SDK), an object."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"worker post is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidInput('worker post must be a JSON object such as {"output": ...}')
+    return data

@@ -1,0 +1,297 @@
+"""Worker scripts as processes: start them, keep their logs, restart them, stop them all.
+
+A worker script runs unmodified, as it runs on the service: ``python worker.py`` with
+the environment the ``runpod`` SDK reads in worker mode (``worker_env``). Each process
+gets its own session (process group), because the SDK starts a heartbeat process of its
+own; stopping a worker signals the whole group, so nothing it started outlives it, and
+an ``atexit`` hook does the same for every worker when the interpreter ends (a kernel
+shut down, a script that never stopped its server).
+
+The supervisor polls its processes from the emulator's loop: an exit is reported to
+``RemoteWorkers.exited`` (which fails the jobs the process held) and, when the worker is
+still wanted, a new process takes its place, with a growing delay for one that keeps
+dying at start so a broken script does not spin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..domain.remote_workers import RemoteWorker, RemoteWorkers
+
+log = logging.getLogger("nbext.emulator.workers")
+
+POLL_S = 0.1
+"""How often processes are checked for an exit, and scaling for work to do."""
+GRACE_S = 3.0
+"""Seconds a stopped worker has to exit after SIGTERM before its group gets SIGKILL."""
+LOG_LINES = 10_000
+"""Lines of output kept per worker (older lines are dropped)."""
+PING_INTERVAL_MS = 1000
+"""The SDK counts its ping interval in whole seconds: one second is the shortest."""
+
+
+@dataclass(frozen=True)
+class WorkerScript:
+    """What a pool's processes run: a script, with an interpreter."""
+
+    path: Path
+    python: str = field(default_factory=lambda: sys.executable)
+    env: tuple[tuple[str, str], ...] = ()
+    """Extra environment variables (the endpoint's own, as a template's ``env``)."""
+
+
+def worker_env(base_url: str, endpoint_id: str, worker: RemoteWorker) -> dict[str, str]:
+    """The variables that put the ``runpod`` SDK in worker mode against the emulator."""
+    api = f"{base_url}/v2/{endpoint_id}"
+    query = "?gpu=emulated"
+    return {
+        "RUNPOD_WEBHOOK_GET_JOB": f"{api}/job-take/$ID{query}",
+        "RUNPOD_WEBHOOK_POST_OUTPUT": f"{api}/job-done/$RUNPOD_POD_ID/$ID{query}",
+        "RUNPOD_WEBHOOK_POST_STREAM": f"{api}/job-stream/$RUNPOD_POD_ID/$ID{query}",
+        "RUNPOD_WEBHOOK_PING": f"{api}/ping/$RUNPOD_POD_ID",
+        "RUNPOD_PING_INTERVAL": str(PING_INTERVAL_MS),
+        "RUNPOD_AI_API_KEY": worker.key,
+        "RUNPOD_POD_ID": worker.id,
+        "RUNPOD_POD_HOSTNAME": worker.id,
+        "RUNPOD_ENDPOINT_ID": endpoint_id,
+        "RUNPOD_SKIP_GPU_CHECK": "true",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+@dataclass(eq=False)
+class _Process:
+    worker: RemoteWorker
+    popen: subprocess.Popen[bytes]
+    started: float
+    kill_at: float | None = None
+
+
+class WorkerLogs:
+    """Each worker's output, line by line, kept after the worker stops."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, deque[str]] = {}
+        self._endpoint_of: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def open(self, endpoint_id: str, worker_id: str) -> deque[str]:
+        with self._lock:
+            lines = self._lines.setdefault(worker_id, deque(maxlen=LOG_LINES))
+            self._endpoint_of[worker_id] = endpoint_id
+            return lines
+
+    def lines(self, endpoint_id: str, worker_id: str | None = None) -> list[str]:
+        """The endpoint's worker output, each line prefixed with its worker's id."""
+        with self._lock:
+            ids = [
+                w
+                for w, ep in self._endpoint_of.items()
+                if ep == endpoint_id and (worker_id is None or w == worker_id)
+            ]
+            return [f"[{w}] {line}" for w in ids for line in list(self._lines[w])]
+
+
+class Supervisor:
+    """The processes of every worker-script endpoint of one emulator."""
+
+    def __init__(self, workers: RemoteWorkers, base_url: str) -> None:
+        self.workers = workers
+        self.base_url = base_url
+        self.scripts: dict[str, WorkerScript] = {}
+        self.logs = WorkerLogs()
+        self._procs: dict[str, _Process] = {}
+        self._restart_delay: dict[str, float] = {}
+        self._failed: list[RemoteWorker] = []
+        self._task: asyncio.Task[None] | None = None
+        _live.add(self)
+
+    def add(self, endpoint_id: str, script: WorkerScript) -> None:
+        """Serve ``endpoint_id`` with ``script``; call on the emulator's loop."""
+        self.scripts[endpoint_id] = script
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._watch())
+        self.workers.add_pool(endpoint_id, _PoolLauncher(self, endpoint_id))
+
+    # ---- Launcher, per pool ----------------------------------------------------------
+
+    def launch(self, endpoint_id: str, worker: RemoteWorker) -> None:
+        script = self.scripts[endpoint_id]
+        env = {**os.environ, **dict(script.env), **worker_env(self.base_url, endpoint_id, worker)}
+        lines = self.logs.open(endpoint_id, worker.id)
+        lines.append(f"--- starting {script.python} {script.path}")
+        try:
+            popen = subprocess.Popen(
+                [script.python, str(script.path)],
+                cwd=script.path.parent,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+        except OSError as exc:
+            lines.append(f"--- cannot start: {exc}")
+            log.error("worker %s of %s cannot start: %s", worker.id, endpoint_id, exc)
+            self._failed.append(worker)  # reported as an exit by the next pass
+            return
+        self._procs[worker.id] = _Process(worker, popen, time.monotonic())
+        threading.Thread(
+            target=_pump, args=(popen, lines), name=f"nbext-log-{worker.id}", daemon=True
+        ).start()
+
+    def terminate(self, worker: RemoteWorker) -> None:
+        proc = self._procs.get(worker.id)
+        if proc is None or proc.kill_at is not None:
+            return
+        _signal_group(proc.popen, signal.SIGTERM)
+        proc.kill_at = time.monotonic() + GRACE_S
+
+    # ---- watching --------------------------------------------------------------------
+
+    async def _watch(self) -> None:
+        while True:
+            try:
+                self.check()
+            except Exception:  # never let one bad pass stop supervision
+                log.exception("worker supervision failed")
+            await asyncio.sleep(POLL_S)
+
+    def check(self) -> None:
+        """One pass: report exits, restart wanted workers, kill overdue ones, scale."""
+        now = time.monotonic()
+        failed, self._failed = self._failed, []
+        for worker in failed:
+            self._exited(worker, "could not be started", lived=0.0)
+        for worker_id, proc in list(self._procs.items()):
+            code = proc.popen.poll()
+            if code is None:
+                if proc.kill_at is not None and now >= proc.kill_at:
+                    _signal_group(proc.popen, signal.SIGKILL)
+                continue
+            _signal_group(proc.popen, signal.SIGKILL)  # its heartbeat process, if left
+            del self._procs[worker_id]
+            self._exited(proc.worker, _exit_text(code), lived=now - proc.started)
+        self.workers.reconcile()
+
+    def _exited(self, worker: RemoteWorker, how: str, lived: float) -> None:
+        self.logs.open(worker.endpoint_id, worker.id).append(f"--- exited ({how})")
+        if not self.workers.exited(worker, how):
+            return
+        if worker.restart_requested or lived > 10:
+            delay = 0.0
+            self._restart_delay.pop(worker.id, None)
+        else:  # died young: back off, 0.5 s doubling up to 30 s
+            delay = min(30.0, self._restart_delay.get(worker.id, 0.25) * 2)
+            self._restart_delay[worker.id] = delay
+            log.warning("worker %s exited (%s); restarting in %.1f s", worker.id, how, delay)
+        asyncio.get_running_loop().call_later(delay, self.workers.relaunch, worker)
+
+    def stop_all(self, timeout: float = GRACE_S) -> None:
+        """Stop every worker process and wait for them (from any thread)."""
+        task, self._task = self._task, None
+        if task is not None:
+            with contextlib.suppress(RuntimeError):  # its loop is closed already
+                task.get_loop().call_soon_threadsafe(task.cancel)
+        procs = list(self._procs.values())
+        for proc in procs:
+            _signal_group(proc.popen, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for proc in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.popen.wait(max(0.0, deadline - time.monotonic()))
+            _signal_group(proc.popen, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.popen.wait(1.0)
+
+    def pids(self, endpoint_id: str | None = None) -> list[int]:
+        """Process ids of the running workers (of one endpoint, when given)."""
+        return [
+            p.popen.pid
+            for p in self._procs.values()
+            if endpoint_id is None or p.worker.endpoint_id == endpoint_id
+        ]
+
+
+@dataclass(eq=False)
+class _PoolLauncher:
+    supervisor: Supervisor
+    endpoint_id: str
+
+    def launch(self, worker: RemoteWorker) -> None:
+        self.supervisor.launch(self.endpoint_id, worker)
+
+    def terminate(self, worker: RemoteWorker) -> None:
+        self.supervisor.terminate(worker)
+
+
+def _parent_death_signal() -> Callable[[], None] | None:
+    """On Linux, what the child runs before the script: ask for SIGTERM when the thread
+    that started it ends, so that a kernel or emulator killed outright (no ``atexit``)
+    leaves no worker behind polling a server that is gone. libc is loaded here, in the
+    parent: between fork and exec the child must take no lock (no import, no loading)."""
+    if sys.platform != "linux":
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+
+    def ask() -> None:
+        prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+
+    return ask
+
+
+_die_with_parent = _parent_death_signal()
+
+
+def _pump(popen: subprocess.Popen[bytes], lines: deque[str]) -> None:
+    assert popen.stdout is not None
+    with popen.stdout:
+        for raw in popen.stdout:
+            lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+
+
+def _signal_group(popen: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    if popen.pid <= 0:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(popen.pid, sig)  # start_new_session: its group id is its pid
+
+
+def _exit_text(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+_live: weakref.WeakSet[Supervisor] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_everything() -> None:
+    """No worker outlives the interpreter that started it."""
+    for supervisor in list(_live):
+        supervisor.stop_all(timeout=1.0)
