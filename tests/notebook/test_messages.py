@@ -103,7 +103,8 @@ def test_an_unknown_endpoint_far_from_any_lists_them(
 ) -> None:
     message = plain_message(usage_error(nb, "%runpod health zzzzzz", capsys))
     assert message == (
-        "endpoint 'zzzzzz' not found; deployed endpoints: echo, fail, sleep, stream-text"
+        "endpoint 'zzzzzz' not found; deployed endpoints: "
+        "echo, fail, image-gen, sleep, stream-text, text-to-speech"
     )
 
 
