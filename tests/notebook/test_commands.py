@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import pytest
 from IPython.core.error import UsageError
@@ -12,7 +10,7 @@ from traitlets import TraitError
 from nbext.models import JobStatus
 from nbext.notebook.display.specs import STATES
 
-from .conftest import Notebook
+from .conftest import Notebook, flaky_handler
 from .test_job_magic import usage_error
 
 
@@ -137,18 +135,6 @@ def test_cancel_last_cancels_the_newest_job_of_this_kernel(
     nb.run("%runpod cancel last")  # cancelling a CANCELLED job answers the same again
     message = usage_error(nb, "%runpod cancel last --endpoint held", capsys)
     assert "'last' needs none" in message
-
-
-def flaky_handler() -> Any:
-    calls: list[int] = []
-
-    def flaky(job: dict[str, Any]) -> Any:
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError("first try fails")
-        return {"attempt": len(calls)}
-
-    return flaky
 
 
 def test_retry_command_follows_the_job_again(nb: Notebook) -> None:
