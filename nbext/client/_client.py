@@ -13,11 +13,13 @@ import logging
 import os
 import random
 import time
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Callable, Generator
 from types import TracebackType
 from typing import Any, Protocol, Self, TypeVar
 
 import httpx
+
+from nbext.models import JobResult
 
 from ._config import ClientConfig, Secret, load_config
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
@@ -166,6 +168,23 @@ class _Base:
             rand=random.random,
             call_timeout=float(call_timeout),
         )
+
+    def on_job_result(self, listener: Callable[[JobResult], None]) -> Callable[[], None]:
+        """Call ``listener`` with every job state this client reads; returns the
+        unsubscribe function.
+
+        Whatever asks (``status``, ``wait``, ``run_sync``, ``cancel``, ``retry``, a
+        submission, each result of ``map``), an observer sees the job's new state, e.g.
+        a notebook panel following the job. It runs on the caller's thread, inside the
+        call; one that raises is logged (logger ``nbext.client``) and the call goes on.
+        """
+        self._ctx.listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._ctx.listeners:
+                self._ctx.listeners.remove(listener)
+
+        return unsubscribe
 
     @property
     def serverless_url(self) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import httpx
@@ -133,6 +133,22 @@ class Context:
     rand: Callable[[], float]
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     """The deadline of a call that has none of its own (a wait's), retries included."""
+    listeners: list[Callable[[JobResult], None]] = field(default_factory=list)
+    """Told every job state the client reads (``on_job_result``), on the caller's thread."""
+
+    def seen(self, result: JobResult) -> None:
+        """Hand ``result`` to every listener; one that raises is logged, never the caller's
+        problem: an observer (a notebook panel) must not break the call it watches."""
+        for listener in list(self.listeners):
+            try:
+                listener(result)
+            except Exception:
+                log.exception("a job-result listener failed on job %s", result.id)
+
+    def unobserved(self) -> Context:
+        """This context with no listeners: for flows driven away from the caller's thread,
+        whose results the caller hands to the listeners itself (a sync map)."""
+        return replace(self, listeners=[])
 
 
 def poll_interval(waited: float) -> float:
@@ -317,6 +333,7 @@ def status(ctx: Context, state: JobState, deadline: Deadline | None = None) -> F
     result = model_of(call, response, JobResult)
     state.result = result
     state.heard = True
+    ctx.seen(result)
     if deadline is not None:
         deadline.last_status = result.status
     return result
@@ -479,9 +496,9 @@ def submit(ctx: Context, endpoint_id: str, body: bytes) -> Flow[JobState]:
     call = endpoint_call("run", "POST", endpoint_id, body=body)
     response = yield from send(ctx, call)
     accepted = model_of(call, response, AcceptedJob)
-    return JobState(
-        endpoint_id, accepted.id, result=JobResult(id=accepted.id, status=accepted.status)
-    )
+    result = JobResult(id=accepted.id, status=accepted.status)
+    ctx.seen(result)
+    return JobState(endpoint_id, accepted.id, result=result)
 
 
 def retry_job(ctx: Context, state: JobState) -> Flow[AcceptedJob]:
@@ -489,6 +506,7 @@ def retry_job(ctx: Context, state: JobState) -> Flow[AcceptedJob]:
     response = yield from send(ctx, call)
     accepted = model_of(call, response, AcceptedJob)
     state.reset()
+    ctx.seen(JobResult(id=accepted.id, status=accepted.status))
     return accepted
 
 
@@ -545,6 +563,7 @@ def runsync_outcome(
     endpoint_id = call.endpoint_id
     # One parse: a job still running answers {id, status}, which reads as a JobResult too.
     result = model_of(call, response, JobResult)
+    ctx.seen(result)
     if result.status in FINAL_STATES:
         state = JobState(endpoint_id, result.id, keep_chunks=keep_chunks, result=result)
         return state, finish(state, result, raise_on_failure, ctx.secret)

@@ -132,7 +132,9 @@ def _wait(
 def _cancel(ctx: flows.Context, state: flows.JobState) -> flows.Flow[CancelResult]:
     """Cancel the job (Conflict if it already ended other than CANCELLED)."""
     call = job_call("cancel", "POST", state.endpoint_id, state.id)
-    return (yield from flows.call_model(ctx, call, CancelResult))
+    answer = yield from flows.call_model(ctx, call, CancelResult)
+    ctx.seen(JobResult(id=state.id, status=answer.status))
+    return answer
 
 
 class _Handle(Protocol):

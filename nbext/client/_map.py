@@ -195,15 +195,19 @@ async def run_batch(
             emit(_End())
 
 
-def _outcome(plan: MapPlan, got: Item, secret: Secret | None) -> tuple[int, JobResult] | None:
-    """What the consumer yields for ``got``; None at the end; a failure raises."""
+def _outcome(plan: MapPlan, got: Item, ctx: Context) -> tuple[int, JobResult] | None:
+    """What the consumer yields for ``got``; None at the end; a failure raises.
+
+    The client's listeners hear each result here, on the consumer's thread (the batch
+    itself runs with a context that has none: on a sync client, on another thread)."""
     if isinstance(got, _End):
         return None
     if isinstance(got, _Failed):
         if got.index is not None:
             got.exc.add_note(f"map: input #{got.index}")
         raise got.exc
-    return plan.checked(*got, secret)
+    ctx.seen(got[1])
+    return plan.checked(*got, ctx.secret)
 
 
 def map_sync(client: BatchHost, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
@@ -214,9 +218,11 @@ def map_sync(client: BatchHost, plan: MapPlan) -> Iterator[tuple[int, JobResult]
     """
     results: queue.SimpleQueue[Item] = queue.SimpleQueue()
     lanes = client._lanes(plan.concurrency)
-    runner = LoopThread(run_batch(plan, client._ctx, lanes, results.put), name="nbext-map")
+    runner = LoopThread(
+        run_batch(plan, client._ctx.unobserved(), lanes, results.put), name="nbext-map"
+    )
     try:
-        while (item := _outcome(plan, results.get(), client._ctx.secret)) is not None:
+        while (item := _outcome(plan, results.get(), client._ctx)) is not None:
             yield item
     finally:
         runner.cancel()
@@ -227,10 +233,12 @@ async def map_async(client: BatchHost, plan: MapPlan) -> AsyncIterator[tuple[int
     """The async map: tasks on the running loop, each sending through its own lane."""
     results: asyncio.Queue[Item] = asyncio.Queue()
     task = asyncio.get_running_loop().create_task(
-        run_batch(plan, client._ctx, client._lanes(plan.concurrency), results.put_nowait)
+        run_batch(
+            plan, client._ctx.unobserved(), client._lanes(plan.concurrency), results.put_nowait
+        )
     )
     try:
-        while (item := _outcome(plan, await results.get(), client._ctx.secret)) is not None:
+        while (item := _outcome(plan, await results.get(), client._ctx)) is not None:
             yield item
     finally:
         task.cancel()

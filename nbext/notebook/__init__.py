@@ -3,7 +3,8 @@
 ``%load_ext nbext`` registers the magics and says in one line which service the kernel
 talks to: the RunPod cloud when an API key is configured, else a local emulator that
 starts inside the kernel on first use. From Python: ``nbext.deploy`` makes a notebook
-function an endpoint of that emulator, ``run_many`` runs a batch with a progress panel.
+function an endpoint of that emulator, ``run_many`` runs a batch with a progress panel,
+``client()`` is the kernel's own client, whose calls the job panels follow.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from nbext.client import Client
 from nbext.models import JobResult
 
 from . import awaiting
@@ -31,6 +33,7 @@ __all__ = [
     "JobPanel",
     "NotebookError",
     "RunpodMagics",
+    "client",
     "current",
     "deploy",
     "load_ipython_extension",
@@ -40,6 +43,17 @@ __all__ = [
     "unload_ipython_extension",
     "wait_background",
 ]
+
+
+def client() -> Client:
+    """The client of the service this kernel talks to (the emulator started if needed).
+
+    Calls on it are seen by the kernel's panels: ``client().endpoint("sleep").job(id)
+    .cancel()`` in a cell makes every panel of that job show CANCELLED, and a
+    ``retry()`` of a job this kernel submitted is followed to its end like
+    ``%runpod retry``. After ``%runpod connect``, call it again for the new service.
+    """
+    return current().client
 
 
 async def wait_background(timeout: float | None = None) -> list[JobResult | None]:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbext.client import AsyncClient, Client, ClientConfig, load_config, mask
+from nbext.models import JobResult
 
 from .errors import NotebookError
 from .registry import JobRegistry
@@ -219,6 +220,7 @@ class Connection:
             return existing
         made = self._start_local() if self.mode == "local" else self._start_cloud()
         self._services[self.mode] = made
+        made.client.on_job_result(lambda result: self._seen(made, result))
         return made
 
     def service_named(self, mode: str) -> Service | None:
@@ -231,6 +233,40 @@ class Connection:
     @property
     def client(self) -> Client:
         return self.service().client
+
+    def _seen(self, service: Service, result: JobResult) -> None:
+        """The kernel's client read a job's state (a Python call in a cell, or a command):
+        the job's record, and so every panel of it, follows.
+
+        A job of this kernel queued again from Python (``job.retry()``) is followed in
+        the background, as ``%runpod retry`` follows it, so its panels reach its end
+        without a further call; a command that queues it again starts its own follower
+        meanwhile, and then this one is not needed.
+        """
+        record = self.registry.get(result.id)
+        if record is None or record.service != service.mode:
+            return
+        queued_again = record.final and not result.status.is_final
+        if queued_again:
+            record.retries += 1
+        self.registry.update(result.id, result)
+        if not queued_again:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (a terminal IPython): the next status or wait call shows it
+        before = record.follower
+
+        def follow() -> None:
+            if record.follower is not before or record.final:
+                return
+            from .follow import JobFollower
+
+            on_end = before.on_end if before is not None else None
+            JobFollower(service, self.registry, record, on_end=on_end).start_background()
+
+        loop.call_soon(follow)
 
     def local(self) -> Service:
         """The embedded emulator's service, whatever the current mode; started if needed."""

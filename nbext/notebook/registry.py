@@ -82,10 +82,11 @@ class JobRegistry:
 
     def update(self, job_id: str, result: JobResult) -> None:
         record = self._records.get(job_id)
-        if record is not None:
-            record.result = result
-            record.removed = None
-            self._changed(record)
+        if record is None or (record.result == result and record.removed is None):
+            return  # unchanged: the same answer heard twice (a follower, the client's hook)
+        record.result = result
+        record.removed = None
+        self._changed(record)
 
     def mark_removed(self, job_id: str, reason: str) -> None:
         record = self._records.get(job_id)

@@ -385,10 +385,8 @@ def _retry(
             raise UsageError(explain(exc)) from None
         except NbextError as exc:
             raise UsageError(explain(exc)) from None
-        record.retries += 1
-        magics.connection.registry.update(
-            record.id, JobResult(id=record.id, status=JobStatus.IN_QUEUE)
-        )
+        # The connection heard the retry from the client (``Connection._seen``): the
+        # record counts it and every panel of the job follows the new run.
         panel = None if quiet else _panel(magics, record.endpoint_id, stream=False, via="retry")
         output: PanelOutput | None = None
         if panel is not None:
