@@ -30,3 +30,15 @@ def test_an_output_without_media_reads_as_before(nb: Notebook) -> None:
     final = nb.displays[-1]["data"]
     assert "nbext-media" not in final["text/html"]
     assert "aGVsbG8gd29ybGQ=" in final["text/plain"]  # base64 that is no media stays text
+
+
+def test_streamed_previews_update_one_picture_and_the_text_keeps_tags(nb: Notebook) -> None:
+    nb.emu.deploy(image="image-gen", endpoint_id="art")
+    streamed = PICTURE.replace("}", ', "steps": 4, "stream": true}')
+    nb.run(f"%%runpod_job art --stream -o steps\n{streamed}")
+    chunks = nb.shell.user_ns["steps"]
+    assert len(chunks) == 4 and all("images" in chunk for chunk in chunks)  # -o: raw
+    panel = nb.panel()
+    assert chunks[0]["images"][0][:64] not in panel.text and panel.text.count("<PNG") == 4
+    final = nb.displays[-1]["data"]
+    assert "<PNG" in final["text/plain"] and chunks[0]["images"][0][:64] not in final["text/plain"]

@@ -21,6 +21,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from nbext import media
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from ..display.text import chunk_text
@@ -91,6 +92,9 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.run_ms: int | None = None
         self.output: Any = None
         self.has_output = False
+        self.streamed_media: Any = None
+        """The newest stream chunk that held media (a step's preview): drawn in place
+        until the job's own output arrives."""
         self.error: str | None = None
         self.note = ""
         self.metrics: dict[str, Any] = {}
@@ -177,6 +181,7 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self._set_state(JobStatus.IN_QUEUE.value)
         self.delay_ms = self.run_ms = None
         self.output, self.has_output, self.error = None, False, None
+        self.streamed_media = None
         self.metrics = {}
         self._pieces, self._joined, self._joined_upto = [], "", 0
         self.chunks = 0
@@ -190,7 +195,12 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         answer of the service) draws them together with ``refresh``.
         """
         self.chunks += 1
-        self._pieces.append(chunk_text(chunk.output, self._pieces[-1] if self._pieces else ""))
+        shown = chunk.output
+        if media.find(chunk.output):
+            # A preview replaces the one before (one picture, updated in place); the text
+            # keeps a short tag per chunk, never its base64.
+            self.streamed_media, shown = chunk.output, media.preview(chunk.output)
+        self._pieces.append(chunk_text(shown, self._pieces[-1] if self._pieces else ""))
         if chunk.metrics:
             self.metrics = dict(chunk.metrics)
         if self.state in ("SUBMITTING", JobStatus.IN_QUEUE.value):
@@ -254,8 +264,8 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
             running=running,
             text=redact(self.text) if self.stream else None,
             metrics=dict(self.metrics),
-            has_output=self.has_output,
-            output=self.output,
+            has_output=self.has_output or self.streamed_media is not None,
+            output=self.output if self.has_output else self.streamed_media,
             error=redact(self.error) if self.error else None,
             note=self.note,
             retries=self.retries,
