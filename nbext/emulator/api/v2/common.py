@@ -23,6 +23,8 @@ from ...domain.errors import (
     NotFound,
     NotServed,
     RateLimited,
+    StoreFailed,
+    StoreFull,
     TooLarge,
 )
 from ...domain.management import Management
@@ -49,6 +51,8 @@ TITLES = {
     429: "Too Many Requests",
     500: "Internal Server Error",
     501: "Not Implemented",
+    503: "Service Unavailable",
+    507: "Insufficient Storage",
 }
 STATUS_OF: list[tuple[type[DomainError], int]] = [
     (Unprocessable, 422),
@@ -60,6 +64,8 @@ STATUS_OF: list[tuple[type[DomainError], int]] = [
     (TooLarge, 413),
     (RateLimited, 429),
     (NotServed, 501),
+    (StoreFull, 507),  # before StoreFailed, its base: the first match wins
+    (StoreFailed, 503),
 ]
 
 
