@@ -67,10 +67,21 @@ class _Change:
     def __init__(self) -> None:
         self.undo: list[Callable[[], object]] = []
         self.after: list[Callable[[], object]] = []
+        self.open = True
 
 
 _current: ContextVar[_Change | None] = ContextVar("nbext_management_change", default=None)
 """Per thread and per asyncio task: concurrent requests never share a change."""
+
+
+def _active() -> _Change | None:
+    """The change being made here, if any.
+
+    A task started inside a change (a live endpoint's worker) inherits the context it
+    was started in; once that change is over, its writes are its own again.
+    """
+    change = _current.get()
+    return change if change is not None and change.open else None
 
 
 @contextmanager
@@ -80,7 +91,7 @@ def atomic() -> Iterator[None]:
     Nested blocks join the outermost one. Deferred effects (``after``) run once the
     outermost block has stored everything.
     """
-    if _current.get() is not None:
+    if _active() is not None:
         yield
         return
     change = _Change()
@@ -88,10 +99,12 @@ def atomic() -> Iterator[None]:
     try:
         yield
     except BaseException:
+        change.open = False
         _current.reset(token)
         for undo in reversed(change.undo):
             undo()
         raise
+    change.open = False
     _current.reset(token)
     for effect in change.after:
         effect()
@@ -99,7 +112,7 @@ def atomic() -> Iterator[None]:
 
 def after(effect: Callable[[], object]) -> None:
     """Run ``effect`` once the current change is stored (at once outside ``atomic``)."""
-    change = _current.get()
+    change = _active()
     if change is None:
         effect()
     else:
@@ -108,7 +121,7 @@ def after(effect: Callable[[], object]) -> None:
 
 def on_undo(undo: Callable[[], object]) -> None:
     """Run ``undo`` if the current change fails (nothing outside ``atomic``)."""
-    change = _current.get()
+    change = _active()
     if change is not None:
         change.undo.append(undo)
 
@@ -142,7 +155,7 @@ class Book(Generic[T]):
         Callers change a record in place before saving it, so on a failure the record
         is read back from the store, which holds it as it was before.
         """
-        before = self.store.get(self.kind, key) if _current.get() is not None else None
+        before = self.store.get(self.kind, key) if _active() is not None else None
         try:
             self.store.put(self.kind, key, self._to_record(item))
         except StoreFailed:
@@ -152,7 +165,7 @@ class Book(Generic[T]):
         on_undo(lambda: self._undo(key, before))
 
     def drop(self, key: str) -> None:
-        before = self.store.get(self.kind, key) if _current.get() is not None else None
+        before = self.store.get(self.kind, key) if _active() is not None else None
         self.store.delete(self.kind, key)
         self.items.pop(key, None)
         if before is not None:
