@@ -16,17 +16,10 @@ from pydantic import BaseModel, ValidationError
 
 from nbext.models import explain
 
-from ...domain.errors import (
-    Conflict,
-    DomainError,
-    InvalidInput,
-    NotFound,
-    NotServed,
-    RateLimited,
-    TooLarge,
-)
+from ...domain.errors import DomainError, InvalidInput, RateLimited
 from ...domain.management import Management
-from ..http import Unauthorized, authenticate, encode, parse_json, read_body
+from ..http import STATUS_OF as HTTP_STATUS_OF
+from ..http import authenticate, encode, parse_json, read_body
 from .contract import Unprocessable, check_body, check_query
 
 BODY_LIMIT = 1024 * 1024
@@ -49,18 +42,14 @@ TITLES = {
     429: "Too Many Requests",
     500: "Internal Server Error",
     501: "Not Implemented",
+    503: "Service Unavailable",
+    507: "Insufficient Storage",
 }
 STATUS_OF: list[tuple[type[DomainError], int]] = [
-    (Unprocessable, 422),
+    (Unprocessable, 422),  # before InvalidInput, its base: the first match wins
     (Forbidden, 403),
-    (Unauthorized, 401),
-    (InvalidInput, 400),
-    (NotFound, 404),
-    (Conflict, 409),
-    (TooLarge, 413),
-    (RateLimited, 429),
-    (NotServed, 501),
 ]
+"""v2's own errors; every other one has the status the rest of the emulator gives it."""
 
 
 def problem(
@@ -77,7 +66,8 @@ def problem(
 
 
 def problem_of(exc: DomainError) -> Response:
-    status = next((code for cls, code in STATUS_OF if isinstance(exc, cls)), 400)
+    known = [*STATUS_OF, *HTTP_STATUS_OF.items()]
+    status = next((code for cls, code in known if isinstance(exc, cls)), 400)
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
     errors = exc.errors if isinstance(exc, Unprocessable) else None
     return problem(status, exc.message, errors, headers)

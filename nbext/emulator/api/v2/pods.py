@@ -22,7 +22,7 @@ from ...domain.management import Management, catalog
 from ...domain.management.logs import PodFacts, pod_lines
 from ...domain.management.pod_status import allowed_actions, observed_status
 from ...domain.management.pods import PodEntry
-from ...domain.management.records import iso
+from ...domain.management.records import atomic, iso
 from ...domain.management.usage import Usage
 from .common import body, management, no_content, ok, rules
 from .container import V1_NAMES, check_compute, persistent, to_v1, to_v2
@@ -322,9 +322,10 @@ async def create_pod(request: Request) -> Response:
     m, _ = management(request, "createPod")
     data = await body(request, "CreatePodRequest")
     parsed, cuda = create_input(m, data)
-    made = m.pods.create(parsed)
-    if cuda:
-        m.v2.facets.set("pod", made["id"], cudaVersion=cuda)
+    with atomic():  # the pod and its v2 fields, or neither
+        made = m.pods.create(parsed)
+        if cuda:
+            m.v2.facets.set("pod", made["id"], cudaVersion=cuda)
     return ok(view(m, m.pods.entry(made["id"])), 201)
 
 
@@ -351,8 +352,9 @@ async def update_pod(pod_id: str, request: Request) -> Response:
 async def delete_pod(pod_id: str, request: Request) -> Response:
     m, _ = management(request, "deletePod")
     _member_conflict(m, pod_id)
-    m.pods.delete(pod_id)
-    m.v2.facets.drop("pod", pod_id)
+    with atomic():
+        m.pods.delete(pod_id)
+        m.v2.facets.drop("pod", pod_id)
     return no_content()
 
 
@@ -371,8 +373,9 @@ async def pod_action(pod_id: str, request: Request) -> Response:
             f"{locked}; its actions now: {allowed}"
         )
     if action is PodAction.TERMINATE:
-        m.pods.delete(pod_id)
-        m.v2.facets.drop("pod", pod_id)
+        with atomic():
+            m.pods.delete(pod_id)
+            m.v2.facets.drop("pod", pod_id)
         return no_content()
     {
         PodAction.START: m.pods.start,

@@ -27,7 +27,7 @@ from nbext.models import (
 from ...domain.errors import InvalidInput, NotFound
 from ...domain.management import Management, catalog, offers
 from ...domain.management.endpoints import EndpointEntry
-from ...domain.management.records import iso, new_id
+from ...domain.management.records import atomic, iso, new_id
 from ...domain.management.templates import TemplateEntry
 from .common import body, management, no_content, ok, rules
 from .container import V1_NAMES, check_compute, split_args, to_v2
@@ -334,16 +334,13 @@ async def create_endpoint(request: Request) -> Response:
     }
     facets = _common(data, v1)
     rules(EndpointCreateInput, v1, V1_NAMES)  # every rule before anything is made
-    template = _owned_template(m, data["name"], data, base, merge_env=True)
-    v1["templateId"] = template.view.id
-    try:
+    with atomic():  # the template, the endpoint and its v2 fields, or none of them
+        template = _owned_template(m, data["name"], data, base, merge_env=True)
+        v1["templateId"] = template.view.id
         made = m.endpoints.create(rules(EndpointCreateInput, v1, V1_NAMES))
-    except Exception:
-        m.templates.book.drop(template.view.id or "")
-        raise
-    _adopt(m, template, made["id"])
-    m.v2.facets.set("endpoint", made["id"], **facets)
-    releases(m, m.endpoints.entry(made["id"]))  # the first release: the endpoint as made
+        _adopt(m, template, made["id"])
+        m.v2.facets.set("endpoint", made["id"], **facets)
+        releases(m, m.endpoints.entry(made["id"]))  # the first release: the endpoint as made
     return ok(view(m, m.endpoints.entry(made["id"]), str(request.base_url)), 201)
 
 
@@ -367,31 +364,33 @@ async def update_endpoint(endpoint_id: str, request: Request) -> Response:
     v1: dict[str, Any] = {}
     facets = _common(data, v1)
     parsed = rules(EndpointUpdateInput, v1, V1_NAMES)
-    new_template = None
-    if "templateId" in data or any(k in data for k in CONTAINER):
-        base = _named_template(m, data["templateId"]) if "templateId" in data else _template(m, e)
-        named = "templateId" in data
-        new_template = _owned_template(m, e.view.name or endpoint_id, data, base, merge_env=named)
-        parsed = rules(EndpointUpdateInput, {**v1, "templateId": new_template.view.id}, V1_NAMES)
-    old = _template(m, e)
-    releases(m, e)  # the release this update follows, if not noted yet
-    try:
+    with atomic():  # every record this update touches, or none of them
+        new_template = None
+        if "templateId" in data or any(k in data for k in CONTAINER):
+            base = (
+                _named_template(m, data["templateId"]) if "templateId" in data else _template(m, e)
+            )
+            named = "templateId" in data
+            new_template = _owned_template(
+                m, e.view.name or endpoint_id, data, base, merge_env=named
+            )
+            parsed = rules(
+                EndpointUpdateInput, {**v1, "templateId": new_template.view.id}, V1_NAMES
+            )
+        old = _template(m, e)
+        releases(m, e)  # the release this update follows, if not noted yet
         m.endpoints.update(endpoint_id, parsed)
-    except Exception:
         if new_template is not None:
-            m.templates.book.drop(new_template.view.id or "")
-        raise
-    if new_template is not None:
-        _adopt(m, new_template, endpoint_id)
-        owned = m.templates.book.get(old.id or "") if old else None
-        if owned is not None and owned.deployed_for == endpoint_id:
-            m.templates.book.drop(owned.view.id or "")
-    if (data.get("gpu") or {}).get("minCudaVersion") == "":
-        e.view.min_cuda_version = None
-        m.endpoints.book.save(endpoint_id, e)
-    facets = {k: v for k, v in facets.items() if v is not None}
-    if facets:
-        m.v2.facets.set("endpoint", endpoint_id, **facets)
+            _adopt(m, new_template, endpoint_id)
+            owned = m.templates.book.get(old.id or "") if old else None
+            if owned is not None and owned.deployed_for == endpoint_id:
+                m.templates.book.drop(owned.view.id or "")
+        if (data.get("gpu") or {}).get("minCudaVersion") == "":
+            e.view.min_cuda_version = None
+            m.endpoints.book.save(endpoint_id, e)
+        facets = {k: v for k, v in facets.items() if v is not None}
+        if facets:
+            m.v2.facets.set("endpoint", endpoint_id, **facets)
     return ok(view(m, m.endpoints.entry(endpoint_id), str(request.base_url)))
 
 
@@ -399,8 +398,9 @@ async def update_endpoint(endpoint_id: str, request: Request) -> Response:
 async def delete_endpoint(endpoint_id: str, request: Request) -> Response:
     m, _ = management(request, "deleteEndpoint")
     m.endpoints.entry(endpoint_id)
-    m.endpoints.delete(endpoint_id)
-    m.v2.facets.drop("endpoint", endpoint_id)
+    with atomic():
+        m.endpoints.delete(endpoint_id)
+        m.v2.facets.drop("endpoint", endpoint_id)
     return no_content()
 
 

@@ -20,6 +20,7 @@ from nbext.models import (
 )
 
 from ...domain.management import Management, offers
+from ...domain.management.records import atomic
 from .common import body, management, no_content, ok, rules
 from .container import V1_NAMES
 from .contract import Unprocessable
@@ -59,8 +60,9 @@ async def create_volume(request: Request) -> Response:
             "GET /v2/catalog/datacenters?networkVolumeTypes=HIGH_PERFORMANCE lists those that do"
         )
         raise Unprocessable(line, [line])
-    made = m.volumes.create(parsed)
-    m.v2.facets.set("volume", made.id or "", type=kind)
+    with atomic():  # the volume and its type, or neither
+        made = m.volumes.create(parsed)
+        m.v2.facets.set("volume", made.id or "", type=kind)
     return ok(volume_view(m, made), 201)
 
 
@@ -82,8 +84,9 @@ async def update_volume(volume_id: str, request: Request) -> Response:
 @volumes.delete("/{volume_id}")
 async def delete_volume(volume_id: str, request: Request) -> Response:
     m, _ = management(request, "deleteNetworkVolume")
-    m.volumes.delete(volume_id)
-    m.v2.facets.drop("volume", volume_id)
+    with atomic():
+        m.volumes.delete(volume_id)
+        m.v2.facets.drop("volume", volume_id)
     return no_content()
 
 

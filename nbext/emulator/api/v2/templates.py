@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from nbext.models import Template, TemplateCreateInput, TemplateUpdateInput
 
 from ...domain.management import Management
+from ...domain.management.records import atomic
 from .common import Forbidden, body, management, no_content, ok, rules
 from .container import V1_NAMES, persistent, to_v1, to_v2
 from .contract import Unprocessable
@@ -70,8 +71,10 @@ async def create_template(request: Request) -> Response:
         "category": data.get("category", "NVIDIA"),
         **to_v1(data, defaults=True),
     }
-    made = m.templates.create(rules(TemplateCreateInput, v1, V1_NAMES))
-    m.v2.facets.set("template", made.id or "", **{k: data.get(k, DEFAULTS[k]) for k in V2_ONLY})
+    with atomic():  # the template and its v2 fields, or neither
+        made = m.templates.create(rules(TemplateCreateInput, v1, V1_NAMES))
+        v2_only = {k: data.get(k, DEFAULTS[k]) for k in V2_ONLY}
+        m.v2.facets.set("template", made.id or "", **v2_only)
     return ok(view(m, made), 201)
 
 
@@ -96,10 +99,11 @@ async def update_template(template_id: str, request: Request) -> Response:
         v1["name"] = data["name"]
     if "public" in data:
         v1["isPublic"] = data["public"]
-    updated = m.templates.update(template_id, rules(TemplateUpdateInput, v1, V1_NAMES))
-    given = {k: data[k] for k in V2_ONLY if k in data}
-    if given:
-        m.v2.facets.set("template", template_id, **given)
+    with atomic():  # the template and its v2 fields, or neither
+        updated = m.templates.update(template_id, rules(TemplateUpdateInput, v1, V1_NAMES))
+        given = {k: data[k] for k in V2_ONLY if k in data}
+        if given:
+            m.v2.facets.set("template", template_id, **given)
     return ok(view(m, updated))
 
 
@@ -107,6 +111,7 @@ async def update_template(template_id: str, request: Request) -> Response:
 async def delete_template(template_id: str, request: Request) -> Response:
     m, _ = management(request, "deleteTemplate")
     _writable(m, template_id)
-    m.templates.delete(template_id)
-    m.v2.facets.drop("template", template_id)
+    with atomic():
+        m.templates.delete(template_id)
+        m.v2.facets.drop("template", template_id)
     return no_content()

@@ -9,6 +9,7 @@ here too: it makes a serverless template for its image and an endpoint record fr
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from nbext.models.v2 import reserved_endpoint_id
 from ..endpoints import Endpoint as LiveEndpoint
 from ..errors import InvalidInput, NotFound
 from . import catalog
-from .records import Book, new_id, to_datetime, wire
+from .records import Book, after, atomic, new_id, on_undo, to_datetime, wire
 from .templates import TemplateEntry
 
 if TYPE_CHECKING:
@@ -286,8 +287,10 @@ class Endpoints:
             vcpu_count=body.vcpu_count,
             idle_timeout_s=float(body.idle_timeout),
         )
-        self.m.jobs.add_endpoint(self._live(entry, template.view.image_name or ""))
-        self.book.save(endpoint_id, entry)
+        with atomic():  # the record stored and the endpoint served, or neither
+            self.book.save(endpoint_id, entry)
+            self.m.jobs.add_endpoint(self._live(entry, template.view.image_name or ""))
+            on_undo(functools.partial(self.m.jobs.remove_endpoint, endpoint_id))
         return self.view(entry, EndpointIncludes())
 
     def deploy(self, live: LiveEndpoint) -> None:
@@ -357,34 +360,41 @@ class Endpoints:
             current = "" if {"workers_min", "workers_max"} <= given else " (one is the current)"
             raise InvalidInput(f"workersMin ({low}) must not exceed workersMax ({high}){current}")
         changed_template = template is not None and body.template_id != view.template_id
-        for name in given:
-            value = getattr(body, name)
-            if name == "cpu_flavor_ids":
-                e.cpu_flavor_ids = [str(f) for f in value]
-            elif name == "vcpu_count":
-                e.vcpu_count = value
-            else:  # a field of the record, or flashboot (kept as an extra field)
-                setattr(view, name, value)
-        if e.view.compute_type == ComputeType.CPU and given & {"cpu_flavor_ids", "vcpu_count"}:
-            view.instance_ids = _instance_ids(
-                e.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR], e.vcpu_count
-            )
-        if "idle_timeout" in given:
-            e.idle_timeout_s = float(view.idle_timeout or 0)
-        if changed_template:
-            assert template is not None
-            view.env = dict(template.view.env or {})
-            view.version = (view.version or 0) + 1
-        self.m.jobs.update_endpoint(
-            endpoint_id,
-            name=view.name,
-            image=template.view.image_name if template else None,
-            workers_min=low,
-            workers_max=high,
-            idle_timeout=e.idle_timeout_s if "idle_timeout" in given else None,
-            execution_timeout_ms=body.execution_timeout_ms,
-        )
-        self.book.save(endpoint_id, e)
+        with atomic():  # stored first; the live endpoint follows once it is
+            for name in given:
+                value = getattr(body, name)
+                if name == "cpu_flavor_ids":
+                    e.cpu_flavor_ids = [str(f) for f in value]
+                elif name == "vcpu_count":
+                    e.vcpu_count = value
+                else:  # a field of the record, or flashboot (kept as an extra field)
+                    setattr(view, name, value)
+            if e.view.compute_type == ComputeType.CPU and given & {"cpu_flavor_ids", "vcpu_count"}:
+                view.instance_ids = _instance_ids(
+                    e.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR], e.vcpu_count
+                )
+            if "idle_timeout" in given:
+                e.idle_timeout_s = float(view.idle_timeout or 0)
+            if changed_template:
+                assert template is not None
+                view.env = dict(template.view.env or {})
+                view.version = (view.version or 0) + 1
+            self.book.save(endpoint_id, e)
+            live_name, image = view.name, template.view.image_name if template else None
+            idle = e.idle_timeout_s if "idle_timeout" in given else None
+
+            def go_live() -> None:
+                self.m.jobs.update_endpoint(
+                    endpoint_id,
+                    name=live_name,
+                    image=image,
+                    workers_min=low,
+                    workers_max=high,
+                    idle_timeout=idle,
+                    execution_timeout_ms=body.execution_timeout_ms,
+                )
+
+            after(go_live)
         return self.view(e, EndpointIncludes())
 
     def set_image(self, endpoint_id: str, image: str) -> None:
@@ -407,24 +417,27 @@ class Endpoints:
         template = self._template(template_id)
         if template is None:
             return
-        for e in self.book:
-            if e.view.template_id == template_id:
-                e.view.version = (e.view.version or 0) + 1
-                e.view.env = dict(template.view.env or {})
-                self.m.jobs.update_endpoint(e.id, image=template.view.image_name)
-                self.book.save(e.id, e)
+        image = template.view.image_name
+        with atomic():
+            for e in self.book:
+                if e.view.template_id == template_id:
+                    e.view.version = (e.view.version or 0) + 1
+                    e.view.env = dict(template.view.env or {})
+                    self.book.save(e.id, e)
+                    after(functools.partial(self.m.jobs.update_endpoint, e.id, image=image))
 
     def delete(self, endpoint_id: str) -> None:
         """Remove the record, the live endpoint and its jobs (and a template deploy made)."""
         e = self.book.get(endpoint_id)
         if e is None and endpoint_id not in self.m.jobs.endpoints:
             raise NotFound(f"endpoint {endpoint_id!r} not found")
-        if endpoint_id in self.m.jobs.endpoints:
-            self.m.jobs.remove_endpoint(endpoint_id)
-        if e is None:
-            return
-        self.book.drop(endpoint_id)
-        if e.deployed and e.view.template_id:
-            owned = self.m.templates.book.get(e.view.template_id)
-            if owned is not None and owned.deployed_for == endpoint_id:
-                self.m.templates.book.drop(e.view.template_id)
+        with atomic():  # the records go first; the live endpoint once they are gone
+            if endpoint_id in self.m.jobs.endpoints:
+                after(functools.partial(self.m.jobs.remove_endpoint, endpoint_id))
+            if e is None:
+                return
+            self.book.drop(endpoint_id)
+            if e.deployed and e.view.template_id:
+                owned = self.m.templates.book.get(e.view.template_id)
+                if owned is not None and owned.deployed_for == endpoint_id:
+                    self.m.templates.book.drop(e.view.template_id)

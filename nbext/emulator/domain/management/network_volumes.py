@@ -9,7 +9,7 @@ from nbext.models import NetworkVolume, NetworkVolumeCreateInput, NetworkVolumeU
 
 from ..errors import InvalidInput, NotFound
 from .catalog import SECONDS_PER_MONTH, VOLUME_PRICE_PER_GB_MONTH
-from .records import Book, new_id, wire
+from .records import Book, atomic, new_id, wire
 
 if TYPE_CHECKING:
     from .facade import Management
@@ -66,8 +66,9 @@ class NetworkVolumes:
             id=new_id(10), name=body.name, size=body.size, data_center_id=body.data_center_id
         )
         assert view.id is not None
-        self.book.save(view.id, VolumeEntry(view))
-        self._bill(view)
+        with atomic():  # the volume and its meter
+            self.book.save(view.id, VolumeEntry(view))
+            self._bill(view)
         return view
 
     def update(self, volume_id: str, body: NetworkVolumeUpdateInput) -> NetworkVolume:
@@ -79,14 +80,16 @@ class NetworkVolumes:
                 f"{body.size} GB would shrink it"
             )
         grown = body.size is not None and body.size != current
-        if body.name is not None:
-            view.name = body.name
-        if body.size is not None:
-            view.size = body.size
-        self.book.save(volume_id, VolumeEntry(view))
-        if grown:
-            self._bill(view)
-        return view
+        entry = self.book.items[volume_id]
+        with atomic():  # the volume and its meter
+            if body.name is not None:
+                view.name = body.name
+            if body.size is not None:
+                view.size = body.size
+            self.book.save(volume_id, entry)
+            if grown:
+                self._bill(view)
+        return entry.view
 
     def delete(self, volume_id: str) -> None:
         self.get(volume_id)
@@ -97,5 +100,6 @@ class NetworkVolumes:
                 f"network volume {volume_id!r} is attached to {', '.join(users)}; "
                 "delete or detach those first"
             )
-        self.m.usage.close("volume", volume_id)
-        self.book.drop(volume_id)
+        with atomic():
+            self.m.usage.close("volume", volume_id)
+            self.book.drop(volume_id)

@@ -26,7 +26,7 @@ from nbext.models import (
 
 from ..errors import InvalidInput, NotFound
 from . import catalog
-from .records import Book, event, new_id, to_datetime, wire
+from .records import Book, atomic, event, new_id, to_datetime, wire
 
 if TYPE_CHECKING:
     from .facade import Management
@@ -308,33 +308,35 @@ class Pods:
     def _run(self, e: PodEntry, what: str, now: float) -> None:
         """RUNNING from ``now``: a new start time, an address, and the meter running."""
         pod_id = e.view.id or ""
-        e.view.desired_status = PodStatus.RUNNING
-        e.view.last_started_at = to_datetime(now)
-        e.view.last_status_change = event(what, now)
-        h = _hash(pod_id, str(now))
-        e.view.public_ip = f"100.65.{h % 250 + 1}.{h // 250 % 250 + 1}"
-        e.view.port_mappings = {
-            port.split("/")[0]: 10000 + _hash(pod_id, port) % 50000
-            for port in e.view.ports or []
-            if port.endswith("/tcp")
-        }
-        self.m.usage.open(
-            "pod",
-            pod_id,
-            rate=(e.view.cost_per_hr or 0.0) / 3600,
-            labels={"podId": pod_id, "gpuTypeId": e.gpu_type_id},
-            at=now,
-        )
-        self.book.save(pod_id, e)
+        with atomic():  # the pod and its meter
+            e.view.desired_status = PodStatus.RUNNING
+            e.view.last_started_at = to_datetime(now)
+            e.view.last_status_change = event(what, now)
+            h = _hash(pod_id, str(now))
+            e.view.public_ip = f"100.65.{h % 250 + 1}.{h // 250 % 250 + 1}"
+            e.view.port_mappings = {
+                port.split("/")[0]: 10000 + _hash(pod_id, port) % 50000
+                for port in e.view.ports or []
+                if port.endswith("/tcp")
+            }
+            self.book.save(pod_id, e)  # first: a pod whose save fails is read back
+            self.m.usage.open(
+                "pod",
+                pod_id,
+                rate=(e.view.cost_per_hr or 0.0) / 3600,
+                labels={"podId": pod_id, "gpuTypeId": e.gpu_type_id},
+                at=now,
+            )
 
     def _exit(self, e: PodEntry, now: float) -> None:
         pod_id = e.view.id or ""
-        e.view.desired_status = PodStatus.EXITED
-        e.view.last_status_change = event("Exited", now)
-        e.view.public_ip = None
-        e.view.port_mappings = {}
-        self.m.usage.close("pod", pod_id, now)
-        self.book.save(pod_id, e)
+        with atomic():  # the pod and its meter
+            e.view.desired_status = PodStatus.EXITED
+            e.view.last_status_change = event("Exited", now)
+            e.view.public_ip = None
+            e.view.port_mappings = {}
+            self.book.save(pod_id, e)  # first: a pod whose save fails is read back
+            self.m.usage.close("pod", pod_id, now)
 
     def _unlocked(self, e: PodEntry, action: str) -> None:
         if e.view.locked:
@@ -391,25 +393,27 @@ class Pods:
             auth_id = self.m.registry_auths.require(
                 body.container_registry_auth_id, "containerRegistryAuthId"
             )
-        for name in given:
-            value = getattr(body, name)
-            if name == "image_name":
-                e.view.image = value
-            elif name == "global_networking":
-                e.extra["globalNetworking"] = value
-            elif name in Pod.model_fields:
-                setattr(e.view, name, value)
-        e.view.container_registry_auth_id = auth_id
-        if resets and e.running:
-            self._run(e, "Reset", self.m.clock.now())
-        else:
-            self.book.save(pod_id, e)
+        with atomic():  # changed, stored and (when it resets) running again, or untouched
+            for name in given:
+                value = getattr(body, name)
+                if name == "image_name":
+                    e.view.image = value
+                elif name == "global_networking":
+                    e.extra["globalNetworking"] = value
+                elif name in Pod.model_fields:
+                    setattr(e.view, name, value)
+            e.view.container_registry_auth_id = auth_id
+            if resets and e.running:
+                self._run(e, "Reset", self.m.clock.now())
+            else:
+                self.book.save(pod_id, e)
         return self.view(e, PodIncludes())
 
     def delete(self, pod_id: str) -> None:
         self.entry(pod_id)
-        self.m.usage.close("pod", pod_id)
-        self.book.drop(pod_id)
+        with atomic():
+            self.m.usage.close("pod", pod_id)
+            self.book.drop(pod_id)
 
 
 def _worker_matches(w: dict[str, Any], centre: str, q: PodListQuery) -> bool:

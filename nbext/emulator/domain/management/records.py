@@ -4,17 +4,27 @@ Each kind of record (templates, pods, ...) is a ``Book``: a dict by id that writ
 change to the store at once, so an emulator on a SQLite file loses nothing when stopped,
 even killed. Records are JSON-ready dicts in the wire's own shape plus a few private
 keys, so what is stored is what is served.
+
+One request may change several records (a template and the endpoints running it, a pod
+and its billing meter). ``atomic()`` makes such a change whole or nothing: each write
+inside it notes the record as it was stored before, and when anything inside fails (a
+full disk, say) every record goes back, in memory and in the store, so a refused request
+changes nothing. Effects outside the records (a live endpoint's workers) are deferred
+with ``after`` until every write is stored.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from ..errors import StoreFailed
 from ..store_port import Record, Store, read_record
 
 T = TypeVar("T")
@@ -51,6 +61,71 @@ def wire(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
+class _Change:
+    """The undos and deferred effects of the change being made (see ``atomic``)."""
+
+    def __init__(self) -> None:
+        self.undo: list[Callable[[], object]] = []
+        self.after: list[Callable[[], object]] = []
+        self.open = True
+
+
+_current: ContextVar[_Change | None] = ContextVar("nbext_management_change", default=None)
+"""Per thread and per asyncio task: concurrent requests never share a change."""
+
+
+def _active() -> _Change | None:
+    """The change being made here, if any.
+
+    A task started inside a change (a live endpoint's worker) inherits the context it
+    was started in; once that change is over, its writes are its own again.
+    """
+    change = _current.get()
+    return change if change is not None and change.open else None
+
+
+@contextmanager
+def atomic() -> Iterator[None]:
+    """Everything written inside is kept, or, when anything inside raises, undone.
+
+    Nested blocks join the outermost one. Deferred effects (``after``) run once the
+    outermost block has stored everything.
+    """
+    if _active() is not None:
+        yield
+        return
+    change = _Change()
+    token = _current.set(change)
+    try:
+        yield
+    except BaseException:
+        change.open = False
+        _current.reset(token)
+        for undo in reversed(change.undo):
+            undo()
+        raise
+    change.open = False
+    _current.reset(token)
+    for effect in change.after:
+        effect()
+
+
+def after(effect: Callable[[], object]) -> None:
+    """Run ``effect`` once the current change is stored (at once outside ``atomic``)."""
+    change = _active()
+    if change is None:
+        effect()
+    else:
+        change.after.append(effect)
+
+
+def on_undo(undo: Callable[[], object]) -> None:
+    """Run ``undo`` if the current change fails (nothing outside ``atomic``)."""
+    change = _active()
+    if change is not None:
+        change.undo.append(undo)
+
+
 class Book(Generic[T]):
     """Records of one kind by id, in insertion order, written through to the store."""
 
@@ -75,13 +150,61 @@ class Book(Generic[T]):
             self.items[record["id"]] = item
 
     def save(self, key: str, item: T) -> None:
-        """Store, then keep: a store that fails (``StoreFailed``) leaves nothing created."""
-        self.store.put(self.kind, key, self._to_record(item))
+        """Store, then keep: a store that fails (``StoreFailed``) leaves nothing changed.
+
+        Callers change a record in place before saving it, so on a failure the record
+        is read back from the store, which holds it as it was before.
+        """
+        before = self.store.get(self.kind, key) if _active() is not None else None
+        try:
+            self.store.put(self.kind, key, self._to_record(item))
+        except StoreFailed:
+            self._restore(key, self.store.get(self.kind, key))
+            raise
         self.items[key] = item
+        on_undo(lambda: self._undo(key, before))
 
     def drop(self, key: str) -> None:
+        before = self.store.get(self.kind, key) if _active() is not None else None
         self.store.delete(self.kind, key)
         self.items.pop(key, None)
+        if before is not None:
+            on_undo(lambda: self._undo(key, before))
+
+    def _restore(self, key: str, record: Record | None) -> None:
+        """Memory as ``record`` says, in the same object where there is one.
+
+        Others may hold the object (a view being served, a live endpoint's entry), so an
+        existing one is changed back rather than replaced.
+        """
+        if record is None:
+            self.items.pop(key, None)
+            return
+        fresh = read_record(self.kind, record, self._from_record)
+        current = self.items.get(key)
+        if isinstance(current, dict) and isinstance(fresh, dict):
+            current.clear()
+            current.update(fresh)
+        elif current is not None and type(current) is type(fresh) and hasattr(fresh, "__dict__"):
+            vars(current).update(vars(fresh))
+        else:
+            self.items[key] = fresh
+
+    def _undo(self, key: str, before: Record | None) -> None:
+        """Back to ``before`` in memory, then in the store.
+
+        A new record is deleted, which frees room; an old one goes back into the room it
+        had, so on a full disk this usually holds. Should the store still refuse, memory
+        is as before and the request is refused anyway; only the file keeps the newer one.
+        """
+        self._restore(key, before)
+        try:
+            if before is None:
+                self.store.delete(self.kind, key)
+            else:
+                self.store.put(self.kind, key, before)
+        except StoreFailed:
+            pass
 
     def get(self, key: str) -> T | None:
         return self.items.get(key)

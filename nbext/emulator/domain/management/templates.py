@@ -23,7 +23,7 @@ from nbext.models import (
 
 from ..errors import InvalidInput, NotFound
 from ..images import DEMO_IMAGES
-from .records import Book, new_id, wire
+from .records import Book, atomic, new_id, wire
 
 if TYPE_CHECKING:
     from .facade import Management
@@ -184,15 +184,16 @@ class Templates:
                 body.container_registry_auth_id, "containerRegistryAuthId"
             )
         old_image, old_env = view.image_name, dict(view.env or {})
-        for name in given:
-            value = getattr(body, name)
-            if name in Template.model_fields and value is not None:
-                setattr(view, name, value)
-        view.container_registry_auth_id = auth_id
-        self.book.save(template_id, entry)
-        if view.image_name != old_image or (view.env or {}) != old_env:
-            self.m.endpoints.template_changed(template_id)
-        return view
+        with atomic():  # the template and the endpoints running it, or none of them
+            for name in given:
+                value = getattr(body, name)
+                if name in Template.model_fields and value is not None:
+                    setattr(view, name, value)
+            view.container_registry_auth_id = auth_id
+            self.book.save(template_id, entry)
+            if view.image_name != old_image or (view.env or {}) != old_env:
+                self.m.endpoints.template_changed(template_id)
+        return entry.view
 
     def delete(self, template_id: str) -> None:
         self._writable(template_id)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..clock import Clock
 from ..store_port import Record, Store
-from .records import Book, new_id
+from .records import Book, new_id, on_undo
 
 MERGE_GAP_S = 0.001
 """Executions on one worker closer than this are one interval (the next job starts in the
@@ -86,15 +86,28 @@ class UsageLedger:
         self.close(kind, subject, at)
         usage = Usage(new_id(20), kind, subject, at, None, rate, dict(labels))
         self.book.save(usage.id, usage)
-        self._open[(kind, subject)] = usage.id
-        self._last[(kind, subject)] = usage.id
+        self._mark(kind, subject, usage.id, usage.id)
 
     def close(self, kind: str, subject: str, at: float | None = None) -> None:
-        usage_id = self._open.pop((kind, subject), None)
+        usage_id = self._open.get((kind, subject))
         usage = self.book.get(usage_id) if usage_id else None
         if usage is not None:
             usage.end = max(usage.start, self.clock.now() if at is None else at)
             self.book.save(usage.id, usage)
+        self._mark(kind, subject, None, self._last.get((kind, subject)))
+
+    def _mark(self, kind: str, subject: str, open_id: str | None, last_id: str | None) -> None:
+        """Note which interval is open and last, back as it was if the change fails."""
+        key = (kind, subject)
+        was_open, was_last = self._open.get(key), self._last.get(key)
+        _set(self._open, key, open_id)
+        _set(self._last, key, last_id)
+
+        def undo() -> None:
+            _set(self._open, key, was_open)
+            _set(self._last, key, was_last)
+
+        on_undo(undo)
 
     def is_open(self, kind: str, subject: str) -> bool:
         return (kind, subject) in self._open
@@ -127,3 +140,10 @@ class UsageLedger:
 
     def of_kind(self, kind: str) -> Iterator[Usage]:
         return (u for u in self.book if u.kind == kind)
+
+
+def _set(index: dict[tuple[str, str], str], key: tuple[str, str], value: str | None) -> None:
+    if value is None:
+        index.pop(key, None)
+    else:
+        index[key] = value
