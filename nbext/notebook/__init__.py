@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from nbext.client import Client
+from IPython.core.error import UsageError
+
+from nbext.client import Client, ConfigError
 from nbext.models import JobResult
 
 from . import awaiting
@@ -81,10 +83,16 @@ def load_ipython_extension(ipython: Any, connection: Connection | None = None) -
     """
     if connection is not None:
         set_current(connection)
+    try:
+        connection = current()
+    except ConfigError as exc:
+        # A configuration the user can fix (a bad config.toml, a URL under the wrong
+        # variable): one line, no traceback, and %load_ext nbext again once it is fixed.
+        raise UsageError(f"nbext: {exc}") from None
     # Any emulator in this kernel (the embedded one, or one a notebook makes itself, on a
     # fake clock say) would otherwise print a failed handler's traceback into a cell.
     quiet_emulator_log()
-    magics = RunpodMagics(ipython, connection=current())
+    magics = RunpodMagics(ipython, connection=connection)
     ipython.register_magics(magics)
     awaiting.install(ipython)  # in a kernel that allows it, Cancel works mid-cell
     ipython.configurables[:] = [

@@ -24,7 +24,12 @@ CLOUD_KEY = "rpa_CL0UDKEY0000111122223333444455556666ABCD"
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     """No key anywhere: not in the environment, not in ~/.runpod/config.toml."""
-    for name in ("RUNPOD_API_KEY", "RUNPOD_API_BASE_URL", "RUNPOD_ENDPOINT_BASE_URL"):
+    for name in (
+        "RUNPOD_API_KEY",
+        "RUNPOD_API_BASE_URL",
+        "RUNPOD_ENDPOINT_BASE_URL",
+        "RUNPOD_REST_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     previous = set_current(None)
@@ -73,6 +78,26 @@ def test_load_ext_with_the_services_config_file(
     (line,) = load_ext(shell, capsys)
     assert line.startswith("nbext: RunPod cloud at https://api.runpod.ai/v2, key rpa_…ABCD from ")
     assert str(config) in line and CLOUD_KEY not in line
+
+
+def test_load_ext_with_a_bad_configuration_says_so_in_one_line(
+    shell: InteractiveShell,
+    clean_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RUNPOD_API_BASE_URL", "http://127.0.0.1:9/v1")  # meant for REST
+    shell.extension_manager.loaded.discard("nbext")
+    capsys.readouterr()
+    result = shell.run_cell("%load_ext nbext", store_history=False)
+    err = capsys.readouterr().err
+    assert result.error_in_exec is not None and "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if line.strip()]
+    assert line.startswith("UsageError: nbext: ") and "RUNPOD_REST_BASE_URL" in line, line
+    monkeypatch.delenv("RUNPOD_API_BASE_URL")  # fixed: the extension loads
+    assert load_ext(shell, capsys) == [
+        "nbext: local emulator, starts on first use (no API key configured)"
+    ]
 
 
 def test_load_ext_keeps_any_emulators_log_out_of_cells(
