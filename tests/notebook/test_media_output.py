@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import base64
 
+import pytest
+from traitlets import TraitError
+
 from .conftest import Notebook
 
 PICTURE = '{"prompt": "a lake at dawn", "seed": 1, "width": 256, "height": 256, "step_ms": 0}'
@@ -42,3 +45,20 @@ def test_streamed_previews_update_one_picture_and_the_text_keeps_tags(nb: Notebo
     assert chunks[0]["images"][0][:64] not in panel.text and panel.text.count("<PNG") == 4
     final = nb.displays[-1]["data"]
     assert "<PNG" in final["text/plain"] and chunks[0]["images"][0][:64] not in final["text/plain"]
+
+
+def test_the_media_limits_are_traits_of_the_magics(nb: Notebook) -> None:
+    nb.emu.deploy(image="image-gen", endpoint_id="art")
+    nb.run(f"%%runpod_job art\n{PICTURE}")
+    assert "data:image/png;base64," in nb.displays[-1]["data"]["text/html"]
+
+    nb.run("%config RunpodMagics.media_job_bytes = 0")  # keep no media in the notebook
+    nb.run(f"%%runpod_job art\n{PICTURE}")
+    kept = nb.displays[-1]["data"]["text/html"]
+    assert 'class="nbext-media"' in kept and "data:image/png;base64," not in kept
+
+    nb.run("%config RunpodMagics.media_job_bytes = 1048576")
+    nb.run(f"%%runpod_job art\n{PICTURE}")
+    assert "data:image/png;base64," in nb.displays[-1]["data"]["text/html"]
+    with pytest.raises(TraitError, match="media_thumbnail_px must be >= 0"):
+        nb.magics.media_thumbnail_px = -1

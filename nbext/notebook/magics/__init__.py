@@ -1,8 +1,9 @@
 """``RunpodMagics``: ``%%runpod_job`` and ``%runpod``, configured with ``%config``.
 
 Traits (``%config RunpodMagics.<name> = value``): ``display_limit``, ``poll_interval``,
-``default_endpoint``, ``raise_on_failure``. The magics hold the kernel's ``Connection``;
-tests hand them one bound to their own emulator.
+``default_endpoint``, ``raise_on_failure``, and what media may add to a saved notebook:
+``media_inline_bytes``, ``media_job_bytes``, ``media_thumbnail_px``. The magics hold the
+kernel's ``Connection``; tests hand them one bound to their own emulator.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from IPython.core.magic import Magics, magics_class
-from traitlets import Bool, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
+from nbext import media
+
+from .. import static
 from ..connection import Connection, current
 from ..ipython import (
     argument,
@@ -45,9 +49,39 @@ class RunpodMagics(Magics):
         "there); False keeps it going, as --no-raise does for one cell.",
     ).tag(config=True)
 
+    media_inline_bytes = Int(
+        media.Limits.inline_bytes,
+        help="An image or sound up to this size (bytes) is kept whole in the saved notebook; "
+        "a larger one only as a thumbnail, with a way to show it in full.",
+    ).tag(config=True)
+    media_job_bytes = Int(
+        media.Limits.job_bytes,
+        help="At most this many bytes of media per job output are kept in the saved notebook.",
+    ).tag(config=True)
+    media_thumbnail_px = Int(
+        media.Limits.thumbnail_px, help="The longer side of a thumbnail, in pixels."
+    ).tag(config=True)
+
     def __init__(self, shell: Any = None, connection: Connection | None = None, **kwargs: Any):
         super().__init__(shell=shell, **kwargs)
         self.connection = connection or current()
+        self._apply_media_limits()
+
+    @validate("media_inline_bytes", "media_job_bytes", "media_thumbnail_px")
+    def _check_media_limit(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise TraitError(f"{proposal['trait'].name} must be >= 0, got {value}")
+        return value
+
+    @observe("media_inline_bytes", "media_job_bytes", "media_thumbnail_px")
+    def _apply_media_limits(self, change: Any = None) -> None:
+        """The panels draw media within these limits (``static.MEDIA_LIMITS``)."""
+        static.MEDIA_LIMITS = media.Limits(
+            inline_bytes=self.media_inline_bytes,
+            job_bytes=self.media_job_bytes,
+            thumbnail_px=self.media_thumbnail_px,
+        )
 
     @property
     def user_ns(self) -> dict[str, Any]:
