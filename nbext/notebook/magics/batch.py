@@ -35,43 +35,38 @@ def map_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """Run every input of INPUTS as a job of ENDPOINT, with a progress bar and counts by
     state; then a DataFrame: the input's columns, id, state, delay_ms, run_ms, output, error.
     """
-    name, timeout = _checked(magics, args)
+    name, batch = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
-        frame = run_many(
-            args.endpoint,
-            magics.user_ns[args.inputs],
-            concurrency=args.concurrency,
-            timeout=timeout,
-            quiet=args.quiet,
-            connection=magics.connection,
-        )
+        frame = run_many(**batch)
     _show(magics, frame, name)
 
 
 async def map_command_async(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """``%runpod map`` in a cell that awaits (``nbext.notebook.awaiting``): the panel's
     Cancel stops the batch while it runs."""
-    name, timeout = _checked(magics, args)
+    name, batch = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
-        frame = await run_many_async(
-            args.endpoint,
-            magics.user_ns[args.inputs],
-            concurrency=args.concurrency,
-            timeout=timeout,
-            quiet=args.quiet,
-            connection=magics.connection,
-        )
+        frame = await run_many_async(**batch)
     _show(magics, frame, name)
 
 
-def _checked(magics: RunpodMagics, args: argparse.Namespace) -> tuple[str | None, float | None]:
-    """The arguments checked: ``-o`` NAME and the timeout."""
+def _checked(magics: RunpodMagics, args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
+    """The arguments checked: ``-o`` NAME, and the batch's arguments (the same for
+    ``run_many`` and ``run_many_async``)."""
     name = check_name(args.output)
     if args.inputs not in magics.user_ns:
         raise UsageError(f"no {args.inputs!r} in the notebook's namespace")
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
-    return name, positive(args.timeout, "--timeout")
+    batch = {
+        "endpoint": args.endpoint,
+        "inputs": magics.user_ns[args.inputs],
+        "concurrency": args.concurrency,
+        "timeout": positive(args.timeout, "--timeout"),
+        "quiet": args.quiet,
+        "connection": magics.connection,
+    }
+    return name, batch
 
 
 def _show(magics: RunpodMagics, frame: Any, name: str | None) -> None:
