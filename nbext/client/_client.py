@@ -167,6 +167,7 @@ class _Base:
             now=now,
             rand=random.random,
             call_timeout=float(call_timeout),
+            management_api=self.config.management_api,
         )
 
     def on_job_result(self, listener: Callable[[JobResult], None]) -> Callable[[], None]:

@@ -25,10 +25,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ._errors import ConfigError
 
+ManagementAPI = Literal["v1", "v2"]
+"""The management interface's versions: REST v1 (retired by the service) and REST v2."""
 DEFAULT_BASE_URL = "https://rest.runpod.io/v1"
 DEFAULT_SERVERLESS_URL = "https://api.runpod.ai/v2"
 ENV_API_KEY = "RUNPOD_API_KEY"
@@ -104,6 +106,12 @@ class ClientConfig:
     @property
     def masked_key(self) -> str | None:
         return self.api_key.masked if self.api_key else None
+
+    @property
+    def management_api(self) -> ManagementAPI:
+        """Which version of the management interface ``base_url`` speaks: its last
+        path segment, ``v2`` or (anything else) ``v1``."""
+        return "v2" if self.base_url.rstrip("/").rsplit("/", 1)[-1] == "v2" else "v1"
 
     def __repr__(self) -> str:
         return (
