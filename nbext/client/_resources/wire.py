@@ -26,6 +26,7 @@ from .._retry import Kind
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
+U = TypeVar("U")
 
 Reader = Callable[[Call, Answer], T]
 """How an operation reads a successful answer."""
@@ -225,9 +226,23 @@ def json_body(
     Defaults are left to the service (docs/behaviour.md lists them; they are the
     service's to apply), so an update changes exactly the fields named.
     """
+    return encoded(operation, wire_fields(model, operation, fields, extra))
+
+
+def wire_fields(
+    model: type[BaseModel],
+    operation: str,
+    fields: dict[str, Any],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What the caller gave, checked by ``model``, under v1's wire names (Python values)."""
     instance = validated(model, operation, fields, extra)
-    # Python mode, then strict JSON: a NaN in ``extra_body`` is refused, not sent as null.
-    wire = instance.model_dump(by_alias=True, exclude_unset=True)
+    return instance.model_dump(by_alias=True, exclude_unset=True)
+
+
+def encoded(operation: str, wire: Mapping[str, Any]) -> bytes:
+    """``wire`` as compact JSON; strict, so a NaN in ``extra_body`` is refused, not sent as
+    null."""
     try:
         text = json.dumps(wire, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -325,10 +340,10 @@ def wrapped(model: type[M], key: str) -> Reader[list[M]]:
     return read
 
 
-def mapped(read: Reader[T], convert: Callable[[T], M]) -> Reader[M]:
+def mapped(read: Reader[T], convert: Callable[[T], U]) -> Reader[U]:
     """``read``, then ``convert`` (a v2 record into the v1-shaped model callers get)."""
 
-    def read_mapped(call: Call, response: Answer) -> M:
+    def read_mapped(call: Call, response: Answer) -> U:
         return convert(read(call, response))
 
     return read_mapped
