@@ -65,6 +65,8 @@ def create(
         op = "endpoints.create"
         v1 = rest_v2.checked(EndpointCreateInput, op, fields, rest_v2.ENDPOINT_FIELDS)
         pools = yield from rest_v2.gpu_pools(ctx, op)
+        if str(v1.get("computeType", "GPU")) == "GPU" and "gpuTypeIds" not in v1:
+            v1["gpuTypeIds"] = [t for types in pools.values() for t in types]  # any, as v1
         fields = {"type": "QUEUE", **rest_v2.endpoint_body(op, v1, pools)}
         fields.setdefault("name", template_id)
         fields.setdefault("scaling", {"type": "QUEUE_DELAY", "queueDelay": 4})
@@ -86,9 +88,10 @@ def list_endpoints(
     """The account's endpoints; the flags add each one's template and its workers."""
     params = query(EndpointIncludes, "endpoints.list", given(locals()))
     if ctx.management_api == "v2":
-        rest_v2.unfiltered("endpoints.list", params)
+        if include_workers:
+            rest_v2.unfiltered("endpoints.list", [("includeWorkers", "true")])
         pools = yield from rest_v2.gpu_pools(ctx, "endpoints.list")
-        read = rest_v2.endpoints_reader(pools)
+        read = rest_v2.endpoints_reader(pools, include_template)
         return (
             yield from rest_v2.send(ctx, "GET", ["serverless"], "endpoints.list", "endpoints", read)
         )
@@ -107,9 +110,10 @@ def get(
     eid = ident(endpoint_id, "endpoint id")
     params = query(EndpointIncludes, "endpoints.get", given(locals(), skip=["endpoint_id", "eid"]))
     if ctx.management_api == "v2":
-        rest_v2.unfiltered("endpoints.get", params)
+        if include_workers:
+            rest_v2.unfiltered("endpoints.get", [("includeWorkers", "true")])
         pools = yield from rest_v2.gpu_pools(ctx, "endpoints.get")
-        read = rest_v2.endpoint_reader(pools)
+        read = rest_v2.endpoint_reader(pools, include_template)
         subject = f"endpoint {endpoint_id!r}"
         return (
             yield from rest_v2.send(ctx, "GET", ["serverless", eid], "endpoints.get", subject, read)

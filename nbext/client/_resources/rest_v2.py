@@ -417,7 +417,12 @@ def endpoint_body(
     return out
 
 
-def endpoint_v1(e: v2.Endpoint, pools: Mapping[str, list[str]]) -> v1m.Endpoint:
+def endpoint_v1(
+    e: v2.Endpoint, pools: Mapping[str, list[str]], with_template: bool = False
+) -> v1m.Endpoint:
+    """``with_template``: v1's ``include_template``, the endpoint's own container settings
+    as its ``template`` (v2 endpoints carry them; the template they came from is not
+    named)."""
     scaling = e.scaling or {}
     kind = str(scaling.get("type", "QUEUE_DELAY"))
     value = scaling.get("requestCount" if kind == "REQUEST_COUNT" else "queueDelay")
@@ -454,16 +459,25 @@ def endpoint_v1(e: v2.Endpoint, pools: Mapping[str, list[str]]) -> v1m.Endpoint:
             allowedCudaVersions=e.gpu.allowed_cuda_versions or None,
             minCudaVersion=e.gpu.min_cuda_version,
         )
-    endpoint = v1m.Endpoint.model_validate({k: v for k, v in fields.items() if v is not None})
-    return endpoint
+    if with_template:
+        own = to_v1(e.model_dump(by_alias=True, exclude_none=True), defaults=False)
+        fields["template"] = {"isServerless": True, **own}
+    return v1m.Endpoint.model_validate({k: v for k, v in fields.items() if v is not None})
 
 
-def endpoint_reader(pools: Mapping[str, list[str]]) -> Reader[v1m.Endpoint]:
-    return mapped(one(v2.Endpoint), lambda e: endpoint_v1(e, pools))
+def endpoint_reader(
+    pools: Mapping[str, list[str]], with_template: bool = False
+) -> Reader[v1m.Endpoint]:
+    return mapped(one(v2.Endpoint), lambda e: endpoint_v1(e, pools, with_template))
 
 
-def endpoints_reader(pools: Mapping[str, list[str]]) -> Reader[list[v1m.Endpoint]]:
-    return mapped(wrapped(v2.Endpoint, "endpoints"), lambda es: [endpoint_v1(e, pools) for e in es])
+def endpoints_reader(
+    pools: Mapping[str, list[str]], with_template: bool = False
+) -> Reader[list[v1m.Endpoint]]:
+    return mapped(
+        wrapped(v2.Endpoint, "endpoints"),
+        lambda es: [endpoint_v1(e, pools, with_template) for e in es],
+    )
 
 
 # ---- billing ----------------------------------------------------------------------------------

@@ -84,16 +84,27 @@ def list_templates(
     """The account's templates; by default those not bound to an endpoint.
 
     The flags widen the listing: templates bound to endpoints, other users' public
-    templates, the operator's official ones.
+    templates, the operator's official ones. REST v2 lists the account's templates,
+    endpoint-bound ones included whatever the flag; ``include_runpod_templates`` adds
+    its catalog's official templates; public ones it cannot list (refused).
     """
     params = query(TemplateIncludes, "templates.list", given(locals()))
     if ctx.management_api == "v2":
-        rest_v2.unfiltered("templates.list", params)
-        return (
-            yield from rest_v2.send(
-                ctx, "GET", ["templates"], "templates.list", "templates", rest_v2.TEMPLATES
-            )
+        if include_public_templates:
+            rest_v2.unfiltered("templates.list", [("includePublicTemplates", "true")])
+        found = yield from rest_v2.send(
+            ctx, "GET", ["templates"], "templates.list", "templates", rest_v2.TEMPLATES
         )
+        if include_runpod_templates:
+            found += yield from rest_v2.send(
+                ctx,
+                "GET",
+                ["catalog", "templates"],
+                "templates.list",
+                "official templates",
+                rest_v2.TEMPLATES,
+            )
+        return found
     call = v1_call("GET", ["templates"], "templates.list", "templates", query=params)
     return (yield from shapes.fetch(ctx, call, many(Template)))
 
@@ -110,7 +121,6 @@ def get(
     tid = ident(template_id, "template id")
     params = query(TemplateIncludes, "templates.get", given(locals(), skip=["template_id", "tid"]))
     if ctx.management_api == "v2":
-        rest_v2.unfiltered("templates.get", params)
         subject = f"template {template_id!r}"
         return (
             yield from rest_v2.send(
