@@ -22,6 +22,7 @@ from nbext.models import (
     GpuTypeId,
     ScalerType,
 )
+from nbext.models.v2 import Endpoint as V2Endpoint
 
 from .._flows import Context, Flow
 from . import rest_v2, shapes
@@ -165,10 +166,15 @@ def update(
     if ctx.management_api == "v2":
         op = "endpoints.update"
         v1 = rest_v2.checked(EndpointUpdateInput, op, fields, rest_v2.ENDPOINT_FIELDS)
+        subject = f"endpoint {endpoint_id!r}"
+        if "scalerValue" in v1 and "scalerType" not in v1:  # v2 names the kind with its value
+            now = yield from rest_v2.send(
+                ctx, "GET", ["serverless", eid], op, subject, one(V2Endpoint)
+            )
+            v1["scalerType"] = now.scaling.get("type", "QUEUE_DELAY")
         pools = yield from rest_v2.gpu_pools(ctx, op)
         payload = rest_v2.body(op, rest_v2.endpoint_body(op, v1, pools), extra_body)
         read = rest_v2.endpoint_reader(pools)
-        subject = f"endpoint {endpoint_id!r}"
         return (
             yield from rest_v2.send(
                 ctx, "PATCH", ["serverless", eid], op, subject, read, payload=payload

@@ -122,14 +122,14 @@ class Recorder(httpx.MockTransport):
 
 def recorded_client(is_async: bool, recorder: Recorder, **kw: Any) -> Any:
     cls = AsyncClient if is_async else Client
-    return cls(
-        KEY,
-        base_url="https://mgmt.example/v1",
-        serverless_url="https://jobs.example/v2",
-        transport=recorder,
-        max_retries=0,
+    settings = {
+        "base_url": "https://mgmt.example/v1",
+        "serverless_url": "https://jobs.example/v2",
+        "transport": recorder,
+        "max_retries": 0,
         **kw,
-    )
+    }
+    return cls(KEY, **settings)
 
 
 async def call(client: Any, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:

@@ -16,7 +16,7 @@ import nbext.models as m
 from nbext.client import BadRequest, Conflict, NotFound, UnsupportedOperation
 from nbext.models import v2 as v2m
 
-from .conftest import V1Harness, V2Harness
+from .conftest import Recorder, V1Harness, V2Harness, call, recorded_client
 
 pytestmark = pytest.mark.anyio
 
@@ -262,3 +262,51 @@ async def test_made_through_a_v2_client_read_through_a_v1_client(v2: V2Harness) 
         assert (await v2.call(v2.client.templates.get, t.id)).image_name == "img:5"
     finally:
         await v2.close_client(other)
+
+
+async def test_a_scaler_value_alone_keeps_the_endpoints_scaler_kind(v2: V2Harness) -> None:
+    c = v2.client
+    tpl = await v2.call(c.templates.create, name="s", image_name="echo", is_serverless=True)
+    ep = await v2.call(
+        c.endpoints.create, template_id=tpl.id, scaler_type="REQUEST_COUNT", scaler_value=5
+    )
+    assert (ep.scaler_type, ep.scaler_value) == (m.ScalerType.REQUEST_COUNT, 5)
+    ep = await v2.call(c.endpoints.update, ep.id, scaler_value=7)
+    assert (ep.scaler_type, ep.scaler_value) == (m.ScalerType.REQUEST_COUNT, 7)
+
+
+# ---- what goes over the wire ----------------------------------------------------------------
+
+
+async def test_a_v2_pod_create_sends_v2s_nested_body(flavour: str) -> None:
+    recorder = Recorder(201, {"id": "p1", "name": "n", "status": "PROVISIONING"})
+    client = recorded_client(flavour == "async", recorder, base_url="https://mgmt.example/v2")
+    pod = await call(
+        client,
+        client.pods.create,
+        name="n",
+        image_name="img:1",
+        gpu_type_ids=[GPU],
+        gpu_count=2,
+        docker_start_cmd=["python", "-c", "print('a b')"],
+        network_volume_id="vol1",
+        volume_mount_path="/data",
+        cloud_type="COMMUNITY",
+        extra_body={"startSsh": False},
+    )
+    assert str(recorder.last.url) == "https://mgmt.example/v2/pods"
+    assert recorder.last_json() == {
+        "name": "n",
+        "image": "img:1",
+        "args": "python -c 'print('\"'\"'a b'\"'\"')'",
+        "gpu": {"id": GPU, "count": 2},
+        "cloud": "COMMUNITY",
+        "mounts": {"network": [{"volumeId": "vol1", "path": "/data"}]},
+        "startSsh": False,
+    }
+    assert pod.id == "p1" and pod.desired_status == m.PodStatus.RUNNING
+    stop = Recorder(200, {"id": "p1", "name": "n", "status": "EXITED"})
+    client = recorded_client(flavour == "async", stop, base_url="https://mgmt.example/v2")
+    assert (await call(client, client.pods.stop, "p1")).desired_status == m.PodStatus.EXITED
+    assert str(stop.last.url) == "https://mgmt.example/v2/pods/p1/action"
+    assert stop.last_json() == {"action": "stop"}
