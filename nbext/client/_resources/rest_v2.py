@@ -267,12 +267,45 @@ def pod_v1(p: v2.Pod) -> v1m.Pod:
         fields["gpu"] = {"id": p.gpu.id, "count": p.gpu.count}
     if p.cpu is not None:
         fields.update(cpuFlavorId=p.cpu.id, vcpuCount=p.cpu.vcpu_count, memoryInGb=p.cpu.memory)
+    if p.data_center_id:
+        fields["machine"] = {"dataCenterId": p.data_center_id}
     if p.ssh is not None and p.ssh.direct is not None:
         fields["publicIp"] = p.ssh.direct.host
     return v1m.Pod.model_validate(fields)
 
 
 POD, PODS = readers(v2.Pod, "pods", pod_v1)
+
+POD_FILTERS: dict[str, Callable[[v1m.Pod], object]] = {
+    "id": lambda p: p.id,
+    "name": lambda p: p.name,
+    "image_name": lambda p: p.image,
+    "template_id": lambda p: p.template_id,
+    "desired_status": lambda p: p.desired_status,
+    "compute_type": lambda p: "CPU" if p.gpu is None else "GPU",
+    "gpu_type_id": lambda p: p.gpu.id if p.gpu else None,
+    "cpu_flavor_id": lambda p: p.cpu_flavor_id,
+    "data_center_id": lambda p: p.machine.data_center_id if p.machine else None,
+    "network_volume_id": lambda p: p.network_volume.id if p.network_volume else None,
+}
+"""v1's pod listing filters, applied by the client: REST v2 lists every pod unfiltered."""
+
+
+def pods_matching(operation: str, pods: list[v1m.Pod], fields: Mapping[str, Any]) -> list[v1m.Pod]:
+    """The pods every filter in ``fields`` matches (a list of values: any of them)."""
+    wanted = {k: v for k, v in fields.items() if v is not False}
+    lost = sorted(k for k in wanted if k not in POD_FILTERS)
+    if lost:
+        raise refused(operation, f"REST v2 lists pods without {', '.join(lost)}; leave it out")
+
+    def matches(pod: v1m.Pod) -> bool:
+        for name, value in wanted.items():
+            values = value if isinstance(value, list) else [value]
+            if str(POD_FILTERS[name](pod)) not in {str(v) for v in values}:
+                return False
+        return True
+
+    return [pod for pod in pods if matches(pod)]
 
 
 def no_reset(pod_id: str) -> BadRequest:

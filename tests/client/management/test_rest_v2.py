@@ -310,3 +310,23 @@ async def test_a_v2_pod_create_sends_v2s_nested_body(flavour: str) -> None:
     assert (await call(client, client.pods.stop, "p1")).desired_status == m.PodStatus.EXITED
     assert str(stop.last.url) == "https://mgmt.example/v2/pods/p1/action"
     assert stop.last_json() == {"action": "stop"}
+
+
+async def test_pod_listing_filters_apply_over_v2(v2: V2Harness) -> None:
+    """v2 lists pods unfiltered; v1's filters are applied by the client, the same way."""
+    c = v2.client
+    a = await v2.call(c.pods.create, name="a", image_name="img:1", gpu_type_ids=[GPU])
+    b = await v2.call(
+        c.pods.create, name="b", image_name="img:2", compute_type="CPU", cpu_flavor_ids=["cpu3c"]
+    )
+    await v2.call(c.pods.stop, b.id)
+    ids = [p.id for p in await v2.call(c.pods.list)]
+    assert sorted(ids) == sorted([a.id, b.id])
+    assert [p.id for p in await v2.call(c.pods.list, name="a")] == [a.id]
+    assert [p.id for p in await v2.call(c.pods.list, gpu_type_id=GPU)] == [a.id]
+    assert [p.id for p in await v2.call(c.pods.list, compute_type="CPU")] == [b.id]
+    assert [p.id for p in await v2.call(c.pods.list, desired_status="EXITED")] == [b.id]
+    assert await v2.call(c.pods.list, image_name="img:9") == []
+    with pytest.raises(BadRequest) as info:
+        await v2.call(c.pods.list, endpoint_id="e1")
+    assert "endpoint_id" in str(info.value) and info.value.sent is False
