@@ -143,7 +143,8 @@ def list_pods(
     if ctx.management_api == "v2":
         rest_v2.pods_matching("pods.list", [], fields)  # refuses before sending
         pods = yield from rest_v2.send(ctx, "GET", ["pods"], "pods.list", "pods", rest_v2.PODS)
-        return rest_v2.pods_matching("pods.list", pods, fields)
+        pods = rest_v2.pods_matching("pods.list", pods, fields)
+        return (yield from rest_v2.with_gpu_names(ctx, "pods.list", pods))
     call = v1_call("GET", ["pods"], "pods.list", "pods", query=params)
     return (yield from shapes.fetch(ctx, call, many(Pod)))
 
@@ -164,9 +165,9 @@ def get(
     if ctx.management_api == "v2":
         rest_v2.pods_matching("pods.get", [], given(locals(), skip=["pod_id", "pid", "params"]))
         subject = f"pod {pod_id!r}"
-        return (
-            yield from rest_v2.send(ctx, "GET", ["pods", pid], "pods.get", subject, rest_v2.POD)
-        )
+        pod = yield from rest_v2.send(ctx, "GET", ["pods", pid], "pods.get", subject, rest_v2.POD)
+        [pod] = yield from rest_v2.with_gpu_names(ctx, "pods.get", [pod])
+        return pod
     call = v1_call("GET", ["pods", pid], "pods.get", f"pod {pod_id!r}", query=params)
     return (yield from shapes.fetch(ctx, call, one(Pod)))
 

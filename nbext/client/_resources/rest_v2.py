@@ -276,6 +276,22 @@ def pod_v1(p: v2.Pod) -> v1m.Pod:
 
 POD, PODS = readers(v2.Pod, "pods", pod_v1)
 
+
+def with_gpu_names(ctx: Context, operation: str, pods: list[v1m.Pod]) -> Flow[list[v1m.Pod]]:
+    """``pods`` with each GPU's display name and prices, as v1 shows them (v2's pod names
+    only the type's id; the catalog has the rest). Asked only when a pod has a GPU."""
+    if not any(p.gpu is not None for p in pods):
+        return pods
+    known = {g.id: g for g in (yield from gpu_catalog(ctx, operation))}
+    for pod in pods:
+        found = known.get(pod.gpu.id or "") if pod.gpu is not None else None
+        if pod.gpu is not None and found is not None:
+            pod.gpu.display_name = found.name
+            pod.gpu.secure_price = found.price.get("secure")
+            pod.gpu.community_price = found.price.get("community")
+    return pods
+
+
 POD_FILTERS: dict[str, Callable[[v1m.Pod], object]] = {
     "id": lambda p: p.id,
     "name": lambda p: p.name,
@@ -378,11 +394,15 @@ ENDPOINT_FIELDS = (
 )
 
 
+def gpu_catalog(ctx: Context, operation: str) -> Flow[list[v2.GpuType]]:
+    """The service's GPU types (``/v2/catalog/gpus``): their pools, names and prices."""
+    read = wrapped(v2.GpuType, "gpus")
+    return (yield from send(ctx, "GET", ["catalog", "gpus"], operation, "the GPU catalog", read))
+
+
 def gpu_pools(ctx: Context, operation: str) -> Flow[dict[str, list[str]]]:
     """Pool -> its GPU types, from the catalog: v2 endpoints name pools, v1 names types."""
-    gpus: list[v2.GpuType] = yield from send(
-        ctx, "GET", ["catalog", "gpus"], operation, "the GPU catalog", wrapped(v2.GpuType, "gpus")
-    )
+    gpus = yield from gpu_catalog(ctx, operation)
     pools: dict[str, list[str]] = {}
     for gpu in gpus:
         if gpu.pool:

@@ -97,7 +97,11 @@ async def test_pods_over_v2_create_act_and_terminate(v2: V2Harness) -> None:
     assert pod.gpu is not None and pod.gpu.count == 2
     assert pod.docker_start_cmd == ["sleep", "infinity"] and pod.env == {"A": "1"}
     assert pod.volume_in_gb == 20 and pod.cost_per_hr and pod.cost_per_hr > 0
-    assert [p.id for p in await v2.call(c.pods.list)] == [pod.id]
+    [listed] = await v2.call(c.pods.list)
+    assert listed.id == pod.id and listed.gpu is not None
+    # the display name and prices v1 shows come from v2's catalog, so frames keep them
+    assert listed.gpu.display_name == "RTX 4090" and listed.gpu.secure_price
+    assert (await v2.call(c.pods.get, pod.id)).gpu.display_name == "RTX 4090"
 
     stopped = await v2.call(c.pods.stop, pod.id)
     assert stopped.desired_status == m.PodStatus.EXITED and stopped.cost_per_hr == 0
