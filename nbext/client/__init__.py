@@ -33,6 +33,7 @@ from ._errors import (
     ServerError,
     Timeout,
     Unauthorized,
+    UnsupportedOperation,
 )
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
 from ._resources import (
@@ -92,6 +93,7 @@ __all__ = [
     "Templates",
     "Timeout",
     "Unauthorized",
+    "UnsupportedOperation",
     "UpdateMethod",
     "load_config",
     "mask",
