@@ -33,16 +33,19 @@ from ._errors import (
     ServerError,
     Timeout,
     Unauthorized,
+    UnsupportedOperation,
 )
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
 from ._resources import (
     AsyncBilling,
+    AsyncCatalog,
     AsyncEndpoints,
     AsyncNetworkVolumes,
     AsyncPods,
     AsyncRegistryAuths,
     AsyncTemplates,
     Billing,
+    Catalog,
     Endpoints,
     Moment,
     NetworkVolumes,
@@ -56,6 +59,7 @@ from ._retry import RetryPolicy
 __all__ = [
     "APIError",
     "AsyncBilling",
+    "AsyncCatalog",
     "AsyncClient",
     "AsyncEndpoint",
     "AsyncEndpoints",
@@ -66,6 +70,7 @@ __all__ = [
     "AsyncTemplates",
     "BadRequest",
     "Billing",
+    "Catalog",
     "Client",
     "ClientConfig",
     "ConfigError",
@@ -92,6 +97,7 @@ __all__ = [
     "Templates",
     "Timeout",
     "Unauthorized",
+    "UnsupportedOperation",
     "UpdateMethod",
     "load_config",
     "mask",

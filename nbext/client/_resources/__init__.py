@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import cast
 
 from .billing import AsyncBilling, Billing, Moment
+from .catalog import AsyncCatalog, Catalog
 from .endpoints import AsyncEndpoints, Endpoints
 from .network_volumes import AsyncNetworkVolumes, NetworkVolumes
 from .pods import AsyncPods, Pods
@@ -48,6 +49,10 @@ class SyncManagement:
     def billing(self) -> Billing:
         return Billing(cast(SyncDriver, self))
 
+    @cached_property
+    def catalog(self) -> Catalog:
+        return Catalog(cast(SyncDriver, self))
+
 
 class AsyncManagement:
     """The management resources of an ``AsyncClient`` (a mixin)."""
@@ -76,9 +81,14 @@ class AsyncManagement:
     def billing(self) -> AsyncBilling:
         return AsyncBilling(cast(AsyncDriver, self))
 
+    @cached_property
+    def catalog(self) -> AsyncCatalog:
+        return AsyncCatalog(cast(AsyncDriver, self))
+
 
 __all__ = [
     "AsyncBilling",
+    "AsyncCatalog",
     "AsyncEndpoints",
     "AsyncManagement",
     "AsyncNetworkVolumes",
@@ -86,6 +96,7 @@ __all__ = [
     "AsyncRegistryAuths",
     "AsyncTemplates",
     "Billing",
+    "Catalog",
     "Endpoints",
     "Moment",
     "NetworkVolumes",
