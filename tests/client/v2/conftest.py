@@ -79,3 +79,29 @@ async def make_v2(request: pytest.FixtureRequest) -> AsyncIterator[MakeV2]:
 @pytest.fixture
 async def v2(make_v2: MakeV2) -> V2Harness:
     return await make_v2()
+
+
+async def endpoint(h: V2Harness, **fields: Any) -> dict[str, Any]:
+    """A queue endpoint made through ``/v2/serverless`` (echo image, AMPERE_48 GPUs)."""
+    body = {
+        "name": f"ep-{next(_names)}",
+        "type": "QUEUE",
+        "image": "echo",
+        "scaling": {"type": "QUEUE_DELAY", "queueDelay": 4},
+        "gpu": {"pools": ["AMPERE_48"]},
+        **fields,
+    }
+    made: dict[str, Any] = await h.v2("POST", "/serverless", json=body)
+    return made
+
+
+async def take(h: V2Harness, lines: Any, n: int) -> list[Any]:
+    """The next ``n`` items of a (sync or async) follower, leaving it open."""
+    if h.is_async:
+        got = []
+        async for line in lines:
+            got.append(line)
+            if len(got) == n:
+                break
+        return got
+    return await anyio.to_thread.run_sync(lambda: list(itertools.islice(lines, n)))

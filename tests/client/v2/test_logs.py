@@ -7,10 +7,8 @@ the pod's life) forward instead of sleeping.
 
 from __future__ import annotations
 
-import itertools
 import threading
 from datetime import UTC, datetime
-from typing import Any
 
 import anyio.to_thread
 import pytest
@@ -19,7 +17,7 @@ from nbext.client import NotFound
 from nbext.emulator.domain.management.pod_status import PROVISIONING_S, STARTING_S
 from nbext.models.v2 import LogEvent
 
-from .conftest import GPU, V2Harness
+from .conftest import GPU, V2Harness, take
 
 pytestmark = pytest.mark.anyio
 
@@ -31,18 +29,6 @@ BOOT = [
     "container started",
     "Jupyter Lab listening on 8888/http",
 ]
-
-
-async def take(h: V2Harness, lines: Any, n: int) -> list[LogEvent]:
-    """The next ``n`` lines of a (sync or async) follower, leaving it open."""
-    if h.is_async:
-        got = []
-        async for line in lines:
-            got.append(line)
-            if len(got) == n:
-                break
-        return got
-    return await anyio.to_thread.run_sync(lambda: list(itertools.islice(lines, n)))
 
 
 async def test_logs_read_what_is_there_now(v2: V2Harness) -> None:

@@ -28,6 +28,31 @@ V2_ONLY: list[tuple[str, Callable[[Any], Any]]] = [
     ("catalog.templates", lambda c: c.catalog.templates()),
     ("pods.logs", lambda c: c.pods.logs("p1", tail=5)),
     ("pods.follow_logs", lambda c: c.pods.follow_logs("p1")),
+    ("endpoints.workers", lambda c: c.endpoints.workers("e1")),
+    ("endpoints.releases", lambda c: c.endpoints.releases("e1")),
+    ("endpoints.worker_logs", lambda c: c.endpoints.worker_logs("e1", "w1")),
+    ("endpoints.follow_worker_logs", lambda c: c.endpoints.follow_worker_logs("e1", "w1")),
+    ("ssh_keys.list", lambda c: c.ssh_keys.list()),
+    ("ssh_keys.set", lambda c: c.ssh_keys.set([])),
+    ("ssh_keys.add", lambda c: c.ssh_keys.add("ssh-ed25519 AAAA me")),
+    ("ssh_keys.remove", lambda c: c.ssh_keys.remove("ssh-ed25519 AAAA me")),
+    ("clusters.list", lambda c: c.clusters.list()),
+    ("clusters.get", lambda c: c.clusters.get("c1")),
+    ("clusters.update", lambda c: c.clusters.update("c1", name="x")),
+    ("clusters.delete", lambda c: c.clusters.delete("c1")),
+    ("clusters.pods", lambda c: c.clusters.pods("c1")),
+    (
+        "clusters.create",
+        lambda c: c.clusters.create(
+            name="c", type="RAY", gpu_type_id="g", gpu_count_per_pod=1, pod_count=2
+        ),
+    ),
+    ("registry_delegations.list", lambda c: c.registry_delegations.list()),
+    (
+        "registry_delegations.create",
+        lambda c: c.registry_delegations.create("arn:aws:ecr:us-east-2:418399314813:repository/a"),
+    ),
+    ("registry_delegations.delete", lambda c: c.registry_delegations.delete("d1")),
 ]
 
 
@@ -79,6 +104,14 @@ BAD_INPUT: list[tuple[Callable[[Any], Any], str]] = [
     (lambda c: c.pods.follow_logs("", tail=1), "pod id must be a non-empty string"),
     (lambda c: c.pods.follow_logs("p1", tail=-3), "tail must be a whole number"),
     (lambda c: c.pods.follow_logs("p1", since="2026-13-01"), "since must be an RFC 3339"),
+    (lambda c: c.endpoints.worker_logs("e1", "", tail=1), "worker id must be a non-empty"),
+    (lambda c: c.endpoints.follow_worker_logs("", "w1"), "endpoint id must be a non-empty"),
+    (lambda c: c.endpoints.worker_logs("e1", "w1", tail=-1), "tail must be a whole number"),
+    (lambda c: c.endpoints.workers(""), "endpoint id must be a non-empty string"),
+    (lambda c: c.endpoints.releases(""), "endpoint id must be a non-empty string"),
+    (lambda c: c.clusters.get(""), "cluster id must be a non-empty string"),
+    (lambda c: c.registry_delegations.delete(""), "delegation id must be a non-empty"),
+    (lambda c: c.ssh_keys.add("ssh-rsa"), "key 0 is not a public key line"),
 ]
 
 

@@ -7,10 +7,28 @@ from typing import Any
 
 import pytest
 
-from nbext.client import AsyncCatalog, AsyncPods, Catalog, Pods
+from nbext.client import (
+    AsyncCatalog,
+    AsyncClusters,
+    AsyncEndpoints,
+    AsyncPods,
+    AsyncRegistryDelegations,
+    AsyncSshKeys,
+    Catalog,
+    Clusters,
+    Endpoints,
+    Pods,
+    RegistryDelegations,
+    SshKeys,
+)
 
-PAIRS: list[tuple[type, type]] = [(Catalog, AsyncCatalog)]
-FOLLOWERS = [(Pods, AsyncPods, "follow_logs")]
+PAIRS: list[tuple[type, type]] = [
+    (Catalog, AsyncCatalog),
+    (SshKeys, AsyncSshKeys),
+    (Clusters, AsyncClusters),
+    (RegistryDelegations, AsyncRegistryDelegations),
+]
+FOLLOWERS = [(Pods, AsyncPods, "follow_logs"), (Endpoints, AsyncEndpoints, "follow_worker_logs")]
 
 
 def operations(cls: type) -> dict[str, Any]:
