@@ -321,7 +321,7 @@ class Connection:
             api_key=emulator.api_key,
             key_source="the embedded emulator",
             serverless_url=server.serverless_url,
-            base_url=server.base_url,
+            base_url=f"{server.url}/v2",
             server=server,
             owns_server=owns,
             client_kwargs=self._client_kwargs,

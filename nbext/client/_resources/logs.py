@@ -14,6 +14,7 @@ request is still NotFound).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
@@ -29,9 +30,8 @@ from nbext.models.v2 import LogEvent
 from .._calls import Call, transport_error
 from .._errors import APIError, NotFound, excerpt
 from .._flows import Context, Emit, Flow, NextEvent, pause, send
-from .rest_v2 import v2_call
 from .twins import AsyncResource, SyncResource, adopt
-from .wire import _unreadable, ident, refused
+from .wire import _unreadable, ident, refused, v2_call
 
 P = ParamSpec("P")
 LogSource = Literal["container", "system"]
@@ -206,9 +206,10 @@ def _pod_call(
     params = log_query(operation, tail, since, source)
     headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
     subject = f"pod {pod_id!r}"
-    return v2_call(
-        ctx, "GET", ["pods", pid, "logs"], operation, subject, query=params, headers=headers
+    call = v2_call(
+        ctx.management_api, "GET", ["pods", pid, "logs"], operation, subject, query=params
     )
+    return dataclasses.replace(call, headers=headers)
 
 
 def _worker_call(
@@ -227,7 +228,8 @@ def _worker_call(
     headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
     subject = f"worker {worker_id!r} of endpoint {endpoint_id!r}"
     parts = ["serverless", eid, "workers", wid, "logs"]
-    return v2_call(ctx, "GET", parts, operation, subject, query=params, headers=headers)
+    call = v2_call(ctx.management_api, "GET", parts, operation, subject, query=params)
+    return dataclasses.replace(call, headers=headers)
 
 
 def pod_logs(

@@ -88,8 +88,8 @@ def test_a_v1_client_refuses_v2_resources_in_one_line(
         if inspect.isawaitable(result):
             asyncio.run(result)
     message = str(caught.value)
-    assert f"client.{operation} needs the management interface REST v2" in message
-    assert "nothing was sent" in message and "ending in /v2" in message
+    assert message.startswith(f"{operation} needs the management interface REST v2")
+    assert "ending in /v2" in message
     assert "\n" not in message
 
 
