@@ -1,0 +1,368 @@
+"""Log lines of pods and serverless workers (REST v2), read once or followed.
+
+The service sends logs as Server-Sent Events, each event one line whose ``id`` is a
+cursor, read as they arrive (``Listen``/``NextEvent``, httpx-sse underneath). The
+emulator ends a stream after the lines it has; the service may hold it open for newer
+lines. ``logs`` reads what is there now: until the stream ends or stays quiet.
+``follow_logs`` keeps reading: when a stream ends, it waits the server's ``retry`` hint
+on the client's clock (so tests move time instead of sleeping) and reconnects with
+``Last-Event-ID`` set to the last cursor seen, receiving only newer lines, as a
+browser's EventSource does. It stops when the caller stops iterating or sets ``stop``,
+or when the pod or worker is gone (404 after the first answer: a wrong id on the first
+request is still NotFound).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast
+
+import httpx
+from httpx_sse import ServerSentEvent
+from pydantic import ValidationError
+
+from nbext.models import explain
+from nbext.models.v2 import LogEvent
+
+from .._calls import Call, transport_error
+from .._errors import APIError, NotFound, excerpt
+from .._flows import Context, Emit, Flow, NextEvent, pause, send
+from .twins import AsyncResource, SyncResource, adopt
+from .wire import _unreadable, ident, refused, v2_call
+
+P = ParamSpec("P")
+LogSource = Literal["container", "system"]
+SOURCES = ("container", "system")
+MAX_TAIL = 5000
+"""The most lines the service backfills (its documented maximum of ``tail``)."""
+QUIET = 2.0
+"""Seconds of silence after which ``logs`` takes a held-open stream to have sent all."""
+LONGEST_READ = 10.0
+"""However busy a held-open log, ``logs`` returns after reading it this long (its lines
+so far): a log that never goes quiet would otherwise never be "what is there now"."""
+FOLLOW_IDLE = 15.0
+"""A followed stream silent this long is reopened from the last cursor (a proxy may have
+dropped it without a word); ``stop`` is noticed at the latest then."""
+DEFAULT_RETRY = 3.0
+"""Seconds between two connections of a follower when the server gives no ``retry``."""
+MIN_RETRY = 0.1
+"""The shortest wait between two connections, whatever the hint: a server that says
+``retry: 0`` must not turn a follower into a busy loop."""
+SSE_HEADERS = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+
+
+class Stop(Protocol):
+    """What tells a follower to stop: a ``threading.Event`` (or an ``asyncio.Event``)."""
+
+    def is_set(self) -> bool: ...
+
+
+def _since(operation: str, since: datetime | str) -> str:
+    """``since`` as RFC 3339 in UTC; a naive datetime is local time, as ``datetime.now()``."""
+    if isinstance(since, str):
+        try:
+            moment = datetime.fromisoformat(since.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise refused(
+                operation, f"since must be an RFC 3339 date-time, got {since!r}"
+            ) from None
+    elif isinstance(since, datetime):
+        moment = since
+    else:
+        raise refused(operation, f"since must be a datetime or an RFC 3339 string, got {since!r}")
+    moment = moment.astimezone(UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def log_query(
+    operation: str, tail: int | None, since: datetime | str | None, source: str | None
+) -> list[tuple[str, str]]:
+    """The query of a log request, each argument checked before anything is sent."""
+    params: list[tuple[str, str]] = []
+    if source is not None:
+        if source not in SOURCES:
+            raise refused(operation, f"source must be 'container' or 'system', got {source!r}")
+        params.append(("source", source))
+    if tail is not None:
+        if isinstance(tail, bool) or not isinstance(tail, int) or not 0 <= tail <= MAX_TAIL:
+            raise refused(operation, f"tail must be a whole number 0..{MAX_TAIL}, got {tail!r}")
+        params.append(("tail", str(tail)))
+    if since is not None:
+        params.append(("since", _since(operation, since)))
+    return params
+
+
+def _quiet(operation: str, quiet: float) -> float:
+    if isinstance(quiet, bool) or not isinstance(quiet, int | float) or not quiet > 0:
+        raise refused(operation, f"quiet must be a number of seconds > 0, got {quiet!r}")
+    return float(quiet)
+
+
+def log_line(call: Call, event: ServerSentEvent) -> LogEvent | None:
+    """The log line an event carries, with its cursor; None for an event without data
+    (a block holding only ``retry`` or ``id``, as the emulator opens each stream with)."""
+    if not event.data:
+        return None
+    try:
+        data: Any = json.loads(event.data)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        return LogEvent.model_validate({**data, "cursor": event.id or None})
+    except ValueError as exc:
+        detail = explain(exc) if isinstance(exc, ValidationError) else str(exc)
+        problem = f"a log event it cannot read: {detail}"
+    raise APIError(
+        f"{call.describe()} ({call.subject}) sent {problem}",
+        status=200,
+        method=call.method,
+        path=call.path,
+        body=excerpt(event.data, 200),
+    )
+
+
+def _open(ctx: Context, call: Call, idle: float) -> Flow[Any]:
+    """The call's event stream, open; an error status raises as any call's."""
+    opened = yield from send(ctx, call, idle=idle)
+    if not hasattr(opened, "next"):  # read whole: a success that is not an event stream
+        kind = opened.headers.get("content-type") or "none"
+        raise _unreadable(call, opened, f"content type {kind!r}, not an event stream")
+    return opened
+
+
+def _read(ctx: Context, call: Call, quiet: float) -> Flow[list[LogEvent]]:
+    """The lines a stream holds now: until it ends, or stays quiet ``quiet`` seconds (a
+    server that holds the stream open for newer lines has sent all it had), or has been
+    read ``LONGEST_READ`` seconds on the client's clock."""
+    started = ctx.now()
+    stream = yield from _open(ctx, call, quiet)
+    lines: list[LogEvent] = []
+    try:
+        while True:
+            failed: httpx.TransportError | None = None
+            try:
+                event = yield NextEvent(stream)
+            except httpx.TimeoutException:
+                return lines
+            except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised outside the except: nothing chained
+                raise transport_error(call, failed, ctx.secret)
+            if event is None:
+                return lines
+            if (line := log_line(call, event)) is not None:
+                lines.append(line)
+            if ctx.now() - started >= LONGEST_READ:
+                return lines  # a log written faster than it goes quiet: enough is now
+    finally:
+        stream.close()
+
+
+def _follow(
+    ctx: Context, first: Call, resume: Callable[[str], Call], stop: Stop | None
+) -> Flow[None]:
+    """Emit each line as it comes; reconnect after each stream with the last cursor."""
+    call, cursor, retry, connected = first, "", DEFAULT_RETRY, False
+
+    def stopped() -> bool:
+        return stop is not None and stop.is_set()
+
+    while not stopped():
+        try:
+            stream = yield from _open(ctx, call, FOLLOW_IDLE)
+        except NotFound:
+            if not connected:
+                raise
+            return  # the pod or worker is gone: its log is complete
+        connected = True
+        try:
+            while True:
+                try:
+                    event = yield NextEvent(stream)
+                except httpx.TransportError:
+                    break  # quiet past FOLLOW_IDLE, or cut: reopen from the last cursor
+                if event is None:
+                    break
+                if event.retry is not None and event.retry >= 0:
+                    retry = event.retry / 1000
+                if (line := log_line(call, event)) is None:
+                    continue
+                yield Emit(line)
+                cursor = line.cursor or cursor
+                if stopped():
+                    return
+        finally:
+            stream.close()
+        if cursor:
+            call = resume(cursor)
+        yield pause(ctx, max(MIN_RETRY, retry))
+
+
+def _log_call(
+    ctx: Context,
+    operation: str,
+    parts: list[str],
+    subject: str,
+    query: tuple[int | None, datetime | str | None, str | None],
+    cursor: str | None = None,
+) -> Call:
+    """A log stream's call: ``query`` is (tail, since, source); ``cursor`` resumes after it."""
+    params = log_query(operation, *query)
+    headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
+    call = v2_call(ctx.management_api, "GET", parts, operation, subject, query=params)
+    return dataclasses.replace(call, headers=headers)
+
+
+def _pod_call(
+    ctx: Context,
+    operation: str,
+    pod_id: str,
+    query: tuple[int | None, datetime | str | None, str | None],
+    cursor: str | None = None,
+) -> Call:
+    parts = ["pods", ident(pod_id, "pod id"), "logs"]
+    return _log_call(ctx, operation, parts, f"pod {pod_id!r}", query, cursor)
+
+
+def _worker_call(
+    ctx: Context,
+    operation: str,
+    endpoint_id: str,
+    worker_id: str,
+    query: tuple[int | None, datetime | str | None, str | None],
+    cursor: str | None = None,
+) -> Call:
+    eid, wid = ident(endpoint_id, "endpoint id"), ident(worker_id, "worker id")
+    subject = f"worker {worker_id!r} of endpoint {endpoint_id!r}"
+    return _log_call(
+        ctx, operation, ["serverless", eid, "workers", wid, "logs"], subject, query, cursor
+    )
+
+
+def pod_logs(
+    ctx: Context,
+    pod_id: str,
+    *,
+    tail: int | None = None,
+    since: datetime | str | None = None,
+    source: LogSource | str | None = None,
+    quiet: float = QUIET,
+) -> Flow[list[LogEvent]]:
+    """The pod's log lines now: the last ``tail`` (the service's default 100, at most
+    5000), or those from ``since`` on; ``source`` ``"container"`` (what the program
+    printed) or ``"system"`` (what the platform did), both by default.
+
+    A service that holds the stream open for newer lines has sent what it had once the
+    stream stays quiet ``quiet`` seconds; ``follow_logs`` keeps reading instead.
+    """
+    call = _pod_call(ctx, "pods.logs", pod_id, (tail, since, source))
+    return (yield from _read(ctx, call, _quiet("pods.logs", quiet)))
+
+
+def follow_pod_logs(
+    ctx: Context,
+    pod_id: str,
+    *,
+    tail: int | None = None,
+    since: datetime | str | None = None,
+    source: LogSource | str | None = None,
+    stop: Stop | None = None,
+) -> Flow[None]:
+    """The pod's log lines as they come, starting like ``logs``; ends when the caller
+    stops iterating or sets ``stop`` (a ``threading.Event``), or when the pod is gone."""
+    first = _pod_call(ctx, "pods.follow_logs", pod_id, (tail, since, source))
+
+    def resume(cursor: str) -> Call:
+        return _pod_call(ctx, "pods.follow_logs", pod_id, (None, None, source), cursor)
+
+    return _follow(ctx, first, resume, stop)
+
+
+def worker_logs(
+    ctx: Context,
+    endpoint_id: str,
+    worker_id: str,
+    *,
+    tail: int | None = None,
+    since: datetime | str | None = None,
+    source: LogSource | str | None = None,
+    quiet: float = QUIET,
+) -> Flow[list[LogEvent]]:
+    """A serverless worker's log lines now (``endpoints.workers`` lists the workers);
+    ``tail``, ``since``, ``source`` and ``quiet`` as for ``pods.logs``."""
+    op = "endpoints.worker_logs"
+    call = _worker_call(ctx, op, endpoint_id, worker_id, (tail, since, source))
+    return (yield from _read(ctx, call, _quiet(op, quiet)))
+
+
+def follow_worker_logs(
+    ctx: Context,
+    endpoint_id: str,
+    worker_id: str,
+    *,
+    tail: int | None = None,
+    since: datetime | str | None = None,
+    source: LogSource | str | None = None,
+    stop: Stop | None = None,
+) -> Flow[None]:
+    """A worker's log lines as they come, like ``pods.follow_logs``; ends when the
+    worker is gone (the service keeps a worker's log only while it lives)."""
+    op = "endpoints.follow_worker_logs"
+    first = _worker_call(ctx, op, endpoint_id, worker_id, (tail, since, source))
+
+    def resume(cursor: str) -> Call:
+        return _worker_call(ctx, op, endpoint_id, worker_id, (None, None, source), cursor)
+
+    return _follow(ctx, first, resume, stop)
+
+
+# ---- the sync and async methods of a follower -------------------------------------------
+
+
+class _SyncIterating(Protocol):
+    _ctx: Context
+
+    def _iterate(self, flow: Flow[None]) -> Iterator[Any]: ...
+
+
+class _AsyncIterating(Protocol):
+    _ctx: Context
+
+    def _iterate(self, flow: Flow[None]) -> AsyncIterator[Any]: ...
+
+
+def following(
+    operation: Callable[Concatenate[Context, P], Flow[None]],
+) -> Callable[Concatenate[SyncResource, P], Iterator[LogEvent]]:
+    """A sync method iterating ``operation``'s lines (arguments checked at the call)."""
+
+    def method(self: SyncResource, /, *args: P.args, **kwargs: P.kwargs) -> Iterator[LogEvent]:
+        client = cast(_SyncIterating, self._client)
+        return cast(Iterator[LogEvent], client._iterate(operation(client._ctx, *args, **kwargs)))
+
+    adopt(method, operation, awaited=False)
+    method.__signature__ = method.__signature__.replace(  # type: ignore[attr-defined]
+        return_annotation="Iterator[LogEvent]"
+    )
+    return method
+
+
+def afollowing(
+    operation: Callable[Concatenate[Context, P], Flow[None]],
+) -> Callable[Concatenate[AsyncResource, P], AsyncIterator[LogEvent]]:
+    """An async method: ``async for line in ...`` over ``operation``'s lines."""
+
+    def method(
+        self: AsyncResource, /, *args: P.args, **kwargs: P.kwargs
+    ) -> AsyncIterator[LogEvent]:
+        client = cast(_AsyncIterating, self._client)
+        flow = operation(client._ctx, *args, **kwargs)
+        return cast(AsyncIterator[LogEvent], client._iterate(flow))
+
+    adopt(method, operation, awaited=False)
+    method.__signature__ = method.__signature__.replace(  # type: ignore[attr-defined]
+        return_annotation="AsyncIterator[LogEvent]"
+    )
+    return method
