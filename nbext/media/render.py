@@ -107,7 +107,10 @@ def static_control(item: Media, limits: Limits) -> str:
         f"The full {escape(item.describe())} is not stored in the notebook, which keeps "
         f"at most {human_size(limits.inline_bytes)} a file and "
         f"{human_size(limits.job_bytes)} an output. From Python: "
-        f"<code>nbext.media.find(output)[{escape(repr(item.path))}]</code> shows it."
+        f"<code>nbext.media.find(output)[{escape(repr(item.path))}]</code> shows it, "
+        "where <code>output</code> is the job's output (kept by <code>-o NAME</code>, "
+        "or <code>job.output()</code>); the kernel that ran the job also offers a "
+        '"show full size" button under its panel.'
     )
     return (
         f'<details style="{_CAPTION}"><summary style="cursor:pointer">show full size</summary>'

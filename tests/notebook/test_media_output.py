@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pytest
+from ipywidgets.widgets.widget import _instances
 from traitlets import TraitError
+
+from nbext.notebook.widgets.full_size import FullSizeControl
+from tests.media.conftest import b64, noise_png
 
 from .conftest import Notebook
 
@@ -54,7 +59,7 @@ def test_the_media_limits_are_traits_of_the_magics(nb: Notebook) -> None:
 
     nb.run("%config RunpodMagics.media_job_bytes = 0")  # keep no media in the notebook
     nb.run(f"%%runpod_job art\n{PICTURE}")
-    kept = nb.displays[-1]["data"]["text/html"]
+    kept = saved_panel(nb)
     assert 'class="nbext-media"' in kept and "data:image/png;base64," not in kept
 
     nb.run("%config RunpodMagics.media_job_bytes = 1048576")
@@ -62,3 +67,77 @@ def test_the_media_limits_are_traits_of_the_magics(nb: Notebook) -> None:
     assert "data:image/png;base64," in nb.displays[-1]["data"]["text/html"]
     with pytest.raises(TraitError, match="media_thumbnail_px must be >= 0"):
         nb.magics.media_thumbnail_px = -1
+
+
+def big_picture_handler(job: dict[str, Any]) -> Any:
+    """A job whose picture is past the inline limit (random pixels: about 1 MB)."""
+    return {"images": [b64(noise_png(600, 600))], "seed": 7}
+
+
+def saved_panel(nb: Notebook) -> str:
+    """The HTML the job's panel left in its cell: its last static rendering."""
+    return str(
+        [d for d in nb.displays if "nbext-static" in d["data"].get("text/html", "")][-1]["data"][
+            "text/html"
+        ]
+    )
+
+
+def control_of(nb: Notebook) -> FullSizeControl:
+    (control,) = [w for w in _instances.values() if isinstance(w, FullSizeControl)]
+    return control
+
+
+def test_a_large_picture_is_kept_small_and_its_full_size_shown_on_demand(nb: Notebook) -> None:
+    nb.deploy(big_picture_handler, "big")
+    nb.run("%%runpod_job big -o out\n{}")
+    encoded = nb.shell.user_ns["out"]["images"][0]
+    assert len(encoded) > 1_000_000  # -o keeps the raw output whole
+
+    # the panel's static output: a thumbnail, and how to get the full picture from Python
+    saved = saved_panel(nb)
+    assert "(thumbnail)" in saved and encoded[:64] not in saved
+    assert len(saved) < len(encoded) / 4  # a 512 px JPEG of random pixels, the worst case
+    assert "is not stored in the notebook" in saved and "nbext.media.find(" in saved
+
+    # under it, a live control: one button per picture kept small, nothing shown yet
+    control = control_of(nb)
+    shown = nb.displays[-1]
+    assert "application/vnd.jupyter.widget-view+json" in shown["data"]
+    assert "images[0]" in shown["data"]["text/plain"]
+    (button,) = control.buttons
+    assert button.description == "show full size: images[0]"
+    assert control.views[0].value == "" and control.keep_button.layout.display == "none"
+
+    displays = len(nb.displays)
+    button.click()  # from the kernel's memory: nothing fetched, nothing written to cells
+    assert f"base64,{encoded}" in control.views[0].value
+    assert control.views[0].layout.display is None
+    assert len(nb.displays) == displays and button.description.startswith("hide full size")
+    button.click()  # hidden again: the page drops the megabytes
+    assert control.views[0].value == "" and control.keep_button.layout.display == "none"
+
+
+def test_keep_writes_the_full_picture_into_the_saved_output_in_place_of_the_control(
+    nb: Notebook,
+) -> None:
+    nb.deploy(big_picture_handler, "big")
+    nb.run("%%runpod_job big -o out\n{}")
+    encoded = nb.shell.user_ns["out"]["images"][0]
+    control = control_of(nb)
+    control_id = nb.displays[-1]["transient"]["display_id"]
+    control.buttons[0].click()
+    control.keep_button.click()
+    kept = nb.displays[-1]
+    assert kept["update"] and kept["transient"]["display_id"] == control_id
+    assert "application/vnd.jupyter.widget-view+json" not in kept["data"]
+    assert f"base64,{encoded}" in kept["data"]["text/html"]
+    assert kept["data"]["text/plain"] == "full size kept in the notebook: images[0]"
+    assert control.kept and control.keep_button.comm is None  # closed: nothing left to ask
+
+
+def test_small_pictures_get_no_control(nb: Notebook) -> None:
+    nb.emu.deploy(image="image-gen", endpoint_id="art")
+    nb.run(f"%%runpod_job art\n{PICTURE}")
+    assert not [w for w in _instances.values() if isinstance(w, FullSizeControl)]
+    assert "show full size" not in nb.displays[-1]["data"]["text/html"]
