@@ -10,7 +10,7 @@ from ipywidgets.widgets.widget import _instances
 from traitlets import TraitError
 
 from nbext.notebook.widgets.full_size import FullSizeControl
-from tests.media.conftest import b64, noise_png
+from tests.media.conftest import b64, jpeg, noise_png
 
 from .conftest import Notebook
 
@@ -74,13 +74,15 @@ def big_picture_handler(job: dict[str, Any]) -> Any:
     return {"images": [b64(noise_png(600, 600))], "seed": 7}
 
 
-def saved_panel(nb: Notebook) -> str:
-    """The HTML the job's panel left in its cell: its last static rendering."""
-    return str(
-        [d for d in nb.displays if "nbext-static" in d["data"].get("text/html", "")][-1]["data"][
-            "text/html"
-        ]
+def saved_output(nb: Notebook) -> dict[str, str]:
+    """The output the job's panel left in its cell: its last static rendering."""
+    return dict(
+        [d for d in nb.displays if "nbext-static" in d["data"].get("text/html", "")][-1]["data"]
     )
+
+
+def saved_panel(nb: Notebook) -> str:
+    return saved_output(nb)["text/html"]
 
 
 def control_of(nb: Notebook) -> FullSizeControl:
@@ -141,3 +143,28 @@ def test_small_pictures_get_no_control(nb: Notebook) -> None:
     nb.run(f"%%runpod_job art\n{PICTURE}")
     assert not [w for w in _instances.values() if isinstance(w, FullSizeControl)]
     assert "show full size" not in nb.displays[-1]["data"]["text/html"]
+
+
+def test_a_corrupt_picture_does_not_break_the_panel(nb: Notebook) -> None:
+    corrupt = b"\x89PNG\r\n\x1a\n" + bytes(700_000)  # a PNG signature, then nothing valid
+    cut = jpeg(200, 150)[:300]  # a JPEG cut short
+    nb.deploy(lambda job: {"bad": b64(corrupt), "cut": b64(cut), "n": 1}, "corrupt")
+    nb.run("%%runpod_job corrupt -o out\n{}")
+    assert nb.record().state == "COMPLETED" and nb.shell.user_ns["out"]["bad"] == b64(corrupt)
+    saved = saved_panel(nb)
+    assert 'data-state="COMPLETED"' in saved and "not stored in the notebook" in saved
+    assert "&lt;PNG, 684 KB&gt;" in saved and "&lt;JPEG 200×150, 300 B&gt;" in saved
+    assert b64(corrupt)[:200] not in saved and "<PNG, 684 KB>" in saved_output(nb)["text/plain"]
+
+
+def test_a_50_mb_output_keeps_the_page_and_the_notebook_small(nb: Notebook) -> None:
+    video = b64(b"\x00\x00\x00\x18ftypisom" + bytes(50 * 1024 * 1024))
+    nb.deploy(lambda job: {"video": video}, "huge")
+    nb.run("%%runpod_job huge -o out\n{}")
+    assert nb.shell.user_ns["out"]["video"] == video  # -o: the whole output, unchanged
+    live = nb.panel().output_view.value  # what the browser gets while the kernel lives
+    saved = saved_panel(nb)
+    for drawn in (live, saved):
+        assert "&lt;MP4, 50.0 MB&gt;" in drawn and len(drawn) < 10_000
+    every = sum(len(str(d["data"])) for d in nb.displays)
+    assert every < 100_000  # every display and update of the cell together
