@@ -85,7 +85,10 @@ class FullSizeControl(PlainTextForm, widgets.VBox):  # type: ignore[misc]
 
     def plain_text(self) -> str:
         what = ", ".join(f"{item.label} ({item.describe()})" for item in self.items)
-        return f"kept small in the notebook: {what}; the buttons show them at full size"
+        return (
+            f"kept small in the notebook: {what}; while the kernel that ran the job lives, "
+            "this control's buttons show them at full size"
+        )
 
     def __repr__(self) -> str:
         return f"FullSizeControl({', '.join(item.label for item in self.items)})"
