@@ -1,7 +1,7 @@
 """A 4 MB PNG output on its way to the panel: how soon after the job's end, and what it
 adds to the saved notebook.
 
-    .venv/bin/python benchmarks/media_panel.py [--rounds 5]
+    .venv/bin/python benchmarks/media_panel.py [--rounds 5] [--browser]
 
 The real path, end to end but the browser: a real kernel (ipykernel, started with
 jupyter_client as JupyterLab starts it) with nbext loaded and its embedded emulator;
@@ -17,6 +17,11 @@ messages as a frontend does.
 2. Size: the cell's saved outputs as JupyterLab would store them (each display id's
    last form), against the same cell of the baseline job: what the picture adds, and
    how much of it is media data (the thumbnail).
+
+``--browser`` measures the same in JupyterLab in headless Chromium (as the e2e tests
+run it): from the handler's return to the picture decoded in the cell (an ``<img>``
+with ``naturalWidth > 0``, checked every frame), the baseline being the small output's
+text in its cell; sizes are those of the notebook JupyterLab saved.
 """
 
 from __future__ import annotations
@@ -25,9 +30,12 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
+import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from jupyter_client.manager import KernelManager
@@ -112,23 +120,26 @@ def saved_outputs(messages: list[tuple[float, dict[str, Any]]]) -> list[dict[str
     return outputs
 
 
-def run_job(client: Any, endpoint: str, needle: str) -> tuple[float, int, int]:
-    """Seconds from the handler's return to ``needle`` on the page; saved bytes; media bytes."""
+def sizes(outputs: list[dict[str, Any]]) -> tuple[int, int]:
+    """Bytes of ``outputs`` as JSON, and of the media data (data: URIs) inside them."""
+    text = json.dumps(outputs)
+    found = re.findall(r"data:[a-z]+/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+", text)
+    return len(text), sum(len(m) for m in found)
+
+
+Round = tuple[float, int, int]
+"""Seconds from the job's end to its output on the page; saved bytes; media bytes."""
+
+
+def run_job(client: Any, endpoint: str, needle: str) -> Round:
     messages = execute(client, f"%%runpod_job {endpoint} -o out\n{{}}")
     ended = float(value(client, "ENDED[-1]"))
     arrived = next(at for at, message in messages if shows(message, needle))
-    outputs = saved_outputs(messages)
-    saved = len(json.dumps(outputs))
-    media = sum(
-        len(m) for m in re.findall(r"data:image/[a-z]+;base64,[A-Za-z0-9+/=]+", str(outputs))
-    )
-    return arrived - ended, saved, media
+    return (arrived - ended, *sizes(saved_outputs(messages)))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    rounds = parser.parse_args().rounds
+def in_kernel(rounds: int) -> tuple[list[Round], list[Round], int]:
+    """Both jobs ``rounds`` times through a kernel read as a frontend reads it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RUNPOD")}
     with tempfile.TemporaryDirectory() as home:
         env.update(HOME=home, JUPYTER_CONFIG_DIR=os.path.join(home, ".jupyter"))
@@ -147,6 +158,101 @@ def main() -> None:
         finally:
             client.stop_channels()
             manager.shutdown_kernel(now=True)
+    return picture, number, blob
+
+
+WATCH = """([index, kind]) => {
+    const cell = window.jupyterapp.shell.currentWidget.content.widgets[index];
+    cell.model.outputs.clear();
+    window.__nbextSeen = null;
+    const seen = () => kind === 'picture'
+        ? [...cell.node.querySelectorAll('.jp-OutputArea img')]
+              .some((i) => i.complete && i.naturalWidth > 0)
+        : (cell.node.querySelector('.jp-OutputArea')?.textContent ?? '').includes('"n": 1');
+    const check = () => {
+        if (seen()) window.__nbextSeen = Date.now();
+        else requestAnimationFrame(check);
+    };
+    requestAnimationFrame(check);
+}"""
+RUN = """async (index) => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    panel.content.activeCellIndex = index;
+    await window.jupyterapp.commands.execute('notebook:run-cell');
+}"""
+ENDED_MS = """() => {
+    const cell = window.jupyterapp.shell.currentWidget.content.widgets[3];
+    return Number(cell.model.outputs.toJSON()[0].text);
+}"""
+
+
+def in_browser(rounds: int) -> tuple[list[Round], list[Round], int]:
+    """Both jobs ``rounds`` times in JupyterLab in headless Chromium."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository's tests/
+    from playwright.sync_api import sync_playwright
+
+    from tests.e2e.browser import launch_options
+    from tests.e2e.jupyter import JupyterLabServer
+    from tests.e2e.lab import LabPage
+    from tests.e2e.notebook_files import write_notebook
+
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        raise SystemExit("--browser needs Debian's chromium (apt-get install -y chromium)")
+    cells: list[str | dict[str, Any]] = [
+        SETUP + "print(len(BLOB))",
+        "%%runpod_job picture -o out\n{}",
+        "%%runpod_job number -o out\n{}",
+        "print(round(ENDED[-1] * 1000))",
+    ]
+    delays: dict[str, list[float]] = {"picture": [], "number": []}
+    with tempfile.TemporaryDirectory() as base:
+        root = Path(base) / "notebooks"
+        path = write_notebook(root / "bench.ipynb", cells)
+        with JupyterLabServer(root, Path(base) / "state") as server, sync_playwright() as pw:
+            context = pw.chromium.launch_persistent_context(
+                **launch_options(chromium, Path(base) / "profile")  # type: ignore[arg-type]
+            )
+            try:
+                lab = LabPage(context.new_page(), server).open(path.name)
+                page = lab.page
+                page.evaluate(RUN, 0)
+                lab.wait_until_idle(120_000)
+                for _ in range(rounds):
+                    for index, kind in ((1, "picture"), (2, "number")):
+                        page.evaluate(WATCH, [index, kind])
+                        page.evaluate(RUN, index)
+                        page.wait_for_function("() => window.__nbextSeen !== null")
+                        lab.wait_until_idle()
+                        page.evaluate(RUN, 3)
+                        ended = float(page.evaluate(ENDED_MS))
+                        seen = float(page.evaluate("() => window.__nbextSeen"))
+                        delays[kind].append((seen - ended) / 1000)
+                page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+                page.wait_for_function(
+                    "() => !window.jupyterapp.shell.currentWidget.context.model.dirty"
+                )
+            finally:
+                context.close()
+                server.shutdown_kernels()
+        saved = json.loads(path.read_text())["cells"]
+    blob = int("".join(saved[0]["outputs"][-1]["text"]).split()[-1])
+    picture_size, number_size = sizes(saved[1]["outputs"]), sizes(saved[2]["outputs"])
+    return (
+        [(t, *picture_size) for t in delays["picture"]],
+        [(t, *number_size) for t in delays["number"]],
+        blob,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--browser", action="store_true", help="in JupyterLab in Chromium")
+    args = parser.parse_args()
+    where = in_browser if args.browser else in_kernel
+    picture, number, blob = where(args.rounds)
+    rounds = args.rounds
     late = statistics.median(t for t, _, _ in picture)
     worst = max(t for t, _, _ in picture)
     base = statistics.median(t for t, _, _ in number)
