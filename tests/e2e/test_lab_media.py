@@ -12,8 +12,9 @@ from typing import Any
 import nbformat
 import pytest
 from nbconvert import HTMLExporter
-from playwright.sync_api import BrowserContext, Page, Route, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
+from .browser import open_offline
 from .jupyter import JupyterLabServer
 from .lab import LabPage
 from .notebook_files import write_notebook
@@ -116,19 +117,8 @@ def test_media_render_live_after_reopen_in_the_dark_theme_and_exported(
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(saved)
     page_file = path.with_suffix(".html")
     page_file.write_text(body)
-    refused: list[str] = []
-
-    def offline(route: Route) -> None:
-        if route.request.url.startswith(("file:", "data:")):
-            route.continue_()
-        else:
-            refused.append(route.request.url)
-            route.abort()
-
-    page = browser.new_page()
+    page, refused = open_offline(browser, page_file)
     try:
-        page.route("**/*", offline)
-        page.goto(page_file.as_uri())
         check_media(page, "body", full_size=True)
     finally:
         page.close()
