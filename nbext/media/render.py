@@ -137,8 +137,8 @@ def static_control(item: Media, limits: Limits) -> str:
         f"{human_size(limits.job_bytes)} an output. From Python: "
         f"<code>nbext.media.find(output)[{escape(repr(item.path))}]</code> shows it, "
         "where <code>output</code> is the job's output (kept by <code>-o NAME</code>, "
-        "or <code>job.output()</code>); the kernel that ran the job also offers a "
-        '"show full size" button under its panel.'
+        "or <code>job.output()</code>). While the kernel that ran the job lives, a cell "
+        'that waited for it also has a "show full size" button under its panel.'
     )
     return (
         f'<details style="{_CAPTION}"><summary style="cursor:pointer">show full size</summary>'

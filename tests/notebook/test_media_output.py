@@ -10,7 +10,7 @@ from ipywidgets.widgets.widget import _instances
 from traitlets import TraitError
 
 from nbext.notebook.widgets.full_size import FullSizeControl
-from tests.media.conftest import b64, jpeg, noise_png
+from tests.media.conftest import b64, jpeg, noise_png, wav
 
 from .conftest import Notebook
 
@@ -168,3 +168,17 @@ def test_a_50_mb_output_keeps_the_page_and_the_notebook_small(nb: Notebook) -> N
         assert "&lt;MP4, 50.0 MB&gt;" in drawn and len(drawn) < 10_000
     every = sum(len(str(d["data"])) for d in nb.displays)
     assert every < 100_000  # every display and update of the cell together
+
+
+def test_a_long_sound_past_the_limits_is_offered_in_full_too(nb: Notebook) -> None:
+    speech = b64(wav(20.0))  # 20 s at 16 kHz: 625 KB, past the 512 KB a file may keep
+    nb.deploy(lambda job: {"speech": speech}, "talk")
+    nb.run("%%runpod_job talk\n{}")
+    assert "not stored in the notebook" in saved_panel(nb)
+    control = control_of(nb)
+    (button,) = control.buttons
+    assert button.description == "show in full: speech"
+    button.click()
+    assert f'<audio controls preload="metadata" src="data:audio/wav;base64,{speech}"' in (
+        control.views[0].value
+    )

@@ -33,7 +33,7 @@ class FullSizeControl(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.kept = False
         self.buttons = [
             widgets.Button(
-                description=f"show full size: {item.label}",
+                description=_label("show", item),
                 tooltip=f"{item.label}: {item.describe()}, from the kernel's memory",
                 icon="expand",
                 layout=widgets.Layout(width="auto"),
@@ -65,11 +65,11 @@ class FullSizeControl(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         if self.shown[index]:
             view.value = media.full_size_html(item)
             view.layout.display = None
-            button.description, button.icon = f"hide full size: {item.label}", "compress"
+            button.description, button.icon = _label("hide", item), "compress"
         else:
             view.value = ""
             view.layout.display = "none"
-            button.description, button.icon = f"show full size: {item.label}", "expand"
+            button.description, button.icon = _label("show", item), "expand"
         self.keep_button.layout.display = None if any(self.shown) else "none"
 
     def keep(self) -> None:
@@ -92,6 +92,12 @@ class FullSizeControl(PlainTextForm, widgets.VBox):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"FullSizeControl({', '.join(item.label for item in self.items)})"
+
+
+def _label(verb: str, item: media.Media) -> str:
+    """``show full size: images[0]``; a sound or a video is shown "in full" (its player)."""
+    what = "full size" if item.kind == "image" else "in full"
+    return f"{verb} {what}: {item.label}"
 
 
 def kept_rendering(items: Sequence[media.Media]) -> Rendering:
