@@ -182,3 +182,15 @@ def test_a_long_sound_past_the_limits_is_offered_in_full_too(nb: Notebook) -> No
     assert f'<audio controls preload="metadata" src="data:audio/wav;base64,{speech}"' in (
         control.views[0].value
     )
+
+
+def test_the_control_can_be_turned_off_for_notebooks_that_are_shared(nb: Notebook) -> None:
+    nb.deploy(big_picture_handler, "big")
+    nb.run("%config RunpodMagics.media_full_size_control = False")
+    nb.run("%%runpod_job big\n{}")
+    assert not [w for w in _instances.values() if isinstance(w, FullSizeControl)]
+    assert "nbext-static" in nb.displays[-1]["data"]["text/html"]  # the panel is the last
+    assert "(thumbnail)" in saved_panel(nb)
+    nb.run("%config RunpodMagics.media_full_size_control = True")
+    nb.run("%%runpod_job big\n{}")
+    assert control_of(nb).items[0].label == "images[0]"

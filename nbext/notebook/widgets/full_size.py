@@ -21,6 +21,9 @@ from ..ipython import Handle, show_updatable
 from ..static import Rendering, reduced_media
 from .plain import PlainTextForm
 
+OFFERED = True
+"""Whether jobs offer the control (``RunpodMagics.media_full_size_control`` sets it)."""
+
 
 class FullSizeControl(PlainTextForm, widgets.VBox):  # type: ignore[misc]
     """One "show full size" button per picture kept small; the full picture below it."""
@@ -113,8 +116,8 @@ def kept_rendering(items: Sequence[media.Media]) -> Rendering:
 
 def offer_full_size(output: Any) -> FullSizeControl | None:
     """Show the control under a job's panel when its output has pictures the saved
-    notebook keeps small; None (nothing shown) when it has none."""
-    items = reduced_media(output)
+    notebook keeps small; None (nothing shown) when it has none or the control is off."""
+    items = reduced_media(output) if OFFERED else []
     if not items:
         return None
     control = FullSizeControl(items)
