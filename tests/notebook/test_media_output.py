@@ -9,6 +9,7 @@ import pytest
 from ipywidgets.widgets.widget import _instances
 from traitlets import TraitError
 
+from nbext.notebook import awaiting
 from nbext.notebook.widgets.full_size import FullSizeControl
 from tests.media.conftest import b64, jpeg, noise_png, wav
 
@@ -194,3 +195,16 @@ def test_the_control_can_be_turned_off_for_notebooks_that_are_shared(nb: Noteboo
     nb.run("%config RunpodMagics.media_full_size_control = True")
     nb.run("%%runpod_job big\n{}")
     assert control_of(nb).items[0].label == "images[0]"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("options", ["", " --sync"])
+async def test_a_cell_that_awaits_the_job_offers_the_control_too(
+    nb: Notebook, options: str
+) -> None:
+    nb.deploy(big_picture_handler, "big")
+    await awaiting.run_cell_magic("runpod_job", "big" + options, "{}")
+    control = control_of(nb)
+    control.buttons[0].click()
+    assert "data:image/png;base64," in control.views[0].value
+    await nb.conn.aclose()
