@@ -473,7 +473,10 @@ def test_legend_labels_are_names_told_apart_by_id_where_shared() -> None:
 def test_a_listing_cell_holding_a_picture_shows_a_thumbnail_and_its_tag() -> None:
     picture = b64(noise_png(300, 300))
     frame = pd.DataFrame(
-        {"output": [picture, {"text": "aGVsbG8gd29ybGQ="}, None], "word": ["<b>", "x", "y"]}
+        {
+            "output": [picture, {"text": "aGVsbG8gd29ybGQ="}, "https://x.org/a.png"],
+            "word": ["<b>", "x", "y"],
+        }
     )
     table = Table(frame)
     html, plain = table._repr_html_(), repr(table)
@@ -481,4 +484,5 @@ def test_a_listing_cell_holding_a_picture_shows_a_thumbnail_and_its_tag() -> Non
     assert "&lt;PNG 300×300" in html and "<PNG 300×300" in plain and picture[:64] not in plain
     assert "aGVsbG8gd29ybGQ=" in html and "aGVsbG8gd29ybGQ=" in plain  # not media: text
     assert "&lt;b&gt;" in html  # every other cell is still escaped
+    assert "<td>https://x.org/a.png</td>" in html  # a URL is not fetched, nor drawn
     assert frame["output"][0] is picture  # the frame is data: unchanged

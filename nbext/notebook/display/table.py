@@ -50,16 +50,17 @@ def cell_text(value: Any) -> str:
 
 
 def _media_cells(frame: pd.DataFrame) -> dict[tuple[int, int], media.MediaList]:
-    """The media of each cell that holds pictures, by (row, column) position."""
+    """The pictures of each cell that holds some, by (row, column) position."""
     found: dict[tuple[int, int], media.MediaList] = {}
     for col, (_, series) in enumerate(frame.items()):
         if series.dtype != object:
             continue
         for row, value in enumerate(series):
             if isinstance(value, dict | list | tuple | str):
-                items = media.find(value)
-                if items.images:
-                    found[row, col] = items
+                # a URL stays the link it is: only pictures sent in the output are drawn
+                pictures = [m for m in media.find(value).images if m.data is not None]
+                if pictures:
+                    found[row, col] = media.MediaList(pictures)
     return found
 
 
@@ -105,7 +106,7 @@ class Table:
         for (row, col), items in cells.items():
             mark = f"nbext-media-cell-{row}-{col}"
             text = escape(str(view.iat[row, col]))
-            marks[mark] = f"{media.inline_html(items.images)} <code>{text}</code>"
+            marks[mark] = f"{media.inline_html(items)} <code>{text}</code>"
             view.iat[row, col] = mark
         html: str = view.to_html(na_rep=MISSING, notebook=True, border=0, classes=CSS_CLASS)
         for mark, cell in marks.items():
