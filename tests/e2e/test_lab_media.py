@@ -50,6 +50,7 @@ PICTURES = """(root) => {
     if (!images.length || !images.every((i) => i.complete)) return null;
     return images.map((i) => ({
         alt: i.alt, width: i.naturalWidth, inline: i.src.startsWith('data:image/'),
+        row: i.closest('td')?.getBoundingClientRect().height ?? 0,
         where: i.closest('.nbext-media-inline') ? 'table'
              : i.closest('.nbext-full-size-kept, .nbext-full-size') ? 'full' : 'gallery',
     }));
@@ -68,7 +69,8 @@ def check_media(page: Page, root: str, *, full_size: bool) -> None:
     assert all(p["width"] > 0 and p["inline"] for p in found), found
     gallery = [(p["alt"].split(" ")[0], p["width"]) for p in found if p["where"] == "gallery"]
     assert gallery == [("images[0]:", 512), ("images[0]:", 512)], found  # art; noise thumbnail
-    assert len([p for p in found if p["where"] == "table"]) == 2, found
+    table = [p for p in found if p["where"] == "table"]
+    assert len(table) == 2 and all(p["row"] < 80 for p in table), found  # one line a row
     assert [p["width"] for p in found if p["where"] == "full"] == ([700] if full_size else [])
     audio = page.locator(f"{root} .jp-OutputArea audio[controls]")
     expect(audio).to_have_count(1)
@@ -86,6 +88,8 @@ def test_media_render_live_after_reopen_in_the_dark_theme_and_exported(
     # live: the large picture is a thumbnail; its control shows it whole, then keeps it
     cell = lab.cell_with("%%runpod_job noise")
     expect(lab.output(cell)).to_contain_text("is not stored in the notebook")
+    lab.output(cell).scroll_into_view_if_needed()
+    lab.screenshot("media-control")
     lab.click(cell, "show full size: images[0]")
     full = lab.output(cell).locator(".nbext-full-size img")
     expect(full).to_have_count(1)

@@ -101,12 +101,12 @@ class Table:
         view = self._view()
         cells = _media_cells(self.frame)
         # pandas escapes every cell: a media cell goes in as a marker, swapped afterwards
-        # for its thumbnails and its text (escaped here).
+        # for its thumbnails and its text (escaped here), on one line as every cell.
         marks: dict[str, str] = {}
         for (row, col), items in cells.items():
             mark = f"nbext-media-cell-{row}-{col}"
             text = escape(str(view.iat[row, col]))
-            marks[mark] = f"{media.inline_html(items)} <code>{text}</code>"
+            marks[mark] = f"{media.inline_html(items)} {text}"
             view.iat[row, col] = mark
         html: str = view.to_html(na_rep=MISSING, notebook=True, border=0, classes=CSS_CLASS)
         for mark, cell in marks.items():

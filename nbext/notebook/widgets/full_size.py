@@ -56,7 +56,8 @@ class FullSizeControl(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         rows: list[widgets.Widget] = []
         for button, view in zip(self.buttons, self.views, strict=True):
             rows += [button, view]
-        super().__init__([*rows, self.keep_button])
+        # flex-start: each button as wide as its words, not the width of the cell
+        super().__init__([*rows, self.keep_button], layout=widgets.Layout(align_items="flex-start"))
         self.add_class("nbext-full-size")
 
     def toggle(self, index: int) -> None:
