@@ -17,7 +17,14 @@ from .detect import detect, find
 from .formats import Format
 from .found import Media, MediaList
 from .preview import preview
-from .render import Limits, Rendered, full_size_html, gallery_html, static_control
+from .render import (
+    Limits,
+    Rendered,
+    full_size_html,
+    gallery_html,
+    inline_html,
+    static_control,
+)
 from .thumbnails import thumbnail
 
 __all__ = [
@@ -30,6 +37,7 @@ __all__ = [
     "find",
     "full_size_html",
     "gallery_html",
+    "inline_html",
     "preview",
     "static_control",
     "thumbnail",

@@ -101,13 +101,44 @@ def full_size_html(item: Media) -> str:
     return _figure(item, body, _SINGLE_CELL * 2)
 
 
+def inline_html(items: Sequence[Media], px: int = 48, most: int = 4) -> str:
+    """Previews small enough for a table cell: a thumbnail of each picture (its tag
+    without Pillow), a tag for sound, video and URLs; past ``most`` items, how many more.
+
+    A table has a row per job: a few kilobytes a row keep a page of results light, where
+    one picture stored whole per row would add megabytes.
+    """
+    parts: list[str] = []
+    for item in items[:most]:
+        small = thumbnail(item, px * 2) if item.kind == "image" else None  # sharp on HiDPI
+        if small is None:
+            parts.append(f"<code>{escape(item.tag)}</code>")
+            continue
+        mime, data = small
+        if item.data is not None and len(item.data) <= len(data):
+            mime, data = item.mime, item.data  # a small picture is its own thumbnail
+        src = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        alt = f"{item.label}: {item.describe()}"
+        parts.append(
+            f'<img src="{src}" alt="{escape(alt)}" title="{escape(alt)}" '
+            f'style="max-height:{px}px;max-width:{px}px;vertical-align:middle">'
+        )
+    if len(items) > most:
+        parts.append(f"<small>+{len(items) - most} more</small>")
+    body = "".join(parts)
+    return f'<span class="nbext-media-inline" style="display:inline-flex;gap:2px">{body}</span>'
+
+
 def static_control(item: Media, limits: Limits) -> str:
     """A "show full size" control for HTML without a kernel: how to get the full file."""
     why = (
         f"The full {escape(item.describe())} is not stored in the notebook, which keeps "
         f"at most {human_size(limits.inline_bytes)} a file and "
         f"{human_size(limits.job_bytes)} an output. From Python: "
-        f"<code>nbext.media.find(output)[{escape(repr(item.path))}]</code> shows it."
+        f"<code>nbext.media.find(output)[{escape(repr(item.path))}]</code> shows it, "
+        "where <code>output</code> is the job's output (kept by <code>-o NAME</code>, "
+        "or <code>job.output()</code>). While the kernel that ran the job lives, a cell "
+        'that waited for it also has a "show full size" button under its panel.'
     )
     return (
         f'<details style="{_CAPTION}"><summary style="cursor:pointer">show full size</summary>'

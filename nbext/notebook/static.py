@@ -133,7 +133,7 @@ def output_html(output: Any, redact: Callable[[str], str] = str) -> str:
         if drawn is not None:
             return drawn
     found, readable = _media_of(output)
-    gallery = media.gallery_html(found, MEDIA_LIMITS).html if found else ""
+    gallery = _gallery_of(output, found).html if found else ""
     summary = html.escape(redact(compact_json(readable)))
     full = html.escape(redact(shorten(to_json(readable, indent=2), EXPANDED_CHARS)))
     return (
@@ -143,7 +143,19 @@ def output_html(output: Any, redact: Callable[[str], str] = str) -> str:
     )
 
 
+def reduced_media(output: Any) -> list[media.Media]:
+    """The media of ``output`` that the saved notebook keeps only as a thumbnail or a
+    placeholder (past ``MEDIA_LIMITS``): the ones a "show full size" control is for."""
+    found, _ = _media_of(output)
+    if not found:
+        return []
+    placements = _gallery_of(output, found).placements
+    return [item for item, p in zip(found, placements, strict=True) if p in _REDUCED]
+
+
+_REDUCED = frozenset({"thumbnail", "placeholder"})
 _last_media: tuple[Any, media.MediaList, Any] | None = None
+_last_gallery: tuple[Any, media.Limits, media.Rendered] | None = None
 
 
 def _media_of(output: Any) -> tuple[media.MediaList, Any]:
@@ -160,6 +172,21 @@ def _media_of(output: Any) -> tuple[media.MediaList, Any]:
     readable = media.preview(output) if found else output
     _last_media = (output, found, readable)
     return found, readable
+
+
+def _gallery_of(output: Any, found: media.MediaList) -> media.Rendered:
+    """The gallery of ``output``'s media, kept like ``_media_of``'s answer: a large image's
+    thumbnail is made once, not at each redraw and again for the static rendering."""
+    global _last_gallery
+    if (
+        _last_gallery is not None
+        and _last_gallery[0] is output
+        and _last_gallery[1] == MEDIA_LIMITS
+    ):
+        return _last_gallery[2]
+    rendered = media.gallery_html(found, MEDIA_LIMITS)
+    _last_gallery = (output, MEDIA_LIMITS, rendered)
+    return rendered
 
 
 def error_html(error: str) -> str:

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import BrowserContext, Page, Route
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -58,3 +59,21 @@ def launch_options(executable: str, user_data_dir: Path) -> dict[str, object]:
         "args": CHROMIUM_ARGS,
         "viewport": VIEWPORT,
     }
+
+
+def open_offline(browser: BrowserContext, page_file: Path) -> tuple[Page, list[str]]:
+    """A new tab on ``page_file`` where every request that would leave the file is
+    refused; the tab, and the list the refused addresses are added to."""
+    refused: list[str] = []
+
+    def offline(route: Route) -> None:
+        if route.request.url.startswith(("file:", "data:")):
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.abort()
+
+    page = browser.new_page()
+    page.route("**/*", offline)
+    page.goto(page_file.as_uri())
+    return page, refused

@@ -16,8 +16,9 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbconvert import HTMLExporter
-from playwright.sync_api import BrowserContext, Route, expect
+from playwright.sync_api import BrowserContext, expect
 
+from .browser import open_offline
 from .jupyter import scrubbed_environment
 from .notebook_files import PANELS, STATIC_PANELS, write_notebook
 
@@ -119,19 +120,8 @@ def test_the_exported_page_shows_final_states_with_no_network(
     exported: tuple[nbformat.NotebookNode, Path], browser: BrowserContext
 ) -> None:
     _, page_file = exported
-    refused: list[str] = []
-
-    def offline(route: Route) -> None:
-        if route.request.url.startswith("file:"):
-            route.continue_()
-        else:
-            refused.append(route.request.url)
-            route.abort()
-
-    page = browser.new_page()
+    page, _ = open_offline(browser, page_file)
     try:
-        page.route("**/*", offline)
-        page.goto(page_file.as_uri())
         panels = page.locator(".nbext-static")
         expect(panels).to_have_count(STATIC_PANELS)
         for state in ("COMPLETED", "FAILED"):

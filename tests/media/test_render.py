@@ -8,7 +8,15 @@ import sys
 
 import pytest
 
-from nbext.media import Limits, Media, find, full_size_html, gallery_html, thumbnail
+from nbext.media import (
+    Limits,
+    Media,
+    find,
+    full_size_html,
+    gallery_html,
+    inline_html,
+    thumbnail,
+)
 
 from .conftest import b64, jpeg, mp4, noise_png, png, wav
 
@@ -178,3 +186,19 @@ def test_an_image_whose_header_claims_a_huge_size_gets_no_thumbnail() -> None:
     assert (item.width, item.height) == (100_000, 100_000)
     assert thumbnail(item, 64) is None
     assert gallery_html([item]).placements == ("placeholder",)
+
+
+def test_inline_previews_are_a_few_kilobytes_whatever_the_pictures_weigh() -> None:
+    found = find({"big": b64(noise_png(900, 900)), "small": b64(png(40, 30)), "s": b64(wav())})
+    html = inline_html(found)
+    big, small = re.findall(r'<img src="(data:[^"]+)"', html)
+    assert big.startswith("data:image/jpeg;base64,") and len(big) < 20_000
+    assert small == f"data:image/png;base64,{b64(png(40, 30))}"  # its own thumbnail
+    assert "&lt;WAV 0.5 s" in html and 'alt="big: PNG 900×900' in html
+    many = inline_html(find([b64(png(8, 8))] * 7), most=4)
+    assert many.count("<img") == 4 and "+3 more" in many
+
+
+def test_a_corrupt_picture_previews_as_its_tag() -> None:
+    html = inline_html(find({"bad": b64(b"\x89PNG\r\n\x1a\n" + bytes(20_000))}))
+    assert "<img" not in html and "<code>&lt;PNG" in html

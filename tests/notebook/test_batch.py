@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pandas as pd
 import pytest
 
@@ -90,3 +92,24 @@ def test_mistakes(
     if setup:
         nb.run(setup)
     assert expected in usage_error(nb, line, capsys)
+
+
+def test_map_shows_media_outputs_as_small_previews_and_keeps_them_raw(nb: Notebook) -> None:
+    nb.emu.deploy(image="image-gen", endpoint_id="art")
+    nb.run(
+        "prompts = [{'prompt': p, 'seed': 1, 'width': 256, 'height': 256, 'step_ms': 0}"
+        " for p in ('a lake', 'a forest', 'a desert')]"
+    )
+    nb.run("%runpod map art prompts -o res")
+    df: pd.DataFrame = nb.shell.user_ns["res"]
+    blobs = [output["images"][0] for output in df["output"]]
+    assert all(base64.b64decode(blob).startswith(b"\x89PNG") for blob in blobs)  # raw, whole
+
+    (table,) = [d["data"] for d in nb.displays if "nbext-listing" in d["data"].get("text/html", "")]
+    html, plain = table["text/html"], table["text/plain"]
+    assert html.count('<img src="data:image/jpeg;base64,') == 3  # a thumbnail per row
+    assert html.count("&lt;PNG 256×256") == 3 and plain.count("<PNG 256×256") == 3
+    for blob in blobs:
+        assert blob[:64] not in html and blob[:64] not in plain
+    assert len(html) < sum(len(blob) for blob in blobs) / 4
+    assert "<td>a lake</td>" in html  # the other cells are as before, escaped by pandas

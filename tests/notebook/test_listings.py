@@ -30,6 +30,7 @@ from nbext.notebook.display.specs import (
 )
 from nbext.notebook.display.table import Table
 from nbext.notebook.magics.listings import legend_labels
+from tests.media.conftest import b64, noise_png
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
@@ -467,3 +468,21 @@ def test_legend_labels_are_names_told_apart_by_id_where_shared() -> None:
     assert labels == ["trainer", "desk (p2)", "desk (p3)", "p4"]  # p4: deleted, no name
     gpus = pd.DataFrame({"gpu_type_id": ["NVIDIA A40"]})
     assert legend_labels(gpus, "gpu_type_id", ["NVIDIA A40"]) == ["NVIDIA A40"]
+
+
+def test_a_listing_cell_holding_a_picture_shows_a_thumbnail_and_its_tag() -> None:
+    picture = b64(noise_png(300, 300))
+    frame = pd.DataFrame(
+        {
+            "output": [picture, {"text": "aGVsbG8gd29ybGQ="}, "https://x.org/a.png"],
+            "word": ["<b>", "x", "y"],
+        }
+    )
+    table = Table(frame)
+    html, plain = table._repr_html_(), repr(table)
+    assert html.count("<img") == 1 and picture[:64] not in html and len(html) < 30_000
+    assert "&lt;PNG 300×300" in html and "<PNG 300×300" in plain and picture[:64] not in plain
+    assert "aGVsbG8gd29ybGQ=" in html and "aGVsbG8gd29ybGQ=" in plain  # not media: text
+    assert "&lt;b&gt;" in html  # every other cell is still escaped
+    assert "<td>https://x.org/a.png</td>" in html  # a URL is not fetched, nor drawn
+    assert frame["output"][0] is picture  # the frame is data: unchanged

@@ -7,14 +7,20 @@ table mixes four spellings of "nothing here" and times no one reads to the micro
 ``Table`` is the reading copy: every missing value is ``–`` (as in the panels), times are
 to the second (or the day, when every one is at midnight) with the zone in the header,
 and nested values are compact JSON, in HTML and in its ``text/plain`` twin alike.
+Media in a cell (a job's output holding a picture as base64) read as short tags, and in
+HTML as small thumbnails too, never as their megabytes of base64; the frame itself
+keeps the values unchanged.
 """
 
 from __future__ import annotations
 
 import math
+from html import escape
 from typing import Any
 
 import pandas as pd
+
+from nbext import media
 
 from .text import MISSING, compact_json
 
@@ -36,9 +42,26 @@ def is_missing(value: Any) -> bool:
 def cell_text(value: Any) -> str:
     if is_missing(value):
         return MISSING
+    if isinstance(value, dict | list | tuple | str) and media.find(value):
+        value = media.preview(value)  # each blob as its tag: <PNG 512×512, 340 KB>
     if isinstance(value, dict | list | tuple):
         return compact_json(value, CELL_CHARS)
     return str(value)
+
+
+def _media_cells(frame: pd.DataFrame) -> dict[tuple[int, int], media.MediaList]:
+    """The pictures of each cell that holds some, by (row, column) position."""
+    found: dict[tuple[int, int], media.MediaList] = {}
+    for col, (_, series) in enumerate(frame.items()):
+        if series.dtype != object:
+            continue
+        for row, value in enumerate(series):
+            if isinstance(value, dict | list | tuple | str):
+                # a URL stays the link it is: only pictures sent in the output are drawn
+                pictures = [m for m in media.find(value).images if m.data is not None]
+                if pictures:
+                    found[row, col] = media.MediaList(pictures)
+    return found
 
 
 def time_format(series: pd.Series) -> str:
@@ -75,7 +98,19 @@ class Table:
         return pd.DataFrame(columns, index=self.frame.index)
 
     def _repr_html_(self) -> str:
-        html: str = self._view().to_html(na_rep=MISSING, notebook=True, border=0, classes=CSS_CLASS)
+        view = self._view()
+        cells = _media_cells(self.frame)
+        # pandas escapes every cell: a media cell goes in as a marker, swapped afterwards
+        # for its thumbnails and its text (escaped here), on one line as every cell.
+        marks: dict[str, str] = {}
+        for (row, col), items in cells.items():
+            mark = f"nbext-media-cell-{row}-{col}"
+            text = escape(str(view.iat[row, col]))
+            marks[mark] = f"{media.inline_html(items)} {text}"
+            view.iat[row, col] = mark
+        html: str = view.to_html(na_rep=MISSING, notebook=True, border=0, classes=CSS_CLASS)
+        for mark, cell in marks.items():
+            html = html.replace(f">{mark}<", f">{cell}<", 1)
         return NO_WRAP + html
 
     def __repr__(self) -> str:

@@ -24,6 +24,7 @@ from ..ipython import (
     magic_arguments,
     no_var_expand,
 )
+from ..widgets import full_size
 from . import batch, connect, health, jobs, listings  # noqa: F401  (they register subcommands)
 from .commands import SUBCOMMANDS, dispatch, help_text
 from .common import parse_line
@@ -61,11 +62,18 @@ class RunpodMagics(Magics):
     media_thumbnail_px = Int(
         media.Limits.thumbnail_px, help="The longer side of a thumbnail, in pixels."
     ).tag(config=True)
+    media_full_size_control = Bool(
+        True,
+        help="Under a job whose pictures the saved notebook keeps small, a live 'show full "
+        "size' control (a widget: reopened without its kernel, JupyterLab says it cannot "
+        "load it; the panel above keeps the thumbnail either way).",
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, connection: Connection | None = None, **kwargs: Any):
         super().__init__(shell=shell, **kwargs)
         self.connection = connection or current()
         self._apply_media_limits()
+        self._apply_full_size_control()
 
     @validate("media_inline_bytes", "media_job_bytes", "media_thumbnail_px")
     def _check_media_limit(self, proposal: dict[str, Any]) -> int:
@@ -82,6 +90,10 @@ class RunpodMagics(Magics):
             job_bytes=self.media_job_bytes,
             thumbnail_px=self.media_thumbnail_px,
         )
+
+    @observe("media_full_size_control")
+    def _apply_full_size_control(self, change: Any = None) -> None:
+        full_size.OFFERED = bool(self.media_full_size_control)
 
     @property
     def user_ns(self) -> dict[str, Any]:
