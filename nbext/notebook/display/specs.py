@@ -204,3 +204,48 @@ BILLING = {
     ),
 }
 """``%runpod billing pods|endpoints|volumes``: one row per time bucket (and group)."""
+
+AVAILABILITY: tuple[str, ...] = ("NONE", "LOW", "MEDIUM", "HIGH")
+"""The catalog's availability levels, lowest first (so sorting by them reads naturally)."""
+
+GPUS = ListingSpec(
+    "gpus",
+    (
+        Column("name"),
+        Column("id"),
+        Column("memory_gb", "int", source="memory"),
+        Column("secure_usd_hr", "float", source="price.secure"),
+        Column("community_usd_hr", "float", source="price.community"),
+        Column("serverless_usd_hr", "float", source="price.serverless"),
+        Column("availability", "category", categories=AVAILABILITY),
+        Column("max_count", "int", source="maxCount.secure"),
+        Column("max_count_community", "int", source="maxCount.community"),
+        Column("pool", "category"),
+        Column("manufacturer", "category"),
+    ),
+    hidden=frozenset({"dataCenters", "cudaVersions", "price", "maxCount"}),
+    sort=("secure_usd_hr", True),
+    shown=(
+        "name",
+        "id",
+        "memory_gb",
+        "secure_usd_hr",
+        "community_usd_hr",
+        "serverless_usd_hr",
+        "availability",
+        "max_count",
+    ),
+)
+"""``%runpod gpus``: the catalog's GPU types, cheapest first; prices are USD per GPU-hour."""
+
+LOGS = ListingSpec(
+    "logs",
+    (
+        Column("ts", "datetime"),
+        Column("worker", "category"),
+        Column("source", "category"),
+        Column("line"),
+    ),
+    extra="drop",
+)
+"""A log's lines (``%runpod logs -o``, ``LogPanel.frame()``), oldest first."""
