@@ -94,6 +94,8 @@ class Call:
     hold: float = 0.0
     management: bool = False
     subject: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Request headers of this call's own (``Accept``, ``Last-Event-ID``), over the defaults."""
 
     def describe(self) -> str:
         """``POST echo/run``: for messages and logs (never holds the key)."""

@@ -4,6 +4,7 @@ The tree::
 
     NbextError                      anything this package raises on purpose
     ├── ConfigError                 no API key found, or a config file that does not parse
+    ├── UnsupportedOperation        the operation needs the other management interface (v2)
     ├── APIError                    the service answered with an error status
     │   ├── BadRequest              400: malformed body or parameter (also refused locally)
     │   ├── Unauthorized            401: missing or wrong API key
@@ -63,6 +64,14 @@ class NbextError(Exception):
 
 class ConfigError(NbextError, ValueError):
     """The configuration is incomplete (no API key) or unreadable."""
+
+
+class UnsupportedOperation(NbextError):
+    """The operation exists only in a management interface the client does not speak.
+
+    REST v2's resources (the catalog, logs, workers, SSH keys...) have no v1 path; a
+    client whose ``base_url`` speaks v1 raises this before sending anything.
+    """
 
 
 class APIError(NbextError):

@@ -111,9 +111,9 @@ def pause(ctx: Context, seconds: float) -> Sleep:
 
 @dataclass(frozen=True)
 class Emit:
-    """A value for the consumer of a streaming flow."""
+    """A value for the consumer of a streaming flow (a job's chunks, a log's lines)."""
 
-    value: StreamChunk | list[StreamChunk]
+    value: object
 
 
 Effect = Send | Sleep | Emit

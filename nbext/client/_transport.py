@@ -177,6 +177,8 @@ class _Sender(Generic[HttpT]):
         }
         if call.body is not None:
             headers["Content-Type"] = "application/json"
+        if call.headers:
+            headers.update(call.headers)
         root = to.base_url if call.management else to.serverless_url
         # The caller's client (not ours) adds its own headers and cookies to each request.
         build = httpx.Request if self._owns else self.http.build_request

@@ -3,7 +3,9 @@
 ``Client`` and ``AsyncClient`` inherit ``SyncManagement`` / ``AsyncManagement``, which
 make ``client.templates``, ``client.pods``, ``client.endpoints``,
 ``client.network_volumes``, ``client.registry_auths`` and ``client.billing`` on first
-use (no request is made until a method is called).
+use (no request is made until a method is called), and REST v2's own resources:
+``client.catalog``, ``client.ssh_keys``, ``client.clusters`` and
+``client.registry_delegations``.
 """
 
 from __future__ import annotations
@@ -12,10 +14,14 @@ from functools import cached_property
 from typing import cast
 
 from .billing import AsyncBilling, Billing, Moment
+from .catalog import AsyncCatalog, Catalog
+from .clusters import AsyncClusters, Clusters
+from .delegations import AsyncRegistryDelegations, RegistryDelegations
 from .endpoints import AsyncEndpoints, Endpoints
 from .network_volumes import AsyncNetworkVolumes, NetworkVolumes
 from .pods import AsyncPods, Pods
 from .registry_auths import AsyncRegistryAuths, RegistryAuths
+from .ssh_keys import AsyncSshKeys, SshKeys
 from .templates import AsyncTemplates, Templates
 from .twins import AsyncDriver, SyncDriver
 from .wire import UpdateMethod
@@ -48,6 +54,22 @@ class SyncManagement:
     def billing(self) -> Billing:
         return Billing(cast(SyncDriver, self))
 
+    @cached_property
+    def catalog(self) -> Catalog:
+        return Catalog(cast(SyncDriver, self))
+
+    @cached_property
+    def ssh_keys(self) -> SshKeys:
+        return SshKeys(cast(SyncDriver, self))
+
+    @cached_property
+    def clusters(self) -> Clusters:
+        return Clusters(cast(SyncDriver, self))
+
+    @cached_property
+    def registry_delegations(self) -> RegistryDelegations:
+        return RegistryDelegations(cast(SyncDriver, self))
+
 
 class AsyncManagement:
     """The management resources of an ``AsyncClient`` (a mixin)."""
@@ -76,21 +98,45 @@ class AsyncManagement:
     def billing(self) -> AsyncBilling:
         return AsyncBilling(cast(AsyncDriver, self))
 
+    @cached_property
+    def catalog(self) -> AsyncCatalog:
+        return AsyncCatalog(cast(AsyncDriver, self))
+
+    @cached_property
+    def ssh_keys(self) -> AsyncSshKeys:
+        return AsyncSshKeys(cast(AsyncDriver, self))
+
+    @cached_property
+    def clusters(self) -> AsyncClusters:
+        return AsyncClusters(cast(AsyncDriver, self))
+
+    @cached_property
+    def registry_delegations(self) -> AsyncRegistryDelegations:
+        return AsyncRegistryDelegations(cast(AsyncDriver, self))
+
 
 __all__ = [
     "AsyncBilling",
+    "AsyncCatalog",
+    "AsyncClusters",
     "AsyncEndpoints",
     "AsyncManagement",
     "AsyncNetworkVolumes",
     "AsyncPods",
     "AsyncRegistryAuths",
+    "AsyncRegistryDelegations",
+    "AsyncSshKeys",
     "AsyncTemplates",
     "Billing",
+    "Catalog",
+    "Clusters",
     "Endpoints",
     "Moment",
     "NetworkVolumes",
     "Pods",
     "RegistryAuths",
+    "RegistryDelegations",
+    "SshKeys",
     "SyncManagement",
     "Templates",
     "UpdateMethod",

@@ -25,6 +25,8 @@ from nbext.models import (
 
 from .._flows import Context, Flow
 from . import shapes
+from .logs import afollowing, follow_worker_logs, following, worker_logs
+from .serverless_workers import releases, workers
 from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import UpdateMethod, given, ident, json_body, many, one, query, update_call, v1_call
 
@@ -156,6 +158,10 @@ class Endpoints(SyncResource):
     get = blocking(get)
     update = blocking(update)
     delete = blocking(delete)
+    workers = blocking(workers)
+    releases = blocking(releases)
+    worker_logs = blocking(worker_logs)
+    follow_worker_logs = following(follow_worker_logs)
 
 
 class AsyncEndpoints(AsyncResource):
@@ -166,3 +172,7 @@ class AsyncEndpoints(AsyncResource):
     get = awaiting(get)
     update = awaiting(update)
     delete = awaiting(delete)
+    workers = awaiting(workers)
+    releases = awaiting(releases)
+    worker_logs = awaiting(worker_logs)
+    follow_worker_logs = afollowing(follow_worker_logs)

@@ -30,6 +30,7 @@ from nbext.models import (
 from .._flows import Context, Flow
 from .._retry import Kind
 from . import shapes
+from .logs import afollowing, follow_pod_logs, following, pod_logs
 from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import (
     UpdateMethod,
@@ -242,6 +243,8 @@ class Pods(SyncResource):
     stop = blocking(stop)
     restart = blocking(restart)
     reset = blocking(reset)
+    logs = blocking(pod_logs)
+    follow_logs = following(follow_pod_logs)
 
 
 class AsyncPods(AsyncResource):
@@ -256,3 +259,5 @@ class AsyncPods(AsyncResource):
     stop = awaiting(stop)
     restart = awaiting(restart)
     reset = awaiting(reset)
+    logs = awaiting(pod_logs)
+    follow_logs = afollowing(follow_pod_logs)

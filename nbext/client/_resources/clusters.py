@@ -1,0 +1,167 @@
+"""``client.clusters``: instant clusters (REST v2), several identical pods on one network.
+
+A cluster is made whole: ``pod_count`` pods of ``gpu_count_per_pod`` GPUs of one type,
+all running one container. Its member pods are listed by ``pods(cluster_id)``, follow
+the pod life cycle, and are changed only through the cluster; only its name can change
+afterwards. It is billed for all its GPUs from creation to deletion.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from nbext.models.v2 import Cluster, Pod
+
+from .._flows import Context, Flow
+from . import shapes
+from .rest_v2 import v2_call, wrapped
+from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .wire import ident, one, refused
+
+ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]
+TYPES = ("APPLICATION", "TRAINING", "SLURM", "RAY")
+MAX_PODS = 250
+
+
+def _whole(operation: str, name: str, value: object, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise refused(operation, f"{name} must be a whole number >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise refused(operation, f"{name} must be at most {high}, got {value!r}")
+    return value
+
+
+def _text(operation: str, name: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise refused(operation, f"{name} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _body(operation: str, fields: Mapping[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+    wire = {key: value for key, value in fields.items() if value is not None}
+    clash = sorted(set(wire) & set(extra or {}))
+    if clash:
+        raise refused(operation, f"extra_body repeats {', '.join(clash)}: give each once")
+    try:
+        text = json.dumps({**wire, **(extra or {})}, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise refused(operation, f"the body is not JSON: {exc}") from None
+    return text.encode()
+
+
+def create(
+    ctx: Context,
+    *,
+    name: str,
+    type: ClusterType | str,
+    gpu_type_id: str,
+    gpu_count_per_pod: int,
+    pod_count: int,
+    image: str | None = None,
+    args: str | None = None,
+    disk: int | None = None,
+    env: Mapping[str, str] | None = None,
+    ports: Sequence[str] | None = None,
+    data_center_ids: Sequence[str] | None = None,
+    mounts: Mapping[str, Any] | None = None,
+    start_jupyter: bool | None = None,
+    start_ssh: bool | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+) -> Flow[Cluster]:
+    """Create a cluster of ``pod_count`` (2-250) pods with ``gpu_count_per_pod`` GPUs of
+    ``gpu_type_id`` each (``catalog.gpus()`` lists the types).
+
+    ``type``: ``TRAINING``, ``SLURM`` (a controller and compute nodes), ``RAY`` (a head
+    and workers) or ``APPLICATION``. The container settings apply to every pod;
+    ``start_ssh`` gives them the account's ``ssh_keys``. Not re-sent once it may have
+    reached the service (it could make two clusters).
+    """
+    op = "clusters.create"
+    kind = type.upper() if isinstance(type, str) else type
+    if kind not in TYPES:
+        raise refused(op, f"type must be one of {', '.join(TYPES)}, got {type!r}")
+    compute = {
+        "gpuTypeId": _text(op, "gpu_type_id", gpu_type_id),
+        "gpuCountPerPod": _whole(op, "gpu_count_per_pod", gpu_count_per_pod, 1),
+        "podCount": _whole(op, "pod_count", pod_count, 2, MAX_PODS),
+    }
+    if disk is not None:
+        _whole(op, "disk", disk, 1)
+    fields = {
+        "name": _text(op, "name", name),
+        "type": kind,
+        "compute": compute,
+        "image": image,
+        "args": args,
+        "disk": disk,
+        "env": dict(env) if env is not None else None,
+        "ports": list(ports) if ports is not None else None,
+        "dataCenterIds": list(data_center_ids) if data_center_ids is not None else None,
+        "mounts": dict(mounts) if mounts is not None else None,
+        "startJupyter": start_jupyter,
+        "startSsh": start_ssh,
+    }
+    body = _body(op, fields, extra_body)
+    call = v2_call(ctx, "POST", ["clusters"], op, "a new cluster", body=body)
+    return (yield from shapes.fetch(ctx, call, one(Cluster)))
+
+
+def list_clusters(ctx: Context) -> Flow[list[Cluster]]:
+    """The account's clusters."""
+    call = v2_call(ctx, "GET", ["clusters"], "clusters.list", "clusters")
+    return (yield from shapes.fetch(ctx, call, wrapped(Cluster, "clusters")))
+
+
+def get(ctx: Context, cluster_id: str) -> Flow[Cluster]:
+    """One cluster by id (NotFound if there is none)."""
+    cid = ident(cluster_id, "cluster id")
+    call = v2_call(ctx, "GET", ["clusters", cid], "clusters.get", f"cluster {cluster_id!r}")
+    return (yield from shapes.fetch(ctx, call, one(Cluster)))
+
+
+def update(ctx: Context, cluster_id: str, *, name: str) -> Flow[Cluster]:
+    """Rename a cluster: its name is all that can change after creation."""
+    cid = ident(cluster_id, "cluster id")
+    body = _body("clusters.update", {"name": _text("clusters.update", "name", name)}, None)
+    subject = f"cluster {cluster_id!r}"
+    call = v2_call(ctx, "PATCH", ["clusters", cid], "clusters.update", subject, body=body)
+    return (yield from shapes.fetch(ctx, call, one(Cluster)))
+
+
+def delete(ctx: Context, cluster_id: str) -> Flow[None]:
+    """Delete a cluster and its pods; its billing stops."""
+    cid = ident(cluster_id, "cluster id")
+    call = v2_call(ctx, "DELETE", ["clusters", cid], "clusters.delete", f"cluster {cluster_id!r}")
+    yield from shapes.delete(ctx, call)
+
+
+def pods(ctx: Context, cluster_id: str) -> Flow[list[Pod]]:
+    """The cluster's member pods, by rank (``pod.cluster`` holds rank, role and address)."""
+    cid = ident(cluster_id, "cluster id")
+    subject = f"cluster {cluster_id!r}"
+    call = v2_call(ctx, "GET", ["clusters", cid, "pods"], "clusters.pods", subject)
+    return (yield from shapes.fetch(ctx, call, wrapped(Pod, "pods")))
+
+
+class Clusters(SyncResource):
+    """``client.clusters``: create, list, get, update (rename), delete, pods."""
+
+    create = blocking(create)
+    list = blocking(list_clusters)
+    get = blocking(get)
+    update = blocking(update)
+    delete = blocking(delete)
+    pods = blocking(pods)
+
+
+class AsyncClusters(AsyncResource):
+    """``client.clusters`` of an ``AsyncClient``: ``Clusters``' methods, awaited."""
+
+    create = awaiting(create)
+    list = awaiting(list_clusters)
+    get = awaiting(get)
+    update = awaiting(update)
+    delete = awaiting(delete)
+    pods = awaiting(pods)

@@ -1,0 +1,71 @@
+"""``client.registry_delegations``: pull access to a private Amazon ECR repository (REST v2).
+
+A delegation is made from the repository's ARN; the service derives the region, the
+account and the registry address, and gives the AWS user to grant pull access to
+(``aws_user``). Pods and endpoints then pull images from that repository.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from nbext.models.v2 import EcrDelegation
+
+from .._flows import Context, Flow
+from . import shapes
+from .rest_v2 import v2_call, wrapped
+from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .wire import ident, one, refused
+
+ECR_ARN = re.compile(r"arn:aws[a-z-]*:ecr:[a-z0-9-]+:\d{12}:repository/\S+")
+"""An ECR repository ARN (any AWS partition), optionally with ``:TAG``."""
+PATH = ["registries", "delegations"]
+
+
+def list_delegations(ctx: Context) -> Flow[list[EcrDelegation]]:
+    """The account's ECR delegations."""
+    call = v2_call(ctx, "GET", PATH, "registry_delegations.list", "registry delegations")
+    return (yield from shapes.fetch(ctx, call, wrapped(EcrDelegation, "delegations")))
+
+
+def create(ctx: Context, resource: str, *, name: str | None = None) -> Flow[EcrDelegation]:
+    """Delegate pull access to the ECR repository ``resource``, an ARN such as
+    ``arn:aws:ecr:us-east-2:123456789012:repository/team/app`` (optionally ``:TAG``)."""
+    op = "registry_delegations.create"
+    if not isinstance(resource, str) or ECR_ARN.fullmatch(resource.strip()) is None:
+        raise refused(
+            op,
+            f"resource must be an ECR repository ARN "
+            f"(arn:aws:ecr:REGION:ACCOUNT_ID:repository/NAME[:TAG]), got {resource!r}",
+        )
+    if name is not None and not isinstance(name, str):
+        raise refused(op, f"name must be a string, got {name!r}")
+    wire = {"resource": resource.strip(), **({"name": name} if name is not None else {})}
+    body = json.dumps(wire, separators=(",", ":")).encode()
+    call = v2_call(ctx, "POST", PATH, op, "a new registry delegation", body=body)
+    return (yield from shapes.fetch(ctx, call, one(EcrDelegation)))
+
+
+def delete(ctx: Context, delegation_id: str) -> Flow[None]:
+    """Revoke a delegation (NotFound if there is none)."""
+    did = ident(delegation_id, "delegation id")
+    subject = f"registry delegation {delegation_id!r}"
+    call = v2_call(ctx, "DELETE", [*PATH, did], "registry_delegations.delete", subject)
+    yield from shapes.delete(ctx, call)
+
+
+class RegistryDelegations(SyncResource):
+    """``client.registry_delegations``: list, create, delete ECR delegations."""
+
+    list = blocking(list_delegations)
+    create = blocking(create)
+    delete = blocking(delete)
+
+
+class AsyncRegistryDelegations(AsyncResource):
+    """``client.registry_delegations`` of an ``AsyncClient``: the same methods, awaited."""
+
+    list = awaiting(list_delegations)
+    create = awaiting(create)
+    delete = awaiting(delete)

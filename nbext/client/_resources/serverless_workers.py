@@ -1,0 +1,31 @@
+"""An endpoint's workers and releases (REST v2): what serves it now, and what it ran before.
+
+``client.endpoints.workers(id)`` lists the workers (status, image version, GPU, uptime);
+``client.endpoints.releases(id)`` the endpoint's versions, newest first, each with what
+changed. A worker's log is ``client.endpoints.worker_logs`` (``logs``).
+"""
+
+from __future__ import annotations
+
+from nbext.models.v2 import Release, Worker
+
+from .._flows import Context, Flow
+from . import shapes
+from .rest_v2 import v2_call, wrapped
+from .wire import ident
+
+
+def workers(ctx: Context, endpoint_id: str) -> Flow[list[Worker]]:
+    """The endpoint's workers now (an endpoint scaled to zero has none)."""
+    eid = ident(endpoint_id, "endpoint id")
+    subject = f"endpoint {endpoint_id!r}"
+    call = v2_call(ctx, "GET", ["serverless", eid, "workers"], "endpoints.workers", subject)
+    return (yield from shapes.fetch(ctx, call, wrapped(Worker, "workers")))
+
+
+def releases(ctx: Context, endpoint_id: str) -> Flow[list[Release]]:
+    """The endpoint's releases, newest first; ``diff`` says what each one changed."""
+    eid = ident(endpoint_id, "endpoint id")
+    subject = f"endpoint {endpoint_id!r}"
+    call = v2_call(ctx, "GET", ["serverless", eid, "releases"], "endpoints.releases", subject)
+    return (yield from shapes.fetch(ctx, call, wrapped(Release, "releases")))
