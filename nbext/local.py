@@ -79,7 +79,7 @@ def _settings(server: EmulatorServer) -> dict[str, Any]:
     return {
         "api_key": server.emulator.api_key,
         "serverless_url": server.serverless_url,
-        "base_url": server.base_url,
+        "base_url": f"{server.url}/v2",  # REST v2, the service's management interface
     }
 
 

@@ -10,10 +10,12 @@ The variables (docs/behaviour.md#configuration):
 - ``RUNPOD_API_KEY``: the key, as the service's documentation names it;
 - ``RUNPOD_ENDPOINT_BASE_URL``: the job interface, the same variable with the same
   meaning as in runpod-python, so one export points both at an emulator;
-- ``RUNPOD_REST_BASE_URL``: the management interface. Not ``RUNPOD_API_BASE_URL``:
+- ``RUNPOD_REST_BASE_URL``: the management interface, REST v2 by default
+  (``https://api.runpod.io/v2``); a URL ending in ``/v1`` chooses the retired REST v1
+  (``https://rest.runpod.io/v1``, or an emulator's ``/v1``). Not ``RUNPOD_API_BASE_URL``:
   runpod-python reads that one as its GraphQL host (``https://api.runpod.io``), and a
   shell set up for the SDK must never send nbext's management calls there. A value of
-  ``RUNPOD_API_BASE_URL`` ending in ``/v1`` is nobody's GraphQL host: it was meant for
+  ``RUNPOD_API_BASE_URL`` ending in ``/v1`` or ``/v2`` is nobody's GraphQL host: it was meant for
   nbext, and is refused with the right name rather than ignored, so the calls do not
   go to the real service instead of the intended one.
 """
@@ -31,7 +33,10 @@ from ._errors import ConfigError
 
 ManagementAPI = Literal["v1", "v2"]
 """The management interface's versions: REST v1 (retired by the service) and REST v2."""
-DEFAULT_BASE_URL = "https://rest.runpod.io/v1"
+DEFAULT_BASE_URL = "https://api.runpod.io/v2"
+"""The management interface: REST v2, the service's current one (the OpenAPI's server)."""
+REST_V1_BASE_URL = "https://rest.runpod.io/v1"
+"""REST v1, retired by the service on 2026-11-15; chosen only by a base URL ending in /v1."""
 DEFAULT_SERVERLESS_URL = "https://api.runpod.ai/v2"
 ENV_API_KEY = "RUNPOD_API_KEY"
 ENV_BASE_URL = "RUNPOD_REST_BASE_URL"
@@ -143,15 +148,16 @@ def _url(value: str, what: str) -> str:
 
 
 def _refuse_rest_url_in_sdk_variable(value: str) -> None:
-    """Refuse ``RUNPOD_API_BASE_URL=http://.../v1``: a REST base under the SDK's name.
+    """Refuse ``RUNPOD_API_BASE_URL=http://.../v1`` (or ``/v2``): a REST base under the SDK's
+    name.
 
-    The SDK appends ``/graphql`` to its host; a value ending in the REST version
-    (``/v1``) was written for nbext's management interface. Ignoring it would send those
+    The SDK appends ``/graphql`` to its host; a value ending in a REST version
+    (``/v1``, ``/v2``) was written for nbext's management interface. Ignoring it would send those
     calls, with the key, to the real service; reading it as ours would break every shell
     set up for the SDK.
     """
     value = value.strip()
-    if "://" in value and value.rstrip("/").endswith("/v1"):
+    if "://" in value and value.rstrip("/").endswith(("/v1", "/v2")):
         raise ConfigError(
             f"{ENV_SDK_GRAPHQL_URL}={value[:80]} looks like a management base URL, but that "
             f"variable is runpod-python's GraphQL host; nbext reads {ENV_BASE_URL}: "

@@ -4,9 +4,9 @@ The tree::
 
     NbextError                      anything this package raises on purpose
     ├── ConfigError                 no API key found, or a config file that does not parse
-    ├── UnsupportedOperation        the operation needs the other management interface (v2)
+    ├── UnsupportedOperation        the operation needs REST v2; the client speaks v1
     ├── APIError                    the service answered with an error status
-    │   ├── BadRequest              400: malformed body or parameter (also refused locally)
+    │   ├── BadRequest              400, 422: malformed body or parameter (also refused locally)
     │   ├── Unauthorized            401: missing or wrong API key
     │   ├── NotFound                404: unknown endpoint or job (purged, TTL, retention)
     │   ├── Conflict                409: the job is in a state the operation does not apply to
@@ -67,10 +67,9 @@ class ConfigError(NbextError, ValueError):
 
 
 class UnsupportedOperation(NbextError):
-    """The operation exists only in a management interface the client does not speak.
+    """The operation exists only in REST v2 and the client's base URL speaks v1.
 
-    REST v2's resources (the catalog, logs, workers, SSH keys...) have no v1 path; a
-    client whose ``base_url`` speaks v1 raises this before sending anything.
+    Raised before anything is sent: a v1 service has no path for it.
     """
 
 
@@ -104,7 +103,8 @@ class APIError(NbextError):
 
 
 class BadRequest(APIError):
-    """400: the request is malformed or a value is out of range."""
+    """400: the request is malformed or a value is out of range; also REST v2's 422 (the
+    body breaks the schema), which is v1's 400 for the same mistake."""
 
 
 class Unauthorized(APIError):
@@ -194,6 +194,7 @@ STATUS_CLASSES: dict[int, type[APIError]] = {
     404: NotFound,
     409: Conflict,
     413: PayloadTooLarge,
+    422: BadRequest,
     429: RateLimited,
 }
 

@@ -199,19 +199,20 @@ def banner(server: EmulatorServer, *, given_key: bool) -> str:
     """
     emulator = server.emulator
     key = emulator.api_key
+    management = f"{server.url}/v2"  # REST v2, as the service; /v1 is served too
     key_value = shlex.quote(key) if not given_key else "<the key given with --api-key>"
     return "\n".join(
         [
             f"nbext emulator listening on {server.url}",
             f"  jobs:       {server.serverless_url}/{{endpoint_id}}/run ...",
-            f"  management: {server.base_url}",
+            f"  management: {management} (REST v2; REST v1 at {server.base_url})",
             f"  endpoints:  {', '.join(sorted(emulator.jobs.endpoints))}",
             f"  API key:    {mask_key(key) if given_key else key}",
             "",
             "Point nbext.Client() and the runpod SDK here (paste into a shell):",
             f"  export RUNPOD_API_KEY={key_value}",
             f"  export RUNPOD_ENDPOINT_BASE_URL={shlex.quote(server.serverless_url)}",
-            f"  export RUNPOD_REST_BASE_URL={shlex.quote(server.base_url)}",
+            f"  export RUNPOD_REST_BASE_URL={shlex.quote(management)}",
             "Ctrl-C stops the emulator.",
         ]
     )

@@ -137,7 +137,7 @@ class Connection:
         server: EmulatorServer | None = None,
         mode: Mode | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
-        management_api: Literal["v1", "v2"] = "v1",
+        management_api: Literal["v1", "v2"] = "v2",
     ) -> None:
         self._settings: dict[str, Any] = {
             "api_key": api_key,
@@ -148,8 +148,9 @@ class Connection:
         self._server = server
         self._client_kwargs = dict(client_kwargs or {})
         self.management_api = management_api
-        """The interface the local emulator is managed through (it serves both); the
-        cloud's is its base URL's (``RUNPOD_REST_BASE_URL``)."""
+        """The interface the local emulator is managed through (it serves both; v2, as
+        the service today, unless v1 is chosen); the cloud's is its base URL's
+        (``RUNPOD_REST_BASE_URL``)."""
         self.registry = JobRegistry()
         self._services: dict[Mode, Service] = {}
         if mode is None:

@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from nbext.client import AsyncClient, Client, ConfigError, load_config, mask
-from nbext.client._config import DEFAULT_BASE_URL, DEFAULT_SERVERLESS_URL, Secret
+from nbext.client._config import (
+    DEFAULT_BASE_URL,
+    DEFAULT_SERVERLESS_URL,
+    REST_V1_BASE_URL,
+    Secret,
+)
 
 ENV_KEYS = (
     "RUNPOD_API_KEY",
@@ -36,7 +41,8 @@ def write_config(home: Path, text: str) -> Path:
 
 def test_defaults_are_the_real_service(home: Path) -> None:
     config = load_config("k" * 20)
-    assert config.base_url == DEFAULT_BASE_URL == "https://rest.runpod.io/v1"
+    assert config.base_url == DEFAULT_BASE_URL == "https://api.runpod.io/v2"
+    assert config.management_api == "v2"
     assert config.serverless_url == DEFAULT_SERVERLESS_URL == "https://api.runpod.ai/v2"
     assert config.key_source == "argument"
 
@@ -144,8 +150,28 @@ def test_client_reads_the_environment(home: Path, monkeypatch: pytest.MonkeyPatc
         assert client.masked_key == "rpa_…ABCD"
         assert repr(client) == (
             "Client(serverless_url='http://127.0.0.1:1/v2', "
-            "base_url='https://rest.runpod.io/v1', api_key='rpa_…ABCD')"
+            "base_url='https://api.runpod.io/v2', api_key='rpa_…ABCD')"
         )
+
+
+def test_the_management_version_is_the_base_urls_last_segment(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """REST v2 unless the base URL says v1: the URL is the one switch, so a printed config
+    always tells which interface a client speaks."""
+    assert load_config("k" * 20).management_api == "v2"
+    assert load_config("k" * 20, base_url=REST_V1_BASE_URL).management_api == "v1"
+    assert REST_V1_BASE_URL == "https://rest.runpod.io/v1"
+    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8000/v1/")
+    assert load_config("k" * 20).management_api == "v1"
+    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8000/v2")
+    assert load_config("k" * 20).management_api == "v2"
+    monkeypatch.delenv("RUNPOD_REST_BASE_URL")
+    monkeypatch.setenv("RUNPOD_API_BASE_URL", "https://api.runpod.io/v2")
+    with pytest.raises(
+        ConfigError, match=r"export RUNPOD_REST_BASE_URL=https://api\.runpod\.io/v2"
+    ):
+        load_config("k" * 20)
 
 
 def test_masks() -> None:

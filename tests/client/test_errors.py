@@ -42,6 +42,7 @@ pytestmark = pytest.mark.anyio
         (404, NotFound),
         (409, Conflict),
         (413, PayloadTooLarge),
+        (422, BadRequest),
         (429, RateLimited),
         (500, ServerError),
         (502, ServerError),

@@ -35,7 +35,8 @@ def test_the_banner_exports_the_key_and_both_interfaces(standalone: Standalone) 
     assert re.fullmatch(r"rpa_[0-9A-F]{40}", exports["RUNPOD_API_KEY"])
     base = re.fullmatch(r"(http://127\.0\.0\.1:\d+)/v2", exports["RUNPOD_ENDPOINT_BASE_URL"])
     assert base is not None
-    assert exports["RUNPOD_REST_BASE_URL"] == base.group(1) + "/v1"
+    assert exports["RUNPOD_REST_BASE_URL"] == base.group(1) + "/v2"  # REST v2, as the service
+    assert f"REST v1 at {base.group(1)}/v1" in standalone.banner
     assert "RUNPOD_API_BASE_URL" not in standalone.banner  # the SDK's GraphQL host
 
 
@@ -54,7 +55,8 @@ with Client() as client:
     with httpx.Client(
         headers={"Authorization": f"Bearer {exports['RUNPOD_API_KEY']}"}, timeout=10
     ) as http:
-        names = [t["name"] for t in http.get(exports["RUNPOD_REST_BASE_URL"] + "/templates").json()]
+        listing = http.get(exports["RUNPOD_REST_BASE_URL"] + "/templates").json()
+        names = [t["name"] for t in listing["templates"]]
     assert "from-banner" in names
 
 

@@ -4,7 +4,14 @@ Each call names a period (``start_time`` to ``end_time``), a ``bucket_size`` (ho
 week, month, year; default day) and, for pods and endpoints, a ``grouping``. Times are
 ``datetime`` (naive ones are UTC, the service's zone), ``date`` (midnight UTC at its
 start) or ISO 8601 strings; left out, the period is the account's whole history up to
-now. Each record is one bucket of one group, its ``time`` the start of the bucket.
+now (REST v1) or the last 30 days (REST v2). Each record is one bucket of one group, its
+``time`` the start of the bucket.
+
+REST v2's billing paths do not map to v1's by name (docs/rest-v2.md#billing): over v2,
+``pods`` reads ``/billing/pods`` (one group per pod), ``endpoints`` reads
+``/billing/serverless`` (per endpoint) and ``network_volumes`` ``/billing/network-volumes``,
+each answer given v1's record shape. ``summary`` (every category per bucket) and
+``serverless`` (v2's own records, with each category's amount) exist only in v2.
 """
 
 from __future__ import annotations
@@ -24,11 +31,12 @@ from nbext.models import (
     PodBillingGrouping,
     PodBillingQuery,
 )
+from nbext.models import v2 as v2m
 
 from .._flows import Context, Flow
-from . import shapes
+from . import rest_v2, shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import as_list, given, many, query, v1_call
+from .wire import as_list, given, many, query, v1_call, wrapped
 
 Moment = dt.datetime | dt.date | str
 """A point in time as a caller may have it: a datetime, a date, or ISO 8601 text."""
@@ -50,6 +58,21 @@ def pods(
     ``gpu_type_id`` narrow it to one pod or one GPU type.
     """
     params = query(PodBillingQuery, "billing.pods", given(locals()))
+    if ctx.management_api == "v2":
+        fields = given(locals(), skip=["params"])
+        where = rest_v2.billing_query("billing.pods", fields, {"pod_id": "podId"}, "podId")
+        read = rest_v2.billing_v1(BillingRecord, {"podId": "podId"})
+        return (
+            yield from rest_v2.send(
+                ctx,
+                "GET",
+                ["billing", "pods"],
+                "billing.pods",
+                "billing of pods",
+                read,
+                query=where,
+            )
+        )
     call = v1_call("GET", ["billing", "pods"], "billing.pods", "billing of pods", query=params)
     return (yield from shapes.fetch(ctx, call, many(BillingRecord)))
 
@@ -77,6 +100,16 @@ def endpoints(
         if key in fields:
             fields[key] = as_list(fields[key])
     params = query(EndpointBillingQuery, "billing.endpoints", fields)
+    if ctx.management_api == "v2":
+        op = "billing.endpoints"
+        where = rest_v2.billing_query(op, fields, {"endpoint_id": "serverlessId"}, "endpointId")
+        read = rest_v2.billing_v1(BillingRecord, {"serverlessId": "endpointId"})
+        subject = "billing of endpoints"
+        return (
+            yield from rest_v2.send(
+                ctx, "GET", ["billing", "serverless"], op, subject, read, query=where
+            )
+        )
     call = v1_call(
         "GET", ["billing", "endpoints"], "billing.endpoints", "billing of endpoints", query=params
     )
@@ -92,6 +125,19 @@ def network_volumes(
 ) -> Flow[list[NetworkVolumeBillingRecord]]:
     """Network volume storage spending: size over time at the per-GB-month price."""
     params = query(NetworkVolumeBillingQuery, "billing.network_volumes", given(locals()))
+    if ctx.management_api == "v2":
+        op, subject = "billing.network_volumes", "billing of network volumes"
+        where = rest_v2.billing_query(
+            op, given(locals(), skip=["params", "op", "subject"]), {}, None
+        )
+        read = rest_v2.billing_v1(
+            NetworkVolumeBillingRecord, {"highPerformanceAmount": "highPerformanceStorageAmount"}
+        )
+        return (
+            yield from rest_v2.send(
+                ctx, "GET", ["billing", "network-volumes"], op, subject, read, query=where
+            )
+        )
     call = v1_call(
         "GET",
         ["billing", "networkvolumes"],
@@ -102,12 +148,61 @@ def network_volumes(
     return (yield from shapes.fetch(ctx, call, many(NetworkVolumeBillingRecord)))
 
 
+def summary(
+    ctx: Context,
+    *,
+    start_time: Moment | None = None,
+    end_time: Moment | None = None,
+    bucket_size: BucketSize | str | None = None,
+    last_n: int | None = None,
+) -> Flow[list[v2m.BillingRecord]]:
+    """Everything the account spent, per bucket, by category (REST v2's ``/billing``).
+
+    Each record's ``amounts()`` gives the categories (``podGpuAmount``,
+    ``serverlessGpuAmount``, ``storageStandardAmount``, ...). ``last_n`` counts buckets back
+    from the current one, instead of ``start_time``/``end_time``. Needs REST v2.
+    """
+    op = "billing.summary"
+    where = rest_v2.billing_query(op, given(locals(), skip=["op"]), {}, None)
+    read = wrapped(v2m.BillingRecord, "records")
+    return (yield from rest_v2.send(ctx, "GET", ["billing"], op, "billing", read, query=where))
+
+
+def serverless(
+    ctx: Context,
+    *,
+    start_time: Moment | None = None,
+    end_time: Moment | None = None,
+    bucket_size: BucketSize | str | None = None,
+    endpoint_id: str | None = None,
+    last_n: int | None = None,
+) -> Flow[list[v2m.BillingRecord]]:
+    """Serverless spending per endpoint and bucket, as REST v2 gives it (``/billing/serverless``).
+
+    Unlike ``endpoints``, the records keep each category (``gpuAmount``, ``cpuAmount``,
+    ``feeAmount``...: ``amounts()``) and the endpoint as ``serverlessId``. Needs REST v2.
+    """
+    op = "billing.serverless"
+    fields = given(locals(), skip=["op"])
+    where = rest_v2.billing_query(op, fields, {"endpoint_id": "serverlessId"}, None)
+    read = wrapped(v2m.BillingRecord, "records")
+    subject = "billing of endpoints"
+    return (
+        yield from rest_v2.send(
+            ctx, "GET", ["billing", "serverless"], op, subject, read, query=where
+        )
+    )
+
+
 class Billing(SyncResource):
-    """``client.billing``: ``pods``, ``endpoints``, ``network_volumes`` spending records."""
+    """``client.billing``: ``pods``, ``endpoints``, ``network_volumes`` spending records;
+    ``summary`` and ``serverless`` over REST v2."""
 
     pods = blocking(pods)
     endpoints = blocking(endpoints)
     network_volumes = blocking(network_volumes)
+    summary = blocking(summary)
+    serverless = blocking(serverless)
 
 
 class AsyncBilling(AsyncResource):
@@ -116,3 +211,5 @@ class AsyncBilling(AsyncResource):
     pods = awaiting(pods)
     endpoints = awaiting(endpoints)
     network_volumes = awaiting(network_volumes)
+    summary = awaiting(summary)
+    serverless = awaiting(serverless)

@@ -14,8 +14,8 @@ from nbext.models.v2 import CpuType, DataCenter, GpuType, Template
 
 from .._flows import Context, Flow
 from . import shapes
-from .rest_v2 import v2_call, wrapped
 from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .v2_only import v2_call, wrapped
 from .wire import ident, one, refused
 
 Cloud = Literal["SECURE", "COMMUNITY"]

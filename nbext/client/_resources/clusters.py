@@ -16,8 +16,8 @@ from nbext.models.v2 import Cluster, Pod
 
 from .._flows import Context, Flow
 from . import shapes
-from .rest_v2 import v2_call, wrapped
 from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .v2_only import v2_call, wrapped
 from .wire import ident, one, refused
 
 ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]

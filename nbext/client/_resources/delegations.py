@@ -14,8 +14,8 @@ from nbext.models.v2 import EcrDelegation
 
 from .._flows import Context, Flow
 from . import shapes
-from .rest_v2 import v2_call, wrapped
 from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .v2_only import v2_call, wrapped
 from .wire import ident, one, refused
 
 ECR_ARN = re.compile(r"arn:aws[a-z-]*:ecr:[a-z0-9-]+:\d{12}:repository/\S+")

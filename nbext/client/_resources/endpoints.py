@@ -22,9 +22,10 @@ from nbext.models import (
     GpuTypeId,
     ScalerType,
 )
+from nbext.models.v2 import Endpoint as V2Endpoint
 
 from .._flows import Context, Flow
-from . import shapes
+from . import rest_v2, shapes
 from .logs import afollowing, follow_worker_logs, following, worker_logs
 from .serverless_workers import releases, workers
 from .twins import AsyncResource, SyncResource, awaiting, blocking
@@ -62,6 +63,23 @@ def create(
     ``execution_timeout_ms`` bounds one job (5 s to 7 days). Bad values raise BadRequest
     before anything is sent; a create that may have reached the service is not re-sent.
     """
+    if ctx.management_api == "v2":
+        fields = given(locals())
+        op = "endpoints.create"
+        v1 = rest_v2.checked(EndpointCreateInput, op, fields, rest_v2.ENDPOINT_FIELDS)
+        pools = yield from rest_v2.gpu_pools(ctx, op)
+        if str(v1.get("computeType", "GPU")) == "GPU" and "gpuTypeIds" not in v1:
+            v1["gpuTypeIds"] = [t for types in pools.values() for t in types]  # any, as v1
+        fields = {"type": "QUEUE", **rest_v2.endpoint_body(op, v1, pools)}
+        fields.setdefault("name", template_id)
+        fields.setdefault("scaling", {"type": "QUEUE_DELAY", "queueDelay": 4})
+        payload = rest_v2.body(op, fields, extra_body)
+        read = rest_v2.endpoint_reader(pools)
+        return (
+            yield from rest_v2.send(
+                ctx, "POST", ["serverless"], op, "a new endpoint", read, payload=payload
+            )
+        )
     body = json_body(EndpointCreateInput, "endpoints.create", given(locals()), extra_body)
     call = v1_call("POST", ["endpoints"], "endpoints.create", "a new endpoint", body=body)
     return (yield from shapes.fetch(ctx, call, one(Endpoint)))
@@ -72,6 +90,14 @@ def list_endpoints(
 ) -> Flow[list[Endpoint]]:
     """The account's endpoints; the flags add each one's template and its workers."""
     params = query(EndpointIncludes, "endpoints.list", given(locals()))
+    if ctx.management_api == "v2":
+        if include_workers:
+            rest_v2.unfiltered("endpoints.list", [("includeWorkers", "true")])
+        pools = yield from rest_v2.gpu_pools(ctx, "endpoints.list")
+        read = rest_v2.endpoints_reader(pools, include_template)
+        return (
+            yield from rest_v2.send(ctx, "GET", ["serverless"], "endpoints.list", "endpoints", read)
+        )
     call = v1_call("GET", ["endpoints"], "endpoints.list", "endpoints", query=params)
     return (yield from shapes.fetch(ctx, call, many(Endpoint)))
 
@@ -86,6 +112,15 @@ def get(
     """One endpoint by id (NotFound if there is none)."""
     eid = ident(endpoint_id, "endpoint id")
     params = query(EndpointIncludes, "endpoints.get", given(locals(), skip=["endpoint_id", "eid"]))
+    if ctx.management_api == "v2":
+        if include_workers:
+            rest_v2.unfiltered("endpoints.get", [("includeWorkers", "true")])
+        pools = yield from rest_v2.gpu_pools(ctx, "endpoints.get")
+        read = rest_v2.endpoint_reader(pools, include_template)
+        subject = f"endpoint {endpoint_id!r}"
+        return (
+            yield from rest_v2.send(ctx, "GET", ["serverless", eid], "endpoints.get", subject, read)
+        )
     call = v1_call(
         "GET",
         ["endpoints", eid],
@@ -130,6 +165,23 @@ def update(
     """
     eid = ident(endpoint_id, "endpoint id")
     fields = given(locals(), skip=["endpoint_id", "eid"])
+    if ctx.management_api == "v2":
+        op = "endpoints.update"
+        v1 = rest_v2.checked(EndpointUpdateInput, op, fields, rest_v2.ENDPOINT_FIELDS)
+        subject = f"endpoint {endpoint_id!r}"
+        if "scalerValue" in v1 and "scalerType" not in v1:  # v2 names the kind with its value
+            now = yield from rest_v2.send(
+                ctx, "GET", ["serverless", eid], op, subject, one(V2Endpoint)
+            )
+            v1["scalerType"] = now.scaling.get("type", "QUEUE_DELAY")
+        pools = yield from rest_v2.gpu_pools(ctx, op)
+        payload = rest_v2.body(op, rest_v2.endpoint_body(op, v1, pools), extra_body)
+        read = rest_v2.endpoint_reader(pools)
+        return (
+            yield from rest_v2.send(
+                ctx, "PATCH", ["serverless", eid], op, subject, read, payload=payload
+            )
+        )
     body = json_body(EndpointUpdateInput, "endpoints.update", fields, extra_body)
     call = update_call(
         method, ["endpoints", eid], "endpoints.update", f"endpoint {endpoint_id!r}", body
@@ -140,6 +192,9 @@ def update(
 def delete(ctx: Context, endpoint_id: str) -> Flow[None]:
     """Delete an endpoint; its job address stops serving."""
     eid = ident(endpoint_id, "endpoint id")
+    if ctx.management_api == "v2":
+        subject = f"endpoint {endpoint_id!r}"
+        return (yield from rest_v2.delete(ctx, ["serverless", eid], "endpoints.delete", subject))
     call = v1_call(
         "DELETE",
         ["endpoints", eid],

@@ -26,8 +26,8 @@ from .._calls import Answer, Call
 from .._errors import NotFound
 from .._flows import Context, Emit, Flow, pause, send
 from . import shapes
-from .rest_v2 import v2_call
 from .twins import AsyncResource, SyncResource, adopt
+from .v2_only import v2_call
 from .wire import _unreadable, ident, refused
 
 P = ParamSpec("P")

@@ -17,7 +17,7 @@ from nbext.models import (
 )
 
 from .._flows import Context, Flow
-from . import shapes
+from . import rest_v2, shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import UpdateMethod, given, ident, json_body, many, one, update_call, v1_call
 
@@ -35,6 +35,22 @@ def create(
     Bad values raise BadRequest before anything is sent; a create that may have reached
     the service is not re-sent (it could make, and bill, two volumes).
     """
+    if ctx.management_api == "v2":
+        op = "network_volumes.create"
+        v1 = rest_v2.checked(
+            NetworkVolumeCreateInput,
+            op,
+            given(locals(), skip=["op"]),
+            ("name", "size", "dataCenterId"),
+        )
+        fields = {"name": v1["name"], "size": v1["size"], "dataCenter": v1["dataCenterId"]}
+        payload = rest_v2.body(op, fields, extra_body)
+        subject = "a new network volume"
+        return (
+            yield from rest_v2.send(
+                ctx, "POST", ["network-volumes"], op, subject, rest_v2.VOLUME, payload=payload
+            )
+        )
     body = json_body(
         NetworkVolumeCreateInput, "network_volumes.create", given(locals()), extra_body
     )
@@ -46,6 +62,11 @@ def create(
 
 def list_volumes(ctx: Context) -> Flow[list[NetworkVolume]]:
     """The account's network volumes."""
+    if ctx.management_api == "v2":
+        op, subject = "network_volumes.list", "network volumes"
+        return (
+            yield from rest_v2.send(ctx, "GET", ["network-volumes"], op, subject, rest_v2.VOLUMES)
+        )
     call = v1_call("GET", ["networkvolumes"], "network_volumes.list", "network volumes")
     return (yield from shapes.fetch(ctx, call, many(NetworkVolume)))
 
@@ -53,6 +74,13 @@ def list_volumes(ctx: Context) -> Flow[list[NetworkVolume]]:
 def get(ctx: Context, network_volume_id: str) -> Flow[NetworkVolume]:
     """One network volume by id (NotFound if there is none)."""
     vid = ident(network_volume_id, "network volume id")
+    if ctx.management_api == "v2":
+        op, subject = "network_volumes.get", f"network volume {network_volume_id!r}"
+        return (
+            yield from rest_v2.send(
+                ctx, "GET", ["network-volumes", vid], op, subject, rest_v2.VOLUME
+            )
+        )
     call = v1_call(
         "GET",
         ["networkvolumes", vid],
@@ -77,8 +105,17 @@ def update(
     """
     vid = ident(network_volume_id, "network volume id")
     fields = given(locals(), skip=["network_volume_id", "vid"])
-    body = json_body(NetworkVolumeUpdateInput, "network_volumes.update", fields, extra_body)
     subject = f"network volume {network_volume_id!r}"
+    if ctx.management_api == "v2":
+        op = "network_volumes.update"
+        v1 = rest_v2.checked(NetworkVolumeUpdateInput, op, fields, ("name", "size"))
+        payload = rest_v2.body(op, v1, extra_body)
+        return (
+            yield from rest_v2.send(
+                ctx, "PATCH", ["network-volumes", vid], op, subject, rest_v2.VOLUME, payload=payload
+            )
+        )
+    body = json_body(NetworkVolumeUpdateInput, "network_volumes.update", fields, extra_body)
     call = update_call(method, ["networkvolumes", vid], "network_volumes.update", subject, body)
     return (yield from shapes.fetch(ctx, call, one(NetworkVolume)))
 
@@ -86,6 +123,9 @@ def update(
 def delete(ctx: Context, network_volume_id: str) -> Flow[None]:
     """Delete a network volume and its data."""
     vid = ident(network_volume_id, "network volume id")
+    if ctx.management_api == "v2":
+        op, subject = "network_volumes.delete", f"network volume {network_volume_id!r}"
+        return (yield from rest_v2.delete(ctx, ["network-volumes", vid], op, subject))
     call = v1_call(
         "DELETE",
         ["networkvolumes", vid],

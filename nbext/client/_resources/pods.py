@@ -29,7 +29,7 @@ from nbext.models import (
 
 from .._flows import Context, Flow
 from .._retry import Kind
-from . import shapes
+from . import rest_v2, shapes
 from .logs import afollowing, follow_pod_logs, following, pod_logs
 from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import (
@@ -93,6 +93,16 @@ def create(
     refuses stop and reset. Bad values raise BadRequest before anything is sent; a create
     that may have reached the service is never sent again (it could rent two pods).
     """
+    if ctx.management_api == "v2":
+        fields = given(locals())
+        op = "pods.create"
+        v1 = rest_v2.checked(PodCreateInput, op, fields, rest_v2.POD_CREATE_FIELDS)
+        payload = rest_v2.body(op, rest_v2.pod_create_body(op, v1), extra_body)
+        return (
+            yield from rest_v2.send(
+                ctx, "POST", ["pods"], op, "a new pod", rest_v2.POD, payload=payload
+            )
+        )
     body = json_body(PodCreateInput, "pods.create", given(locals()), extra_body)
     call = v1_call("POST", ["pods"], "pods.create", "a new pod", body=body)
     return (yield from shapes.fetch(ctx, call, one(Pod)))
@@ -129,6 +139,9 @@ def list_pods(
         if key in fields:
             fields[key] = as_list(fields[key])
     params = query(PodListQuery, "pods.list", fields)
+    if ctx.management_api == "v2":
+        rest_v2.unfiltered("pods.list", params)
+        return (yield from rest_v2.send(ctx, "GET", ["pods"], "pods.list", "pods", rest_v2.PODS))
     call = v1_call("GET", ["pods"], "pods.list", "pods", query=params)
     return (yield from shapes.fetch(ctx, call, many(Pod)))
 
@@ -146,6 +159,12 @@ def get(
     """One pod by id (NotFound if there is none; a serverless worker needs ``include_workers``)."""
     pid = ident(pod_id, "pod id")
     params = query(PodIncludes, "pods.get", given(locals(), skip=["pod_id", "pid"]))
+    if ctx.management_api == "v2":
+        rest_v2.unfiltered("pods.get", params)
+        subject = f"pod {pod_id!r}"
+        return (
+            yield from rest_v2.send(ctx, "GET", ["pods", pid], "pods.get", subject, rest_v2.POD)
+        )
     call = v1_call("GET", ["pods", pid], "pods.get", f"pod {pod_id!r}", query=params)
     return (yield from shapes.fetch(ctx, call, one(Pod)))
 
@@ -177,6 +196,16 @@ def update(
     """
     pid = ident(pod_id, "pod id")
     fields = given(locals(), skip=["pod_id", "pid"])
+    if ctx.management_api == "v2":
+        op = "pods.update"
+        v1 = rest_v2.checked(PodUpdateInput, op, fields, rest_v2.POD_UPDATE_FIELDS)
+        payload = rest_v2.body(op, rest_v2.pod_update_body(op, v1), extra_body)
+        subject = f"pod {pod_id!r}"
+        return (
+            yield from rest_v2.send(
+                ctx, "PATCH", ["pods", pid], op, subject, rest_v2.POD, payload=payload
+            )
+        )
     body = json_body(PodUpdateInput, "pods.update", fields, extra_body)
     call = update_call(method, ["pods", pid], "pods.update", f"pod {pod_id!r}", body)
     return (yield from shapes.fetch(ctx, call, one(Pod)))
@@ -185,12 +214,18 @@ def update(
 def delete(ctx: Context, pod_id: str) -> Flow[None]:
     """Terminate a pod for good; it is gone (NotFound) afterwards."""
     pid = ident(pod_id, "pod id")
+    if ctx.management_api == "v2":
+        return (yield from rest_v2.delete(ctx, ["pods", pid], "pods.delete", f"pod {pod_id!r}"))
     call = v1_call("DELETE", ["pods", pid], "pods.delete", f"pod {pod_id!r}")
     yield from shapes.delete(ctx, call)
 
 
 def _action(ctx: Context, pod_id: str, action: str, kind: Kind) -> Flow[Pod | None]:
     pid = ident(pod_id, "pod id")
+    if ctx.management_api == "v2":
+        if action == "reset":
+            raise rest_v2.no_reset(pod_id)
+        return (yield from rest_v2.pod_action(ctx, pid, action))
     call = v1_call("POST", ["pods", pid, action], f"pods.{action}", f"pod {pod_id!r}", kind=kind)
     return (yield from shapes.fetch(ctx, call, maybe(Pod)))
 
@@ -226,7 +261,9 @@ def reset(ctx: Context, pod_id: str) -> Flow[Pod | None]:
     """Reset a pod: its container disk is wiped and it starts afresh (BadRequest if locked).
 
     Returns the pod when the service sends it, else None. Never re-sent once it may
-    have reached the service: a second reset would wipe the disk again.
+    have reached the service: a second reset would wipe the disk again. REST v2 has no
+    reset: over v2 it is refused before sending, saying what does the same
+    (``update`` of a container field, e.g. the pod's own ``image_name``).
     """
     return (yield from _action(ctx, pod_id, "reset", Kind.SUBMIT))
 

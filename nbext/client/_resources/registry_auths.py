@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
 
 from .._flows import Context, Flow
-from . import shapes
+from . import rest_v2, shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import given, ident, json_body, many, one, v1_call
 
@@ -32,6 +32,13 @@ def create(
     body = json_body(
         ContainerRegistryAuthCreateInput, "registry_auths.create", given(locals()), extra_body
     )
+    if ctx.management_api == "v2":
+        op, subject = "registry_auths.create", "a new container registry auth"
+        return (
+            yield from rest_v2.send(
+                ctx, "POST", ["registries"], op, subject, rest_v2.REGISTRY, payload=body
+            )
+        )
     call = v1_call(
         "POST",
         ["containerregistryauth"],
@@ -44,6 +51,11 @@ def create(
 
 def list_auths(ctx: Context) -> Flow[list[ContainerRegistryAuth]]:
     """The account's registry auths (ids and names, never credentials)."""
+    if ctx.management_api == "v2":
+        op, subject = "registry_auths.list", "container registry auths"
+        return (
+            yield from rest_v2.send(ctx, "GET", ["registries"], op, subject, rest_v2.REGISTRIES)
+        )
     call = v1_call(
         "GET", ["containerregistryauth"], "registry_auths.list", "container registry auths"
     )
@@ -53,6 +65,11 @@ def list_auths(ctx: Context) -> Flow[list[ContainerRegistryAuth]]:
 def get(ctx: Context, auth_id: str) -> Flow[ContainerRegistryAuth]:
     """One registry auth by id (NotFound if there is none)."""
     aid = ident(auth_id, "container registry auth id")
+    if ctx.management_api == "v2":
+        op, subject = "registry_auths.get", f"container registry auth {auth_id!r}"
+        return (
+            yield from rest_v2.send(ctx, "GET", ["registries", aid], op, subject, rest_v2.REGISTRY)
+        )
     call = v1_call(
         "GET",
         ["containerregistryauth", aid],
@@ -65,6 +82,9 @@ def get(ctx: Context, auth_id: str) -> Flow[ContainerRegistryAuth]:
 def delete(ctx: Context, auth_id: str) -> Flow[None]:
     """Delete a registry auth."""
     aid = ident(auth_id, "container registry auth id")
+    if ctx.management_api == "v2":
+        op, subject = "registry_auths.delete", f"container registry auth {auth_id!r}"
+        return (yield from rest_v2.delete(ctx, ["registries", aid], op, subject))
     call = v1_call(
         "DELETE",
         ["containerregistryauth", aid],

@@ -1,76 +1,530 @@
-"""What the client's REST v2 resources share: the version check, the call, wrapped lists.
+"""The existing resources over REST v2: v1's keywords in, v1-shaped records out.
 
-v2 answers a listing as an object naming its records (``{"gpus": [...]}``), where v1
-answered a bare array. Resources that exist only in v2 (the catalog, logs, workers,
-SSH keys, clusters, delegations) refuse at once on a client whose ``base_url`` speaks
-v1, before anything is sent: v1 has no path to send them to.
+Callers keep the names they know (``image_name``, ``gpu_type_ids``, ``scaler_value``...)
+and the records they know (``nbext.models.Template``...), so code and DataFrames work the
+same on either version. What a resource sends is first checked by v1's input model (the
+same rules, the same messages), then spelt the v2 way (docs/rest-v2.md#in-the-client);
+an answer is read as v2's record, then given v1's names. A keyword v2 has no place for
+is refused before sending, by name, rather than dropped; ``extra_body`` holds v2 wire
+names, sent as they are.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from nbext.models import explain
+import nbext.models as v1m
+from nbext.models import v2
+from nbext.models.v2.convert import container_to_v2, to_v1
 
-from .._calls import Answer, Call
-from .._errors import UnsupportedOperation
-from .._flows import Context
-from .._retry import Kind
-from .wire import Reader, _adapter, _json, _unreadable, v1_call
+from .._calls import Call
+from .._errors import BadRequest
+from .._flows import Context, Flow
+from .._flows import send as send_call
+from . import shapes
+from .wire import (
+    M,
+    Reader,
+    encoded,
+    mapped,
+    one,
+    query,
+    refused,
+    v2_call,
+    wire_fields,
+    wrapped,
+)
 
-M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+RUNNING_STATES = frozenset({v2.PodStatus.PROVISIONING, v2.PodStatus.STARTING, v2.PodStatus.RUNNING})
+"""v2's observed states that v1 calls ``RUNNING`` (v1 shows the desired status)."""
 
-V2_EXAMPLE = "https://api.runpod.io/v2"
-"""The service's REST v2 root, named in the message that says how to switch."""
+
+# ---- requests ---------------------------------------------------------------------------------
 
 
-def require_v2(ctx: Context, operation: str) -> None:
-    """Refuse ``operation`` unless the client speaks REST v2 (one line, nothing sent)."""
-    if ctx.management_api != "v2":
-        raise UnsupportedOperation(
-            f"client.{operation} needs the management interface REST v2, but this client's "
-            f"base_url speaks {ctx.management_api}; nothing was sent. Use a base_url ending "
-            f"in /v2 (base_url= or RUNPOD_REST_BASE_URL, e.g. {V2_EXAMPLE})"
+def checked(
+    model: type[BaseModel], operation: str, fields: dict[str, Any], allowed: Iterable[str]
+) -> dict[str, Any]:
+    """``fields`` by v1's rules, as v1's wire fields; one v2 cannot carry is refused."""
+    v1 = wire_fields(model, operation, fields)
+    names = {info.alias or name: name for name, info in model.model_fields.items()}
+    lost = [key for key in v1 if key not in set(allowed)]
+    if lost:
+        raise refused(
+            operation,
+            "REST v2 has no field for "
+            + ", ".join(f"{names.get(k, k)} ({k})" for k in lost)
+            + "; leave it out, or use a v1 base URL while the service still serves v1",
         )
+    return v1
 
 
-def v2_call(
+def body(operation: str, v2_fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+    """The v2 body: the mapped fields, then ``extra_body`` (v2 wire names) over them."""
+    return encoded(operation, {**v2_fields, **(extra or {})})
+
+
+def unfiltered(operation: str, params: list[tuple[str, str]]) -> None:
+    """Refuse v1's listing filters and ``include*`` flags, which REST v2 does not take."""
+    if params:
+        names = ", ".join(dict.fromkeys(name for name, _ in params))
+        raise refused(operation, f"REST v2 takes no {names}; leave it out (filter the result)")
+
+
+def container(operation: str, v1: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        return container_to_v2(dict(v1))
+    except ValueError as exc:
+        raise refused(operation, str(exc)) from None
+
+
+def send(
     ctx: Context,
     method: str,
-    parts: Sequence[str],
+    parts: list[str],
     operation: str,
     subject: str,
+    read: Reader[T],
     *,
-    query: Sequence[tuple[str, str]] = (),
-    body: bytes | None = None,
-    kind: Kind | None = None,
-    headers: Mapping[str, str] | None = None,
-) -> Call:
-    """One call of REST v2's management paths (relative to a ``base_url`` ending in /v2)."""
-    require_v2(ctx, operation)
-    call = v1_call(method, parts, operation, subject, query=query, body=body, kind=kind)
-    return dataclasses.replace(call, headers=dict(headers)) if headers else call
+    payload: bytes | None = None,
+    query: list[tuple[str, str]] | None = None,
+) -> Flow[T]:
+    call: Call = v2_call(
+        ctx.management_api, method, parts, operation, subject, body=payload, query=query or ()
+    )
+    return (yield from shapes.fetch(ctx, call, read))
 
 
-def wrapped(model: type[M], key: str) -> Reader[list[M]]:
-    """Read a v2 listing: the records under ``key`` of the answer's object."""
+def delete(ctx: Context, parts: list[str], operation: str, subject: str) -> Flow[None]:
+    yield from shapes.delete(ctx, v2_call(ctx.management_api, "DELETE", parts, operation, subject))
 
-    def read(call: Call, response: Answer) -> list[M]:
-        data = _json(call, response)
-        if not isinstance(data, dict) or not isinstance(data.get(key), list):
-            raise _unreadable(call, response, f"no list under {key!r}")
-        try:
-            items: list[M] = _adapter(model).validate_python(data[key])
-        except ValidationError as exc:
-            raise _unreadable(
-                call,
-                response,
-                f"an unexpected shape for a list of {model.__name__}: {explain(exc)[:200]}",
-            ) from None
-        return items
 
-    return read
+# ---- templates --------------------------------------------------------------------------------
+
+TEMPLATE_FIELDS = (
+    "name",
+    "imageName",
+    "category",
+    "containerDiskInGb",
+    "containerRegistryAuthId",
+    "dockerStartCmd",
+    "env",
+    "isPublic",
+    "isServerless",
+    "ports",
+    "volumeInGb",
+    "volumeMountPath",
+)
+
+
+def template_body(operation: str, v1: Mapping[str, Any]) -> dict[str, Any]:
+    out = container(operation, v1)
+    for v1_name, v2_name in (
+        ("name", "name"),
+        ("category", "category"),
+        ("isPublic", "public"),
+        ("isServerless", "serverless"),
+    ):
+        if v1_name in v1:
+            out[v2_name] = v1[v1_name]
+    return out
+
+
+def template_v1(t: v2.Template) -> v1m.Template:
+    data = t.model_dump(by_alias=True, exclude_none=True)
+    return v1m.Template.model_validate(
+        {
+            "id": t.id,
+            "name": t.name,
+            **to_v1(data, defaults=True),
+            "category": t.category,
+            "isPublic": t.public,
+            "isServerless": t.serverless,
+        }
+    )
+
+
+TEMPLATE = mapped(one(v2.Template), template_v1)
+TEMPLATES = mapped(wrapped(v2.Template, "templates"), lambda ts: [template_v1(t) for t in ts])
+
+
+# ---- pods -------------------------------------------------------------------------------------
+
+POD_CREATE_FIELDS = (
+    "name",
+    "imageName",
+    "templateId",
+    "computeType",
+    "cloudType",
+    "gpuTypeIds",
+    "gpuCount",
+    "allowedCudaVersions",
+    "cpuFlavorIds",
+    "vcpuCount",
+    "dataCenterIds",
+    "globalNetworking",
+    "networkVolumeId",
+    "containerRegistryAuthId",
+    "containerDiskInGb",
+    "volumeInGb",
+    "volumeMountPath",
+    "dockerStartCmd",
+    "env",
+    "ports",
+)
+POD_UPDATE_FIELDS = (
+    "name",
+    "locked",
+    "imageName",
+    "containerDiskInGb",
+    "containerRegistryAuthId",
+    "dockerStartCmd",
+    "env",
+    "globalNetworking",
+    "ports",
+    "volumeInGb",
+    "volumeMountPath",
+)
+
+
+def _one_of(operation: str, v1: Mapping[str, Any], key: str, what: str) -> str:
+    values = list(v1.get(key) or [])
+    if len(values) != 1:
+        raise refused(
+            operation,
+            f"REST v2 rents a pod of exactly one {what}; give one in {key}, got {len(values)}",
+        )
+    return str(values[0])
+
+
+def pod_create_body(operation: str, v1: Mapping[str, Any]) -> dict[str, Any]:
+    network = v1.get("networkVolumeId")
+    local = {k: v for k, v in v1.items() if not (network and k == "volumeMountPath")}
+    out = container(operation, local)
+    out["name"] = v1.get("name", "my pod")
+    if "templateId" in v1:
+        out["templateId"] = v1["templateId"]
+    if str(v1.get("computeType", "GPU")) == "CPU":
+        cpu: dict[str, Any] = {"id": _one_of(operation, v1, "cpuFlavorIds", "CPU flavour")}
+        cpu["vcpuCount"] = v1.get("vcpuCount", 2)
+        out["cpu"] = cpu
+    else:
+        gpu: dict[str, Any] = {"id": _one_of(operation, v1, "gpuTypeIds", "GPU type")}
+        if "gpuCount" in v1:
+            gpu["count"] = v1["gpuCount"]
+        if v1.get("allowedCudaVersions"):
+            gpu["allowedCudaVersions"] = v1["allowedCudaVersions"]
+        out["gpu"] = gpu
+    if "cloudType" in v1:
+        out["cloud"] = v1["cloudType"]
+    if "dataCenterIds" in v1:
+        out["dataCenterIds"] = v1["dataCenterIds"]
+    if "globalNetworking" in v1:
+        out["globalNetworking"] = v1["globalNetworking"]
+    if network:
+        path = v1.get("volumeMountPath") or "/workspace"
+        out["mounts"] = {"network": [{"volumeId": network, "path": path}]}
+    return out
+
+
+def pod_update_body(operation: str, v1: Mapping[str, Any]) -> dict[str, Any]:
+    out = container(operation, v1)
+    for name in ("name", "locked", "globalNetworking"):
+        if name in v1:
+            out[name] = v1[name]
+    return out
+
+
+def pod_v1(p: v2.Pod) -> v1m.Pod:
+    data = p.model_dump(by_alias=True, exclude_none=True)
+    fields: dict[str, Any] = {
+        "id": p.id,
+        "name": p.name,
+        "image": p.image,
+        "desiredStatus": "RUNNING" if p.status in RUNNING_STATES else "EXITED",
+        "lastStartedAt": data.get("startedAt"),
+        "costPerHr": p.cost,
+        "locked": p.locked,
+        "templateId": p.template,
+        **to_v1({k: v for k, v in data.items() if k != "image"}, defaults=True),
+    }
+    fields.pop("imageName", None)
+    network = (p.mounts.network if p.mounts else None) or []
+    if network:
+        fields["networkVolume"] = {"id": network[0].volume_id}
+        fields["volumeMountPath"] = network[0].path
+    if p.gpu is not None:
+        fields["gpu"] = {"id": p.gpu.id, "count": p.gpu.count}
+    if p.cpu is not None:
+        fields.update(cpuFlavorId=p.cpu.id, vcpuCount=p.cpu.vcpu_count, memoryInGb=p.cpu.memory)
+    if p.ssh is not None and p.ssh.direct is not None:
+        fields["publicIp"] = p.ssh.direct.host
+    return v1m.Pod.model_validate(fields)
+
+
+POD = mapped(one(v2.Pod), pod_v1)
+PODS = mapped(wrapped(v2.Pod, "pods"), lambda pods: [pod_v1(p) for p in pods])
+
+
+def no_reset(pod_id: str) -> BadRequest:
+    """v1's reset, which REST v2 has no action for: say what does the same."""
+    return refused(
+        "pods.reset",
+        "REST v2 has no reset; an update of a container field re-creates the container, "
+        f"e.g. client.pods.update({pod_id!r}, image_name=<its image>) (restart keeps it)",
+    )
+
+
+def pod_action(ctx: Context, pod_id: str, action: str) -> Flow[v1m.Pod | None]:
+    """``POST /v2/pods/{id}/action``; ``terminate`` answers 204 (no record)."""
+    payload = encoded(f"pods.{action}", {"action": action})
+    call = v2_call(
+        ctx.management_api,
+        "POST",
+        ["pods", pod_id, "action"],
+        f"pods.{action}",
+        f"pod {pod_id!r}",
+        body=payload,
+    )
+    response = yield from send_call(ctx, call)
+    if not response.content.strip():
+        return None
+    return POD(call, response)
+
+
+# ---- network volumes and registries -----------------------------------------------------------
+
+
+def volume_v1(v: v2.NetworkVolume) -> v1m.NetworkVolume:
+    return v1m.NetworkVolume.model_validate(
+        {"id": v.id, "name": v.name, "size": v.size, "dataCenterId": v.data_center}
+    )
+
+
+VOLUME = mapped(one(v2.NetworkVolume), volume_v1)
+VOLUMES = mapped(wrapped(v2.NetworkVolume, "networkVolumes"), lambda vs: [volume_v1(v) for v in vs])
+
+
+def registry_v1(r: v2.Registry) -> v1m.ContainerRegistryAuth:
+    return v1m.ContainerRegistryAuth.model_validate({"id": r.id, "name": r.name})
+
+
+REGISTRY = mapped(one(v2.Registry), registry_v1)
+REGISTRIES = mapped(wrapped(v2.Registry, "registries"), lambda rs: [registry_v1(r) for r in rs])
+
+
+# ---- endpoints --------------------------------------------------------------------------------
+
+ENDPOINT_FIELDS = (
+    "templateId",
+    "name",
+    "computeType",
+    "gpuTypeIds",
+    "gpuCount",
+    "cpuFlavorIds",
+    "vcpuCount",
+    "allowedCudaVersions",
+    "minCudaVersion",
+    "dataCenterIds",
+    "workersMin",
+    "workersMax",
+    "idleTimeout",
+    "executionTimeoutMs",
+    "scalerType",
+    "scalerValue",
+    "flashboot",
+    "networkVolumeId",
+    "networkVolumeIds",
+)
+
+
+def gpu_pools(ctx: Context, operation: str) -> Flow[dict[str, list[str]]]:
+    """Pool -> its GPU types, from the catalog: v2 endpoints name pools, v1 names types."""
+    gpus: list[v2.GpuType] = yield from send(
+        ctx, "GET", ["catalog", "gpus"], operation, "the GPU catalog", wrapped(v2.GpuType, "gpus")
+    )
+    pools: dict[str, list[str]] = {}
+    for gpu in gpus:
+        if gpu.pool:
+            pools.setdefault(gpu.pool, []).append(gpu.id)
+    return pools
+
+
+def endpoint_body(
+    operation: str, v1: Mapping[str, Any], pools: Mapping[str, list[str]]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for v1_name, v2_name in (
+        ("name", "name"),
+        ("templateId", "templateId"),
+        ("dataCenterIds", "dataCenterIds"),
+        ("executionTimeoutMs", "timeout"),
+    ):
+        if v1_name in v1:
+            out[v2_name] = v1[v1_name]
+    gpu: dict[str, Any] = {}
+    if "gpuTypeIds" in v1:
+        wanted = [str(g) for g in v1["gpuTypeIds"]]
+        pool_of = {t: p for p, types in pools.items() for t in types}
+        unknown = [t for t in wanted if t not in pool_of]
+        if unknown:
+            raise refused(
+                operation, f"gpu_type_ids: {unknown[0]!r} is in no REST v2 serverless pool"
+            )
+        chosen = list(dict.fromkeys(pool_of[t] for t in wanted))
+        gpu["pools"] = chosen
+        excluded = [t for p in chosen for t in pools[p] if t not in wanted]
+        if excluded:
+            gpu["excludedTypes"] = excluded
+    for v1_name, v2_name in (
+        ("gpuCount", "count"),
+        ("allowedCudaVersions", "allowedCudaVersions"),
+        ("minCudaVersion", "minCudaVersion"),
+    ):
+        if v1_name in v1:
+            gpu[v2_name] = v1[v1_name]
+    if str(v1.get("computeType", "GPU")) == "CPU" or "cpuFlavorIds" in v1:
+        flavours = v1.get("cpuFlavorIds") or []
+        if flavours:
+            out["cpu"] = [{"id": f, "vcpuCount": v1.get("vcpuCount", 2)} for f in flavours]
+    elif gpu:
+        out["gpu"] = gpu
+    workers = {
+        v2_name: v1[v1_name]
+        for v1_name, v2_name in (
+            ("workersMin", "min"),
+            ("workersMax", "max"),
+            ("idleTimeout", "idleTimeout"),
+        )
+        if v1_name in v1
+    }
+    if workers:
+        out["workers"] = workers
+    if "scalerType" in v1 or "scalerValue" in v1:
+        kind = str(v1.get("scalerType", "QUEUE_DELAY"))
+        value = v1.get("scalerValue", 4)
+        key = "requestCount" if kind == "REQUEST_COUNT" else "queueDelay"
+        out["scaling"] = {"type": kind, key: value}
+    if "flashboot" in v1:
+        out["flashboot"] = "FLASHBOOT" if v1["flashboot"] else "OFF"
+    if "networkVolumeId" in v1 or "networkVolumeIds" in v1:
+        first = [v1["networkVolumeId"]] if v1.get("networkVolumeId") else []
+        out["networkVolumes"] = first + list(v1.get("networkVolumeIds") or [])
+    return out
+
+
+def endpoint_v1(
+    e: v2.Endpoint, pools: Mapping[str, list[str]], with_template: bool = False
+) -> v1m.Endpoint:
+    """``with_template``: v1's ``include_template``, the endpoint's own container settings
+    as its ``template`` (v2 endpoints carry them; the template they came from is not
+    named)."""
+    scaling = e.scaling or {}
+    kind = str(scaling.get("type", "QUEUE_DELAY"))
+    value = scaling.get("requestCount" if kind == "REQUEST_COUNT" else "queueDelay")
+    fields: dict[str, Any] = {
+        "id": e.id,
+        "name": e.name,
+        "workersMin": e.workers.min,
+        "workersMax": e.workers.max,
+        "idleTimeout": e.workers.idle_timeout,
+        "executionTimeoutMs": e.timeout,
+        "scalerType": kind,
+        "scalerValue": int(-(-float(value) // 1)) if value is not None else None,
+        "dataCenterIds": e.data_center_ids,
+        "env": e.env,
+        "createdAt": e.created_at.isoformat() if e.created_at else None,
+    }
+    volumes = list(e.network_volumes)
+    if volumes:
+        fields["networkVolumeId"] = volumes[0]
+        fields["networkVolumeIds"] = volumes[1:] or None
+    if e.cpu:
+        fields.update(
+            computeType="CPU",
+            cpuFlavorIds=[c.id for c in e.cpu],
+            vcpuCount=max(c.vcpu_count for c in e.cpu),
+        )
+    elif e.gpu is not None:
+        excluded = set(e.gpu.excluded_types or ())
+        types = [t for p in e.gpu.pools for t in pools.get(p, [p]) if t not in excluded]
+        fields.update(
+            computeType="GPU",
+            gpuTypeIds=types,
+            gpuCount=e.gpu.count,
+            allowedCudaVersions=e.gpu.allowed_cuda_versions or None,
+            minCudaVersion=e.gpu.min_cuda_version,
+        )
+    if with_template:
+        own = to_v1(e.model_dump(by_alias=True, exclude_none=True), defaults=False)
+        fields["template"] = {"isServerless": True, **own}
+    return v1m.Endpoint.model_validate({k: v for k, v in fields.items() if v is not None})
+
+
+def endpoint_reader(
+    pools: Mapping[str, list[str]], with_template: bool = False
+) -> Reader[v1m.Endpoint]:
+    return mapped(one(v2.Endpoint), lambda e: endpoint_v1(e, pools, with_template))
+
+
+def endpoints_reader(
+    pools: Mapping[str, list[str]], with_template: bool = False
+) -> Reader[list[v1m.Endpoint]]:
+    return mapped(
+        wrapped(v2.Endpoint, "endpoints"),
+        lambda es: [endpoint_v1(e, pools, with_template) for e in es],
+    )
+
+
+# ---- billing ----------------------------------------------------------------------------------
+
+PERIOD = ("start_time", "end_time", "bucket_size")
+
+
+def billing_query(
+    operation: str, fields: Mapping[str, Any], ids: Mapping[str, str], grouping: str | None
+) -> list[tuple[str, str]]:
+    """v2's billing query: the period by v1's rules, ``lastN``, and the id filters ``ids``
+    (keyword -> v2 name); any other v1 filter, or a grouping but ``grouping``, is refused."""
+    given_grouping = fields.get("grouping")
+    if given_grouping is not None and str(given_grouping) != grouping:
+        kept = f"only {grouping!r}" if grouping else "none"
+        raise refused(
+            operation, f"grouping: REST v2 groups this billing by {kept}, got {given_grouping!r}"
+        )
+    known = {*PERIOD, *ids, "grouping", "last_n"}
+    lost = sorted(name for name in fields if name not in known)
+    if lost:
+        raise refused(operation, f"REST v2's billing takes no {', '.join(lost)}; leave it out")
+    last_n = fields.get("last_n")
+    if last_n is not None:
+        if isinstance(last_n, bool) or not isinstance(last_n, int) or last_n < 1:
+            raise refused(operation, f"last_n: must be a whole number from 1, got {last_n!r}")
+        if fields.get("start_time") is not None or fields.get("end_time") is not None:
+            raise refused(operation, "last_n: give last_n or start_time/end_time, not both")
+    period = {k: v for k, v in fields.items() if k in PERIOD}
+    params = query(v1m.BillingQuery, operation, period)
+    if last_n is not None:
+        params.append(("lastN", str(last_n)))
+    params += [(ids[k], str(v)) for k, v in fields.items() if k in ids]
+    return params
+
+
+def billing_v1(model: type[M], renamed: Mapping[str, str]) -> Reader[list[M]]:
+    """v2's billing records as v1's: ``time`` and ``amount`` of each bucket, ``renamed``
+    fields (v2 name -> v1 name) carried over."""
+
+    def convert(records: list[v2.BillingRecord]) -> list[M]:
+        out = []
+        for r in records:
+            extra = r.model_extra or {}
+            fields = {"time": r.start_time, "amount": r.total_amount}
+            fields.update({v1: extra[v2_] for v2_, v1 in renamed.items() if v2_ in extra})
+            out.append(model.model_validate(fields))
+        return out
+
+    return mapped(wrapped(v2.BillingRecord, "records"), convert)

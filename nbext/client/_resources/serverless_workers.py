@@ -11,7 +11,7 @@ from nbext.models.v2 import Release, Worker
 
 from .._flows import Context, Flow
 from . import shapes
-from .rest_v2 import v2_call, wrapped
+from .v2_only import v2_call, wrapped
 from .wire import ident
 
 

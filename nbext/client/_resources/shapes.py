@@ -13,8 +13,9 @@ from typing import TypeVar
 import httpx
 
 from .._calls import Call
+from .._config import DEFAULT_BASE_URL, ENV_BASE_URL
 from .._drive import Steps
-from .._errors import NotFound
+from .._errors import APIError, NotFound
 from .._flows import Context, Flow, Send, send
 from .._retry import never_sent
 from .wire import Reader
@@ -25,8 +26,37 @@ T = TypeVar("T")
 
 def fetch(ctx: Context, call: Call, read: Reader[T]) -> Flow[T]:
     """Send ``call`` (with the retries its kind allows) and read the answer."""
-    response = yield from send(ctx, call)
+    try:
+        response = yield from send(ctx, call)
+    except APIError as error:
+        if ctx.management_api == "v1" and retired(call, error):
+            raise type(error)(
+                f"{error.status} on {call.describe()}: the service's REST v1 management "
+                "interface is retired (2026-11-15) and this client's base URL ends in /v1; "
+                f"switch to REST v2, the default: unset {ENV_BASE_URL} or pass "
+                f"base_url={DEFAULT_BASE_URL!r}",
+                status=error.status,
+                method=error.method,
+                path=error.path,
+                body=error.body,
+                request_id=error.request_id,
+            ) from None
+        raise
     return read(call, response)
+
+
+def retired(call: Call, error: APIError) -> bool:
+    """Whether ``error`` says the v1 interface itself is gone, not one record.
+
+    410 Gone is what a retired interface answers. A 404 says the same only where no id
+    is involved: a listing (``pods``, ``billing/pods``) exists as long as v1 does, so
+    its 404 cannot mean a missing record. (An emulator serves v1 for good and never
+    answers either.)
+    """
+    if error.status == 410:
+        return True
+    path = call.path.split("?", 1)[0]
+    return error.status == 404 and (path.count("/") == 0 or path.startswith("billing/"))
 
 
 def delete(ctx: Context, call: Call) -> Flow[None]:

@@ -17,8 +17,8 @@ from .._calls import Answer, Call
 from .._errors import excerpt
 from .._flows import Context, Flow
 from . import shapes
-from .rest_v2 import require_v2, v2_call
 from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .v2_only import require_v2, v2_call
 from .wire import _json, _unreadable, refused
 
 PUBLIC_KEY = re.compile(r"(ssh|ecdsa|sk)-\S+ \S+([ \t][^\n\r]*)?")

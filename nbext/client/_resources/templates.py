@@ -19,9 +19,19 @@ from nbext.models import (
 )
 
 from .._flows import Context, Flow
-from . import shapes
+from . import rest_v2, shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import UpdateMethod, given, ident, json_body, many, one, query, update_call, v1_call
+from .wire import (
+    UpdateMethod,
+    given,
+    ident,
+    json_body,
+    many,
+    one,
+    query,
+    update_call,
+    v1_call,
+)
 
 
 def create(
@@ -49,6 +59,16 @@ def create(
     ``"8888/http"`` or ``"22/tcp"``. ``extra_body`` carries fields (wire names) newer
     than this version. Bad values raise BadRequest before anything is sent.
     """
+    if ctx.management_api == "v2":
+        fields = given(locals())
+        op = "templates.create"
+        v1 = rest_v2.checked(TemplateCreateInput, op, fields, rest_v2.TEMPLATE_FIELDS)
+        payload = rest_v2.body(op, rest_v2.template_body(op, v1), extra_body)
+        return (
+            yield from rest_v2.send(
+                ctx, "POST", ["templates"], op, "a new template", rest_v2.TEMPLATE, payload=payload
+            )
+        )
     body = json_body(TemplateCreateInput, "templates.create", given(locals()), extra_body)
     call = v1_call("POST", ["templates"], "templates.create", "a new template", body=body)
     return (yield from shapes.fetch(ctx, call, one(Template)))
@@ -64,9 +84,27 @@ def list_templates(
     """The account's templates; by default those not bound to an endpoint.
 
     The flags widen the listing: templates bound to endpoints, other users' public
-    templates, the operator's official ones.
+    templates, the operator's official ones. REST v2 lists the account's templates,
+    endpoint-bound ones included whatever the flag; ``include_runpod_templates`` adds
+    its catalog's official templates; public ones it cannot list (refused).
     """
     params = query(TemplateIncludes, "templates.list", given(locals()))
+    if ctx.management_api == "v2":
+        if include_public_templates:
+            rest_v2.unfiltered("templates.list", [("includePublicTemplates", "true")])
+        found = yield from rest_v2.send(
+            ctx, "GET", ["templates"], "templates.list", "templates", rest_v2.TEMPLATES
+        )
+        if include_runpod_templates:
+            found += yield from rest_v2.send(
+                ctx,
+                "GET",
+                ["catalog", "templates"],
+                "templates.list",
+                "official templates",
+                rest_v2.TEMPLATES,
+            )
+        return found
     call = v1_call("GET", ["templates"], "templates.list", "templates", query=params)
     return (yield from shapes.fetch(ctx, call, many(Template)))
 
@@ -82,6 +120,13 @@ def get(
     """One template by id (NotFound if there is none)."""
     tid = ident(template_id, "template id")
     params = query(TemplateIncludes, "templates.get", given(locals(), skip=["template_id", "tid"]))
+    if ctx.management_api == "v2":
+        subject = f"template {template_id!r}"
+        return (
+            yield from rest_v2.send(
+                ctx, "GET", ["templates", tid], "templates.get", subject, rest_v2.TEMPLATE
+            )
+        )
     call = v1_call(
         "GET", ["templates", tid], "templates.get", f"template {template_id!r}", query=params
     )
@@ -115,8 +160,17 @@ def update(
     """
     tid = ident(template_id, "template id")
     fields = given(locals(), skip=["template_id", "tid"])
-    body = json_body(TemplateUpdateInput, "templates.update", fields, extra_body)
     subject = f"template {template_id!r}"
+    if ctx.management_api == "v2":
+        op = "templates.update"
+        v1 = rest_v2.checked(TemplateUpdateInput, op, fields, rest_v2.TEMPLATE_FIELDS)
+        payload = rest_v2.body(op, rest_v2.template_body(op, v1), extra_body)
+        return (
+            yield from rest_v2.send(
+                ctx, "PATCH", ["templates", tid], op, subject, rest_v2.TEMPLATE, payload=payload
+            )
+        )
+    body = json_body(TemplateUpdateInput, "templates.update", fields, extra_body)
     call = update_call(method, ["templates", tid], "templates.update", subject, body)
     return (yield from shapes.fetch(ctx, call, one(Template)))
 
@@ -124,6 +178,9 @@ def update(
 def delete(ctx: Context, template_id: str) -> Flow[None]:
     """Delete a template (NotFound if there is none)."""
     tid = ident(template_id, "template id")
+    if ctx.management_api == "v2":
+        subject = f"template {template_id!r}"
+        return (yield from rest_v2.delete(ctx, ["templates", tid], "templates.delete", subject))
     call = v1_call("DELETE", ["templates", tid], "templates.delete", f"template {template_id!r}")
     yield from shapes.delete(ctx, call)
 

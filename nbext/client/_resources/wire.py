@@ -1,4 +1,5 @@
-"""Management calls (``/v1``) as data, their bodies and queries, and the reading of answers.
+"""Management calls (``/v1`` and ``/v2``) as data, their bodies and queries, and the
+reading of answers.
 
 Pure: no I/O. What a resource method sends is decided here from its keyword arguments,
 through the input models of ``nbext.models`` (the one place the rules live, shared with
@@ -19,11 +20,13 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from nbext.models import explain
 
 from .._calls import Answer, Call, segment
-from .._errors import APIError, BadRequest, excerpt
+from .._config import ENV_BASE_URL, ManagementAPI
+from .._errors import APIError, BadRequest, UnsupportedOperation, excerpt
 from .._retry import Kind
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
+U = TypeVar("U")
 
 Reader = Callable[[Call, Answer], T]
 """How an operation reads a successful answer."""
@@ -72,6 +75,37 @@ def v1_call(
         body=body,
         management=True,
         subject=subject,
+    )
+
+
+def v2_call(
+    api: ManagementAPI,
+    method: str,
+    parts: Sequence[str],
+    operation: str,
+    subject: str,
+    *,
+    query: Sequence[tuple[str, str]] = (),
+    body: bytes | None = None,
+    kind: Kind | None = None,
+) -> Call:
+    """One call of REST v2's management interface (``parts`` under the ``/v2`` base URL).
+
+    ``api`` is the client's ``ctx.management_api``: a client whose base URL speaks v1 has
+    no such path, so an operation that exists only in v2 is refused before sending, with
+    what to change, rather than sent to a v1 service that would answer 404.
+    """
+    if api != "v2":
+        raise needs_v2(operation)
+    return v1_call(method, parts, operation, subject, query=query, body=body, kind=kind)
+
+
+def needs_v2(operation: str) -> UnsupportedOperation:
+    """The one-line refusal of an operation REST v1 does not have."""
+    return UnsupportedOperation(
+        f"{operation} needs the management interface REST v2, and this client's base URL "
+        f"speaks v1; point it at a base URL ending in /v2 (base_url=... or {ENV_BASE_URL}; "
+        "the service's is https://api.runpod.io/v2)"
     )
 
 
@@ -192,9 +226,23 @@ def json_body(
     Defaults are left to the service (docs/behaviour.md lists them; they are the
     service's to apply), so an update changes exactly the fields named.
     """
+    return encoded(operation, wire_fields(model, operation, fields, extra))
+
+
+def wire_fields(
+    model: type[BaseModel],
+    operation: str,
+    fields: dict[str, Any],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What the caller gave, checked by ``model``, under v1's wire names (Python values)."""
     instance = validated(model, operation, fields, extra)
-    # Python mode, then strict JSON: a NaN in ``extra_body`` is refused, not sent as null.
-    wire = instance.model_dump(by_alias=True, exclude_unset=True)
+    return instance.model_dump(by_alias=True, exclude_unset=True)
+
+
+def encoded(operation: str, wire: Mapping[str, Any]) -> bytes:
+    """``wire`` as compact JSON; strict, so a NaN in ``extra_body`` is refused, not sent as
+    null."""
     try:
         text = json.dumps(wire, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -263,18 +311,42 @@ def many(model: type[M]) -> Reader[list[M]]:
     """Read the answer as a JSON array of ``model``."""
 
     def read(call: Call, response: Answer) -> list[M]:
-        data = _json(call, response)
-        try:
-            items: list[M] = _adapter(model).validate_python(data)
-        except ValidationError as exc:
-            raise _unreadable(
-                call,
-                response,
-                f"an unexpected shape for a list of {model.__name__}: {explain(exc)[:200]}",
-            ) from None
-        return items
+        return _items(model, call, response, _json(call, response))
 
     return read
+
+
+def _items(model: type[M], call: Call, response: Answer, data: Any) -> list[M]:
+    try:
+        items: list[M] = _adapter(model).validate_python(data)
+    except ValidationError as exc:
+        raise _unreadable(
+            call,
+            response,
+            f"an unexpected shape for a list of {model.__name__}: {explain(exc)[:200]}",
+        ) from None
+    return items
+
+
+def wrapped(model: type[M], key: str) -> Reader[list[M]]:
+    """Read a REST v2 list answer, ``{key: [...]}`` (``nbext.models.v2.LIST_KEYS``)."""
+
+    def read(call: Call, response: Answer) -> list[M]:
+        data = _json(call, response)
+        if not isinstance(data, dict) or not isinstance(data.get(key), list):
+            raise _unreadable(call, response, f"no {key!r} list: {excerpt(response.text, 120)}")
+        return _items(model, call, response, data[key])
+
+    return read
+
+
+def mapped(read: Reader[T], convert: Callable[[T], U]) -> Reader[U]:
+    """``read``, then ``convert`` (a v2 record into the v1-shaped model callers get)."""
+
+    def read_mapped(call: Call, response: Answer) -> U:
+        return convert(read(call, response))
+
+    return read_mapped
 
 
 def maybe(model: type[M]) -> Reader[M | None]:

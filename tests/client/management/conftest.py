@@ -1,8 +1,9 @@
-"""Management tests: the client's ``/v1`` resources against the emulator, four ways.
+"""Management tests: the client's resources against the emulator, four ways, per version.
 
 ``V1Harness`` is the job tests' ``Harness`` (see ``tests/client/conftest.py``) with the
-client's ``base_url`` pointed at the emulator's ``/v1`` too. The emulator starts empty
-(no demo endpoints): what a test finds is what it made.
+client's ``base_url`` pointed at the emulator's ``/v1`` too; ``V2Harness`` points it at
+the emulator's ``/v2`` (REST v2, the default). The emulator starts empty (no demo
+endpoints): what a test finds is what it made.
 
 ``Recorder`` is the network, not the service: a transport that keeps every request
 and answers each with one canned response. Tests of what the client *sends* (and of
@@ -24,16 +25,35 @@ from nbext.emulator import Emulator, FakeClock
 
 from ..conftest import KEY, MODES, Harness
 
-LOCAL_BASE = "http://emulator/v1"
-
 
 class V1Harness(Harness):
     """A ``Harness`` whose clients also reach the emulator's management interface."""
 
+    version = "v1"
+
     def transport_kwargs(self) -> dict[str, Any]:
         kw = super().transport_kwargs()
-        kw["base_url"] = self.server.base_url if self.server is not None else LOCAL_BASE
+        root = self.server.url if self.server is not None else "http://emulator"
+        kw["base_url"] = f"{root}/{self.version}"
         return kw
+
+    def client_of(self, version: str) -> Any:
+        """Another client of the same emulator, speaking management ``version``."""
+        kw = self.transport_kwargs()
+        kw["base_url"] = kw["base_url"].rsplit("/", 1)[0] + "/" + version
+        return self.new_client(**kw)
+
+    async def close_client(self, client: Any) -> None:
+        if self.is_async:
+            await client.aclose()
+        else:
+            client.close()
+
+
+class V2Harness(V1Harness):
+    """The same, with the client speaking REST v2 (``base_url`` ending in ``/v2``)."""
+
+    version = "v2"
 
     @property
     def resources(self) -> Any:
@@ -66,6 +86,17 @@ async def v1(make_v1: MakeV1) -> V1Harness:
     return await make_v1()
 
 
+@pytest.fixture(params=MODES)
+async def v2(request: pytest.FixtureRequest) -> AsyncIterator[V2Harness]:
+    """An empty emulator on a fake clock, one client speaking REST v2, four ways."""
+    emu = Emulator(api_key=KEY, clock=FakeClock(), rate_limit=False)
+    harness = V2Harness(request.param, emu)
+    await harness.start(False, {})
+    yield harness
+    with contextlib.suppress(Exception):
+        await harness.close()
+
+
 class Recorder(httpx.MockTransport):
     """Keeps every request; answers each with ``status`` and ``body`` (JSON)."""
 
@@ -91,14 +122,14 @@ class Recorder(httpx.MockTransport):
 
 def recorded_client(is_async: bool, recorder: Recorder, **kw: Any) -> Any:
     cls = AsyncClient if is_async else Client
-    return cls(
-        KEY,
-        base_url="https://mgmt.example/v1",
-        serverless_url="https://jobs.example/v2",
-        transport=recorder,
-        max_retries=0,
+    settings = {
+        "base_url": "https://mgmt.example/v1",
+        "serverless_url": "https://jobs.example/v2",
+        "transport": recorder,
+        "max_retries": 0,
         **kw,
-    )
+    }
+    return cls(KEY, **settings)
 
 
 async def call(client: Any, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:

@@ -433,6 +433,7 @@ def test_base_url_comes_from_the_environment_then_the_default(
         client.pods.list()
     assert str(recorder.last.url) == "http://127.0.0.1:8123/v1/pods"
     monkeypatch.delenv("RUNPOD_REST_BASE_URL")
+    recorder.body = {"networkVolumes": []}
     with Client(KEY, transport=recorder, config_file=none) as client:
-        client.network_volumes.list()
-    assert str(recorder.last.url) == "https://rest.runpod.io/v1/networkvolumes"
+        assert client.network_volumes.list() == []
+    assert str(recorder.last.url) == "https://api.runpod.io/v2/network-volumes"

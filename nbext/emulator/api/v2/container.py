@@ -3,103 +3,36 @@
 
 v1 keeps a start command as a list and a volume as two fields; v2 writes ``args`` as one
 string (split and joined the way a shell would) and a volume as ``mounts.persistent``.
-``V1_NAMES`` turns a refusal by v1's rules back into v2's field names.
+``V1_NAMES`` turns a refusal by v1's rules back into v2's field names. The conversions
+themselves are ``nbext.models.v2.convert``'s (the client uses them too); here they refuse
+in the emulator's terms (422).
 """
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
+
+from nbext.models.v2 import convert
+from nbext.models.v2.convert import V1_NAMES, persistent, to_v2
 
 from .contract import Unprocessable, refuse
 
-V1_NAMES = {
-    "imageName": "image",
-    "dockerStartCmd": "args",
-    "containerDiskInGb": "disk",
-    "containerRegistryAuthId": "registry",
-    "volumeInGb": "mounts.persistent.size",
-    "volumeMountPath": "mounts.persistent.path",
-    "isPublic": "public",
-    "isServerless": "serverless",
-    "templateId": "templateId",
-    "networkVolumeId": "mounts.network",
-    "gpuTypeIds": "gpu.id",
-    "gpuCount": "gpu.count",
-    "cpuFlavorIds": "cpu.id",
-    "vcpuCount": "cpu.vcpuCount",
-    "allowedCudaVersions": "gpu.allowedCudaVersions",
-    "minCudaVersion": "gpu.minCudaVersion",
-    "dataCenterIds": "dataCenterIds",
-    "cloudType": "cloud",
-    "dataCenterId": "dataCenter",
-    "workersMin": "workers.min",
-    "workersMax": "workers.max",
-    "idleTimeout": "workers.idleTimeout",
-    "executionTimeoutMs": "timeout",
-    "scalerValue": "scaling",
-}
-"""v1 wire name -> v2 field path, for naming a refused field the way the request did."""
+__all__ = ["V1_NAMES", "check_compute", "persistent", "split_args", "to_v1", "to_v2"]
 
 
 def split_args(args: str) -> list[str]:
     try:
-        return shlex.split(args)
+        return convert.split_args(args)
     except ValueError as exc:
-        raise Unprocessable(f"args: {exc}", [f"args: {exc}"]) from None
+        raise Unprocessable(str(exc), [str(exc)]) from None
 
 
 def to_v1(body: dict[str, Any], *, defaults: bool) -> dict[str, Any]:
     """v1's fields for the container settings ``body`` gives (all of them if ``defaults``)."""
-    out: dict[str, Any] = {}
-    if "image" in body:
-        out["imageName"] = body["image"]
-    if "args" in body:
-        out["dockerStartCmd"] = split_args(body["args"])
-    if "disk" in body:
-        out["containerDiskInGb"] = body["disk"]
-    if "env" in body:
-        out["env"] = body["env"]
-    if "ports" in body:
-        out["ports"] = body["ports"]
-    elif defaults:
-        out["ports"] = []
-    if "registry" in body:
-        out["containerRegistryAuthId"] = body["registry"]
-    mounts = body.get("mounts")
-    if mounts is not None or defaults:
-        persistent = (mounts or {}).get("persistent")
-        out["volumeInGb"] = persistent["size"] if persistent else 0
-        if persistent:
-            out["volumeMountPath"] = persistent["path"]
-    return out
-
-
-def to_v2(
-    image: str | None,
-    start_cmd: list[str] | None,
-    disk: int | None,
-    env: dict[str, str] | None,
-    ports: list[str] | None,
-    registry: str | None,
-) -> dict[str, Any]:
-    view: dict[str, Any] = {
-        "image": image or "",
-        "args": shlex.join(start_cmd or []),
-        "env": dict(env or {}),
-        "ports": list(ports or []),
-        "registry": registry,
-    }
-    if disk:
-        view["disk"] = disk
-    return view
-
-
-def persistent(size: int | None, path: str | None) -> dict[str, Any]:
-    """``mounts`` with the local volume, or {} when there is none (or v2 cannot show it)."""
-    if size and size >= 10:
-        return {"persistent": {"size": size, "path": path or "/workspace"}}
-    return {}
+    try:
+        return convert.to_v1(body, defaults=defaults)
+    except ValueError as exc:
+        raise Unprocessable(str(exc), [str(exc)]) from None
 
 
 def check_compute(data: dict[str, Any], what: str, *, required: bool) -> None:
