@@ -9,6 +9,9 @@ A wide listing (a pod has some thirty fields) names the few a cell shows by defa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from nbext.models import JobStatus
 
 from .frames import Column, ListingSpec
@@ -87,6 +90,15 @@ TEMPLATES = ListingSpec(
     ),
 )
 
+
+def gpu_name(gpu: Any) -> Any:
+    """A pod's GPU type as people say it (``RTX 4090``); its id where the service gives
+    no display name (REST v2 answers with the id only)."""
+    if not isinstance(gpu, Mapping):
+        return None
+    return gpu.get("displayName") or gpu.get("id")
+
+
 PODS = ListingSpec(
     "pods",
     (
@@ -94,7 +106,7 @@ PODS = ListingSpec(
         Column("name"),
         Column("desired_status", "category", source="desiredStatus"),
         Column("image", source="image"),
-        Column("gpu_type", "category", source="gpu.displayName"),
+        Column("gpu_type", "category", source=lambda pod: gpu_name(pod.get("gpu"))),
         Column("gpu_count", "int", source="gpu.count"),
         Column("cost_per_hr", "float", source="costPerHr"),
         Column("last_started_at", "datetime", source="lastStartedAt"),
