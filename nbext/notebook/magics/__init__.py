@@ -1,9 +1,9 @@
 """``RunpodMagics``: ``%%runpod_job`` and ``%runpod``, configured with ``%config``.
 
 Traits (``%config RunpodMagics.<name> = value``): ``display_limit``, ``poll_interval``,
-``default_endpoint``, ``raise_on_failure``, and what media may add to a saved notebook:
-``media_inline_bytes``, ``media_job_bytes``, ``media_thumbnail_px``. The magics hold the
-kernel's ``Connection``; tests hand them one bound to their own emulator.
+``default_endpoint``, ``raise_on_failure``, ``log_max_lines``, and what media may add to a
+saved notebook: ``media_inline_bytes``, ``media_job_bytes``, ``media_thumbnail_px``. The
+magics hold the kernel's ``Connection``; tests hand them one bound to their own emulator.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from ..ipython import (
     magic_arguments,
     no_var_expand,
 )
-from . import batch, connect, health, jobs, listings  # noqa: F401  (they register subcommands)
+from ..widgets.logs import DEFAULT_MAX_LINES
+from . import batch, catalog, connect, health, jobs, listings, logs  # noqa: F401  (they register subcommands)
 from .commands import SUBCOMMANDS, dispatch, help_text
 from .common import parse_line
 from .job import run_job
@@ -47,6 +48,12 @@ class RunpodMagics(Magics):
         True,
         help="A cell whose job ends FAILED, TIMED_OUT or CANCELLED raises (Run All stops "
         "there); False keeps it going, as --no-raise does for one cell.",
+    ).tag(config=True)
+
+    log_max_lines = Int(
+        DEFAULT_MAX_LINES,
+        help="Lines a followed log's panel keeps (the oldest go first), and so at most "
+        "what its cell keeps in the saved notebook.",
     ).tag(config=True)
 
     media_inline_bytes = Int(
@@ -89,6 +96,13 @@ class RunpodMagics(Magics):
         assert self.shell is not None, "the magics are not registered with a shell"
         namespace: dict[str, Any] = self.shell.user_ns
         return namespace
+
+    @validate("log_max_lines")
+    def _check_log_lines(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 1:
+            raise TraitError(f"log_max_lines must be at least 1, got {value}")
+        return value
 
     @validate("display_limit")
     def _check_limit(self, proposal: dict[str, Any]) -> int:

@@ -148,12 +148,13 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         return to_frame([dataclasses.asdict(line) for line in self._lines], LOGS)
 
     def stop(self, note: str = "") -> None:
-        """Stop following: the follower's task ends, the panel keeps its lines."""
-        if note:
-            self.note = note
+        """Stop following: the follower's task ends, the panel keeps its lines and says
+        why it stopped (``note``; by default, that the user stopped it)."""
         if not self.following:
-            self._render()
+            if note:
+                self.set_note(note)
             return
+        self.note = note or "stopped following"
         self.following = False
         if self.on_stop is not None:
             self.on_stop()
