@@ -9,6 +9,7 @@ import pytest
 from traitlets import TraitError
 
 from nbext.notebook.static_logs import LogLine, LogView, render_logs
+from nbext.notebook.widgets import Throttle
 from nbext.notebook.widgets.logs import LogPanel
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -51,3 +52,23 @@ def test_static_rendering_tags_workers_mutes_system_lines_and_escapes() -> None:
         "09:00:01 [w-1] (system) line 1",
         "09:00:00 [w-2] <b>&</b>",
     ]
+
+
+def test_lines_are_drawn_at_most_once_per_interval_and_none_is_left_undrawn() -> None:
+    now = [0.0]
+    panel = LogPanel("pod", "p1", following=True, throttle=Throttle(0.1, clock=lambda: now[0]))
+    panel.add([line(1)])
+    assert "line 1" in panel.body.value  # the first line draws at once
+    panel.add([line(2)])
+    assert "line 2" not in panel.body.value  # within the interval: held
+    panel.flush()
+    assert "line 2" in panel.body.value
+    drawn = panel.body.value
+    panel.body.value = "untouched"
+    panel.flush()  # nothing held: nothing drawn
+    assert panel.body.value == "untouched"
+    panel.body.value = drawn
+    now[0] += 0.2
+    panel.add([line(3)])
+    assert "line 3" in panel.body.value
+    panel.close()

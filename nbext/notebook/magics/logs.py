@@ -171,8 +171,9 @@ class LogFollower:
             flusher.cancel()
             with contextlib.suppress(ValueError):
                 FOLLOWING.remove(panel)
-            panel.following = False
-            panel.flush()
+            if panel.following:  # ended by itself (an error, or the loop cancelled it)
+                panel.stop("following ended")
+            panel.redraw()
             if self.output is not None:
                 self.output.update()
 

@@ -67,6 +67,8 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.task: asyncio.Task[Any] | None = None
         self.on_stop: Callable[[], None] | None = None
         self._lines: deque[LogLine] = deque(maxlen=max_lines)
+        self._held = False
+        """Lines were added since the last drawing."""
         self._throttle = throttle or Throttle()
         self.title = widgets.HTML()
         self.body = widgets.HTML()
@@ -121,12 +123,19 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
                 self.dropped += 1
             self._lines.append(line)
             added += 1
-        if added and draw and self._throttle.ready():
-            self._render()
+        if added:
+            self._held = True
+            if draw and self._throttle.ready():
+                self._render()
         return added
 
     def flush(self) -> None:
-        """Draw now whatever ``add`` held back."""
+        """Draw now whatever ``add`` held back (nothing to do when nothing was)."""
+        if self._held:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Draw the panel now, whatever the throttle says."""
         self._throttle.mark()
         self._render()
 
@@ -188,6 +197,7 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         return logs_plain(self.view())
 
     def _render(self) -> None:
+        self._held = False
         view = self.view()
         self.title.value = logs_title_html(view)
         self.body.value = logs_lines_html(view)
