@@ -274,7 +274,9 @@ def _where(call: Call) -> str:
 
 
 def body_excerpt(response: Answer) -> str:
-    """The service's own words: ``error`` (/v2) or ``message`` (/v1), else the raw text."""
+    """The service's own words: ``error`` (jobs), ``message`` (REST v1), or a REST v2
+    problem document's ``detail`` with each of its ``errors`` it does not already say
+    (the field-by-field failures), else the raw text."""
     try:
         data = response.json()
     except (ValueError, UnicodeDecodeError):
@@ -282,7 +284,12 @@ def body_excerpt(response: Answer) -> str:
     if isinstance(data, dict):
         for key in ("error", "message", "detail"):
             if isinstance(data.get(key), str):
-                return excerpt(data[key])
+                text: str = data[key]
+                listed = data.get("errors") if key == "detail" else None
+                if isinstance(listed, list):
+                    more = [str(e) for e in listed if str(e) not in text]
+                    text = "; ".join([text, *more]) if more else text
+                return excerpt(text)
     return excerpt(json.dumps(data, ensure_ascii=False))
 
 

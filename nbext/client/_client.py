@@ -23,7 +23,7 @@ from nbext.models import JobResult
 
 from ._config import ClientConfig, Secret, load_config
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
-from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Send, Sleep
+from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
 from ._loop import Lanes, LoopDriver
 from ._resources import AsyncManagement, SyncManagement
@@ -308,6 +308,10 @@ class Client(_Base, SyncManagement):
             response = self._sender.send(effect.call, effect.timeout)
             log_answer(effect, response.status_code, started)
             return response
+        if isinstance(effect, NextEvent):
+            return effect.stream.next()
+        if isinstance(effect, Listen):
+            return self._sender.listen(effect.call, effect.idle)
         raise TypeError(f"unexpected effect {effect!r}")
 
     def _run(self, flow: Flow[T]) -> T:
@@ -414,6 +418,10 @@ class AsyncClient(_Base, AsyncManagement):
             response = await sender.send(effect.call, effect.timeout)
             log_answer(effect, response.status_code, started)
             return response
+        if isinstance(effect, NextEvent):
+            return await effect.stream.next()
+        if isinstance(effect, Listen):
+            return await (sender or self._sender).listen(effect.call, effect.idle)
         raise TypeError(f"unexpected effect {effect!r}")
 
     async def _run(self, flow: Flow[T]) -> T:

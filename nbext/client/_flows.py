@@ -116,7 +116,26 @@ class Emit:
     value: object
 
 
-Effect = Send | Sleep | Emit
+@dataclass(frozen=True)
+class Listen:
+    """Open ``call``'s answer as a stream of Server-Sent Events, each read allowed ``idle``
+    seconds of silence. Result: an open ``EventStream`` (``_transport``) for a 2xx event
+    stream, else the answer read whole (an ``Answer``: an error status, or not a stream).
+    """
+
+    call: Call
+    idle: float
+
+
+@dataclass(frozen=True)
+class NextEvent:
+    """The next event of an open ``EventStream`` (an httpx-sse ``ServerSentEvent``), None
+    at its end. A silence longer than its ``idle`` is an ``httpx.ReadTimeout``."""
+
+    stream: Any
+
+
+Effect = Send | Sleep | Emit | Listen | NextEvent
 Flow = Generator[Effect, Any, T]
 
 
@@ -221,6 +240,7 @@ def send(
     *,
     retry_429: bool = True,
     grace: float = DEADLINE_MARGIN,
+    idle: float | None = None,
 ) -> Flow[Answer]:
     """Send ``call`` until it succeeds, retrying only what is safe to retry.
 
@@ -230,6 +250,9 @@ def send(
     last answer), except that a 429 past the call's own deadline is raised as the
     ``RateLimited`` it is, its ``retry_after`` saying how long the service asked to
     wait. An answer is awaited until ``grace`` seconds past the deadline at most.
+
+    With ``idle``, the call is opened as an event stream (``Listen``): a 2xx stream is
+    returned open, to be read with ``NextEvent``; errors are retried as any answer's.
     """
     own = deadline is None
     if deadline is None:
@@ -245,7 +268,7 @@ def send(
             timeout, bounded = remaining + grace, True
         failed: httpx.TransportError | None = None
         try:
-            response = yield Send(call, timeout)
+            response = yield Send(call, timeout) if idle is None else Listen(call, idle)
         except httpx.TransportError as exc:
             failed = exc
         retry_after: float | None = None

@@ -13,7 +13,9 @@ write, pool). What this module adds is what httpx leaves to its caller:
 - redirects followed for GET only (httpx drops the Authorization header when one
   leaves the origin); anything else's redirect is refused by the flows, naming its
   ``Location``, because following a POST could submit a job twice;
-- answers read whole into a ``Reply``, so the flows read them without I/O.
+- answers read whole into a ``Reply``, so the flows read them without I/O; except
+  Server-Sent Events (logs), which a server may hold open: ``listen`` hands those out
+  open, read event by event with httpx-sse (``EventStream``).
 
 Failures stay httpx's transport exceptions: the flows decide on retries with them
 (``_retry``), and describe them without chaining (their request holds the key).
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import httpx
+from httpx_sse import EventSource, ServerSentEvent
 
 from ._calls import Call, oversized_error, redirect_error
 from ._errors import ConfigError
@@ -143,6 +146,68 @@ class _Capped:
         )
 
 
+def _is_event_stream(response: httpx.Response) -> bool:
+    kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    return response.status_code < 300 and kind == "text/event-stream"
+
+
+class EventStream:
+    """An open Server-Sent Events answer of a ``Client``, read one event at a time."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.status_code = response.status_code
+        self.response = response
+        self._events = EventSource(response).iter_sse()
+
+    def next(self) -> ServerSentEvent | None:
+        return next(self._events, None)
+
+    def close(self) -> None:
+        self.response.close()
+
+
+_CLOSING: set[asyncio.Task[None]] = set()
+"""Closings in progress (the loop keeps only weak references to its tasks)."""
+
+
+class AsyncEventStream:
+    """An open Server-Sent Events answer of an ``AsyncClient``.
+
+    ``close`` is called from a flow's cleanup, which cannot await: it schedules the
+    closing on the running loop (without one, the loop and its connections are gone).
+    """
+
+    def __init__(self, response: httpx.Response, bound: float | None) -> None:
+        self.status_code = response.status_code
+        self.response = response
+        self._events = EventSource(response).aiter_sse()
+        self._bound = bound
+
+    async def next(self) -> ServerSentEvent | None:
+        try:
+            if self._bound is None:
+                return await anext(self._events)
+            async with asyncio.timeout(self._bound):
+                return await anext(self._events)
+        except StopAsyncIteration:
+            return None
+        except TimeoutError:
+            pass
+        raise httpx.ReadTimeout(f"no event within {self._bound:g} s")
+
+    async def _aclose(self) -> None:
+        await self._events.aclose()
+        await self.response.aclose()
+
+    def close(self) -> None:
+        try:
+            task = asyncio.get_running_loop().create_task(self._aclose())
+        except RuntimeError:
+            return
+        _CLOSING.add(task)
+        task.add_done_callback(_CLOSING.discard)
+
+
 @dataclass(frozen=True)
 class Destination:
     """Where calls go and how they are signed: shared by a client's senders."""
@@ -220,6 +285,23 @@ class Sender(_Sender[httpx.Client]):
             response.close()
         return capped.reply()
 
+    def listen(self, call: Call, idle: float) -> Reply | EventStream:
+        """``call``'s answer: an event stream left open, else read whole."""
+        request = self._request(call, idle)
+        try:
+            response = self.http.send(request, stream=True, follow_redirects=True)
+        except httpx.TooManyRedirects:
+            raise redirect_error(call, None) from None
+        if _is_event_stream(response):
+            return EventStream(response)
+        try:
+            capped = _Capped(call, response, self.destination.max_answer_bytes)
+            for chunk in response.iter_bytes():
+                capped.add(chunk)
+        finally:
+            response.close()
+        return capped.reply()
+
     def close(self) -> None:
         if self._owns:
             self.http.close()
@@ -279,6 +361,31 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
             response = await self.http.send(request, stream=True, follow_redirects=follow)
         except httpx.TooManyRedirects:
             raise redirect_error(call, None) from None
+        try:
+            capped = _Capped(call, response, self.destination.max_answer_bytes)
+            async for chunk in response.aiter_bytes():
+                capped.add(chunk)
+        finally:
+            await response.aclose()
+        return capped.reply()
+
+    async def listen(self, call: Call, idle: float) -> Reply | AsyncEventStream:
+        """``call``'s answer: an event stream left open, else read whole."""
+        if self._loop is not asyncio.get_running_loop():
+            self._adopt_loop()
+        request = self._request(call, idle)
+        try:
+            if self._bounded:
+                async with asyncio.timeout(idle + 0.05):
+                    response = await self.http.send(request, stream=True, follow_redirects=True)
+            else:
+                response = await self.http.send(request, stream=True, follow_redirects=True)
+        except httpx.TooManyRedirects:
+            raise redirect_error(call, None) from None
+        except TimeoutError:
+            raise httpx.ReadTimeout(f"no answer within {idle:g} s") from None
+        if _is_event_stream(response):
+            return AsyncEventStream(response, idle if self._bounded else None)
         try:
             capped = _Capped(call, response, self.destination.max_answer_bytes)
             async for chunk in response.aiter_bytes():

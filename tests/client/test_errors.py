@@ -167,3 +167,23 @@ def test_dot_segments_and_odd_ids_stay_one_segment() -> None:
     assert segment("9d571776-8ce5-48f5-968c-42b60dfa1a5f", "job id").count("%") == 0
     assert segment("..", "job id") == "%2E%2E" and segment(".", "job id") == "%2E"
     assert segment("a/b c", "job id") == "a%2Fb%20c"
+
+
+def test_a_problem_documents_detail_and_errors_make_the_message() -> None:
+    """REST v2 answers RFC 9457 problems: ``detail`` says what, ``errors`` which fields."""
+    call = job_call("status", "GET", "ep", "job-1")
+    problem = {
+        "title": "Unprocessable Entity",
+        "status": 422,
+        "detail": "request validation failed",
+        "errors": ["$: additional properties 'bogus' not allowed", "gpu.count: below 1"],
+    }
+    err = error_from_response(call, httpx.Response(422, json=problem), None)
+    assert type(err) is BadRequest and err.status == 422
+    assert str(err).endswith(
+        "request validation failed; $: additional properties 'bogus' not allowed; "
+        "gpu.count: below 1"
+    )
+    said = {**problem, "detail": "gpu.count: below 1", "errors": ["gpu.count: below 1"]}
+    err = error_from_response(call, httpx.Response(422, json=said), None)
+    assert str(err).endswith(": gpu.count: below 1")  # not said twice

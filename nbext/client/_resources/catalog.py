@@ -15,8 +15,7 @@ from nbext.models.v2 import CpuType, DataCenter, GpuType, Template
 from .._flows import Context, Flow
 from . import shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .v2_only import v2_call, wrapped
-from .wire import ident, one, refused
+from .wire import ident, one, refused, v2_call, wrapped
 
 Cloud = Literal["SECURE", "COMMUNITY"]
 Product = Literal["POD", "CLUSTER", "SERVERLESS"]
@@ -79,7 +78,9 @@ def gpus(
             params.append(("cloud", chosen_cloud))
         if count is not None:
             params.append(("count", str(count)))
-    call = v2_call(ctx, "GET", ["catalog", "gpus"], op, "the GPU catalog", query=params)
+    call = v2_call(
+        ctx.management_api, "GET", ["catalog", "gpus"], op, "the GPU catalog", query=params
+    )
     found = yield from shapes.fetch(ctx, call, wrapped(GpuType, "gpus"))
     kept = []
     for offer in found:
@@ -99,27 +100,37 @@ def gpus(
 def gpu(ctx: Context, gpu_id: str) -> Flow[GpuType]:
     """One GPU type by id (``"NVIDIA GeForce RTX 4090"``); NotFound if there is none."""
     gid = ident(gpu_id, "GPU type id")
-    call = v2_call(ctx, "GET", ["catalog", "gpus", gid], "catalog.gpu", f"GPU type {gpu_id!r}")
+    call = v2_call(
+        ctx.management_api, "GET", ["catalog", "gpus", gid], "catalog.gpu", f"GPU type {gpu_id!r}"
+    )
     return (yield from shapes.fetch(ctx, call, one(GpuType)))
 
 
 def cpus(ctx: Context) -> Flow[list[CpuType]]:
     """The CPU types (flavours), with their vCPU counts and prices."""
-    call = v2_call(ctx, "GET", ["catalog", "cpus"], "catalog.cpus", "the CPU catalog")
+    call = v2_call(
+        ctx.management_api, "GET", ["catalog", "cpus"], "catalog.cpus", "the CPU catalog"
+    )
     return (yield from shapes.fetch(ctx, call, wrapped(CpuType, "cpus")))
 
 
 def cpu(ctx: Context, cpu_id: str) -> Flow[CpuType]:
     """One CPU type by id (``"cpu3c"``); NotFound if there is none."""
     cid = ident(cpu_id, "CPU type id")
-    call = v2_call(ctx, "GET", ["catalog", "cpus", cid], "catalog.cpu", f"CPU type {cpu_id!r}")
+    call = v2_call(
+        ctx.management_api, "GET", ["catalog", "cpus", cid], "catalog.cpu", f"CPU type {cpu_id!r}"
+    )
     return (yield from shapes.fetch(ctx, call, one(CpuType)))
 
 
 def datacenters(ctx: Context) -> Flow[list[DataCenter]]:
     """The data centres: region, network volume types, compliance, global networking."""
     call = v2_call(
-        ctx, "GET", ["catalog", "datacenters"], "catalog.datacenters", "the data centres"
+        ctx.management_api,
+        "GET",
+        ["catalog", "datacenters"],
+        "catalog.datacenters",
+        "the data centres",
     )
     return (yield from shapes.fetch(ctx, call, wrapped(DataCenter, "dataCenters")))
 
@@ -128,13 +139,17 @@ def datacenter(ctx: Context, datacenter_id: str) -> Flow[DataCenter]:
     """One data centre by id (``"US-KS-2"``); NotFound if there is none."""
     did = ident(datacenter_id, "data centre id")
     subject = f"data centre {datacenter_id!r}"
-    call = v2_call(ctx, "GET", ["catalog", "datacenters", did], "catalog.datacenter", subject)
+    call = v2_call(
+        ctx.management_api, "GET", ["catalog", "datacenters", did], "catalog.datacenter", subject
+    )
     return (yield from shapes.fetch(ctx, call, one(DataCenter)))
 
 
 def templates(ctx: Context) -> Flow[list[Template]]:
     """The public templates anyone can start from (the service's official ones)."""
-    call = v2_call(ctx, "GET", ["catalog", "templates"], "catalog.templates", "public templates")
+    call = v2_call(
+        ctx.management_api, "GET", ["catalog", "templates"], "catalog.templates", "public templates"
+    )
     return (yield from shapes.fetch(ctx, call, wrapped(Template, "templates")))
 
 

@@ -17,8 +17,7 @@ from nbext.models.v2 import Cluster, Pod
 from .._flows import Context, Flow
 from . import shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .v2_only import v2_call, wrapped
-from .wire import ident, one, refused
+from .wire import ident, one, refused, v2_call, wrapped
 
 ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]
 TYPES = ("APPLICATION", "TRAINING", "SLURM", "RAY")
@@ -104,20 +103,22 @@ def create(
         "startSsh": start_ssh,
     }
     body = _body(op, fields, extra_body)
-    call = v2_call(ctx, "POST", ["clusters"], op, "a new cluster", body=body)
+    call = v2_call(ctx.management_api, "POST", ["clusters"], op, "a new cluster", body=body)
     return (yield from shapes.fetch(ctx, call, one(Cluster)))
 
 
 def list_clusters(ctx: Context) -> Flow[list[Cluster]]:
     """The account's clusters."""
-    call = v2_call(ctx, "GET", ["clusters"], "clusters.list", "clusters")
+    call = v2_call(ctx.management_api, "GET", ["clusters"], "clusters.list", "clusters")
     return (yield from shapes.fetch(ctx, call, wrapped(Cluster, "clusters")))
 
 
 def get(ctx: Context, cluster_id: str) -> Flow[Cluster]:
     """One cluster by id (NotFound if there is none)."""
     cid = ident(cluster_id, "cluster id")
-    call = v2_call(ctx, "GET", ["clusters", cid], "clusters.get", f"cluster {cluster_id!r}")
+    call = v2_call(
+        ctx.management_api, "GET", ["clusters", cid], "clusters.get", f"cluster {cluster_id!r}"
+    )
     return (yield from shapes.fetch(ctx, call, one(Cluster)))
 
 
@@ -126,14 +127,22 @@ def update(ctx: Context, cluster_id: str, *, name: str) -> Flow[Cluster]:
     cid = ident(cluster_id, "cluster id")
     body = _body("clusters.update", {"name": _text("clusters.update", "name", name)}, None)
     subject = f"cluster {cluster_id!r}"
-    call = v2_call(ctx, "PATCH", ["clusters", cid], "clusters.update", subject, body=body)
+    call = v2_call(
+        ctx.management_api, "PATCH", ["clusters", cid], "clusters.update", subject, body=body
+    )
     return (yield from shapes.fetch(ctx, call, one(Cluster)))
 
 
 def delete(ctx: Context, cluster_id: str) -> Flow[None]:
     """Delete a cluster and its pods; its billing stops."""
     cid = ident(cluster_id, "cluster id")
-    call = v2_call(ctx, "DELETE", ["clusters", cid], "clusters.delete", f"cluster {cluster_id!r}")
+    call = v2_call(
+        ctx.management_api,
+        "DELETE",
+        ["clusters", cid],
+        "clusters.delete",
+        f"cluster {cluster_id!r}",
+    )
     yield from shapes.delete(ctx, call)
 
 
@@ -141,7 +150,7 @@ def pods(ctx: Context, cluster_id: str) -> Flow[list[Pod]]:
     """The cluster's member pods, by rank (``pod.cluster`` holds rank, role and address)."""
     cid = ident(cluster_id, "cluster id")
     subject = f"cluster {cluster_id!r}"
-    call = v2_call(ctx, "GET", ["clusters", cid, "pods"], "clusters.pods", subject)
+    call = v2_call(ctx.management_api, "GET", ["clusters", cid, "pods"], "clusters.pods", subject)
     return (yield from shapes.fetch(ctx, call, wrapped(Pod, "pods")))
 
 

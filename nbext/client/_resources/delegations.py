@@ -15,8 +15,7 @@ from nbext.models.v2 import EcrDelegation
 from .._flows import Context, Flow
 from . import shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .v2_only import v2_call, wrapped
-from .wire import ident, one, refused
+from .wire import ident, one, refused, v2_call, wrapped
 
 ECR_ARN = re.compile(r"arn:aws[a-z-]*:ecr:[a-z0-9-]+:\d{12}:repository/\S+")
 """An ECR repository ARN (any AWS partition), optionally with ``:TAG``."""
@@ -25,7 +24,9 @@ PATH = ["registries", "delegations"]
 
 def list_delegations(ctx: Context) -> Flow[list[EcrDelegation]]:
     """The account's ECR delegations."""
-    call = v2_call(ctx, "GET", PATH, "registry_delegations.list", "registry delegations")
+    call = v2_call(
+        ctx.management_api, "GET", PATH, "registry_delegations.list", "registry delegations"
+    )
     return (yield from shapes.fetch(ctx, call, wrapped(EcrDelegation, "delegations")))
 
 
@@ -43,7 +44,7 @@ def create(ctx: Context, resource: str, *, name: str | None = None) -> Flow[EcrD
         raise refused(op, f"name must be a string, got {name!r}")
     wire = {"resource": resource.strip(), **({"name": name} if name is not None else {})}
     body = json.dumps(wire, separators=(",", ":")).encode()
-    call = v2_call(ctx, "POST", PATH, op, "a new registry delegation", body=body)
+    call = v2_call(ctx.management_api, "POST", PATH, op, "a new registry delegation", body=body)
     return (yield from shapes.fetch(ctx, call, one(EcrDelegation)))
 
 
@@ -51,7 +52,9 @@ def delete(ctx: Context, delegation_id: str) -> Flow[None]:
     """Revoke a delegation (NotFound if there is none)."""
     did = ident(delegation_id, "delegation id")
     subject = f"registry delegation {delegation_id!r}"
-    call = v2_call(ctx, "DELETE", [*PATH, did], "registry_delegations.delete", subject)
+    call = v2_call(
+        ctx.management_api, "DELETE", [*PATH, did], "registry_delegations.delete", subject
+    )
     yield from shapes.delete(ctx, call)
 
 

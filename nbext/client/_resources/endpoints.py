@@ -74,7 +74,7 @@ def create(
         fields.setdefault("name", template_id)
         fields.setdefault("scaling", {"type": "QUEUE_DELAY", "queueDelay": 4})
         payload = rest_v2.body(op, fields, extra_body)
-        read = rest_v2.endpoint_reader(pools)
+        read, _ = rest_v2.endpoint_readers(pools)
         return (
             yield from rest_v2.send(
                 ctx, "POST", ["serverless"], op, "a new endpoint", read, payload=payload
@@ -94,7 +94,7 @@ def list_endpoints(
         if include_workers:
             rest_v2.unfiltered("endpoints.list", [("includeWorkers", "true")])
         pools = yield from rest_v2.gpu_pools(ctx, "endpoints.list")
-        read = rest_v2.endpoints_reader(pools, include_template)
+        _, read = rest_v2.endpoint_readers(pools, include_template)
         return (
             yield from rest_v2.send(ctx, "GET", ["serverless"], "endpoints.list", "endpoints", read)
         )
@@ -116,7 +116,7 @@ def get(
         if include_workers:
             rest_v2.unfiltered("endpoints.get", [("includeWorkers", "true")])
         pools = yield from rest_v2.gpu_pools(ctx, "endpoints.get")
-        read = rest_v2.endpoint_reader(pools, include_template)
+        read, _ = rest_v2.endpoint_readers(pools, include_template)
         subject = f"endpoint {endpoint_id!r}"
         return (
             yield from rest_v2.send(ctx, "GET", ["serverless", eid], "endpoints.get", subject, read)
@@ -176,7 +176,7 @@ def update(
             v1["scalerType"] = now.scaling.get("type", "QUEUE_DELAY")
         pools = yield from rest_v2.gpu_pools(ctx, op)
         payload = rest_v2.body(op, rest_v2.endpoint_body(op, v1, pools), extra_body)
-        read = rest_v2.endpoint_reader(pools)
+        read, _ = rest_v2.endpoint_readers(pools)
         return (
             yield from rest_v2.send(
                 ctx, "PATCH", ["serverless", eid], op, subject, read, payload=payload

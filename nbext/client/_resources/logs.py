@@ -1,40 +1,48 @@
 """Log lines of pods and serverless workers (REST v2), read once or followed.
 
 The service sends logs as Server-Sent Events, each event one line whose ``id`` is a
-cursor. ``logs`` reads what is there now. ``follow_logs`` keeps reading: when a stream
-ends, it waits the server's ``retry`` hint on the client's clock (so tests move time
-instead of sleeping) and reconnects with ``Last-Event-ID`` set to the last cursor seen,
-receiving only newer lines, as a browser's EventSource does. It stops when the caller
-stops iterating or sets ``stop``, or when the pod or worker is gone (404 after the
-first answer: a wrong id on the first request is still NotFound).
+cursor, read as they arrive (``Listen``/``NextEvent``, httpx-sse underneath). The
+emulator ends a stream after the lines it has; the service may hold it open for newer
+lines. ``logs`` reads what is there now: until the stream ends or stays quiet.
+``follow_logs`` keeps reading: when a stream ends, it waits the server's ``retry`` hint
+on the client's clock (so tests move time instead of sleeping) and reconnects with
+``Last-Event-ID`` set to the last cursor seen, receiving only newer lines, as a
+browser's EventSource does. It stops when the caller stops iterating or sets ``stop``,
+or when the pod or worker is gone (404 after the first answer: a wrong id on the first
+request is still NotFound).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast
 
+import httpx
+from httpx_sse import ServerSentEvent
 from pydantic import ValidationError
 
 from nbext.models import explain
 from nbext.models.v2 import LogEvent
 
-from .. import _sse
-from .._calls import Answer, Call
-from .._errors import NotFound
-from .._flows import Context, Emit, Flow, pause, send
-from . import shapes
+from .._calls import Call, transport_error
+from .._errors import APIError, NotFound, excerpt
+from .._flows import Context, Emit, Flow, NextEvent, pause, send
 from .twins import AsyncResource, SyncResource, adopt
-from .v2_only import v2_call
-from .wire import _unreadable, ident, refused
+from .wire import _unreadable, ident, refused, v2_call
 
 P = ParamSpec("P")
 LogSource = Literal["container", "system"]
 SOURCES = ("container", "system")
 MAX_TAIL = 5000
 """The most lines the service backfills (its documented maximum of ``tail``)."""
+QUIET = 2.0
+"""Seconds of silence after which ``logs`` takes a held-open stream to have sent all."""
+FOLLOW_IDLE = 15.0
+"""A followed stream silent this long is reopened from the last cursor (a proxy may have
+dropped it without a word); ``stop`` is noticed at the latest then."""
 DEFAULT_RETRY = 3.0
 """Seconds between two connections of a follower when the server gives no ``retry``."""
 MIN_RETRY = 0.1
@@ -84,26 +92,65 @@ def log_query(
     return params
 
 
-def read_events(call: Call, response: Answer) -> tuple[list[LogEvent], float | None]:
-    """The log lines of one answer, each with its cursor, and the ``retry`` hint (s)."""
-    parsed = _sse.parse(response.content)
-    lines = []
-    for event in parsed.events:
-        try:
-            data: Any = json.loads(event.data)
-            if not isinstance(data, dict):
-                raise ValueError("not an object")
-            lines.append(LogEvent.model_validate({**data, "cursor": event.id or None}))
-        except ValueError as exc:
-            detail = explain(exc) if isinstance(exc, ValidationError) else str(exc)
-            raise _unreadable(call, response, f"a log event it cannot read: {detail}") from None
-    retry = None if parsed.retry_ms is None else parsed.retry_ms / 1000
-    return lines, retry
+def _quiet(operation: str, quiet: float) -> float:
+    if isinstance(quiet, bool) or not isinstance(quiet, int | float) or not quiet > 0:
+        raise refused(operation, f"quiet must be a number of seconds > 0, got {quiet!r}")
+    return float(quiet)
 
 
-def _read(ctx: Context, call: Call) -> Flow[list[LogEvent]]:
-    lines, _ = yield from shapes.fetch(ctx, call, read_events)
-    return lines
+def log_line(call: Call, event: ServerSentEvent) -> LogEvent | None:
+    """The log line an event carries, with its cursor; None for an event without data
+    (a block holding only ``retry`` or ``id``, as the emulator opens each stream with)."""
+    if not event.data:
+        return None
+    try:
+        data: Any = json.loads(event.data)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        return LogEvent.model_validate({**data, "cursor": event.id or None})
+    except ValueError as exc:
+        detail = explain(exc) if isinstance(exc, ValidationError) else str(exc)
+        problem = f"a log event it cannot read: {detail}"
+    raise APIError(
+        f"{call.describe()} ({call.subject}) sent {problem}",
+        status=200,
+        method=call.method,
+        path=call.path,
+        body=excerpt(event.data, 200),
+    )
+
+
+def _open(ctx: Context, call: Call, idle: float) -> Flow[Any]:
+    """The call's event stream, open; an error status raises as any call's."""
+    opened = yield from send(ctx, call, idle=idle)
+    if not hasattr(opened, "next"):  # read whole: a success that is not an event stream
+        kind = opened.headers.get("content-type") or "none"
+        raise _unreadable(call, opened, f"content type {kind!r}, not an event stream")
+    return opened
+
+
+def _read(ctx: Context, call: Call, quiet: float) -> Flow[list[LogEvent]]:
+    """The lines a stream holds now: until it ends, or stays quiet ``quiet`` seconds (a
+    server that holds the stream open for newer lines has sent all it had)."""
+    stream = yield from _open(ctx, call, quiet)
+    lines: list[LogEvent] = []
+    try:
+        while True:
+            failed: httpx.TransportError | None = None
+            try:
+                event = yield NextEvent(stream)
+            except httpx.TimeoutException:
+                return lines
+            except httpx.TransportError as exc:
+                failed = exc
+            if failed is not None:  # raised outside the except: nothing chained
+                raise transport_error(call, failed, ctx.secret)
+            if event is None:
+                return lines
+            if (line := log_line(call, event)) is not None:
+                lines.append(line)
+    finally:
+        stream.close()
 
 
 def _follow(
@@ -111,22 +158,36 @@ def _follow(
 ) -> Flow[None]:
     """Emit each line as it comes; reconnect after each stream with the last cursor."""
     call, cursor, retry, connected = first, "", DEFAULT_RETRY, False
-    while stop is None or not stop.is_set():
+
+    def stopped() -> bool:
+        return stop is not None and stop.is_set()
+
+    while not stopped():
         try:
-            response = yield from send(ctx, call)
+            stream = yield from _open(ctx, call, FOLLOW_IDLE)
         except NotFound:
             if not connected:
                 raise
             return  # the pod or worker is gone: its log is complete
         connected = True
-        lines, hint = read_events(call, response)
-        if hint is not None:
-            retry = hint
-        for line in lines:
-            if stop is not None and stop.is_set():
-                return
-            yield Emit(line)
-            cursor = line.cursor or cursor
+        try:
+            while True:
+                try:
+                    event = yield NextEvent(stream)
+                except httpx.TransportError:
+                    break  # quiet past FOLLOW_IDLE, or cut: reopen from the last cursor
+                if event is None:
+                    break
+                if event.retry is not None and event.retry >= 0:
+                    retry = event.retry / 1000
+                if (line := log_line(call, event)) is None:
+                    continue
+                yield Emit(line)
+                cursor = line.cursor or cursor
+                if stopped():
+                    return
+        finally:
+            stream.close()
         if cursor:
             call = resume(cursor)
         yield pause(ctx, max(MIN_RETRY, retry))
@@ -145,9 +206,10 @@ def _pod_call(
     params = log_query(operation, tail, since, source)
     headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
     subject = f"pod {pod_id!r}"
-    return v2_call(
-        ctx, "GET", ["pods", pid, "logs"], operation, subject, query=params, headers=headers
+    call = v2_call(
+        ctx.management_api, "GET", ["pods", pid, "logs"], operation, subject, query=params
     )
+    return dataclasses.replace(call, headers=headers)
 
 
 def _worker_call(
@@ -166,7 +228,8 @@ def _worker_call(
     headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
     subject = f"worker {worker_id!r} of endpoint {endpoint_id!r}"
     parts = ["serverless", eid, "workers", wid, "logs"]
-    return v2_call(ctx, "GET", parts, operation, subject, query=params, headers=headers)
+    call = v2_call(ctx.management_api, "GET", parts, operation, subject, query=params)
+    return dataclasses.replace(call, headers=headers)
 
 
 def pod_logs(
@@ -176,12 +239,17 @@ def pod_logs(
     tail: int | None = None,
     since: datetime | str | None = None,
     source: LogSource | str | None = None,
+    quiet: float = QUIET,
 ) -> Flow[list[LogEvent]]:
     """The pod's log lines now: the last ``tail`` (the service's default 100, at most
     5000), or those from ``since`` on; ``source`` ``"container"`` (what the program
-    printed) or ``"system"`` (what the platform did), both by default."""
+    printed) or ``"system"`` (what the platform did), both by default.
+
+    A service that holds the stream open for newer lines has sent what it had once the
+    stream stays quiet ``quiet`` seconds; ``follow_logs`` keeps reading instead.
+    """
     call = _pod_call(ctx, "pods.logs", pod_id, tail, since, source)
-    return (yield from _read(ctx, call))
+    return (yield from _read(ctx, call, _quiet("pods.logs", quiet)))
 
 
 def follow_pod_logs(
@@ -211,11 +279,13 @@ def worker_logs(
     tail: int | None = None,
     since: datetime | str | None = None,
     source: LogSource | str | None = None,
+    quiet: float = QUIET,
 ) -> Flow[list[LogEvent]]:
     """A serverless worker's log lines now (``endpoints.workers`` lists the workers);
-    ``tail``, ``since`` and ``source`` as for ``pods.logs``."""
-    call = _worker_call(ctx, "endpoints.worker_logs", endpoint_id, worker_id, tail, since, source)
-    return (yield from _read(ctx, call))
+    ``tail``, ``since``, ``source`` and ``quiet`` as for ``pods.logs``."""
+    op = "endpoints.worker_logs"
+    call = _worker_call(ctx, op, endpoint_id, worker_id, tail, since, source)
+    return (yield from _read(ctx, call, _quiet(op, quiet)))
 
 
 def follow_worker_logs(

@@ -132,7 +132,9 @@ def list_pods(
 
     ``cpu_flavor_id``, ``data_center_id`` and ``gpu_type_id`` take one value or several
     (any of them matches). ``include_workers`` also lists pods that are serverless
-    workers; the other ``include_*`` flags add nested records to each pod.
+    workers; the other ``include_*`` flags add nested records to each pod. REST v2
+    lists every pod: the client applies the filters (``endpoint_id`` and the
+    ``include_*`` flags it cannot, and refuses).
     """
     fields = given(locals())
     for key in ("cpu_flavor_id", "data_center_id", "gpu_type_id"):
@@ -140,8 +142,10 @@ def list_pods(
             fields[key] = as_list(fields[key])
     params = query(PodListQuery, "pods.list", fields)
     if ctx.management_api == "v2":
-        rest_v2.unfiltered("pods.list", params)
-        return (yield from rest_v2.send(ctx, "GET", ["pods"], "pods.list", "pods", rest_v2.PODS))
+        rest_v2.pods_matching("pods.list", [], fields)  # refuses before sending
+        pods = yield from rest_v2.send(ctx, "GET", ["pods"], "pods.list", "pods", rest_v2.PODS)
+        pods = rest_v2.pods_matching("pods.list", pods, fields)
+        return (yield from rest_v2.with_gpu_names(ctx, "pods.list", pods))
     call = v1_call("GET", ["pods"], "pods.list", "pods", query=params)
     return (yield from shapes.fetch(ctx, call, many(Pod)))
 
@@ -160,11 +164,11 @@ def get(
     pid = ident(pod_id, "pod id")
     params = query(PodIncludes, "pods.get", given(locals(), skip=["pod_id", "pid"]))
     if ctx.management_api == "v2":
-        rest_v2.unfiltered("pods.get", params)
+        rest_v2.pods_matching("pods.get", [], given(locals(), skip=["pod_id", "pid", "params"]))
         subject = f"pod {pod_id!r}"
-        return (
-            yield from rest_v2.send(ctx, "GET", ["pods", pid], "pods.get", subject, rest_v2.POD)
-        )
+        pod = yield from rest_v2.send(ctx, "GET", ["pods", pid], "pods.get", subject, rest_v2.POD)
+        [pod] = yield from rest_v2.with_gpu_names(ctx, "pods.get", [pod])
+        return pod
     call = v1_call("GET", ["pods", pid], "pods.get", f"pod {pod_id!r}", query=params)
     return (yield from shapes.fetch(ctx, call, one(Pod)))
 

@@ -11,7 +11,7 @@ names, sent as they are.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -39,6 +39,8 @@ from .wire import (
 )
 
 T = TypeVar("T")
+U = TypeVar("U")
+R = TypeVar("R", bound=BaseModel)
 RUNNING_STATES = frozenset({v2.PodStatus.PROVISIONING, v2.PodStatus.STARTING, v2.PodStatus.RUNNING})
 """v2's observed states that v1 calls ``RUNNING`` (v1 shows the desired status)."""
 
@@ -82,6 +84,20 @@ def container(operation: str, v1: Mapping[str, Any]) -> dict[str, Any]:
         raise refused(operation, str(exc)) from None
 
 
+def carried(source: Mapping[str, Any], names: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """``source``'s fields renamed (from -> to), those it has."""
+    return {to: source[name] for name, to in names if name in source}
+
+
+def readers(
+    model: type[R], key: str, convert: Callable[[R], U]
+) -> tuple[Reader[U], Reader[list[U]]]:
+    """Readers of one v2 record and of a v2 list (wrapped in ``key``), each ``convert``ed."""
+    return mapped(one(model), convert), mapped(
+        wrapped(model, key), lambda records: [convert(r) for r in records]
+    )
+
+
 def send(
     ctx: Context,
     method: str,
@@ -122,16 +138,8 @@ TEMPLATE_FIELDS = (
 
 
 def template_body(operation: str, v1: Mapping[str, Any]) -> dict[str, Any]:
-    out = container(operation, v1)
-    for v1_name, v2_name in (
-        ("name", "name"),
-        ("category", "category"),
-        ("isPublic", "public"),
-        ("isServerless", "serverless"),
-    ):
-        if v1_name in v1:
-            out[v2_name] = v1[v1_name]
-    return out
+    names = (("name", "name"), ("category", "category"), ("isPublic", "public"))
+    return {**container(operation, v1), **carried(v1, (*names, ("isServerless", "serverless")))}
 
 
 def template_v1(t: v2.Template) -> v1m.Template:
@@ -148,8 +156,7 @@ def template_v1(t: v2.Template) -> v1m.Template:
     )
 
 
-TEMPLATE = mapped(one(v2.Template), template_v1)
-TEMPLATES = mapped(wrapped(v2.Template, "templates"), lambda ts: [template_v1(t) for t in ts])
+TEMPLATE, TEMPLATES = readers(v2.Template, "templates", template_v1)
 
 
 # ---- pods -------------------------------------------------------------------------------------
@@ -219,12 +226,14 @@ def pod_create_body(operation: str, v1: Mapping[str, Any]) -> dict[str, Any]:
         if v1.get("allowedCudaVersions"):
             gpu["allowedCudaVersions"] = v1["allowedCudaVersions"]
         out["gpu"] = gpu
-    if "cloudType" in v1:
-        out["cloud"] = v1["cloudType"]
-    if "dataCenterIds" in v1:
-        out["dataCenterIds"] = v1["dataCenterIds"]
-    if "globalNetworking" in v1:
-        out["globalNetworking"] = v1["globalNetworking"]
+    out |= carried(
+        v1,
+        (
+            ("cloudType", "cloud"),
+            ("dataCenterIds", "dataCenterIds"),
+            ("globalNetworking", "globalNetworking"),
+        ),
+    )
     if network:
         path = v1.get("volumeMountPath") or "/workspace"
         out["mounts"] = {"network": [{"volumeId": network, "path": path}]}
@@ -232,11 +241,8 @@ def pod_create_body(operation: str, v1: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def pod_update_body(operation: str, v1: Mapping[str, Any]) -> dict[str, Any]:
-    out = container(operation, v1)
-    for name in ("name", "locked", "globalNetworking"):
-        if name in v1:
-            out[name] = v1[name]
-    return out
+    names = ("name", "locked", "globalNetworking")
+    return {**container(operation, v1), **carried(v1, ((n, n) for n in names))}
 
 
 def pod_v1(p: v2.Pod) -> v1m.Pod:
@@ -261,13 +267,61 @@ def pod_v1(p: v2.Pod) -> v1m.Pod:
         fields["gpu"] = {"id": p.gpu.id, "count": p.gpu.count}
     if p.cpu is not None:
         fields.update(cpuFlavorId=p.cpu.id, vcpuCount=p.cpu.vcpu_count, memoryInGb=p.cpu.memory)
+    if p.data_center_id:
+        fields["machine"] = {"dataCenterId": p.data_center_id}
     if p.ssh is not None and p.ssh.direct is not None:
         fields["publicIp"] = p.ssh.direct.host
     return v1m.Pod.model_validate(fields)
 
 
-POD = mapped(one(v2.Pod), pod_v1)
-PODS = mapped(wrapped(v2.Pod, "pods"), lambda pods: [pod_v1(p) for p in pods])
+POD, PODS = readers(v2.Pod, "pods", pod_v1)
+
+
+def with_gpu_names(ctx: Context, operation: str, pods: list[v1m.Pod]) -> Flow[list[v1m.Pod]]:
+    """``pods`` with each GPU's display name and prices, as v1 shows them (v2's pod names
+    only the type's id; the catalog has the rest). Asked only when a pod has a GPU."""
+    if not any(p.gpu is not None for p in pods):
+        return pods
+    known = {g.id: g for g in (yield from gpu_catalog(ctx, operation))}
+    for pod in pods:
+        found = known.get(pod.gpu.id or "") if pod.gpu is not None else None
+        if pod.gpu is not None and found is not None:
+            pod.gpu.display_name = found.name
+            pod.gpu.secure_price = found.price.get("secure")
+            pod.gpu.community_price = found.price.get("community")
+    return pods
+
+
+POD_FILTERS: dict[str, Callable[[v1m.Pod], object]] = {
+    "id": lambda p: p.id,
+    "name": lambda p: p.name,
+    "image_name": lambda p: p.image,
+    "template_id": lambda p: p.template_id,
+    "desired_status": lambda p: p.desired_status,
+    "compute_type": lambda p: "CPU" if p.gpu is None else "GPU",
+    "gpu_type_id": lambda p: p.gpu.id if p.gpu else None,
+    "cpu_flavor_id": lambda p: p.cpu_flavor_id,
+    "data_center_id": lambda p: p.machine.data_center_id if p.machine else None,
+    "network_volume_id": lambda p: p.network_volume.id if p.network_volume else None,
+}
+"""v1's pod listing filters, applied by the client: REST v2 lists every pod unfiltered."""
+
+
+def pods_matching(operation: str, pods: list[v1m.Pod], fields: Mapping[str, Any]) -> list[v1m.Pod]:
+    """The pods every filter in ``fields`` matches (a list of values: any of them)."""
+    wanted = {k: v for k, v in fields.items() if v is not False}
+    lost = sorted(k for k in wanted if k not in POD_FILTERS)
+    if lost:
+        raise refused(operation, f"REST v2 lists pods without {', '.join(lost)}; leave it out")
+
+    def matches(pod: v1m.Pod) -> bool:
+        for name, value in wanted.items():
+            values = value if isinstance(value, list) else [value]
+            if str(POD_FILTERS[name](pod)) not in {str(v) for v in values}:
+                return False
+        return True
+
+    return [pod for pod in pods if matches(pod)]
 
 
 def no_reset(pod_id: str) -> BadRequest:
@@ -305,16 +359,14 @@ def volume_v1(v: v2.NetworkVolume) -> v1m.NetworkVolume:
     )
 
 
-VOLUME = mapped(one(v2.NetworkVolume), volume_v1)
-VOLUMES = mapped(wrapped(v2.NetworkVolume, "networkVolumes"), lambda vs: [volume_v1(v) for v in vs])
+VOLUME, VOLUMES = readers(v2.NetworkVolume, "networkVolumes", volume_v1)
 
 
 def registry_v1(r: v2.Registry) -> v1m.ContainerRegistryAuth:
     return v1m.ContainerRegistryAuth.model_validate({"id": r.id, "name": r.name})
 
 
-REGISTRY = mapped(one(v2.Registry), registry_v1)
-REGISTRIES = mapped(wrapped(v2.Registry, "registries"), lambda rs: [registry_v1(r) for r in rs])
+REGISTRY, REGISTRIES = readers(v2.Registry, "registries", registry_v1)
 
 
 # ---- endpoints --------------------------------------------------------------------------------
@@ -342,11 +394,15 @@ ENDPOINT_FIELDS = (
 )
 
 
+def gpu_catalog(ctx: Context, operation: str) -> Flow[list[v2.GpuType]]:
+    """The service's GPU types (``/v2/catalog/gpus``): their pools, names and prices."""
+    read = wrapped(v2.GpuType, "gpus")
+    return (yield from send(ctx, "GET", ["catalog", "gpus"], operation, "the GPU catalog", read))
+
+
 def gpu_pools(ctx: Context, operation: str) -> Flow[dict[str, list[str]]]:
     """Pool -> its GPU types, from the catalog: v2 endpoints name pools, v1 names types."""
-    gpus: list[v2.GpuType] = yield from send(
-        ctx, "GET", ["catalog", "gpus"], operation, "the GPU catalog", wrapped(v2.GpuType, "gpus")
-    )
+    gpus = yield from gpu_catalog(ctx, operation)
     pools: dict[str, list[str]] = {}
     for gpu in gpus:
         if gpu.pool:
@@ -357,15 +413,15 @@ def gpu_pools(ctx: Context, operation: str) -> Flow[dict[str, list[str]]]:
 def endpoint_body(
     operation: str, v1: Mapping[str, Any], pools: Mapping[str, list[str]]
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for v1_name, v2_name in (
-        ("name", "name"),
-        ("templateId", "templateId"),
-        ("dataCenterIds", "dataCenterIds"),
-        ("executionTimeoutMs", "timeout"),
-    ):
-        if v1_name in v1:
-            out[v2_name] = v1[v1_name]
+    out = carried(
+        v1,
+        (
+            ("name", "name"),
+            ("templateId", "templateId"),
+            ("dataCenterIds", "dataCenterIds"),
+            ("executionTimeoutMs", "timeout"),
+        ),
+    )
     gpu: dict[str, Any] = {}
     if "gpuTypeIds" in v1:
         wanted = [str(g) for g in v1["gpuTypeIds"]]
@@ -380,28 +436,23 @@ def endpoint_body(
         excluded = [t for p in chosen for t in pools[p] if t not in wanted]
         if excluded:
             gpu["excludedTypes"] = excluded
-    for v1_name, v2_name in (
-        ("gpuCount", "count"),
-        ("allowedCudaVersions", "allowedCudaVersions"),
-        ("minCudaVersion", "minCudaVersion"),
-    ):
-        if v1_name in v1:
-            gpu[v2_name] = v1[v1_name]
+    gpu |= carried(
+        v1,
+        (
+            ("gpuCount", "count"),
+            ("allowedCudaVersions", "allowedCudaVersions"),
+            ("minCudaVersion", "minCudaVersion"),
+        ),
+    )
     if str(v1.get("computeType", "GPU")) == "CPU" or "cpuFlavorIds" in v1:
         flavours = v1.get("cpuFlavorIds") or []
         if flavours:
             out["cpu"] = [{"id": f, "vcpuCount": v1.get("vcpuCount", 2)} for f in flavours]
     elif gpu:
         out["gpu"] = gpu
-    workers = {
-        v2_name: v1[v1_name]
-        for v1_name, v2_name in (
-            ("workersMin", "min"),
-            ("workersMax", "max"),
-            ("idleTimeout", "idleTimeout"),
-        )
-        if v1_name in v1
-    }
+    workers = carried(
+        v1, (("workersMin", "min"), ("workersMax", "max"), ("idleTimeout", "idleTimeout"))
+    )
     if workers:
         out["workers"] = workers
     if "scalerType" in v1 or "scalerValue" in v1:
@@ -465,19 +516,10 @@ def endpoint_v1(
     return v1m.Endpoint.model_validate({k: v for k, v in fields.items() if v is not None})
 
 
-def endpoint_reader(
+def endpoint_readers(
     pools: Mapping[str, list[str]], with_template: bool = False
-) -> Reader[v1m.Endpoint]:
-    return mapped(one(v2.Endpoint), lambda e: endpoint_v1(e, pools, with_template))
-
-
-def endpoints_reader(
-    pools: Mapping[str, list[str]], with_template: bool = False
-) -> Reader[list[v1m.Endpoint]]:
-    return mapped(
-        wrapped(v2.Endpoint, "endpoints"),
-        lambda es: [endpoint_v1(e, pools, with_template) for e in es],
-    )
+) -> tuple[Reader[v1m.Endpoint], Reader[list[v1m.Endpoint]]]:
+    return readers(v2.Endpoint, "endpoints", lambda e: endpoint_v1(e, pools, with_template))
 
 
 # ---- billing ----------------------------------------------------------------------------------

@@ -11,15 +11,16 @@ from nbext.models.v2 import Release, Worker
 
 from .._flows import Context, Flow
 from . import shapes
-from .v2_only import v2_call, wrapped
-from .wire import ident
+from .wire import ident, v2_call, wrapped
 
 
 def workers(ctx: Context, endpoint_id: str) -> Flow[list[Worker]]:
     """The endpoint's workers now (an endpoint scaled to zero has none)."""
     eid = ident(endpoint_id, "endpoint id")
     subject = f"endpoint {endpoint_id!r}"
-    call = v2_call(ctx, "GET", ["serverless", eid, "workers"], "endpoints.workers", subject)
+    call = v2_call(
+        ctx.management_api, "GET", ["serverless", eid, "workers"], "endpoints.workers", subject
+    )
     return (yield from shapes.fetch(ctx, call, wrapped(Worker, "workers")))
 
 
@@ -27,5 +28,7 @@ def releases(ctx: Context, endpoint_id: str) -> Flow[list[Release]]:
     """The endpoint's releases, newest first; ``diff`` says what each one changed."""
     eid = ident(endpoint_id, "endpoint id")
     subject = f"endpoint {endpoint_id!r}"
-    call = v2_call(ctx, "GET", ["serverless", eid, "releases"], "endpoints.releases", subject)
+    call = v2_call(
+        ctx.management_api, "GET", ["serverless", eid, "releases"], "endpoints.releases", subject
+    )
     return (yield from shapes.fetch(ctx, call, wrapped(Release, "releases")))

@@ -18,8 +18,7 @@ from .._errors import excerpt
 from .._flows import Context, Flow
 from . import shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .v2_only import require_v2, v2_call
-from .wire import _json, _unreadable, refused
+from .wire import _json, _unreadable, refused, v2_call
 
 PUBLIC_KEY = re.compile(r"(ssh|ecdsa|sk)-\S+ \S+([ \t][^\n\r]*)?")
 """The service's pattern for one key (``UpdateSshKeysRequest.keys``)."""
@@ -59,15 +58,19 @@ def _keys(call: Call, response: Answer) -> list[str]:
     return keys
 
 
+def _get(ctx: Context, operation: str) -> Flow[list[str]]:
+    call = v2_call(ctx.management_api, "GET", PATH, operation, "the account's SSH keys")
+    return (yield from shapes.fetch(ctx, call, _keys))
+
+
 def list_keys(ctx: Context) -> Flow[list[str]]:
     """The account's SSH public keys."""
-    call = v2_call(ctx, "GET", PATH, "ssh_keys.list", "the account's SSH keys")
-    return (yield from shapes.fetch(ctx, call, _keys))
+    return (yield from _get(ctx, "ssh_keys.list"))
 
 
 def _put(ctx: Context, operation: str, keys: list[str]) -> Flow[list[str]]:
     body = json.dumps({"keys": keys}, separators=(",", ":")).encode()
-    call = v2_call(ctx, "PUT", PATH, operation, "the account's SSH keys", body=body)
+    call = v2_call(ctx.management_api, "PUT", PATH, operation, "the account's SSH keys", body=body)
     return (yield from shapes.fetch(ctx, call, _keys))
 
 
@@ -83,8 +86,7 @@ def set_keys(ctx: Context, keys: Sequence[str]) -> Flow[list[str]]:
 def add(ctx: Context, key: str) -> Flow[list[str]]:
     """Add one key (a key already there is not added twice); the new list."""
     (line,) = checked("ssh_keys.add", [key])
-    require_v2(ctx, "ssh_keys.add")
-    current = yield from list_keys(ctx)
+    current = yield from _get(ctx, "ssh_keys.add")
     if line in current:
         return current
     return (yield from _put(ctx, "ssh_keys.add", [*current, line]))
@@ -93,8 +95,7 @@ def add(ctx: Context, key: str) -> Flow[list[str]]:
 def remove(ctx: Context, key: str) -> Flow[list[str]]:
     """Remove one key (given as listed, or with another comment); the new list."""
     (line,) = checked("ssh_keys.remove", [key])
-    require_v2(ctx, "ssh_keys.remove")
-    current = yield from list_keys(ctx)
+    current = yield from _get(ctx, "ssh_keys.remove")
     material = line.split()[:2]
     kept = [k for k in current if k.split()[:2] != material]
     if kept == current:

@@ -97,7 +97,11 @@ async def test_pods_over_v2_create_act_and_terminate(v2: V2Harness) -> None:
     assert pod.gpu is not None and pod.gpu.count == 2
     assert pod.docker_start_cmd == ["sleep", "infinity"] and pod.env == {"A": "1"}
     assert pod.volume_in_gb == 20 and pod.cost_per_hr and pod.cost_per_hr > 0
-    assert [p.id for p in await v2.call(c.pods.list)] == [pod.id]
+    [listed] = await v2.call(c.pods.list)
+    assert listed.id == pod.id and listed.gpu is not None
+    # the display name and prices v1 shows come from v2's catalog, so frames keep them
+    assert listed.gpu.display_name == "RTX 4090" and listed.gpu.secure_price
+    assert (await v2.call(c.pods.get, pod.id)).gpu.display_name == "RTX 4090"
 
     stopped = await v2.call(c.pods.stop, pod.id)
     assert stopped.desired_status == m.PodStatus.EXITED and stopped.cost_per_hr == 0
@@ -310,3 +314,23 @@ async def test_a_v2_pod_create_sends_v2s_nested_body(flavour: str) -> None:
     assert (await call(client, client.pods.stop, "p1")).desired_status == m.PodStatus.EXITED
     assert str(stop.last.url) == "https://mgmt.example/v2/pods/p1/action"
     assert stop.last_json() == {"action": "stop"}
+
+
+async def test_pod_listing_filters_apply_over_v2(v2: V2Harness) -> None:
+    """v2 lists pods unfiltered; v1's filters are applied by the client, the same way."""
+    c = v2.client
+    a = await v2.call(c.pods.create, name="a", image_name="img:1", gpu_type_ids=[GPU])
+    b = await v2.call(
+        c.pods.create, name="b", image_name="img:2", compute_type="CPU", cpu_flavor_ids=["cpu3c"]
+    )
+    await v2.call(c.pods.stop, b.id)
+    ids = [p.id for p in await v2.call(c.pods.list)]
+    assert sorted(ids) == sorted([a.id, b.id])
+    assert [p.id for p in await v2.call(c.pods.list, name="a")] == [a.id]
+    assert [p.id for p in await v2.call(c.pods.list, gpu_type_id=GPU)] == [a.id]
+    assert [p.id for p in await v2.call(c.pods.list, compute_type="CPU")] == [b.id]
+    assert [p.id for p in await v2.call(c.pods.list, desired_status="EXITED")] == [b.id]
+    assert await v2.call(c.pods.list, image_name="img:9") == []
+    with pytest.raises(BadRequest) as info:
+        await v2.call(c.pods.list, endpoint_id="e1")
+    assert "endpoint_id" in str(info.value) and info.value.sent is False
