@@ -60,7 +60,7 @@ def checked(
             operation,
             "REST v2 has no field for "
             + ", ".join(f"{names.get(k, k)} ({k})" for k in lost)
-            + "; leave it out, or use a v1 base URL while the service still serves v1",
+            + "; leave it out (only a REST v1 base URL, such as an emulator's /v1, takes it)",
         )
     return v1
 
@@ -198,29 +198,40 @@ POD_UPDATE_FIELDS = (
 )
 
 
-def _one_of(operation: str, v1: Mapping[str, Any], key: str, what: str) -> str:
+def _one_of(operation: str, v1: Mapping[str, Any], key: str, keyword: str, what: str) -> str:
     values = list(v1.get(key) or [])
     if len(values) != 1:
         raise refused(
             operation,
-            f"REST v2 rents a pod of exactly one {what}; give one in {key}, got {len(values)}",
+            f"REST v2 rents a pod on exactly one {what}: give one in {keyword} ({key}), "
+            f"got {len(values)}",
         )
     return str(values[0])
 
 
 def pod_create_body(operation: str, v1: Mapping[str, Any]) -> dict[str, Any]:
     network = v1.get("networkVolumeId")
+    if network and v1.get("volumeInGb"):
+        raise refused(
+            operation,
+            "REST v2 mounts a pod's volume or a network volume, not both: leave out "
+            "volume_in_gb (volumeInGb) or network_volume_id (networkVolumeId)",
+        )
     local = {k: v for k, v in v1.items() if not (network and k == "volumeMountPath")}
     out = container(operation, local)
     out["name"] = v1.get("name", "my pod")
     if "templateId" in v1:
         out["templateId"] = v1["templateId"]
     if str(v1.get("computeType", "GPU")) == "CPU":
-        cpu: dict[str, Any] = {"id": _one_of(operation, v1, "cpuFlavorIds", "CPU flavour")}
+        cpu: dict[str, Any] = {
+            "id": _one_of(operation, v1, "cpuFlavorIds", "cpu_flavor_ids", "CPU flavour")
+        }
         cpu["vcpuCount"] = v1.get("vcpuCount", 2)
         out["cpu"] = cpu
     else:
-        gpu: dict[str, Any] = {"id": _one_of(operation, v1, "gpuTypeIds", "GPU type")}
+        gpu: dict[str, Any] = {
+            "id": _one_of(operation, v1, "gpuTypeIds", "gpu_type_ids", "GPU type")
+        }
         if "gpuCount" in v1:
             gpu["count"] = v1["gpuCount"]
         if v1.get("allowedCudaVersions"):

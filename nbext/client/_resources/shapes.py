@@ -29,34 +29,35 @@ def fetch(ctx: Context, call: Call, read: Reader[T]) -> Flow[T]:
     try:
         response = yield from send(ctx, call)
     except APIError as error:
-        if ctx.management_api == "v1" and retired(call, error):
-            raise type(error)(
-                f"{error.status} on {call.describe()}: the service's REST v1 management "
-                "interface is retired (2026-11-15) and this client's base URL ends in /v1; "
-                f"switch to REST v2, the default: unset {ENV_BASE_URL} or pass "
-                f"base_url={DEFAULT_BASE_URL!r}",
-                status=error.status,
-                method=error.method,
-                path=error.path,
-                body=error.body,
-                request_id=error.request_id,
-            ) from None
-        raise
+        if (told := retirement(ctx, call, error)) is None:
+            raise
+        raise told from None
     return read(call, response)
 
 
-def retired(call: Call, error: APIError) -> bool:
-    """Whether ``error`` says the v1 interface itself is gone, not one record.
+def retirement(ctx: Context, call: Call, error: APIError) -> APIError | None:
+    """``error`` retold, when it says the v1 interface itself is gone, not one record.
 
     410 Gone is what a retired interface answers. A 404 says the same only where no id
     is involved: a listing (``pods``, ``billing/pods``) exists as long as v1 does, so
     its 404 cannot mean a missing record. (An emulator serves v1 for good and never
     answers either.)
     """
-    if error.status == 410:
-        return True
     path = call.path.split("?", 1)[0]
-    return error.status == 404 and (path.count("/") == 0 or path.startswith("billing/"))
+    listing = path.count("/") == 0 or path.startswith("billing/")
+    gone = error.status == 410 or (error.status == 404 and listing)
+    if ctx.management_api != "v1" or not gone:
+        return None
+    return type(error)(
+        f"{error.status} on {call.describe()}: the service's REST v1 management interface "
+        "is retired (2026-11-15) and this client's base URL ends in /v1; switch to REST v2, "
+        f"the default: unset {ENV_BASE_URL} or pass base_url={DEFAULT_BASE_URL!r}",
+        status=error.status,
+        method=error.method,
+        path=error.path,
+        body=error.body,
+        request_id=error.request_id,
+    )
 
 
 def delete(ctx: Context, call: Call) -> Flow[None]:
@@ -79,6 +80,10 @@ def delete(ctx: Context, call: Call) -> Flow[None]:
                     raise
                 log.info("%s: 404 after a retry; an earlier attempt deleted it", call.describe())
                 return None
+            except APIError as error:
+                if (told := retirement(ctx, call, error)) is None:
+                    raise
+                raise told from None
             if effect is None:
                 return None
             try:

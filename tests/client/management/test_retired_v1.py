@@ -60,6 +60,13 @@ def test_a_retired_v1_says_so_and_how_to_switch(
     assert isinstance(info.value, NotFound) == (reply is MISSING)
 
 
+def test_a_delete_on_a_gone_v1_says_so_too(serve: Callable[..., RawServer]) -> None:
+    server = serve(answering(GONE))
+    with client_on(server) as client, pytest.raises(APIError) as info:
+        client.templates.delete("t1")
+    assert info.value.status == 410 and "REST v1 management interface is retired" in str(info.value)
+
+
 def test_a_404_for_one_record_is_still_that_record_missing(
     serve: Callable[..., RawServer],
 ) -> None:
