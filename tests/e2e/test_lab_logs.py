@@ -4,6 +4,8 @@ notebook shows when reopened with no kernel and no widget state."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from playwright.sync_api import expect
 
@@ -14,7 +16,7 @@ from .test_lab_panels import save, shown
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-CELLS = [
+CELLS: list[str | dict[str, Any]] = [
     "from nbext import Client\n"
     "from nbext.emulator import Emulator, EmulatorServer\n"
     "from nbext.notebook import Connection, set_current\n"

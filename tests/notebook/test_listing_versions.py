@@ -84,6 +84,7 @@ def both(nb: Notebook) -> Iterator[tuple[Connection, Connection]]:
             gpu_type_ids=["NVIDIA GeForce RTX 4090"],
             network_volume_id=volume.id,
         )
+        assert worker.id is not None
         endpoint = client.endpoints.create(
             template_id=worker.id, name="summarizer", gpu_type_ids=["NVIDIA GeForce RTX 4090"]
         )

@@ -52,6 +52,7 @@ class RunpodMagics(Magics):
 
     log_max_lines = Int(
         DEFAULT_MAX_LINES,
+        min=1,
         help="Lines a followed log's panel keeps (the oldest go first), and so at most "
         "what its cell keeps in the saved notebook.",
     ).tag(config=True)
@@ -96,13 +97,6 @@ class RunpodMagics(Magics):
         assert self.shell is not None, "the magics are not registered with a shell"
         namespace: dict[str, Any] = self.shell.user_ns
         return namespace
-
-    @validate("log_max_lines")
-    def _check_log_lines(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if value < 1:
-            raise TraitError(f"log_max_lines must be at least 1, got {value}")
-        return value
 
     @validate("display_limit")
     def _check_limit(self, proposal: dict[str, Any]) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets as widgets
 import pandas as pd
-from traitlets import Int, TraitError, observe, validate
+from traitlets import Int, observe
 
 from ..display.frames import to_frame
 from ..display.specs import LOGS
@@ -46,7 +46,7 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
     --stop``, closing the panel), so the follower's task ends with the panel.
     """
 
-    max_lines = Int(DEFAULT_MAX_LINES, help="Lines kept (the oldest go first).")
+    max_lines = Int(DEFAULT_MAX_LINES, min=1, help="Lines kept (the oldest go first).")
 
     def __init__(
         self,
@@ -90,13 +90,6 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.max_lines = max_lines
         self.add_class("nbext-logs-panel")
         self._render()
-
-    @validate("max_lines")
-    def _check_max_lines(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if value < 1:
-            raise TraitError(f"max_lines must be at least 1, got {value}")
-        return value
 
     @observe("max_lines")
     def _resize(self, change: dict[str, Any]) -> None:
