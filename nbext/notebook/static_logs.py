@@ -51,6 +51,8 @@ class LogView:
     kind: Target
     target: str
     lines: Sequence[LogLine]
+    name: str | None = None
+    """The name the target was asked for by, when not its id."""
     following: bool = False
     dropped: int = 0
     """Earlier lines left out (only the last ``max_lines`` are kept)."""
@@ -62,7 +64,9 @@ class LogView:
 
 def logs_title_html(view: LogView) -> str:
     mode = "following" if view.following else "log"
-    whose = f"{view.kind} <b>{html.escape(view.target)}</b>"
+    whose = f"{view.kind} <b>{html.escape(view.name or view.target)}</b>"
+    if view.name:
+        whose += f" <code>{html.escape(view.target)}</code>"
     count = f"{len(view.lines)} line{'s' * (len(view.lines) != 1)}"
     if view.workers is not None:
         count += f" from {view.workers} worker{'s' * (view.workers != 1)}"
@@ -99,7 +103,8 @@ def logs_status_html(view: LogView) -> str:
 
 def logs_plain(view: LogView) -> str:
     """The ``text/plain`` twin: a title line, then the lines as a terminal shows them."""
-    title = f"{view.kind} {view.target}: {'following, ' if view.following else ''}"
+    who = f"{view.name} ({view.target})" if view.name else view.target
+    title = f"{view.kind} {who}: {'following, ' if view.following else ''}"
     title += f"{len(view.lines)} line{'s' * (len(view.lines) != 1)}"
     if view.workers is not None:
         title += f" from {view.workers} worker{'s' * (view.workers != 1)}"

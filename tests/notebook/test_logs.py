@@ -104,7 +104,7 @@ def test_a_unique_name_stands_for_the_id(
 ) -> None:
     pod = make_pod(v2, "desk")
     nb.run("%runpod logs desk --tail 1")
-    assert assert_static(nb).startswith(f"pod {pod}: 1 line")
+    assert assert_static(nb).startswith(f"pod desk ({pod}): 1 line")
     make_pod(v2, "twin")
     make_pod(v2, "twin")
     message = usage_error(nb, "%runpod logs twin", capsys)
@@ -203,3 +203,22 @@ def test_without_an_event_loop_the_cell_follows_until_interrupted(nb: Notebook, 
     assert not panel.following and not FOLLOWING
     text = assert_static(nb)
     assert "pulling image" in text and "stopped by an interrupt" in text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("fake_clock", [True])
+async def test_stop_by_the_name_following_began_with(
+    nb: Notebook, v2: Client, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pod = make_pod(v2, "desk")
+    nb.run("%runpod logs desk --follow -o panel")
+    panel: LogPanel = nb.shell.user_ns["panel"]
+    assert panel.target == pod and panel.name == "desk"
+    nb.run("%runpod logs --stop nothing-here")
+    assert capsys.readouterr().out.endswith("stopped following 0 logs of nothing-here\n")
+    assert panel.following
+    nb.run("%runpod logs --stop desk")
+    assert capsys.readouterr().out.endswith("stopped following 1 log of desk\n")
+    await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]
+    assert assert_static(nb).startswith(f"pod desk ({pod}): ")
+    await nb.conn.aclose()

@@ -211,9 +211,10 @@ class LogFollower:
 
 
 def stop_following(target: str | None = None) -> int:
-    """Stop the panels following ``target`` (every one when None); how many."""
+    """Stop the panels following ``target``, an id or the name it was asked for by
+    (every one when None); how many."""
     FOLLOWING[:] = [p for p in FOLLOWING if p.following]
-    chosen = [p for p in FOLLOWING if target is None or p.target == target]
+    chosen = [p for p in FOLLOWING if target is None or target in (p.target, p.name)]
     for panel in chosen:
         panel.stop("stopped by %runpod logs --stop")
     return len(chosen)
@@ -302,7 +303,7 @@ def logs(magics: RunpodMagics, args: argparse.Namespace) -> None:
             lines = pod_lines(client, target, args.tail)
         else:
             lines = endpoint_lines(client, target, workers, args.tail)
-        panel = LogPanel(kind, target, max_lines=max(len(lines), 1))
+        panel = LogPanel(kind, target, name=args.target, max_lines=max(len(lines), 1))
         panel.add(lines)
         if kind == "endpoint":
             panel.set_workers(len(workers))
@@ -310,7 +311,7 @@ def logs(magics: RunpodMagics, args: argparse.Namespace) -> None:
         store(magics, name, panel.frame())
         return
     kept = args.max_lines or magics.log_max_lines
-    panel = LogPanel(kind, target, following=True, max_lines=kept)
+    panel = LogPanel(kind, target, name=args.target, following=True, max_lines=kept)
     output = show_panel(panel)
     store(magics, name, panel)
     follow(magics, service, panel, output, args, loop)

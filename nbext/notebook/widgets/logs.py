@@ -53,12 +53,15 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         kind: Target,
         target: str,
         *,
+        name: str | None = None,
         following: bool = False,
         max_lines: int = DEFAULT_MAX_LINES,
         throttle: Throttle | None = None,
     ) -> None:
         self.kind: Target = kind
         self.target = target
+        self.name = name if name != target else None
+        """The name the user asked for the target by (None: they gave its id)."""
         self.following = following
         self.workers: int | None = None
         self.dropped = 0
@@ -175,6 +178,7 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         return LogView(
             kind=self.kind,
             target=self.target,
+            name=self.name,
             lines=tuple(self._lines),
             following=self.following,
             dropped=self.dropped,
