@@ -271,29 +271,22 @@ class Sender(_Sender[httpx.Client]):
     """``Client``'s requests, through an ``httpx.Client``."""
 
     def send(self, call: Call, timeout: float) -> Reply:
-        request = self._request(call, timeout)
-        follow = call.method == "GET"
-        try:
-            response = self.http.send(request, stream=True, follow_redirects=follow)
-        except httpx.TooManyRedirects:
-            raise redirect_error(call, None) from None
-        try:
-            capped = _Capped(call, response, self.destination.max_answer_bytes)
-            for chunk in response.iter_bytes():
-                capped.add(chunk)
-        finally:
-            response.close()
-        return capped.reply()
+        return self._whole(call, self._open(call, timeout))
 
     def listen(self, call: Call, idle: float) -> Reply | EventStream:
         """``call``'s answer: an event stream left open, else read whole."""
-        request = self._request(call, idle)
+        response = self._open(call, idle)
+        return EventStream(response) if _is_event_stream(response) else self._whole(call, response)
+
+    def _open(self, call: Call, timeout: float) -> httpx.Response:
+        request = self._request(call, timeout)
+        follow = call.method == "GET"
         try:
-            response = self.http.send(request, stream=True, follow_redirects=True)
+            return self.http.send(request, stream=True, follow_redirects=follow)
         except httpx.TooManyRedirects:
             raise redirect_error(call, None) from None
-        if _is_event_stream(response):
-            return EventStream(response)
+
+    def _whole(self, call: Call, response: httpx.Response) -> Reply:
         try:
             capped = _Capped(call, response, self.destination.max_answer_bytes)
             for chunk in response.iter_bytes():
@@ -355,12 +348,17 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
         raise httpx.ReadTimeout(f"no answer within {timeout:g} s")
 
     async def _exchange(self, call: Call, timeout: float) -> Reply:
+        return await self._whole(call, await self._open(call, timeout))
+
+    async def _open(self, call: Call, timeout: float) -> httpx.Response:
         request = self._request(call, timeout)
         follow = call.method == "GET"
         try:
-            response = await self.http.send(request, stream=True, follow_redirects=follow)
+            return await self.http.send(request, stream=True, follow_redirects=follow)
         except httpx.TooManyRedirects:
             raise redirect_error(call, None) from None
+
+    async def _whole(self, call: Call, response: httpx.Response) -> Reply:
         try:
             capped = _Capped(call, response, self.destination.max_answer_bytes)
             async for chunk in response.aiter_bytes():
@@ -373,26 +371,17 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
         """``call``'s answer: an event stream left open, else read whole."""
         if self._loop is not asyncio.get_running_loop():
             self._adopt_loop()
-        request = self._request(call, idle)
-        try:
-            if self._bounded:
+        if not self._bounded:
+            response = await self._open(call, idle)
+        else:
+            try:
                 async with asyncio.timeout(idle + 0.05):
-                    response = await self.http.send(request, stream=True, follow_redirects=True)
-            else:
-                response = await self.http.send(request, stream=True, follow_redirects=True)
-        except httpx.TooManyRedirects:
-            raise redirect_error(call, None) from None
-        except TimeoutError:
-            raise httpx.ReadTimeout(f"no answer within {idle:g} s") from None
+                    response = await self._open(call, idle)
+            except TimeoutError:
+                raise httpx.ReadTimeout(f"no answer within {idle:g} s") from None
         if _is_event_stream(response):
             return AsyncEventStream(response, idle if self._bounded else None)
-        try:
-            capped = _Capped(call, response, self.destination.max_answer_bytes)
-            async for chunk in response.aiter_bytes():
-                capped.add(chunk)
-        finally:
-            await response.aclose()
-        return capped.reply()
+        return await self._whole(call, response)
 
     async def aclose(self) -> None:
         self._closed = True

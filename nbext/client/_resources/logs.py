@@ -40,6 +40,9 @@ MAX_TAIL = 5000
 """The most lines the service backfills (its documented maximum of ``tail``)."""
 QUIET = 2.0
 """Seconds of silence after which ``logs`` takes a held-open stream to have sent all."""
+LONGEST_READ = 10.0
+"""However busy a held-open log, ``logs`` returns after reading it this long (its lines
+so far): a log that never goes quiet would otherwise never be "what is there now"."""
 FOLLOW_IDLE = 15.0
 """A followed stream silent this long is reopened from the last cursor (a proxy may have
 dropped it without a word); ``stop`` is noticed at the latest then."""
@@ -131,7 +134,9 @@ def _open(ctx: Context, call: Call, idle: float) -> Flow[Any]:
 
 def _read(ctx: Context, call: Call, quiet: float) -> Flow[list[LogEvent]]:
     """The lines a stream holds now: until it ends, or stays quiet ``quiet`` seconds (a
-    server that holds the stream open for newer lines has sent all it had)."""
+    server that holds the stream open for newer lines has sent all it had), or has been
+    read ``LONGEST_READ`` seconds on the client's clock."""
+    started = ctx.now()
     stream = yield from _open(ctx, call, quiet)
     lines: list[LogEvent] = []
     try:
@@ -149,6 +154,8 @@ def _read(ctx: Context, call: Call, quiet: float) -> Flow[list[LogEvent]]:
                 return lines
             if (line := log_line(call, event)) is not None:
                 lines.append(line)
+            if ctx.now() - started >= LONGEST_READ:
+                return lines  # a log written faster than it goes quiet: enough is now
     finally:
         stream.close()
 
@@ -193,23 +200,30 @@ def _follow(
         yield pause(ctx, max(MIN_RETRY, retry))
 
 
+def _log_call(
+    ctx: Context,
+    operation: str,
+    parts: list[str],
+    subject: str,
+    query: tuple[int | None, datetime | str | None, str | None],
+    cursor: str | None = None,
+) -> Call:
+    """A log stream's call: ``query`` is (tail, since, source); ``cursor`` resumes after it."""
+    params = log_query(operation, *query)
+    headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
+    call = v2_call(ctx.management_api, "GET", parts, operation, subject, query=params)
+    return dataclasses.replace(call, headers=headers)
+
+
 def _pod_call(
     ctx: Context,
     operation: str,
     pod_id: str,
-    tail: int | None,
-    since: datetime | str | None,
-    source: str | None,
+    query: tuple[int | None, datetime | str | None, str | None],
     cursor: str | None = None,
 ) -> Call:
-    pid = ident(pod_id, "pod id")
-    params = log_query(operation, tail, since, source)
-    headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
-    subject = f"pod {pod_id!r}"
-    call = v2_call(
-        ctx.management_api, "GET", ["pods", pid, "logs"], operation, subject, query=params
-    )
-    return dataclasses.replace(call, headers=headers)
+    parts = ["pods", ident(pod_id, "pod id"), "logs"]
+    return _log_call(ctx, operation, parts, f"pod {pod_id!r}", query, cursor)
 
 
 def _worker_call(
@@ -217,19 +231,14 @@ def _worker_call(
     operation: str,
     endpoint_id: str,
     worker_id: str,
-    tail: int | None,
-    since: datetime | str | None,
-    source: str | None,
+    query: tuple[int | None, datetime | str | None, str | None],
     cursor: str | None = None,
 ) -> Call:
-    eid = ident(endpoint_id, "endpoint id")
-    wid = ident(worker_id, "worker id")
-    params = log_query(operation, tail, since, source)
-    headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
+    eid, wid = ident(endpoint_id, "endpoint id"), ident(worker_id, "worker id")
     subject = f"worker {worker_id!r} of endpoint {endpoint_id!r}"
-    parts = ["serverless", eid, "workers", wid, "logs"]
-    call = v2_call(ctx.management_api, "GET", parts, operation, subject, query=params)
-    return dataclasses.replace(call, headers=headers)
+    return _log_call(
+        ctx, operation, ["serverless", eid, "workers", wid, "logs"], subject, query, cursor
+    )
 
 
 def pod_logs(
@@ -248,7 +257,7 @@ def pod_logs(
     A service that holds the stream open for newer lines has sent what it had once the
     stream stays quiet ``quiet`` seconds; ``follow_logs`` keeps reading instead.
     """
-    call = _pod_call(ctx, "pods.logs", pod_id, tail, since, source)
+    call = _pod_call(ctx, "pods.logs", pod_id, (tail, since, source))
     return (yield from _read(ctx, call, _quiet("pods.logs", quiet)))
 
 
@@ -263,10 +272,10 @@ def follow_pod_logs(
 ) -> Flow[None]:
     """The pod's log lines as they come, starting like ``logs``; ends when the caller
     stops iterating or sets ``stop`` (a ``threading.Event``), or when the pod is gone."""
-    first = _pod_call(ctx, "pods.follow_logs", pod_id, tail, since, source)
+    first = _pod_call(ctx, "pods.follow_logs", pod_id, (tail, since, source))
 
     def resume(cursor: str) -> Call:
-        return _pod_call(ctx, "pods.follow_logs", pod_id, None, None, source, cursor)
+        return _pod_call(ctx, "pods.follow_logs", pod_id, (None, None, source), cursor)
 
     return _follow(ctx, first, resume, stop)
 
@@ -284,7 +293,7 @@ def worker_logs(
     """A serverless worker's log lines now (``endpoints.workers`` lists the workers);
     ``tail``, ``since``, ``source`` and ``quiet`` as for ``pods.logs``."""
     op = "endpoints.worker_logs"
-    call = _worker_call(ctx, op, endpoint_id, worker_id, tail, since, source)
+    call = _worker_call(ctx, op, endpoint_id, worker_id, (tail, since, source))
     return (yield from _read(ctx, call, _quiet(op, quiet)))
 
 
@@ -301,10 +310,10 @@ def follow_worker_logs(
     """A worker's log lines as they come, like ``pods.follow_logs``; ends when the
     worker is gone (the service keeps a worker's log only while it lives)."""
     op = "endpoints.follow_worker_logs"
-    first = _worker_call(ctx, op, endpoint_id, worker_id, tail, since, source)
+    first = _worker_call(ctx, op, endpoint_id, worker_id, (tail, since, source))
 
     def resume(cursor: str) -> Call:
-        return _worker_call(ctx, op, endpoint_id, worker_id, None, None, source, cursor)
+        return _worker_call(ctx, op, endpoint_id, worker_id, (None, None, source), cursor)
 
     return _follow(ctx, first, resume, stop)
 

@@ -457,6 +457,12 @@ def endpoint_body(
     )
     if str(v1.get("computeType", "GPU")) == "CPU" or "cpuFlavorIds" in v1:
         flavours = v1.get("cpuFlavorIds") or []
+        if not flavours and "computeType" in v1:  # said at creation
+            raise refused(
+                operation,
+                "REST v2 needs the CPU flavours of a CPU endpoint: give cpu_flavor_ids "
+                "(cpuFlavorIds)",
+            )
         if flavours:
             out["cpu"] = [{"id": f, "vcpuCount": v1.get("vcpuCount", 2)} for f in flavours]
     elif gpu:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from nbext.models import explain
 
 from .._calls import Answer, Call, segment
-from .._config import ENV_BASE_URL, ManagementAPI
+from .._config import DEFAULT_BASE_URL, ENV_BASE_URL, ManagementAPI
 from .._errors import APIError, BadRequest, UnsupportedOperation, excerpt
 from .._retry import Kind
 
@@ -105,7 +105,7 @@ def needs_v2(operation: str) -> UnsupportedOperation:
     return UnsupportedOperation(
         f"{operation} needs the management interface REST v2, and this client's base URL "
         f"speaks v1; point it at a base URL ending in /v2 (base_url=... or {ENV_BASE_URL}; "
-        "the service's is https://api.runpod.io/v2)"
+        f"the service's is {DEFAULT_BASE_URL})"
     )
 
 

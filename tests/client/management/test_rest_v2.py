@@ -334,3 +334,21 @@ async def test_pod_listing_filters_apply_over_v2(v2: V2Harness) -> None:
     with pytest.raises(BadRequest) as info:
         await v2.call(c.pods.list, endpoint_id="e1")
     assert "endpoint_id" in str(info.value) and info.value.sent is False
+
+
+async def test_a_cpu_endpoint_over_v2_names_its_flavours(v2: V2Harness) -> None:
+    c = v2.client
+    tpl = await v2.call(c.templates.create, name="cpu", image_name="echo", is_serverless=True)
+    with pytest.raises(BadRequest) as info:
+        await v2.call(c.endpoints.create, template_id=tpl.id, compute_type="CPU")
+    assert "cpu_flavor_ids" in str(info.value) and info.value.sent is False
+    ep = await v2.call(
+        c.endpoints.create,
+        template_id=tpl.id,
+        compute_type="CPU",
+        cpu_flavor_ids=["cpu3c"],
+        vcpu_count=4,
+    )
+    assert ep.compute_type == m.ComputeType.CPU and ep.gpu_type_ids is None
+    wire = ep.to_wire()  # v1's Endpoint keeps fields it does not name
+    assert (wire["cpuFlavorIds"], wire["vcpuCount"]) == (["cpu3c"], 4)

@@ -20,6 +20,8 @@ import pytest
 
 from nbext.client import AsyncClient, Client
 
+from .test_event_streams import AsyncClock, SyncClock
+
 KEY = "rpa_5C0FFEE0DDBA11F00D5EED1234567890ABCDEF42"
 HOLD_LIMIT = 20.0
 
@@ -103,19 +105,6 @@ def serve() -> Iterator[Any]:
         server.server_close()
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
-        self.slept: list[float] = []
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep_until(self, instant: float) -> None:
-        self.slept.append(instant - self.t)
-        self.t = instant
-
-
 def test_logs_returns_what_a_held_open_stream_had_once_it_is_quiet(serve: Any) -> None:
     server = serve(event("c1", "one") + event("c2", "two"))
     with Client(KEY, base_url=server.url, max_retries=0) as client:
@@ -123,9 +112,22 @@ def test_logs_returns_what_a_held_open_stream_had_once_it_is_quiet(serve: Any) -
     assert [x.line for x in lines] == ["one", "two"]
 
 
+def test_logs_of_a_log_that_never_goes_quiet_return_after_the_longest_read(serve: Any) -> None:
+    server = serve(b"".join(event(f"c{i}", f"line {i}") for i in range(200)))
+
+    class Ticking(SyncClock):
+        def now(self) -> float:  # each look at the clock: a second later
+            self.t += 1.0
+            return self.t
+
+    with Client(KEY, base_url=server.url, clock=Ticking()) as client:  # type: ignore[arg-type]
+        lines = client.pods.logs("p1", quiet=10)
+    assert 5 <= len(lines) <= 12 and lines[0].line == "line 0"
+
+
 def test_a_follower_gets_lines_as_they_are_written_then_resumes(serve: Any) -> None:
     server = serve(b"retry: 500\n\n" + event("c1", "one"))
-    clock = Clock()
+    clock = SyncClock()
     with Client(KEY, base_url=server.url, clock=clock) as client:  # type: ignore[arg-type]
         follower = client.pods.follow_logs("p1")
         assert next(follower).line == "one"
@@ -139,10 +141,6 @@ def test_a_follower_gets_lines_as_they_are_written_then_resumes(serve: Any) -> N
 
 def test_the_async_follower_too(serve: Any) -> None:
     server = serve(event("c1", "one"))
-
-    class AsyncClock(Clock):
-        async def sleep_until(self, instant: float) -> None:  # type: ignore[override]
-            super().sleep_until(instant)
 
     async def main() -> list[str]:
         got = []
