@@ -85,7 +85,7 @@ def test_an_endpoints_lines_are_tagged_with_their_worker(nb: Notebook, v2: Clien
         ("%runpod logs nowhere", "logs: no pod or endpoint 'nowhere'"),
         ("%runpod logs echo --worker w-9", "endpoint 'echo' has no worker 'w-9'"),
         ("%runpod logs", "logs needs a pod id or an endpoint id"),
-        ("%runpod logs echo --tail 0", "--tail must be at least 1, got 0"),
+        ("%runpod logs echo --tail 0", "--tail must be more than 0, got 0"),
         ("%runpod logs echo --tail many", "--tail must be a whole number, got 'many'"),
         ("%runpod logs echo --max-lines 5", "--max-lines applies to --follow"),
         ("%runpod logs echo --stop --tail 3", "--stop takes only the TARGET"),

@@ -8,16 +8,13 @@ The catalog is a REST v2 resource: on a v1 connection the client's one line says
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Any
-
-from IPython.core.error import UsageError
+from typing import TYPE_CHECKING
 
 from ..display import show_frame, to_frame
 from ..display.specs import GPUS
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
-from .common import check_name, store, usage_errors
+from .common import check_name, number_option, store, usage_errors
 from .listings import ALL_HELP, columns_shown, management
 
 if TYPE_CHECKING:
@@ -29,32 +26,18 @@ PRICE_COLUMN = {"secure": "secure_usd_hr", "community": "community_usd_hr"}
 """The price a row is sorted by, per cloud."""
 
 
-def _number(text: str, option: str, kind: type[int] | type[float]) -> Any:
-    try:
-        value = kind(text)
-    except ValueError:
-        what = "a whole number" if kind is int else "a number"
-        raise UsageError(f"{option} must be {what}, got {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise UsageError(f"{option} must be more than 0, got {text}")
-    return value
-
-
-def _vram(text: str) -> int:
-    return int(_number(text, "--min-vram", int))
-
-
-def _price(text: str) -> float:
-    return float(_number(text, "--max-price", float))
-
-
 @subcommand("gpus", "the GPU types on offer: memory, prices, availability (a DataFrame)")
 @magic_arguments("runpod gpus")
 @argument("--available", action="store_true", help="only the types available now")
-@argument("--min-vram", type=_vram, metavar="GB", help="only types with at least GB of memory")
+@argument(
+    "--min-vram",
+    type=number_option("--min-vram"),
+    metavar="GB",
+    help="only types with at least GB of memory",
+)
 @argument(
     "--max-price",
-    type=_price,
+    type=number_option("--max-price", float),
     metavar="USD",
     help="only types costing at most USD per GPU-hour (in --cloud; without it, in the "
     "cheaper of the secure and community clouds)",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -37,7 +37,7 @@ from ..outputs import PanelOutput, show_panel
 from ..static_logs import LogLine, Target
 from ..widgets.logs import LogPanel
 from .commands import subcommand
-from .common import check_name, store, usage_errors
+from .common import check_name, number_option, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
@@ -205,6 +205,12 @@ class LogFollower:
                     continue
                 events = self.client.endpoints.follow_worker_logs(target, worker, tail=self.tail)
                 self._workers[worker] = asyncio.create_task(self._feed(events, worker))
+            for worker, task in self._workers.items():
+                failed = task.exception() if task.done() and not task.cancelled() else None
+                if isinstance(failed, NbextError):
+                    self.panel.set_error(f"worker {worker}: {one_line(str(failed))}")
+                elif failed is not None:
+                    raise failed
             live = sum(not task.done() for task in self._workers.values())
             self.panel.set_workers(live)
             await asyncio.sleep(self.rescan)
@@ -228,19 +234,6 @@ def _stop_all_at_exit() -> None:
             panel.stop("the kernel shut down")
 
 
-def _positive_int(option: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise UsageError(f"{option} must be a whole number, got {text!r}") from None
-        if value < 1:
-            raise UsageError(f"{option} must be at least 1, got {value}")
-        return value
-
-    return parse
-
-
 @subcommand("logs", "a pod's log, or an endpoint's workers' logs; --follow streams them")
 @magic_arguments("runpod logs")
 @argument("target", nargs="?", help="a pod or an endpoint: its id, or its name")
@@ -250,11 +243,11 @@ def _positive_int(option: str) -> Callable[[str], int]:
     help="keep showing new lines in a live panel (in the background in Jupyter; "
     "Ctrl-C where the cell must wait) until stopped",
 )
-@argument("--tail", type=_positive_int("--tail"), metavar="N", help="the last N lines only")
+@argument("--tail", type=number_option("--tail"), metavar="N", help="the last N lines only")
 @argument("--worker", metavar="ID", help="an endpoint's worker: only its lines")
 @argument(
     "--max-lines",
-    type=_positive_int("--max-lines"),
+    type=number_option("--max-lines"),
     metavar="N",
     help="lines a followed panel keeps (default: the log_max_lines trait)",
 )
