@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from nbext.client import Client
-from nbext.notebook.magics.logs import FOLLOWING
+from nbext.notebook.magics.logs import FOLLOWING, stop_all_at_exit
 from nbext.notebook.widgets.logs import LogPanel
 
 from .conftest import Notebook
@@ -221,4 +221,17 @@ async def test_stop_by_the_name_following_began_with(
     assert capsys.readouterr().out.endswith("stopped following 1 log of desk\n")
     await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]
     assert assert_static(nb).startswith(f"pod desk ({pod}): ")
+    await nb.conn.aclose()
+
+
+@pytest.mark.anyio
+async def test_every_follower_stops_when_the_interpreter_ends(nb: Notebook, v2: Client) -> None:
+    """What the kernel's shutdown runs (an ``atexit`` hook): no follower outlives it."""
+    nb.run("%runpod logs echo --follow -o first")
+    nb.run("%runpod logs echo --follow -o second")
+    panels: list[LogPanel] = [nb.shell.user_ns["first"], nb.shell.user_ns["second"]]
+    stop_all_at_exit()
+    await asyncio.wait_for(asyncio.gather(*(p.task for p in panels if p.task)), 10)
+    assert not FOLLOWING and not any(p.following for p in panels)
+    assert "the kernel shut down" in assert_static(nb)
     await nb.conn.aclose()

@@ -227,7 +227,7 @@ def stop_following(target: str | None = None) -> int:
 
 
 @atexit.register
-def _stop_all_at_exit() -> None:
+def stop_all_at_exit() -> None:
     """The interpreter ends (the kernel shuts down): every follower stops."""
     for panel in list(FOLLOWING):
         with contextlib.suppress(Exception):  # the loop may be closed already
