@@ -125,6 +125,7 @@ class Connection:
     ``server`` hands in an emulator server (tests; a notebook sharing one); it is started
     if needed and never stopped by ``close``. ``environ`` and ``config_file`` replace
     the process environment and ``~/.runpod/config.toml`` when resolving the key.
+    ``management_api`` chooses the emulator's management interface, REST v1 or v2.
     """
 
     def __init__(
@@ -136,6 +137,7 @@ class Connection:
         server: EmulatorServer | None = None,
         mode: Mode | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
+        management_api: Literal["v1", "v2"] = "v2",
     ) -> None:
         self._settings: dict[str, Any] = {
             "api_key": api_key,
@@ -145,6 +147,10 @@ class Connection:
         self.config: ClientConfig = load_config(**self._settings, require_key=False)
         self._server = server
         self._client_kwargs = dict(client_kwargs or {})
+        self.management_api = management_api
+        """The interface the local emulator is managed through (it serves both; v2, as
+        the service today, unless v1 is chosen); the cloud's is its base URL's
+        (``RUNPOD_REST_BASE_URL``)."""
         self.registry = JobRegistry()
         self._services: dict[Mode, Service] = {}
         if mode is None:
@@ -321,7 +327,7 @@ class Connection:
             api_key=emulator.api_key,
             key_source="the embedded emulator",
             serverless_url=server.serverless_url,
-            base_url=f"{server.url}/v2",
+            base_url=f"{server.url}/{self.management_api}",
             server=server,
             owns_server=owns,
             client_kwargs=self._client_kwargs,

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import pandas as pd
 from pydantic import BaseModel
@@ -96,6 +96,7 @@ def as_mapping(record: Any) -> Mapping[str, Any]:
 
 def to_frame(records: Iterable[Any], spec: ListingSpec) -> pd.DataFrame:
     """The records as a DataFrame with the spec's columns, dtypes and order."""
+    records = list(records)
     rows = [as_mapping(r) for r in records]
     data: dict[str, list[Any]] = {c.name: [c.value(row) for row in rows] for c in spec.columns}
     if spec.extra == "keep":
@@ -107,8 +108,9 @@ def to_frame(records: Iterable[Any], spec: ListingSpec) -> pd.DataFrame:
     frame = pd.DataFrame(data, index=pd.RangeIndex(len(rows)), dtype=object)
     for column in spec.columns:
         frame[column.name] = convert(frame[column.name], column)
+    declared = _declared_kinds(records)
     for key in frame.columns[len(spec.columns) :]:
-        frame[key] = _infer(frame[key])
+        frame[key] = _infer(frame[key], declared.get(key))
     if spec.sort is not None and len(frame):
         by, ascending = spec.sort
         frame = frame.sort_values(by, ascending=ascending, kind="stable").reset_index(drop=True)
@@ -183,11 +185,45 @@ def _instant(value: Any) -> Any:
     return None
 
 
-def _infer(series: pd.Series) -> pd.Series:
-    """Extra fields: numbers and booleans keep their type, nested values stay objects."""
+DECLARED: tuple[tuple[type, Kind], ...] = (
+    (bool, "bool"),
+    (int, "int"),
+    (float, "float"),
+    (datetime, "datetime"),
+    (str, "string"),
+)
+"""A model field's type -> the dtype of its column (bool before int: a bool is an int)."""
+
+
+def _declared_kinds(records: list[Any]) -> dict[str, Kind]:
+    """The column kind of each plainly typed field of the records' model, by column name.
+
+    A field a service leaves empty in every record (one management interface fills it,
+    the other has no such field) still gets its declared dtype, so a DataFrame's dtypes
+    do not depend on which interface answered.
+    """
+    model = type(records[0]) if records and isinstance(records[0], BaseModel) else None
+    if model is None:
+        return {}
+    kinds: dict[str, Kind] = {}
+    for name, info in model.model_fields.items():
+        types = [t for t in get_args(info.annotation) or (info.annotation,) if t is not type(None)]
+        if len(types) != 1 or not isinstance(types[0], type):
+            continue
+        kind = next((k for base, k in DECLARED if issubclass(types[0], base)), None)
+        if kind is not None:
+            kinds[snake_case(info.alias or name)] = kind
+    return kinds
+
+
+def _infer(series: pd.Series, declared: Kind | None = None) -> pd.Series:
+    """Extra fields: numbers and booleans keep their type, nested values stay objects;
+    a field with no value at all takes the type its model declares."""
     series = plain_values(series)
     values = series.dropna()
     if values.empty:
+        if declared is not None:
+            return convert(series, Column(str(series.name), declared))
         return series.astype("object")
     if all(isinstance(v, bool) for v in values):
         return series.astype("boolean")

@@ -9,6 +9,9 @@ A wide listing (a pod has some thirty fields) names the few a cell shows by defa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from nbext.models import JobStatus
 
 from .frames import Column, ListingSpec
@@ -87,6 +90,15 @@ TEMPLATES = ListingSpec(
     ),
 )
 
+
+def gpu_name(gpu: Any) -> Any:
+    """A pod's GPU type as people say it (``RTX 4090``); its id where the service gives
+    no display name (REST v2 answers with the id only)."""
+    if not isinstance(gpu, Mapping):
+        return None
+    return gpu.get("displayName") or gpu.get("id")
+
+
 PODS = ListingSpec(
     "pods",
     (
@@ -94,7 +106,7 @@ PODS = ListingSpec(
         Column("name"),
         Column("desired_status", "category", source="desiredStatus"),
         Column("image", source="image"),
-        Column("gpu_type", "category", source="gpu.displayName"),
+        Column("gpu_type", "category", source=lambda pod: gpu_name(pod.get("gpu"))),
         Column("gpu_count", "int", source="gpu.count"),
         Column("cost_per_hr", "float", source="costPerHr"),
         Column("last_started_at", "datetime", source="lastStartedAt"),
@@ -204,3 +216,48 @@ BILLING = {
     ),
 }
 """``%runpod billing pods|endpoints|volumes``: one row per time bucket (and group)."""
+
+AVAILABILITY: tuple[str, ...] = ("NONE", "LOW", "MEDIUM", "HIGH")
+"""The catalog's availability levels, lowest first (so sorting by them reads naturally)."""
+
+GPUS = ListingSpec(
+    "gpus",
+    (
+        Column("name"),
+        Column("id"),
+        Column("memory_gb", "int", source="memory"),
+        Column("secure_usd_hr", "float", source="price.secure"),
+        Column("community_usd_hr", "float", source="price.community"),
+        Column("serverless_usd_hr", "float", source="price.serverless"),
+        Column("availability", "category", categories=AVAILABILITY),
+        Column("max_count", "int", source="maxCount.secure"),
+        Column("max_count_community", "int", source="maxCount.community"),
+        Column("pool", "category"),
+        Column("manufacturer", "category"),
+    ),
+    hidden=frozenset({"dataCenters", "cudaVersions", "price", "maxCount"}),
+    sort=("secure_usd_hr", True),
+    shown=(
+        "name",
+        "id",
+        "memory_gb",
+        "secure_usd_hr",
+        "community_usd_hr",
+        "serverless_usd_hr",
+        "availability",
+        "max_count",
+    ),
+)
+"""``%runpod gpus``: the catalog's GPU types, cheapest first; prices are USD per GPU-hour."""
+
+LOGS = ListingSpec(
+    "logs",
+    (
+        Column("ts", "datetime"),
+        Column("worker", "category"),
+        Column("source", "category"),
+        Column("line"),
+    ),
+    extra="drop",
+)
+"""A log's lines (``%runpod logs -o``, ``LogPanel.frame()``), oldest first."""

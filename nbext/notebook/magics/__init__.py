@@ -1,9 +1,9 @@
 """``RunpodMagics``: ``%%runpod_job`` and ``%runpod``, configured with ``%config``.
 
 Traits (``%config RunpodMagics.<name> = value``): ``display_limit``, ``poll_interval``,
-``default_endpoint``, ``raise_on_failure``, and what media may add to a saved notebook:
-``media_inline_bytes``, ``media_job_bytes``, ``media_thumbnail_px``. The magics hold the
-kernel's ``Connection``; tests hand them one bound to their own emulator.
+``default_endpoint``, ``raise_on_failure``, ``log_max_lines``, and what media may add to a
+saved notebook: ``media_inline_bytes``, ``media_job_bytes``, ``media_thumbnail_px``. The
+magics hold the kernel's ``Connection``; tests hand them one bound to their own emulator.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from ..ipython import (
     no_var_expand,
 )
 from ..widgets import full_size
-from . import batch, connect, health, jobs, listings  # noqa: F401  (they register subcommands)
+from ..widgets.logs import DEFAULT_MAX_LINES
+from . import batch, catalog, connect, health, jobs, listings, logs  # noqa: F401  (they register subcommands)
 from .commands import SUBCOMMANDS, dispatch, help_text
 from .common import parse_line
 from .job import run_job
@@ -48,6 +49,13 @@ class RunpodMagics(Magics):
         True,
         help="A cell whose job ends FAILED, TIMED_OUT or CANCELLED raises (Run All stops "
         "there); False keeps it going, as --no-raise does for one cell.",
+    ).tag(config=True)
+
+    log_max_lines = Int(
+        DEFAULT_MAX_LINES,
+        min=1,
+        help="Lines a followed log's panel keeps (the oldest go first), and so at most "
+        "what its cell keeps in the saved notebook.",
     ).tag(config=True)
 
     media_inline_bytes = Int(

@@ -3,7 +3,7 @@
 Each subcommand is a function of ``(magics, args)`` declared with IPython's
 ``magic_arguments`` (so it has a real argparse parser and help text) and registered with
 ``@subcommand``; modules named for what they own (``connect``, ``health``, ``jobs``,
-``batch``, ``listings``) hold them.
+``batch``, ``listings``, ``catalog``, ``logs``) hold them.
 """
 
 from __future__ import annotations
@@ -58,6 +58,8 @@ ORDER = (
     "volumes",
     "registry-auths",
     "billing",
+    "gpus",
+    "logs",
 )
 """How help lists the subcommands: the session's order, not the modules'."""
 

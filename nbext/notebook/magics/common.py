@@ -31,7 +31,16 @@ if TYPE_CHECKING:
 
     from . import RunpodMagics
 
-__all__ = ["check_name", "explain", "one_line", "parse_line", "positive", "store", "usage_errors"]
+__all__ = [
+    "check_name",
+    "explain",
+    "number_option",
+    "one_line",
+    "parse_line",
+    "positive",
+    "store",
+    "usage_errors",
+]
 
 
 @contextlib.contextmanager
@@ -116,3 +125,20 @@ def positive(value: float | None, option: str) -> float | None:
     if value is not None and not (value > 0 and math.isfinite(value)):
         raise UsageError(f"{option} must be a number of seconds > 0, got {value:g}")
     return value
+
+
+def number_option(option: str, kind: type[int] | type[float] = int) -> Callable[[str], Any]:
+    """An argparse ``type`` for ``option``: a finite number above 0 (a whole one for
+    ``int``); anything else is a one-line UsageError naming the option."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "a whole number" if kind is int else "a number"
+            raise UsageError(f"{option} must be {what}, got {text!r}") from None
+        if not (value > 0 and math.isfinite(value)):
+            raise UsageError(f"{option} must be more than 0, got {text}")
+        return value
+
+    return parse

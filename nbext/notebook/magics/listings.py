@@ -179,19 +179,22 @@ GROUP_TITLES = {"pod_id": "pod", "endpoint_id": "endpoint", "gpu_type_id": "GPU 
 
 
 def with_names(frame: pd.DataFrame, magics: RunpodMagics) -> tuple[pd.DataFrame, list[str]]:
-    """``frame`` with a name column after each id column that has ids; the names added.
+    """``frame`` with a name column after each id column; the names added.
 
-    A name the service cannot give (the pod was deleted since, or the listing failed)
-    stays missing: the bill is still worth showing.
+    The column is there even when no record has an id (an ungrouped bill), so a frame's
+    columns do not depend on how the service grouped it. A name the service cannot give
+    (the pod was deleted since, or the listing failed) stays missing: the bill is still
+    worth showing.
     """
     added: list[str] = []
     for id_column, (name_column, attribute) in NAMED.items():
-        if id_column not in frame or not frame[id_column].notna().any():
+        if id_column not in frame:
             continue
         names: dict[str, str] = {}
-        with contextlib.suppress(NbextError):
-            resource = management(magics, attribute, "billing")
-            names = {item.id: item.name for item in resource.list() if item.id and item.name}
+        if frame[id_column].notna().any():  # else: nothing to ask the service for
+            with contextlib.suppress(NbextError):
+                resource = management(magics, attribute, "billing")
+                names = {item.id: item.name for item in resource.list() if item.id and item.name}
         values = frame[id_column].astype("string").map(names, na_action="ignore")
         position = list(frame.columns).index(id_column) + 1
         frame.insert(position, name_column, values.astype("string"))

@@ -1,0 +1,77 @@
+"""``%runpod gpus``: the service's GPU types with memory, prices and availability.
+
+What a user picking a GPU asks: which types have enough memory, which are available
+now, and what they cost. The filters are the client's (``client.catalog.gpus``); the
+rows come cheapest first, by the price of the cloud asked for (secure by default).
+The catalog is a REST v2 resource: on a v1 connection the client's one line says so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..display import show_frame, to_frame
+from ..display.specs import GPUS
+from ..ipython import argument, magic_arguments
+from .commands import subcommand
+from .common import check_name, number_option, store, usage_errors
+from .listings import ALL_HELP, columns_shown, management
+
+if TYPE_CHECKING:
+    import argparse
+
+    from . import RunpodMagics
+
+PRICE_COLUMN = {"secure": "secure_usd_hr", "community": "community_usd_hr"}
+"""The price a row is sorted by, per cloud."""
+
+
+@subcommand("gpus", "the GPU types on offer: memory, prices, availability (a DataFrame)")
+@magic_arguments("runpod gpus")
+@argument("--available", action="store_true", help="only the types available now")
+@argument(
+    "--min-vram",
+    type=number_option("--min-vram"),
+    metavar="GB",
+    help="only types with at least GB of memory",
+)
+@argument(
+    "--max-price",
+    type=number_option("--max-price", float),
+    metavar="USD",
+    help="only types costing at most USD per GPU-hour (in --cloud; without it, in the "
+    "cheaper of the secure and community clouds)",
+)
+@argument(
+    "--cloud",
+    choices=sorted(PRICE_COLUMN),
+    help="price and availability in this cloud (default: secure)",
+)
+@argument("--all", action="store_true", help=ALL_HELP)
+@argument("-o", "--output", help="store the whole DataFrame in this variable")
+def gpus(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """The service's GPU types, cheapest first: memory (GB), the price per GPU-hour in the
+    secure and community clouds and on serverless, whether they are available now, and
+    the most GPUs one pod can have. For example ``%runpod gpus --min-vram 24 --available``.
+    """
+    name = check_name(args.output)
+    catalog = management(magics, "catalog", "gpus")
+    with usage_errors("gpus"):
+        records = catalog.gpus(
+            available=args.available,
+            min_vram_gb=args.min_vram,
+            max_price=args.max_price,
+            cloud=args.cloud.upper() if args.cloud else None,
+        )
+    frame = to_frame(records, GPUS)
+    if args.cloud is not None and len(frame):
+        by = PRICE_COLUMN[args.cloud]
+        frame = frame.sort_values(by, kind="stable").reset_index(drop=True)
+    store(magics, name, frame)
+    show_frame(
+        frame,
+        magics.display_limit,
+        what="gpus",
+        stored_as=name,
+        columns=columns_shown(GPUS, args),
+    )

@@ -1,0 +1,343 @@
+"""``%runpod logs POD_OR_ENDPOINT [--follow]``: a pod's log, or an endpoint's workers' logs.
+
+The id decides which: a pod's log is asked for first, then the endpoint's workers; a
+unique pod or endpoint name works too; anything else is one line naming it. Without
+``--follow`` the lines are shown once (and ``-o`` keeps them as a DataFrame). With
+``--follow`` they stream into a ``LogPanel``:
+
+- in a Jupyter kernel, from a task on the kernel's event loop (the cell returns at once,
+  other cells run meanwhile), until the panel's Stop button, ``%runpod logs --stop``,
+  closing the panel, or the pod or worker being gone;
+- where no loop runs (a terminal IPython), in the cell itself, until Ctrl-C.
+
+Either way, when following stops the cell's output is replaced by the panel's static
+rendering (its last lines as HTML and text), so a saved notebook shows them with no
+widget. An endpoint's workers come and go: the follower looks for new ones every few
+seconds and follows each from its start; a worker's lines end when it is gone.
+
+No thread is started: following is asyncio tasks, which stop with the kernel's loop; at
+interpreter exit every panel still following is stopped (its tasks cancelled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from nbext.client import NbextError, NotFound
+
+from ..errors import one_line
+from ..ipython import argument, magic_arguments
+from ..outputs import PanelOutput, show_panel
+from ..static_logs import LogLine, Target
+from ..widgets.logs import LogPanel
+from .commands import subcommand
+from .common import check_name, number_option, store, usage_errors
+
+if TYPE_CHECKING:
+    import argparse
+
+    from nbext.client import AsyncClient, Client
+    from nbext.models.v2 import LogEvent
+
+    from ..connection import Service
+    from . import RunpodMagics
+
+FLUSH_EVERY = 0.1
+"""Seconds between two redraws of a followed log (lines arrive in bursts)."""
+RESCAN_POLLS = 10
+"""An endpoint's workers are listed again every this many poll intervals (5 s by
+default): new workers' logs are followed from their first line."""
+FOLLOWING: list[LogPanel] = []
+"""Panels following now, oldest first (``%runpod logs --stop`` stops them)."""
+
+
+def as_line(event: LogEvent, worker: str | None = None) -> LogLine:
+    return LogLine(ts=event.ts, source=event.source, line=event.line, worker=worker)
+
+
+def resolve(client: Client, target: str) -> tuple[Target, str]:
+    """Whether ``target`` is a pod or an endpoint, and its id.
+
+    An id is tried as a pod's, then as an endpoint's; failing both, ``target`` may be
+    a name (ids are generated, names are what a user remembers), if exactly one pod or
+    endpoint has it.
+    """
+    with usage_errors("logs"):
+        try:
+            client.pods.logs(target, tail=1)
+            return "pod", target
+        except NotFound:
+            pass
+        try:
+            client.endpoints.workers(target)
+            return "endpoint", target
+        except NotFound:
+            pass
+        named: list[tuple[Target, str]] = [
+            *(("pod", p.id) for p in client.pods.list() if p.name == target and p.id),
+            *(("endpoint", e.id) for e in client.endpoints.list() if e.name == target and e.id),
+        ]
+    if not named:
+        raise UsageError(f"logs: no pod or endpoint {target!r} (by id or by name)")
+    if len(named) > 1:
+        which = ", ".join(f"{kind} {found}" for kind, found in named)
+        raise UsageError(f"logs: {target!r} names more than one: {which}; give the id")
+    return named[0]
+
+
+def pod_lines(client: Client, pod: str, tail: int | None) -> list[LogLine]:
+    with usage_errors(f"logs of pod {pod!r}"):
+        return [as_line(e) for e in client.pods.logs(pod, tail=tail)]
+
+
+def worker_ids(client: Client, endpoint: str, only: str | None) -> list[str]:
+    """The endpoint's workers (just ``only`` when given; unknown: a one-line error)."""
+    with usage_errors(f"logs of endpoint {endpoint!r}"):
+        known = [w.id for w in client.endpoints.workers(endpoint)]
+    if only is None:
+        return known
+    if only not in known:
+        listed = ", ".join(known) or "none now"
+        raise UsageError(f"logs: endpoint {endpoint!r} has no worker {only!r} (workers: {listed})")
+    return [only]
+
+
+def endpoint_lines(
+    client: Client, endpoint: str, workers: list[str], tail: int | None
+) -> list[LogLine]:
+    """The workers' last lines, merged in time order (``tail`` of them in all)."""
+    lines: list[LogLine] = []
+    with usage_errors(f"logs of endpoint {endpoint!r}"):
+        for worker in workers:
+            events = client.endpoints.worker_logs(endpoint, worker, tail=tail)
+            lines += [as_line(e, worker) for e in events]
+    lines.sort(key=lambda line: line.ts)
+    return lines[-tail:] if tail else lines
+
+
+class LogFollower:
+    """Feeds ``panel`` from the log stream(s) of a pod or an endpoint's workers.
+
+    ``run`` returns when following stops (the panel stopped, the pod gone, an error);
+    the panel then holds the last lines and ``output`` turns static.
+    """
+
+    def __init__(
+        self,
+        panel: LogPanel,
+        client: AsyncClient,
+        *,
+        worker: str | None = None,
+        tail: int | None = None,
+        rescan: float = 5.0,
+        output: PanelOutput | None = None,
+    ) -> None:
+        self.panel = panel
+        self.client = client
+        self.worker = worker
+        self.tail = tail
+        self.rescan = rescan
+        self.output = output
+        self._stopped = asyncio.Event()
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        panel.on_stop = self._stopped.set
+        FOLLOWING.append(panel)
+
+    async def run(self) -> None:
+        panel = self.panel
+        flusher = asyncio.create_task(self._flush())
+        try:
+            work = self._pod() if panel.kind == "pod" else self._endpoint()
+            main = asyncio.create_task(work)
+            stop = asyncio.create_task(self._stopped.wait())
+            try:
+                await asyncio.wait({main, stop}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (main, stop, *self._workers.values()):
+                    task.cancel()
+                await asyncio.gather(main, stop, *self._workers.values(), return_exceptions=True)
+            if main.done() and not main.cancelled() and main.exception() is not None:
+                error = main.exception()
+                if not isinstance(error, NbextError):
+                    raise error  # type: ignore[misc]
+                panel.set_error(one_line(str(error)))
+        finally:
+            flusher.cancel()
+            with contextlib.suppress(ValueError):
+                FOLLOWING.remove(panel)
+            if panel.following:  # ended by itself (an error, or the loop cancelled it)
+                panel.stop("following ended")
+            panel.redraw()
+            if self.output is not None:
+                self.output.update()
+
+    async def _flush(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_EVERY)
+            self.panel.flush()
+
+    async def _feed(self, events: AsyncIterator[LogEvent], worker: str | None) -> None:
+        async for event in events:
+            self.panel.add([as_line(event, worker)], draw=False)
+
+    async def _pod(self) -> None:
+        target = self.panel.target
+        await self._feed(self.client.pods.follow_logs(target, tail=self.tail), None)
+        self.panel.stop(f"pod {target} is gone")
+
+    async def _endpoint(self) -> None:
+        """Follow every worker (or ``--worker``); look for new ones every ``rescan``."""
+        target = self.panel.target
+        while True:
+            try:
+                workers = [w.id for w in await self.client.endpoints.workers(target)]
+            except NotFound:
+                self.panel.stop(f"endpoint {target} is gone")
+                return
+            for worker in workers:
+                if self.worker not in (None, worker) or worker in self._workers:
+                    continue
+                events = self.client.endpoints.follow_worker_logs(target, worker, tail=self.tail)
+                self._workers[worker] = asyncio.create_task(self._feed(events, worker))
+            for worker, task in self._workers.items():
+                failed = task.exception() if task.done() and not task.cancelled() else None
+                if isinstance(failed, NbextError):
+                    self.panel.set_error(f"worker {worker}: {one_line(str(failed))}")
+                elif failed is not None:
+                    raise failed
+            live = sum(not task.done() for task in self._workers.values())
+            self.panel.set_workers(live)
+            await asyncio.sleep(self.rescan)
+
+
+def stop_following(target: str | None = None) -> int:
+    """Stop the panels following ``target``, an id or the name it was asked for by
+    (every one when None); how many."""
+    FOLLOWING[:] = [p for p in FOLLOWING if p.following]
+    chosen = [p for p in FOLLOWING if target is None or target in (p.target, p.name)]
+    for panel in chosen:
+        panel.stop("stopped by %runpod logs --stop")
+    return len(chosen)
+
+
+@atexit.register
+def stop_all_at_exit() -> None:
+    """The interpreter ends (the kernel shuts down): every follower stops."""
+    for panel in list(FOLLOWING):
+        with contextlib.suppress(Exception):  # the loop may be closed already
+            panel.stop("the kernel shut down")
+
+
+@subcommand("logs", "a pod's log, or an endpoint's workers' logs; --follow streams them")
+@magic_arguments("runpod logs")
+@argument("target", nargs="?", help="a pod or an endpoint: its id, or its name")
+@argument(
+    "--follow",
+    action="store_true",
+    help="keep showing new lines in a live panel (in the background in Jupyter; "
+    "Ctrl-C where the cell must wait) until stopped",
+)
+@argument("--tail", type=number_option("--tail"), metavar="N", help="the last N lines only")
+@argument("--worker", metavar="ID", help="an endpoint's worker: only its lines")
+@argument(
+    "--max-lines",
+    type=number_option("--max-lines"),
+    metavar="N",
+    help="lines a followed panel keeps (default: the log_max_lines trait)",
+)
+@argument(
+    "--stop",
+    action="store_true",
+    help="stop following TARGET's log (every followed log without TARGET)",
+)
+@argument(
+    "-o",
+    "--output",
+    help="store the lines as a DataFrame in this variable (with --follow: the panel; "
+    ".frame() gives its lines)",
+)
+def logs(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """The log of a pod, or of an endpoint's workers (each line tagged with its worker),
+    as the service keeps them. With ``--follow`` new lines stream into a panel; when
+    following stops, the cell keeps the last lines as plain HTML and text.
+    """
+    name = check_name(args.output)
+    if args.stop:
+        if args.follow or args.tail or args.worker or args.output:
+            raise UsageError("--stop takes only the TARGET whose following to stop")
+        stopped = stop_following(args.target)
+        whose = f" of {args.target}" if args.target else ""
+        print(f"stopped following {stopped} log{'s' * (stopped != 1)}{whose}")
+        return
+    if args.target is None:
+        raise UsageError("logs needs a pod id or an endpoint id (or --stop)")
+    if args.max_lines is not None and not args.follow:
+        raise UsageError("--max-lines applies to --follow (without it, use --tail)")
+    loop: asyncio.AbstractEventLoop | None = None
+    if args.follow:
+        with contextlib.suppress(RuntimeError):
+            loop = asyncio.get_running_loop()
+    with usage_errors("logs"):
+        service = magics.connection.service()
+    client = service.client
+    kind, target = resolve(client, args.target)
+    if kind == "pod" and args.worker is not None:
+        raise UsageError(f"--worker applies to an endpoint's workers; {args.target!r} is a pod")
+    if kind == "endpoint":
+        workers = worker_ids(client, target, args.worker)
+    if not args.follow:
+        if kind == "pod":
+            lines = pod_lines(client, target, args.tail)
+        else:
+            lines = endpoint_lines(client, target, workers, args.tail)
+        panel = LogPanel(kind, target, name=args.target, max_lines=max(len(lines), 1))
+        panel.add(lines)
+        if kind == "endpoint":
+            panel.set_workers(len(workers))
+        show_panel(panel).update()  # final at once: the cell keeps plain HTML
+        store(magics, name, panel.frame())
+        return
+    kept = args.max_lines or magics.log_max_lines
+    panel = LogPanel(kind, target, name=args.target, following=True, max_lines=kept)
+    output = show_panel(panel)
+    store(magics, name, panel)
+    follow(magics, service, panel, output, args, loop)
+
+
+def follow(
+    magics: RunpodMagics,
+    service: Service,
+    panel: LogPanel,
+    output: PanelOutput,
+    args: argparse.Namespace,
+    loop: asyncio.AbstractEventLoop | None,
+) -> None:
+    """In the background on the kernel's loop, or in the cell until Ctrl-C."""
+    options: dict[str, Any] = {
+        "worker": args.worker,
+        "tail": args.tail,
+        "rescan": magics.poll_interval * RESCAN_POLLS,
+        "output": output,
+    }
+    if loop is not None:
+        follower = LogFollower(panel, service.async_client(), **options)
+        panel.task = loop.create_task(follower.run())
+        return
+
+    async def in_cell() -> None:
+        try:
+            await LogFollower(panel, service.async_client(), **options).run()
+        finally:
+            await service.aclose()  # its pool belongs to this loop, which ends here
+
+    try:
+        asyncio.run(in_cell())
+    except KeyboardInterrupt:
+        panel.stop("stopped by an interrupt")
+        output.update()

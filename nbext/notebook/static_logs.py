@@ -1,0 +1,128 @@
+"""A log, as HTML and text: what ``%runpod logs`` shows once, and what a followed log's
+cell keeps when following stops.
+
+The same fragments draw the live panel (``widgets.logs.LogPanel``), so a log looks the
+same before and after it turns static. Lines are shown in a monospaced block that
+scrolls; an endpoint's lines say which worker wrote them. Only the last lines are kept
+(the panel's ``max_lines``): a log followed for a day must not grow the saved notebook
+without bound, and the block says how many earlier lines were left out.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from .static import Rendering, _frame, note_html
+from .theme import ERROR, MUTED, jp
+
+Target = Literal["pod", "endpoint"]
+LOG_STYLE = (
+    "white-space:pre-wrap;margin:0.3em 0;max-height:24em;overflow:auto;"
+    f"font-family:{jp('code-font-family', 'monospace')};font-size:0.85em;"
+    # newest lines at the bottom, and the view stays there as lines arrive
+    "display:flex;flex-direction:column-reverse"
+)
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One line of a pod's or a worker's log; ``worker`` is None for a pod's."""
+
+    ts: datetime
+    source: str
+    line: str
+    worker: str | None = None
+
+    def text(self) -> str:
+        """``HH:MM:SS [worker] line``: what a reader needs, on one line."""
+        who = f" [{self.worker}]" if self.worker else ""
+        system = " (system)" if self.source == "system" else ""
+        return f"{self.ts:%H:%M:%S}{who}{system} {self.line}"
+
+
+@dataclass(frozen=True)
+class LogView:
+    """A log as a panel shows it: whose, whether it is followed, its last lines."""
+
+    kind: Target
+    target: str
+    lines: Sequence[LogLine]
+    name: str | None = None
+    """The name the target was asked for by, when not its id."""
+    following: bool = False
+    dropped: int = 0
+    """Earlier lines left out (only the last ``max_lines`` are kept)."""
+    workers: int | None = None
+    """An endpoint's workers whose logs are read (None for a pod)."""
+    note: str = ""
+    error: str | None = None
+
+
+def logs_title_html(view: LogView) -> str:
+    mode = "following" if view.following else "log"
+    whose = f"{view.kind} <b>{html.escape(view.name or view.target)}</b>"
+    if view.name:
+        whose += f" <code>{html.escape(view.target)}</code>"
+    count = f"{len(view.lines)} line{'s' * (len(view.lines) != 1)}"
+    if view.workers is not None:
+        count += f" from {view.workers} worker{'s' * (view.workers != 1)}"
+    return f"{whose} <span>{mode} · {count}</span>"
+
+
+def logs_lines_html(view: LogView) -> str:
+    """The lines in a scrolling block (newest last), system lines muted."""
+    rows: list[str] = []
+    if view.dropped:
+        rows.append(
+            f'<span style="color:{MUTED}">… {view.dropped:,} earlier line'
+            f"{'s' * (view.dropped != 1)} not kept</span>"
+        )
+    for line in view.lines:
+        style = f' style="color:{MUTED}"' if line.source == "system" else ""
+        rows.append(f'<span class="nbext-log-line"{style}>{html.escape(line.text())}</span>')
+    if not view.lines:
+        rows.append("<i>no lines yet</i>" if view.following else "<i>no lines</i>")
+    # column-reverse shows the last child first: the rows go in as one child
+    return f'<div class="nbext-log-lines" style="{LOG_STYLE}"><div>{"<br>".join(rows)}</div></div>'
+
+
+def logs_status_html(view: LogView) -> str:
+    parts = []
+    if view.error:
+        parts.append(
+            f'<div class="nbext-error" style="color:{ERROR}">{html.escape(view.error)}</div>'
+        )
+    if view.note:
+        parts.append(f"<div>{note_html(view.note)}</div>")
+    return "".join(parts)
+
+
+def logs_plain(view: LogView) -> str:
+    """The ``text/plain`` twin: a title line, then the lines as a terminal shows them."""
+    who = f"{view.name} ({view.target})" if view.name else view.target
+    title = f"{view.kind} {who}: {'following, ' if view.following else ''}"
+    title += f"{len(view.lines)} line{'s' * (len(view.lines) != 1)}"
+    if view.workers is not None:
+        title += f" from {view.workers} worker{'s' * (view.workers != 1)}"
+    lines = [title]
+    if view.dropped:
+        lines.append(f"… {view.dropped:,} earlier lines not kept")
+    lines += [line.text() for line in view.lines]
+    if view.error:
+        lines.append(f"error: {view.error}")
+    if view.note:
+        lines.append(f"({view.note})")
+    return "\n".join(lines)
+
+
+def render_logs(view: LogView) -> Rendering:
+    body = (
+        f'<div class="nbext-logs-title">{logs_title_html(view)}</div>'
+        f"{logs_lines_html(view)}{logs_status_html(view)}"
+    )
+    state = "following" if view.following else "stopped"
+    return Rendering(_frame("nbext-logs-panel", state, body), logs_plain(view))

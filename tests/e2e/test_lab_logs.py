@@ -1,0 +1,64 @@
+"""``%runpod logs --follow`` in real JupyterLab: lines stream into the panel while the
+kernel is free, Stop turns the panel into static lines, and those lines are what the saved
+notebook shows when reopened with no kernel and no widget state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from .jupyter import JupyterLabServer
+from .lab import LabPage
+from .notebook_files import write_notebook
+from .test_lab_panels import save, shown
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+CELLS: list[str | dict[str, Any]] = [
+    "from nbext import Client\n"
+    "from nbext.emulator import Emulator, EmulatorServer\n"
+    "from nbext.notebook import Connection, set_current\n"
+    "\n"
+    "emulator = Emulator()\n"
+    "server = EmulatorServer(emulator).start()\n"
+    'set_current(Connection(server=server, management_api="v2"))\n'
+    "with Client(emulator.api_key, base_url=server.base_url,"
+    " serverless_url=server.serverless_url) as v1:\n"
+    '    v1.pods.create(name="desk", image_name="acme/lab:1", gpu_type_ids=["NVIDIA A40"])',
+    "%load_ext nbext",
+    "%runpod logs desk --follow",
+    "kernel_free = True",
+]
+
+
+def test_follow_streams_stops_and_the_saved_notebook_keeps_the_lines(
+    lab: LabPage, lab_server: JupyterLabServer
+) -> None:
+    write_notebook(lab_server.root_dir / "logs.ipynb", CELLS)
+    lab.open("logs.ipynb").run_all(timeout_ms=120_000)
+    assert lab.errors() == []
+    cell = lab.cell_with("%runpod logs desk --follow")
+    # the cell returned at once (the next one ran) while the panel goes on following
+    expect(lab.cell_with("kernel_free = True").locator(".jp-InputPrompt")).to_have_text("[4]:")
+    lines = lab.output(cell).locator(".nbext-logs-lines")
+    expect(lines).to_contain_text("pulling image acme/lab:1", timeout=30_000)
+    # the emulator's pod starts 8 s after its creation: that line comes while we watch
+    expect(lines).to_contain_text("started", timeout=30_000)
+    lab.screenshot("logs-following")
+    lab.click(cell, "Stop following")
+    static = lab.output(cell).locator(".nbext-static.nbext-logs-panel")
+    expect(static).to_be_visible(timeout=10_000)
+    expect(static).to_contain_text("pulling image acme/lab:1")
+    save(lab)
+    lab.page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
+    lab_server.shutdown_kernels()
+
+    lab.open("logs.ipynb")  # no kernel state, no widget state: only the file
+    reopened = shown(lab, ".nbext-static.nbext-logs-panel")
+    expect(reopened).to_have_count(1)
+    expect(reopened).to_contain_text("pulling image acme/lab:1")
+    expect(reopened).to_contain_text("stopped following")
+    assert "Error displaying widget" not in shown(lab, ".jp-Notebook").inner_text()
+    lab.screenshot("logs-reopened")
