@@ -36,7 +36,7 @@ from nbext.models import v2 as v2m
 from .._flows import Context, Flow
 from . import rest_v2, shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import as_list, given, many, query, v1_call, wrapped
+from .wire import as_list, given, management_call, many, query, wrapped
 
 Moment = dt.datetime | dt.date | str
 """A point in time as a caller may have it: a datetime, a date, or ISO 8601 text."""
@@ -73,7 +73,9 @@ def pods(
                 query=where,
             )
         )
-    call = v1_call("GET", ["billing", "pods"], "billing.pods", "billing of pods", query=params)
+    call = management_call(
+        "GET", ["billing", "pods"], "billing.pods", "billing of pods", query=params
+    )
     return (yield from shapes.fetch(ctx, call, many(BillingRecord)))
 
 
@@ -110,7 +112,7 @@ def endpoints(
                 ctx, "GET", ["billing", "serverless"], op, subject, read, query=where
             )
         )
-    call = v1_call(
+    call = management_call(
         "GET", ["billing", "endpoints"], "billing.endpoints", "billing of endpoints", query=params
     )
     return (yield from shapes.fetch(ctx, call, many(BillingRecord)))
@@ -138,7 +140,7 @@ def network_volumes(
                 ctx, "GET", ["billing", "network-volumes"], op, subject, read, query=where
             )
         )
-    call = v1_call(
+    call = management_call(
         "GET",
         ["billing", "networkvolumes"],
         "billing.network_volumes",

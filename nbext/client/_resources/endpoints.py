@@ -29,7 +29,17 @@ from . import rest_v2, shapes
 from .logs import afollowing, follow_worker_logs, following, worker_logs
 from .serverless_workers import releases, workers
 from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import UpdateMethod, given, ident, json_body, many, one, query, update_call, v1_call
+from .wire import (
+    UpdateMethod,
+    given,
+    ident,
+    json_body,
+    management_call,
+    many,
+    one,
+    query,
+    update_call,
+)
 
 
 def create(
@@ -81,7 +91,7 @@ def create(
             )
         )
     body = json_body(EndpointCreateInput, "endpoints.create", given(locals()), extra_body)
-    call = v1_call("POST", ["endpoints"], "endpoints.create", "a new endpoint", body=body)
+    call = management_call("POST", ["endpoints"], "endpoints.create", "a new endpoint", body=body)
     return (yield from shapes.fetch(ctx, call, one(Endpoint)))
 
 
@@ -98,7 +108,7 @@ def list_endpoints(
         return (
             yield from rest_v2.send(ctx, "GET", ["serverless"], "endpoints.list", "endpoints", read)
         )
-    call = v1_call("GET", ["endpoints"], "endpoints.list", "endpoints", query=params)
+    call = management_call("GET", ["endpoints"], "endpoints.list", "endpoints", query=params)
     return (yield from shapes.fetch(ctx, call, many(Endpoint)))
 
 
@@ -121,7 +131,7 @@ def get(
         return (
             yield from rest_v2.send(ctx, "GET", ["serverless", eid], "endpoints.get", subject, read)
         )
-    call = v1_call(
+    call = management_call(
         "GET",
         ["endpoints", eid],
         "endpoints.get",
@@ -195,7 +205,7 @@ def delete(ctx: Context, endpoint_id: str) -> Flow[None]:
     if ctx.management_api == "v2":
         subject = f"endpoint {endpoint_id!r}"
         return (yield from rest_v2.delete(ctx, ["serverless", eid], "endpoints.delete", subject))
-    call = v1_call(
+    call = management_call(
         "DELETE",
         ["endpoints", eid],
         "endpoints.delete",

@@ -19,7 +19,7 @@ from nbext.models import (
 from .._flows import Context, Flow
 from . import rest_v2, shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import UpdateMethod, given, ident, json_body, many, one, update_call, v1_call
+from .wire import UpdateMethod, given, ident, json_body, management_call, many, one, update_call
 
 
 def create(
@@ -54,7 +54,7 @@ def create(
     body = json_body(
         NetworkVolumeCreateInput, "network_volumes.create", given(locals()), extra_body
     )
-    call = v1_call(
+    call = management_call(
         "POST", ["networkvolumes"], "network_volumes.create", "a new network volume", body=body
     )
     return (yield from shapes.fetch(ctx, call, one(NetworkVolume)))
@@ -67,7 +67,7 @@ def list_volumes(ctx: Context) -> Flow[list[NetworkVolume]]:
         return (
             yield from rest_v2.send(ctx, "GET", ["network-volumes"], op, subject, rest_v2.VOLUMES)
         )
-    call = v1_call("GET", ["networkvolumes"], "network_volumes.list", "network volumes")
+    call = management_call("GET", ["networkvolumes"], "network_volumes.list", "network volumes")
     return (yield from shapes.fetch(ctx, call, many(NetworkVolume)))
 
 
@@ -81,7 +81,7 @@ def get(ctx: Context, network_volume_id: str) -> Flow[NetworkVolume]:
                 ctx, "GET", ["network-volumes", vid], op, subject, rest_v2.VOLUME
             )
         )
-    call = v1_call(
+    call = management_call(
         "GET",
         ["networkvolumes", vid],
         "network_volumes.get",
@@ -126,7 +126,7 @@ def delete(ctx: Context, network_volume_id: str) -> Flow[None]:
     if ctx.management_api == "v2":
         op, subject = "network_volumes.delete", f"network volume {network_volume_id!r}"
         return (yield from rest_v2.delete(ctx, ["network-volumes", vid], op, subject))
-    call = v1_call(
+    call = management_call(
         "DELETE",
         ["networkvolumes", vid],
         "network_volumes.delete",

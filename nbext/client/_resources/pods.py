@@ -38,12 +38,12 @@ from .wire import (
     given,
     ident,
     json_body,
+    management_call,
     many,
     maybe,
     one,
     query,
     update_call,
-    v1_call,
 )
 
 
@@ -104,7 +104,7 @@ def create(
             )
         )
     body = json_body(PodCreateInput, "pods.create", given(locals()), extra_body)
-    call = v1_call("POST", ["pods"], "pods.create", "a new pod", body=body)
+    call = management_call("POST", ["pods"], "pods.create", "a new pod", body=body)
     return (yield from shapes.fetch(ctx, call, one(Pod)))
 
 
@@ -146,7 +146,7 @@ def list_pods(
         pods = yield from rest_v2.send(ctx, "GET", ["pods"], "pods.list", "pods", rest_v2.PODS)
         pods = rest_v2.pods_matching("pods.list", pods, fields)
         return (yield from rest_v2.with_gpu_names(ctx, "pods.list", pods))
-    call = v1_call("GET", ["pods"], "pods.list", "pods", query=params)
+    call = management_call("GET", ["pods"], "pods.list", "pods", query=params)
     return (yield from shapes.fetch(ctx, call, many(Pod)))
 
 
@@ -169,7 +169,7 @@ def get(
         pod = yield from rest_v2.send(ctx, "GET", ["pods", pid], "pods.get", subject, rest_v2.POD)
         [pod] = yield from rest_v2.with_gpu_names(ctx, "pods.get", [pod])
         return pod
-    call = v1_call("GET", ["pods", pid], "pods.get", f"pod {pod_id!r}", query=params)
+    call = management_call("GET", ["pods", pid], "pods.get", f"pod {pod_id!r}", query=params)
     return (yield from shapes.fetch(ctx, call, one(Pod)))
 
 
@@ -220,7 +220,7 @@ def delete(ctx: Context, pod_id: str) -> Flow[None]:
     pid = ident(pod_id, "pod id")
     if ctx.management_api == "v2":
         return (yield from rest_v2.delete(ctx, ["pods", pid], "pods.delete", f"pod {pod_id!r}"))
-    call = v1_call("DELETE", ["pods", pid], "pods.delete", f"pod {pod_id!r}")
+    call = management_call("DELETE", ["pods", pid], "pods.delete", f"pod {pod_id!r}")
     yield from shapes.delete(ctx, call)
 
 
@@ -230,7 +230,9 @@ def _action(ctx: Context, pod_id: str, action: str, kind: Kind) -> Flow[Pod | No
         if action == "reset":
             raise rest_v2.no_reset(pod_id)
         return (yield from rest_v2.pod_action(ctx, pid, action))
-    call = v1_call("POST", ["pods", pid, action], f"pods.{action}", f"pod {pod_id!r}", kind=kind)
+    call = management_call(
+        "POST", ["pods", pid, action], f"pods.{action}", f"pod {pod_id!r}", kind=kind
+    )
     return (yield from shapes.fetch(ctx, call, maybe(Pod)))
 
 

@@ -17,7 +17,7 @@ from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
 from .._flows import Context, Flow
 from . import rest_v2, shapes
 from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import given, ident, json_body, many, one, v1_call
+from .wire import given, ident, json_body, management_call, many, one
 
 
 def create(
@@ -39,7 +39,7 @@ def create(
                 ctx, "POST", ["registries"], op, subject, rest_v2.REGISTRY, payload=body
             )
         )
-    call = v1_call(
+    call = management_call(
         "POST",
         ["containerregistryauth"],
         "registry_auths.create",
@@ -56,7 +56,7 @@ def list_auths(ctx: Context) -> Flow[list[ContainerRegistryAuth]]:
         return (
             yield from rest_v2.send(ctx, "GET", ["registries"], op, subject, rest_v2.REGISTRIES)
         )
-    call = v1_call(
+    call = management_call(
         "GET", ["containerregistryauth"], "registry_auths.list", "container registry auths"
     )
     return (yield from shapes.fetch(ctx, call, many(ContainerRegistryAuth)))
@@ -70,7 +70,7 @@ def get(ctx: Context, auth_id: str) -> Flow[ContainerRegistryAuth]:
         return (
             yield from rest_v2.send(ctx, "GET", ["registries", aid], op, subject, rest_v2.REGISTRY)
         )
-    call = v1_call(
+    call = management_call(
         "GET",
         ["containerregistryauth", aid],
         "registry_auths.get",
@@ -85,7 +85,7 @@ def delete(ctx: Context, auth_id: str) -> Flow[None]:
     if ctx.management_api == "v2":
         op, subject = "registry_auths.delete", f"container registry auth {auth_id!r}"
         return (yield from rest_v2.delete(ctx, ["registries", aid], op, subject))
-    call = v1_call(
+    call = management_call(
         "DELETE",
         ["containerregistryauth", aid],
         "registry_auths.delete",

@@ -26,11 +26,11 @@ from .wire import (
     given,
     ident,
     json_body,
+    management_call,
     many,
     one,
     query,
     update_call,
-    v1_call,
 )
 
 
@@ -70,7 +70,7 @@ def create(
             )
         )
     body = json_body(TemplateCreateInput, "templates.create", given(locals()), extra_body)
-    call = v1_call("POST", ["templates"], "templates.create", "a new template", body=body)
+    call = management_call("POST", ["templates"], "templates.create", "a new template", body=body)
     return (yield from shapes.fetch(ctx, call, one(Template)))
 
 
@@ -105,7 +105,7 @@ def list_templates(
                 rest_v2.TEMPLATES,
             )
         return found
-    call = v1_call("GET", ["templates"], "templates.list", "templates", query=params)
+    call = management_call("GET", ["templates"], "templates.list", "templates", query=params)
     return (yield from shapes.fetch(ctx, call, many(Template)))
 
 
@@ -127,7 +127,7 @@ def get(
                 ctx, "GET", ["templates", tid], "templates.get", subject, rest_v2.TEMPLATE
             )
         )
-    call = v1_call(
+    call = management_call(
         "GET", ["templates", tid], "templates.get", f"template {template_id!r}", query=params
     )
     return (yield from shapes.fetch(ctx, call, one(Template)))
@@ -181,7 +181,9 @@ def delete(ctx: Context, template_id: str) -> Flow[None]:
     if ctx.management_api == "v2":
         subject = f"template {template_id!r}"
         return (yield from rest_v2.delete(ctx, ["templates", tid], "templates.delete", subject))
-    call = v1_call("DELETE", ["templates", tid], "templates.delete", f"template {template_id!r}")
+    call = management_call(
+        "DELETE", ["templates", tid], "templates.delete", f"template {template_id!r}"
+    )
     yield from shapes.delete(ctx, call)
 
 

@@ -45,7 +45,7 @@ NOT_FIELDS = frozenset({"ctx", "extra_body", "method"})
 """Parameters of an operation that are not fields of its body or query."""
 
 
-def v1_call(
+def management_call(
     method: str,
     parts: Sequence[str],
     operation: str,
@@ -56,7 +56,8 @@ def v1_call(
     kind: Kind | None = None,
     endpoint_id: str = "",
 ) -> Call:
-    """One call of the management interface, ``parts`` being literal path segments.
+    """One call of the management interface, either version, ``parts`` being literal
+    path segments under the base URL (which carries the version).
 
     ``kind`` defaults by method: GET and DELETE are idempotent (sending twice leaves the
     service as sending once), everything else may create or change something twice.
@@ -97,7 +98,7 @@ def v2_call(
     """
     if api != "v2":
         raise needs_v2(operation)
-    return v1_call(method, parts, operation, subject, query=query, body=body, kind=kind)
+    return management_call(method, parts, operation, subject, query=query, body=body, kind=kind)
 
 
 def needs_v2(operation: str) -> UnsupportedOperation:
@@ -119,9 +120,9 @@ def update_call(
     endpoint update rolls workers over, so a blind second send could do that twice.
     """
     if method == "PATCH":
-        return v1_call("PATCH", parts, operation, subject, body=body)
+        return management_call("PATCH", parts, operation, subject, body=body)
     if method == "POST":
-        return v1_call("POST", [*parts, "update"], operation, subject, body=body)
+        return management_call("POST", [*parts, "update"], operation, subject, body=body)
     raise refused(operation, f"method must be 'PATCH' or 'POST', got {method!r}")
 
 
