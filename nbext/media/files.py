@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
+from threading import get_ident
 from urllib.parse import quote
 
 from .formats import EXTENSIONS, Format
@@ -52,7 +53,8 @@ def write_beside(item: Media, folder: str | os.PathLike[str]) -> str:
     data = item.data or b""
     if not (target.is_file() and target.stat().st_size == len(data)):
         directory.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+        # one temporary name per thread: a live panel may redraw while the cell ends
+        partial = target.with_name(f".{target.name}.{os.getpid()}-{get_ident()}.partial")
         try:
             partial.write_bytes(data)
             os.replace(partial, target)
