@@ -49,8 +49,8 @@ def test_an_absolute_folder_is_linked_relative_to_the_working_directory(
     (tmp_path / "notebooks").mkdir()
     monkeypatch.chdir(tmp_path / "notebooks")
     item = find(b64(wav()))[0]
-    href = write_beside(item, tmp_path / "shared media")
-    assert href.startswith("../shared%20media/output-") and href.endswith(".wav")
+    href = write_beside(item, tmp_path / "team media")
+    assert href.startswith("../team%20media/output-") and href.endswith(".wav")
     assert (tmp_path / "notebooks" / unquote(href)).read_bytes() == item.data
 
 
