@@ -129,14 +129,20 @@ def metrics_html(metrics: Mapping[str, Any]) -> str:
     return f"<small>{html.escape(line)}</small>" if line else ""
 
 
-def output_html(output: Any, redact: Callable[[str], str] = str) -> str:
-    """The output: a renderer's drawing if one claims it, else a JSON preview that opens."""
+def output_html(
+    output: Any, redact: Callable[[str], str] = str, *, full_size_files: bool = True
+) -> str:
+    """The output: a renderer's drawing if one claims it, else a JSON preview that opens.
+
+    ``full_size_files=False`` writes no full-size file (a streamed preview, replaced a
+    moment later: the job's output, drawn at its end, is what the files are for)."""
     for renderer in output_renderers:
         drawn = renderer(output)
         if drawn is not None:
             return drawn
     found, readable = _media_of(output)
-    gallery = _gallery_of(output, found).html if found else ""
+    folder = MEDIA_FULL_SIZE_DIR if full_size_files else ""
+    gallery = _gallery_of(output, found, folder).html if found else ""
     summary = html.escape(redact(compact_json(readable)))
     full = html.escape(redact(shorten(to_json(readable, indent=2), EXPANDED_CHARS)))
     return (
@@ -170,15 +176,15 @@ def _media_of(output: Any) -> tuple[media.MediaList, Any]:
     return found, readable
 
 
-def _gallery_of(output: Any, found: media.MediaList) -> media.Rendered:
+def _gallery_of(output: Any, found: media.MediaList, folder: str) -> media.Rendered:
     """The gallery of ``output``'s media, kept like ``_media_of``'s answer: a large image's
-    thumbnail is made, and its full file written, once, not at each redraw and again for
-    the static rendering."""
+    thumbnail is made, and its full file written into ``folder``, once, not at each redraw
+    and again for the static rendering."""
     global _last_gallery
-    settings = (MEDIA_LIMITS, MEDIA_FULL_SIZE_DIR)
+    settings = (MEDIA_LIMITS, folder)
     if _last_gallery is not None and _last_gallery[0] is output and _last_gallery[1] == settings:
         return _last_gallery[2]
-    files = _FullSizeFiles(MEDIA_FULL_SIZE_DIR)
+    files = _FullSizeFiles(folder)
     rendered = media.gallery_html(found, MEDIA_LIMITS, files.control)
     files.report()
     _last_gallery = (output, settings, rendered)

@@ -219,3 +219,20 @@ def test_an_empty_folder_name_writes_nothing(
     saved = saved_panel(nb)
     assert links(saved) == [] and "(thumbnail)" in saved and "nbext.media.find(" in saved
     assert list(notebook_folder.iterdir()) == []
+
+
+def test_streamed_previews_write_no_file_the_output_at_the_end_does(
+    nb: Notebook, notebook_folder: Path
+) -> None:
+    def previews(job: dict[str, Any]) -> Any:
+        for step in range(3):  # each preview past the limits, as 1024 px diffusion steps are
+            yield {"step": step, "images": [b64(noise_png(600, 600, seed=step))]}
+
+    nb.deploy(previews, "steps")
+    nb.run("%%runpod_job steps --stream -o out\n{}")
+    assert len(nb.shell.user_ns["out"]) == 3  # the output: every step, as the service sends
+    folder = notebook_folder / "nbext-media"
+    names = sorted(path.name for path in folder.iterdir())
+    # only the output's own three pictures (paths [0].images[0]...), no file per preview
+    assert [name[:11] for name in names] == ["0-images-0-", "1-images-0-", "2-images-0-"]
+    assert [href for href, _ in links(saved_panel(nb))] == [f"nbext-media/{n}" for n in names]
