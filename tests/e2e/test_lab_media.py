@@ -87,9 +87,10 @@ FETCH_PICTURE = """async (a) => {
 }"""
 
 
-def check_full_size_link(lab: LabPage, cell: Locator) -> None:
+def check_full_size_link(lab: LabPage, cell: Locator) -> str:
     """The noise picture's "show full size" link is served by JupyterLab from the file
-    beside the notebook (its contents API, ``/files/``): status 200, a 700 px picture."""
+    beside the notebook (its contents API, ``/files/``): status 200, a 700 px picture.
+    Returns the file's name."""
     link = lab.output(cell).locator("a.nbext-full-size")
     expect(link).to_have_count(1)
     expect(link).to_have_text("show full size")
@@ -101,6 +102,7 @@ def check_full_size_link(lab: LabPage, cell: Locator) -> None:
     )
     served = link.evaluate(FETCH_PICTURE)
     assert served == {"status": 200, "type": "image/png", "width": 700, "height": 700}, served
+    return Path(unquote(urlparse(link.evaluate("(a) => a.href")).path)).name
 
 
 def test_media_render_live_after_reopen_in_the_dark_theme_and_exported(
@@ -114,10 +116,9 @@ def test_media_render_live_after_reopen_in_the_dark_theme_and_exported(
     # live: the large picture is a thumbnail, its full file written beside the notebook
     cell = lab.cell_with("%%runpod_job noise")
     expect(lab.output(cell).locator('img[alt$="(thumbnail)"]')).to_have_count(1)
-    (written,) = (lab_server.root_dir / "nbext-media").iterdir()
+    written = lab_server.root_dir / "nbext-media" / check_full_size_link(lab, cell)
     with Image.open(written) as full:
         assert (full.format, full.size) == ("PNG", (700, 700))
-    check_full_size_link(lab, cell)
     check_media(lab.page, notebook)
     lab.output(cell).scroll_into_view_if_needed()
     lab.screenshot("media-live")
@@ -128,7 +129,7 @@ def test_media_render_live_after_reopen_in_the_dark_theme_and_exported(
     lab.open(path.name)  # a fresh page: no kernel of the run, no widget state
     check_media(lab.page, notebook)
     cell = lab.cell_with("%%runpod_job noise")
-    check_full_size_link(lab, cell)
+    assert check_full_size_link(lab, cell) == written.name
     assert "Error displaying widget" not in shown(lab, ".jp-Notebook").inner_text()
     saved = nbformat.read(path, as_version=4)
     kinds = {kind for c in saved.cells for o in c.get("outputs", []) for kind in o.get("data", {})}
@@ -139,6 +140,8 @@ def test_media_render_live_after_reopen_in_the_dark_theme_and_exported(
         check_media(lab.page, notebook)
         caption = shown(lab, ".nbext-media-item figcaption").first
         assert caption.evaluate("(c) => getComputedStyle(c).color") != "rgb(0, 0, 0)"
+        link = shown(lab, "a.nbext-full-size")
+        assert link.evaluate("(a) => getComputedStyle(a).color") != "rgb(0, 0, 0)"
         lab.screenshot("media-dark")
     finally:
         set_theme(lab, "JupyterLab Light")
