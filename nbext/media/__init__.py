@@ -5,7 +5,8 @@ each with its path in the output (``images[2]``), MIME type, size and, for image
 width × height, and each ready to become an IPython display object (``.to_ipython()``),
 a PIL image (``.to_pil()``) or plain bytes (``.data`` with ``.mime``). The output itself
 is never changed. ``preview`` replaces blobs by short tags for reading; ``gallery_html``
-draws them within the ``Limits`` of what a saved notebook should carry.
+draws them within the ``Limits`` of what a saved notebook should carry, and
+``write_beside`` puts the full bytes of one kept small in a file its link points at.
 
 This package knows nothing of the client, the emulator or the notebook layer: both the
 live panel and the static saved output use it as plain functions.
@@ -14,6 +15,7 @@ live panel and the static saved output use it as plain functions.
 from __future__ import annotations
 
 from .detect import detect, find
+from .files import file_name, write_beside
 from .formats import Format
 from .found import Media, MediaList
 from .preview import preview
@@ -23,6 +25,7 @@ from .render import (
     full_size_html,
     gallery_html,
     inline_html,
+    link_control,
     static_control,
 )
 from .thumbnails import thumbnail
@@ -34,11 +37,14 @@ __all__ = [
     "MediaList",
     "Rendered",
     "detect",
+    "file_name",
     "find",
     "full_size_html",
     "gallery_html",
     "inline_html",
+    "link_control",
     "preview",
     "static_control",
     "thumbnail",
+    "write_beside",
 ]

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Literal
+from urllib.parse import unquote
 
 from .found import Media, human_size
 from .thumbnails import thumbnail
@@ -130,20 +131,34 @@ def inline_html(items: Sequence[Media], px: int = 48, most: int = 4) -> str:
 
 
 def static_control(item: Media, limits: Limits) -> str:
-    """A "show full size" control for HTML without a kernel: how to get the full file."""
+    """The "show full size" text when no file of it was written: how to get it from Python."""
     why = (
         f"The full {escape(item.describe())} is not stored in the notebook, which keeps "
         f"at most {human_size(limits.inline_bytes)} a file and "
         f"{human_size(limits.job_bytes)} an output. From Python: "
         f"<code>nbext.media.find(output)[{escape(repr(item.path))}]</code> shows it, "
         "where <code>output</code> is the job's output (kept by <code>-o NAME</code>, "
-        "or <code>job.output()</code>). While the kernel that ran the job lives, a cell "
-        'that waited for it also has a "show full size" button under its panel.'
+        "or <code>job.output()</code>)."
     )
     return (
-        f'<details style="{_CAPTION}"><summary style="cursor:pointer">show full size</summary>'
+        f'<details style="{_CAPTION}"><summary style="cursor:pointer">{_show(item)}</summary>'
         f"{why}</details>"
     )
+
+
+def link_control(item: Media, href: str) -> str:
+    """The "show full size" link to the file written beside the notebook (``href`` is
+    relative): it opens with no kernel, in JupyterLab and in an exported page alike."""
+    title = f"the full {item.describe()}, in {unquote(href)} beside the notebook"
+    return (
+        f'<div style="{_CAPTION}"><a class="nbext-full-size" href="{escape(href)}" '
+        f'target="_blank" rel="noopener" title="{escape(title)}">{_show(item)}</a></div>'
+    )
+
+
+def _show(item: Media) -> str:
+    """``show full size`` for a picture; a sound or a video is offered ``in full``."""
+    return "show full size" if item.kind == "image" else "play in full"
 
 
 def _place(item: Media, limits: Limits, left: int, cell: int) -> tuple[Placement, str, int]:

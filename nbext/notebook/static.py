@@ -16,12 +16,15 @@ How a job's output is drawn is open to extension: ``output_renderers`` is a list
 functions that may claim an output and return its HTML; the first that does wins. Else
 media found in the output (``nbext.media``: pictures, sound, video, at any depth) are
 drawn as a gallery within ``MEDIA_LIMITS``, so a saved notebook stays small, above a
-JSON preview in which each blob is a short tag rather than its base64 text.
+JSON preview in which each blob is a short tag rather than its base64 text. An item kept
+small links to its full bytes, written once into ``MEDIA_FULL_SIZE_DIR`` beside the
+notebook: a plain link, which works with no kernel, where a widget would not load.
 """
 
 from __future__ import annotations
 
 import html
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,14 +129,20 @@ def metrics_html(metrics: Mapping[str, Any]) -> str:
     return f"<small>{html.escape(line)}</small>" if line else ""
 
 
-def output_html(output: Any, redact: Callable[[str], str] = str) -> str:
-    """The output: a renderer's drawing if one claims it, else a JSON preview that opens."""
+def output_html(
+    output: Any, redact: Callable[[str], str] = str, *, full_size_files: bool = True
+) -> str:
+    """The output: a renderer's drawing if one claims it, else a JSON preview that opens.
+
+    ``full_size_files=False`` writes no full-size file (a streamed preview, replaced a
+    moment later: the job's output, drawn at its end, is what the files are for)."""
     for renderer in output_renderers:
         drawn = renderer(output)
         if drawn is not None:
             return drawn
     found, readable = _media_of(output)
-    gallery = _gallery_of(output, found).html if found else ""
+    folder = MEDIA_FULL_SIZE_DIR if full_size_files else ""
+    gallery = _gallery_of(output, found, folder).html if found else ""
     summary = html.escape(redact(compact_json(readable)))
     full = html.escape(redact(shorten(to_json(readable, indent=2), EXPANDED_CHARS)))
     return (
@@ -143,19 +152,12 @@ def output_html(output: Any, redact: Callable[[str], str] = str) -> str:
     )
 
 
-def reduced_media(output: Any) -> list[media.Media]:
-    """The media of ``output`` that the saved notebook keeps only as a thumbnail or a
-    placeholder (past ``MEDIA_LIMITS``): the ones a "show full size" control is for."""
-    found, _ = _media_of(output)
-    if not found:
-        return []
-    placements = _gallery_of(output, found).placements
-    return [item for item, p in zip(found, placements, strict=True) if p in _REDUCED]
+MEDIA_FULL_SIZE_DIR = "nbext-media"
+"""Where the full bytes of media kept small are written, relative to the working
+directory (the notebook's folder in JupyterLab); empty: nowhere, the text says how."""
 
-
-_REDUCED = frozenset({"thumbnail", "placeholder"})
 _last_media: tuple[Any, media.MediaList, Any] | None = None
-_last_gallery: tuple[Any, media.Limits, media.Rendered] | None = None
+_last_gallery: tuple[Any, tuple[media.Limits, str], media.Rendered] | None = None
 
 
 def _media_of(output: Any) -> tuple[media.MediaList, Any]:
@@ -174,19 +176,51 @@ def _media_of(output: Any) -> tuple[media.MediaList, Any]:
     return found, readable
 
 
-def _gallery_of(output: Any, found: media.MediaList) -> media.Rendered:
+def _gallery_of(output: Any, found: media.MediaList, folder: str) -> media.Rendered:
     """The gallery of ``output``'s media, kept like ``_media_of``'s answer: a large image's
-    thumbnail is made once, not at each redraw and again for the static rendering."""
+    thumbnail is made, and its full file written into ``folder``, once, not at each redraw
+    and again for the static rendering."""
     global _last_gallery
-    if (
-        _last_gallery is not None
-        and _last_gallery[0] is output
-        and _last_gallery[1] == MEDIA_LIMITS
-    ):
+    settings = (MEDIA_LIMITS, folder)
+    if _last_gallery is not None and _last_gallery[0] is output and _last_gallery[1] == settings:
         return _last_gallery[2]
-    rendered = media.gallery_html(found, MEDIA_LIMITS)
-    _last_gallery = (output, MEDIA_LIMITS, rendered)
+    files = _FullSizeFiles(folder)
+    rendered = media.gallery_html(found, MEDIA_LIMITS, files.control)
+    files.report()
+    _last_gallery = (output, settings, rendered)
     return rendered
+
+
+class _FullSizeFiles:
+    """The "show full size" control of each item kept small: a link to its file written
+    into ``folder``, or, when there is no folder or the file cannot be written, the text
+    saying how to get it from Python. The panel renders either way."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.failed: list[str] = []
+        self.error = ""
+
+    def control(self, item: media.Media, limits: media.Limits) -> str:
+        if not self.folder or item.data is None:
+            return media.static_control(item, limits)
+        try:
+            href = media.write_beside(item, self.folder)
+        except OSError as exc:
+            self.failed.append(item.label)
+            self.error = exc.strerror or str(exc)
+            return media.static_control(item, limits)
+        return media.link_control(item, href)
+
+    def report(self) -> None:
+        """One line for the whole output, on stderr: the panel above it is intact."""
+        if self.failed:
+            print(
+                f"nbext: could not write the full size of {', '.join(self.failed)} to "
+                f"{self.folder}/ ({self.error}); the notebook keeps the thumbnail "
+                "(RunpodMagics.media_full_size_dir names another folder)",
+                file=sys.stderr,
+            )
 
 
 def error_html(error: str) -> str:

@@ -1,18 +1,22 @@
 """Media outputs in real JupyterLab: the gallery's pictures decode and the sound has its
 player, live, after save and reopen, in the Dark theme, and in nbconvert's HTML opened
-with no network; a large picture's "show full size" control works in the page.
+with no network; a large picture's "show full size" link reaches its file beside the
+notebook with no kernel, and a reopened notebook shows no widget error anywhere.
 
 One notebook, one kernel start: e2e tests are the slow part of the suite.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import nbformat
 import pytest
 from nbconvert import HTMLExporter
-from playwright.sync_api import BrowserContext, Page, expect
+from PIL import Image
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from .browser import open_offline
 from .jupyter import JupyterLabServer
@@ -51,8 +55,7 @@ PICTURES = """(root) => {
     return images.map((i) => ({
         alt: i.alt, width: i.naturalWidth, inline: i.src.startsWith('data:image/'),
         row: i.closest('td')?.getBoundingClientRect().height ?? 0,
-        where: i.closest('.nbext-media-inline') ? 'table'
-             : i.closest('.nbext-full-size-kept, .nbext-full-size') ? 'full' : 'gallery',
+        where: i.closest('.nbext-media-inline') ? 'table' : 'gallery',
     }));
 }"""
 
@@ -63,7 +66,7 @@ def pictures(page: Page, root: str) -> list[dict[str, Any]]:
     return found
 
 
-def check_media(page: Page, root: str, *, full_size: bool) -> None:
+def check_media(page: Page, root: str) -> None:
     """The gallery's pictures decode (naturalWidth > 0) and the sound has its player."""
     found = pictures(page, root)
     assert all(p["width"] > 0 and p["inline"] for p in found), found
@@ -71,10 +74,35 @@ def check_media(page: Page, root: str, *, full_size: bool) -> None:
     assert gallery == [("images[0]:", 512), ("images[0]:", 512)], found  # art; noise thumbnail
     table = [p for p in found if p["where"] == "table"]
     assert len(table) == 2 and all(p["row"] < 80 for p in table), found  # one line a row
-    assert [p["width"] for p in found if p["where"] == "full"] == ([700] if full_size else [])
     audio = page.locator(f"{root} .jp-OutputArea audio[controls]")
     expect(audio).to_have_count(1)
     assert audio.evaluate("(a) => a.src.startsWith('data:audio/wav;base64,')")
+
+
+FETCH_PICTURE = """async (a) => {
+    const response = await fetch(a.href);
+    const bitmap = await createImageBitmap(await response.blob());
+    return {status: response.status, type: response.headers.get('content-type'),
+            width: bitmap.width, height: bitmap.height};
+}"""
+
+
+def check_full_size_link(lab: LabPage, cell: Locator) -> str:
+    """The noise picture's "show full size" link is served by JupyterLab from the file
+    beside the notebook (its contents API, ``/files/``): status 200, a 700 px picture.
+    Returns the file's name."""
+    link = lab.output(cell).locator("a.nbext-full-size")
+    expect(link).to_have_count(1)
+    expect(link).to_have_text("show full size")
+    expect(link).to_have_attribute("target", "_blank")
+    # JupyterLab resolves a relative link in an output to the file's download URL
+    link.evaluate(
+        "(a) => new Promise((done) => { const check = () => "
+        "a.href.includes('/files/nbext-media/') ? done() : setTimeout(check, 50); check(); })"
+    )
+    served = link.evaluate(FETCH_PICTURE)
+    assert served == {"status": 200, "type": "image/png", "width": 700, "height": 700}, served
+    return Path(unquote(urlparse(link.evaluate("(a) => a.href")).path)).name
 
 
 def test_media_render_live_after_reopen_in_the_dark_theme_and_exported(
@@ -85,49 +113,54 @@ def test_media_render_live_after_reopen_in_the_dark_theme_and_exported(
     assert lab.errors() == []
     notebook = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
-    # live: the large picture is a thumbnail; its control shows it whole, then keeps it
+    # live: the large picture is a thumbnail, its full file written beside the notebook
     cell = lab.cell_with("%%runpod_job noise")
-    expect(lab.output(cell)).to_contain_text("is not stored in the notebook")
+    expect(lab.output(cell).locator('img[alt$="(thumbnail)"]')).to_have_count(1)
+    written = lab_server.root_dir / "nbext-media" / check_full_size_link(lab, cell)
+    with Image.open(written) as full:
+        assert (full.format, full.size) == ("PNG", (700, 700))
+    check_media(lab.page, notebook)
     lab.output(cell).scroll_into_view_if_needed()
-    lab.screenshot("media-control")
-    lab.click(cell, "show full size: images[0]")
-    full = lab.output(cell).locator(".nbext-full-size img")
-    expect(full).to_have_count(1)
-    full.evaluate("(i) => i.decode()")
-    assert full.evaluate("(i) => i.naturalWidth") == 700
-    lab.click(cell, "keep full size in the notebook")
-    expect(lab.output(cell).locator(".nbext-full-size-kept img")).to_have_count(1)
-    check_media(lab.page, notebook, full_size=True)
     lab.screenshot("media-live")
 
     save(lab)
     lab.page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
     lab_server.shutdown_kernels()
     lab.open(path.name)  # a fresh page: no kernel of the run, no widget state
-    check_media(lab.page, notebook, full_size=True)
+    check_media(lab.page, notebook)
+    cell = lab.cell_with("%%runpod_job noise")
+    assert check_full_size_link(lab, cell) == written.name
     assert "Error displaying widget" not in shown(lab, ".jp-Notebook").inner_text()
+    saved = nbformat.read(path, as_version=4)
+    kinds = {kind for c in saved.cells for o in c.get("outputs", []) for kind in o.get("data", {})}
+    assert "application/vnd.jupyter.widget-view+json" not in kinds, kinds
 
     try:
         set_theme(lab, "JupyterLab Dark")
-        check_media(lab.page, notebook, full_size=True)
+        check_media(lab.page, notebook)
         caption = shown(lab, ".nbext-media-item figcaption").first
         assert caption.evaluate("(c) => getComputedStyle(c).color") != "rgb(0, 0, 0)"
+        link = shown(lab, "a.nbext-full-size")
+        assert link.evaluate("(a) => getComputedStyle(a).color") != "rgb(0, 0, 0)"
         lab.screenshot("media-dark")
     finally:
         set_theme(lab, "JupyterLab Light")
 
-    saved = nbformat.read(path, as_version=4)
     saved.metadata.pop("widgets", None)
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(saved)
     page_file = path.with_suffix(".html")
     page_file.write_text(body)
     page, refused = open_offline(browser, page_file)
     try:
-        check_media(page, "body", full_size=True)
+        check_media(page, "body")
+        href = page.locator("a.nbext-full-size").evaluate("(a) => a.href")
     finally:
         page.close()
     # refused: only the export template's own scripts (require.js, MathJax); no media
     assert all(url.split("?")[0].endswith(".js") for url in refused), refused
+    # offline, beside the folder, the link is the file on disk
+    assert href.startswith("file://")
+    assert Path(unquote(urlparse(href).path)).read_bytes() == written.read_bytes()
 
 
 def set_theme(lab: LabPage, theme: str) -> None:

@@ -3,17 +3,48 @@
 from __future__ import annotations
 
 import base64
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from ipywidgets.widgets.widget import _instances
 from traitlets import TraitError
 
-from nbext.notebook import awaiting
-from nbext.notebook.widgets.full_size import FullSizeControl
 from tests.media.conftest import b64, jpeg, noise_png, wav
 
 from .conftest import Notebook
+
+LINK = re.compile(
+    r'<a class="nbext-full-size" href="([^"]+)" target="_blank" rel="noopener" '
+    r'title="[^"]*">(show full size|play in full)</a>'
+)
+
+
+@pytest.fixture(autouse=True)
+def notebook_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The kernel's working directory, as JupyterLab makes it the notebook's folder:
+    where the full size of media kept small is written."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def full_size_dir(nb: Notebook) -> Iterator[Callable[[str], None]]:
+    """Sets ``RunpodMagics.media_full_size_dir`` with ``%config``, as a user does; the
+    session's shell keeps its config, so the default comes back after the test."""
+
+    def configure(folder: str) -> None:
+        nb.run(f"%config RunpodMagics.media_full_size_dir = {folder!r}")
+
+    yield configure
+    configure("nbext-media")
+
+
+def links(drawn: str) -> list[tuple[str, str]]:
+    """The "show full size" links of a drawn output: (relative href, its words)."""
+    return LINK.findall(drawn)
+
 
 PICTURE = '{"prompt": "a lake at dawn", "seed": 1, "width": 256, "height": 256, "step_ms": 0}'
 
@@ -86,66 +117,6 @@ def saved_panel(nb: Notebook) -> str:
     return saved_output(nb)["text/html"]
 
 
-def control_of(nb: Notebook) -> FullSizeControl:
-    (control,) = [w for w in _instances.values() if isinstance(w, FullSizeControl)]
-    return control
-
-
-def test_a_large_picture_is_kept_small_and_its_full_size_shown_on_demand(nb: Notebook) -> None:
-    nb.deploy(big_picture_handler, "big")
-    nb.run("%%runpod_job big -o out\n{}")
-    encoded = nb.shell.user_ns["out"]["images"][0]
-    assert len(encoded) > 1_000_000  # -o keeps the raw output whole
-
-    # the panel's static output: a thumbnail, and how to get the full picture from Python
-    saved = saved_panel(nb)
-    assert "(thumbnail)" in saved and encoded[:64] not in saved
-    assert len(saved) < len(encoded) / 4  # a 512 px JPEG of random pixels, the worst case
-    assert "is not stored in the notebook" in saved and "nbext.media.find(" in saved
-
-    # under it, a live control: one button per picture kept small, nothing shown yet
-    control = control_of(nb)
-    shown = nb.displays[-1]
-    assert "application/vnd.jupyter.widget-view+json" in shown["data"]
-    assert "images[0]" in shown["data"]["text/plain"]
-    (button,) = control.buttons
-    assert button.description == "show full size: images[0]"
-    assert control.views[0].value == "" and control.keep_button.layout.display == "none"
-
-    displays = len(nb.displays)
-    button.click()  # from the kernel's memory: nothing fetched, nothing written to cells
-    assert f"base64,{encoded}" in control.views[0].value
-    assert control.views[0].layout.display is None
-    assert len(nb.displays) == displays and button.description.startswith("hide full size")
-    button.click()  # hidden again: the page drops the megabytes
-    assert control.views[0].value == "" and control.keep_button.layout.display == "none"
-
-
-def test_keep_writes_the_full_picture_into_the_saved_output_in_place_of_the_control(
-    nb: Notebook,
-) -> None:
-    nb.deploy(big_picture_handler, "big")
-    nb.run("%%runpod_job big -o out\n{}")
-    encoded = nb.shell.user_ns["out"]["images"][0]
-    control = control_of(nb)
-    control_id = nb.displays[-1]["transient"]["display_id"]
-    control.buttons[0].click()
-    control.keep_button.click()
-    kept = nb.displays[-1]
-    assert kept["update"] and kept["transient"]["display_id"] == control_id
-    assert "application/vnd.jupyter.widget-view+json" not in kept["data"]
-    assert f"base64,{encoded}" in kept["data"]["text/html"]
-    assert kept["data"]["text/plain"] == "full size kept in the notebook: images[0]"
-    assert control.kept and control.keep_button.comm is None  # closed: nothing left to ask
-
-
-def test_small_pictures_get_no_control(nb: Notebook) -> None:
-    nb.emu.deploy(image="image-gen", endpoint_id="art")
-    nb.run(f"%%runpod_job art\n{PICTURE}")
-    assert not [w for w in _instances.values() if isinstance(w, FullSizeControl)]
-    assert "show full size" not in nb.displays[-1]["data"]["text/html"]
-
-
 def test_a_corrupt_picture_does_not_break_the_panel(nb: Notebook) -> None:
     corrupt = b"\x89PNG\r\n\x1a\n" + bytes(700_000)  # a PNG signature, then nothing valid
     cut = jpeg(200, 150)[:300]  # a JPEG cut short
@@ -171,40 +142,97 @@ def test_a_50_mb_output_keeps_the_page_and_the_notebook_small(nb: Notebook) -> N
     assert every < 100_000  # every display and update of the cell together
 
 
-def test_a_long_sound_past_the_limits_is_offered_in_full_too(nb: Notebook) -> None:
-    speech = b64(wav(20.0))  # 20 s at 16 kHz: 625 KB, past the 512 KB a file may keep
-    nb.deploy(lambda job: {"speech": speech}, "talk")
-    nb.run("%%runpod_job talk\n{}")
-    assert "not stored in the notebook" in saved_panel(nb)
-    control = control_of(nb)
-    (button,) = control.buttons
-    assert button.description == "show in full: speech"
-    button.click()
-    assert f'<audio controls preload="metadata" src="data:audio/wav;base64,{speech}"' in (
-        control.views[0].value
-    )
-
-
-def test_the_control_can_be_turned_off_for_notebooks_that_are_shared(nb: Notebook) -> None:
-    nb.deploy(big_picture_handler, "big")
-    nb.run("%config RunpodMagics.media_full_size_control = False")
-    nb.run("%%runpod_job big\n{}")
-    assert not [w for w in _instances.values() if isinstance(w, FullSizeControl)]
-    assert "nbext-static" in nb.displays[-1]["data"]["text/html"]  # the panel is the last
-    assert "(thumbnail)" in saved_panel(nb)
-    nb.run("%config RunpodMagics.media_full_size_control = True")
-    nb.run("%%runpod_job big\n{}")
-    assert control_of(nb).items[0].label == "images[0]"
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize("options", ["", " --sync"])
-async def test_a_cell_that_awaits_the_job_offers_the_control_too(
-    nb: Notebook, options: str
+def test_a_large_picture_is_kept_small_and_links_to_its_full_file_beside_the_notebook(
+    nb: Notebook, notebook_folder: Path
 ) -> None:
     nb.deploy(big_picture_handler, "big")
-    await awaiting.run_cell_magic("runpod_job", "big" + options, "{}")
-    control = control_of(nb)
-    control.buttons[0].click()
-    assert "data:image/png;base64," in control.views[0].value
-    await nb.conn.aclose()
+    nb.run("%%runpod_job big -o out\n{}")
+    encoded = nb.shell.user_ns["out"]["images"][0]
+    assert len(encoded) > 1_000_000  # -o keeps the raw output whole
+
+    saved = saved_panel(nb)
+    assert "(thumbnail)" in saved and encoded[:64] not in saved
+    assert len(saved) < len(encoded) / 4  # a 512 px JPEG of random pixels, the worst case
+    ((href, words),) = links(saved)
+    assert words == "show full size"
+    assert re.fullmatch(r"nbext-media/images-0-[0-9a-f]{16}\.png", href), href
+    assert (notebook_folder / href).read_bytes() == base64.b64decode(encoded)
+    assert links(nb.panel().output_view.value) == [(href, words)]  # the live panel too
+    assert nb.displays[-1]["data"] == saved_output(nb)  # the panel is the cell's last output
+    assert not any("widget-view" in str(d["data"]) for d in nb.displays[-1:])
+
+    nb.run("%%runpod_job big\n{}")  # the same bytes again: the same file, nothing new
+    assert links(saved_panel(nb)) == [(href, words)]
+    assert [p.name for p in (notebook_folder / "nbext-media").iterdir()] == [href.split("/")[1]]
+
+
+def test_a_long_sound_past_the_limits_is_offered_in_full_from_its_file(
+    nb: Notebook, notebook_folder: Path
+) -> None:
+    speech = wav(20.0)  # 20 s at 16 kHz: 625 KB, past the 512 KB a file may keep
+    nb.deploy(lambda job: {"reply": {"speech": b64(speech)}}, "talk")
+    nb.run("%%runpod_job talk\n{}")
+    saved = saved_panel(nb)
+    assert "not stored in the notebook" in saved and "data:audio/wav" not in saved
+    ((href, words),) = links(saved)
+    assert words == "play in full" and href.endswith(".wav") and "reply-speech-" in href
+    assert (notebook_folder / href).read_bytes() == speech
+
+
+def test_small_pictures_get_no_link_and_no_file(nb: Notebook, notebook_folder: Path) -> None:
+    nb.emu.deploy(image="image-gen", endpoint_id="art")
+    nb.run(f"%%runpod_job art\n{PICTURE}")
+    assert links(saved_panel(nb)) == [] and "show full size" not in saved_panel(nb)
+    assert not (notebook_folder / "nbext-media").exists()
+
+
+def test_a_folder_that_cannot_be_written_leaves_the_text_form_and_one_warning_line(
+    nb: Notebook,
+    notebook_folder: Path,
+    full_size_dir: Callable[[str], None],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (notebook_folder / "taken").write_text("a file where the folder would go")
+    nb.deploy(lambda job: {"a": b64(noise_png(600, 600)), "b": b64(noise_png(600, 600, 2))}, "two")
+    full_size_dir("taken/media")  # a file is in the way: as a read-only folder, for root too
+    nb.run("%%runpod_job two -o out\n{}")
+    assert nb.record().state == "COMPLETED" and len(nb.shell.user_ns["out"]["a"]) > 1_000_000
+    saved = saved_panel(nb)
+    assert 'data-state="COMPLETED"' in saved and links(saved) == []
+    assert saved.count("nbext.media.find(output)") == 2  # each item says how to get it
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("nbext: could not write the full size of a, b to taken/media/ (")
+    assert "Traceback" not in line and "thumbnail" in line
+
+    full_size_dir("elsewhere")  # a folder that can be written: links again
+    nb.run("%%runpod_job two\n{}")
+    assert [words for _, words in links(saved_panel(nb))] == ["show full size"] * 2
+    assert capsys.readouterr().err == ""
+
+
+def test_an_empty_folder_name_writes_nothing(
+    nb: Notebook, notebook_folder: Path, full_size_dir: Callable[[str], None]
+) -> None:
+    nb.deploy(big_picture_handler, "big")
+    full_size_dir("")
+    nb.run("%%runpod_job big\n{}")
+    saved = saved_panel(nb)
+    assert links(saved) == [] and "(thumbnail)" in saved and "nbext.media.find(" in saved
+    assert list(notebook_folder.iterdir()) == []
+
+
+def test_streamed_previews_write_no_file_the_output_at_the_end_does(
+    nb: Notebook, notebook_folder: Path
+) -> None:
+    def previews(job: dict[str, Any]) -> Any:
+        for step in range(3):  # each preview past the limits, as 1024 px diffusion steps are
+            yield {"step": step, "images": [b64(noise_png(600, 600, seed=step))]}
+
+    nb.deploy(previews, "steps")
+    nb.run("%%runpod_job steps --stream -o out\n{}")
+    assert len(nb.shell.user_ns["out"]) == 3  # the output: every step, as the service sends
+    folder = notebook_folder / "nbext-media"
+    names = sorted(path.name for path in folder.iterdir())
+    # only the output's own three pictures (paths [0].images[0]...), no file per preview
+    assert [name[:11] for name in names] == ["0-images-0-", "1-images-0-", "2-images-0-"]
+    assert [href for href, _ in links(saved_panel(nb))] == [f"nbext-media/{n}" for n in names]

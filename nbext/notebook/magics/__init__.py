@@ -2,8 +2,9 @@
 
 Traits (``%config RunpodMagics.<name> = value``): ``display_limit``, ``poll_interval``,
 ``default_endpoint``, ``raise_on_failure``, ``log_max_lines``, and what media may add to a
-saved notebook: ``media_inline_bytes``, ``media_job_bytes``, ``media_thumbnail_px``. The
-magics hold the kernel's ``Connection``; tests hand them one bound to their own emulator.
+saved notebook: ``media_inline_bytes``, ``media_job_bytes``, ``media_thumbnail_px``, and
+where the full size of media kept small is written, ``media_full_size_dir``. The magics
+hold the kernel's ``Connection``; tests hand them one bound to their own emulator.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from ..ipython import (
     magic_arguments,
     no_var_expand,
 )
-from ..widgets import full_size
 from ..widgets.logs import DEFAULT_MAX_LINES
 from . import batch, catalog, connect, health, jobs, listings, logs  # noqa: F401  (they register subcommands)
 from .commands import SUBCOMMANDS, dispatch, help_text
@@ -70,18 +70,19 @@ class RunpodMagics(Magics):
     media_thumbnail_px = Int(
         media.Limits.thumbnail_px, help="The longer side of a thumbnail, in pixels."
     ).tag(config=True)
-    media_full_size_control = Bool(
-        True,
-        help="Under a job whose pictures the saved notebook keeps small, a live 'show full "
-        "size' control (a widget: reopened without its kernel, JupyterLab says it cannot "
-        "load it; the panel above keeps the thumbnail either way).",
+    media_full_size_dir = Unicode(
+        static.MEDIA_FULL_SIZE_DIR,
+        help="The folder, relative to the kernel's working directory (the notebook's in "
+        "JupyterLab), where the full file of a medium the notebook keeps small is written, "
+        "for its 'show full size' link; empty: write nothing, the output says how to get "
+        "it from Python.",
     ).tag(config=True)
 
     def __init__(self, shell: Any = None, connection: Connection | None = None, **kwargs: Any):
         super().__init__(shell=shell, **kwargs)
         self.connection = connection or current()
         self._apply_media_limits()
-        self._apply_full_size_control()
+        self._apply_full_size_dir()
 
     @validate("media_inline_bytes", "media_job_bytes", "media_thumbnail_px")
     def _check_media_limit(self, proposal: dict[str, Any]) -> int:
@@ -99,9 +100,9 @@ class RunpodMagics(Magics):
             thumbnail_px=self.media_thumbnail_px,
         )
 
-    @observe("media_full_size_control")
-    def _apply_full_size_control(self, change: Any = None) -> None:
-        full_size.OFFERED = bool(self.media_full_size_control)
+    @observe("media_full_size_dir")
+    def _apply_full_size_dir(self, change: Any = None) -> None:
+        static.MEDIA_FULL_SIZE_DIR = self.media_full_size_dir or ""
 
     @property
     def user_ns(self) -> dict[str, Any]:

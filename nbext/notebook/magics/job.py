@@ -24,7 +24,6 @@ from ..follow import JobFollower
 from ..outcome import check_completed
 from ..outputs import PanelOutput, show_panel
 from ..registry import JobRecord
-from ..widgets.full_size import offer_full_size
 from ..widgets.job import JobPanel
 from .common import check_name, explain, one_line, positive, store, usage_errors
 
@@ -164,7 +163,7 @@ def _wait(follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool
         result = follower.follow(interrupted=interrupted)
     except NbextError as exc:
         raise UsageError(explain(exc)) from None
-    _conclude(follower.record, result, quiet=quiet, raises=raises, panel=follower.panel)
+    _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
 async def _wait_async(
@@ -175,7 +174,7 @@ async def _wait_async(
         result = await follower.follow_async(interrupted=interrupted)
     except NbextError as exc:
         raise UsageError(explain(exc)) from None
-    _conclude(follower.record, result, quiet=quiet, raises=raises, panel=follower.panel)
+    _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
 def _raises(magics: RunpodMagics, args: argparse.Namespace) -> bool:
@@ -183,19 +182,9 @@ def _raises(magics: RunpodMagics, args: argparse.Namespace) -> bool:
     return bool(magics.raise_on_failure) and not args.no_raise
 
 
-def _conclude(
-    record: JobRecord,
-    result: JobResult | None,
-    *,
-    quiet: bool,
-    raises: bool,
-    panel: JobPanel | None = None,
-) -> None:
-    """After the panel shows the end: offer the full size of pictures the notebook keeps
-    small (the cell still runs, so the control lands under its panel), then raise if the
-    job did not complete (``raises``), else with ``--quiet`` say in a line how it ended."""
-    if panel is not None and panel.has_output:
-        offer_full_size(panel.output)
+def _conclude(record: JobRecord, result: JobResult | None, *, quiet: bool, raises: bool) -> None:
+    """After the panel shows the end: raise if the job did not complete (``raises``),
+    else with ``--quiet`` say in a line how it ended."""
     if raises:
         check_completed(result, record.endpoint_id)
     if quiet:
@@ -356,7 +345,7 @@ def _run_sync(
             panel.start(job_id)
         return follower
     follower.finish(result)
-    _conclude(record, result, quiet=args.quiet, raises=_raises(magics, args), panel=panel)
+    _conclude(record, result, quiet=args.quiet, raises=_raises(magics, args))
     return None
 
 

@@ -319,7 +319,8 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         changed |= _hidden(self.metrics_view, not line)
 
         if view.has_output:
-            changed |= _set(self.output_view, "value", output_html(view.output, self._redact))
+            drawn = output_html(view.output, self._redact, full_size_files=self.has_output)
+            changed |= _set(self.output_view, "value", drawn)
         changed |= _hidden(self.output_view, not view.has_output)
 
         if view.error:
