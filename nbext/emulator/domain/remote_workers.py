@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from nbext.models import HealthWorkers, JobStatus
 
@@ -32,6 +32,7 @@ from .job_service import JobService
 from .jobs import UNSET, Job
 from .json_values import printable, unservable
 from .streaming import to_chunks
+from .worker_output import WorkerOutput
 
 S = JobStatus
 
@@ -46,6 +47,10 @@ PING_MISSED_AFTER_S = 3.5
 """A worker whose last ping is older than this (three intervals and a half of the
 one-second interval the emulator asks for) counts as unhealthy, as the service marks
 a worker whose heartbeat stops."""
+
+
+WorkerState = Literal["initializing", "idle", "running", "unhealthy"]
+"""Where a worker process is, as ``/health`` counts it."""
 
 
 class WorkerRefused(DomainError):
@@ -104,6 +109,10 @@ class Pool:
     workers: dict[str, RemoteWorker] = field(default_factory=dict)
     work: Signal = field(default_factory=Signal)
     """Fired when a job is queued: wakes held takes."""
+    died_at_start: str | None = None
+    """How the last worker that exited before its first call ended ("exit code 1"), until
+    a worker of the pool calls: a script that cannot start (an import fails, a syntax
+    error) is told apart from a worker that is slow to start."""
 
 
 class RemoteWorkers:
@@ -119,6 +128,8 @@ class RemoteWorkers:
         self.hold_s = TAKE_HOLD_S
         self.closed = False
         """Set by ``stop_all``: no process is started any more (the emulator is stopping)."""
+        self.output = WorkerOutput(clock)
+        """What the processes print: their logs (written by the supervisor)."""
         jobs.on_change.append(self._job_changed)
         jobs.worker_census.append(self.census)
 
@@ -158,6 +169,24 @@ class RemoteWorkers:
                 if domain not in known:
                     self._launch(pool, domain)
 
+    def warm(self, endpoint_id: str) -> None:
+        """Start a worker now if the endpoint has none, as a first job would: deploying
+        from a notebook shows at once whether the script starts, not at the first job.
+        With ``workersMin`` 0 the worker is stopped after its idle timeout, as any."""
+        endpoint = self.jobs.endpoint(endpoint_id)
+        if endpoint_id in self.pools and not endpoint.workers and endpoint.workers_max > 0:
+            endpoint.workers.append(Worker(idle_since=self.clock.now()))
+        self.reconcile()
+
+    def startup(self, endpoint_id: str) -> tuple[bool, str | None]:
+        """Whether a worker of the endpoint is serving, and how the last one that died
+        before its first call ended (None if none did since a worker last called)."""
+        pool = self.pools.get(endpoint_id)
+        if pool is None:
+            return False, None
+        serving = any(w.contacted and not w.stopping for w in pool.workers.values())
+        return serving, pool.died_at_start
+
     def _scale_up(self, endpoint: Endpoint) -> None:
         """A queued job that nobody is free to take starts a worker, up to ``workersMax``."""
         pool = self.pools[endpoint.id]
@@ -192,6 +221,8 @@ class RemoteWorkers:
         self.by_id.pop(worker.id, None)
         if pool is not None:
             pool.workers.pop(worker.id, None)
+            if not worker.contacted and not worker.stopping:
+                pool.died_at_start = how
         for job_id, attempt in list(worker.jobs.items()):
             job = self.jobs.jobs.get(job_id)
             if job is not None and self._current(job, attempt):
@@ -256,6 +287,7 @@ class RemoteWorkers:
             )
         if not worker.contacted:  # ready now: its idle timeout counts from here
             worker.contacted = True
+            self.pools[endpoint_id].died_at_start = None
             endpoint = self.jobs.endpoints.get(endpoint_id)
             if endpoint is not None and not worker.domain.running:
                 worker.domain.idle_since = self.clock.now()
@@ -411,6 +443,40 @@ class RemoteWorkers:
 
     # ---- health ----------------------------------------------------------------------
 
+    def states(self, endpoint_id: str) -> dict[str, WorkerState]:
+        """The state of each of the endpoint's workers that has a process, or is getting
+        one (restarting after an exit), by worker id; stopping workers are left out.
+
+        initializing: started, not yet heard from (or restarting); idle and running:
+        serving, without or with jobs; unhealthy: missed pings, or a failed startup check.
+        """
+        pool = self.pools.get(endpoint_id)
+        endpoint = self.jobs.endpoints.get(endpoint_id)
+        if pool is None or endpoint is None:
+            return {}
+        now = self.clock.now()
+        states: dict[str, WorkerState] = {}
+        for worker in pool.workers.values():
+            if worker.stopping:
+                continue
+            if not worker.contacted:
+                states[worker.id] = "initializing"
+            elif worker.unhealthy(now):
+                states[worker.id] = "unhealthy"
+            elif worker.jobs:
+                states[worker.id] = "running"
+            else:
+                states[worker.id] = "idle"
+        for domain in endpoint.workers:
+            if domain in self.restarting:
+                states.setdefault(domain.id, "initializing")
+        return states
+
+    def started_at(self, worker_id: str) -> float | None:
+        """When the worker's present process started (None: it has none)."""
+        worker = self.by_id.get(worker_id)
+        return worker.started_at if worker is not None else None
+
     def census(self, endpoint: Endpoint) -> tuple[HealthWorkers, int] | None:
         """``/health`` worker counts of a pool's endpoint and its jobs in progress (None
         for other endpoints).
@@ -422,19 +488,9 @@ class RemoteWorkers:
         pool = self.pools.get(endpoint.id)
         if pool is None:
             return None
-        now = self.clock.now()
         counts = {"idle": 0, "running": 0, "initializing": 0, "unhealthy": 0}
-        for worker in pool.workers.values():
-            if worker.stopping:
-                continue
-            if not worker.contacted:
-                counts["initializing"] += 1
-            elif worker.unhealthy(now):
-                counts["unhealthy"] += 1
-            elif worker.jobs:
-                counts["running"] += 1
-            else:
-                counts["idle"] += 1
+        for state in self.states(endpoint.id).values():
+            counts[state] += 1
         workers = HealthWorkers(
             idle=counts["idle"],
             running=counts["running"],
