@@ -38,7 +38,8 @@ LAST_LINES = 8
 
 
 class WorkerStartFailed(NotebookError):
-    """A worker script exited before it served: ``output`` holds its last lines."""
+    """A worker script could not start (it exited, or its calls were refused):
+    ``output`` holds its last lines."""
 
     def __init__(self, message: str, output: list[str]) -> None:
         super().__init__(message)
@@ -164,10 +165,10 @@ def _await_first_worker(emulator: Emulator, endpoint_id: str, path: Path) -> Non
     emulator.call_on_loop(lambda: workers.warm(endpoint_id))
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
-        serving, died = emulator.call_on_loop(lambda: workers.startup(endpoint_id))
+        serving, failure = emulator.call_on_loop(lambda: workers.startup(endpoint_id))
         if serving:
             return
-        if died is not None:
+        if failure is not None:
             output = [
                 line.partition("] ")[2]
                 for line in emulator.worker_logs(endpoint_id)
@@ -175,9 +176,10 @@ def _await_first_worker(emulator: Emulator, endpoint_id: str, path: Path) -> Non
             ][-LAST_LINES:]
             emulator.undeploy(endpoint_id)
             last = next((line for line in reversed(output) if line.strip()), "")
+            if failure.startswith("it exited"):  # the end of its traceback says why
+                failure += f": {last.strip()}" if last else ", printing nothing"
             raise WorkerStartFailed(
-                f"worker script {path.name} exited at start ({died})"
-                + (f": {last.strip()}" if last else ", printing nothing"),
+                f"worker script {path.name} could not start: {failure}",
                 output,
             )
         time.sleep(START_POLL_S)

@@ -80,6 +80,10 @@ class RemoteWorker:
     started_at: float = 0.0
     contacted: bool = False
     """It has called the emulator at least once (until then: initializing)."""
+    taking: bool = False
+    """It has asked for jobs with its key: it serves (a ping alone may come from the
+    SDK's heartbeat process, which sends the key it was given whatever the SDK's own
+    calls send)."""
     last_ping: float | None = None
     failed_check: str | None = None
     """Why the SDK's startup check failed, when it reported so (it then exits)."""
@@ -109,10 +113,11 @@ class Pool:
     workers: dict[str, RemoteWorker] = field(default_factory=dict)
     work: Signal = field(default_factory=Signal)
     """Fired when a job is queued: wakes held takes."""
-    died_at_start: str | None = None
-    """How the last worker that exited before its first call ended ("exit code 1"), until
-    a worker of the pool calls: a script that cannot start (an import fails, a syntax
-    error) is told apart from a worker that is slow to start."""
+    start_failure: str | None = None
+    """Why the last worker that could not start failed, until a worker of the pool is
+    served: it exited before its first call ("exited (exit code 1)": an import failed,
+    a syntax error), or its calls were refused (a wrong key). A script that cannot
+    start is so told apart from a worker that is slow to start."""
 
 
 class RemoteWorkers:
@@ -179,13 +184,13 @@ class RemoteWorkers:
         self.reconcile()
 
     def startup(self, endpoint_id: str) -> tuple[bool, str | None]:
-        """Whether a worker of the endpoint is serving, and how the last one that died
-        before its first call ended (None if none did since a worker last called)."""
+        """Whether a worker of the endpoint is serving, and why the last one that could
+        not start failed (None if none did since a worker was last served)."""
         pool = self.pools.get(endpoint_id)
         if pool is None:
             return False, None
-        serving = any(w.contacted and not w.stopping for w in pool.workers.values())
-        return serving, pool.died_at_start
+        serving = any(w.taking and not w.stopping for w in pool.workers.values())
+        return serving, pool.start_failure
 
     def _scale_up(self, endpoint: Endpoint) -> None:
         """A queued job that nobody is free to take starts a worker, up to ``workersMax``."""
@@ -221,8 +226,8 @@ class RemoteWorkers:
         self.by_id.pop(worker.id, None)
         if pool is not None:
             pool.workers.pop(worker.id, None)
-            if not worker.contacted and not worker.stopping:
-                pool.died_at_start = how
+            if not worker.taking and not worker.stopping:
+                pool.start_failure = f"it exited ({how})"
         for job_id, attempt in list(worker.jobs.items()):
             job = self.jobs.jobs.get(job_id)
             if job is not None and self._current(job, attempt):
@@ -280,6 +285,12 @@ class RemoteWorkers:
         if scheme.lower() == "bearer" and rest:
             presented = rest.strip()
         if not secrets.compare_digest(presented.encode(), worker.key.encode()):
+            if not worker.taking:
+                self.pools[endpoint_id].start_failure = (
+                    "the emulator refuses its calls: it sends another key than the one it "
+                    "was given (a key in ~/.runpod/config.toml takes precedence in the SDK: "
+                    "remove it for local tests)"
+                )
             raise WorkerRefused(
                 f"wrong key for worker {worker_id!r}; a worker sends the key the emulator "
                 "gave it in RUNPOD_AI_API_KEY (a key in ~/.runpod/config.toml takes "
@@ -287,7 +298,6 @@ class RemoteWorkers:
             )
         if not worker.contacted:  # ready now: its idle timeout counts from here
             worker.contacted = True
-            self.pools[endpoint_id].died_at_start = None
             endpoint = self.jobs.endpoints.get(endpoint_id)
             if endpoint is not None and not worker.domain.running:
                 worker.domain.idle_since = self.clock.now()
@@ -297,6 +307,9 @@ class RemoteWorkers:
     async def take(self, worker: RemoteWorker, batch: int) -> list[dict[str, Any]]:
         """Up to ``batch`` queued jobs, waiting up to the hold time for the first."""
         pool = self.pools[worker.endpoint_id]
+        if not worker.taking:
+            worker.taking = True
+            pool.start_failure = None
         endpoint = self.jobs.endpoint(worker.endpoint_id)
         deadline = self.clock.now() + self.hold_s
         while not endpoint.queue and not worker.stopping:
