@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
@@ -66,37 +66,22 @@ def deploy_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
     first one serves, or shows the last lines of one that died at start.
     """
     target = args.function
-    if target.endswith(".py") or os.path.isfile(target):
-        deploy_script(magics, args)
-        return
-    if args.python is not None:
-        raise UsageError(f"--python applies to a worker script (a .py path), not {target!r}")
-    function = magics.user_ns.get(target)
-    if function is None:
-        raise UsageError(f"no {target!r} in the notebook's namespace")
-    if not callable(function):
-        raise UsageError(f"{target!r} is a {type(function).__name__}, not a function")
-    with usage_errors("deploy"):
-        endpoint_id = deploy(
-            function,
-            args.name or target,
-            workers_max=args.workers_max,
-            workers_min=args.workers_min,
-            idle_timeout=args.idle_timeout,
-            execution_timeout=args.execution_timeout,
-            connection=magics.connection,
-        )
-    print(f"deployed {target} as endpoint {endpoint_id!r}: %%runpod_job {endpoint_id}")
-
-
-def deploy_script(magics: RunpodMagics, args: argparse.Namespace) -> None:
-    """``%runpod deploy path/to/worker.py``: a script that dies at start shows its last
-    lines (the traceback's end says why), then the one-line error."""
+    script = target.endswith(".py") or os.path.isfile(target)
+    if script:
+        what: Any = target
+    else:
+        if args.python is not None:
+            raise UsageError(f"--python applies to a worker script (a .py path), not {target!r}")
+        what = magics.user_ns.get(target)
+        if what is None:
+            raise UsageError(f"no {target!r} in the notebook's namespace")
+        if not callable(what):
+            raise UsageError(f"{target!r} is a {type(what).__name__}, not a function")
     with usage_errors("deploy"):
         try:
             endpoint_id = deploy(
-                args.function,
-                args.name,
+                what,
+                args.name or (None if script else target),
                 workers_max=args.workers_max,
                 workers_min=args.workers_min,
                 idle_timeout=args.idle_timeout,
@@ -104,11 +89,14 @@ def deploy_script(magics: RunpodMagics, args: argparse.Namespace) -> None:
                 python=args.python,
                 connection=magics.connection,
             )
-        except WorkerStartFailed as exc:
+        except WorkerStartFailed as exc:  # its last lines: the traceback's end says why
             for line in exc.output:
                 print(f"  {line}", file=sys.stderr)
             raise
-    print(
-        f"deployed {os.path.basename(args.function)} as endpoint {endpoint_id!r}, a worker is "
-        f"serving: %%runpod_job {endpoint_id}"
-    )
+    if script:
+        print(
+            f"deployed {os.path.basename(target)} as endpoint {endpoint_id!r}, a worker is "
+            f"serving: %%runpod_job {endpoint_id}"
+        )
+    else:
+        print(f"deployed {target} as endpoint {endpoint_id!r}: %%runpod_job {endpoint_id}")
