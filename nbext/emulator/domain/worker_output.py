@@ -60,8 +60,3 @@ class WorkerOutput:
                 if ep == endpoint_id and (worker_id is None or w == worker_id)
             ]
             return [f"[{w}] {line.line}" for w in ids for line in list(self._lines[w])]
-
-    def workers(self, endpoint_id: str) -> list[str]:
-        """Ids of the endpoint's workers that have a log, in the order they first ran."""
-        with self._lock:
-            return [w for w, ep in self._endpoint_of.items() if ep == endpoint_id]
