@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -183,4 +184,9 @@ def _await_first_worker(emulator: Emulator, endpoint_id: str, path: Path) -> Non
                 output,
             )
         time.sleep(START_POLL_S)
-    # Slow, not dead: the endpoint stays, and its jobs wait for the worker.
+    # Slow, not dead (a large model loading): the endpoint stays, its jobs wait.
+    warnings.warn(
+        f"worker script {path.name}: no worker serves yet after {START_TIMEOUT_S:.0f} s; "
+        "jobs wait in the queue until one does (its log: emulator.worker_logs)",
+        stacklevel=3,
+    )

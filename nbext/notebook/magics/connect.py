@@ -93,10 +93,5 @@ def deploy_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
             for line in exc.output:
                 print(f"  {line}", file=sys.stderr)
             raise
-    if script:
-        print(
-            f"deployed {os.path.basename(target)} as endpoint {endpoint_id!r}, a worker is "
-            f"serving: %%runpod_job {endpoint_id}"
-        )
-    else:
-        print(f"deployed {target} as endpoint {endpoint_id!r}: %%runpod_job {endpoint_id}")
+    shown = os.path.basename(target) if script else target
+    print(f"deployed {shown} as endpoint {endpoint_id!r}: %%runpod_job {endpoint_id}")
