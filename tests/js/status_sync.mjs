@@ -27,7 +27,13 @@ const endpoint = runpodSdk(key, { baseUrl: `${base}/v2` }).endpoint(endpointId)
 const ran = await endpoint.runSync({ input: { mode: "progress", release: `${dir}/first` } }, 4000)
 
 const { id } = await endpoint.run({ input: { mode: "progress", release: `${dir}/second` } })
-const pending = await endpoint.statusSync(id, 1000)
+// It waits for its file: each call answers after a second, with the job's state; until
+// the worker has taken it and posted its progress, the job may still be queued.
+let pending
+for (let tries = 0; tries < 60; tries++) {
+  pending = await endpoint.statusSync(id, 1000)
+  if (pending.output !== undefined) break
+}
 fs.writeFileSync(`${dir}/second`, "")
 const done = await endpoint.statusSync(id, 60000)
 
