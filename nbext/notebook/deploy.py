@@ -1,30 +1,62 @@
-"""``nbext.deploy``: a notebook function as an endpoint of the embedded emulator.
+"""``nbext.deploy``: a notebook function, or a worker script, as an endpoint of the
+embedded emulator.
 
-The function is bound to an image named after the endpoint, and the endpoint runs that
+A function is bound to an image named after the endpoint, and the endpoint runs that
 image. Deploying again under the same name (re-running the cell after editing the
 function) rebinds the image: the endpoint keeps its queue, counters and running jobs,
 and new jobs run the new code. Changing the scaling settings recreates the endpoint.
+
+A worker script (a path) runs unmodified in processes of its own, as on the service
+(docs/workers.md). Deploying waits for its first worker to serve, so a script that
+cannot start says so in the deploying cell, with the last lines it printed, rather than
+leaving the first job queued. Deploying it again (after editing the script) replaces
+the endpoint's processes: new jobs run the new code.
 """
 
 from __future__ import annotations
 
+import os
+import time
+import warnings
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
 
 from .connection import Connection, current
-from .errors import InvalidArgument, WrongType
+from .errors import InvalidArgument, NotebookError, WrongType
+
+if TYPE_CHECKING:
+    from nbext.emulator import Emulator
+
+START_TIMEOUT_S = 120.0
+"""How long deploying a script waits for its first worker to serve (a cold start that
+loads a model can take this long; the SDK alone takes a second or two)."""
+START_POLL_S = 0.05
+LAST_LINES = 8
+"""Lines of a worker's output shown when it dies at start."""
+
+
+class WorkerStartFailed(NotebookError):
+    """A worker script could not start (it exited, or its calls were refused):
+    ``output`` holds its last lines."""
+
+    def __init__(self, message: str, output: list[str]) -> None:
+        super().__init__(message)
+        self.output = output
 
 
 def deploy(
-    function: Callable[..., Any],
+    function: Callable[..., Any] | str | os.PathLike[str],
     name: str | None = None,
     *,
     workers_max: int = 3,
     workers_min: int = 0,
     idle_timeout: float = 5.0,
     execution_timeout: float | None = None,
+    python: str | None = None,
+    env: dict[str, str] | None = None,
     connection: Connection | None = None,
 ) -> str:
     """Make ``function`` an endpoint of the embedded emulator; returns the endpoint id.
@@ -33,9 +65,21 @@ def deploy(
     input, the return value the output, a generator streams. ``name`` defaults to the
     function's name. ``execution_timeout`` is seconds (default 10 minutes). Only the
     local emulator runs notebook functions: connected to the cloud this raises.
+
+    Given a path (``"worker.py"``), deploys that worker script instead: its processes
+    call ``runpod.serverless.start`` as on the service. ``name`` defaults to the file's
+    stem; ``python`` names another interpreter (a worker's own virtualenv); ``env``
+    adds variables to the workers' environment.
     """
+    settings = _settings(workers_min, workers_max, idle_timeout, execution_timeout)
+    if isinstance(function, str | os.PathLike):
+        return _deploy_script(Path(function), name, settings, python, env, connection)
+    if python is not None or env is not None:
+        raise InvalidArgument("python= and env= apply to a worker script, not a function")
     if not callable(function):
-        raise WrongType(f"deploy needs a function, got {type(function).__name__}")
+        raise WrongType(
+            f"deploy needs a function or a worker script's path, got {type(function).__name__}"
+        )
     endpoint_id = name or getattr(function, "__name__", "")
     if not endpoint_id or endpoint_id == "<lambda>":
         raise InvalidArgument("this function has no usable name: pass name='my-endpoint'")
@@ -43,17 +87,6 @@ def deploy(
     emulator = service.emulator
     assert emulator is not None
     image = f"notebook/{endpoint_id}"
-    timeout_ms = (
-        EXECUTION_TIMEOUT_DEFAULT_MS
-        if execution_timeout is None
-        else round(float(execution_timeout) * 1000)
-    )
-    settings: dict[str, Any] = {
-        "workers_min": workers_min,
-        "workers_max": workers_max,
-        "idle_timeout": idle_timeout,
-        "execution_timeout_ms": timeout_ms,
-    }
     existing = emulator.jobs.endpoints.get(endpoint_id)
     same = (
         existing is not None
@@ -69,3 +102,91 @@ def deploy(
         return emulator.deploy(image=image, endpoint_id=endpoint_id, **settings)
     except ValueError as exc:  # the emulator's word on a bad name or setting
         raise InvalidArgument(str(exc)) from None
+
+
+def _settings(
+    workers_min: int, workers_max: int, idle_timeout: float, execution_timeout: float | None
+) -> dict[str, Any]:
+    timeout_ms = (
+        EXECUTION_TIMEOUT_DEFAULT_MS
+        if execution_timeout is None
+        else round(float(execution_timeout) * 1000)
+    )
+    return {
+        "workers_min": workers_min,
+        "workers_max": workers_max,
+        "idle_timeout": idle_timeout,
+        "execution_timeout_ms": timeout_ms,
+    }
+
+
+def _deploy_script(
+    path: Path,
+    name: str | None,
+    settings: dict[str, Any],
+    python: str | None,
+    env: dict[str, str] | None,
+    connection: Connection | None,
+) -> str:
+    if path.suffix != ".py":
+        raise InvalidArgument(f"a worker script is a .py file, not {str(path)!r}")
+    if not path.is_file():
+        raise InvalidArgument(f"worker script {str(path)!r} not found")
+    conn = connection or current()
+    if conn.mode != "local":
+        raise NotebookError(
+            "this kernel is connected to the RunPod cloud; deploying a worker script needs "
+            "the local emulator: run `%runpod connect local` first"
+        )
+    emulator = conn.local().emulator
+    assert emulator is not None
+    endpoint_id = name or path.stem
+    existing = emulator.jobs.endpoints.get(endpoint_id)
+    if existing is not None:
+        busy = len(existing.queue) + sum(1 for w in existing.workers if w.running)
+        if busy:
+            raise InvalidArgument(
+                f"endpoint {endpoint_id!r} has jobs queued or running: wait for them (or "
+                "purge its queue) before deploying it again"
+            )
+        emulator.undeploy(endpoint_id)
+        emulator.call_on_loop(emulator.remote_workers.reconcile)  # its processes stop
+    try:
+        emulator.deploy_worker(path, endpoint_id=endpoint_id, python=python, env=env, **settings)
+    except ValueError as exc:  # the emulator's word on a bad name, setting, interpreter
+        raise InvalidArgument(str(exc)) from None
+    _await_first_worker(emulator, endpoint_id, path)
+    return endpoint_id
+
+
+def _await_first_worker(emulator: Emulator, endpoint_id: str, path: Path) -> None:
+    """Start a worker and wait until it serves; a worker that dies first fails the deploy
+    (and the endpoint is removed, so no job waits on a script that cannot start)."""
+    workers = emulator.remote_workers
+    emulator.call_on_loop(lambda: workers.warm(endpoint_id))
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        serving, failure = emulator.call_on_loop(lambda: workers.startup(endpoint_id))
+        if serving:
+            return
+        if failure is not None:
+            output = [
+                line.partition("] ")[2]
+                for line in emulator.worker_logs(endpoint_id)
+                if not line.partition("] ")[2].startswith("--- ")
+            ][-LAST_LINES:]
+            emulator.undeploy(endpoint_id)
+            last = next((line for line in reversed(output) if line.strip()), "")
+            if failure.startswith("it exited"):  # the end of its traceback says why
+                failure += f": {last.strip()}" if last else ", printing nothing"
+            raise WorkerStartFailed(
+                f"worker script {path.name} could not start: {failure}",
+                output,
+            )
+        time.sleep(START_POLL_S)
+    # Slow, not dead (a large model loading): the endpoint stays, its jobs wait.
+    warnings.warn(
+        f"worker script {path.name}: no worker serves yet after {START_TIMEOUT_S:.0f} s; "
+        "jobs wait in the queue until one does (its log: emulator.worker_logs)",
+        stacklevel=3,
+    )

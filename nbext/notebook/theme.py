@@ -49,6 +49,7 @@ SERIES_COLOURS: dict[str, str] = {
     "in_progress": STATE_COLOURS["IN_PROGRESS"],
     "running": STATE_COLOURS["COMPLETED"],
     "idle": jp("info-color1", "#0097a7"),
+    "initializing": jp("warn-color0", "#e65100"),
 }
 """One line colour per health series."""
 

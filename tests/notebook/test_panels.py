@@ -216,7 +216,7 @@ def test_health_panel_counts_chart_and_frame() -> None:
     assert "workers initializing" in panel.counts.value
     assert panel.chart.layout.display == "none"  # one sample: nothing to draw yet
     panel.add(health(in_queue=1, running=2), at)
-    assert panel.chart.value.count("<polyline") == 4
+    assert panel.chart.value.count("<polyline") == 5  # workers initializing too
     assert panel.chart.layout.display is None
     frame = panel.frame()
     assert list(frame.columns) == [
@@ -228,10 +228,11 @@ def test_health_panel_counts_chart_and_frame() -> None:
         "retried",
         "idle",
         "running",
+        "initializing",
     ]
     assert str(frame["at"].dtype) == "datetime64[us, UTC]" or "datetime64" in str(frame["at"].dtype)
     assert str(frame["in_queue"].dtype) == "Int64"
-    assert frame["in_queue"].tolist() == [3, 1]
+    assert frame["in_queue"].tolist() == [3, 1] and frame["initializing"].tolist() == [2, 2]
     text = panel._repr_mimebundle_()["text/plain"]
     assert "in_queue=1" in text and "initializing=2" in text and "2 samples" in text
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from nbext.models import HealthWorkers, JobStatus
 
@@ -32,6 +32,7 @@ from .job_service import JobService
 from .jobs import UNSET, Job
 from .json_values import printable, unservable
 from .streaming import to_chunks
+from .worker_output import WorkerOutput
 
 S = JobStatus
 
@@ -46,6 +47,10 @@ PING_MISSED_AFTER_S = 3.5
 """A worker whose last ping is older than this (three intervals and a half of the
 one-second interval the emulator asks for) counts as unhealthy, as the service marks
 a worker whose heartbeat stops."""
+
+
+WorkerState = Literal["initializing", "idle", "running", "unhealthy"]
+"""Where a worker process is, as ``/health`` counts it."""
 
 
 class WorkerRefused(DomainError):
@@ -75,6 +80,10 @@ class RemoteWorker:
     started_at: float = 0.0
     contacted: bool = False
     """It has called the emulator at least once (until then: initializing)."""
+    taking: bool = False
+    """It has asked for jobs with its key: it serves (a ping alone may come from the
+    SDK's heartbeat process, which sends the key it was given whatever the SDK's own
+    calls send)."""
     last_ping: float | None = None
     failed_check: str | None = None
     """Why the SDK's startup check failed, when it reported so (it then exits)."""
@@ -104,6 +113,11 @@ class Pool:
     workers: dict[str, RemoteWorker] = field(default_factory=dict)
     work: Signal = field(default_factory=Signal)
     """Fired when a job is queued: wakes held takes."""
+    start_failure: str | None = None
+    """Why the last worker that could not start failed, until a worker of the pool asks
+    for a job: it exited before it asked ("it exited (exit code 1)": an import failed, a
+    syntax error), or its calls were refused (a wrong key). A script that cannot start
+    is so told apart from a worker that is slow to start."""
 
 
 class RemoteWorkers:
@@ -119,6 +133,8 @@ class RemoteWorkers:
         self.hold_s = TAKE_HOLD_S
         self.closed = False
         """Set by ``stop_all``: no process is started any more (the emulator is stopping)."""
+        self.output = WorkerOutput(clock)
+        """What the processes print: their logs (written by the supervisor)."""
         jobs.on_change.append(self._job_changed)
         jobs.worker_census.append(self.census)
 
@@ -158,6 +174,24 @@ class RemoteWorkers:
                 if domain not in known:
                     self._launch(pool, domain)
 
+    def warm(self, endpoint_id: str) -> None:
+        """Start a worker now if the endpoint has none, as a first job would: deploying
+        from a notebook shows at once whether the script starts, not at the first job.
+        With ``workersMin`` 0 the worker is stopped after its idle timeout, as any."""
+        endpoint = self.jobs.endpoint(endpoint_id)
+        if endpoint_id in self.pools and not endpoint.workers and endpoint.workers_max > 0:
+            endpoint.workers.append(Worker(idle_since=self.clock.now()))
+        self.reconcile()
+
+    def startup(self, endpoint_id: str) -> tuple[bool, str | None]:
+        """Whether a worker of the endpoint is serving, and why the last one that could
+        not start failed (None if none did since a worker was last served)."""
+        pool = self.pools.get(endpoint_id)
+        if pool is None:
+            return False, None
+        serving = any(w.taking and not w.stopping for w in pool.workers.values())
+        return serving, pool.start_failure
+
     def _scale_up(self, endpoint: Endpoint) -> None:
         """A queued job that nobody is free to take starts a worker, up to ``workersMax``."""
         pool = self.pools[endpoint.id]
@@ -192,6 +226,8 @@ class RemoteWorkers:
         self.by_id.pop(worker.id, None)
         if pool is not None:
             pool.workers.pop(worker.id, None)
+            if not worker.taking and not worker.stopping:
+                pool.start_failure = f"it exited ({how})"
         for job_id, attempt in list(worker.jobs.items()):
             job = self.jobs.jobs.get(job_id)
             if job is not None and self._current(job, attempt):
@@ -249,6 +285,12 @@ class RemoteWorkers:
         if scheme.lower() == "bearer" and rest:
             presented = rest.strip()
         if not secrets.compare_digest(presented.encode(), worker.key.encode()):
+            if not worker.taking:
+                self.pools[endpoint_id].start_failure = (
+                    "the emulator refuses its calls: it sends another key than the one it "
+                    "was given (a key in ~/.runpod/config.toml takes precedence in the SDK: "
+                    "remove it for local tests)"
+                )
             raise WorkerRefused(
                 f"wrong key for worker {worker_id!r}; a worker sends the key the emulator "
                 "gave it in RUNPOD_AI_API_KEY (a key in ~/.runpod/config.toml takes "
@@ -265,6 +307,9 @@ class RemoteWorkers:
     async def take(self, worker: RemoteWorker, batch: int) -> list[dict[str, Any]]:
         """Up to ``batch`` queued jobs, waiting up to the hold time for the first."""
         pool = self.pools[worker.endpoint_id]
+        if not worker.taking:
+            worker.taking = True
+            pool.start_failure = None
         endpoint = self.jobs.endpoint(worker.endpoint_id)
         deadline = self.clock.now() + self.hold_s
         while not endpoint.queue and not worker.stopping:
@@ -411,6 +456,40 @@ class RemoteWorkers:
 
     # ---- health ----------------------------------------------------------------------
 
+    def states(self, endpoint_id: str) -> dict[str, WorkerState]:
+        """The state of each of the endpoint's workers that has a process, or is getting
+        one (restarting after an exit), by worker id; stopping workers are left out.
+
+        initializing: started, not yet heard from (or restarting); idle and running:
+        serving, without or with jobs; unhealthy: missed pings, or a failed startup check.
+        """
+        pool = self.pools.get(endpoint_id)
+        endpoint = self.jobs.endpoints.get(endpoint_id)
+        if pool is None or endpoint is None:
+            return {}
+        now = self.clock.now()
+        states: dict[str, WorkerState] = {}
+        for worker in pool.workers.values():
+            if worker.stopping:
+                continue
+            if not worker.contacted:
+                states[worker.id] = "initializing"
+            elif worker.unhealthy(now):
+                states[worker.id] = "unhealthy"
+            elif worker.jobs:
+                states[worker.id] = "running"
+            else:
+                states[worker.id] = "idle"
+        for domain in endpoint.workers:
+            if domain in self.restarting:
+                states.setdefault(domain.id, "initializing")
+        return states
+
+    def started_at(self, worker_id: str) -> float | None:
+        """When the worker's present process started (None: it has none)."""
+        worker = self.by_id.get(worker_id)
+        return worker.started_at if worker is not None else None
+
     def census(self, endpoint: Endpoint) -> tuple[HealthWorkers, int] | None:
         """``/health`` worker counts of a pool's endpoint and its jobs in progress (None
         for other endpoints).
@@ -422,19 +501,9 @@ class RemoteWorkers:
         pool = self.pools.get(endpoint.id)
         if pool is None:
             return None
-        now = self.clock.now()
         counts = {"idle": 0, "running": 0, "initializing": 0, "unhealthy": 0}
-        for worker in pool.workers.values():
-            if worker.stopping:
-                continue
-            if not worker.contacted:
-                counts["initializing"] += 1
-            elif worker.unhealthy(now):
-                counts["unhealthy"] += 1
-            elif worker.jobs:
-                counts["running"] += 1
-            else:
-                counts["idle"] += 1
+        for state in self.states(endpoint.id).values():
+            counts[state] += 1
         workers = HealthWorkers(
             idle=counts["idle"],
             running=counts["running"],

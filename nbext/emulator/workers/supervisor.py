@@ -27,12 +27,12 @@ import sys
 import threading
 import time
 import weakref
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..domain.remote_workers import RemoteWorker, RemoteWorkers
+from ..domain.worker_output import WorkerOutput
 
 log = logging.getLogger("nbext.emulator.workers")
 
@@ -40,8 +40,6 @@ POLL_S = 0.1
 """How often processes are checked for an exit, and scaling for work to do."""
 GRACE_S = 3.0
 """Seconds a stopped worker has to exit after SIGTERM before its group gets SIGKILL."""
-LOG_LINES = 10_000
-"""Lines of output kept per worker (older lines are dropped)."""
 PING_INTERVAL_MS = 1000
 """The SDK counts its ping interval in whole seconds: one second is the shortest."""
 
@@ -83,31 +81,6 @@ class _Process:
     kill_at: float | None = None
 
 
-class WorkerLogs:
-    """Each worker's output, line by line, kept after the worker stops."""
-
-    def __init__(self) -> None:
-        self._lines: dict[str, deque[str]] = {}
-        self._endpoint_of: dict[str, str] = {}
-        self._lock = threading.Lock()
-
-    def open(self, endpoint_id: str, worker_id: str) -> deque[str]:
-        with self._lock:
-            lines = self._lines.setdefault(worker_id, deque(maxlen=LOG_LINES))
-            self._endpoint_of[worker_id] = endpoint_id
-            return lines
-
-    def lines(self, endpoint_id: str, worker_id: str | None = None) -> list[str]:
-        """The endpoint's worker output, each line prefixed with its worker's id."""
-        with self._lock:
-            ids = [
-                w
-                for w, ep in self._endpoint_of.items()
-                if ep == endpoint_id and (worker_id is None or w == worker_id)
-            ]
-            return [f"[{w}] {line}" for w in ids for line in list(self._lines[w])]
-
-
 class Supervisor:
     """The processes of every worker-script endpoint of one emulator."""
 
@@ -115,7 +88,7 @@ class Supervisor:
         self.workers = workers
         self.base_url = base_url
         self.scripts: dict[str, WorkerScript] = {}
-        self.logs = WorkerLogs()
+        self.logs = workers.output
         self._procs: dict[str, _Process] = {}
         self._restart_delay: dict[str, float] = {}
         self._failed: list[RemoteWorker] = []
@@ -134,8 +107,9 @@ class Supervisor:
     def launch(self, endpoint_id: str, worker: RemoteWorker) -> None:
         script = self.scripts[endpoint_id]
         env = {**os.environ, **dict(script.env), **worker_env(self.base_url, endpoint_id, worker)}
-        lines = self.logs.open(endpoint_id, worker.id)
-        lines.append(f"--- starting {script.python} {script.path}")
+        self.logs.write(
+            endpoint_id, worker.id, f"--- starting {script.python} {script.path}", "system"
+        )
         try:
             popen = subprocess.Popen(
                 [script.python, str(script.path)],
@@ -148,13 +122,16 @@ class Supervisor:
                 preexec_fn=_die_with_parent,
             )
         except OSError as exc:
-            lines.append(f"--- cannot start: {exc}")
+            self.logs.write(endpoint_id, worker.id, f"--- cannot start: {exc}", "system")
             log.error("worker %s of %s cannot start: %s", worker.id, endpoint_id, exc)
             self._failed.append(worker)  # reported as an exit by the next pass
             return
         self._procs[worker.id] = _Process(worker, popen, time.monotonic())
         threading.Thread(
-            target=_pump, args=(popen, lines), name=f"nbext-log-{worker.id}", daemon=True
+            target=_pump,
+            args=(popen, self.logs, endpoint_id, worker.id),
+            name=f"nbext-log-{worker.id}",
+            daemon=True,
         ).start()
 
     def terminate(self, worker: RemoteWorker) -> None:
@@ -192,7 +169,7 @@ class Supervisor:
         self.workers.reconcile()
 
     def _exited(self, worker: RemoteWorker, how: str, lived: float) -> None:
-        self.logs.open(worker.endpoint_id, worker.id).append(f"--- exited ({how})")
+        self.logs.write(worker.endpoint_id, worker.id, f"--- exited ({how})", "system")
         if not self.workers.exited(worker, how):
             return
         if worker.restart_requested or lived > 10:
@@ -264,11 +241,13 @@ def _parent_death_signal() -> Callable[[], None] | None:
 _die_with_parent = _parent_death_signal()
 
 
-def _pump(popen: subprocess.Popen[bytes], lines: deque[str]) -> None:
+def _pump(
+    popen: subprocess.Popen[bytes], output: WorkerOutput, endpoint_id: str, worker_id: str
+) -> None:
     assert popen.stdout is not None
     with popen.stdout:
         for raw in popen.stdout:
-            lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+            output.write(endpoint_id, worker_id, raw.decode("utf-8", "replace").rstrip("\n"))
 
 
 def _signal_group(popen: subprocess.Popen[bytes], sig: signal.Signals) -> None:

@@ -47,6 +47,7 @@ HEALTH = ListingSpec(
         Column("retried", "int"),
         Column("idle", "int"),
         Column("running", "int"),
+        Column("initializing", "int"),
     ),
     extra="drop",
 )

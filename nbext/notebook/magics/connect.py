@@ -1,12 +1,15 @@
-"""``%runpod connect``, ``status`` and ``deploy``: which service, and notebook endpoints."""
+"""``%runpod connect``, ``status`` and ``deploy``: which service, and notebook endpoints
+(functions and worker scripts)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+import sys
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..deploy import deploy
+from ..deploy import WorkerStartFailed, deploy
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import usage_errors
@@ -62,31 +65,58 @@ def interface_line(connection: Connection) -> str | None:
     return line
 
 
-@subcommand("deploy", "make a notebook function an endpoint of the local emulator")
+@subcommand(
+    "deploy", "make a notebook function or a worker script an endpoint of the local emulator"
+)
 @magic_arguments("runpod deploy")
-@argument("function", help="the name of a function in the notebook: function(job) -> output")
-@argument("--name", help="the endpoint id (default: the function's name)")
+@argument(
+    "function",
+    help="the name of a function in the notebook, function(job) -> output; or the path of a "
+    "worker script (.py) calling runpod.serverless.start",
+)
+@argument("--name", help="the endpoint id (default: the function's name, the script's stem)")
 @argument("--workers-max", type=int, default=3, help="most workers (jobs at once); default 3")
 @argument("--workers-min", type=int, default=0, help="workers kept running; default 0")
+@argument("--idle-timeout", type=float, default=5.0, help="seconds an idle worker stays; default 5")
 @argument(
     "--execution-timeout", type=float, default=None, help="seconds a job may run; default 600"
 )
+@argument("--python", help="a worker script's interpreter (default: the kernel's)")
 def deploy_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """Deploy FUNCTION (a name in the notebook) as an endpoint, callable at once from
     ``%%runpod_job NAME``. Deploying again under the same name switches to the new code.
+
+    A path ending in ``.py`` (or naming a file) deploys that worker script: its workers
+    are processes running it unmodified, as on the service; the command returns when the
+    first one serves, or shows the last lines of one that died at start.
     """
-    function = magics.user_ns.get(args.function)
-    if function is None:
-        raise UsageError(f"no {args.function!r} in the notebook's namespace")
-    if not callable(function):
-        raise UsageError(f"{args.function!r} is a {type(function).__name__}, not a function")
+    target = args.function
+    script = target.endswith(".py") or os.path.isfile(target)
+    if script:
+        what: Any = target
+    else:
+        if args.python is not None:
+            raise UsageError(f"--python applies to a worker script (a .py path), not {target!r}")
+        what = magics.user_ns.get(target)
+        if what is None:
+            raise UsageError(f"no {target!r} in the notebook's namespace")
+        if not callable(what):
+            raise UsageError(f"{target!r} is a {type(what).__name__}, not a function")
     with usage_errors("deploy"):
-        endpoint_id = deploy(
-            function,
-            args.name or args.function,
-            workers_max=args.workers_max,
-            workers_min=args.workers_min,
-            execution_timeout=args.execution_timeout,
-            connection=magics.connection,
-        )
-    print(f"deployed {args.function} as endpoint {endpoint_id!r}: %%runpod_job {endpoint_id}")
+        try:
+            endpoint_id = deploy(
+                what,
+                args.name or (None if script else target),
+                workers_max=args.workers_max,
+                workers_min=args.workers_min,
+                idle_timeout=args.idle_timeout,
+                execution_timeout=args.execution_timeout,
+                python=args.python,
+                connection=magics.connection,
+            )
+        except WorkerStartFailed as exc:  # its last lines: the traceback's end says why
+            for line in exc.output:
+                print(f"  {line}", file=sys.stderr)
+            raise
+    shown = os.path.basename(target) if script else target
+    print(f"deployed {shown} as endpoint {endpoint_id!r}: %%runpod_job {endpoint_id}")

@@ -36,6 +36,7 @@ SERIES: tuple[tuple[str, str, str], ...] = tuple(
         ("in_progress", "in progress"),
         ("running", "workers running"),
         ("idle", "workers idle"),
+        ("initializing", "starting"),
     )
 )
 
@@ -52,6 +53,8 @@ class Sample:
     in_progress: int
     idle: int
     running: int
+    initializing: int
+    """Workers started and not serving yet: worker processes loading (0 in-process)."""
     extra_workers: Mapping[str, Any]
 
     @classmethod
@@ -66,12 +69,15 @@ class Sample:
             in_progress=jobs.in_progress,
             idle=workers.idle,
             running=workers.running,
+            initializing=workers.initializing,
             extra_workers={
-                # initializing, unhealthy...: shown when there are any (worker processes
-                # start, fail pings); ``ready`` repeats idle + running, so it is left out.
+                # unhealthy, throttled...: shown when there are any (worker processes fail
+                # pings); ``ready`` repeats idle + running, so it is left out.
                 **{
                     k: v
-                    for k, v in workers.model_dump(exclude={"idle", "running", "ready"}).items()
+                    for k, v in workers.model_dump(
+                        exclude={"idle", "running", "ready", "initializing"}
+                    ).items()
                     if v
                 },
                 **(workers.model_extra or {}),
@@ -202,6 +208,7 @@ class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
                 ("retried", sample.retried),
                 ("workers idle", sample.idle),
                 ("workers running", sample.running),
+                *((("workers initializing", sample.initializing),) if sample.initializing else ()),
                 *((f"workers {k}", v) for k, v in sorted(sample.extra_workers.items())),
             ]
         return HealthView(
@@ -230,7 +237,10 @@ class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         sample = self.latest
         if sample is None:
             return f"{self.endpoint_id} health: no answer yet"
-        extra = "".join(f" {k}={v}" for k, v in sorted(sample.extra_workers.items()))
+        starting = {"initializing": sample.initializing} if sample.initializing else {}
+        extra = "".join(
+            f" {k}={v}" for k, v in sorted({**starting, **sample.extra_workers}.items())
+        )
         text = (
             f"{self.endpoint_id} health at {sample.at:%H:%M:%S} UTC: jobs in_queue="
             f"{sample.in_queue} in_progress={sample.in_progress} completed={sample.completed} "

@@ -1,5 +1,7 @@
 """``/v2/serverless``: the endpoints of ``/v1/endpoints`` in v2's shape, with their workers,
 releases and worker logs, and ``requestUrls`` pointing at this emulator's job interface.
+An endpoint deployed from a worker script lists its processes, in the states they are
+in, and serves what they print as their workers' logs (docs/workers.md#logs).
 
 v2 endpoints carry their own container settings. The domain binds an endpoint to a
 template, so a v2 create (and a v2 update of image, args, env, ...) gives the endpoint a
@@ -29,6 +31,7 @@ from ...domain.management import Management, catalog, offers
 from ...domain.management.endpoints import EndpointEntry
 from ...domain.management.records import atomic, iso, new_id
 from ...domain.management.templates import TemplateEntry
+from ..http import emulator_of
 from .common import body, management, no_content, ok, rules
 from .container import V1_NAMES, check_compute, split_args, to_v2
 from .contract import refuse
@@ -413,13 +416,22 @@ async def list_workers(endpoint_id: str, request: Request) -> Response:
     gpu = e.gpu_type_id()
     centre = str((e.view.data_center_ids or [catalog.DATA_CENTERS_DEFAULT])[0])
     now = m.clock.now()
+    remote = emulator_of(request).remote_workers
+    processes = remote.states(endpoint_id) if endpoint_id in remote.pools else None
     workers = []
     for w in live.workers if live else []:
-        started = m.v2.worker_logs.observe(endpoint_id, w.id, live.image if live else None)
+        if processes is None:
+            status = "RUNNING" if w.running else "IDLE"
+            started = m.v2.worker_logs.observe(endpoint_id, w.id, live.image if live else None)
+        elif w.id in processes:  # a worker script's process: where it really is
+            status = processes[w.id].upper()
+            started = remote.started_at(w.id) or now
+        else:  # its process is stopping: no longer an active worker
+            continue
         workers.append(
             {
                 "id": w.id,
-                "status": "RUNNING" if w.running else "IDLE",
+                "status": status,
                 "isStale": False,
                 "version": version,
                 "gpuCount": (e.view.gpu_count or 1) if gpu else 0,
@@ -430,15 +442,11 @@ async def list_workers(endpoint_id: str, request: Request) -> Response:
                 "startedAt": iso(started),
             }
         )
-    running = sum(1 for w in workers if w["status"] == "RUNNING")
     summary = {
-        "running": running,
-        "idle": len(workers) - running,
-        "initializing": 0,
-        "throttled": 0,
-        "unhealthy": 0,
-        "total": len(workers),
+        state: sum(1 for w in workers if w["status"] == state.upper())
+        for state in ("running", "idle", "initializing", "throttled", "unhealthy")
     }
+    summary["total"] = len(workers)
     return ok({"workers": workers, "summary": summary, "endpointVersion": version})
 
 
@@ -482,10 +490,12 @@ async def list_releases(endpoint_id: str, request: Request) -> Response:
 async def worker_logs(endpoint_id: str, worker_id: str, request: Request) -> Response:
     m, query = management(request, "getWorkerLogs")
     m.endpoints.entry(endpoint_id)
-    live = m.jobs.endpoints.get(endpoint_id)
-    if live is not None and any(w.id == worker_id for w in live.workers):
-        m.v2.worker_logs.observe(endpoint_id, worker_id, live.image)
-    lines = m.v2.worker_logs.lines(endpoint_id, worker_id)
+    lines = emulator_of(request).remote_workers.output.log(endpoint_id, worker_id)
+    if lines is None:  # not a worker script's process: the jobs its worker ran
+        live = m.jobs.endpoints.get(endpoint_id)
+        if live is not None and any(w.id == worker_id for w in live.workers):
+            m.v2.worker_logs.observe(endpoint_id, worker_id, live.image)
+        lines = m.v2.worker_logs.lines(endpoint_id, worker_id)
     if lines is None:
         raise NotFound(f"worker {worker_id!r} of endpoint {endpoint_id!r} not found")
     return sse(request, query, lines)

@@ -1,0 +1,259 @@
+"""Worker scripts from a notebook: ``nbext.deploy("worker.py")``, ``%runpod deploy
+worker.py``, the health panel following their processes, and no process outliving the
+kernel. The scripts run unmodified with the official ``runpod`` package, in processes of
+their own, against the test's emulator (on the real clock: workers poll in real time)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from nbext.notebook import Connection, NotebookError, deploy
+from nbext.notebook.deploy import WorkerStartFailed
+from nbext.notebook.widgets import HealthPanel
+from nbext.notebook.widgets.health import Sample
+
+from .conftest import Notebook
+from .test_job_magic import usage_error
+
+SCRIPTS = Path(__file__).parents[1] / "emulator" / "workers" / "scripts"
+COLD_START_S = 60.0
+"""Bound for a worker to start on a loaded machine (it takes a second or two)."""
+
+
+def test_magic_deploys_a_script_that_then_serves_jobs(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = SCRIPTS / "plain_worker.py"
+    nb.run(f"%runpod deploy {script} --name plain --workers-max 1 --python {sys.executable}")
+    out = capsys.readouterr().out
+    assert out.strip() == "deployed plain_worker.py as endpoint 'plain': %%runpod_job plain"
+    assert nb.emu.jobs.endpoints["plain"].workers_max == 1
+    nb.run('%%runpod_job plain -o out\n{"x": 1}')
+    out = nb.shell.user_ns["out"]
+    assert out["echo"] == {"x": 1} and nb.record().result.status == "COMPLETED"
+    assert out["pid"] in nb.emu._supervisor.pids("plain")  # type: ignore[union-attr]
+    # The handler printed before it returned; its log is read from the process's pipe by
+    # a thread of its own, which a loaded machine may schedule after the result arrives.
+    nb.until(
+        lambda: f"handled {nb.record().id}" in "\n".join(nb.emu.worker_logs("plain")),
+        "the handler's line in the worker's log",
+        COLD_START_S,
+    )
+    assert "plain worker starting" in "\n".join(nb.emu.worker_logs("plain"))
+
+
+def test_deploying_again_runs_the_edited_script(nb: Notebook, tmp_path: Path) -> None:
+    script = tmp_path / "worker.py"
+    template = textwrap.dedent(
+        """
+        import runpod
+        def handler(job):
+            return {VERSION!r}
+        runpod.serverless.start({{"handler": handler}})
+        """
+    )
+    script.write_text(template.format(VERSION="first"))
+    assert deploy(script, workers_max=1, connection=nb.conn) == "worker"
+    client = nb.conn.client.endpoint("worker")
+    assert client.run_sync({}, timeout=COLD_START_S).output == "first"
+    script.write_text(template.format(VERSION="second"))
+    assert deploy(str(script), workers_max=1, connection=nb.conn) == "worker"
+    assert client.run_sync({}, timeout=COLD_START_S).output == "second"
+
+
+@pytest.mark.parametrize(
+    ("make", "line", "expected"),
+    [
+        (None, "%runpod deploy {tmp}/missing.py", "worker script '{tmp}/missing.py' not found"),
+        ("notes.txt", "%runpod deploy {tmp}/notes.txt", "a worker script is a .py file, not"),
+        ("w.py", "%runpod deploy {tmp}/w.py --python no-such-python", "'no-such-python' not found"),
+        ("w.py", "%runpod deploy {tmp}/w.py --name 'bad id!'", "must be 1-64 letters"),
+        ("", "%runpod deploy f --python python3", "--python applies to a worker script"),
+    ],
+)
+def test_deploy_script_mistakes(
+    nb: Notebook,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    make: str | None,
+    line: str,
+    expected: str,
+) -> None:
+    if make:
+        (tmp_path / make).write_text("print('hi')\n")
+    if make == "":
+        nb.run("def f(job): return 1")
+    message = usage_error(nb, line.format(tmp=tmp_path), capsys)
+    assert expected.format(tmp=tmp_path) in message
+
+
+def test_a_script_that_dies_at_import_says_why(
+    nb: Notebook, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    script = tmp_path / "broken.py"
+    script.write_text("import runpod\nimport no_such_module_for_nbext\n")
+    with pytest.raises(Exception) as caught:
+        nb.run(f"%runpod deploy {script}")
+    message = str(caught.value)
+    assert message == (
+        "deploy: worker script broken.py could not start: it exited (exit code 1): "
+        "ModuleNotFoundError: No module named 'no_such_module_for_nbext'"
+    )
+    err = capsys.readouterr().err
+    assert "  Traceback (most recent call last):" in err  # its last lines, then the error
+    assert f"UsageError: {message}" in err
+    assert "broken" not in nb.emu.jobs.endpoints  # no job may wait on it
+    with pytest.raises(WorkerStartFailed) as from_python:
+        deploy(script, "broken2", connection=nb.conn)
+    assert from_python.value.output[-1].startswith("ModuleNotFoundError")
+
+
+def test_a_worker_whose_calls_are_refused_says_why(nb: Notebook, tmp_path: Path) -> None:
+    """The SDK sends a key from ~/.runpod/config.toml before the one it was given."""
+    (tmp_path / ".runpod").mkdir()
+    (tmp_path / ".runpod" / "config.toml").write_text(
+        '[default]\napi_key = "rpa_' + "Z" * 40 + '"\n'
+    )
+    with pytest.raises(WorkerStartFailed, match=r"~/\.runpod/config\.toml takes precedence"):
+        deploy(
+            SCRIPTS / "plain_worker.py", "refused", env={"HOME": str(tmp_path)}, connection=nb.conn
+        )
+    assert "refused" not in nb.emu.jobs.endpoints
+
+
+def test_deploying_a_script_on_the_cloud_needs_the_local_emulator(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloud = Connection(server=nb.server, api_key="rpa_" + "C" * 40, environ={}, mode="cloud")
+    nb.magics.connection = cloud
+    try:
+        message = usage_error(nb, f"%runpod deploy {SCRIPTS / 'plain_worker.py'}", capsys)
+        assert message == (
+            "deploy: this kernel is connected to the RunPod cloud; deploying a worker script needs "
+            "the local emulator: run `%runpod connect local` first"
+        )
+        with pytest.raises(NotebookError, match="deploying a worker script"):
+            deploy(SCRIPTS / "plain_worker.py", connection=cloud)
+    finally:
+        cloud.close()
+
+
+def latest(panel: HealthPanel) -> Sample:
+    assert panel.latest is not None
+    return panel.latest
+
+
+@pytest.mark.anyio
+async def test_health_panel_follows_processes_starting_ready_and_running(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    ep = nb.emu.deploy_worker(SCRIPTS / "async_worker.py", endpoint_id="watched", workers_min=1)
+    nb.run(f"%runpod health {ep} --watch 0.1 -o h")
+    panel: HealthPanel = nb.shell.user_ns["h"]
+    try:
+        await nb.auntil(
+            lambda: any(s.initializing == 1 for s in panel.samples),
+            "a sample with the worker starting",
+            COLD_START_S,
+        )
+        await nb.auntil(lambda: latest(panel).idle == 1, "the worker ready", COLD_START_S)
+        endpoint = nb.conn.service().async_client().endpoint(ep)
+        await endpoint.run({"dir": str(tmp_path), "hang": True})
+        await nb.auntil(
+            lambda: latest(panel).running == 1 and latest(panel).in_progress == 1,
+            "the worker running the job",
+            COLD_START_S,
+        )
+        assert 'data-series="initializing"' in panel.chart.value
+        assert "running=1" in panel.plain_text()
+        history = panel.frame()  # the counts moved as the process did
+        assert history["initializing"].max() == 1 and history["idle"].max() == 1
+        assert history["running"].iloc[-1] == 1
+    finally:
+        panel.close()
+        if panel.task is not None:
+            await asyncio.wait_for(panel.task, 5)
+        await nb.conn.aclose()
+
+
+def test_a_kernel_that_stops_leaves_no_worker_process(tmp_path: Path) -> None:
+    """A real kernel (ipykernel, started and shut down by jupyter_client as Jupyter does):
+    its embedded emulator runs a worker script's processes; after the shutdown none is
+    left, nor anything they started."""
+    from jupyter_client.manager import start_new_kernel
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RUNPOD_")}
+    env["HOME"] = str(tmp_path)  # no ~/.runpod/config.toml: the local emulator
+    manager, client = start_new_kernel(kernel_name="python3", env=env, cwd=str(tmp_path))
+    try:
+        script = SCRIPTS / "plain_worker.py"
+        code = (
+            "%load_ext nbext\n"
+            f"%runpod deploy {script} --name k --workers-min 2 --workers-max 2\n"
+            "import nbext.notebook\n"
+            "emulator = nbext.notebook.current().local().emulator\n"
+            "import time\n"
+            "while len(emulator._supervisor.pids()) < 2: time.sleep(0.05)\n"
+            "print('PIDS', *emulator._supervisor.pids())"
+        )
+        printed: list[str] = []
+        reply = client.execute_interactive(
+            code,
+            timeout=COLD_START_S * 2,
+            output_hook=lambda msg: printed.append(msg["content"].get("text", "")),
+        )
+        assert reply["content"]["status"] == "ok", reply["content"]
+        (line,) = [x for x in "".join(printed).splitlines() if x.startswith("PIDS")]
+        pids = [int(p) for p in line.split()[1:]]
+        assert len(pids) == 2
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=False)  # what "Shut Down Kernel" does
+    # Each worker's group (the worker and the SDK's heartbeat process) ends with the kernel:
+    # the last of them may take a moment to exit, but none is left behind.
+    deadline = time.monotonic() + 10
+    left = pids
+    while left and time.monotonic() < deadline:
+        left = [pid for pid in pids if group_alive(pid)]
+        time.sleep(0.05)
+    assert left == [], f"worker groups outlived the kernel: {[group_of(p) for p in left]}"
+
+
+def group_of(pid: int) -> str:
+    return subprocess.run(["pgrep", "-a", "-g", str(pid)], capture_output=True, text=True).stdout
+
+
+def group_alive(pid: int) -> bool:
+    """Whether a process of the group ``pid`` leads still runs (zombies do not count)."""
+    listed = subprocess.run(["pgrep", "-g", str(pid)], capture_output=True, text=True).stdout
+    for member in listed.split():
+        try:
+            state = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            return True
+    return False
+
+
+def test_a_slow_script_is_left_starting_with_a_warning(
+    nb: Notebook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker may load a model for minutes: past the wait, the endpoint stays."""
+    deploying = importlib.import_module("nbext.notebook.deploy")  # the module, not the function
+    script = tmp_path / "slow.py"
+    script.write_text("import time\ntime.sleep(600)\n")
+    monkeypatch.setattr(deploying, "START_TIMEOUT_S", 0.5)
+    with pytest.warns(UserWarning, match="no worker serves yet after 0 s"):
+        assert deploy(script, connection=nb.conn) == "slow"
+    assert nb.emu.jobs.endpoints["slow"].workers  # still starting
+    nb.emu.undeploy("slow")
