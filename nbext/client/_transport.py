@@ -199,7 +199,9 @@ class _Sender(Generic[HttpT]):
         url = self._urls.get(key)
         if url is None:
             root = self.destination.base_url if call.management else self.destination.serverless_url
-            url = httpx.URL(f"{root}/{call.path}", params=call.params or None)
+            url = httpx.URL(f"{root}/{call.path}")  # a management call's query is in its path
+            if call.params:
+                url = url.copy_merge_params(call.params)
             if len(self._urls) >= URL_CACHE:  # job ids make most paths distinct
                 self._urls.clear()
             self._urls[key] = url

@@ -12,6 +12,8 @@ KEY = "rpa_URLS0000000000000000000000000000000000000"
 
 
 def answer(request: httpx.Request) -> httpx.Response:
+    if request.url.path.endswith("/templates"):
+        return httpx.Response(200, json=[])
     if request.url.path.endswith("/health"):
         return httpx.Response(200, json={"jobs": {}, "workers": {}})
     return httpx.Response(200, json={"id": "j1", "status": "COMPLETED", "output": 1})
@@ -25,7 +27,10 @@ def test_requests_keep_their_own_url_and_query_when_urls_are_reused() -> None:
         return answer(request)
 
     with Client(
-        KEY, serverless_url="http://svc.test/v2", transport=httpx.MockTransport(record)
+        KEY,
+        serverless_url="http://svc.test/v2",
+        base_url="http://rest.test/v1",
+        transport=httpx.MockTransport(record),
     ) as client:
         echo, other = client.endpoint("echo"), client.endpoint("other")
         echo.run_sync({"i": 1}, wait=2)
@@ -38,6 +43,13 @@ def test_requests_keep_their_own_url_and_query_when_urls_are_reused() -> None:
         for k in range(URL_CACHE + 5):  # more distinct URLs than are kept: still right
             echo.job(f"j{k}").status()
         echo.run_sync({"i": 5}, wait=2)
+        client.templates.list()  # a management call carries its query in its path
+        client.templates.list(include_public_templates=True)
+    assert sent[-2:] == [
+        "http://rest.test/v1/templates",
+        "http://rest.test/v1/templates?includePublicTemplates=true",
+    ]
+    del sent[-2:]
     assert sent[:7] == [
         "http://svc.test/v2/echo/runsync?wait=2000",
         "http://svc.test/v2/echo/runsync?wait=2000",
