@@ -55,7 +55,8 @@ class SubmitGate:
     after ``Retry-After``, if sooner). The limit is forgotten one window after the last
     429, so a limit that grows (more running workers raise it) is found again.
 
-    Protocol: ``acquire`` until it gives a ticket; send; then ``admitted`` for any
+    Protocol: ``acquire`` until it gives a ticket; after the delay it gives with it,
+    ``go`` (or ``acquire`` again if that says no); send; then ``admitted`` for any
     answer but 429 (the service counted the request), ``rejected`` for a 429.
     """
 
@@ -94,21 +95,50 @@ class SubmitGate:
         self._left = left
 
     def acquire(self, now: float) -> tuple[float, Ticket | None]:
-        """``(0, ticket)``: submit now. ``(seconds, None)``: ask again after that long."""
+        """``(delay, ticket)``: submit after ``delay`` seconds (0: at once), then ``go``.
+        ``(seconds, None)``: ask again after that long.
+
+        A worker that must wait for a slot is given the next one to free, held for it
+        meanwhile, rather than every waiting worker the same one: waking all of a
+        batch's workers for each slot, and all but one going back to sleep, costs the
+        client more than the submissions do.
+        """
         with self._lock:
             self._advance(now)
             if now < self._paused_until:
                 return self._paused_until - now, None
             limit = self._limit if now < self._limit_until else None
+            at = now
             counting = len(self._tickets) - self._left
             if limit is not None and counting >= limit:
                 blocking = self._tickets[len(self._tickets) - limit]
                 if not blocking.answered:
+                    if blocking.sent > now:  # held for a worker that has not sent yet
+                        return blocking.sent + self.window + RESUME_MARGIN - now, None
                     return IN_FLIGHT_RECHECK, None
-                return max(0.001, blocking.time + self.window + RESUME_MARGIN - now), None
-            ticket = Ticket(now, now)
+                at = max(now, blocking.time + self.window + RESUME_MARGIN)
+            ticket = Ticket(at, at)
             self._tickets.append(ticket)
-            return 0.0, ticket
+            return at - now, ticket
+
+    def go(self, ticket: Ticket, now: float) -> bool:
+        """Whether a slot held for ``delay`` may be used now: not if a 429 paused the
+        batch meanwhile (the slot is then given up, and the worker asks again)."""
+        with self._lock:
+            if ticket.sent < self._paused_until:
+                self._withdraw(ticket)
+                return False
+            ticket.sent = ticket.time = max(ticket.sent, now)
+            return True
+
+    def _withdraw(self, ticket: Ticket) -> None:
+        try:
+            index = self._tickets.index(ticket)
+        except ValueError:
+            return
+        del self._tickets[index]
+        if index < self._left:
+            self._left -= 1
 
     def admitted(self, ticket: Ticket, now: float) -> None:
         """The service answered (not 429): the submission counts from ``now`` at the latest."""
@@ -129,14 +159,7 @@ class SubmitGate:
         """
         with self._lock:
             self.rejections += 1
-            try:
-                index = self._tickets.index(ticket)
-            except ValueError:
-                index = -1
-            if index >= 0:
-                del self._tickets[index]
-                if index < self._left:
-                    self._left -= 1
+            self._withdraw(ticket)
             if ticket.sent < self._paused_until:
                 return
             since = ticket.sent - self.window - RESUME_MARGIN

@@ -1,16 +1,20 @@
-"""Endpoint and Job handles, sync and async: thin shells that build flows and drive them.
+"""Endpoint and Job handles, sync and async, made from one set of operations.
 
-Everything a handle does is a flow from ``_flows`` run by its client's driver. The
-methods that only run a flow are written once, as operations, and made into the sync
-and async twins (``blocking``/``awaiting``); the rest differ in shape between the two
-(a handle to return, an iterator or an async one) and are written twice, thinly.
+Everything a handle does is written once, as an operation on what the handle is about
+(its endpoint's id, or its job's state): a flow that its client's driver runs, or, for
+what needs no request (``job``, a ``map``'s plan), a plain function. The sync and async
+methods are made from it (``blocking``/``awaiting``, ``iterating``/``aiterating``,
+``local``) with its signature and docstring, as the management resources' twins are
+made (``_resources/twins``), so the twins cannot differ in what they accept. What does
+differ is what a method hands back: a ``Job`` or an ``AsyncJob``, an iterator or an
+async one; each handle class says that in a one-line ``then``.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import (
     AsyncGenerator,
-    AsyncIterator,
     Callable,
     Coroutine,
     Generator,
@@ -18,7 +22,7 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
 
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config, StreamChunk
 
@@ -28,6 +32,8 @@ from ._map import MapPlan, map_async, map_sync
 from ._resources.twins import adopt, name_methods
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from ._client import AsyncClient, Client
 
 DEFAULT_RUNSYNC_WAIT = 90.0
@@ -35,6 +41,7 @@ DEFAULT_RUNSYNC_WAIT = 90.0
 DEFAULT_CONCURRENCY = 32
 P = ParamSpec("P")
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def _body(
@@ -61,10 +68,30 @@ def _body(
 
 
 # ---- what a handle does, written once --------------------------------------------------
-# Each operation takes the client's flow context and what the handle is about (its
-# endpoint's id, or its job's state), then the caller's arguments. ``blocking`` and
-# ``awaiting`` make the sync and async methods from it, with its signature and
-# docstring, as the management resources' twins are made (``_resources/twins``).
+# A flow operation takes the client's flow context and what the handle is about, then
+# the caller's arguments; a local one takes what the handle is about and the arguments.
+
+
+def _run(
+    ctx: flows.Context,
+    endpoint_id: str,
+    input: dict[str, Any],
+    *,
+    webhook: str | None = None,
+    execution_timeout: Seconds | None = None,
+    ttl: Seconds | None = None,
+    low_priority: bool = False,
+    s3_config: S3Config | Mapping[str, Any] | None = None,
+) -> flows.Flow[flows.JobState]:
+    """Queue a job (/run) and return its handle at once.
+
+    ``execution_timeout`` and ``ttl`` are seconds (or timedeltas). A body over 10 MB
+    raises PayloadTooLarge before anything is sent.
+    """
+    body = _body(
+        endpoint_id, "run", input, webhook, execution_timeout, ttl, low_priority, s3_config
+    )
+    return (yield from flows.submit(ctx, endpoint_id, body))
 
 
 def _run_sync(
@@ -95,6 +122,14 @@ def _run_sync(
     return result
 
 
+def _job(endpoint_id: str, job_id: str) -> flows.JobState:
+    """A handle on an existing job (e.g. submitted elsewhere); no request is made.
+
+    Its ``wait`` polls /status and leaves the job's stream to whoever reads it.
+    """
+    return flows.JobState(endpoint_id, job_id, owns_stream=False)
+
+
 def _health(ctx: flows.Context, endpoint_id: str) -> flows.Flow[Health]:
     """The endpoint's job counts and workers."""
     call = endpoint_call("health", "GET", endpoint_id)
@@ -105,6 +140,44 @@ def _purge_queue(ctx: flows.Context, endpoint_id: str) -> flows.Flow[PurgeResult
     """Remove every queued job of the endpoint; running jobs go on."""
     call = endpoint_call("purge-queue", "POST", endpoint_id)
     return (yield from flows.call_model(ctx, call, PurgeResult))
+
+
+def _map(
+    endpoint_id: str,
+    inputs: Iterable[dict[str, Any]],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    timeout: float | None = None,
+    raise_on_failure: bool = False,
+    webhook: str | None = None,
+    execution_timeout: Seconds | None = None,
+    ttl: Seconds | None = None,
+    low_priority: bool = False,
+    s3_config: S3Config | Mapping[str, Any] | None = None,
+) -> MapPlan:
+    """Run every input as a job; yield ``(index, result)`` as each finishes.
+
+    At most ``concurrency`` jobs are in flight. Failed jobs are yielded like the rest
+    (their ``status`` says so) unless ``raise_on_failure``: in a batch, one failure
+    should not hide every other result. ``timeout`` is each job's deadline, counted
+    from its submission.
+
+    Each input goes to /runsync with a 1 s hold, so a quick job costs one call and
+    its result arrives in the answer; a longer one is then waited for by its id.
+    Such jobs are kept by the service for 1 minute after they end (30 for /run):
+    the result is in hand, but ``job(result.id)`` finds nothing after that. With a
+    ``timeout`` under 2 s, inputs go to /run instead. A 429 is paced and sent
+    again; a submission whose answer was lost never is (it could run twice): the
+    map raises instead.
+    """
+
+    def make_body(value: Any, operation: str) -> bytes:
+        """Each body is checked as its input is taken."""
+        return _body(
+            endpoint_id, operation, value, webhook, execution_timeout, ttl, low_priority, s3_config
+        )
+
+    return MapPlan(endpoint_id, inputs, concurrency, make_body, timeout, raise_on_failure)
 
 
 def _status(ctx: flows.Context, state: flows.JobState) -> flows.Flow[JobResult]:
@@ -129,6 +202,38 @@ def _wait(
     return (yield from flows.wait(ctx, state, deadline, raise_on_failure))
 
 
+def _stream_chunks(
+    ctx: flows.Context, state: flows.JobState, timeout: float | None = None
+) -> flows.Flow[None]:
+    """Like ``stream`` but each item keeps its ``metrics`` (tokens, throughput...)."""
+    deadline = flows.job_deadline(ctx, state.endpoint_id, state.id, timeout)
+    return (yield from flows.stream(ctx, state, deadline))
+
+
+def _stream_batches(
+    ctx: flows.Context, state: flows.JobState, timeout: float | None = None
+) -> flows.Flow[None]:
+    """Like ``stream_chunks``, a list at a time: the whole chunks one answer of the
+    service brought, never an empty list.
+
+    For a reader that draws what arrives (a progress panel): it can draw once per
+    list, and knows that when a list has been handed over, nothing more is at hand
+    until the job yields again, so nothing drawn later is held back.
+    """
+    deadline = flows.job_deadline(ctx, state.endpoint_id, state.id, timeout)
+    return (yield from flows.stream(ctx, state, deadline, batches=True))
+
+
+def _stream(
+    ctx: flows.Context, state: flows.JobState, timeout: float | None = None
+) -> flows.Flow[None]:
+    """The job's streamed outputs, in order, split chunks whole, until the job ends.
+
+    Ends for every final state, CANCELLED included; call ``wait`` for the outcome.
+    """
+    return (yield from _stream_chunks(ctx, state, timeout))
+
+
 def _cancel(ctx: flows.Context, state: flows.JobState) -> flows.Flow[CancelResult]:
     """Cancel the job (Conflict if it already ended other than CANCELLED)."""
     call = job_call("cancel", "POST", state.endpoint_id, state.id)
@@ -137,38 +242,168 @@ def _cancel(ctx: flows.Context, state: flows.JobState) -> flows.Flow[CancelResul
     return answer
 
 
-class _Handle(Protocol):
-    _client: Any
+def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
+    """Queue a FAILED or TIMED_OUT job again (same id, same input); returns this handle."""
+    yield from flows.retry_job(ctx, state)
 
-    def _subject(self) -> Any: ...
+
+# ---- what each emitted item is -----------------------------------------------------------
 
 
+def _as_chunk(item: Any) -> StreamChunk:
+    chunk: StreamChunk = item
+    return chunk
+
+
+def _as_batch(item: Any) -> list[StreamChunk]:
+    batch: list[StreamChunk] = item
+    return batch
+
+
+def _as_output(item: Any) -> Any:
+    return item.output
+
+
+# ---- making the methods ------------------------------------------------------------------
+
+
+def _returning(
+    method: Callable[..., Any], operation: Callable[..., Any], awaited: bool, returns: str | None
+) -> None:
+    """``adopt`` for a handle: ``self`` in place of the operation's first parameters (its
+    flow context, if any, and the handle's subject), and ``returns`` as the method's
+    return type when it is not the operation's own."""
+    leading = 2 if next(iter(inspect.signature(operation).parameters)) == "ctx" else 1
+    adopt(method, operation, awaited=awaited, leading=leading)
+    if returns is not None:
+        signature: inspect.Signature = method.__signature__  # type: ignore[attr-defined]
+        shown = f"Awaitable[{returns}]" if awaited else returns
+        method.__signature__ = signature.replace(return_annotation=shown)  # type: ignore[attr-defined]
+
+
+def _returns(then: Callable[..., Any] | None) -> str | None:
+    return None if then is None else str(inspect.signature(then).return_annotation)
+
+
+@overload
 def blocking(
     operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
-) -> Callable[Concatenate[Any, P], T]:
-    """A sync handle method running ``operation``'s flow to completion."""
+) -> Callable[Concatenate[Any, P], T]: ...
+@overload
+def blocking(
+    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
+    then: Callable[[Any, T], R],
+) -> Callable[Concatenate[Any, P], R]: ...
+def blocking(
+    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
+    then: Callable[[Any, T], R] | None = None,
+) -> Callable[Concatenate[Any, P], T | R]:
+    """A sync handle method running ``operation``'s flow to completion, its result
+    handed to ``then`` (with the handle) if given."""
 
-    def method(self: _Handle, /, *args: P.args, **kwargs: P.kwargs) -> T:
+    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T | R:
         client = self._client
         result: T = client._run(operation(client._ctx, self._subject(), *args, **kwargs))
-        return result
+        return result if then is None else then(self, result)
 
-    adopt(method, operation, awaited=False, leading=2)
+    _returning(method, operation, False, _returns(then))
     return method
 
 
+@overload
 def awaiting(
     operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
-) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
-    """An async handle method awaiting ``operation``'s flow."""
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]: ...
+@overload
+def awaiting(
+    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
+    then: Callable[[Any, T], R],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]: ...
+def awaiting(
+    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
+    then: Callable[[Any, T], R] | None = None,
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T | R]]:
+    """An async handle method awaiting ``operation``'s flow, its result handed to
+    ``then`` (with the handle) if given."""
 
-    async def method(self: _Handle, /, *args: P.args, **kwargs: P.kwargs) -> T:
+    async def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T | R:
         client = self._client
         result: T = await client._run(operation(client._ctx, self._subject(), *args, **kwargs))
-        return result
+        return result if then is None else then(self, result)
 
-    adopt(method, operation, awaited=True, leading=2)
+    _returning(method, operation, True, _returns(then))
     return method
+
+
+def local(
+    operation: Callable[Concatenate[Any, P], T], then: Callable[[Any, T], R]
+) -> Callable[Concatenate[Any, P], R]:
+    """A handle method that makes no request itself: ``operation``'s value (on the
+    handle's subject) handed to ``then`` with the handle."""
+
+    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return then(self, operation(self._subject(), *args, **kwargs))
+
+    _returning(method, operation, False, _returns(then))
+    return method
+
+
+def iterating(
+    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[None]],
+    each: Callable[[Any], R],
+) -> Callable[Concatenate[Any, P], Generator[R, None, None]]:
+    """A sync handle method iterating over what ``operation``'s flow emits, each item
+    passed through ``each``; closing the iterator closes the flow."""
+
+    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> Generator[R, None, None]:
+        client = self._client
+        items: Generator[Any, None, None] = client._iterate(
+            operation(client._ctx, self._subject(), *args, **kwargs)
+        )
+        return _mapped(items, each)
+
+    _returning(method, operation, False, f"Generator[{_returns(each)}, None, None]")
+    return method
+
+
+def aiterating(
+    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[None]],
+    each: Callable[[Any], R],
+) -> Callable[Concatenate[Any, P], AsyncGenerator[R, None]]:
+    """``iterating`` for ``async for``."""
+
+    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> AsyncGenerator[R, None]:
+        client = self._client
+        items: AsyncGenerator[Any, None] = client._iterate(
+            operation(client._ctx, self._subject(), *args, **kwargs)
+        )
+        return _amapped(items, each)
+
+    _returning(method, operation, False, f"AsyncGenerator[{_returns(each)}, None]")
+    return method
+
+
+def _mapped(
+    items: Generator[Any, None, None], each: Callable[[Any], R]
+) -> Generator[R, None, None]:
+    try:
+        for item in items:
+            yield each(item)
+    finally:
+        items.close()
+
+
+async def _amapped(
+    items: AsyncGenerator[Any, None], each: Callable[[Any], R]
+) -> AsyncGenerator[R, None]:
+    try:
+        async for item in items:
+            yield each(item)
+    finally:
+        await items.aclose()
+
+
+# ---- the handles -------------------------------------------------------------------------
 
 
 class _EndpointBase:
@@ -185,27 +420,6 @@ class _EndpointBase:
 
     def _subject(self) -> str:
         return self.id
-
-    def _map_plan(
-        self,
-        inputs: Iterable[dict[str, Any]],
-        concurrency: int,
-        timeout: float | None,
-        raise_on_failure: bool,
-        webhook: str | None,
-        execution_timeout: Seconds | None,
-        ttl: Seconds | None,
-        low_priority: bool,
-        s3_config: S3Config | Mapping[str, Any] | None,
-    ) -> MapPlan:
-        """What ``map`` runs, sync or async; each body is checked as its input is taken."""
-
-        def make_body(value: Any, operation: str) -> bytes:
-            return _body(
-                self.id, operation, value, webhook, execution_timeout, ttl, low_priority, s3_config
-            )
-
-        return MapPlan(self.id, inputs, concurrency, make_body, timeout, raise_on_failure)
 
 
 class _JobBase:
@@ -234,15 +448,6 @@ class _JobBase:
     def _subject(self) -> flows.JobState:
         return self._state
 
-    def _stream_flow(
-        self, ctx: flows.Context, timeout: float | None, batches: bool = False
-    ) -> flows.Flow[None]:
-        deadline = flows.job_deadline(ctx, self.endpoint_id, self.id, timeout)
-        return flows.stream(ctx, self._state, deadline, batches=batches)
-
-
-# ---- sync --------------------------------------------------------------------------------
-
 
 class Endpoint(_EndpointBase):
     """A queue-based endpoint: submit jobs, run them synchronously, map, health, purge."""
@@ -251,78 +456,18 @@ class Endpoint(_EndpointBase):
         super().__init__(endpoint_id)
         self._client = client
 
-    def run(
-        self,
-        input: dict[str, Any],
-        *,
-        webhook: str | None = None,
-        execution_timeout: Seconds | None = None,
-        ttl: Seconds | None = None,
-        low_priority: bool = False,
-        s3_config: S3Config | Mapping[str, Any] | None = None,
-    ) -> Job:
-        """Queue a job (/run) and return its handle at once.
+    def _handle(self, state: flows.JobState) -> Job:
+        return Job(self._client, state)
 
-        ``execution_timeout`` and ``ttl`` are seconds (or timedeltas). A body over 10 MB
-        raises PayloadTooLarge before anything is sent.
-        """
-        body = _body(
-            self.id, "run", input, webhook, execution_timeout, ttl, low_priority, s3_config
-        )
-        return Job(self._client, self._client._run(flows.submit(self._client._ctx, self.id, body)))
+    def _batch(self, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
+        return map_sync(self._client, plan)
 
+    run = blocking(_run, then=_handle)
     run_sync = blocking(_run_sync)
-
-    def job(self, job_id: str) -> Job:
-        """A handle on an existing job (e.g. submitted elsewhere); no request is made.
-
-        Its ``wait`` polls /status and leaves the job's stream to whoever reads it.
-        """
-        return Job(self._client, flows.JobState(self.id, job_id, owns_stream=False))
-
+    job = local(_job, then=_handle)
     health = blocking(_health)
     purge_queue = blocking(_purge_queue)
-
-    def map(
-        self,
-        inputs: Iterable[dict[str, Any]],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        timeout: float | None = None,
-        raise_on_failure: bool = False,
-        webhook: str | None = None,
-        execution_timeout: Seconds | None = None,
-        ttl: Seconds | None = None,
-        low_priority: bool = False,
-        s3_config: S3Config | Mapping[str, Any] | None = None,
-    ) -> Iterator[tuple[int, JobResult]]:
-        """Run every input as a job; yield ``(index, result)`` as each finishes.
-
-        At most ``concurrency`` jobs are in flight. Failed jobs are yielded like the rest
-        (their ``status`` says so) unless ``raise_on_failure``: in a batch, one failure
-        should not hide every other result. ``timeout`` is each job's deadline, counted
-        from its submission.
-
-        Each input goes to /runsync with a 1 s hold, so a quick job costs one call and
-        its result arrives in the answer; a longer one is then waited for by its id.
-        Such jobs are kept by the service for 1 minute after they end (30 for /run):
-        the result is in hand, but ``job(result.id)`` finds nothing after that. With a
-        ``timeout`` under 2 s, inputs go to /run instead. A 429 is paced and sent
-        again; a submission whose answer was lost never is (it could run twice): the
-        map raises instead.
-        """
-        plan = self._map_plan(
-            inputs,
-            concurrency,
-            timeout,
-            raise_on_failure,
-            webhook,
-            execution_timeout,
-            ttl,
-            low_priority,
-            s3_config,
-        )
-        return map_sync(self._client, plan)
+    map = local(_map, then=_batch)
 
 
 class Job(_JobBase):
@@ -332,139 +477,53 @@ class Job(_JobBase):
         self._client = client
         self._state = state
 
-    status = blocking(_status)
-    wait = blocking(_wait)
-
-    def stream_chunks(self, timeout: float | None = None) -> Generator[StreamChunk, None, None]:
-        """Like ``stream`` but each item keeps its ``metrics`` (tokens, throughput...)."""
-        return self._client._iterate(self._stream_flow(self._client._ctx, timeout))
-
-    def stream_batches(
-        self, timeout: float | None = None
-    ) -> Generator[list[StreamChunk], None, None]:
-        """Like ``stream_chunks``, a list at a time: the whole chunks one answer of the
-        service brought, never an empty list.
-
-        For a reader that draws what arrives (a progress panel): it can draw once per
-        list, and knows that when a list has been handed over, nothing more is at hand
-        until the job yields again, so nothing drawn later is held back.
-        """
-        return self._client._iterate(self._stream_flow(self._client._ctx, timeout, True))
-
-    def stream(self, timeout: float | None = None) -> Iterator[Any]:
-        """The job's streamed outputs, in order, split chunks whole, until the job ends.
-
-        Ends for every final state, CANCELLED included; call ``wait`` for the outcome.
-        """
-        chunks = self.stream_chunks(timeout)
-        try:
-            for chunk in chunks:
-                yield chunk.output
-        finally:
-            chunks.close()
-
-    cancel = blocking(_cancel)
-
-    def retry(self) -> Job:
-        """Queue a FAILED or TIMED_OUT job again (same id, same input); returns this handle."""
-        self._client._run(flows.retry_job(self._client._ctx, self._state))
+    def _itself(self, _: object) -> Job:
         return self
 
-
-# ---- async -------------------------------------------------------------------------------
+    status = blocking(_status)
+    wait = blocking(_wait)
+    stream_chunks = iterating(_stream_chunks, each=_as_chunk)
+    stream_batches = iterating(_stream_batches, each=_as_batch)
+    stream = iterating(_stream, each=_as_output)
+    cancel = blocking(_cancel)
+    retry = blocking(_retry, then=_itself)
 
 
 class AsyncEndpoint(_EndpointBase):
-    """``Endpoint`` for ``await``: the same methods, awaited."""
+    """``Endpoint`` for ``await``: the same methods, awaited; ``map`` is an async iterator."""
 
     def __init__(self, client: AsyncClient, endpoint_id: str) -> None:
         super().__init__(endpoint_id)
         self._client = client
 
-    async def run(
-        self,
-        input: dict[str, Any],
-        *,
-        webhook: str | None = None,
-        execution_timeout: Seconds | None = None,
-        ttl: Seconds | None = None,
-        low_priority: bool = False,
-        s3_config: S3Config | Mapping[str, Any] | None = None,
-    ) -> AsyncJob:
-        """Queue a job (/run) and return its handle at once. See ``Endpoint.run``."""
-        body = _body(
-            self.id, "run", input, webhook, execution_timeout, ttl, low_priority, s3_config
-        )
-        state = await self._client._run(flows.submit(self._client._ctx, self.id, body))
+    def _handle(self, state: flows.JobState) -> AsyncJob:
         return AsyncJob(self._client, state)
 
+    def _batch(self, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
+        return map_async(self._client, plan)
+
+    run = awaiting(_run, then=_handle)
     run_sync = awaiting(_run_sync)
-
-    def job(self, job_id: str) -> AsyncJob:
-        """A handle on an existing job; see ``Endpoint.job``."""
-        return AsyncJob(self._client, flows.JobState(self.id, job_id, owns_stream=False))
-
+    job = local(_job, then=_handle)
     health = awaiting(_health)
     purge_queue = awaiting(_purge_queue)
-
-    def map(
-        self,
-        inputs: Iterable[dict[str, Any]],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        timeout: float | None = None,
-        raise_on_failure: bool = False,
-        webhook: str | None = None,
-        execution_timeout: Seconds | None = None,
-        ttl: Seconds | None = None,
-        low_priority: bool = False,
-        s3_config: S3Config | Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[tuple[int, JobResult]]:
-        """``async for index, result in endpoint.map(...)``. See ``Endpoint.map``."""
-        plan = self._map_plan(
-            inputs,
-            concurrency,
-            timeout,
-            raise_on_failure,
-            webhook,
-            execution_timeout,
-            ttl,
-            low_priority,
-            s3_config,
-        )
-        return map_async(self._client, plan)
+    map = local(_map, then=_batch)
 
 
 class AsyncJob(_JobBase):
-    """``Job`` for ``await``: the same methods; ``stream`` is an async iterator."""
+    """``Job`` for ``await``: the same methods; its streams are async iterators."""
 
     def __init__(self, client: AsyncClient, state: flows.JobState) -> None:
         self._client = client
         self._state = state
 
+    def _itself(self, _: object) -> AsyncJob:
+        return self
+
     status = awaiting(_status)
     wait = awaiting(_wait)
-
-    def stream_chunks(self, timeout: float | None = None) -> AsyncGenerator[StreamChunk, None]:
-        return self._client._iterate(self._stream_flow(self._client._ctx, timeout))
-
-    def stream_batches(
-        self, timeout: float | None = None
-    ) -> AsyncGenerator[list[StreamChunk], None]:
-        """``async for batch in job.stream_batches()``. See ``Job.stream_batches``."""
-        return self._client._iterate(self._stream_flow(self._client._ctx, timeout, True))
-
-    async def stream(self, timeout: float | None = None) -> AsyncIterator[Any]:
-        """``async for output in job.stream()``. See ``Job.stream``."""
-        chunks = self.stream_chunks(timeout)
-        try:
-            async for chunk in chunks:
-                yield chunk.output
-        finally:
-            await chunks.aclose()
-
+    stream_chunks = aiterating(_stream_chunks, each=_as_chunk)
+    stream_batches = aiterating(_stream_batches, each=_as_batch)
+    stream = aiterating(_stream, each=_as_output)
     cancel = awaiting(_cancel)
-
-    async def retry(self) -> AsyncJob:
-        await self._client._run(flows.retry_job(self._client._ctx, self._state))
-        return self
+    retry = awaiting(_retry, then=_itself)

@@ -86,6 +86,10 @@ def submit_and_wait(
         if ticket is None:
             yield pause(ctx, delay)
             continue
+        if delay > 0:
+            yield pause(ctx, delay)  # the slot is held for this submission meanwhile
+            if not gate.go(ticket, ctx.now()):
+                continue
         deadline = submission_deadline(ctx, endpoint_id, timeout, operation)
         rejected: RateLimited | None = None
         try:

@@ -57,6 +57,9 @@ MAX_ANSWER_BYTES = 256 * 1024 * 1024
 carry a job's output (a /runsync or /status answer with images or audio in it, whose
 input alone may be 20 MB), far below this; past it the server is broken or hostile."""
 
+URL_CACHE = 256
+"""How many parsed URLs a sender keeps (``_Sender._url``)."""
+
 _HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
 """What the client sends in a header: visible ASCII, single spaces or tabs inside."""
 
@@ -231,6 +234,7 @@ class _Sender(Generic[HttpT]):
         self.destination = destination
         self._owns = owns
         self._timeouts: dict[float, dict[str, float | None]] = {}
+        self._urls: dict[tuple[bool, str, tuple[tuple[str, str], ...]], httpx.URL] = {}
 
     def _request(self, call: Call, timeout: float) -> httpx.Request:
         to = self.destination
@@ -244,17 +248,31 @@ class _Sender(Generic[HttpT]):
             headers["Content-Type"] = "application/json"
         if call.headers:
             headers.update(call.headers)
-        root = to.base_url if call.management else to.serverless_url
         # The caller's client (not ours) adds its own headers and cookies to each request.
         build = httpx.Request if self._owns else self.http.build_request
         return build(
             call.method,
-            f"{root}/{call.path}",
-            params=call.params or None,
+            self._url(call),
             content=call.body,
             headers=headers,
             extensions={"timeout": self._timeout(timeout)},
         )
+
+    def _url(self, call: Call) -> httpx.URL:
+        """The call's URL, parsed once for each distinct one: parsing a URL and encoding
+        its query are most of httpx's cost of making a request, and a batch sends the
+        same /runsync over and over."""
+        key = (call.management, call.path, tuple(call.params.items()))
+        url = self._urls.get(key)
+        if url is None:
+            root = self.destination.base_url if call.management else self.destination.serverless_url
+            url = httpx.URL(f"{root}/{call.path}")  # a management call's query is in its path
+            if call.params:
+                url = url.copy_merge_params(call.params)
+            if len(self._urls) >= URL_CACHE:  # job ids make most paths distinct
+                self._urls.clear()
+            self._urls[key] = url
+        return url
 
     def _timeout(self, timeout: float) -> dict[str, float | None]:
         """httpx's per-operation timeouts: each read, write and pool wait may take

@@ -36,6 +36,7 @@ loop's); nothing here writes to a widget from another thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
@@ -66,6 +67,7 @@ FINAL_WAIT = 30.0
 CANCEL_CONFIRM = 30.0
 """How long Ctrl-C waits for the service to confirm CANCELLED."""
 CANCELLED_NOTE = "cancelled from the panel"
+UNKNOWN_OUTCOME = "cancel sent; its outcome is unknown"
 TICK = 0.1
 """Seconds between two redraws of a running panel's clock in the background."""
 
@@ -172,22 +174,25 @@ class JobFollower:
         if self.panel is not None:
             self.panel.tick()
 
-    def _result(self, result: JobResult) -> None:
+    @contextlib.contextmanager
+    def _own_change_of_record(self) -> Iterator[None]:
+        """The record changes by this follower's hand: its watcher need not show it."""
         self._own_change = True
         try:
-            self.registry.update(self.record.id, result)
+            yield
         finally:
             self._own_change = False
+
+    def _result(self, result: JobResult) -> None:
+        with self._own_change_of_record():
+            self.registry.update(self.record.id, result)
         if self.panel is not None:
             self.panel.set_result(result)
 
     def _removed(self, exc: NotFound) -> None:
         reason = f"the service no longer knows job {self.record.id}: {exc}"
-        self._own_change = True
-        try:
+        with self._own_change_of_record():
             self.registry.mark_removed(self.record.id, reason)
-        finally:
-            self._own_change = False
         if self.panel is not None:
             self.panel.set_removed(reason)
         self._updated()
@@ -545,6 +550,14 @@ class JobFollower:
             return
         self._spawn(self.cancel_async())
 
+    def _failed(self, exc: NbextError, note: str) -> None:
+        """A request about the panel's Cancel failed: a job the service no longer knows
+        shows as removed, any other failure as a note."""
+        if isinstance(exc, NotFound):
+            self._removed(exc)
+        else:
+            self._note(f"{note}: {exc}")
+
     def _cancelled(self, note: str) -> None:
         if self.panel is not None:
             self.panel.note = note
@@ -561,11 +574,8 @@ class JobFollower:
         except Conflict:
             self._show_now()  # the job ended meanwhile: show the state it ended in
             return
-        except NotFound as exc:
-            self._removed(exc)
-            return
         except NbextError as exc:
-            self._note(f"cancel failed: {exc}")
+            self._failed(exc, "cancel failed")
             return
         self._cancelled(CANCELLED_NOTE)
         if follow:
@@ -574,11 +584,8 @@ class JobFollower:
     def _show_now(self) -> None:
         try:
             result = self.job.status()
-        except NotFound as exc:
-            self._removed(exc)
-            return
         except NbextError as exc:
-            self._note(f"cancel sent; its outcome is unknown: {exc}")
+            self._failed(exc, UNKNOWN_OUTCOME)
             return
         if result.status.is_final:
             self.finish(result)
@@ -593,11 +600,8 @@ class JobFollower:
             await job.cancel()
         except Conflict:
             pass  # the job ended meanwhile: show the state it ended in
-        except NotFound as exc:
-            self._removed(exc)
-            return
         except NbextError as exc:
-            self._note(f"cancel failed: {exc}")
+            self._failed(exc, "cancel failed")
             return
         if self.following:
             self._cancelled(CANCELLED_NOTE)
@@ -606,10 +610,7 @@ class JobFollower:
             return
         try:
             result = await job.status()
-        except NotFound as exc:
-            self._removed(exc)
-            return
         except NbextError as exc:
-            self._note(f"cancel sent; its outcome is unknown: {exc}")
+            self._failed(exc, UNKNOWN_OUTCOME)
             return
         self.finish(result)

@@ -181,8 +181,9 @@ def test_gate_runs_free_until_a_429_then_paces_on_the_learned_window() -> None:
     # the oldest counts from its answer (0.01) and leaves the window at 10.01
     assert none is None and delay == pytest.approx(0.01 + 10.0 + RESUME_MARGIN - 0.7)
     sent(gate, 10.03, answered=10.04)  # one slot freed
-    delay, none = gate.acquire(10.05)
-    assert none is None and delay == pytest.approx(0.11 + 10.0 + RESUME_MARGIN - 10.05)
+    delay, held = gate.acquire(10.05)  # the next slot frees when the second leaves
+    assert held is not None and delay == pytest.approx(0.11 + 10.0 + RESUME_MARGIN - 10.05)
+    assert gate.go(held, 10.05 + delay)
     # a window after the last 429 the learned limit is forgotten
     assert gate.acquire(25.0)[1] is not None
 
@@ -198,8 +199,46 @@ def test_gate_waits_for_a_slot_whose_answer_is_still_in_flight() -> None:
     delay, none = gate.acquire(10.02)
     assert none is None and delay == pytest.approx(IN_FLIGHT_RECHECK)
     gate.admitted(first, 10.02)  # answered very late: it counts from now
-    delay, none = gate.acquire(10.02)
-    assert none is None and delay == pytest.approx(10.0 + RESUME_MARGIN)
+    delay, held = gate.acquire(10.02)
+    assert held is not None and delay == pytest.approx(10.0 + RESUME_MARGIN)
+
+
+def test_waiting_workers_are_each_given_the_next_slot_not_all_the_same() -> None:
+    gate = SubmitGate(window=10.0)
+    for k in range(3):
+        sent(gate, 0.1 * k, answered=0.1 * k + 0.01)
+    fourth = sent(gate, 0.3)
+    gate.rejected(fourth, 0.31, retry_after=1.0)  # the service holds 3 per window
+    assert gate.learned_limit == 3
+    now = 1.31  # the pause is over; the window frees its slots from 10.02 on
+    held = [gate.acquire(now) for _ in range(3)]
+    assert [now + delay for delay, _ in held] == pytest.approx(
+        [0.1 * k + 0.01 + 10.0 + RESUME_MARGIN for k in range(3)]
+    )
+    assert all(ticket is not None for _, ticket in held)
+    # a fourth worker cannot go before the first held slot is used and leaves in turn
+    delay, none = gate.acquire(now)
+    assert none is None and now + delay == pytest.approx(10.02 + 10.0 + RESUME_MARGIN)
+    for delay, ticket in held:
+        assert ticket is not None and gate.go(ticket, now + delay)
+
+
+def test_a_held_slot_is_given_up_when_a_429_pauses_the_batch_meanwhile() -> None:
+    gate = SubmitGate(window=10.0)
+    sent(gate, 0.0, answered=0.01)
+    second, third = sent(gate, 0.0), sent(gate, 0.0)
+    gate.admitted(third, 0.01)
+    gate.rejected(second, 0.02, retry_after=0.5)  # two per window
+    first_delay, first = gate.acquire(0.6)
+    second_delay, later = gate.acquire(0.6)
+    assert first is not None and later is not None
+    assert first is not later and first_delay == second_delay  # two slots, free at 10.02
+    assert gate.go(first, 0.6 + first_delay)
+    gate.rejected(first, 10.03, retry_after=5.0)  # the service still says no: pause
+    assert not gate.go(later, 0.6 + second_delay)
+    assert gate.in_window(10.03) == 0  # the held slot was given back
+    delay, none = gate.acquire(10.03)
+    assert none is None and delay > 0  # and its worker waits out the pause
 
 
 def test_gate_honours_a_shorter_retry_after() -> None:

@@ -1,0 +1,63 @@
+"""Each request goes to its own URL, query included, though a sender parses each
+distinct URL only once (a batch sends the same /runsync over and over)."""
+
+from __future__ import annotations
+
+import httpx
+
+from nbext import Client
+from nbext.client._transport import URL_CACHE
+
+KEY = "rpa_URLS0000000000000000000000000000000000000"
+
+
+def answer(request: httpx.Request) -> httpx.Response:
+    if request.url.path.endswith("/templates"):
+        return httpx.Response(200, json=[])
+    if request.url.path.endswith("/health"):
+        return httpx.Response(200, json={"jobs": {}, "workers": {}})
+    return httpx.Response(200, json={"id": "j1", "status": "COMPLETED", "output": 1})
+
+
+def test_requests_keep_their_own_url_and_query_when_urls_are_reused() -> None:
+    sent: list[str] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        sent.append(str(request.url))
+        return answer(request)
+
+    with Client(
+        KEY,
+        serverless_url="http://svc.test/v2",
+        base_url="http://rest.test/v1",
+        transport=httpx.MockTransport(record),
+    ) as client:
+        echo, other = client.endpoint("echo"), client.endpoint("other")
+        echo.run_sync({"i": 1}, wait=2)
+        echo.run_sync({"i": 2}, wait=2)
+        echo.run_sync({"i": 3}, wait=3)
+        other.run_sync({"i": 4}, wait=2)
+        echo.job("a").status()
+        echo.job("b").status()
+        echo.health()
+        for k in range(URL_CACHE + 5):  # more distinct URLs than are kept: still right
+            echo.job(f"j{k}").status()
+        echo.run_sync({"i": 5}, wait=2)
+        client.templates.list()  # a management call carries its query in its path
+        client.templates.list(include_public_templates=True)
+    assert sent[-2:] == [
+        "http://rest.test/v1/templates",
+        "http://rest.test/v1/templates?includePublicTemplates=true",
+    ]
+    del sent[-2:]
+    assert sent[:7] == [
+        "http://svc.test/v2/echo/runsync?wait=2000",
+        "http://svc.test/v2/echo/runsync?wait=2000",
+        "http://svc.test/v2/echo/runsync?wait=3000",
+        "http://svc.test/v2/other/runsync?wait=2000",
+        "http://svc.test/v2/echo/status/a",
+        "http://svc.test/v2/echo/status/b",
+        "http://svc.test/v2/echo/health",
+    ]
+    assert sent[7:-1] == [f"http://svc.test/v2/echo/status/j{k}" for k in range(URL_CACHE + 5)]
+    assert sent[-1] == "http://svc.test/v2/echo/runsync?wait=2000"
