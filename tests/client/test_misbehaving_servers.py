@@ -424,7 +424,7 @@ async def test_a_slow_writer_is_waited_for_while_bytes_keep_coming(serve: Any, p
     assert result.output == {"n": 1}
 
 
-async def test_a_slow_reader_gets_the_whole_upload(serve: Any, kind: str) -> None:
+async def test_a_slow_reader_gets_the_whole_upload(serve: Any, path: str) -> None:
     # An 18 MB /runsync read 64 KB per 10 ms (the server's receive buffer kept small):
     # the exchange takes over twice `timeout`, and succeeds, since the server never
     # stops reading for `timeout` (a bound on the whole upload would fail it).
@@ -435,15 +435,16 @@ async def test_a_slow_reader_gets_the_whole_upload(serve: Any, kind: str) -> Non
     server = serve(handle, rcvbuf=64 * 1024)
     blob = "x" * (18 * 1024 * 1024)
     started = time.monotonic()
-    result = await on(kind, server.url, "run_sync", {"blob": blob}, timeout=1.2)
+    result = await on(path, server.url, "run_sync", {"blob": blob}, timeout=1.2)
     assert result.output == {"n": 1} and len(server.requests[0]) > 18 * 1024 * 1024
     assert time.monotonic() - started > 2 * 1.2
 
 
-async def test_a_reader_that_never_reads_is_a_write_timeout(serve: Any, kind: str) -> None:
+async def test_a_reader_that_never_reads_is_a_write_timeout(serve: Any, path: str) -> None:
     server = serve(lambda conv: conv.server.release.wait(10))
     with pytest.raises(Timeout) as info:
-        await on(kind, server.url, "run", {"blob": "x" * (8 * 1024 * 1024)}, timeout=0.5)
+        method = "run_sync" if path == "map" else "run"  # the call each path submits by
+        await on(path, server.url, method, {"blob": "x" * (8 * 1024 * 1024)}, timeout=0.5)
     assert "WriteTimeout" in str(info.value) and "not sent again" in str(info.value)
 
 
@@ -606,6 +607,59 @@ async def test_a_socks_proxy_without_socksio_is_one_clear_line(
     with pytest.raises(ConfigError) as info:
         cls(KEY, serverless_url="http://127.0.0.1:9/v2")
     assert "socksio" in str(info.value) and "pw" not in str(info.value)
+
+
+# ---- a map's connections (its aiohttp session, kept across inputs) --------------------------
+
+
+async def test_a_map_opens_a_new_connection_when_the_server_closed_the_last(serve: Any) -> None:
+    closed = threading.Event()
+
+    def handle(conv: Conversation) -> None:  # answers once per connection, then hangs up
+        if conv.read_request() is not None:
+            conv.send(answer(DONE))
+        conv.sock.close()
+        closed.set()
+
+    server = serve(handle)
+
+    def inputs() -> Iterator[dict[str, int]]:
+        for i in range(3):
+            yield {"x": i}
+            assert closed.wait(5)
+            closed.clear()
+            time.sleep(0.05)  # the hang-up reaches the client before the next input
+
+    def blocking() -> list[int]:
+        with Client(KEY, **client_kw(server.url)) as client:
+            results = client.endpoint("e").map(inputs(), concurrency=1, raise_on_failure=True)
+            return [index for index, _ in results]
+
+    assert await anyio.to_thread.run_sync(blocking) == [0, 1, 2]  # nothing lost or doubted
+    assert len(server.requests) == 3 and server.connections == 3
+
+
+async def test_a_map_keeps_its_connections_alive(serve: Any) -> None:
+    server = serve(answering(answer(DONE)))
+
+    def blocking() -> int:
+        with Client(KEY, **client_kw(server.url)) as client:
+            inputs = ({"x": i} for i in range(40))
+            return len(list(client.endpoint("e").map(inputs, concurrency=4)))
+
+    assert await anyio.to_thread.run_sync(blocking) == 40
+    assert len(server.requests) == 40 and server.connections <= 4
+
+
+async def test_an_async_map_sends_through_the_same_senders(serve: Any) -> None:
+    server = serve(answering(answer(DONE)))
+    async with AsyncClient(KEY, **client_kw(server.url)) as client:
+        results = [r async for r in client.endpoint("e").map([{"x": 1}, {"x": 2}])]
+    assert sorted(index for index, _ in results) == [0, 1]
+    assert all(result.output == {"n": 1} for _, result in results)
+    [first, *_] = server.requests
+    assert first.startswith(b"POST /v2/e/runsync?wait=")
+    assert f"Bearer {KEY}".encode() in first and b"Accept-Encoding: gzip, deflate" in first
 
 
 # ---- the client's own life ------------------------------------------------------------------
