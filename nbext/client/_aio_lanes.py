@@ -8,17 +8,16 @@ Everything else of the client keeps httpx (``_transport``): this module answers 
 same contract, held by the same tests (``tests/client/test_misbehaving_servers.py``):
 
 - TLS verified with the same context httpx makes (certifi, or ``SSL_CERT_FILE``);
-- proxies from the environment (``trust_env``);
+- proxies from the environment, read as httpx reads them (``LaneSenders._proxy``);
 - gzip and deflate decoded, every answer capped raw and decoded (``MAX_ANSWER_BYTES``);
 - redirects followed for GET only, and without the key when they leave the origin;
 - aiohttp's failures raised as the httpx exceptions the flows already read
   (``_calls.transport_error`` describes them, naming the host), so nothing above a
   sender can tell which library sent.
 
-Timeouts: connecting and each read are bounded as in httpx. aiohttp has no write
-timeout: its read timer runs from the moment the request starts, so a request whose
-upload stalls for ``timeout`` with nothing received ends as a read timeout rather than
-a write timeout. A map's requests are /runsync, whose bodies are a job's input.
+Timeouts: connecting and each read are bounded as in httpx; aiohttp has no write
+timeout, so a large body is paced under one of our own (``_paced``). One difference
+remains: aiohttp caps each line of an answer's head, where h11 caps the whole head.
 """
 
 from __future__ import annotations
@@ -77,6 +76,35 @@ def _translate(exc: BaseException, request: httpx.Request) -> httpx.TransportErr
 _REDIRECTS = frozenset((301, 302, 303, 307, 308))
 
 
+class _Decoder:
+    """gzip, or deflate with or without its zlib wrapper (servers send both), as httpx
+    decodes them; a body that is neither is httpx's ``DecodingError``."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        self._raw_deflate_tried = encoding == "gzip"
+        bits = zlib.MAX_WBITS | 16 if encoding == "gzip" else zlib.MAX_WBITS
+        self._zlib = zlib.decompressobj(bits)
+
+    def decompress(self, data: bytes) -> bytes:
+        try:
+            decoded = self._zlib.decompress(data)
+            self._raw_deflate_tried = True  # the wrapper was there: no other way to try
+            return decoded
+        except zlib.error as exc:
+            if self._raw_deflate_tried:
+                raise httpx.DecodingError(f"{self.encoding} body: {exc}") from None
+        self._raw_deflate_tried = True
+        self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+        return self.decompress(data)
+
+    def flush(self) -> bytes:
+        try:
+            return self._zlib.flush()
+        except zlib.error as exc:
+            raise httpx.DecodingError(f"{self.encoding} body: {exc}") from None
+
+
 async def _paced(body: bytes, writing: asyncio.Timeout, timeout: float) -> AsyncIterator[bytes]:
     """``body`` handed to aiohttp a piece at a time, each within ``timeout`` of the last.
 
@@ -95,19 +123,10 @@ async def _paced(body: bytes, writing: asyncio.Timeout, timeout: float) -> Async
     writing.reschedule(None)
 
 
-class AioLaneSender:
-    """One worker's sender: the lanes' shared session, the client's contract."""
-
-    def __init__(self, lanes: LaneSenders) -> None:
-        self._lanes = lanes
-
-    async def send(self, call: Call, timeout: float) -> Reply:
-        return await self._lanes.send(call, timeout)
-
-
 class LaneSenders:
-    """Senders for the workers of a batch, over one aiohttp session made on the batch's
-    loop when the first worker sends (a session belongs to the loop that made it)."""
+    """The sender of a batch's workers: one aiohttp session, made on the batch's loop
+    when the first worker sends (a session belongs to the loop that made it). Its pool
+    hands a worker any idle connection, so the workers share one sender."""
 
     def __init__(self, destination: Destination) -> None:
         self._destination = destination
@@ -115,9 +134,11 @@ class LaneSenders:
         self._urls: dict[tuple[bool, str, tuple[tuple[str, str], ...]], URL] = {}
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
         self._proxies: dict[URL, URL | None] = {}
+        self._closed = False
 
-    def new(self) -> AioLaneSender:
-        return AioLaneSender(self)
+    def new(self) -> LaneSenders:
+        """A worker's sender (``_loop.Lanes``): this one, shared."""
+        return self
 
     def _open_session(self) -> aiohttp.ClientSession:
         tls: ssl.SSLContext = httpx.create_ssl_context()  # certifi, or SSL_CERT_FILE/_DIR
@@ -198,9 +219,9 @@ class LaneSenders:
         return headers
 
     async def send(self, call: Call, timeout: float) -> Reply:
+        if self._closed:
+            raise RuntimeError("the batch is over: its connections are closed")
         session = self._session or self._open_session()
-        if session.closed:
-            raise RuntimeError("the client is closed: make a new one to send more requests")
         url = self._url(call)
         headers = self._headers(call)
         # One turn of the loop first: a kept-alive connection the server has closed
@@ -250,11 +271,9 @@ class LaneSenders:
         if declared.isdigit() and int(declared) > limit:
             raise oversized_error(call, limit, f"announced {int(declared)} bytes")
         encoding = response.headers.get("Content-Encoding", "").strip().lower()
-        decoder: Any = None
-        if encoding == "gzip":
-            decoder = zlib.decompressobj(zlib.MAX_WBITS | 16)
-        elif encoding == "deflate":
-            decoder = zlib.decompressobj()
+        decoder: _Decoder | None = None
+        if encoding in ("gzip", "deflate"):
+            decoder = _Decoder(encoding)
         chunks: list[bytes] = []
         raw = decoded = 0
         content = response.content
@@ -287,6 +306,7 @@ class LaneSenders:
         )
 
     async def aclose(self) -> None:
+        self._closed = True
         session, self._session = self._session, None
         if session is not None:
             await session.close()

@@ -259,6 +259,22 @@ async def test_a_compressed_answer_is_decoded(serve: Any, path: str, encoding: s
     assert b"accept-encoding: gzip, deflate" in server.requests[0].lower()
 
 
+async def test_a_raw_deflate_answer_is_decoded(serve: Any, path: str) -> None:
+    raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)  # deflate without its zlib wrapper
+    body = raw.compress(DONE) + raw.flush()
+    server = serve(answering(answer(body, "Content-Encoding: deflate")))
+    assert (await on(path, server.url, "run_sync", {"x": 1})).output == {"n": 1}
+
+
+async def test_a_body_that_is_not_its_encoding_fails_alike_on_every_path(
+    serve: Any, path: str
+) -> None:
+    server = serve(answering(answer(b"not gzip at all", "Content-Encoding: gzip")))
+    with pytest.raises(Exception) as info:
+        await on(path, server.url, "run_sync", {"x": 1})
+    assert type(info.value).__name__ == "DecodingError" and "\n" not in str(info.value)
+
+
 async def test_an_answer_delimited_by_the_close_is_read(serve: Any, path: str) -> None:
     def handle(conv: Conversation) -> None:
         if conv.read_request() is not None:
