@@ -204,26 +204,12 @@ class LaneSenders:
                 self._timeouts[timeout] = found
         return found
 
-    def _headers(self, call: Call) -> dict[str, str]:
-        to = self._destination
-        headers = {
-            "Accept": "application/json",
-            "Accept-Encoding": "gzip, deflate",
-            "User-Agent": to.user_agent,
-            "Authorization": to.authorization(),
-        }
-        if call.body is not None:
-            headers["Content-Type"] = "application/json"
-        if call.headers:
-            headers.update(call.headers)
-        return headers
-
     async def send(self, call: Call, timeout: float) -> Reply:
         if self._closed:
             raise RuntimeError("the batch is over: its connections are closed")
         session = self._session or self._open_session()
         url = self._url(call)
-        headers = self._headers(call)
+        headers = self._destination.headers(call)
         # One turn of the loop first: a kept-alive connection the server has closed
         # since (its FIN waiting in the socket) is seen closed and not picked for this
         # request, which, written into it, may or may not have been read; httpcore

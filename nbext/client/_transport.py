@@ -217,6 +217,20 @@ class Destination:
     authorization: Callable[[], str]
     max_answer_bytes: int = MAX_ANSWER_BYTES
 
+    def headers(self, call: Call) -> dict[str, str]:
+        """What every request says of itself, signed with the key, plus the call's own."""
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+            "User-Agent": self.user_agent,
+            "Authorization": self.authorization(),
+        }
+        if call.body is not None:
+            headers["Content-Type"] = "application/json"
+        if call.headers:
+            headers.update(call.headers)
+        return headers
+
 
 class LaneSender(Protocol):
     """What a batch's worker sends through (``_aio_lanes``; an ``AsyncSender`` too)."""
@@ -239,17 +253,7 @@ class _Sender(Generic[HttpT]):
         self._urls: dict[tuple[bool, str, tuple[tuple[str, str], ...]], httpx.URL] = {}
 
     def _request(self, call: Call, timeout: float) -> httpx.Request:
-        to = self.destination
-        headers = {
-            "Accept": "application/json",
-            "Accept-Encoding": "gzip, deflate",
-            "User-Agent": to.user_agent,
-            "Authorization": to.authorization(),
-        }
-        if call.body is not None:
-            headers["Content-Type"] = "application/json"
-        if call.headers:
-            headers.update(call.headers)
+        headers = self.destination.headers(call)
         # The caller's client (not ours) adds its own headers and cookies to each request.
         build = httpx.Request if self._owns else self.http.build_request
         return build(

@@ -305,18 +305,23 @@ async def test_a_gzip_bomb_stops_at_the_cap(serve: Any, path: str) -> None:
 # ---- connections ------------------------------------------------------------------------------
 
 
+def once_per_connection(reply: bytes, closed: threading.Event) -> Handler:
+    """Answer one request a connection with ``reply``, then hang up and set ``closed``."""
+
+    def handle(conv: Conversation) -> None:
+        if conv.read_request() is not None:
+            conv.send(reply)
+        conv.sock.close()
+        closed.set()
+
+    return handle
+
+
 async def test_a_keepalive_connection_the_server_closed_is_not_reused(
     serve: Any, kind: str
 ) -> None:
     closed = threading.Event()
-
-    def handle(conv: Conversation) -> None:  # answers once per connection, then hangs up
-        if conv.read_request() is not None:
-            conv.send(answer(QUEUED))
-        conv.sock.close()
-        closed.set()
-
-    server = serve(handle)
+    server = serve(once_per_connection(answer(QUEUED), closed))
     settings = client_kw(server.url)
 
     async def twice() -> list[str]:
@@ -630,14 +635,7 @@ async def test_a_socks_proxy_without_socksio_is_one_clear_line(
 
 async def test_a_map_opens_a_new_connection_when_the_server_closed_the_last(serve: Any) -> None:
     closed = threading.Event()
-
-    def handle(conv: Conversation) -> None:  # answers once per connection, then hangs up
-        if conv.read_request() is not None:
-            conv.send(answer(DONE))
-        conv.sock.close()
-        closed.set()
-
-    server = serve(handle)
+    server = serve(once_per_connection(answer(DONE), closed))
 
     def inputs() -> Iterator[dict[str, int]]:
         for i in range(3):
