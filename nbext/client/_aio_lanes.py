@@ -114,6 +114,8 @@ async def _paced(body: bytes, writing: asyncio.Timeout, timeout: float) -> Async
     deadline of ``writing`` on; after the last, the deadline goes and the read
     timeout (``sock_read``) bounds the wait for the answer. This is httpx's write
     timeout, measured a piece (64 KB) at a time rather than a socket write at a time.
+    After it, aiohttp closes the connection politely: its unsent bytes stay queued until
+    the server reads or drops them, or the batch's loop closes.
     """
     loop = asyncio.get_running_loop()
     view = memoryview(body)

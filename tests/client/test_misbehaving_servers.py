@@ -498,6 +498,31 @@ async def test_a_get_follows_a_redirect_without_the_key_leaving_the_origin(
     assert f"Bearer {KEY}".encode() not in elsewhere.requests[0]  # another origin: not
 
 
+async def test_a_map_follows_a_get_redirect_without_the_key_leaving_the_origin(
+    serve: Any,
+) -> None:
+    # A job that outlives the /runsync hold is waited for with GETs, which a map's
+    # senders follow as the client's do.
+    elsewhere = serve(answering(answer(DONE)))
+
+    def handle(conv: Conversation) -> None:
+        while (request := conv.read_request()) is not None:
+            line = request.partition(b"\r\n")[0]
+            if line.startswith(b"POST"):
+                conv.send(answer(QUEUED))
+            else:
+                path = line.split(b" ")[1].decode()
+                conv.send(answer(b"", f"Location: {elsewhere.url}{path}", status="307 Moved"))
+
+    here = serve(handle)
+    assert (await on("map", here.url, "run_sync", {"x": 1})).output == {"n": 1}
+    assert here.requests[1].startswith(b"GET /v2/e/")
+    assert all(f"Bearer {KEY}".encode() in request for request in here.requests)
+    assert elsewhere.requests and all(
+        f"Bearer {KEY}".encode() not in request for request in elsewhere.requests
+    )
+
+
 async def test_a_post_redirect_is_refused_naming_the_location(serve: Any, path: str) -> None:
     moved = answer(b"", "Location: https://elsewhere.example/v2/e/runsync", status="308 X")
     server = serve(answering(moved))
