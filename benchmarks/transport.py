@@ -217,7 +217,8 @@ def concurrent(url: str, n: int, concurrency: int) -> dict[str, tuple[float, flo
             return await in_flight(n, concurrency, call)
 
     async def with_httpx_per_worker() -> tuple[float, float]:
-        # what a map's workers do (``LaneSenders``): a pool of one connection each
+        # what a map's workers did before they sent through aiohttp: an httpx pool of
+        # one connection each
         lane = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         tls = httpx.create_ssl_context()
         pools = [httpx.AsyncClient(verify=tls, limits=lane) for _ in range(concurrency)]

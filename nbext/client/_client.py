@@ -21,6 +21,7 @@ import httpx
 
 from nbext.models import JobResult
 
+from ._aio_lanes import LaneSenders
 from ._config import ClientConfig, Secret, load_config
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
@@ -31,7 +32,7 @@ from ._retry import RetryPolicy
 from ._transport import (
     AsyncSender,
     Destination,
-    LaneSenders,
+    LaneSender,
     Sender,
     async_http,
     check_header_value,
@@ -325,8 +326,8 @@ class Client(_Base, SyncManagement):
     def _lanes(self, threads: int) -> Lanes:
         """How a batch's workers perform this client's effects on its private loop.
 
-        Each worker sends through an ``httpx.AsyncClient`` of its own, made like this
-        client's (``LaneSenders`` says why one each); a substituted HTTP layer is sync,
+        The workers send through one aiohttp session (``_aio_lanes`` says why), held to
+        this client's behaviour; a substituted HTTP layer is sync,
         so its calls go to ``threads`` worker threads instead. Pauses are
         ``asyncio.sleep`` on the real clock, and a substituted clock's (blocking)
         ``sleep_until`` in a worker thread.
@@ -406,22 +407,22 @@ class AsyncClient(_Base, AsyncManagement):
 
     # ---- the driver ----------------------------------------------------------------------
 
-    async def _perform(self, effect: Effect, sender: AsyncSender | None = None) -> Any:
+    async def _perform(self, effect: Effect, sender: LaneSender | None = None) -> Any:
         if isinstance(effect, Sleep):
             await self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
-            sender = sender or self._sender
+            via = sender or self._sender
             if not log.isEnabledFor(logging.DEBUG):
-                return await sender.send(effect.call, effect.timeout)
+                return await via.send(effect.call, effect.timeout)
             started = time.perf_counter()
-            response = await sender.send(effect.call, effect.timeout)
+            response = await via.send(effect.call, effect.timeout)
             log_answer(effect, response.status_code, started)
             return response
         if isinstance(effect, NextEvent):
             return await effect.stream.next()
         if isinstance(effect, Listen):
-            return await (sender or self._sender).listen(effect.call, effect.idle)
+            return await self._sender.listen(effect.call, effect.idle)  # a map never listens
         raise TypeError(f"unexpected effect {effect!r}")
 
     async def _run(self, flow: Flow[T]) -> T:
@@ -433,7 +434,7 @@ class AsyncClient(_Base, AsyncManagement):
         return aiterate(Steps(flow), self._perform)
 
     def _lanes(self, threads: int) -> Lanes:
-        """How a batch's workers perform this client's effects: through senders of
-        their own (see ``LaneSenders``), or this client's substituted HTTP layer."""
+        """How a batch's workers perform this client's effects: through the batch's
+        aiohttp session (see ``_aio_lanes``), or this client's substituted HTTP layer."""
         senders = LaneSenders(self._destination()) if self._native_http else None
         return Lanes(self._perform, senders)

@@ -5,8 +5,8 @@ batch spent about as much CPU switching threads (and contending for the GIL) as 
 requests; on one event loop, a single thread multiplexes every connection and wakes once
 for a whole batch of answers. The caller's thread only takes results off a queue.
 
-``LoopDriver`` performs a sync client's effects on that loop: requests through an
-async sender of the batch's own, or, when the client's HTTP layer is substituted (a
+``LoopDriver`` performs a sync client's effects on that loop: requests through the
+batch's own senders (``_aio_lanes``), or, when the client's HTTP layer is substituted (a
 sync transport cannot serve a loop), through the client's blocking send in worker
 threads; pauses with ``asyncio.sleep``, or, on a substituted clock (tests' virtual
 time), in a worker thread, since such a clock's ``sleep_until`` blocks. The client
@@ -24,10 +24,11 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
+from ._aio_lanes import LaneSenders
 from ._calls import Answer, Call
 from ._drive import arun, log_answer
 from ._flows import Effect, Flow, Send, Sleep
-from ._transport import AsyncSender, LaneSenders
+from ._transport import LaneSender
 
 T = TypeVar("T")
 
@@ -39,7 +40,7 @@ class BlockingClock(Protocol):
 log = logging.getLogger("nbext.client")
 
 
-LanePerform = Callable[[Effect, AsyncSender | None], Awaitable[Any]]
+LanePerform = Callable[[Effect, LaneSender | None], Awaitable[Any]]
 """Performs an effect, a request through the given sender (None: the client's way)."""
 RunFlow = Callable[[Flow[T]], Awaitable[T]]
 
@@ -62,7 +63,7 @@ class Lanes:
         """One worker's way to run flows; its sender is made when it first runs one (a
         worker that finds the inputs taken costs nothing)."""
         senders, perform = self._senders, self._perform
-        sender: AsyncSender | None = None
+        sender: LaneSender | None = None
 
         async def run(flow: Flow[Any]) -> Any:
             nonlocal sender
@@ -99,7 +100,7 @@ class LoopDriver:
             self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="nbext-map")
         return self._executor
 
-    async def perform(self, effect: Effect, sender: AsyncSender | None) -> Any:
+    async def perform(self, effect: Effect, sender: LaneSender | None) -> Any:
         if isinstance(effect, Sleep):
             if self._clock is None:
                 await asyncio.sleep(max(0.0, effect.until - time.monotonic()))

@@ -1,4 +1,4 @@
-"""How a ``Call`` reaches the service: httpx, for both clients and every path.
+"""How a ``Call`` reaches the service: httpx, for both clients (a map's workers: ``_aio_lanes``).
 
 httpx (over httpcore and h11) does the HTTP: connection pooling and keep-alive, TLS
 verified against certifi's authorities or ``SSL_CERT_FILE``/``SSL_CERT_DIR``, proxies
@@ -29,7 +29,7 @@ import re
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
@@ -48,10 +48,6 @@ LIMITS = httpx.Limits(
     max_connections=256, max_keepalive_connections=256, keepalive_expiry=KEEPALIVE_EXPIRY
 )
 """Wide enough for a caller's own concurrency; every connection may be kept."""
-LANE_LIMITS = httpx.Limits(
-    max_connections=1, max_keepalive_connections=1, keepalive_expiry=KEEPALIVE_EXPIRY
-)
-"""A batch worker's pool: it sends one request at a time (see ``LaneSenders``)."""
 MAX_ANSWER_BYTES = 256 * 1024 * 1024
 """The largest answer the client reads, raw or decoded. The service's largest answers
 carry a job's output (a /runsync or /status answer with images or audio in it, whose
@@ -221,6 +217,26 @@ class Destination:
     authorization: Callable[[], str]
     max_answer_bytes: int = MAX_ANSWER_BYTES
 
+    def headers(self, call: Call) -> dict[str, str]:
+        """What every request says of itself, signed with the key, plus the call's own."""
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+            "User-Agent": self.user_agent,
+            "Authorization": self.authorization(),
+        }
+        if call.body is not None:
+            headers["Content-Type"] = "application/json"
+        if call.headers:
+            headers.update(call.headers)
+        return headers
+
+
+class LaneSender(Protocol):
+    """What a batch's worker sends through (``_aio_lanes``; an ``AsyncSender`` too)."""
+
+    async def send(self, call: Call, timeout: float) -> Reply: ...
+
 
 HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
 
@@ -237,17 +253,7 @@ class _Sender(Generic[HttpT]):
         self._urls: dict[tuple[bool, str, tuple[tuple[str, str], ...]], httpx.URL] = {}
 
     def _request(self, call: Call, timeout: float) -> httpx.Request:
-        to = self.destination
-        headers = {
-            "Accept": "application/json",
-            "Accept-Encoding": "gzip, deflate",
-            "User-Agent": to.user_agent,
-            "Authorization": to.authorization(),
-        }
-        if call.body is not None:
-            headers["Content-Type"] = "application/json"
-        if call.headers:
-            headers.update(call.headers)
+        headers = self.destination.headers(call)
         # The caller's client (not ours) adds its own headers and cookies to each request.
         build = httpx.Request if self._owns else self.http.build_request
         return build(
@@ -319,7 +325,7 @@ class Sender(_Sender[httpx.Client]):
 
 
 class AsyncSender(_Sender[httpx.AsyncClient]):
-    """``AsyncClient``'s requests (and a sync batch's), through an ``httpx.AsyncClient``.
+    """``AsyncClient``'s requests, through an ``httpx.AsyncClient``.
 
     ``bounded``: the transport is the caller's, and may ignore httpx's timeouts (an
     in-process ``httpx.ASGITransport`` does), so the whole exchange is bounded too.
@@ -429,39 +435,3 @@ def async_http(
         return httpx.AsyncClient(transport=transport, verify=verify, limits=limits)
     except ImportError as exc:
         raise proxy_error(exc) from None
-
-
-class LaneSenders:
-    """Async senders for the workers of a batch: one httpx pool of one connection each.
-
-    httpcore's async pool does work in proportion to the connections it holds on every
-    request it starts and every answer it finishes (it re-examines each connection,
-    asking the socket of each idle one whether its peer closed it, and counts idle
-    connections once per connection), so the CPU a request costs grows with the pool
-    (``benchmarks/transport.py`` part 3 measures it). A batch's worker sends one
-    request at a time, so a pool of its own never holds more than one connection and
-    that work stays constant. The pools share one TLS context (making one loads the
-    CA bundle), and are closed together when the batch ends.
-    """
-
-    def __init__(self, destination: Destination) -> None:
-        self._destination = destination
-        self._ssl: ssl.SSLContext | None = None
-        self._made: list[AsyncSender] = []
-
-    def new(self) -> AsyncSender:
-        if self._ssl is None:
-            self._ssl = httpx.create_ssl_context()  # certifi, or SSL_CERT_FILE/_DIR
-        tls = self._ssl
-
-        def make() -> httpx.AsyncClient:
-            return async_http(None, verify=tls, limits=LANE_LIMITS)
-
-        sender = AsyncSender(make(), True, self._destination, bounded=False, remake=make)
-        self._made.append(sender)
-        return sender
-
-    async def aclose(self) -> None:
-        made, self._made = self._made, []
-        for sender in made:
-            await sender.aclose()

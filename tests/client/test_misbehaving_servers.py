@@ -259,6 +259,22 @@ async def test_a_compressed_answer_is_decoded(serve: Any, path: str, encoding: s
     assert b"accept-encoding: gzip, deflate" in server.requests[0].lower()
 
 
+async def test_a_raw_deflate_answer_is_decoded(serve: Any, path: str) -> None:
+    raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)  # deflate without its zlib wrapper
+    body = raw.compress(DONE) + raw.flush()
+    server = serve(answering(answer(body, "Content-Encoding: deflate")))
+    assert (await on(path, server.url, "run_sync", {"x": 1})).output == {"n": 1}
+
+
+async def test_a_body_that_is_not_its_encoding_fails_alike_on_every_path(
+    serve: Any, path: str
+) -> None:
+    server = serve(answering(answer(b"not gzip at all", "Content-Encoding: gzip")))
+    with pytest.raises(Exception) as info:
+        await on(path, server.url, "run_sync", {"x": 1})
+    assert type(info.value).__name__ == "DecodingError" and "\n" not in str(info.value)
+
+
 async def test_an_answer_delimited_by_the_close_is_read(serve: Any, path: str) -> None:
     def handle(conv: Conversation) -> None:
         if conv.read_request() is not None:
@@ -289,18 +305,23 @@ async def test_a_gzip_bomb_stops_at_the_cap(serve: Any, path: str) -> None:
 # ---- connections ------------------------------------------------------------------------------
 
 
+def once_per_connection(reply: bytes, closed: threading.Event) -> Handler:
+    """Answer one request a connection with ``reply``, then hang up and set ``closed``."""
+
+    def handle(conv: Conversation) -> None:
+        if conv.read_request() is not None:
+            conv.send(reply)
+        conv.sock.close()
+        closed.set()
+
+    return handle
+
+
 async def test_a_keepalive_connection_the_server_closed_is_not_reused(
     serve: Any, kind: str
 ) -> None:
     closed = threading.Event()
-
-    def handle(conv: Conversation) -> None:  # answers once per connection, then hangs up
-        if conv.read_request() is not None:
-            conv.send(answer(QUEUED))
-        conv.sock.close()
-        closed.set()
-
-    server = serve(handle)
+    server = serve(once_per_connection(answer(QUEUED), closed))
     settings = client_kw(server.url)
 
     async def twice() -> list[str]:
@@ -424,7 +445,7 @@ async def test_a_slow_writer_is_waited_for_while_bytes_keep_coming(serve: Any, p
     assert result.output == {"n": 1}
 
 
-async def test_a_slow_reader_gets_the_whole_upload(serve: Any, kind: str) -> None:
+async def test_a_slow_reader_gets_the_whole_upload(serve: Any, path: str) -> None:
     # An 18 MB /runsync read 64 KB per 10 ms (the server's receive buffer kept small):
     # the exchange takes over twice `timeout`, and succeeds, since the server never
     # stops reading for `timeout` (a bound on the whole upload would fail it).
@@ -435,15 +456,16 @@ async def test_a_slow_reader_gets_the_whole_upload(serve: Any, kind: str) -> Non
     server = serve(handle, rcvbuf=64 * 1024)
     blob = "x" * (18 * 1024 * 1024)
     started = time.monotonic()
-    result = await on(kind, server.url, "run_sync", {"blob": blob}, timeout=1.2)
+    result = await on(path, server.url, "run_sync", {"blob": blob}, timeout=1.2)
     assert result.output == {"n": 1} and len(server.requests[0]) > 18 * 1024 * 1024
     assert time.monotonic() - started > 2 * 1.2
 
 
-async def test_a_reader_that_never_reads_is_a_write_timeout(serve: Any, kind: str) -> None:
+async def test_a_reader_that_never_reads_is_a_write_timeout(serve: Any, path: str) -> None:
     server = serve(lambda conv: conv.server.release.wait(10))
     with pytest.raises(Timeout) as info:
-        await on(kind, server.url, "run", {"blob": "x" * (8 * 1024 * 1024)}, timeout=0.5)
+        method = "run_sync" if path == "map" else "run"  # the call each path submits by
+        await on(path, server.url, method, {"blob": "x" * (8 * 1024 * 1024)}, timeout=0.5)
     assert "WriteTimeout" in str(info.value) and "not sent again" in str(info.value)
 
 
@@ -474,6 +496,31 @@ async def test_a_get_follows_a_redirect_without_the_key_leaving_the_origin(
     assert here.requests[1].startswith(b"GET /v2/e2/health ")
     assert f"Bearer {KEY}".encode() in here.requests[1]  # same origin: still signed
     assert f"Bearer {KEY}".encode() not in elsewhere.requests[0]  # another origin: not
+
+
+async def test_a_map_follows_a_get_redirect_without_the_key_leaving_the_origin(
+    serve: Any,
+) -> None:
+    # A job that outlives the /runsync hold is waited for with GETs, which a map's
+    # senders follow as the client's do.
+    elsewhere = serve(answering(answer(DONE)))
+
+    def handle(conv: Conversation) -> None:
+        while (request := conv.read_request()) is not None:
+            line = request.partition(b"\r\n")[0]
+            if line.startswith(b"POST"):
+                conv.send(answer(QUEUED))
+            else:
+                path = line.split(b" ")[1].decode()
+                conv.send(answer(b"", f"Location: {elsewhere.url}{path}", status="307 Moved"))
+
+    here = serve(handle)
+    assert (await on("map", here.url, "run_sync", {"x": 1})).output == {"n": 1}
+    assert here.requests[1].startswith(b"GET /v2/e/")
+    assert all(f"Bearer {KEY}".encode() in request for request in here.requests)
+    assert elsewhere.requests and all(
+        f"Bearer {KEY}".encode() not in request for request in elsewhere.requests
+    )
 
 
 async def test_a_post_redirect_is_refused_naming_the_location(serve: Any, path: str) -> None:
@@ -606,6 +653,52 @@ async def test_a_socks_proxy_without_socksio_is_one_clear_line(
     with pytest.raises(ConfigError) as info:
         cls(KEY, serverless_url="http://127.0.0.1:9/v2")
     assert "socksio" in str(info.value) and "pw" not in str(info.value)
+
+
+# ---- a map's connections (its aiohttp session, kept across inputs) --------------------------
+
+
+async def test_a_map_opens_a_new_connection_when_the_server_closed_the_last(serve: Any) -> None:
+    closed = threading.Event()
+    server = serve(once_per_connection(answer(DONE), closed))
+
+    def inputs() -> Iterator[dict[str, int]]:
+        for i in range(3):
+            yield {"x": i}
+            assert closed.wait(5)
+            closed.clear()
+            time.sleep(0.05)  # the hang-up reaches the client before the next input
+
+    def blocking() -> list[int]:
+        with Client(KEY, **client_kw(server.url)) as client:
+            results = client.endpoint("e").map(inputs(), concurrency=1, raise_on_failure=True)
+            return [index for index, _ in results]
+
+    assert await anyio.to_thread.run_sync(blocking) == [0, 1, 2]  # nothing lost or doubted
+    assert len(server.requests) == 3 and server.connections == 3
+
+
+async def test_a_map_keeps_its_connections_alive(serve: Any) -> None:
+    server = serve(answering(answer(DONE)))
+
+    def blocking() -> int:
+        with Client(KEY, **client_kw(server.url)) as client:
+            inputs = ({"x": i} for i in range(40))
+            return len(list(client.endpoint("e").map(inputs, concurrency=4)))
+
+    assert await anyio.to_thread.run_sync(blocking) == 40
+    assert len(server.requests) == 40 and server.connections <= 4
+
+
+async def test_an_async_map_sends_through_the_same_senders(serve: Any) -> None:
+    server = serve(answering(answer(DONE)))
+    async with AsyncClient(KEY, **client_kw(server.url)) as client:
+        results = [r async for r in client.endpoint("e").map([{"x": 1}, {"x": 2}])]
+    assert sorted(index for index, _ in results) == [0, 1]
+    assert all(result.output == {"n": 1} for _, result in results)
+    [first, *_] = server.requests
+    assert first.startswith(b"POST /v2/e/runsync?wait=")
+    assert f"Bearer {KEY}".encode() in first and b"Accept-Encoding: gzip, deflate" in first
 
 
 # ---- the client's own life ------------------------------------------------------------------
