@@ -35,7 +35,14 @@ from yarl import URL
 
 from ._calls import Call, oversized_error, redirect_error
 from ._errors import ConfigError
-from ._transport import CONNECT_TIMEOUT, KEEPALIVE_EXPIRY, URL_CACHE, Destination, Reply
+from ._transport import (
+    CONNECT_TIMEOUT,
+    KEEPALIVE_EXPIRY,
+    URL_CACHE,
+    Destination,
+    Reply,
+    undecodable,
+)
 
 MAX_REDIRECTS = 20
 """As httpx's default: a GET's redirects past this are a loop."""
@@ -78,7 +85,8 @@ _REDIRECTS = frozenset((301, 302, 303, 307, 308))
 
 class _Decoder:
     """gzip, or deflate with or without its zlib wrapper (servers send both), as httpx
-    decodes them; a body that is neither is httpx's ``DecodingError``."""
+    decodes them; a body that is neither is httpx's ``DecodingError``, told as the httpx
+    path tells it (``undecodable``)."""
 
     def __init__(self, encoding: str) -> None:
         self.encoding = encoding
@@ -265,25 +273,28 @@ class LaneSenders:
         chunks: list[bytes] = []
         raw = decoded = 0
         content = response.content
-        while True:
-            chunk = await content.read(_READ)
-            if not chunk:
-                break
-            raw += len(chunk)
-            if raw > limit:
-                raise oversized_error(call=call, limit=limit, what="as sent")
+        try:
+            while True:
+                chunk = await content.read(_READ)
+                if not chunk:
+                    break
+                raw += len(chunk)
+                if raw > limit:
+                    raise oversized_error(call=call, limit=limit, what="as sent")
+                if decoder is not None:
+                    chunk = decoder.decompress(chunk)
+                decoded += len(chunk)
+                if decoded > limit:
+                    raise oversized_error(call=call, limit=limit, what="decoded")
+                chunks.append(chunk)
             if decoder is not None:
-                chunk = decoder.decompress(chunk)
-            decoded += len(chunk)
-            if decoded > limit:
-                raise oversized_error(call=call, limit=limit, what="decoded")
-            chunks.append(chunk)
-        if decoder is not None:
-            tail = decoder.flush()
-            decoded += len(tail)
-            if decoded > limit:
-                raise oversized_error(call=call, limit=limit, what="decoded")
-            chunks.append(tail)
+                tail = decoder.flush()
+                decoded += len(tail)
+                if decoded > limit:
+                    raise oversized_error(call=call, limit=limit, what="decoded")
+                chunks.append(tail)
+        except httpx.DecodingError as exc:
+            raise undecodable(exc, httpx.Request(call.method, str(response.url))) from None
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         return Reply(
             response.status,

@@ -238,6 +238,17 @@ class LaneSender(Protocol):
     async def send(self, call: Call, timeout: float) -> Reply: ...
 
 
+def undecodable(exc: httpx.DecodingError, request: httpx.Request) -> httpx.RemoteProtocolError:
+    """A body that does not decode as its ``Content-Encoding`` says. The server broke the
+    protocol, so it is a transport failure like a reset mid-body: told in one line that
+    names the host, and re-sent only where sending twice is harmless, instead of
+    escaping as httpx's own exception."""
+    return httpx.RemoteProtocolError(
+        f"the answer's body does not decode as its Content-Encoding says ({exc})",
+        request=request,
+    )
+
+
 HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
 
 
@@ -315,6 +326,8 @@ class Sender(_Sender[httpx.Client]):
             capped = _Capped(call, response, self.destination.max_answer_bytes)
             for chunk in response.iter_bytes():
                 capped.add(chunk)
+        except httpx.DecodingError as exc:
+            raise undecodable(exc, response.request) from None
         finally:
             response.close()
         return capped.reply()
@@ -387,6 +400,8 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
             capped = _Capped(call, response, self.destination.max_answer_bytes)
             async for chunk in response.aiter_bytes():
                 capped.add(chunk)
+        except httpx.DecodingError as exc:
+            raise undecodable(exc, response.request) from None
         finally:
             await response.aclose()
         return capped.reply()
