@@ -152,7 +152,7 @@ class Context:
     rand: Callable[[], float]
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     """The deadline of a call that has none of its own (a wait's), retries included."""
-    management_api: ManagementAPI = "v1"
+    management_api: ManagementAPI = "v2"
     """The management interface's version the client speaks (``ClientConfig.management_api``)."""
     listeners: list[Callable[[JobResult], None]] = field(default_factory=list)
     """Told every job state the client reads (``on_job_result``), on the caller's thread."""
