@@ -50,6 +50,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=3000, help="the map's jobs")
     parser.add_argument("--sdk-jobs", type=int, default=200, help="the SDK loop's jobs")
     parser.add_argument("--rtt-ms", type=float, default=50.0, help="round trip the proxy adds")
+    parser.add_argument(
+        "--concurrency", type=int, default=None, help="the map's (default: its default)"
+    )
     args = parser.parse_args()
 
     remote = Remote()
@@ -61,6 +64,7 @@ def main() -> int:
         from nbext import Client
         from nbext.client._jobs import DEFAULT_CONCURRENCY
 
+        concurrency = args.concurrency or DEFAULT_CONCURRENCY
         runpod.api_key = KEY
         logging.getLogger("httpx").setLevel(logging.WARNING)  # runpod turns INFO logs on
         print(f"emulator {remote.url} behind a +{args.rtt_ms:.0f} ms proxy {proxy.url}")
@@ -79,15 +83,16 @@ def main() -> int:
             remote.do("rate_limit", True)  # a fresh window for the map
 
             started, cpu = time.perf_counter(), time.process_time()
-            results = list(echo.map({"i": i} for i in range(args.jobs)))
+            inputs = ({"i": i} for i in range(args.jobs))
+            results = list(echo.map(inputs, concurrency=concurrency))
             elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         assert sorted(i for i, _ in results) == list(range(args.jobs)), "lost or duplicated"
         assert all(r.output == {"i": i} for i, r in results), "a result went astray"
         assert len(remote.do("jobs")) >= args.jobs  # every input ran on the server
-        least = bound(args.jobs, rtt, DEFAULT_CONCURRENCY)
+        least = bound(args.jobs, rtt, concurrency)
         print(f"round trip through the proxy, echo run_sync (median of 20): {rtt * 1000:.1f} ms")
         print(
-            f"(a) nbext map of {args.jobs} (concurrency {DEFAULT_CONCURRENCY}): {elapsed:.2f} s, "
+            f"(a) nbext map of {args.jobs} (concurrency {concurrency}): {elapsed:.2f} s, "
             f"{args.jobs / elapsed:.0f} jobs/s, client CPU {cpu / args.jobs * 1e6:.0f} us a job; "
             f"bound {least:.2f} s -> {elapsed / least:.3f}x (goal <= 1.1x)"
         )
