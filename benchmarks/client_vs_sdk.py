@@ -13,6 +13,9 @@
    /runsync (2000 per 10 s: 10 s for 3000); the figure against /run's limit (1000 per
    10 s: 20 s), the baseline the issue names, is printed too.
 
+Parts 3 and 4 run on loopback; the batch's goal is measured on the path users take, over
+a 50 ms round trip, by ``benchmarks/map_over_latency.py``.
+
 The one ``EmulatorServer`` runs in a child process and both clients reach it over TCP,
 as they reach the real service: in the benchmark's own process the server would share
 the GIL with the client being measured and charge the concurrent client for its CPU.

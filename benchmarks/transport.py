@@ -10,9 +10,9 @@ the service's shapes, so what is measured is the client side:
 2. client CPU per request, one request at a time: ``endpoint.run_sync(...)`` against
    ``httpx.Client.post(..., json=...).json()``; also urllib3 and httpcore, the layers
    below. Goal: nbext no more than httpx.
-3. 32 requests in flight on one event loop, for the asyncio pool candidates:
-   ``httpx.AsyncClient`` on asyncio and on uvloop, aiohttp, and nbext's ``AsyncClient``
-   (which is httpx); wall time and client CPU per request.
+3. 32 requests in flight on one event loop (asyncio): ``httpx.AsyncClient`` against
+   nbext's ``AsyncClient`` (which is httpx, the one stack a map sends through too);
+   wall time and client CPU per request.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def serve(port: int, cert: str | None, key: str | None) -> None:
 
     BIG_ANSWER = _big_answer()
     tls = {"ssl_certfile": cert, "ssl_keyfile": key} if cert else {}
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", loop="uvloop", **tls)  # type: ignore[arg-type]
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", loop="auto", **tls)  # type: ignore[arg-type]
 
 
 def free_port() -> int:
@@ -197,9 +197,7 @@ async def in_flight(
 
 
 def concurrent(url: str, n: int, concurrency: int) -> dict[str, tuple[float, float]]:
-    import aiohttp
     import httpx
-    import uvloop
 
     from nbext import AsyncClient
 
@@ -216,38 +214,6 @@ def concurrent(url: str, n: int, concurrency: int) -> dict[str, tuple[float, flo
 
             return await in_flight(n, concurrency, call)
 
-    async def with_httpx_per_worker() -> tuple[float, float]:
-        # what a map's workers did before they sent through aiohttp: an httpx pool of
-        # one connection each
-        lane = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        tls = httpx.create_ssl_context()
-        pools = [httpx.AsyncClient(verify=tls, limits=lane) for _ in range(concurrency)]
-        free = list(pools)
-
-        async def call() -> None:
-            http = free.pop()
-            try:
-                answer = await http.post(target, json=body, headers=AUTH)
-                assert answer.json()["output"] == {"n": 1}
-            finally:
-                free.append(http)
-
-        try:
-            return await in_flight(n, concurrency, call)
-        finally:
-            for http in pools:
-                await http.aclose()
-
-    async def with_aiohttp() -> tuple[float, float]:
-        connector = aiohttp.TCPConnector(limit=256)
-        async with aiohttp.ClientSession(connector=connector) as session:
-
-            async def call() -> None:
-                async with session.post(target, json=body, headers=AUTH) as answer:
-                    assert (await answer.json())["output"] == {"n": 1}
-
-            return await in_flight(n, concurrency, call)
-
     async def with_nbext() -> tuple[float, float]:
         async with AsyncClient(KEY, serverless_url=url + "/v2") as client:
             endpoint = client.endpoint("e")
@@ -260,15 +226,7 @@ def concurrent(url: str, n: int, concurrency: int) -> dict[str, tuple[float, flo
     results: dict[str, list[tuple[float, float]]] = {}
     candidates: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
         "httpx, asyncio": (with_httpx, asyncio.new_event_loop),
-        "httpx, uvloop": (with_httpx, uvloop.new_event_loop),
-        "httpx, a pool of one connection per worker, uvloop": (
-            with_httpx_per_worker,
-            uvloop.new_event_loop,
-        ),
-        "aiohttp, asyncio": (with_aiohttp, asyncio.new_event_loop),
-        "aiohttp, uvloop": (with_aiohttp, uvloop.new_event_loop),
         "nbext AsyncClient, asyncio": (with_nbext, asyncio.new_event_loop),
-        "nbext AsyncClient, uvloop": (with_nbext, uvloop.new_event_loop),
     }
     for _ in range(3):
         for name, (fn, loop) in candidates.items():

@@ -21,18 +21,16 @@ import httpx
 
 from nbext.models import JobResult
 
-from ._aio_lanes import LaneSenders
 from ._config import ClientConfig, Secret, load_config
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
-from ._loop import Lanes, LoopDriver
+from ._loop import BatchDriver, ClientDriver, LoopDriver
 from ._resources import AsyncManagement, SyncManagement
 from ._retry import RetryPolicy
 from ._transport import (
     AsyncSender,
     Destination,
-    LaneSender,
     Sender,
     async_http,
     check_header_value,
@@ -323,19 +321,20 @@ class Client(_Base, SyncManagement):
         """Perform ``flow``'s effects, yielding what it emits."""
         return iterate(Steps(flow), self._perform)
 
-    def _lanes(self, threads: int) -> Lanes:
+    def _batch_driver(self, threads: int) -> BatchDriver:
         """How a batch's workers perform this client's effects on its private loop.
 
-        The workers send through one aiohttp session (``_aio_lanes`` says why), held to
-        this client's behaviour; a substituted HTTP layer is sync,
-        so its calls go to ``threads`` worker threads instead. Pauses are
-        ``asyncio.sleep`` on the real clock, and a substituted clock's (blocking)
-        ``sleep_until`` in a worker thread.
+        Requests go through an ``httpx.AsyncClient`` of the batch's own, made like this
+        client's and closed when the batch ends (this client's pool is sync); a
+        substituted HTTP layer is sync too, so its calls go to ``threads`` worker
+        threads instead. Pauses are ``asyncio.sleep`` on the real clock, and a
+        substituted clock's (blocking) ``sleep_until`` in a worker thread.
         """
-        senders = LaneSenders(self._destination()) if self._native_http else None
+        sender = None
+        if self._native_http:
+            sender = AsyncSender(async_http(None), True, self._destination(), bounded=False)
         clock = None if self._real_time else self._clock
-        driver = LoopDriver(self._sender.send, clock, threads)
-        return Lanes(driver.perform, senders, driver.aclose)
+        return LoopDriver(sender, self._sender.send, clock, threads)
 
 
 class AsyncClient(_Base, AsyncManagement):
@@ -407,22 +406,21 @@ class AsyncClient(_Base, AsyncManagement):
 
     # ---- the driver ----------------------------------------------------------------------
 
-    async def _perform(self, effect: Effect, sender: LaneSender | None = None) -> Any:
+    async def _perform(self, effect: Effect) -> Any:
         if isinstance(effect, Sleep):
             await self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
-            via = sender or self._sender
             if not log.isEnabledFor(logging.DEBUG):
-                return await via.send(effect.call, effect.timeout)
+                return await self._sender.send(effect.call, effect.timeout)
             started = time.perf_counter()
-            response = await via.send(effect.call, effect.timeout)
+            response = await self._sender.send(effect.call, effect.timeout)
             log_answer(effect, response.status_code, started)
             return response
         if isinstance(effect, NextEvent):
             return await effect.stream.next()
         if isinstance(effect, Listen):
-            return await self._sender.listen(effect.call, effect.idle)  # a map never listens
+            return await self._sender.listen(effect.call, effect.idle)
         raise TypeError(f"unexpected effect {effect!r}")
 
     async def _run(self, flow: Flow[T]) -> T:
@@ -433,8 +431,7 @@ class AsyncClient(_Base, AsyncManagement):
         """Perform ``flow``'s effects, yielding what it emits."""
         return aiterate(Steps(flow), self._perform)
 
-    def _lanes(self, threads: int) -> Lanes:
-        """How a batch's workers perform this client's effects: through the batch's
-        aiohttp session (see ``_aio_lanes``), or this client's substituted HTTP layer."""
-        senders = LaneSenders(self._destination()) if self._native_http else None
-        return Lanes(self._perform, senders)
+    def _batch_driver(self, threads: int) -> BatchDriver:
+        """A batch's workers perform their effects as every call of this client does:
+        on the caller's loop, through this client's connection pool."""
+        return ClientDriver(self._perform)

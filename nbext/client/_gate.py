@@ -6,6 +6,13 @@ told only a whole-second ``Retry-After``, comes back in a stampede. ``SubmitGate
 instead learns the limit from the first 429 (how many of its own submissions the window
 held) and from then on lets a submission go exactly when one of the window's slots frees.
 
+The service's ``Retry-After`` is a minimum, never shortened by what the gate knows: the
+gate's window is a guess (the emulator's and the documented one), the service's may
+differ, and a request sent before the wait it asked for has passed is refused again at
+best and counted against the caller at worst. So a 429 pauses the whole batch for its
+``Retry-After`` (``rejected`` says how an answer already on its way is counted); the learned
+limit only decides how the slots are given out once that wait is over.
+
 Time stamps decide everything, and the service's and ours differ: the service admits a
 request somewhere between our sending it and our reading its answer. So a submission
 counts in our window from when it was *sent* until its answer arrives, and from then on
@@ -31,6 +38,8 @@ stamps already cover that)."""
 IN_FLIGHT_RECHECK = 0.005
 """When the slot to wait for belongs to a submission still in flight, look again this
 soon: its answer, due in milliseconds, tells when the slot frees."""
+NO_RETRY_AFTER_PAUSE = 1.0
+"""The longest pause after a 429 that says nothing of when to come back."""
 KEEP = 2.0
 """Seconds a submission is remembered after it left our window: a 429 is judged by the
 window as it was when that request was *sent*, which may be a moment ago."""
@@ -50,10 +59,11 @@ class Ticket:
 class SubmitGate:
     """Paces one batch's submissions; shared by all its workers (threads or tasks).
 
-    Free-running until the first 429. Then the window holds ``learned_limit``
-    submissions, and the next goes when the oldest counted one leaves the window (or
-    after ``Retry-After``, if sooner). The limit is forgotten one window after the last
-    429, so a limit that grows (more running workers raise it) is found again.
+    Free-running until the first 429. Then nothing goes before that 429's
+    ``Retry-After`` has passed, and from then on the window holds ``learned_limit``
+    submissions: the next goes when the oldest counted one leaves the window. The limit
+    is forgotten one window after the last 429, so a limit that grows (more running
+    workers raise it) is found again.
 
     Protocol: ``acquire`` until it gives a ticket; after the delay it gives with it,
     ``go`` (or ``acquire`` again if that says no); send; then ``admitted`` for any
@@ -148,19 +158,28 @@ class SubmitGate:
     def rejected(self, ticket: Ticket, now: float, retry_after: float | None) -> None:
         """The submission got 429: learn the limit, pause every worker.
 
-        The service judged it by its window at some moment after we sent it; everything
-        that may have been in that window counts: submissions answered less than a
-        window before it was sent, and those sent before it still in flight (they
-        reached the service first). Counting too many only costs another 429 later.
+        The pause lasts the ``Retry-After`` the service asked for, at least. Without
+        one, the batch waits until the oldest submission of the window leaves it, at
+        most ``NO_RETRY_AFTER_PAUSE``.
+
+        The service judged the request by its window at some moment after we sent it;
+        everything that may have been in that window counts: submissions answered less
+        than a window before it was sent, and those sent before it still in flight
+        (they reached the service first). Counting too many only costs another 429.
 
         A 429 for a submission sent before the current pause began is old news (it was
-        in flight when an earlier 429 arrived): its ticket is dropped, nothing more, so
-        a burst of such answers cannot push the pause further out.
+        in flight when an earlier 429 arrived): it teaches no limit, and its
+        ``Retry-After`` is counted from its sending. It answers for the window the
+        pause already waits out; counted from its arrival, a burst of such answers
+        would push the pause out by the time each spent on its way back (on a
+        simulated clock, by however far another worker's sleep moved time meanwhile).
         """
         with self._lock:
             self.rejections += 1
             self._withdraw(ticket)
             if ticket.sent < self._paused_until:
+                if retry_after is not None:
+                    self._paused_until = max(self._paused_until, ticket.sent + retry_after)
                 return
             since = ticket.sent - self.window - RESUME_MARGIN
             counted = [
@@ -168,11 +187,13 @@ class SubmitGate:
                 for t in self._tickets
                 if (t.time > since if t.answered else t.sent <= ticket.sent)
             ]
-            resume = now + (retry_after if retry_after is not None else 1.0)
+            resume = now + NO_RETRY_AFTER_PAUSE
             if counted:
                 self._limit = len(counted)
                 self._limit_until = now + self.window
                 # an unanswered one was admitted by now at the latest
                 oldest = min(t.time if t.answered else now for t in counted)
                 resume = min(resume, oldest + self.window + RESUME_MARGIN)
-            self._paused_until = max(resume, now + 0.001)
+            if retry_after is not None:
+                resume = now + retry_after
+            self._paused_until = max(self._paused_until, resume, now + 0.001)

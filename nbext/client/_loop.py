@@ -5,12 +5,13 @@ batch spent about as much CPU switching threads (and contending for the GIL) as 
 requests; on one event loop, a single thread multiplexes every connection and wakes once
 for a whole batch of answers. The caller's thread only takes results off a queue.
 
-``LoopDriver`` performs a sync client's effects on that loop: requests through the
-batch's own senders (``_aio_lanes``), or, when the client's HTTP layer is substituted (a
-sync transport cannot serve a loop), through the client's blocking send in worker
-threads; pauses with ``asyncio.sleep``, or, on a substituted clock (tests' virtual
-time), in a worker thread, since such a clock's ``sleep_until`` blocks. The client
-decides which (``Client._lanes``); this module knows no client.
+``LoopDriver`` performs a sync client's effects on that loop: requests through an
+``AsyncSender`` of the batch's own (httpx, made like the client's), or, when the
+client's HTTP layer is substituted (a sync transport cannot serve a loop), through the
+client's blocking send in worker threads; pauses with ``asyncio.sleep``, or, on a
+substituted clock (tests' virtual time), in a worker thread, since such a clock's
+``sleep_until`` blocks. The client decides which (``Client._batch_driver``); this
+module knows no client.
 """
 
 from __future__ import annotations
@@ -22,15 +23,12 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
-from ._aio_lanes import LaneSenders
 from ._calls import Answer, Call
-from ._drive import arun, log_answer
-from ._flows import Effect, Flow, Send, Sleep
-from ._transport import LaneSender
-
-T = TypeVar("T")
+from ._drive import log_answer
+from ._flows import Effect, Send, Sleep
+from ._transport import AsyncSender
 
 
 class BlockingClock(Protocol):
@@ -40,56 +38,36 @@ class BlockingClock(Protocol):
 log = logging.getLogger("nbext.client")
 
 
-LanePerform = Callable[[Effect, LaneSender | None], Awaitable[Any]]
-"""Performs an effect, a request through the given sender (None: the client's way)."""
-RunFlow = Callable[[Flow[T]], Awaitable[T]]
+class BatchDriver(Protocol):
+    """How a batch's workers perform their flows' effects, on the running loop."""
+
+    def perform(self, effect: Effect) -> Awaitable[Any]: ...
+
+    async def aclose(self) -> None: ...
 
 
-class Lanes:
-    """How each worker of a batch drives its flows: through a sender of its own
-    (``LaneSenders``), or, when the client's HTTP layer is substituted, the client's."""
+class ClientDriver:
+    """A batch that performs its effects the client's own way: an ``AsyncClient``'s,
+    whose loop is the caller's and whose connection pool serves the batch too."""
 
-    def __init__(
-        self,
-        perform: LanePerform,
-        senders: LaneSenders | None,
-        on_close: Callable[[], Awaitable[None]] | None = None,
-    ) -> None:
-        self._perform = perform
-        self._senders = senders
-        self._on_close = on_close
-
-    def lane(self) -> RunFlow[Any]:
-        """One worker's way to run flows; its sender is made when it first runs one (a
-        worker that finds the inputs taken costs nothing)."""
-        senders, perform = self._senders, self._perform
-        sender: LaneSender | None = None
-
-        async def run(flow: Flow[Any]) -> Any:
-            nonlocal sender
-            if sender is None and senders is not None:
-                sender = senders.new()
-            own = sender
-            return await arun(flow, lambda effect: perform(effect, own))
-
-        return run
+    def __init__(self, perform: Callable[[Effect], Awaitable[Any]]) -> None:
+        self.perform = perform
 
     async def aclose(self) -> None:
-        if self._senders is not None:
-            await self._senders.aclose()
-        if self._on_close is not None:
-            await self._on_close()
+        """Nothing of the batch's own to close: the pool is the client's."""
 
 
 class LoopDriver:
-    """Performs a sync ``Client``'s effects on the running loop."""
+    """Performs a sync ``Client``'s effects on the batch's loop."""
 
     def __init__(
         self,
+        sender: AsyncSender | None,
         send_blocking: Callable[[Call, float], Answer],
         clock: BlockingClock | None,
         threads: int,
     ) -> None:
+        self._sender = sender
         self._send_blocking = send_blocking
         self._clock = clock
         self._threads = max(1, threads)
@@ -100,7 +78,7 @@ class LoopDriver:
             self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="nbext-map")
         return self._executor
 
-    async def perform(self, effect: Effect, sender: LaneSender | None) -> Any:
+    async def perform(self, effect: Effect) -> Any:
         if isinstance(effect, Sleep):
             if self._clock is None:
                 await asyncio.sleep(max(0.0, effect.until - time.monotonic()))
@@ -112,8 +90,8 @@ class LoopDriver:
             debug = log.isEnabledFor(logging.DEBUG)
             started = time.perf_counter() if debug else 0.0
             response: Answer
-            if sender is not None:
-                response = await sender.send(effect.call, effect.timeout)
+            if self._sender is not None:
+                response = await self._sender.send(effect.call, effect.timeout)
             else:
                 loop = asyncio.get_running_loop()
                 response = await loop.run_in_executor(
@@ -125,26 +103,19 @@ class LoopDriver:
         raise TypeError(f"unexpected effect {effect!r}")
 
     async def aclose(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-
-
-def new_loop() -> asyncio.AbstractEventLoop:
-    """uvloop's loop where installed (a dependency on CPython, as for the emulator): its
-    handles, futures and transports cost a fraction of asyncio's, and a batch is made
-    of little else."""
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - not on Windows or PyPy
-        return asyncio.new_event_loop()
-    return uvloop.new_event_loop()
+        try:
+            if self._sender is not None:
+                await self._sender.aclose()
+        finally:
+            if self._executor is not None:
+                self._executor.shutdown(wait=False, cancel_futures=True)
 
 
 class LoopThread:
     """One coroutine on a new event loop in a daemon thread, cancellable from outside."""
 
     def __init__(self, coro: Coroutine[Any, Any, None], name: str) -> None:
-        self.loop = new_loop()
+        self.loop = asyncio.new_event_loop()
         self._task = self.loop.create_task(
             coro
         )  # created before the thread: cancel() may come at once

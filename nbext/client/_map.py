@@ -30,6 +30,7 @@ from nbext.models import AcceptedJob, JobResult
 
 from ._calls import endpoint_call, model_of, runsync_call
 from ._config import Secret
+from ._drive import arun
 from ._errors import RateLimited
 from ._flows import (
     Context,
@@ -44,7 +45,7 @@ from ._flows import (
     wait,
 )
 from ._gate import SubmitGate
-from ._loop import Lanes, LoopThread
+from ._loop import BatchDriver, LoopThread
 
 MAP_HOLD = 1.0
 """Seconds each map item's /runsync asks the service to hold it (the interface's least)."""
@@ -53,13 +54,13 @@ Operation = Literal["run", "runsync"]
 
 
 class BatchHost(Protocol):
-    """What a map needs of its client: the flow context, and how its workers drive
-    flows (on the running loop: the caller's for ``AsyncClient``, a private one for
-    ``Client``)."""
+    """What a map needs of its client: the flow context, and how its workers perform
+    their effects (on the running loop: the caller's for ``AsyncClient``, a private one
+    for ``Client``)."""
 
     _ctx: Context
 
-    def _lanes(self, threads: int) -> Lanes: ...
+    def _batch_driver(self, threads: int) -> BatchDriver: ...
 
 
 def operation_for(timeout: float | None) -> Operation:
@@ -159,13 +160,13 @@ Item = tuple[int, JobResult] | _Failed | _End
 
 
 async def run_batch(
-    plan: MapPlan, ctx: Context, lanes: Lanes, emit: Callable[[Item], None]
+    plan: MapPlan, ctx: Context, driver: BatchDriver, emit: Callable[[Item], None]
 ) -> None:
     """``plan.concurrency`` workers on the running loop, taking inputs in turn.
 
-    Each worker drives its items' flows in a lane of its own (``lanes``); ``emit``
-    hands each outcome to the consumer, a failure included (the consumer raises it
-    and cancels the batch). Ends with ``_End`` however it ends.
+    Every worker's effects go through ``driver``; ``emit`` hands each outcome to the
+    consumer, a failure included (the consumer raises it and cancels the batch). Ends
+    with ``_End`` however it ends.
     """
     source = enumerate(plan.inputs)
     gate = SubmitGate()
@@ -173,13 +174,12 @@ async def run_batch(
     async def worker() -> None:
         index: int | None = None
         try:
-            run = lanes.lane()
             for index, value in source:
                 body = plan.make_body(value, plan.operation)
                 flow = submit_and_wait(
                     ctx, gate, plan.operation, plan.endpoint_id, body, plan.timeout
                 )
-                emit((index, await run(flow)))
+                emit((index, await arun(flow, driver.perform)))
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
@@ -194,7 +194,7 @@ async def run_batch(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         try:
-            await lanes.aclose()
+            await driver.aclose()
         finally:
             emit(_End())
 
@@ -221,9 +221,9 @@ def map_sync(client: BatchHost, plan: MapPlan) -> Iterator[tuple[int, JobResult]
     the batch: nothing more is submitted.
     """
     results: queue.SimpleQueue[Item] = queue.SimpleQueue()
-    lanes = client._lanes(plan.concurrency)
+    driver = client._batch_driver(plan.concurrency)
     runner = LoopThread(
-        run_batch(plan, client._ctx.unobserved(), lanes, results.put), name="nbext-map"
+        run_batch(plan, client._ctx.unobserved(), driver, results.put), name="nbext-map"
     )
     try:
         while (item := _outcome(plan, results.get(), client._ctx)) is not None:
@@ -234,12 +234,11 @@ def map_sync(client: BatchHost, plan: MapPlan) -> Iterator[tuple[int, JobResult]
 
 
 async def map_async(client: BatchHost, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
-    """The async map: tasks on the running loop, each sending through its own lane."""
+    """The async map: tasks on the running loop, sending through the client's pool."""
     results: asyncio.Queue[Item] = asyncio.Queue()
+    driver = client._batch_driver(plan.concurrency)
     task = asyncio.get_running_loop().create_task(
-        run_batch(
-            plan, client._ctx.unobserved(), client._lanes(plan.concurrency), results.put_nowait
-        )
+        run_batch(plan, client._ctx.unobserved(), driver, results.put_nowait)
     )
     try:
         while (item := _outcome(plan, await results.get(), client._ctx)) is not None:

@@ -1,4 +1,4 @@
-"""How a ``Call`` reaches the service: httpx, for both clients (a map's workers: ``_aio_lanes``).
+"""How a ``Call`` reaches the service: httpx, for both clients and their maps alike.
 
 httpx (over httpcore and h11) does the HTTP: connection pooling and keep-alive, TLS
 verified against certifi's authorities or ``SSL_CERT_FILE``/``SSL_CERT_DIR``, proxies
@@ -26,10 +26,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
@@ -52,9 +51,6 @@ MAX_ANSWER_BYTES = 256 * 1024 * 1024
 """The largest answer the client reads, raw or decoded. The service's largest answers
 carry a job's output (a /runsync or /status answer with images or audio in it, whose
 input alone may be 20 MB), far below this; past it the server is broken or hostile."""
-
-URL_CACHE = 256
-"""How many parsed URLs a sender keeps (``_Sender._url``)."""
 
 _HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
 """What the client sends in a header: visible ASCII, single spaces or tabs inside."""
@@ -232,12 +228,6 @@ class Destination:
         return headers
 
 
-class LaneSender(Protocol):
-    """What a batch's worker sends through (``_aio_lanes``; an ``AsyncSender`` too)."""
-
-    async def send(self, call: Call, timeout: float) -> Reply: ...
-
-
 def undecodable(exc: httpx.DecodingError, request: httpx.Request) -> httpx.RemoteProtocolError:
     """A body that does not decode as its ``Content-Encoding`` says. The server broke the
     protocol, so it is a transport failure like a reset mid-body: told in one line that
@@ -260,8 +250,6 @@ class _Sender(Generic[HttpT]):
         self.http: HttpT = http
         self.destination = destination
         self._owns = owns
-        self._timeouts: dict[float, dict[str, float | None]] = {}
-        self._urls: dict[tuple[bool, str, tuple[tuple[str, str], ...]], httpx.URL] = {}
 
     def _request(self, call: Call, timeout: float) -> httpx.Request:
         headers = self.destination.headers(call)
@@ -276,30 +264,17 @@ class _Sender(Generic[HttpT]):
         )
 
     def _url(self, call: Call) -> httpx.URL:
-        """The call's URL, parsed once for each distinct one: parsing a URL and encoding
-        its query are most of httpx's cost of making a request, and a batch sends the
-        same /runsync over and over."""
-        key = (call.management, call.path, tuple(call.params.items()))
-        url = self._urls.get(key)
-        if url is None:
-            root = self.destination.base_url if call.management else self.destination.serverless_url
-            url = httpx.URL(f"{root}/{call.path}")  # a management call's query is in its path
-            if call.params:
-                url = url.copy_merge_params(call.params)
-            if len(self._urls) >= URL_CACHE:  # job ids make most paths distinct
-                self._urls.clear()
-            self._urls[key] = url
-        return url
+        """The call's URL under its root; a management call carries its query in its
+        path already, which merging ``params`` (empty for it) keeps."""
+        root = self.destination.base_url if call.management else self.destination.serverless_url
+        url = httpx.URL(f"{root}/{call.path}")
+        return url.copy_merge_params(call.params) if call.params else url
 
-    def _timeout(self, timeout: float) -> dict[str, float | None]:
+    @staticmethod
+    def _timeout(timeout: float) -> dict[str, float | None]:
         """httpx's per-operation timeouts: each read, write and pool wait may take
         ``timeout``; opening a connection at most ``CONNECT_TIMEOUT``."""
-        found = self._timeouts.get(timeout)
-        if found is None:
-            found = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)).as_dict()
-            if len(self._timeouts) < 64:  # a handful of distinct values in practice
-                self._timeouts[timeout] = found
-        return found
+        return httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)).as_dict()
 
 
 class Sender(_Sender[httpx.Client]):
@@ -439,14 +414,9 @@ def sync_http(transport: httpx.BaseTransport | None) -> httpx.Client:
         raise proxy_error(exc) from None
 
 
-def async_http(
-    transport: httpx.AsyncBaseTransport | None,
-    *,
-    verify: ssl.SSLContext | bool = True,
-    limits: httpx.Limits = LIMITS,
-) -> httpx.AsyncClient:
-    """The ``httpx.AsyncClient`` an ``AsyncClient`` (or a batch's worker) makes for itself."""
+def async_http(transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
+    """The ``httpx.AsyncClient`` an ``AsyncClient`` (or a sync client's map) makes for itself."""
     try:
-        return httpx.AsyncClient(transport=transport, verify=verify, limits=limits)
+        return httpx.AsyncClient(transport=transport, limits=LIMITS)
     except ImportError as exc:
         raise proxy_error(exc) from None

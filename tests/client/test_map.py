@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import math
 import threading
+from collections import deque
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import anyio
 import pytest
 
-from nbext.client import BadRequest, JobFailed
+from nbext.client import AsyncClient, BadRequest, Client, JobFailed
 from nbext.client._gate import IN_FLIGHT_RECHECK, RESUME_MARGIN, SubmitGate, Ticket
 from nbext.models import JobStatus
 
-from .conftest import Harness, MakeHarness
+from .conftest import KEY, Harness, MakeHarness
 
 pytestmark = pytest.mark.anyio
 
@@ -161,6 +166,132 @@ async def test_breaking_out_of_a_sync_map_stops_submitting(make: MakeHarness) ->
     assert settled < 20  # the workers stopped; they did not run through all 500
 
 
+# ---- a service whose window is not the gate's ------------------------------------------------
+
+
+class VirtualTime:
+    """A clock that moves only when the client sleeps, shared by the client and the
+    server below: a 25 s wait costs no real time, and both read the same instants."""
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        with self._lock:
+            return self._now
+
+    def sleep_until(self, instant: float) -> None:
+        with self._lock:
+            self._now = max(self._now, instant)
+
+
+class AsyncVirtualTime(VirtualTime):
+    async def sleep_until(self, instant: float) -> None:  # type: ignore[override]
+        VirtualTime.sleep_until(self, instant)
+
+
+class OtherLimiter(ThreadingHTTPServer):
+    """/runsync admitting ``limit`` requests per ``window`` seconds of ``clock``, where
+    the emulator (and the gate's guess) say 2000 per 10 s; each 429 says, in whole
+    seconds, when the oldest admission leaves the window. It answers ``budget``
+    requests at most, then 400, so a client that probes forever ends the test."""
+
+    def __init__(self, clock: VirtualTime, limit: int, window: float, budget: int) -> None:
+        self.clock, self.limit, self.window, self.budget = clock, limit, window, budget
+        self.admitted: deque[float] = deque()
+        self.seen: list[tuple[float, int, float]] = []
+        """(arrival, status, until): ``until`` the instant a 429 asked to wait for."""
+        self.lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _LimiterHandler)
+        self.daemon_threads = True
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def judge(self) -> tuple[int, float]:
+        with self.lock:
+            now = self.clock.now()
+            while self.admitted and self.admitted[0] <= now - self.window:
+                self.admitted.popleft()
+            if len(self.seen) >= self.budget:
+                status, wait = 400, 0.0
+            elif len(self.admitted) >= self.limit:
+                status, wait = 429, float(math.ceil(self.admitted[0] + self.window - now))
+            else:
+                status, wait = 200, 0.0
+                self.admitted.append(now)
+            self.seen.append((now, status, now + wait))
+            return status, wait
+
+
+class _LimiterHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: OtherLimiter
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        status, wait = self.server.judge()
+        answer = {"id": "j", "status": "COMPLETED", "output": body["input"]}
+        if status != 200:
+            answer = {"error": "rate limit reached" if status == 429 else "enough"}
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if status == 429:
+            self.send_header("Retry-After", str(int(wait)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def limiter() -> Iterator[OtherLimiter]:
+    server = OtherLimiter(VirtualTime(), limit=4, window=25.0, budget=60)
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_map_sends_nothing_before_the_services_retry_after(
+    limiter: OtherLimiter, kind: str
+) -> None:
+    # 4 per 25 s: the gate's own 10 s guess would come back at 10 s, into a full window.
+    inputs = [{"i": i} for i in range(10)]
+    settings: dict[str, Any] = {"serverless_url": limiter.url + "/v2", "max_retries": 0}
+    if kind == "async":
+        clock = AsyncVirtualTime()
+        limiter.clock = clock
+        async with AsyncClient(KEY, clock=clock, **settings) as client:
+            results = [r async for r in client.endpoint("e").map(inputs, concurrency=1)]
+    else:
+
+        def blocking() -> list[Any]:
+            with Client(KEY, clock=limiter.clock, **settings) as client:
+                return list(client.endpoint("e").map(inputs, concurrency=1))
+
+        results = await anyio.to_thread.run_sync(blocking)
+    assert sorted(i for i, _ in results) == list(range(10))
+    refused = [(arrival, until) for arrival, status, until in limiter.seen if status == 429]
+    early = [
+        (arrival, until)
+        for arrival, _, _ in limiter.seen
+        for answered, until in refused
+        if answered < arrival < until
+    ]
+    assert early == []  # no request came while a wait the service asked for ran
+    assert [until for _, until in refused] == [25.0, 50.0]  # once per window, not probing
+    assert limiter.clock.now() == pytest.approx(50.0, abs=0.1)
+
+
 def sent(gate: SubmitGate, at: float, answered: float | None = None) -> Ticket:
     """A submission let through at ``at`` (and answered, not 429, at ``answered``)."""
     delay, ticket = gate.acquire(at)
@@ -175,11 +306,11 @@ def test_gate_runs_free_until_a_429_then_paces_on_the_learned_window() -> None:
     for k in range(5):
         sent(gate, 0.1 * k, answered=0.1 * k + 0.01)
     sixth = sent(gate, 0.5)
-    gate.rejected(sixth, 0.6, retry_after=10.0)  # the service holds 5 per window
+    gate.rejected(sixth, 0.6, retry_after=9.0)  # the service holds 5 per window
     assert gate.learned_limit == 5
-    delay, none = gate.acquire(0.7)
-    # the oldest counts from its answer (0.01) and leaves the window at 10.01
-    assert none is None and delay == pytest.approx(0.01 + 10.0 + RESUME_MARGIN - 0.7)
+    delay, none = gate.acquire(0.7)  # nothing goes before the service's Retry-After
+    assert none is None and delay == pytest.approx(0.6 + 9.0 - 0.7)
+    # then the oldest, counted from its answer (0.01), leaves the window at 10.01
     sent(gate, 10.03, answered=10.04)  # one slot freed
     delay, held = gate.acquire(10.05)  # the next slot frees when the second leaves
     assert held is not None and delay == pytest.approx(0.11 + 10.0 + RESUME_MARGIN - 10.05)
@@ -193,7 +324,7 @@ def test_gate_waits_for_a_slot_whose_answer_is_still_in_flight() -> None:
     first = sent(gate, 0.0)  # no answer yet
     sent(gate, 0.0, answered=0.01)
     third = sent(gate, 0.02)
-    gate.rejected(third, 0.03, retry_after=10.0)
+    gate.rejected(third, 0.03, retry_after=9.0)
     assert gate.learned_limit == 2
     # at 10.02 the second has left the window, but the first's slot is not known yet
     delay, none = gate.acquire(10.02)
@@ -254,15 +385,33 @@ def test_gate_honours_a_shorter_retry_after() -> None:
     assert gate2.acquire(1.0)[0] == pytest.approx(2.0)
 
 
-def test_a_429_sent_before_the_pause_does_not_extend_it() -> None:
+def test_retry_after_is_a_minimum_whatever_the_gate_guesses() -> None:
+    # The gate's window is 10 s; this service's is longer and its Retry-After says so.
+    gate = SubmitGate(window=10.0)
+    sent(gate, 0.0, answered=0.01)
+    second = sent(gate, 0.02)
+    gate.rejected(second, 0.03, retry_after=25.0)
+    assert gate.learned_limit == 1
+    delay, none = gate.acquire(10.5)  # the gate's own guess has passed; the service's not
+    assert none is None and 10.5 + delay == pytest.approx(25.03)
+    assert gate.acquire(25.04)[1] is not None
+
+
+def test_an_old_429_teaches_no_limit_but_its_retry_after_holds() -> None:
     gate = SubmitGate(window=10.0)
     sent(gate, 0.0, answered=0.0)
     b = sent(gate, 0.0)
     c = sent(gate, 0.0)
     gate.rejected(b, 0.01, retry_after=10.0)  # the news: the window is full
-    gate.rejected(c, 9.99, retry_after=10.0)  # in flight at the time: old news
-    delay, _ = gate.acquire(9.99)
-    assert delay == pytest.approx(0.02)  # resume as planned at 10.01, not at 19.99
+    assert gate.learned_limit == 2
+    gate.rejected(c, 9.99, retry_after=10.0)  # in flight at the time: old news, whose
+    assert gate.learned_limit == 2  # window was the one the pause already waits out
+    assert gate.acquire(9.99)[0] == pytest.approx(0.02)  # not pushed out to 19.99
+    d = sent(gate, 10.01)
+    e = sent(gate, 10.01)
+    gate.rejected(d, 10.02, retry_after=5.0)
+    gate.rejected(e, 10.03, retry_after=7.0)  # old news asking for longer: it holds
+    assert 10.03 + gate.acquire(10.03)[0] == pytest.approx(17.01)
 
 
 def test_a_late_429_does_not_teach_a_limit_too_low() -> None:
@@ -278,7 +427,7 @@ def test_a_late_429_does_not_teach_a_limit_too_low() -> None:
     assert gate.in_window(10.1) == 1  # the three have left our window meanwhile
     gate.rejected(fourth, 10.2, retry_after=1.0)
     assert gate.learned_limit == 3
-    assert gate.acquire(10.21)[1] is not None  # their slots are free again: go
+    assert gate.acquire(11.21)[1] is not None  # the wait asked for is over, slots free: go
 
 
 def test_gate_threads_take_tickets_without_losing_any() -> None:

@@ -657,7 +657,7 @@ async def test_a_socks_proxy_without_socksio_is_one_clear_line(
     assert "socksio" in str(info.value) and "pw" not in str(info.value)
 
 
-# ---- a map's connections (its aiohttp session, kept across inputs) --------------------------
+# ---- a map's connections (its httpx pool, kept across inputs) ------------------------------
 
 
 async def test_a_map_opens_a_new_connection_when_the_server_closed_the_last(serve: Any) -> None:
@@ -692,10 +692,13 @@ async def test_a_map_keeps_its_connections_alive(serve: Any) -> None:
     assert len(server.requests) == 40 and server.connections <= 4
 
 
-async def test_an_async_map_sends_through_the_same_senders(serve: Any) -> None:
+async def test_an_async_map_sends_through_the_clients_own_pool(serve: Any) -> None:
     server = serve(answering(answer(DONE)))
     async with AsyncClient(KEY, **client_kw(server.url)) as client:
-        results = [r async for r in client.endpoint("e").map([{"x": 1}, {"x": 2}])]
+        endpoint = client.endpoint("e")
+        await endpoint.run_sync({"x": 0})
+        results = [r async for r in endpoint.map([{"x": 1}, {"x": 2}], concurrency=1)]
+    assert server.connections == 1  # the run_sync's connection served the map too
     assert sorted(index for index, _ in results) == [0, 1]
     assert all(result.output == {"n": 1} for _, result in results)
     [first, *_] = server.requests
