@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import cast
 
+from .._twins import AsyncDriver, SyncDriver
 from .billing import AsyncBilling, Billing, Moment
 from .catalog import AsyncCatalog, Catalog
 from .clusters import AsyncClusters, Clusters
@@ -23,7 +24,6 @@ from .pods import AsyncPods, Pods
 from .registry_auths import AsyncRegistryAuths, RegistryAuths
 from .ssh_keys import AsyncSshKeys, SshKeys
 from .templates import AsyncTemplates, Templates
-from .twins import AsyncDriver, SyncDriver
 from .wire import UpdateMethod
 
 

@@ -34,8 +34,8 @@ from nbext.models import (
 from nbext.models import v2 as v2m
 
 from .._flows import Context, Flow
+from .._twins import Resource, awaiting, blocking
 from . import rest_v2, shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import as_list, given, management_call, many, query, wrapped
 
 Moment = dt.datetime | dt.date | str
@@ -196,7 +196,7 @@ def serverless(
     )
 
 
-class Billing(SyncResource):
+class Billing(Resource):
     """``client.billing``: ``pods``, ``endpoints``, ``network_volumes`` spending records;
     ``summary`` and ``serverless`` over REST v2."""
 
@@ -207,7 +207,7 @@ class Billing(SyncResource):
     serverless = blocking(serverless)
 
 
-class AsyncBilling(AsyncResource):
+class AsyncBilling(Resource):
     """``client.billing`` of an ``AsyncClient``: ``Billing``'s methods, awaited."""
 
     pods = awaiting(pods)

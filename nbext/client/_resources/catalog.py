@@ -13,8 +13,8 @@ from typing import Literal
 from nbext.models.v2 import CpuType, DataCenter, GpuType, Template
 
 from .._flows import Context, Flow
+from .._twins import Resource, awaiting, blocking
 from . import shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import ident, one, refused, v2_call, wrapped
 
 Cloud = Literal["SECURE", "COMMUNITY"]
@@ -153,7 +153,7 @@ def templates(ctx: Context) -> Flow[list[Template]]:
     return (yield from shapes.fetch(ctx, call, wrapped(Template, "templates")))
 
 
-class Catalog(SyncResource):
+class Catalog(Resource):
     """``client.catalog``: gpus, gpu, cpus, cpu, datacenters, datacenter, templates."""
 
     gpus = blocking(gpus)
@@ -165,7 +165,7 @@ class Catalog(SyncResource):
     templates = blocking(templates)
 
 
-class AsyncCatalog(AsyncResource):
+class AsyncCatalog(Resource):
     """``client.catalog`` of an ``AsyncClient``: ``Catalog``'s methods, awaited."""
 
     gpus = awaiting(gpus)

@@ -15,8 +15,8 @@ from typing import Any, Literal
 from nbext.models.v2 import Cluster, Pod
 
 from .._flows import Context, Flow
+from .._twins import Resource, awaiting, blocking
 from . import shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import ident, one, refused, v2_call, wrapped
 
 ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]
@@ -154,7 +154,7 @@ def pods(ctx: Context, cluster_id: str) -> Flow[list[Pod]]:
     return (yield from shapes.fetch(ctx, call, wrapped(Pod, "pods")))
 
 
-class Clusters(SyncResource):
+class Clusters(Resource):
     """``client.clusters``: create, list, get, update (rename), delete, pods."""
 
     create = blocking(create)
@@ -165,7 +165,7 @@ class Clusters(SyncResource):
     pods = blocking(pods)
 
 
-class AsyncClusters(AsyncResource):
+class AsyncClusters(Resource):
     """``client.clusters`` of an ``AsyncClient``: ``Clusters``' methods, awaited."""
 
     create = awaiting(create)

@@ -13,8 +13,8 @@ import re
 from nbext.models.v2 import EcrDelegation
 
 from .._flows import Context, Flow
+from .._twins import Resource, awaiting, blocking
 from . import shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import ident, one, refused, v2_call, wrapped
 
 ECR_ARN = re.compile(r"arn:aws[a-z-]*:ecr:[a-z0-9-]+:\d{12}:repository/\S+")
@@ -58,7 +58,7 @@ def delete(ctx: Context, delegation_id: str) -> Flow[None]:
     yield from shapes.delete(ctx, call)
 
 
-class RegistryDelegations(SyncResource):
+class RegistryDelegations(Resource):
     """``client.registry_delegations``: list, create, delete ECR delegations."""
 
     list = blocking(list_delegations)
@@ -66,7 +66,7 @@ class RegistryDelegations(SyncResource):
     delete = blocking(delete)
 
 
-class AsyncRegistryDelegations(AsyncResource):
+class AsyncRegistryDelegations(Resource):
     """``client.registry_delegations`` of an ``AsyncClient``: the same methods, awaited."""
 
     list = awaiting(list_delegations)

@@ -25,10 +25,10 @@ from nbext.models import (
 from nbext.models.v2 import Endpoint as V2Endpoint
 
 from .._flows import Context, Flow
+from .._twins import Resource, aiterating, awaiting, blocking, iterating
 from . import rest_v2, shapes
-from .logs import afollowing, follow_worker_logs, following, worker_logs
+from .logs import as_line, follow_worker_logs, worker_logs
 from .serverless_workers import releases, workers
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import (
     UpdateMethod,
     given,
@@ -215,7 +215,7 @@ def delete(ctx: Context, endpoint_id: str) -> Flow[None]:
     yield from shapes.delete(ctx, call)
 
 
-class Endpoints(SyncResource):
+class Endpoints(Resource):
     """``client.endpoints``: create, list, get, update, delete endpoint records."""
 
     create = blocking(create)
@@ -226,10 +226,10 @@ class Endpoints(SyncResource):
     workers = blocking(workers)
     releases = blocking(releases)
     worker_logs = blocking(worker_logs)
-    follow_worker_logs = following(follow_worker_logs)
+    follow_worker_logs = iterating(follow_worker_logs, each=as_line)
 
 
-class AsyncEndpoints(AsyncResource):
+class AsyncEndpoints(Resource):
     """``client.endpoints`` of an ``AsyncClient``: ``Endpoints``' methods, awaited."""
 
     create = awaiting(create)
@@ -240,4 +240,4 @@ class AsyncEndpoints(AsyncResource):
     workers = awaiting(workers)
     releases = awaiting(releases)
     worker_logs = awaiting(worker_logs)
-    follow_worker_logs = afollowing(follow_worker_logs)
+    follow_worker_logs = aiterating(follow_worker_logs, each=as_line)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast
+from typing import Any, Literal, Protocol
 
 import httpx
 from httpx_sse import ServerSentEvent
@@ -30,10 +30,8 @@ from nbext.models.v2 import LogEvent
 from .._calls import Call, transport_error
 from .._errors import APIError, NotFound, excerpt
 from .._flows import Context, Emit, Flow, NextEvent, pause, send
-from .twins import AsyncResource, SyncResource, adopt
 from .wire import _unreadable, ident, refused, v2_call
 
-P = ParamSpec("P")
 LogSource = Literal["container", "system"]
 SOURCES = ("container", "system")
 MAX_TAIL = 5000
@@ -318,51 +316,7 @@ def follow_worker_logs(
     return _follow(ctx, first, resume, stop)
 
 
-# ---- the sync and async methods of a follower -------------------------------------------
-
-
-class _SyncIterating(Protocol):
-    _ctx: Context
-
-    def _iterate(self, flow: Flow[None]) -> Iterator[Any]: ...
-
-
-class _AsyncIterating(Protocol):
-    _ctx: Context
-
-    def _iterate(self, flow: Flow[None]) -> AsyncIterator[Any]: ...
-
-
-def following(
-    operation: Callable[Concatenate[Context, P], Flow[None]],
-) -> Callable[Concatenate[SyncResource, P], Iterator[LogEvent]]:
-    """A sync method iterating ``operation``'s lines (arguments checked at the call)."""
-
-    def method(self: SyncResource, /, *args: P.args, **kwargs: P.kwargs) -> Iterator[LogEvent]:
-        client = cast(_SyncIterating, self._client)
-        return cast(Iterator[LogEvent], client._iterate(operation(client._ctx, *args, **kwargs)))
-
-    adopt(method, operation, awaited=False)
-    method.__signature__ = method.__signature__.replace(  # type: ignore[attr-defined]
-        return_annotation="Iterator[LogEvent]"
-    )
-    return method
-
-
-def afollowing(
-    operation: Callable[Concatenate[Context, P], Flow[None]],
-) -> Callable[Concatenate[AsyncResource, P], AsyncIterator[LogEvent]]:
-    """An async method: ``async for line in ...`` over ``operation``'s lines."""
-
-    def method(
-        self: AsyncResource, /, *args: P.args, **kwargs: P.kwargs
-    ) -> AsyncIterator[LogEvent]:
-        client = cast(_AsyncIterating, self._client)
-        flow = operation(client._ctx, *args, **kwargs)
-        return cast(AsyncIterator[LogEvent], client._iterate(flow))
-
-    adopt(method, operation, awaited=False)
-    method.__signature__ = method.__signature__.replace(  # type: ignore[attr-defined]
-        return_annotation="AsyncIterator[LogEvent]"
-    )
-    return method
+def as_line(item: Any) -> LogEvent:
+    """What a follower emits: one log line."""
+    line: LogEvent = item
+    return line

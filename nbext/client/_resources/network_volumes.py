@@ -17,8 +17,8 @@ from nbext.models import (
 )
 
 from .._flows import Context, Flow
+from .._twins import Resource, awaiting, blocking
 from . import rest_v2, shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import UpdateMethod, given, ident, json_body, management_call, many, one, update_call
 
 
@@ -135,7 +135,7 @@ def delete(ctx: Context, network_volume_id: str) -> Flow[None]:
     yield from shapes.delete(ctx, call)
 
 
-class NetworkVolumes(SyncResource):
+class NetworkVolumes(Resource):
     """``client.network_volumes``: create, list, get, update, delete."""
 
     create = blocking(create)
@@ -145,7 +145,7 @@ class NetworkVolumes(SyncResource):
     delete = blocking(delete)
 
 
-class AsyncNetworkVolumes(AsyncResource):
+class AsyncNetworkVolumes(Resource):
     """``client.network_volumes`` of an ``AsyncClient``: ``NetworkVolumes``' methods, awaited."""
 
     create = awaiting(create)

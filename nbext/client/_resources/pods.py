@@ -29,9 +29,9 @@ from nbext.models import (
 
 from .._flows import Context, Flow
 from .._retry import Kind
+from .._twins import Resource, aiterating, awaiting, blocking, iterating
 from . import rest_v2, shapes
-from .logs import afollowing, follow_pod_logs, following, pod_logs
-from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .logs import as_line, follow_pod_logs, pod_logs
 from .wire import (
     UpdateMethod,
     as_list,
@@ -274,7 +274,7 @@ def reset(ctx: Context, pod_id: str) -> Flow[Pod | None]:
     return (yield from _action(ctx, pod_id, "reset", Kind.SUBMIT))
 
 
-class Pods(SyncResource):
+class Pods(Resource):
     """``client.pods``: create, list, get, update, delete, start, stop, restart, reset."""
 
     create = blocking(create)
@@ -287,10 +287,10 @@ class Pods(SyncResource):
     restart = blocking(restart)
     reset = blocking(reset)
     logs = blocking(pod_logs)
-    follow_logs = following(follow_pod_logs)
+    follow_logs = iterating(follow_pod_logs, each=as_line)
 
 
-class AsyncPods(AsyncResource):
+class AsyncPods(Resource):
     """``client.pods`` of an ``AsyncClient``: ``Pods``' methods, awaited."""
 
     create = awaiting(create)
@@ -303,4 +303,4 @@ class AsyncPods(AsyncResource):
     restart = awaiting(restart)
     reset = awaiting(reset)
     logs = awaiting(pod_logs)
-    follow_logs = afollowing(follow_pod_logs)
+    follow_logs = aiterating(follow_pod_logs, each=as_line)

@@ -15,8 +15,8 @@ from pydantic import SecretStr
 from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
 
 from .._flows import Context, Flow
+from .._twins import Resource, awaiting, blocking
 from . import rest_v2, shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import given, ident, json_body, management_call, many, one
 
 
@@ -94,7 +94,7 @@ def delete(ctx: Context, auth_id: str) -> Flow[None]:
     yield from shapes.delete(ctx, call)
 
 
-class RegistryAuths(SyncResource):
+class RegistryAuths(Resource):
     """``client.registry_auths``: create, list, get, delete container registry auths."""
 
     create = blocking(create)
@@ -103,7 +103,7 @@ class RegistryAuths(SyncResource):
     delete = blocking(delete)
 
 
-class AsyncRegistryAuths(AsyncResource):
+class AsyncRegistryAuths(Resource):
     """``client.registry_auths`` of an ``AsyncClient``: ``RegistryAuths``' methods, awaited."""
 
     create = awaiting(create)

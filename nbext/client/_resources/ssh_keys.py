@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from .._calls import Answer, Call
 from .._errors import excerpt
 from .._flows import Context, Flow
+from .._twins import Resource, awaiting, blocking
 from . import shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import _json, _unreadable, refused, v2_call
 
 PUBLIC_KEY = re.compile(r"(ssh|ecdsa|sk)-\S+ \S+([ \t][^\n\r]*)?")
@@ -103,7 +103,7 @@ def remove(ctx: Context, key: str) -> Flow[list[str]]:
     return (yield from _put(ctx, "ssh_keys.remove", kept))
 
 
-class SshKeys(SyncResource):
+class SshKeys(Resource):
     """``client.ssh_keys``: list, set, add, remove the account's SSH public keys."""
 
     list = blocking(list_keys)
@@ -112,7 +112,7 @@ class SshKeys(SyncResource):
     remove = blocking(remove)
 
 
-class AsyncSshKeys(AsyncResource):
+class AsyncSshKeys(Resource):
     """``client.ssh_keys`` of an ``AsyncClient``: ``SshKeys``' methods, awaited."""
 
     list = awaiting(list_keys)

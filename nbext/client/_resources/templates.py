@@ -19,8 +19,8 @@ from nbext.models import (
 )
 
 from .._flows import Context, Flow
+from .._twins import Resource, awaiting, blocking
 from . import rest_v2, shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import (
     UpdateMethod,
     given,
@@ -187,7 +187,7 @@ def delete(ctx: Context, template_id: str) -> Flow[None]:
     yield from shapes.delete(ctx, call)
 
 
-class Templates(SyncResource):
+class Templates(Resource):
     """``client.templates``: create, list, get, update, delete."""
 
     create = blocking(create)
@@ -197,7 +197,7 @@ class Templates(SyncResource):
     delete = blocking(delete)
 
 
-class AsyncTemplates(AsyncResource):
+class AsyncTemplates(Resource):
     """``client.templates`` of an ``AsyncClient``: ``Templates``' methods, awaited."""
 
     create = awaiting(create)

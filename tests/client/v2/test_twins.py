@@ -51,6 +51,6 @@ def test_twins_have_the_same_methods_and_signatures(sync: type, async_: type) ->
 def test_followers_are_iterators_both_ways(sync: type, async_: type, name: str) -> None:
     method, twin = getattr(sync, name), getattr(async_, name)
     assert inspect.signature(method).parameters == inspect.signature(twin).parameters
-    assert str(inspect.signature(method).return_annotation) == "Iterator[LogEvent]"
-    assert str(inspect.signature(twin).return_annotation) == "AsyncIterator[LogEvent]"
+    assert str(inspect.signature(method).return_annotation) == "Generator[LogEvent, None, None]"
+    assert str(inspect.signature(twin).return_annotation) == "AsyncGenerator[LogEvent, None]"
     assert "stop" in inspect.signature(method).parameters and method.__doc__ == twin.__doc__
