@@ -3,8 +3,8 @@
 Everything a handle does is written once, as an operation on what the handle is about
 (its endpoint's id, or its job's state): a flow that its client's driver runs, or, for
 what needs no request (``job``, a ``map``'s plan), a plain function. The sync and async
-methods are made from it by ``_twins`` (``blocking_on``/``awaiting_on``,
-``iterating_on``/``aiterating_on``, ``local``), the one mechanism that also makes the
+methods are made from it by ``_twins`` (``blocking``/``awaiting``,
+``iterating``/``aiterating``, ``local``), the one mechanism that also makes the
 management resources' twins, so the twins cannot differ in what they accept. What does
 differ is what a method hands back: a ``Job`` or an ``AsyncJob``, an iterator or an
 async one; each handle class says that in a one-line ``then``.
@@ -22,10 +22,10 @@ from ._calls import Seconds, endpoint_call, job_call, segment, submission_body
 from ._map import MapPlan, map_async, map_sync
 from ._twins import (
     Twins,
-    aiterating_on,
-    awaiting_on,
-    blocking_on,
-    iterating_on,
+    aiterating,
+    awaiting,
+    blocking,
+    iterating,
     local,
 )
 
@@ -310,11 +310,11 @@ class Endpoint(_EndpointBase):
     def _batch(self, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
         return map_sync(self._client, plan)
 
-    run = blocking_on(_run, then=_handle)
-    run_sync = blocking_on(_run_sync)
+    run = blocking(_run, then=_handle)
+    run_sync = blocking(_run_sync)
     job = local(_job, then=_handle)
-    health = blocking_on(_health)
-    purge_queue = blocking_on(_purge_queue)
+    health = blocking(_health)
+    purge_queue = blocking(_purge_queue)
     map = local(_map, then=_batch)
 
 
@@ -328,13 +328,13 @@ class Job(_JobBase):
     def _itself(self, _: object) -> Job:
         return self
 
-    status = blocking_on(_status)
-    wait = blocking_on(_wait)
-    stream_chunks = iterating_on(_stream_chunks, each=_as_chunk)
-    stream_batches = iterating_on(_stream_batches, each=_as_batch)
-    stream = iterating_on(_stream, each=_as_output)
-    cancel = blocking_on(_cancel)
-    retry = blocking_on(_retry, then=_itself)
+    status = blocking(_status)
+    wait = blocking(_wait)
+    stream_chunks = iterating(_stream_chunks, each=_as_chunk)
+    stream_batches = iterating(_stream_batches, each=_as_batch)
+    stream = iterating(_stream, each=_as_output)
+    cancel = blocking(_cancel)
+    retry = blocking(_retry, then=_itself)
 
 
 class AsyncEndpoint(_EndpointBase):
@@ -350,11 +350,11 @@ class AsyncEndpoint(_EndpointBase):
     def _batch(self, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
         return map_async(self._client, plan)
 
-    run = awaiting_on(_run, then=_handle)
-    run_sync = awaiting_on(_run_sync)
+    run = awaiting(_run, then=_handle)
+    run_sync = awaiting(_run_sync)
     job = local(_job, then=_handle)
-    health = awaiting_on(_health)
-    purge_queue = awaiting_on(_purge_queue)
+    health = awaiting(_health)
+    purge_queue = awaiting(_purge_queue)
     map = local(_map, then=_batch)
 
 
@@ -368,10 +368,10 @@ class AsyncJob(_JobBase):
     def _itself(self, _: object) -> AsyncJob:
         return self
 
-    status = awaiting_on(_status)
-    wait = awaiting_on(_wait)
-    stream_chunks = aiterating_on(_stream_chunks, each=_as_chunk)
-    stream_batches = aiterating_on(_stream_batches, each=_as_batch)
-    stream = aiterating_on(_stream, each=_as_output)
-    cancel = awaiting_on(_cancel)
-    retry = awaiting_on(_retry, then=_itself)
+    status = awaiting(_status)
+    wait = awaiting(_wait)
+    stream_chunks = aiterating(_stream_chunks, each=_as_chunk)
+    stream_batches = aiterating(_stream_batches, each=_as_batch)
+    stream = aiterating(_stream, each=_as_output)
+    cancel = awaiting(_cancel)
+    retry = awaiting(_retry, then=_itself)

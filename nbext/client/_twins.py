@@ -2,24 +2,23 @@
 
 An operation is written once, as a flow builder (``_flows``): a function taking the
 client's flow context, then what the method is about, then the caller's arguments. A
-management resource is about nothing more than its client (``pods.create(ctx, ...)``);
-a job handle is about its subject, an endpoint id or a job's state
-(``_status(ctx, state)``). A class lists its operations::
+management resource is about its area's version object (``pods.create(ctx, api,
+...)``, ``_resources/rest``); a job handle about its subject, an endpoint id or a job's
+state (``_status(ctx, state)``). A class lists its operations::
 
-    class Pods(Twins):                      class Job(Twins):
-        create = blocking(pods.create)          status = blocking_on(_status)
+    class Pods(Resource):                   class Job(Twins):
+        create = blocking(pods.create)          status = blocking(_status)
 
-    class AsyncPods(Twins):                 class AsyncJob(Twins):
-        create = awaiting(pods.create)          status = awaiting_on(_status)
+    class AsyncPods(Resource):              class AsyncJob(Twins):
+        create = awaiting(pods.create)          status = awaiting(_status)
 
 ``blocking`` runs the flow with the client's blocking driver, ``awaiting`` awaits the
 async one, ``iterating``/``aiterating`` hand out what the flow emits as it comes (log
-lines, stream chunks), ``local`` makes what needs no request. The ``_on`` makers pass
-the handle's subject; they differ from the others only in what a type checker sees.
-Every method keeps its operation's signature and docstring (for ``help()``, and for
-type checkers through ``ParamSpec``), so the twins cannot differ in what they accept,
-send, or return; and every method masks the client's key in a local refusal, so no
-method can forget to.
+lines, stream chunks), ``local`` makes what needs no request; ``then`` turns a flow's
+value into what a handle hands back (a ``Job`` or an ``AsyncJob``). Every method keeps
+its operation's signature and docstring (for ``help()``, and for type checkers through
+``ParamSpec``), so the twins cannot differ in what they accept, send, or return; and
+every method masks the client's key in a local refusal, so none can forget to.
 """
 
 from __future__ import annotations
@@ -78,10 +77,18 @@ class Twins:
 
 
 class Resource(Twins):
-    """One area of the management interface on a client (``client.pods``...)."""
+    """One area of the management interface on a client (``client.pods``...).
 
-    def __init__(self, client: SyncDriver | AsyncDriver) -> None:
+    Its operations are about the area's version object (``_resources/rest``), chosen
+    when the client is made: what differs between REST v2 and v1 is asked of it.
+    """
+
+    def __init__(self, client: SyncDriver | AsyncDriver, api: object) -> None:
         self._client = client
+        self._api = api
+
+    def _about(self) -> tuple[object]:
+        return (self._api,)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {self._client!r}>"
@@ -154,19 +161,19 @@ def _returns(then: Callable[..., Any] | None) -> str | None:
 
 
 def _run_method(
-    operation: Callable[..., Any], then: Callable[[Any, Any], Any] | None, leading: int
+    operation: Callable[..., Any], then: Callable[[Any, Any], Any] | None
 ) -> Callable[..., Any]:
     def method(self: Twins, /, *args: Any, **kwargs: Any) -> Any:
         client = self._client
         result = _guarded(client._ctx, lambda: client._run(_start(self, operation, args, kwargs)))
         return result if then is None else then(self, result)
 
-    _adopt(method, operation, leading, _returns(then), awaited=False)
+    _adopt(method, operation, 2, _returns(then), awaited=False)
     return method
 
 
 def _await_method(
-    operation: Callable[..., Any], then: Callable[[Any, Any], Any] | None, leading: int
+    operation: Callable[..., Any], then: Callable[[Any, Any], Any] | None
 ) -> Callable[..., Any]:
     async def method(self: Twins, /, *args: Any, **kwargs: Any) -> Any:
         masked = None
@@ -178,12 +185,12 @@ def _await_method(
                 raise
         raise masked
 
-    _adopt(method, operation, leading, _returns(then), awaited=True)
+    _adopt(method, operation, 2, _returns(then), awaited=True)
     return method
 
 
 def _iterate_method(
-    operation: Callable[..., Any], each: Callable[[Any], Any], leading: int
+    operation: Callable[..., Any], each: Callable[[Any], Any]
 ) -> Callable[..., Any]:
     def method(self: Twins, /, *args: Any, **kwargs: Any) -> Generator[Any, None, None]:
         client = self._client  # the arguments are checked now, before iterating
@@ -192,12 +199,12 @@ def _iterate_method(
         )
         return _mapped(items, each, client._ctx)
 
-    _adopt(method, operation, leading, f"Generator[{_returns(each)}, None, None]", False)
+    _adopt(method, operation, 2, f"Generator[{_returns(each)}, None, None]", False)
     return method
 
 
 def _aiterate_method(
-    operation: Callable[..., Any], each: Callable[[Any], Any], leading: int
+    operation: Callable[..., Any], each: Callable[[Any], Any]
 ) -> Callable[..., Any]:
     def method(self: Twins, /, *args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
         client = self._client
@@ -206,7 +213,7 @@ def _aiterate_method(
         )
         return _amapped(items, each, client._ctx)
 
-    _adopt(method, operation, leading, f"AsyncGenerator[{_returns(each)}, None]", False)
+    _adopt(method, operation, 2, f"AsyncGenerator[{_returns(each)}, None]", False)
     return method
 
 
@@ -242,89 +249,59 @@ async def _amapped(
         raise masked
 
 
-# ---- methods of a resource: the operation takes the flow context, then the arguments ---------
+# ---- the makers: the operation takes the flow context, what the method is about, the arguments
 
 
+@overload
 def blocking(
-    operation: Callable[Concatenate[Context, P], Flow[T]],
-) -> Callable[Concatenate[Any, P], T]:
-    """A sync method running ``operation``'s flow to completion."""
-    return _run_method(operation, None, 1)
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+) -> Callable[Concatenate[Any, P], T]: ...
+@overload
+def blocking(
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+    then: Callable[[Any, T], R],
+) -> Callable[Concatenate[Any, P], R]: ...
+def blocking(
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+    then: Callable[[Any, T], R] | None = None,
+) -> Callable[Concatenate[Any, P], T | R]:
+    """A sync method running ``operation``'s flow to completion, its result handed to
+    ``then`` (with the resource or handle) if given."""
+    return _run_method(operation, then)
 
 
+@overload
 def awaiting(
-    operation: Callable[Concatenate[Context, P], Flow[T]],
-) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
-    """An async method awaiting ``operation``'s flow."""
-    return _await_method(operation, None, 1)
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]: ...
+@overload
+def awaiting(
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+    then: Callable[[Any, T], R],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]: ...
+def awaiting(
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+    then: Callable[[Any, T], R] | None = None,
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T | R]]:
+    """An async method awaiting ``operation``'s flow, its result handed to ``then`` if
+    given."""
+    return _await_method(operation, then)
 
 
 def iterating(
-    operation: Callable[Concatenate[Context, P], Flow[None]], each: Callable[[Any], R]
+    operation: Callable[Concatenate[Context, Any, P], Flow[None]], each: Callable[[Any], R]
 ) -> Callable[Concatenate[Any, P], Generator[R, None, None]]:
     """A sync method iterating over what ``operation``'s flow emits, each item passed
     through ``each``; the arguments are checked at the call, and closing the iterator
     closes the flow."""
-    return _iterate_method(operation, each, 1)
+    return _iterate_method(operation, each)
 
 
 def aiterating(
-    operation: Callable[Concatenate[Context, P], Flow[None]], each: Callable[[Any], R]
+    operation: Callable[Concatenate[Context, Any, P], Flow[None]], each: Callable[[Any], R]
 ) -> Callable[Concatenate[Any, P], AsyncGenerator[R, None]]:
     """``iterating`` for ``async for``."""
-    return _aiterate_method(operation, each, 1)
-
-
-# ---- methods of a handle: the operation takes the flow context, the subject, the arguments ---
-
-
-@overload
-def blocking_on(
-    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
-) -> Callable[Concatenate[Any, P], T]: ...
-@overload
-def blocking_on(
-    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
-    then: Callable[[Any, T], R],
-) -> Callable[Concatenate[Any, P], R]: ...
-def blocking_on(
-    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
-    then: Callable[[Any, T], R] | None = None,
-) -> Callable[Concatenate[Any, P], T | R]:
-    """``blocking`` on the handle's subject, its result handed to ``then`` (with the
-    handle) if given."""
-    return _run_method(operation, then, 2)
-
-
-@overload
-def awaiting_on(
-    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
-) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]: ...
-@overload
-def awaiting_on(
-    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
-    then: Callable[[Any, T], R],
-) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]: ...
-def awaiting_on(
-    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
-    then: Callable[[Any, T], R] | None = None,
-) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T | R]]:
-    """``awaiting`` on the handle's subject, its result handed to ``then`` if given."""
-    return _await_method(operation, then, 2)
-
-
-def iterating_on(
-    operation: Callable[Concatenate[Context, Any, P], Flow[None]], each: Callable[[Any], R]
-) -> Callable[Concatenate[Any, P], Generator[R, None, None]]:
-    """``iterating`` on the handle's subject."""
-    return _iterate_method(operation, each, 2)
-
-
-def aiterating_on(
-    operation: Callable[Concatenate[Context, Any, P], Flow[None]], each: Callable[[Any], R]
-) -> Callable[Concatenate[Any, P], AsyncGenerator[R, None]]:
-    """``aiterating`` on the handle's subject."""
-    return _aiterate_method(operation, each, 2)
+    return _aiterate_method(operation, each)
 
 
 def local(

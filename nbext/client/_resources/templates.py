@@ -20,7 +20,8 @@ from nbext.models import (
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from . import rest_v2, shapes
+from . import rest_v2
+from .rest import V1, V2
 from .wire import (
     UpdateMethod,
     given,
@@ -34,8 +35,103 @@ from .wire import (
 )
 
 
+class TemplatesV2(V2):
+    """Templates over REST v2: v1's keywords spelt the v2 way (``rest_v2``)."""
+
+    def create(
+        self, ctx: Context, fields: dict[str, Any], extra: Mapping[str, Any] | None
+    ) -> Flow[Template]:
+        op = "templates.create"
+        v1 = rest_v2.checked(TemplateCreateInput, op, fields, rest_v2.TEMPLATE_FIELDS)
+        payload = rest_v2.body(op, rest_v2.template_body(op, v1), extra)
+        call = self.v2_call("POST", ["templates"], op, "a new template", body=payload)
+        return (yield from self.fetch(ctx, call, rest_v2.TEMPLATE))
+
+    def listing(
+        self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
+    ) -> Flow[list[Template]]:
+        op = "templates.list"
+        if fields.get("include_public_templates"):
+            rest_v2.unfiltered(op, [("includePublicTemplates", "true")])
+        call = self.v2_call("GET", ["templates"], op, "templates")
+        found = yield from self.fetch(ctx, call, rest_v2.TEMPLATES)
+        if fields.get("include_runpod_templates"):
+            call = self.v2_call("GET", ["catalog", "templates"], op, "official templates")
+            found += yield from self.fetch(ctx, call, rest_v2.TEMPLATES)
+        return found
+
+    def get(
+        self, ctx: Context, tid: str, subject: str, params: list[tuple[str, str]]
+    ) -> Flow[Template]:
+        call = self.v2_call("GET", ["templates", tid], "templates.get", subject)
+        return (yield from self.fetch(ctx, call, rest_v2.TEMPLATE))
+
+    def update(
+        self,
+        ctx: Context,
+        tid: str,
+        subject: str,
+        fields: dict[str, Any],
+        extra: Mapping[str, Any] | None,
+        method: UpdateMethod,
+    ) -> Flow[Template]:
+        op = "templates.update"
+        v1 = rest_v2.checked(TemplateUpdateInput, op, fields, rest_v2.TEMPLATE_FIELDS)
+        payload = rest_v2.body(op, rest_v2.template_body(op, v1), extra)
+        call = self.v2_call("PATCH", ["templates", tid], op, subject, body=payload)
+        return (yield from self.fetch(ctx, call, rest_v2.TEMPLATE))
+
+    def remove(self, ctx: Context, tid: str, subject: str) -> Flow[None]:
+        yield from self.delete(
+            ctx, self.v2_call("DELETE", ["templates", tid], "templates.delete", subject)
+        )
+
+
+class TemplatesV1(V1, TemplatesV2):
+    """Templates over REST v1: its own bodies, listing flags and update synonym."""
+
+    def create(
+        self, ctx: Context, fields: dict[str, Any], extra: Mapping[str, Any] | None
+    ) -> Flow[Template]:
+        body = json_body(TemplateCreateInput, "templates.create", fields, extra)
+        call = management_call(
+            "POST", ["templates"], "templates.create", "a new template", body=body
+        )
+        return (yield from self.fetch(ctx, call, one(Template)))
+
+    def listing(
+        self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
+    ) -> Flow[list[Template]]:
+        call = management_call("GET", ["templates"], "templates.list", "templates", query=params)
+        return (yield from self.fetch(ctx, call, many(Template)))
+
+    def get(
+        self, ctx: Context, tid: str, subject: str, params: list[tuple[str, str]]
+    ) -> Flow[Template]:
+        call = management_call("GET", ["templates", tid], "templates.get", subject, query=params)
+        return (yield from self.fetch(ctx, call, one(Template)))
+
+    def update(
+        self,
+        ctx: Context,
+        tid: str,
+        subject: str,
+        fields: dict[str, Any],
+        extra: Mapping[str, Any] | None,
+        method: UpdateMethod,
+    ) -> Flow[Template]:
+        body = json_body(TemplateUpdateInput, "templates.update", fields, extra)
+        call = update_call(method, ["templates", tid], "templates.update", subject, body)
+        return (yield from self.fetch(ctx, call, one(Template)))
+
+    def remove(self, ctx: Context, tid: str, subject: str) -> Flow[None]:
+        call = management_call("DELETE", ["templates", tid], "templates.delete", subject)
+        yield from self.delete(ctx, call)
+
+
 def create(
     ctx: Context,
+    api: TemplatesV2,
     *,
     name: str,
     image_name: str,
@@ -59,23 +155,12 @@ def create(
     ``"8888/http"`` or ``"22/tcp"``. ``extra_body`` carries fields (wire names) newer
     than this version. Bad values raise BadRequest before anything is sent.
     """
-    if ctx.management_api == "v2":
-        fields = given(locals())
-        op = "templates.create"
-        v1 = rest_v2.checked(TemplateCreateInput, op, fields, rest_v2.TEMPLATE_FIELDS)
-        payload = rest_v2.body(op, rest_v2.template_body(op, v1), extra_body)
-        return (
-            yield from rest_v2.send(
-                ctx, "POST", ["templates"], op, "a new template", rest_v2.TEMPLATE, payload=payload
-            )
-        )
-    body = json_body(TemplateCreateInput, "templates.create", given(locals()), extra_body)
-    call = management_call("POST", ["templates"], "templates.create", "a new template", body=body)
-    return (yield from shapes.fetch(ctx, call, one(Template)))
+    return (yield from api.create(ctx, given(locals()), extra_body))
 
 
 def list_templates(
     ctx: Context,
+    api: TemplatesV2,
     *,
     include_endpoint_bound_templates: bool = False,
     include_public_templates: bool = False,
@@ -88,29 +173,13 @@ def list_templates(
     endpoint-bound ones included whatever the flag; ``include_runpod_templates`` adds
     its catalog's official templates; public ones it cannot list (refused).
     """
-    params = query(TemplateIncludes, "templates.list", given(locals()))
-    if ctx.management_api == "v2":
-        if include_public_templates:
-            rest_v2.unfiltered("templates.list", [("includePublicTemplates", "true")])
-        found = yield from rest_v2.send(
-            ctx, "GET", ["templates"], "templates.list", "templates", rest_v2.TEMPLATES
-        )
-        if include_runpod_templates:
-            found += yield from rest_v2.send(
-                ctx,
-                "GET",
-                ["catalog", "templates"],
-                "templates.list",
-                "official templates",
-                rest_v2.TEMPLATES,
-            )
-        return found
-    call = management_call("GET", ["templates"], "templates.list", "templates", query=params)
-    return (yield from shapes.fetch(ctx, call, many(Template)))
+    fields = given(locals())
+    return (yield from api.listing(ctx, fields, query(TemplateIncludes, "templates.list", fields)))
 
 
 def get(
     ctx: Context,
+    api: TemplatesV2,
     template_id: str,
     *,
     include_endpoint_bound_templates: bool = False,
@@ -120,21 +189,12 @@ def get(
     """One template by id (NotFound if there is none)."""
     tid = ident(template_id, "template id")
     params = query(TemplateIncludes, "templates.get", given(locals(), skip=["template_id", "tid"]))
-    if ctx.management_api == "v2":
-        subject = f"template {template_id!r}"
-        return (
-            yield from rest_v2.send(
-                ctx, "GET", ["templates", tid], "templates.get", subject, rest_v2.TEMPLATE
-            )
-        )
-    call = management_call(
-        "GET", ["templates", tid], "templates.get", f"template {template_id!r}", query=params
-    )
-    return (yield from shapes.fetch(ctx, call, one(Template)))
+    return (yield from api.get(ctx, tid, f"template {template_id!r}", params))
 
 
 def update(
     ctx: Context,
+    api: TemplatesV2,
     template_id: str,
     *,
     name: str | None = None,
@@ -161,30 +221,13 @@ def update(
     tid = ident(template_id, "template id")
     fields = given(locals(), skip=["template_id", "tid"])
     subject = f"template {template_id!r}"
-    if ctx.management_api == "v2":
-        op = "templates.update"
-        v1 = rest_v2.checked(TemplateUpdateInput, op, fields, rest_v2.TEMPLATE_FIELDS)
-        payload = rest_v2.body(op, rest_v2.template_body(op, v1), extra_body)
-        return (
-            yield from rest_v2.send(
-                ctx, "PATCH", ["templates", tid], op, subject, rest_v2.TEMPLATE, payload=payload
-            )
-        )
-    body = json_body(TemplateUpdateInput, "templates.update", fields, extra_body)
-    call = update_call(method, ["templates", tid], "templates.update", subject, body)
-    return (yield from shapes.fetch(ctx, call, one(Template)))
+    return (yield from api.update(ctx, tid, subject, fields, extra_body, method))
 
 
-def delete(ctx: Context, template_id: str) -> Flow[None]:
+def delete(ctx: Context, api: TemplatesV2, template_id: str) -> Flow[None]:
     """Delete a template (NotFound if there is none)."""
     tid = ident(template_id, "template id")
-    if ctx.management_api == "v2":
-        subject = f"template {template_id!r}"
-        return (yield from rest_v2.delete(ctx, ["templates", tid], "templates.delete", subject))
-    call = management_call(
-        "DELETE", ["templates", tid], "templates.delete", f"template {template_id!r}"
-    )
-    yield from shapes.delete(ctx, call)
+    return (yield from api.remove(ctx, tid, f"template {template_id!r}"))
 
 
 class Templates(Resource):
