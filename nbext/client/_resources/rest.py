@@ -17,7 +17,7 @@ retells the 410 of the retired interface).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .._calls import Call
 from .._errors import APIError
@@ -70,15 +70,7 @@ class V1(V2):
     """
 
     def v2_call(
-        self,
-        method: str,
-        parts: Sequence[str],
-        operation: str,
-        subject: str,
-        *,
-        query: Sequence[tuple[str, str]] = (),
-        body: bytes | None = None,
-        kind: Kind | None = None,
+        self, method: str, parts: Sequence[str], operation: str, *_: Any, **__: Any
     ) -> Call:
         raise needs_v2(operation)
 
