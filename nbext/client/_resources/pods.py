@@ -34,6 +34,7 @@ from . import rest_v2
 from .logs import as_line, follow_pod_logs, pod_logs
 from .rest import V1, V2
 from .wire import (
+    Reader,
     UpdateMethod,
     as_list,
     given,
@@ -44,21 +45,24 @@ from .wire import (
     maybe,
     one,
     query,
-    update_call,
 )
 
 
 class PodsV2(V2):
     """Pods over REST v2: v1's keywords spelt the v2 way, v1's filters applied here."""
 
-    def create(
-        self, ctx: Context, fields: dict[str, Any], extra: Mapping[str, Any] | None
-    ) -> Flow[Pod]:
+    def __init__(self) -> None:
+        self.one: Reader[Pod] = rest_v2.POD
+
+    def create_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
         op = "pods.create"
         v1 = rest_v2.checked(PodCreateInput, op, fields, rest_v2.POD_CREATE_FIELDS)
-        payload = rest_v2.body(op, rest_v2.pod_create_body(op, v1), extra)
-        call = self.v2_call("POST", ["pods"], op, "a new pod", body=payload)
-        return (yield from self.fetch(ctx, call, rest_v2.POD))
+        return rest_v2.body(op, rest_v2.pod_create_body(op, v1), extra)
+
+    def update_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        op = "pods.update"
+        v1 = rest_v2.checked(PodUpdateInput, op, fields, rest_v2.POD_UPDATE_FIELDS)
+        return rest_v2.body(op, rest_v2.pod_update_body(op, v1), extra)
 
     def listing(
         self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
@@ -84,24 +88,6 @@ class PodsV2(V2):
         [pod] = yield from rest_v2.with_gpu_names(ctx, "pods.get", [pod])
         return pod
 
-    def update(
-        self,
-        ctx: Context,
-        pid: str,
-        subject: str,
-        fields: dict[str, Any],
-        extra: Mapping[str, Any] | None,
-        method: UpdateMethod,
-    ) -> Flow[Pod]:
-        op = "pods.update"
-        v1 = rest_v2.checked(PodUpdateInput, op, fields, rest_v2.POD_UPDATE_FIELDS)
-        payload = rest_v2.body(op, rest_v2.pod_update_body(op, v1), extra)
-        call = self.v2_call("PATCH", ["pods", pid], op, subject, body=payload)
-        return (yield from self.fetch(ctx, call, rest_v2.POD))
-
-    def remove(self, ctx: Context, pid: str, subject: str) -> Flow[None]:
-        yield from self.delete(ctx, self.v2_call("DELETE", ["pods", pid], "pods.delete", subject))
-
     def action(self, ctx: Context, pod_id: str, action: str, kind: Kind) -> Flow[Pod | None]:
         """``POST /v2/pods/{id}/action``; ``terminate`` answers 204 (no record)."""
         pid = ident(pod_id, "pod id")
@@ -111,14 +97,16 @@ class PodsV2(V2):
 
 
 class PodsV1(V1, PodsV2):
-    """Pods over REST v1: its own bodies, filters, update synonym and action paths."""
+    """Pods over REST v1: its own bodies, filters and action paths."""
 
-    def create(
-        self, ctx: Context, fields: dict[str, Any], extra: Mapping[str, Any] | None
-    ) -> Flow[Pod]:
-        body = json_body(PodCreateInput, "pods.create", fields, extra)
-        call = management_call("POST", ["pods"], "pods.create", "a new pod", body=body)
-        return (yield from self.fetch(ctx, call, one(Pod)))
+    def __init__(self) -> None:
+        self.one = one(Pod)
+
+    def create_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        return json_body(PodCreateInput, "pods.create", fields, extra)
+
+    def update_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        return json_body(PodUpdateInput, "pods.update", fields, extra)
 
     def listing(
         self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
@@ -136,24 +124,6 @@ class PodsV1(V1, PodsV2):
     ) -> Flow[Pod]:
         call = management_call("GET", ["pods", pid], "pods.get", subject, query=params)
         return (yield from self.fetch(ctx, call, one(Pod)))
-
-    def update(
-        self,
-        ctx: Context,
-        pid: str,
-        subject: str,
-        fields: dict[str, Any],
-        extra: Mapping[str, Any] | None,
-        method: UpdateMethod,
-    ) -> Flow[Pod]:
-        body = json_body(PodUpdateInput, "pods.update", fields, extra)
-        call = update_call(method, ["pods", pid], "pods.update", subject, body)
-        return (yield from self.fetch(ctx, call, one(Pod)))
-
-    def remove(self, ctx: Context, pid: str, subject: str) -> Flow[None]:
-        yield from self.delete(
-            ctx, management_call("DELETE", ["pods", pid], "pods.delete", subject)
-        )
 
     def action(self, ctx: Context, pod_id: str, action: str, kind: Kind) -> Flow[Pod | None]:
         pid = ident(pod_id, "pod id")
@@ -210,7 +180,9 @@ def create(
     refuses stop and reset. Bad values raise BadRequest before anything is sent; a create
     that may have reached the service is never sent again (it could rent two pods).
     """
-    return (yield from api.create(ctx, given(locals()), extra_body))
+    body = api.create_body(given(locals()), extra_body)
+    call = management_call("POST", ["pods"], "pods.create", "a new pod", body=body)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
 def list_pods(
@@ -295,13 +267,16 @@ def update(
     """
     pid = ident(pod_id, "pod id")
     fields = given(locals(), skip=["pod_id", "pid"])
-    return (yield from api.update(ctx, pid, f"pod {pod_id!r}", fields, extra_body, method))
+    body = api.update_body(fields, extra_body)
+    call = api.update_call(method, ["pods", pid], "pods.update", f"pod {pod_id!r}", body)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
 def delete(ctx: Context, api: PodsV2, pod_id: str) -> Flow[None]:
     """Terminate a pod for good; it is gone (NotFound) afterwards."""
     pid = ident(pod_id, "pod id")
-    return (yield from api.remove(ctx, pid, f"pod {pod_id!r}"))
+    call = management_call("DELETE", ["pods", pid], "pods.delete", f"pod {pod_id!r}")
+    yield from api.delete(ctx, call)
 
 
 def start(ctx: Context, api: PodsV2, pod_id: str) -> Flow[Pod | None]:

@@ -23,6 +23,7 @@ from .._twins import Resource, awaiting, blocking
 from . import rest_v2
 from .rest import V1, V2
 from .wire import (
+    Reader,
     UpdateMethod,
     given,
     ident,
@@ -31,21 +32,28 @@ from .wire import (
     many,
     one,
     query,
-    update_call,
 )
 
 
 class TemplatesV2(V2):
     """Templates over REST v2: v1's keywords spelt the v2 way (``rest_v2``)."""
 
-    def create(
-        self, ctx: Context, fields: dict[str, Any], extra: Mapping[str, Any] | None
-    ) -> Flow[Template]:
-        op = "templates.create"
-        v1 = rest_v2.checked(TemplateCreateInput, op, fields, rest_v2.TEMPLATE_FIELDS)
-        payload = rest_v2.body(op, rest_v2.template_body(op, v1), extra)
-        call = self.v2_call("POST", ["templates"], op, "a new template", body=payload)
-        return (yield from self.fetch(ctx, call, rest_v2.TEMPLATE))
+    def __init__(self) -> None:
+        self.one: Reader[Template] = rest_v2.TEMPLATE
+
+    def body(
+        self,
+        model: type[TemplateCreateInput | TemplateUpdateInput],
+        op: str,
+        fields: dict[str, Any],
+        extra: Mapping[str, Any] | None,
+    ) -> bytes:
+        v1 = rest_v2.checked(model, op, fields, rest_v2.TEMPLATE_FIELDS)
+        return rest_v2.body(op, rest_v2.template_body(op, v1), extra)
+
+    def includes(self, params: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """What ``get`` sends of v1's ``include*`` flags: REST v2's record is one shape."""
+        return []
 
     def listing(
         self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
@@ -60,73 +68,30 @@ class TemplatesV2(V2):
             found += yield from self.fetch(ctx, call, rest_v2.TEMPLATES)
         return found
 
-    def get(
-        self, ctx: Context, tid: str, subject: str, params: list[tuple[str, str]]
-    ) -> Flow[Template]:
-        call = self.v2_call("GET", ["templates", tid], "templates.get", subject)
-        return (yield from self.fetch(ctx, call, rest_v2.TEMPLATE))
-
-    def update(
-        self,
-        ctx: Context,
-        tid: str,
-        subject: str,
-        fields: dict[str, Any],
-        extra: Mapping[str, Any] | None,
-        method: UpdateMethod,
-    ) -> Flow[Template]:
-        op = "templates.update"
-        v1 = rest_v2.checked(TemplateUpdateInput, op, fields, rest_v2.TEMPLATE_FIELDS)
-        payload = rest_v2.body(op, rest_v2.template_body(op, v1), extra)
-        call = self.v2_call("PATCH", ["templates", tid], op, subject, body=payload)
-        return (yield from self.fetch(ctx, call, rest_v2.TEMPLATE))
-
-    def remove(self, ctx: Context, tid: str, subject: str) -> Flow[None]:
-        yield from self.delete(
-            ctx, self.v2_call("DELETE", ["templates", tid], "templates.delete", subject)
-        )
-
 
 class TemplatesV1(V1, TemplatesV2):
-    """Templates over REST v1: its own bodies, listing flags and update synonym."""
+    """Templates over REST v1: its own bodies and listing flags."""
 
-    def create(
-        self, ctx: Context, fields: dict[str, Any], extra: Mapping[str, Any] | None
-    ) -> Flow[Template]:
-        body = json_body(TemplateCreateInput, "templates.create", fields, extra)
-        call = management_call(
-            "POST", ["templates"], "templates.create", "a new template", body=body
-        )
-        return (yield from self.fetch(ctx, call, one(Template)))
+    def __init__(self) -> None:
+        self.one = one(Template)
+
+    def body(
+        self,
+        model: type[TemplateCreateInput | TemplateUpdateInput],
+        op: str,
+        fields: dict[str, Any],
+        extra: Mapping[str, Any] | None,
+    ) -> bytes:
+        return json_body(model, op, fields, extra)
+
+    def includes(self, params: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return params
 
     def listing(
         self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
     ) -> Flow[list[Template]]:
         call = management_call("GET", ["templates"], "templates.list", "templates", query=params)
         return (yield from self.fetch(ctx, call, many(Template)))
-
-    def get(
-        self, ctx: Context, tid: str, subject: str, params: list[tuple[str, str]]
-    ) -> Flow[Template]:
-        call = management_call("GET", ["templates", tid], "templates.get", subject, query=params)
-        return (yield from self.fetch(ctx, call, one(Template)))
-
-    def update(
-        self,
-        ctx: Context,
-        tid: str,
-        subject: str,
-        fields: dict[str, Any],
-        extra: Mapping[str, Any] | None,
-        method: UpdateMethod,
-    ) -> Flow[Template]:
-        body = json_body(TemplateUpdateInput, "templates.update", fields, extra)
-        call = update_call(method, ["templates", tid], "templates.update", subject, body)
-        return (yield from self.fetch(ctx, call, one(Template)))
-
-    def remove(self, ctx: Context, tid: str, subject: str) -> Flow[None]:
-        call = management_call("DELETE", ["templates", tid], "templates.delete", subject)
-        yield from self.delete(ctx, call)
 
 
 def create(
@@ -155,7 +120,9 @@ def create(
     ``"8888/http"`` or ``"22/tcp"``. ``extra_body`` carries fields (wire names) newer
     than this version. Bad values raise BadRequest before anything is sent.
     """
-    return (yield from api.create(ctx, given(locals()), extra_body))
+    body = api.body(TemplateCreateInput, "templates.create", given(locals()), extra_body)
+    call = management_call("POST", ["templates"], "templates.create", "a new template", body=body)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
 def list_templates(
@@ -189,7 +156,11 @@ def get(
     """One template by id (NotFound if there is none)."""
     tid = ident(template_id, "template id")
     params = query(TemplateIncludes, "templates.get", given(locals(), skip=["template_id", "tid"]))
-    return (yield from api.get(ctx, tid, f"template {template_id!r}", params))
+    subject = f"template {template_id!r}"
+    call = management_call(
+        "GET", ["templates", tid], "templates.get", subject, query=api.includes(params)
+    )
+    return (yield from api.fetch(ctx, call, api.one))
 
 
 def update(
@@ -221,13 +192,18 @@ def update(
     tid = ident(template_id, "template id")
     fields = given(locals(), skip=["template_id", "tid"])
     subject = f"template {template_id!r}"
-    return (yield from api.update(ctx, tid, subject, fields, extra_body, method))
+    body = api.body(TemplateUpdateInput, "templates.update", fields, extra_body)
+    call = api.update_call(method, ["templates", tid], "templates.update", subject, body)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
 def delete(ctx: Context, api: TemplatesV2, template_id: str) -> Flow[None]:
     """Delete a template (NotFound if there is none)."""
     tid = ident(template_id, "template id")
-    return (yield from api.remove(ctx, tid, f"template {template_id!r}"))
+    call = management_call(
+        "DELETE", ["templates", tid], "templates.delete", f"template {template_id!r}"
+    )
+    yield from api.delete(ctx, call)
 
 
 class Templates(Resource):
