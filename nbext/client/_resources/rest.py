@@ -22,7 +22,6 @@ from typing import Any, TypeVar
 from .._calls import Call
 from .._errors import APIError
 from .._flows import Context, Flow
-from .._retry import Kind
 from . import shapes
 from .wire import Reader, UpdateMethod, management_call, needs_v2, update_call
 
@@ -32,19 +31,8 @@ T = TypeVar("T")
 class V2:
     """REST v2 (a base URL ending in ``/v2``): every operation exists."""
 
-    def v2_call(
-        self,
-        method: str,
-        parts: Sequence[str],
-        operation: str,
-        subject: str,
-        *,
-        query: Sequence[tuple[str, str]] = (),
-        body: bytes | None = None,
-        kind: Kind | None = None,
-    ) -> Call:
-        """A call of an operation only REST v2 has (``parts`` under the ``/v2`` base URL)."""
-        return management_call(method, parts, operation, subject, query=query, body=body, kind=kind)
+    v2_call = staticmethod(management_call)
+    """A call only REST v2 has (``parts`` under the ``/v2`` base URL); ``V1`` refuses it."""
 
     def update_call(
         self, method: UpdateMethod, parts: Sequence[str], operation: str, subject: str, body: bytes
@@ -89,8 +77,8 @@ class V1(V2):
 
     def delete(self, ctx: Context, call: Call) -> Flow[None]:
         try:
-            yield from shapes.delete(ctx, call)
+            return (yield from shapes.delete(ctx, call))
         except APIError as error:
             if (told := shapes.retirement(call, error)) is None:
                 raise
-            raise told from None
+        raise told
