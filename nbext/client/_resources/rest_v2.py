@@ -1,4 +1,4 @@
-"""The existing resources over REST v2: v1's keywords in, v1-shaped records out.
+"""How the v2 version objects speak REST v2: v1's keywords in, v1-shaped records out.
 
 Callers keep the names they know (``image_name``, ``gpu_type_ids``, ``scaler_value``...)
 and the records they know (``nbext.models.Template``...), so code and DataFrames work the
@@ -95,21 +95,6 @@ def readers(
     return mapped(one(model), convert), mapped(
         wrapped(model, key), lambda records: [convert(r) for r in records]
     )
-
-
-def send(
-    ctx: Context,
-    method: str,
-    parts: list[str],
-    operation: str,
-    subject: str,
-    read: Reader[T],
-    *,
-    payload: bytes | None = None,
-    query: list[tuple[str, str]] | None = None,
-) -> Flow[T]:
-    call = management_call(method, parts, operation, subject, body=payload, query=query or ())
-    return (yield from shapes.fetch(ctx, call, read))
 
 
 # ---- templates --------------------------------------------------------------------------------
@@ -396,7 +381,8 @@ ENDPOINT_FIELDS = (
 def gpu_catalog(ctx: Context, operation: str) -> Flow[list[v2.GpuType]]:
     """The service's GPU types (``/v2/catalog/gpus``): their pools, names and prices."""
     read = wrapped(v2.GpuType, "gpus")
-    return (yield from send(ctx, "GET", ["catalog", "gpus"], operation, "the GPU catalog", read))
+    call = management_call("GET", ["catalog", "gpus"], operation, "the GPU catalog")
+    return (yield from shapes.fetch(ctx, call, read))
 
 
 def gpu_pools(ctx: Context, operation: str) -> Flow[dict[str, list[str]]]:
