@@ -71,6 +71,7 @@ def test_twins_have_the_same_methods_signatures_and_help(sync: type, async_: typ
         sync_sig, async_sig = inspect.signature(method), inspect.signature(twin)
         assert sync_sig.parameters == async_sig.parameters, name
         assert next(iter(sync_sig.parameters)) == "self", name
+        assert not {"ctx", "api", "state"} & set(sync_sig.parameters), name  # what it is about
         assert async_sig.return_annotation == async_twin_of(name, sync_sig.return_annotation), name
         assert method.__doc__ and method.__doc__ == twin.__doc__, name
         assert method.__name__ == name and method.__qualname__ == f"{sync.__name__}.{name}"
