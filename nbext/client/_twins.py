@@ -59,8 +59,9 @@ class Twins:
     """A class whose methods are made here: a resource of a client, or a handle.
 
     ``_client`` is the client whose driver runs the flows; ``_about`` is what the
-    operations take after the flow context (nothing for a resource, the subject for a
-    handle). Each method is named for its attribute, so tracebacks and ``help`` read right.
+    operations take after the flow context (a resource's version object, a handle's
+    subject). Each method is named for its attribute, so tracebacks and ``help`` read
+    right.
     """
 
     _client: Any
