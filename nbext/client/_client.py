@@ -27,7 +27,7 @@ from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
 from ._loop import Lanes, LoopDriver
-from ._resources import AsyncManagement, SyncManagement
+from ._resources import VERSIONS, AsyncManagement, SyncManagement
 from ._retry import RetryPolicy
 from ._transport import (
     AsyncSender,
@@ -170,6 +170,7 @@ class _Base:
             call_timeout=float(call_timeout),
             management_api=self.config.management_api,
         )
+        self._versions = VERSIONS[self.config.management_api]  # what every resource speaks
 
     def on_job_result(self, listener: Callable[[JobResult], None]) -> Callable[[], None]:
         """Call ``listener`` with every job state this client reads; returns the

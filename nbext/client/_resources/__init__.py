@@ -71,19 +71,14 @@ VERSIONS = {
         V1(),
     ),
 }
-"""The two interfaces a client can speak (``ClientConfig.management_api``, from its base URL)."""
+"""The two interfaces a client can speak; the client takes one when it is made, from its
+base URL (``ClientConfig.management_api``), and hands each resource its part."""
 
 
-class _Chosen:
-    """The version objects of this client's interface, chosen once."""
-
-    @cached_property
-    def _versions(self) -> Versions:
-        return VERSIONS[cast(SyncDriver, self)._ctx.management_api]
-
-
-class SyncManagement(_Chosen):
+class SyncManagement:
     """The management resources of a blocking client (a mixin of ``Client``)."""
+
+    _versions: Versions
 
     @cached_property
     def templates(self) -> Templates:
@@ -126,8 +121,10 @@ class SyncManagement(_Chosen):
         return RegistryDelegations(cast(SyncDriver, self), self._versions.plain)
 
 
-class AsyncManagement(_Chosen):
+class AsyncManagement:
     """The management resources of an ``AsyncClient`` (a mixin)."""
+
+    _versions: Versions
 
     @cached_property
     def templates(self) -> AsyncTemplates:
@@ -171,6 +168,7 @@ class AsyncManagement(_Chosen):
 
 
 __all__ = [
+    "VERSIONS",
     "AsyncBilling",
     "AsyncCatalog",
     "AsyncClusters",
