@@ -168,7 +168,6 @@ class _Base:
             now=now,
             rand=random.random,
             call_timeout=float(call_timeout),
-            management_api=self.config.management_api,
         )
         self._versions = VERSIONS[self.config.management_api]  # what every resource speaks
 
