@@ -26,7 +26,7 @@ from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
 from ._loop import BatchDriver, ClientDriver, LoopDriver
-from ._resources import AsyncManagement, SyncManagement
+from ._resources import VERSIONS, AsyncManagement, SyncManagement
 from ._retry import RetryPolicy
 from ._transport import (
     AsyncSender,
@@ -166,8 +166,8 @@ class _Base:
             now=now,
             rand=random.random,
             call_timeout=float(call_timeout),
-            management_api=self.config.management_api,
         )
+        self._versions = VERSIONS[self.config.management_api]  # what every resource speaks
 
     def on_job_result(self, listener: Callable[[JobResult], None]) -> Callable[[], None]:
         """Call ``listener`` with every job state this client reads; returns the

@@ -46,7 +46,7 @@ from ._calls import (
     transport_error,
     unanswered_note,
 )
-from ._config import ManagementAPI, Secret
+from ._config import Secret
 from ._errors import APIError, NbextError, RateLimited, Timeout, outcome_error
 from ._retry import RetryPolicy, may_retry_status, may_retry_transport
 from ._stream import Reassembler, StreamProtocolError
@@ -152,8 +152,6 @@ class Context:
     rand: Callable[[], float]
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     """The deadline of a call that has none of its own (a wait's), retries included."""
-    management_api: ManagementAPI = "v2"
-    """The management interface's version the client speaks (``ClientConfig.management_api``)."""
     listeners: list[Callable[[JobResult], None]] = field(default_factory=list)
     """Told every job state the client reads (``on_job_result``), on the caller's thread."""
 

@@ -3,33 +3,31 @@
 Everything a handle does is written once, as an operation on what the handle is about
 (its endpoint's id, or its job's state): a flow that its client's driver runs, or, for
 what needs no request (``job``, a ``map``'s plan), a plain function. The sync and async
-methods are made from it (``blocking``/``awaiting``, ``iterating``/``aiterating``,
-``local``) with its signature and docstring, as the management resources' twins are
-made (``_resources/twins``), so the twins cannot differ in what they accept. What does
+methods are made from it by ``_twins`` (``blocking``/``awaiting``,
+``iterating``/``aiterating``, ``local``), the one mechanism that also makes the
+management resources' twins, so the twins cannot differ in what they accept. What does
 differ is what a method hands back: a ``Job`` or an ``AsyncJob``, an iterator or an
 async one; each handle class says that in a one-line ``then``.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import (
-    AsyncGenerator,
-    Callable,
-    Coroutine,
-    Generator,
-    Iterable,
-    Iterator,
-    Mapping,
-)
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config, StreamChunk
 
 from . import _flows as flows
 from ._calls import Seconds, endpoint_call, job_call, segment, submission_body
 from ._map import MapPlan, map_async, map_sync
-from ._resources.twins import adopt, name_methods
+from ._twins import (
+    Twins,
+    aiterating,
+    awaiting,
+    blocking,
+    iterating,
+    local,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -45,9 +43,6 @@ the limit rather than the latency. More buys nothing under the limit and costs c
 CPU: httpx's pool looks over each of its connections for every request, so a map's CPU
 per job grows with its concurrency (about 2.1 ms a job at 16, 3.8 ms at 32 on a loaded
 2-core machine, ``benchmarks/map_over_latency.py``)."""
-P = ParamSpec("P")
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 def _body(
@@ -270,153 +265,10 @@ def _as_output(item: Any) -> Any:
     return item.output
 
 
-# ---- making the methods ------------------------------------------------------------------
-
-
-def _returning(
-    method: Callable[..., Any], operation: Callable[..., Any], awaited: bool, returns: str | None
-) -> None:
-    """``adopt`` for a handle: ``self`` in place of the operation's first parameters (its
-    flow context, if any, and the handle's subject), and ``returns`` as the method's
-    return type when it is not the operation's own."""
-    leading = 2 if next(iter(inspect.signature(operation).parameters)) == "ctx" else 1
-    adopt(method, operation, awaited=awaited, leading=leading)
-    if returns is not None:
-        signature: inspect.Signature = method.__signature__  # type: ignore[attr-defined]
-        shown = f"Awaitable[{returns}]" if awaited else returns
-        method.__signature__ = signature.replace(return_annotation=shown)  # type: ignore[attr-defined]
-
-
-def _returns(then: Callable[..., Any] | None) -> str | None:
-    return None if then is None else str(inspect.signature(then).return_annotation)
-
-
-@overload
-def blocking(
-    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
-) -> Callable[Concatenate[Any, P], T]: ...
-@overload
-def blocking(
-    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
-    then: Callable[[Any, T], R],
-) -> Callable[Concatenate[Any, P], R]: ...
-def blocking(
-    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
-    then: Callable[[Any, T], R] | None = None,
-) -> Callable[Concatenate[Any, P], T | R]:
-    """A sync handle method running ``operation``'s flow to completion, its result
-    handed to ``then`` (with the handle) if given."""
-
-    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T | R:
-        client = self._client
-        result: T = client._run(operation(client._ctx, self._subject(), *args, **kwargs))
-        return result if then is None else then(self, result)
-
-    _returning(method, operation, False, _returns(then))
-    return method
-
-
-@overload
-def awaiting(
-    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
-) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]: ...
-@overload
-def awaiting(
-    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
-    then: Callable[[Any, T], R],
-) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]: ...
-def awaiting(
-    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[T]],
-    then: Callable[[Any, T], R] | None = None,
-) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T | R]]:
-    """An async handle method awaiting ``operation``'s flow, its result handed to
-    ``then`` (with the handle) if given."""
-
-    async def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T | R:
-        client = self._client
-        result: T = await client._run(operation(client._ctx, self._subject(), *args, **kwargs))
-        return result if then is None else then(self, result)
-
-    _returning(method, operation, True, _returns(then))
-    return method
-
-
-def local(
-    operation: Callable[Concatenate[Any, P], T], then: Callable[[Any, T], R]
-) -> Callable[Concatenate[Any, P], R]:
-    """A handle method that makes no request itself: ``operation``'s value (on the
-    handle's subject) handed to ``then`` with the handle."""
-
-    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return then(self, operation(self._subject(), *args, **kwargs))
-
-    _returning(method, operation, False, _returns(then))
-    return method
-
-
-def iterating(
-    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[None]],
-    each: Callable[[Any], R],
-) -> Callable[Concatenate[Any, P], Generator[R, None, None]]:
-    """A sync handle method iterating over what ``operation``'s flow emits, each item
-    passed through ``each``; closing the iterator closes the flow."""
-
-    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> Generator[R, None, None]:
-        client = self._client
-        items: Generator[Any, None, None] = client._iterate(
-            operation(client._ctx, self._subject(), *args, **kwargs)
-        )
-        return _mapped(items, each)
-
-    _returning(method, operation, False, f"Generator[{_returns(each)}, None, None]")
-    return method
-
-
-def aiterating(
-    operation: Callable[Concatenate[flows.Context, Any, P], flows.Flow[None]],
-    each: Callable[[Any], R],
-) -> Callable[Concatenate[Any, P], AsyncGenerator[R, None]]:
-    """``iterating`` for ``async for``."""
-
-    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> AsyncGenerator[R, None]:
-        client = self._client
-        items: AsyncGenerator[Any, None] = client._iterate(
-            operation(client._ctx, self._subject(), *args, **kwargs)
-        )
-        return _amapped(items, each)
-
-    _returning(method, operation, False, f"AsyncGenerator[{_returns(each)}, None]")
-    return method
-
-
-def _mapped(
-    items: Generator[Any, None, None], each: Callable[[Any], R]
-) -> Generator[R, None, None]:
-    try:
-        for item in items:
-            yield each(item)
-    finally:
-        items.close()
-
-
-async def _amapped(
-    items: AsyncGenerator[Any, None], each: Callable[[Any], R]
-) -> AsyncGenerator[R, None]:
-    try:
-        async for item in items:
-            yield each(item)
-    finally:
-        await items.aclose()
-
-
 # ---- the handles -------------------------------------------------------------------------
 
 
-class _EndpointBase:
-    def __init_subclass__(cls, **kw: Any) -> None:
-        super().__init_subclass__(**kw)
-        name_methods(cls)
-
+class _EndpointBase(Twins):
     def __init__(self, endpoint_id: str) -> None:
         segment(endpoint_id, "endpoint id")
         self.id = endpoint_id
@@ -424,16 +276,12 @@ class _EndpointBase:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
 
-    def _subject(self) -> str:
-        return self.id
+    def _about(self) -> tuple[str]:
+        return (self.id,)
 
 
-class _JobBase:
+class _JobBase(Twins):
     _state: flows.JobState
-
-    def __init_subclass__(cls, **kw: Any) -> None:
-        super().__init_subclass__(**kw)
-        name_methods(cls)
 
     @property
     def id(self) -> str:
@@ -451,8 +299,8 @@ class _JobBase:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._state.describe()})"
 
-    def _subject(self) -> flows.JobState:
-        return self._state
+    def _about(self) -> tuple[flows.JobState]:
+        return (self._state,)
 
 
 class Endpoint(_EndpointBase):

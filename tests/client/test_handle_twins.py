@@ -1,6 +1,7 @@
-"""The sync and async job handles are made from one set of operations: the twins accept
-the same arguments, say the same thing in help(), and differ only in what they hand back
-(awaited, or an async iterator), down to what a type checker sees."""
+"""The sync and async job handles and management resources are made from one set of
+operations, by one mechanism: the twins accept the same arguments, say the same thing in
+help(), and differ only in what they hand back (awaited, or an async iterator), down to
+what a type checker sees."""
 
 from __future__ import annotations
 
@@ -14,9 +15,24 @@ from typing import Any
 
 import pytest
 
+import nbext.client as nc
 from nbext.client import AsyncEndpoint, AsyncJob, Endpoint, Job
 
-PAIRS = [(Endpoint, AsyncEndpoint), (Job, AsyncJob)]
+RESOURCES = [
+    "Billing",
+    "Catalog",
+    "Clusters",
+    "Endpoints",
+    "NetworkVolumes",
+    "Pods",
+    "RegistryAuths",
+    "RegistryDelegations",
+    "SshKeys",
+    "Templates",
+]
+PAIRS = [(Endpoint, AsyncEndpoint), (Job, AsyncJob)] + [
+    (getattr(nc, name), getattr(nc, f"Async{name}")) for name in RESOURCES
+]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -49,12 +65,13 @@ def async_twin_of(name: str, annotation: str) -> str:
 @pytest.mark.parametrize(("sync", "async_"), PAIRS, ids=[p[0].__name__ for p in PAIRS])
 def test_twins_have_the_same_methods_signatures_and_help(sync: type, async_: type) -> None:
     sync_methods, async_methods = public_methods(sync), public_methods(async_)
-    assert sorted(sync_methods) == sorted(async_methods) and len(sync_methods) >= 5
+    assert sorted(sync_methods) == sorted(async_methods) and len(sync_methods) >= 3
     for name, method in sync_methods.items():
         twin = async_methods[name]
         sync_sig, async_sig = inspect.signature(method), inspect.signature(twin)
         assert sync_sig.parameters == async_sig.parameters, name
         assert next(iter(sync_sig.parameters)) == "self", name
+        assert not {"ctx", "api", "state"} & set(sync_sig.parameters), name  # what it is about
         assert async_sig.return_annotation == async_twin_of(name, sync_sig.return_annotation), name
         assert method.__doc__ and method.__doc__ == twin.__doc__, name
         assert method.__name__ == name and method.__qualname__ == f"{sync.__name__}.{name}"
@@ -78,7 +95,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Any, assert_type
 
 from nbext.client import AsyncClient, AsyncJob, Client, Job
-from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
+from nbext.models import CancelResult, Health, JobResult, Pod, PurgeResult, StreamChunk, Template
+from nbext.models.v2 import GpuType, LogEvent
 
 
 def sync(client: Client) -> None:
@@ -97,6 +115,12 @@ def sync(client: Client) -> None:
     assert_type(job.stream_batches(), Generator[list[StreamChunk], None, None])
     assert_type(job.cancel(), CancelResult)
     assert_type(job.retry(), Job)
+    assert_type(client.templates.get("t"), Template)
+    assert_type(client.pods.list(desired_status="RUNNING"), list[Pod])
+    assert_type(client.pods.delete("p"), None)
+    assert_type(client.catalog.gpus(), list[GpuType])
+    assert_type(client.pods.logs("p", tail=5), list[LogEvent])
+    assert_type(client.pods.follow_logs("p"), Generator[LogEvent, None, None])
 
 
 async def awaited(client: AsyncClient) -> None:
@@ -115,11 +139,18 @@ async def awaited(client: AsyncClient) -> None:
     assert_type(job.stream_batches(), AsyncGenerator[list[StreamChunk], None])
     assert_type(await job.cancel(), CancelResult)
     assert_type(await job.retry(), AsyncJob)
+    assert_type(await client.templates.get("t"), Template)
+    assert_type(await client.pods.list(desired_status="RUNNING"), list[Pod])
+    assert_type(await client.catalog.gpus(), list[GpuType])
+    assert_type(await client.pods.logs("p", tail=5), list[LogEvent])
+    assert_type(client.pods.follow_logs("p"), AsyncGenerator[LogEvent, None])
 
 
 def refused(client: Client) -> None:
     client.endpoint("e").run({"x": 1}, wait=2)  # E: run takes no wait
     client.endpoint("e").job(3)  # E: an id is a string
+    client.templates.get("t", tail=5)  # E: get takes no tail
+    client.pods.logs(7)  # E: a pod id is a string
 """
 
 

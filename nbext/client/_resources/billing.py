@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from typing import Any
 
 from nbext.models import (
     BillingRecord,
@@ -34,16 +35,81 @@ from nbext.models import (
 from nbext.models import v2 as v2m
 
 from .._flows import Context, Flow
-from . import rest_v2, shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .._twins import Resource, awaiting, blocking
+from . import rest_v2
+from .rest import V1, V2
 from .wire import as_list, given, management_call, many, query, wrapped
 
 Moment = dt.datetime | dt.date | str
 """A point in time as a caller may have it: a datetime, a date, or ISO 8601 text."""
 
 
+Params = list[tuple[str, str]]
+
+
+class BillingV2(V2):
+    """Billing over REST v2: its query (``lastN``, its id names), records read as v1's."""
+
+    def pods(
+        self, ctx: Context, fields: dict[str, Any], params: Params
+    ) -> Flow[list[BillingRecord]]:
+        op = "billing.pods"
+        where = rest_v2.billing_query(op, fields, {"pod_id": "podId"}, "podId")
+        read = rest_v2.billing_v1(BillingRecord, {"podId": "podId"})
+        call = self.v2_call("GET", ["billing", "pods"], op, "billing of pods", query=where)
+        return (yield from self.fetch(ctx, call, read))
+
+    def endpoints(
+        self, ctx: Context, fields: dict[str, Any], params: Params
+    ) -> Flow[list[BillingRecord]]:
+        op = "billing.endpoints"
+        where = rest_v2.billing_query(op, fields, {"endpoint_id": "serverlessId"}, "endpointId")
+        read = rest_v2.billing_v1(BillingRecord, {"serverlessId": "endpointId"})
+        parts = ["billing", "serverless"]
+        call = self.v2_call("GET", parts, op, "billing of endpoints", query=where)
+        return (yield from self.fetch(ctx, call, read))
+
+    def network_volumes(
+        self, ctx: Context, fields: dict[str, Any], params: Params
+    ) -> Flow[list[NetworkVolumeBillingRecord]]:
+        op = "billing.network_volumes"
+        where = rest_v2.billing_query(op, fields, {}, None)
+        read = rest_v2.billing_v1(
+            NetworkVolumeBillingRecord, {"highPerformanceAmount": "highPerformanceStorageAmount"}
+        )
+        parts = ["billing", "network-volumes"]
+        call = self.v2_call("GET", parts, op, "billing of network volumes", query=where)
+        return (yield from self.fetch(ctx, call, read))
+
+
+class BillingV1(V1, BillingV2):
+    """Billing over REST v1: its own queries and records."""
+
+    def pods(
+        self, ctx: Context, fields: dict[str, Any], params: Params
+    ) -> Flow[list[BillingRecord]]:
+        parts = ["billing", "pods"]
+        call = management_call("GET", parts, "billing.pods", "billing of pods", query=params)
+        return (yield from self.fetch(ctx, call, many(BillingRecord)))
+
+    def endpoints(
+        self, ctx: Context, fields: dict[str, Any], params: Params
+    ) -> Flow[list[BillingRecord]]:
+        parts, op = ["billing", "endpoints"], "billing.endpoints"
+        call = management_call("GET", parts, op, "billing of endpoints", query=params)
+        return (yield from self.fetch(ctx, call, many(BillingRecord)))
+
+    def network_volumes(
+        self, ctx: Context, fields: dict[str, Any], params: Params
+    ) -> Flow[list[NetworkVolumeBillingRecord]]:
+        parts, op = ["billing", "networkvolumes"], "billing.network_volumes"
+        call = management_call("GET", parts, op, "billing of network volumes", query=params)
+        return (yield from self.fetch(ctx, call, many(NetworkVolumeBillingRecord)))
+
+
 def pods(
     ctx: Context,
+    api: BillingV2,
     *,
     start_time: Moment | None = None,
     end_time: Moment | None = None,
@@ -57,30 +123,13 @@ def pods(
     ``grouping`` is ``"gpuTypeId"`` (default) or ``"podId"``; ``pod_id`` and
     ``gpu_type_id`` narrow it to one pod or one GPU type.
     """
-    params = query(PodBillingQuery, "billing.pods", given(locals()))
-    if ctx.management_api == "v2":
-        fields = given(locals(), skip=["params"])
-        where = rest_v2.billing_query("billing.pods", fields, {"pod_id": "podId"}, "podId")
-        read = rest_v2.billing_v1(BillingRecord, {"podId": "podId"})
-        return (
-            yield from rest_v2.send(
-                ctx,
-                "GET",
-                ["billing", "pods"],
-                "billing.pods",
-                "billing of pods",
-                read,
-                query=where,
-            )
-        )
-    call = management_call(
-        "GET", ["billing", "pods"], "billing.pods", "billing of pods", query=params
-    )
-    return (yield from shapes.fetch(ctx, call, many(BillingRecord)))
+    fields = given(locals())
+    return (yield from api.pods(ctx, fields, query(PodBillingQuery, "billing.pods", fields)))
 
 
 def endpoints(
     ctx: Context,
+    api: BillingV2,
     *,
     start_time: Moment | None = None,
     end_time: Moment | None = None,
@@ -102,56 +151,26 @@ def endpoints(
         if key in fields:
             fields[key] = as_list(fields[key])
     params = query(EndpointBillingQuery, "billing.endpoints", fields)
-    if ctx.management_api == "v2":
-        op = "billing.endpoints"
-        where = rest_v2.billing_query(op, fields, {"endpoint_id": "serverlessId"}, "endpointId")
-        read = rest_v2.billing_v1(BillingRecord, {"serverlessId": "endpointId"})
-        subject = "billing of endpoints"
-        return (
-            yield from rest_v2.send(
-                ctx, "GET", ["billing", "serverless"], op, subject, read, query=where
-            )
-        )
-    call = management_call(
-        "GET", ["billing", "endpoints"], "billing.endpoints", "billing of endpoints", query=params
-    )
-    return (yield from shapes.fetch(ctx, call, many(BillingRecord)))
+    return (yield from api.endpoints(ctx, fields, params))
 
 
 def network_volumes(
     ctx: Context,
+    api: BillingV2,
     *,
     start_time: Moment | None = None,
     end_time: Moment | None = None,
     bucket_size: BucketSize | str | None = None,
 ) -> Flow[list[NetworkVolumeBillingRecord]]:
     """Network volume storage spending: size over time at the per-GB-month price."""
-    params = query(NetworkVolumeBillingQuery, "billing.network_volumes", given(locals()))
-    if ctx.management_api == "v2":
-        op, subject = "billing.network_volumes", "billing of network volumes"
-        where = rest_v2.billing_query(
-            op, given(locals(), skip=["params", "op", "subject"]), {}, None
-        )
-        read = rest_v2.billing_v1(
-            NetworkVolumeBillingRecord, {"highPerformanceAmount": "highPerformanceStorageAmount"}
-        )
-        return (
-            yield from rest_v2.send(
-                ctx, "GET", ["billing", "network-volumes"], op, subject, read, query=where
-            )
-        )
-    call = management_call(
-        "GET",
-        ["billing", "networkvolumes"],
-        "billing.network_volumes",
-        "billing of network volumes",
-        query=params,
-    )
-    return (yield from shapes.fetch(ctx, call, many(NetworkVolumeBillingRecord)))
+    fields = given(locals())
+    params = query(NetworkVolumeBillingQuery, "billing.network_volumes", fields)
+    return (yield from api.network_volumes(ctx, fields, params))
 
 
 def summary(
     ctx: Context,
+    api: BillingV2,
     *,
     start_time: Moment | None = None,
     end_time: Moment | None = None,
@@ -167,11 +186,13 @@ def summary(
     op = "billing.summary"
     where = rest_v2.billing_query(op, given(locals(), skip=["op"]), {}, None)
     read = wrapped(v2m.BillingRecord, "records")
-    return (yield from rest_v2.send(ctx, "GET", ["billing"], op, "billing", read, query=where))
+    call = api.v2_call("GET", ["billing"], op, "billing", query=where)
+    return (yield from api.fetch(ctx, call, read))
 
 
 def serverless(
     ctx: Context,
+    api: BillingV2,
     *,
     start_time: Moment | None = None,
     end_time: Moment | None = None,
@@ -188,15 +209,11 @@ def serverless(
     fields = given(locals(), skip=["op"])
     where = rest_v2.billing_query(op, fields, {"endpoint_id": "serverlessId"}, None)
     read = wrapped(v2m.BillingRecord, "records")
-    subject = "billing of endpoints"
-    return (
-        yield from rest_v2.send(
-            ctx, "GET", ["billing", "serverless"], op, subject, read, query=where
-        )
-    )
+    call = api.v2_call("GET", ["billing", "serverless"], op, "billing of endpoints", query=where)
+    return (yield from api.fetch(ctx, call, read))
 
 
-class Billing(SyncResource):
+class Billing(Resource):
     """``client.billing``: ``pods``, ``endpoints``, ``network_volumes`` spending records;
     ``summary`` and ``serverless`` over REST v2."""
 
@@ -207,7 +224,7 @@ class Billing(SyncResource):
     serverless = blocking(serverless)
 
 
-class AsyncBilling(AsyncResource):
+class AsyncBilling(Resource):
     """``client.billing`` of an ``AsyncClient``: ``Billing``'s methods, awaited."""
 
     pods = awaiting(pods)

@@ -13,9 +13,9 @@ from typing import Literal
 from nbext.models.v2 import CpuType, DataCenter, GpuType, Template
 
 from .._flows import Context, Flow
-from . import shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import ident, one, refused, v2_call, wrapped
+from .._twins import Resource, awaiting, blocking
+from .rest import V2
+from .wire import ident, one, refused, wrapped
 
 Cloud = Literal["SECURE", "COMMUNITY"]
 Product = Literal["POD", "CLUSTER", "SERVERLESS"]
@@ -47,6 +47,7 @@ def _price(gpu: GpuType, cloud: str | None) -> float | None:
 
 def gpus(
     ctx: Context,
+    api: V2,
     *,
     available: bool = False,
     min_vram_gb: int | None = None,
@@ -78,10 +79,8 @@ def gpus(
             params.append(("cloud", chosen_cloud))
         if count is not None:
             params.append(("count", str(count)))
-    call = v2_call(
-        ctx.management_api, "GET", ["catalog", "gpus"], op, "the GPU catalog", query=params
-    )
-    found = yield from shapes.fetch(ctx, call, wrapped(GpuType, "gpus"))
+    call = api.v2_call("GET", ["catalog", "gpus"], op, "the GPU catalog", query=params)
+    found = yield from api.fetch(ctx, call, wrapped(GpuType, "gpus"))
     kept = []
     for offer in found:
         if available and (offer.availability or "NONE").upper() in UNAVAILABLE:
@@ -97,63 +96,52 @@ def gpus(
     return kept
 
 
-def gpu(ctx: Context, gpu_id: str) -> Flow[GpuType]:
+def gpu(ctx: Context, api: V2, gpu_id: str) -> Flow[GpuType]:
     """One GPU type by id (``"NVIDIA GeForce RTX 4090"``); NotFound if there is none."""
     gid = ident(gpu_id, "GPU type id")
-    call = v2_call(
-        ctx.management_api, "GET", ["catalog", "gpus", gid], "catalog.gpu", f"GPU type {gpu_id!r}"
-    )
-    return (yield from shapes.fetch(ctx, call, one(GpuType)))
+    call = api.v2_call("GET", ["catalog", "gpus", gid], "catalog.gpu", f"GPU type {gpu_id!r}")
+    return (yield from api.fetch(ctx, call, one(GpuType)))
 
 
-def cpus(ctx: Context) -> Flow[list[CpuType]]:
+def cpus(ctx: Context, api: V2) -> Flow[list[CpuType]]:
     """The CPU types (flavours), with their vCPU counts and prices."""
-    call = v2_call(
-        ctx.management_api, "GET", ["catalog", "cpus"], "catalog.cpus", "the CPU catalog"
-    )
-    return (yield from shapes.fetch(ctx, call, wrapped(CpuType, "cpus")))
+    call = api.v2_call("GET", ["catalog", "cpus"], "catalog.cpus", "the CPU catalog")
+    return (yield from api.fetch(ctx, call, wrapped(CpuType, "cpus")))
 
 
-def cpu(ctx: Context, cpu_id: str) -> Flow[CpuType]:
+def cpu(ctx: Context, api: V2, cpu_id: str) -> Flow[CpuType]:
     """One CPU type by id (``"cpu3c"``); NotFound if there is none."""
     cid = ident(cpu_id, "CPU type id")
-    call = v2_call(
-        ctx.management_api, "GET", ["catalog", "cpus", cid], "catalog.cpu", f"CPU type {cpu_id!r}"
-    )
-    return (yield from shapes.fetch(ctx, call, one(CpuType)))
+    call = api.v2_call("GET", ["catalog", "cpus", cid], "catalog.cpu", f"CPU type {cpu_id!r}")
+    return (yield from api.fetch(ctx, call, one(CpuType)))
 
 
-def datacenters(ctx: Context) -> Flow[list[DataCenter]]:
+def datacenters(ctx: Context, api: V2) -> Flow[list[DataCenter]]:
     """The data centres: region, network volume types, compliance, global networking."""
-    call = v2_call(
-        ctx.management_api,
+    call = api.v2_call(
         "GET",
         ["catalog", "datacenters"],
         "catalog.datacenters",
         "the data centres",
     )
-    return (yield from shapes.fetch(ctx, call, wrapped(DataCenter, "dataCenters")))
+    return (yield from api.fetch(ctx, call, wrapped(DataCenter, "dataCenters")))
 
 
-def datacenter(ctx: Context, datacenter_id: str) -> Flow[DataCenter]:
+def datacenter(ctx: Context, api: V2, datacenter_id: str) -> Flow[DataCenter]:
     """One data centre by id (``"US-KS-2"``); NotFound if there is none."""
     did = ident(datacenter_id, "data centre id")
     subject = f"data centre {datacenter_id!r}"
-    call = v2_call(
-        ctx.management_api, "GET", ["catalog", "datacenters", did], "catalog.datacenter", subject
-    )
-    return (yield from shapes.fetch(ctx, call, one(DataCenter)))
+    call = api.v2_call("GET", ["catalog", "datacenters", did], "catalog.datacenter", subject)
+    return (yield from api.fetch(ctx, call, one(DataCenter)))
 
 
-def templates(ctx: Context) -> Flow[list[Template]]:
+def templates(ctx: Context, api: V2) -> Flow[list[Template]]:
     """The public templates anyone can start from (the service's official ones)."""
-    call = v2_call(
-        ctx.management_api, "GET", ["catalog", "templates"], "catalog.templates", "public templates"
-    )
-    return (yield from shapes.fetch(ctx, call, wrapped(Template, "templates")))
+    call = api.v2_call("GET", ["catalog", "templates"], "catalog.templates", "public templates")
+    return (yield from api.fetch(ctx, call, wrapped(Template, "templates")))
 
 
-class Catalog(SyncResource):
+class Catalog(Resource):
     """``client.catalog``: gpus, gpu, cpus, cpu, datacenters, datacenter, templates."""
 
     gpus = blocking(gpus)
@@ -165,7 +153,7 @@ class Catalog(SyncResource):
     templates = blocking(templates)
 
 
-class AsyncCatalog(AsyncResource):
+class AsyncCatalog(Resource):
     """``client.catalog`` of an ``AsyncClient``: ``Catalog``'s methods, awaited."""
 
     gpus = awaiting(gpus)

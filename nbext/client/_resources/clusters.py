@@ -15,9 +15,9 @@ from typing import Any, Literal
 from nbext.models.v2 import Cluster, Pod
 
 from .._flows import Context, Flow
-from . import shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import ident, one, refused, v2_call, wrapped
+from .._twins import Resource, awaiting, blocking
+from .rest import V2
+from .wire import ident, one, refused, wrapped
 
 ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]
 TYPES = ("APPLICATION", "TRAINING", "SLURM", "RAY")
@@ -52,6 +52,7 @@ def _body(operation: str, fields: Mapping[str, Any], extra: Mapping[str, Any] | 
 
 def create(
     ctx: Context,
+    api: V2,
     *,
     name: str,
     type: ClusterType | str,
@@ -103,58 +104,53 @@ def create(
         "startSsh": start_ssh,
     }
     body = _body(op, fields, extra_body)
-    call = v2_call(ctx.management_api, "POST", ["clusters"], op, "a new cluster", body=body)
-    return (yield from shapes.fetch(ctx, call, one(Cluster)))
+    call = api.v2_call("POST", ["clusters"], op, "a new cluster", body=body)
+    return (yield from api.fetch(ctx, call, one(Cluster)))
 
 
-def list_clusters(ctx: Context) -> Flow[list[Cluster]]:
+def list_clusters(ctx: Context, api: V2) -> Flow[list[Cluster]]:
     """The account's clusters."""
-    call = v2_call(ctx.management_api, "GET", ["clusters"], "clusters.list", "clusters")
-    return (yield from shapes.fetch(ctx, call, wrapped(Cluster, "clusters")))
+    call = api.v2_call("GET", ["clusters"], "clusters.list", "clusters")
+    return (yield from api.fetch(ctx, call, wrapped(Cluster, "clusters")))
 
 
-def get(ctx: Context, cluster_id: str) -> Flow[Cluster]:
+def get(ctx: Context, api: V2, cluster_id: str) -> Flow[Cluster]:
     """One cluster by id (NotFound if there is none)."""
     cid = ident(cluster_id, "cluster id")
-    call = v2_call(
-        ctx.management_api, "GET", ["clusters", cid], "clusters.get", f"cluster {cluster_id!r}"
-    )
-    return (yield from shapes.fetch(ctx, call, one(Cluster)))
+    call = api.v2_call("GET", ["clusters", cid], "clusters.get", f"cluster {cluster_id!r}")
+    return (yield from api.fetch(ctx, call, one(Cluster)))
 
 
-def update(ctx: Context, cluster_id: str, *, name: str) -> Flow[Cluster]:
+def update(ctx: Context, api: V2, cluster_id: str, *, name: str) -> Flow[Cluster]:
     """Rename a cluster: its name is all that can change after creation."""
     cid = ident(cluster_id, "cluster id")
     body = _body("clusters.update", {"name": _text("clusters.update", "name", name)}, None)
     subject = f"cluster {cluster_id!r}"
-    call = v2_call(
-        ctx.management_api, "PATCH", ["clusters", cid], "clusters.update", subject, body=body
-    )
-    return (yield from shapes.fetch(ctx, call, one(Cluster)))
+    call = api.v2_call("PATCH", ["clusters", cid], "clusters.update", subject, body=body)
+    return (yield from api.fetch(ctx, call, one(Cluster)))
 
 
-def delete(ctx: Context, cluster_id: str) -> Flow[None]:
+def delete(ctx: Context, api: V2, cluster_id: str) -> Flow[None]:
     """Delete a cluster and its pods; its billing stops."""
     cid = ident(cluster_id, "cluster id")
-    call = v2_call(
-        ctx.management_api,
+    call = api.v2_call(
         "DELETE",
         ["clusters", cid],
         "clusters.delete",
         f"cluster {cluster_id!r}",
     )
-    yield from shapes.delete(ctx, call)
+    yield from api.delete(ctx, call)
 
 
-def pods(ctx: Context, cluster_id: str) -> Flow[list[Pod]]:
+def pods(ctx: Context, api: V2, cluster_id: str) -> Flow[list[Pod]]:
     """The cluster's member pods, by rank (``pod.cluster`` holds rank, role and address)."""
     cid = ident(cluster_id, "cluster id")
     subject = f"cluster {cluster_id!r}"
-    call = v2_call(ctx.management_api, "GET", ["clusters", cid, "pods"], "clusters.pods", subject)
-    return (yield from shapes.fetch(ctx, call, wrapped(Pod, "pods")))
+    call = api.v2_call("GET", ["clusters", cid, "pods"], "clusters.pods", subject)
+    return (yield from api.fetch(ctx, call, wrapped(Pod, "pods")))
 
 
-class Clusters(SyncResource):
+class Clusters(Resource):
     """``client.clusters``: create, list, get, update (rename), delete, pods."""
 
     create = blocking(create)
@@ -165,7 +161,7 @@ class Clusters(SyncResource):
     pods = blocking(pods)
 
 
-class AsyncClusters(AsyncResource):
+class AsyncClusters(Resource):
     """``client.clusters`` of an ``AsyncClient``: ``Clusters``' methods, awaited."""
 
     create = awaiting(create)

@@ -13,24 +13,22 @@ import re
 from nbext.models.v2 import EcrDelegation
 
 from .._flows import Context, Flow
-from . import shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import ident, one, refused, v2_call, wrapped
+from .._twins import Resource, awaiting, blocking
+from .rest import V2
+from .wire import ident, one, refused, wrapped
 
 ECR_ARN = re.compile(r"arn:aws[a-z-]*:ecr:[a-z0-9-]+:\d{12}:repository/\S+")
 """An ECR repository ARN (any AWS partition), optionally with ``:TAG``."""
 PATH = ["registries", "delegations"]
 
 
-def list_delegations(ctx: Context) -> Flow[list[EcrDelegation]]:
+def list_delegations(ctx: Context, api: V2) -> Flow[list[EcrDelegation]]:
     """The account's ECR delegations."""
-    call = v2_call(
-        ctx.management_api, "GET", PATH, "registry_delegations.list", "registry delegations"
-    )
-    return (yield from shapes.fetch(ctx, call, wrapped(EcrDelegation, "delegations")))
+    call = api.v2_call("GET", PATH, "registry_delegations.list", "registry delegations")
+    return (yield from api.fetch(ctx, call, wrapped(EcrDelegation, "delegations")))
 
 
-def create(ctx: Context, resource: str, *, name: str | None = None) -> Flow[EcrDelegation]:
+def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> Flow[EcrDelegation]:
     """Delegate pull access to the ECR repository ``resource``, an ARN such as
     ``arn:aws:ecr:us-east-2:123456789012:repository/team/app`` (optionally ``:TAG``)."""
     op = "registry_delegations.create"
@@ -44,21 +42,19 @@ def create(ctx: Context, resource: str, *, name: str | None = None) -> Flow[EcrD
         raise refused(op, f"name must be a string, got {name!r}")
     wire = {"resource": resource.strip(), **({"name": name} if name is not None else {})}
     body = json.dumps(wire, separators=(",", ":")).encode()
-    call = v2_call(ctx.management_api, "POST", PATH, op, "a new registry delegation", body=body)
-    return (yield from shapes.fetch(ctx, call, one(EcrDelegation)))
+    call = api.v2_call("POST", PATH, op, "a new registry delegation", body=body)
+    return (yield from api.fetch(ctx, call, one(EcrDelegation)))
 
 
-def delete(ctx: Context, delegation_id: str) -> Flow[None]:
+def delete(ctx: Context, api: V2, delegation_id: str) -> Flow[None]:
     """Revoke a delegation (NotFound if there is none)."""
     did = ident(delegation_id, "delegation id")
     subject = f"registry delegation {delegation_id!r}"
-    call = v2_call(
-        ctx.management_api, "DELETE", [*PATH, did], "registry_delegations.delete", subject
-    )
-    yield from shapes.delete(ctx, call)
+    call = api.v2_call("DELETE", [*PATH, did], "registry_delegations.delete", subject)
+    yield from api.delete(ctx, call)
 
 
-class RegistryDelegations(SyncResource):
+class RegistryDelegations(Resource):
     """``client.registry_delegations``: list, create, delete ECR delegations."""
 
     list = blocking(list_delegations)
@@ -66,7 +62,7 @@ class RegistryDelegations(SyncResource):
     delete = blocking(delete)
 
 
-class AsyncRegistryDelegations(AsyncResource):
+class AsyncRegistryDelegations(Resource):
     """``client.registry_delegations`` of an ``AsyncClient``: the same methods, awaited."""
 
     list = awaiting(list_delegations)

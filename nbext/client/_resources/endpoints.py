@@ -25,10 +25,11 @@ from nbext.models import (
 from nbext.models.v2 import Endpoint as V2Endpoint
 
 from .._flows import Context, Flow
-from . import rest_v2, shapes
-from .logs import afollowing, follow_worker_logs, following, worker_logs
+from .._twins import Resource, aiterating, awaiting, blocking, iterating
+from . import rest_v2
+from .logs import as_line, follow_worker_logs, worker_logs
+from .rest import V1, V2
 from .serverless_workers import releases, workers
-from .twins import AsyncResource, SyncResource, awaiting, blocking
 from .wire import (
     UpdateMethod,
     given,
@@ -42,8 +43,137 @@ from .wire import (
 )
 
 
+class EndpointsV2(V2):
+    """Endpoints over REST v2 (``serverless``): GPU types as the catalog's pools."""
+
+    def create(
+        self, ctx: Context, fields: dict[str, Any], extra: Mapping[str, Any] | None
+    ) -> Flow[Endpoint]:
+        op = "endpoints.create"
+        v1 = rest_v2.checked(EndpointCreateInput, op, fields, rest_v2.ENDPOINT_FIELDS)
+        pools = yield from rest_v2.gpu_pools(ctx, op)
+        if str(v1.get("computeType", "GPU")) == "GPU" and "gpuTypeIds" not in v1:
+            v1["gpuTypeIds"] = [t for types in pools.values() for t in types]  # any, as v1
+        body = {"type": "QUEUE", **rest_v2.endpoint_body(op, v1, pools)}
+        body.setdefault("name", fields["template_id"])
+        body.setdefault("scaling", {"type": "QUEUE_DELAY", "queueDelay": 4})
+        payload = rest_v2.body(op, body, extra)
+        read, _ = rest_v2.endpoint_readers(pools)
+        call = self.v2_call("POST", ["serverless"], op, "a new endpoint", body=payload)
+        return (yield from self.fetch(ctx, call, read))
+
+    def listing(
+        self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
+    ) -> Flow[list[Endpoint]]:
+        if fields.get("include_workers"):
+            rest_v2.unfiltered("endpoints.list", [("includeWorkers", "true")])
+        pools = yield from rest_v2.gpu_pools(ctx, "endpoints.list")
+        _, read = rest_v2.endpoint_readers(pools, bool(fields.get("include_template")))
+        call = self.v2_call("GET", ["serverless"], "endpoints.list", "endpoints")
+        return (yield from self.fetch(ctx, call, read))
+
+    def get(
+        self,
+        ctx: Context,
+        endpoint_id: str,
+        fields: dict[str, Any],
+        params: list[tuple[str, str]],
+    ) -> Flow[Endpoint]:
+        if fields.get("include_workers"):
+            rest_v2.unfiltered("endpoints.get", [("includeWorkers", "true")])
+        pools = yield from rest_v2.gpu_pools(ctx, "endpoints.get")
+        read, _ = rest_v2.endpoint_readers(pools, bool(fields.get("include_template")))
+        eid, subject = ident(endpoint_id, "endpoint id"), f"endpoint {endpoint_id!r}"
+        call = self.v2_call("GET", ["serverless", eid], "endpoints.get", subject)
+        return (yield from self.fetch(ctx, call, read))
+
+    def update(
+        self,
+        ctx: Context,
+        endpoint_id: str,
+        fields: dict[str, Any],
+        extra: Mapping[str, Any] | None,
+        method: UpdateMethod,
+    ) -> Flow[Endpoint]:
+        op = "endpoints.update"
+        eid, subject = ident(endpoint_id, "endpoint id"), f"endpoint {endpoint_id!r}"
+        v1 = rest_v2.checked(EndpointUpdateInput, op, fields, rest_v2.ENDPOINT_FIELDS)
+        if "scalerValue" in v1 and "scalerType" not in v1:  # v2 names the kind with its value
+            call = self.v2_call("GET", ["serverless", eid], op, subject)
+            now = yield from self.fetch(ctx, call, one(V2Endpoint))
+            v1["scalerType"] = now.scaling.get("type", "QUEUE_DELAY")
+        pools = yield from rest_v2.gpu_pools(ctx, op)
+        payload = rest_v2.body(op, rest_v2.endpoint_body(op, v1, pools), extra)
+        read, _ = rest_v2.endpoint_readers(pools)
+        call = self.v2_call("PATCH", ["serverless", eid], op, subject, body=payload)
+        return (yield from self.fetch(ctx, call, read))
+
+    def remove(self, ctx: Context, endpoint_id: str) -> Flow[None]:
+        eid, subject = ident(endpoint_id, "endpoint id"), f"endpoint {endpoint_id!r}"
+        yield from self.delete(
+            ctx, self.v2_call("DELETE", ["serverless", eid], "endpoints.delete", subject)
+        )
+
+
+class EndpointsV1(V1, EndpointsV2):
+    """Endpoints over REST v1 (``endpoints``): v1's own bodies and include flags."""
+
+    def create(
+        self, ctx: Context, fields: dict[str, Any], extra: Mapping[str, Any] | None
+    ) -> Flow[Endpoint]:
+        body = json_body(EndpointCreateInput, "endpoints.create", fields, extra)
+        op = "endpoints.create"
+        call = management_call("POST", ["endpoints"], op, "a new endpoint", body=body)
+        return (yield from self.fetch(ctx, call, one(Endpoint)))
+
+    def listing(
+        self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
+    ) -> Flow[list[Endpoint]]:
+        call = management_call("GET", ["endpoints"], "endpoints.list", "endpoints", query=params)
+        return (yield from self.fetch(ctx, call, many(Endpoint)))
+
+    def get(
+        self,
+        ctx: Context,
+        endpoint_id: str,
+        fields: dict[str, Any],
+        params: list[tuple[str, str]],
+    ) -> Flow[Endpoint]:
+        eid, subject = ident(endpoint_id, "endpoint id"), f"endpoint {endpoint_id!r}"
+        call = management_call(
+            "GET",
+            ["endpoints", eid],
+            "endpoints.get",
+            subject,
+            query=params,
+            endpoint_id=endpoint_id,
+        )
+        return (yield from self.fetch(ctx, call, one(Endpoint)))
+
+    def update(
+        self,
+        ctx: Context,
+        endpoint_id: str,
+        fields: dict[str, Any],
+        extra: Mapping[str, Any] | None,
+        method: UpdateMethod,
+    ) -> Flow[Endpoint]:
+        eid, subject = ident(endpoint_id, "endpoint id"), f"endpoint {endpoint_id!r}"
+        body = json_body(EndpointUpdateInput, "endpoints.update", fields, extra)
+        call = update_call(method, ["endpoints", eid], "endpoints.update", subject, body)
+        return (yield from self.fetch(ctx, call, one(Endpoint)))
+
+    def remove(self, ctx: Context, endpoint_id: str) -> Flow[None]:
+        eid, subject = ident(endpoint_id, "endpoint id"), f"endpoint {endpoint_id!r}"
+        call = management_call(
+            "DELETE", ["endpoints", eid], "endpoints.delete", subject, endpoint_id=endpoint_id
+        )
+        yield from self.delete(ctx, call)
+
+
 def create(
     ctx: Context,
+    api: EndpointsV2,
     *,
     template_id: str,
     name: str | None = None,
@@ -73,77 +203,35 @@ def create(
     ``execution_timeout_ms`` bounds one job (5 s to 7 days). Bad values raise BadRequest
     before anything is sent; a create that may have reached the service is not re-sent.
     """
-    if ctx.management_api == "v2":
-        fields = given(locals())
-        op = "endpoints.create"
-        v1 = rest_v2.checked(EndpointCreateInput, op, fields, rest_v2.ENDPOINT_FIELDS)
-        pools = yield from rest_v2.gpu_pools(ctx, op)
-        if str(v1.get("computeType", "GPU")) == "GPU" and "gpuTypeIds" not in v1:
-            v1["gpuTypeIds"] = [t for types in pools.values() for t in types]  # any, as v1
-        fields = {"type": "QUEUE", **rest_v2.endpoint_body(op, v1, pools)}
-        fields.setdefault("name", template_id)
-        fields.setdefault("scaling", {"type": "QUEUE_DELAY", "queueDelay": 4})
-        payload = rest_v2.body(op, fields, extra_body)
-        read, _ = rest_v2.endpoint_readers(pools)
-        return (
-            yield from rest_v2.send(
-                ctx, "POST", ["serverless"], op, "a new endpoint", read, payload=payload
-            )
-        )
-    body = json_body(EndpointCreateInput, "endpoints.create", given(locals()), extra_body)
-    call = management_call("POST", ["endpoints"], "endpoints.create", "a new endpoint", body=body)
-    return (yield from shapes.fetch(ctx, call, one(Endpoint)))
+    return (yield from api.create(ctx, given(locals()), extra_body))
 
 
 def list_endpoints(
-    ctx: Context, *, include_template: bool = False, include_workers: bool = False
+    ctx: Context, api: EndpointsV2, *, include_template: bool = False, include_workers: bool = False
 ) -> Flow[list[Endpoint]]:
     """The account's endpoints; the flags add each one's template and its workers."""
-    params = query(EndpointIncludes, "endpoints.list", given(locals()))
-    if ctx.management_api == "v2":
-        if include_workers:
-            rest_v2.unfiltered("endpoints.list", [("includeWorkers", "true")])
-        pools = yield from rest_v2.gpu_pools(ctx, "endpoints.list")
-        _, read = rest_v2.endpoint_readers(pools, include_template)
-        return (
-            yield from rest_v2.send(ctx, "GET", ["serverless"], "endpoints.list", "endpoints", read)
-        )
-    call = management_call("GET", ["endpoints"], "endpoints.list", "endpoints", query=params)
-    return (yield from shapes.fetch(ctx, call, many(Endpoint)))
+    fields = given(locals())
+    return (yield from api.listing(ctx, fields, query(EndpointIncludes, "endpoints.list", fields)))
 
 
 def get(
     ctx: Context,
+    api: EndpointsV2,
     endpoint_id: str,
     *,
     include_template: bool = False,
     include_workers: bool = False,
 ) -> Flow[Endpoint]:
     """One endpoint by id (NotFound if there is none)."""
-    eid = ident(endpoint_id, "endpoint id")
-    params = query(EndpointIncludes, "endpoints.get", given(locals(), skip=["endpoint_id", "eid"]))
-    if ctx.management_api == "v2":
-        if include_workers:
-            rest_v2.unfiltered("endpoints.get", [("includeWorkers", "true")])
-        pools = yield from rest_v2.gpu_pools(ctx, "endpoints.get")
-        read, _ = rest_v2.endpoint_readers(pools, include_template)
-        subject = f"endpoint {endpoint_id!r}"
-        return (
-            yield from rest_v2.send(ctx, "GET", ["serverless", eid], "endpoints.get", subject, read)
-        )
-    call = management_call(
-        "GET",
-        ["endpoints", eid],
-        "endpoints.get",
-        f"endpoint {endpoint_id!r}",
-        query=params,
-        endpoint_id=endpoint_id,
-    )
-    return (yield from shapes.fetch(ctx, call, one(Endpoint)))
+    ident(endpoint_id, "endpoint id")
+    fields = given(locals(), skip=["endpoint_id"])
+    params = query(EndpointIncludes, "endpoints.get", fields)
+    return (yield from api.get(ctx, endpoint_id, fields, params))
 
 
 def update(
     ctx: Context,
+    api: EndpointsV2,
     endpoint_id: str,
     *,
     template_id: str | None = None,
@@ -173,49 +261,17 @@ def update(
     ``method="POST"`` sends the synonym ``POST /endpoints/{id}/update``. Not re-sent
     after it may have reached the service (a second rollover is not harmless).
     """
-    eid = ident(endpoint_id, "endpoint id")
-    fields = given(locals(), skip=["endpoint_id", "eid"])
-    if ctx.management_api == "v2":
-        op = "endpoints.update"
-        v1 = rest_v2.checked(EndpointUpdateInput, op, fields, rest_v2.ENDPOINT_FIELDS)
-        subject = f"endpoint {endpoint_id!r}"
-        if "scalerValue" in v1 and "scalerType" not in v1:  # v2 names the kind with its value
-            now = yield from rest_v2.send(
-                ctx, "GET", ["serverless", eid], op, subject, one(V2Endpoint)
-            )
-            v1["scalerType"] = now.scaling.get("type", "QUEUE_DELAY")
-        pools = yield from rest_v2.gpu_pools(ctx, op)
-        payload = rest_v2.body(op, rest_v2.endpoint_body(op, v1, pools), extra_body)
-        read, _ = rest_v2.endpoint_readers(pools)
-        return (
-            yield from rest_v2.send(
-                ctx, "PATCH", ["serverless", eid], op, subject, read, payload=payload
-            )
-        )
-    body = json_body(EndpointUpdateInput, "endpoints.update", fields, extra_body)
-    call = update_call(
-        method, ["endpoints", eid], "endpoints.update", f"endpoint {endpoint_id!r}", body
-    )
-    return (yield from shapes.fetch(ctx, call, one(Endpoint)))
+    ident(endpoint_id, "endpoint id")
+    fields = given(locals(), skip=["endpoint_id"])
+    return (yield from api.update(ctx, endpoint_id, fields, extra_body, method))
 
 
-def delete(ctx: Context, endpoint_id: str) -> Flow[None]:
+def delete(ctx: Context, api: EndpointsV2, endpoint_id: str) -> Flow[None]:
     """Delete an endpoint; its job address stops serving."""
-    eid = ident(endpoint_id, "endpoint id")
-    if ctx.management_api == "v2":
-        subject = f"endpoint {endpoint_id!r}"
-        return (yield from rest_v2.delete(ctx, ["serverless", eid], "endpoints.delete", subject))
-    call = management_call(
-        "DELETE",
-        ["endpoints", eid],
-        "endpoints.delete",
-        f"endpoint {endpoint_id!r}",
-        endpoint_id=endpoint_id,
-    )
-    yield from shapes.delete(ctx, call)
+    return (yield from api.remove(ctx, endpoint_id))
 
 
-class Endpoints(SyncResource):
+class Endpoints(Resource):
     """``client.endpoints``: create, list, get, update, delete endpoint records."""
 
     create = blocking(create)
@@ -226,10 +282,10 @@ class Endpoints(SyncResource):
     workers = blocking(workers)
     releases = blocking(releases)
     worker_logs = blocking(worker_logs)
-    follow_worker_logs = following(follow_worker_logs)
+    follow_worker_logs = iterating(follow_worker_logs, each=as_line)
 
 
-class AsyncEndpoints(AsyncResource):
+class AsyncEndpoints(Resource):
     """``client.endpoints`` of an ``AsyncClient``: ``Endpoints``' methods, awaited."""
 
     create = awaiting(create)
@@ -240,4 +296,4 @@ class AsyncEndpoints(AsyncResource):
     workers = awaiting(workers)
     releases = awaiting(releases)
     worker_logs = awaiting(worker_logs)
-    follow_worker_logs = afollowing(follow_worker_logs)
+    follow_worker_logs = aiterating(follow_worker_logs, each=as_line)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast
+from typing import Any, Literal, Protocol
 
 import httpx
 from httpx_sse import ServerSentEvent
@@ -30,10 +30,9 @@ from nbext.models.v2 import LogEvent
 from .._calls import Call, transport_error
 from .._errors import APIError, NotFound, excerpt
 from .._flows import Context, Emit, Flow, NextEvent, pause, send
-from .twins import AsyncResource, SyncResource, adopt
-from .wire import _unreadable, ident, refused, v2_call
+from .rest import V2
+from .wire import _unreadable, ident, refused
 
-P = ParamSpec("P")
 LogSource = Literal["container", "system"]
 SOURCES = ("container", "system")
 MAX_TAIL = 5000
@@ -201,7 +200,7 @@ def _follow(
 
 
 def _log_call(
-    ctx: Context,
+    api: V2,
     operation: str,
     parts: list[str],
     subject: str,
@@ -211,23 +210,23 @@ def _log_call(
     """A log stream's call: ``query`` is (tail, since, source); ``cursor`` resumes after it."""
     params = log_query(operation, *query)
     headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
-    call = v2_call(ctx.management_api, "GET", parts, operation, subject, query=params)
+    call = api.v2_call("GET", parts, operation, subject, query=params)
     return dataclasses.replace(call, headers=headers)
 
 
 def _pod_call(
-    ctx: Context,
+    api: V2,
     operation: str,
     pod_id: str,
     query: tuple[int | None, datetime | str | None, str | None],
     cursor: str | None = None,
 ) -> Call:
     parts = ["pods", ident(pod_id, "pod id"), "logs"]
-    return _log_call(ctx, operation, parts, f"pod {pod_id!r}", query, cursor)
+    return _log_call(api, operation, parts, f"pod {pod_id!r}", query, cursor)
 
 
 def _worker_call(
-    ctx: Context,
+    api: V2,
     operation: str,
     endpoint_id: str,
     worker_id: str,
@@ -237,12 +236,13 @@ def _worker_call(
     eid, wid = ident(endpoint_id, "endpoint id"), ident(worker_id, "worker id")
     subject = f"worker {worker_id!r} of endpoint {endpoint_id!r}"
     return _log_call(
-        ctx, operation, ["serverless", eid, "workers", wid, "logs"], subject, query, cursor
+        api, operation, ["serverless", eid, "workers", wid, "logs"], subject, query, cursor
     )
 
 
 def pod_logs(
     ctx: Context,
+    api: V2,
     pod_id: str,
     *,
     tail: int | None = None,
@@ -257,12 +257,13 @@ def pod_logs(
     A service that holds the stream open for newer lines has sent what it had once the
     stream stays quiet ``quiet`` seconds; ``follow_logs`` keeps reading instead.
     """
-    call = _pod_call(ctx, "pods.logs", pod_id, (tail, since, source))
+    call = _pod_call(api, "pods.logs", pod_id, (tail, since, source))
     return (yield from _read(ctx, call, _quiet("pods.logs", quiet)))
 
 
 def follow_pod_logs(
     ctx: Context,
+    api: V2,
     pod_id: str,
     *,
     tail: int | None = None,
@@ -272,16 +273,17 @@ def follow_pod_logs(
 ) -> Flow[None]:
     """The pod's log lines as they come, starting like ``logs``; ends when the caller
     stops iterating or sets ``stop`` (a ``threading.Event``), or when the pod is gone."""
-    first = _pod_call(ctx, "pods.follow_logs", pod_id, (tail, since, source))
+    first = _pod_call(api, "pods.follow_logs", pod_id, (tail, since, source))
 
     def resume(cursor: str) -> Call:
-        return _pod_call(ctx, "pods.follow_logs", pod_id, (None, None, source), cursor)
+        return _pod_call(api, "pods.follow_logs", pod_id, (None, None, source), cursor)
 
     return _follow(ctx, first, resume, stop)
 
 
 def worker_logs(
     ctx: Context,
+    api: V2,
     endpoint_id: str,
     worker_id: str,
     *,
@@ -293,12 +295,13 @@ def worker_logs(
     """A serverless worker's log lines now (``endpoints.workers`` lists the workers);
     ``tail``, ``since``, ``source`` and ``quiet`` as for ``pods.logs``."""
     op = "endpoints.worker_logs"
-    call = _worker_call(ctx, op, endpoint_id, worker_id, (tail, since, source))
+    call = _worker_call(api, op, endpoint_id, worker_id, (tail, since, source))
     return (yield from _read(ctx, call, _quiet(op, quiet)))
 
 
 def follow_worker_logs(
     ctx: Context,
+    api: V2,
     endpoint_id: str,
     worker_id: str,
     *,
@@ -310,59 +313,15 @@ def follow_worker_logs(
     """A worker's log lines as they come, like ``pods.follow_logs``; ends when the
     worker is gone (the service keeps a worker's log only while it lives)."""
     op = "endpoints.follow_worker_logs"
-    first = _worker_call(ctx, op, endpoint_id, worker_id, (tail, since, source))
+    first = _worker_call(api, op, endpoint_id, worker_id, (tail, since, source))
 
     def resume(cursor: str) -> Call:
-        return _worker_call(ctx, op, endpoint_id, worker_id, (None, None, source), cursor)
+        return _worker_call(api, op, endpoint_id, worker_id, (None, None, source), cursor)
 
     return _follow(ctx, first, resume, stop)
 
 
-# ---- the sync and async methods of a follower -------------------------------------------
-
-
-class _SyncIterating(Protocol):
-    _ctx: Context
-
-    def _iterate(self, flow: Flow[None]) -> Iterator[Any]: ...
-
-
-class _AsyncIterating(Protocol):
-    _ctx: Context
-
-    def _iterate(self, flow: Flow[None]) -> AsyncIterator[Any]: ...
-
-
-def following(
-    operation: Callable[Concatenate[Context, P], Flow[None]],
-) -> Callable[Concatenate[SyncResource, P], Iterator[LogEvent]]:
-    """A sync method iterating ``operation``'s lines (arguments checked at the call)."""
-
-    def method(self: SyncResource, /, *args: P.args, **kwargs: P.kwargs) -> Iterator[LogEvent]:
-        client = cast(_SyncIterating, self._client)
-        return cast(Iterator[LogEvent], client._iterate(operation(client._ctx, *args, **kwargs)))
-
-    adopt(method, operation, awaited=False)
-    method.__signature__ = method.__signature__.replace(  # type: ignore[attr-defined]
-        return_annotation="Iterator[LogEvent]"
-    )
-    return method
-
-
-def afollowing(
-    operation: Callable[Concatenate[Context, P], Flow[None]],
-) -> Callable[Concatenate[AsyncResource, P], AsyncIterator[LogEvent]]:
-    """An async method: ``async for line in ...`` over ``operation``'s lines."""
-
-    def method(
-        self: AsyncResource, /, *args: P.args, **kwargs: P.kwargs
-    ) -> AsyncIterator[LogEvent]:
-        client = cast(_AsyncIterating, self._client)
-        flow = operation(client._ctx, *args, **kwargs)
-        return cast(AsyncIterator[LogEvent], client._iterate(flow))
-
-    adopt(method, operation, awaited=False)
-    method.__signature__ = method.__signature__.replace(  # type: ignore[attr-defined]
-        return_annotation="AsyncIterator[LogEvent]"
-    )
-    return method
+def as_line(item: Any) -> LogEvent:
+    """What a follower emits: one log line."""
+    line: LogEvent = item
+    return line

@@ -17,13 +17,51 @@ from nbext.models import (
 )
 
 from .._flows import Context, Flow
-from . import rest_v2, shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import UpdateMethod, given, ident, json_body, management_call, many, one, update_call
+from .._twins import Resource, awaiting, blocking
+from . import rest_v2
+from .rest import V1, V2
+from .wire import Reader, UpdateMethod, given, ident, json_body, management_call, many, one
+
+
+class NetworkVolumesV2(V2):
+    """Network volumes over REST v2: at ``network-volumes``, v1's keywords spelt the v2 way."""
+
+    def __init__(self) -> None:
+        self.path = "network-volumes"
+        self.one: Reader[NetworkVolume] = rest_v2.VOLUME
+        self.many: Reader[list[NetworkVolume]] = rest_v2.VOLUMES
+
+    def create_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        op = "network_volumes.create"
+        allowed = ("name", "size", "dataCenterId")
+        v1 = rest_v2.checked(NetworkVolumeCreateInput, op, fields, allowed)
+        v2 = {"name": v1["name"], "size": v1["size"], "dataCenter": v1["dataCenterId"]}
+        return rest_v2.body(op, v2, extra)
+
+    def update_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        op = "network_volumes.update"
+        v1 = rest_v2.checked(NetworkVolumeUpdateInput, op, fields, ("name", "size"))
+        return rest_v2.body(op, v1, extra)
+
+
+class NetworkVolumesV1(V1, NetworkVolumesV2):
+    """Network volumes over REST v1: at ``networkvolumes``, v1's own bodies."""
+
+    def __init__(self) -> None:
+        self.path = "networkvolumes"
+        self.one = one(NetworkVolume)
+        self.many = many(NetworkVolume)
+
+    def create_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        return json_body(NetworkVolumeCreateInput, "network_volumes.create", fields, extra)
+
+    def update_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        return json_body(NetworkVolumeUpdateInput, "network_volumes.update", fields, extra)
 
 
 def create(
     ctx: Context,
+    api: NetworkVolumesV2,
     *,
     name: str,
     size: int,
@@ -35,63 +73,29 @@ def create(
     Bad values raise BadRequest before anything is sent; a create that may have reached
     the service is not re-sent (it could make, and bill, two volumes).
     """
-    if ctx.management_api == "v2":
-        op = "network_volumes.create"
-        v1 = rest_v2.checked(
-            NetworkVolumeCreateInput,
-            op,
-            given(locals(), skip=["op"]),
-            ("name", "size", "dataCenterId"),
-        )
-        fields = {"name": v1["name"], "size": v1["size"], "dataCenter": v1["dataCenterId"]}
-        payload = rest_v2.body(op, fields, extra_body)
-        subject = "a new network volume"
-        return (
-            yield from rest_v2.send(
-                ctx, "POST", ["network-volumes"], op, subject, rest_v2.VOLUME, payload=payload
-            )
-        )
-    body = json_body(
-        NetworkVolumeCreateInput, "network_volumes.create", given(locals()), extra_body
-    )
-    call = management_call(
-        "POST", ["networkvolumes"], "network_volumes.create", "a new network volume", body=body
-    )
-    return (yield from shapes.fetch(ctx, call, one(NetworkVolume)))
+    body = api.create_body(given(locals()), extra_body)
+    op = "network_volumes.create"
+    call = management_call("POST", [api.path], op, "a new network volume", body=body)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
-def list_volumes(ctx: Context) -> Flow[list[NetworkVolume]]:
+def list_volumes(ctx: Context, api: NetworkVolumesV2) -> Flow[list[NetworkVolume]]:
     """The account's network volumes."""
-    if ctx.management_api == "v2":
-        op, subject = "network_volumes.list", "network volumes"
-        return (
-            yield from rest_v2.send(ctx, "GET", ["network-volumes"], op, subject, rest_v2.VOLUMES)
-        )
-    call = management_call("GET", ["networkvolumes"], "network_volumes.list", "network volumes")
-    return (yield from shapes.fetch(ctx, call, many(NetworkVolume)))
+    call = management_call("GET", [api.path], "network_volumes.list", "network volumes")
+    return (yield from api.fetch(ctx, call, api.many))
 
 
-def get(ctx: Context, network_volume_id: str) -> Flow[NetworkVolume]:
+def get(ctx: Context, api: NetworkVolumesV2, network_volume_id: str) -> Flow[NetworkVolume]:
     """One network volume by id (NotFound if there is none)."""
     vid = ident(network_volume_id, "network volume id")
-    if ctx.management_api == "v2":
-        op, subject = "network_volumes.get", f"network volume {network_volume_id!r}"
-        return (
-            yield from rest_v2.send(
-                ctx, "GET", ["network-volumes", vid], op, subject, rest_v2.VOLUME
-            )
-        )
-    call = management_call(
-        "GET",
-        ["networkvolumes", vid],
-        "network_volumes.get",
-        f"network volume {network_volume_id!r}",
-    )
-    return (yield from shapes.fetch(ctx, call, one(NetworkVolume)))
+    subject = f"network volume {network_volume_id!r}"
+    call = management_call("GET", [api.path, vid], "network_volumes.get", subject)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
 def update(
     ctx: Context,
+    api: NetworkVolumesV2,
     network_volume_id: str,
     *,
     name: str | None = None,
@@ -104,38 +108,22 @@ def update(
     ``method="POST"`` sends the synonym ``POST /networkvolumes/{id}/update``.
     """
     vid = ident(network_volume_id, "network volume id")
-    fields = given(locals(), skip=["network_volume_id", "vid"])
+    body = api.update_body(given(locals(), skip=["network_volume_id", "vid"]), extra_body)
     subject = f"network volume {network_volume_id!r}"
-    if ctx.management_api == "v2":
-        op = "network_volumes.update"
-        v1 = rest_v2.checked(NetworkVolumeUpdateInput, op, fields, ("name", "size"))
-        payload = rest_v2.body(op, v1, extra_body)
-        return (
-            yield from rest_v2.send(
-                ctx, "PATCH", ["network-volumes", vid], op, subject, rest_v2.VOLUME, payload=payload
-            )
-        )
-    body = json_body(NetworkVolumeUpdateInput, "network_volumes.update", fields, extra_body)
-    call = update_call(method, ["networkvolumes", vid], "network_volumes.update", subject, body)
-    return (yield from shapes.fetch(ctx, call, one(NetworkVolume)))
+    call = api.update_call(method, [api.path, vid], "network_volumes.update", subject, body)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
-def delete(ctx: Context, network_volume_id: str) -> Flow[None]:
+def delete(ctx: Context, api: NetworkVolumesV2, network_volume_id: str) -> Flow[None]:
     """Delete a network volume and its data."""
     vid = ident(network_volume_id, "network volume id")
-    if ctx.management_api == "v2":
-        op, subject = "network_volumes.delete", f"network volume {network_volume_id!r}"
-        return (yield from rest_v2.delete(ctx, ["network-volumes", vid], op, subject))
-    call = management_call(
-        "DELETE",
-        ["networkvolumes", vid],
-        "network_volumes.delete",
-        f"network volume {network_volume_id!r}",
+    subject = f"network volume {network_volume_id!r}"
+    yield from api.delete(
+        ctx, management_call("DELETE", [api.path, vid], "network_volumes.delete", subject)
     )
-    yield from shapes.delete(ctx, call)
 
 
-class NetworkVolumes(SyncResource):
+class NetworkVolumes(Resource):
     """``client.network_volumes``: create, list, get, update, delete."""
 
     create = blocking(create)
@@ -145,7 +133,7 @@ class NetworkVolumes(SyncResource):
     delete = blocking(delete)
 
 
-class AsyncNetworkVolumes(AsyncResource):
+class AsyncNetworkVolumes(Resource):
     """``client.network_volumes`` of an ``AsyncClient``: ``NetworkVolumes``' methods, awaited."""
 
     create = awaiting(create)

@@ -29,10 +29,12 @@ from nbext.models import (
 
 from .._flows import Context, Flow
 from .._retry import Kind
-from . import rest_v2, shapes
-from .logs import afollowing, follow_pod_logs, following, pod_logs
-from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .._twins import Resource, aiterating, awaiting, blocking, iterating
+from . import rest_v2
+from .logs import as_line, follow_pod_logs, pod_logs
+from .rest import V1, V2
 from .wire import (
+    Reader,
     UpdateMethod,
     as_list,
     given,
@@ -43,12 +45,97 @@ from .wire import (
     maybe,
     one,
     query,
-    update_call,
 )
+
+
+class PodsV2(V2):
+    """Pods over REST v2: v1's keywords spelt the v2 way, v1's filters applied here."""
+
+    def __init__(self) -> None:
+        self.one: Reader[Pod] = rest_v2.POD
+
+    def create_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        op = "pods.create"
+        v1 = rest_v2.checked(PodCreateInput, op, fields, rest_v2.POD_CREATE_FIELDS)
+        return rest_v2.body(op, rest_v2.pod_create_body(op, v1), extra)
+
+    def update_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        op = "pods.update"
+        v1 = rest_v2.checked(PodUpdateInput, op, fields, rest_v2.POD_UPDATE_FIELDS)
+        return rest_v2.body(op, rest_v2.pod_update_body(op, v1), extra)
+
+    def listing(
+        self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
+    ) -> Flow[list[Pod]]:
+        rest_v2.pods_matching("pods.list", [], fields)  # refuses before sending
+        call = self.v2_call("GET", ["pods"], "pods.list", "pods")
+        pods = yield from self.fetch(ctx, call, rest_v2.PODS)
+        pods = rest_v2.pods_matching("pods.list", pods, fields)
+        return (yield from rest_v2.with_gpu_names(ctx, "pods.list", pods))
+
+    def get(
+        self,
+        ctx: Context,
+        pid: str,
+        subject: str,
+        fields: dict[str, Any],
+        params: list[tuple[str, str]],
+    ) -> Flow[Pod]:
+        rest_v2.pods_matching("pods.get", [], fields)
+        pod = yield from self.fetch(
+            ctx, self.v2_call("GET", ["pods", pid], "pods.get", subject), rest_v2.POD
+        )
+        [pod] = yield from rest_v2.with_gpu_names(ctx, "pods.get", [pod])
+        return pod
+
+    def action(self, ctx: Context, pod_id: str, action: str, kind: Kind) -> Flow[Pod | None]:
+        """``POST /v2/pods/{id}/action``; ``terminate`` answers 204 (no record)."""
+        pid = ident(pod_id, "pod id")
+        if action == "reset":
+            raise rest_v2.no_reset(pod_id)
+        return (yield from rest_v2.pod_action(ctx, pid, action))
+
+
+class PodsV1(V1, PodsV2):
+    """Pods over REST v1: its own bodies, filters and action paths."""
+
+    def __init__(self) -> None:
+        self.one = one(Pod)
+
+    def create_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        return json_body(PodCreateInput, "pods.create", fields, extra)
+
+    def update_body(self, fields: dict[str, Any], extra: Mapping[str, Any] | None) -> bytes:
+        return json_body(PodUpdateInput, "pods.update", fields, extra)
+
+    def listing(
+        self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
+    ) -> Flow[list[Pod]]:
+        call = management_call("GET", ["pods"], "pods.list", "pods", query=params)
+        return (yield from self.fetch(ctx, call, many(Pod)))
+
+    def get(
+        self,
+        ctx: Context,
+        pid: str,
+        subject: str,
+        fields: dict[str, Any],
+        params: list[tuple[str, str]],
+    ) -> Flow[Pod]:
+        call = management_call("GET", ["pods", pid], "pods.get", subject, query=params)
+        return (yield from self.fetch(ctx, call, one(Pod)))
+
+    def action(self, ctx: Context, pod_id: str, action: str, kind: Kind) -> Flow[Pod | None]:
+        pid = ident(pod_id, "pod id")
+        call = management_call(
+            "POST", ["pods", pid, action], f"pods.{action}", f"pod {pod_id!r}", kind=kind
+        )
+        return (yield from self.fetch(ctx, call, maybe(Pod)))
 
 
 def create(
     ctx: Context,
+    api: PodsV2,
     *,
     image_name: str | None = None,
     name: str | None = None,
@@ -93,23 +180,14 @@ def create(
     refuses stop and reset. Bad values raise BadRequest before anything is sent; a create
     that may have reached the service is never sent again (it could rent two pods).
     """
-    if ctx.management_api == "v2":
-        fields = given(locals())
-        op = "pods.create"
-        v1 = rest_v2.checked(PodCreateInput, op, fields, rest_v2.POD_CREATE_FIELDS)
-        payload = rest_v2.body(op, rest_v2.pod_create_body(op, v1), extra_body)
-        return (
-            yield from rest_v2.send(
-                ctx, "POST", ["pods"], op, "a new pod", rest_v2.POD, payload=payload
-            )
-        )
-    body = json_body(PodCreateInput, "pods.create", given(locals()), extra_body)
+    body = api.create_body(given(locals()), extra_body)
     call = management_call("POST", ["pods"], "pods.create", "a new pod", body=body)
-    return (yield from shapes.fetch(ctx, call, one(Pod)))
+    return (yield from api.fetch(ctx, call, api.one))
 
 
 def list_pods(
     ctx: Context,
+    api: PodsV2,
     *,
     compute_type: ComputeType | str | None = None,
     cpu_flavor_id: str | Sequence[str] | None = None,
@@ -140,18 +218,12 @@ def list_pods(
     for key in ("cpu_flavor_id", "data_center_id", "gpu_type_id"):
         if key in fields:
             fields[key] = as_list(fields[key])
-    params = query(PodListQuery, "pods.list", fields)
-    if ctx.management_api == "v2":
-        rest_v2.pods_matching("pods.list", [], fields)  # refuses before sending
-        pods = yield from rest_v2.send(ctx, "GET", ["pods"], "pods.list", "pods", rest_v2.PODS)
-        pods = rest_v2.pods_matching("pods.list", pods, fields)
-        return (yield from rest_v2.with_gpu_names(ctx, "pods.list", pods))
-    call = management_call("GET", ["pods"], "pods.list", "pods", query=params)
-    return (yield from shapes.fetch(ctx, call, many(Pod)))
+    return (yield from api.listing(ctx, fields, query(PodListQuery, "pods.list", fields)))
 
 
 def get(
     ctx: Context,
+    api: PodsV2,
     pod_id: str,
     *,
     include_machine: bool = False,
@@ -162,19 +234,14 @@ def get(
 ) -> Flow[Pod]:
     """One pod by id (NotFound if there is none; a serverless worker needs ``include_workers``)."""
     pid = ident(pod_id, "pod id")
-    params = query(PodIncludes, "pods.get", given(locals(), skip=["pod_id", "pid"]))
-    if ctx.management_api == "v2":
-        rest_v2.pods_matching("pods.get", [], given(locals(), skip=["pod_id", "pid", "params"]))
-        subject = f"pod {pod_id!r}"
-        pod = yield from rest_v2.send(ctx, "GET", ["pods", pid], "pods.get", subject, rest_v2.POD)
-        [pod] = yield from rest_v2.with_gpu_names(ctx, "pods.get", [pod])
-        return pod
-    call = management_call("GET", ["pods", pid], "pods.get", f"pod {pod_id!r}", query=params)
-    return (yield from shapes.fetch(ctx, call, one(Pod)))
+    fields = given(locals(), skip=["pod_id", "pid"])
+    params = query(PodIncludes, "pods.get", fields)
+    return (yield from api.get(ctx, pid, f"pod {pod_id!r}", fields, params))
 
 
 def update(
     ctx: Context,
+    api: PodsV2,
     pod_id: str,
     *,
     name: str | None = None,
@@ -200,70 +267,46 @@ def update(
     """
     pid = ident(pod_id, "pod id")
     fields = given(locals(), skip=["pod_id", "pid"])
-    if ctx.management_api == "v2":
-        op = "pods.update"
-        v1 = rest_v2.checked(PodUpdateInput, op, fields, rest_v2.POD_UPDATE_FIELDS)
-        payload = rest_v2.body(op, rest_v2.pod_update_body(op, v1), extra_body)
-        subject = f"pod {pod_id!r}"
-        return (
-            yield from rest_v2.send(
-                ctx, "PATCH", ["pods", pid], op, subject, rest_v2.POD, payload=payload
-            )
-        )
-    body = json_body(PodUpdateInput, "pods.update", fields, extra_body)
-    call = update_call(method, ["pods", pid], "pods.update", f"pod {pod_id!r}", body)
-    return (yield from shapes.fetch(ctx, call, one(Pod)))
+    body = api.update_body(fields, extra_body)
+    call = api.update_call(method, ["pods", pid], "pods.update", f"pod {pod_id!r}", body)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
-def delete(ctx: Context, pod_id: str) -> Flow[None]:
+def delete(ctx: Context, api: PodsV2, pod_id: str) -> Flow[None]:
     """Terminate a pod for good; it is gone (NotFound) afterwards."""
     pid = ident(pod_id, "pod id")
-    if ctx.management_api == "v2":
-        return (yield from rest_v2.delete(ctx, ["pods", pid], "pods.delete", f"pod {pod_id!r}"))
     call = management_call("DELETE", ["pods", pid], "pods.delete", f"pod {pod_id!r}")
-    yield from shapes.delete(ctx, call)
+    yield from api.delete(ctx, call)
 
 
-def _action(ctx: Context, pod_id: str, action: str, kind: Kind) -> Flow[Pod | None]:
-    pid = ident(pod_id, "pod id")
-    if ctx.management_api == "v2":
-        if action == "reset":
-            raise rest_v2.no_reset(pod_id)
-        return (yield from rest_v2.pod_action(ctx, pid, action))
-    call = management_call(
-        "POST", ["pods", pid, action], f"pods.{action}", f"pod {pod_id!r}", kind=kind
-    )
-    return (yield from shapes.fetch(ctx, call, maybe(Pod)))
-
-
-def start(ctx: Context, pod_id: str) -> Flow[Pod | None]:
+def start(ctx: Context, api: PodsV2, pod_id: str) -> Flow[Pod | None]:
     """Start (or resume) a stopped pod: it becomes RUNNING.
 
     Returns the pod when the service sends it (the reference declares no body), else
     None. Retried like a GET: starting a pod twice leaves it as starting it once.
     """
-    return (yield from _action(ctx, pod_id, "start", Kind.IDEMPOTENT))
+    return (yield from api.action(ctx, pod_id, "start", Kind.IDEMPOTENT))
 
 
-def stop(ctx: Context, pod_id: str) -> Flow[Pod | None]:
+def stop(ctx: Context, api: PodsV2, pod_id: str) -> Flow[Pod | None]:
     """Stop a pod: it becomes EXITED and stops costing GPU time (BadRequest if locked).
 
     Returns the pod when the service sends it, else None. Retried like a GET: stopping
     twice leaves the pod as stopping once.
     """
-    return (yield from _action(ctx, pod_id, "stop", Kind.IDEMPOTENT))
+    return (yield from api.action(ctx, pod_id, "stop", Kind.IDEMPOTENT))
 
 
-def restart(ctx: Context, pod_id: str) -> Flow[Pod | None]:
+def restart(ctx: Context, api: PodsV2, pod_id: str) -> Flow[Pod | None]:
     """Restart a pod's container; it is RUNNING again with a new ``last_started_at``.
 
     Returns the pod when the service sends it, else None. Never re-sent once it may
     have reached the service: a second restart would kill what the first one started.
     """
-    return (yield from _action(ctx, pod_id, "restart", Kind.SUBMIT))
+    return (yield from api.action(ctx, pod_id, "restart", Kind.SUBMIT))
 
 
-def reset(ctx: Context, pod_id: str) -> Flow[Pod | None]:
+def reset(ctx: Context, api: PodsV2, pod_id: str) -> Flow[Pod | None]:
     """Reset a pod: its container disk is wiped and it starts afresh (BadRequest if locked).
 
     Returns the pod when the service sends it, else None. Never re-sent once it may
@@ -271,10 +314,10 @@ def reset(ctx: Context, pod_id: str) -> Flow[Pod | None]:
     reset: over v2 it is refused before sending, saying what does the same
     (``update`` of a container field, e.g. the pod's own ``image_name``).
     """
-    return (yield from _action(ctx, pod_id, "reset", Kind.SUBMIT))
+    return (yield from api.action(ctx, pod_id, "reset", Kind.SUBMIT))
 
 
-class Pods(SyncResource):
+class Pods(Resource):
     """``client.pods``: create, list, get, update, delete, start, stop, restart, reset."""
 
     create = blocking(create)
@@ -287,10 +330,10 @@ class Pods(SyncResource):
     restart = blocking(restart)
     reset = blocking(reset)
     logs = blocking(pod_logs)
-    follow_logs = following(follow_pod_logs)
+    follow_logs = iterating(follow_pod_logs, each=as_line)
 
 
-class AsyncPods(AsyncResource):
+class AsyncPods(Resource):
     """``client.pods`` of an ``AsyncClient``: ``Pods``' methods, awaited."""
 
     create = awaiting(create)
@@ -303,4 +346,4 @@ class AsyncPods(AsyncResource):
     restart = awaiting(restart)
     reset = awaiting(reset)
     logs = awaiting(pod_logs)
-    follow_logs = afollowing(follow_pod_logs)
+    follow_logs = aiterating(follow_pod_logs, each=as_line)

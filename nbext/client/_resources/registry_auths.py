@@ -15,13 +15,33 @@ from pydantic import SecretStr
 from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
 
 from .._flows import Context, Flow
-from . import rest_v2, shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import given, ident, json_body, management_call, many, one
+from .._twins import Resource, awaiting, blocking
+from . import rest_v2
+from .rest import V1, V2
+from .wire import Reader, given, ident, json_body, management_call, many, one
+
+
+class RegistryAuthsV2(V2):
+    """Registry auths over REST v2: at ``registries``, read as v1's records."""
+
+    def __init__(self) -> None:
+        self.path = "registries"
+        self.one: Reader[ContainerRegistryAuth] = rest_v2.REGISTRY
+        self.many: Reader[list[ContainerRegistryAuth]] = rest_v2.REGISTRIES
+
+
+class RegistryAuthsV1(V1, RegistryAuthsV2):
+    """Registry auths over REST v1: at ``containerregistryauth``."""
+
+    def __init__(self) -> None:
+        self.path = "containerregistryauth"
+        self.one = one(ContainerRegistryAuth)
+        self.many = many(ContainerRegistryAuth)
 
 
 def create(
     ctx: Context,
+    api: RegistryAuthsV2,
     *,
     name: str,
     username: str,
@@ -32,69 +52,34 @@ def create(
     body = json_body(
         ContainerRegistryAuthCreateInput, "registry_auths.create", given(locals()), extra_body
     )
-    if ctx.management_api == "v2":
-        op, subject = "registry_auths.create", "a new container registry auth"
-        return (
-            yield from rest_v2.send(
-                ctx, "POST", ["registries"], op, subject, rest_v2.REGISTRY, payload=body
-            )
-        )
-    call = management_call(
-        "POST",
-        ["containerregistryauth"],
-        "registry_auths.create",
-        "a new container registry auth",
-        body=body,
-    )
-    return (yield from shapes.fetch(ctx, call, one(ContainerRegistryAuth)))
+    subject = "a new container registry auth"
+    call = management_call("POST", [api.path], "registry_auths.create", subject, body=body)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
-def list_auths(ctx: Context) -> Flow[list[ContainerRegistryAuth]]:
+def list_auths(ctx: Context, api: RegistryAuthsV2) -> Flow[list[ContainerRegistryAuth]]:
     """The account's registry auths (ids and names, never credentials)."""
-    if ctx.management_api == "v2":
-        op, subject = "registry_auths.list", "container registry auths"
-        return (
-            yield from rest_v2.send(ctx, "GET", ["registries"], op, subject, rest_v2.REGISTRIES)
-        )
-    call = management_call(
-        "GET", ["containerregistryauth"], "registry_auths.list", "container registry auths"
-    )
-    return (yield from shapes.fetch(ctx, call, many(ContainerRegistryAuth)))
+    call = management_call("GET", [api.path], "registry_auths.list", "container registry auths")
+    return (yield from api.fetch(ctx, call, api.many))
 
 
-def get(ctx: Context, auth_id: str) -> Flow[ContainerRegistryAuth]:
+def get(ctx: Context, api: RegistryAuthsV2, auth_id: str) -> Flow[ContainerRegistryAuth]:
     """One registry auth by id (NotFound if there is none)."""
     aid = ident(auth_id, "container registry auth id")
-    if ctx.management_api == "v2":
-        op, subject = "registry_auths.get", f"container registry auth {auth_id!r}"
-        return (
-            yield from rest_v2.send(ctx, "GET", ["registries", aid], op, subject, rest_v2.REGISTRY)
-        )
-    call = management_call(
-        "GET",
-        ["containerregistryauth", aid],
-        "registry_auths.get",
-        f"container registry auth {auth_id!r}",
-    )
-    return (yield from shapes.fetch(ctx, call, one(ContainerRegistryAuth)))
+    subject = f"container registry auth {auth_id!r}"
+    call = management_call("GET", [api.path, aid], "registry_auths.get", subject)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
-def delete(ctx: Context, auth_id: str) -> Flow[None]:
+def delete(ctx: Context, api: RegistryAuthsV2, auth_id: str) -> Flow[None]:
     """Delete a registry auth."""
     aid = ident(auth_id, "container registry auth id")
-    if ctx.management_api == "v2":
-        op, subject = "registry_auths.delete", f"container registry auth {auth_id!r}"
-        return (yield from rest_v2.delete(ctx, ["registries", aid], op, subject))
-    call = management_call(
-        "DELETE",
-        ["containerregistryauth", aid],
-        "registry_auths.delete",
-        f"container registry auth {auth_id!r}",
-    )
-    yield from shapes.delete(ctx, call)
+    subject = f"container registry auth {auth_id!r}"
+    call = management_call("DELETE", [api.path, aid], "registry_auths.delete", subject)
+    yield from api.delete(ctx, call)
 
 
-class RegistryAuths(SyncResource):
+class RegistryAuths(Resource):
     """``client.registry_auths``: create, list, get, delete container registry auths."""
 
     create = blocking(create)
@@ -103,7 +88,7 @@ class RegistryAuths(SyncResource):
     delete = blocking(delete)
 
 
-class AsyncRegistryAuths(AsyncResource):
+class AsyncRegistryAuths(Resource):
     """``client.registry_auths`` of an ``AsyncClient``: ``RegistryAuths``' methods, awaited."""
 
     create = awaiting(create)

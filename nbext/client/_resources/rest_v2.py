@@ -1,4 +1,4 @@
-"""The existing resources over REST v2: v1's keywords in, v1-shaped records out.
+"""How the v2 version objects speak REST v2: v1's keywords in, v1-shaped records out.
 
 Callers keep the names they know (``image_name``, ``gpu_type_ids``, ``scaler_value``...)
 and the records they know (``nbext.models.Template``...), so code and DataFrames work the
@@ -20,7 +20,6 @@ import nbext.models as v1m
 from nbext.models import v2
 from nbext.models.v2.convert import container_to_v2, to_v1
 
-from .._calls import Call
 from .._errors import BadRequest
 from .._flows import Context, Flow
 from .._flows import send as send_call
@@ -29,11 +28,11 @@ from .wire import (
     M,
     Reader,
     encoded,
+    management_call,
     mapped,
     one,
     query,
     refused,
-    v2_call,
     wire_fields,
     wrapped,
 )
@@ -96,27 +95,6 @@ def readers(
     return mapped(one(model), convert), mapped(
         wrapped(model, key), lambda records: [convert(r) for r in records]
     )
-
-
-def send(
-    ctx: Context,
-    method: str,
-    parts: list[str],
-    operation: str,
-    subject: str,
-    read: Reader[T],
-    *,
-    payload: bytes | None = None,
-    query: list[tuple[str, str]] | None = None,
-) -> Flow[T]:
-    call: Call = v2_call(
-        ctx.management_api, method, parts, operation, subject, body=payload, query=query or ()
-    )
-    return (yield from shapes.fetch(ctx, call, read))
-
-
-def delete(ctx: Context, parts: list[str], operation: str, subject: str) -> Flow[None]:
-    yield from shapes.delete(ctx, v2_call(ctx.management_api, "DELETE", parts, operation, subject))
 
 
 # ---- templates --------------------------------------------------------------------------------
@@ -347,13 +325,8 @@ def no_reset(pod_id: str) -> BadRequest:
 def pod_action(ctx: Context, pod_id: str, action: str) -> Flow[v1m.Pod | None]:
     """``POST /v2/pods/{id}/action``; ``terminate`` answers 204 (no record)."""
     payload = encoded(f"pods.{action}", {"action": action})
-    call = v2_call(
-        ctx.management_api,
-        "POST",
-        ["pods", pod_id, "action"],
-        f"pods.{action}",
-        f"pod {pod_id!r}",
-        body=payload,
+    call = management_call(
+        "POST", ["pods", pod_id, "action"], f"pods.{action}", f"pod {pod_id!r}", body=payload
     )
     response = yield from send_call(ctx, call)
     if not response.content.strip():
@@ -408,7 +381,8 @@ ENDPOINT_FIELDS = (
 def gpu_catalog(ctx: Context, operation: str) -> Flow[list[v2.GpuType]]:
     """The service's GPU types (``/v2/catalog/gpus``): their pools, names and prices."""
     read = wrapped(v2.GpuType, "gpus")
-    return (yield from send(ctx, "GET", ["catalog", "gpus"], operation, "the GPU catalog", read))
+    call = management_call("GET", ["catalog", "gpus"], operation, "the GPU catalog")
+    return (yield from shapes.fetch(ctx, call, read))
 
 
 def gpu_pools(ctx: Context, operation: str) -> Flow[dict[str, list[str]]]:

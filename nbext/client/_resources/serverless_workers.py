@@ -10,25 +10,21 @@ from __future__ import annotations
 from nbext.models.v2 import Release, Worker
 
 from .._flows import Context, Flow
-from . import shapes
-from .wire import ident, v2_call, wrapped
+from .rest import V2
+from .wire import ident, wrapped
 
 
-def workers(ctx: Context, endpoint_id: str) -> Flow[list[Worker]]:
+def workers(ctx: Context, api: V2, endpoint_id: str) -> Flow[list[Worker]]:
     """The endpoint's workers now (an endpoint scaled to zero has none)."""
     eid = ident(endpoint_id, "endpoint id")
     subject = f"endpoint {endpoint_id!r}"
-    call = v2_call(
-        ctx.management_api, "GET", ["serverless", eid, "workers"], "endpoints.workers", subject
-    )
-    return (yield from shapes.fetch(ctx, call, wrapped(Worker, "workers")))
+    call = api.v2_call("GET", ["serverless", eid, "workers"], "endpoints.workers", subject)
+    return (yield from api.fetch(ctx, call, wrapped(Worker, "workers")))
 
 
-def releases(ctx: Context, endpoint_id: str) -> Flow[list[Release]]:
+def releases(ctx: Context, api: V2, endpoint_id: str) -> Flow[list[Release]]:
     """The endpoint's releases, newest first; ``diff`` says what each one changed."""
     eid = ident(endpoint_id, "endpoint id")
     subject = f"endpoint {endpoint_id!r}"
-    call = v2_call(
-        ctx.management_api, "GET", ["serverless", eid, "releases"], "endpoints.releases", subject
-    )
-    return (yield from shapes.fetch(ctx, call, wrapped(Release, "releases")))
+    call = api.v2_call("GET", ["serverless", eid, "releases"], "endpoints.releases", subject)
+    return (yield from api.fetch(ctx, call, wrapped(Release, "releases")))

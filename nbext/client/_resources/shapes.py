@@ -26,27 +26,22 @@ T = TypeVar("T")
 
 def fetch(ctx: Context, call: Call, read: Reader[T]) -> Flow[T]:
     """Send ``call`` (with the retries its kind allows) and read the answer."""
-    try:
-        response = yield from send(ctx, call)
-    except APIError as error:
-        if (told := retirement(ctx, call, error)) is None:
-            raise
-        raise told from None
+    response = yield from send(ctx, call)
     return read(call, response)
 
 
-def retirement(ctx: Context, call: Call, error: APIError) -> APIError | None:
+def retirement(call: Call, error: APIError) -> APIError | None:
     """``error`` retold, when it says the v1 interface itself is gone, not one record.
 
     410 Gone is what a retired interface answers. A 404 says the same only where no id
     is involved: a listing (``pods``, ``billing/pods``) exists as long as v1 does, so
     its 404 cannot mean a missing record. (An emulator serves v1 for good and never
-    answers either.)
+    answers either.) Asked only of a v1 client's answers (``rest.V1``).
     """
     path = call.path.split("?", 1)[0]
     listing = path.count("/") == 0 or path.startswith("billing/")
     gone = error.status == 410 or (error.status == 404 and listing)
-    if ctx.management_api != "v1" or not gone:
+    if not gone:
         return None
     return type(error)(
         f"{error.status} on {call.describe()}: the service's REST v1 management interface "
@@ -80,10 +75,6 @@ def delete(ctx: Context, call: Call) -> Flow[None]:
                     raise
                 log.info("%s: 404 after a retry; an earlier attempt deleted it", call.describe())
                 return None
-            except APIError as error:
-                if (told := retirement(ctx, call, error)) is None:
-                    raise
-                raise told from None
             if effect is None:
                 return None
             try:

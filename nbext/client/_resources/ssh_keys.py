@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from .._calls import Answer, Call
 from .._errors import excerpt
 from .._flows import Context, Flow
-from . import shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
-from .wire import _json, _unreadable, refused, v2_call
+from .._twins import Resource, awaiting, blocking
+from .rest import V2
+from .wire import _json, _unreadable, refused
 
 PUBLIC_KEY = re.compile(r"(ssh|ecdsa|sk)-\S+ \S+([ \t][^\n\r]*)?")
 """The service's pattern for one key (``UpdateSshKeysRequest.keys``)."""
@@ -58,52 +58,52 @@ def _keys(call: Call, response: Answer) -> list[str]:
     return keys
 
 
-def _get(ctx: Context, operation: str) -> Flow[list[str]]:
-    call = v2_call(ctx.management_api, "GET", PATH, operation, "the account's SSH keys")
-    return (yield from shapes.fetch(ctx, call, _keys))
+def _get(ctx: Context, api: V2, operation: str) -> Flow[list[str]]:
+    call = api.v2_call("GET", PATH, operation, "the account's SSH keys")
+    return (yield from api.fetch(ctx, call, _keys))
 
 
-def list_keys(ctx: Context) -> Flow[list[str]]:
+def list_keys(ctx: Context, api: V2) -> Flow[list[str]]:
     """The account's SSH public keys."""
-    return (yield from _get(ctx, "ssh_keys.list"))
+    return (yield from _get(ctx, api, "ssh_keys.list"))
 
 
-def _put(ctx: Context, operation: str, keys: list[str]) -> Flow[list[str]]:
+def _put(ctx: Context, api: V2, operation: str, keys: list[str]) -> Flow[list[str]]:
     body = json.dumps({"keys": keys}, separators=(",", ":")).encode()
-    call = v2_call(ctx.management_api, "PUT", PATH, operation, "the account's SSH keys", body=body)
-    return (yield from shapes.fetch(ctx, call, _keys))
+    call = api.v2_call("PUT", PATH, operation, "the account's SSH keys", body=body)
+    return (yield from api.fetch(ctx, call, _keys))
 
 
-def set_keys(ctx: Context, keys: Sequence[str]) -> Flow[list[str]]:
+def set_keys(ctx: Context, api: V2, keys: Sequence[str]) -> Flow[list[str]]:
     """Replace the account's keys with ``keys`` (``[]`` removes them all); the new list.
 
     Pods created afterwards with SSH receive them; running pods keep the keys they have.
     """
     wanted = checked("ssh_keys.set", keys)
-    return (yield from _put(ctx, "ssh_keys.set", wanted))
+    return (yield from _put(ctx, api, "ssh_keys.set", wanted))
 
 
-def add(ctx: Context, key: str) -> Flow[list[str]]:
+def add(ctx: Context, api: V2, key: str) -> Flow[list[str]]:
     """Add one key (a key already there is not added twice); the new list."""
     (line,) = checked("ssh_keys.add", [key])
-    current = yield from _get(ctx, "ssh_keys.add")
+    current = yield from _get(ctx, api, "ssh_keys.add")
     if line in current:
         return current
-    return (yield from _put(ctx, "ssh_keys.add", [*current, line]))
+    return (yield from _put(ctx, api, "ssh_keys.add", [*current, line]))
 
 
-def remove(ctx: Context, key: str) -> Flow[list[str]]:
+def remove(ctx: Context, api: V2, key: str) -> Flow[list[str]]:
     """Remove one key (given as listed, or with another comment); the new list."""
     (line,) = checked("ssh_keys.remove", [key])
-    current = yield from _get(ctx, "ssh_keys.remove")
+    current = yield from _get(ctx, api, "ssh_keys.remove")
     material = line.split()[:2]
     kept = [k for k in current if k.split()[:2] != material]
     if kept == current:
         return current
-    return (yield from _put(ctx, "ssh_keys.remove", kept))
+    return (yield from _put(ctx, api, "ssh_keys.remove", kept))
 
 
-class SshKeys(SyncResource):
+class SshKeys(Resource):
     """``client.ssh_keys``: list, set, add, remove the account's SSH public keys."""
 
     list = blocking(list_keys)
@@ -112,7 +112,7 @@ class SshKeys(SyncResource):
     remove = blocking(remove)
 
 
-class AsyncSshKeys(AsyncResource):
+class AsyncSshKeys(Resource):
     """``client.ssh_keys`` of an ``AsyncClient``: ``SshKeys``' methods, awaited."""
 
     list = awaiting(list_keys)

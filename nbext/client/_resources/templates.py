@@ -19,9 +19,11 @@ from nbext.models import (
 )
 
 from .._flows import Context, Flow
-from . import rest_v2, shapes
-from .twins import AsyncResource, SyncResource, awaiting, blocking
+from .._twins import Resource, awaiting, blocking
+from . import rest_v2
+from .rest import V1, V2
 from .wire import (
+    Reader,
     UpdateMethod,
     given,
     ident,
@@ -30,12 +32,71 @@ from .wire import (
     many,
     one,
     query,
-    update_call,
 )
+
+
+class TemplatesV2(V2):
+    """Templates over REST v2: v1's keywords spelt the v2 way (``rest_v2``)."""
+
+    def __init__(self) -> None:
+        self.one: Reader[Template] = rest_v2.TEMPLATE
+
+    def body(
+        self,
+        model: type[TemplateCreateInput | TemplateUpdateInput],
+        op: str,
+        fields: dict[str, Any],
+        extra: Mapping[str, Any] | None,
+    ) -> bytes:
+        v1 = rest_v2.checked(model, op, fields, rest_v2.TEMPLATE_FIELDS)
+        return rest_v2.body(op, rest_v2.template_body(op, v1), extra)
+
+    def includes(self, params: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """What ``get`` sends of v1's ``include*`` flags: REST v2's record is one shape."""
+        return []
+
+    def listing(
+        self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
+    ) -> Flow[list[Template]]:
+        op = "templates.list"
+        if fields.get("include_public_templates"):
+            rest_v2.unfiltered(op, [("includePublicTemplates", "true")])
+        call = self.v2_call("GET", ["templates"], op, "templates")
+        found = yield from self.fetch(ctx, call, rest_v2.TEMPLATES)
+        if fields.get("include_runpod_templates"):
+            call = self.v2_call("GET", ["catalog", "templates"], op, "official templates")
+            found += yield from self.fetch(ctx, call, rest_v2.TEMPLATES)
+        return found
+
+
+class TemplatesV1(V1, TemplatesV2):
+    """Templates over REST v1: its own bodies and listing flags."""
+
+    def __init__(self) -> None:
+        self.one = one(Template)
+
+    def body(
+        self,
+        model: type[TemplateCreateInput | TemplateUpdateInput],
+        op: str,
+        fields: dict[str, Any],
+        extra: Mapping[str, Any] | None,
+    ) -> bytes:
+        return json_body(model, op, fields, extra)
+
+    def includes(self, params: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return params
+
+    def listing(
+        self, ctx: Context, fields: dict[str, Any], params: list[tuple[str, str]]
+    ) -> Flow[list[Template]]:
+        call = management_call("GET", ["templates"], "templates.list", "templates", query=params)
+        return (yield from self.fetch(ctx, call, many(Template)))
 
 
 def create(
     ctx: Context,
+    api: TemplatesV2,
     *,
     name: str,
     image_name: str,
@@ -59,23 +120,14 @@ def create(
     ``"8888/http"`` or ``"22/tcp"``. ``extra_body`` carries fields (wire names) newer
     than this version. Bad values raise BadRequest before anything is sent.
     """
-    if ctx.management_api == "v2":
-        fields = given(locals())
-        op = "templates.create"
-        v1 = rest_v2.checked(TemplateCreateInput, op, fields, rest_v2.TEMPLATE_FIELDS)
-        payload = rest_v2.body(op, rest_v2.template_body(op, v1), extra_body)
-        return (
-            yield from rest_v2.send(
-                ctx, "POST", ["templates"], op, "a new template", rest_v2.TEMPLATE, payload=payload
-            )
-        )
-    body = json_body(TemplateCreateInput, "templates.create", given(locals()), extra_body)
+    body = api.body(TemplateCreateInput, "templates.create", given(locals()), extra_body)
     call = management_call("POST", ["templates"], "templates.create", "a new template", body=body)
-    return (yield from shapes.fetch(ctx, call, one(Template)))
+    return (yield from api.fetch(ctx, call, api.one))
 
 
 def list_templates(
     ctx: Context,
+    api: TemplatesV2,
     *,
     include_endpoint_bound_templates: bool = False,
     include_public_templates: bool = False,
@@ -88,29 +140,13 @@ def list_templates(
     endpoint-bound ones included whatever the flag; ``include_runpod_templates`` adds
     its catalog's official templates; public ones it cannot list (refused).
     """
-    params = query(TemplateIncludes, "templates.list", given(locals()))
-    if ctx.management_api == "v2":
-        if include_public_templates:
-            rest_v2.unfiltered("templates.list", [("includePublicTemplates", "true")])
-        found = yield from rest_v2.send(
-            ctx, "GET", ["templates"], "templates.list", "templates", rest_v2.TEMPLATES
-        )
-        if include_runpod_templates:
-            found += yield from rest_v2.send(
-                ctx,
-                "GET",
-                ["catalog", "templates"],
-                "templates.list",
-                "official templates",
-                rest_v2.TEMPLATES,
-            )
-        return found
-    call = management_call("GET", ["templates"], "templates.list", "templates", query=params)
-    return (yield from shapes.fetch(ctx, call, many(Template)))
+    fields = given(locals())
+    return (yield from api.listing(ctx, fields, query(TemplateIncludes, "templates.list", fields)))
 
 
 def get(
     ctx: Context,
+    api: TemplatesV2,
     template_id: str,
     *,
     include_endpoint_bound_templates: bool = False,
@@ -120,21 +156,16 @@ def get(
     """One template by id (NotFound if there is none)."""
     tid = ident(template_id, "template id")
     params = query(TemplateIncludes, "templates.get", given(locals(), skip=["template_id", "tid"]))
-    if ctx.management_api == "v2":
-        subject = f"template {template_id!r}"
-        return (
-            yield from rest_v2.send(
-                ctx, "GET", ["templates", tid], "templates.get", subject, rest_v2.TEMPLATE
-            )
-        )
+    subject = f"template {template_id!r}"
     call = management_call(
-        "GET", ["templates", tid], "templates.get", f"template {template_id!r}", query=params
+        "GET", ["templates", tid], "templates.get", subject, query=api.includes(params)
     )
-    return (yield from shapes.fetch(ctx, call, one(Template)))
+    return (yield from api.fetch(ctx, call, api.one))
 
 
 def update(
     ctx: Context,
+    api: TemplatesV2,
     template_id: str,
     *,
     name: str | None = None,
@@ -161,33 +192,21 @@ def update(
     tid = ident(template_id, "template id")
     fields = given(locals(), skip=["template_id", "tid"])
     subject = f"template {template_id!r}"
-    if ctx.management_api == "v2":
-        op = "templates.update"
-        v1 = rest_v2.checked(TemplateUpdateInput, op, fields, rest_v2.TEMPLATE_FIELDS)
-        payload = rest_v2.body(op, rest_v2.template_body(op, v1), extra_body)
-        return (
-            yield from rest_v2.send(
-                ctx, "PATCH", ["templates", tid], op, subject, rest_v2.TEMPLATE, payload=payload
-            )
-        )
-    body = json_body(TemplateUpdateInput, "templates.update", fields, extra_body)
-    call = update_call(method, ["templates", tid], "templates.update", subject, body)
-    return (yield from shapes.fetch(ctx, call, one(Template)))
+    body = api.body(TemplateUpdateInput, "templates.update", fields, extra_body)
+    call = api.update_call(method, ["templates", tid], "templates.update", subject, body)
+    return (yield from api.fetch(ctx, call, api.one))
 
 
-def delete(ctx: Context, template_id: str) -> Flow[None]:
+def delete(ctx: Context, api: TemplatesV2, template_id: str) -> Flow[None]:
     """Delete a template (NotFound if there is none)."""
     tid = ident(template_id, "template id")
-    if ctx.management_api == "v2":
-        subject = f"template {template_id!r}"
-        return (yield from rest_v2.delete(ctx, ["templates", tid], "templates.delete", subject))
     call = management_call(
         "DELETE", ["templates", tid], "templates.delete", f"template {template_id!r}"
     )
-    yield from shapes.delete(ctx, call)
+    yield from api.delete(ctx, call)
 
 
-class Templates(SyncResource):
+class Templates(Resource):
     """``client.templates``: create, list, get, update, delete."""
 
     create = blocking(create)
@@ -197,7 +216,7 @@ class Templates(SyncResource):
     delete = blocking(delete)
 
 
-class AsyncTemplates(AsyncResource):
+class AsyncTemplates(Resource):
     """``client.templates`` of an ``AsyncClient``: ``Templates``' methods, awaited."""
 
     create = awaiting(create)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from nbext.models import explain
 
 from .._calls import Answer, Call, segment
-from .._config import DEFAULT_BASE_URL, ENV_BASE_URL, ManagementAPI
+from .._config import DEFAULT_BASE_URL, ENV_BASE_URL
 from .._errors import APIError, BadRequest, UnsupportedOperation, excerpt
 from .._retry import Kind
 
@@ -41,7 +41,7 @@ class QueryParams(Protocol):
     def to_params(self) -> list[tuple[str, str]]: ...
 
 
-NOT_FIELDS = frozenset({"ctx", "extra_body", "method"})
+NOT_FIELDS = frozenset({"ctx", "api", "extra_body", "method"})
 """Parameters of an operation that are not fields of its body or query."""
 
 
@@ -77,28 +77,6 @@ def management_call(
         management=True,
         subject=subject,
     )
-
-
-def v2_call(
-    api: ManagementAPI,
-    method: str,
-    parts: Sequence[str],
-    operation: str,
-    subject: str,
-    *,
-    query: Sequence[tuple[str, str]] = (),
-    body: bytes | None = None,
-    kind: Kind | None = None,
-) -> Call:
-    """One call of REST v2's management interface (``parts`` under the ``/v2`` base URL).
-
-    ``api`` is the client's ``ctx.management_api``: a client whose base URL speaks v1 has
-    no such path, so an operation that exists only in v2 is refused before sending, with
-    what to change, rather than sent to a v1 service that would answer 404.
-    """
-    if api != "v2":
-        raise needs_v2(operation)
-    return management_call(method, parts, operation, subject, query=query, body=body, kind=kind)
 
 
 def needs_v2(operation: str) -> UnsupportedOperation:

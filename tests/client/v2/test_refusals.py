@@ -133,3 +133,23 @@ def test_the_refusals_would_have_noticed_a_request() -> None:
 
     with pytest.raises(ConnectionError):
         attempt("sync", "v2", lambda c: c.pods.logs("p1"))
+
+
+PASTED_KEY: list[Callable[[Any], Any]] = [
+    lambda c: c.pods.logs("p1", source=KEY),
+    lambda c: c.pods.follow_logs("p1", source=KEY),
+    lambda c: c.endpoints.follow_worker_logs("e1", "w1", since=KEY),
+]
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+@pytest.mark.parametrize("call", PASTED_KEY, ids=["logs", "follow_logs", "follow_worker_logs"])
+def test_a_key_pasted_into_a_log_argument_is_masked_in_the_refusal(
+    flavour: str, call: Callable[[Any], Any]
+) -> None:
+    """Followers are made as every other method is, so their refusals are masked too."""
+    with pytest.raises(BadRequest) as caught:
+        attempt(flavour, "v2", call)
+    text = str(caught.value)
+    assert KEY not in text and KEY[-20:] not in text and "must be" in text
+    assert caught.value.__context__ is None and caught.value.sent is False

@@ -1,0 +1,318 @@
+"""Every sync/async pair of methods, made from one operation: the one twin mechanism.
+
+An operation is written once, as a flow builder (``_flows``): a function taking the
+client's flow context, then what the method is about, then the caller's arguments. A
+management resource is about its area's version object (``pods.create(ctx, api,
+...)``, ``_resources/rest``); a job handle about its subject, an endpoint id or a job's
+state (``_status(ctx, state)``). A class lists its operations::
+
+    class Pods(Resource):                   class Job(Twins):
+        create = blocking(pods.create)          status = blocking(_status)
+
+    class AsyncPods(Resource):              class AsyncJob(Twins):
+        create = awaiting(pods.create)          status = awaiting(_status)
+
+``blocking`` runs the flow with the client's blocking driver, ``awaiting`` awaits the
+async one, ``iterating``/``aiterating`` hand out what the flow emits as it comes (log
+lines, stream chunks), ``local`` makes what needs no request; ``then`` turns a flow's
+value into what a handle hands back (a ``Job`` or an ``AsyncJob``). Every method keeps
+its operation's signature and docstring (for ``help()``, and for type checkers through
+``ParamSpec``), so the twins cannot differ in what they accept, send, or return; and
+every method masks the client's key in a local refusal, so none can forget to.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncGenerator, Callable, Coroutine, Generator
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, overload
+
+from ._errors import APIError
+from ._flows import Context, Flow
+
+P = ParamSpec("P")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class SyncDriver(Protocol):
+    """What a sync twin needs of its client: the flow context and a blocking driver."""
+
+    _ctx: Context
+
+    def _run(self, flow: Flow[T]) -> T: ...
+
+    def _iterate(self, flow: Flow[None]) -> Generator[Any, None, None]: ...
+
+
+class AsyncDriver(Protocol):
+    """What an async twin needs of its client: the flow context and an async driver."""
+
+    _ctx: Context
+
+    async def _run(self, flow: Flow[T]) -> T: ...
+
+    def _iterate(self, flow: Flow[None]) -> AsyncGenerator[Any, None]: ...
+
+
+class Twins:
+    """A class whose methods are made here: a resource of a client, or a handle.
+
+    ``_client`` is the client whose driver runs the flows; ``_about`` is what the
+    operations take after the flow context (a resource's version object, a handle's
+    subject). Each method is named for its attribute, so tracebacks and ``help`` read
+    right.
+    """
+
+    _client: Any
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        for name, value in vars(cls).items():
+            if callable(value) and getattr(value, "_operation", None) is not None:
+                value.__name__ = name
+                value.__qualname__ = f"{cls.__qualname__}.{name}"
+
+    def _about(self) -> tuple[Any, ...]:
+        return ()
+
+
+class Resource(Twins):
+    """One area of the management interface on a client (``client.pods``...).
+
+    Its operations are about the area's version object (``_resources/rest``), chosen
+    when the client is made: what differs between REST v2 and v1 is asked of it.
+    """
+
+    def __init__(self, client: SyncDriver | AsyncDriver, api: object) -> None:
+        self._client = client
+        self._api = api
+
+    def _about(self) -> tuple[object]:
+        return (self._api,)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self._client!r}>"
+
+
+# ---- the one way a method is made ----------------------------------------------------------
+
+
+def _masked(error: APIError, ctx: Context) -> APIError | None:
+    """A local refusal that quotes the client's own key (pasted into a field), masked.
+
+    Refusals are decided before any request, without the key at hand, and some quote
+    the input (the value of a choice); the key must still never show in an error.
+    """
+    if error.sent or ctx.secret is None:
+        return None
+    text = str(error)
+    masked = ctx.secret.redact(text)
+    if masked == text:
+        return None
+    return type(error)(masked, status=error.status, sent=False)
+
+
+def _start(self: Twins, operation: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    """The operation's flow (or value) for this method call."""
+    return operation(self._client._ctx, *self._about(), *args, **kwargs)
+
+
+def _guarded(ctx: Context, step: Callable[[], T]) -> T:
+    """``step()``, a local refusal that quotes the key masked."""
+    masked = None
+    try:
+        return step()
+    except APIError as error:
+        if (masked := _masked(error, ctx)) is None:
+            raise
+    raise masked  # outside the except: the unmasked error is not its context
+
+
+def _adopt(
+    method: Callable[..., Any],
+    operation: Callable[..., Any],
+    leading: int,
+    returns: str | None,
+    awaited: bool,
+) -> None:
+    """The operation's docstring and signature on ``method``: its ``leading`` parameters
+    (the flow context, and what the method is about) replaced by ``self``, its return
+    type ``returns`` when the method does not hand back the flow's own value."""
+    signature = inspect.signature(operation)
+    params = list(signature.parameters.values())[leading:]
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    shown = signature.return_annotation
+    if returns is not None:
+        shown = returns
+    elif isinstance(shown, str) and shown.split("[", 1)[0].endswith("Flow"):
+        shown = shown.split("[", 1)[1].removesuffix("]")
+    if awaited:
+        shown = f"Awaitable[{shown}]"
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[this, *params], return_annotation=shown
+    )
+    method.__doc__ = operation.__doc__
+    method.__module__ = operation.__module__
+    method._operation = operation  # type: ignore[attr-defined]
+
+
+def _returns(then: Callable[..., Any] | None) -> str | None:
+    return None if then is None else str(inspect.signature(then).return_annotation)
+
+
+def _run_method(
+    operation: Callable[..., Any], then: Callable[[Any, Any], Any] | None
+) -> Callable[..., Any]:
+    def method(self: Twins, /, *args: Any, **kwargs: Any) -> Any:
+        client = self._client
+        result = _guarded(client._ctx, lambda: client._run(_start(self, operation, args, kwargs)))
+        return result if then is None else then(self, result)
+
+    _adopt(method, operation, 2, _returns(then), awaited=False)
+    return method
+
+
+def _await_method(
+    operation: Callable[..., Any], then: Callable[[Any, Any], Any] | None
+) -> Callable[..., Any]:
+    async def method(self: Twins, /, *args: Any, **kwargs: Any) -> Any:
+        masked = None
+        try:
+            result = await self._client._run(_start(self, operation, args, kwargs))
+            return result if then is None else then(self, result)
+        except APIError as error:
+            if (masked := _masked(error, self._client._ctx)) is None:
+                raise
+        raise masked
+
+    _adopt(method, operation, 2, _returns(then), awaited=True)
+    return method
+
+
+def _iterate_method(
+    operation: Callable[..., Any], each: Callable[[Any], Any]
+) -> Callable[..., Any]:
+    def method(self: Twins, /, *args: Any, **kwargs: Any) -> Generator[Any, None, None]:
+        client = self._client  # the arguments are checked now, before iterating
+        items = _guarded(
+            client._ctx, lambda: client._iterate(_start(self, operation, args, kwargs))
+        )
+        return _mapped(items, each, client._ctx)
+
+    _adopt(method, operation, 2, f"Generator[{_returns(each)}, None, None]", False)
+    return method
+
+
+def _aiterate_method(
+    operation: Callable[..., Any], each: Callable[[Any], Any]
+) -> Callable[..., Any]:
+    def method(self: Twins, /, *args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+        client = self._client
+        items = _guarded(
+            client._ctx, lambda: client._iterate(_start(self, operation, args, kwargs))
+        )
+        return _amapped(items, each, client._ctx)
+
+    _adopt(method, operation, 2, f"AsyncGenerator[{_returns(each)}, None]", False)
+    return method
+
+
+def _mapped(
+    items: Generator[Any, None, None], each: Callable[[Any], R], ctx: Context
+) -> Generator[R, None, None]:
+    masked = None
+    try:
+        for item in items:
+            yield each(item)
+    except APIError as error:
+        if (masked := _masked(error, ctx)) is None:
+            raise
+    finally:
+        items.close()
+    if masked is not None:
+        raise masked
+
+
+async def _amapped(
+    items: AsyncGenerator[Any, None], each: Callable[[Any], R], ctx: Context
+) -> AsyncGenerator[R, None]:
+    masked = None
+    try:
+        async for item in items:
+            yield each(item)
+    except APIError as error:
+        if (masked := _masked(error, ctx)) is None:
+            raise
+    finally:
+        await items.aclose()
+    if masked is not None:
+        raise masked
+
+
+# ---- the makers: the operation takes the flow context, what the method is about, the arguments
+
+
+@overload
+def blocking(
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+) -> Callable[Concatenate[Any, P], T]: ...
+@overload
+def blocking(
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+    then: Callable[[Any, T], R],
+) -> Callable[Concatenate[Any, P], R]: ...
+def blocking(
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+    then: Callable[[Any, T], R] | None = None,
+) -> Callable[Concatenate[Any, P], T | R]:
+    """A sync method running ``operation``'s flow to completion, its result handed to
+    ``then`` (with the resource or handle) if given."""
+    return _run_method(operation, then)
+
+
+@overload
+def awaiting(
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]: ...
+@overload
+def awaiting(
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+    then: Callable[[Any, T], R],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]: ...
+def awaiting(
+    operation: Callable[Concatenate[Context, Any, P], Flow[T]],
+    then: Callable[[Any, T], R] | None = None,
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T | R]]:
+    """An async method awaiting ``operation``'s flow, its result handed to ``then`` if
+    given."""
+    return _await_method(operation, then)
+
+
+def iterating(
+    operation: Callable[Concatenate[Context, Any, P], Flow[None]], each: Callable[[Any], R]
+) -> Callable[Concatenate[Any, P], Generator[R, None, None]]:
+    """A sync method iterating over what ``operation``'s flow emits, each item passed
+    through ``each``; the arguments are checked at the call, and closing the iterator
+    closes the flow."""
+    return _iterate_method(operation, each)
+
+
+def aiterating(
+    operation: Callable[Concatenate[Context, Any, P], Flow[None]], each: Callable[[Any], R]
+) -> Callable[Concatenate[Any, P], AsyncGenerator[R, None]]:
+    """``iterating`` for ``async for``."""
+    return _aiterate_method(operation, each)
+
+
+def local(
+    operation: Callable[Concatenate[Any, P], T], then: Callable[[Any, T], R]
+) -> Callable[Concatenate[Any, P], R]:
+    """A handle method that makes no request itself: ``operation``'s value (on the
+    handle's subject, no flow context) handed to ``then`` with the handle."""
+
+    def method(self: Twins, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return then(self, operation(*self._about(), *args, **kwargs))
+
+    _adopt(method, operation, 1, _returns(then), awaited=False)
+    return method
