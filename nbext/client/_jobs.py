@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config, StreamChunk
 
 from . import _flows as flows
-from ._calls import Seconds, endpoint_call, job_call, segment, submission_body
+from ._calls import Seconds, endpoint_call, segment, submission_body
 from ._map import MapPlan, map_async, map_sync
 from ._resources.twins import adopt, name_methods
 
@@ -236,10 +236,7 @@ def _stream(
 
 def _cancel(ctx: flows.Context, state: flows.JobState) -> flows.Flow[CancelResult]:
     """Cancel the job (Conflict if it already ended other than CANCELLED)."""
-    call = job_call("cancel", "POST", state.endpoint_id, state.id)
-    answer = yield from flows.call_model(ctx, call, CancelResult)
-    ctx.seen(JobResult(id=state.id, status=answer.status))
-    return answer
+    return (yield from flows.cancel_job(ctx, state))
 
 
 def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
