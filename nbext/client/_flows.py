@@ -428,11 +428,28 @@ def wait(
         if state.owns_stream and not state.stream_ended:
             yield from _until_stream_ends(ctx, state, deadline)
             continue  # the job ended: read its output
-        waited = ctx.now() - deadline.start
-        wait_for = min(poll_interval(waited), deadline.remaining(ctx.now()))
-        if wait_for <= 0:
-            raise deadline.expired()
-        yield pause(ctx, wait_for)
+        yield from _next_poll(ctx, deadline)
+
+
+def _next_poll(ctx: Context, deadline: Deadline) -> Flow[None]:
+    """The pause before the next /status poll (``poll_interval``), cut at the deadline;
+    past it, the deadline's Timeout."""
+    wait_for = min(poll_interval(ctx.now() - deadline.start), deadline.remaining(ctx.now()))
+    if wait_for <= 0:
+        raise deadline.expired()
+    yield pause(ctx, wait_for)
+
+
+def states(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
+    """Emit every /status answer, paced as ``wait`` polls, until a final one (emitted
+    last, never raised): the loop of a caller that shows progress or watches for its
+    own reason to stop. It never reads /stream, whose chunks are handed out once."""
+    while True:
+        result = yield from status(ctx, state, deadline)
+        yield Emit(result)
+        if result.status.is_final:
+            return
+        yield from _next_poll(ctx, deadline)
 
 
 def _until_stream_ends(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
