@@ -472,18 +472,20 @@ class JobFollower:
             self._updated()
 
     async def cancel_async(self) -> None:
-        """Cancel the job (async client); a following task or cell shows it ending at
-        the client's next poll, and the panel says so at once."""
+        """Cancel the job (async client). The panel shows CANCELLED at once; a following
+        task or cell reads the final result at the client's next poll and ends."""
         job = self._async_job()
         try:
-            await job.cancel()
+            cancelled = await job.cancel()
         except Conflict:
-            pass  # the job ended meanwhile: show the state it ended in
+            cancelled = None  # the job ended meanwhile: show the state it ended in
         except NbextError as exc:
             self._failed(exc, "cancel failed")
             return
         if self.following:
-            self._cancelled(CANCELLED_NOTE)
+            if cancelled is not None:
+                self._result(JobResult(id=cancelled.id, status=cancelled.status))
+                self._cancelled(CANCELLED_NOTE)
             return
         try:
             result = await job.status()
