@@ -27,7 +27,7 @@ read without parsing the message (which is written for a log and may change):
   in a few words without the request line (the service's words, a transport failure's,
   or the local check's);
 - ``APIError``: ``status`` (HTTP), ``code`` (the service's own code for the error, where
-  its answer has one), ``operation`` (``cancel``, ``status``, ``pods``...), ``body`` (an
+  its answer has one), ``operation`` (``cancel``, ``status``, ``pods.create``...), ``body`` (an
   excerpt of the answer), ``retry_after`` (seconds, from a ``Retry-After`` header),
   ``sent`` (False when the client refused it before sending);
 - ``Unauthorized.key_sent``: the masked key and where it came from;
@@ -99,8 +99,8 @@ class APIError(NbextError):
 
     ``status`` is the HTTP status (400 or 413 too when refused locally, ``sent`` is then
     False), ``method``, ``path`` and ``operation`` the request (``operation`` is the job
-    interface's verb, ``run``, ``cancel``..., or the management resource), ``body`` a
-    short excerpt of the answer, ``code`` the service's own code for the error when its
+    interface's verb, ``run``, ``cancel``..., or the management one, ``pods.create``),
+    ``body`` a short excerpt of the answer, ``code`` the service's own code for the error when its
     answer carries one (a ``code`` field; None otherwise), ``retry_after`` the seconds a
     ``Retry-After`` header asked to wait (429, 503), ``request_id`` the service's.
     """
