@@ -209,9 +209,9 @@ class JobFollower:
         if isinstance(exc, NotFound):
             self._removed(exc)
             return
-        if isinstance(exc, Timeout):
-            self._note(
-                f"stopped waiting after {self._limit():g} s; the job goes on "
+        if isinstance(exc, Timeout) and exc.timeout is not None and self.timeout is not None:
+            self._note(  # the user's --timeout passed (not one request's)
+                f"stopped waiting after {self.timeout:g} s; the job goes on "
                 f"(%runpod jobs shows it, %runpod cancel {self.record.id} stops it)"
             )
             return
