@@ -66,6 +66,17 @@ def test_a_refusal_of_an_ended_job_names_it_once(nb: Notebook, operation: str, r
     assert describe(caught.value, named=False) == reason  # for a panel, which shows the job
 
 
+def test_a_refusal_before_sending_says_what_was_wrong_and_that_nothing_was_sent(
+    nb: Notebook,
+) -> None:
+    with pytest.raises(APIError) as caught:
+        nb.conn.client.endpoint("echo").run({"x": float("nan")})
+    message = plain_message(describe(caught.value))
+    assert message.startswith("endpoint 'echo': the input is not JSON: ")
+    assert message.endswith(" (nothing was sent)") and message.count("nothing was sent") == 1
+    assert nb.emu.jobs.jobs == {}
+
+
 @pytest.mark.parametrize(
     "cell",
     [
