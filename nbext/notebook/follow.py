@@ -102,6 +102,8 @@ class JobFollower:
         self._awaited = False
         """A cell awaits ``follow_async``: Cancel is handled by the loop meanwhile."""
         self._error: NbextError | None = None
+        self._polling: asyncio.Future[JobResult] | None = None
+        """The async follower's states, while it polls: a cancel cuts them short."""
         self._own_change = False
         record.follower = self
         if panel is not None:
@@ -253,25 +255,35 @@ class JobFollower:
                     self.panel.cancel_available = True
                     self.panel.refresh(force=True)
 
-    def _heard(self, pump: UiPump, seconds: float = 0.0) -> None:
+    def _heard(self, pump: UiPump, seconds: float = 0.0) -> bool:
         """Between two answers: handle the clicks that came (for ``seconds``, the
-        panel's draw throttle); a Cancel click is acted on at once."""
+        panel's draw throttle); a Cancel click is acted on at once. Whether it was."""
         pump.wait(seconds, until=lambda: self._cancel_asked, tick=self._tick)
-        if self._cancel_asked:
-            self._cancel_asked = False
-            self.cancel(follow=False)
+        if not self._cancel_asked:
+            return False
+        self._cancel_asked = False
+        self.cancel(follow=False)
+        return True
+
+    def _polled(self, pump: UiPump, started: float) -> JobResult:
+        """The client's states until one ends the polling. After a Cancel click the
+        states start again, so the job's new state is read at once, not at the client's
+        next poll."""
+        while True:
+            with contextlib.closing(self.job.states(timeout=self._left(started))) as states:
+                for result in states:
+                    polls_on = self._polls_on(result)
+                    if self._heard(pump) or not polls_on:
+                        break
+            if not polls_on:
+                return result
 
     def _follow_sync(self, pump: UiPump) -> JobResult | None:
         """The client's states, then its stream, with the sync client from the cell's
         thread."""
         started = time.monotonic()
         try:
-            with contextlib.closing(self.job.states(timeout=self._limit())) as states:
-                for result in states:
-                    polls_on = self._polls_on(result)
-                    self._heard(pump)
-                    if not polls_on:
-                        break
+            result = self._polled(pump, started)
             if self.stream:
                 left = self._left(started)
                 with contextlib.closing(self.job.stream_batches(timeout=left)) as batches:
@@ -393,10 +405,7 @@ class JobFollower:
         job = self._async_job()
         started = time.monotonic()
         try:
-            async with contextlib.aclosing(job.states(timeout=self._limit())) as states:
-                async for result in states:
-                    if not self._polls_on(result):
-                        break
+            result = await self._apolled(job, started)
             if self.stream:
                 left = self._left(started)
                 async with contextlib.aclosing(job.stream_batches(timeout=left)) as batches:
@@ -408,6 +417,28 @@ class JobFollower:
             self._stopped(exc, reraise=False)
             return None
         self.finish(result)
+        return result
+
+    async def _apolled(self, job: AsyncJob, started: float) -> JobResult:
+        """``_polled`` on the loop: a cancel from the panel (``cancel_async``) cuts the
+        client's pause short, and the states start again."""
+        while True:
+            polling = asyncio.ensure_future(self._states(job, self._left(started)))
+            self._polling = polling
+            try:
+                return await polling
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not polling.cancelled() or (current is not None and current.cancelling()):
+                    raise  # the cell or the task itself was cancelled (Ctrl-C)
+            finally:
+                self._polling = None
+
+    async def _states(self, job: AsyncJob, timeout: float) -> JobResult:
+        async with contextlib.aclosing(job.states(timeout=timeout)) as states:
+            async for result in states:
+                if not self._polls_on(result):
+                    break
         return result
 
     # ---- Cancel ------------------------------------------------------------------------
@@ -472,8 +503,8 @@ class JobFollower:
             self._updated()
 
     async def cancel_async(self) -> None:
-        """Cancel the job (async client). The panel shows CANCELLED at once; a following
-        task or cell reads the final result at the client's next poll and ends."""
+        """Cancel the job (async client) and show it ended; a following task or cell
+        reads the final result at once and ends."""
         job = self._async_job()
         try:
             cancelled = await job.cancel()
@@ -486,6 +517,8 @@ class JobFollower:
             if cancelled is not None:
                 self._result(JobResult(id=cancelled.id, status=cancelled.status))
                 self._cancelled(CANCELLED_NOTE)
+            if self._polling is not None:
+                self._polling.cancel()  # the follower reads the job's state now
             return
         try:
             result = await job.status()
