@@ -19,8 +19,9 @@ The panel's Cancel acts while the cell waits: an awaiting cell leaves the kernel
 deliver the click, and a blocking one handles widget messages after each answer of the
 service where the kernel allows (``UiPump``, ipykernel 6): there the click only asks,
 and the follower cancels the job before it reads on, so the click is acted on within
-one poll or stream read. Where no kernel can deliver the click, the panel does not show
-Cancel.
+one poll or stream read. After a cancel the states start again (their first answer is
+asked at once), so the job's end shows without waiting for the client's next poll.
+Where no kernel can deliver the click, the panel does not show Cancel.
 
 Every panel of a job follows the job's record: a change made elsewhere (``%runpod
 cancel``, a retry from another cell) reaches it through the record's watchers, and a
