@@ -105,9 +105,8 @@ class Call:
 def segment(value: str, what: str) -> str:
     """``value`` as one URL path segment, so an id can never reach another path."""
     if not isinstance(value, str) or not value:
-        raise BadRequest(
-            f"{what} must be a non-empty string, got {value!r}", status=400, sent=False
-        )
+        reason = f"{what} must be a non-empty string, got {value!r}"
+        raise BadRequest(reason, status=400, sent=False, reason=reason)
     if value.isascii() and value.replace("-", "").replace("_", "").isalnum():
         return value  # ids as the service makes them: nothing to quote
     if value in (".", ".."):  # dot segments would be resolved away by the server
@@ -164,7 +163,10 @@ def to_ms(value: Seconds | None, name: str) -> int | None:
         or not math.isfinite(seconds)
     ):
         raise BadRequest(
-            f"{name} must be a number of seconds, got {value!r}", status=400, sent=False
+            f"{name} must be a number of seconds, got {value!r}",
+            status=400,
+            sent=False,
+            reason=f"{name} must be a number of seconds, got {value!r}",
         )
     return round(seconds * 1000)
 
@@ -213,12 +215,13 @@ def submission_body(
         )
         submission = JobSubmission(input=input, webhook=webhook, policy=policy, s3_config=s3)
     except ValidationError as exc:
+        reason = _validation_text(exc)
         raise BadRequest(
-            f"submission to endpoint {endpoint_id!r} refused locally, nothing was sent: "
-            + _validation_text(exc),
+            f"submission to endpoint {endpoint_id!r} refused locally, nothing was sent: {reason}",
             status=400,
             endpoint_id=endpoint_id,
             sent=False,
+            reason=reason,
         ) from None
     wire: dict[str, Any] = {"input": submission.input}
     if submission.webhook is not None:
@@ -239,16 +242,19 @@ def _encode_body(endpoint_id: str, operation: str, limit: int, wire: dict[str, A
             status=400,
             endpoint_id=endpoint_id,
             sent=False,
+            reason=f"the input is not JSON: {exc}",
         ) from None
     encoded = body.encode()
     if len(encoded) > limit:
+        over = f"is {len(encoded)} bytes, over the {limit // (1024 * 1024)} MB limit"
+        advice = "Put large inputs in object storage and pass a URL."
         raise PayloadTooLarge(
-            f"the /{operation} body for endpoint {endpoint_id!r} is {len(encoded)} bytes, over "
-            f"the {limit // (1024 * 1024)} MB limit; nothing was sent. Put large inputs in "
-            "object storage and pass a URL.",
+            f"the /{operation} body for endpoint {endpoint_id!r} {over}; nothing was sent. "
+            + advice,
             status=413,
             endpoint_id=endpoint_id,
             sent=False,
+            reason=f"the input {over}. {advice}",
         )
     return encoded
 
@@ -293,6 +299,17 @@ def body_excerpt(response: Answer) -> str:
     return excerpt(json.dumps(data, ensure_ascii=False))
 
 
+def service_code(response: Answer) -> str | None:
+    """The service's own code for an error, where its answer has one (a ``code`` field of
+    a JSON object; neither interface documents one today, so mostly None)."""
+    try:
+        data = response.json()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    code = data.get("code") if isinstance(data, dict) else None
+    return str(code) if isinstance(code, str | int) and not isinstance(code, bool) else None
+
+
 def error_from_response(
     call: Call, response: Answer, secret: Secret | None, key_source: str | None = None
 ) -> APIError:
@@ -302,23 +319,27 @@ def error_from_response(
     if secret is not None:
         text = secret.redact(text)
     cls = class_for_status(status)
-    message = f"{status} on {call.describe()} ({_where(call)}): {text or response.reason_phrase}"
+    reason = text or response.reason_phrase
+    message = f"{status} on {call.describe()} ({_where(call)}): {reason}"
+    retry_after = parse_retry_after(response.headers.get("retry-after"))
     kw: dict[str, Any] = {
         "status": status,
         "method": call.method,
         "path": call.path,
+        "operation": call.operation,
         "body": text,
+        "code": service_code(response),
+        "retry_after": retry_after,
+        "reason": reason,
         "endpoint_id": call.endpoint_id or None,
         "job_id": call.job_id,
         "request_id": response.headers.get("x-request-id"),
     }
     if cls is Unauthorized and secret is not None:
-        message += f" [key sent: {secret.masked}" + (f", from {key_source}]" if key_source else "]")
-    if cls is RateLimited:
-        retry_after = parse_retry_after(response.headers.get("retry-after"))
-        if retry_after is not None:
-            message += f" [Retry-After: {retry_after:g} s]"
-        return RateLimited(message, retry_after=retry_after, **kw)
+        key_sent = secret.masked + (f", from {key_source}" if key_source else "")
+        return Unauthorized(f"{message} [key sent: {key_sent}]", key_sent=key_sent, **kw)
+    if cls is RateLimited and retry_after is not None:
+        message += f" [Retry-After: {retry_after:g} s]"
     return cls(message, **kw)
 
 
@@ -359,14 +380,16 @@ def transport_error(call: Call, exc: httpx.TransportError, secret: Secret | None
     host = _host(exc)
     to = f" to {host}" if host else ""
     message = f"{call.describe()}{to} ({_where(call)}): {type(exc).__name__}: {detail}{note}"
+    endpoint_id, reason = call.endpoint_id or None, detail + note
     if isinstance(exc, httpx.TimeoutException):
         return Timeout(
             "no answer in time: " + message,
-            endpoint_id=call.endpoint_id or None,
+            reason=reason,
+            endpoint_id=endpoint_id,
             job_id=call.job_id,
         )
     return ConnectionError(
-        message, maybe_sent=sent, endpoint_id=call.endpoint_id or None, job_id=call.job_id
+        message, maybe_sent=sent, reason=reason, endpoint_id=endpoint_id, job_id=call.job_id
     )
 
 

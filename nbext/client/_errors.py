@@ -20,9 +20,23 @@ The tree::
         ├── JobTimedOut             TIMED_OUT: it ran past its execution timeout
         └── JobCancelled            CANCELLED
 
-Each error carries what a user needs to act on it (the status, the endpoint and job id
-when known, a short excerpt of the service's answer) and nothing that would leak: the
-API key never appears in a message, an attribute or a chained exception. Transport
+Each error carries what a user needs to act on it, as typed attributes a program can
+read without parsing the message (which is written for a log and may change):
+
+- every error: ``endpoint_id`` and ``job_id`` when known, and ``reason``, what went wrong
+  in a few words without the request line (the service's words, a transport failure's,
+  or the local check's);
+- ``APIError``: ``status`` (HTTP), ``code`` (the service's own code for the error, where
+  its answer has one), ``operation`` (``cancel``, ``status``, ``pods.create``...), ``body`` (an
+  excerpt of the answer), ``retry_after`` (seconds, from a ``Retry-After`` header),
+  ``sent`` (False when the client refused it before sending);
+- ``Unauthorized.key_sent``: the masked key and where it came from;
+- ``Conflict.job_status``: the state of the job that the operation did not apply to;
+- ``Timeout``: ``timeout`` and the job's ``last_status``; ``ConnectionError.maybe_sent``;
+- ``JobError``: the job's ``result``, ``status`` (its final state) and ``error``.
+
+Nothing that would leak: the API key never appears in a message, an attribute or a
+chained exception. Transport
 exceptions of httpx are described in the message rather than chained, because their
 request objects hold the Authorization header.
 """
@@ -44,7 +58,12 @@ class Redactor(Protocol):
 
 
 class NbextError(Exception):
-    """Base of every error nbext raises on purpose."""
+    """Base of every error nbext raises on purpose.
+
+    ``reason`` is the message without the request it names (the whole message when the
+    error names none): what a notebook or a program shows beside its own account of
+    the job or endpoint, which ``endpoint_id`` and ``job_id`` give.
+    """
 
     def __init__(
         self,
@@ -52,11 +71,13 @@ class NbextError(Exception):
         *,
         endpoint_id: str | None = None,
         job_id: str | None = None,
+        reason: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.endpoint_id = endpoint_id
         self.job_id = job_id
+        self.reason = message if reason is None else reason
 
     def __str__(self) -> str:
         return self.message
@@ -76,8 +97,12 @@ class UnsupportedOperation(NbextError):
 class APIError(NbextError):
     """The service answered with an error status.
 
-    ``status`` is the HTTP status (413 too when refused locally, ``sent`` is then False),
-    ``method`` and ``path`` the request, ``body`` a short excerpt of the answer.
+    ``status`` is the HTTP status (400 or 413 too when refused locally, ``sent`` is then
+    False), ``method``, ``path`` and ``operation`` the request (``operation`` is the job
+    interface's verb, ``run``, ``cancel``..., or the management one, ``pods.create``),
+    ``body`` a short excerpt of the answer, ``code`` the service's own code for the error when its
+    answer carries one (a ``code`` field; None otherwise), ``retry_after`` the seconds a
+    ``Retry-After`` header asked to wait (429, 503), ``request_id`` the service's.
     """
 
     def __init__(
@@ -92,12 +117,21 @@ class APIError(NbextError):
         job_id: str | None = None,
         request_id: str | None = None,
         sent: bool = True,
+        operation: str | None = None,
+        code: str | None = None,
+        retry_after: float | None = None,
+        reason: str | None = None,
     ) -> None:
-        super().__init__(message, endpoint_id=endpoint_id, job_id=job_id)
+        if reason is None and body:
+            reason = body
+        super().__init__(message, endpoint_id=endpoint_id, job_id=job_id, reason=reason)
         self.status = status
         self.method = method
         self.path = path
+        self.operation = operation
         self.body = body
+        self.code = code
+        self.retry_after = retry_after
         self.request_id = request_id
         self.sent = sent
 
@@ -108,7 +142,15 @@ class BadRequest(APIError):
 
 
 class Unauthorized(APIError):
-    """401: the API key is missing, wrong, or lacks permission."""
+    """401: the API key is missing, wrong, or lacks permission.
+
+    ``key_sent`` is the masked key that was sent and where it came from
+    (``rpa_…F42, from env``), None when the client had no key to name.
+    """
+
+    def __init__(self, message: str, *, key_sent: str | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.key_sent = key_sent
 
 
 class NotFound(APIError):
@@ -116,7 +158,16 @@ class NotFound(APIError):
 
 
 class Conflict(APIError):
-    """409: e.g. cancelling a finished job, retrying one that did not fail."""
+    """409: e.g. cancelling a finished job, retrying one that did not fail.
+
+    ``job_status`` is the state the job was in, for a job's cancel or retry: the client
+    reads it (``/status``) right after the refusal, since the service's answer says it
+    only in words. None for other conflicts, or when that read failed.
+    """
+
+    def __init__(self, message: str, *, job_status: JobStatus | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.job_status = job_status
 
 
 class PayloadTooLarge(APIError):
@@ -125,10 +176,6 @@ class PayloadTooLarge(APIError):
 
 class RateLimited(APIError):
     """429: over the rate or concurrency limit; ``retry_after`` seconds, when given."""
-
-    def __init__(self, message: str, *, retry_after: float | None = None, **kw: Any) -> None:
-        super().__init__(message, **kw)
-        self.retry_after = retry_after
 
 
 class ServerError(APIError):

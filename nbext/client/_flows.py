@@ -27,6 +27,7 @@ from nbext.models import (
     FINAL_STATES,
     STREAM_WAIT_DEFAULT_MS,
     AcceptedJob,
+    CancelResult,
     JobResult,
     JobStatus,
     StreamChunk,
@@ -47,7 +48,7 @@ from ._calls import (
     unanswered_note,
 )
 from ._config import Secret
-from ._errors import APIError, NbextError, RateLimited, Timeout, outcome_error
+from ._errors import APIError, Conflict, NbextError, RateLimited, Timeout, outcome_error
 from ._retry import RetryPolicy, may_retry_status, may_retry_transport
 from ._stream import Reassembler, StreamProtocolError
 
@@ -425,11 +426,28 @@ def wait(
         if state.owns_stream and not state.stream_ended:
             yield from _until_stream_ends(ctx, state, deadline)
             continue  # the job ended: read its output
-        waited = ctx.now() - deadline.start
-        wait_for = min(poll_interval(waited), deadline.remaining(ctx.now()))
-        if wait_for <= 0:
-            raise deadline.expired()
-        yield pause(ctx, wait_for)
+        yield from _next_poll(ctx, deadline)
+
+
+def _next_poll(ctx: Context, deadline: Deadline) -> Flow[None]:
+    """The pause before the next /status poll (``poll_interval``), cut at the deadline;
+    past it, the deadline's Timeout."""
+    wait_for = min(poll_interval(ctx.now() - deadline.start), deadline.remaining(ctx.now()))
+    if wait_for <= 0:
+        raise deadline.expired()
+    yield pause(ctx, wait_for)
+
+
+def states(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
+    """Emit every /status answer, paced as ``wait`` polls, until a final one (emitted
+    last, never raised): the loop of a caller that shows progress or watches for its
+    own reason to stop. It never reads /stream, whose chunks are handed out once."""
+    while True:
+        result = yield from status(ctx, state, deadline)
+        yield Emit(result)
+        if result.status.is_final:
+            return
+        yield from _next_poll(ctx, deadline)
 
 
 def _until_stream_ends(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
@@ -524,9 +542,32 @@ def submit(ctx: Context, endpoint_id: str, body: bytes) -> Flow[JobState]:
     return JobState(endpoint_id, accepted.id, result=result)
 
 
+def _change(ctx: Context, state: JobState, call: Call) -> Flow[Answer]:
+    """Send a job's cancel or retry. Its 409 is raised with the state the job is in
+    (``Conflict.job_status``), read from /status: the service says it only in words,
+    and a caller should not have to parse them to say "it had already COMPLETED"."""
+    try:
+        return (yield from send(ctx, call))
+    except Conflict as exc:
+        refused = exc
+    try:
+        now = yield from status(ctx, state)
+    except NbextError:
+        raise refused from None
+    refused.job_status = now.status
+    raise refused
+
+
+def cancel_job(ctx: Context, state: JobState) -> Flow[CancelResult]:
+    call = job_call("cancel", "POST", state.endpoint_id, state.id)
+    answer = model_of(call, (yield from _change(ctx, state, call)), CancelResult)
+    ctx.seen(JobResult(id=state.id, status=answer.status))
+    return answer
+
+
 def retry_job(ctx: Context, state: JobState) -> Flow[AcceptedJob]:
     call = job_call("retry", "POST", state.endpoint_id, state.id)
-    response = yield from send(ctx, call)
+    response = yield from _change(ctx, state, call)
     accepted = model_of(call, response, AcceptedJob)
     state.reset()
     ctx.seen(JobResult(id=accepted.id, status=accepted.status))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config, StreamChunk
 
 from . import _flows as flows
-from ._calls import Seconds, endpoint_call, job_call, segment, submission_body
+from ._calls import Seconds, endpoint_call, segment, submission_body
 from ._map import MapPlan, map_async, map_sync
 from ._twins import (
     Twins,
@@ -203,6 +203,20 @@ def _wait(
     return (yield from flows.wait(ctx, state, deadline, raise_on_failure))
 
 
+def _states(
+    ctx: flows.Context, state: flows.JobState, timeout: float | None = None
+) -> flows.Flow[None]:
+    """Each /status answer until the job ends, the final one last (not raised on).
+
+    Polled as ``wait`` polls: at once, then every max(50 ms, 10 % of the time waited).
+    The loop's body runs once per answer, so it can redraw a progress display or stop
+    for a reason of its own (``break`` ends the polling). Past ``timeout`` seconds
+    (default: the client's ``wait_timeout``) raises Timeout; the job goes on.
+    """
+    deadline = flows.job_deadline(ctx, state.endpoint_id, state.id, timeout)
+    return (yield from flows.states(ctx, state, deadline))
+
+
 def _stream_chunks(
     ctx: flows.Context, state: flows.JobState, timeout: float | None = None
 ) -> flows.Flow[None]:
@@ -237,10 +251,7 @@ def _stream(
 
 def _cancel(ctx: flows.Context, state: flows.JobState) -> flows.Flow[CancelResult]:
     """Cancel the job (Conflict if it already ended other than CANCELLED)."""
-    call = job_call("cancel", "POST", state.endpoint_id, state.id)
-    answer = yield from flows.call_model(ctx, call, CancelResult)
-    ctx.seen(JobResult(id=state.id, status=answer.status))
-    return answer
+    return (yield from flows.cancel_job(ctx, state))
 
 
 def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
@@ -249,6 +260,11 @@ def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
 
 
 # ---- what each emitted item is -----------------------------------------------------------
+
+
+def _as_result(item: Any) -> JobResult:
+    result: JobResult = item
+    return result
 
 
 def _as_chunk(item: Any) -> StreamChunk:
@@ -336,6 +352,7 @@ class Job(_JobBase):
 
     status = blocking(_status)
     wait = blocking(_wait)
+    states = iterating(_states, each=_as_result)
     stream_chunks = iterating(_stream_chunks, each=_as_chunk)
     stream_batches = iterating(_stream_batches, each=_as_batch)
     stream = iterating(_stream, each=_as_output)
@@ -376,6 +393,7 @@ class AsyncJob(_JobBase):
 
     status = awaiting(_status)
     wait = awaiting(_wait)
+    states = aiterating(_states, each=_as_result)
     stream_chunks = aiterating(_stream_chunks, each=_as_chunk)
     stream_batches = aiterating(_stream_batches, each=_as_batch)
     stream = aiterating(_stream, each=_as_output)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import re
 import signal
 import threading
 from collections.abc import Iterator, Sequence
 
 from nbext.client import (
     APIError,
+    Conflict,
     ConnectionError,
     JobError,
     NbextError,
@@ -25,7 +25,6 @@ from nbext.client import (
     Timeout,
     Unauthorized,
 )
-from nbext.models import JobStatus
 
 
 class NotebookError(NbextError):
@@ -107,13 +106,6 @@ def deferred_interrupts(deliver: bool = True) -> Iterator[Held]:
 
 # ---- saying an error in the user's terms ----------------------------------------------------
 
-_STATE = re.compile(rf"\b({'|'.join(s.value for s in JobStatus)})\b")
-_REQUEST = re.compile(r"^(?:no answer in time: )?(?:[A-Z]+ \S+ \([^)]*\): )?")
-"""The request the client names at the start of a transport error (``POST echo/run
-(endpoint 'echo'): ``): HTTP detail, left out of what the user reads."""
-_EXCEPTION = re.compile(r"^[A-Z]\w*(?:Error|Timeout|Exception): ")
-_LOCAL = re.compile(r"^.*? refused locally, nothing was sent: ")
-_KEY_SENT = re.compile(r"\[key sent: [^\]]*\]")
 VERBS = {
     "run": "submit a job to it",
     "runsync": "run a job on it",
@@ -139,8 +131,9 @@ def describe(exc: BaseException, *, endpoints: Endpoints = (), named: bool = Tru
 
     The client's messages are written for logs (the HTTP method, path and status, and
     the job id in the path, the context and the service's text); here the same facts
-    come from its public attributes, said the way a notebook user thinks of them: "job
-    X on 'echo' is COMPLETED; only FAILED or TIMED_OUT jobs can be retried". ``endpoints`` (id,
+    come from its typed attributes (never from the message's text), said the way a
+    notebook user thinks of them: "job X on 'echo' is COMPLETED; only FAILED or
+    TIMED_OUT jobs can be retried". ``endpoints`` (id,
     name) adds "did you mean" to an unknown endpoint, and tells a job that is missing
     because its endpoint is from one that is not. ``named=False`` leaves the job or
     endpoint out, for a place that already shows it (a job's panel).
@@ -154,13 +147,11 @@ def describe(exc: BaseException, *, endpoints: Endpoints = (), named: bool = Tru
     if isinstance(exc, APIError) and exc.sent:
         return _joined(subject, _api_reason(exc, endpoints))
     if isinstance(exc, APIError):  # refused by the client before sending: its own words
-        local = _LOCAL.match(exc.message)
-        if local is not None:
-            return _joined(subject, f"{exc.message[local.end() :]} (nothing was sent)")
+        return _joined(subject, f"{exc.reason} (nothing was sent)")
     if isinstance(exc, Timeout) and exc.timeout is None:
-        return _joined(subject, f"the service did not answer in time ({_detail(exc)})")
+        return _joined(subject, f"the service did not answer in time ({one_line(exc.reason)})")
     if isinstance(exc, ConnectionError):
-        return _joined(subject, f"could not reach the service ({_detail(exc)})")
+        return _joined(subject, f"could not reach the service ({one_line(exc.reason)})")
     return one_line(exc.message)
 
 
@@ -183,23 +174,9 @@ def _joined(subject: str, reason: str) -> str:
     return one_line(f"{subject}{separator}{reason}")
 
 
-def _detail(exc: NbextError) -> str:
-    """A transport error's own words, without the request line and the exception's name."""
-    text = _REQUEST.sub("", one_line(exc.message))
-    return _EXCEPTION.sub("", text)
-
-
-def _operation(exc: APIError) -> str | None:
-    """``cancel`` for ``echo/cancel/ID``: the job interface's operation, if it was one."""
-    if not exc.path or not exc.endpoint_id:
-        return None
-    parts = exc.path.strip("/").split("/")
-    return parts[1] if len(parts) > 1 else None
-
-
 def _api_reason(exc: APIError, endpoints: Endpoints) -> str:
     body = _without_subject(exc.body or "", exc)
-    operation = _operation(exc)
+    operation = exc.operation
     if isinstance(exc, NotFound):
         ids = {endpoint_id for endpoint_id, _ in endpoints}
         if exc.endpoint_id and (not exc.job_id or (ids and exc.endpoint_id not in ids)):
@@ -208,17 +185,18 @@ def _api_reason(exc: APIError, endpoints: Endpoints) -> str:
         if exc.job_id:
             return "not found: the id is unknown, or the job was purged or expired"
         return body or "not found"
+    if isinstance(exc, Conflict):
+        state = exc.job_status
+        if operation == "cancel" and state is not None and state.is_final:
+            return f"already ended {state.value}; only queued or running jobs can be cancelled"
+        if operation == "retry" and state is not None:
+            return f"is {state.value}; only FAILED or TIMED_OUT jobs can be retried"
     if exc.status == 409:
-        state = _STATE.search(exc.body or "")
-        if operation == "cancel" and state and JobStatus(state.group(1)).is_final:
-            return f"already ended {state.group(1)}; only queued or running jobs can be cancelled"
-        if operation == "retry" and state:
-            return f"is {state.group(1)}; only FAILED or TIMED_OUT jobs can be retried"
         verb = VERBS.get(operation or "", "do that")
         return f"cannot {verb} now" + (f": {body}" if body else "")
     if isinstance(exc, Unauthorized):
-        sent = _KEY_SENT.search(exc.message)
-        return "the service refused the API key" + (f" {sent.group(0)}" if sent else "")
+        sent = f" [key sent: {exc.key_sent}]" if exc.key_sent else ""
+        return f"the service refused the API key{sent}"
     if isinstance(exc, RateLimited):
         wait = f"; try again in {exc.retry_after:g} s" if exc.retry_after is not None else ""
         return f"the service is rate limiting requests{wait}"
@@ -232,13 +210,15 @@ def _api_reason(exc: APIError, endpoints: Endpoints) -> str:
 
 
 def _without_subject(text: str, exc: APIError) -> str:
-    """The service's text with the job and endpoint it names said once already."""
+    """The service's words (``body``) with the job and endpoint, which the line names
+    already, said as "the job" and "the endpoint"."""
     text = one_line(text)
+    for what, known in (("job", exc.job_id), ("endpoint", exc.endpoint_id)):
+        if known:
+            for spelled in (f"{what} '{known}'", f"{what} {known}"):
+                text = text.replace(spelled, f"the {what}")
     if exc.job_id:
-        text = re.sub(rf"\bjob '?{re.escape(exc.job_id)}'?", "the job", text)
         text = text.replace(exc.job_id, "the job")
-    if exc.endpoint_id:
-        text = re.sub(rf"\bendpoint '?{re.escape(exc.endpoint_id)}'?", "the endpoint", text)
     return text
 
 

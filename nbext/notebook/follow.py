@@ -1,29 +1,27 @@
 """Following a job to its end: feeding its panel and record, and the panel's Cancel.
 
-One logic, ``_plan``: a generator of steps (ask for the state, pause, take the stream's
-next batch, read the final result) that says what to do next from the answers it is
-sent. Two drivers perform the steps. Blocking (``follow``): the cell's own thread, the
-sync client, Ctrl-C cancels the remote job. Async: the async client on the running loop,
+The following is the client's own: ``job.states()`` (each /status answer until the job
+ends, at the client's poll pace) and, for ``--stream``, ``job.stream_batches()`` once
+the job leaves the queue, then ``job.wait()`` for the final result. Nothing here decides
+when to ask the service again. Blocking (``follow``): the sync client, from the cell's
+thread; Ctrl-C cancels the remote job. Async: the async client on the running loop,
 either in a task (``start_background``: the cell returns at once) or awaited by the cell
 (``follow_async``: in ipykernel 7.4+, see ``nbext.notebook.awaiting``).
 
-The logic: ask for the job's state (``/status``) at growing intervals (20 ms at first,
-so a quick job shows its result at once, then every poll interval) until it ends. With
-``stream`` (the panel shows streamed text), once the job leaves the queue, read its
-stream instead: the service hands each chunk out once, and the client asks it to answer
-before each read's deadline, so a read is never cut off with chunks in flight. The panel
-draws once per answer of the service, at most once per throttle interval: when an answer
-comes sooner after the last drawing, the driver pauses for the rest of the interval
-before drawing it and reading on (the chunks that arrive meanwhile wait on the service
-and come in the next answer). So text is never held back longer than one interval,
-however the job paces its chunks, and a fast stream costs the browser ten drawings a
-second, not one per chunk. Between answers the panel's run time counts up (``tick``).
+The panel draws once per answer of the service, at most once per throttle interval:
+when a stream's answer comes sooner after the last drawing, the follower pauses for
+the rest of the interval before drawing it and reading on (the chunks that arrive
+meanwhile wait on the service and come in the next answer). So text is never held back
+longer than one interval, and a fast stream costs the browser ten drawings a second,
+not one per chunk. Between answers the panel's run time counts up (``tick``).
 
 The panel's Cancel acts while the cell waits: an awaiting cell leaves the kernel free to
-deliver the click, and a blocking one handles widget messages in its pauses where the
-kernel allows (``UiPump``, ipykernel 6): there the click only asks, and the waiting loop
-cancels the job between two requests, with stream reads kept short so a click is seen
-within one read. Where no kernel can deliver the click, the panel does not show Cancel.
+deliver the click, and a blocking one handles widget messages after each answer of the
+service where the kernel allows (``UiPump``, ipykernel 6): there the click only asks,
+and the follower cancels the job before it reads on, so the click is acted on within
+one poll or stream read. After a cancel the states start again (their first answer is
+asked at once), so the job's end shows without waiting for the client's next poll.
+Where no kernel can deliver the click, the panel does not show Cancel.
 
 Every panel of a job follows the job's record: a change made elsewhere (``%runpod
 cancel``, a retry from another cell) reaches it through the record's watchers, and a
@@ -38,11 +36,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from nbext.client import AsyncClient, AsyncJob, Conflict, Job, NbextError, NotFound, Timeout
+from nbext.client import AsyncJob, Conflict, Job, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from .errors import Interrupted, NotebookError, deferred_interrupts
@@ -53,15 +50,8 @@ if TYPE_CHECKING:
     from .registry import JobRecord, JobRegistry
     from .widgets.job import JobPanel
 
-DEFAULT_POLL = 0.5
-"""Seconds between two state checks while a job runs (``RunpodMagics.poll_interval``)."""
-FIRST_POLL = 0.02
-"""The first pause between state checks; it doubles up to the poll interval."""
-STREAM_LIMIT = 7 * 24 * 3600.0
-"""Deadline of a stream read when the user set none: a job's longest possible life."""
-STREAM_SLICE = 0.3
-"""How long one stream read of a blocking cell may wait for chunks when the cell also
-handles clicks: a Cancel pressed meanwhile is acted on after at most this long."""
+NO_LIMIT = 7 * 24 * 3600.0
+"""How long following may take when the user set no ``--timeout``: a job's longest life."""
 FINAL_WAIT = 30.0
 """Deadline for reading the result of a job whose stream has ended (it is final)."""
 CANCEL_CONFIRM = 30.0
@@ -72,43 +62,12 @@ TICK = 0.1
 """Seconds between two redraws of a running panel's clock in the background."""
 
 
-class _GaveUp(Exception):
-    """The caller's ``--timeout`` passed; the job goes on."""
-
-
-@dataclass(frozen=True)
-class _Status:
-    """Ask for the job's state (``/status``)."""
-
-
-@dataclass(frozen=True)
-class _Pause:
-    """Let ``seconds`` pass (a blocking driver handles clicks meanwhile)."""
-
-    seconds: float
-
-
-@dataclass(frozen=True)
-class _Batch:
-    """The stream's next batch of chunks, or None at its end; ``deadline()`` is the time
-    left for the whole read."""
-
-    deadline: Callable[[], float]
-
-
-@dataclass(frozen=True)
-class _Final:
-    """The result of a job whose stream ended."""
-
-
-_Step = _Status | _Pause | _Batch | _Final
-
-
 class JobFollower:
     """Follows one job for its panel and record; performs the panel's Cancel.
 
     ``job`` is the sync handle (from ``endpoint.run``, or made from the record);
     ``stream`` reads the job's stream for the panel's text (``--stream``);
+    ``timeout`` is how long to follow (None: until the job ends);
     ``on_end`` is called with the record each time the job reaches a final state
     (again after a retry), e.g. to store its output under ``-o NAME``; ``on_update``
     after each change the cell's output should show (``PanelOutput.update``).
@@ -123,33 +82,29 @@ class JobFollower:
         *,
         job: Job | None = None,
         stream: bool = False,
-        poll: float = DEFAULT_POLL,
         timeout: float | None = None,
         on_end: Callable[[JobRecord], None] | None = None,
         on_update: Callable[[], None] | None = None,
     ) -> None:
-        if poll <= 0:
-            raise ValueError(f"poll must be > 0 seconds, got {poll}")
         self.service = service
         self.registry = registry
         self.record = record
         self.panel = panel
         self.job = job or service.client.endpoint(record.endpoint_id).job(record.id)
-        self.poll = poll
         self.stream = stream
         self.timeout = timeout
         self.on_end = on_end
         self.on_update = on_update
         self.task: asyncio.Task[JobResult | None] | None = None
         self._actions: set[asyncio.Task[Any]] = set()
-        self._ajob: tuple[AsyncClient, AsyncJob] | None = None
         self._pump: UiPump | None = None
         """Set while a blocking follow handles clicks; Cancel then only asks."""
         self._cancel_asked = False
         self._awaited = False
         """A cell awaits ``follow_async``: Cancel is handled by the loop meanwhile."""
-        self._wake: asyncio.Event | None = None
         self._error: NbextError | None = None
+        self._polling: asyncio.Future[JobResult] | None = None
+        """The async follower's states, while it polls: a cancel cuts them short."""
         self._own_change = False
         record.follower = self
         if panel is not None:
@@ -235,62 +190,21 @@ class JobFollower:
         if self.on_update is not None:
             self.on_update()
 
-    def _gave_up(self) -> None:
-        self._note(
-            f"stopped waiting after {self.timeout:g} s; the job goes on "
-            f"(%runpod jobs shows it, %runpod cancel {self.record.id} stops it)"
-        )
+    def _limit(self) -> float:
+        return NO_LIMIT if self.timeout is None else self.timeout
 
-    def _left(self, started: float) -> float | None:
-        """Seconds left of ``timeout`` (None: no limit); past it, give up."""
-        if self.timeout is None:
-            return None
-        left = started + self.timeout - time.monotonic()
-        if left <= 0:
-            raise _GaveUp
-        return left
+    def _left(self, started: float) -> float:
+        """What is left of the following's time for the stream, once the job runs."""
+        return max(0.0, started + self._limit() - time.monotonic())
 
-    def _pause(self, started: float, polls: int) -> float:
-        """The pause before the next state check: 20 ms, doubling, up to ``poll``."""
-        pause: float = min(self.poll, FIRST_POLL * 2.0**polls)
-        left = self._left(started)
-        return pause if left is None else min(pause, left)
-
-    def _stream_deadline(self, started: float) -> float:
-        left = self._left(started)
-        return STREAM_LIMIT if left is None else left
-
-    # ---- the logic, once: what to ask for next -----------------------------------------
-
-    def _plan(self) -> Generator[_Step, Any, JobResult]:
-        """What following the job takes, step by step; a driver performs each step and
-        sends back its answer (a ``JobResult``, a batch of chunks, or None)."""
-        started = time.monotonic()
-        result: JobResult = yield _Status()
-        polls = 0
-        while not result.status.is_final and not (
-            self.stream and result.status is not JobStatus.IN_QUEUE
-        ):
-            self._result(result)
-            yield _Pause(self._pause(started, polls))
-            polls += 1
-            result = yield _Status()
-        if self.stream:
-            self._result(result)
-            while True:
-                batch = yield _Batch(lambda: self._stream_deadline(started))
-                if batch is None:
-                    break
-                pause = self._take(batch)
-                if pause:
-                    yield _Pause(pause)
-                self._draw()
-            result = yield _Final()
-        return result
-
-    def _ended(self, result: JobResult) -> JobResult:
-        self.finish(result)
-        return result
+    def _polls_on(self, result: JobResult) -> bool:
+        """Show one /status answer; whether to go on polling: not once the job ended,
+        nor, with ``stream``, once it left the queue (its stream is read instead, and
+        chunks the job yielded before are kept for it by the service)."""
+        self._result(result)
+        if result.status.is_final:
+            return False
+        return not (self.stream and result.status is not JobStatus.IN_QUEUE)
 
     def _stopped(self, exc: BaseException, *, reraise: bool) -> None:
         """How following ended early: removed, given up, or an error (noted; re-raised
@@ -298,8 +212,11 @@ class JobFollower:
         if isinstance(exc, NotFound):
             self._removed(exc)
             return
-        if isinstance(exc, _GaveUp | Timeout):
-            self._gave_up()
+        if isinstance(exc, Timeout) and exc.timeout is not None and self.timeout is not None:
+            self._note(  # the user's --timeout passed (not one request's)
+                f"stopped waiting after {self.timeout:g} s; the job goes on "
+                f"(%runpod jobs shows it, %runpod cancel {self.record.id} stops it)"
+            )
             return
         if not isinstance(exc, Exception) or (reraise and not isinstance(exc, NbextError)):
             raise exc
@@ -339,56 +256,47 @@ class JobFollower:
                     self.panel.cancel_available = True
                     self.panel.refresh(force=True)
 
-    def _wait(self, pump: UiPump, seconds: float) -> None:
-        """Pass ``seconds``, handling clicks; a Cancel click is acted on at once."""
+    def _heard(self, pump: UiPump, seconds: float = 0.0) -> bool:
+        """Between two answers: handle the clicks that came (for ``seconds``, the
+        panel's draw throttle); a Cancel click is acted on at once. Whether it was."""
         pump.wait(seconds, until=lambda: self._cancel_asked, tick=self._tick)
-        self._act()
+        if not self._cancel_asked:
+            return False
+        self._cancel_asked = False
+        self.cancel(follow=False)
+        return True
 
-    def _act(self) -> None:
-        if self._cancel_asked:
-            self._cancel_asked = False
-            self.cancel(follow=False)
+    def _polled(self, pump: UiPump, started: float) -> JobResult:
+        """The client's states until one ends the polling. After a Cancel click the
+        states start again, so the job's new state is read at once, not at the client's
+        next poll."""
+        while True:
+            with contextlib.closing(self.job.states(timeout=self._left(started))) as states:
+                for result in states:
+                    polls_on = self._polls_on(result)
+                    if self._heard(pump) or not polls_on:
+                        break
+            if not polls_on:
+                return result
 
     def _follow_sync(self, pump: UiPump) -> JobResult | None:
-        """The plan, driven with the sync client from the cell's thread."""
-        plan = self._plan()
-        batches: Iterator[list[StreamChunk]] | None = None
+        """The client's states, then its stream, with the sync client from the cell's
+        thread."""
+        started = time.monotonic()
         try:
-            step = next(plan)
-            while True:
-                answer: Any = None
-                if isinstance(step, _Status):
-                    answer = self.job.status()
-                elif isinstance(step, _Pause):
-                    self._wait(pump, step.seconds)
-                elif isinstance(step, _Batch):
-                    if batches is None:
-                        batches = self._sliced_batches(pump, step.deadline)
-                    answer = next(batches, None)
-                else:
-                    answer = self.job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
-                step = plan.send(answer)
-        except StopIteration as end:
-            return self._ended(end.value)
+            result = self._polled(pump, started)
+            if self.stream:
+                left = self._left(started)
+                with contextlib.closing(self.job.stream_batches(timeout=left)) as batches:
+                    for batch in batches:
+                        self._heard(pump, self._take(batch))
+                        self._draw()
+                result = self.job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
         except BaseException as exc:
             self._stopped(exc, reraise=True)
             return None
-
-    def _sliced_batches(
-        self, pump: UiPump, deadline: Callable[[], float]
-    ) -> Iterator[list[StreamChunk]]:
-        """The stream's batches; read in short slices when clicks must be seen meanwhile
-        (a slice that ends with no chunk is just read again)."""
-        while True:
-            left = deadline()
-            sliced = pump.available and left > STREAM_SLICE
-            try:
-                yield from self.job.stream_batches(timeout=STREAM_SLICE if sliced else left)
-                return
-            except Timeout:
-                if not sliced:
-                    raise
-                self._wait(pump, 0)
+        self.finish(result)
+        return result
 
     def _interrupted(self) -> Interrupted:
         """Ctrl-C arrived while following: cancel the job and say how that went."""
@@ -453,7 +361,7 @@ class JobFollower:
     async def follow_async(self, interrupted: bool = False) -> JobResult | None:
         """Follow the job by awaiting it (an awaiting cell: the kernel hears clicks).
 
-        The same logic as the background task, and the same outcome as ``follow``:
+        The same following as the background task, and the same outcome as ``follow``:
         the final result, None when the job was removed or ``timeout`` passed, an
         ``NbextError`` that stopped the following, and Ctrl-C (which ipykernel delivers
         as the cancellation of the awaiting cell) cancels the job and raises
@@ -476,11 +384,9 @@ class JobFollower:
         return result
 
     def _async_job(self) -> AsyncJob:
+        """The job's handle on the running loop's async client."""
         client = self.service.async_client()
-        if self._ajob is None or self._ajob[0] is not client:
-            job = client.endpoint(self.record.endpoint_id).job(self.record.id)
-            self._ajob = (client, job)
-        return self._ajob[1]
+        return client.endpoint(self.record.endpoint_id).job(self.record.id)
 
     async def _ticking(self) -> None:
         """Redraw the running clock between the service's answers."""
@@ -495,42 +401,46 @@ class JobFollower:
         finally:
             ticker.cancel()
 
-    async def _pause_async(self, seconds: float) -> None:
-        """Let ``seconds`` pass, or less: a cancel sent meanwhile ends the pause, so the
-        job's new state shows at once."""
-        self._wake = asyncio.Event()
-        try:
-            await asyncio.wait_for(self._wake.wait(), seconds)
-        except TimeoutError:
-            pass
-        finally:
-            self._wake = None
-
     async def _follow_async_inner(self) -> JobResult | None:
-        """The plan, driven with the async client on the running loop."""
+        """The client's states, then its stream, with the async client on the loop."""
         job = self._async_job()
-        plan = self._plan()
-        batches: AsyncIterator[list[StreamChunk]] | None = None
+        started = time.monotonic()
         try:
-            step = next(plan)
-            while True:
-                answer: Any = None
-                if isinstance(step, _Status):
-                    answer = await job.status()
-                elif isinstance(step, _Pause):
-                    await self._pause_async(step.seconds)
-                elif isinstance(step, _Batch):
-                    if batches is None:
-                        batches = aiter(job.stream_batches(timeout=step.deadline()))
-                    answer = await anext(batches, None)
-                else:
-                    answer = await job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
-                step = plan.send(answer)
-        except StopIteration as end:
-            return self._ended(end.value)
+            result = await self._apolled(job, started)
+            if self.stream:
+                left = self._left(started)
+                async with contextlib.aclosing(job.stream_batches(timeout=left)) as batches:
+                    async for batch in batches:
+                        await asyncio.sleep(self._take(batch))
+                        self._draw()
+                result = await job.wait(timeout=FINAL_WAIT, raise_on_failure=False)
         except Exception as exc:  # a task's error would otherwise go unseen
             self._stopped(exc, reraise=False)
             return None
+        self.finish(result)
+        return result
+
+    async def _apolled(self, job: AsyncJob, started: float) -> JobResult:
+        """``_polled`` on the loop: a cancel from the panel (``cancel_async``) cuts the
+        client's pause short, and the states start again."""
+        while True:
+            polling = asyncio.ensure_future(self._states(job, self._left(started)))
+            self._polling = polling
+            try:
+                return await polling
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not polling.cancelled() or (current is not None and current.cancelling()):
+                    raise  # the cell or the task itself was cancelled (Ctrl-C)
+            finally:
+                self._polling = None
+
+    async def _states(self, job: AsyncJob, timeout: float) -> JobResult:
+        async with contextlib.aclosing(job.states(timeout=timeout)) as states:
+            async for result in states:
+                if not self._polls_on(result):
+                    break
+        return result
 
     # ---- Cancel ------------------------------------------------------------------------
 
@@ -541,7 +451,7 @@ class JobFollower:
 
     def _cancel_clicked(self, _button: Any = None) -> None:
         if self._pump is not None:
-            self._cancel_asked = True  # the blocking loop cancels between two requests
+            self._cancel_asked = True  # the blocking loop cancels before it reads on
             return
         try:
             asyncio.get_running_loop()
@@ -594,19 +504,22 @@ class JobFollower:
             self._updated()
 
     async def cancel_async(self) -> None:
-        """Cancel the job (async client); the background follower shows it ending."""
+        """Cancel the job (async client) and show it ended; a following task or cell
+        reads the final result at once and ends."""
         job = self._async_job()
         try:
-            await job.cancel()
+            cancelled = await job.cancel()
         except Conflict:
-            pass  # the job ended meanwhile: show the state it ended in
+            cancelled = None  # the job ended meanwhile: show the state it ended in
         except NbextError as exc:
             self._failed(exc, "cancel failed")
             return
         if self.following:
-            self._cancelled(CANCELLED_NOTE)
-            if self._wake is not None:
-                self._wake.set()  # the follower asks for the state now
+            if cancelled is not None:
+                self._result(JobResult(id=cancelled.id, status=cancelled.status))
+                self._cancelled(CANCELLED_NOTE)
+            if self._polling is not None:
+                self._polling.cancel()  # the follower reads the job's state now
             return
         try:
             result = await job.status()

@@ -28,6 +28,7 @@ from nbext.client._calls import Call, endpoint_call, error_from_response, job_ca
 from nbext.client._config import Secret
 from nbext.client._errors import class_for_status, excerpt
 from nbext.client._flows import send
+from nbext.models import JobStatus
 
 from .conftest import KEY, Harness, MakeHarness
 
@@ -187,3 +188,63 @@ def test_a_problem_documents_detail_and_errors_make_the_message() -> None:
     said = {**problem, "detail": "gpu.count: below 1", "errors": ["gpu.count: below 1"]}
     err = error_from_response(call, httpx.Response(422, json=said), None)
     assert str(err).endswith(": gpu.count: below 1")  # not said twice
+
+
+# ---- the fields a program reads instead of the message ------------------------------------
+
+
+def test_an_answer_gives_its_status_operation_code_and_retry_after_as_fields() -> None:
+    call = job_call("cancel", "POST", "ep", "job-1")
+    answer = httpx.Response(
+        429, json={"error": "slow down", "code": "RATE_LIMIT"}, headers={"Retry-After": "3"}
+    )
+    err = error_from_response(call, answer, None)
+    assert isinstance(err, RateLimited)
+    assert (err.status, err.operation, err.code) == (429, "cancel", "RATE_LIMIT")
+    assert err.retry_after == 3 and (err.endpoint_id, err.job_id) == ("ep", "job-1")
+    assert err.reason == err.body == "slow down"
+    busy = error_from_response(call, httpx.Response(503, headers={"Retry-After": "7"}), None)
+    assert type(busy) is ServerError and busy.retry_after == 7 and busy.code is None
+    assert busy.reason == "Service Unavailable"  # no body: the status's own words
+
+
+def test_unauthorized_names_the_key_it_sent_in_a_field() -> None:
+    call = endpoint_call("health", "GET", "ep")
+    err = error_from_response(call, httpx.Response(401, json={"error": "no"}), Secret(KEY), "env")
+    assert isinstance(err, Unauthorized)
+    assert err.key_sent == f"{Secret(KEY).masked}, from env" and KEY not in err.key_sent
+    assert err.reason == "no"
+
+
+def test_a_local_refusal_says_what_was_wrong_without_the_request() -> None:
+    from nbext.client._calls import submission_body
+
+    with pytest.raises(BadRequest) as bad:
+        submission_body("e", "run", {"x": float("nan")})
+    assert bad.value.sent is False and bad.value.reason.startswith("the input is not JSON: ")
+    with pytest.raises(PayloadTooLarge) as large:
+        submission_body("e", "run", {"x": "a" * (11 * 1024 * 1024)})
+    assert large.value.reason.startswith("the input is ") and "10 MB" in large.value.reason
+    assert "nothing was sent" not in bad.value.reason + large.value.reason  # ``sent`` says it
+
+
+def test_a_transport_failure_gives_its_own_words_as_reason() -> None:
+    from nbext.client._calls import transport_error
+
+    call = job_call("status", "GET", "ep", "job-1")
+    refused = transport_error(call, httpx.ConnectError("[Errno 111] Connection refused"), None)
+    assert isinstance(refused, ConnectionError)
+    assert refused.reason == "[Errno 111] Connection refused" and refused.job_id == "job-1"
+    late = transport_error(call, httpx.ReadTimeout("no answer within 30 s"), None)
+    assert isinstance(late, Timeout) and late.reason == "no answer within 30 s"
+
+
+async def test_a_refused_cancel_or_retry_carries_the_jobs_state(h: Harness) -> None:
+    job = await h.call(h.endpoint("echo").run, {})
+    await h.call(job.wait, timeout=5)
+    for operation in ("cancel", "retry"):
+        with pytest.raises(Conflict) as refused:
+            await h.call(getattr(job, operation))
+        err = refused.value
+        assert (err.status, err.operation, err.job_id) == (409, operation, job.id)
+        assert err.job_status is JobStatus.COMPLETED

@@ -1,4 +1,5 @@
-"""``client.on_job_result``: every job state the client reads reaches its listeners."""
+"""``client.on_job_result``: every job state the client reads reaches its listeners; and
+``job.states()``, the loop over those answers for one job."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import logging
 import threading
 from typing import Any
 
+import anyio
 import pytest
 
+from nbext.client import Timeout
 from nbext.models import JobResult, JobStatus
 
 from .conftest import Harness
@@ -90,3 +93,43 @@ async def test_a_listener_that_raises_is_logged_and_the_call_goes_on(
     unsubscribe()  # twice is harmless
     await h.call(job.status)
     assert heard[-1] == result and len(heard) == len(states_of(heard, job.id))
+
+
+# ---- job.states(): the same answers, as a loop the caller runs -----------------------------
+
+
+async def test_states_are_each_status_answer_until_the_final_one(h: Harness) -> None:
+    heard: list[JobResult] = []
+    h.client.on_job_result(heard.append)
+    job = await h.call(h.endpoint("sleep").run, {"seconds": 60})
+    await h.until(lambda: h.job(job.id).status is S.IN_PROGRESS, "job started")
+    polled: list[JobResult] = []
+
+    async def follow() -> None:
+        polled.extend(await h.collect(job.states(timeout=10)))
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(follow)
+        await h.until(lambda: states_of(heard, job.id).count(S.IN_PROGRESS) >= 2, "two polls")
+        await h.advance(61)
+    statuses = [result.status for result in polled]
+    assert statuses[-1] is S.COMPLETED and set(statuses[:-1]) == {S.IN_PROGRESS}
+    assert len(statuses) >= 3 and polled == [r for r in heard if r.id == job.id][1:]
+    assert polled[-1].output is not None  # the final answer, not raised on or summarised
+
+
+async def test_states_past_the_timeout_raise_and_leave_the_job_running(h: Harness) -> None:
+    job = await h.call(h.endpoint("held").run, {})
+    with pytest.raises(Timeout) as late:
+        await h.collect(job.states(timeout=0.2))
+    assert late.value.last_status is S.IN_QUEUE and late.value.job_id == job.id
+    assert h.job(job.id).status is S.IN_QUEUE
+
+
+async def test_states_leave_the_stream_to_its_reader(h: Harness) -> None:
+    """/stream hands each chunk out once: following the states must not take any."""
+    job = await h.call(h.endpoint("stream").run, {"text": "one two three"})
+    polled = await h.collect(job.states(timeout=5))
+    assert polled[-1].status is S.COMPLETED
+    outputs = await h.collect(job.stream(timeout=5))
+    assert "".join(o["text"][0] for o in outputs) == "one two three"

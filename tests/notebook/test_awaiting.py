@@ -146,6 +146,23 @@ async def test_cancel_clicked_while_a_map_awaits_stops_the_batch(nb: Notebook) -
     await nb.conn.aclose()
 
 
+async def test_ctrl_c_of_an_awaiting_cell_cancels_the_job(nb: Notebook) -> None:
+    """ipykernel delivers Ctrl-C to an awaiting cell as its cancellation: that is not the
+    panel's Cancel cutting the follower's polling short, and ends the cell Interrupted."""
+    cell = asyncio.ensure_future(
+        awaiting.run_cell_magic("runpod_job", "sleep -o out", '{"seconds": 60}')
+    )
+    await nb.auntil(lambda: len(nb.conn.registry) == 1, "the job to be submitted")
+    panel = nb.panel()
+    await nb.auntil(lambda: panel.state == "IN_PROGRESS", "the job to run")
+    cell.cancel()
+    with pytest.raises(Interrupted, match="was cancelled"):
+        await asyncio.wait_for(cell, 10)
+    assert nb.job(nb.record().id).status is JobStatus.CANCELLED
+    assert panel.state == "CANCELLED" and panel.note.startswith("cancelled by Ctrl-C")
+    await nb.conn.aclose()
+
+
 async def test_a_long_sync_job_gets_a_cancel_once_its_id_is_known(nb: Notebook) -> None:
     cell = asyncio.ensure_future(
         awaiting.run_cell_magic("runpod_job", "sleep --sync -o out", '{"seconds": 60}')

@@ -66,6 +66,17 @@ def test_a_refusal_of_an_ended_job_names_it_once(nb: Notebook, operation: str, r
     assert describe(caught.value, named=False) == reason  # for a panel, which shows the job
 
 
+def test_a_refusal_before_sending_says_what_was_wrong_and_that_nothing_was_sent(
+    nb: Notebook,
+) -> None:
+    with pytest.raises(APIError) as caught:
+        nb.conn.client.endpoint("echo").run({"x": float("nan")})
+    message = plain_message(describe(caught.value))
+    assert message.startswith("endpoint 'echo': the input is not JSON: ")
+    assert message.endswith(" (nothing was sent)") and message.count("nothing was sent") == 1
+    assert nb.emu.jobs.jobs == {}
+
+
 @pytest.mark.parametrize(
     "cell",
     [
@@ -138,6 +149,7 @@ def api_error(cls: type[APIError], status: int, path: str, body: str, **kw: Any)
         status=status,
         method="POST",
         path=path,
+        operation=path.split("/")[1],
         body=body,
         endpoint_id="echo",
         job_id="j-1" if path.count("/") > 1 else None,
@@ -170,8 +182,10 @@ def api_error(cls: type[APIError], status: int, path: str, body: str, **kw: Any)
                 status=401,
                 method="POST",
                 path="echo/run",
+                operation="run",
                 body="bad key",
                 endpoint_id="echo",
+                key_sent="rpa_…F42, from env",
             ),
             "endpoint 'echo': the service refused the API key [key sent: rpa_…F42, from env]",
         ),
@@ -189,6 +203,7 @@ def api_error(cls: type[APIError], status: int, path: str, body: str, **kw: Any)
                 "ReadTimeout: no answer within 30 s",
                 endpoint_id="echo",
                 job_id="j-1",
+                reason="no answer within 30 s",
             ),
             "job j-1 on 'echo': the service did not answer in time (no answer within 30 s)",
         ),
@@ -206,6 +221,7 @@ def api_error(cls: type[APIError], status: int, path: str, body: str, **kw: Any)
             ConnectionError(
                 "POST echo/run (endpoint 'echo'): ConnectError: [Errno 111] Connection refused",
                 endpoint_id="echo",
+                reason="[Errno 111] Connection refused",
             ),
             "endpoint 'echo': could not reach the service ([Errno 111] Connection refused)",
         ),

@@ -123,7 +123,10 @@ def given(arguments: Mapping[str, Any], *, skip: Sequence[str] = ()) -> dict[str
 
 def refused(operation: str, detail: str) -> BadRequest:
     return BadRequest(
-        f"{operation} refused locally, nothing was sent: {detail}", status=400, sent=False
+        f"{operation} refused locally, nothing was sent: {detail}",
+        status=400,
+        sent=False,
+        reason=detail,
     )
 
 

@@ -240,7 +240,6 @@ def _follower(
         panel,
         job=job,
         stream=panel is not None and args.stream,
-        poll=magics.poll_interval,
         timeout=timeout,
         on_end=_output_setter(magics, output_name),
         on_update=output.update if output is not None else None,
@@ -333,7 +332,6 @@ def _run_sync(
         connection.registry,
         record,
         panel,
-        poll=magics.poll_interval,
         timeout=left,
         on_end=_output_setter(magics, output_name),
         on_update=output.update if output is not None else None,
@@ -401,7 +399,6 @@ def _retry(
             record,
             panel,
             job=job,
-            poll=magics.poll_interval,
             on_end=previous.on_end if previous is not None else None,
             on_update=output.update if output is not None else None,
         )
