@@ -61,6 +61,7 @@ from ._resources import (
     UpdateMethod,
 )
 from ._retry import RetryPolicy
+from ._stream import ChunksMissing
 
 __all__ = [
     "APIError",
@@ -80,6 +81,7 @@ __all__ = [
     "BadRequest",
     "Billing",
     "Catalog",
+    "ChunksMissing",
     "Client",
     "ClientConfig",
     "Clusters",

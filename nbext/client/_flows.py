@@ -48,8 +48,8 @@ from ._calls import (
 )
 from ._config import ManagementAPI, Secret
 from ._errors import APIError, NbextError, RateLimited, Timeout, outcome_error
-from ._retry import RetryPolicy, may_retry_status, may_retry_transport
-from ._stream import Reassembler, StreamProtocolError
+from ._retry import RetryPolicy, may_retry_status, may_retry_transport, never_sent
+from ._stream import ChunksMissing, Reassembler, StreamLedger, StreamProtocolError
 
 log = logging.getLogger("nbext.client")
 T = TypeVar("T")
@@ -241,6 +241,7 @@ def send(
     retry_429: bool = True,
     grace: float = DEADLINE_MARGIN,
     idle: float | None = None,
+    maybe_lost: Callable[[], None] | None = None,
 ) -> Flow[Answer]:
     """Send ``call`` until it succeeds, retrying only what is safe to retry.
 
@@ -253,6 +254,9 @@ def send(
 
     With ``idle``, the call is opened as an event stream (``Listen``): a 2xx stream is
     returned open, to be read with ``NextEvent``; errors are retried as any answer's.
+    ``maybe_lost`` is told of each failure after which the service may have acted on
+    the call (all but a 429 and a connection never made): a /stream answer lost so
+    took its chunks with it.
     """
     own = deadline is None
     if deadline is None:
@@ -289,6 +293,9 @@ def send(
                 raise deadline.expired(f"no answer to {call.describe()}{unanswered_note(call)}")
             failure = transport_error(call, failed, ctx.secret)
             retryable = may_retry_transport(call.kind, failed)
+        unsent = isinstance(failure, RateLimited) or (failed is not None and never_sent(failed))
+        if maybe_lost is not None and not unsent:
+            maybe_lost()
         if not retryable or attempt >= ctx.policy.max_retries:
             raise failure
         if retry_after is not None and retry_after > ctx.policy.max_retry_after:
@@ -334,6 +341,7 @@ class JobState:
     buffer: deque[StreamChunk] = field(default_factory=deque)
     stream_ended: bool = False
     reassembler: Reassembler = field(default_factory=Reassembler)
+    ledger: StreamLedger = field(default_factory=StreamLedger)
 
     @property
     def last_status(self) -> JobStatus | None:
@@ -346,6 +354,7 @@ class JobState:
         self.buffer.clear()
         self.stream_ended = False
         self.reassembler = Reassembler()
+        self.ledger = StreamLedger()
 
     def describe(self) -> str:
         status = self.last_status.value if self.last_status else "unknown"
@@ -386,8 +395,15 @@ def stream_poll(ctx: Context, state: JobState, deadline: Deadline) -> Flow[Strea
     """
     hold = max(0.0, min(STREAM_HOLD, deadline.remaining(ctx.now()) - STREAM_LEAD))
     call = stream_call(state.endpoint_id, state.id, hold)
-    response = yield from send(ctx, call, deadline, grace=STREAM_GRACE)
-    answer = model_of(call, response, StreamResponse)
+    response = yield from send(
+        ctx, call, deadline, grace=STREAM_GRACE, maybe_lost=state.ledger.maybe_lost
+    )
+    try:
+        answer = model_of(call, response, StreamResponse)
+    except NbextError:
+        state.ledger.maybe_lost()  # an answer that does not read lost its chunks too
+        raise
+    answer = answer.model_copy(update={"stream": state.ledger.admit(answer.stream)})
     state.heard = True
     if state.keep_chunks:
         state.buffer.extend(answer.stream)
@@ -471,7 +487,24 @@ def stream(
     ``batches`` emits, instead of each chunk, the list of whole chunks that one answer
     of the service completed (never an empty one): a reader that draws what it gets
     can draw once per answer, and knows that nothing more is at hand until the next.
+
+    Every output is emitted once, in order, or ``ChunksMissing`` says which may be
+    missing: a /stream answer lost on the way is made up for from the job's final
+    output (``StreamLedger``).
     """
+    try:
+        yield from _stream(ctx, state, deadline, batches)
+    except NbextError as exc:
+        if state.ledger.needs_output and not isinstance(exc, ChunksMissing):
+            exc.add_note(
+                f"stream: an answer of /stream was lost on the way; outputs from "
+                f"#{state.ledger.values} on come from the job's output once it ends: "
+                "read the stream again to get them"
+            )
+        raise
+
+
+def _stream(ctx: Context, state: JobState, deadline: Deadline, batches: bool) -> Flow[None]:
     last_asked: float | None = None
     last_had_chunks = False
     while True:
@@ -484,6 +517,17 @@ def stream(
                 batch.append(whole)
             else:
                 yield Emit(whole)
+        if state.stream_ended and state.ledger.needs_output:
+            result = state.result
+            if result is None or not result.status.is_final:
+                result = yield from status(ctx, state, deadline)
+            state.reassembler = Reassembler()  # a split output cut by the gap comes whole
+            recovered = state.ledger.recover(result, state.endpoint_id)
+            if batches:
+                batch.extend(recovered)
+            else:
+                for chunk in recovered:
+                    yield Emit(chunk)
         if batch:
             yield Emit(batch)
         if state.stream_ended:
@@ -500,7 +544,7 @@ def stream(
 
 def _feed(state: JobState, chunk: StreamChunk) -> StreamChunk | None:
     try:
-        return state.reassembler.feed(chunk)
+        whole = state.reassembler.feed(chunk)
     except StreamProtocolError as exc:
         raise APIError(
             f"job {state.id} on endpoint {state.endpoint_id!r}: malformed stream: {exc}",
@@ -508,6 +552,9 @@ def _feed(state: JobState, chunk: StreamChunk) -> StreamChunk | None:
             endpoint_id=state.endpoint_id,
             job_id=state.id,
         ) from None
+    if whole is not None:
+        state.ledger.values += 1
+    return whole
 
 
 def call_model(ctx: Context, call: Call, model: type[M]) -> Flow[M]:
