@@ -197,6 +197,8 @@ class FaultProxy:
                     return
         except (ConnectionError, asyncio.IncompleteReadError, OSError):
             return
+        except asyncio.CancelledError:
+            return  # stop(): the connection ends with the proxy (asyncio logs a cancelled one)
         finally:
             self._tasks.discard(task)
             for w in (writer, upstream[1] if upstream else None):

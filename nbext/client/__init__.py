@@ -36,6 +36,7 @@ from ._errors import (
     UnsupportedOperation,
 )
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
+from ._map import Abandoned, AsyncMapResults, MapResults, MaybeQueued
 from ._resources import (
     AsyncBilling,
     AsyncCatalog,
@@ -65,6 +66,7 @@ from ._stream import ChunksMissing
 
 __all__ = [
     "APIError",
+    "Abandoned",
     "AsyncBilling",
     "AsyncCatalog",
     "AsyncClient",
@@ -72,6 +74,7 @@ __all__ = [
     "AsyncEndpoint",
     "AsyncEndpoints",
     "AsyncJob",
+    "AsyncMapResults",
     "AsyncNetworkVolumes",
     "AsyncPods",
     "AsyncRegistryAuths",
@@ -95,6 +98,8 @@ __all__ = [
     "JobError",
     "JobFailed",
     "JobTimedOut",
+    "MapResults",
+    "MaybeQueued",
     "Moment",
     "NbextError",
     "NetworkVolumes",

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from nbext.notebook import Connection, load_ipython_extension
 from tests.faultproxy import FaultProxy, once
 
-from .conftest import KEY, Notebook
+from .conftest import Notebook
+from .test_batch_faults import through
 
 WORDS = [f"word{i} " for i in range(9)]
 
@@ -29,15 +29,7 @@ def test_the_stream_panel_shows_every_chunk_when_an_answer_is_lost(nb: Notebook,
     nb.deploy(paced, "paced")
     rule = once(lambda e: "/stream/" in e.path and f'"{lost}"'.encode() in e.body)
     with FaultProxy(nb.server.url, rule=rule) as proxy:
-        environ = {
-            "RUNPOD_API_KEY": KEY,
-            "RUNPOD_ENDPOINT_BASE_URL": proxy.via(nb.server.serverless_url),
-            "RUNPOD_REST_BASE_URL": proxy.via(nb.server.base_url),
-        }
-        local, nb.conn = nb.conn, Connection(environ=environ, config_file="/nonexistent")
-        local.close()
-        nb.magics = load_ipython_extension(nb.shell, connection=nb.conn)
-        nb.magics.poll_interval = 0.05
+        through(nb, proxy)
         nb.run("%%runpod_job paced --stream -o out\n{}")
     assert proxy.counts["drop"] == 1
     panel = nb.panel()
