@@ -135,7 +135,7 @@ async def test_an_unanswered_submission_is_an_item_and_the_map_goes_on(
 
 @pytest.mark.parametrize("client", ["sync", "async"])
 async def test_a_map_left_early_cancels_its_jobs_in_flight(served: Served, client: str) -> None:
-    inputs = [{"quick": True}, {"i": 1}, {"i": 2}]
+    inputs: list[dict[str, Any]] = [{"quick": True}, {"i": 1}, {"i": 2}]
     url = served.server.serverless_url
     if client == "sync":
 
@@ -167,19 +167,18 @@ async def test_a_map_left_early_cancels_its_jobs_in_flight(served: Served, clien
 
 
 async def test_the_error_that_ends_a_map_names_the_jobs_it_cancelled(served: Served) -> None:
-    inputs = [{"fails": True}, {"i": 1}]
+    inputs: list[dict[str, Any]] = [{"fails": True}, {"i": 1}]
     url = served.server.serverless_url
 
     def run() -> None:
         with Client(KEY, serverless_url=url) as sclient:
             results = sclient.endpoint("gated").map(inputs, concurrency=2, raise_on_failure=True)
-            threading.Thread(
-                target=lambda: (
-                    served.until(lambda: served.waiting() == 2, "both past the hold"),
-                    served.fail.set(),
-                ),
-                daemon=True,
-            ).start()
+
+            def fail_once_both_wait() -> None:
+                served.until(lambda: served.waiting() == 2, "both past the hold")
+                served.fail.set()
+
+            threading.Thread(target=fail_once_both_wait, daemon=True).start()
             list(results)
 
     with pytest.raises(JobFailed) as info:
