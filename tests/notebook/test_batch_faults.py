@@ -4,6 +4,7 @@ the jobs in flight (issue 24, part 2)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
@@ -11,10 +12,11 @@ import pytest
 
 from nbext.client._map import MAP_HOLD
 from nbext.models import JobStatus
-from nbext.notebook import Connection, Interrupted, load_ipython_extension
+from nbext.notebook import Connection, Interrupted, awaiting, load_ipython_extension
 from tests.faultproxy import Exchange, FaultProxy
 
 from .conftest import KEY, Notebook
+from .test_awaiting import batch_panel
 from .test_interrupt import press_ctrl_c, sigint_handled
 
 __all__ = ["sigint_handled"]  # the fixture, used here too
@@ -64,32 +66,39 @@ def test_the_map_table_shows_an_input_that_may_have_been_queued(nb: Notebook) ->
     assert "COMPLETED 5" in final and "MAYBE_QUEUED 1" in final
 
 
+def past_hold(nb: Notebook) -> list[Any]:
+    """Running jobs waited on by id: past the /runsync hold, and waited on again."""
+    now = nb.emu.clock.now()
+    return [
+        job
+        for job in nb.emu.jobs.jobs.values()
+        if job.status is JobStatus.IN_PROGRESS
+        and now - job.submitted_at > MAP_HOLD + 0.05
+        and len(job.signal._waiters) > 0
+    ]
+
+
+def gated(release: threading.Event) -> Any:
+    """Input 0 returns at once; the others run until ``release`` (10 s at most)."""
+
+    def handler(job: dict[str, Any]) -> Any:
+        if job["input"]["i"] != 0:
+            release.wait(10)
+        return job["input"]
+
+    return handler
+
+
 def test_ctrl_c_during_a_map_cancels_its_jobs_and_the_panel_says_so(
     nb: Notebook,
 ) -> None:
     release = threading.Event()
 
-    def slow(job: dict[str, Any]) -> Any:
-        if job["input"]["i"] == 0:
-            return job["input"]
-        release.wait(10)
-        return job["input"]
-
-    def past_hold() -> list[Any]:
-        now = nb.emu.clock.now()
-        return [
-            job
-            for job in nb.emu.jobs.jobs.values()
-            if job.status is JobStatus.IN_PROGRESS
-            and now - job.submitted_at > MAP_HOLD + 0.05
-            and len(job.signal._waiters) > 0
-        ]
-
     def press_ctrl_c_when_both_wait() -> None:
-        nb.until(lambda: len(past_hold()) == 2, "two jobs waited on by id")
+        nb.until(lambda: len(past_hold(nb)) == 2, "two jobs waited on by id")
         press_ctrl_c()
 
-    nb.deploy(slow, "slow", workers_max=5)
+    nb.deploy(gated(release), "slow", workers_max=5)
     nb.run("inputs = [{'i': i} for i in range(3)]")
     presser = threading.Thread(target=press_ctrl_c_when_both_wait, daemon=True)
     presser.start()
@@ -107,3 +116,29 @@ def test_ctrl_c_during_a_map_cancels_its_jobs_and_the_panel_says_so(
         f"{cancelled[1]}, {cancelled[0]}", f"{cancelled[0]}, {cancelled[1]}"
     )
     assert "interrupted: 1 of 3 finished; cancelled 2 jobs" in nb.last_plain()
+
+
+@pytest.mark.anyio
+async def test_cancel_on_an_awaiting_map_cancels_its_jobs_and_the_panel_says_so(
+    nb: Notebook,
+) -> None:
+    release = threading.Event()
+    nb.deploy(gated(release), "slow", workers_max=5)
+    nb.run("inputs = [{'i': i} for i in range(3)]")
+    cell = asyncio.ensure_future(
+        awaiting.run_line_magic("runpod", "map slow inputs -o res --concurrency 2")
+    )
+    try:
+        await nb.auntil(lambda: len(past_hold(nb)) == 2, "two jobs waited on by id")
+        panel = batch_panel()
+        assert panel is not None
+        panel.cancel_button.click()
+        with pytest.raises(Interrupted, match=r"stopped after 1 of 3 jobs \(cancelled\)"):
+            await asyncio.wait_for(cell, 15)
+    finally:
+        release.set()
+    cancelled = [j.id for j in nb.emu.jobs.jobs.values() if j.status is JobStatus.CANCELLED]
+    assert len(cancelled) == 2
+    assert "cancelled: 1 of 3 finished; cancelled 2 jobs" in panel.note
+    assert all(job_id in panel.note for job_id in cancelled)
+    await nb.conn.aclose()
