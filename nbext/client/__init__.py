@@ -19,6 +19,7 @@ from ._config import ClientConfig, Secret, load_config, mask
 from ._errors import (
     APIError,
     BadRequest,
+    ChunksMissing,
     ConfigError,
     Conflict,
     ConnectionError,
@@ -62,7 +63,6 @@ from ._resources import (
     UpdateMethod,
 )
 from ._retry import RetryPolicy
-from ._stream import ChunksMissing
 
 __all__ = [
     "APIError",

@@ -47,9 +47,9 @@ from ._calls import (
     unanswered_note,
 )
 from ._config import ManagementAPI, Secret
-from ._errors import APIError, NbextError, RateLimited, Timeout, outcome_error
+from ._errors import APIError, ChunksMissing, NbextError, RateLimited, Timeout, outcome_error
 from ._retry import RetryPolicy, may_retry_status, may_retry_transport, never_sent
-from ._stream import ChunksMissing, Reassembler, StreamLedger, StreamProtocolError
+from ._stream import Reassembler, StreamLedger, StreamProtocolError
 
 log = logging.getLogger("nbext.client")
 T = TypeVar("T")

@@ -14,7 +14,7 @@ from typing import Any
 
 from nbext.models import SPLIT_KEY, JobResult, JobStatus, StreamChunk
 
-from ._errors import NbextError
+from ._errors import ChunksMissing
 
 
 class StreamProtocolError(ValueError):
@@ -83,19 +83,6 @@ def _split_fields(split: Any) -> tuple[int, int, str]:
     if encoding not in ("text", "json"):
         raise StreamProtocolError(f"metrics.{SPLIT_KEY}.encoding must be text or json")
     return part, parts, encoding
-
-
-class ChunksMissing(NbextError):
-    """A stream lost chunks on the way and the job's output cannot give them back.
-
-    Raised by ``stream()`` instead of yielding a stream with a hole in it: the chunks
-    from ``first_missing`` (counting whole outputs the reader was given) on may be
-    missing. The job itself is unaffected; its final state is ``result``'s.
-    """
-
-    def __init__(self, message: str, *, endpoint_id: str, job_id: str, first_missing: int) -> None:
-        super().__init__(message, endpoint_id=endpoint_id, job_id=job_id)
-        self.first_missing = first_missing
 
 
 @dataclass
