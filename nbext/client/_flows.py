@@ -275,6 +275,8 @@ def send(
             response = yield Send(call, timeout) if idle is None else Listen(call, idle)
         except httpx.TransportError as exc:
             failed = exc
+            if maybe_lost is not None and not never_sent(exc):
+                maybe_lost()  # an answer given up on counts too
         retry_after: float | None = None
         failure: NbextError
         if failed is None:
@@ -288,14 +290,13 @@ def send(
             if isinstance(failure, RateLimited):
                 retry_after = failure.retry_after
                 retryable = retryable and retry_429
+            elif maybe_lost is not None:
+                maybe_lost()
         else:
             if bounded and isinstance(failed, httpx.TimeoutException):
                 raise deadline.expired(f"no answer to {call.describe()}{unanswered_note(call)}")
             failure = transport_error(call, failed, ctx.secret)
             retryable = may_retry_transport(call.kind, failed)
-        unsent = isinstance(failure, RateLimited) or (failed is not None and never_sent(failed))
-        if maybe_lost is not None and not unsent:
-            maybe_lost()
         if not retryable or attempt >= ctx.policy.max_retries:
             raise failure
         if retry_after is not None and retry_after > ctx.policy.max_retry_after:
