@@ -19,6 +19,7 @@ from ._config import ClientConfig, Secret, load_config, mask
 from ._errors import (
     APIError,
     BadRequest,
+    ChunksMissing,
     ConfigError,
     Conflict,
     ConnectionError,
@@ -36,6 +37,7 @@ from ._errors import (
     UnsupportedOperation,
 )
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
+from ._map import Abandoned, AsyncMapResults, MapResults, MaybeQueued
 from ._resources import (
     AsyncBilling,
     AsyncCatalog,
@@ -64,6 +66,7 @@ from ._retry import RetryPolicy
 
 __all__ = [
     "APIError",
+    "Abandoned",
     "AsyncBilling",
     "AsyncCatalog",
     "AsyncClient",
@@ -71,6 +74,7 @@ __all__ = [
     "AsyncEndpoint",
     "AsyncEndpoints",
     "AsyncJob",
+    "AsyncMapResults",
     "AsyncNetworkVolumes",
     "AsyncPods",
     "AsyncRegistryAuths",
@@ -80,6 +84,7 @@ __all__ = [
     "BadRequest",
     "Billing",
     "Catalog",
+    "ChunksMissing",
     "Client",
     "ClientConfig",
     "Clusters",
@@ -93,6 +98,8 @@ __all__ = [
     "JobError",
     "JobFailed",
     "JobTimedOut",
+    "MapResults",
+    "MaybeQueued",
     "Moment",
     "NbextError",
     "NetworkVolumes",

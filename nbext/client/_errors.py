@@ -15,6 +15,7 @@ The tree::
     │   └── ServerError             5xx: the service or the worker broke
     ├── ConnectionError             no answer: refused, reset, DNS (also builtins.ConnectionError)
     ├── Timeout                     a deadline passed (also builtins.TimeoutError)
+    ├── ChunksMissing               a stream lost chunks its job's output cannot give back
     └── JobError                    the job ended, but not COMPLETED; has the job's result
         ├── JobFailed               FAILED: the handler raised or returned {"error": ...}
         ├── JobTimedOut             TIMED_OUT: it ran past its execution timeout
@@ -211,6 +212,19 @@ class Timeout(NbextError, builtins.TimeoutError):
         super().__init__(message, **kw)
         self.timeout = timeout
         self.last_status = last_status
+
+
+class ChunksMissing(NbextError):
+    """A stream lost chunks on the way and the job's output cannot give them back.
+
+    Raised by ``stream()`` instead of yielding a stream with a hole in it: the chunks
+    from ``first_missing`` (counting whole outputs the reader was given) on may be
+    missing. The job itself is unaffected: ``wait()`` gives its outcome.
+    """
+
+    def __init__(self, message: str, *, endpoint_id: str, job_id: str, first_missing: int) -> None:
+        super().__init__(message, endpoint_id=endpoint_id, job_id=job_id)
+        self.first_missing = first_missing
 
 
 class JobError(NbextError):

@@ -48,9 +48,17 @@ from ._calls import (
     unanswered_note,
 )
 from ._config import Secret
-from ._errors import APIError, Conflict, NbextError, RateLimited, Timeout, outcome_error
-from ._retry import RetryPolicy, may_retry_status, may_retry_transport
-from ._stream import Reassembler, StreamProtocolError
+from ._errors import (
+    APIError,
+    ChunksMissing,
+    Conflict,
+    NbextError,
+    RateLimited,
+    Timeout,
+    outcome_error,
+)
+from ._retry import RetryPolicy, may_retry_status, may_retry_transport, never_sent
+from ._stream import Reassembler, StreamLedger, StreamProtocolError
 
 log = logging.getLogger("nbext.client")
 T = TypeVar("T")
@@ -240,6 +248,7 @@ def send(
     retry_429: bool = True,
     grace: float = DEADLINE_MARGIN,
     idle: float | None = None,
+    maybe_lost: Callable[[], None] | None = None,
 ) -> Flow[Answer]:
     """Send ``call`` until it succeeds, retrying only what is safe to retry.
 
@@ -252,6 +261,9 @@ def send(
 
     With ``idle``, the call is opened as an event stream (``Listen``): a 2xx stream is
     returned open, to be read with ``NextEvent``; errors are retried as any answer's.
+    ``maybe_lost`` is told of each failure after which the service may have acted on
+    the call (all but a 429 and a connection never made): a /stream answer lost so
+    took its chunks with it.
     """
     own = deadline is None
     if deadline is None:
@@ -270,6 +282,8 @@ def send(
             response = yield Send(call, timeout) if idle is None else Listen(call, idle)
         except httpx.TransportError as exc:
             failed = exc
+            if maybe_lost is not None and not never_sent(exc):
+                maybe_lost()  # an answer given up on counts too
         retry_after: float | None = None
         failure: NbextError
         if failed is None:
@@ -283,6 +297,8 @@ def send(
             if isinstance(failure, RateLimited):
                 retry_after = failure.retry_after
                 retryable = retryable and retry_429
+            elif maybe_lost is not None:
+                maybe_lost()
         else:
             if bounded and isinstance(failed, httpx.TimeoutException):
                 raise deadline.expired(f"no answer to {call.describe()}{unanswered_note(call)}")
@@ -333,6 +349,7 @@ class JobState:
     buffer: deque[StreamChunk] = field(default_factory=deque)
     stream_ended: bool = False
     reassembler: Reassembler = field(default_factory=Reassembler)
+    ledger: StreamLedger = field(default_factory=StreamLedger)
 
     @property
     def last_status(self) -> JobStatus | None:
@@ -345,6 +362,7 @@ class JobState:
         self.buffer.clear()
         self.stream_ended = False
         self.reassembler = Reassembler()
+        self.ledger = StreamLedger()
 
     def describe(self) -> str:
         status = self.last_status.value if self.last_status else "unknown"
@@ -385,8 +403,15 @@ def stream_poll(ctx: Context, state: JobState, deadline: Deadline) -> Flow[Strea
     """
     hold = max(0.0, min(STREAM_HOLD, deadline.remaining(ctx.now()) - STREAM_LEAD))
     call = stream_call(state.endpoint_id, state.id, hold)
-    response = yield from send(ctx, call, deadline, grace=STREAM_GRACE)
-    answer = model_of(call, response, StreamResponse)
+    response = yield from send(
+        ctx, call, deadline, grace=STREAM_GRACE, maybe_lost=state.ledger.maybe_lost
+    )
+    try:
+        answer = model_of(call, response, StreamResponse)
+    except NbextError:
+        state.ledger.maybe_lost()  # an answer that does not read lost its chunks too
+        raise
+    answer = answer.model_copy(update={"stream": state.ledger.admit(answer.stream)})
     state.heard = True
     if state.keep_chunks:
         state.buffer.extend(answer.stream)
@@ -487,7 +512,24 @@ def stream(
     ``batches`` emits, instead of each chunk, the list of whole chunks that one answer
     of the service completed (never an empty one): a reader that draws what it gets
     can draw once per answer, and knows that nothing more is at hand until the next.
+
+    Every output is emitted once, in order, or ``ChunksMissing`` says which may be
+    missing: a /stream answer lost on the way is made up for from the job's final
+    output (``StreamLedger``).
     """
+    try:
+        yield from _stream(ctx, state, deadline, batches)
+    except NbextError as exc:
+        if state.ledger.needs_output and not isinstance(exc, ChunksMissing):
+            exc.add_note(
+                f"stream: an answer of /stream was lost on the way; outputs from "
+                f"#{state.ledger.values} on come from the job's output once it ends: "
+                "read the stream again to get them"
+            )
+        raise
+
+
+def _stream(ctx: Context, state: JobState, deadline: Deadline, batches: bool) -> Flow[None]:
     last_asked: float | None = None
     last_had_chunks = False
     while True:
@@ -500,6 +542,17 @@ def stream(
                 batch.append(whole)
             else:
                 yield Emit(whole)
+        if state.stream_ended and state.ledger.needs_output:
+            result = state.result
+            if result is None or not result.status.is_final:
+                result = yield from status(ctx, state, deadline)
+            state.reassembler = Reassembler()  # a split output cut by the gap comes whole
+            recovered = state.ledger.recover(result, state.endpoint_id)
+            if batches:
+                batch.extend(recovered)
+            else:
+                for chunk in recovered:
+                    yield Emit(chunk)
         if batch:
             yield Emit(batch)
         if state.stream_ended:
@@ -516,7 +569,7 @@ def stream(
 
 def _feed(state: JobState, chunk: StreamChunk) -> StreamChunk | None:
     try:
-        return state.reassembler.feed(chunk)
+        whole = state.reassembler.feed(chunk)
     except StreamProtocolError as exc:
         raise APIError(
             f"job {state.id} on endpoint {state.endpoint_id!r}: malformed stream: {exc}",
@@ -524,6 +577,9 @@ def _feed(state: JobState, chunk: StreamChunk) -> StreamChunk | None:
             endpoint_id=state.endpoint_id,
             job_id=state.id,
         ) from None
+    if whole is not None:
+        state.ledger.values += 1
+    return whole
 
 
 def call_model(ctx: Context, call: Call, model: type[M]) -> Flow[M]:

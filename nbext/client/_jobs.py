@@ -12,14 +12,14 @@ async one; each handle class says that in a one-line ``then``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config, StreamChunk
 
 from . import _flows as flows
 from ._calls import Seconds, endpoint_call, segment, submission_body
-from ._map import MapPlan, map_async, map_sync
+from ._map import AsyncMapResults, MapPlan, MapResults
 from ._twins import (
     Twins,
     aiterating,
@@ -30,8 +30,6 @@ from ._twins import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-
     from ._client import AsyncClient, Client
 
 DEFAULT_RUNSYNC_WAIT = 90.0
@@ -168,8 +166,9 @@ def _map(
     Such jobs are kept by the service for 1 minute after they end (30 for /run):
     the result is in hand, but ``job(result.id)`` finds nothing after that. With a
     ``timeout`` under 2 s, inputs go to /run instead. A 429 is paced and sent
-    again; a submission whose answer was lost never is (it could run twice): the
-    map raises instead.
+    again; a submission whose answer was lost never is (it could run twice): that
+    input is yielded as ``MaybeQueued`` and the map goes on. A map left before its
+    end cancels the jobs in flight (``abandoned`` on the iterator says which).
     """
 
     def make_body(value: Any, operation: str) -> bytes:
@@ -329,8 +328,8 @@ class Endpoint(_EndpointBase):
     def _handle(self, state: flows.JobState) -> Job:
         return Job(self._client, state)
 
-    def _batch(self, plan: MapPlan) -> Iterator[tuple[int, JobResult]]:
-        return map_sync(self._client, plan)
+    def _batch(self, plan: MapPlan) -> MapResults:
+        return MapResults(self._client, plan)
 
     run = blocking(_run, then=_handle)
     run_sync = blocking(_run_sync)
@@ -370,8 +369,8 @@ class AsyncEndpoint(_EndpointBase):
     def _handle(self, state: flows.JobState) -> AsyncJob:
         return AsyncJob(self._client, state)
 
-    def _batch(self, plan: MapPlan) -> AsyncIterator[tuple[int, JobResult]]:
-        return map_async(self._client, plan)
+    def _batch(self, plan: MapPlan) -> AsyncMapResults:
+        return AsyncMapResults(self._client, plan)
 
     run = awaiting(_run, then=_handle)
     run_sync = awaiting(_run_sync)

@@ -1,4 +1,4 @@
-"""Putting split stream chunks back together. Pure: chunks in, outputs out.
+"""A job's stream made whole: split chunks put back together, lost ones noticed. Pure.
 
 The interface caps one chunk's ``output`` at 1 MB, so a larger yielded value arrives
 as consecutive parts whose ``metrics`` carry ``SPLIT_KEY`` =
@@ -12,7 +12,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbext.models import SPLIT_KEY, StreamChunk
+from nbext.models import SPLIT_KEY, JobResult, JobStatus, StreamChunk
+
+from ._errors import ChunksMissing
 
 
 class StreamProtocolError(ValueError):
@@ -81,3 +83,89 @@ def _split_fields(split: Any) -> tuple[int, int, str]:
     if encoding not in ("text", "json"):
         raise StreamProtocolError(f"metrics.{SPLIT_KEY}.encoding must be text or json")
     return part, parts, encoding
+
+
+@dataclass
+class StreamLedger:
+    """What arrived of one job's stream, to notice a chunk that never did.
+
+    /stream hands each chunk out once, so an answer lost on the way (a reset, a proxy
+    that drops it) takes its chunks with it, and sending the GET again only returns the
+    chunks after them. Two signs of that: a chunk whose ``stream_index`` skips one (the
+    emulator numbers every wire chunk), and a /stream call that failed after it may
+    have been answered (``doubt``: it may have carried chunks, the last ones included,
+    which no later index can reveal). Once a gap is certain (``broken``), nothing more
+    is taken from /stream: what the reader has not been given yet comes, in order,
+    from the job's final output, which holds every value the handler yielded. A
+    service that does not number its chunks breaks at the first doubt
+    (docs/behaviour.md#streams-under-faults).
+    """
+
+    next_index: int = 0
+    values: int = 0
+    """Whole outputs handed to the reader so far (the index into the job's output)."""
+    doubt: bool = False
+    broken: bool = False
+    _indexed: bool | None = None
+
+    @property
+    def needs_output(self) -> bool:
+        """Whether the stream's end must be checked against the job's final output."""
+        return self.doubt or self.broken
+
+    def maybe_lost(self) -> None:
+        """A /stream call failed after the service may have answered it."""
+        self.doubt = True
+        if self._indexed is False:
+            self.broken = True
+
+    def admit(self, chunks: list[StreamChunk]) -> list[StreamChunk]:
+        """The chunks of one answer that continue the stream without a gap, in order."""
+        admitted: list[StreamChunk] = []
+        for chunk in chunks:
+            if self.broken:
+                break
+            index = chunk.metrics.get("stream_index")
+            if not isinstance(index, int) or isinstance(index, bool):
+                self._indexed = False
+                self.broken = self.doubt
+                if not self.broken:
+                    admitted.append(chunk)
+                continue
+            self._indexed = True
+            if index < self.next_index:
+                continue  # handed out before: never twice
+            if index > self.next_index:
+                self.broken = True
+                break
+            self.next_index += 1
+            self.doubt = False  # the chunk after the doubtful answer is the expected one
+            admitted.append(chunk)
+        return admitted
+
+    def recover(self, result: JobResult, endpoint_id: str) -> list[StreamChunk]:
+        """The outputs the reader lacks, from the job's final ``result``; raises
+        ``ChunksMissing`` when its output cannot tell (not COMPLETED, or not the list of
+        everything the handler yielded: an endpoint that does not aggregate its stream).
+        """
+        output = result.output
+        complete = result.status is JobStatus.COMPLETED and isinstance(output, list)
+        if complete and len(output) >= self.values:
+            rest = output[self.values :]
+            self.values += len(rest)
+            self.doubt = self.broken = False
+            return [StreamChunk(output=value) for value in rest]
+        why = (
+            f"it ended {result.status.value} with no output to recover them from"
+            if result.status is not JobStatus.COMPLETED
+            else "its output does not hold the streamed values (the endpoint does not "
+            "aggregate its stream)"
+        )
+        raise ChunksMissing(
+            f"job {result.id} on endpoint {endpoint_id!r}: an answer of /stream was lost "
+            f"on the way, so stream chunks from output #{self.values} on may be missing, "
+            f"and {why}",
+            endpoint_id=endpoint_id,
+            job_id=result.id,
+            first_missing=self.values,
+        )

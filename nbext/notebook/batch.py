@@ -3,7 +3,10 @@
 Built on the client's ``endpoint.map`` (bounded concurrency, paced under the service's
 rate limit, results as they finish). The panel counts finished jobs by state; the
 DataFrame has one row per input, in input order: the input's columns, then the job's
-id, state, queue delay and run time (ms), output and error.
+id, state, queue delay and run time (ms), output and error. An input whose submission
+got no answer is a row too, state ``MAYBE_QUEUED``: the service may have queued it, and
+it was not sent again (docs/behaviour.md#maps-under-faults). A batch stopped before its
+end (Ctrl-C, Cancel, an error) cancels the jobs it had in flight, and its panel says so.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from typing import Any
 
 import pandas as pd
 
+from nbext.client import Abandoned, MaybeQueued
 from nbext.models import JobResult
 
 from .connection import Connection, current
-from .display.frames import ListingSpec, to_frame
-from .display.specs import RESULT_COLUMNS
+from .display.frames import Column, ListingSpec, to_frame
+from .display.specs import RESULT_COLUMNS, STATES
 from .errors import Interrupted, InvalidArgument, WrongType
 from .outputs import PanelOutput, show_panel
 from .registry import JobRecord
@@ -29,7 +33,18 @@ from .widgets.batch import BatchPanel
 DEFAULT_CONCURRENCY = 8
 TICK = 0.1
 """Seconds between two redraws of a waiting batch's elapsed time and ETA."""
-RESULTS = ListingSpec("results", RESULT_COLUMNS, extra="drop")
+MAYBE_QUEUED = "MAYBE_QUEUED"
+"""The state column of an input whose submission got no answer (``MaybeQueued``)."""
+RESULTS = ListingSpec(
+    "results",
+    tuple(
+        Column("state", "category", categories=(*STATES, MAYBE_QUEUED))
+        if column.name == "state"
+        else column
+        for column in RESULT_COLUMNS
+    ),
+    extra="drop",
+)
 
 
 def inputs_of(inputs: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
@@ -64,12 +79,15 @@ def inputs_of(inputs: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
 
 
 def results_frame(
-    input_frame: pd.DataFrame, results: Mapping[int, JobResult], total: int
+    input_frame: pd.DataFrame, results: Mapping[int, JobResult | MaybeQueued], total: int
 ) -> pd.DataFrame:
     """Input columns, then the result columns; a clashing input column gets ``input.``."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i in range(total):
         result = results.get(i)
+        if isinstance(result, MaybeQueued):
+            rows.append({"id": result.job_id, "state": MAYBE_QUEUED, "error": str(result)})
+            continue
         rows.append(
             {
                 "id": result.id if result else None,
@@ -106,7 +124,7 @@ class _Run:
         self.items, self.input_frame = inputs_of(inputs)
         self.conn = connection or current()
         self.service = self.conn.service()
-        self.results: dict[int, JobResult] = {}
+        self.results: dict[int, JobResult | MaybeQueued] = {}
         self.started = time.monotonic()
         self.cancelled = asyncio.Event() if cancellable else None
         self.panel = None if quiet else BatchPanel(endpoint, len(self.items))
@@ -116,8 +134,12 @@ class _Run:
             self.panel.refresh(force=True)
         self.output: PanelOutput | None = show_panel(self.panel) if self.panel else None
 
-    def take(self, index: int, result: JobResult) -> None:
+    def take(self, index: int, result: JobResult | MaybeQueued) -> None:
         self.results[index] = result
+        if isinstance(result, MaybeQueued):  # no id to follow: its row says what is known
+            if self.panel is not None:
+                self.panel.add(MAYBE_QUEUED)
+            return
         self.conn.registry.add(
             JobRecord(result.id, self.endpoint, self.service.mode, "map", result=result)
         )
@@ -133,18 +155,30 @@ class _Run:
             self.panel.finish(time.monotonic() - self.started, note)
             self.output.update()  # the line becomes static: a saved notebook keeps it
 
-    def stopped(self, how: str) -> Interrupted:
-        """The batch was stopped (Ctrl-C, Cancel): the panel says so; the error to raise."""
+    def stopped(self, how: str, abandoned: Abandoned | None) -> Interrupted:
+        """The batch was stopped (Ctrl-C, Cancel): the panel says so, and what became of
+        the jobs it had in flight; the error to raise."""
         done, total = len(self.results), len(self.items)
-        self.close(f"{how}: {done} of {total} finished")
+        left = _left(abandoned)
+        self.close(f"{how}: {done} of {total} finished; {left}")
         return Interrupted(
-            f"batch on {self.endpoint!r} stopped after {done} of {total} jobs ({how}); "
-            "jobs already submitted may still run (their results are not collected)"
+            f"batch on {self.endpoint!r} stopped after {done} of {total} jobs ({how}); {left}"
         )
+
+    def failed(self, exc: BaseException, abandoned: Abandoned | None) -> None:
+        """The batch ended on an error: the panel says so, and what became of its jobs."""
+        self.close(f"stopped: {exc}; {_left(abandoned)}")
 
     def frame(self) -> pd.DataFrame:
         self.close()
         return results_frame(self.input_frame, self.results, len(self.items))
+
+
+def _left(abandoned: Abandoned | None) -> str:
+    """What a stopped batch did with the jobs it had in flight, for its panel."""
+    if abandoned is None:
+        return "no job was in flight"
+    return str(abandoned).removeprefix("map left before its end: ")
 
 
 def _options(
@@ -175,9 +209,9 @@ def run_many(
     ``inputs``: a list of dicts, or a DataFrame whose rows are the inputs. At most
     ``concurrency`` jobs run at once; ``timeout`` bounds each job's wait (seconds).
     Failed jobs are rows like the others (their ``state`` and ``error`` say so).
-    Ctrl-C stops the batch (jobs already submitted may still run on the service) and
-    raises ``Interrupted``. The cell blocks, so its panel has no Cancel (nothing could
-    hear it): ``await run_many_async(...)`` has one.
+    Ctrl-C stops the batch (the jobs in flight are cancelled; the panel and the error
+    name them) and raises ``Interrupted``. The cell blocks, so its panel has no Cancel
+    (nothing could hear it): ``await run_many_async(...)`` has one.
     """
     run = _Run(endpoint, inputs, quiet=quiet, cancellable=False, connection=connection)
     batch = run.service.client.endpoint(endpoint).map(
@@ -190,9 +224,11 @@ def run_many(
         for index, result in batch:
             run.take(index, result)
     except KeyboardInterrupt:
-        raise run.stopped("interrupted") from None
+        batch.close()  # the jobs in flight are cancelled before the cell ends
+        raise run.stopped("interrupted", batch.abandoned) from None
     except BaseException as exc:
-        run.close(f"stopped: {exc}")
+        batch.close()
+        run.failed(exc, batch.abandoned)
         raise
     return run.frame()
 
@@ -233,7 +269,8 @@ async def run_many_async(
             if cancel.done():
                 following.cancel()
                 await asyncio.gather(following, return_exceptions=True)
-                raise run.stopped("cancelled")
+                await batch.aclose()  # the jobs in flight are cancelled first
+                raise run.stopped("cancelled", batch.abandoned)
             if not following.done():
                 run.tick()  # elapsed and ETA move on between results
                 continue
@@ -242,13 +279,15 @@ async def run_many_async(
                 break
             run.take(*got)
     except asyncio.CancelledError:
-        raise run.stopped("interrupted") from None
+        await batch.aclose()
+        raise run.stopped("interrupted", batch.abandoned) from None
     except Interrupted:
         raise
     except BaseException as exc:
-        run.close(f"stopped: {exc}")
+        await batch.aclose()
+        run.failed(exc, batch.abandoned)
         raise
     finally:
         cancel.cancel()
-        await batch.aclose()  # type: ignore[attr-defined]
+        await batch.aclose()
     return run.frame()

@@ -53,6 +53,8 @@ def async_twin_of(name: str, annotation: str) -> str:
     annotation = re.sub(r"\bJob\b", "AsyncJob", annotation)
     if name in NO_REQUEST:
         return annotation
+    if annotation == "MapResults":  # an iterator class of its own, with ``abandoned``
+        return "AsyncMapResults"
     for sync, twin in (
         ("Generator[", "AsyncGenerator["),
         ("Iterator[", "AsyncIterator["),
@@ -91,10 +93,10 @@ def pydoc_text(cls: type) -> str:
 
 
 TYPED = """
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from typing import Any, assert_type
 
-from nbext.client import AsyncClient, AsyncJob, Client, Job
+from nbext.client import AsyncClient, AsyncJob, AsyncMapResults, Client, Job, MapResults
 from nbext.models import CancelResult, Health, JobResult, Pod, PurgeResult, StreamChunk, Template
 from nbext.models.v2 import GpuType, LogEvent
 
@@ -107,7 +109,7 @@ def sync(client: Client) -> None:
     assert_type(endpoint.run_sync({"x": 1}, wait=2), JobResult)
     assert_type(endpoint.health(), Health)
     assert_type(endpoint.purge_queue(), PurgeResult)
-    assert_type(endpoint.map([{"x": 1}], concurrency=2), Iterator[tuple[int, JobResult]])
+    assert_type(endpoint.map([{"x": 1}], concurrency=2), MapResults)
     assert_type(job.status(), JobResult)
     assert_type(job.wait(5, raise_on_failure=False), JobResult)
     assert_type(job.stream(timeout=1), Generator[Any, None, None])
@@ -131,7 +133,7 @@ async def awaited(client: AsyncClient) -> None:
     assert_type(await endpoint.run_sync({"x": 1}, wait=2), JobResult)
     assert_type(await endpoint.health(), Health)
     assert_type(await endpoint.purge_queue(), PurgeResult)
-    assert_type(endpoint.map([{"x": 1}]), AsyncIterator[tuple[int, JobResult]])
+    assert_type(endpoint.map([{"x": 1}]), AsyncMapResults)
     assert_type(await job.status(), JobResult)
     assert_type(await job.wait(5, raise_on_failure=False), JobResult)
     assert_type(job.stream(timeout=1), AsyncGenerator[Any, None])

@@ -35,6 +35,7 @@ from nbext.client import (
     Client,
     ConfigError,
     ConnectionError,
+    MaybeQueued,
     RateLimited,
     Timeout,
 )
@@ -220,6 +221,8 @@ async def on(path: str, url: str, method: str, *args: Any, **kw: Any) -> Any:
                 return getattr(endpoint, method)(*args)
             assert method == "run_sync", "a map only sends /runsync"
             [(_, result)] = list(endpoint.map(args, raise_on_failure=True))
+            if isinstance(result, MaybeQueued):  # a map goes on, holding the submission's error
+                raise result.error
             return result
 
     return await anyio.to_thread.run_sync(blocking)

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from nbext.notebook import run_many
+from nbext.notebook.batch import MAYBE_QUEUED
 from nbext.notebook.display.specs import STATES
 
 from .conftest import Notebook
@@ -19,7 +20,7 @@ RESULT_COLUMNS = ["id", "state", "delay_ms", "run_ms", "output", "error"]
 def check_result_dtypes(df: pd.DataFrame) -> None:
     assert str(df["id"].dtype) == "string"
     assert isinstance(df["state"].dtype, pd.CategoricalDtype)
-    assert tuple(df["state"].cat.categories) == STATES
+    assert tuple(df["state"].cat.categories) == (*STATES, MAYBE_QUEUED)
     assert str(df["delay_ms"].dtype) == "Int64"
     assert str(df["run_ms"].dtype) == "Int64"
     assert df["output"].dtype == object

@@ -111,6 +111,8 @@ def test_ctrl_c_during_a_batch_stops_it(nb: Notebook) -> None:
         release.set()
     assert "stopped after 0 of 3 jobs" in str(caught.value)
     assert "interrupted: 0 of 3 finished" in nb.last_plain()
+    # Ctrl-C came during the /runsync hold: its id never arrived, so it is named by input
+    assert "input #0 may have been queued (submission unanswered)" in str(caught.value)
 
 
 def test_interrupts_are_held_back_while_a_job_is_being_submitted() -> None:
