@@ -12,20 +12,20 @@ describes the whole protocol.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from ..domain.errors import InvalidInput
+from ..domain.errors import InvalidInput, TooLarge
+from ..domain.output_limit import MB, OUTPUT_LIMIT, too_large
 from ..domain.remote_workers import RemoteWorker, WorkerRefused
-from .http import STATUS_OF, emulator_of, json_response, read_body
+from .http import STATUS_OF, emulator_of, json_response
 from .jobs import PREFIX
 
 STATUS_OF[WorkerRefused] = 401
 
-OUTPUT_BODY_LIMIT = 64 * 1024 * 1024
-"""A worker's result or chunk; the SDK warns from 20 MB, the limit leaves it room."""
 BATCH_MAX = 64
 REFUSAL_DELAY_S = 1.0
 
@@ -96,11 +96,36 @@ async def ping(
     return json_response({})
 
 
+async def _post(request: Request, worker: RemoteWorker, job_id: str) -> bytes | None:
+    """A result or chunk as the worker posts it, or None when it is past ``OUTPUT_LIMIT``.
+
+    Such a post fails its job at once, as the worker's own error post would, with the
+    size in the error: the SDK only logs a refusal, and the job would otherwise wait for
+    its execution timeout. The rest of the body is read and dropped, never held, to
+    count it and to answer the worker cleanly.
+    """
+    pieces: list[bytes] = []
+    size = 0
+    async for piece in request.stream():
+        size += len(piece)
+        if size <= OUTPUT_LIMIT:
+            pieces.append(piece)
+        elif pieces:
+            pieces.clear()
+    if size <= OUTPUT_LIMIT:
+        return b"".join(pieces)
+    failed = json.dumps({"error": too_large(size)}).encode()
+    emulator_of(request).remote_workers.done(worker, job_id, failed)
+    return None
+
+
 @router.post("/job-stream/{worker_id}/{job_id}")
 async def stream(endpoint_id: str, worker_id: str, job_id: str, request: Request) -> Response:
     """One streamed chunk of a job the worker holds."""
     worker = await _worker(request, endpoint_id, worker_id)
-    body = await read_body(request, OUTPUT_BODY_LIMIT)
+    body = await _post(request, worker, job_id)
+    if body is None:
+        raise TooLarge(f"the chunk is over the {OUTPUT_LIMIT // MB} MB limit; the job failed")
     emulator_of(request).remote_workers.stream(worker, job_id, body)
     return json_response({})
 
@@ -109,6 +134,8 @@ async def stream(endpoint_id: str, worker_id: str, job_id: str, request: Request
 async def done(endpoint_id: str, worker_id: str, job_id: str, request: Request) -> Response:
     """A job's progress, result or error."""
     worker = await _worker(request, endpoint_id, worker_id)
-    body = await read_body(request, OUTPUT_BODY_LIMIT)
+    body = await _post(request, worker, job_id)
+    if body is None:
+        raise TooLarge(f"the output is over the {OUTPUT_LIMIT // MB} MB limit; the job failed")
     emulator_of(request).remote_workers.done(worker, job_id, body)
     return json_response({})
