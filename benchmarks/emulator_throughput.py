@@ -13,7 +13,9 @@ itself:
 3. the SDK's test server (``python handler.py --rp_serve_api``, an echo handler written to
    a temporary directory) under the same ``/runsync`` load. It does far less: no queue, no
    limits, no auth, the handler called inline. By default it logs three lines a job; for
-   context it is measured a second time with ``--rp_log_level ERROR``.
+   context it is measured a second time with ``--rp_log_level ERROR``. It runs on
+   uvicorn's defaults, which pick httptools and uvloop where installed (the ``runpod``
+   package brings them); the emulator runs uvicorn's h11 protocol on asyncio's loop.
 4. a bare ASGI echo on uvicorn: what the HTTP stack itself costs, for context.
 
 Every server runs in its own process on 127.0.0.1 with its default settings; each
