@@ -96,14 +96,17 @@ async def ping(
     return json_response({})
 
 
-async def _post(request: Request, worker: RemoteWorker, job_id: str) -> bytes | None:
-    """A result or chunk as the worker posts it, or None when it is past ``OUTPUT_LIMIT``.
+async def _posted(
+    request: Request, endpoint_id: str, worker_id: str, job_id: str
+) -> tuple[RemoteWorker, bytes]:
+    """The worker and what it posts (a result or a chunk), if within ``OUTPUT_LIMIT``.
 
-    Such a post fails its job at once, as the worker's own error post would, with the
-    size in the error: the SDK only logs a refusal, and the job would otherwise wait for
-    its execution timeout. The rest of the body is read and dropped, never held, to
-    count it and to answer the worker cleanly.
+    A post past the limit fails its job at once, as the worker's own error post would,
+    with the size in the error, and is answered 413: the SDK only logs a refusal, and the
+    job would otherwise wait for its execution timeout. The rest of the body is read and
+    dropped, never held, to count it and to answer the worker cleanly.
     """
+    worker = await _worker(request, endpoint_id, worker_id)
     pieces: list[bytes] = []
     size = 0
     async for piece in request.stream():
@@ -113,19 +116,16 @@ async def _post(request: Request, worker: RemoteWorker, job_id: str) -> bytes | 
         elif pieces:
             pieces.clear()
     if size <= OUTPUT_LIMIT:
-        return b"".join(pieces)
+        return worker, b"".join(pieces)
     failed = json.dumps({"error": too_large(size)}).encode()
     emulator_of(request).remote_workers.done(worker, job_id, failed)
-    return None
+    raise TooLarge(f"the post is over the {OUTPUT_LIMIT // MB} MB output limit; the job failed")
 
 
 @router.post("/job-stream/{worker_id}/{job_id}")
 async def stream(endpoint_id: str, worker_id: str, job_id: str, request: Request) -> Response:
     """One streamed chunk of a job the worker holds."""
-    worker = await _worker(request, endpoint_id, worker_id)
-    body = await _post(request, worker, job_id)
-    if body is None:
-        raise TooLarge(f"the chunk is over the {OUTPUT_LIMIT // MB} MB limit; the job failed")
+    worker, body = await _posted(request, endpoint_id, worker_id, job_id)
     emulator_of(request).remote_workers.stream(worker, job_id, body)
     return json_response({})
 
@@ -133,9 +133,6 @@ async def stream(endpoint_id: str, worker_id: str, job_id: str, request: Request
 @router.post("/job-done/{worker_id}/{job_id}")
 async def done(endpoint_id: str, worker_id: str, job_id: str, request: Request) -> Response:
     """A job's progress, result or error."""
-    worker = await _worker(request, endpoint_id, worker_id)
-    body = await _post(request, worker, job_id)
-    if body is None:
-        raise TooLarge(f"the output is over the {OUTPUT_LIMIT // MB} MB limit; the job failed")
+    worker, body = await _posted(request, endpoint_id, worker_id, job_id)
     emulator_of(request).remote_workers.done(worker, job_id, body)
     return json_response({})

@@ -13,14 +13,20 @@ from .conftest import Served
 TIMEOUT_MS = 600_000
 
 
-def test_a_result_over_the_limit_fails_its_job_at_once(served: Served) -> None:
-    ep = served.deploy(
+def deploy(served: Served, endpoint_id: str, **env: str) -> str:
+    """One warm-able worker process with a 10-minute execution timeout."""
+    return served.deploy(
         "big_worker.py",
-        endpoint_id="big",
+        endpoint_id=endpoint_id,
         workers_min=1,
         workers_max=1,
         execution_timeout_ms=TIMEOUT_MS,
+        env=env,
     )
+
+
+def test_a_result_over_the_limit_fails_its_job_at_once(served: Served) -> None:
+    ep = deploy(served, "big")
     assert served.final(ep, served.run(ep, {"size": 10}))["status"] == "COMPLETED"
     started = time.monotonic()
     over = served.final(ep, served.run(ep, {"size": 70 * MB}))
@@ -33,14 +39,7 @@ def test_a_result_over_the_limit_fails_its_job_at_once(served: Served) -> None:
 
 
 def test_a_streamed_chunk_over_the_limit_fails_its_job_at_once(served: Served) -> None:
-    ep = served.deploy(
-        "big_worker.py",
-        endpoint_id="bigstream",
-        workers_min=1,
-        workers_max=1,
-        execution_timeout_ms=TIMEOUT_MS,
-        env={"STREAM": "1"},
-    )
+    ep = deploy(served, "bigstream", STREAM="1")
     started = time.monotonic()
     job = served.run(ep, {"size": 21 * MB})
     over = served.final(ep, job)
