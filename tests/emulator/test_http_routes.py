@@ -471,8 +471,8 @@ async def test_every_route_answers_a_wrong_method_405_naming_the_right_one(
 ) -> None:
     wrong = "PUT" if method == "POST" else "POST"
     response = await call(http, wrong, f"/v2/echo{route}")
-    operation = route.split("/")[1]
-    assert f"/{operation} takes {method}, not {wrong}" in error_of(response, 405)
+    path = f"/v2/echo{route}".replace("JOB", "x")  # as ``call`` sends it
+    assert f"{wrong} is not an operation of {path}; it takes {method}" in error_of(response, 405)
     assert response.headers["allow"] == method
     assert not emu.jobs.jobs  # nothing was run for it
 
@@ -484,7 +484,8 @@ async def test_a_trailing_slash_redirects_to_the_route_keeping_the_method(
     path = f"/v2/echo{route}".replace("JOB", "x")
     response = await call(http, method, path + "/?wait=2000")
     assert response.status_code == 307  # 307: the method and body go along
-    assert response.headers["location"] == path + "?wait=2000"
+    location = httpx.URL(response.headers["location"])
+    assert location.raw_path == (path + "?wait=2000").encode()
 
 
 @pytest.mark.parametrize("store_kind", ["sqlite"])

@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from ..domain.errors import (
     Conflict,
@@ -61,7 +62,7 @@ _ANY = TypeAdapter(Any)
 def encode(value: Any) -> bytes:
     """A response body; pydantic models are written with their wire names.
 
-    Plain values (the hot routes answer dicts, not models) are written as a model would
+    Plain values (the job routes answer dicts, not models) are written as a model would
     write them: NaN and infinities, which JSON lacks, become ``null``. Text that is not
     valid Unicode (a lone surrogate; input refuses it, but a record from an older
     database may hold one) is written as a ``\\u`` escape, so no record can make a read
@@ -104,7 +105,7 @@ def authenticate(request: Request) -> Emulator:
 
 
 def authorize(emulator: Emulator, header: str | None) -> None:
-    """The one auth rule, for FastAPI routes and the job interface's ASGI routes alike."""
+    """The one auth rule, for every route that takes the API key."""
     if not header:
         raise Unauthorized(
             "missing Authorization header; send 'Authorization: Bearer <API key>' "
@@ -262,6 +263,9 @@ def install_error_handlers(app: FastAPI) -> None:
         path = request.url.path
         if exc.status_code == 404:
             message = f"no operation at {path}; {_described_at(path)}"
+        elif exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
+            allowed = exc.headers["Allow"]
+            message = f"{request.method} is not an operation of {path}; it takes {allowed}"
         elif exc.status_code == 405:
             message = f"{request.method} is not an operation of {path}; {_described_at(path)}"
         else:
@@ -269,5 +273,18 @@ def install_error_handlers(app: FastAPI) -> None:
         headers = dict(exc.headers or {})
         return json_response({error_key(path): message}, exc.status_code, headers)
 
+    async def on_client_gone(request: Request, exc: Exception) -> Response:
+        return Response(status_code=499)  # nobody is left to read it
+
+    async def on_fault(request: Request, exc: Exception) -> Response:
+        """The emulator's own fault: a 500 in the interface's error shape; the server
+        still logs the traceback (Starlette raises the exception on after this answer)."""
+        message = (
+            f"the emulator failed on this request ({type(exc).__name__}); its log has the traceback"
+        )
+        return json_response({error_key(request.url.path): message}, 500)
+
     app.add_exception_handler(DomainError, on_domain_error)
     app.add_exception_handler(HTTPException, on_http_error)
+    app.add_exception_handler(ClientDisconnect, on_client_gone)
+    app.add_exception_handler(Exception, on_fault)

@@ -8,8 +8,8 @@ asyncio loop; nothing here knows about HTTP.
 
 from __future__ import annotations
 
-import os
 import secrets
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
@@ -173,7 +173,7 @@ class JobService:
         policy = submission.policy
         now = self.clock.now()
         job = Job(
-            id=("sync-" if sync else "") + uuid4_text(),
+            id=("sync-" if sync else "") + str(uuid.uuid4()),
             endpoint_id=endpoint.id,
             input=submission.input,
             sync=sync,
@@ -389,16 +389,6 @@ class JobService:
         for endpoint in self.endpoints.values():
             endpoint.completed = endpoint.failed = endpoint.retried = 0
             self.persistence.save_counters(endpoint)
-
-
-def uuid4_text() -> str:
-    """A random (version 4) UUID as text, as ``str(uuid.uuid4())`` but without building a
-    ``UUID`` object: one is made per job, on the hot path."""
-    raw = bytearray(os.urandom(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
-    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
-    h = raw.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def new_endpoint_id() -> str:

@@ -29,6 +29,7 @@ from .images import ImageRegistry
 from .jobs import Job
 from .json_values import printable, unservable
 from .lifecycle import Lifecycle
+from .output_limit import oversized
 from .streaming import to_chunks
 
 log = logging.getLogger("nbext.emulator")
@@ -169,6 +170,9 @@ class Scheduler:
             return
         why = unservable(value) or unservable(metrics)
         if why is None:
+            if (too_large := oversized(value)) is not None:
+                self.lifecycle.transition(job, S.FAILED, error=f"a streamed chunk's {too_large}")
+                return
             try:
                 job.chunks.extend(to_chunks(value, metrics, len(job.chunks)))
             except (TypeError, ValueError, RecursionError) as exc:
@@ -236,6 +240,10 @@ class Scheduler:
         if why is not None:
             error = f"handler output cannot be sent as JSON: {why}"
             self.lifecycle.transition(job, S.FAILED, error=error)
+            return
+        too_large = oversized(value)
+        if too_large is not None:
+            self.lifecycle.transition(job, S.FAILED, error=too_large)
             return
         self.lifecycle.transition(job, S.COMPLETED, output=value)
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from starlette.routing import Match
 
 from nbext.emulator import Emulator
-from nbext.emulator.api.jobs import JobRoutes
+from nbext.emulator.api import jobs, worker_routes
 from nbext.models.v2 import MANAGEMENT_SEGMENTS, is_management_path
 
 from .conftest import ok, pod, problem
@@ -14,15 +15,25 @@ from .conftest import ok, pod, problem
 pytestmark = pytest.mark.anyio
 
 
+def job_route_of(path: str, method: str = "POST") -> str | None:
+    """The name of the job or worker route that takes ``path`` at all (any method)."""
+    scope = {"type": "http", "path": path, "method": method}
+    for route in [*jobs.router.routes, *worker_routes.router.routes]:
+        if route.matches(scope)[0] is not Match.NONE:
+            return str(getattr(route, "name", route))
+    return None
+
+
 def test_management_segments_never_match_a_job_route() -> None:
     for segment in MANAGEMENT_SEGMENTS:
-        for tail in ("run", "health", "status/abc", "openai/v1/models", "logs"):
+        for tail in ("run", "health", "status/abc", "openai/v1/models", "logs", "ping/w"):
             path = f"/v2/{segment}/{tail}"
-            assert JobRoutes.match(path) is None, path
+            assert job_route_of(path) is None, path
             assert is_management_path(path)
-    assert JobRoutes.match("/v2/my-endpoint/run") is not None
+    assert job_route_of("/v2/my-endpoint/run") == "run"
     assert not is_management_path("/v2/my-endpoint/run")
-    assert not is_management_path("/v2/podsx/run") and JobRoutes.match("/v2/podsx/run")
+    assert not is_management_path("/v2/podsx/run") and job_route_of("/v2/podsx/run") == "run"
+    assert job_route_of("/v2/pods.x/health") == "health"  # the dot is no wildcard
 
 
 async def test_a_pod_named_like_a_job_operation_is_a_pod(api: httpx.AsyncClient) -> None:

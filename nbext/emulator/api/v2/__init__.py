@@ -3,7 +3,7 @@
 Routers translate v2's shapes to the domain's (the v1 input models hold its rules) and
 back. A path under ``/v2`` is management's when its first segment is one of
 ``MANAGEMENT_SEGMENTS`` (pods, templates, serverless, ...); every other ``/v2`` path is
-the job interface's, answered before FastAPI by ``jobs.JobRoutes``. Errors on
+the job interface's (``api/jobs.py``, whose ``endpoint_id`` never matches those). Errors on
 management's paths are problem documents (``common.problem``); elsewhere the handlers
 installed before this one answer as they did.
 """

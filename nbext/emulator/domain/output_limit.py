@@ -1,0 +1,31 @@
+"""What one job may output: the service's 20 MB, for a result and for a streamed chunk.
+
+The service takes at most 20 MB on ``/runsync`` and its SDK tells a worker whose result
+passes 20 MB that it "exceeds the 20 MB limit". The emulator used to refuse such a
+worker's post with a 413, which the SDK only logs: the job then sat IN_PROGRESS until its
+execution timeout and ended TIMED_OUT, for the wrong reason. So an output past the limit
+ends its job FAILED at once, saying how large it was, whether an in-process handler
+returned or yielded it or a worker process posted it. Sizes are of the JSON as it is
+sent (a worker's post as it arrives); 1 MB is 2^20 bytes, as for the body limits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .streaming import wire_size
+
+MB = 1024 * 1024
+OUTPUT_LIMIT = 20 * MB
+"""The largest output, and the largest single streamed chunk, a job may have."""
+
+
+def too_large(size: int) -> str:
+    """The job's error: ``output of N MB exceeds the service's 20 MB limit``."""
+    return f"output of {size / MB:.1f} MB exceeds the service's {OUTPUT_LIMIT // MB} MB limit"
+
+
+def oversized(value: Any) -> str | None:
+    """``too_large`` for ``value`` (a JSON value) past the limit, else None."""
+    size = wire_size(value)
+    return too_large(size) if size > OUTPUT_LIMIT else None
