@@ -18,9 +18,9 @@ from nbext.models import BucketSize
 
 from ...domain.management import Management
 from ...domain.management.breakdown import Breakdown, Group, Window, resolve_window
+from ...domain.management.refusals import Unprocessable
 from ...domain.management.usage import Usage
 from .common import management, ok
-from .contract import Unprocessable
 
 router = APIRouter(prefix="/v2/billing", tags=["v2 billing"])
 

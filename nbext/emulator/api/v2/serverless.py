@@ -28,13 +28,13 @@ from nbext.models import (
 
 from ...domain.errors import InvalidInput, NotFound
 from ...domain.management import Management, catalog, offers
+from ...domain.management.container import V1_NAMES, check_compute, split_args, to_v2
 from ...domain.management.endpoints import EndpointEntry
 from ...domain.management.records import atomic, iso, new_id
+from ...domain.management.refusals import refuse, validated
 from ...domain.management.templates import TemplateEntry
 from ..http import emulator_of
-from .common import body, management, no_content, ok, rules
-from .container import V1_NAMES, check_compute, split_args, to_v2
-from .contract import refuse
+from .common import body, management, no_content, ok
 from .streams import sse
 
 router = APIRouter(prefix="/v2/serverless", tags=["v2 serverless"])
@@ -285,7 +285,7 @@ def _owned_template(
     registry = data.get("registry", base.container_registry_auth_id if base else None)
     if registry:
         fields["containerRegistryAuthId"] = registry
-    parsed = rules(TemplateCreateInput, fields, V1_NAMES)
+    parsed = validated(TemplateCreateInput, fields, V1_NAMES)
     made = m.templates.create(parsed)
     entry = m.templates.book.get(made.id or "")
     assert entry is not None
@@ -336,11 +336,11 @@ async def create_endpoint(request: Request) -> Response:
         "computeType": "GPU" if data.get("gpu") is not None else "CPU",
     }
     facets = _common(data, v1)
-    rules(EndpointCreateInput, v1, V1_NAMES)  # every rule before anything is made
+    validated(EndpointCreateInput, v1, V1_NAMES)  # every rule before anything is made
     with atomic():  # the template, the endpoint and its v2 fields, or none of them
         template = _owned_template(m, data["name"], data, base, merge_env=True)
         v1["templateId"] = template.view.id
-        made = m.endpoints.create(rules(EndpointCreateInput, v1, V1_NAMES))
+        made = m.endpoints.create(validated(EndpointCreateInput, v1, V1_NAMES))
         _adopt(m, template, made["id"])
         m.v2.facets.set("endpoint", made["id"], **facets)
         releases(m, m.endpoints.entry(made["id"]))  # the first release: the endpoint as made
@@ -366,7 +366,7 @@ async def update_endpoint(endpoint_id: str, request: Request) -> Response:
         raise refuse("gpu", "this endpoint runs CPU workers; its compute type is fixed")
     v1: dict[str, Any] = {}
     facets = _common(data, v1)
-    parsed = rules(EndpointUpdateInput, v1, V1_NAMES)
+    parsed = validated(EndpointUpdateInput, v1, V1_NAMES)
     with atomic():  # every record this update touches, or none of them
         new_template = None
         if "templateId" in data or any(k in data for k in CONTAINER):
@@ -377,7 +377,7 @@ async def update_endpoint(endpoint_id: str, request: Request) -> Response:
             new_template = _owned_template(
                 m, e.view.name or endpoint_id, data, base, merge_env=named
             )
-            parsed = rules(
+            parsed = validated(
                 EndpointUpdateInput, {**v1, "templateId": new_template.view.id}, V1_NAMES
             )
         old = _template(m, e)

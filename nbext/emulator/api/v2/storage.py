@@ -20,10 +20,10 @@ from nbext.models import (
 )
 
 from ...domain.management import Management, offers
+from ...domain.management.container import V1_NAMES
 from ...domain.management.records import atomic
-from .common import body, management, no_content, ok, rules
-from .container import V1_NAMES
-from .contract import Unprocessable
+from ...domain.management.refusals import Unprocessable, validated
+from .common import body, management, no_content, ok
 
 volumes = APIRouter(prefix="/v2/network-volumes", tags=["v2 network volumes"])
 registries = APIRouter(prefix="/v2/registries", tags=["v2 registries"])
@@ -53,7 +53,7 @@ async def create_volume(request: Request) -> Response:
     data = await body(request, "CreateNetworkVolumeRequest")
     kind = data.get("type", "STANDARD")
     v1 = {"name": data["name"], "size": data["size"], "dataCenterId": data["dataCenter"]}
-    parsed = rules(NetworkVolumeCreateInput, v1, V1_NAMES)
+    parsed = validated(NetworkVolumeCreateInput, v1, V1_NAMES)
     if kind == "HIGH_PERFORMANCE" and not offers.place(data["dataCenter"]).high_performance:
         line = (
             f"type: data centre {data['dataCenter']} has no HIGH_PERFORMANCE storage; "
@@ -77,7 +77,7 @@ async def update_volume(volume_id: str, request: Request) -> Response:
     m, _ = management(request, "updateNetworkVolume")
     m.volumes.get(volume_id)
     data = await body(request, "UpdateNetworkVolumeRequest")
-    parsed = rules(NetworkVolumeUpdateInput, data, V1_NAMES)
+    parsed = validated(NetworkVolumeUpdateInput, data, V1_NAMES)
     return ok(volume_view(m, m.volumes.update(volume_id, parsed)))
 
 
@@ -103,7 +103,7 @@ async def list_registries(request: Request) -> Response:
 async def create_registry(request: Request) -> Response:
     m, _ = management(request, "createRegistry")
     data = await body(request, "CreateRegistryRequest")
-    made = m.registry_auths.create(rules(ContainerRegistryAuthCreateInput, data, V1_NAMES))
+    made = m.registry_auths.create(validated(ContainerRegistryAuthCreateInput, data, V1_NAMES))
     return ok({"id": made.id, "name": made.name}, 201)
 
 

@@ -10,10 +10,10 @@ from fastapi.responses import Response
 from nbext.models import Template, TemplateCreateInput, TemplateUpdateInput
 
 from ...domain.management import Management
+from ...domain.management.container import V1_NAMES, persistent, to_v1, to_v2
 from ...domain.management.records import atomic
-from .common import Forbidden, body, management, no_content, ok, rules
-from .container import V1_NAMES, persistent, to_v1, to_v2
-from .contract import Unprocessable
+from ...domain.management.refusals import Forbidden, Unprocessable, validated
+from .common import body, management, no_content, ok
 
 router = APIRouter(prefix="/v2/templates", tags=["v2 templates"])
 V2_ONLY = ("startSsh", "startJupyter", "allowedCudaVersions")
@@ -72,7 +72,7 @@ async def create_template(request: Request) -> Response:
         **to_v1(data, defaults=True),
     }
     with atomic():  # the template and its v2 fields, or neither
-        made = m.templates.create(rules(TemplateCreateInput, v1, V1_NAMES))
+        made = m.templates.create(validated(TemplateCreateInput, v1, V1_NAMES))
         v2_only = {k: data.get(k, DEFAULTS[k]) for k in V2_ONLY}
         m.v2.facets.set("template", made.id or "", **v2_only)
     return ok(view(m, made), 201)
@@ -100,7 +100,7 @@ async def update_template(template_id: str, request: Request) -> Response:
     if "public" in data:
         v1["isPublic"] = data["public"]
     with atomic():  # the template and its v2 fields, or neither
-        updated = m.templates.update(template_id, rules(TemplateUpdateInput, v1, V1_NAMES))
+        updated = m.templates.update(template_id, validated(TemplateUpdateInput, v1, V1_NAMES))
         given = {k: data[k] for k in V2_ONLY if k in data}
         if given:
             m.v2.facets.set("template", template_id, **given)

@@ -1,8 +1,9 @@
 """The state only v2 exposes, over the same store and clock as everything else.
 
-SSH keys, ECR delegations, instant clusters, worker logs and the v2-only fields of
-records made through v1's areas (``Facets``). ``Management`` holds one of these as
-``m.v2``, so it is restored with the rest when an emulator restarts on its database.
+SSH keys, ECR delegations, instant clusters, worker logs, the v2-only fields of
+records made through v1's areas (``Facets``), and pods in v2's terms (``V2Pods``).
+``Management`` holds one of these as ``m.v2``, so it is restored with the rest when an
+emulator restarts on its database.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .clusters import Clusters
 from .delegations import Delegations
 from .facets import Facets
 from .logs import WorkerLogs
+from .v2_pods import V2Pods
 
 if TYPE_CHECKING:
     from .facade import Management
@@ -29,6 +31,7 @@ class V2State:
         self.worker_logs = WorkerLogs(m.clock)
         self.breakdown = Breakdown(m.usage, m.clock)
         m.jobs.on_execution.append(self.worker_logs.record_execution)
+        self.pods = V2Pods(m)
 
     def load(self) -> None:
         for book in (
