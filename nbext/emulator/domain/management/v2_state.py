@@ -1,7 +1,8 @@
 """The state only v2 exposes, over the same store and clock as everything else.
 
 SSH keys, ECR delegations, instant clusters, worker logs, the v2-only fields of
-records made through v1's areas (``Facets``), and pods in v2's terms (``V2Pods``).
+records made through v1's areas (``Facets``), and the areas in v2's terms (``V2Pods``,
+``V2Templates``, ``V2Volumes``, ``V2Registries``): their bodies' rules and their views.
 ``Management`` holds one of these as ``m.v2``, so it is restored with the rest when an
 emulator restarts on its database.
 """
@@ -17,6 +18,8 @@ from .delegations import Delegations
 from .facets import Facets
 from .logs import WorkerLogs
 from .v2_pods import V2Pods
+from .v2_storage import V2Registries, V2Volumes
+from .v2_templates import V2Templates
 
 if TYPE_CHECKING:
     from .facade import Management
@@ -32,6 +35,9 @@ class V2State:
         self.breakdown = Breakdown(m.usage, m.clock)
         m.jobs.on_execution.append(self.worker_logs.record_execution)
         self.pods = V2Pods(m)
+        self.templates = V2Templates(m)
+        self.volumes = V2Volumes(m)
+        self.registries = V2Registries(m)
 
     def load(self) -> None:
         for book in (
