@@ -2,8 +2,8 @@
 
 SSH keys, ECR delegations, instant clusters, worker logs, the v2-only fields of records
 made through v1's areas (``Facets``), and the areas in v2's terms (``V2Pods``,
-``V2Templates``, ``V2Endpoints``, ``V2Volumes``, ``V2Registries``): the rules of their
-bodies and their views.
+``V2Templates``, ``V2Endpoints``, ``V2Volumes``, ``V2Registries``, ``V2Billing``): the
+rules of their bodies and their views.
 ``Management`` holds one of these as ``m.v2``, so it is restored with the rest when an
 emulator restarts on its database.
 """
@@ -18,6 +18,7 @@ from .clusters import Clusters
 from .delegations import Delegations
 from .facets import Facets
 from .logs import WorkerLogs
+from .v2_billing import V2Billing
 from .v2_endpoints import V2Endpoints
 from .v2_pods import V2Pods
 from .v2_storage import V2Registries, V2Volumes
@@ -41,6 +42,7 @@ class V2State:
         self.volumes = V2Volumes(m)
         self.registries = V2Registries(m)
         self.endpoints = V2Endpoints(m)
+        self.billing = V2Billing(m)
 
     def load(self) -> None:
         for book in (
