@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from nbext.models import BucketSize
 
 from .breakdown import Breakdown, Group, Window, resolve_window
+from .network_volumes import HIGH_PERFORMANCE
 from .refusals import Unprocessable
 from .usage import Usage
 
@@ -61,8 +62,7 @@ def _window(m: Management, query: dict[str, Any]) -> Window:
 
 def _volume_category(m: Management, high: str, standard: str) -> Callable[[Usage], str]:
     def category(u: Usage) -> str:
-        kind = m.v2.facets.get("volume", u.subject).get("type", "STANDARD")
-        return high if kind == "HIGH_PERFORMANCE" else standard
+        return high if m.volumes.type_of(u.subject) == HIGH_PERFORMANCE else standard
 
     return category
 

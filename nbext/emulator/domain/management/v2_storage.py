@@ -1,8 +1,8 @@
 """Network volumes and registries in REST v2's terms.
 
-v1 calls a volume's data centre ``dataCenterId`` and v2 ``dataCenter``; v2 adds a storage
-``type`` (kept as a facet: the emulator's volumes are alike, but bill by tier). A
-registry is v1's container registry auth under v2's name, shown without its username.
+A volume's record is already v2's (``network_volumes.py``); v2 shows it with its size
+within what v2 can state. A registry is v1's container registry auth under v2's name,
+shown without its username.
 """
 
 from __future__ import annotations
@@ -12,15 +12,13 @@ from typing import TYPE_CHECKING, Any
 from nbext.models import (
     ContainerRegistryAuth,
     ContainerRegistryAuthCreateInput,
-    NetworkVolume,
     NetworkVolumeCreateInput,
     NetworkVolumeUpdateInput,
 )
 
-from . import offers
 from .container import V1_NAMES
-from .records import atomic
-from .refusals import refuse, validated
+from .network_volumes import STANDARD, VolumeEntry
+from .refusals import validated
 
 if TYPE_CHECKING:
     from .facade import Management
@@ -30,15 +28,15 @@ class V2Volumes:
     def __init__(self, m: Management) -> None:
         self.m = m
 
-    def view(self, v: NetworkVolume) -> dict[str, Any]:
-        kind = self.m.v2.facets.get("volume", v.id or "").get("type", "STANDARD")
-        size = max(10, min(4096, v.size or 10))  # v1 allows sizes v2 cannot state
+    @staticmethod
+    def view(v: VolumeEntry) -> dict[str, Any]:
+        size = max(10, min(4096, v.size))  # v1 allows sizes v2 cannot state
         return {
             "id": v.id,
-            "name": v.name or "",
+            "name": v.name,
             "size": size,
-            "dataCenter": str(v.data_center_id),
-            "type": kind,
+            "dataCenter": v.data_center,
+            "type": v.type,
         }
 
     def listing(self) -> list[dict[str, Any]]:
@@ -48,28 +46,18 @@ class V2Volumes:
         return self.view(self.m.volumes.get(volume_id))
 
     def create(self, data: dict[str, Any]) -> dict[str, Any]:
-        kind = data.get("type", "STANDARD")
         v1 = {"name": data["name"], "size": data["size"], "dataCenterId": data["dataCenter"]}
-        parsed = validated(NetworkVolumeCreateInput, v1, V1_NAMES)
-        if kind == "HIGH_PERFORMANCE" and not offers.place(data["dataCenter"]).high_performance:
-            raise refuse(
-                "type",
-                f"data centre {data['dataCenter']} has no HIGH_PERFORMANCE storage; GET "
-                "/v2/catalog/datacenters?networkVolumeTypes=HIGH_PERFORMANCE lists those that do",
-            )
-        with atomic():  # the volume and its type, or neither
-            made = self.m.volumes.create(parsed)
-            self.m.v2.facets.set("volume", made.id or "", type=kind)
+        rules = validated(NetworkVolumeCreateInput, v1, V1_NAMES)  # size and data centre
+        kind = data.get("type", STANDARD)
+        made = self.m.volumes.create(rules.name, rules.size, data["dataCenter"], kind)
         return self.view(made)
 
     def update(self, volume_id: str, data: dict[str, Any]) -> dict[str, Any]:
         parsed = validated(NetworkVolumeUpdateInput, data, V1_NAMES)
-        return self.view(self.m.volumes.update(volume_id, parsed))
+        return self.view(self.m.volumes.update(volume_id, parsed.name, parsed.size))
 
     def delete(self, volume_id: str) -> None:
-        with atomic():
-            self.m.volumes.delete(volume_id)
-            self.m.v2.facets.drop("volume", volume_id)
+        self.m.volumes.delete(volume_id)
 
 
 class V2Registries:
