@@ -55,3 +55,4 @@ class Management:
             book.load()
         self.endpoints.restore()
         self.v2.load()
+        self.volumes.adopt_facets()

@@ -53,9 +53,11 @@ class VolumeEntry:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> VolumeEntry:
-        return cls(
-            record["id"], record["name"], record["size"], record["dataCenter"], record["type"]
-        )
+        """The record, or one an earlier version stored in v1's shape (``dataCenterId``, its
+        type a facet that ``NetworkVolumes.adopt_facets`` then takes in)."""
+        centre = record["dataCenter"] if "dataCenter" in record else record["dataCenterId"]
+        kind = record.get("type", STANDARD)
+        return cls(record["id"], record["name"], record["size"], centre, kind)
 
 
 class NetworkVolumes:
@@ -87,6 +89,17 @@ class NetworkVolumes:
         """The volume's storage type (STANDARD once it is gone: its bill stays)."""
         entry = self.book.get(volume_id)
         return entry.type if entry is not None else STANDARD
+
+    def adopt_facets(self) -> None:
+        """Take each volume's type out of the facets an earlier version kept it in, so a
+        database made before volumes were kept in v2's shape loses nothing."""
+        for entry in self.book:
+            facet = self.m.v2.facets.get("volume", entry.id)
+            if facet:
+                with atomic():
+                    entry.type = str(facet.get("type", entry.type))
+                    self.book.save(entry.id, entry)
+                    self.m.v2.facets.drop("volume", entry.id)
 
     def _bill(self, entry: VolumeEntry) -> None:
         self.m.usage.open(
