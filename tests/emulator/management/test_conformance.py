@@ -41,7 +41,6 @@ from nbext.emulator.api.v1.docs import reference
 from nbext.models import (
     ContainerRegistryAuthCreateInput,
     EndpointCreateInput,
-    NetworkVolumeCreateInput,
     PodCreateInput,
     TemplateCreateInput,
 )
@@ -142,14 +141,14 @@ def make_world() -> World:
     serverless = m.templates.create(
         TemplateCreateInput(name="workers", image_name="echo", is_serverless=True)
     )
-    volume = m.volumes.create(NetworkVolumeCreateInput(name="v", size=10, data_center_id="EU-RO-1"))
+    volume = m.volumes.create("v", 10, "EU-RO-1")
     endpoint = m.endpoints.create(EndpointCreateInput(template_id=serverless.id or ""))
     pod = m.pods.create(PodCreateInput(image_name="img"))
     ids = {
         "podId": pod["id"],
         "endpointId": endpoint["id"],
         "templateId": pod_template.id or "",
-        "networkVolumeId": volume.id or "",
+        "networkVolumeId": volume.id,
         "containerRegistryAuthId": auth.id or "",
     }
     return World(emu, create_app(emu), ids)

@@ -107,3 +107,20 @@ async def test_a_job_running_at_a_restart_runs_again_with_its_later_ttl(tmp_path
     await second.advance_async(0.001)
     assert job.id not in second.jobs.jobs
     second.close()
+
+
+async def test_a_volume_stored_in_v1s_shape_comes_back_with_its_type(tmp_path: Path) -> None:
+    """A database from before volumes were kept in v2's shape: v1's record, its type a facet."""
+    db, clock = tmp_path / "s.db", FakeClock()
+    first = emulator(db, clock)
+    old = {"id": "vol1", "name": "data", "size": 25, "dataCenterId": "EU-RO-1"}
+    first.store.put("volume", "vol1", old)
+    first.store.put("v2facet", "volume/vol1", {"id": "volume/vol1", "type": "HIGH_PERFORMANCE"})
+    first.close()
+
+    second = emulator(db, clock)
+    volume = second.management.volumes.get("vol1")
+    assert (volume.data_center, volume.size, volume.type) == ("EU-RO-1", 25, "HIGH_PERFORMANCE")
+    assert second.management.v2.facets.get("volume", "vol1") == {}
+    assert second.store.get("volume", "vol1") == volume.record()  # stored in v2's shape now
+    second.close()

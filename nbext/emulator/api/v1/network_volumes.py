@@ -1,4 +1,8 @@
-"""``/v1/networkvolumes``: create, list, get, update (two ways, grow only), delete."""
+"""``/v1/networkvolumes``: create, list, get, update (two ways, grow only), delete.
+
+The domain keeps a volume in v2's shape; this adapter reads v1's bodies into it and
+answers in v1's spelling (``dataCenterId``, no storage type).
+"""
 
 from __future__ import annotations
 
@@ -16,17 +20,19 @@ router = APIRouter(prefix="/v1/networkvolumes", tags=["network volumes"])
 @router.post("")
 async def create_network_volume(request: Request) -> Response:
     m = management(request)
-    return ok(wire(m.volumes.create(await body(request, NetworkVolumeCreateInput))))
+    given = await body(request, NetworkVolumeCreateInput)
+    made = m.volumes.create(given.name, given.size, str(given.data_center_id))
+    return ok(wire(made.v1()))
 
 
 @router.get("")
 async def list_network_volumes(request: Request) -> Response:
-    return ok([wire(v) for v in management(request).volumes.listing()])
+    return ok([wire(v.v1()) for v in management(request).volumes.listing()])
 
 
 @router.get("/{volume_id}")
 async def get_network_volume(volume_id: str, request: Request) -> Response:
-    return ok(wire(management(request).volumes.get(volume_id)))
+    return ok(wire(management(request).volumes.get(volume_id).v1()))
 
 
 @router.patch("/{volume_id}")
@@ -34,7 +40,8 @@ async def get_network_volume(volume_id: str, request: Request) -> Response:
 async def update_network_volume(volume_id: str, request: Request) -> Response:
     m = management(request)
     m.volumes.get(volume_id)
-    return ok(wire(m.volumes.update(volume_id, await body(request, NetworkVolumeUpdateInput))))
+    given = await body(request, NetworkVolumeUpdateInput)
+    return ok(wire(m.volumes.update(volume_id, given.name, given.size).v1()))
 
 
 @router.delete("/{volume_id}")

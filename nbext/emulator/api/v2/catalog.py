@@ -11,7 +11,6 @@ from fastapi.responses import Response
 from ...domain.errors import InvalidInput, NotFound
 from ...domain.management import Management, catalog, offers
 from .common import management, ok
-from .templates import view as template_view
 
 router = APIRouter(prefix="/v2/catalog", tags=["v2 catalog"])
 WITH_AVAILABILITY = ("product", "count", "cloud", "countryCodes", "cudaVersions", "minCudaVersion")
@@ -203,7 +202,7 @@ def public_templates(m: Management, source: str) -> list[dict[str, Any]]:
     """The emulator's official templates; it has no other users to share community ones."""
     if source != "official":
         return []
-    return [template_view(m, e.view) | {"registry": None} for e in m.templates.official.values()]
+    return m.v2.templates.official()
 
 
 @router.get("/templates")

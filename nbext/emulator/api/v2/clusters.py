@@ -6,7 +6,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from .common import body, management, no_content, ok
-from .pods import member_view
 
 router = APIRouter(prefix="/v2/clusters", tags=["v2 clusters"])
 
@@ -49,4 +48,4 @@ async def delete_cluster(cluster_id: str, request: Request) -> Response:
 async def list_cluster_pods(cluster_id: str, request: Request) -> Response:
     m, _ = management(request, "listClusterPods")
     cluster = m.v2.clusters.get(cluster_id)
-    return ok({"pods": [member_view(m, cluster, p) for p in m.v2.clusters.members(cluster)]})
+    return ok({"pods": [m.v2.pods.member_view(cluster, p) for p in m.v2.clusters.members(cluster)]})

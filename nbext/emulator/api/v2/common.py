@@ -12,22 +12,16 @@ from typing import Any
 
 from fastapi import Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ValidationError
-
-from nbext.models import explain
 
 from ...domain.errors import DomainError, InvalidInput, RateLimited
 from ...domain.management import Management
+from ...domain.management.refusals import Forbidden, Unprocessable
 from ..http import STATUS_OF as HTTP_STATUS_OF
 from ..http import authenticate, encode, parse_json, read_body
-from .contract import Unprocessable, check_body, check_query
+from .contract import check_body, check_query
 
 BODY_LIMIT = 1024 * 1024
 PROBLEM = "application/problem+json"
-
-
-class Forbidden(DomainError):
-    """The key is valid but may not do this (HTTP 403): e.g. change an official template."""
 
 
 TITLES = {
@@ -90,23 +84,6 @@ async def body(request: Request, schema: str) -> dict[str, Any]:
     check_body(data, schema)
     assert isinstance(data, dict)
     return data
-
-
-def rules(model: type[BaseModel], data: dict[str, Any], names: dict[str, str]) -> Any:
-    """``data`` validated by one of v1's input models, which hold the domain's rules.
-
-    A refusal names v2's fields: ``names`` maps v1's wire names to v2's paths.
-    """
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        lines = []
-        for part in explain(exc).split("; "):
-            loc, sep, rest = part.partition(": ")
-            head, dot, tail = loc.partition(".")
-            mapped = names.get(head, head) + (dot + tail if dot else "")
-            lines.append(f"{mapped}{sep}{rest}")
-        raise Unprocessable("; ".join(lines), lines) from None
 
 
 def ok(value: Any, status: int = 200) -> Response:

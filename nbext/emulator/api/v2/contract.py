@@ -5,7 +5,7 @@ package, and every request body and query is validated by its schemas with ``jso
 so the emulator refuses exactly what the reference forbids, unknown fields included
 (``unevaluatedProperties: false``), and names the field. Rules the reference states only
 in prose (both ``gpu`` and ``cpu``, ``minCudaVersion`` beside ``allowedCudaVersions``)
-are checked by the routes that own them.
+are the domain's (``domain/management``).
 """
 
 from __future__ import annotations
@@ -19,29 +19,12 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
-from ...domain.errors import DomainError
+from ...domain.management.refusals import Unprocessable
 
 REFERENCE_FILE = "reference.openapi.json"
 UNEXPECTED = re.compile(r"\((.*) (?:was|were) unexpected\)")
 QUOTED = re.compile(r"'([^']*)'")
 """How jsonschema names the fields a schema does not allow."""
-
-
-class Unprocessable(DomainError):
-    """The request is well-formed JSON but breaks the reference's schema (HTTP 422).
-
-    ``errors`` lists every failure, one line each, by field path.
-    """
-
-    def __init__(self, message: str, errors: list[str]) -> None:
-        super().__init__(message)
-        self.errors = errors
-
-
-def refuse(field: str, message: str) -> Unprocessable:
-    """A 422 about one field, for a rule the reference states in words only."""
-    line = f"{field}: {message}"
-    return Unprocessable(line, [line])
 
 
 @functools.cache

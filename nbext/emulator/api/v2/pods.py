@@ -1,411 +1,64 @@
-"""``/v2/pods``: the pods of ``/v1/pods`` in v2's shape, with actions, observed status, logs.
+"""``/v2/pods``: parse, call the domain's ``V2Pods`` (``m.v2.pods``), serialise.
 
-A v2 create is translated into v1's create (the domain's one way to rent a pod), so a pod
-made here is listed by ``/v1/pods`` and the other way round. Members of an instant
-cluster are pods too, read-only here (they are managed through ``/v2/clusters``).
+The rules of a v2 pod body, its observed status and its actions are the domain's
+(``domain/management/v2_pods.py``); a pod is the same record ``/v1/pods`` serves.
 """
 
 from __future__ import annotations
 
-import secrets
-import shlex
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import PodCreateInput, PodUpdateInput
-from nbext.models.v2 import PodAction, PodStatus
+from nbext.models.v2 import PodAction
 
-from ...domain.errors import Conflict, NotFound
-from ...domain.management import Management, catalog
-from ...domain.management.logs import PodFacts, pod_lines
-from ...domain.management.pod_status import allowed_actions, observed_status
-from ...domain.management.pods import PodEntry
-from ...domain.management.records import atomic, iso
-from ...domain.management.usage import Usage
-from .common import body, management, no_content, ok, rules
-from .container import V1_NAMES, check_compute, persistent, to_v1, to_v2
-from .contract import refuse
+from .common import body, management, no_content, ok
 from .streams import sse
 
 router = APIRouter(prefix="/v2/pods", tags=["v2 pods"])
-CUDA_DEFAULT = "12.8"
-"""What a GPU host of the emulator reports, unless the pod asked for another version."""
-
-
-# ---- views ---------------------------------------------------------------------------------
-
-
-def starts(m: Management, pod_id: str | None = None) -> dict[str, list[float]]:
-    """Each pod's start times, oldest first, from the usage ledger (one pass for a listing).
-
-    A pod is rented running, so its first start is its creation; every start, stop and
-    restart after it began an interval of its own.
-    """
-    found: dict[str, list[float]] = {}
-    for usage in m.usage.of_kind("pod"):
-        if pod_id is None or usage.subject == pod_id:
-            found.setdefault(usage.subject, []).append(usage.start)
-    for times in found.values():
-        times.sort()
-    return found
-
-
-def _ssh(pod_id: str, running: bool, ip: str | None, mapped: int | None) -> dict[str, Any]:
-    if not running:
-        return {"proxy": None, "direct": None}
-    user = f"{pod_id}-{pod_id[:8]}"
-    proxy = {
-        "host": "ssh.runpod.io",
-        "port": 22,
-        "username": user,
-        "command": f"ssh {user}@ssh.runpod.io -i ~/.ssh/id_ed25519",
-    }
-    direct = None
-    if ip and mapped:
-        direct = {
-            "host": ip,
-            "port": mapped,
-            "username": "root",
-            "command": f"ssh root@{ip} -p {mapped} -i ~/.ssh/id_ed25519",
-        }
-    return {"proxy": proxy, "direct": direct}
-
-
-def _runtime(now: float, started: float, gpus: int, ports: dict[str, int], ip: str | None) -> Any:
-    return {
-        "uptime": max(0, int(now - started)),
-        "gpus": [{"util": 0, "memoryUtil": 0} for _ in range(gpus)],
-        "cpu": {"util": 1},
-        "memory": {"util": 3},
-        "ports": [
-            {"private": int(private), "public": public, "type": "tcp", "ip": ip}
-            for private, public in ports.items()
-            if private.isdigit()
-        ],
-    }
-
-
-def view(
-    m: Management, e: PodEntry, history: dict[str, list[float]] | None = None
-) -> dict[str, Any]:
-    """The pod as v2 shows it; ``history`` is ``starts(m)`` when viewing many pods."""
-    v = e.view
-    pod_id = v.id or ""
-    now = m.clock.now()
-    started = v.last_started_at.timestamp() if v.last_started_at else None
-    times = (starts(m, pod_id) if history is None else history).get(pod_id) or [started or now]
-    created = times[0]
-    status = observed_status(e.running, started, len(times) == 1, now)
-    facets = m.v2.facets.get("pod", pod_id)
-    out: dict[str, Any] = {
-        "id": pod_id,
-        "name": v.name or "",
-        "status": status.value,
-        "actions": [a.value for a in allowed_actions(status, bool(v.locked))],
-    }
-    out.update(
-        to_v2(
-            v.image,
-            v.docker_start_cmd,
-            v.container_disk_in_gb,
-            v.env,
-            v.ports,
-            v.container_registry_auth_id,
-        )
-    )
-    out.setdefault("disk", 1)  # v1 allows 0 GB, which v2 cannot state
-    mounts = persistent(v.volume_in_gb, v.volume_mount_path)
-    if e.network_volume_id:
-        mounts.pop("persistent", None)
-        path = v.volume_mount_path or "/workspace"
-        mounts["network"] = [{"volumeId": e.network_volume_id, "path": path}]
-    out["mounts"] = mounts
-    gpus = 0
-    if e.gpu_type_id:
-        gpus = (v.gpu.count if v.gpu else None) or 1
-        out["gpu"] = {"id": e.gpu_type_id, "count": gpus}
-    else:
-        flavor = v.cpu_flavor_id or str(catalog.DEFAULT_CPU_FLAVOR)
-        vcpus = max(2, int(v.vcpu_count or 2))
-        out["cpu"] = {"id": flavor, "vcpuCount": vcpus, "memory": max(1, int(v.memory_in_gb or 1))}
-    running = status is PodStatus.RUNNING
-    mapped = (v.port_mappings or {}).get("22")
-    networking: dict[str, Any] = {"enabled": bool(e.extra.get("globalNetworking"))}
-    if networking["enabled"]:
-        networking["internalDns"] = f"{pod_id}.runpod.internal"
-    out.update(
-        cloud=e.cloud_type,
-        dataCenterId=e.data_center_id,
-        cudaVersion=facets.get("cudaVersion", CUDA_DEFAULT) if e.gpu_type_id else None,
-        ssh=_ssh(pod_id, running, v.public_ip, mapped),
-        template=v.template_id,
-        cost=float(v.cost_per_hr or 0.0) if e.running else 0.0,
-        locked=bool(v.locked),
-        globalNetworking=networking,
-        runtime=_runtime(now, started or now, gpus, v.port_mappings or {}, v.public_ip)
-        if running
-        else None,
-        createdAt=iso(created),
-        startedAt=iso(started) if started is not None and e.running else None,
-    )
-    return out
-
-
-def member_view(m: Management, cluster: dict[str, Any], member: dict[str, Any]) -> dict[str, Any]:
-    """A cluster's member pod, in the shape of any pod."""
-    compute = cluster["compute"]
-    container = cluster.get("container", {})
-    status = PodStatus(str(member["status"]))
-    now = m.clock.now()
-    count = int(compute["gpuCountPerPod"])
-    offer = catalog.gpu(compute["gpuTypeId"])
-    role = {k: member[k] for k in ("role",) if k in member}
-    out: dict[str, Any] = {
-        "id": member["id"],
-        "name": f"{cluster['name']}-{member['rank']}",
-        "status": status.value,
-        "actions": [],  # managed through /v2/clusters
-        "image": container.get("image", ""),
-        "args": container.get("args", ""),
-        "disk": container.get("disk", 50),
-        "env": container.get("env", {}),
-        "ports": container.get("ports", []),
-        "registry": None,
-        "mounts": cluster.get("mounts") or {},
-        "gpu": {"id": compute["gpuTypeId"], "count": count},
-        "cloud": "SECURE",
-        "dataCenterId": cluster["dataCenterId"],
-        "cudaVersion": CUDA_DEFAULT,
-        "ssh": _ssh(member["id"], status is PodStatus.RUNNING, None, None),
-        "cluster": {"id": cluster["id"], "rank": member["rank"], "ip": member["ip"], **role},
-        "template": None,
-        "cost": round(offer.secure_price * count, 4),
-        "locked": False,
-        "globalNetworking": {"enabled": False},
-        "runtime": _runtime(now, float(member["createdTs"]), count, {}, None)
-        if status is PodStatus.RUNNING
-        else None,
-        "createdAt": iso(float(member["createdTs"])),
-        "startedAt": iso(float(member["createdTs"])),
-    }
-    return out
-
-
-def _member_conflict(m: Management, pod_id: str) -> None:
-    if m.v2.clusters.member(pod_id) is not None:
-        raise Conflict(
-            f"pod {pod_id!r} is a member of an instant cluster; manage it through "
-            "/v2/clusters/{id}"
-        )
-
-
-# ---- translation ---------------------------------------------------------------------------
-
-
-def _template(m: Management, template_id: str) -> Any:
-    found = m.templates.book.get(template_id) or m.templates.official.get(template_id)
-    if found is None:
-        raise NotFound(f"templateId: no template with id {template_id!r}")
-    if found.view.is_serverless:
-        raise refuse("templateId", f"template {template_id!r} is a serverless template")
-    return found.view
-
-
-def _startup_env(m: Management, data: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
-    """``startSsh`` and ``startJupyter``: what the provisioner adds to the environment."""
-    env = dict(env)
-    key = m.v2.ssh_keys.public_key_env()
-    if data.get("startSsh") and key and "PUBLIC_KEY" not in env:
-        env["PUBLIC_KEY"] = key
-    if data.get("startJupyter") and "JUPYTER_PASSWORD" not in env:
-        env["JUPYTER_PASSWORD"] = secrets.token_urlsafe(12)
-    return env
-
-
-def create_input(m: Management, data: dict[str, Any]) -> tuple[PodCreateInput, str | None]:
-    """v1's create for a v2 body, and the CUDA version its host reports; every rule first."""
-    check_compute(data, "a pod", required=True)
-    gpu, cpu = data.get("gpu"), data.get("cpu")
-    template = _template(m, data["templateId"]) if "templateId" in data else None
-    if template is None and "image" not in data:
-        raise refuse("image", "is required unless templateId is given")
-    mounts = data.get("mounts") or {}
-    network = mounts.get("network") or []
-    if cpu is not None and mounts.get("persistent"):
-        raise refuse("mounts.persistent", "a CPU pod has no persistent volume; use a network one")
-    if len(network) > 1:
-        raise refuse("mounts.network", "a pod mounts at most one network volume")
-    if network and mounts.get("persistent"):
-        raise refuse("mounts", "give a persistent or a network volume, not both")
-    v1: dict[str, Any] = {"name": data["name"], **to_v1(data, defaults=template is None)}
-    if network:
-        v1["networkVolumeId"] = network[0]["volumeId"]
-        v1["volumeMountPath"] = network[0]["path"]
-    if template is not None:
-        v1["templateId"] = data["templateId"]
-        if "mounts" not in data:
-            v1.pop("volumeInGb", None)
-    cuda: str | None = None
-    if gpu is not None:
-        allowed = gpu.get("allowedCudaVersions") or []
-        v1.update(computeType="GPU", gpuTypeIds=[gpu["id"]], gpuCount=gpu.get("count", 1))
-        if allowed:
-            v1["allowedCudaVersions"] = allowed
-        cuda = allowed[0] if allowed else max(CUDA_DEFAULT, gpu.get("minCudaVersion", ""), key=_v)
-    else:
-        assert cpu is not None
-        v1.update(computeType="CPU", cpuFlavorIds=[cpu["id"]], vcpuCount=cpu["vcpuCount"])
-    v1["cloudType"] = data.get("cloud", "SECURE")
-    if data.get("dataCenterIds"):
-        v1["dataCenterIds"] = data["dataCenterIds"]
-    v1["globalNetworking"] = data.get("globalNetworking", False)
-    base_env = {**((template.env or {}) if template else {}), **data.get("env", {})}
-    env = _startup_env(m, data, base_env)
-    if env or "env" in data:
-        v1["env"] = env
-    return rules(PodCreateInput, v1, V1_NAMES), cuda
-
-
-def _v(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit()) if version else ()
-
-
-def update_input(m: Management, e: PodEntry, data: dict[str, Any]) -> PodUpdateInput:
-    if "templateId" in data:
-        template = _template(m, data["templateId"])
-        spread = {
-            "image": template.image_name,
-            "args": shlex.join(template.docker_start_cmd or []),
-            "disk": template.container_disk_in_gb,
-            "ports": template.ports,
-            "registry": template.container_registry_auth_id,
-        }
-        env = {**(template.env or {}), **data.get("env", {})}
-        data = {**{k: v for k, v in spread.items() if v is not None}, **data, "env": env}
-    mounts = data.get("mounts")
-    if mounts is not None:
-        wanted = [n["volumeId"] for n in mounts.get("network") or []]
-        current = [e.network_volume_id] if e.network_volume_id else []
-        if wanted != current:
-            raise refuse("mounts.network", "a pod's network volume is fixed when it is created")
-    v1 = to_v1({k: v for k, v in data.items() if k != "mounts"}, defaults=False)
-    if mounts is not None and not e.network_volume_id:
-        p = mounts.get("persistent")
-        v1["volumeInGb"] = p["size"] if p else 0
-        if p:
-            v1["volumeMountPath"] = p["path"]
-    for name in ("name", "locked", "globalNetworking"):
-        if name in data:
-            v1[name] = data[name]
-    parsed: PodUpdateInput = rules(PodUpdateInput, v1, V1_NAMES)
-    return parsed
-
-
-# ---- routes --------------------------------------------------------------------------------
 
 
 @router.get("")
 async def list_pods(request: Request) -> Response:
     m, query = management(request, "listPods")
-    history = starts(m)
-    pods = [view(m, e, history) for e in m.pods.book]
-    if query.get("includeClusterPods"):
-        for cluster in m.v2.clusters.listing():
-            pods += [member_view(m, cluster, p) for p in m.v2.clusters.members(cluster)]
-    return ok({"pods": pods})
+    return ok({"pods": m.v2.pods.listing(bool(query.get("includeClusterPods")))})
 
 
 @router.post("")
 async def create_pod(request: Request) -> Response:
     m, _ = management(request, "createPod")
-    data = await body(request, "CreatePodRequest")
-    parsed, cuda = create_input(m, data)
-    with atomic():  # the pod and its v2 fields, or neither
-        made = m.pods.create(parsed)
-        if cuda:
-            m.v2.facets.set("pod", made["id"], cudaVersion=cuda)
-    return ok(view(m, m.pods.entry(made["id"])), 201)
+    return ok(m.v2.pods.create(await body(request, "CreatePodRequest")), 201)
 
 
 @router.get("/{pod_id}")
 async def get_pod(pod_id: str, request: Request) -> Response:
     m, _ = management(request, "getPod")
-    found = m.v2.clusters.member(pod_id)
-    if found is not None:
-        return ok(member_view(m, *found))
-    return ok(view(m, m.pods.entry(pod_id)))
+    return ok(m.v2.pods.get(pod_id))
 
 
 @router.patch("/{pod_id}")
 async def update_pod(pod_id: str, request: Request) -> Response:
     m, _ = management(request, "updatePod")
-    _member_conflict(m, pod_id)
-    e = m.pods.entry(pod_id)
-    data = await body(request, "UpdatePodRequest")
-    m.pods.update(pod_id, update_input(m, e, data))
-    return ok(view(m, m.pods.entry(pod_id)))
+    m.v2.pods.changeable(pod_id)  # 409 or 404 before the body is read
+    return ok(m.v2.pods.update(pod_id, await body(request, "UpdatePodRequest")))
 
 
 @router.delete("/{pod_id}")
 async def delete_pod(pod_id: str, request: Request) -> Response:
     m, _ = management(request, "deletePod")
-    _member_conflict(m, pod_id)
-    with atomic():
-        m.pods.delete(pod_id)
-        m.v2.facets.drop("pod", pod_id)
+    m.v2.pods.delete(pod_id)
     return no_content()
 
 
 @router.post("/{pod_id}/action")
 async def pod_action(pod_id: str, request: Request) -> Response:
     m, _ = management(request, "podAction")
-    _member_conflict(m, pod_id)
-    e = m.pods.entry(pod_id)
+    m.v2.pods.changeable(pod_id)
     action = PodAction((await body(request, "PodActionRequest"))["action"])
-    current = view(m, e)
-    if action.value not in current["actions"]:
-        allowed = ", ".join(current["actions"]) or "none"
-        locked = " (it is locked, which disables stop)" if e.view.locked else ""
-        raise Conflict(
-            f"action: cannot {action.value} pod {pod_id}, which is {current['status']}"
-            f"{locked}; its actions now: {allowed}"
-        )
-    if action is PodAction.TERMINATE:
-        with atomic():
-            m.pods.delete(pod_id)
-            m.v2.facets.drop("pod", pod_id)
-        return no_content()
-    {
-        PodAction.START: m.pods.start,
-        PodAction.STOP: m.pods.stop,
-        PodAction.RESTART: m.pods.restart,
-    }[action](pod_id)
-    return ok(view(m, m.pods.entry(pod_id)))
+    done = m.v2.pods.act(pod_id, action)
+    return no_content() if done is None else ok(done)
 
 
 @router.get("/{pod_id}/logs")
 async def pod_logs(pod_id: str, request: Request) -> Response:
     m, query = management(request, "getPodLogs")
-    now = m.clock.now()
-    found = m.v2.clusters.member(pod_id)
-    if found is not None:  # a cluster's member has run since the cluster was made
-        cluster, member = found
-        compute = cluster["compute"]
-        hardware = f"{compute['gpuCountPerPod']} x {compute['gpuTypeId']}"
-        image = str(cluster.get("container", {}).get("image", ""))
-        ports = tuple(cluster.get("container", {}).get("ports", ()))
-        facts = PodFacts(pod_id, image, hardware, cluster["dataCenterId"], ports)
-        since = float(member["createdTs"])
-        return sse(request, query, pod_lines(facts, [Usage("", "", pod_id, since, None, 0)], now))
-    e = m.pods.entry(pod_id)
-    v = e.view
-    hardware = (
-        f"{(v.gpu.count if v.gpu else 1) or 1} x {e.gpu_type_id}"
-        if e.gpu_type_id
-        else f"{int(v.vcpu_count or 0)} vCPU ({v.cpu_flavor_id})"
-    )
-    facts = PodFacts(pod_id, v.image or "", hardware, e.data_center_id, tuple(v.ports or ()))
-    intervals = [u for u in m.usage.of_kind("pod") if u.subject == pod_id]
-    return sse(request, query, pod_lines(facts, intervals, now))
+    return sse(request, query, m.v2.pods.log_lines(pod_id))

@@ -1,409 +1,56 @@
-"""``/v2/serverless``: the endpoints of ``/v1/endpoints`` in v2's shape, with their workers,
-releases and worker logs, and ``requestUrls`` pointing at this emulator's job interface.
-An endpoint deployed from a worker script lists its processes, in the states they are
-in, and serves what they print as their workers' logs (docs/workers.md#logs).
-
-v2 endpoints carry their own container settings. The domain binds an endpoint to a
-template, so a v2 create (and a v2 update of image, args, env, ...) gives the endpoint a
-template of its own, made from the body and the template it names; later edits of that
-named template do not reach the endpoint, as the reference says. Each new template
-version is a release.
+"""``/v2/serverless``: parse, call the domain's ``V2Endpoints`` (``m.v2.endpoints``),
+serialise; an endpoint is the same record ``/v1/endpoints`` serves. Workers and their logs
+are read here, from the job interface's live endpoints and, for an endpoint deployed from a
+worker script, from its processes, in the states they are in, serving what they print as
+their workers' logs (docs/workers.md#logs).
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import (
-    ComputeType,
-    EndpointCreateInput,
-    EndpointUpdateInput,
-    Template,
-    TemplateCreateInput,
-)
-
-from ...domain.errors import InvalidInput, NotFound
-from ...domain.management import Management, catalog, offers
-from ...domain.management.endpoints import EndpointEntry
-from ...domain.management.records import atomic, iso, new_id
-from ...domain.management.templates import TemplateEntry
+from ...domain.errors import NotFound
+from ...domain.management import catalog
+from ...domain.management.records import iso
 from ..http import emulator_of
-from .common import body, management, no_content, ok, rules
-from .container import V1_NAMES, check_compute, split_args, to_v2
-from .contract import refuse
+from .common import body, management, no_content, ok
 from .streams import sse
 
 router = APIRouter(prefix="/v2/serverless", tags=["v2 serverless"])
-CONTAINER = ("image", "args", "disk", "env", "ports", "registry")
-
-
-# ---- views ---------------------------------------------------------------------------------
-
-
-JOB_ID = "%7Bjob_id%7D"
-"""``{job_id}``, percent-encoded: the reference's example writes the braces, but its schema
-says ``format: uri``, which forbids them; ``urllib.parse.unquote`` gives the template back."""
-
-
-def request_urls(base: str, endpoint_id: str) -> dict[str, str]:
-    """The job interface's URLs for the endpoint, on the emulator the request came to."""
-    root = f"{base.rstrip('/')}/v2/{endpoint_id}"
-    return {
-        "run": f"{root}/run",
-        "runSync": f"{root}/runsync",
-        "status": f"{root}/status/{JOB_ID}",
-        "stream": f"{root}/stream/{JOB_ID}",
-        "cancel": f"{root}/cancel/{JOB_ID}",
-        "retry": f"{root}/retry/{JOB_ID}",
-        "purgeQueue": f"{root}/purge-queue",
-        "health": f"{root}/health",
-    }
-
-
-def _template(m: Management, e: EndpointEntry) -> Template | None:
-    tid = e.view.template_id or ""
-    found = m.templates.book.get(tid) or m.templates.official.get(tid)
-    return found.view if found else None
-
-
-def _gpu(m: Management, e: EndpointEntry) -> dict[str, Any]:
-    v = e.view
-    types = [str(g) for g in v.gpu_type_ids or [catalog.DEFAULT_GPU_TYPE]]
-    pools = sorted({offers.pool_of(g) for g in types if g in catalog.GPUS})
-    all_types = offers.pools()
-    excluded = [g for p in pools for g in all_types[p] if g not in types]
-    gpu: dict[str, Any] = {
-        "pools": pools or [offers.pool_of(str(catalog.DEFAULT_GPU_TYPE))],
-        "count": v.gpu_count or 1,
-        "allowedCudaVersions": [str(c) for c in v.allowed_cuda_versions or []],
-        "minCudaVersion": str(v.min_cuda_version) if v.min_cuda_version else None,
-    }
-    if excluded:
-        gpu["excludedTypes"] = excluded
-    return gpu
-
-
-def _scaling(e: EndpointEntry, facets: dict[str, Any]) -> dict[str, Any]:
-    value = e.view.scaler_value or 4
-    if str(e.view.scaler_type or "QUEUE_DELAY") == "REQUEST_COUNT":
-        return {"type": "REQUEST_COUNT", "requestCount": max(1, int(value))}
-    exact = facets.get("queueDelay")
-    if exact is None or max(1, math.ceil(exact)) != value:  # set through v1 since
-        exact = value
-    return {"type": "QUEUE_DELAY", "queueDelay": float(exact)}
-
-
-def view(m: Management, e: EndpointEntry, base: str) -> dict[str, Any]:
-    v = e.view
-    facets = m.v2.facets.get("endpoint", e.id)
-    t = _template(m, e)
-    out: dict[str, Any] = {"id": e.id, "name": v.name or e.id, "type": "QUEUE"}
-    if e.id in m.jobs.endpoints:
-        out["requestUrls"] = request_urls(base, e.id)
-    out.update(
-        to_v2(
-            t.image_name if t else None,
-            t.docker_start_cmd if t else None,
-            t.container_disk_in_gb if t else None,
-            v.env if v.env is not None else (t.env if t else None),
-            t.ports if t else None,
-            t.container_registry_auth_id if t else None,
-        )
-    )
-    if v.compute_type == ComputeType.CPU:
-        out["gpu"] = None
-        flavors = e.cpu_flavor_ids or [str(catalog.DEFAULT_CPU_FLAVOR)]
-        out["cpu"] = [
-            {
-                "id": f,
-                "vcpuCount": max(2, e.vcpu_count),
-                "memory": max(2, e.vcpu_count) * catalog.cpu(f).memory_per_vcpu_gb,
-            }
-            for f in flavors
-        ]
-    else:
-        out["gpu"] = _gpu(m, e)
-    scaling = _scaling(e, facets)
-    workers: dict[str, Any] = {"min": v.workers_min or 0, "max": v.workers_max or 0}
-    idle = v.idle_timeout
-    if scaling["type"] == "QUEUE_DELAY" and idle is not None and 1 <= idle <= 3600:
-        workers["idleTimeout"] = idle
-    volumes = [v.network_volume_id] if v.network_volume_id else []
-    volumes += [x for x in v.network_volume_ids or [] if x not in volumes]
-    flashboot = facets.get("flashboot")
-    if flashboot is None:
-        flashboot = "FLASHBOOT" if getattr(v, "flashboot", None) else "OFF"
-    out.update(
-        workers=workers,
-        scaling=scaling,
-        dataCenterIds=[str(d) for d in v.data_center_ids or []],
-        networkVolumes=volumes,
-        timeout=v.execution_timeout_ms or 600_000,
-        flashboot=flashboot,
-        createdAt=iso(v.created_at.timestamp() if v.created_at else 0.0),
-    )
-    return out
-
-
-def releases(m: Management, e: EndpointEntry) -> list[dict[str, Any]]:
-    """The endpoint's versions as releases, each noted when first seen (with its image)."""
-    facets = m.v2.facets.get("endpoint", e.id)
-    known: list[dict[str, Any]] = list(facets.get("releases", []))
-    version = e.view.version or 0
-    if not known or known[-1]["version"] < version:
-        t = _template(m, e)
-        created = e.view.created_at.timestamp() if e.view.created_at else m.clock.now()
-        known.append(
-            {
-                "id": "rel_" + new_id(10),
-                "version": version,
-                "ts": created if not known else m.clock.now(),
-                "image": t.image_name if t else None,
-            }
-        )
-        m.v2.facets.set("endpoint", e.id, releases=known)
-    return known
-
-
-# ---- translation ---------------------------------------------------------------------------
-
-
-def _check_compute(data: dict[str, Any], *, create: bool) -> None:
-    check_compute(data, "an endpoint", required=create)
-    if data.get("type") == "LOAD_BALANCER":
-        raise refuse(
-            "type",
-            "the emulator serves queue-based endpoints (QUEUE) only; LOAD_BALANCER "
-            "endpoints route to worker-defined paths it does not run",
-        )
-    scaling = data.get("scaling") or {}
-    if scaling.get("type") == "REQUEST_COUNT" and "idleTimeout" in (data.get("workers") or {}):
-        raise refuse("workers.idleTimeout", "does not apply to REQUEST_COUNT scaling")
-
-
-def _gpu_types(gpu: dict[str, Any]) -> list[str]:
-    by_pool = offers.pools()
-    types: list[str] = []
-    for i, pool in enumerate(gpu.get("pools") or []):
-        if pool not in by_pool:
-            raise refuse(
-                f"gpu.pools.{i}", f"unknown pool {pool!r}; GET /v2/catalog/gpus lists pools"
-            )
-        types += by_pool[pool]
-    excluded = [x.strip() for x in gpu.get("excludedTypes") or []]
-    for i, name in enumerate(excluded):
-        if name not in types:
-            raise InvalidInput(f"gpu.excludedTypes.{i}: {name!r} is not a GPU type of gpu.pools")
-    types = [t for t in types if t not in excluded]
-    if not types and gpu.get("pools"):
-        raise refuse("gpu.excludedTypes", "excludes every GPU type of gpu.pools")
-    return types
-
-
-def _scaler(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
-    """v1's scaler fields for v2's ``scaling`` (the exact queue delay kept as a facet)."""
-    scaling = data.get("scaling")
-    if not scaling:
-        return {}
-    if scaling["type"] == "REQUEST_COUNT":
-        v1.update(scalerType="REQUEST_COUNT", scalerValue=scaling["requestCount"])
-        return {"queueDelay": None}
-    delay = float(scaling["queueDelay"])
-    v1.update(scalerType="QUEUE_DELAY", scalerValue=max(1, math.ceil(delay)))
-    return {"queueDelay": delay}
-
-
-def _common(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
-    """v1's fields for everything but the container; the facets to keep."""
-    gpu, cpu = data.get("gpu"), data.get("cpu")
-    if gpu is not None:
-        if gpu.get("pools"):
-            v1["gpuTypeIds"] = _gpu_types(gpu)
-        if "count" in gpu:
-            v1["gpuCount"] = gpu["count"]
-        if gpu.get("allowedCudaVersions"):
-            v1["allowedCudaVersions"] = gpu["allowedCudaVersions"]
-        if gpu.get("minCudaVersion"):
-            v1["minCudaVersion"] = gpu["minCudaVersion"]
-    if cpu is not None:
-        v1["cpuFlavorIds"] = list(dict.fromkeys(c["id"] for c in cpu))
-        v1["vcpuCount"] = max(c["vcpuCount"] for c in cpu)
-    workers = data.get("workers") or {}
-    for v2_name, v1_name in (("min", "workersMin"), ("max", "workersMax")):
-        if v2_name in workers:
-            v1[v1_name] = workers[v2_name]
-    if "idleTimeout" in workers:
-        v1["idleTimeout"] = workers["idleTimeout"]
-    if "name" in data:
-        v1["name"] = data["name"]
-    if data.get("dataCenterIds"):
-        v1["dataCenterIds"] = data["dataCenterIds"]
-    if "networkVolumes" in data:
-        vols = data["networkVolumes"]
-        v1["networkVolumeId"] = vols[0] if vols else None
-        v1["networkVolumeIds"] = vols[1:] if len(vols) > 1 else None
-    if "timeout" in data:
-        v1["executionTimeoutMs"] = data["timeout"]
-    facets = _scaler(data, v1)
-    if "flashboot" in data:
-        v1["flashboot"] = data["flashboot"] != "OFF"
-        facets["flashboot"] = data["flashboot"]
-    return facets
-
-
-def _owned_template(
-    m: Management, name: str, data: dict[str, Any], base: Template | None, *, merge_env: bool
-) -> TemplateEntry:
-    """A serverless template for one endpoint: ``base`` overridden by the body's fields.
-
-    ``env`` is merged per key with the base's (body winning) when the body names a
-    template; a PATCH of the endpoint's own settings replaces it.
-    """
-    inherited = base.env or {} if base is not None else {}
-    env = {**inherited, **data.get("env", {})} if merge_env else data.get("env", inherited)
-    image = data.get("image") or (base.image_name if base else None)
-    if "args" in data:
-        args = split_args(data["args"])
-    else:
-        args = list(base.docker_start_cmd or []) if base else []
-    fields: dict[str, Any] = {
-        "name": m.templates.unique_name(f"{name} (endpoint)"),
-        "imageName": image,
-        "isServerless": True,
-        "dockerStartCmd": args,
-        "env": env,
-        "ports": data.get("ports", list(base.ports or []) if base else []),
-        "readme": "Made for a v2 serverless endpoint; deleted with it.",
-        "volumeInGb": 0,
-    }
-    if "disk" in data or (base and base.container_disk_in_gb):
-        fields["containerDiskInGb"] = data.get("disk", base.container_disk_in_gb if base else 5)
-    registry = data.get("registry", base.container_registry_auth_id if base else None)
-    if registry:
-        fields["containerRegistryAuthId"] = registry
-    parsed = rules(TemplateCreateInput, fields, V1_NAMES)
-    made = m.templates.create(parsed)
-    entry = m.templates.book.get(made.id or "")
-    assert entry is not None
-    return entry
-
-
-def _named_template(m: Management, template_id: str) -> Template:
-    found = m.templates.book.get(template_id) or m.templates.official.get(template_id)
-    if found is None:
-        raise NotFound(f"templateId: no template with id {template_id!r}")
-    if not found.view.is_serverless:
-        raise refuse("templateId", f"template {template_id!r} is a pod template, not serverless")
-    return found.view
-
-
-def _adopt(m: Management, template: TemplateEntry, endpoint_id: str) -> None:
-    """The endpoint owns ``template``: it goes when the endpoint does."""
-    template.deployed_for = endpoint_id
-    m.templates.book.save(template.view.id or "", template)
-    e = m.endpoints.entry(endpoint_id)
-    e.deployed = True
-    m.endpoints.book.save(endpoint_id, e)
-
-
-# ---- routes --------------------------------------------------------------------------------
 
 
 @router.get("")
 async def list_endpoints(request: Request) -> Response:
     m, _ = management(request, "listEndpoints")
-    base = str(request.base_url)
-    return ok({"endpoints": [view(m, e, base) for e in m.endpoints.book]})
+    return ok({"endpoints": m.v2.endpoints.listing(str(request.base_url))})
 
 
 @router.post("")
 async def create_endpoint(request: Request) -> Response:
     m, _ = management(request, "createEndpoint")
     data = await body(request, "CreateEndpointRequest")
-    _check_compute(data, create=True)
-    base = _named_template(m, data["templateId"]) if "templateId" in data else None
-    gpu = data.get("gpu")
-    if base is not None and gpu is not None and "allowedCudaVersions" not in gpu:
-        seeded = m.v2.facets.get("template", base.id or "").get("allowedCudaVersions")
-        if seeded and not gpu.get("minCudaVersion"):
-            data = {**data, "gpu": {**gpu, "allowedCudaVersions": seeded}}
-    v1: dict[str, Any] = {
-        "templateId": "pending",
-        "computeType": "GPU" if data.get("gpu") is not None else "CPU",
-    }
-    facets = _common(data, v1)
-    rules(EndpointCreateInput, v1, V1_NAMES)  # every rule before anything is made
-    with atomic():  # the template, the endpoint and its v2 fields, or none of them
-        template = _owned_template(m, data["name"], data, base, merge_env=True)
-        v1["templateId"] = template.view.id
-        made = m.endpoints.create(rules(EndpointCreateInput, v1, V1_NAMES))
-        _adopt(m, template, made["id"])
-        m.v2.facets.set("endpoint", made["id"], **facets)
-        releases(m, m.endpoints.entry(made["id"]))  # the first release: the endpoint as made
-    return ok(view(m, m.endpoints.entry(made["id"]), str(request.base_url)), 201)
+    return ok(m.v2.endpoints.create(data, str(request.base_url)), 201)
 
 
 @router.get("/{endpoint_id}")
 async def get_endpoint(endpoint_id: str, request: Request) -> Response:
     m, _ = management(request, "getEndpoint")
-    return ok(view(m, m.endpoints.entry(endpoint_id), str(request.base_url)))
+    return ok(m.v2.endpoints.get(endpoint_id, str(request.base_url)))
 
 
 @router.patch("/{endpoint_id}")
 async def update_endpoint(endpoint_id: str, request: Request) -> Response:
     m, _ = management(request, "updateEndpoint")
-    e = m.endpoints.entry(endpoint_id)
+    m.endpoints.entry(endpoint_id)  # 404 before the body is read
     data = await body(request, "UpdateEndpointRequest")
-    _check_compute(data, create=False)
-    gpu_endpoint = e.view.compute_type != ComputeType.CPU
-    if data.get("cpu") is not None and gpu_endpoint:
-        raise refuse("cpu", "this endpoint runs GPU workers; its compute type is fixed")
-    if data.get("gpu") is not None and not gpu_endpoint:
-        raise refuse("gpu", "this endpoint runs CPU workers; its compute type is fixed")
-    v1: dict[str, Any] = {}
-    facets = _common(data, v1)
-    parsed = rules(EndpointUpdateInput, v1, V1_NAMES)
-    with atomic():  # every record this update touches, or none of them
-        new_template = None
-        if "templateId" in data or any(k in data for k in CONTAINER):
-            base = (
-                _named_template(m, data["templateId"]) if "templateId" in data else _template(m, e)
-            )
-            named = "templateId" in data
-            new_template = _owned_template(
-                m, e.view.name or endpoint_id, data, base, merge_env=named
-            )
-            parsed = rules(
-                EndpointUpdateInput, {**v1, "templateId": new_template.view.id}, V1_NAMES
-            )
-        old = _template(m, e)
-        releases(m, e)  # the release this update follows, if not noted yet
-        m.endpoints.update(endpoint_id, parsed)
-        if new_template is not None:
-            _adopt(m, new_template, endpoint_id)
-            owned = m.templates.book.get(old.id or "") if old else None
-            if owned is not None and owned.deployed_for == endpoint_id:
-                m.templates.book.drop(owned.view.id or "")
-        if (data.get("gpu") or {}).get("minCudaVersion") == "":
-            e.view.min_cuda_version = None
-            m.endpoints.book.save(endpoint_id, e)
-        facets = {k: v for k, v in facets.items() if v is not None}
-        if facets:
-            m.v2.facets.set("endpoint", endpoint_id, **facets)
-    return ok(view(m, m.endpoints.entry(endpoint_id), str(request.base_url)))
+    return ok(m.v2.endpoints.update(endpoint_id, data, str(request.base_url)))
 
 
 @router.delete("/{endpoint_id}")
 async def delete_endpoint(endpoint_id: str, request: Request) -> Response:
     m, _ = management(request, "deleteEndpoint")
-    m.endpoints.entry(endpoint_id)
-    with atomic():
-        m.endpoints.delete(endpoint_id)
-        m.v2.facets.drop("endpoint", endpoint_id)
+    m.v2.endpoints.delete(endpoint_id)
     return no_content()
 
 
@@ -453,37 +100,7 @@ async def list_workers(endpoint_id: str, request: Request) -> Response:
 @router.get("/{endpoint_id}/releases")
 async def list_releases(endpoint_id: str, request: Request) -> Response:
     m, _ = management(request, "listEndpointReleases")
-    e = m.endpoints.entry(endpoint_id)
-    live = m.jobs.endpoints.get(endpoint_id)
-    total = len(live.workers) if live else 0
-    known = releases(m, e)
-    out = []
-    previous: str | None = None
-    for i, release in enumerate(known):
-        diff = []
-        if i and release["image"] != previous:
-            diff.append({"field": "image", "old": previous, "new": release["image"]})
-        previous = release["image"]
-        out.append(
-            {
-                "id": release["id"],
-                "version": release["version"],
-                "source": "MANUAL",
-                "buildId": None,
-                "createdByUserId": catalog.USER_ID,
-                "workerCount": total if i == len(known) - 1 else 0,
-                "createdAt": iso(float(release["ts"])),
-                "diff": diff,
-            }
-        )
-    out.reverse()  # newest first
-    rollout = {
-        "inProgress": False,
-        "workersOnLatest": total,
-        "workersTotal": total,
-        "percentOnLatest": 100,
-    }
-    return ok({"endpointVersion": e.view.version or 0, "rollout": rollout, "releases": out})
+    return ok(m.v2.endpoints.release_listing(endpoint_id))
 
 
 @router.get("/{endpoint_id}/workers/{worker_id}/logs")

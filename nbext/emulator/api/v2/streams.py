@@ -17,7 +17,7 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from ...domain.management.logs import LogLine, select
-from .contract import Unprocessable
+from ...domain.management.refusals import Unprocessable
 
 RETRY_MS = 1000
 """How long a follower waits before reconnecting for newer lines."""

@@ -1,4 +1,4 @@
-"""The management interface's behaviour (``/v1``): resources, simulation and billing.
+"""The management interfaces' behaviour (``/v1`` and ``/v2``): resources, rules, billing.
 
 Framework-free like the rest of the domain; ``Management`` is the entry point.
 """

@@ -1,8 +1,9 @@
-"""``Management``: every resource of the ``/v1`` interface, over one store and one clock.
+"""``Management``: every management resource, over one store and one clock.
 
 The areas refer to each other (a template names a registry auth, an endpoint a template,
 a volume cannot go while a pod uses it), so each holds this façade and asks it for the
-others. Nothing here knows about HTTP; the routers under ``api/v1`` call these methods.
+others. Nothing here knows about HTTP; the routers under ``api/v1`` call these methods,
+those under ``api/v2`` the v2 areas of ``m.v2`` (``V2State``) over them.
 """
 
 from __future__ import annotations
@@ -54,3 +55,4 @@ class Management:
             book.load()
         self.endpoints.restore()
         self.v2.load()
+        self.volumes.adopt_facets()

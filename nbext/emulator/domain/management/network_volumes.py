@@ -1,30 +1,63 @@
-"""Network volumes: created in one data centre, only ever grown, billed by size and time."""
+"""Network volumes: created in one data centre, only ever grown, billed by size and time.
+
+The record is in REST v2's shape (``id``, ``name``, ``size``, ``dataCenter``, ``type``):
+``/v2/network-volumes`` serves it as it is (``v2_storage.py``) and ``/v1/networkvolumes``
+translates it (``api/v1/network_volumes.py``). The storage ``type`` is v2's: the
+emulator's volumes are alike, but bill by tier, and HIGH_PERFORMANCE exists only where
+the catalog says so.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import NetworkVolume, NetworkVolumeCreateInput, NetworkVolumeUpdateInput
+from nbext.models import NetworkVolume
 
 from ..errors import InvalidInput, NotFound
+from . import offers
 from .catalog import SECONDS_PER_MONTH, VOLUME_PRICE_PER_GB_MONTH
-from .records import Book, atomic, new_id, wire
+from .records import Book, atomic, new_id
+from .refusals import refuse
 
 if TYPE_CHECKING:
     from .facade import Management
 
+STANDARD = "STANDARD"
+HIGH_PERFORMANCE = "HIGH_PERFORMANCE"
+
 
 @dataclass
 class VolumeEntry:
-    view: NetworkVolume
+    id: str
+    name: str
+    size: int
+    data_center: str
+    type: str = STANDARD
 
     def record(self) -> dict[str, Any]:
-        return wire(self.view)
+        return {
+            "id": self.id,
+            "name": self.name,
+            "size": self.size,
+            "dataCenter": self.data_center,
+            "type": self.type,
+        }
+
+    def v1(self) -> NetworkVolume:
+        """The volume as v1 spells it: what ``/v1/networkvolumes`` serves and a v1 pod
+        includes (``includeNetworkVolume``); v1 has no storage type."""
+        return NetworkVolume(
+            id=self.id, name=self.name, size=self.size, data_center_id=self.data_center
+        )
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> VolumeEntry:
-        return cls(NetworkVolume.model_validate(record))
+        """The record, or one an earlier version stored in v1's shape (``dataCenterId``, its
+        type a facet that ``NetworkVolumes.adopt_facets`` then takes in)."""
+        centre = record["dataCenter"] if "dataCenter" in record else record["dataCenterId"]
+        kind = record.get("type", STANDARD)
+        return cls(record["id"], record["name"], record["size"], centre, kind)
 
 
 class NetworkVolumes:
@@ -34,62 +67,79 @@ class NetworkVolumes:
             m.store, "volume", VolumeEntry.record, VolumeEntry.from_record
         )
 
-    def get(self, volume_id: str) -> NetworkVolume:
+    def get(self, volume_id: str) -> VolumeEntry:
         entry = self.book.get(volume_id)
         if entry is None:
             raise NotFound(f"network volume {volume_id!r} not found")
-        return entry.view
+        return entry
 
-    def listing(self) -> list[NetworkVolume]:
-        return [e.view for e in self.book]
+    def listing(self) -> list[VolumeEntry]:
+        return list(self.book)
 
-    def require(self, volume_id: str | None, field: str) -> NetworkVolume | None:
+    def require(self, volume_id: str | None, field: str) -> VolumeEntry | None:
         """The volume a request names in ``field`` (empty means none), or 400."""
         if not volume_id:
             return None
         entry = self.book.get(volume_id)
         if entry is None:
             raise InvalidInput(f"{field}: no network volume with id {volume_id!r}")
-        return entry.view
+        return entry
 
-    def _bill(self, view: NetworkVolume) -> None:
-        size = view.size or 0
+    def type_of(self, volume_id: str) -> str:
+        """The volume's storage type (STANDARD once it is gone: its bill stays)."""
+        entry = self.book.get(volume_id)
+        return entry.type if entry is not None else STANDARD
+
+    def adopt_facets(self) -> None:
+        """Take each volume's type out of the facets an earlier version kept it in, so a
+        database made before volumes were kept in v2's shape loses nothing."""
+        for entry in self.book:
+            facet = self.m.v2.facets.get("volume", entry.id)
+            if facet:
+                with atomic():
+                    entry.type = str(facet.get("type", entry.type))
+                    self.book.save(entry.id, entry)
+                    self.m.v2.facets.drop("volume", entry.id)
+
+    def _bill(self, entry: VolumeEntry) -> None:
         self.m.usage.open(
             "volume",
-            view.id or "",
-            rate=size * VOLUME_PRICE_PER_GB_MONTH / SECONDS_PER_MONTH,
-            labels={"volumeId": view.id, "size": size, "dataCenterId": view.data_center_id},
+            entry.id,
+            rate=entry.size * VOLUME_PRICE_PER_GB_MONTH / SECONDS_PER_MONTH,
+            labels={"volumeId": entry.id, "size": entry.size, "dataCenterId": entry.data_center},
         )
 
-    def create(self, body: NetworkVolumeCreateInput) -> NetworkVolume:
-        view = NetworkVolume(
-            id=new_id(10), name=body.name, size=body.size, data_center_id=body.data_center_id
-        )
-        assert view.id is not None
-        with atomic():  # the volume and its meter
-            self.book.save(view.id, VolumeEntry(view))
-            self._bill(view)
-        return view
-
-    def update(self, volume_id: str, body: NetworkVolumeUpdateInput) -> NetworkVolume:
-        view = self.get(volume_id)
-        current = view.size or 0
-        if body.size is not None and body.size < current:
-            raise InvalidInput(
-                f"size: a network volume can only grow; {volume_id} has {current} GB, "
-                f"{body.size} GB would shrink it"
+    def create(self, name: str, size: int, data_center: str, kind: str = STANDARD) -> VolumeEntry:
+        """A volume of checked ``size`` in a known ``data_center``; ``kind`` is v2's type."""
+        if kind == HIGH_PERFORMANCE and not offers.place(data_center).high_performance:
+            raise refuse(
+                "type",
+                f"data centre {data_center} has no HIGH_PERFORMANCE storage; GET "
+                "/v2/catalog/datacenters?networkVolumeTypes=HIGH_PERFORMANCE lists those that do",
             )
-        grown = body.size is not None and body.size != current
-        entry = self.book.items[volume_id]
+        entry = VolumeEntry(new_id(10), name, size, data_center, kind)
         with atomic():  # the volume and its meter
-            if body.name is not None:
-                view.name = body.name
-            if body.size is not None:
-                view.size = body.size
+            self.book.save(entry.id, entry)
+            self._bill(entry)
+        return entry
+
+    def update(self, volume_id: str, name: str | None, size: int | None) -> VolumeEntry:
+        entry = self.get(volume_id)
+        if size is not None and size < entry.size:
+            raise InvalidInput(
+                f"size: a network volume can only grow; {volume_id} has {entry.size} GB, "
+                f"{size} GB would shrink it"
+            )
+        grown = size is not None and size != entry.size
+        with atomic():  # the volume and its meter
+            if name is not None:
+                entry.name = name
+            if size is not None:
+                entry.size = size
             self.book.save(volume_id, entry)
             if grown:
-                self._bill(view)
-        return entry.view
+                self._bill(entry)
+        return entry
 
     def delete(self, volume_id: str) -> None:
         self.get(volume_id)

@@ -148,7 +148,7 @@ class Pods:
         if includes.include_network_volume and e.network_volume_id:
             volume = self.m.volumes.book.get(e.network_volume_id)
             if volume is not None:
-                out["networkVolume"] = wire(volume.view)
+                out["networkVolume"] = wire(volume.v1())
         if includes.include_savings_plans:
             out["savingsPlans"] = []  # the emulator sells no savings plans
         if includes.include_template and e.view.template_id:
@@ -226,7 +226,7 @@ class Pods:
             pick("container_registry_auth_id", None), "containerRegistryAuthId"
         )
         volume = self.m.volumes.require(body.network_volume_id, "networkVolumeId")
-        centre = self._data_center(body, volume.data_center_id if volume else None)
+        centre = self._data_center(body, volume.data_center if volume else None)
         pod_id = new_id(14)
         gpu_type_id: str | None = None
         if body.compute_type == ComputeType.GPU:

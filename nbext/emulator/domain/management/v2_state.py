@@ -1,8 +1,11 @@
 """The state only v2 exposes, over the same store and clock as everything else.
 
-SSH keys, ECR delegations, instant clusters, worker logs and the v2-only fields of
-records made through v1's areas (``Facets``). ``Management`` holds one of these as
-``m.v2``, so it is restored with the rest when an emulator restarts on its database.
+SSH keys, ECR delegations, instant clusters, worker logs, the v2-only fields of records
+made through v1's areas (``Facets``), and the areas in v2's terms (``V2Pods``,
+``V2Templates``, ``V2Endpoints``, ``V2Volumes``, ``V2Registries``, ``V2Billing``): the
+rules of their bodies and their views.
+``Management`` holds one of these as ``m.v2``, so it is restored with the rest when an
+emulator restarts on its database.
 """
 
 from __future__ import annotations
@@ -15,6 +18,11 @@ from .clusters import Clusters
 from .delegations import Delegations
 from .facets import Facets
 from .logs import WorkerLogs
+from .v2_billing import V2Billing
+from .v2_endpoints import V2Endpoints
+from .v2_pods import V2Pods
+from .v2_storage import V2Registries, V2Volumes
+from .v2_templates import V2Templates
 
 if TYPE_CHECKING:
     from .facade import Management
@@ -29,6 +37,12 @@ class V2State:
         self.worker_logs = WorkerLogs(m.clock)
         self.breakdown = Breakdown(m.usage, m.clock)
         m.jobs.on_execution.append(self.worker_logs.record_execution)
+        self.pods = V2Pods(m)
+        self.templates = V2Templates(m)
+        self.volumes = V2Volumes(m)
+        self.registries = V2Registries(m)
+        self.endpoints = V2Endpoints(m)
+        self.billing = V2Billing(m)
 
     def load(self) -> None:
         for book in (

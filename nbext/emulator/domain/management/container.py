@@ -1,11 +1,10 @@
-"""v2's container settings (``image``, ``args``, ``disk``, ``env``, ``ports``, ``registry``,
-``mounts``) and v1's flat fields for the same things, in both directions.
+"""REST v2's container settings and compute choice: the rules templates, pods and
+endpoints share.
 
-v1 keeps a start command as a list and a volume as two fields; v2 writes ``args`` as one
-string (split and joined the way a shell would) and a volume as ``mounts.persistent``.
-``V1_NAMES`` turns a refusal by v1's rules back into v2's field names. The conversions
-themselves are ``nbext.models.v2.convert``'s (the client uses them too); here they refuse
-in the emulator's terms (422).
+v2 writes a start command as one string (``args``, split and joined the way a shell
+would) and a volume as ``mounts.persistent``; the conversions are
+``nbext.models.v2.convert``'s (the client uses them too). Here they refuse in the
+domain's terms (``Unprocessable``: 422 under ``/v2``).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import Any
 from nbext.models.v2 import convert
 from nbext.models.v2.convert import V1_NAMES, persistent, to_v2
 
-from .contract import Unprocessable, refuse
+from .refusals import Unprocessable, refuse
 
 __all__ = ["V1_NAMES", "check_compute", "persistent", "split_args", "to_v1", "to_v2"]
 
@@ -28,7 +27,8 @@ def split_args(args: str) -> list[str]:
 
 
 def to_v1(body: dict[str, Any], *, defaults: bool) -> dict[str, Any]:
-    """v1's fields for the container settings ``body`` gives (all of them if ``defaults``)."""
+    """The record's flat fields for the container settings ``body`` gives (all of them if
+    ``defaults``)."""
     try:
         return convert.to_v1(body, defaults=defaults)
     except ValueError as exc:

@@ -1,0 +1,55 @@
+"""The two refusals REST v2 has beyond the rest of the emulator's: 422 and 403.
+
+They live in the domain because the domain holds v2's rules: a pod body that asks for
+both GPUs and CPUs, a template that is not the caller's to change. ``/v2`` serves them
+as problem documents (422 listing each failure by field, 403); under ``/v1`` an
+``Unprocessable`` is the ``InvalidInput`` it derives from (400), as v1 always answered.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from nbext.models import explain
+
+from ..errors import DomainError, InvalidInput
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Unprocessable(InvalidInput):
+    """Well-formed JSON that breaks a rule of the interface (HTTP 422 under ``/v2``).
+
+    ``errors`` lists every failure, one line each, by field path.
+    """
+
+    def __init__(self, message: str, errors: list[str]) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
+class Forbidden(DomainError):
+    """The key is valid but may not do this (HTTP 403): e.g. change an official template."""
+
+
+def refuse(field: str, message: str) -> Unprocessable:
+    """A 422 about one field."""
+    line = f"{field}: {message}"
+    return Unprocessable(line, [line])
+
+
+def validated(model: type[M], data: object, names: dict[str, str]) -> M:
+    """``data`` validated by ``model``; a refusal names the fields by ``names`` (wire name
+    -> the caller's field path), so a v2 caller reads v2's names."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for part in explain(exc).split("; "):
+            loc, sep, rest = part.partition(": ")
+            head, dot, tail = loc.partition(".")
+            mapped = names.get(head, head) + (dot + tail if dot else "")
+            lines.append(f"{mapped}{sep}{rest}")
+        raise Unprocessable("; ".join(lines), lines) from None
