@@ -114,6 +114,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="interpreter for --worker scripts (default: this one), e.g. a worker's own venv",
     )
     parser.add_argument(
+        "--worker-env",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="give --worker scripts this variable: NAME alone copies it from this environment "
+        "(workers get no other variable of it but PATH, HOME, locale, proxies, CA bundle); "
+        "repeatable",
+    )
+    parser.add_argument(
         "--db",
         metavar="FILE",
         help="keep everything in this SQLite file, so a restart loses nothing (default: memory)",
@@ -279,10 +288,30 @@ def worker_specs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     return specs
 
 
+def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
+    """``--worker-env`` arguments: the variables every ``--worker`` script gets besides
+    the few it needs to run (docs/workers.md). ``NAME`` copies the emulator's own, so a
+    secret a worker needs is not typed on a command line that ``ps`` shows."""
+    variables: dict[str, str] = {}
+    for spec in args.worker_env:
+        name, sep, value = spec.partition("=")
+        if not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
+            raise ValueError(f"--worker-env {spec!r}: {name!r} is not a variable name")
+        if not sep:
+            if name not in environ:
+                raise ValueError(f"--worker-env {name}: {name} is not set in this environment")
+            value = environ[name]
+        variables[name] = value
+    if variables and not args.worker:
+        raise ValueError("--worker-env applies to --worker scripts, and none is given")
+    return variables
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         workers = worker_specs(args)
+        variables = worker_variables(args, os.environ)
         key = given_key(args, os.environ)
         emulator = build(args, key[0] if key else None)
     except (ValueError, StoreFailed) as exc:
@@ -311,7 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         for endpoint_id, path in workers:
-            emulator.deploy_worker(path, endpoint_id=endpoint_id, python=args.worker_python)
+            emulator.deploy_worker(
+                path, endpoint_id=endpoint_id, python=args.worker_python, env=variables
+            )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         server.stop()

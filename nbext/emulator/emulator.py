@@ -280,8 +280,9 @@ class Emulator:
         ``path`` unmodified (``runpod.serverless.start(...)``); returns its id.
 
         ``python``: the interpreter to run it with (default: this one), e.g. a worker's own
-        virtualenv. ``env``: variables the workers get besides the protocol's own (the
-        endpoint's environment, as on the service). The endpoint's scaling settings start
+        virtualenv. ``env``: the endpoint's environment, as on the service: with the
+        protocol's own and the few a process needs to run (``PATH``, ``HOME``...), the
+        only variables the workers get (docs/workers.md). The endpoint's scaling settings start
         and stop the processes (docs/workers.md). Needs a running ``EmulatorServer``: the
         workers call it.
         """

@@ -130,6 +130,35 @@ def test_a_worker_whose_calls_are_refused_says_why(nb: Notebook, tmp_path: Path)
     assert "refused" not in nb.emu.jobs.endpoints
 
 
+def test_a_workers_log_shows_none_of_the_kernels_secrets(
+    nb: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script that prints its environment: the kernel's secrets are not in it, so not
+    in ``%runpod logs`` nor in the notebook saved with that output; what the endpoint's
+    ``env`` passes is."""
+    canaries = {
+        "RUNPOD_API_KEY": "rpa_CANARY0KEY0000000000000000000000000000",
+        "AWS_SECRET_ACCESS_KEY": "canary-aws-secret-7f3a",
+    }
+    for name, value in canaries.items():
+        monkeypatch.setenv(name, value)
+    nb.conn.management_api = "v2"  # the workers' logs are a REST v2 route
+    deploy(SCRIPTS / "env_worker.py", "envs", env={"MODEL": "small"}, connection=nb.conn)
+    output = nb.conn.client.endpoint("envs").run_sync({}, timeout=COLD_START_S).output
+    nb.until(
+        lambda: "environment in a job" in "\n".join(nb.emu.worker_logs("envs")),
+        "the job's line in the worker's log",
+        COLD_START_S,
+    )
+    nb.run("%runpod logs envs")
+    shown = nb.displays[-1]["data"]
+    assert "environment in a job" in shown["text/plain"]
+    assert '"MODEL": "small"' in shown["text/plain"]
+    for secret in canaries.values():
+        assert secret not in str(output)
+        assert secret not in shown["text/plain"] and secret not in shown["text/html"]
+
+
 def test_deploying_a_script_on_the_cloud_needs_the_local_emulator(
     nb: Notebook, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,7 +1,9 @@
 """Worker scripts as processes: start them, keep their logs, restart them, stop them all.
 
 A worker script runs unmodified, as it runs on the service: ``python worker.py`` with
-the environment the ``runpod`` SDK reads in worker mode (``worker_env``). Each process
+the environment the ``runpod`` SDK reads in worker mode (``worker_env``), its endpoint's
+``env`` and what it needs to run, none of the emulator's other variables (its secrets:
+``environment``). Each process
 gets its own session (process group), because the SDK starts a heartbeat process of its
 own; stopping a worker signals the whole group, so nothing it started outlives it, and
 an ``atexit`` hook does the same for every worker when the interpreter ends (a kernel
@@ -33,6 +35,7 @@ from pathlib import Path
 
 from ..domain.remote_workers import RemoteWorker, RemoteWorkers
 from ..domain.worker_output import WorkerOutput
+from .environment import worker_environment
 
 log = logging.getLogger("nbext.emulator.workers")
 
@@ -51,7 +54,8 @@ class WorkerScript:
     path: Path
     python: str = field(default_factory=lambda: sys.executable)
     env: tuple[tuple[str, str], ...] = ()
-    """Extra environment variables (the endpoint's own, as a template's ``env``)."""
+    """The endpoint's environment variables (as a template's ``env``): with the few the
+    worker needs to run, the only ones it gets besides the protocol's."""
 
 
 def worker_env(base_url: str, endpoint_id: str, worker: RemoteWorker) -> dict[str, str]:
@@ -106,7 +110,8 @@ class Supervisor:
 
     def launch(self, endpoint_id: str, worker: RemoteWorker) -> None:
         script = self.scripts[endpoint_id]
-        env = {**os.environ, **dict(script.env), **worker_env(self.base_url, endpoint_id, worker)}
+        protocol = worker_env(self.base_url, endpoint_id, worker)
+        env = worker_environment(os.environ, script.python, dict(script.env), protocol)
         self.logs.write(
             endpoint_id, worker.id, f"--- starting {script.python} {script.path}", "system"
         )
