@@ -29,12 +29,13 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from ..domain.remote_workers import RemoteWorker, RemoteWorkers
-from ..domain.worker_output import WorkerOutput
+from ..domain.worker_output import LINE_BYTES, WorkerOutput
 from .environment import worker_environment
 
 log = logging.getLogger("nbext.emulator.workers")
@@ -43,6 +44,8 @@ POLL_S = 0.1
 """How often processes are checked for an exit, and scaling for work to do."""
 GRACE_S = 3.0
 """Seconds a stopped worker has to exit after SIGTERM before its group gets SIGKILL."""
+SKIP_BYTES = 65_536
+"""Piece size in which the part of a long line past ``LINE_BYTES`` is read and dropped."""
 PING_INTERVAL_MS = 1000
 """The SDK counts its ping interval in whole seconds: one second is the shortest."""
 
@@ -251,8 +254,31 @@ def _pump(
 ) -> None:
     assert popen.stdout is not None
     with popen.stdout:
-        for raw in popen.stdout:
-            output.write(endpoint_id, worker_id, raw.decode("utf-8", "replace").rstrip("\n"))
+        for kept, cut in read_lines(popen.stdout):
+            output.write(endpoint_id, worker_id, kept.decode("utf-8", "replace"), cut=cut)
+
+
+def read_lines(stream: IO[bytes]) -> Iterator[tuple[bytes, int]]:
+    """Each line of ``stream`` (without its newline) as its first ``LINE_BYTES`` and the
+    count of bytes after them, which are read in pieces and dropped: a 200 MB line never
+    sits whole in the emulator's memory, as iterating over the pipe would put it."""
+    while True:
+        raw = stream.readline(LINE_BYTES + 1)
+        if not raw:
+            return
+        if raw.endswith(b"\n"):
+            yield raw[:-1], 0
+            continue
+        if len(raw) <= LINE_BYTES:  # the last line, without a newline
+            yield raw, 0
+            return
+        cut = len(raw) - LINE_BYTES
+        while piece := stream.readline(SKIP_BYTES):
+            if piece.endswith(b"\n"):
+                cut += len(piece) - 1
+                break
+            cut += len(piece)
+        yield raw[:LINE_BYTES], cut
 
 
 def _signal_group(popen: subprocess.Popen[bytes], sig: signal.Signals) -> None:
