@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from nbext.notebook import Connection, NotebookError, deploy
 from nbext.notebook.deploy import WorkerStartFailed
 from nbext.notebook.widgets import HealthPanel
 from nbext.notebook.widgets.health import Sample
+from nbext.notebook.widgets.logs import MAX_SHOWN
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
@@ -157,6 +159,31 @@ def test_a_workers_log_shows_none_of_the_kernels_secrets(
     for secret in canaries.values():
         assert secret not in str(output)
         assert secret not in shown["text/plain"] and secret not in shown["text/html"]
+
+
+def test_a_flooded_workers_log_is_a_bounded_cell_that_says_what_it_shows(nb: Notebook) -> None:
+    """A worker printed 100 lines of 1 MB: the emulator kept each line's start (marked
+    cut), and ``%runpod logs`` shows the last lines that fit its bound, saying so."""
+    nb.conn.management_api = "v2"  # the workers' logs are a REST v2 route
+    deploy(SCRIPTS / "flood_worker.py", "flood", connection=nb.conn)
+    flood = {"n": 1, "lines": 100, "size": 1_048_576}
+    nb.conn.client.endpoint("flood").run_sync(flood, timeout=COLD_START_S)
+    nb.until(
+        lambda: "flood done 1" in "\n".join(nb.emu.worker_logs("flood")),
+        "the flood's end in the worker's log",
+        COLD_START_S,
+    )
+    nb.run("%runpod logs flood")
+    shown = nb.displays[-1]["data"]
+    saved = len(json.dumps(shown))  # what the notebook file keeps of this cell
+    assert saved < 2 * MAX_SHOWN, saved
+    assert "characters not shown] … " in shown["text/plain"]  # the panel's cut,
+    assert "more bytes cut: lines keep 16,384" in shown["text/plain"]  # the emulator's mark
+    nb.magics.log_max_lines = 10
+    nb.run("%runpod logs flood")
+    shown = nb.displays[-1]["data"]
+    assert shown["text/plain"].splitlines()[1].startswith("… showing the last 10 lines; ")
+    assert "… showing the last 10 lines; " in shown["text/html"]
 
 
 def test_deploying_a_script_on_the_cloud_needs_the_local_emulator(
