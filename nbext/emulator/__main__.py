@@ -159,7 +159,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=int,
         default=MAX_CONNECTIONS,
         metavar="N",
-        help=f"connections served at once; more are closed (default {MAX_CONNECTIONS})",
+        help=f"connections served at once; more are refused with a 503 (default {MAX_CONNECTIONS})",
     )
     parser.add_argument(
         "--log-level",

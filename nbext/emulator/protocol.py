@@ -6,7 +6,10 @@ connection (and a socket) for as long as it likes, and thousands of them pile up
 every request must be read whole within ``request_timeout`` seconds of its connection
 being made or its first byte arriving; otherwise the client gets a 408 (or, when its
 handler already started, the connection is closed, which the handler sees as the client
-gone). Beyond ``max_connections`` open connections a new one is closed at once.
+gone). Beyond ``max_connections`` open connections a new one is answered at once with a
+503 that says the emulator refused the connection, and closed: a client then reports
+that, rather than a connection closed without an answer, which for a submission it must
+take as "the job may have been queued".
 
 The deadlines run on the loop's own clock, never the emulator's (a test's fake clock
 governs jobs, not sockets). It builds on uvicorn's httptools protocol through its
@@ -26,6 +29,10 @@ REQUEST_TIMEOUT = 30.0
 """Seconds a client has to send one whole request (headers and body)."""
 MAX_CONNECTIONS = 1024
 """Open connections served at once; a local emulator's clients need a few dozen."""
+REFUSED_LINGER_S = 2.0
+"""Seconds a refused connection stays open after its 503, reading (and dropping) what
+the client sends: closing at once would reset a connection whose request is still
+arriving, and the client could lose the 503 before reading it."""
 
 
 class DeadlineProtocol(HttpToolsProtocol):
@@ -35,12 +42,38 @@ class DeadlineProtocol(HttpToolsProtocol):
     max_connections: int = MAX_CONNECTIONS
     _deadline: asyncio.TimerHandle | None = None
 
+    _refused: bool = False
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         if len(self.connections) > self.max_connections:
-            transport.close()  # connection_lost takes it out of the server's set
+            self._refuse(transport)
             return
         self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return  # a refused connection's request is read and dropped
+        super().data_received(data)
+
+    def _refuse(self, transport: asyncio.Transport) -> None:
+        """Answer 503 before any request, send no more, and close after a short linger
+        (``connection_lost`` takes it out of the server's set)."""
+        self._refused = True
+        body = json.dumps(
+            {
+                "error": f"the emulator refused this connection: it serves at most "
+                f"{self.max_connections} at once (--max-connections) and that many are "
+                "open, maybe held by another local process; the request was not run"
+            }
+        ).encode()
+        transport.write(
+            b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+            b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        if transport.can_write_eof():
+            transport.write_eof()
+        self._deadline = self.loop.call_later(REFUSED_LINGER_S, transport.close)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
