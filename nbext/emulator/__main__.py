@@ -25,6 +25,7 @@ from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .emulator import Emulator, mask_key
 from .protocol import MAX_CONNECTIONS, REQUEST_TIMEOUT
 from .server import EmulatorServer
+from .workers.environment import named_variables
 
 
 def load_handler(spec: str) -> Handler:
@@ -292,16 +293,7 @@ def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> di
     """``--worker-env`` arguments: the variables every ``--worker`` script gets besides
     the few it needs to run (docs/workers.md). ``NAME`` copies the emulator's own, so a
     secret a worker needs is not typed on a command line that ``ps`` shows."""
-    variables: dict[str, str] = {}
-    for spec in args.worker_env:
-        name, sep, value = spec.partition("=")
-        if not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
-            raise ValueError(f"--worker-env {spec!r}: {name!r} is not a variable name")
-        if not sep:
-            if name not in environ:
-                raise ValueError(f"--worker-env {name}: {name} is not set in this environment")
-            value = environ[name]
-        variables[name] = value
+    variables = named_variables(args.worker_env, environ, "--worker-env")
     if variables and not args.worker:
         raise ValueError("--worker-env applies to --worker scripts, and none is given")
     return variables

@@ -80,6 +80,9 @@ def test_deploying_again_runs_the_edited_script(nb: Notebook, tmp_path: Path) ->
         ("w.py", "%runpod deploy {tmp}/w.py --python no-such-python", "'no-such-python' not found"),
         ("w.py", "%runpod deploy {tmp}/w.py --name 'bad id!'", "must be 1-64 letters"),
         ("", "%runpod deploy f --python python3", "--python applies to a worker script"),
+        ("", "%runpod deploy f --env A=1", "--env applies to a worker script"),
+        ("w.py", "%runpod deploy {tmp}/w.py --env NBEXT_UNSET_X", "NBEXT_UNSET_X is not set"),
+        ("w.py", "%runpod deploy {tmp}/w.py --env 9x=1", "'9x' is not a variable name"),
     ],
 )
 def test_deploy_script_mistakes(
@@ -142,11 +145,13 @@ def test_a_workers_log_shows_none_of_the_kernels_secrets(
         "RUNPOD_API_KEY": "rpa_CANARY0KEY0000000000000000000000000000",
         "AWS_SECRET_ACCESS_KEY": "canary-aws-secret-7f3a",
     }
-    for name, value in canaries.items():
+    for name, value in {**canaries, "HF_TOKEN": "hf_passed_on_purpose"}.items():
         monkeypatch.setenv(name, value)
     nb.conn.management_api = "v2"  # the workers' logs are a REST v2 route
-    deploy(SCRIPTS / "env_worker.py", "envs", env={"MODEL": "small"}, connection=nb.conn)
+    script = SCRIPTS / "env_worker.py"
+    nb.run(f"%runpod deploy {script} --name envs --env MODEL=small --env HF_TOKEN")
     output = nb.conn.client.endpoint("envs").run_sync({}, timeout=COLD_START_S).output
+    assert output["MODEL"] == "small" and output["HF_TOKEN"] == "hf_passed_on_purpose"
     nb.until(
         lambda: "environment in a job" in "\n".join(nb.emu.worker_logs("envs")),
         "the job's line in the worker's log",

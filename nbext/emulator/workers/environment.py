@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 PASSED = frozenset(
@@ -50,6 +50,26 @@ PASSED_PREFIXES = ("LC_",)
 def passed(name: str) -> bool:
     """Whether the emulator's variable ``name`` reaches its workers."""
     return name in PASSED or name.startswith(PASSED_PREFIXES)
+
+
+def named_variables(
+    specs: Iterable[str], environ: Mapping[str, str], option: str
+) -> dict[str, str]:
+    """``NAME=VALUE`` and ``NAME`` options (``option``: how the user wrote them, for the
+    error) as variables for a worker's endpoint ``env``. ``NAME`` alone copies the
+    variable from ``environ``, so a secret a worker needs is not typed on a command line
+    (``ps``) or into a notebook. ValueError, one line, for a bad name or an unset one."""
+    variables: dict[str, str] = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not name.isidentifier() or not name.isascii():
+            raise ValueError(f"{option} {spec!r}: {name!r} is not a variable name")
+        if not sep:
+            if name not in environ:
+                raise ValueError(f"{option} {name}: {name} is not set in this environment")
+            value = environ[name]
+        variables[name] = value
+    return variables
 
 
 def virtualenv_of(python: str) -> Path | None:
