@@ -135,6 +135,16 @@ def test_a_worker_whose_calls_are_refused_says_why(nb: Notebook, tmp_path: Path)
     assert "refused" not in nb.emu.jobs.endpoints
 
 
+def until_logged(nb: Notebook, endpoint: str, text: str) -> None:
+    """Wait until a worker of ``endpoint`` has printed ``text`` (its log is read from the
+    process's pipe by a thread of its own, maybe after the job's result arrived)."""
+    nb.until(
+        lambda: text in "\n".join(nb.emu.worker_logs(endpoint)),
+        f"{text!r} in the worker's log",
+        COLD_START_S,
+    )
+
+
 def test_a_workers_log_shows_none_of_the_kernels_secrets(
     nb: Notebook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -152,11 +162,7 @@ def test_a_workers_log_shows_none_of_the_kernels_secrets(
     nb.run(f"%runpod deploy {script} --name envs --env MODEL=small --env HF_TOKEN")
     output = nb.conn.client.endpoint("envs").run_sync({}, timeout=COLD_START_S).output
     assert output["MODEL"] == "small" and output["HF_TOKEN"] == "hf_passed_on_purpose"
-    nb.until(
-        lambda: "environment in a job" in "\n".join(nb.emu.worker_logs("envs")),
-        "the job's line in the worker's log",
-        COLD_START_S,
-    )
+    until_logged(nb, "envs", "environment in a job")
     nb.run("%runpod logs envs")
     shown = nb.displays[-1]["data"]
     assert "environment in a job" in shown["text/plain"]
@@ -173,11 +179,7 @@ def test_a_flooded_workers_log_is_a_bounded_cell_that_says_what_it_shows(nb: Not
     deploy(SCRIPTS / "flood_worker.py", "flood", connection=nb.conn)
     flood = {"n": 1, "lines": 100, "size": 1_048_576}
     nb.conn.client.endpoint("flood").run_sync(flood, timeout=COLD_START_S)
-    nb.until(
-        lambda: "flood done 1" in "\n".join(nb.emu.worker_logs("flood")),
-        "the flood's end in the worker's log",
-        COLD_START_S,
-    )
+    until_logged(nb, "flood", "flood done 1")
     nb.run("%runpod logs flood")
     shown = nb.displays[-1]["data"]
     saved = len(json.dumps(shown))  # what the notebook file keeps of this cell

@@ -5,8 +5,6 @@ log)."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +14,7 @@ import pytest
 from nbext.emulator.__main__ import main
 from nbext.emulator.workers.environment import passed
 
-from .conftest import SCRIPTS, Served, until
+from .conftest import SCRIPTS, Served, standalone, until
 
 CANARIES = {
     "RUNPOD_API_KEY": "rpa_CANARY0KEY0000000000000000000000000000",
@@ -93,36 +91,18 @@ def test_the_standalone_emulator_passes_only_the_variables_it_is_asked_to(
         **{k: v for k, v in os.environ.items() if not k.startswith("RUNPOD_")},
         **CANARIES,
     }
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "nbext.emulator", "--port", "0",
-            "--worker", f"cli-env={SCRIPTS / 'env_worker.py'}",
-            "--worker-env", "HF_TOKEN", "--worker-env", "MODE=fast",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "listening on" in line, line
-        url = line.split("listening on ")[1].strip()
-        with httpx.Client(base_url=url, headers={"Authorization": key}, timeout=90) as http:
-            done = http.post("/v2/cli-env/runsync", json={"input": {}}).json()
-        assert done["status"] == "COMPLETED", done
-        got = done["output"]
-        assert got["HF_TOKEN"] == CANARIES["HF_TOKEN"] and got["MODE"] == "fast"
-        assert "RUNPOD_API_KEY" not in got and "AWS_SECRET_ACCESS_KEY" not in got
-        assert key not in str(got) and CANARIES["AWS_SECRET_ACCESS_KEY"] not in str(got)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    worker = ("--worker", f"cli-env={SCRIPTS / 'env_worker.py'}")
+    passing = ("--worker-env", "HF_TOKEN", "--worker-env", "MODE=fast")
+    with (
+        standalone(*worker, *passing, env=env) as (_, url),
+        httpx.Client(base_url=url, headers={"Authorization": key}, timeout=90) as http,
+    ):
+        done = http.post("/v2/cli-env/runsync", json={"input": {}}).json()
+    assert done["status"] == "COMPLETED", done
+    got = done["output"]
+    assert got["HF_TOKEN"] == CANARIES["HF_TOKEN"] and got["MODE"] == "fast"
+    assert "RUNPOD_API_KEY" not in got and "AWS_SECRET_ACCESS_KEY" not in got
+    assert key not in str(got) and CANARIES["AWS_SECRET_ACCESS_KEY"] not in str(got)
 
 
 @pytest.mark.parametrize(

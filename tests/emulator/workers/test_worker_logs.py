@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import io
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,7 +23,7 @@ from nbext.emulator.domain.worker_output import (
 )
 from nbext.emulator.workers.supervisor import read_lines
 
-from .conftest import KEY, SCRIPTS, until
+from .conftest import KEY, SCRIPTS, standalone, until
 
 MB = 1_048_576
 
@@ -94,54 +92,36 @@ and serving costs, far under the flood itself (300 MB)."""
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_a_log_flood_costs_the_emulator_a_bounded_memory(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "nbext.emulator", "--port", "0",
-            "--worker", f"flood={SCRIPTS / 'flood_worker.py'}",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "RUNPOD_API_KEY": KEY},
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "listening on" in line, line
-        url = line.split("listening on ")[1].strip()
-        with httpx.Client(base_url=url, headers={"Authorization": KEY}, timeout=120) as http:
+    flooding = ("--worker", f"flood={SCRIPTS / 'flood_worker.py'}")
+    with (
+        standalone(*flooding, env={**os.environ, "RUNPOD_API_KEY": KEY}) as (proc, url),
+        httpx.Client(base_url=url, headers={"Authorization": KEY}, timeout=120) as http,
+    ):
 
-            def flood(n: int, **data: int) -> str:
-                done = http.post("/v2/flood/runsync", json={"input": {"n": n, **data}}).json()
-                assert done["status"] == "COMPLETED", done
-                worker = done["output"]["worker"]
+        def flood(n: int, **data: int) -> str:
+            done = http.post("/v2/flood/runsync", json={"input": {"n": n, **data}}).json()
+            assert done["status"] == "COMPLETED", done
+            worker = done["output"]["worker"]
 
-                def ended() -> str:
-                    path = f"/v2/serverless/flood/workers/{worker}/logs"
-                    text = http.get(path, params={"tail": 30}).text
-                    return text if f"flood done {n}" in text else ""
+            def ended() -> str:
+                path = f"/v2/serverless/flood/workers/{worker}/logs"
+                text = http.get(path, params={"tail": 30}).text
+                return text if f"flood done {n}" in text else ""
 
-                return until(ended, what=f"the end of flood {n} in the worker's log")
+            return until(ended, what=f"the end of flood {n} in the worker's log")
 
-            flood(0, lines=2, size=100)  # warm: a worker, the routes, the log, served once
-            before = memory_kb(proc.pid)
-            flood(1, lines=100, size=MB)  # 100 lines of 1 MB
-            after_lines = memory_kb(proc.pid)
-            tail = flood(2, line=200 * MB)  # one line of 200 MB
-            after = memory_kb(proc.pid)
-        assert "more bytes cut" in tail
-        growth_mb = (after["VmHWM"] - before["VmRSS"]) / 1024
-        print(
-            f"emulator RSS before {before['VmRSS'] / 1024:.1f} MB, after 100 x 1 MB lines "
-            f"{after_lines['VmRSS'] / 1024:.1f} MB, after one 200 MB line "
-            f"{after['VmRSS'] / 1024:.1f} MB, peak {after['VmHWM'] / 1024:.1f} MB "
-            f"(growth to peak {growth_mb:.1f} MB)"
-        )
-        assert growth_mb < RSS_GROWTH_BOUND_MB
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        flood(0, lines=2, size=100)  # warm: a worker, the routes, the log, served once
+        before = memory_kb(proc.pid)
+        flood(1, lines=100, size=MB)  # 100 lines of 1 MB
+        after_lines = memory_kb(proc.pid)
+        tail = flood(2, line=200 * MB)  # one line of 200 MB
+        after = memory_kb(proc.pid)
+    assert "more bytes cut" in tail
+    growth_mb = (after["VmHWM"] - before["VmRSS"]) / 1024
+    print(
+        f"emulator RSS before {before['VmRSS'] / 1024:.1f} MB, after 100 x 1 MB lines "
+        f"{after_lines['VmRSS'] / 1024:.1f} MB, after one 200 MB line "
+        f"{after['VmRSS'] / 1024:.1f} MB, peak {after['VmHWM'] / 1024:.1f} MB "
+        f"(growth to peak {growth_mb:.1f} MB)"
+    )
+    assert growth_mb < RSS_GROWTH_BOUND_MB
