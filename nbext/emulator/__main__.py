@@ -172,8 +172,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def given_key(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[str, str] | None:
-    """The key the user gave and where it came from (``--api-key``, the file, or
-    ``RUNPOD_API_KEY``), or None: the emulator makes one (or keeps its ``--db``'s).
+    """The key the user gave and where it came from, as the banner says it ("given with
+    --api-key", "read from --api-key-file PATH", "from RUNPOD_API_KEY"), or None: the
+    emulator makes one (or keeps its ``--db``'s).
 
     A key on the command line is seen by every local user in ``ps``; a file or the
     environment is not, and ``RUNPOD_API_KEY`` is what the banner's ``export`` sets, so a
@@ -183,7 +184,7 @@ def given_key(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[str
     if args.api_key is not None:
         if not args.api_key.strip():
             raise ValueError("--api-key is empty")
-        return args.api_key.strip(), "--api-key"
+        return args.api_key.strip(), "given with --api-key"
     if args.api_key_file is not None:
         path = Path(args.api_key_file)
         try:
@@ -196,9 +197,9 @@ def given_key(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[str
             raise ValueError(f"--api-key-file {path} is empty: put the key in it, on one line")
         if len(key.split()) > 1:
             raise ValueError(f"--api-key-file {path} holds more than a key: only the key, please")
-        return key, f"--api-key-file {path}"
+        return key, f"read from --api-key-file {path}"
     key = environ.get("RUNPOD_API_KEY", "").strip()
-    return (key, "RUNPOD_API_KEY") if key else None
+    return (key, "from RUNPOD_API_KEY") if key else None
 
 
 def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
@@ -245,16 +246,15 @@ def banner(server: EmulatorServer, *, key_source: str | None) -> str:
     The ``export`` lines are everything ``nbext.Client()`` and runpod-python need to talk
     to this emulator instead of the real service: the key, the job interface and the
     management interface (docs/behaviour.md#configuration). A key the user gave
-    (``key_source``: ``--api-key``, a file, ``RUNPOD_API_KEY``) is their own, maybe a
-    secret kept in a CI log: it is shown masked, and its export line asks for it rather
-    than printing it.
+    (``key_source`` says how: ``given_key``) is their own, maybe a secret kept in a CI
+    log: it is shown masked, and its export line asks for it rather than printing it.
     """
     emulator = server.emulator
     key = emulator.api_key
     management = f"{server.url}/v2"  # REST v2, as the service; /v1 is served too
     given = key_source is not None
-    key_value = f"<the key given with {key_source}>" if given else shlex.quote(key)
-    shown = f"{mask_key(key)} (from {key_source})" if given else key
+    key_value = f"<the key {key_source}>" if given else shlex.quote(key)
+    shown = f"{mask_key(key)} ({key_source})" if given else key
     return "\n".join(
         [
             f"nbext emulator listening on {server.url}",

@@ -41,6 +41,7 @@ def test_the_key_from_the_environment_is_used_and_masked() -> None:
         assert KEY not in server.banner
         assert "API key:    rpa_…ABCD (from RUNPOD_API_KEY)" in server.banner
         assert "RUNPOD_API_KEY" not in server.exports  # asked for, not printed
+        assert "export RUNPOD_API_KEY=<the key from RUNPOD_API_KEY>" in server.banner
         assert answers(server, KEY) == 200
         assert answers(server, KEY[:-1] + "E") == 401
         assert KEY not in command_line(server)
@@ -55,8 +56,8 @@ def test_the_key_from_a_file_wins_over_the_environment(tmp_path: Path) -> None:
     server = python_emulator("--api-key-file", str(key_file), env="RUNPOD_API_KEY=rpa_OTHER")
     try:
         assert KEY not in server.banner
-        assert f"rpa_…ABCD (from --api-key-file {key_file})" in server.banner
-        assert f"export RUNPOD_API_KEY=<the key given with --api-key-file {key_file}>" in (
+        assert f"rpa_…ABCD (read from --api-key-file {key_file})" in server.banner
+        assert f"export RUNPOD_API_KEY=<the key read from --api-key-file {key_file}>" in (
             server.banner
         )
         assert answers(server, KEY) == 200
