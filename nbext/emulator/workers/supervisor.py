@@ -91,9 +91,17 @@ class _Process:
 class Supervisor:
     """The processes of every worker-script endpoint of one emulator."""
 
-    def __init__(self, workers: RemoteWorkers, base_url: str) -> None:
+    def __init__(
+        self,
+        workers: RemoteWorkers,
+        base_url: str,
+        managed_env: Callable[[str], dict[str, str]] = lambda _endpoint_id: {},
+    ) -> None:
         self.workers = workers
         self.base_url = base_url
+        self.managed_env = managed_env
+        """An endpoint's ``env`` as the management interface has it (its template's
+        included), read at each launch: a change reaches the processes started after."""
         self.scripts: dict[str, WorkerScript] = {}
         self.logs = workers.output
         self._procs: dict[str, _Process] = {}
@@ -114,7 +122,8 @@ class Supervisor:
     def launch(self, endpoint_id: str, worker: RemoteWorker) -> None:
         script = self.scripts[endpoint_id]
         protocol = worker_env(self.base_url, endpoint_id, worker)
-        env = worker_environment(os.environ, script.python, dict(script.env), protocol)
+        endpoint_env = {**self.managed_env(endpoint_id), **dict(script.env)}
+        env = worker_environment(os.environ, script.python, endpoint_env, protocol)
         self.logs.write(
             endpoint_id, worker.id, f"--- starting {script.python} {script.path}", "system"
         )

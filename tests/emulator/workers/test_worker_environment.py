@@ -81,6 +81,17 @@ def test_an_endpoint_env_overrides_the_passed_variables_but_not_the_protocol(
     assert got["RUNPOD_ENDPOINT_ID"] == ep
 
 
+def test_an_env_set_through_the_management_interface_reaches_new_workers(
+    served: Served,
+) -> None:
+    ep = served.deploy("env_worker.py", endpoint_id="envs3", workers_max=1, env={"A": "deploy"})
+    r = served.http.patch(f"/v2/serverless/{ep}", json={"env": {"B": "rest", "A": "rest"}})
+    assert r.status_code == 200, r.text
+    got = served.final(ep, served.run(ep, {}))["output"]  # its first process starts now
+    assert got["B"] == "rest"
+    assert got["A"] == "deploy"  # what it was deployed with wins
+
+
 def test_the_standalone_emulator_passes_only_the_variables_it_is_asked_to(
     tmp_path: Path,
 ) -> None:
