@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import shlex
 import signal
 import sqlite3
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .domain.errors import StoreFailed
@@ -24,6 +25,7 @@ from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .emulator import Emulator, mask_key
 from .protocol import MAX_CONNECTIONS, REQUEST_TIMEOUT
 from .server import EmulatorServer
+from .workers.environment import named_variables
 
 
 def load_handler(spec: str) -> Handler:
@@ -80,7 +82,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--port", type=_port, default=8000, help="port (default 8000; 0 = any free)"
     )
-    parser.add_argument("--api-key", help="the key clients must send (default: a new one, printed)")
+    keys = parser.add_mutually_exclusive_group()
+    keys.add_argument(
+        "--api-key",
+        help="the key clients must send (visible in ps: prefer --api-key-file or "
+        "RUNPOD_API_KEY; default: RUNPOD_API_KEY if set, else a new one, printed)",
+    )
+    keys.add_argument(
+        "--api-key-file",
+        metavar="PATH",
+        help="read the key clients must send from this file (its only line)",
+    )
     parser.add_argument(
         "--endpoint",
         action="append",
@@ -101,6 +113,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--worker-python",
         metavar="PYTHON",
         help="interpreter for --worker scripts (default: this one), e.g. a worker's own venv",
+    )
+    parser.add_argument(
+        "--worker-env",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="give --worker scripts this variable: NAME alone copies it from this environment "
+        "(workers get no other variable of it but PATH, HOME, locale, proxies, CA bundle); "
+        "repeatable",
     )
     parser.add_argument(
         "--db",
@@ -139,7 +160,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=int,
         default=MAX_CONNECTIONS,
         metavar="N",
-        help=f"connections served at once; more are closed (default {MAX_CONNECTIONS})",
+        help=f"connections served at once; more are refused with a 503 (default {MAX_CONNECTIONS})",
     )
     parser.add_argument(
         "--log-level",
@@ -150,14 +171,45 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def build(args: argparse.Namespace) -> Emulator:
+def given_key(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The key the user gave and where it came from, as the banner says it ("given with
+    --api-key", "read from --api-key-file PATH", "from RUNPOD_API_KEY"), or None: the
+    emulator makes one (or keeps its ``--db``'s).
+
+    A key on the command line is seen by every local user in ``ps``; a file or the
+    environment is not, and ``RUNPOD_API_KEY`` is what the banner's ``export`` sets, so a
+    shell that pasted it starts the emulator again with the same key. ValueError (one
+    line) for a file that cannot be read, is empty or holds more than a key.
+    """
+    if args.api_key is not None:
+        if not args.api_key.strip():
+            raise ValueError("--api-key is empty")
+        return args.api_key.strip(), "given with --api-key"
+    if args.api_key_file is not None:
+        path = Path(args.api_key_file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ValueError(f"--api-key-file {path}: cannot read it: {why}") from None
+        key = text.strip()
+        if not key:
+            raise ValueError(f"--api-key-file {path} is empty: put the key in it, on one line")
+        if len(key.split()) > 1:
+            raise ValueError(f"--api-key-file {path} holds more than a key: only the key, please")
+        return key, f"read from --api-key-file {path}"
+    key = environ.get("RUNPOD_API_KEY", "").strip()
+    return (key, "from RUNPOD_API_KEY") if key else None
+
+
+def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
     """The emulator the arguments describe; ValueError names the bad argument.
 
     On a database that already holds an endpoint of an ``--endpoint`` (a restart), that
     endpoint is kept, with its queued jobs, and runs what the argument names.
     """
     emulator = Emulator(
-        api_key=args.api_key,
+        api_key=api_key,
         rate_limit=not args.no_rate_limit,
         webhook_retry_delay=args.webhook_retry_delay,
         webhook_concurrency=args.webhook_concurrency,
@@ -188,26 +240,28 @@ def build(args: argparse.Namespace) -> Emulator:
     return emulator
 
 
-def banner(server: EmulatorServer, *, given_key: bool) -> str:
+def banner(server: EmulatorServer, *, key_source: str | None) -> str:
     """What the server prints once it serves: its addresses, and the lines to paste.
 
     The ``export`` lines are everything ``nbext.Client()`` and runpod-python need to talk
     to this emulator instead of the real service: the key, the job interface and the
-    management interface (docs/behaviour.md#configuration). A key given with
-    ``--api-key`` is the user's own, maybe a secret kept in a CI log: it is shown masked,
-    and its export line asks for it rather than printing it.
+    management interface (docs/behaviour.md#configuration). A key the user gave
+    (``key_source`` says how: ``given_key``) is their own, maybe a secret kept in a CI
+    log: it is shown masked, and its export line asks for it rather than printing it.
     """
     emulator = server.emulator
     key = emulator.api_key
     management = f"{server.url}/v2"  # REST v2, as the service; /v1 is served too
-    key_value = shlex.quote(key) if not given_key else "<the key given with --api-key>"
+    given = key_source is not None
+    key_value = f"<the key {key_source}>" if given else shlex.quote(key)
+    shown = f"{mask_key(key)} ({key_source})" if given else key
     return "\n".join(
         [
             f"nbext emulator listening on {server.url}",
             f"  jobs:       {server.serverless_url}/{{endpoint_id}}/run ...",
             f"  management: {management} (REST v2; REST v1 at {server.base_url})",
             f"  endpoints:  {', '.join(sorted(emulator.jobs.endpoints))}",
-            f"  API key:    {mask_key(key) if given_key else key}",
+            f"  API key:    {shown}",
             "",
             "Point nbext.Client() and the runpod SDK here (paste into a shell):",
             f"  export RUNPOD_API_KEY={key_value}",
@@ -235,11 +289,23 @@ def worker_specs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     return specs
 
 
+def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
+    """``--worker-env`` arguments: the variables every ``--worker`` script gets besides
+    the few it needs to run (docs/workers.md). ``NAME`` copies the emulator's own, so a
+    secret a worker needs is not typed on a command line that ``ps`` shows."""
+    variables = named_variables(args.worker_env, environ, "--worker-env")
+    if variables and not args.worker:
+        raise ValueError("--worker-env applies to --worker scripts, and none is given")
+    return variables
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         workers = worker_specs(args)
-        emulator = build(args)
+        variables = worker_variables(args, os.environ)
+        key = given_key(args, os.environ)
+        emulator = build(args, key[0] if key else None)
     except (ValueError, StoreFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -266,13 +332,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         for endpoint_id, path in workers:
-            emulator.deploy_worker(path, endpoint_id=endpoint_id, python=args.worker_python)
+            emulator.deploy_worker(
+                path, endpoint_id=endpoint_id, python=args.worker_python, env=variables
+            )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         server.stop()
         emulator.close()
         return 2
-    print(banner(server, given_key=args.api_key is not None), flush=True)
+    print(banner(server, key_source=key[1] if key else None), flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

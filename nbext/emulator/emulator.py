@@ -280,8 +280,9 @@ class Emulator:
         ``path`` unmodified (``runpod.serverless.start(...)``); returns its id.
 
         ``python``: the interpreter to run it with (default: this one), e.g. a worker's own
-        virtualenv. ``env``: variables the workers get besides the protocol's own (the
-        endpoint's environment, as on the service). The endpoint's scaling settings start
+        virtualenv. ``env``: the endpoint's environment, as on the service: with the
+        protocol's own and the few a process needs to run (``PATH``, ``HOME``...), the
+        only variables the workers get (docs/workers.md). The endpoint's scaling settings start
         and stop the processes (docs/workers.md). Needs a running ``EmulatorServer``: the
         workers call it.
         """
@@ -322,11 +323,26 @@ class Emulator:
             )
         supervisor = self._supervisor
         if supervisor is None:
-            supervisor = self._supervisor = Supervisor(self.remote_workers, base_url)
+            supervisor = self._supervisor = Supervisor(
+                self.remote_workers, base_url, self._managed_env
+            )
         supervisor.base_url = base_url  # a server started anew may listen elsewhere
         script = WorkerScript(script_path, interpreter, tuple(sorted((env or {}).items())))
         self.call_on_loop(lambda: supervisor.add(endpoint_id, script))
         return endpoint_id
+
+    def _managed_env(self, endpoint_id: str) -> dict[str, str]:
+        """The endpoint's ``env`` as the management interface shows it (its own, else its
+        template's): set through REST, it reaches the worker processes started after."""
+        entry = self.management.endpoints.book.get(endpoint_id)
+        if entry is None:
+            return {}
+        if entry.view.env is not None:
+            return dict(entry.view.env)
+        tid = entry.view.template_id or ""
+        templates = self.management.templates
+        template = templates.book.get(tid) or templates.official.get(tid)
+        return dict(template.view.env or {}) if template is not None else {}
 
     def worker_logs(self, endpoint_id: str, worker_id: str | None = None) -> list[str]:
         """What the endpoint's worker processes printed, each line tagged with its worker."""

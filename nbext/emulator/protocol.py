@@ -7,8 +7,10 @@ of them pile up (the hardening tests make them). Here every request must be read
 within ``request_timeout`` seconds of its connection being made or its first byte
 arriving; otherwise the client gets a 408 (or, when its handler already started, the
 connection is closed, which the handler sees as the client gone). Beyond
-``max_connections`` open connections a new one is closed at once. Nothing else is
-changed: no speed-ups, no routes.
+``max_connections`` open connections a new one is answered at once with a 503 that says
+the emulator refused the connection, and closed: a client then reports that, rather
+than a connection closed without an answer, which for a submission it must take as "the
+job may have been queued". Nothing else is changed: no speed-ups, no routes.
 
 It is uvicorn's own pure-Python protocol (h11, the one uvicorn always has), watched
 after each batch of parsed bytes: h11's state of the client's side says whether a
@@ -30,6 +32,10 @@ REQUEST_TIMEOUT = 30.0
 """Seconds a client has to send one whole request (headers and body)."""
 MAX_CONNECTIONS = 1024
 """Open connections served at once; a local emulator's clients need a few dozen."""
+REFUSED_LINGER_S = 2.0
+"""Seconds a refused connection stays open after its 503, reading (and dropping) what
+the client sends: closing at once would reset a connection whose request is still
+arriving, and the client could lose the 503 before reading it."""
 
 
 class DeadlineProtocol(H11Protocol):
@@ -39,10 +45,12 @@ class DeadlineProtocol(H11Protocol):
     max_connections: int = MAX_CONNECTIONS
     _deadline: asyncio.TimerHandle | None = None
 
+    _refused: bool = False
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         if len(self.connections) > self.max_connections:
-            transport.close()  # connection_lost takes it out of the server's set
+            self._refuse(transport)
             return
         self._arm()
 
@@ -53,6 +61,30 @@ class DeadlineProtocol(H11Protocol):
             self._arm()  # a request is under way: its body, or the start of its head
         elif their is not h11.IDLE:
             self._disarm()  # read whole (or the connection is done with)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return  # a refused connection's request is read and dropped
+        super().data_received(data)
+
+    def _refuse(self, transport: asyncio.Transport) -> None:
+        """Answer 503 before any request, send no more, and close after a short linger
+        (``connection_lost`` takes it out of the server's set)."""
+        self._refused = True
+        body = json.dumps(
+            {
+                "error": f"the emulator refused this connection: it serves at most "
+                f"{self.max_connections} at once (--max-connections) and that many are "
+                "open, maybe held by another local process; the request was not run"
+            }
+        ).encode()
+        transport.write(
+            b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+            b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        if transport.can_write_eof():
+            transport.write_eof()
+        self._deadline = self.loop.call_later(REFUSED_LINGER_S, transport.close)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()

@@ -68,8 +68,10 @@ def deploy(
 
     Given a path (``"worker.py"``), deploys that worker script instead: its processes
     call ``runpod.serverless.start`` as on the service. ``name`` defaults to the file's
-    stem; ``python`` names another interpreter (a worker's own virtualenv); ``env``
-    adds variables to the workers' environment.
+    stem; ``python`` names another interpreter (a worker's own virtualenv); ``env`` is
+    the endpoint's environment. The workers get no other variable of the kernel's but
+    what a process needs to run (``PATH``, ``HOME``, locale, proxies: docs/workers.md),
+    so a secret a worker needs is passed here: ``env={"HF_TOKEN": os.environ["HF_TOKEN"]}``.
     """
     settings = _settings(workers_min, workers_max, idle_timeout, execution_timeout)
     if isinstance(function, str | os.PathLike):

@@ -4,8 +4,9 @@ cell keeps when following stops.
 The same fragments draw the live panel (``widgets.logs.LogPanel``), so a log looks the
 same before and after it turns static. Lines are shown in a monospaced block that
 scrolls; an endpoint's lines say which worker wrote them. Only the last lines are kept
-(the panel's ``max_lines``): a log followed for a day must not grow the saved notebook
-without bound, and the block says how many earlier lines were left out.
+(the panel's ``max_lines``, and as many as fit its size bound): a log followed for a day,
+or a worker printing megabyte lines, must not grow the saved notebook without bound, and
+the block says it shows the last N lines and how many earlier ones were left out.
 """
 
 from __future__ import annotations
@@ -62,6 +63,15 @@ class LogView:
     error: str | None = None
 
 
+def dropped_note(view: LogView) -> str:
+    """What a view that left lines out says above its lines."""
+    shown = len(view.lines)
+    return (
+        f"… showing the last {shown:,} line{'s' * (shown != 1)}; {view.dropped:,} earlier "
+        f"line{'s' * (view.dropped != 1)} not kept"
+    )
+
+
 def logs_title_html(view: LogView) -> str:
     mode = "following" if view.following else "log"
     whose = f"{view.kind} <b>{html.escape(view.name or view.target)}</b>"
@@ -77,10 +87,7 @@ def logs_lines_html(view: LogView) -> str:
     """The lines in a scrolling block (newest last), system lines muted."""
     rows: list[str] = []
     if view.dropped:
-        rows.append(
-            f'<span style="color:{MUTED}">… {view.dropped:,} earlier line'
-            f"{'s' * (view.dropped != 1)} not kept</span>"
-        )
+        rows.append(f'<span style="color:{MUTED}">{html.escape(dropped_note(view))}</span>')
     for line in view.lines:
         style = f' style="color:{MUTED}"' if line.source == "system" else ""
         rows.append(f'<span class="nbext-log-line"{style}>{html.escape(line.text())}</span>')
@@ -110,7 +117,7 @@ def logs_plain(view: LogView) -> str:
         title += f" from {view.workers} worker{'s' * (view.workers != 1)}"
     lines = [title]
     if view.dropped:
-        lines.append(f"… {view.dropped:,} earlier lines not kept")
+        lines.append(dropped_note(view))
     lines += [line.text() for line in view.lines]
     if view.error:
         lines.append(f"error: {view.error}")

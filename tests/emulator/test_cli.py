@@ -6,7 +6,6 @@ so the webhook test uses a short ``--webhook-retry-delay`` and waits with a dead
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
@@ -23,6 +22,7 @@ import pytest
 
 from nbext.emulator.__main__ import main
 
+from ..standalone import emulator_environment
 from .conftest import Receiver
 
 URL = re.compile(r"export RUNPOD_ENDPOINT_BASE_URL=(http://127\.0\.0\.1:\d+/v2)")
@@ -39,7 +39,7 @@ class Cli:
             stderr=subprocess.PIPE,
             text=True,
             cwd=cwd,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**emulator_environment(), "PYTHONUNBUFFERED": "1"},
         )
         self.lines: list[str] = []
         assert self.proc.stdout is not None

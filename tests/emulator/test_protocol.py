@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from nbext.client import Client, NbextError
 from nbext.emulator import Emulator, EmulatorServer
 
 from .conftest import KEY, deploy_demos
@@ -136,7 +137,7 @@ def test_the_deadline_is_per_request_on_a_keep_alive_connection(server: Emulator
             assert head.startswith(b"HTTP/1.1 200") and json.loads(answer)["output"] == {"n": 1}
 
 
-def test_connections_over_the_cap_are_closed_at_once(server: EmulatorServer) -> None:
+def test_connections_over_the_cap_are_refused_at_once_with_a_503(server: EmulatorServer) -> None:
     held = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(8)]
     try:
         # every one of the 8 is served (the 8th proves the cap is not off by one)
@@ -144,7 +145,16 @@ def test_connections_over_the_cap_are_closed_at_once(server: EmulatorServer) -> 
         held[-1].sendall(post("/v2/echo/runsync", body) + body)
         assert read_response(held[-1])[0].startswith(b"HTTP/1.1 200")
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as extra:
-            assert closed_within(extra, 10) == b""
+            answer = closed_within(extra, 10)  # sending nothing: answered, then closed
+        assert answer.startswith(b"HTTP/1.1 503 ")
+        assert b"the emulator refused this connection: it serves at most 8 at once" in answer
+        jobs = len(server.emulator.jobs.jobs)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as extra:
+            extra.sendall(post("/v2/echo/run", body) + body)  # its request: read, not run
+            head, answer, _ = read_response(extra)
+        assert head.startswith(b"HTTP/1.1 503 ") and b"connection: close" in head
+        assert json.loads(answer)["error"].endswith("the request was not run")
+        assert len(server.emulator.jobs.jobs) == jobs
     finally:
         for sock in held:
             sock.close()
@@ -153,6 +163,24 @@ def test_connections_over_the_cap_are_closed_at_once(server: EmulatorServer) -> 
     while deadline and not http_get(server, "/v2/echo/health").startswith(b"HTTP/1.1 200"):
         deadline -= 1
     assert deadline, "new connections were not served after the others closed"
+
+
+def test_the_kernels_call_says_the_emulator_refused_the_connection(
+    server: EmulatorServer,
+) -> None:
+    """A local process holds every connection: a submission fails saying so, not that
+    the job may have been queued (the emulator answered; it never read the request)."""
+    held = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(8)]
+    try:
+        client = Client(KEY, base_url=server.base_url, serverless_url=server.serverless_url)
+        with client, pytest.raises(NbextError) as caught:
+            client.endpoint("echo").run({"n": 1})
+        message = str(caught.value)
+        assert "503 on " in message and "the emulator refused this connection" in message
+        assert "may have been queued" not in message
+    finally:
+        for sock in held:
+            sock.close()
 
 
 def http_get(server: EmulatorServer, path: str) -> bytes:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from nbext.notebook import Connection, NotebookError, deploy
 from nbext.notebook.deploy import WorkerStartFailed
 from nbext.notebook.widgets import HealthPanel
 from nbext.notebook.widgets.health import Sample
+from nbext.notebook.widgets.logs import MAX_SHOWN
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
@@ -78,6 +80,9 @@ def test_deploying_again_runs_the_edited_script(nb: Notebook, tmp_path: Path) ->
         ("w.py", "%runpod deploy {tmp}/w.py --python no-such-python", "'no-such-python' not found"),
         ("w.py", "%runpod deploy {tmp}/w.py --name 'bad id!'", "must be 1-64 letters"),
         ("", "%runpod deploy f --python python3", "--python applies to a worker script"),
+        ("", "%runpod deploy f --env A=1", "--env applies to a worker script"),
+        ("w.py", "%runpod deploy {tmp}/w.py --env NBEXT_UNSET_X", "NBEXT_UNSET_X is not set"),
+        ("w.py", "%runpod deploy {tmp}/w.py --env 9x=1", "'9x' is not a variable name"),
     ],
 )
 def test_deploy_script_mistakes(
@@ -128,6 +133,64 @@ def test_a_worker_whose_calls_are_refused_says_why(nb: Notebook, tmp_path: Path)
             SCRIPTS / "plain_worker.py", "refused", env={"HOME": str(tmp_path)}, connection=nb.conn
         )
     assert "refused" not in nb.emu.jobs.endpoints
+
+
+def until_logged(nb: Notebook, endpoint: str, text: str) -> None:
+    """Wait until a worker of ``endpoint`` has printed ``text`` (its log is read from the
+    process's pipe by a thread of its own, maybe after the job's result arrived)."""
+    nb.until(
+        lambda: text in "\n".join(nb.emu.worker_logs(endpoint)),
+        f"{text!r} in the worker's log",
+        COLD_START_S,
+    )
+
+
+def test_a_workers_log_shows_none_of_the_kernels_secrets(
+    nb: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script that prints its environment: the kernel's secrets are not in it, so not
+    in ``%runpod logs`` nor in the notebook saved with that output; what the endpoint's
+    ``env`` passes is."""
+    canaries = {
+        "RUNPOD_API_KEY": "rpa_CANARY0KEY0000000000000000000000000000",
+        "AWS_SECRET_ACCESS_KEY": "canary-aws-secret-7f3a",
+    }
+    for name, value in {**canaries, "HF_TOKEN": "hf_passed_on_purpose"}.items():
+        monkeypatch.setenv(name, value)
+    nb.conn.management_api = "v2"  # the workers' logs are a REST v2 route
+    script = SCRIPTS / "env_worker.py"
+    nb.run(f"%runpod deploy {script} --name envs --env MODEL=small --env HF_TOKEN")
+    output = nb.conn.client.endpoint("envs").run_sync({}, timeout=COLD_START_S).output
+    assert output["MODEL"] == "small" and output["HF_TOKEN"] == "hf_passed_on_purpose"
+    until_logged(nb, "envs", "environment in a job")
+    nb.run("%runpod logs envs")
+    shown = nb.displays[-1]["data"]
+    assert "environment in a job" in shown["text/plain"]
+    assert '"MODEL": "small"' in shown["text/plain"]
+    for secret in canaries.values():
+        assert secret not in str(output)
+        assert secret not in shown["text/plain"] and secret not in shown["text/html"]
+
+
+def test_a_flooded_workers_log_is_a_bounded_cell_that_says_what_it_shows(nb: Notebook) -> None:
+    """A worker printed 100 lines of 1 MB: the emulator kept each line's start (marked
+    cut), and ``%runpod logs`` shows the last lines that fit its bound, saying so."""
+    nb.conn.management_api = "v2"  # the workers' logs are a REST v2 route
+    deploy(SCRIPTS / "flood_worker.py", "flood", connection=nb.conn)
+    flood = {"n": 1, "lines": 100, "size": 1_048_576}
+    nb.conn.client.endpoint("flood").run_sync(flood, timeout=COLD_START_S)
+    until_logged(nb, "flood", "flood done 1")
+    nb.run("%runpod logs flood")
+    shown = nb.displays[-1]["data"]
+    saved = len(json.dumps(shown))  # what the notebook file keeps of this cell
+    assert saved < 2 * MAX_SHOWN, saved
+    assert "characters not shown] … " in shown["text/plain"]  # the panel's cut,
+    assert "more bytes cut: lines keep 16,384" in shown["text/plain"]  # the emulator's mark
+    nb.magics.log_max_lines = 10
+    nb.run("%runpod logs flood")
+    shown = nb.displays[-1]["data"]
+    assert shown["text/plain"].splitlines()[1].startswith("… showing the last 10 lines; ")
+    assert "… showing the last 10 lines; " in shown["text/html"]
 
 
 def test_deploying_a_script_on_the_cloud_needs_the_local_emulator(

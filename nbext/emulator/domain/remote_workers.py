@@ -78,8 +78,9 @@ class RemoteWorker:
     was stopped (cancelled, timed out) is told apart from the current one."""
     to_stop: list[str] = field(default_factory=list)
     started_at: float = 0.0
-    contacted: bool = False
-    """It has called the emulator at least once (until then: initializing)."""
+    contacted_at: float | None = None
+    """When it first called the emulator (until then: initializing); its first ping is
+    due from then."""
     taking: bool = False
     """It has asked for jobs with its key: it serves (a ping alone may come from the
     SDK's heartbeat process, which sends the key it was given whatever the SDK's own
@@ -96,12 +97,20 @@ class RemoteWorker:
     def id(self) -> str:
         return self.domain.id
 
+    @property
+    def contacted(self) -> bool:
+        return self.contacted_at is not None
+
     def unhealthy(self, now: float) -> bool:
+        """It reported a failed startup check, or its last ping is overdue; a worker that
+        has called but never pinged is overdue as long after its first call (the SDK's
+        heartbeat starts before its first take), one still starting is not."""
         if self.failed_check is not None:
             return True
-        if not self.contacted or self.last_ping is None:
+        heard = self.last_ping if self.last_ping is not None else self.contacted_at
+        if heard is None:
             return False
-        return now - self.last_ping > PING_MISSED_AFTER_S
+        return now - heard > PING_MISSED_AFTER_S
 
 
 @dataclass(eq=False)
@@ -297,7 +306,7 @@ class RemoteWorkers:
                 "precedence in the SDK: remove it for local tests)"
             )
         if not worker.contacted:  # ready now: its idle timeout counts from here
-            worker.contacted = True
+            worker.contacted_at = self.clock.now()
             endpoint = self.jobs.endpoints.get(endpoint_id)
             if endpoint is not None and not worker.domain.running:
                 worker.domain.idle_since = self.clock.now()

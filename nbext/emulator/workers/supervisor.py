@@ -1,7 +1,9 @@
 """Worker scripts as processes: start them, keep their logs, restart them, stop them all.
 
 A worker script runs unmodified, as it runs on the service: ``python worker.py`` with
-the environment the ``runpod`` SDK reads in worker mode (``worker_env``). Each process
+the environment the ``runpod`` SDK reads in worker mode (``worker_env``), its endpoint's
+``env`` and what it needs to run, none of the emulator's other variables (its secrets:
+``environment``). Each process
 gets its own session (process group), because the SDK starts a heartbeat process of its
 own; stopping a worker signals the whole group, so nothing it started outlives it, and
 an ``atexit`` hook does the same for every worker when the interpreter ends (a kernel
@@ -27,12 +29,14 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from ..domain.remote_workers import RemoteWorker, RemoteWorkers
-from ..domain.worker_output import WorkerOutput
+from ..domain.worker_output import LINE_BYTES, WorkerOutput
+from .environment import worker_environment
 
 log = logging.getLogger("nbext.emulator.workers")
 
@@ -40,6 +44,8 @@ POLL_S = 0.1
 """How often processes are checked for an exit, and scaling for work to do."""
 GRACE_S = 3.0
 """Seconds a stopped worker has to exit after SIGTERM before its group gets SIGKILL."""
+SKIP_BYTES = 65_536
+"""Piece size in which the part of a long line past ``LINE_BYTES`` is read and dropped."""
 PING_INTERVAL_MS = 1000
 """The SDK counts its ping interval in whole seconds: one second is the shortest."""
 
@@ -51,7 +57,8 @@ class WorkerScript:
     path: Path
     python: str = field(default_factory=lambda: sys.executable)
     env: tuple[tuple[str, str], ...] = ()
-    """Extra environment variables (the endpoint's own, as a template's ``env``)."""
+    """The endpoint's environment variables (as a template's ``env``): with the few the
+    worker needs to run, the only ones it gets besides the protocol's."""
 
 
 def worker_env(base_url: str, endpoint_id: str, worker: RemoteWorker) -> dict[str, str]:
@@ -84,9 +91,17 @@ class _Process:
 class Supervisor:
     """The processes of every worker-script endpoint of one emulator."""
 
-    def __init__(self, workers: RemoteWorkers, base_url: str) -> None:
+    def __init__(
+        self,
+        workers: RemoteWorkers,
+        base_url: str,
+        managed_env: Callable[[str], dict[str, str]] = lambda _endpoint_id: {},
+    ) -> None:
         self.workers = workers
         self.base_url = base_url
+        self.managed_env = managed_env
+        """An endpoint's ``env`` as the management interface has it (its template's
+        included), read at each launch: a change reaches the processes started after."""
         self.scripts: dict[str, WorkerScript] = {}
         self.logs = workers.output
         self._procs: dict[str, _Process] = {}
@@ -106,7 +121,9 @@ class Supervisor:
 
     def launch(self, endpoint_id: str, worker: RemoteWorker) -> None:
         script = self.scripts[endpoint_id]
-        env = {**os.environ, **dict(script.env), **worker_env(self.base_url, endpoint_id, worker)}
+        protocol = worker_env(self.base_url, endpoint_id, worker)
+        endpoint_env = {**self.managed_env(endpoint_id), **dict(script.env)}
+        env = worker_environment(os.environ, script.python, endpoint_env, protocol)
         self.logs.write(
             endpoint_id, worker.id, f"--- starting {script.python} {script.path}", "system"
         )
@@ -246,8 +263,31 @@ def _pump(
 ) -> None:
     assert popen.stdout is not None
     with popen.stdout:
-        for raw in popen.stdout:
-            output.write(endpoint_id, worker_id, raw.decode("utf-8", "replace").rstrip("\n"))
+        for kept, cut in read_lines(popen.stdout):
+            output.write(endpoint_id, worker_id, kept.decode("utf-8", "replace"), cut=cut)
+
+
+def read_lines(stream: IO[bytes]) -> Iterator[tuple[bytes, int]]:
+    """Each line of ``stream`` (without its newline) as its first ``LINE_BYTES`` and the
+    count of bytes after them, which are read in pieces and dropped: a 200 MB line never
+    sits whole in the emulator's memory, as iterating over the pipe would put it."""
+    while True:
+        raw = stream.readline(LINE_BYTES + 1)
+        if not raw:
+            return
+        if raw.endswith(b"\n"):
+            yield raw[:-1], 0
+            continue
+        if len(raw) <= LINE_BYTES:  # the last line, without a newline
+            yield raw, 0
+            return
+        cut = len(raw) - LINE_BYTES
+        while piece := stream.readline(SKIP_BYTES):
+            if piece.endswith(b"\n"):
+                cut += len(piece) - 1
+                break
+            cut += len(piece)
+        yield raw[:LINE_BYTES], cut
 
 
 def _signal_group(popen: subprocess.Popen[bytes], sig: signal.Signals) -> None:

@@ -54,8 +54,8 @@ class RunpodMagics(Magics):
     log_max_lines = Int(
         DEFAULT_MAX_LINES,
         min=1,
-        help="Lines a followed log's panel keeps (the oldest go first), and so at most "
-        "what its cell keeps in the saved notebook.",
+        help="Lines a log's panel keeps, followed or not (the oldest go first), and so at "
+        "most what its cell keeps in the saved notebook.",
     ).tag(config=True)
 
     media_inline_bytes = Int(

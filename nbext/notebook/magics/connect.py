@@ -65,6 +65,16 @@ def interface_line(connection: Connection) -> str | None:
     return line
 
 
+def worker_variables(specs: list[str]) -> dict[str, str]:
+    """``--env NAME[=VALUE]`` options as the endpoint's ``env`` (one-line UsageError)."""
+    from nbext.emulator.workers.environment import named_variables  # only when asked for
+
+    try:
+        return named_variables(specs, os.environ, "--env")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 @subcommand(
     "deploy", "make a notebook function or a worker script an endpoint of the local emulator"
 )
@@ -82,6 +92,14 @@ def interface_line(connection: Connection) -> str | None:
     "--execution-timeout", type=float, default=None, help="seconds a job may run; default 600"
 )
 @argument("--python", help="a worker script's interpreter (default: the kernel's)")
+@argument(
+    "--env",
+    action="append",
+    default=[],
+    metavar="NAME[=VALUE]",
+    help="a variable for a worker script's processes; NAME alone copies the kernel's "
+    "(they get no other of its variables but PATH, HOME, locale, proxies); repeatable",
+)
 def deploy_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """Deploy FUNCTION (a name in the notebook) as an endpoint, callable at once from
     ``%%runpod_job NAME``. Deploying again under the same name switches to the new code.
@@ -95,13 +113,15 @@ def deploy_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
     if script:
         what: Any = target
     else:
-        if args.python is not None:
-            raise UsageError(f"--python applies to a worker script (a .py path), not {target!r}")
+        if args.python is not None or args.env:
+            option = "--python" if args.python is not None else "--env"
+            raise UsageError(f"{option} applies to a worker script (a .py path), not {target!r}")
         what = magics.user_ns.get(target)
         if what is None:
             raise UsageError(f"no {target!r} in the notebook's namespace")
         if not callable(what):
             raise UsageError(f"{target!r} is a {type(what).__name__}, not a function")
+    env = worker_variables(args.env) if args.env else None
     with usage_errors("deploy"):
         try:
             endpoint_id = deploy(
@@ -112,6 +132,7 @@ def deploy_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
                 idle_timeout=args.idle_timeout,
                 execution_timeout=args.execution_timeout,
                 python=args.python,
+                env=env,
                 connection=magics.connection,
             )
         except WorkerStartFailed as exc:  # its last lines: the traceback's end says why

@@ -2,7 +2,9 @@
 
 The id decides which: a pod's log is asked for first, then the endpoint's workers; a
 unique pod or endpoint name works too; anything else is one line naming it. Without
-``--follow`` the lines are shown once (and ``-o`` keeps them as a DataFrame). With
+``--follow`` the lines are shown once (and ``-o`` keeps them as a DataFrame), in a panel
+bounded as a followed one is (``log_max_lines``, and a size bound): a worker that
+printed megabytes costs the saved notebook a few hundred KB at most. With
 ``--follow`` they stream into a ``LogPanel``:
 
 - in a Jupyter kernel, from a task on the kernel's event loop (the cell returns at once,
@@ -296,7 +298,7 @@ def logs(magics: RunpodMagics, args: argparse.Namespace) -> None:
             lines = pod_lines(client, target, args.tail)
         else:
             lines = endpoint_lines(client, target, workers, args.tail)
-        panel = LogPanel(kind, target, name=args.target, max_lines=max(len(lines), 1))
+        panel = LogPanel(kind, target, name=args.target, max_lines=magics.log_max_lines)
         panel.add(lines)
         if kind == "endpoint":
             panel.set_workers(len(workers))

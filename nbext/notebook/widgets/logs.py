@@ -3,14 +3,17 @@
 Passive like the health panel: ``add(lines)`` keeps them and redraws, at most once per
 throttle interval (a chatty container must not flood the browser); ``flush()`` draws
 what is left. Only the last ``max_lines`` lines are kept (a trait: lowering it drops the
-oldest at once), so a log followed for hours stays a bounded widget and, once static, a
-bounded output in the saved notebook.
+oldest at once), and only as many as fit in ``MAX_SHOWN`` characters of HTML, each line
+cut to ``LINE_CHARS``: a log followed for hours, or a worker printing megabyte lines,
+stays a bounded widget and, once static, a bounded output in the saved notebook, which
+says it shows the last N lines.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import html
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -37,6 +40,32 @@ from .throttle import Throttle
 
 DEFAULT_MAX_LINES = 1000
 """Lines a panel keeps by default (``RunpodMagics.log_max_lines``)."""
+LINE_CHARS = 2000
+"""Characters of one line a panel keeps: its start and its last ``LINE_END_CHARS`` (where
+a traceback's last words, or the emulator's mark on a line it cut, are), with a mark
+saying how many between them are not shown."""
+LINE_END_CHARS = 200
+MAX_SHOWN = 200_000
+"""Characters of escaped HTML the kept lines may take (each line counts ``ROW_CHARS``
+besides its text): what one log display, and the cell it leaves in a saved notebook,
+holds at most, whatever the lines' count."""
+ROW_CHARS = 60
+"""What a line's row costs besides its text (its time, worker, markup)."""
+
+
+def shortened(line: LogLine) -> LogLine:
+    """``line`` cut to ``LINE_CHARS`` (its start and its end), saying how much is not shown."""
+    text = line.line
+    if len(text) <= LINE_CHARS:
+        return line
+    start, end = text[: LINE_CHARS - LINE_END_CHARS], text[-LINE_END_CHARS:]
+    hidden = len(text) - LINE_CHARS
+    return dataclasses.replace(line, line=f"{start} … [{hidden:,} characters not shown] … {end}")
+
+
+def cost(line: LogLine) -> int:
+    """Characters the line adds to the panel's HTML (escaping included)."""
+    return len(html.escape(line.line)) + ROW_CHARS
 
 
 class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
@@ -69,7 +98,9 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.error: str | None = None
         self.task: asyncio.Task[Any] | None = None
         self.on_stop: Callable[[], None] | None = None
-        self._lines: deque[LogLine] = deque(maxlen=max_lines)
+        self._lines: deque[LogLine] = deque()
+        self._shown = 0
+        """What the kept lines cost (``cost``), kept under ``MAX_SHOWN``."""
         self._held = False
         """Lines were added since the last drawing."""
         self._throttle = throttle or Throttle()
@@ -96,12 +127,22 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
 
     @observe("max_lines")
     def _resize(self, change: dict[str, Any]) -> None:
-        lines = getattr(self, "_lines", None)
-        if lines is None or lines.maxlen == change["new"]:
+        if getattr(self, "_lines", None) is None:
             return
-        self.dropped += max(0, len(lines) - change["new"])
-        self._lines = deque(lines, maxlen=change["new"])
-        self._render()
+        if self._trim():
+            self._render()
+
+    def _trim(self) -> bool:
+        """Drop the oldest lines past ``max_lines`` or ``MAX_SHOWN`` (the newest is always
+        kept); whether any was."""
+        dropped = 0
+        while len(self._lines) > 1 and (
+            len(self._lines) > self.max_lines or self._shown > MAX_SHOWN
+        ):
+            self._shown -= cost(self._lines.popleft())
+            dropped += 1
+        self.dropped += dropped
+        return dropped > 0
 
     @property
     def lines(self) -> list[LogLine]:
@@ -115,9 +156,10 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         """
         added = 0
         for line in lines:
-            if len(self._lines) == self._lines.maxlen:
-                self.dropped += 1
-            self._lines.append(line)
+            kept = shortened(line)
+            self._lines.append(kept)
+            self._shown += cost(kept)
+            self._trim()
             added += 1
         if added:
             self._held = True

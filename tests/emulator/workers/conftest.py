@@ -9,9 +9,13 @@ the SDK) takes seconds on a loaded machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
+import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,6 +42,34 @@ def until(condition: Callable[[], T], timeout: float = COLD_START_S, what: str =
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what or condition}")
         time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def standalone(
+    *args: str, env: Mapping[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``python -m nbext.emulator --port 0 ARGS`` (with ``env``, else this process's):
+    the process and its URL once it listens; stopped with SIGTERM (then SIGKILL) after."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nbext.emulator", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=None if env is None else dict(env),
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "listening on" in line, line
+        yield proc, line.split("listening on ")[1].strip()
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def alive(pid: int) -> bool:

@@ -15,7 +15,7 @@ import pytest
 
 from nbext.emulator import Emulator
 
-from .conftest import KEY, SCRIPTS, Served, alive, until
+from .conftest import KEY, SCRIPTS, Served, alive, standalone, until
 
 
 def test_a_crash_mid_job_fails_that_job_and_the_worker_is_restarted(
@@ -99,20 +99,8 @@ def test_stopping_the_server_leaves_no_worker_process(own_server: Served) -> Non
 
 
 def test_cli_worker_option_serves_a_worker_script_and_stops_it(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "nbext.emulator", "--port", "0", "--api-key", KEY,
-            "--worker", f"cli={SCRIPTS / 'plain_worker.py'}", "--worker-python", sys.executable,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "listening on" in line, line
-        url = line.split("listening on ")[1].strip()
+    worker = ("--worker", f"cli={SCRIPTS / 'plain_worker.py'}", "--worker-python", sys.executable)
+    with standalone("--api-key", KEY, *worker) as (proc, url):
         import httpx
 
         with httpx.Client(base_url=url, headers={"Authorization": KEY}, timeout=90) as http:
@@ -122,10 +110,6 @@ def test_cli_worker_option_serves_a_worker_script_and_stops_it(tmp_path: Path) -
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
         assert not alive(worker_pid)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_cli_refuses_a_missing_worker_script(tmp_path: Path) -> None:
