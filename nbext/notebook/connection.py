@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from nbext.emulator import Emulator, EmulatorServer
 
 Mode = Literal["local", "cloud"]
-DEMO_ENDPOINTS = ("echo", "sleep", "fail", "stream-text", "image-gen", "text-to-speech")
+DEMO_ENDPOINTS = (
+    "echo", "sleep", "fail", "stream-text", "image-gen", "text-to-speech", "llm"
+)  # fmt: skip
 """Demo images of the emulator, deployed as endpoints of the same names."""
 
 

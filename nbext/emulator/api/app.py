@@ -8,7 +8,7 @@ from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
 from ..emulator import Emulator
-from . import control, jobs, v1, v2, worker_routes
+from . import control, jobs, openai, v1, v2, worker_routes
 from .http import install_error_handlers
 
 
@@ -57,6 +57,7 @@ def create_app(emulator: Emulator) -> FastAPI:
     app.job_routes = jobs.JobRoutes(emulator)
     app.worker_routes = worker_routes.WorkerRoutes(emulator)
     app.include_router(control.router)
+    app.include_router(openai.router)
     v1.install(app)
     install_error_handlers(app)
     v2.install(app)  # after: its handlers defer to those for paths not its own

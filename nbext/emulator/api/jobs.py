@@ -33,7 +33,7 @@ from nbext.models import (
 )
 from nbext.models.v2 import MANAGEMENT_SEGMENTS
 
-from ..domain.errors import DomainError, InvalidInput, NotServed
+from ..domain.errors import DomainError, InvalidInput
 from ..emulator import Emulator
 from .http import (
     authorize,
@@ -64,7 +64,7 @@ class Call:
         self.emulator = emulator
         self.endpoint_id = endpoint_id
         self.job_id = job_id
-        """The ``{job_id}`` segment (for ``/openai/...``, the rest of the path)."""
+        """The ``{job_id}`` segment ("" for an operation without one)."""
         self._scope = scope
         self._receive = receive
 
@@ -187,14 +187,6 @@ async def requests(call: Call) -> Any:
     return [job.to_wire() for job in call.emulator.jobs.requests(call.endpoint_id)]
 
 
-async def openai(call: Call) -> Any:
-    """The service's OpenAI-compatible routes, which the emulator does not serve (501)."""
-    raise NotServed(
-        f"/openai/{call.job_id} is an OpenAI-compatible route of the real service; the "
-        "emulator does not serve it. Use /run, /runsync and /stream instead."
-    )
-
-
 ROUTES: dict[str, Route] = {
     route.operation: route
     for route in (
@@ -208,7 +200,6 @@ ROUTES: dict[str, Route] = {
         Route("purge-queue", ("POST",), purge_queue, has_id=False),
         Route("health", ("GET",), health, has_id=False),
         Route("requests", ("GET",), requests, has_id=False),
-        Route("openai", ("GET", "POST"), openai, has_id=True),
     )
 }
 """Operation -> route, for ``/v2/{endpoint_id}/{operation}[/{job_id}]``."""
@@ -235,8 +226,6 @@ class JobRoutes:
         route = ROUTES.get(parts[1])
         if route is None:
             return None
-        if route.operation == "openai":  # /openai/{path:path}: the rest, "" included
-            return (route, parts[0], "/".join(parts[2:])) if len(parts) > 2 else None
         if route.has_id:
             return (route, parts[0], parts[2]) if len(parts) == 3 and parts[2] else None
         return (route, parts[0], "") if len(parts) == 2 else None
@@ -332,7 +321,7 @@ def openapi(schema: dict[str, Any]) -> dict[str, Any]:
     schemas["JobSubmission"] = submission
     paths = schema.setdefault("paths", {})
     for route in ROUTES.values():
-        tail = {"openai": "/{path}"}.get(route.operation, "/{job_id}" if route.has_id else "")
+        tail = "/{job_id}" if route.has_id else ""
         params = [param("endpoint_id", "path", "string")]
         params += [param(tail[2:-1], "path", "string")] if tail else []
         params += [param(name, "query", "integer") for name in route.query]
