@@ -52,6 +52,7 @@ ORDER = (
     "purge",
     "health",
     "map",
+    "chat",
     "templates",
     "pods",
     "endpoints",
