@@ -29,12 +29,15 @@ from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config,
 from . import _flows as flows
 from ._calls import Seconds, endpoint_call, job_call, segment, submission_body
 from ._map import MapPlan, map_async, map_sync
+from ._openai import async_openai, sync_openai
 from ._resources.twins import adopt, name_methods
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from ._client import AsyncClient, Client
+    import openai as openai_package
+
+    from ._client import AsyncClient, Client, _Base
 
 DEFAULT_RUNSYNC_WAIT = 90.0
 """Seconds /runsync asks the service to hold the request (the interface's default)."""
@@ -407,6 +410,8 @@ async def _amapped(
 
 
 class _EndpointBase:
+    _client: _Base
+
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         name_methods(cls)
@@ -414,6 +419,20 @@ class _EndpointBase:
     def __init__(self, endpoint_id: str) -> None:
         segment(endpoint_id, "endpoint id")
         self.id = endpoint_id
+
+    def openai(self, **options: Any) -> openai_package.OpenAI:
+        """The ``openai`` package's client for this endpoint's OpenAI-compatible routes.
+
+        URL, key and timeout (``call_timeout``) come from this client; ``options`` go to
+        ``openai.OpenAI`` (``max_retries``, ``http_client``...). Needs ``nbext[llm]``.
+        """
+        client = self._client
+        return sync_openai(client.config, self.id, client._ctx.call_timeout, options)
+
+    def async_openai(self, **options: Any) -> openai_package.AsyncOpenAI:
+        """``openai()``, as the package's ``AsyncOpenAI``."""
+        client = self._client
+        return async_openai(client.config, self.id, client._ctx.call_timeout, options)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
@@ -451,6 +470,8 @@ class _JobBase:
 
 class Endpoint(_EndpointBase):
     """A queue-based endpoint: submit jobs, run them synchronously, map, health, purge."""
+
+    _client: Client
 
     def __init__(self, client: Client, endpoint_id: str) -> None:
         super().__init__(endpoint_id)
@@ -491,6 +512,8 @@ class Job(_JobBase):
 
 class AsyncEndpoint(_EndpointBase):
     """``Endpoint`` for ``await``: the same methods, awaited; ``map`` is an async iterator."""
+
+    _client: AsyncClient
 
     def __init__(self, client: AsyncClient, endpoint_id: str) -> None:
         super().__init__(endpoint_id)
