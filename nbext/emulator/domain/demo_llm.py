@@ -110,7 +110,7 @@ class _Request:
         if model != MODEL_ID:
             raise BadRequest(f"The model `{model}` does not exist; this demo serves "
                              f"`{MODEL_ID}`", "model", 404)  # fmt: skip
-        prompt = _messages(body) if self.chat else _prompt(body)
+        prompt, asked = _messages(body) if self.chat else (_prompt(body),) * 2
         self.stream = _flag(body, "stream")
         options = body.get("stream_options") or {}
         self.include_usage = isinstance(options, dict) and options.get("include_usage") is True
@@ -127,7 +127,7 @@ class _Request:
             raise BadRequest(f"seed must be an integer, got {seed!r}", "seed")
         rng = random.Random(seed if seed is not None else zlib.crc32(prompt.encode()))
         self.prompt_tokens = len(text_pieces(prompt))
-        text = _answer(prompt, rng, temperature)
+        text = _answer(asked, len(text_pieces(prompt)), rng, temperature)
         text = _cut_at_stop(text, stops)
         pieces = text_pieces(text)
         self.tokens = pieces[: self.max_tokens]
@@ -187,9 +187,10 @@ def _sse(value: dict[str, Any]) -> str:
     return f"data: {json.dumps(value, separators=(',', ':'))}\n\n"
 
 
-def _answer(prompt: str, rng: random.Random, temperature: float) -> str:
-    """The demo's Markdown: an emphasised disclaimer, two sentences, a list, a code block."""
-    start = topic(prompt)
+def _answer(asked: str, prompt_words: int, rng: random.Random, temperature: float) -> str:
+    """The demo's Markdown: an emphasised disclaimer, two sentences (the first begun with
+    a word of the question ``asked``, where the text knows one), a list, a code block."""
+    start = topic(asked)
     opening = f"**{start}**, you say? " if start else ""
     lines = [
         "*A demo answer from nbext's word model, which knows nothing: it strings together "
@@ -200,14 +201,15 @@ def _answer(prompt: str, rng: random.Random, temperature: float) -> str:
         *(f"- {sentence(rng, temperature)}" for _ in range(3)),
         "",
         "```python",
-        f"prompt_words = {len(text_pieces(prompt))}",
+        f"prompt_words = {prompt_words}",
         f'model = "{MODEL_ID}"',
         "```",
     ]
     return "\n".join(lines)
 
 
-def _messages(body: dict[str, Any]) -> str:
+def _messages(body: dict[str, Any]) -> tuple[str, str]:
+    """Every message's text, and the last user message's (what the answer is about)."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest("messages: a non-empty list of {role, content} objects is required",
@@ -221,7 +223,8 @@ def _messages(body: dict[str, Any]) -> str:
             raise BadRequest(f"{where}.role must be one of {', '.join(sorted(ROLES))}, got "
                              f"{message.get('role')!r}", f"{where}.role")  # fmt: skip
         texts.append(_content(message.get("content"), f"{where}.content"))
-    return "\n".join(texts)
+    users = [t for m, t in zip(messages, texts, strict=True) if m["role"] == "user"]
+    return "\n".join(texts), users[-1] if users else texts[-1]
 
 
 def _content(content: Any, where: str) -> str:
