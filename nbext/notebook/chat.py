@@ -36,6 +36,10 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "striketh
 like are refused by markdown-it's own link check."""
 
 
+STOP_HINT = "interrupt the kernel (■) to stop the answer and cancel its job"
+"""Said while an answer comes: a blocking cell hears Ctrl-C, in every front end."""
+
+
 class NotAChatEndpoint(Exception):
     """The endpoint answered something other than the OpenAI chat contract."""
 
@@ -182,6 +186,8 @@ class ChatView:
             f'padding-left:0.8em">{markdown_html(self.answer)}</div>'
         )
         tail = ""
+        if self.state in ("IN_QUEUE", "IN_PROGRESS"):
+            tail += f'<div style="{muted}">{html.escape(STOP_HINT)}</div>'
         if self.error:
             tail += (
                 f'<div style="color:{ERROR};white-space:pre-wrap">{html.escape(self.error)}</div>'

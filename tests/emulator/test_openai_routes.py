@@ -233,7 +233,29 @@ async def test_a_cancel_ends_a_waiting_request_with_409(
             break
         await asyncio.sleep(0)
     (job_id,) = llm.jobs.jobs
+    health = (await http.get("/v2/llm/health")).json()
+    assert health["jobs"]["inProgress"] == 1  # counted like any other job
     assert (await http.post(f"/v2/llm/cancel/{job_id}")).status_code == 200
     await advance(llm, 1)
     error = openai_error(await request, 409)
     assert job_id in error["message"] and "cancelled" in error["message"]
+
+
+async def test_the_execution_timeout_ends_a_slow_answer_with_504(
+    emu: Emulator, http: httpx.AsyncClient
+) -> None:
+    emu.deploy("llm", endpoint_id="slow-llm", execution_timeout_ms=5_000)
+    request = asyncio.ensure_future(
+        http.post("/v2/slow-llm/openai/v1/chat/completions", json=chat_body(tokens_per_second=1))
+    )
+    for _ in range(50):
+        if emu.jobs.jobs:
+            break
+        await asyncio.sleep(0)
+    await advance(emu, 6)
+    error = openai_error(await request, 504)
+    assert "execution timeout" in error["message"]
+    (job,) = emu.jobs.jobs.values()
+    assert job.status.value == "TIMED_OUT"
+    listed = (await http.get("/v2/slow-llm/requests")).json()
+    assert [(j["id"], j["status"]) for j in listed] == [(job.id, "TIMED_OUT")]
