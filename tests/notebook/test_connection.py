@@ -157,7 +157,7 @@ def test_status(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_connect_cloud_needs_a_key(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:
     message = usage_error(nb, "%runpod connect cloud", capsys)
-    assert message.startswith("connect: no API key configured: set RUNPOD_API_KEY")
+    assert message.startswith("connect: no API key configured: run `%runpod login`")
     assert usage_error(nb, "%runpod connect moon", capsys).startswith("argument target")
 
 

@@ -27,7 +27,17 @@ from ..ipython import (
     no_var_expand,
 )
 from ..widgets.logs import DEFAULT_MAX_LINES
-from . import batch, catalog, chat, connect, health, jobs, listings, logs  # noqa: F401  (they register subcommands)
+from . import (  # noqa: F401  (they register subcommands)
+    batch,
+    catalog,
+    chat,
+    connect,
+    health,
+    jobs,
+    listings,
+    login,
+    logs,
+)
 from .chat import run_chat
 from .commands import SUBCOMMANDS, dispatch, help_text
 from .common import parse_line

@@ -43,6 +43,8 @@ class Subcommand:
 
 SUBCOMMANDS: dict[str, Subcommand] = {}
 ORDER = (
+    "login",
+    "logout",
     "connect",
     "status",
     "deploy",
