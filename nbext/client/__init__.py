@@ -15,7 +15,7 @@ Private modules are re-exported here; import from ``nbext.client`` (or ``nbext``
 """
 
 from ._client import AsyncClient, Client
-from ._config import ClientConfig, Secret, load_config, mask
+from ._config import DEFAULT_CONFIG_FILE, DEFAULT_PROFILE, ClientConfig, Secret, load_config, mask
 from ._errors import (
     APIError,
     BadRequest,
@@ -65,6 +65,8 @@ from ._resources import (
 from ._retry import RetryPolicy
 
 __all__ = [
+    "DEFAULT_CONFIG_FILE",
+    "DEFAULT_PROFILE",
     "APIError",
     "Abandoned",
     "AsyncBilling",

@@ -20,6 +20,7 @@ from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config,
 from . import _flows as flows
 from ._calls import Seconds, endpoint_call, segment, submission_body
 from ._map import AsyncMapResults, MapPlan, MapResults
+from ._openai import async_openai, sync_openai
 from ._twins import (
     Twins,
     aiterating,
@@ -30,7 +31,9 @@ from ._twins import (
 )
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient, Client
+    import openai as openai_package
+
+    from ._client import AsyncClient, Client, _Base
 
 DEFAULT_RUNSYNC_WAIT = 90.0
 """Seconds /runsync asks the service to hold the request (the interface's default)."""
@@ -284,9 +287,25 @@ def _as_output(item: Any) -> Any:
 
 
 class _EndpointBase(Twins):
+    _client: _Base
+
     def __init__(self, endpoint_id: str) -> None:
         segment(endpoint_id, "endpoint id")
         self.id = endpoint_id
+
+    def openai(self, **options: Any) -> openai_package.OpenAI:
+        """The ``openai`` package's client for this endpoint's OpenAI-compatible routes.
+
+        URL, key and timeout (``call_timeout``) come from this client; ``options`` go to
+        ``openai.OpenAI`` (``max_retries``, ``http_client``...). Needs ``nbext[llm]``.
+        """
+        client = self._client
+        return sync_openai(client.config, self.id, client._ctx.call_timeout, options)
+
+    def async_openai(self, **options: Any) -> openai_package.AsyncOpenAI:
+        """``openai()``, as the package's ``AsyncOpenAI``."""
+        client = self._client
+        return async_openai(client.config, self.id, client._ctx.call_timeout, options)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
@@ -320,6 +339,8 @@ class _JobBase(Twins):
 
 class Endpoint(_EndpointBase):
     """A queue-based endpoint: submit jobs, run them synchronously, map, health, purge."""
+
+    _client: Client
 
     def __init__(self, client: Client, endpoint_id: str) -> None:
         super().__init__(endpoint_id)
@@ -361,6 +382,8 @@ class Job(_JobBase):
 
 class AsyncEndpoint(_EndpointBase):
     """``Endpoint`` for ``await``: the same methods, awaited; ``map`` is an async iterator."""
+
+    _client: AsyncClient
 
     def __init__(self, client: AsyncClient, endpoint_id: str) -> None:
         super().__init__(endpoint_id)

@@ -468,9 +468,7 @@ class AsyncMapResults(_Left, AsyncIterator[MapItem]):
     async def _run(self, client: BatchHost, plan: MapPlan) -> AsyncGenerator[MapItem, None]:
         results: asyncio.Queue[Item] = asyncio.Queue()
         driver = client._batch_driver(plan.concurrency)
-        batch = run_batch(
-            plan, client._ctx.unobserved(), driver, results.put_nowait, self._ledger
-        )
+        batch = run_batch(plan, client._ctx.unobserved(), driver, results.put_nowait, self._ledger)
         task = asyncio.get_running_loop().create_task(batch)
         try:
             while (item := _outcome(plan, await results.get(), client._ctx)) is not None:

@@ -10,14 +10,15 @@ function an endpoint of that emulator, ``run_many`` runs a batch with a progress
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from IPython.core.error import UsageError
 
-from nbext.client import Client, ConfigError
+from nbext.client import Client, ConfigError, NbextError
 from nbext.models import JobResult
 
-from . import awaiting
+from . import awaiting, colab
 from .batch import run_many, run_many_async
 from .connection import Connection, current, quiet_emulator_log, set_current
 from .deploy import deploy
@@ -92,6 +93,14 @@ def load_ipython_extension(ipython: Any, connection: Connection | None = None) -
     # Any emulator in this kernel (the embedded one, or one a notebook makes itself, on a
     # fake clock say) would otherwise print a failed handler's traceback into a cell.
     quiet_emulator_log()
+    colab.enable_widgets()
+    if connection.config.api_key is None:
+        key, said = colab.secret_key()
+        if said is not None:
+            print(said)
+        if key is not None:
+            with contextlib.suppress(NbextError):  # said by the banner below
+                connection.use_key(key, colab.SOURCE)
     magics = RunpodMagics(ipython, connection=connection)
     ipython.register_magics(magics)
     awaiting.install(ipython)  # in a kernel that allows it, Cancel works mid-cell

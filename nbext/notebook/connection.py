@@ -14,14 +14,17 @@ a connection their own ``EmulatorServer`` (on a fake clock) and environment.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbext.client import AsyncClient, Client, ClientConfig, load_config, mask
 from nbext.models import JobResult
 
+from .credentials import config_path
 from .errors import NotebookError
 from .registry import JobRegistry
 
@@ -29,7 +32,9 @@ if TYPE_CHECKING:
     from nbext.emulator import Emulator, EmulatorServer
 
 Mode = Literal["local", "cloud"]
-DEMO_ENDPOINTS = ("echo", "sleep", "fail", "stream-text", "image-gen", "text-to-speech")
+DEMO_ENDPOINTS = (
+    "echo", "sleep", "fail", "stream-text", "image-gen", "text-to-speech", "llm"
+)  # fmt: skip
 """Demo images of the emulator, deployed as endpoints of the same names."""
 
 
@@ -144,7 +149,9 @@ class Connection:
             "environ": environ,
             "config_file": config_file,
         }
-        self.config: ClientConfig = load_config(**self._settings, require_key=False)
+        self._key_source: str | None = None
+        """Where a key given after the start came from (``%runpod login``, a Colab secret)."""
+        self.config: ClientConfig = self._load()
         self._server = server
         self._client_kwargs = dict(client_kwargs or {})
         self.management_api = management_api
@@ -214,7 +221,7 @@ class Connection:
             raise NotebookError(f"connect to 'local' or 'cloud', not {mode!r}")
         if mode == "cloud" and "cloud" not in self._services:
             # a key set since the kernel started (os.environ, `runpod config`) counts
-            self.config = load_config(**self._settings, require_key=False)
+            self.config = self._load()
             self._require_key()
         self.mode = mode
         return self.service()
@@ -274,6 +281,54 @@ class Connection:
 
         loop.call_soon(follow)
 
+    # ---- the key ------------------------------------------------------------------------
+
+    @property
+    def config_file(self) -> Path:
+        """The config file this connection reads keys from (``%runpod login`` writes it)."""
+        return config_path(self._settings["config_file"])
+
+    def use_key(self, key: str, source: str) -> Service:
+        """Talk to the cloud with ``key`` from now on (``source`` says where it came from:
+        a login, a Colab secret); a cloud client made with an earlier key is closed."""
+        self._settings["api_key"] = key
+        self._key_source = source
+        self.config = self._load()
+        stale = self._services.pop("cloud", None)
+        if stale is not None:
+            stale.close()
+        return self.connect("cloud")
+
+    def forget_key(self) -> None:
+        """Stop using a key given with ``use_key``; back to the local emulator unless the
+        environment or the config file still has one (``config`` says which)."""
+        self._settings["api_key"] = None
+        self._key_source = None
+        self.config = self._load()
+        stale = self._services.pop("cloud", None)
+        if stale is not None:
+            stale.close()
+        self.mode = "local"
+
+    def check_key(self, key: str) -> int:
+        """Ask the cloud (this connection's URLs) with ``key``: one listing of the
+        account's endpoints; returns how many there are. The client's errors propagate
+        (``Unauthorized`` for a key the service refuses)."""
+        with Client(
+            api_key=key,
+            base_url=self.config.base_url,
+            serverless_url=self.config.serverless_url,
+            config_file=self._settings["config_file"] or "/nonexistent",
+            **self._client_kwargs,
+        ) as client:
+            return len(client.endpoints.list())
+
+    def _load(self) -> ClientConfig:
+        config = load_config(**self._settings, require_key=False)
+        if self._key_source is not None and config.key_source == "argument":
+            config = dataclasses.replace(config, key_source=self._key_source)
+        return config
+
     def local(self) -> Service:
         """The embedded emulator's service, whatever the current mode; started if needed."""
         if self.mode != "local":
@@ -294,8 +349,8 @@ class Connection:
     def _require_key(self) -> None:
         if self.config.api_key is None:
             raise NotebookError(
-                "no API key configured: set RUNPOD_API_KEY (or run the service's "
-                "`runpod config` to write ~/.runpod/config.toml), then `%runpod connect cloud`"
+                "no API key configured: run `%runpod login`, or set RUNPOD_API_KEY (or run "
+                "the service's `runpod config`), then `%runpod connect cloud`"
             )
 
     def _start_cloud(self) -> Service:

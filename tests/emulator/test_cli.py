@@ -106,7 +106,8 @@ def test_it_prints_the_urls_and_a_generated_key_and_serves_the_demos(start: Any)
     assert re.fullmatch(r"rpa_[0-9A-F]{40}", cli.printed_key)
     assert f"listening on {cli.url}" in cli.output
     assert f"management: {cli.url}/v2 (REST v2; REST v1 at {cli.url}/v1)" in cli.output
-    assert "endpoints:  echo, fail, image-gen, sleep, stream-text, text-to-speech" in cli.output
+    demos = "echo, fail, image-gen, llm, sleep, stream-text, text-to-speech"
+    assert f"endpoints:  {demos}" in cli.output
     with cli.client(cli.printed_key) as http:
         answer = http.post("/v2/echo/runsync", json={"input": {"hi": 1}})
         assert answer.json()["output"] == {"hi": 1}

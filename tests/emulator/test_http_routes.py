@@ -289,16 +289,6 @@ async def test_requests_lists_the_retained_jobs_newest_first(
     assert [j["id"] for j in (await http.get("/v2/echo/requests")).json()] == [second]
 
 
-@pytest.mark.parametrize("path", ["chat/completions", "completions", "models", "v1/embeddings"])
-@pytest.mark.parametrize("method", ["POST", "GET"])
-async def test_openai_routes_answer_501_saying_the_emulator_does_not_serve_them(
-    http: httpx.AsyncClient, path: str, method: str
-) -> None:
-    response = await http.request(method, f"/v2/echo/openai/{path}", json={"model": "x"})
-    message = error_of(response, 501)
-    assert f"/openai/{path}" in message and "does not serve" in message
-
-
 @pytest.mark.parametrize(
     ("method", "path"),
     [("POST", "/v2/echo/nope"), ("GET", "/v2/echo/status"), ("GET", "/v2/nope"), ("GET", "/x")],
@@ -329,8 +319,8 @@ ROUTES: list[tuple[str, str]] = [
     ("POST", "/purge-queue"),
     ("GET", "/health"),
     ("GET", "/requests"),
-    ("POST", "/openai/chat/completions"),
 ]
+"""The job routes (``/openai/...`` answers in OpenAI's error shape: test_openai_routes.py)."""
 CONTROL_ROUTES: list[tuple[str, str]] = [
     ("POST", "/_emulator/reset"),
     ("GET", "/_emulator/clock"),
@@ -385,7 +375,7 @@ async def test_every_control_route_refuses_a_missing_or_wrong_key_with_401(
 
 
 @pytest.mark.parametrize("header", [f"Bearer {KEY}", f"bearer {KEY}", KEY, f"  {KEY}  "])
-@pytest.mark.parametrize(("method", "route"), ROUTES[:-1])
+@pytest.mark.parametrize(("method", "route"), ROUTES)
 async def test_every_route_accepts_the_key_bearer_or_bare(
     emu: Emulator, method: str, route: str, header: str
 ) -> None:
@@ -461,11 +451,7 @@ async def test_a_malformed_submission_is_400_naming_the_field_and_rule(
     assert emu.jobs.jobs == {}
 
 
-OWN_ROUTES = [(method, route) for method, route in ROUTES if not route.startswith("/openai")]
-"""The routes that are one path each (``/openai/*`` is every path under it, GET and POST)."""
-
-
-@pytest.mark.parametrize(("method", "route"), OWN_ROUTES)
+@pytest.mark.parametrize(("method", "route"), ROUTES)
 async def test_every_route_answers_a_wrong_method_405_naming_the_right_one(
     emu: Emulator, http: httpx.AsyncClient, method: str, route: str
 ) -> None:
@@ -477,7 +463,7 @@ async def test_every_route_answers_a_wrong_method_405_naming_the_right_one(
     assert not emu.jobs.jobs  # nothing was run for it
 
 
-@pytest.mark.parametrize(("method", "route"), OWN_ROUTES)
+@pytest.mark.parametrize(("method", "route"), ROUTES)
 async def test_a_trailing_slash_redirects_to_the_route_keeping_the_method(
     http: httpx.AsyncClient, method: str, route: str
 ) -> None:

@@ -8,18 +8,19 @@ import pytest
 
 from nbext.emulator import DEMO_IMAGES, Emulator
 from nbext.emulator.domain.clock import settle
-from nbext.emulator.domain.images import text_pieces
+from nbext.emulator.domain.word_model import text_pieces
 
 from .conftest import advance, status_of, submit
 
 pytestmark = pytest.mark.anyio
 
 
-def test_the_demo_images_are_echo_sleep_fail_stream_text_and_the_media_demos() -> None:
+def test_the_demo_images_are_echo_sleep_fail_stream_text_llm_and_the_media_demos() -> None:
     assert sorted(DEMO_IMAGES) == [
         "echo",
         "fail",
         "image-gen",
+        "llm",
         "sleep",
         "stream-text",
         "text-to-speech",

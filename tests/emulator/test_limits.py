@@ -32,8 +32,10 @@ def body_of_size(size: int) -> bytes:
 
 
 def error_of(response: httpx.Response, status: int) -> str:
+    """The error's text: ``{"error": "..."}``, or OpenAI's ``{"error": {"message": ...}}``."""
     assert response.status_code == status, response.text[:300]
-    text: str = response.json()["error"]
+    error = response.json()["error"]
+    text: str = error["message"] if isinstance(error, dict) else error
     return text
 
 
@@ -196,7 +198,7 @@ async def test_the_3rd_purge_in_10_seconds_gets_429(emu: Emulator, http: httpx.A
         ("GET", "/status/unknown-job", 2000),
         ("POST", "/cancel/unknown-job", 100),
         ("GET", "/requests", 10),
-        ("POST", "/openai/chat/completions", 2000),
+        ("POST", "/openai/v1/chat/completions", 2000),
     ],
 )
 async def test_each_operation_is_limited_at_its_table_rate(

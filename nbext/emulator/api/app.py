@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from ..emulator import Emulator
-from . import control, jobs, v1, v2, worker_routes
+from . import control, jobs, openai, v1, v2, worker_routes
 from .http import install_error_handlers
 
 
@@ -23,6 +23,7 @@ def create_app(emulator: Emulator) -> FastAPI:
     app.include_router(jobs.router)
     app.include_router(worker_routes.router)
     app.include_router(control.router)
+    app.include_router(openai.router)
     v1.install(app)
     install_error_handlers(app)
     v2.install(app)  # after: its handlers defer to those for paths not its own

@@ -37,7 +37,7 @@ from nbext.models import (
 )
 from nbext.models.v2 import MANAGEMENT_SEGMENTS
 
-from ..domain.errors import InvalidInput, NotServed
+from ..domain.errors import InvalidInput
 from ..emulator import Emulator
 from .http import authenticate, json_response, parse_json, query_int, read_body, validation_message
 
@@ -184,13 +184,3 @@ async def requests(endpoint_id: str, request: Request) -> Response:
     """The endpoint's retained jobs, newest first."""
     async with admitted(request, endpoint_id, "requests") as emulator:
         return json_response([job.to_wire() for job in emulator.jobs.requests(endpoint_id)])
-
-
-@router.api_route("/openai/{path:path}", methods=["GET", "POST"])
-async def openai(endpoint_id: str, path: str, request: Request) -> Response:
-    """The service's OpenAI-compatible routes, which the emulator does not serve (501)."""
-    async with admitted(request, endpoint_id, "openai"):
-        raise NotServed(
-            f"/openai/{path} is an OpenAI-compatible route of the real service; the "
-            "emulator does not serve it. Use /run, /runsync and /stream instead."
-        )

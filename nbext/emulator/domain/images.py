@@ -7,14 +7,15 @@ no worker can start. Notebooks bind their own functions with ``register_image``.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .demo_image import image_gen
+from .demo_llm import llm
 from .demo_speech import text_to_speech
 from .handlers import Handler, current_job
+from .word_model import text_pieces
 
 
 async def echo(job: dict[str, Any]) -> Any:
@@ -40,16 +41,6 @@ async def sleep(job: dict[str, Any]) -> dict[str, Any]:
 async def fail(job: dict[str, Any]) -> Any:
     """Always fail, with ``input.message`` as the error."""
     raise RuntimeError(str(job["input"].get("message", "the fail image always fails")))
-
-
-def text_pieces(text: str) -> list[str]:
-    """Word-like pieces (leading white space kept) that join back into ``text`` exactly."""
-    pieces = re.findall(r"\s*\S+", text)
-    if not pieces:
-        return [text] if text else []
-    tail = text[len("".join(pieces)) :]
-    pieces[-1] += tail
-    return pieces
 
 
 async def stream_text(job: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
@@ -86,6 +77,7 @@ DEMO_IMAGES: dict[str, Handler] = {
     "stream-text": stream_text,
     "image-gen": image_gen,
     "text-to-speech": text_to_speech,
+    "llm": llm,
 }
 
 

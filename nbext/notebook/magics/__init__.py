@@ -17,6 +17,7 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 from nbext import media
 
 from .. import static
+from ..chat import Conversation
 from ..connection import Connection, current
 from ..ipython import (
     argument,
@@ -26,7 +27,18 @@ from ..ipython import (
     no_var_expand,
 )
 from ..widgets.logs import DEFAULT_MAX_LINES
-from . import batch, catalog, connect, health, jobs, listings, logs  # noqa: F401  (they register subcommands)
+from . import (  # noqa: F401  (they register subcommands)
+    batch,
+    catalog,
+    chat,
+    connect,
+    health,
+    jobs,
+    listings,
+    login,
+    logs,
+)
+from .chat import run_chat
 from .commands import SUBCOMMANDS, dispatch, help_text
 from .common import parse_line
 from .job import run_job
@@ -81,6 +93,8 @@ class RunpodMagics(Magics):
     def __init__(self, shell: Any = None, connection: Connection | None = None, **kwargs: Any):
         super().__init__(shell=shell, **kwargs)
         self.connection = connection or current()
+        self.conversations: dict[str, Conversation] = {}
+        """``%%runpod_chat``'s conversations in this kernel, by endpoint."""
         self._apply_media_limits()
         self._apply_full_size_dir()
 
@@ -176,6 +190,33 @@ class RunpodMagics(Magics):
             {"text": "hello"}
         """
         run_job(self, parse_line(self.runpod_job, line), cell)
+
+    @no_var_expand
+    @magic_arguments("%runpod_chat")
+    @argument("endpoint", help="the endpoint id (an LLM endpoint: docs/openai.md)")
+    @argument("--new", action="store_true", help="start a new conversation with this endpoint")
+    @argument("--system", metavar="TEXT", help="the system prompt (empty: none)")
+    @argument("--model", help="the model to ask (default: the first the endpoint lists)")
+    @argument("--temperature", type=float, help="sampling temperature, 0 to 2")
+    @argument("--max-tokens", type=int, metavar="N", help="at most N tokens in the answer")
+    @argument("-o", "--output", metavar="NAME", help="store the answer's text in NAME")
+    @argument(
+        "--no-raise",
+        action="store_true",
+        help="an answer that fails does not stop the notebook here",
+    )
+    @cell_magic
+    def runpod_chat(self, line: str, cell: str) -> None:
+        """Send the cell as a message to an LLM endpoint; the answer streams as Markdown.
+
+        The conversation goes on across cells for that endpoint (--new starts over);
+        %runpod chat history shows it. Ctrl-C stops the answer and cancels its job.
+        Example::
+
+            %%runpod_chat llm --system "Answer briefly."
+            What is a cold start?
+        """
+        run_chat(self, parse_line(self.runpod_chat, line), cell)
 
     @no_var_expand
     @line_magic

@@ -43,6 +43,8 @@ class Subcommand:
 
 SUBCOMMANDS: dict[str, Subcommand] = {}
 ORDER = (
+    "login",
+    "logout",
     "connect",
     "status",
     "deploy",
@@ -52,6 +54,7 @@ ORDER = (
     "purge",
     "health",
     "map",
+    "chat",
     "templates",
     "pods",
     "endpoints",

@@ -138,6 +138,7 @@ async def test_listing_include_flags(api: httpx.AsyncClient) -> None:
         "stream-text",
         "image-gen",
         "text-to-speech",
+        "llm",
     }
     assert all(t["isServerless"] and t["isPublic"] for t in demos)
     # Without other users there are no community templates; the flag is accepted.

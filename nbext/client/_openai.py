@@ -1,0 +1,66 @@
+"""``endpoint.openai()``: the official ``openai`` package, set up for one endpoint.
+
+An LLM endpoint answers OpenAI's API at ``{serverless_url}/{endpoint_id}/openai/v1``
+(docs/openai.md). Users already know the ``openai`` package, and it already handles
+OpenAI's shapes, streaming and errors well, so nbext writes no OpenAI client of its
+own: it hands back the package's client with the URL, the key and a timeout from this
+client's settings. The package is an extra (``nbext[llm]``), imported only here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._config import ClientConfig
+
+if TYPE_CHECKING:
+    import openai
+
+EXTRA = "nbext[llm]"
+
+
+class MissingExtra(ImportError):
+    """A feature needs a package that an extra of nbext installs."""
+
+
+def openai_base_url(serverless_url: str, endpoint_id: str) -> str:
+    """Where an endpoint's OpenAI-compatible routes are."""
+    return f"{serverless_url.rstrip('/')}/{endpoint_id}/openai/v1"
+
+
+def _package() -> Any:
+    try:
+        return importlib.import_module("openai")
+    except ImportError:
+        raise MissingExtra(
+            f"endpoint.openai() needs the openai package: pip install '{EXTRA}'"
+        ) from None
+
+
+def _settings(config: ClientConfig, endpoint_id: str, timeout: float) -> dict[str, Any]:
+    assert config.api_key is not None  # a client is never made without one
+    return {
+        "base_url": openai_base_url(config.serverless_url, endpoint_id),
+        "api_key": config.api_key.reveal(),
+        "timeout": timeout,
+    }
+
+
+def sync_openai(
+    config: ClientConfig, endpoint_id: str, timeout: float, options: dict[str, Any]
+) -> openai.OpenAI:
+    """An ``openai.OpenAI`` for the endpoint; ``options`` go to its constructor."""
+    made: openai.OpenAI = _package().OpenAI(
+        **{**_settings(config, endpoint_id, timeout), **options}
+    )
+    return made
+
+
+def async_openai(
+    config: ClientConfig, endpoint_id: str, timeout: float, options: dict[str, Any]
+) -> openai.AsyncOpenAI:
+    """An ``openai.AsyncOpenAI`` for the endpoint; ``options`` go to its constructor."""
+    settings = {**_settings(config, endpoint_id, timeout), **options}
+    made: openai.AsyncOpenAI = _package().AsyncOpenAI(**settings)
+    return made

@@ -1,0 +1,294 @@
+"""``llm``: a demo worker that speaks the service's OpenAI-route contract, offline.
+
+An OpenAI-compatible request reaches a worker as a job whose input is
+``{"openai_route": "/v1/chat/completions" | "/v1/completions" | "/v1/models",
+"openai_input": <the request body>}``. The worker answers as the service's vLLM worker
+does: without ``"stream": true`` it yields one object (the OpenAI response, or an
+OpenAI error object); with it, it yields strings that are already Server-Sent Events,
+several events to a string, ending with ``data: [DONE]``. See docs/openai.md.
+
+The words come from ``word_model`` (a bigram chain over a short text), wrapped in a
+little Markdown (emphasis, a list, a code block) so that rendering can be seen, and the
+answer says it is a demo. A job sent through ``/run`` with a plain ``{"messages": ...}``
+or ``{"prompt": ...}`` input is answered as the chat or completions route would.
+
+``tokens_per_second`` (a request field the OpenAI package passes through
+``extra_body``) sets the pace, on the emulator's clock, so a fake clock runs it at once.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import zlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .handlers import current_job
+from .word_model import sentence, text_pieces, topic
+
+MODEL_ID = "nbext-demo-word-model"
+DEFAULT_TOKENS_PER_SECOND = 40.0
+CHAT = "/v1/chat/completions"
+COMPLETIONS = "/v1/completions"
+MODELS = "/v1/models"
+ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+MAX_TOKENS_DEFAULT = 256
+
+
+class BadRequest(ValueError):
+    """A request field the demo refuses: ``param`` names it, ``status`` is the HTTP code."""
+
+    def __init__(self, message: str, param: str | None, status: int = 400) -> None:
+        super().__init__(message)
+        self.param = param
+        self.status = status
+
+
+def error_object(message: str, param: str | None, status: int) -> dict[str, Any]:
+    """OpenAI's error shape, with the HTTP status in ``code`` as vLLM's worker writes it."""
+    kind = "NotFoundError" if status == 404 else "BadRequestError"
+    return {"error": {"message": message, "type": kind, "param": param, "code": status}}
+
+
+async def llm(job: dict[str, Any]) -> AsyncIterator[Any]:
+    """The demo's handler: one answer object, or SSE strings when the request streams."""
+    payload = job["input"]
+    route = payload.get("openai_route")
+    body = payload.get("openai_input") if route is not None else payload
+    if route is None:
+        route = CHAT if "messages" in payload else COMPLETIONS
+    try:
+        if route == MODELS:
+            yield models()
+            return
+        if route not in (CHAT, COMPLETIONS):
+            raise BadRequest(f"the demo serves {CHAT}, {COMPLETIONS} and {MODELS}, not {route}",
+                             "openai_route", 404)  # fmt: skip
+        request = _Request(route, body, job["id"])
+    except BadRequest as exc:
+        yield error_object(str(exc), exc.param, exc.status)
+        return
+    ctx = current_job()
+    ctx.metrics.update(scenario="llm", input_tokens=request.prompt_tokens)
+    if not request.stream:
+        for _ in request.tokens:
+            await ctx.sleep(request.pace)
+        yield request.complete_response(int(ctx.clock.now()))
+        return
+    created = int(ctx.clock.now())
+    pending = [request.event(request.first_delta(), None, created)]
+    for i, token in enumerate(request.tokens, start=1):
+        await ctx.sleep(request.pace)
+        pending.append(request.event(request.delta(token), None, created))
+        ctx.metrics.update(output_tokens=i)
+        yield "".join(pending)
+        pending = []
+    pending.append(request.event(request.delta(None), request.finish_reason, created))
+    if request.include_usage:
+        pending.append(_sse(request.usage_chunk(created)))
+    pending.append("data: [DONE]\n\n")
+    yield "".join(pending)
+
+
+def models() -> dict[str, Any]:
+    """``/v1/models``: the one model the demo serves."""
+    entry = {"id": MODEL_ID, "object": "model", "created": 1_767_225_600, "owned_by": "nbext"}
+    return {"object": "list", "data": [entry]}
+
+
+class _Request:
+    """A validated chat or completions request, and the answer the demo makes for it."""
+
+    def __init__(self, route: str, body: Any, job_id: str) -> None:
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a JSON object", None)
+        self.route = route
+        self.chat = route == CHAT
+        self.id = ("chatcmpl-" if self.chat else "cmpl-") + job_id
+        model = body.get("model", MODEL_ID)
+        if model != MODEL_ID:
+            raise BadRequest(f"The model `{model}` does not exist; this demo serves "
+                             f"`{MODEL_ID}`", "model", 404)  # fmt: skip
+        prompt, asked = _messages(body) if self.chat else (_prompt(body),) * 2
+        self.stream = _flag(body, "stream")
+        options = body.get("stream_options") or {}
+        self.include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        limit_name = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+        self.max_tokens = _count(body, limit_name, MAX_TOKENS_DEFAULT)
+        if _count(body, "n", 1) != 1:
+            raise BadRequest("n: the demo answers one choice (n=1)", "n")
+        temperature = _number(body, "temperature", 1.0, 0.0, 2.0)
+        rate = _number(body, "tokens_per_second", DEFAULT_TOKENS_PER_SECOND, 0.0, 1e6)
+        self.pace = 1.0 / rate if rate > 0 else 0.0
+        stops = _stops(body)
+        seed = body.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise BadRequest(f"seed must be an integer, got {seed!r}", "seed")
+        rng = random.Random(seed if seed is not None else zlib.crc32(prompt.encode()))
+        self.prompt_tokens = len(text_pieces(prompt))
+        text = _answer(asked, len(text_pieces(prompt)), rng, temperature)
+        text = _cut_at_stop(text, stops)
+        pieces = text_pieces(text)
+        self.tokens = pieces[: self.max_tokens]
+        self.finish_reason = "length" if len(pieces) > self.max_tokens else "stop"
+
+    @property
+    def text(self) -> str:
+        return "".join(self.tokens)
+
+    def usage(self) -> dict[str, int]:
+        n = len(self.tokens)
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": n,
+                "total_tokens": self.prompt_tokens + n}  # fmt: skip
+
+    def complete_response(self, created: int) -> dict[str, Any]:
+        if self.chat:
+            choice: dict[str, Any] = {
+                "index": 0,
+                "message": {"role": "assistant", "content": self.text},
+                "logprobs": None,
+                "finish_reason": self.finish_reason,
+            }
+            kind = "chat.completion"
+        else:
+            choice = {"index": 0, "text": self.text, "logprobs": None,
+                      "finish_reason": self.finish_reason}  # fmt: skip
+            kind = "text_completion"
+        return {"id": self.id, "object": kind, "created": created, "model": MODEL_ID,
+                "choices": [choice], "usage": self.usage()}  # fmt: skip
+
+    def first_delta(self) -> dict[str, Any]:
+        return {"role": "assistant", "content": ""} if self.chat else {"text": ""}
+
+    def delta(self, token: str | None) -> dict[str, Any]:
+        if self.chat:
+            return {} if token is None else {"content": token}
+        return {"text": token or ""}
+
+    def event(self, delta: dict[str, Any], finish: str | None, created: int) -> str:
+        if self.chat:
+            choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None,
+                                      "finish_reason": finish}  # fmt: skip
+            kind = "chat.completion.chunk"
+        else:
+            choice = {"index": 0, **delta, "logprobs": None, "finish_reason": finish}
+            kind = "text_completion"
+        return _sse({"id": self.id, "object": kind, "created": created, "model": MODEL_ID,
+                     "choices": [choice]})  # fmt: skip
+
+    def usage_chunk(self, created: int) -> dict[str, Any]:
+        kind = "chat.completion.chunk" if self.chat else "text_completion"
+        return {"id": self.id, "object": kind, "created": created, "model": MODEL_ID,
+                "choices": [], "usage": self.usage()}  # fmt: skip
+
+
+def _sse(value: dict[str, Any]) -> str:
+    return f"data: {json.dumps(value, separators=(',', ':'))}\n\n"
+
+
+def _answer(asked: str, prompt_words: int, rng: random.Random, temperature: float) -> str:
+    """The demo's Markdown: an emphasised disclaimer, two sentences (the first begun with
+    a word of the question ``asked``, where the text knows one), a list, a code block."""
+    start = topic(asked)
+    opening = f"**{start}**, you say? " if start else ""
+    lines = [
+        "*A demo answer from nbext's word model, which knows nothing: it strings together "
+        "words from a short text.*",
+        "",
+        opening + sentence(rng, temperature, start) + " " + sentence(rng, temperature),
+        "",
+        *(f"- {sentence(rng, temperature)}" for _ in range(3)),
+        "",
+        "```python",
+        f"prompt_words = {prompt_words}",
+        f'model = "{MODEL_ID}"',
+        "```",
+    ]
+    return "\n".join(lines)
+
+
+def _messages(body: dict[str, Any]) -> tuple[str, str]:
+    """Every message's text, and the last user message's (what the answer is about)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("messages: a non-empty list of {role, content} objects is required",
+                         "messages")  # fmt: skip
+    texts = []
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            raise BadRequest(f"{where}: each message must be an object", where)
+        if message.get("role") not in ROLES:
+            raise BadRequest(f"{where}.role must be one of {', '.join(sorted(ROLES))}, got "
+                             f"{message.get('role')!r}", f"{where}.role")  # fmt: skip
+        texts.append(_content(message.get("content"), f"{where}.content"))
+    users = [t for m, t in zip(messages, texts, strict=True) if m["role"] == "user"]
+    return "\n".join(texts), users[-1] if users else texts[-1]
+
+
+def _content(content: Any, where: str) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        for p in content
+    ):
+        return "\n".join(p["text"] for p in content)
+    raise BadRequest(f"{where} must be a string or a list of text parts", where)
+
+
+def _prompt(body: dict[str, Any]) -> str:
+    prompt = body.get("prompt")
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
+        return prompt[0]
+    raise BadRequest("prompt: a string is required (the demo answers one prompt)", "prompt")
+
+
+def _flag(body: dict[str, Any], name: str) -> bool:
+    value = body.get(name, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise BadRequest(f"{name} must be true or false, got {value!r}", name)
+    return value
+
+
+def _count(body: dict[str, Any], name: str, default: int) -> int:
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BadRequest(f"{name} must be an integer >= 1, got {value!r}", name)
+    return value
+
+
+def _number(body: dict[str, Any], name: str, default: float, low: float, high: float) -> float:
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise BadRequest(f"{name} must be a number from {low:g} to {high:g}, got {value!r}", name)
+    return float(value)
+
+
+def _stops(body: dict[str, Any]) -> list[str]:
+    stop = body.get("stop")
+    if stop is None:
+        return []
+    stops = [stop] if isinstance(stop, str) else stop
+    if (
+        not isinstance(stops, list)
+        or len(stops) > 4
+        or not all(isinstance(s, str) and s for s in stops)
+    ):
+        raise BadRequest("stop must be a string or a list of up to 4 non-empty strings", "stop")
+    return stops
+
+
+def _cut_at_stop(text: str, stops: list[str]) -> str:
+    """``text`` up to the first stop sequence, which is not included (as OpenAI does)."""
+    cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
+    return text[:cut] if cut >= 0 else text

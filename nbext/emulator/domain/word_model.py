@@ -1,0 +1,90 @@
+"""A bigram word model over a short text shipped with the package: the ``llm`` demo's words.
+
+The demo has to stream plausible-looking text offline, deterministically, with nothing
+but the standard library. A bigram chain does that in a few lines: each next word is
+drawn from the words that followed the current one in ``demo_llm_corpus.txt``. It is a
+stand-in for a model's output, not a model; the demo says so in every answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections import Counter
+from functools import cache
+from importlib.resources import files
+
+_WORD = re.compile(r"[A-Za-z']+|[.,:]")
+_SENTENCE_END = "."
+
+
+@cache
+def _chain() -> tuple[dict[str, Counter[str]], tuple[str, ...]]:
+    """Successor counts per word, and the words that start a sentence."""
+    text = files(__package__).joinpath("demo_llm_corpus.txt").read_text(encoding="utf-8")
+    words = _WORD.findall(text)
+    successors: dict[str, Counter[str]] = {}
+    starts: list[str] = [words[0]]
+    for current, following in itertools.pairwise(words):
+        successors.setdefault(current.lower(), Counter())[following] += 1
+        if current == _SENTENCE_END and following[0].isupper():
+            starts.append(following)
+    return successors, tuple(dict.fromkeys(starts))
+
+
+def topic(prompt: str) -> str | None:
+    """The longest word of ``prompt`` that the text knows, to start from (None: none)."""
+    successors, _ = _chain()
+    known = [w for w in _WORD.findall(prompt) if w.lower() in successors and len(w) > 3]
+    return max(known, key=len) if known else None
+
+
+def sentence(rng: random.Random, temperature: float, start: str | None = None) -> str:
+    """One sentence of at most 30 words, begun with ``start`` where the text allows.
+
+    ``temperature`` 0 always takes the most frequent successor (ties: the first seen);
+    higher values flatten the counts towards a uniform draw, as sampling does for a model.
+    A step already taken in this sentence is avoided while another is possible, so a
+    greedy walk does not circle through the same words until the length runs out.
+    """
+    successors, starts = _chain()
+    word = start if start is not None and start.lower() in successors else rng.choice(starts)
+    out = [word[0].upper() + word[1:]]
+    taken: set[tuple[str, str]] = set()
+    for _ in range(30):
+        counts = successors.get(word.lower())
+        if not counts:
+            break
+        fresh = Counter({w: n for w, n in counts.items() if (word, w) not in taken})
+        previous, word = word, _pick(fresh or counts, rng, temperature)
+        taken.add((previous, word))
+        if word == _SENTENCE_END:
+            break
+        out.append(word)
+    return _join(out) + "."
+
+
+def _pick(counts: Counter[str], rng: random.Random, temperature: float) -> str:
+    if temperature <= 0:
+        return counts.most_common(1)[0][0]
+    words = list(counts)
+    weights = [counts[w] ** (1.0 / temperature) for w in words]
+    return rng.choices(words, weights=weights)[0]
+
+
+def _join(words: list[str]) -> str:
+    text = ""
+    for word in words:
+        text += word if word in {",", ":"} or not text else " " + word
+    return text
+
+
+def text_pieces(text: str) -> list[str]:
+    """Word-like pieces (leading white space kept) that join back into ``text`` exactly."""
+    pieces = re.findall(r"\s*\S+", text)
+    if not pieces:
+        return [text] if text else []
+    tail = text[len("".join(pieces)) :]
+    pieces[-1] += tail
+    return pieces

@@ -1,0 +1,117 @@
+"""The API key on disk: ``~/.runpod/config.toml``, as the service's ``runpod`` tools keep it.
+
+``%runpod login`` writes the key there so that nbext and the service's own CLI and SDK
+share one file (``[default]`` / ``api_key = "..."``, the layout ``runpod config``
+writes), and ``%runpod logout`` takes it out. The file is the user's alone (mode 0600,
+its folder 0700), is replaced in one step (a temporary file renamed over it), and keeps
+whatever else it holds, comments included. A file that does not parse as TOML is never
+overwritten unless the user says so: it may hold settings only they can restore.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+from nbext.client import DEFAULT_CONFIG_FILE, DEFAULT_PROFILE
+
+from .errors import InvalidArgument
+
+KEY_SHAPE = re.compile(r"[A-Za-z0-9_\-]{20,256}")
+"""What a key can look like: the service's keys are ``rpa_`` and 40 letters and digits;
+older ones 32 upper-case letters and digits. Anything with spaces, quotes or other
+characters is a paste gone wrong (a whole line, a shell command), not a key."""
+
+
+class ConfigUnreadable(InvalidArgument):
+    """The config file exists but is not TOML: it is left as it is."""
+
+
+def config_path(config_file: str | os.PathLike[str] | None) -> Path:
+    """The config file a connection reads (``~/.runpod/config.toml`` by default)."""
+    return Path(config_file) if config_file is not None else DEFAULT_CONFIG_FILE.expanduser()
+
+
+def check_key_text(text: str) -> str:
+    """``text`` as a key (surrounding white space removed), or a one-line refusal."""
+    key = text.strip()
+    if not key:
+        raise InvalidArgument("no key was given; nothing was written")
+    if not KEY_SHAPE.fullmatch(key):
+        raise InvalidArgument(
+            f"that does not look like an API key ({len(key)} characters; a key is "
+            "letters, digits, '_' and '-' only, such as rpa_…); nothing was written"
+        )
+    return key
+
+
+def _document(path: Path, *, replace_unreadable: bool) -> tomlkit.TOMLDocument:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return tomlkit.document()
+    try:
+        return tomlkit.parse(text)
+    except TOMLKitError as exc:
+        if replace_unreadable:
+            return tomlkit.document()
+        raise ConfigUnreadable(
+            f"{path} is not valid TOML ({exc}); it was left as it is. Fix it, or run "
+            "%runpod login --replace-config to write a new one"
+        ) from None
+
+
+def write_key(
+    path: Path, key: str, profile: str = DEFAULT_PROFILE, *, replace_unreadable: bool = False
+) -> None:
+    """Set ``[profile] api_key`` in ``path``, keeping the rest; the file ends up 0600.
+
+    Raises ``ConfigUnreadable`` (nothing written) or ``OSError`` (an unwritable home).
+    """
+    document = _document(path, replace_unreadable=replace_unreadable)
+    table = document.get(profile)
+    if not isinstance(table, dict):
+        table = tomlkit.table()
+        document[profile] = table
+    table["api_key"] = key
+    _replace(path, tomlkit.dumps(document))
+
+
+def remove_key(path: Path, profile: str = DEFAULT_PROFILE) -> bool:
+    """Take ``[profile] api_key`` out of ``path``; False if it held none.
+
+    A profile left empty goes too, and so does a file left empty.
+    """
+    document = _document(path, replace_unreadable=False)
+    table = document.get(profile)
+    if not isinstance(table, dict) or "api_key" not in table:
+        return False
+    del table["api_key"]
+    if not table:
+        del document[profile]
+    text = tomlkit.dumps(document)
+    if text.strip():
+        _replace(path, text)
+    else:
+        path.unlink()
+    return True
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` in one step, readable by its owner only."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp makes it 0600
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

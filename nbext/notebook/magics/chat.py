@@ -1,0 +1,325 @@
+"""``%%runpod_chat ENDPOINT``: the cell is a message to an LLM endpoint; the answer streams.
+
+The answer is drawn as Markdown while it arrives (at most ``UPDATES_PER_SECOND`` redraws),
+with time to first token, tokens and tokens per second, and ends as a static output
+(HTML, ``text/markdown`` and ``text/plain``) that a saved or exported notebook shows
+without a kernel. The conversation goes on across cells for that endpoint in this kernel;
+``%runpod chat history`` shows it as a DataFrame. Ctrl-C stops the answer and cancels
+its job on the service.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from IPython.core.error import UsageError
+from IPython.display import DisplayHandle, display
+
+from nbext.client import Endpoint, Job, NbextError
+from nbext.models import JobStatus
+
+from ..chat import (
+    CHAT_ROUTE,
+    MODELS_ROUTE,
+    UPDATES_PER_SECOND,
+    ChatView,
+    Conversation,
+    EventReader,
+    NotAChatEndpoint,
+    Turn,
+    describe,
+)
+from ..errors import Interrupted, deferred_interrupts
+from ..ipython import argument, magic_arguments
+from .commands import subcommand
+from .common import check_name, explain, one_line, store, usage_errors
+
+if TYPE_CHECKING:
+    import argparse
+
+    from . import RunpodMagics
+
+MODELS_TIMEOUT = 120.0
+"""Seconds to wait for an endpoint's model list (a cold worker may have to start)."""
+
+
+class ChatFailed(Exception):
+    """The answer did not come: shown as one line (the panel above has the details)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"ChatFailed: {self.message}"]
+
+
+def conversation_for(magics: RunpodMagics, endpoint_id: str, *, new: bool) -> Conversation:
+    conversations: dict[str, Conversation] = magics.conversations
+    if new or endpoint_id not in conversations:
+        conversations[endpoint_id] = Conversation(endpoint_id)
+    return conversations[endpoint_id]
+
+
+def request_body(args: argparse.Namespace, conversation: Conversation, text: str) -> dict[str, Any]:
+    """The chat completion request: streamed, with the usage at the end."""
+    body: dict[str, Any] = {
+        "messages": conversation.messages(text),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if conversation.model:
+        body["model"] = conversation.model
+    if args.temperature is not None:
+        if not (math.isfinite(args.temperature) and 0 <= args.temperature <= 2):
+            raise UsageError(f"--temperature must be from 0 to 2, got {args.temperature:g}")
+        body["temperature"] = args.temperature
+    if args.max_tokens is not None:
+        if args.max_tokens < 1:
+            raise UsageError(f"--max-tokens must be 1 or more, got {args.max_tokens}")
+        body["max_tokens"] = args.max_tokens
+    return body
+
+
+def served_model(endpoint: Endpoint) -> str | None:
+    """The first model the endpoint serves (``/v1/models``), or None if it lists none."""
+    job = endpoint.run({"openai_route": MODELS_ROUTE, "openai_input": {}})
+    result = job.wait(timeout=MODELS_TIMEOUT, raise_on_failure=False)
+    output = result.output
+    answer = output[0] if isinstance(output, list) and output else output
+    if result.status is not JobStatus.COMPLETED:
+        error = f": {result.error}" if result.error else ""
+        raise NotAChatEndpoint(f"asked for its models, its job ended {result.status.value}{error}")
+    if not isinstance(answer, dict):
+        raise NotAChatEndpoint(f"asked for its models, {_answered(answer)}")
+    models = answer.get("data")
+    if not isinstance(models, list):
+        raise NotAChatEndpoint(f"asked for its models, {_answered(answer)}")
+    first = next((m.get("id") for m in models if isinstance(m, dict)), None)
+    return first if isinstance(first, str) else None
+
+
+def run_chat(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+    """The cell magic's body, after its arguments were parsed."""
+    text = cell.strip()
+    if not text:
+        raise UsageError("%%runpod_chat ENDPOINT: the cell body is your message, and it is empty")
+    output_name = check_name(args.output)
+    conversation = conversation_for(magics, args.endpoint, new=args.new)
+    if args.system is not None:
+        conversation.system = args.system or None
+    with usage_errors():
+        service = magics.connection.service()
+    endpoint = service.client.endpoint(args.endpoint)
+    if args.model:
+        conversation.model = args.model
+    elif conversation.model is None:
+        with usage_errors(f"endpoint {args.endpoint!r}"):
+            try:
+                conversation.model = served_model(endpoint)
+            except NotAChatEndpoint as exc:
+                raise UsageError(_not_chat(args.endpoint, exc)) from None
+    body = request_body(args, conversation, text)
+    view = ChatView(args.endpoint, conversation.model, text)
+    store(magics, output_name, None)
+    handle = display(view.bundle(), raw=True, display_id=True)  # type: ignore[no-untyped-call]
+    answer = _Answer(view, handle, magics.connection.redact)
+    with deferred_interrupts(deliver=False) as held:
+        with usage_errors(f"endpoint {args.endpoint!r}"):
+            job = endpoint.run({"openai_route": CHAT_ROUTE, "openai_input": body})
+        view.job_id = job.id
+    try:
+        if held.received:
+            raise KeyboardInterrupt
+        answer.follow(job)
+    except KeyboardInterrupt:
+        raise _cancel(job, answer) from None
+    except NotAChatEndpoint as exc:
+        _cancel_quietly(job)
+        answer.end("FAILED", error=_not_chat(args.endpoint, exc))
+        raise UsageError(_not_chat(args.endpoint, exc)) from None
+    except NbextError as exc:
+        answer.end("FAILED", error=explain(exc))
+        raise UsageError(explain(exc)) from None
+    if view.state != "COMPLETED":
+        message = f"job {job.id} on {args.endpoint!r} ended {view.state}: {view.error or ''}"
+        if magics.raise_on_failure and not args.no_raise:
+            raise ChatFailed(one_line(message) + " (--no-raise lets the notebook go on)")
+        return
+    conversation.turns.append(Turn("user", text))
+    reply = Turn("assistant", view.answer, conversation.model, job.id)
+    reply.ttft_s, reply.tokens, reply.tokens_per_s = view.ttft_s, view.tokens, view.tokens_per_s
+    conversation.turns.append(reply)
+    store(magics, output_name, view.answer)
+
+
+def _not_chat(endpoint_id: str, exc: Exception) -> str:
+    return one_line(
+        f"endpoint {endpoint_id!r} does not answer as a chat endpoint (the OpenAI chat "
+        f"contract, docs/openai.md): {exc}"
+    )
+
+
+class _Answer:
+    """Feeds a ``ChatView`` from the job's stream and redraws it, at most 10 times a second."""
+
+    def __init__(self, view: ChatView, handle: DisplayHandle | None, redact: Any) -> None:
+        self.view = view
+        self.handle = handle
+        self.redact = redact
+        self.started = time.monotonic()
+        self.drawn = 0.0
+        self.reader = EventReader()
+        self.usage_tokens: int | None = None
+        self.events = 0
+
+    def follow(self, job: Job) -> None:
+        view = self.view
+        for output in job.stream():
+            view.state = "IN_PROGRESS"
+            if not isinstance(output, str):
+                raise NotAChatEndpoint(_answered(output, "streamed"))
+            for event in self.reader.feed(output):
+                self.events += 1
+                self._take(event)
+            self.draw()
+        result = job.wait(raise_on_failure=False)
+        if result.status is JobStatus.COMPLETED and not self.events:
+            output = result.output
+            raise NotAChatEndpoint(
+                _answered(output[0] if isinstance(output, list) and output else output)
+            )
+        if self.usage_tokens is not None:
+            view.tokens = self.usage_tokens
+        error = view.error or (self.redact(result.error) if result.error else None)
+        failed = view.error is not None and result.status is JobStatus.COMPLETED
+        self.end("FAILED" if failed else result.status.value, error=error)
+
+    def _take(self, event: dict[str, Any]) -> None:
+        view = self.view
+        if "error" in event:
+            view.error = self.redact(_error_text(event))
+            return
+        usage = event.get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+            self.usage_tokens = usage["completion_tokens"]
+        choices = event.get("choices")
+        if not isinstance(choices, list):
+            raise NotAChatEndpoint(f"it streamed {describe(event)}")
+        for choice in choices:
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            content = delta.get("content") if isinstance(delta, dict) else None
+            if isinstance(content, str) and content:
+                if view.ttft_s is None:
+                    view.ttft_s = time.monotonic() - self.started
+                view.answer += content
+                view.tokens += 1
+
+    def draw(self, *, final: bool = False) -> None:
+        now = time.monotonic()
+        self.view.elapsed_s = now - self.started
+        if self.handle is None or (not final and now - self.drawn < 1 / UPDATES_PER_SECOND):
+            return
+        self.drawn = now
+        self.handle.update(self.view.bundle(), raw=True)  # type: ignore[no-untyped-call]
+
+    def end(self, state: str, *, error: str | None = None, note: str | None = None) -> None:
+        self.view.state = state
+        self.view.error = error or self.view.error
+        self.view.note = note
+        self.draw(final=True)
+
+
+def _answered(value: Any, verb: str = "answered") -> str:
+    """What an endpoint sent instead of chat events, its error's text if it is one."""
+    if isinstance(value, dict) and ("error" in value or value.get("object") == "error"):
+        return f"it {verb} an error: {_error_text(value)}"
+    return f"it {verb} {describe(value)}"
+
+
+def _error_text(value: dict[str, Any]) -> str:
+    error = value.get("error")
+    if isinstance(error, dict):
+        return one_line(str(error.get("message") or error))
+    return one_line(str(error if error is not None else value.get("message", value)))
+
+
+def _cancel_quietly(job: Job) -> None:
+    with contextlib.suppress(NbextError):
+        job.cancel()
+
+
+def _cancel(job: Job, answer: _Answer) -> Interrupted:
+    """Ctrl-C: cancel the job on the service, end the panel, and say what happened."""
+    with deferred_interrupts(deliver=False):
+        try:
+            job.cancel()
+        except NbextError as exc:
+            answer.end("CANCELLED", note=f"stopped by Ctrl-C; the cancel failed: {exc}")
+            return Interrupted(
+                f"stopped reading job {job.id}; the cancel failed ({one_line(str(exc))}): "
+                f"%runpod cancel {job.id}"
+            )
+    answer.end("CANCELLED", note="stopped by Ctrl-C; the job was cancelled on the service")
+    return Interrupted(f"job {job.id} on {job.endpoint_id!r} was cancelled")
+
+
+# ---- %runpod chat history ----------------------------------------------------------------
+
+
+@subcommand("chat", "a chat's history as a DataFrame: %runpod chat history [ENDPOINT]")
+@magic_arguments("runpod chat")
+@argument("what", choices=["history"], help="history: the conversation so far")
+@argument("endpoint", nargs="?", help="the endpoint (default: every endpoint chatted with)")
+def chat(magics: RunpodMagics, args: argparse.Namespace) -> pd.DataFrame:
+    """The conversations of %%runpod_chat in this kernel, a row per message.
+
+    Columns: endpoint, turn, role, content, model, job_id, ttft_s, tokens, tokens_per_s.
+    """
+    conversations: dict[str, Conversation] = magics.conversations
+    if args.endpoint is not None and args.endpoint not in conversations:
+        known = ", ".join(sorted(conversations)) or "none yet"
+        raise UsageError(f"no chat with endpoint {args.endpoint!r} in this kernel (chats: {known})")
+    chosen = [args.endpoint] if args.endpoint else sorted(conversations)
+    rows = []
+    for endpoint_id in chosen:
+        conversation = conversations[endpoint_id]
+        if conversation.system:
+            rows.append(
+                {
+                    "endpoint": endpoint_id,
+                    "turn": 0,
+                    "role": "system",
+                    "content": conversation.system,
+                }
+            )
+        for i, turn in enumerate(conversation.turns):
+            rows.append(
+                {
+                    "endpoint": endpoint_id,
+                    "turn": i // 2 + 1,
+                    "role": turn.role,
+                    "content": turn.content,
+                    "model": turn.model,
+                    "job_id": turn.job_id,
+                    "ttft_s": turn.ttft_s,
+                    "tokens": turn.tokens,
+                    "tokens_per_s": turn.tokens_per_s,
+                }
+            )
+    columns = [
+        "endpoint",
+        "turn",
+        "role",
+        "content",
+        "model",
+        "job_id",
+        "ttft_s",
+        "tokens",
+        "tokens_per_s",
+    ]
+    return pd.DataFrame(rows, columns=columns)

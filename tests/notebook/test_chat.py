@@ -1,0 +1,180 @@
+"""``%%runpod_chat`` in a real IPython shell against a real emulator: the answer streams
+as Markdown, the conversation goes on, the output ends static, mistakes are one line."""
+
+from __future__ import annotations
+
+import _thread
+import json
+import signal
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+
+from nbext.notebook.errors import Interrupted
+from nbext.notebook.magics.chat import ChatFailed
+
+from .conftest import Notebook
+
+
+def event(content: str) -> str:
+    return f"data: {json.dumps({'choices': [{'index': 0, 'delta': {'content': content}}]})}\n\n"
+
+
+async def parrot(job: dict[str, Any]) -> AsyncIterator[Any]:
+    """A chat endpoint that answers the last message back, in two events."""
+    if job["input"]["openai_route"] == "/v1/models":
+        yield {"object": "list", "data": [{"id": "parrot-1", "object": "model"}]}
+        return
+    text = job["input"]["openai_input"]["messages"][-1]["content"]
+    half = len(text) // 2
+    yield event(text[:half])
+    yield event(text[half:]) + "data: [DONE]\n\n"
+
+
+async def broken(job: dict[str, Any]) -> AsyncIterator[Any]:
+    if job["input"]["openai_route"] == "/v1/models":
+        yield {"object": "list", "data": [{"id": "broken-1", "object": "model"}]}
+        return
+    yield event("half an ans")
+    raise RuntimeError("the GPU fell over")
+
+
+@pytest.fixture
+def chat(nb: Notebook) -> Notebook:
+    nb.emu.deploy("llm", endpoint_id="llm")
+    nb.deploy(parrot, "parrot")
+    nb.deploy(broken, "broken")
+    return nb
+
+
+def chat_outputs(nb: Notebook) -> list[dict[str, Any]]:
+    return [o for o in nb.displays if "nbext-chat" in str(o["data"].get("text/html", ""))]
+
+
+def last_job(nb: Notebook, endpoint: str) -> Any:
+    jobs = [j for j in nb.emu.jobs.jobs.values() if j.endpoint_id == endpoint]
+    return max(jobs, key=lambda j: j.submitted_at)
+
+
+def test_the_answer_streams_as_markdown_and_ends_static(chat: Notebook) -> None:
+    chat.run("%%runpod_chat llm -o answer\nTell me about a cold start")
+    outputs = chat_outputs(chat)
+    final = outputs[-1]["data"]
+    assert set(final) == {"text/html", "text/markdown", "text/plain"}
+    answer = chat.shell.user_ns["answer"]
+    assert final["text/markdown"] == answer and answer.startswith("*A demo answer")
+    html = final["text/html"]
+    assert "<em>A demo answer" in html  # emphasis rendered
+    assert "<ul>" in html and "<li>" in html  # the list
+    assert '<pre><code class="language-python">' in html  # the code block
+    assert 'data-state="COMPLETED"' in html and "first token" in html and "tokens/s" in html
+    assert "[COMPLETED]" in final["text/plain"] and answer in final["text/plain"]
+    updates = [o for o in outputs if o["update"]]
+    assert len(updates) >= 3  # it was drawn while it came, not only at the end
+    assert len({o["data"]["text/markdown"] for o in updates}) >= 3  # growing text
+
+
+def test_redraws_are_at_most_ten_a_second(chat: Notebook) -> None:
+    import time
+
+    started = time.monotonic()
+    chat.run("%%runpod_chat llm\nWhat is a queue?")
+    elapsed = time.monotonic() - started
+    live = [o for o in chat_outputs(chat) if o["update"]]
+    assert len(live) <= 10 * elapsed + 2, (len(live), elapsed)
+
+
+def test_the_conversation_goes_on_across_cells_and_new_starts_over(chat: Notebook) -> None:
+    chat.run("%%runpod_chat parrot --system 'Be brief.'\nfirst question")
+    chat.run("%%runpod_chat parrot\nsecond question")
+    messages = last_job(chat, "parrot").input["openai_input"]["messages"]
+    assert [(m["role"], m["content"]) for m in messages] == [
+        ("system", "Be brief."),
+        ("user", "first question"),
+        ("assistant", "first question"),
+        ("user", "second question"),
+    ]
+    assert last_job(chat, "parrot").input["openai_input"]["model"] == "parrot-1"
+    chat.run("%%runpod_chat parrot --new\nthird")
+    messages = last_job(chat, "parrot").input["openai_input"]["messages"]
+    assert messages == [{"role": "user", "content": "third"}]
+
+
+def test_history_is_a_dataframe(chat: Notebook) -> None:
+    chat.run("%%runpod_chat parrot --system 'Be brief.'\nhello there")
+    frame = chat.run("%runpod chat history parrot")
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame["role"]) == ["system", "user", "assistant"]
+    assert list(frame["content"]) == ["Be brief.", "hello there", "hello there"]
+    assert frame["tokens"].iloc[-1] == 2 and frame["ttft_s"].iloc[-1] > 0
+    with pytest.raises(UsageError, match="no chat with endpoint 'llm'"):
+        chat.run("%runpod chat history llm")
+
+
+def test_model_html_is_shown_as_text_never_run(chat: Notebook) -> None:
+    chat.run('%%runpod_chat parrot\n<img src=x onerror="alert(1)"> and <script>alert(2)</script>')
+    html = chat_outputs(chat)[-1]["data"]["text/html"]
+    assert "<img" not in html and "<script" not in html
+    assert "&lt;img src=x" in html and "&lt;script&gt;" in html
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        ("%%runpod_chat llm\n   \n", "the cell body is your message, and it is empty"),
+        ("%%runpod_chat echo\nhello", "does not answer as a chat endpoint"),
+        ("%%runpod_chat fail\nhello", "does not answer as a chat endpoint"),
+        ("%%runpod_chat nope\nhello", "nope"),
+        ("%%runpod_chat llm --temperature 3\nhello", "--temperature must be from 0 to 2"),
+        ("%%runpod_chat llm --max-tokens 0\nhello", "--max-tokens must be 1 or more"),
+        ("%%runpod_chat llm -o 1x\nhello", "not a valid Python variable name"),
+    ],
+)
+def test_mistakes_are_one_line(chat: Notebook, cell: str, message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        chat.run(cell)
+    text = str(caught.value)
+    assert message in text and "\n" not in text
+
+
+def test_a_non_chat_endpoint_is_told_what_it_answered(chat: Notebook) -> None:
+    with pytest.raises(UsageError) as caught:
+        chat.run("%%runpod_chat echo\nhello")
+    assert "openai_route" in str(caught.value)  # echo sent its input back
+
+
+def test_a_failure_stops_run_all_unless_no_raise(chat: Notebook) -> None:
+    with pytest.raises(ChatFailed, match="ended FAILED"):
+        chat.run("%%runpod_chat broken\nhello")
+    final = chat_outputs(chat)[-1]["data"]
+    assert "the GPU fell over" in final["text/plain"] and "half an ans" in final["text/plain"]
+    chat.run("%%runpod_chat broken --no-raise\nhello")  # does not raise
+    assert chat.run("%runpod chat history broken").empty  # failed answers are not kept
+
+
+@pytest.fixture
+def sigint() -> Iterator[None]:
+    """Ctrl-C reaches the test's cell even where the suite started with SIGINT ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_stops_the_answer_and_cancels_the_job(chat: Notebook, sigint: None) -> None:
+    def interrupt_once_it_streams() -> None:
+        chat.until(lambda: any(o["update"] for o in chat_outputs(chat)), "a first redraw")
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_once_it_streams, daemon=True).start()
+    with pytest.raises(Interrupted, match="was cancelled"):
+        chat.run("%%runpod_chat llm\nTell me a long story")
+    job = last_job(chat, "llm")
+    chat.until(lambda: job.status.value == "CANCELLED", "the job to be cancelled")
+    final = chat_outputs(chat)[-1]["data"]
+    assert "[CANCELLED]" in final["text/plain"] and "Ctrl-C" in final["text/plain"]
