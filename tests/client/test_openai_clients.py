@@ -30,13 +30,15 @@ def test_the_sync_client_talks_to_the_endpoint_s_openai_routes() -> None:
 @pytest.mark.anyio
 async def test_the_async_client_streams() -> None:
     async with local_async_client(LLM) as client:
-        llm = client.endpoint("llm").async_openai()
-        assert isinstance(llm, openai.AsyncOpenAI)
-        stream = await llm.chat.completions.create(
-            model="nbext-demo-word-model", messages=MESSAGES, max_tokens=4, stream=True,
-            extra_body={"tokens_per_second": 0},
-        )  # fmt: skip
-        pieces = [c.choices[0].delta.content async for c in stream if c.choices]
+        # closed here: an AsyncOpenAI left to the garbage collector closes its pool on
+        # whatever loop runs then, which is not this test's
+        async with client.endpoint("llm").async_openai() as llm:
+            assert isinstance(llm, openai.AsyncOpenAI)
+            stream = await llm.chat.completions.create(
+                model="nbext-demo-word-model", messages=MESSAGES, max_tokens=4, stream=True,
+                extra_body={"tokens_per_second": 0},
+            )  # fmt: skip
+            pieces = [c.choices[0].delta.content async for c in stream if c.choices]
         assert len([p for p in pieces if p]) == 4
 
 
