@@ -316,7 +316,7 @@ def test_the_figures_commands_exist(workdir: Path) -> None:
                 assert line.startswith("/usr/bin/time -v make "), line
                 if shutil.which("make") is None:
                     continue  # tests/test_makefile.py says so with its skip
-                target = line.split()[-1]
+                target = line.split()[3]  # /usr/bin/time -v make TARGET [VARIABLE=...]
                 made = subprocess.run(
                     ["make", "-n", "-o", ".venv/.nbext-installed", target],
                     cwd=ROOT,
