@@ -43,9 +43,10 @@ _DRAWING = frozenset(
 )  # fmt: skip
 """SVG elements that only draw. ``a`` is not here: its children are kept, the link not."""
 
+_FOREIGN_ATTRIBUTES = ((XLINK_NS, "href"), (XML_NS, "space"), (XML_NS, "lang"))
 _RASTER_DATA = re.compile(r"\s*data:image/(png|jpeg|gif|webp);base64,", re.I)
 _URL = re.compile(r"url\(\s*['\"]?\s*([^)'\"\s]*)", re.I)
-_ACTIVE_CSS = re.compile(r"@import|expression\s*\(|javascript:|behavior\s*:", re.I)
+_ACTIVE_CSS = re.compile(r"@import|image-set\s*\(|expression\s*\(|javascript:|behavior\s*:", re.I)
 
 
 def sanitised_svg(data: bytes) -> bytes | None:
@@ -113,9 +114,10 @@ def _unwrap(link: ET.Element) -> None:
 
 def _keeps_attribute(element: ET.Element, name: str, value: str) -> bool:
     namespace, local = _split(name)
-    if namespace not in ("", XLINK_NS, XML_NS) or local.lower().startswith("on"):
+    if local.lower().startswith("on"):
         return False
-    if namespace == XLINK_NS and local != "href":
+    # of other namespaces only these: xml:base, for one, would move relative references
+    if namespace and (namespace, local) not in _FOREIGN_ATTRIBUTES:
         return False
     if "javascript:" in value.lower().replace(" ", ""):
         return False

@@ -51,7 +51,9 @@ HOSTILE = f"""<?xml version="1.0"?>
   <set attributeName="href" to="javascript:alert(7)"/>
   <animate attributeName="fill" values="red;blue" dur="1s" onbegin="alert(8)"/>
   <iframe xmlns="http://www.w3.org/1999/xhtml" src="https://evil.example/"/>
-  <text x="4" y="70" font-family="monospace">costs $5 &amp; &lt;more&gt;</text>
+  <g xml:base="https://evil.example/"
+     style="background: image-set('https://evil.example/i.png' 1x)"/>
+  <text x="4" y="70" font-family="monospace" xml:space="preserve">costs $5 &amp; &lt;more&gt;</text>
 </svg>
 """.encode()
 
@@ -90,6 +92,9 @@ def test_what_draws_is_kept_and_what_runs_or_loads_is_not() -> None:
     assert rect.get("style") is None  # it loaded a file
     text = root.find(f"{{{SVG_NS}}}text")
     assert text is not None and text.text == "costs $5 & <more>"
+    assert text.get("{http://www.w3.org/XML/1998/namespace}space") == "preserve"
+    group = root.find(f"{{{SVG_NS}}}g[@id]")  # the link, now a group: none has an id
+    assert group is None and not [g for g in root.iter(f"{{{SVG_NS}}}g") if g.attrib]
     styles = [e.text or "" for e in root.iter(f"{{{SVG_NS}}}style")]
     assert styles == ["", ".ok { fill: url(#sky) }"]
 
