@@ -1,10 +1,10 @@
-# Two commands on a fresh machine: `make lab` and `make test`.
+# Two commands on a fresh machine: `make lab` and `make test`; `make check` while working.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.nbext-installed
 
-.PHONY: lab test lint bench emulator clean
+.PHONY: lab test check lint bench emulator clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,13 @@ lab: $(STAMP)
 # pytest's exit code 5 (no tests collected) is a failure here, as any non-zero code.
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The quick tier, while working: tests/ but the browser (e2e), the Binder build and every
+# test marked slow, and not the guides under nbval (notebooks/). Two processes (xdist):
+# many tests wait on real time (a server's answer, a rate-limit window) rather than on
+# the CPU, so two share two cores well. PYTEST_ARGS adds options, e.g. -x or a path.
+check: $(STAMP)
+	$(BIN)/python -m pytest tests -m "not slow and not e2e" -n 2 $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check nbext tests benchmarks

@@ -60,6 +60,28 @@ def test_emulator_args_are_passed() -> None:
     assert "-m nbext.emulator --port 8001" in dry_run("emulator", "EMULATOR_ARGS=--port 8001")
 
 
+def test_check_is_the_suite_without_the_browser_the_guides_binder_or_slow_tests() -> None:
+    """What ``make check`` collects, asked of pytest itself (in one process, ``-n 0``)."""
+    listing = "PYTEST_ARGS=-n 0 --collect-only -q -p no:cacheprovider"
+    result = subprocess.run(
+        ["make", "--no-print-directory", "-o", STAMP, "check", listing],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    items = [line for line in result.stdout.splitlines() if "::" in line]
+    assert len(items) > 1000, result.stdout[-2000:]
+    files = {item.split("::")[0] for item in items}
+    assert "tests/test_makefile.py" in files and "tests/client/test_jobs.py" in files
+    left_out = ("tests/e2e/", "tests/binder/", "notebooks/", "tests/media/test_gallery_in")
+    # the browser harness's own rules need no browser, and stay
+    assert [f for f in files if f.startswith(left_out)] == ["tests/e2e/test_harness.py"]
+    assert not [i for i in items if i.startswith("tests/emulator/v2/test_conformance.py")]
+    assert "-n 2" in dry_run("check")  # two processes when it runs for real
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

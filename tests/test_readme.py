@@ -14,6 +14,9 @@ Blocks are read from the file at test time. Each kind has one test below, and
   ``export`` lines; ``make`` targets are checked with ``make -n`` (``tests/test_makefile.py``
   serves ``make lab`` for real).
 - The sample banner must match what the emulator prints, but for the port and key.
+
+The benchmark commands live with their figures in ``docs/performance.md``; their
+``--help`` runs (a benchmark takes minutes and a quiet machine).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from .standalone import Standalone, clean_environment, run_in_shell, run_python_
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+PERFORMANCE = ROOT / "docs" / "performance.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 
 
@@ -46,8 +50,8 @@ class Block:
         return f"README.md:{self.line} ({self.lang or 'untagged'})"
 
 
-def blocks() -> list[Block]:
-    text = README.read_text()
+def blocks(page: Path = README) -> list[Block]:
+    text = page.read_text()
     return [
         Block(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1)
         for m in FENCE.finditer(text)
@@ -297,8 +301,27 @@ def test_the_cloud_setup_commands_exist() -> None:
                 assert program == "make", line
 
 
-def test_the_benchmark_commands_exist(workdir: Path) -> None:
+def test_the_figures_commands_exist(workdir: Path) -> None:
+    """docs/performance.md gives each figure's command: each benchmark's ``--help`` runs,
+    each timed ``make`` target exists."""
     (workdir / "benchmarks").symlink_to(ROOT / "benchmarks")
-    for block in of_kind(is_benchmark):
+    found = blocks(PERFORMANCE)
+    assert [b for b in found if is_benchmark(b)], "no benchmark commands in performance.md"
+    for block in found:
+        assert block.lang == "sh", f"{PERFORMANCE.name}:{block.line}: only commands there"
         for line in commands(block.code):
-            run_in_shell([], f"{line} --help", home=workdir, cwd=workdir)
+            if is_benchmark(block):
+                run_in_shell([], f"{line} --help", home=workdir, cwd=workdir)
+            else:
+                assert line.startswith("/usr/bin/time -v make "), line
+                if shutil.which("make") is None:
+                    continue  # tests/test_makefile.py says so with its skip
+                target = line.split()[3]  # /usr/bin/time -v make TARGET [VARIABLE=...]
+                made = subprocess.run(
+                    ["make", "-n", "-o", ".venv/.nbext-installed", target],
+                    cwd=ROOT,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                assert made.returncode == 0, f"{line}: {made.stderr}"

@@ -138,6 +138,9 @@ def extension_entry_point_ready() -> bool:
     return hasattr(notebook_layer, "load_ipython_extension")
 
 
+# Past the suite's per-test limit: four steps bounded by BUILD_TIMEOUT each (venv, pip,
+# postBuild, the server's URL), then the guide's run, bounded by its 300 s.
+@pytest.mark.timeout(4 * BUILD_TIMEOUT + 300)
 def test_binder_files_build_an_environment_that_runs_the_quickstart(tmp_path: Path) -> None:
     if not (ROOT / QUICKSTART).exists() and not extension_entry_point_ready():
         pytest.skip("neither the quickstart nor %load_ext nbext exists yet (notebook layer)")

@@ -13,6 +13,7 @@ no value in the user's namespace may contain the emulator's API key.
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +37,22 @@ KEY = "rpa_5C0FFEE0DDBA11F00D5EED1234567890ABCDEF42"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def sigint_handled() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt during the test, as in a kernel, then as before.
+
+    A kernel always handles SIGINT (its interrupt button sends one), but a test run may
+    start with SIGINT ignored (``nohup``, ``cmd &`` in a script, some CI runners), and
+    Python then leaves it ignored: a test's Ctrl-C would never arrive and the cell it
+    interrupts would run on until the per-test timeout.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class RecordingPublisher(DisplayPublisher):

@@ -9,7 +9,7 @@ code under test failed to cancel, for at most 10 s so the test fails instead of 
 A kernel always handles SIGINT (that is what its interrupt button sends), but a test run
 may start with SIGINT ignored (``nohup``, ``cmd &`` in a script, some CI runners), and
 Python then leaves it ignored: no Ctrl-C would ever arrive. Each test here therefore
-installs Python's own handler for its duration, as a kernel has one.
+installs Python's own handler for its duration, as a kernel has one (``sigint_handled``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +33,7 @@ from nbext.notebook.errors import deferred_interrupts
 
 from .conftest import Notebook
 
-
-@pytest.fixture(autouse=True)
-def sigint_handled() -> Iterator[None]:
-    """SIGINT raises KeyboardInterrupt during the test, as in a kernel, then as before."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+pytestmark = pytest.mark.usefixtures("sigint_handled")  # see its docstring
 
 
 def press_ctrl_c() -> None:

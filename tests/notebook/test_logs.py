@@ -188,6 +188,7 @@ async def test_a_pod_that_is_gone_ends_its_following(nb: Notebook, v2: Client) -
     await nb.conn.aclose()
 
 
+@pytest.mark.usefixtures("sigint_handled")  # the Ctrl-C arrives under nohup too
 @pytest.mark.parametrize("fake_clock", [True])
 def test_without_an_event_loop_the_cell_follows_until_interrupted(nb: Notebook, v2: Client) -> None:
     """A terminal IPython has no loop to follow from: the cell follows, Ctrl-C stops it."""

@@ -236,3 +236,29 @@ def test_streamed_previews_write_no_file_the_output_at_the_end_does(
     # only the output's own three pictures (paths [0].images[0]...), no file per preview
     assert [name[:11] for name in names] == ["0-images-0-", "1-images-0-", "2-images-0-"]
     assert [href for href, _ in links(saved_panel(nb))] == [f"nbext-media/{n}" for n in names]
+
+
+def test_a_large_svg_with_a_script_is_linked_as_a_drawing_its_owner_alone_reads(
+    nb: Notebook, notebook_folder: Path
+) -> None:
+    """An SVG past the inline limit: the saved output links to a file that cannot run."""
+    shapes = "".join(f'<circle cx="{n % 500}" cy="{n // 500}" r="1"/>' for n in range(20_000))
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)" width="500" height="40">'
+        f'<script>alert(2)</script><image href="https://evil.example/t.png"/>{shapes}</svg>'
+    )
+    assert len(svg) > 512 * 1024
+    uri = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+    nb.deploy(lambda job: {"diagram": uri}, "drawing")
+    nb.run("%%runpod_job drawing\n{}")
+
+    saved = saved_panel(nb)
+    ((href, words),) = links(saved)
+    assert words == "show full size"
+    assert re.fullmatch(r"nbext-media/diagram-[0-9a-f]{16}\.svg", href), href
+    assert "<script" not in saved and "onload" not in saved and "evil.example" not in saved
+    on_disk = notebook_folder / href
+    written = on_disk.read_text()
+    assert "<script" not in written and "onload" not in written and "evil.example" not in written
+    assert written.count("<circle") == 20_000  # the drawing is whole
+    assert on_disk.stat().st_mode & 0o077 == 0  # its owner's only

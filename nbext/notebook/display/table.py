@@ -28,6 +28,12 @@ CSS_CLASS = "nbext-listing"
 NO_WRAP = f"<style>table.{CSS_CLASS} td, table.{CSS_CLASS} th {{ white-space: nowrap; }}</style>"
 """JupyterLab lets table cells wrap at any space or hyphen, which cuts job ids and times
 in two; a listing's rows stay one line each (a wide one scrolls sideways instead)."""
+NOT_MATH = ("tex2jax_ignore", "mathjax_ignore")
+"""JupyterLab typesets ``$...$`` in trusted HTML with MathJax, which would set a job's
+"$5 and $6" as italic math and drop both signs. A listing's cells are values, never
+formulas: these classes (MathJax 2's and 3's names) tell it to leave the table alone,
+as pandas' own ``display.html.use_mathjax = False`` does. An HTML entity for ``$`` would
+not help: MathJax reads the text the entity has already become."""
 CELL_CHARS = 60
 """How much of a nested value (a job's output, a list of ports) one cell shows."""
 
@@ -108,7 +114,9 @@ class Table:
             text = escape(str(view.iat[row, col]))
             marks[mark] = f"{media.inline_html(items)} {text}"
             view.iat[row, col] = mark
-        html: str = view.to_html(na_rep=MISSING, notebook=True, border=0, classes=CSS_CLASS)
+        html: str = view.to_html(
+            na_rep=MISSING, notebook=True, border=0, classes=[CSS_CLASS, *NOT_MATH]
+        )
         for mark, cell in marks.items():
             html = html.replace(f">{mark}<", f">{cell}<", 1)
         return NO_WRAP + html

@@ -1,0 +1,77 @@
+"""Which tests are slow, so ``make check`` (``-m "not slow and not e2e"``) can leave them
+to ``make test``.
+
+A test is slow here when it took seconds of its own in a measured run
+(``--durations=0``, docs/performance.md): it starts processes (the emulator's command
+line, worker scripts, a sub-run of pytest, mypy), waits out real rate-limit windows, or
+pushes hundreds of megabytes. Some modules mark themselves (``pytestmark``, e.g. the
+conformance suites and tests/e2e); the rest are listed here, in one place, so the list
+is re-measured and changed without touching the tests. An entry is a module, or a test
+with all its parametrizations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import pytest
+
+SLOW = (
+    # processes: the standalone emulator, its CLI, worker scripts, a kill -9
+    "tests/emulator/test_cli.py",
+    "tests/emulator/test_banner.py",
+    "tests/emulator/workers/test_worker_processes.py",
+    "tests/emulator/workers/test_js_sdk.py",
+    "tests/emulator/workers/test_worker_protocol.py::test_refresh_worker_restarts_that_worker",
+    "tests/emulator/workers/test_worker_protocol.py::test_execution_timeout_stops_the_job_on_the_worker",
+    "tests/emulator/workers/test_worker_v2.py::test_a_crashed_workers_log_goes_on_across_its_restart",
+    "tests/emulator/hardening/test_chaos.py",
+    "tests/emulator/hardening/test_stuck_handlers.py::test_sigterm_ends_the_emulator_while_a_handler_hangs",
+    "tests/notebook/test_worker_scripts.py::test_a_kernel_that_stops_leaves_no_worker_process",
+    "tests/notebook/test_worker_scripts.py::test_a_script_that_dies_at_import_says_why",
+    "tests/notebook/test_worker_scripts.py::test_deploying_again_runs_the_edited_script",
+    # the README's commands, as a newcomer runs them: emulators, shells, fresh interpreters
+    "tests/test_readme.py::test_python_blocks_run_offline_as_written",
+    "tests/test_readme.py::test_magic_blocks_run_in_ipython",
+    "tests/test_readme.py::test_the_emulator_commands_serve_and_print_the_banner_shown",
+    "tests/test_readme.py::test_curl_and_the_sdk_run_after_the_printed_exports",
+    "tests/test_readme.py::test_the_cloud_setup_commands_exist",
+    # a sub-run of pytest, or of mypy
+    "tests/test_makefile.py::test_check_is_the_suite_without_the_browser_the_guides_binder_or_slow_tests",
+    "tests/notebook/test_interrupt.py::test_these_tests_pass_when_the_run_starts_with_sigint_ignored",
+    "tests/client/test_handle_twins.py::test_a_type_checker_sees_each_twin_return_what_it_does",
+    "tests/test_suite_bounds.py::test_a_hung_test_fails_with_its_name_and_stack_and_the_run_goes_on",
+    # real time: rate-limit windows of 10 s
+    "tests/client/test_map.py::test_map_paces_three_windows_without_losing_one",
+    # hundreds of megabytes, or thousands of generated cases
+    "tests/client/test_misbehaving_servers.py::test_a_gzip_bomb_stops_at_the_cap",
+    "tests/notebook/test_media_output.py::test_a_50_mb_output_keeps_the_page_and_the_notebook_small",
+    "tests/emulator/test_stateful.py::test_random_operation_sequences_agree_with_the_model",
+    "tests/client/test_stream_unit.py::test_any_values_split_by_the_emulator_come_back_whole",
+)
+
+
+def is_listed(nodeid: str) -> bool:
+    return any(nodeid == entry or nodeid.startswith((f"{entry}::", f"{entry}[")) for entry in SLOW)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Captured output and logs with lone surrogates spelled ``\\ud800``: the hostile-input
+    tests make the emulator log such text, and xdist (``make check``) cannot send a
+    report holding it from its worker (UTF-8 refuses it), which ends the whole run."""
+    report = yield
+    report.sections = [
+        (title, text.encode("utf-8", "backslashreplace").decode())
+        for title, text in report.sections
+    ]
+    return report
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_listed(item.nodeid):
+            item.add_marker(pytest.mark.slow)
