@@ -277,6 +277,12 @@ class Emulator:
         processes have troubles of their own making.
         """
         made = None if scenario is None else scenarios.parse(scenario, self.clock.now())
+        endpoint = self.jobs.endpoints.get(endpoint_id)
+        if endpoint is not None and (endpoint.image or "").startswith("worker/"):
+            raise ValueError(
+                f"endpoint {endpoint_id} runs a worker script, and scenarios act on handlers "
+                "run in the emulator; make the script itself exit or sleep at start instead"
+            )
         try:
             self.call_on_loop(lambda: self.jobs.set_scenario(endpoint_id, made))
         except DomainError as exc:
