@@ -33,7 +33,7 @@ DEFAULTS: dict[str, dict[str, float]] = {
 }
 CRASH_LINE = "Worker is unhealthy, exiting (the crash-loop scenario: it exits at start)"
 """The last log line of a crash-looping worker, as the service's SDK says it."""
-RESTART_BACKOFF = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+RESTART_BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """Seconds before a crashed worker's next start, as the emulator restarts worker scripts."""
 
 
