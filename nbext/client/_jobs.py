@@ -200,9 +200,12 @@ def _wait(
     FAILED, TIMED_OUT and CANCELLED raise JobFailed, JobTimedOut, JobCancelled
     (carrying the result) unless ``raise_on_failure=False``. Past ``timeout``
     seconds (default: the client's ``wait_timeout``) raises Timeout; the job goes on.
+    A job still IN_QUEUE then has its likely cause named, from the endpoint's /health
+    (the Timeout's ``cause`` and ``health``).
     """
     deadline = flows.job_deadline(ctx, state.endpoint_id, state.id, timeout)
-    return (yield from flows.wait(ctx, state, deadline, raise_on_failure))
+    flow = flows.wait(ctx, state, deadline, raise_on_failure)
+    return (yield from flows.explained(ctx, state.endpoint_id, flow))
 
 
 def _stream_chunks(
