@@ -233,3 +233,29 @@ async def test_a_worker_script_endpoint_refuses_a_scenario(emu: Emulator) -> Non
         emu.set_scenario("script", "crash-loop")
     assert "\n" not in str(caught.value)
     assert emu.jobs.endpoint("script").scenario is None
+
+
+# ---- the REST v2 workers list and worker logs --------------------------------------------
+
+
+async def test_v2_lists_each_workers_state_and_logs_the_crash(
+    emu: Emulator, http: httpx.AsyncClient
+) -> None:
+    from .v2.conftest import events
+
+    emu.deploy("echo", endpoint_id="crash", scenario="crash-loop")
+    emu.deploy("echo", endpoint_id="cold", scenario="cold-start:seconds=30")
+    await run(http, "crash")
+    await run(http, "cold")
+    await advance(emu, 4)
+    listed = (await http.get("/v2/serverless/crash/workers")).json()
+    (worker,) = listed["workers"]
+    assert worker["status"] == "UNHEALTHY" and listed["summary"]["unhealthy"] == 1
+    cold = (await http.get("/v2/serverless/cold/workers")).json()
+    assert [w["status"] for w in cold["workers"]] == ["INITIALIZING"]
+    lines = await events(http, f"/v2/serverless/crash/workers/{worker['id']}/logs?tail=1")
+    assert [line["line"] for line in lines] == [CRASH_LINE]
+    await advance(emu, 30)
+    assert [
+        w["status"] for w in (await http.get("/v2/serverless/cold/workers")).json()["workers"]
+    ] == ["IDLE"]

@@ -114,6 +114,7 @@ class Scheduler:
             worker.boot_timer = self.clock.call_later(until - now, self.boot, worker, endpoint)
         elif scenario.name == "crash-loop":
             worker.state = "unhealthy"
+            worker.started_at = now  # its latest start, the one that failed
             worker.last_line = CRASH_LINE
             delay = RESTART_BACKOFF[min(worker.restarts, len(RESTART_BACKOFF) - 1)]
             worker.restarts += 1
