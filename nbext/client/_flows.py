@@ -27,7 +27,6 @@ from nbext.models import (
     FINAL_STATES,
     STREAM_WAIT_DEFAULT_MS,
     AcceptedJob,
-    Health,
     JobResult,
     JobStatus,
     StreamChunk,
@@ -48,7 +47,6 @@ from ._calls import (
     unanswered_note,
 )
 from ._config import ManagementAPI, Secret
-from ._diagnosis import why_queued
 from ._errors import APIError, NbextError, RateLimited, Timeout, outcome_error
 from ._retry import RetryPolicy, may_retry_status, may_retry_transport
 from ._stream import Reassembler, StreamProtocolError
@@ -214,50 +212,6 @@ class Deadline:
 
 
 JOB_GOES_ON = "; the job goes on: wait again, or cancel it"
-HEALTH_CHECK_TIMEOUT = 5.0
-"""Seconds a timed-out wait spends at most reading /health to say why the job waited."""
-
-
-def explained(ctx: Context, endpoint_id: str, flow: Flow[T]) -> Flow[T]:
-    """``flow`` (a wait), whose Timeout with the job still IN_QUEUE says why it waited.
-
-    The endpoint's /health is read once, within ``HEALTH_CHECK_TIMEOUT``: its worker
-    counts name the likely cause (``_diagnosis.why_queued``), which goes into the
-    message and, with the health, into the error's ``cause`` and ``health``. Health that
-    cannot be read is said in the message; the Timeout is raised either way.
-    """
-    try:
-        return (yield from flow)
-    except Timeout as exc:
-        if exc.last_status is not JobStatus.IN_QUEUE or exc.job_id is None:
-            raise
-        call = endpoint_call("health", "GET", endpoint_id)
-        timeout = min(ctx.call_timeout, HEALTH_CHECK_TIMEOUT)
-        check = Deadline(start=ctx.now(), timeout=timeout, what=call.describe())
-        health: Health | None = None
-        try:
-            # The last state seen may be the submission's: a job that started since
-            # waits for nothing, and the workers' counts would explain nothing.
-            now = yield from status(ctx, JobState(endpoint_id, exc.job_id, False), check)
-            if now.status is not JobStatus.IN_QUEUE:
-                raise exc
-            health = model_of(call, (yield from send(ctx, call, check)), Health)
-            cause = why_queued(health)
-        except NbextError as failure:
-            if failure is exc:
-                raise
-            cause = f"why it waits is unknown: {failure}"
-        text = str(exc)
-        still = JOB_GOES_ON if text.endswith(JOB_GOES_ON) else ""
-        raise Timeout(
-            f"{text.removesuffix(JOB_GOES_ON)}; {cause}{still}",
-            timeout=exc.timeout,
-            last_status=exc.last_status,
-            health=health,
-            cause=cause,
-            endpoint_id=exc.endpoint_id,
-            job_id=exc.job_id,
-        ) from None
 
 
 def wait_seconds(ctx: Context, timeout: float | None) -> float:
@@ -596,8 +550,7 @@ def run_sync(
     hold = min(wait_s, max(0.0, outer.remaining(ctx.now())))
     call = runsync_call(endpoint_id, body, hold)
     response = yield from send(ctx, call, outer)
-    flow = runsync_outcome(ctx, call, response, outer, raise_on_failure)
-    return (yield from explained(ctx, endpoint_id, flow))
+    return (yield from runsync_outcome(ctx, call, response, outer, raise_on_failure))
 
 
 def submission_deadline(

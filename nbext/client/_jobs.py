@@ -28,6 +28,7 @@ from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config,
 
 from . import _flows as flows
 from ._calls import Seconds, endpoint_call, job_call, segment, submission_body
+from ._diagnosis import explained
 from ._map import MapPlan, map_async, map_sync
 from ._openai import async_openai, sync_openai
 from ._resources.twins import adopt, name_methods
@@ -121,7 +122,7 @@ def _run_sync(
         endpoint_id, "runsync", input, webhook, execution_timeout, ttl, low_priority, s3_config
     )
     flow = flows.run_sync(ctx, endpoint_id, body, wait, timeout, raise_on_failure)
-    _, result = yield from flow
+    _, result = yield from explained(ctx, endpoint_id, flow)
     return result
 
 
@@ -205,7 +206,7 @@ def _wait(
     """
     deadline = flows.job_deadline(ctx, state.endpoint_id, state.id, timeout)
     flow = flows.wait(ctx, state, deadline, raise_on_failure)
-    return (yield from flows.explained(ctx, state.endpoint_id, flow))
+    return (yield from explained(ctx, state.endpoint_id, flow))
 
 
 def _stream_chunks(

@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from nbext.client import Timeout
+from nbext.emulator.domain.scenarios import CRASH_LINE
 from nbext.models import JobStatus as S
 
 from .conftest import Harness
@@ -51,6 +52,10 @@ async def test_a_timeout_names_what_the_workers_are_doing(
     assert err.health.workers.ready == 0
     if counted:
         assert getattr(err.health.workers, counted) == 1
+    if scenario == "crash-loop":  # what the crashing worker said last, from its v2 log
+        assert err.cause.endswith(f"; last line: {CRASH_LINE}")
+    else:
+        assert "last line" not in err.cause
 
 
 async def test_busy_workers_and_the_queue_ahead(h: Harness) -> None:
@@ -98,4 +103,5 @@ async def test_run_sync_that_times_out_in_queue_says_why(h: Harness) -> None:
     err = outcome["error"]
     assert err.job_id == job_id
     assert err.cause.startswith("no worker could start: 1 worker unhealthy")
+    assert err.cause.endswith(f"; last line: {CRASH_LINE}")
     assert err.health.workers.unhealthy == 1
