@@ -90,6 +90,21 @@ async def test_crash_loop_keeps_jobs_queued_with_unhealthy_restarting_workers(
     assert health["jobs"]["inQueue"] == 1
 
 
+async def test_a_crash_loop_with_nothing_queued_stops_restarting(
+    emu: Emulator, http: httpx.AsyncClient
+) -> None:
+    emu.deploy("echo", endpoint_id="crash", scenario="crash-loop")
+    emu.deploy("echo", endpoint_id="kept", workers_min=1, scenario="crash-loop")
+    job_id = await run(http, "crash")
+    await advance(emu, 5)
+    assert (await http.post(f"/v2/crash/cancel/{job_id}")).status_code == 200
+    await advance(emu, 60)
+    assert await workers(http, "crash") == dict.fromkeys(
+        ("idle", "running", "initializing", "ready", "throttled", "unhealthy"), 0
+    )
+    assert (await workers(http, "kept"))["unhealthy"] == 1  # workersMin keeps it trying
+
+
 async def test_clearing_a_crash_loop_lets_the_queued_job_run(
     emu: Emulator, http: httpx.AsyncClient
 ) -> None:

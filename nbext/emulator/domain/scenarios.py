@@ -10,7 +10,9 @@ be given a scenario (``Emulator.set_scenario``, ``--scenario`` on the command li
 - ``crash-loop``: every worker exits as it starts; it is restarted with backoff and
   counted ``unhealthy``, its last log line kept, and no job starts;
 - ``throttled``: for ``seconds`` (default 30) from when the scenario is set, no GPU is
-  free: new workers are ``throttled`` and jobs wait; then they initialize as usual;
+  free: new workers are ``throttled`` and jobs wait; then they start as usual;
+- a crash-looping worker that no job waits for (and not needed for ``workersMin``) is
+  not restarted, as the service stops scaling up for an empty queue;
 - ``flaky``: a ``fraction`` of jobs (default 0.3) fail, chosen by a ``seed``ed draw;
 - ``slow-stream``: a streaming handler's chunks come ``seconds`` (default 2) apart.
 

@@ -113,6 +113,9 @@ class Scheduler:
             worker.state = "throttled"
             worker.boot_timer = self.clock.call_later(until - now, self.boot, worker, endpoint)
         elif scenario.name == "crash-loop":
+            if worker.restarts and not self._wanted(endpoint):
+                endpoint.workers.remove(worker)  # nothing waits for it: it is not restarted
+                return
             worker.state = "unhealthy"
             worker.started_at = now  # its latest start, the one that failed
             worker.last_line = CRASH_LINE
@@ -127,6 +130,13 @@ class Scheduler:
             )
         else:
             self._booted(worker, endpoint)
+
+    @staticmethod
+    def _wanted(endpoint: Endpoint) -> bool:
+        """Whether a worker that failed to start is still wanted: a job waits that may
+        start one, or the endpoint keeps ``workersMin`` workers."""
+        waiting = any(not job.low_priority for job in endpoint.queue.values())
+        return waiting or len(endpoint.workers) <= endpoint.workers_min
 
     def _booted(self, worker: Worker, endpoint: Endpoint) -> None:
         worker.boot_timer = None
