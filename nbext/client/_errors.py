@@ -47,7 +47,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Protocol
 
-from nbext.models import JobResult, JobStatus
+from nbext.models import Health, JobResult, JobStatus
 
 EXCERPT_CHARS = 300
 
@@ -198,7 +198,10 @@ class ConnectionError(NbextError, builtins.ConnectionError):
 class Timeout(NbextError, builtins.TimeoutError):
     """A deadline passed: a wait, a stream, or one request with no answer in time.
 
-    For a job, ``last_status`` is the last state seen; the job itself goes on.
+    For a job, ``last_status`` is the last state seen; the job itself goes on. A wait
+    that ends with the job still IN_QUEUE also carries the endpoint's ``/health`` as it
+    was then (``health``, None if it could not be read) and ``cause``, the likely reason
+    in one line (also in the message): a notebook shows them without parsing the text.
     """
 
     def __init__(
@@ -207,11 +210,15 @@ class Timeout(NbextError, builtins.TimeoutError):
         *,
         timeout: float | None = None,
         last_status: JobStatus | None = None,
+        health: Health | None = None,
+        cause: str | None = None,
         **kw: Any,
     ) -> None:
         super().__init__(message, **kw)
         self.timeout = timeout
         self.last_status = last_status
+        self.health = health
+        self.cause = cause
 
 
 class ChunksMissing(NbextError):

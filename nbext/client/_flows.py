@@ -204,11 +204,7 @@ class Deadline:
 
     def expired(self, detail: str = "") -> Timeout:
         seen = f" (last seen {self.last_status.value})" if self.last_status else ""
-        still = (
-            "; the job goes on: wait again, or cancel it"
-            if self.job_id and (self.last_status is None or not self.last_status.is_final)
-            else ""
-        )
+        still = JOB_GOES_ON if self.job_id and not self._final() else ""
         extra = f"; {detail}" if detail else ""
         return Timeout(
             f"{self.what} did not finish within {self.timeout:g} s{seen}{extra}{still}",
@@ -217,6 +213,12 @@ class Deadline:
             endpoint_id=self.endpoint_id,
             job_id=self.job_id,
         )
+
+    def _final(self) -> bool:
+        return self.last_status is not None and self.last_status.is_final
+
+
+JOB_GOES_ON = "; the job goes on: wait again, or cancel it"
 
 
 def wait_seconds(ctx: Context, timeout: float | None) -> float:

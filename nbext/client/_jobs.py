@@ -19,6 +19,7 @@ from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config,
 
 from . import _flows as flows
 from ._calls import Seconds, endpoint_call, segment, submission_body
+from ._diagnosis import explained
 from ._map import AsyncMapResults, MapPlan, MapResults
 from ._openai import async_openai, sync_openai
 from ._twins import (
@@ -120,7 +121,7 @@ def _run_sync(
         endpoint_id, "runsync", input, webhook, execution_timeout, ttl, low_priority, s3_config
     )
     flow = flows.run_sync(ctx, endpoint_id, body, wait, timeout, raise_on_failure)
-    _, result = yield from flow
+    _, result = yield from explained(ctx, endpoint_id, flow)
     return result
 
 
@@ -200,9 +201,12 @@ def _wait(
     FAILED, TIMED_OUT and CANCELLED raise JobFailed, JobTimedOut, JobCancelled
     (carrying the result) unless ``raise_on_failure=False``. Past ``timeout``
     seconds (default: the client's ``wait_timeout``) raises Timeout; the job goes on.
+    A job still IN_QUEUE then has its likely cause named, from the endpoint's /health
+    (the Timeout's ``cause`` and ``health``).
     """
     deadline = flows.job_deadline(ctx, state.endpoint_id, state.id, timeout)
-    return (yield from flows.wait(ctx, state, deadline, raise_on_failure))
+    flow = flows.wait(ctx, state, deadline, raise_on_failure)
+    return (yield from explained(ctx, state.endpoint_id, flow))
 
 
 def _states(

@@ -4,6 +4,7 @@ Examples::
 
     python -m nbext.emulator --port 8000 --endpoint echo=echo --endpoint my=./handler.py:handler
     python -m nbext.emulator --worker my-worker=./worker.py --worker-python ./venv/bin/python
+    python -m nbext.emulator --endpoint cold=echo --scenario cold=cold-start:seconds=20
 """
 
 from __future__ import annotations
@@ -108,6 +109,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="ID=PATH",
         help="deploy endpoint ID whose workers are processes running the worker script PATH "
         "(runpod.serverless.start(...)) unmodified; repeatable",
+    )
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        metavar="ID=NAME[:KEY=VALUE,...]",
+        help="give endpoint ID a teaching scenario: cold-start, crash-loop, throttled, flaky "
+        "or slow-stream, e.g. cold=cold-start:seconds=20 (docs/behaviour.md); repeatable",
     )
     parser.add_argument(
         "--worker-python",
@@ -237,7 +246,33 @@ def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
             )
         else:
             emulator.ensure_deployed(endpoint_id, image)
+    set_scenarios(emulator, args)
     return emulator
+
+
+def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
+    """``--scenario ID=NAME[:KEY=VALUE,...]`` arguments, on endpoints deployed already."""
+    given: set[str] = set()
+    workers = {spec.partition("=")[0] for spec in args.worker}
+    for spec in args.scenario:
+        endpoint_id, sep, scenario = spec.partition("=")
+        if not sep or not endpoint_id or not scenario:
+            raise ValueError(f"--scenario {spec!r} is not of the form ID=NAME[:KEY=VALUE,...]")
+        if endpoint_id in given:
+            raise ValueError(f"--scenario {endpoint_id} is given twice; give each ID once")
+        given.add(endpoint_id)
+        if endpoint_id in workers:
+            raise ValueError(
+                f"--scenario {spec!r}: {endpoint_id} is a --worker script, and scenarios act "
+                "on --endpoint handlers run in the emulator"
+            )
+        if endpoint_id not in emulator.jobs.endpoints:
+            known = ", ".join(sorted(emulator.jobs.endpoints)) or "none"
+            raise ValueError(f"--scenario {spec!r}: no endpoint {endpoint_id} (endpoints: {known})")
+        try:
+            emulator.set_scenario(endpoint_id, scenario)
+        except ValueError as exc:
+            raise ValueError(f"--scenario {spec!r}: {exc}") from None
 
 
 def banner(server: EmulatorServer, *, key_source: str | None) -> str:
@@ -255,12 +290,19 @@ def banner(server: EmulatorServer, *, key_source: str | None) -> str:
     given = key_source is not None
     key_value = f"<the key {key_source}>" if given else shlex.quote(key)
     shown = f"{mask_key(key)} ({key_source})" if given else key
+    endpoints = emulator.jobs.endpoints
+    scenarios = [
+        f"{endpoint_id}: {scenario.describe()}"
+        for endpoint_id, scenario in sorted((i, e.scenario) for i, e in endpoints.items())
+        if scenario is not None
+    ]
     return "\n".join(
         [
             f"nbext emulator listening on {server.url}",
             f"  jobs:       {server.serverless_url}/{{endpoint_id}}/run ...",
             f"  management: {management} (REST v2; REST v1 at {server.base_url})",
-            f"  endpoints:  {', '.join(sorted(emulator.jobs.endpoints))}",
+            f"  endpoints:  {', '.join(sorted(endpoints))}",
+            *([f"  scenarios:  {'; '.join(scenarios)}"] if scenarios else []),
             f"  API key:    {shown}",
             "",
             "Point nbext.Client() and the runpod SDK here (paste into a shell):",

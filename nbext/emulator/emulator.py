@@ -24,6 +24,7 @@ from nbext.models import (
     EXECUTION_TIMEOUT_MIN_MS,
 )
 
+from .domain import scenarios
 from .domain.clock import Clock, FakeClock, RealClock
 from .domain.endpoints import Endpoint
 from .domain.errors import DomainError
@@ -213,8 +214,11 @@ class Emulator:
         idle_timeout: float = 5.0,
         execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS,
         aggregate_stream: bool = True,
+        scenario: str | None = None,
     ) -> str:
         """Create an endpoint running ``image`` or ``handler``; returns its id.
+
+        ``scenario`` gives it a teaching scenario (``set_scenario``).
 
         The defaults are the service console's: 0 to 3 workers, 5 s idle timeout,
         10 min execution timeout. It goes the way ``POST /v1/endpoints`` goes: a serverless
@@ -252,6 +256,8 @@ class Emulator:
             execution_timeout_ms=execution_timeout_ms,
             aggregate_stream=aggregate_stream,
         )
+        if scenario is not None:
+            endpoint.scenario = scenarios.parse(scenario, self.clock.now())
         if handler is not None:
             self.images.register(handler_image(endpoint_id), handler)
         try:
@@ -262,6 +268,26 @@ class Emulator:
                 raise ValueError(message) from None
             raise
         return endpoint.id
+
+    def set_scenario(self, endpoint_id: str, scenario: str | None) -> str:
+        """Give an endpoint a teaching scenario: ``NAME`` or ``NAME:key=value,...`` (see
+        ``domain/scenarios.py``), or None to end it; returns how it is described.
+
+        Scenarios act on endpoints whose handlers run in the emulator; a worker script's
+        processes have troubles of their own making.
+        """
+        made = None if scenario is None else scenarios.parse(scenario, self.clock.now())
+        endpoint = self.jobs.endpoints.get(endpoint_id)
+        if endpoint is not None and (endpoint.image or "").startswith("worker/"):
+            raise ValueError(
+                f"endpoint {endpoint_id} runs a worker script, and scenarios act on handlers "
+                "run in the emulator; make the script itself exit or sleep at start instead"
+            )
+        try:
+            self.call_on_loop(lambda: self.jobs.set_scenario(endpoint_id, made))
+        except DomainError as exc:
+            raise ValueError(exc.message) from None
+        return "none" if made is None else made.describe()
 
     def deploy_worker(
         self,

@@ -140,6 +140,8 @@ class JobResult(WireModel):
     execution_time: int | None = Field(default=None, alias="executionTime")
     output: Any = None
     error: str | None = None
+    worker_id: str | None = Field(default=None, alias="workerId")
+    """The worker that took the job, once one has."""
 
     @property
     def has_output(self) -> bool:

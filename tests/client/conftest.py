@@ -136,8 +136,11 @@ class Harness:
 
     def transport_kwargs(self) -> dict[str, Any]:
         """How a client of this mode reaches the emulator (for extra clients in a test)."""
-        if self.server is not None:
-            return {"serverless_url": self.server.serverless_url}
+        if self.server is not None:  # both interfaces: the job's and management (REST v2)
+            return {
+                "serverless_url": self.server.serverless_url,
+                "base_url": f"{self.server.url}/v2",
+            }
         if self.is_async:
             return {
                 "serverless_url": "http://emulator/v2",

@@ -155,6 +155,30 @@ def test_api_key_endpoints_and_no_rate_limit(start: Any, tmp_path: Path) -> None
     assert listed["words"]["image"] == "stream-text"
 
 
+def test_scenario_gives_an_endpoint_its_troubles(start: Any) -> None:
+    cli = start(
+        "--endpoint",
+        "cold=echo",
+        "--endpoint",
+        "crash=echo",
+        "--endpoint",
+        "warm=echo",
+        "--scenario",
+        "cold=cold-start:seconds=600",
+        "--scenario",
+        "crash=crash-loop",
+    )
+    assert "scenarios:  cold: cold-start (seconds=600); crash: crash-loop" in cli.output
+    with cli.client(cli.printed_key) as http:
+        for endpoint_id in ("cold", "crash"):
+            job_id = http.post(f"/v2/{endpoint_id}/run", json={"input": {}}).json()["id"]
+            assert http.get(f"/v2/{endpoint_id}/status/{job_id}").json()["status"] == "IN_QUEUE"
+        assert http.get("/v2/cold/health").json()["workers"]["initializing"] == 1
+        assert http.get("/v2/crash/health").json()["workers"]["unhealthy"] == 1
+        answer = http.post("/v2/warm/runsync", json={"input": {"ok": 1}}).json()
+        assert answer["output"] == {"ok": 1}
+
+
 def test_webhook_retry_delay_sets_the_time_between_attempts(start: Any) -> None:
     receiver = Receiver()
     receiver.answers = [500]
@@ -222,6 +246,19 @@ BAD_ARGUMENTS = [
     (["--log-level", "loud"], "invalid choice: 'loud'"),
     (["--db", "/no/such/dir/e.db"], "--db /no/such/dir/e.db: unable to open"),
     (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["--scenario", "echo"], "--scenario 'echo' is not of the form ID=NAME[:KEY=VALUE,...]"),
+    (["--scenario", "echo=lukewarm"], "unknown scenario 'lukewarm'; the scenarios are cold-start"),
+    (["--scenario", "echo=cold-start:seconds=-2"], "seconds must be a number >= 0, got '-2'"),
+    (["--scenario", "echo=flaky:rate=1"], "'rate=1' is not a parameter of it (parameters: frac"),
+    (["--scenario", "nowhere=crash-loop"], "no endpoint nowhere (endpoints: echo, fail,"),
+    (
+        ["--scenario", "echo=crash-loop", "--scenario", "echo=flaky"],
+        "--scenario echo is given twice",
+    ),
+    (
+        ["--worker", f"w={__file__}", "--scenario", "w=crash-loop"],
+        "w is a --worker script, and scenarios act on --endpoint handlers",
+    ),
 ]
 
 

@@ -73,7 +73,8 @@ async def test_runsync_answers_the_result_when_the_job_ends(http: httpx.AsyncCli
     body = response.json()
     assert body["id"].startswith("sync-")
     assert body["status"] == "COMPLETED" and body["output"] == {"hi": 1}
-    assert set(body) == {"id", "status", "delayTime", "executionTime", "output"}
+    assert set(body) == {"id", "status", "delayTime", "executionTime", "output", "workerId"}
+    assert body["workerId"].startswith("worker-")
 
 
 async def test_runsync_answers_as_soon_as_the_job_ends(
@@ -158,6 +159,7 @@ async def test_status_answers_the_job_result(emu: Emulator, http: httpx.AsyncCli
         "delayTime": 0,
         "executionTime": 0,
         "output": {"k": "v"},
+        "workerId": body["workerId"],
     }
 
 

@@ -17,6 +17,7 @@ from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
 
 from .clock import TimerHandle
 from .handlers import Handler
+from .scenarios import Scenario
 
 if TYPE_CHECKING:
     from .jobs import Job
@@ -28,18 +29,33 @@ def _new_worker_id() -> str:
     return f"worker-{secrets.token_hex(4)}"
 
 
+READY = "ready"
+BOOTING = ("initializing", "throttled", "unhealthy")
+"""The states of a worker that cannot take a job yet (``scenarios`` puts workers there)."""
+
+
 @dataclass(eq=False)
 class Worker:
-    """One worker of an endpoint: idle, or running exactly one job."""
+    """One worker of an endpoint: booting (one of ``BOOTING``), idle, or running one job."""
 
     id: str = field(default_factory=_new_worker_id)
     job: Job | None = None
     idle_since: float = 0.0
     idle_timer: TimerHandle | None = None
+    state: str = READY
+    started_at: float = 0.0
+    restarts: int = 0
+    last_line: str | None = None
+    """The last line of its log, kept for a worker that keeps failing to start."""
+    boot_timer: TimerHandle | None = None
 
     @property
     def running(self) -> bool:
         return self.job is not None
+
+    @property
+    def ready(self) -> bool:
+        return self.state == READY
 
 
 @dataclass(eq=False)
@@ -61,6 +77,8 @@ class Endpoint:
     completed: int = 0
     failed: int = 0
     retried: int = 0
+    scenario: Scenario | None = None
+    """A teaching scenario's troubles (``scenarios``), or None for a healthy fleet."""
 
     def __post_init__(self) -> None:
         if self.workers_min < 0 or self.workers_max < 0:
@@ -81,12 +99,17 @@ class Endpoint:
         return len(self.workers) - self.running_workers
 
     def idle_worker(self) -> Worker | None:
-        """The worker idle longest, so the others can reach their idle timeout."""
-        idle = [w for w in self.workers if not w.running]
+        """The ready worker idle longest, so the others can reach their idle timeout."""
+        idle = [w for w in self.workers if not w.running and w.ready]
         return min(idle, key=lambda w: w.idle_since) if idle else None
 
     def may_scale_up(self) -> bool:
-        """A job waits that is allowed to start a worker, and there is room for one."""
+        """More jobs wait that are allowed to start a worker than workers are starting
+        for them, and there is room for one more."""
         if len(self.workers) >= self.workers_max:
             return False
-        return any(not job.low_priority for job in self.queue.values())
+        starting = sum(1 for w in self.workers if not w.ready)
+        return sum(1 for job in self.queue.values() if not job.low_priority) > starting
+
+    def count(self, state: str) -> int:
+        return sum(1 for w in self.workers if w.state == state)

@@ -32,13 +32,14 @@ from nbext.models import (
 )
 
 from .clock import Clock
-from .endpoints import Endpoint, Worker
+from .endpoints import Endpoint
 from .errors import Conflict, InvalidInput, NotFound
 from .handlers import Handler
 from .images import ImageRegistry
 from .jobs import Job, wire_result
 from .lifecycle import Lifecycle
 from .persistence import JobPersistence
+from .scenarios import Scenario
 from .scheduling import Scheduler
 from .store_port import MemoryStore, Store
 from .webhooks import WebhookDispatcher
@@ -84,9 +85,9 @@ class JobService:
         if endpoint.id in self.endpoints:
             raise InvalidInput(f"an endpoint with id {endpoint.id!r} already exists")
         endpoint.created_at = endpoint.created_at or self.clock.now()
-        for _ in range(endpoint.workers_min):
-            endpoint.workers.append(Worker(idle_since=self.clock.now()))
         self.endpoints[endpoint.id] = endpoint
+        for _ in range(endpoint.workers_min):
+            self.scheduler.new_worker(endpoint)
         return endpoint
 
     def remove_endpoint(self, endpoint_id: str) -> None:
@@ -94,8 +95,9 @@ class JobService:
         for job in [j for j in self.jobs.values() if j.endpoint_id == endpoint_id]:
             self.lifecycle.remove(job, "endpoint deleted")
         for worker in endpoint.workers:
-            if worker.idle_timer:
-                worker.idle_timer.cancel()
+            for timer in (worker.idle_timer, worker.boot_timer):
+                if timer:
+                    timer.cancel()
         del self.endpoints[endpoint_id]
 
     def update_endpoint(
@@ -128,7 +130,6 @@ class JobService:
         if execution_timeout_ms is not None:
             endpoint.execution_timeout_ms = execution_timeout_ms
         endpoint.workers_min, endpoint.workers_max = low, high
-        now = self.clock.now()
         for worker in [w for w in endpoint.workers if not w.running]:
             if len(endpoint.workers) <= high:
                 break
@@ -136,7 +137,7 @@ class JobService:
                 worker.idle_timer.cancel()
             endpoint.workers.remove(worker)
         while len(endpoint.workers) < low:
-            endpoint.workers.append(Worker(idle_since=now))
+            self.scheduler.new_worker(endpoint)
         if idle_timeout is not None:
             endpoint.idle_timeout = idle_timeout
             for worker in endpoint.workers:
@@ -144,6 +145,23 @@ class JobService:
                     self.scheduler.schedule_idle(
                         worker, endpoint, due=worker.idle_since + idle_timeout
                     )
+        self.scheduler.dispatch(endpoint)
+        return endpoint
+
+    def set_scenario(self, endpoint_id: str, scenario: Scenario | None) -> Endpoint:
+        """Give the endpoint a teaching scenario (None: back to a healthy fleet).
+
+        Workers that are not running a job start again under it (a cold start applies
+        to them too), so its effect shows with the next job; running jobs carry on.
+        """
+        endpoint = self.endpoint(endpoint_id)
+        if scenario is not None:
+            scenario.set_at = self.clock.now()
+        endpoint.scenario = scenario
+        for worker in [w for w in endpoint.workers if not w.running]:
+            if scenario is not None or not worker.ready:
+                worker.state = "restarting"
+                self.scheduler.boot(worker, endpoint)
         self.scheduler.dispatch(endpoint)
         return endpoint
 
@@ -317,7 +335,7 @@ class JobService:
             None,
         )
         workers, in_progress = counted if counted is not None else (None, running)
-        idle = len(ep.workers) - running
+        idle = sum(1 for w in ep.workers if w.ready and not w.running)
         return Health(
             jobs=HealthJobs(
                 completed=ep.completed,
@@ -330,10 +348,10 @@ class JobService:
             or HealthWorkers(
                 idle=idle,
                 running=running,
-                initializing=0,  # an in-process worker is ready at once
+                initializing=ep.count("initializing"),
                 ready=idle + running,
-                throttled=0,
-                unhealthy=0,
+                throttled=ep.count("throttled"),
+                unhealthy=ep.count("unhealthy"),
             ),
         )
 

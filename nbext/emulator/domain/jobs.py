@@ -76,6 +76,8 @@ class Job:
     stream_cursor: int = 0
     attempt: int = 0
     worker: Worker | None = None
+    worker_id: str | None = None
+    """The worker that took its latest attempt (``workerId``, kept after it ends)."""
     task: asyncio.Task[None] | None = None
     cancel_flag: CancelFlag = field(default_factory=CancelFlag)
     _signal: Signal | None = field(default=None, repr=False)
@@ -127,6 +129,8 @@ def wire_result(job: Job, now: float) -> dict[str, Any]:
         "delayTime": job.delay_ms(now),
         "executionTime": job.execution_ms(now),
     }
+    if job.worker_id is not None:
+        fields["workerId"] = job.worker_id
     if status is S.COMPLETED:
         fields["output"] = None if job.output is UNSET else job.output
     elif status is S.IN_PROGRESS and job.progress is not UNSET:

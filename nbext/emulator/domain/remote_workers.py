@@ -347,6 +347,7 @@ class RemoteWorkers:
         self.jobs.lifecycle.transition(job, S.IN_PROGRESS)
         job.progress = UNSET
         job.worker = domain
+        job.worker_id = worker.id  # the id its log lines and the v2 workers list carry
         domain.job = job
         worker.jobs[job.id] = job.attempt
         self.jobs.scheduler.arm_execution_timeout(job, endpoint)

@@ -21,8 +21,8 @@ from typing import Any
 from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS, JobStatus
 
 from .cancel import STOPPED
-from .clock import Clock
-from .endpoints import Endpoint, Worker
+from .clock import Clock, sleep
+from .endpoints import READY, Endpoint, Worker
 from .handler_threads import HandlerThreads
 from .handlers import Handler, JobContext, Outcome, invoke
 from .images import ImageRegistry
@@ -30,6 +30,7 @@ from .jobs import Job
 from .json_values import printable, unservable
 from .lifecycle import Lifecycle
 from .output_limit import oversized
+from .scenarios import CRASH_LINE, RESTART_BACKOFF
 from .streaming import to_chunks
 
 log = logging.getLogger("nbext.emulator")
@@ -75,8 +76,9 @@ class Scheduler:
                 if worker is None:
                     if not endpoint.may_scale_up():
                         return
-                    worker = Worker(idle_since=self.clock.now())
-                    endpoint.workers.append(worker)
+                    worker = self.new_worker(endpoint)
+                    if not worker.ready:
+                        continue  # it takes a job once it is ready (``_booted``)
                     # A new worker was started for the oldest job allowed to start one;
                     # handing it a low-priority job would let those scale up after all.
                     job = next(j for j in endpoint.queue.values() if not j.low_priority)
@@ -86,11 +88,73 @@ class Scheduler:
         finally:
             self._dispatching.discard(endpoint.id)
 
+    # ---- workers starting: ready at once, or as the endpoint's scenario has it -------------
+
+    def new_worker(self, endpoint: Endpoint) -> Worker:
+        """Add a worker to ``endpoint``, started as its scenario says (ready at once if none)."""
+        now = self.clock.now()
+        worker = Worker(idle_since=now, started_at=now)
+        endpoint.workers.append(worker)
+        self.boot(worker, endpoint)
+        return worker
+
+    def boot(self, worker: Worker, endpoint: Endpoint) -> None:
+        """Start ``worker`` (again): throttled, crashing, initializing, or ready at once."""
+        if worker.boot_timer is not None:
+            worker.boot_timer.cancel()
+            worker.boot_timer = None
+        if worker not in endpoint.workers:
+            return
+        scenario = endpoint.scenario
+        now = self.clock.now()
+        until = scenario.throttled_until() if scenario else None
+        if scenario is None:
+            self._booted(worker, endpoint)
+        elif until is not None and now < until:
+            worker.state = "throttled"
+            worker.boot_timer = self.clock.call_later(until - now, self.boot, worker, endpoint)
+        elif scenario.name == "crash-loop":
+            if worker.restarts and not self._wanted(endpoint):
+                endpoint.workers.remove(worker)  # nothing waits for it: it is not restarted
+                return
+            worker.state = "unhealthy"
+            worker.started_at = now  # its latest start, the one that failed
+            worker.last_line = CRASH_LINE
+            delay = RESTART_BACKOFF[min(worker.restarts, len(RESTART_BACKOFF) - 1)]
+            worker.restarts += 1
+            worker.boot_timer = self.clock.call_later(delay, self.boot, worker, endpoint)
+        elif scenario.startup_seconds() > 0:
+            worker.state = "initializing"
+            worker.started_at = now
+            worker.boot_timer = self.clock.call_later(
+                scenario.startup_seconds(), self._booted, worker, endpoint
+            )
+        else:
+            self._booted(worker, endpoint)
+
+    @staticmethod
+    def _wanted(endpoint: Endpoint) -> bool:
+        """Whether a worker that failed to start is still wanted: a job waits that may
+        start one, or the endpoint keeps ``workersMin`` workers."""
+        waiting = any(not job.low_priority for job in endpoint.queue.values())
+        return waiting or len(endpoint.workers) <= endpoint.workers_min
+
+    def _booted(self, worker: Worker, endpoint: Endpoint) -> None:
+        worker.boot_timer = None
+        if worker not in endpoint.workers:
+            return
+        worker.state = READY
+        worker.idle_since = self.clock.now()
+        self.dispatch(endpoint)
+        if not worker.running and worker.idle_timer is None and worker in endpoint.workers:
+            self.schedule_idle(worker, endpoint)
+
     def _start(self, job: Job, worker: Worker, endpoint: Endpoint) -> None:
         # The worker's idle timer, if any, stays: when it fires it finds the worker busy,
         # or idle since later than it was set for, and lets the worker be (``_idle_elapsed``).
         worker.job = job
         job.worker = worker
+        job.worker_id = worker.id
         self.lifecycle.transition(job, S.IN_PROGRESS)
         self.arm_execution_timeout(job, endpoint)
         job.task = asyncio.get_running_loop().create_task(self._execute(job, job.attempt))
@@ -191,14 +255,20 @@ class Scheduler:
         if job.s3_config:
             payload["s3Config"] = job.s3_config
         ctx = JobContext(job.id, self.clock, job.cancel_flag)
+        scenario = endpoint.scenario
+        if scenario is not None and scenario.fails_next_job():
+            error = f"the flaky scenario failed this job on purpose ({scenario.describe()})"
+            self.lifecycle.transition(job, S.FAILED, error=error)
+            return
+        emit = functools.partial(self._emit, job, attempt)
+        gap = scenario.chunk_gap() if scenario is not None else 0.0
+        paced = _Paced(self.clock, emit, gap) if gap > 0 else None
         try:
             outcome = await invoke(
-                handler,
-                payload,
-                ctx,
-                functools.partial(self._emit, job, attempt),
-                self.executor,
+                handler, payload, ctx, paced.emit if paced else emit, self.executor
             )
+            if paced is not None:
+                await paced.drained()
         except asyncio.CancelledError:  # the job ended (timeout, cancel, removal) first
             call = ctx.thread_call
             if call is not None and not call.done() and isinstance(self.executor, HandlerThreads):
@@ -246,6 +316,26 @@ class Scheduler:
             self.lifecycle.transition(job, S.FAILED, error=too_large)
             return
         self.lifecycle.transition(job, S.COMPLETED, output=value)
+
+
+class _Paced:
+    """The slow-stream scenario: a handler's chunks handed on ``gap`` seconds apart."""
+
+    def __init__(self, clock: Clock, emit: Callable[[Any, dict[str, Any]], None], gap: float):
+        self.clock = clock
+        self._emit = emit
+        self.gap = gap
+        self.due = clock.now()
+
+    def emit(self, value: Any, metrics: dict[str, Any]) -> None:
+        self.due += self.gap
+        self.clock.call_later(self.due - self.clock.now(), self._emit, value, metrics)
+
+    async def drained(self) -> None:
+        """Return once the last chunk was handed on: the job ends after its stream."""
+        left = self.due - self.clock.now()
+        if left > 0:
+            await sleep(self.clock, left)
 
 
 def _error_text(exc: BaseException) -> str:

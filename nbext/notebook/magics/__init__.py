@@ -32,6 +32,7 @@ from . import (  # noqa: F401  (they register subcommands)
     catalog,
     chat,
     connect,
+    emulator,
     health,
     jobs,
     listings,

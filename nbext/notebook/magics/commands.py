@@ -63,6 +63,7 @@ ORDER = (
     "billing",
     "gpus",
     "logs",
+    "emulator",
 )
 """How help lists the subcommands: the session's order, not the modules'."""
 

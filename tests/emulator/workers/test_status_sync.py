@@ -16,7 +16,7 @@ def test_status_sync_waits_for_the_end_and_answers_the_status_shape(served: Serv
         if body["status"] == "COMPLETED" or time.monotonic() > deadline:
             break
         assert body["status"] in ("IN_QUEUE", "IN_PROGRESS") and body["id"] == job
-    assert set(body) == {"id", "status", "delayTime", "executionTime", "output"}
+    assert set(body) == {"id", "status", "delayTime", "executionTime", "output", "workerId"}
     assert body["output"]["echo"] == {"x": 7}
     bad = served.http.get(f"/v2/{ep}/status-sync/{job}", params={"wait": "soon"})
     assert bad.status_code == 400 and "wait must be an integer" in bad.json()["error"]

@@ -67,8 +67,8 @@ async def list_workers(endpoint_id: str, request: Request) -> Response:
     processes = remote.states(endpoint_id) if endpoint_id in remote.pools else None
     workers = []
     for w in live.workers if live else []:
-        if processes is None:
-            status = "RUNNING" if w.running else "IDLE"
+        if processes is None:  # in process: booting as its scenario has it, or ready
+            status = ("RUNNING" if w.running else "IDLE") if w.ready else w.state.upper()
             started = m.v2.worker_logs.observe(endpoint_id, w.id, live.image if live else None)
         elif w.id in processes:  # a worker script's process: where it really is
             status = processes[w.id].upper()
@@ -110,9 +110,11 @@ async def worker_logs(endpoint_id: str, worker_id: str, request: Request) -> Res
     lines = emulator_of(request).remote_workers.output.log(endpoint_id, worker_id)
     if lines is None:  # not a worker script's process: the jobs its worker ran
         live = m.jobs.endpoints.get(endpoint_id)
-        if live is not None and any(w.id == worker_id for w in live.workers):
-            m.v2.worker_logs.observe(endpoint_id, worker_id, live.image)
-        lines = m.v2.worker_logs.lines(endpoint_id, worker_id)
+        worker = next((w for w in live.workers if w.id == worker_id), None) if live else None
+        if worker is not None:
+            m.v2.worker_logs.observe(endpoint_id, worker_id, live.image if live else None)
+        crashed = (worker.started_at, worker.last_line) if worker and worker.last_line else None
+        lines = m.v2.worker_logs.lines(endpoint_id, worker_id, crashed)
     if lines is None:
         raise NotFound(f"worker {worker_id!r} of endpoint {endpoint_id!r} not found")
     return sse(request, query, lines)

@@ -157,8 +157,14 @@ class WorkerLogs:
             worker.runs.append((start, end, job.id, weakref.ref(job)))
         worker.total += 1
 
-    def lines(self, endpoint_id: str, worker_id: str) -> list[LogLine] | None:
-        """The worker's lines, or None if the emulator knows no such worker."""
+    def lines(
+        self, endpoint_id: str, worker_id: str, crashed: tuple[float, str] | None = None
+    ) -> list[LogLine] | None:
+        """The worker's lines, or None if the emulator knows no such worker.
+
+        ``crashed``: when the worker last failed to start and the line it said (a
+        crash-loop scenario's), written last so a reader's tail of one line finds it.
+        """
         worker = self._workers.get((endpoint_id, worker_id))
         if worker is None:
             return None
@@ -169,6 +175,9 @@ class WorkerLogs:
             out.append(LogLine(start, 2 + 2 * i, "container", literal(f"job {job_id} started")))
             finished = f"job {literal(job_id)} {{outcome}} after {end - start:.3f} s"
             out.append(LogLine(end, 3 + 2 * i, "container", finished, ref))
+        if crashed is not None:
+            at, line = crashed
+            out.append(LogLine(max(at, out[-1].ts), out[-1].seq + 1, "container", literal(line)))
         return out
 
 

@@ -1,0 +1,130 @@
+"""Why a job is still IN_QUEUE when a wait for it ends: the likely cause, in one line.
+
+A wait that ends with the job never started said only "last seen IN_QUEUE", and the
+user could not tell a cold start from a crash loop, a fleet with no GPU free, or a queue
+behind busy workers. ``/health`` counts the workers by state, which is enough to name
+the likeliest cause; the first that applies wins, from the one that never ends by
+itself (workers that cannot start) to the one that only needs patience. For workers
+that cannot start, what one of them said last is the best clue; ``/health`` has no
+field for it, so it is read where the service keeps it: the REST v2 workers list and
+that worker's log (the emulator serves both the same way).
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from nbext.models import Health, JobStatus
+
+from ._calls import endpoint_call, model_of
+from ._errors import NbextError, Timeout
+from ._flows import JOB_GOES_ON, Context, Deadline, Flow, JobState, send, status
+from ._resources.logs import worker_logs
+from ._resources.rest import V2
+from ._resources.serverless_workers import workers
+
+T = TypeVar("T")
+
+CHECK_TIMEOUT = 5.0
+"""Seconds a timed-out wait spends at most on each call that says why the job waited."""
+LOG_QUIET = 1.0
+"""Seconds of silence after which a held-open worker log is taken to have said all."""
+
+
+def explained(ctx: Context, endpoint_id: str, flow: Flow[T]) -> Flow[T]:
+    """``flow`` (a wait), whose Timeout with the job still IN_QUEUE says why it waited.
+
+    The job's /status is read once more (the last state seen may be its submission's),
+    then the endpoint's /health, whose worker counts name the likely cause
+    (``why_queued``); for workers that cannot start, the last line of one of them is
+    added. The cause goes into the message and, with the health, into the error's
+    ``cause`` and ``health``. What cannot be read is said, or left out (the last line);
+    the Timeout is raised either way. A map does not do this per job: one /health per
+    job would be a burst of calls saying the same thing.
+    """
+    try:
+        return (yield from flow)
+    except Timeout as exc:
+        if exc.last_status is not JobStatus.IN_QUEUE or exc.job_id is None:
+            raise
+        health: Health | None = None
+        try:
+            check = _check(ctx, "the job's state")
+            now = yield from status(ctx, JobState(endpoint_id, exc.job_id, False), check)
+            if now.status is not JobStatus.IN_QUEUE:
+                raise exc  # it started since: nothing to explain
+            call = endpoint_call("health", "GET", endpoint_id)
+            health = model_of(call, (yield from send(ctx, call, _check(ctx, "health"))), Health)
+            cause = why_queued(health)
+        except NbextError as failure:
+            if failure is exc:
+                raise
+            cause = f"why it waits is unknown: {failure}"
+        if health is not None and _cannot_start(health):
+            line = yield from _last_line(ctx, endpoint_id)
+            if line:
+                cause = f"{cause}; last line: {line}"
+        text = str(exc)
+        still = JOB_GOES_ON if text.endswith(JOB_GOES_ON) else ""
+        raise Timeout(
+            f"{text.removesuffix(JOB_GOES_ON)}; {cause}{still}",
+            timeout=exc.timeout,
+            last_status=exc.last_status,
+            health=health,
+            cause=cause,
+            endpoint_id=exc.endpoint_id,
+            job_id=exc.job_id,
+        ) from None
+
+
+def _check(ctx: Context, what: str) -> Deadline:
+    return Deadline(start=ctx.now(), timeout=min(ctx.call_timeout, CHECK_TIMEOUT), what=what)
+
+
+def _cannot_start(health: Health) -> bool:
+    return health.workers.ready == 0 and health.workers.unhealthy > 0
+
+
+def _last_line(ctx: Context, endpoint_id: str) -> Flow[str | None]:
+    """The last log line of an unhealthy worker of the endpoint (REST v2), or None when
+    there is none or it cannot be read (a v1 client, a key without that access)."""
+    try:
+        # v2's own routes; on a retired v1 base URL they answer 404 and the line is left out
+        listed = yield from workers(ctx, V2(), endpoint_id)
+        worker = next((w for w in listed if w.status.upper() == "UNHEALTHY"), None)
+        if worker is None:
+            return None
+        lines = yield from worker_logs(ctx, V2(), endpoint_id, worker.id, tail=1, quiet=LOG_QUIET)
+    except NbextError:
+        return None
+    return " ".join(lines[-1].line.split()) if lines else None
+
+
+def _workers(count: int, what: str) -> str:
+    return f"{count} worker{'s' if count != 1 else ''} {what}"
+
+
+def why_queued(health: Health) -> str:
+    """The likely reason a job of this endpoint has not started, as one line."""
+    w = health.workers
+    queued = health.jobs.in_queue
+    if _cannot_start(health):
+        return (
+            f"no worker could start: {_workers(w.unhealthy, 'unhealthy')} (crashing at start "
+            "or not answering)"
+        )
+    if w.ready == 0 and w.throttled:
+        return f"no GPU free: {_workers(w.throttled, 'throttled')}, waiting for a machine"
+    if w.ready == 0 and w.initializing:
+        return f"cold start: {_workers(w.initializing, 'initializing')}, none ready yet"
+    if w.ready == 0:
+        return (
+            "no worker is running or starting (is the endpoint's workersMax 0, or its image "
+            "unable to start?)"
+        )
+    if w.idle == 0:
+        ahead = f"; {queued} jobs in queue" if queued > 1 else ""
+        return f"every worker is busy: {_workers(w.running, 'running')}{ahead}"
+    return (
+        f"{_workers(w.idle, 'idle')} yet the job waits (a lowPriority job does not start a worker)"
+    )
