@@ -17,9 +17,7 @@ from tests.faultproxy import Exchange, FaultProxy
 
 from .conftest import KEY, Notebook
 from .test_awaiting import batch_panel
-from .test_interrupt import press_ctrl_c, sigint_handled
-
-__all__ = ["sigint_handled"]  # the fixture, used here too
+from .test_interrupt import press_ctrl_c
 
 
 def through(nb: Notebook, proxy: FaultProxy) -> None:
