@@ -1,5 +1,5 @@
-"""``%%runpod_job`` cells (and ``%runpod map``, ``retry``) that wait by awaiting, so
-the kernel hears clicks meanwhile.
+"""``%%runpod_job`` and ``%%runpod_chat`` cells (and ``%runpod map``, ``retry``) that
+wait by awaiting, so the kernel hears clicks meanwhile.
 
 A cell that blocks its thread keeps the kernel from reading anything else: a click on
 the panel's Cancel would be handled after the cell ended. A cell that *awaits* leaves
@@ -28,8 +28,11 @@ if TYPE_CHECKING:
 
 MIN_IPYKERNEL = (7, 4)
 """The first ipykernel known to dispatch widget messages while an awaiting cell waits."""
-MAGIC_CALL = "get_ipython().run_cell_magic('runpod_job', "
-"""How IPython writes a ``%%runpod_job`` cell once its magic syntax is transformed."""
+MAGIC_CALLS = tuple(
+    f"get_ipython().run_cell_magic('{name}', " for name in ("runpod_job", "runpod_chat")
+)
+"""How IPython writes a ``%%runpod_job`` or ``%%runpod_chat`` cell once its magic syntax
+is transformed."""
 LINE_CALLS = tuple(f"get_ipython().run_line_magic('runpod', '{name} " for name in ("map", "retry"))
 """How IPython writes a ``%runpod map`` or ``retry`` line (at the start of a line: not
 in a block, where ``await`` could not go)."""
@@ -58,13 +61,13 @@ def supported(shell: Any) -> bool:
 
 
 def await_job_cells(lines: list[str]) -> list[str]:
-    """Input transformer: a ``%%runpod_job`` cell, and a ``%runpod map`` or ``retry``
-    line outside any block, become awaited calls (unless ``%autoawait`` is off: then a
-    top-level ``await`` would not run at all)."""
+    """Input transformer: a ``%%runpod_job`` or ``%%runpod_chat`` cell, and a ``%runpod
+    map`` or ``retry`` line outside any block, become awaited calls (unless
+    ``%autoawait`` is off: then a top-level ``await`` would not run at all)."""
     shell = get_ipython()
     if shell is None or not getattr(shell, "autoawait", False):
         return lines
-    if lines and lines[0].startswith(MAGIC_CALL):
+    if lines and lines[0].startswith(MAGIC_CALLS):
         return [AWAITED_CALL + lines[0][len("get_ipython().run_cell_magic(") :], *lines[1:]]
     return [
         AWAITED_LINE + line[len("get_ipython().run_line_magic(") :]
@@ -90,15 +93,22 @@ def uninstall(shell: Any) -> None:
 
 
 async def run_cell_magic(name: str, line: str, cell: str) -> None:
-    """What an awaited ``%%runpod_job`` cell runs: the magic, following by awaiting."""
+    """What an awaited ``%%runpod_job`` or ``%%runpod_chat`` cell runs: the magic,
+    following by awaiting."""
     from .ipython import parse_argstring
+    from .magics.chat import run_chat_async
+    from .magics.common import parse_line
     from .magics.job import run_job_async
 
     magics = _magics()
-    if name != "runpod_job" or magics is None:  # unloaded meanwhile: plain IPython
+    if magics is None:  # unloaded meanwhile: plain IPython
         get_ipython().run_cell_magic(name, line, cell)
-        return
-    await run_job_async(magics, parse_argstring(magics.runpod_job, line), cell)
+    elif name == "runpod_job":
+        await run_job_async(magics, parse_argstring(magics.runpod_job, line), cell)
+    elif name == "runpod_chat":
+        await run_chat_async(magics, parse_line(magics.runpod_chat, line), cell)
+    else:
+        get_ipython().run_cell_magic(name, line, cell)
 
 
 async def run_line_magic(name: str, line: str) -> None:

@@ -38,6 +38,8 @@ like are refused by markdown-it's own link check."""
 
 STOP_HINT = "interrupt the kernel (■) to stop the answer and cancel its job"
 """Said while an answer comes: a blocking cell hears Ctrl-C, in every front end."""
+CANCEL_HINT = "Cancel (below) or interrupt the kernel (■) to stop the answer and cancel its job"
+"""Said instead in a cell that awaits, where the kernel hears the Cancel button."""
 
 
 class NotAChatEndpoint(Exception):
@@ -138,6 +140,8 @@ class ChatView:
     elapsed_s: float = 0.0
     error: str | None = None
     note: str | None = None
+    hint: str = STOP_HINT
+    """How to stop the answer, said while it comes."""
 
     @property
     def tokens_per_s(self) -> float | None:
@@ -187,7 +191,7 @@ class ChatView:
         )
         tail = ""
         if self.state in ("IN_QUEUE", "IN_PROGRESS"):
-            tail += f'<div style="{muted}">{html.escape(STOP_HINT)}</div>'
+            tail += f'<div style="{muted}">{html.escape(self.hint)}</div>'
         if self.error:
             tail += (
                 f'<div style="color:{ERROR};white-space:pre-wrap">{html.escape(self.error)}</div>'

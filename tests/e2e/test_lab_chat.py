@@ -1,7 +1,8 @@
 """``%%runpod_chat`` in real JupyterLab: the answer grows in the page while its job runs,
 is drawn as Markdown, and stays after save and reopen, in the Dark theme, and in
 nbconvert's HTML opened with no network. The panel is HTML updated through its display
-id, so none of this needs the widget manager.
+id, so none of this needs the widget manager; the Cancel button under a streaming answer
+(a widget, in its own output) is emptied when the answer ends.
 """
 
 from __future__ import annotations
@@ -97,3 +98,44 @@ def test_the_answer_streams_then_stays_after_reopen_dark_and_exported(
     finally:
         page.close()
     assert all(url.split("?")[0].endswith(".js") for url in refused), refused
+
+
+CANCEL = [
+    "%load_ext nbext",
+    "%%runpod_chat llm\nTell me a long story",
+    "after = True",
+    "_service = get_ipython().magics_manager.registry['RunpodMagics'].connection.service()\n"
+    "print('llm jobs:', sorted(j.status.value for j in _service.emulator.jobs.jobs.values()\n"
+    "      if j.endpoint_id == 'llm'))",
+]
+
+
+def test_cancel_while_the_answer_streams(lab: LabPage, lab_server: JupyterLabServer) -> None:
+    """ipykernel 7.4+ hears the Cancel button while the chat cell awaits: the job is
+    cancelled on the service, the cell ends Interrupted, and no widget view is saved."""
+    path = write_notebook(lab_server.root_dir / "chat-cancel.ipynb", CANCEL)
+    lab.open(path.name)
+    lab.page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    cell = lab.cell_with("%%runpod_chat llm")
+    streaming = lab.output(cell).locator('.nbext-chat[data-state="IN_PROGRESS"] p').first
+    expect(streaming).to_be_visible(timeout=60_000)
+    expect(lab.output(cell)).to_contain_text("Cancel (below)")
+    lab.click(cell, "Cancel")
+    expect(lab.output(cell).locator('.nbext-chat[data-state="CANCELLED"]')).to_be_visible()
+    lab.wait_until_idle()
+    errors = lab.errors()
+    assert len(errors) == 1 and "was cancelled" in errors[0], errors
+    expect(lab.output(cell)).to_contain_text("stopped by the Cancel button")
+    expect(lab.button(cell, "Cancel")).to_have_count(0)
+    expect(lab.cell_with("after = True").locator(".jp-InputPrompt")).to_have_text("[ ]:")
+    check = lab.cell_with("_service = ")
+    lab.page.evaluate(
+        "(i) => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; }",
+        lab.index_of(check),
+    )
+    lab.page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell')")
+    lab.wait_for_output(check, "llm jobs: ['CANCELLED', 'COMPLETED']")  # and /v1/models
+    save(lab)
+    saved = nbformat.read(path, as_version=4)
+    kinds = {kind for c in saved.cells for o in c.get("outputs", []) for kind in o.get("data", {})}
+    assert "application/vnd.jupyter.widget-view+json" not in kinds, kinds

@@ -4,9 +4,11 @@ as Markdown, the conversation goes on, the output ends static, mistakes are one 
 from __future__ import annotations
 
 import _thread
+import asyncio
 import json
 import signal
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -14,6 +16,7 @@ import pandas as pd
 import pytest
 from IPython.core.error import UsageError
 
+from nbext.notebook import awaiting
 from nbext.notebook.errors import Interrupted
 from nbext.notebook.magics.chat import ChatFailed
 
@@ -79,8 +82,6 @@ def test_the_answer_streams_as_markdown_and_ends_static(chat: Notebook) -> None:
 
 
 def test_redraws_are_at_most_ten_a_second(chat: Notebook) -> None:
-    import time
-
     started = time.monotonic()
     chat.run("%%runpod_chat llm\nWhat is a queue?")
     elapsed = time.monotonic() - started
@@ -178,3 +179,108 @@ def test_ctrl_c_stops_the_answer_and_cancels_the_job(chat: Notebook, sigint: Non
     chat.until(lambda: job.status.value == "CANCELLED", "the job to be cancelled")
     final = chat_outputs(chat)[-1]["data"]
     assert "[CANCELLED]" in final["text/plain"] and "Ctrl-C" in final["text/plain"]
+
+
+# ---- a cell that awaits (a Jupyter kernel, ipykernel 7.4+): the Cancel button ---------------
+# As in test_awaiting.py, the awaited magic runs on the test's loop as ipykernel runs the
+# cell, and the button is clicked as the browser's message would click it.
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def final_outputs(nb: Notebook) -> list[dict[str, Any]]:
+    """The cell's outputs as a saved notebook keeps them: each display id's last data."""
+    outputs: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    for shown in nb.displays:
+        display_id = shown["transient"].get("display_id")
+        if shown["update"]:
+            if display_id in by_id:
+                by_id[display_id]["data"] = shown["data"]
+            continue
+        output = {"data": shown["data"]}
+        outputs.append(output)
+        if display_id:
+            by_id[display_id] = output
+    return outputs
+
+
+def cancel_button() -> Any:
+    import ipywidgets
+    from ipywidgets.widgets.widget import _instances
+
+    buttons = [w for w in list(_instances.values()) if isinstance(w, ipywidgets.Button)]
+    return buttons[-1] if buttons else None
+
+
+def test_chat_cells_are_made_to_await(chat: Notebook) -> None:
+    lines = chat.shell.input_transformer_manager.transform_cell(
+        "%%runpod_chat llm --system 'Be brief.'\nhello"
+    )
+    code = "".join(awaiting.await_job_cells(lines.splitlines(keepends=True)))
+    assert code.startswith(awaiting.AWAITED_CALL) and "'runpod_chat'" in code
+    assert chat.shell.should_run_async(code, transformed_cell=code)
+
+
+def test_a_blocking_chat_shows_no_button(chat: Notebook) -> None:
+    chat.run("%%runpod_chat parrot\nhello")
+    assert not any(WIDGET_VIEW in o["data"] for o in chat.displays)
+    assert "interrupt the kernel" in chat_outputs(chat)[0]["data"]["text/html"]
+
+
+@pytest.mark.anyio
+async def test_cancel_clicked_while_the_answer_streams_cancels_the_job(chat: Notebook) -> None:
+    cell = asyncio.ensure_future(
+        awaiting.run_cell_magic("runpod_chat", "llm -o answer", "Tell me a long story")
+    )
+    await chat.auntil(lambda: any(o["update"] for o in chat_outputs(chat)), "a first redraw")
+    assert "Cancel (below)" in chat_outputs(chat)[0]["data"]["text/html"]
+    button = cancel_button()
+    assert button is not None and not button.disabled
+    clicked = time.monotonic()
+    button.click()
+    with pytest.raises(Interrupted, match="was cancelled"):
+        await asyncio.wait_for(cell, 10)
+    assert time.monotonic() - clicked < 1.0  # the stream was cut, not read to its end
+    job = last_job(chat, "llm")
+    await chat.auntil(lambda: job.status.value == "CANCELLED", "the job to be cancelled")
+    outputs = final_outputs(chat)
+    assert not any(WIDGET_VIEW in o["data"] for o in outputs)
+    panel = [o for o in outputs if "nbext-chat" in str(o["data"].get("text/html", ""))]
+    final = panel[-1]["data"]
+    assert 'data-state="CANCELLED"' in final["text/html"]
+    assert "[CANCELLED]" in final["text/plain"] and "the Cancel button" in final["text/plain"]
+    assert chat.shell.user_ns["answer"] is None
+    assert chat.run("%runpod chat history").empty  # a cancelled answer is not kept
+    await chat.conn.aclose()
+
+
+@pytest.mark.anyio
+async def test_ctrl_c_of_an_awaiting_chat_cancels_the_job(chat: Notebook) -> None:
+    cell = asyncio.ensure_future(
+        awaiting.run_cell_magic("runpod_chat", "llm", "Tell me a long story")
+    )
+    await chat.auntil(lambda: any(o["update"] for o in chat_outputs(chat)), "a first redraw")
+    cell.cancel()  # what ipykernel does to an awaiting cell on Ctrl-C
+    with pytest.raises(Interrupted, match="was cancelled"):
+        await asyncio.wait_for(cell, 10)
+    job = last_job(chat, "llm")
+    await chat.auntil(lambda: job.status.value == "CANCELLED", "the job to be cancelled")
+    final = chat_outputs(chat)[-1]["data"]
+    assert "[CANCELLED]" in final["text/plain"] and "Ctrl-C" in final["text/plain"]
+    assert not any(WIDGET_VIEW in o["data"] for o in final_outputs(chat))
+    await chat.conn.aclose()
+
+
+@pytest.mark.anyio
+async def test_an_awaiting_chat_completes_and_keeps_no_button(chat: Notebook) -> None:
+    await awaiting.run_cell_magic(
+        "runpod_chat", "parrot --system 'Be brief.' -o answer", "hi there"
+    )
+    assert chat.shell.user_ns["answer"] == "hi there"
+    outputs = final_outputs(chat)
+    assert not any(WIDGET_VIEW in o["data"] for o in outputs)
+    assert any(WIDGET_VIEW in o["data"] for o in chat.displays)  # it was shown meanwhile
+    messages = last_job(chat, "parrot").input["openai_input"]["messages"]
+    assert messages[0] == {"role": "system", "content": "Be brief."}
+    await chat.conn.aclose()

@@ -211,7 +211,8 @@ class RunpodMagics(Magics):
         """Send the cell as a message to an LLM endpoint; the answer streams as Markdown.
 
         The conversation goes on across cells for that endpoint (--new starts over);
-        %runpod chat history shows it. Ctrl-C stops the answer and cancels its job.
+        %runpod chat history shows it. Ctrl-C (or, in a Jupyter kernel, the Cancel
+        button under the answer) stops the answer and cancels its job.
         Example::
 
             %%runpod_chat llm --system "Answer briefly."

@@ -5,26 +5,32 @@ with time to first token, tokens and tokens per second, and ends as a static out
 (HTML, ``text/markdown`` and ``text/plain``) that a saved or exported notebook shows
 without a kernel. The conversation goes on across cells for that endpoint in this kernel;
 ``%runpod chat history`` shows it as a DataFrame. Ctrl-C stops the answer and cancels
-its job on the service.
+its job on the service; so does the Cancel button shown under the answer in a kernel
+where a cell awaits (``nbext.notebook.awaiting``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from IPython.core.error import UsageError
 from IPython.display import DisplayHandle, display
 
-from nbext.client import Endpoint, Job, NbextError
-from nbext.models import JobStatus
+from nbext.client import AsyncJob, Endpoint, Job, NbextError
+from nbext.models import JobResult, JobStatus
 
 from ..chat import (
+    CANCEL_HINT,
     CHAT_ROUTE,
     MODELS_ROUTE,
+    STOP_HINT,
     UPDATES_PER_SECOND,
     ChatView,
     Conversation,
@@ -34,13 +40,14 @@ from ..chat import (
     describe,
 )
 from ..errors import Interrupted, deferred_interrupts
-from ..ipython import argument, magic_arguments
+from ..ipython import argument, magic_arguments, show_updatable
 from .commands import subcommand
 from .common import check_name, explain, one_line, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
 
+    from ..connection import Service
     from . import RunpodMagics
 
 MODELS_TIMEOUT = 120.0
@@ -103,8 +110,56 @@ def served_model(endpoint: Endpoint) -> str | None:
     return first if isinstance(first, str) else None
 
 
-def run_chat(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
-    """The cell magic's body, after its arguments were parsed."""
+@dataclass
+class _Chat:
+    """One cell's request, once sent: what both ways of following it share."""
+
+    magics: RunpodMagics
+    args: argparse.Namespace
+    text: str
+    output_name: str | None
+    conversation: Conversation
+    service: Service
+    job: Job
+    answer: _Answer
+    interrupted: bool
+    """Ctrl-C came while the job was being submitted."""
+
+    @contextlib.contextmanager
+    def outcomes(self) -> Iterator[None]:
+        """A chat endpoint that answers otherwise, or a failed call: the panel ends
+        FAILED and the cell says why in a line."""
+        endpoint_id = self.args.endpoint
+        try:
+            yield
+        except NotAChatEndpoint as exc:
+            _cancel_quietly(self.job)
+            self.answer.end("FAILED", error=_not_chat(endpoint_id, exc))
+            raise UsageError(_not_chat(endpoint_id, exc)) from None
+        except NbextError as exc:
+            self.answer.end("FAILED", error=explain(exc))
+            raise UsageError(explain(exc)) from None
+
+    def conclude(self) -> None:
+        """The answer ended: keep it in the conversation, or say it did not complete."""
+        view, job, conversation = self.answer.view, self.job, self.conversation
+        if view.state != "COMPLETED":
+            where = f"job {job.id} on {self.args.endpoint!r}"
+            message = f"{where} ended {view.state}: {view.error or ''}"
+            if self.magics.raise_on_failure and not self.args.no_raise:
+                raise ChatFailed(one_line(message) + " (--no-raise lets the notebook go on)")
+            return
+        conversation.turns.append(Turn("user", self.text))
+        reply = Turn("assistant", view.answer, conversation.model, job.id)
+        reply.ttft_s, reply.tokens, reply.tokens_per_s = view.ttft_s, view.tokens, view.tokens_per_s
+        conversation.turns.append(reply)
+        store(self.magics, self.output_name, view.answer)
+
+
+def _start(
+    magics: RunpodMagics, args: argparse.Namespace, cell: str, *, hint: str = STOP_HINT
+) -> _Chat:
+    """Check the cell, show the answer's panel and submit the job."""
     text = cell.strip()
     if not text:
         raise UsageError("%%runpod_chat ENDPOINT: the cell body is your message, and it is empty")
@@ -124,7 +179,7 @@ def run_chat(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
             except NotAChatEndpoint as exc:
                 raise UsageError(_not_chat(args.endpoint, exc)) from None
     body = request_body(args, conversation, text)
-    view = ChatView(args.endpoint, conversation.model, text)
+    view = ChatView(args.endpoint, conversation.model, text, hint=hint)
     store(magics, output_name, None)
     handle = display(view.bundle(), raw=True, display_id=True)  # type: ignore[no-untyped-call]
     answer = _Answer(view, handle, magics.connection.redact)
@@ -132,29 +187,77 @@ def run_chat(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
         with usage_errors(f"endpoint {args.endpoint!r}"):
             job = endpoint.run({"openai_route": CHAT_ROUTE, "openai_input": body})
         view.job_id = job.id
+    return _Chat(magics, args, text, output_name, conversation, service, job, answer, held.received)
+
+
+def run_chat(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+    """The cell magic's body, after its arguments were parsed: blocks until the end,
+    Ctrl-C stops it."""
+    chat = _start(magics, args, cell)
+    with chat.outcomes():
+        try:
+            if chat.interrupted:
+                raise KeyboardInterrupt
+            chat.answer.follow(chat.job)
+        except KeyboardInterrupt:
+            raise _cancel(chat.job, chat.answer, "Ctrl-C") from None
+    chat.conclude()
+
+
+async def run_chat_async(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+    """The same in a cell that awaits (``nbext.notebook.awaiting``): the kernel hears
+    the Cancel button under the answer while it streams, and Ctrl-C as before."""
+    chat = _start(magics, args, cell, hint=CANCEL_HINT)
+    client = chat.service.async_client()
+    job = client.endpoint(chat.job.endpoint_id).job(chat.job.id)
+    following = asyncio.ensure_future(chat.answer.follow_async(job))
+    button = CancelButton(following.cancel)
     try:
-        if held.received:
-            raise KeyboardInterrupt
-        answer.follow(job)
-    except KeyboardInterrupt:
-        raise _cancel(job, answer) from None
-    except NotAChatEndpoint as exc:
-        _cancel_quietly(job)
-        answer.end("FAILED", error=_not_chat(args.endpoint, exc))
-        raise UsageError(_not_chat(args.endpoint, exc)) from None
-    except NbextError as exc:
-        answer.end("FAILED", error=explain(exc))
-        raise UsageError(explain(exc)) from None
-    if view.state != "COMPLETED":
-        message = f"job {job.id} on {args.endpoint!r} ended {view.state}: {view.error or ''}"
-        if magics.raise_on_failure and not args.no_raise:
-            raise ChatFailed(one_line(message) + " (--no-raise lets the notebook go on)")
-        return
-    conversation.turns.append(Turn("user", text))
-    reply = Turn("assistant", view.answer, conversation.model, job.id)
-    reply.ttft_s, reply.tokens, reply.tokens_per_s = view.ttft_s, view.tokens, view.tokens_per_s
-    conversation.turns.append(reply)
-    store(magics, output_name, view.answer)
+        with chat.outcomes():
+            if chat.interrupted:
+                following.cancel()
+            try:
+                await following
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                ctrl_c = current is not None and current.cancelling() > 0
+                by = "Ctrl-C" if ctrl_c or not button.clicked else "the Cancel button"
+                raise _cancel(chat.job, chat.answer, by) from None
+    finally:
+        button.remove()
+    chat.conclude()
+
+
+class CancelButton:
+    """A Cancel button under the answer, in its own output: removed when the answer
+    ends, so a saved notebook keeps no widget view of it."""
+
+    def __init__(self, on_click: Callable[[], object]) -> None:
+        import ipywidgets
+
+        self.clicked = False
+        self.button = ipywidgets.Button(
+            description="Cancel", icon="stop", tooltip="stop the answer and cancel its job"
+        )
+
+        def clicked(_: object) -> None:
+            self.clicked = True
+            self.button.disabled = True
+            on_click()
+
+        self.button.on_click(clicked)
+        self.handle = show_updatable(self.button)
+
+    def remove(self) -> None:
+        self.handle.update(RemovedOutput())
+        self.button.close()
+
+
+class RemovedOutput:
+    """What replaces the button's output: an empty line of text, no widget."""
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        return {"text/plain": ""}
 
 
 def _not_chat(endpoint_id: str, exc: Exception) -> str:
@@ -178,16 +281,30 @@ class _Answer:
         self.events = 0
 
     def follow(self, job: Job) -> None:
-        view = self.view
         for output in job.stream():
-            view.state = "IN_PROGRESS"
-            if not isinstance(output, str):
-                raise NotAChatEndpoint(_answered(output, "streamed"))
-            for event in self.reader.feed(output):
-                self.events += 1
-                self._take(event)
-            self.draw()
-        result = job.wait(raise_on_failure=False)
+            self.take(output)
+        self.finish(job.wait(raise_on_failure=False))
+
+    async def follow_async(self, job: AsyncJob) -> None:
+        """``follow``, awaiting the job's stream: the same feed, the same end."""
+        async with contextlib.aclosing(job.stream()) as outputs:
+            async for output in outputs:
+                self.take(output)
+        self.finish(await job.wait(raise_on_failure=False))
+
+    def take(self, output: Any) -> None:
+        """One output of the stream: its events go into the view, which is redrawn."""
+        self.view.state = "IN_PROGRESS"
+        if not isinstance(output, str):
+            raise NotAChatEndpoint(_answered(output, "streamed"))
+        for event in self.reader.feed(output):
+            self.events += 1
+            self._take(event)
+        self.draw()
+
+    def finish(self, result: JobResult) -> None:
+        """The job ended: the panel's last state, from the events and the job's result."""
+        view = self.view
         if result.status is JobStatus.COMPLETED and not self.events:
             output = result.output
             raise NotAChatEndpoint(
@@ -253,18 +370,19 @@ def _cancel_quietly(job: Job) -> None:
         job.cancel()
 
 
-def _cancel(job: Job, answer: _Answer) -> Interrupted:
-    """Ctrl-C: cancel the job on the service, end the panel, and say what happened."""
+def _cancel(job: Job, answer: _Answer, by: str) -> Interrupted:
+    """Ctrl-C or the Cancel button (``by``): cancel the job on the service, end the
+    panel, and say what happened."""
     with deferred_interrupts(deliver=False):
         try:
             job.cancel()
         except NbextError as exc:
-            answer.end("CANCELLED", note=f"stopped by Ctrl-C; the cancel failed: {exc}")
+            answer.end("CANCELLED", note=f"stopped by {by}; the cancel failed: {exc}")
             return Interrupted(
                 f"stopped reading job {job.id}; the cancel failed ({one_line(str(exc))}): "
                 f"%runpod cancel {job.id}"
             )
-    answer.end("CANCELLED", note="stopped by Ctrl-C; the job was cancelled on the service")
+    answer.end("CANCELLED", note=f"stopped by {by}; the job was cancelled on the service")
     return Interrupted(f"job {job.id} on {job.endpoint_id!r} was cancelled")
 
 
