@@ -61,6 +61,14 @@ class WorkerScript:
     worker needs to run, the only ones it gets besides the protocol's."""
 
 
+OFFLINE = {"RUNPOD_SKIP_AUTO_SYSTEM_CHECKS": "true"}
+"""Defaults a worker gets unless its endpoint's ``env`` says otherwise. The SDK's fleet
+fitness checks open a connection to a public DNS server at start; offline (a lab server,
+a train, a classroom) that fails, and the SDK exits with "Worker is unhealthy, exiting"
+before it takes a job, for ever. An endpoint env of ``RUNPOD_SKIP_AUTO_SYSTEM_CHECKS=
+false`` turns the checks back on."""
+
+
 def worker_env(base_url: str, endpoint_id: str, worker: RemoteWorker) -> dict[str, str]:
     """The variables that put the ``runpod`` SDK in worker mode against the emulator."""
     api = f"{base_url}/v2/{endpoint_id}"
@@ -122,7 +130,7 @@ class Supervisor:
     def launch(self, endpoint_id: str, worker: RemoteWorker) -> None:
         script = self.scripts[endpoint_id]
         protocol = worker_env(self.base_url, endpoint_id, worker)
-        endpoint_env = {**self.managed_env(endpoint_id), **dict(script.env)}
+        endpoint_env = {**OFFLINE, **self.managed_env(endpoint_id), **dict(script.env)}
         env = worker_environment(os.environ, script.python, endpoint_env, protocol)
         self.logs.write(
             endpoint_id, worker.id, f"--- starting {script.python} {script.path}", "system"
