@@ -80,7 +80,7 @@ def test_help_lists_the_new_subcommands(nb: Notebook, capsys: pytest.CaptureFixt
     nb.run("%runpod help")
     listing = capsys.readouterr().out.splitlines()
     names = [line.split()[0] for line in listing]
-    assert names[-3:] == ["billing", "gpus", "logs"]
+    assert names[-4:] == ["billing", "gpus", "logs", "emulator"]
     nb.run("%runpod help gpus")
     assert "--min-vram GB" in capsys.readouterr().out
     nb.run("%runpod help logs")
