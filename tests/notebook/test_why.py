@@ -1,0 +1,113 @@
+"""``%runpod why``: ranked causes of a job that failed, timed out, was cancelled or is
+stuck, gathered from the real emulator in a real IPython shell on the fake clock."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from nbext.models import JobStatus
+
+from .conftest import Notebook
+from .test_job_magic import usage_error
+
+
+async def advance(nb: Notebook, seconds: float) -> None:
+    await anyio.to_thread.run_sync(nb.emu.advance, seconds)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("fake_clock", [True])
+async def test_crash_loop_names_the_unhealthy_workers_and_the_logs(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.run("%runpod emulator scenario echo crash-loop")
+    nb.run('%%runpod_job echo --timeout 0.2 --no-raise -q\n{"n": 1}')
+    health = nb.conn.client.endpoint("echo").health
+    await nb.auntil(lambda: health().workers.unhealthy == 1, "an unhealthy worker")
+    capsys.readouterr()
+    nb.run("%runpod why")
+    out = capsys.readouterr().out
+    assert f"job {nb.record().id} on 'echo': IN_QUEUE" in out
+    assert "1. no worker could start: 1 worker unhealthy" in out
+    assert "next: %runpod logs echo" in out
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("fake_clock", [True])
+async def test_cold_start_still_waiting(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:
+    nb.run("%runpod emulator scenario echo cold-start seconds=60")
+    nb.run('%%runpod_job echo --background -q\n{"n": 1}')
+    health = nb.conn.client.endpoint("echo").health
+    await nb.auntil(lambda: health().workers.initializing == 1, "a worker initializing")
+    capsys.readouterr()
+    nb.run("%runpod why last")
+    out = capsys.readouterr().out
+    assert "1. cold start: 1 worker initializing, none ready yet" in out
+    assert "next: %runpod health echo" in out
+
+
+def test_failed_job_names_the_handler_error(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.run('%%runpod_job fail --no-raise -q\n{"message": "no GPU today"}')
+    capsys.readouterr()
+    nb.run(f"%runpod why {nb.record().id}")
+    out = capsys.readouterr().out
+    assert ": FAILED" in out
+    assert "1. the handler raised:" in out and "no GPU today" in out
+    assert "next: %runpod logs fail" in out
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+def test_timed_out_job_suggests_a_higher_execution_timeout(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import threading
+
+    def move() -> None:
+        nb.until(lambda: len(nb.conn.registry) == 1, "the job to be submitted")
+        job_id = nb.record().id
+        nb.until(lambda: nb.job(job_id).status is JobStatus.IN_PROGRESS, "the job to start")
+        nb.emu.advance(6)
+
+    mover = threading.Thread(target=move)
+    mover.start()
+    nb.run('%%runpod_job sleep --execution-timeout 5 --no-raise -q\n{"seconds": 60}')
+    mover.join()
+    capsys.readouterr()
+    nb.run("%runpod why")
+    out = capsys.readouterr().out
+    assert ": TIMED_OUT" in out
+    assert "1. it ran past its execution timeout" in out
+    assert "--execution-timeout SECONDS" in out
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+def test_cancelled_job(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:
+    nb.run('%%runpod_job sleep --timeout 0.2 -q\n{"seconds": 100}')
+    nb.run("%runpod cancel last")
+    capsys.readouterr()
+    nb.run("%runpod why")
+    out = capsys.readouterr().out
+    assert ": CANCELLED" in out
+    assert "1. the job was cancelled" in out and f"next: %runpod retry {nb.record().id}" in out
+
+
+def test_completed_job_says_nothing_is_wrong(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.run('%%runpod_job echo -q\n{"n": 1}')
+    capsys.readouterr()
+    nb.run("%runpod why")
+    out = capsys.readouterr().out
+    assert ": COMPLETED" in out and "nothing is wrong: it completed" in out
+    assert "1." not in out
+
+
+def test_unknown_job_and_no_job_yet_are_one_line(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "no job was submitted from this kernel yet" in usage_error(nb, "%runpod why", capsys)
+    message = usage_error(nb, "%runpod why nosuchjob", capsys)
+    assert "job 'nosuchjob' was not submitted from this kernel" in message
