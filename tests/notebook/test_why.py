@@ -30,7 +30,9 @@ async def test_crash_loop_names_the_unhealthy_workers_and_the_logs(
     out = capsys.readouterr().out
     assert f"job {nb.record().id} on 'echo': IN_QUEUE" in out
     assert "1. no worker could start: 1 worker unhealthy" in out
-    assert "next: %runpod logs echo" in out
+    worker = nb.conn.client.endpoints.workers("echo")[0].id
+    assert f"next: %runpod logs echo --worker {worker}" in out
+    assert f"{worker}: Worker is unhealthy, exiting" in out
 
 
 @pytest.mark.anyio
@@ -80,7 +82,8 @@ def test_timed_out_job_suggests_a_higher_execution_timeout(
     out = capsys.readouterr().out
     assert ": TIMED_OUT" in out
     assert "1. it ran past its execution timeout" in out
-    assert "--execution-timeout SECONDS" in out
+    assert "exceeded its execution timeout of 5000 ms" in out
+    assert "next: %%runpod_job sleep --execution-timeout SECONDS, a higher one" in out
 
 
 @pytest.mark.parametrize("fake_clock", [True])
@@ -111,3 +114,28 @@ def test_unknown_job_and_no_job_yet_are_one_line(
     assert "no job was submitted from this kernel yet" in usage_error(nb, "%runpod why", capsys)
     message = usage_error(nb, "%runpod why nosuchjob", capsys)
     assert "job 'nosuchjob' was not submitted from this kernel" in message
+
+
+def test_what_cannot_be_read_is_said_and_the_rest_diagnosed(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.run('%%runpod_job fail --no-raise -q\n{"message": "bad input"}')
+    job_id = nb.record().id
+    nb.emu.reset()  # the service forgets the job
+    capsys.readouterr()
+    nb.run(f"%runpod why {job_id}")
+    out = capsys.readouterr().out
+    assert f"job {job_id} on 'fail': FAILED" in out  # the last state this kernel saw
+    assert "1. the handler raised: RuntimeError: bad input" in out
+    assert "could not check the job's state: not found" in out
+
+
+def test_an_endpoint_that_cannot_be_read_is_said(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.run("%runpod why abc123 --endpoint nowhere")
+    out = capsys.readouterr().out
+    assert "job abc123 on 'nowhere': state unknown" in out
+    assert "could not check the job's state:" in out
+    assert "could not check the endpoint's health:" in out
+    assert "could not check the endpoint's settings:" in out

@@ -45,6 +45,8 @@ class Findings:
     result: JobResult | None = None
     health: Health | None = None
     settings: Endpoint | None = None
+    worker: str | None = None
+    """The job's worker, or else an unhealthy one of the endpoint: whose log is read."""
     log: list[str] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
 
@@ -74,6 +76,7 @@ def gather(client: Client, job_id: str, endpoint_id: str) -> Findings:
             worker = next((w.id for w in listed if w.status.upper() == "UNHEALTHY"), None)
         except NbextError as exc:
             found.could_not("the endpoint's workers", exc)
+    found.worker = worker
     if worker is not None:
         try:
             events = client.endpoints.worker_logs(endpoint_id, worker, tail=LOG_LINES)
@@ -88,8 +91,8 @@ def causes(found: Findings) -> list[tuple[str, str]]:
     eid, ranked = found.endpoint_id, []
     result, health, settings = found.result, found.health, found.settings
     logs = f"%runpod logs {eid}"
-    if result is not None and result.worker_id:
-        logs = f"{logs} --worker {result.worker_id}"
+    if found.worker is not None:
+        logs = f"{logs} --worker {found.worker}"
     status = result.status if result is not None else None
     if status is JobStatus.COMPLETED:
         return []
@@ -97,11 +100,11 @@ def causes(found: Findings) -> list[tuple[str, str]]:
         ranked.append((f"the handler raised: {result.error if result else ''}", logs))
     elif status is JobStatus.TIMED_OUT:
         limit = settings.execution_timeout_ms if settings is not None else None
-        within = f" of {limit / 1000:g} s" if limit else ""
+        default = f" (the endpoint's default: {limit / 1000:g} s)" if limit else ""
         ranked.append(
             (
-                f"it ran past its execution timeout{within}: {result.error if result else ''}",
-                "%%runpod_job ENDPOINT --execution-timeout SECONDS (a higher one)",
+                f"it ran past its execution timeout: {result.error if result else ''}",
+                f"%%runpod_job {eid} --execution-timeout SECONDS, a higher one{default}",
             )
         )
     elif status is JobStatus.CANCELLED:
@@ -131,7 +134,9 @@ def why(magics: RunpodMagics, args: argparse.Namespace) -> None:
     found = gather(service.client, record.id, record.endpoint_id)
     if found.result is not None:
         magics.connection.registry.update(record.id, found.result)
-    state = found.result.status.value if found.result is not None else record.state
+    else:
+        found.result = record.result  # the last state seen is diagnosed instead
+    state = found.result.status.value if found.result is not None else "state unknown"
     print(f"job {record.id} on {record.endpoint_id!r}: {state}")
     ranked = causes(found)
     if not ranked and found.result is not None and found.result.status is JobStatus.COMPLETED:
