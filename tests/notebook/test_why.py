@@ -3,17 +3,12 @@ stuck, gathered from the real emulator in a real IPython shell on the fake clock
 
 from __future__ import annotations
 
-import anyio
 import pytest
 
 from nbext.models import JobStatus
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
-
-
-async def advance(nb: Notebook, seconds: float) -> None:
-    await anyio.to_thread.run_sync(nb.emu.advance, seconds)
 
 
 @pytest.mark.anyio
