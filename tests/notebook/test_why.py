@@ -44,6 +44,22 @@ async def test_cold_start_still_waiting(nb: Notebook, capsys: pytest.CaptureFixt
     assert "next: %runpod health echo" in out
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("fake_clock", [True])
+async def test_throttled_endpoint_says_no_gpu_is_free(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.run("%runpod emulator scenario echo throttled seconds=60")
+    nb.run('%%runpod_job echo --background -q\n{"n": 1}')
+    health = nb.conn.client.endpoint("echo").health
+    await nb.auntil(lambda: health().workers.throttled == 1, "a throttled worker")
+    capsys.readouterr()
+    nb.run("%runpod why")
+    out = capsys.readouterr().out
+    assert "1. no GPU free: 1 worker throttled, waiting for a machine" in out
+    assert "next: %runpod health echo" in out
+
+
 def test_failed_job_names_the_handler_error(
     nb: Notebook, capsys: pytest.CaptureFixture[str]
 ) -> None:
