@@ -16,6 +16,7 @@ Private modules are re-exported here; import from ``nbext.client`` (or ``nbext``
 
 from ._client import AsyncClient, Client
 from ._config import DEFAULT_CONFIG_FILE, DEFAULT_PROFILE, ClientConfig, Secret, load_config, mask
+from ._diagnosis import why_queued
 from ._errors import (
     APIError,
     BadRequest,
@@ -122,4 +123,5 @@ __all__ = [
     "UpdateMethod",
     "load_config",
     "mask",
+    "why_queued",
 ]

@@ -38,6 +38,7 @@ from . import (  # noqa: F401  (they register subcommands)
     listings,
     login,
     logs,
+    why,
 )
 from .chat import run_chat
 from .commands import SUBCOMMANDS, dispatch, help_text

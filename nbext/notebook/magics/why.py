@@ -1,0 +1,151 @@
+"""``%runpod why [JOB|last]``: why a job failed, timed out, was cancelled or is stuck.
+
+A data scientist whose job will not start, or ended badly, has to gather its state and
+error, the endpoint's health and settings and a worker's log before a guess is possible;
+this does it in one cell, without an LLM, and ranks what it finds (the cause that never
+ends by itself first), each with the command to run next. A check that cannot reach the
+service is said and the rest is still diagnosed: a partial answer beats none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+
+from nbext.client import NbextError, why_queued
+from nbext.models import Health, JobResult, JobStatus
+
+from ..errors import describe
+from ..ipython import argument, magic_arguments
+from .commands import subcommand
+from .jobs import JOB_HELP, LAST, record_of
+
+if TYPE_CHECKING:
+    import argparse
+
+    from nbext.client import Client
+    from nbext.models import Endpoint
+
+    from . import RunpodMagics
+
+MAX_CAUSES = 3
+"""Causes shown at most: more would bury the likely one."""
+LOG_LINES = 3
+"""Lines of the worker's log shown under the causes."""
+
+
+@dataclass
+class Findings:
+    """What could be read about a job and its endpoint, and what could not."""
+
+    job_id: str
+    endpoint_id: str
+    result: JobResult | None = None
+    health: Health | None = None
+    settings: Endpoint | None = None
+    worker: str | None = None
+    """The job's worker, or else an unhealthy one of the endpoint: whose log is read."""
+    log: list[str] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
+
+    def could_not(self, what: str, exc: NbextError) -> None:
+        self.unchecked.append(f"could not check {what}: {describe(exc, named=False)}")
+
+
+def gather(client: Client, job_id: str, endpoint_id: str) -> Findings:
+    """Every check, each on its own: one that fails is noted and the others still run."""
+    found = Findings(job_id, endpoint_id)
+    try:
+        found.result = client.endpoint(endpoint_id).job(job_id).status()
+    except NbextError as exc:
+        found.could_not("the job's state", exc)
+    try:
+        found.health = client.endpoint(endpoint_id).health()
+    except NbextError as exc:
+        found.could_not("the endpoint's health", exc)
+    try:
+        found.settings = client.endpoints.get(endpoint_id)
+    except NbextError as exc:
+        found.could_not("the endpoint's settings", exc)
+    worker = found.result.worker_id if found.result is not None else None
+    if worker is None and found.health is not None and found.health.workers.unhealthy:
+        try:
+            listed = client.endpoints.workers(endpoint_id)
+            worker = next((w.id for w in listed if w.status.upper() == "UNHEALTHY"), None)
+        except NbextError as exc:
+            found.could_not("the endpoint's workers", exc)
+    found.worker = worker
+    if worker is not None:
+        try:
+            events = client.endpoints.worker_logs(endpoint_id, worker, tail=LOG_LINES)
+            found.log = [f"{worker}: {' '.join(e.line.split())}" for e in events]
+        except NbextError as exc:
+            found.could_not(f"worker {worker}'s log", exc)
+    return found
+
+
+def causes(found: Findings) -> list[tuple[str, str]]:
+    """The likely causes, likeliest first, each with the command to run next."""
+    eid, ranked = found.endpoint_id, []
+    result, health, settings = found.result, found.health, found.settings
+    logs = f"%runpod logs {eid}"
+    if found.worker is not None:
+        logs = f"{logs} --worker {found.worker}"
+    status = result.status if result is not None else None
+    if status is JobStatus.COMPLETED:
+        return []
+    if status is JobStatus.FAILED:
+        ranked.append((f"the handler raised: {result.error if result else ''}", logs))
+    elif status is JobStatus.TIMED_OUT:
+        limit = settings.execution_timeout_ms if settings is not None else None
+        default = f" (the endpoint's default: {limit / 1000:g} s)" if limit else ""
+        ranked.append(
+            (
+                f"it ran past its execution timeout: {result.error if result else ''}",
+                f"%%runpod_job {eid} --execution-timeout SECONDS, a higher one{default}",
+            )
+        )
+    elif status is JobStatus.CANCELLED:
+        cancelled = "the job was cancelled (from this kernel or another client)"
+        ranked.append((cancelled, f"%runpod retry {found.job_id}"))
+    if settings is not None and settings.workers_max == 0:
+        ranked.append(("the endpoint's workersMax is 0: no worker may start", "%runpod endpoints"))
+    waiting = status in (JobStatus.IN_QUEUE, None)
+    if health is not None and (waiting or health.workers.unhealthy):
+        crashing = health.workers.unhealthy > 0
+        ranked.append((why_queued(health), logs if crashing else f"%runpod health {eid}"))
+    return ranked[:MAX_CAUSES]
+
+
+@subcommand("why", "why a job failed, timed out, was cancelled or is stuck: ranked causes")
+@magic_arguments("runpod why")
+@argument("job", nargs="?", default=LAST, help=JOB_HELP + " (default)")
+@argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
+def why(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    """Diagnose JOB: its state and error, the endpoint's health and settings, the
+    worker's last log lines; then one to three causes, each with the command to run next.
+    """
+    record = record_of(magics, args.job, args.endpoint)
+    service = magics.connection.service_named(record.service)
+    if service is None:
+        raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
+    found = gather(service.client, record.id, record.endpoint_id)
+    if found.result is not None:
+        magics.connection.registry.update(record.id, found.result)
+    else:
+        found.result = record.result  # the last state seen is diagnosed instead
+    state = found.result.status.value if found.result is not None else "state unknown"
+    print(f"job {record.id} on {record.endpoint_id!r}: {state}")
+    ranked = causes(found)
+    if not ranked and found.result is not None and found.result.status is JobStatus.COMPLETED:
+        print("nothing is wrong: it completed")
+    for n, (cause, command) in enumerate(ranked, 1):
+        print(f"{n}. {cause}\n   next: {command}")
+    for line in found.unchecked:
+        print(line)
+    if found.log:
+        print("worker log (last lines):")
+        for line in found.log:
+            print(f"   {line}")
