@@ -51,6 +51,7 @@ ORDER = (
     "jobs",
     "cancel",
     "retry",
+    "why",
     "purge",
     "health",
     "map",
