@@ -91,6 +91,8 @@ class JobView:
     error: str | None = None
     note: str = ""
     retries: int = 0
+    live: bool = False
+    """The job is followed and its panel updates (not yet its final output)."""
     hint: str = ""
     """How to stop the job, said while it is live ('' once it ended)."""
     text_tail: int | None = None
@@ -272,7 +274,7 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
     if view.hint:
         parts.append(hint_html(view.hint))
     return Rendering(
-        _frame("nbext-job-panel", view.state, "".join(parts)),
+        _frame("nbext-job-panel", view.state, "".join(parts), live=view.live),
         job_plain(view),
     )
 
@@ -306,9 +308,11 @@ def tail(text: str, limit: int) -> str:
     return f"(+{len(text) - limit:,} earlier characters) …{text[-limit:]}"
 
 
-def _frame(kind: str, state: str, body: str) -> str:
+def _frame(kind: str, state: str, body: str, *, live: bool) -> str:
+    """The panel's box: ``nbext-live`` while it updates, ``nbext-static`` once final."""
+    mode = "live" if live else "static"
     return (
-        f'<div class="nbext-static {kind}" data-state="{html.escape(state)}" '
+        f'<div class="nbext-{mode} {kind}" data-state="{html.escape(state)}" '
         f'style="padding:0.3em 0;line-height:1.5">{body}</div>'
     )
 
@@ -424,7 +428,9 @@ def render_batch(view: BatchView) -> Rendering:
     if view.hint:
         body += hint_html(view.hint)
     state = "done" if view.finished else "running"
-    return Rendering(_frame("nbext-batch-panel", state, body), batch_plain(view))
+    return Rendering(
+        _frame("nbext-batch-panel", state, body, live=not view.finished), batch_plain(view)
+    )
 
 
 def batch_plain(view: BatchView) -> str:
@@ -492,4 +498,4 @@ def render_health(view: HealthView) -> Rendering:
     if view.hint:
         body += hint_html(view.hint)
     state = "watching" if view.watching else "stopped"
-    return Rendering(_frame("nbext-health-panel", state, body), view.plain)
+    return Rendering(_frame("nbext-health-panel", state, body, live=view.watching), view.plain)

@@ -143,4 +143,4 @@ def render_logs(view: LogView) -> Rendering:
         f'<div class="nbext-logs-status">{logs_status_html(view)}</div>'
     )
     state = "following" if view.following else "stopped"
-    return Rendering(_frame("nbext-logs-panel", state, body), logs_plain(view))
+    return Rendering(_frame("nbext-logs-panel", state, body, live=view.following), logs_plain(view))

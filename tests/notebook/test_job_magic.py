@@ -41,10 +41,11 @@ def test_echo_blocks_until_completed_and_stores_the_output(nb: Notebook) -> None
     # place; the Cancel control is an output of its own, emptied at the end.
     content, controls = nb.outputs()
     assert all(set(bundle) == {"text/html", "text/plain"} for bundle in content)
-    assert 'data-state="IN_QUEUE"' in content[0]["text/html"]
+    assert 'class="nbext-live nbext-job-panel" data-state="IN_QUEUE"' in content[0]["text/html"]
     assert "interrupt the kernel (■) to cancel" in content[0]["text/plain"]
     last = content[-1]
-    assert 'data-state="COMPLETED"' in last["text/html"] and "hi" in last["text/html"]
+    assert 'class="nbext-static nbext-job-panel" data-state="COMPLETED"' in last["text/html"]
+    assert "hi" in last["text/html"]
     assert "COMPLETED" in last["text/plain"] and '"text": "hi"' in last["text/plain"]
     assert "interrupt" not in last["text/plain"]  # nothing is live: no hint
     assert controls[-1] == {"text/plain": ""}

@@ -206,6 +206,7 @@ class JobPanel(LivePanel):
             error=redact(self.error) if self.error else None,
             note=self.note,
             retries=self.retries,
+            live=not self.final,
             hint="" if self.final else self.hint,
             text_tail=None if self.final else DISPLAY_TEXT_CHARS,
         )
