@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Locator, expect
@@ -23,7 +24,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
 WORDS = " ".join(f"word{n}" for n in range(30))
-CELLS = [
+CELLS: list[str | dict[str, Any]] = [
     "%load_ext nbext",
     f'%%runpod_job stream-text --stream\n{{"text": "{WORDS}", "delay_ms": 150}}',
     "naps = [{'seconds': 0.4} for _ in range(8)]\n%runpod map sleep naps --concurrency 2",
