@@ -45,7 +45,7 @@ async def test_ensure_deployed_keeps_a_restored_endpoint(tmp_path: Path) -> None
     second.ensure_deployed("a", "sleep")  # another image: the endpoint runs it now
     assert second.jobs.endpoints["a"].image == "sleep"
     entry = second.management.endpoints.entry("a")
-    assert second.management.templates.get(entry.view.template_id or "").image_name == "sleep"
+    assert second.management.templates.get(entry.view.template_id or "").image == "sleep"
     assert entry.view.version == 1
     second.ensure_deployed("h", handler=lambda job: "two")
     submission = JobSubmission.model_validate({"input": {}})

@@ -152,11 +152,9 @@ class Pods:
         if includes.include_savings_plans:
             out["savingsPlans"] = []  # the emulator sells no savings plans
         if includes.include_template and e.view.template_id:
-            template = self.m.templates.book.get(
-                e.view.template_id
-            ) or self.m.templates.official.get(e.view.template_id)
+            template = self.m.templates.find(e.view.template_id)
             if template is not None:
-                out["template"] = wire(template.view)
+                out["template"] = wire(template.v1())
         return out
 
     def _machine(self, e: PodEntry) -> dict[str, Any]:
@@ -205,7 +203,7 @@ class Pods:
         """Check every reference the body makes, then rent the pod (RUNNING)."""
         given = body.model_fields_set
         template = (
-            self.m.templates.require(body.template_id, "templateId").view
+            self.m.templates.require(body.template_id, "templateId").v1()
             if body.template_id
             else None
         )

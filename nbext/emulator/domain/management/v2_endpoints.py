@@ -11,6 +11,7 @@ version is a release.
 from __future__ import annotations
 
 import math
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import (
@@ -18,16 +19,15 @@ from nbext.models import (
     EndpointCreateInput,
     EndpointUpdateInput,
     Template,
-    TemplateCreateInput,
 )
 
 from ..errors import InvalidInput, NotFound
 from . import catalog, offers
-from .container import V1_NAMES, check_compute, split_args, to_v2
+from .container import V1_NAMES, check_compute, to_v2
 from .endpoints import EndpointEntry
 from .records import atomic, iso, new_id
 from .refusals import refuse, validated
-from .templates import TemplateEntry
+from .templates import TemplateRecord
 
 if TYPE_CHECKING:
     from .facade import Management
@@ -59,9 +59,8 @@ def request_urls(base: str, endpoint_id: str) -> dict[str, str]:
 
 
 def _template(m: Management, e: EndpointEntry) -> Template | None:
-    tid = e.view.template_id or ""
-    found = m.templates.book.get(tid) or m.templates.official.get(tid)
-    return found.view if found else None
+    found = m.templates.find(e.view.template_id or "")
+    return found.v1() if found else None
 
 
 def _gpu(m: Management, e: EndpointEntry) -> dict[str, Any]:
@@ -251,7 +250,7 @@ def _common(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
 
 def _owned_template(
     m: Management, name: str, data: dict[str, Any], base: Template | None, *, merge_env: bool
-) -> TemplateEntry:
+) -> TemplateRecord:
     """A serverless template for one endpoint: ``base`` overridden by the body's fields.
 
     ``env`` is merged per key with the base's (body winning) when the body names a
@@ -260,45 +259,37 @@ def _owned_template(
     inherited = base.env or {} if base is not None else {}
     env = {**inherited, **data.get("env", {})} if merge_env else data.get("env", inherited)
     image = data.get("image") or (base.image_name if base else None)
-    if "args" in data:
-        args = split_args(data["args"])
-    else:
-        args = list(base.docker_start_cmd or []) if base else []
+    inherited_args = shlex.join(base.docker_start_cmd or []) if base else ""
     fields: dict[str, Any] = {
         "name": m.templates.unique_name(f"{name} (endpoint)"),
-        "imageName": image,
-        "isServerless": True,
-        "dockerStartCmd": args,
+        "image": image,
+        "serverless": True,
+        "args": data.get("args", inherited_args),
         "env": env,
         "ports": data.get("ports", list(base.ports or []) if base else []),
-        "readme": "Made for a v2 serverless endpoint; deleted with it.",
-        "volumeInGb": 0,
     }
     if "disk" in data or (base and base.container_disk_in_gb):
-        fields["containerDiskInGb"] = data.get("disk", base.container_disk_in_gb if base else 5)
+        fields["disk"] = data.get("disk", base.container_disk_in_gb if base else 5)
     registry = data.get("registry", base.container_registry_auth_id if base else None)
     if registry:
-        fields["containerRegistryAuthId"] = registry
-    parsed = validated(TemplateCreateInput, fields, V1_NAMES)
-    made = m.templates.create(parsed)
-    entry = m.templates.book.get(made.id or "")
-    assert entry is not None
-    return entry
+        fields["registry"] = registry
+    readme = "Made for a v2 serverless endpoint; deleted with it."
+    return m.templates.create(fields, readme=readme)
 
 
 def _named_template(m: Management, template_id: str) -> Template:
-    found = m.templates.book.get(template_id) or m.templates.official.get(template_id)
+    found = m.templates.find(template_id)
     if found is None:
         raise NotFound(f"templateId: no template with id {template_id!r}")
-    if not found.view.is_serverless:
+    if not found.serverless:
         raise refuse("templateId", f"template {template_id!r} is a pod template, not serverless")
-    return found.view
+    return found.v1()
 
 
-def _adopt(m: Management, template: TemplateEntry, endpoint_id: str) -> None:
+def _adopt(m: Management, template: TemplateRecord, endpoint_id: str) -> None:
     """The endpoint owns ``template``: it goes when the endpoint does."""
     template.deployed_for = endpoint_id
-    m.templates.book.save(template.view.id or "", template)
+    m.templates.book.save(template.id, template)
     e = m.endpoints.entry(endpoint_id)
     e.deployed = True
     m.endpoints.book.save(endpoint_id, e)
@@ -328,7 +319,7 @@ class V2Endpoints:
         base = _named_template(m, data["templateId"]) if "templateId" in data else None
         gpu = data.get("gpu")
         if base is not None and gpu is not None and "allowedCudaVersions" not in gpu:
-            seeded = m.v2.facets.get("template", base.id or "").get("allowedCudaVersions")
+            seeded = m.templates.get(base.id or "").allowed_cuda_versions
             if seeded and not gpu.get("minCudaVersion"):
                 data = {**data, "gpu": {**gpu, "allowedCudaVersions": seeded}}
         v1: dict[str, Any] = {
@@ -339,7 +330,7 @@ class V2Endpoints:
         validated(EndpointCreateInput, v1, V1_NAMES)  # every rule before anything is made
         with atomic():  # the template, the endpoint and its v2 fields, or none of them
             template = _owned_template(m, data["name"], data, base, merge_env=True)
-            v1["templateId"] = template.view.id
+            v1["templateId"] = template.id
             made = m.endpoints.create(validated(EndpointCreateInput, v1, V1_NAMES))
             _adopt(m, template, made["id"])
             m.v2.facets.set("endpoint", made["id"], **facets)
@@ -367,7 +358,7 @@ class V2Endpoints:
                     m, e.view.name or endpoint_id, data, base, merge_env=named
                 )
                 parsed = validated(
-                    EndpointUpdateInput, {**v1, "templateId": new_template.view.id}, V1_NAMES
+                    EndpointUpdateInput, {**v1, "templateId": new_template.id}, V1_NAMES
                 )
             old = _template(m, e)
             releases(m, e)  # the release this update follows, if not noted yet
@@ -376,7 +367,7 @@ class V2Endpoints:
                 _adopt(m, new_template, endpoint_id)
                 owned = m.templates.book.get(old.id or "") if old else None
                 if owned is not None and owned.deployed_for == endpoint_id:
-                    m.templates.book.drop(owned.view.id or "")
+                    m.templates.book.drop(owned.id)
             if (data.get("gpu") or {}).get("minCudaVersion") == "":
                 e.view.min_cuda_version = None
                 m.endpoints.book.save(endpoint_id, e)

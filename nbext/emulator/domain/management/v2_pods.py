@@ -256,13 +256,12 @@ class V2Pods:
     # ---- the rules of a body -------------------------------------------------------------
 
     def _template(self, template_id: str) -> Template:
-        templates = self.m.templates
-        found = templates.book.get(template_id) or templates.official.get(template_id)
+        found = self.m.templates.find(template_id)
         if found is None:
             raise NotFound(f"templateId: no template with id {template_id!r}")
-        if found.view.is_serverless:
+        if found.serverless:
             raise refuse("templateId", f"template {template_id!r} is a serverless template")
-        return found.view
+        return found.v1()
 
     def _startup_env(self, data: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
         """``startSsh`` and ``startJupyter``: what the provisioner adds to the environment."""
