@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import (
@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from .facade import Management
 
 
+V2_ONLY = {"queueDelay": "queue_delay", "flashboot": "flashboot_mode"}
+"""v2's fields v1's record has no place for: v2's name -> the entry's attribute."""
+
+
 @dataclass
 class EndpointEntry:
     """An endpoint's public record and the settings the record does not show."""
@@ -49,6 +53,17 @@ class EndpointEntry:
     aggregate_stream: bool = True
     deployed: bool = False
     """Made by ``Emulator.deploy``: its template is deleted with it."""
+    queue_delay: float | None = None
+    """v2's exact ``scaling.queueDelay`` (v1's ``scalerValue`` is whole seconds)."""
+    flashboot_mode: str | None = None
+    """v2's ``flashboot`` mode (v1's is a boolean)."""
+    releases: list[dict[str, Any]] = field(default_factory=list)
+    """The versions v2 has shown as releases, each noted when first seen."""
+
+    def keep_v2(self, fields: dict[str, Any]) -> None:
+        """Set the v2-only fields ``fields`` names (by v2's names)."""
+        for name, value in fields.items():
+            setattr(self, V2_ONLY[name], value)
 
     @property
     def id(self) -> str:
@@ -63,6 +78,9 @@ class EndpointEntry:
             "idleTimeoutS": self.idle_timeout_s,
             "aggregateStream": self.aggregate_stream,
             "deployed": self.deployed,
+            "queueDelay": self.queue_delay,
+            "flashboot": self.flashboot_mode,
+            "releases": self.releases,
         }
 
     @classmethod
@@ -74,6 +92,9 @@ class EndpointEntry:
             record.get("idleTimeoutS", 5.0),
             record.get("aggregateStream", True),
             record.get("deployed", False),
+            record.get("queueDelay"),
+            record.get("flashboot"),
+            list(record.get("releases", [])),
         )
 
     def rate(self) -> float:
@@ -211,6 +232,18 @@ class Endpoints:
             aggregate_stream=e.aggregate_stream,
             created_at=e.view.created_at.timestamp() if e.view.created_at else 0.0,
         )
+
+    def adopt_facets(self) -> None:
+        """Take each endpoint's v2-only fields out of the facets an earlier version kept
+        them in, so a database made before they were kept on the record loses nothing."""
+        for e in self.book:
+            facet = self.m.v2.facets.get("endpoint", e.id)
+            if facet:
+                with atomic():
+                    e.keep_v2({k: facet[k] for k in V2_ONLY if k in facet})
+                    e.releases = list(facet.get("releases", e.releases))
+                    self.book.save(e.id, e)
+                    self.m.v2.facets.drop("endpoint", e.id)
 
     def restore(self) -> None:
         """Put every stored endpoint back into the job interface (before its jobs return)."""

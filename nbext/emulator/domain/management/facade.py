@@ -56,4 +56,5 @@ class Management:
         self.endpoints.restore()
         self.v2.load()
         self.templates.adopt_facets()
+        self.endpoints.adopt_facets()
         self.volumes.adopt_facets()

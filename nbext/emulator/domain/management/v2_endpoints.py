@@ -80,11 +80,11 @@ def _gpu(m: Management, e: EndpointEntry) -> dict[str, Any]:
     return gpu
 
 
-def _scaling(e: EndpointEntry, facets: dict[str, Any]) -> dict[str, Any]:
+def _scaling(e: EndpointEntry) -> dict[str, Any]:
     value = e.view.scaler_value or 4
     if str(e.view.scaler_type or "QUEUE_DELAY") == "REQUEST_COUNT":
         return {"type": "REQUEST_COUNT", "requestCount": max(1, int(value))}
-    exact = facets.get("queueDelay")
+    exact = e.queue_delay
     if exact is None or max(1, math.ceil(exact)) != value:  # set through v1 since
         exact = value
     return {"type": "QUEUE_DELAY", "queueDelay": float(exact)}
@@ -92,7 +92,6 @@ def _scaling(e: EndpointEntry, facets: dict[str, Any]) -> dict[str, Any]:
 
 def view(m: Management, e: EndpointEntry, base: str) -> dict[str, Any]:
     v = e.view
-    facets = m.v2.facets.get("endpoint", e.id)
     t = _template(m, e)
     out: dict[str, Any] = {"id": e.id, "name": v.name or e.id, "type": "QUEUE"}
     if e.id in m.jobs.endpoints:
@@ -120,14 +119,14 @@ def view(m: Management, e: EndpointEntry, base: str) -> dict[str, Any]:
         ]
     else:
         out["gpu"] = _gpu(m, e)
-    scaling = _scaling(e, facets)
+    scaling = _scaling(e)
     workers: dict[str, Any] = {"min": v.workers_min or 0, "max": v.workers_max or 0}
     idle = v.idle_timeout
     if scaling["type"] == "QUEUE_DELAY" and idle is not None and 1 <= idle <= 3600:
         workers["idleTimeout"] = idle
     volumes = [v.network_volume_id] if v.network_volume_id else []
     volumes += [x for x in v.network_volume_ids or [] if x not in volumes]
-    flashboot = facets.get("flashboot")
+    flashboot = e.flashboot_mode
     if flashboot is None:
         flashboot = "FLASHBOOT" if getattr(v, "flashboot", None) else "OFF"
     out.update(
@@ -144,8 +143,7 @@ def view(m: Management, e: EndpointEntry, base: str) -> dict[str, Any]:
 
 def releases(m: Management, e: EndpointEntry) -> list[dict[str, Any]]:
     """The endpoint's versions as releases, each noted when first seen (with its image)."""
-    facets = m.v2.facets.get("endpoint", e.id)
-    known: list[dict[str, Any]] = list(facets.get("releases", []))
+    known: list[dict[str, Any]] = list(e.releases)
     version = e.view.version or 0
     if not known or known[-1]["version"] < version:
         t = _template(m, e)
@@ -158,7 +156,8 @@ def releases(m: Management, e: EndpointEntry) -> list[dict[str, Any]]:
                 "image": t.image_name if t else None,
             }
         )
-        m.v2.facets.set("endpoint", e.id, releases=known)
+        e.releases = known
+        m.endpoints.book.save(e.id, e)
     return known
 
 
@@ -198,7 +197,7 @@ def _gpu_types(gpu: dict[str, Any]) -> list[str]:
 
 
 def _scaler(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
-    """v1's scaler fields for v2's ``scaling`` (the exact queue delay kept as a facet)."""
+    """v1's scaler fields for v2's ``scaling`` (the exact queue delay is kept on the record)."""
     scaling = data.get("scaling")
     if not scaling:
         return {}
@@ -211,7 +210,7 @@ def _scaler(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
 
 
 def _common(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
-    """v1's fields for everything but the container; the facets to keep."""
+    """v1's fields for everything but the container; v2's fields v1 has no place for."""
     gpu, cpu = data.get("gpu"), data.get("cpu")
     if gpu is not None:
         if gpu.get("pools"):
@@ -241,11 +240,11 @@ def _common(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
         v1["networkVolumeIds"] = vols[1:] if len(vols) > 1 else None
     if "timeout" in data:
         v1["executionTimeoutMs"] = data["timeout"]
-    facets = _scaler(data, v1)
+    v2_only = _scaler(data, v1)
     if "flashboot" in data:
         v1["flashboot"] = data["flashboot"] != "OFF"
-        facets["flashboot"] = data["flashboot"]
-    return facets
+        v2_only["flashboot"] = data["flashboot"]
+    return v2_only
 
 
 def _owned_template(
@@ -326,15 +325,17 @@ class V2Endpoints:
             "templateId": "pending",
             "computeType": "GPU" if data.get("gpu") is not None else "CPU",
         }
-        facets = _common(data, v1)
+        v2_only = _common(data, v1)
         validated(EndpointCreateInput, v1, V1_NAMES)  # every rule before anything is made
         with atomic():  # the template, the endpoint and its v2 fields, or none of them
             template = _owned_template(m, data["name"], data, base, merge_env=True)
             v1["templateId"] = template.id
             made = m.endpoints.create(validated(EndpointCreateInput, v1, V1_NAMES))
             _adopt(m, template, made["id"])
-            m.v2.facets.set("endpoint", made["id"], **facets)
-            releases(m, m.endpoints.entry(made["id"]))  # the first release: as made
+            e = m.endpoints.entry(made["id"])
+            e.keep_v2(v2_only)
+            m.endpoints.book.save(e.id, e)
+            releases(m, e)  # the first release: as made
         return self.get(made["id"], base_url)
 
     def update(self, endpoint_id: str, data: dict[str, Any], base_url: str) -> dict[str, Any]:
@@ -347,7 +348,7 @@ class V2Endpoints:
         if data.get("gpu") is not None and not gpu_endpoint:
             raise refuse("gpu", "this endpoint runs CPU workers; its compute type is fixed")
         v1: dict[str, Any] = {}
-        facets = _common(data, v1)
+        v2_only = _common(data, v1)
         parsed = validated(EndpointUpdateInput, v1, V1_NAMES)
         with atomic():  # every record this update touches, or none of them
             new_template = None
@@ -371,16 +372,15 @@ class V2Endpoints:
             if (data.get("gpu") or {}).get("minCudaVersion") == "":
                 e.view.min_cuda_version = None
                 m.endpoints.book.save(endpoint_id, e)
-            facets = {k: v for k, v in facets.items() if v is not None}
-            if facets:
-                m.v2.facets.set("endpoint", endpoint_id, **facets)
+            given = {k: v for k, v in v2_only.items() if v is not None}
+            if given:
+                e.keep_v2(given)
+                m.endpoints.book.save(endpoint_id, e)
         return self.get(endpoint_id, base_url)
 
     def delete(self, endpoint_id: str) -> None:
         self.m.endpoints.entry(endpoint_id)
-        with atomic():
-            self.m.endpoints.delete(endpoint_id)
-            self.m.v2.facets.drop("endpoint", endpoint_id)
+        self.m.endpoints.delete(endpoint_id)
 
     def release_listing(self, endpoint_id: str) -> dict[str, Any]:
         """The endpoint's releases, newest first, and how far the latest has rolled out."""
