@@ -206,7 +206,7 @@ def refuse_writes_of(emu: Emulator, kind: str) -> None:
         (
             "/v2/pods",
             {"name": "p3", "image": "img", "gpu": {"id": "NVIDIA A40"}},
-            "v2facet",
+            "usage",
         ),
     ],
 )

@@ -57,4 +57,5 @@ class Management:
         self.v2.load()
         self.templates.adopt_facets()
         self.endpoints.adopt_facets()
+        self.pods.adopt_facets()
         self.volumes.adopt_facets()

@@ -49,6 +49,8 @@ class PodEntry:
     gpu_type_id: str | None = None
     network_volume_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    cuda_version: str | None = None
+    """The CUDA version a v2 pod's host reports (v1's record has no field for it)."""
 
     def record(self) -> dict[str, Any]:
         return {
@@ -60,6 +62,7 @@ class PodEntry:
             "gpuTypeId": self.gpu_type_id,
             "networkVolumeId": self.network_volume_id,
             "extra": self.extra,
+            "cudaVersion": self.cuda_version,
         }
 
     @classmethod
@@ -72,6 +75,7 @@ class PodEntry:
             record.get("gpuTypeId"),
             record.get("networkVolumeId"),
             record.get("extra", {}),
+            record.get("cudaVersion"),
         )
 
     @property
@@ -89,6 +93,17 @@ class Pods:
         self.book: Book[PodEntry] = Book(m.store, "pod", PodEntry.record, PodEntry.from_record)
 
     # ---- lookups -------------------------------------------------------------------------
+
+    def adopt_facets(self) -> None:
+        """Take each pod's CUDA version out of the facets an earlier version kept it in,
+        so a database made before it was kept on the record loses nothing."""
+        for e in self.book:
+            facet = self.m.v2.facets.get("pod", e.view.id or "")
+            if facet:
+                with atomic():
+                    e.cuda_version = facet.get("cudaVersion", e.cuda_version)
+                    self.book.save(e.view.id or "", e)
+                    self.m.v2.facets.drop("pod", e.view.id or "")
 
     def entry(self, pod_id: str) -> PodEntry:
         found = self.book.get(pod_id)

@@ -83,7 +83,6 @@ class V2Pods:
         ]
         created = times[0]
         status = observed_status(e.running, started, len(times) == 1, now)
-        facets = m.v2.facets.get("pod", pod_id)
         out: dict[str, Any] = {
             "id": pod_id,
             "name": v.name or "",
@@ -124,7 +123,7 @@ class V2Pods:
         out.update(
             cloud=e.cloud_type,
             dataCenterId=e.data_center_id,
-            cudaVersion=facets.get("cudaVersion", CUDA_DEFAULT) if e.gpu_type_id else None,
+            cudaVersion=(e.cuda_version or CUDA_DEFAULT) if e.gpu_type_id else None,
             ssh=_ssh(pod_id, running, v.public_ip, mapped),
             template=v.template_id,
             cost=float(v.cost_per_hr or 0.0) if e.running else 0.0,
@@ -210,7 +209,9 @@ class V2Pods:
         with atomic():  # the pod and its v2 fields, or neither
             made = self.m.pods.create(parsed)
             if cuda:
-                self.m.v2.facets.set("pod", made["id"], cudaVersion=cuda)
+                e = self.m.pods.entry(made["id"])
+                e.cuda_version = cuda
+                self.m.pods.book.save(made["id"], e)
         return self.view(self.m.pods.entry(made["id"]))
 
     def update(self, pod_id: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -220,9 +221,7 @@ class V2Pods:
 
     def delete(self, pod_id: str) -> None:
         self.changeable(pod_id)
-        with atomic():
-            self.m.pods.delete(pod_id)
-            self.m.v2.facets.drop("pod", pod_id)
+        self.m.pods.delete(pod_id)
 
     def act(self, pod_id: str, action: PodAction) -> dict[str, Any] | None:
         """Do ``action`` if the pod's status allows it; None once terminated."""
