@@ -11,19 +11,17 @@ version is a release.
 from __future__ import annotations
 
 import math
-import shlex
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import (
     ComputeType,
     EndpointCreateInput,
     EndpointUpdateInput,
-    Template,
 )
 
 from ..errors import InvalidInput, NotFound
 from . import catalog, offers
-from .container import V1_NAMES, check_compute, to_v2
+from .container import V1_NAMES, check_compute, split_args, to_v2
 from .endpoints import EndpointEntry
 from .records import atomic, iso, new_id
 from .refusals import refuse, validated
@@ -58,9 +56,8 @@ def request_urls(base: str, endpoint_id: str) -> dict[str, str]:
     }
 
 
-def _template(m: Management, e: EndpointEntry) -> Template | None:
-    found = m.templates.find(e.view.template_id or "")
-    return found.v1() if found else None
+def _template(m: Management, e: EndpointEntry) -> TemplateRecord | None:
+    return m.templates.find(e.view.template_id or "")
 
 
 def _gpu(m: Management, e: EndpointEntry) -> dict[str, Any]:
@@ -98,12 +95,12 @@ def view(m: Management, e: EndpointEntry, base: str) -> dict[str, Any]:
         out["requestUrls"] = request_urls(base, e.id)
     out.update(
         to_v2(
-            t.image_name if t else None,
-            t.docker_start_cmd if t else None,
-            t.container_disk_in_gb if t else None,
+            t.image if t else None,
+            split_args(t.args) if t else None,
+            t.disk if t else None,
             v.env if v.env is not None else (t.env if t else None),
             t.ports if t else None,
-            t.container_registry_auth_id if t else None,
+            t.registry if t else None,
         )
     )
     if v.compute_type == ComputeType.CPU:
@@ -153,7 +150,7 @@ def releases(m: Management, e: EndpointEntry) -> list[dict[str, Any]]:
                 "id": "rel_" + new_id(10),
                 "version": version,
                 "ts": created if not known else m.clock.now(),
-                "image": t.image_name if t else None,
+                "image": t.image if t else None,
             }
         )
         e.releases = known
@@ -248,41 +245,45 @@ def _common(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
 
 
 def _owned_template(
-    m: Management, name: str, data: dict[str, Any], base: Template | None, *, merge_env: bool
+    m: Management,
+    name: str,
+    data: dict[str, Any],
+    base: TemplateRecord | None,
+    *,
+    merge_env: bool,
 ) -> TemplateRecord:
     """A serverless template for one endpoint: ``base`` overridden by the body's fields.
 
     ``env`` is merged per key with the base's (body winning) when the body names a
     template; a PATCH of the endpoint's own settings replaces it.
     """
-    inherited = base.env or {} if base is not None else {}
+    inherited = base.env if base is not None else {}
     env = {**inherited, **data.get("env", {})} if merge_env else data.get("env", inherited)
-    image = data.get("image") or (base.image_name if base else None)
-    inherited_args = shlex.join(base.docker_start_cmd or []) if base else ""
+    image = data.get("image") or (base.image if base else None)
     fields: dict[str, Any] = {
         "name": m.templates.unique_name(f"{name} (endpoint)"),
         "image": image,
         "serverless": True,
-        "args": data.get("args", inherited_args),
+        "args": data.get("args", base.args if base else ""),
         "env": env,
-        "ports": data.get("ports", list(base.ports or []) if base else []),
+        "ports": data.get("ports", list(base.ports) if base else []),
     }
-    if "disk" in data or (base and base.container_disk_in_gb):
-        fields["disk"] = data.get("disk", base.container_disk_in_gb if base else 5)
-    registry = data.get("registry", base.container_registry_auth_id if base else None)
+    if "disk" in data or (base and base.disk):
+        fields["disk"] = data.get("disk", base.disk if base else 5)
+    registry = data.get("registry", base.registry if base else None)
     if registry:
         fields["registry"] = registry
     readme = "Made for a v2 serverless endpoint; deleted with it."
     return m.templates.create(fields, readme=readme)
 
 
-def _named_template(m: Management, template_id: str) -> Template:
+def _named_template(m: Management, template_id: str) -> TemplateRecord:
     found = m.templates.find(template_id)
     if found is None:
         raise NotFound(f"templateId: no template with id {template_id!r}")
     if not found.serverless:
         raise refuse("templateId", f"template {template_id!r} is a pod template, not serverless")
-    return found.v1()
+    return found
 
 
 def _adopt(m: Management, template: TemplateRecord, endpoint_id: str) -> None:
@@ -318,7 +319,7 @@ class V2Endpoints:
         base = _named_template(m, data["templateId"]) if "templateId" in data else None
         gpu = data.get("gpu")
         if base is not None and gpu is not None and "allowedCudaVersions" not in gpu:
-            seeded = m.templates.get(base.id or "").allowed_cuda_versions
+            seeded = base.allowed_cuda_versions
             if seeded and not gpu.get("minCudaVersion"):
                 data = {**data, "gpu": {**gpu, "allowedCudaVersions": seeded}}
         v1: dict[str, Any] = {

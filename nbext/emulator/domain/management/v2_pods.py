@@ -11,10 +11,9 @@ one record whichever interface made it: v2 reads and changes the pods ``/v1/pods
 from __future__ import annotations
 
 import secrets
-import shlex
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import PodCreateInput, PodUpdateInput, Template
+from nbext.models import PodCreateInput, PodUpdateInput
 from nbext.models.v2 import PodAction, PodStatus
 
 from ..errors import Conflict, NotFound
@@ -25,6 +24,7 @@ from .pod_status import allowed_actions, observed_status
 from .pods import PodEntry
 from .records import atomic, iso
 from .refusals import refuse, validated
+from .templates import TemplateRecord
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -254,13 +254,13 @@ class V2Pods:
 
     # ---- the rules of a body -------------------------------------------------------------
 
-    def _template(self, template_id: str) -> Template:
+    def _template(self, template_id: str) -> TemplateRecord:
         found = self.m.templates.find(template_id)
         if found is None:
             raise NotFound(f"templateId: no template with id {template_id!r}")
         if found.serverless:
             raise refuse("templateId", f"template {template_id!r} is a serverless template")
-        return found.v1()
+        return found
 
     def _startup_env(self, data: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
         """``startSsh`` and ``startJupyter``: what the provisioner adds to the environment."""
@@ -312,7 +312,7 @@ class V2Pods:
         if data.get("dataCenterIds"):
             v1["dataCenterIds"] = data["dataCenterIds"]
         v1["globalNetworking"] = data.get("globalNetworking", False)
-        base_env = {**((template.env or {}) if template else {}), **data.get("env", {})}
+        base_env = {**(template.env if template else {}), **data.get("env", {})}
         env = self._startup_env(data, base_env)
         if env or "env" in data:
             v1["env"] = env
@@ -322,13 +322,13 @@ class V2Pods:
         if "templateId" in data:
             template = self._template(data["templateId"])
             spread = {
-                "image": template.image_name,
-                "args": shlex.join(template.docker_start_cmd or []),
-                "disk": template.container_disk_in_gb,
+                "image": template.image,
+                "args": template.args,
+                "disk": template.disk,
                 "ports": template.ports,
-                "registry": template.container_registry_auth_id,
+                "registry": template.registry,
             }
-            env = {**(template.env or {}), **data.get("env", {})}
+            env = {**template.env, **data.get("env", {})}
             data = {**{k: v for k, v in spread.items() if v is not None}, **data, "env": env}
         mounts = data.get("mounts")
         if mounts is not None:
