@@ -13,8 +13,6 @@ import pytest
 
 from nbext.emulator import Emulator, FakeClock
 from nbext.models import (
-    EndpointCreateInput,
-    EndpointUpdateInput,
     JobSubmission,
     PodBillingQuery,
     PodCreateInput,
@@ -36,7 +34,7 @@ async def test_ensure_deployed_keeps_a_restored_endpoint(tmp_path: Path) -> None
     first = emulator(db, clock)
     first.ensure_deployed("a", "echo")
     first.ensure_deployed("h", handler=lambda job: "one")
-    first.management.endpoints.update("a", EndpointUpdateInput(workers_max=7))
+    first.management.endpoints.change("a", {"workers_max": 7})
     first.close()
 
     second = emulator(db, clock)
@@ -44,9 +42,9 @@ async def test_ensure_deployed_keeps_a_restored_endpoint(tmp_path: Path) -> None
     assert second.jobs.endpoints["a"].workers_max == 7  # and nothing was reset
     second.ensure_deployed("a", "sleep")  # another image: the endpoint runs it now
     assert second.jobs.endpoints["a"].image == "sleep"
-    entry = second.management.endpoints.entry("a")
-    assert second.management.templates.get(entry.view.template_id or "").image == "sleep"
-    assert entry.view.version == 1
+    record = second.management.endpoints.get("a")
+    assert second.management.templates.get(record.template_id).image == "sleep"
+    assert record.version == 1
     second.ensure_deployed("h", handler=lambda job: "two")
     submission = JobSubmission.model_validate({"input": {}})
     result = await second.jobs.run_sync("h", submission, 5000)
@@ -56,10 +54,10 @@ async def test_ensure_deployed_keeps_a_restored_endpoint(tmp_path: Path) -> None
 
 async def test_a_v1_endpoint_keeps_its_templates_image(tmp_path: Path) -> None:
     emu = emulator(tmp_path / "s.db", FakeClock())
-    endpoint = emu.management.endpoints.create(EndpointCreateInput(template_id="demo-echo"))
+    endpoint = emu.management.endpoints.add("demo-echo", {})
     with pytest.raises(ValueError, match="change that template's imageName"):
-        emu.ensure_deployed(endpoint["id"], "sleep")
-    assert emu.jobs.endpoints[endpoint["id"]].image == "echo"
+        emu.ensure_deployed(endpoint.id, "sleep")
+    assert emu.jobs.endpoints[endpoint.id].image == "echo"
     emu.close()
 
 
