@@ -41,6 +41,7 @@ from ..chat import (
 )
 from ..errors import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments, show_updatable
+from ..widget_view import view_bundle
 from .commands import subcommand
 from .common import check_name, explain, one_line, store, usage_errors
 
@@ -246,7 +247,10 @@ class CancelButton:
             on_click()
 
         self.button.on_click(clicked)
-        self.handle = show_updatable(self.button)
+        self.handle = show_updatable(self)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        return view_bundle(self.button, **kwargs)
 
     def remove(self) -> None:
         self.handle.update(RemovedOutput())

@@ -13,6 +13,8 @@ from typing import Any
 
 from ipywidgets import Widget
 
+from ..widget_view import WidgetView
+
 
 def close_parts(widget: Any) -> None:
     """Close ``widget``'s children (and theirs), its layout and its style: each one is a
@@ -26,8 +28,9 @@ def close_parts(widget: Any) -> None:
             part.close()
 
 
-class PlainTextForm:
-    """Mixin for a widget: ``_repr_mimebundle_`` with ``plain_text()`` as ``text/plain``."""
+class PlainTextForm(WidgetView):
+    """Mixin for a widget: ``_repr_mimebundle_`` with ``plain_text()`` as ``text/plain``
+    (its view through ``WidgetView``, under ipywidgets 7 and 8)."""
 
     def plain_text(self) -> str:
         raise NotImplementedError

@@ -1,0 +1,224 @@
+"""Guide 01 under both widget stacks nbext supports: this venv's, and Colab's.
+
+Colab ships ipywidgets 7.7.1 on ipykernel 6.17.1, and a user there keeps them when
+installing nbext (it asks only ``ipywidgets>=7.7``, and nothing of ipykernel). So
+``make .venv-ipyw7/.nbext-installed`` builds a second venv from PyPI with nbext
+(editable: this checkout) and those two pins, kept between runs. nbclient, from this
+process, runs the quickstart in that venv's kernel, and in this venv's kernel too, with
+the same checks: no error; the ``--stream`` panel's text grows while the job runs, as the
+kernel's iopub messages carry it (``display_data`` / ``update_display_data`` of the
+panel's output, or the ``comm_msg`` updates of its widgets); and every panel's final
+output is static HTML, with no widget view left for a reopened notebook to miss.
+
+The kernel starts with no ``RUNPOD_*`` variable and a throwaway HOME, as the guides'
+kernels under nbval do, so it always runs on the embedded emulator. The build needs
+PyPI; when PyPI cannot be reached the 7.7 case is skipped and says so.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbformat import NotebookNode
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "notebooks" / "01-quickstart.ipynb"
+IPYW7_STAMP = ".venv-ipyw7/.nbext-installed"
+COLAB_PINS = {"ipywidgets": "7.7.1", "ipykernel": "6.17.1"}
+"""What Colab ships, as the Makefile's IPYW7_PINS installs it."""
+BUILD_TIMEOUT = 900
+CELL_TIMEOUT = 300
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+KERNEL = "nbext-under-test"
+
+VERSIONS = """\
+import json, sys
+from importlib.metadata import version
+print(json.dumps({"prefix": sys.prefix, "ipywidgets": version("ipywidgets"),
+                  "ipykernel": version("ipykernel")}))
+"""
+"""Put first in the notebook run: which environment's kernel ran it, with which widgets."""
+
+OFFLINE = (
+    "NewConnectionError",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+    "ConnectTimeoutError",
+    "Max retries exceeded",
+    "No matching distribution found",
+)
+"""What pip says when it cannot reach the index (no network, or no PyPI mirror)."""
+
+
+def colab_venv() -> Path:
+    """The ipywidgets 7.7 venv, built by ``make`` unless it is up to date."""
+    try:
+        built = subprocess.run(
+            ["make", "--no-print-directory", IPYW7_STAMP],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT,
+        )
+    except FileNotFoundError:
+        pytest.skip("needs make, which builds the ipywidgets 7.7 venv")
+    log = built.stdout + built.stderr
+    if built.returncode != 0:
+        if any(sign in log for sign in OFFLINE):
+            pytest.skip(
+                f"PyPI is unreachable, so the ipywidgets 7.7 venv cannot be built:\n{log[-800:]}"
+            )
+        pytest.fail(f"make {IPYW7_STAMP} failed ({built.returncode}):\n{log[-4000:]}")
+    return ROOT / ".venv-ipyw7"
+
+
+class Recorder(NotebookClient):  # type: ignore[misc]
+    """nbclient, keeping each cell's iopub messages in the order the kernel sent them."""
+
+    def __init__(self, nb: NotebookNode, **kwargs: Any) -> None:
+        super().__init__(nb, **kwargs)
+        self.messages: dict[int, list[dict[str, Any]]] = {}
+
+    def process_message(
+        self, msg: dict[str, Any], cell: NotebookNode, cell_index: int
+    ) -> NotebookNode | None:
+        self.messages.setdefault(cell_index, []).append(msg)
+        return super().process_message(msg, cell, cell_index)
+
+
+@dataclass
+class Run:
+    notebook: NotebookNode
+    messages: dict[int, list[dict[str, Any]]]
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+def kernel_environment(venv: Path, home: Path) -> dict[str, str]:
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("RUNPOD_", "VIRTUAL_ENV", "PYTHON", "JUPYTER", "IPYTHON"))
+    }
+    env.update(
+        HOME=str(home),
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}",
+        MPLCONFIGDIR=str(home / ".config" / "matplotlib"),
+    )
+    return env
+
+
+def run_guide(python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
+    """Guide 01, with a first cell reporting versions, run by ``python``'s kernel."""
+    spec = tmp_path / "jupyter" / "kernels" / KERNEL
+    spec.mkdir(parents=True)
+    argv = [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": KERNEL, "language": "python"})
+    )
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    home = tmp_path / "home"
+    home.mkdir()
+    guide = nbformat.read(GUIDE, as_version=4)
+    guide.cells.insert(0, nbformat.v4.new_code_cell(VERSIONS))
+    client = Recorder(guide, timeout=CELL_TIMEOUT, kernel_name=KERNEL)
+    client.execute(cwd=str(GUIDE.parent), env=kernel_environment(python.parent.parent, home))
+    printed = "".join(o.get("text", "") for o in guide.cells[0].outputs)
+    return Run(guide, client.messages, json.loads(printed))
+
+
+def panel_cells(notebook: NotebookNode) -> list[int]:
+    """The cells whose output is a panel: jobs and health."""
+    return [
+        index
+        for index, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code" and cell.source.startswith(("%%runpod_job", "%runpod health"))
+    ]
+
+
+def frames(messages: list[dict[str, Any]]) -> list[str]:
+    """What each live message of a cell showed: an output's HTML and text, or a widget's
+    new state, unescaped."""
+    shown = []
+    for msg in messages:
+        content = msg["content"]
+        if msg["msg_type"] in ("display_data", "update_display_data"):
+            data = content.get("data", {})
+            shown.append(data.get("text/html", "") + "\n" + data.get("text/plain", ""))
+        elif msg["msg_type"] == "comm_msg" and content["data"].get("method") == "update":
+            shown.append(json.dumps(content["data"].get("state", {}), ensure_ascii=False))
+    return [html.unescape(re.sub(r"<[^>]+>", "", frame)) for frame in shown]
+
+
+def words_shown(frame: str, words: list[str]) -> int:
+    """How many of the streamed words, from the first, the frame shows in order."""
+    flat = " ".join(frame.split())
+    shown = 0
+    while shown < len(words) and " ".join(words[: shown + 1]) in flat:
+        shown += 1
+    return shown
+
+
+def widget_stacks() -> list[Any]:
+    return [
+        pytest.param("this venv", id=f"ipywidgets-{version('ipywidgets')}"),
+        pytest.param("colab", id=f"ipywidgets-{COLAB_PINS['ipywidgets']}"),
+    ]
+
+
+# Past the suite's per-test limit: the 7.7 venv's build (bounded by BUILD_TIMEOUT; about
+# a minute once pip's cache is warm, nothing when the venv is up to date), then the guide.
+@pytest.mark.timeout(BUILD_TIMEOUT + 2 * CELL_TIMEOUT)
+@pytest.mark.parametrize("stack", widget_stacks())
+def test_guide_01_streams_live_and_ends_static(
+    stack: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if stack == "colab":
+        prefix = colab_venv()
+        expected = {"prefix": str(prefix), **COLAB_PINS}
+    else:
+        prefix = Path(sys.prefix)
+        expected = {"prefix": sys.prefix, **{name: version(name) for name in COLAB_PINS}}
+    run = run_guide(prefix / "bin" / "python", tmp_path, monkeypatch)
+    assert run.versions == expected, "the guide ran in another kernel than meant"
+    cells = run.notebook.cells
+    errors = [
+        o
+        for cell in cells
+        if cell.cell_type == "code"
+        for o in cell.outputs
+        if o.output_type == "error"
+    ]
+    assert errors == []
+
+    panels = panel_cells(run.notebook)
+    assert len(panels) >= 3, "guide 01 shows a job, a stream and a health panel"
+    for index in panels:
+        outputs = [o for o in cells[index].outputs if "data" in o]
+        assert outputs, f"cell {index} ({cells[index].source[:40]!r}) shows nothing"
+        for output in outputs:
+            assert WIDGET_VIEW not in output.data, f"cell {index} ends on a widget"
+            assert output.data.get("text/html", "").strip(), f"cell {index}: no HTML"
+
+    stream = next(i for i in panels if "--stream" in cells[i].source.splitlines()[0])
+    words = json.loads(cells[stream].source.split("\n", 1)[1])["text"].split()
+    shown = [n for n in (words_shown(f, words) for f in frames(run.messages[stream])) if n]
+    assert len(words) in shown, f"the panel never showed the whole text: {shown}"
+    live = shown[: shown.index(len(words))]  # after it, parts such as the output's preview
+    assert len(set(live)) >= 3, f"the streamed text did not grow while live: {shown}"
+    assert live == sorted(live), f"the streamed text went back: {shown}"
+    final = html.unescape(cells[stream].outputs[-1].data["text/html"])
+    assert words_shown(re.sub(r"<[^>]+>", "", final), words) == len(words)
