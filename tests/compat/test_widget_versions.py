@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from jupyter_client import BlockingKernelClient, KernelManager
 from nbclient import NotebookClient
 from nbformat import NotebookNode
 
@@ -44,6 +46,10 @@ BUILD_TIMEOUT = 900
 CELL_TIMEOUT = 300
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 KERNEL = "nbext-under-test"
+STACK_IDS = {
+    "this venv": f"ipywidgets-{version('ipywidgets')}",
+    "colab": f"ipywidgets-{COLAB_PINS['ipywidgets']}",
+}
 
 VERSIONS = """\
 import json, sys
@@ -107,7 +113,35 @@ class Run:
     versions: dict[str, str] = field(default_factory=dict)
 
 
-def kernel_environment(venv: Path, home: Path) -> dict[str, str]:
+@dataclass
+class Kernel:
+    """A kernel spec named ``KERNEL`` for one venv's Python, and its environment."""
+
+    prefix: Path
+    expected: dict[str, str]
+    """What the kernel must report: its ``sys.prefix`` and its widget stack's versions."""
+    env: dict[str, str]
+
+
+@pytest.fixture(params=["this venv", "colab"], ids=lambda stack: STACK_IDS[stack])
+def kernel(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Kernel:
+    if request.param == "colab":
+        prefix = colab_venv()
+        expected = {"prefix": str(prefix), **COLAB_PINS}
+    else:
+        prefix = Path(sys.prefix)
+        expected = {"prefix": sys.prefix, **{name: version(name) for name in COLAB_PINS}}
+    spec = tmp_path / "jupyter" / "kernels" / KERNEL
+    spec.mkdir(parents=True)
+    argv = [str(prefix / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": KERNEL, "language": "python"})
+    )
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    home = tmp_path / "home"
+    home.mkdir()
     env = {
         name: value
         for name, value in os.environ.items()
@@ -115,27 +149,18 @@ def kernel_environment(venv: Path, home: Path) -> dict[str, str]:
     }
     env.update(
         HOME=str(home),
-        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}",
+        PATH=f"{prefix / 'bin'}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}",
         MPLCONFIGDIR=str(home / ".config" / "matplotlib"),
     )
-    return env
+    return Kernel(prefix, expected, env)
 
 
-def run_guide(python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
-    """Guide 01, with a first cell reporting versions, run by ``python``'s kernel."""
-    spec = tmp_path / "jupyter" / "kernels" / KERNEL
-    spec.mkdir(parents=True)
-    argv = [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(
-        json.dumps({"argv": argv, "display_name": KERNEL, "language": "python"})
-    )
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-    home = tmp_path / "home"
-    home.mkdir()
+def run_guide(kernel: Kernel) -> Run:
+    """Guide 01, with a first cell reporting versions, run by the kernel."""
     guide = nbformat.read(GUIDE, as_version=4)
     guide.cells.insert(0, nbformat.v4.new_code_cell(VERSIONS))
     client = Recorder(guide, timeout=CELL_TIMEOUT, kernel_name=KERNEL)
-    client.execute(cwd=str(GUIDE.parent), env=kernel_environment(python.parent.parent, home))
+    client.execute(cwd=str(GUIDE.parent), env=kernel.env)
     printed = "".join(o.get("text", "") for o in guide.cells[0].outputs)
     return Run(guide, client.messages, json.loads(printed))
 
@@ -172,28 +197,12 @@ def words_shown(frame: str, words: list[str]) -> int:
     return shown
 
 
-def widget_stacks() -> list[Any]:
-    return [
-        pytest.param("this venv", id=f"ipywidgets-{version('ipywidgets')}"),
-        pytest.param("colab", id=f"ipywidgets-{COLAB_PINS['ipywidgets']}"),
-    ]
-
-
 # Past the suite's per-test limit: the 7.7 venv's build (bounded by BUILD_TIMEOUT; about
 # a minute once pip's cache is warm, nothing when the venv is up to date), then the guide.
 @pytest.mark.timeout(BUILD_TIMEOUT + 2 * CELL_TIMEOUT)
-@pytest.mark.parametrize("stack", widget_stacks())
-def test_guide_01_streams_live_and_ends_static(
-    stack: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if stack == "colab":
-        prefix = colab_venv()
-        expected = {"prefix": str(prefix), **COLAB_PINS}
-    else:
-        prefix = Path(sys.prefix)
-        expected = {"prefix": sys.prefix, **{name: version(name) for name in COLAB_PINS}}
-    run = run_guide(prefix / "bin" / "python", tmp_path, monkeypatch)
-    assert run.versions == expected, "the guide ran in another kernel than meant"
+def test_guide_01_streams_live_and_ends_static(kernel: Kernel) -> None:
+    run = run_guide(kernel)
+    assert run.versions == kernel.expected, "the guide ran in another kernel than meant"
     cells = run.notebook.cells
     errors = [
         o
@@ -222,3 +231,64 @@ def test_guide_01_streams_live_and_ends_static(
     assert live == sorted(live), f"the streamed text went back: {shown}"
     final = html.unescape(cells[stream].outputs[-1].data["text/html"])
     assert words_shown(re.sub(r"<[^>]+>", "", final), words) == len(words)
+
+
+JOB_SECONDS = 60
+"""How long the clicked job would run: far longer than a click takes to cancel it."""
+CLICK_DEADLINE = 180.0
+
+
+def click_message(kc: BlockingKernelClient, comm_id: str) -> dict[str, Any]:
+    """What a page sends when a Button is clicked (the same under ipywidgets 7 and 8)."""
+    content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
+    message: dict[str, Any] = kc.session.msg("comm_msg", content)
+    return message
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT + CLICK_DEADLINE + 60)
+def test_the_panels_cancel_button_cancels_a_running_job(kernel: Kernel) -> None:
+    """The Cancel button, clicked as a page clicks it while the cell blocks, cancels the
+    job: the kernel reads widget messages mid-cell (jupyter-ui-poll) under both stacks."""
+    km = KernelManager(kernel_name=KERNEL)
+    km.start_kernel(cwd=str(GUIDE.parent), env=kernel.env)
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        kc.execute_interactive("%load_ext nbext", timeout=60)
+        cell = kc.execute(f'%%runpod_job sleep\n{{"seconds": {JOB_SECONDS}}}')
+        deadline = time.monotonic() + CLICK_DEADLINE
+        models: dict[str, dict[str, Any]] = {}
+        clicked: float | None = None
+        last_text = ""
+        while True:
+            msg = kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+            if msg["parent_header"].get("msg_id") != cell:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "comm_open":
+                models[content["comm_id"]] = dict(content["data"].get("state", {}))
+            elif kind == "comm_msg" and content["comm_id"] in models:
+                models[content["comm_id"]].update(content["data"].get("state", {}))
+            elif kind in ("display_data", "update_display_data"):
+                last_text = content["data"].get("text/plain", last_text)
+            elif kind == "status" and content["execution_state"] == "idle":
+                break
+            cancel = [
+                comm_id
+                for comm_id, state in models.items()
+                if state.get("_model_name") == "ButtonModel"
+                and state.get("description") == "Cancel"
+                and not state.get("disabled")
+            ]
+            running = "IN_PROGRESS" in json.dumps(list(models.values()))
+            if cancel and clicked is None and running:
+                kc.shell_channel.send(click_message(kc, cancel[0]))
+                clicked = time.monotonic()
+        ended = time.monotonic()
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert clicked is not None, f"no enabled Cancel button while the job ran: {last_text}"
+    assert "CANCELLED" in last_text, last_text
+    assert ended - clicked < JOB_SECONDS / 4, "the click was not acted on while the job ran"
