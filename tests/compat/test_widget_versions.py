@@ -68,9 +68,9 @@ OFFLINE = (
     "Network is unreachable",
     "ConnectTimeoutError",
     "Max retries exceeded",
-    "No matching distribution found",
 )
-"""What pip says when it cannot reach the index (no network, or no PyPI mirror)."""
+"""What pip says when it cannot reach the index. Not "No matching distribution found",
+which follows, but also says a pin that does not exist: that must fail, not skip."""
 
 
 def colab_venv() -> Path:
