@@ -38,6 +38,8 @@ from jupyter_client import BlockingKernelClient, KernelManager
 from nbclient import NotebookClient
 from nbformat import NotebookNode
 
+from tests.e2e.jupyter import scrubbed_environment
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,16 +150,9 @@ def kernel(
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     home = tmp_path / "home"
     home.mkdir()
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("RUNPOD_", "VIRTUAL_ENV", "PYTHON", "JUPYTER", "IPYTHON"))
-    }
-    env.update(
-        HOME=str(home),
-        PATH=f"{prefix / 'bin'}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}",
-        MPLCONFIGDIR=str(home / ".config" / "matplotlib"),
-    )
+    env = scrubbed_environment(home)  # no key, no user config: the embedded emulator
+    env["PATH"] = f"{prefix / 'bin'}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}"
+    env["VIRTUAL_ENV"] = str(prefix)
     return Kernel(prefix, expected, env)
 
 
