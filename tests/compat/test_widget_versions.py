@@ -8,7 +8,9 @@ process, runs the quickstart in that venv's kernel, and in this venv's kernel to
 the same checks: no error; the ``--stream`` panel's text grows while the job runs, as the
 kernel's iopub messages carry it (``display_data`` / ``update_display_data`` of the
 panel's output, or the ``comm_msg`` updates of its widgets); and every panel's final
-output is static HTML, with no widget view left for a reopened notebook to miss.
+output is static HTML, with no widget view left for a reopened notebook to miss. In each
+kernel too, a job panel's Cancel, clicked as a page clicks it (a ``comm_msg`` on the
+shell channel), cancels the job while the cell waits.
 
 The kernel starts with no ``RUNPOD_*`` variable and a throwaway HOME, as the guides'
 kernels under nbval do, so it always runs on the embedded emulator. The build needs
