@@ -12,6 +12,7 @@ that worker's log (the emulator serves both the same way).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypeVar
 
 from nbext.models import Health, JobStatus
@@ -31,47 +32,77 @@ LOG_QUIET = 1.0
 """Seconds of silence after which a held-open worker log is taken to have said all."""
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """Why a queued job waits, as read from its endpoint at one moment.
+
+    ``health`` is None when /health could not be read (``cause`` then says why it is
+    unknown). When no worker could start, ``worker`` is one unhealthy worker and ``log``
+    its last lines (empty where the service keeps no log, or it could not be read); its
+    last line ends ``cause``.
+    """
+
+    health: Health | None
+    cause: str
+    worker: str | None = None
+    log: tuple[str, ...] = ()
+
+    @property
+    def last_line(self) -> str | None:
+        return self.log[-1] if self.log else None
+
+
+def diagnose(ctx: Context, endpoint_id: str, tail: int = 1) -> Flow[Diagnosis]:
+    """Read the endpoint's /health and name why a queued job waits (``why_queued``); for
+    workers that cannot start, add what one of them said last (up to ``tail`` lines).
+    Each read has ``CHECK_TIMEOUT`` at most; what cannot be read is said in ``cause``
+    (the health) or left out (the log). The one reading behind a Timeout's ``cause`` and
+    a job's phases (``_phases``)."""
+    try:
+        call = endpoint_call("health", "GET", endpoint_id)
+        health = model_of(call, (yield from send(ctx, call, _check(ctx, "health"))), Health)
+    except NbextError as failure:
+        return Diagnosis(None, f"why it waits is unknown: {failure}")
+    cause = why_queued(health)
+    if not _cannot_start(health):
+        return Diagnosis(health, cause)
+    worker, lines = yield from _last_lines(ctx, endpoint_id, tail)
+    if lines:
+        cause = f"{cause}; last line: {lines[-1]}"
+    return Diagnosis(health, cause, worker, lines)
+
+
 def explained(ctx: Context, endpoint_id: str, flow: Flow[T]) -> Flow[T]:
     """``flow`` (a wait), whose Timeout with the job still IN_QUEUE says why it waited.
 
     The job's /status is read once more (the last state seen may be its submission's),
-    then the endpoint's /health, whose worker counts name the likely cause
-    (``why_queued``); for workers that cannot start, the last line of one of them is
-    added. The cause goes into the message and, with the health, into the error's
-    ``cause`` and ``health``. What cannot be read is said, or left out (the last line);
-    the Timeout is raised either way. A map does not do this per job: one /health per
-    job would be a burst of calls saying the same thing.
+    then the endpoint is diagnosed (``diagnose``). The cause goes into the message and,
+    with the health, into the error's ``cause`` and ``health``; the Timeout is raised
+    either way. A map does not do this per job: one /health per job would be a burst of
+    calls saying the same thing.
     """
     try:
         return (yield from flow)
     except Timeout as exc:
         if exc.last_status is not JobStatus.IN_QUEUE or exc.job_id is None:
             raise
-        health: Health | None = None
         try:
             check = _check(ctx, "the job's state")
             now = yield from status(ctx, JobState(endpoint_id, exc.job_id, False), check)
-            if now.status is not JobStatus.IN_QUEUE:
-                raise exc  # it started since: nothing to explain
-            call = endpoint_call("health", "GET", endpoint_id)
-            health = model_of(call, (yield from send(ctx, call, _check(ctx, "health"))), Health)
-            cause = why_queued(health)
         except NbextError as failure:
-            if failure is exc:
-                raise
-            cause = f"why it waits is unknown: {failure}"
-        if health is not None and _cannot_start(health):
-            line = yield from _last_line(ctx, endpoint_id)
-            if line:
-                cause = f"{cause}; last line: {line}"
+            found = Diagnosis(None, f"why it waits is unknown: {failure}")
+        else:
+            if now.status is not JobStatus.IN_QUEUE:
+                raise  # it started since: nothing to explain
+            found = yield from diagnose(ctx, endpoint_id)
         text = str(exc)
         still = JOB_GOES_ON if text.endswith(JOB_GOES_ON) else ""
         raise Timeout(
-            f"{text.removesuffix(JOB_GOES_ON)}; {cause}{still}",
+            f"{text.removesuffix(JOB_GOES_ON)}; {found.cause}{still}",
             timeout=exc.timeout,
             last_status=exc.last_status,
-            health=health,
-            cause=cause,
+            health=found.health,
+            cause=found.cause,
             endpoint_id=exc.endpoint_id,
             job_id=exc.job_id,
         ) from None
@@ -85,19 +116,23 @@ def _cannot_start(health: Health) -> bool:
     return health.workers.ready == 0 and health.workers.unhealthy > 0
 
 
-def _last_line(ctx: Context, endpoint_id: str) -> Flow[str | None]:
-    """The last log line of an unhealthy worker of the endpoint (REST v2), or None when
-    there is none or it cannot be read (a v1 client, a key without that access)."""
+def _last_lines(
+    ctx: Context, endpoint_id: str, tail: int
+) -> Flow[tuple[str | None, tuple[str, ...]]]:
+    """An unhealthy worker of the endpoint (REST v2) and its last ``tail`` log lines, each
+    on one line; no lines when there is none or they cannot be read (a v1 client, a key
+    without that access)."""
+    worker: str | None = None
     try:
-        # v2's own routes; on a retired v1 base URL they answer 404 and the line is left out
+        # v2's own routes; on a retired v1 base URL they answer 404 and the lines are left out
         listed = yield from workers(ctx, V2(), endpoint_id)
-        worker = next((w for w in listed if w.status.upper() == "UNHEALTHY"), None)
+        worker = next((w.id for w in listed if w.status.upper() == "UNHEALTHY"), None)
         if worker is None:
-            return None
-        lines = yield from worker_logs(ctx, V2(), endpoint_id, worker.id, tail=1, quiet=LOG_QUIET)
+            return None, ()
+        events = yield from worker_logs(ctx, V2(), endpoint_id, worker, tail=tail, quiet=LOG_QUIET)
     except NbextError:
-        return None
-    return " ".join(lines[-1].line.split()) if lines else None
+        return worker, ()
+    return worker, tuple(" ".join(e.line.split()) for e in events[-tail:])
 
 
 def _workers(count: int, what: str) -> str:

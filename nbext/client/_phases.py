@@ -1,0 +1,170 @@
+"""A job's phase while it is followed: what it waits for, where it runs, what each took.
+
+IN_QUEUE alone cannot tell a cold start from a crash loop, a fleet with no GPU free or a
+queue behind busy workers, and that is the moment a user most needs to know which.
+``job.phases()`` is ``job.states()`` with the answer attached: once the job has waited
+``threshold`` seconds, the endpoint is diagnosed (``_diagnosis.diagnose``, the reading
+behind a timed-out wait's cause: one mechanism) and each ``Phase`` carries the health,
+the likely cause, how long workers have been starting, and, for workers that cannot
+start, one of them's last log lines. /health is read at most every ``HEALTH_EVERY``
+seconds and only while the job waits, not at every /status poll: a service's rate limits
+are kept, and a job that starts at once costs no call beyond its polls.
+
+Timings are the service's where it gives them (``delayTime``, ``executionTime``); the
+cold start, which no field reports, is what this client saw: from the job's first
+sighting when the first look already finds workers initializing (they were started for
+it), else from the look that found them, until the job left the queue. Its precision is
+the pace of the looks and polls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from nbext.models import Health, JobResult, JobStatus
+
+from ._diagnosis import Diagnosis, diagnose
+from ._flows import Context, Deadline, Emit, Flow, JobState, _next_poll, status
+
+QUEUE_THRESHOLD = 2.0
+"""Seconds a job waits in queue before its endpoint is diagnosed (``threshold``)."""
+HEALTH_EVERY = 5.0
+"""Least seconds between two looks at /health while the job waits."""
+LOG_TAIL = 20
+"""Lines of an unhealthy worker's log a phase keeps."""
+
+
+@dataclass(frozen=True)
+class Timings:
+    """How long each phase of a finished job took, in seconds, one after the other.
+
+    ``queued`` is the wait with no worker starting for the job, ``cold_start`` the wait
+    while workers started (None: none was seen starting), ``ran`` the execution. None
+    where the service gave no figure."""
+
+    queued: float | None
+    cold_start: float | None
+    ran: float | None
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One /status answer of a followed job, with what it waits for.
+
+    ``waited``: seconds since this client first saw the job waiting (the following's
+    start). ``health`` and ``cause``: the endpoint's last diagnosis, from ``threshold``
+    seconds of waiting on, while the job is in queue (None before, and once it runs).
+    ``cold_start``: seconds workers have been starting, with none ready, as seen (fixed
+    once the job left the queue). ``log_worker`` and ``log``: an unhealthy worker and its
+    last lines, when no worker could start. ``timings``: once the job ended.
+    """
+
+    result: JobResult
+    waited: float = 0.0
+    health: Health | None = None
+    cause: str | None = None
+    cold_start: float | None = None
+    log_worker: str | None = None
+    log: tuple[str, ...] = ()
+    timings: Timings | None = None
+
+    @property
+    def status(self) -> JobStatus:
+        return self.result.status
+
+    @property
+    def worker_id(self) -> str | None:
+        """The worker running (or that ran) the job, once one took it."""
+        return self.result.worker_id
+
+    @property
+    def last_line(self) -> str | None:
+        """What the unhealthy worker said last, when no worker could start."""
+        return self.log[-1] if self.log else None
+
+    @property
+    def ahead(self) -> int | None:
+        """At most this many jobs are ahead of this one: the others /health counts in
+        queue (the service does not say which of them came first)."""
+        if self.health is None:
+            return None
+        return max(0, self.health.jobs.in_queue - 1)
+
+    def ended(self, result: JobResult) -> Phase:
+        """This phase followed by the job's final ``result`` (read by a wait or a stream
+        after the phases stopped): its timings, the cold start this phase saw kept."""
+        ran = result.execution_time / 1000 if result.execution_time is not None else None
+        cold = self.cold_start
+        queued = result.delay_time / 1000 if result.delay_time is not None else None
+        if queued is not None and cold is not None:
+            cold = min(cold, queued)
+            queued -= cold
+        return replace(
+            self, result=result, health=None, cause=None, timings=Timings(queued, cold, ran)
+        )
+
+
+@dataclass
+class _Watch:
+    """What the following has seen so far, on the client's clock."""
+
+    first: float
+    threshold: float
+    looked: float | None = None
+    found: Diagnosis | None = None
+    cold_since: float | None = None
+    cold_until: float | None = None
+
+    def look_due(self, now: float) -> bool:
+        if self.looked is None:
+            return now - self.first >= self.threshold
+        return now - self.looked >= HEALTH_EVERY
+
+    def saw(self, found: Diagnosis, now: float) -> None:
+        first_look = self.looked is None
+        self.looked, self.found = now, found
+        w = found.health.workers if found.health is not None else None
+        starting = w is not None and w.initializing > 0 and w.ready == 0
+        if starting and self.cold_since is None:
+            self.cold_since = self.first if first_look else now
+        elif not starting and w is not None and self.cold_since is not None:
+            self.cold_until = self.cold_until or now
+
+    def phase(self, result: JobResult, now: float) -> Phase:
+        queued = result.status is JobStatus.IN_QUEUE
+        if not queued and self.cold_since is not None and self.cold_until is None:
+            self.cold_until = now  # the job left the queue: its worker is up
+        cold = None
+        if self.cold_since is not None:
+            cold = (self.cold_until if self.cold_until is not None else now) - self.cold_since
+            if result.delay_time is not None:  # it cannot have outlasted the job's wait
+                cold = min(cold, result.delay_time / 1000)
+        found = self.found if queued else None
+        phase = Phase(
+            result,
+            waited=now - self.first,
+            health=found.health if found else None,
+            cause=found.cause if found else None,
+            cold_start=cold,
+            log_worker=found.worker if found else None,
+            log=found.log if found else (),
+        )
+        return phase.ended(result) if result.status.is_final else phase
+
+
+def phases(ctx: Context, state: JobState, deadline: Deadline, threshold: float) -> Flow[None]:
+    """Emit a ``Phase`` per /status answer, paced as ``states``, until a final one
+    (emitted last, with its timings); while the job waits past ``threshold`` seconds,
+    its endpoint is diagnosed every ``HEALTH_EVERY`` seconds."""
+    if threshold < 0:
+        raise ValueError(f"threshold must be >= 0 seconds, got {threshold}")
+    watch = _Watch(first=ctx.now(), threshold=threshold)
+    while True:
+        result = yield from status(ctx, state, deadline)
+        if result.status is JobStatus.IN_QUEUE and watch.look_due(ctx.now()):
+            found = yield from diagnose(ctx, state.endpoint_id, tail=LOG_TAIL)
+            watch.saw(found, ctx.now())
+        yield Emit(watch.phase(result, ctx.now()))
+        if result.status.is_final:
+            return
+        yield from _next_poll(ctx, deadline)
