@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from nbext.models import Health, JobStatus
+from nbext.models.v2 import LogEvent
 
 from ._calls import endpoint_call, model_of
 from ._errors import NbextError, Timeout
@@ -30,6 +31,9 @@ CHECK_TIMEOUT = 5.0
 """Seconds a timed-out wait spends at most on each call that says why the job waited."""
 LOG_QUIET = 1.0
 """Seconds of silence after which a held-open worker log is taken to have said all."""
+LOG_TAIL = 20
+"""Lines of an unhealthy worker's log read: enough to find what it said last among the
+service's own notes (a restart's), and to show as its log's tail."""
 
 
 @dataclass(frozen=True)
@@ -37,27 +41,25 @@ class Diagnosis:
     """Why a queued job waits, as read from its endpoint at one moment.
 
     ``health`` is None when /health could not be read (``cause`` then says why it is
-    unknown). When no worker could start, ``worker`` is one unhealthy worker and ``log``
-    its last lines (empty where the service keeps no log, or it could not be read); its
-    last line ends ``cause``.
+    unknown). When no worker could start, ``worker`` is one unhealthy worker, ``log`` its
+    last lines (empty where the service keeps no log, or it could not be read) and
+    ``last_line`` the last of them the worker itself wrote (not the service's own notes,
+    such as a restart's), which also ends ``cause``.
     """
 
     health: Health | None
     cause: str
     worker: str | None = None
     log: tuple[str, ...] = ()
-
-    @property
-    def last_line(self) -> str | None:
-        return self.log[-1] if self.log else None
+    last_line: str | None = None
 
 
-def diagnose(ctx: Context, endpoint_id: str, tail: int = 1) -> Flow[Diagnosis]:
+def diagnose(ctx: Context, endpoint_id: str) -> Flow[Diagnosis]:
     """Read the endpoint's /health and name why a queued job waits (``why_queued``); for
-    workers that cannot start, add what one of them said last (up to ``tail`` lines).
-    Each read has ``CHECK_TIMEOUT`` at most; what cannot be read is said in ``cause``
-    (the health) or left out (the log). The one reading behind a Timeout's ``cause`` and
-    a job's phases (``_phases``)."""
+    workers that cannot start, add what one of them said last, from its last
+    ``LOG_TAIL`` lines. Each read has ``CHECK_TIMEOUT`` at most; what cannot be read is
+    said in ``cause`` (the health) or left out (the log). The one reading behind a
+    Timeout's ``cause`` and a job's phases (``_phases``)."""
     try:
         call = endpoint_call("health", "GET", endpoint_id)
         health = model_of(call, (yield from send(ctx, call, _check(ctx, "health"))), Health)
@@ -66,10 +68,13 @@ def diagnose(ctx: Context, endpoint_id: str, tail: int = 1) -> Flow[Diagnosis]:
     cause = why_queued(health)
     if not _cannot_start(health):
         return Diagnosis(health, cause)
-    worker, lines = yield from _last_lines(ctx, endpoint_id, tail)
-    if lines:
-        cause = f"{cause}; last line: {lines[-1]}"
-    return Diagnosis(health, cause, worker, lines)
+    worker, events = yield from _last_lines(ctx, endpoint_id)
+    lines = tuple(" ".join(e.line.split()) for e in events)
+    said = [line for e, line in zip(events, lines, strict=True) if e.source != "system"]
+    last = said[-1] if said else None
+    if last:
+        cause = f"{cause}; last line: {last}"
+    return Diagnosis(health, cause, worker, lines, last)
 
 
 def explained(ctx: Context, endpoint_id: str, flow: Flow[T]) -> Flow[T]:
@@ -116,23 +121,23 @@ def _cannot_start(health: Health) -> bool:
     return health.workers.ready == 0 and health.workers.unhealthy > 0
 
 
-def _last_lines(
-    ctx: Context, endpoint_id: str, tail: int
-) -> Flow[tuple[str | None, tuple[str, ...]]]:
-    """An unhealthy worker of the endpoint (REST v2) and its last ``tail`` log lines, each
-    on one line; no lines when there is none or they cannot be read (a v1 client, a key
-    without that access)."""
+def _last_lines(ctx: Context, endpoint_id: str) -> Flow[tuple[str | None, list[LogEvent]]]:
+    """An unhealthy worker of the endpoint (REST v2) and its last ``LOG_TAIL`` log lines;
+    no lines when there is none or they cannot be read (a v1 client, a key without that
+    access)."""
     worker: str | None = None
     try:
         # v2's own routes; on a retired v1 base URL they answer 404 and the lines are left out
         listed = yield from workers(ctx, V2(), endpoint_id)
         worker = next((w.id for w in listed if w.status.upper() == "UNHEALTHY"), None)
         if worker is None:
-            return None, ()
-        events = yield from worker_logs(ctx, V2(), endpoint_id, worker, tail=tail, quiet=LOG_QUIET)
+            return None, []
+        events = yield from worker_logs(
+            ctx, V2(), endpoint_id, worker, tail=LOG_TAIL, quiet=LOG_QUIET
+        )
     except NbextError:
-        return worker, ()
-    return worker, tuple(" ".join(e.line.split()) for e in events[-tail:])
+        return worker, []
+    return worker, events[-LOG_TAIL:]
 
 
 def _workers(count: int, what: str) -> str:

@@ -30,8 +30,6 @@ QUEUE_THRESHOLD = 2.0
 """Seconds a job waits in queue before its endpoint is diagnosed (``threshold``)."""
 HEALTH_EVERY = 5.0
 """Least seconds between two looks at /health while the job waits."""
-LOG_TAIL = 20
-"""Lines of an unhealthy worker's log a phase keeps."""
 
 
 @dataclass(frozen=True)
@@ -55,8 +53,9 @@ class Phase:
     start). ``health`` and ``cause``: the endpoint's last diagnosis, from ``threshold``
     seconds of waiting on, while the job is in queue (None before, and once it runs).
     ``cold_start``: seconds workers have been starting, with none ready, as seen (fixed
-    once the job left the queue). ``log_worker`` and ``log``: an unhealthy worker and its
-    last lines, when no worker could start. ``timings``: once the job ended.
+    once the job left the queue). ``log_worker``, ``log`` and ``last_line``: when no worker
+    could start, an unhealthy one, its last lines, and the last it wrote itself.
+    ``timings``: once the job ended.
     """
 
     result: JobResult
@@ -66,6 +65,7 @@ class Phase:
     cold_start: float | None = None
     log_worker: str | None = None
     log: tuple[str, ...] = ()
+    last_line: str | None = None
     timings: Timings | None = None
 
     @property
@@ -76,11 +76,6 @@ class Phase:
     def worker_id(self) -> str | None:
         """The worker running (or that ran) the job, once one took it."""
         return self.result.worker_id
-
-    @property
-    def last_line(self) -> str | None:
-        """What the unhealthy worker said last, when no worker could start."""
-        return self.log[-1] if self.log else None
 
     @property
     def ahead(self) -> int | None:
@@ -148,6 +143,7 @@ class _Watch:
             cold_start=cold,
             log_worker=found.worker if found else None,
             log=found.log if found else (),
+            last_line=found.last_line if found else None,
         )
         return phase.ended(result) if result.status.is_final else phase
 
@@ -162,7 +158,7 @@ def phases(ctx: Context, state: JobState, deadline: Deadline, threshold: float) 
     while True:
         result = yield from status(ctx, state, deadline)
         if result.status is JobStatus.IN_QUEUE and watch.look_due(ctx.now()):
-            found = yield from diagnose(ctx, state.endpoint_id, tail=LOG_TAIL)
+            found = yield from diagnose(ctx, state.endpoint_id)
             watch.saw(found, ctx.now())
         yield Emit(watch.phase(result, ctx.now()))
         if result.status.is_final:
