@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from nbext.models import Health, JobStatus
-from nbext.models.v2 import LogEvent
 
 from ._calls import endpoint_call, model_of
 from ._errors import NbextError, Timeout
@@ -68,13 +67,39 @@ def diagnose(ctx: Context, endpoint_id: str) -> Flow[Diagnosis]:
     cause = why_queued(health)
     if not _cannot_start(health):
         return Diagnosis(health, cause)
-    worker, events = yield from _last_lines(ctx, endpoint_id)
+    worker = yield from _unhealthy_worker(ctx, endpoint_id)
+    tail = WorkerTail(worker, (), None)
+    if worker is not None:
+        tail = yield from worker_tail(ctx, endpoint_id, worker)
+    if tail.last_line:
+        cause = f"{cause}; last line: {tail.last_line}"
+    return Diagnosis(health, cause, worker, tail.lines, tail.last_line)
+
+
+@dataclass(frozen=True)
+class WorkerTail:
+    """A worker's last log lines, each on one line, and the last it wrote itself (not
+    the service's own notes, such as a restart's)."""
+
+    worker: str | None
+    lines: tuple[str, ...]
+    last_line: str | None
+
+
+def worker_tail(ctx: Context, endpoint_id: str, worker: str) -> Flow[WorkerTail]:
+    """The worker's last ``LOG_TAIL`` lines (REST v2); none when they cannot be read (a v1
+    client, a key without that access, a worker gone)."""
+    try:
+        # v2's own routes; on a retired v1 base URL they answer 404 and the lines are left out
+        events = yield from worker_logs(
+            ctx, V2(), endpoint_id, worker, tail=LOG_TAIL, quiet=LOG_QUIET
+        )
+    except NbextError:
+        return WorkerTail(worker, (), None)
+    events = events[-LOG_TAIL:]
     lines = tuple(" ".join(e.line.split()) for e in events)
     said = [line for e, line in zip(events, lines, strict=True) if e.source != "system"]
-    last = said[-1] if said else None
-    if last:
-        cause = f"{cause}; last line: {last}"
-    return Diagnosis(health, cause, worker, lines, last)
+    return WorkerTail(worker, lines, said[-1] if said else None)
 
 
 def explained(ctx: Context, endpoint_id: str, flow: Flow[T]) -> Flow[T]:
@@ -121,23 +146,14 @@ def _cannot_start(health: Health) -> bool:
     return health.workers.ready == 0 and health.workers.unhealthy > 0
 
 
-def _last_lines(ctx: Context, endpoint_id: str) -> Flow[tuple[str | None, list[LogEvent]]]:
-    """An unhealthy worker of the endpoint (REST v2) and its last ``LOG_TAIL`` log lines;
-    no lines when there is none or they cannot be read (a v1 client, a key without that
-    access)."""
-    worker: str | None = None
+def _unhealthy_worker(ctx: Context, endpoint_id: str) -> Flow[str | None]:
+    """An unhealthy worker of the endpoint (the REST v2 workers list), or None when there
+    is none or the list cannot be read."""
     try:
-        # v2's own routes; on a retired v1 base URL they answer 404 and the lines are left out
         listed = yield from workers(ctx, V2(), endpoint_id)
-        worker = next((w.id for w in listed if w.status.upper() == "UNHEALTHY"), None)
-        if worker is None:
-            return None, []
-        events = yield from worker_logs(
-            ctx, V2(), endpoint_id, worker, tail=LOG_TAIL, quiet=LOG_QUIET
-        )
     except NbextError:
-        return worker, []
-    return worker, events[-LOG_TAIL:]
+        return None
+    return next((w.id for w in listed if w.status.upper() == "UNHEALTHY"), None)
 
 
 def _workers(count: int, what: str) -> str:

@@ -6,9 +6,10 @@ queue behind busy workers, and that is the moment a user most needs to know whic
 ``threshold`` seconds, the endpoint is diagnosed (``_diagnosis.diagnose``, the reading
 behind a timed-out wait's cause: one mechanism) and each ``Phase`` carries the health,
 the likely cause, how long workers have been starting, and, for workers that cannot
-start, one of them's last log lines. /health is read at most every ``HEALTH_EVERY``
-seconds and only while the job waits, not at every /status poll: a service's rate limits
-are kept, and a job that starts at once costs no call beyond its polls.
+start, one of them's last log lines (a job that failed gets its own worker's). /health is
+read at most every ``HEALTH_EVERY`` seconds and only while the job waits, not at every
+/status poll: a service's rate limits are kept, and a job that starts at once costs no
+call beyond its polls.
 
 Timings are the service's where it gives them (``delayTime``, ``executionTime``); the
 cold start, which no field reports, is what this client saw: from the job's first
@@ -23,13 +24,15 @@ from dataclasses import dataclass, replace
 
 from nbext.models import Health, JobResult, JobStatus
 
-from ._diagnosis import Diagnosis, diagnose
+from ._diagnosis import Diagnosis, diagnose, worker_tail
 from ._flows import Context, Deadline, Emit, Flow, JobState, _next_poll, status
 
 QUEUE_THRESHOLD = 2.0
 """Seconds a job waits in queue before its endpoint is diagnosed (``threshold``)."""
 HEALTH_EVERY = 5.0
 """Least seconds between two looks at /health while the job waits."""
+FAILED_STATES = frozenset({JobStatus.FAILED, JobStatus.TIMED_OUT})
+"""A job that ended so has its worker's last log lines read once, for its last phase."""
 
 
 @dataclass(frozen=True)
@@ -160,7 +163,11 @@ def phases(ctx: Context, state: JobState, deadline: Deadline, threshold: float) 
         if result.status is JobStatus.IN_QUEUE and watch.look_due(ctx.now()):
             found = yield from diagnose(ctx, state.endpoint_id)
             watch.saw(found, ctx.now())
-        yield Emit(watch.phase(result, ctx.now()))
+        phase = watch.phase(result, ctx.now())
+        if result.status in FAILED_STATES and result.worker_id is not None:
+            tail = yield from worker_tail(ctx, state.endpoint_id, result.worker_id)
+            phase = replace(phase, log_worker=tail.worker, log=tail.lines, last_line=tail.last_line)
+        yield Emit(phase)
         if result.status.is_final:
             return
         yield from _next_poll(ctx, deadline)

@@ -159,3 +159,14 @@ async def _first_phase(h: Harness, job: Any, threshold: float) -> Phase:
             return next(iter(phases))  # type: ignore[no-any-return]
 
     return await anyio.to_thread.run_sync(first)
+
+
+async def test_a_failed_job_carries_its_workers_last_log_lines(make: MakeHarness) -> None:
+    h = await make(virtual_time=True)
+    phases = await followed(h, h.client, "fail", {"message": "bad input"})
+    final = phases[-1]
+    assert final.status is S.FAILED and final.worker_id is not None
+    assert final.log_worker == final.worker_id
+    assert final.log and final.last_line is not None
+    assert final.last_line.startswith(f"job {final.result.id} FAILED after ")
+    assert all(p.log == () for p in phases[:-1])
