@@ -5,7 +5,8 @@ the end, and a folded tail of a worker's log.
 waits, the workers by state and how long the cold start has taken ("in queue · workers
 0 ready, 1 initializing (12 s)") with the likely cause under it; once it runs, where
 ("running on worker-ab12"); when it ended, what each phase took ("queued 3.1 s, cold
-start 6.7 s, ran 0.16 s"), which the saved notebook keeps. What a worker that cannot
+start 6.7 s, ran 0.16 s", when there was a cold start: else the panel's own "queue ·
+run" line says it all), which the saved notebook keeps. What a worker that cannot
 start said last is error text; the rest of its log is folded in a ``<details>``, so the
 panel stays one glance tall. The data is the client's (``nbext.client.Phase``); this
 module only draws it, as HTML (escaped, theme colours) and as ``text/plain``.
@@ -19,8 +20,7 @@ from nbext.client import Phase, Timings
 from nbext.models import HealthWorkers, JobStatus
 
 from .display.text import format_ms
-from .static import Rendering, error_html
-from .theme import MUTED, jp
+from .theme import ERROR, MUTED, jp
 
 PLAIN_LOG_LINES = 5
 """Lines of a worker's log the ``text/plain`` form carries (the HTML folds them all)."""
@@ -71,9 +71,10 @@ def timings_text(timings: Timings) -> str:
 
 def phase_line(phase: Phase) -> str:
     """The one line under a job's state: what it waits for, where it runs, or what each
-    phase took. Empty when there is nothing to add to the state (a job just queued)."""
-    if phase.timings is not None:
-        return timings_text(phase.timings)
+    phase took. Empty when there is nothing to add to the state (a job just queued, one
+    that ended without a cold start)."""
+    if phase.timings is not None:  # the panel's own line has the queue and run times
+        return timings_text(phase.timings) if phase.timings.cold_start is not None else ""
     if phase.status is JobStatus.IN_PROGRESS:
         where = f"running on {phase.worker_id}" if phase.worker_id else "running"
         cold = phase.cold_start
@@ -114,7 +115,10 @@ def phase_html(phase: Phase) -> str:
             f'<div class="nbext-phase-cause" style="color:{MUTED}">why: {html.escape(cause)}</div>'
         )
         if last is not None:
-            parts.append(f'<div class="nbext-phase-last-line">{error_html(last)}</div>')
+            parts.append(
+                f'<pre class="nbext-phase-last-line" style="color:{ERROR};white-space:pre-wrap;'
+                f'margin:0.2em 0">{html.escape(last)}</pre>'
+            )
     if phase.log:
         who = html.escape(phase.log_worker or "the worker")
         body = html.escape("\n".join(phase.log))
@@ -127,8 +131,3 @@ def phase_html(phase: Phase) -> str:
         return ""
     state = html.escape(phase.status.value)
     return f'<div class="nbext-phase" data-state="{state}">{"".join(parts)}</div>'
-
-
-def render_phase(phase: Phase) -> Rendering:
-    """The phase alone, as HTML and its ``text/plain`` twin."""
-    return Rendering(phase_html(phase), phase_plain(phase))

@@ -18,7 +18,7 @@ from nbext.client import Client, Phase, Timings
 from nbext.emulator import Emulator, EmulatorServer, FakeClock
 from nbext.emulator.domain.scenarios import CRASH_LINE
 from nbext.models import Health, HealthJobs, HealthWorkers, JobResult, JobStatus
-from nbext.notebook.phases import phase_html, phase_line, render_phase, timings_text
+from nbext.notebook.phases import phase_html, phase_line, phase_plain, timings_text
 
 from .conftest import KEY
 
@@ -78,12 +78,15 @@ def test_a_cold_start_reads_as_workers_starting_then_the_worker_then_timings(
     running = next(p for p in phases if p.status is JobStatus.IN_PROGRESS)
     assert phase_line(running) == f"running on {running.worker_id} · cold start 20 s"
     assert lines[-1] == "cold start 20 s, ran 3.0 s"
-    shown = render_phase(phases[-1])
-    assert shown.plain == "cold start 20 s, ran 3.0 s"
-    assert "cold start 20 s, ran 3.0 s" in text_of(shown.html)
-    cold = render_phase(next(p for p in phases if p.cause))
-    assert cold.plain.splitlines()[1] == "why: cold start: 1 worker initializing, none ready yet"
-    assert 'class="nbext-phase-cause"' in cold.html and "var(--jp-ui-font-color2" in cold.html
+    assert phase_plain(phases[-1]) == "cold start 20 s, ran 3.0 s"
+    assert "cold start 20 s, ran 3.0 s" in text_of(phase_html(phases[-1]))
+    cold = next(p for p in phases if p.cause)
+    assert (
+        phase_plain(cold).splitlines()[1]
+        == "why: cold start: 1 worker initializing, none ready yet"
+    )
+    assert 'class="nbext-phase-cause"' in phase_html(cold)
+    assert "var(--jp-ui-font-color2" in phase_html(cold)
 
 
 def test_a_crash_loop_shows_the_last_line_as_an_error_and_folds_the_log(
@@ -94,15 +97,16 @@ def test_a_crash_loop_shows_the_last_line_as_an_error_and_folds_the_log(
     job = c.endpoint("crash").run({})
     phase = next(p for p in job.phases(timeout=60) if p.health is not None)
     assert phase_line(phase) == "in queue · workers 0 ready, 1 unhealthy"
-    shown = render_phase(phase)
-    plain = shown.plain.splitlines()
+    plain = phase_plain(phase).splitlines()
+    markup = phase_html(phase)
     assert plain[1].startswith("why: no worker could start: 1 worker unhealthy")
     assert plain[2] == f"log of {phase.log_worker} (last lines):"
     assert plain[-1] == f"  {CRASH_LINE}"
-    assert 'class="nbext-error"' in shown.html and html.escape(CRASH_LINE) in shown.html
-    cause = re.search(r"nbext-phase-cause[^>]*>(.*?)</div>", shown.html)
+    last = re.search(r'<pre class="nbext-phase-last-line" style="color:var\(--jp-error', markup)
+    assert last is not None and html.escape(CRASH_LINE) in markup
+    cause = re.search(r"nbext-phase-cause[^>]*>(.*?)</div>", markup)
     assert cause is not None and "last line" not in cause.group(1)  # said once, as an error
-    folded = re.search(r"<details class=\"nbext-phase-log\">(.*?)</details>", shown.html, re.S)
+    folded = re.search(r"<details class=\"nbext-phase-log\">(.*?)</details>", markup, re.S)
     assert folded is not None and html.escape(CRASH_LINE) in folded.group(1)
     c.endpoint("crash").job(job.id).cancel()
 
@@ -155,3 +159,12 @@ def test_a_job_that_ended_keeps_the_cold_start_a_phase_saw() -> None:
     assert done.timings is not None and done.timings.queued == pytest.approx(3.1)
     assert (done.timings.cold_start, done.timings.ran) == (6.7, 0.16)
     assert phase_line(done) == "queued 3.1 s, cold start 6.7 s, ran 0.16 s"
+
+
+def test_a_job_that_ended_without_a_cold_start_adds_no_line() -> None:
+    quick = Phase(JobResult(id="j1", status=JobStatus.IN_QUEUE))
+    done = quick.ended(
+        JobResult(id="j1", status=JobStatus.COMPLETED, delayTime=12, executionTime=160)
+    )
+    assert done.timings == Timings(0.012, None, 0.16)
+    assert phase_line(done) == "" and phase_html(done) == "" and phase_plain(done) == ""
