@@ -6,10 +6,11 @@ queue behind busy workers, and that is the moment a user most needs to know whic
 ``threshold`` seconds, the endpoint is diagnosed (``_diagnosis.diagnose``, the reading
 behind a timed-out wait's cause: one mechanism) and each ``Phase`` carries the health,
 the likely cause, how long workers have been starting, and, for workers that cannot
-start, one of them's last log lines (a job that failed gets its own worker's). /health is
-read at most every ``HEALTH_EVERY`` seconds and only while the job waits, not at every
-/status poll: a service's rate limits are kept, and a job that starts at once costs no
-call beyond its polls.
+start, one of them's last log lines. Once the job has run as long, its worker's last
+lines are read (REST v2), where the service keeps them, and once more if it failed. Each
+is read at most every ``HEALTH_EVERY`` seconds, /health only while the job waits, never
+at every /status poll: a service's rate limits are kept, and a job done within
+``threshold`` costs no call beyond its polls.
 
 Timings are the service's where it gives them (``delayTime``, ``executionTime``); the
 cold start, which no field reports, is what this client saw: from the job's first
@@ -24,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from nbext.models import Health, JobResult, JobStatus
 
-from ._diagnosis import Diagnosis, diagnose, worker_tail
+from ._diagnosis import Diagnosis, WorkerTail, diagnose, worker_tail
 from ._flows import Context, Deadline, Emit, Flow, JobState, _next_poll, status
 
 QUEUE_THRESHOLD = 2.0
@@ -32,7 +33,8 @@ QUEUE_THRESHOLD = 2.0
 HEALTH_EVERY = 5.0
 """Least seconds between two looks at /health while the job waits."""
 FAILED_STATES = frozenset({JobStatus.FAILED, JobStatus.TIMED_OUT})
-"""A job that ended so has its worker's last log lines read once, for its last phase."""
+"""A job that ended so has its worker's last log lines read once more, for its last
+phase: the lines before its error often say why."""
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,9 @@ class Phase:
     start). ``health`` and ``cause``: the endpoint's last diagnosis, from ``threshold``
     seconds of waiting on, while the job is in queue (None before, and once it runs).
     ``cold_start``: seconds workers have been starting, with none ready, as seen (fixed
-    once the job left the queue). ``log_worker``, ``log`` and ``last_line``: when no worker
-    could start, an unhealthy one, its last lines, and the last it wrote itself.
+    once the job left the queue). ``log_worker``, ``log`` and ``last_line``: a worker, its
+    last lines and the last it wrote itself: an unhealthy one when no worker could
+    start, else the job's own once it has run ``threshold`` seconds or failed.
     ``timings``: once the job ended.
     """
 
@@ -112,11 +115,19 @@ class _Watch:
     found: Diagnosis | None = None
     cold_since: float | None = None
     cold_until: float | None = None
+    running_since: float | None = None
+    tailed: float | None = None
+    tail: WorkerTail | None = None
 
     def look_due(self, now: float) -> bool:
-        if self.looked is None:
-            return now - self.first >= self.threshold
-        return now - self.looked >= HEALTH_EVERY
+        return _due(now, self.first, self.looked, self.threshold)
+
+    def tail_due(self, result: JobResult, now: float) -> bool:
+        if result.status is not JobStatus.IN_PROGRESS or result.worker_id is None:
+            return False
+        if self.running_since is None:
+            self.running_since = now
+        return _due(now, self.running_since, self.tailed, self.threshold)
 
     def saw(self, found: Diagnosis, now: float) -> None:
         first_look = self.looked is None
@@ -138,23 +149,33 @@ class _Watch:
             if result.delay_time is not None:  # it cannot have outlasted the job's wait
                 cold = min(cold, result.delay_time / 1000)
         found = self.found if queued else None
+        tail = self.tail if not queued else None
         phase = Phase(
             result,
             waited=now - self.first,
             health=found.health if found else None,
             cause=found.cause if found else None,
             cold_start=cold,
-            log_worker=found.worker if found else None,
-            log=found.log if found else (),
-            last_line=found.last_line if found else None,
+            log_worker=found.worker if found else tail.worker if tail else None,
+            log=found.log if found else tail.lines if tail else (),
+            last_line=found.last_line if found else tail.last_line if tail else None,
         )
         return phase.ended(result) if result.status.is_final else phase
 
 
+def _due(now: float, since: float, last: float | None, threshold: float) -> bool:
+    """Whether a look is due: ``threshold`` after ``since``, then every ``HEALTH_EVERY``."""
+    if last is None:
+        return now - since >= threshold
+    return now - last >= HEALTH_EVERY
+
+
 def phases(ctx: Context, state: JobState, deadline: Deadline, threshold: float) -> Flow[None]:
     """Emit a ``Phase`` per /status answer, paced as ``states``, until a final one
-    (emitted last, with its timings); while the job waits past ``threshold`` seconds,
-    its endpoint is diagnosed every ``HEALTH_EVERY`` seconds."""
+    (emitted last, with its timings). While the job waits past ``threshold`` seconds its
+    endpoint is diagnosed, and while it runs past as long its worker's log is read, each
+    every ``HEALTH_EVERY`` seconds at most; a job that failed on a worker has that
+    worker's log read once more."""
     if threshold < 0:
         raise ValueError(f"threshold must be >= 0 seconds, got {threshold}")
     watch = _Watch(first=ctx.now(), threshold=threshold)
@@ -163,11 +184,11 @@ def phases(ctx: Context, state: JobState, deadline: Deadline, threshold: float) 
         if result.status is JobStatus.IN_QUEUE and watch.look_due(ctx.now()):
             found = yield from diagnose(ctx, state.endpoint_id)
             watch.saw(found, ctx.now())
-        phase = watch.phase(result, ctx.now())
-        if result.status in FAILED_STATES and result.worker_id is not None:
-            tail = yield from worker_tail(ctx, state.endpoint_id, result.worker_id)
-            phase = replace(phase, log_worker=tail.worker, log=tail.lines, last_line=tail.last_line)
-        yield Emit(phase)
+        failed = result.status in FAILED_STATES
+        if result.worker_id is not None and (failed or watch.tail_due(result, ctx.now())):
+            watch.tail = yield from worker_tail(ctx, state.endpoint_id, result.worker_id)
+            watch.tailed = ctx.now()
+        yield Emit(watch.phase(result, ctx.now()))
         if result.status.is_final:
             return
         yield from _next_poll(ctx, deadline)

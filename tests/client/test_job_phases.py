@@ -170,3 +170,22 @@ async def test_a_failed_job_carries_its_workers_last_log_lines(make: MakeHarness
     assert final.log and final.last_line is not None
     assert final.last_line.startswith(f"job {final.result.id} FAILED after ")
     assert all(p.log == () for p in phases[:-1])
+
+
+async def test_a_running_job_carries_its_workers_log_read_at_a_slow_pace(
+    make: MakeHarness,
+) -> None:
+    h = await make(virtual_time=True)
+    client, counted = await counted_client(h)
+    phases = await followed(h, client, "sleep", {"seconds": 20})
+    running = [p for p in phases if p.status is S.IN_PROGRESS]
+    early = [p for p in running if p.waited < 2.0]
+    assert early and all(p.log == () for p in early)
+    late = [p for p in running if p.waited >= 2.5]
+    assert late and all(p.log_worker == p.worker_id for p in late)
+    assert all(f"worker {p.worker_id} started (sleep)" in p.log for p in late)
+    assert all(p.cause is None and p.health is None for p in running)
+    reads = sum(n for path, n in counted.paths.items() if path.endswith("/logs"))
+    assert 1 <= reads <= 1 + 20 // 5
+    assert phases[-1].log_worker == phases[-1].worker_id  # kept to the end
+    await h.call(client.close) if not h.is_async else await client.aclose()

@@ -78,7 +78,12 @@ def test_a_cold_start_reads_as_workers_starting_then_the_worker_then_timings(
     running = next(p for p in phases if p.status is JobStatus.IN_PROGRESS)
     assert phase_line(running) == f"running on {running.worker_id} · cold start 20 s"
     assert lines[-1] == "cold start 20 s, ran 3.0 s"
-    assert phase_plain(phases[-1]) == "cold start 20 s, ran 3.0 s"
+    worker = phases[-1].worker_id
+    assert phase_plain(phases[-1]).splitlines() == [
+        "cold start 20 s, ran 3.0 s",
+        f"log of {worker} (last lines):",  # read while it ran
+        f"  worker {worker} started (sleep)",
+    ]
     assert "cold start 20 s, ran 3.0 s" in text_of(phase_html(phases[-1]))
     cold = next(p for p in phases if p.cause)
     assert (
