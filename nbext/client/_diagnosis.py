@@ -31,8 +31,18 @@ CHECK_TIMEOUT = 5.0
 LOG_QUIET = 1.0
 """Seconds of silence after which a held-open worker log is taken to have said all."""
 LOG_TAIL = 20
-"""Lines of an unhealthy worker's log read: enough to find what it said last among the
-service's own notes (a restart's), and to show as its log's tail."""
+"""Lines of a worker's log read: enough to find what it said last among the service's
+own notes (a restart's), and to show as its log's tail."""
+
+
+@dataclass(frozen=True)
+class WorkerTail:
+    """A worker's last log lines, each on one line, and the last it wrote itself (not
+    the service's own notes, such as a restart's)."""
+
+    worker: str
+    lines: tuple[str, ...] = ()
+    last_line: str | None = None
 
 
 @dataclass(frozen=True)
@@ -40,25 +50,21 @@ class Diagnosis:
     """Why a queued job waits, as read from its endpoint at one moment.
 
     ``health`` is None when /health could not be read (``cause`` then says why it is
-    unknown). When no worker could start, ``worker`` is one unhealthy worker, ``log`` its
-    last lines (empty where the service keeps no log, or it could not be read) and
-    ``last_line`` the last of them the worker itself wrote (not the service's own notes,
-    such as a restart's), which also ends ``cause``.
+    unknown). When no worker could start, ``tail`` is one unhealthy worker's log (no
+    lines where the service keeps none, or they could not be read), whose last line of
+    its own also ends ``cause``.
     """
 
     health: Health | None
     cause: str
-    worker: str | None = None
-    log: tuple[str, ...] = ()
-    last_line: str | None = None
+    tail: WorkerTail | None = None
 
 
 def diagnose(ctx: Context, endpoint_id: str) -> Flow[Diagnosis]:
-    """Read the endpoint's /health and name why a queued job waits (``why_queued``); for
-    workers that cannot start, add what one of them said last, from its last
-    ``LOG_TAIL`` lines. Each read has ``CHECK_TIMEOUT`` at most; what cannot be read is
-    said in ``cause`` (the health) or left out (the log). The one reading behind a
-    Timeout's ``cause`` and a job's phases (``_phases``)."""
+    """Read the endpoint's /health (within ``CHECK_TIMEOUT``) and name why a queued job
+    waits (``why_queued``); for workers that cannot start, add what one of them said
+    last. What cannot be read is said in ``cause`` (the health) or left out (the log).
+    The one reading behind a Timeout's ``cause`` and a job's phases (``_phases``)."""
     try:
         call = endpoint_call("health", "GET", endpoint_id)
         health = model_of(call, (yield from send(ctx, call, _check(ctx, "health"))), Health)
@@ -68,22 +74,12 @@ def diagnose(ctx: Context, endpoint_id: str) -> Flow[Diagnosis]:
     if not _cannot_start(health):
         return Diagnosis(health, cause)
     worker = yield from _unhealthy_worker(ctx, endpoint_id)
-    tail = WorkerTail(worker, (), None)
-    if worker is not None:
-        tail = yield from worker_tail(ctx, endpoint_id, worker)
+    if worker is None:
+        return Diagnosis(health, cause)
+    tail = yield from worker_tail(ctx, endpoint_id, worker)
     if tail.last_line:
         cause = f"{cause}; last line: {tail.last_line}"
-    return Diagnosis(health, cause, worker, tail.lines, tail.last_line)
-
-
-@dataclass(frozen=True)
-class WorkerTail:
-    """A worker's last log lines, each on one line, and the last it wrote itself (not
-    the service's own notes, such as a restart's)."""
-
-    worker: str | None
-    lines: tuple[str, ...]
-    last_line: str | None
+    return Diagnosis(health, cause, tail)
 
 
 def worker_tail(ctx: Context, endpoint_id: str, worker: str) -> Flow[WorkerTail]:
@@ -95,7 +91,7 @@ def worker_tail(ctx: Context, endpoint_id: str, worker: str) -> Flow[WorkerTail]
             ctx, V2(), endpoint_id, worker, tail=LOG_TAIL, quiet=LOG_QUIET
         )
     except NbextError:
-        return WorkerTail(worker, (), None)
+        return WorkerTail(worker)
     events = events[-LOG_TAIL:]
     lines = tuple(" ".join(e.line.split()) for e in events)
     said = [line for e, line in zip(events, lines, strict=True) if e.source != "system"]

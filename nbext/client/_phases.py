@@ -149,16 +149,16 @@ class _Watch:
             if result.delay_time is not None:  # it cannot have outlasted the job's wait
                 cold = min(cold, result.delay_time / 1000)
         found = self.found if queued else None
-        tail = self.tail if not queued else None
+        tail = (found.tail if found else None) if queued else self.tail
         phase = Phase(
             result,
             waited=now - self.first,
             health=found.health if found else None,
             cause=found.cause if found else None,
             cold_start=cold,
-            log_worker=found.worker if found else tail.worker if tail else None,
-            log=found.log if found else tail.lines if tail else (),
-            last_line=found.last_line if found else tail.last_line if tail else None,
+            log_worker=tail.worker if tail else None,
+            log=tail.lines if tail else (),
+            last_line=tail.last_line if tail else None,
         )
         return phase.ended(result) if result.status.is_final else phase
 
