@@ -10,12 +10,15 @@ lasts, timed in the job's phases, the job's worker named once it runs.
 
 from __future__ import annotations
 
+import functools
+import re
 import textwrap
 from pathlib import Path
 
+import anyio.to_thread
 import pytest
 
-from nbext.client import Phase, Timeout
+from nbext.client import Timeout
 from nbext.models import JobStatus
 
 from .conftest import Notebook
@@ -44,6 +47,16 @@ SLOW = textwrap.dedent(
 )
 
 
+def bundles_of(nb: Notebook, text: str) -> list[str]:
+    """The text/plain of every display and update of the output that once showed
+    ``text``: one panel's successive states, as a front end received them."""
+    for output in nb.outputs():
+        plains = [str(bundle.get("text/plain", "")) for bundle in output]
+        if any(text in plain for plain in plains):
+            return plains
+    raise AssertionError(f"no output showed {text!r}")
+
+
 def test_a_script_that_exits_at_import_is_a_crash_loop_named_with_its_last_line(
     nb: Notebook, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -58,7 +71,13 @@ def test_a_script_that_exits_at_import_is_a_crash_loop_named_with_its_last_line(
         "its last words in its log",
         COLD_START_S,
     )
-    job = endpoint.run({"prompt": "hi"})
+    nb.run('%%runpod_job crashing --timeout 3\n{"prompt": "hi"}')  # waits 3 s, in vain
+    shown = bundles_of(nb, "why: no worker could start")
+    last = shown[-1]
+    assert "in queue · workers 0 ready, 1 unhealthy" in last
+    assert "why: no worker could start: 1 worker unhealthy (crashing at start or not " in last
+    assert f"; last line: {LAST_WORDS}" in last and "stopped waiting after 3 s" in last
+    job = endpoint.job(nb.record().id)
     status = job.status()
     assert status.status is JobStatus.IN_QUEUE and status.worker_id is None
     health = endpoint.health()
@@ -72,7 +91,8 @@ def test_a_script_that_exits_at_import_is_a_crash_loop_named_with_its_last_line(
     assert phase.cause == cause and phase.last_line == LAST_WORDS
     said = [line for line in phase.log if not line.startswith("--- ")]  # not restarts
     assert said[-2:] == ["loading the model", LAST_WORDS]
-    nb.run(f"%runpod why {job.id} --endpoint crashing")
+    capsys.readouterr()
+    nb.run("%runpod why")
     printed = capsys.readouterr().out
     assert "1. no worker could start: 1 worker unhealthy" in printed
     assert f"   next: %runpod logs crashing --worker {phase.log_worker}" in printed
@@ -80,22 +100,31 @@ def test_a_script_that_exits_at_import_is_a_crash_loop_named_with_its_last_line(
     job.cancel()
 
 
-def test_a_script_that_sleeps_at_import_is_a_timed_cold_start(nb: Notebook, tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_script_that_sleeps_at_import_is_a_timed_cold_start(
+    nb: Notebook, tmp_path: Path
+) -> None:
     script = tmp_path / "slow.py"
     script.write_text(SLOW)
     nb.emu.deploy_worker(script, endpoint_id="slow", workers_max=1)
+    nb.run("%%runpod_job slow --background -o out\n{}")
     endpoint = nb.conn.client.endpoint("slow")
-    job = endpoint.run({})
-    with pytest.raises(Timeout) as info:
-        job.wait(timeout=2)
+    job = endpoint.job(nb.record().id)
+    with pytest.raises(Timeout) as info:  # a wait of its own, while the panel follows
+        await anyio.to_thread.run_sync(functools.partial(job.wait, timeout=2.5))
     assert info.value.cause == "cold start: 1 worker initializing, none ready yet"
     assert info.value.health is not None and info.value.health.workers.initializing == 1
-    phases: list[Phase] = list(job.phases(timeout=COLD_START_S, threshold=0))
-    waiting = [p for p in phases if p.health is not None]
-    assert waiting and waiting[0].cause == "cold start: 1 worker initializing, none ready yet"
-    final = phases[-1]
-    assert final.status is JobStatus.COMPLETED and final.result.output == {"ready": True}
-    assert final.worker_id is not None and final.timings is not None
-    assert final.timings.cold_start is not None
-    assert SLOW_START_S - 2.5 <= final.timings.cold_start <= COLD_START_S
-    assert job.status().worker_id == final.worker_id
+    await nb.auntil(lambda: nb.record().final, "the job to end", COLD_START_S)
+    task = nb.record().follower.task
+    assert task is not None
+    await task
+    assert nb.shell.user_ns["out"] == {"ready": True}
+    shown = bundles_of(nb, "initializing")
+    starting = re.compile(r"in queue · workers 0 ready, 1 initializing \((\d+(\.\d)?) s\)")
+    counted = {m.group(1) for plain in shown for m in starting.finditer(plain)}
+    assert len(counted) >= 2, shown  # the cold start counted up in the panel
+    final = re.search(r"cold start (\d+(\.\d)?) s, ran ", shown[-1])
+    assert final is not None and SLOW_START_S - 2.5 <= float(final.group(1)) <= COLD_START_S
+    status = job.status()  # it ran too briefly for the panel to see it running
+    assert status.status is JobStatus.COMPLETED and status.worker_id is not None
+    await nb.conn.aclose()
