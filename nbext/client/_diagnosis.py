@@ -20,7 +20,7 @@ from nbext.models import Health, JobStatus
 from ._calls import endpoint_call, model_of
 from ._errors import NbextError, Timeout
 from ._flows import JOB_GOES_ON, Context, Deadline, Flow, JobState, send, status
-from ._resources.logs import worker_logs
+from ._resources.logs import _read, _worker_call
 from ._resources.rest import V2
 from ._resources.serverless_workers import workers
 
@@ -29,7 +29,9 @@ T = TypeVar("T")
 CHECK_TIMEOUT = 5.0
 """Seconds a timed-out wait spends at most on each call that says why the job waited."""
 LOG_QUIET = 1.0
-"""Seconds of silence after which a held-open worker log is taken to have said all."""
+"""Seconds of silence after which a held-open worker log is taken to have said all, and
+the longest a read of one goes on: a chatty worker's log, held open by the service, must
+not hold up the polls of the job it runs."""
 LOG_TAIL = 20
 """Lines of a worker's log read: enough to find what it said last among the service's
 own notes (a restart's), and to show as its log's tail."""
@@ -83,13 +85,14 @@ def diagnose(ctx: Context, endpoint_id: str) -> Flow[Diagnosis]:
 
 
 def worker_tail(ctx: Context, endpoint_id: str, worker: str) -> Flow[WorkerTail]:
-    """The worker's last ``LOG_TAIL`` lines (REST v2); none when they cannot be read (a v1
-    client, a key without that access, a worker gone)."""
+    """The worker's last ``LOG_TAIL`` lines (REST v2), read ``LOG_QUIET`` seconds at most;
+    none when they cannot be read (a v1 client, a key without that access, a worker
+    gone)."""
     try:
         # v2's own routes; on a retired v1 base URL they answer 404 and the lines are left out
-        events = yield from worker_logs(
-            ctx, V2(), endpoint_id, worker, tail=LOG_TAIL, quiet=LOG_QUIET
-        )
+        query = (LOG_TAIL, None, None)
+        call = _worker_call(V2(), "endpoints.worker_logs", endpoint_id, worker, query)
+        events = yield from _read(ctx, call, LOG_QUIET, longest=LOG_QUIET)
     except NbextError:
         return WorkerTail(worker)
     events = events[-LOG_TAIL:]
