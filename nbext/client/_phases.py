@@ -93,15 +93,24 @@ class Phase:
 
     def ended(self, result: JobResult) -> Phase:
         """This phase followed by the job's final ``result`` (read by a wait or a stream
-        after the phases stopped): its timings, the cold start this phase saw kept."""
+        after the phases stopped): its timings, the cold start this phase saw kept, and
+        the worker's log unless the job COMPLETED (then nothing needs explaining)."""
         ran = result.execution_time / 1000 if result.execution_time is not None else None
         cold = self.cold_start
         queued = result.delay_time / 1000 if result.delay_time is not None else None
         if queued is not None and cold is not None:
             cold = min(cold, queued)
             queued -= cold
+        kept = result.status is not JobStatus.COMPLETED  # a success needs no log to explain it
         return replace(
-            self, result=result, health=None, cause=None, timings=Timings(queued, cold, ran)
+            self,
+            result=result,
+            health=None,
+            cause=None,
+            log_worker=self.log_worker if kept else None,
+            log=self.log if kept else (),
+            last_line=self.last_line if kept else None,
+            timings=Timings(queued, cold, ran),
         )
 
 

@@ -78,12 +78,13 @@ def test_a_cold_start_reads_as_workers_starting_then_the_worker_then_timings(
     running = next(p for p in phases if p.status is JobStatus.IN_PROGRESS)
     assert phase_line(running) == f"running on {running.worker_id} · cold start 20 s"
     assert lines[-1] == "cold start 20 s, ran 3.0 s"
-    worker = phases[-1].worker_id
-    assert phase_plain(phases[-1]).splitlines() == [
-        "cold start 20 s, ran 3.0 s",
-        f"log of {worker} (last lines):",  # read while it ran
+    worker = running.worker_id
+    assert phase_plain(phases[-2]).splitlines() == [  # its log, read while it ran
+        f"running on {worker} · cold start 20 s",
+        f"log of {worker} (last lines):",
         f"  worker {worker} started (sleep)",
     ]
+    assert phase_plain(phases[-1]) == "cold start 20 s, ran 3.0 s"  # a success: no log
     assert "cold start 20 s, ran 3.0 s" in text_of(phase_html(phases[-1]))
     cold = next(p for p in phases if p.cause)
     assert (
