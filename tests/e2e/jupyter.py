@@ -1,7 +1,11 @@
 """A real JupyterLab server for browser tests: the project's venv, loopback, no user config.
 
-The server is what a newcomer gets from ``make lab``, with three differences that keep a
-test run honest and repeatable:
+The server is what a newcomer gets from ``make lab``, or, with ``app="notebook"``, what a
+shared JupyterHub's Notebook 7 serves (the same server and notebook widgets under another
+shell, so one harness drives both). ``disabled_extensions`` turns front-end extensions off
+for this server only (its own ``labconfig/page_config.json`` under its throwaway HOME), as
+a front end where the widget renderer is missing. Three more differences keep a test run
+honest and repeatable:
 
 - its environment has no ``RUNPOD_*`` variable and a throwaway HOME (so neither a real
   API key nor ``~/.runpod/config.toml``, ``~/.jupyter`` or ``~/.ipython`` can leak in:
@@ -74,12 +78,29 @@ def free_port() -> int:
         return port
 
 
-class JupyterLabServer:
-    """``python -m jupyter lab`` from this venv, serving ``root_dir`` on 127.0.0.1."""
+APPS = {"lab": "LabApp", "notebook": "JupyterNotebookApp"}
+"""The front ends a server can be, each with the configurable class of its page."""
 
-    def __init__(self, root_dir: Path, state_dir: Path, *, log_name: str = "jupyterlab") -> None:
+
+class JupyterLabServer:
+    """``python -m jupyter lab`` (or ``notebook``) from this venv, serving ``root_dir`` on
+    127.0.0.1."""
+
+    def __init__(
+        self,
+        root_dir: Path,
+        state_dir: Path,
+        *,
+        log_name: str = "jupyterlab",
+        app: str = "lab",
+        disabled_extensions: tuple[str, ...] = (),
+    ) -> None:
+        if app not in APPS:
+            raise ValueError(f"app must be one of {sorted(APPS)}, not {app!r}")
         self.root_dir = root_dir
         self.state_dir = state_dir
+        self.app = app
+        self.disabled_extensions = disabled_extensions
         self.home = state_dir / "home"
         self.token = secrets.token_hex(24)
         self.port = 0
@@ -92,7 +113,11 @@ class JupyterLabServer:
         return f"http://127.0.0.1:{self.port}"
 
     def lab_url(self, path: str = "") -> str:
-        """The address a person opens: ``/lab/tree/<path>`` with the token."""
+        """The address a person opens: ``/lab/tree/<path>`` with the token (Notebook 7:
+        ``/notebooks/<path>``, or ``/tree`` for the file browser)."""
+        if self.app == "notebook":
+            page = f"/notebooks/{path}" if path else "/tree"
+            return f"{self.url}{page}?token={self.token}"
         tree = f"/tree/{path}" if path else ""
         return f"{self.url}/lab{tree}?token={self.token}"
 
@@ -112,16 +137,24 @@ class JupyterLabServer:
             path = settings / f"{plugin}.jupyterlab-settings"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
+        if self.disabled_extensions:
+            # Where `jupyter labextension disable --level=user` writes, under this server's
+            # own JUPYTER_CONFIG_DIR (scrubbed_environment): no other server sees it.
+            page_config = self.home / ".jupyter" / "labconfig" / "page_config.json"
+            page_config.parent.mkdir(parents=True, exist_ok=True)
+            disabled = dict.fromkeys(self.disabled_extensions, True)
+            page_config.write_text(json.dumps({"disabledExtensions": disabled}))
         return settings
 
     def _command(self, settings: Path) -> list[str]:
         # CI runs as root (in a container); the server refuses that unless told.
         as_root = ["--allow-root"] if os.geteuid() == 0 else []
+        page = APPS[self.app]
         return [
             sys.executable,
             "-m",
             "jupyter",
-            "lab",
+            self.app,
             "--no-browser",
             "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={self.port}",
@@ -129,10 +162,11 @@ class JupyterLabServer:
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root_dir}",
             "--ServerApp.terminals_enabled=False",
-            f"--LabApp.user_settings_dir={settings}",
-            f"--LabApp.workspaces_dir={self.state_dir / 'workspaces'}",
-            "--LabApp.expose_app_in_browser=True",
-            # Nothing fetched from outside: no news feed, no update check.
+            f"--{page}.user_settings_dir={settings}",
+            f"--{page}.workspaces_dir={self.state_dir / 'workspaces'}",
+            f"--{page}.expose_app_in_browser=True",
+            # Nothing fetched from outside: no news feed, no update check (JupyterLab's
+            # server extension is loaded under Notebook 7 too, and reads these).
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--LabApp.extension_manager=readonly",
