@@ -149,7 +149,18 @@ class JupyterLabServer:
     def _command(self, settings: Path) -> list[str]:
         # CI runs as root (in a container); the server refuses that unless told.
         as_root = ["--allow-root"] if os.geteuid() == 0 else []
-        page = APPS[self.app]
+        # JupyterLab's server extension runs under Notebook 7 too and serves the settings
+        # and workspaces the page reads, so both apps are told where they are.
+        pages = dict.fromkeys(("LabApp", APPS[self.app]))
+        page_settings = [
+            f"--{page}.{name}={value}"
+            for page in pages
+            for name, value in (
+                ("user_settings_dir", settings),
+                ("workspaces_dir", self.state_dir / "workspaces"),
+                ("expose_app_in_browser", True),
+            )
+        ]
         return [
             sys.executable,
             "-m",
@@ -162,11 +173,8 @@ class JupyterLabServer:
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root_dir}",
             "--ServerApp.terminals_enabled=False",
-            f"--{page}.user_settings_dir={settings}",
-            f"--{page}.workspaces_dir={self.state_dir / 'workspaces'}",
-            f"--{page}.expose_app_in_browser=True",
-            # Nothing fetched from outside: no news feed, no update check (JupyterLab's
-            # server extension is loaded under Notebook 7 too, and reads these).
+            *page_settings,
+            # Nothing fetched from outside: no news feed, no update check.
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--LabApp.extension_manager=readonly",
