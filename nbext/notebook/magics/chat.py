@@ -246,11 +246,37 @@ class CancelButton:
             on_click()
 
         self.button.on_click(clicked)
-        self.handle = show_updatable(self.button)
+        self.handle = show_updatable(DrawnOrSaid(self.button, NO_BUTTON))
 
     def remove(self) -> None:
         self.handle.update(RemovedOutput())
         self.button.close()
+
+
+NO_BUTTON = "(no Cancel button in this front end: interrupt the kernel (■) instead)"
+"""What the button's output says where widgets are not drawn."""
+
+
+class DrawnOrSaid:
+    """A widget's output whose ``text/plain`` is a sentence, not the widget's repr.
+
+    A front end that draws widgets shows the widget (its view ranks first); one that
+    cannot (VS Code, Colab before its widget manager is on, JupyterLab without
+    ``@jupyter-widgets/jupyterlab-manager``, a terminal) falls back to ``text/plain``,
+    where ``Button(description='Cancel', ...)`` would mean nothing to a reader. The view
+    is the widget protocol's own (version 2), which ipywidgets 7.7 and 8 both draw.
+    """
+
+    def __init__(self, widget: Any, text: str) -> None:
+        self.widget = widget
+        self.text = text
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, Any]:
+        view = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
+        return {"text/plain": self.text, WIDGET_VIEW: view}
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 class RemovedOutput:

@@ -1,0 +1,79 @@
+"""Live state where widgets cannot be drawn (issue 25, requirement 1, shown in a browser):
+JupyterLab with ``@jupyter-widgets/jupyterlab-manager`` disabled, and Notebook 7.
+
+While a job runs, what it makes grows in the page before it ends; where a Cancel button
+cannot be drawn, the panel says how to stop it (interrupt the kernel), and interrupting
+the kernel (the ■ button's call) cancels the job on the emulator. Nothing shows a
+widget's repr in place of a panel.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from .guide_reading import UNREADABLE
+from .lab import LabPage
+from .notebook_files import write_notebook
+from .test_lab_chat import CANCEL, CHAT, WATCH
+from .test_lab_panels import VISIBLE
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+WIDGETLESS = ["lab-no-widgets", "notebook7"]
+
+INTERRUPT = "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.interrupt()"
+"""What the toolbar's ■ (Interrupt the kernel) does, in JupyterLab and Notebook 7 alike."""
+
+
+def shown_text(front_end: LabPage) -> str:
+    text: str = front_end.page.locator(f"{VISIBLE} .jp-Notebook").inner_text()
+    return text
+
+
+@pytest.mark.parametrize("front_end", WIDGETLESS, indirect=True)
+def test_a_chat_answer_grows_in_the_page_before_it_ends(front_end: LabPage) -> None:
+    name = front_end.server.log_path.stem
+    path = write_notebook(front_end.server.root_dir / f"live-chat-{name}.ipynb", CHAT)
+    front_end.open(path.name)
+    front_end.page.evaluate(WATCH)
+    front_end.run_all(timeout_ms=120_000)
+    assert front_end.errors() == []
+    samples = front_end.page.evaluate("() => window.__chat")
+    growing = {length for state, length in samples if state == "IN_PROGRESS" and length}
+    assert len(growing) >= 3, samples[-20:]  # the text grew in the page before the end
+    assert samples[-1][0] == "COMPLETED"
+    assert not UNREADABLE.search(shown_text(front_end))
+
+
+@pytest.mark.parametrize("front_end", WIDGETLESS, indirect=True)
+def test_interrupting_the_kernel_cancels_a_streaming_answer(front_end: LabPage) -> None:
+    name = front_end.server.log_path.stem
+    path = write_notebook(front_end.server.root_dir / f"live-chat-cancel-{name}.ipynb", CANCEL)
+    front_end.open(path.name)
+    front_end.page.evaluate(
+        "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }"
+    )
+    cell = front_end.cell_with("%%runpod_chat llm")
+    output = front_end.output(cell)
+    streaming = output.locator('.nbext-chat[data-state="IN_PROGRESS"] p').first
+    expect(streaming).to_be_visible(timeout=60_000)
+    expect(output).to_contain_text("interrupt the kernel (■)")
+    match = UNREADABLE.search(output.inner_text())
+    assert match is None, f"the live panel shows {match.group()!r}"
+    front_end.screenshot(f"live-chat-before-interrupt-{name}")
+
+    front_end.page.evaluate(INTERRUPT)
+    expect(output.locator('.nbext-chat[data-state="CANCELLED"]')).to_be_visible()
+    front_end.wait_until_idle()
+    errors = front_end.errors()
+    assert len(errors) == 1 and "was cancelled" in errors[0], errors
+    check = front_end.cell_with("_service = ")
+    front_end.page.evaluate(
+        "(i) => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; }",
+        front_end.index_of(check),
+    )
+    front_end.page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell')")
+    front_end.wait_for_output(check, "llm jobs: ['CANCELLED', 'COMPLETED']")  # and /v1/models
+    assert not UNREADABLE.search(shown_text(front_end))
+    front_end.screenshot(f"live-chat-interrupted-{name}")
