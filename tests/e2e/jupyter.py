@@ -101,6 +101,8 @@ class JupyterLabServer:
         self.state_dir = state_dir
         self.app = app
         self.disabled_extensions = disabled_extensions
+        """Lab extensions the page does not load (``page_config.json``), as a user who
+        disabled them has it."""
         self.home = state_dir / "home"
         self.token = secrets.token_hex(24)
         self.port = 0
@@ -132,18 +134,16 @@ class JupyterLabServer:
     # ---- lifecycle --------------------------------------------------------------------
 
     def _write_settings(self) -> Path:
+        if self.disabled_extensions:
+            config = self.home / ".jupyter" / "labconfig" / "page_config.json"
+            config.parent.mkdir(parents=True, exist_ok=True)
+            disabled = dict.fromkeys(self.disabled_extensions, True)
+            config.write_text(json.dumps({"disabledExtensions": disabled}))
         settings = self.state_dir / "lab-settings"
         for plugin, values in LAB_SETTINGS.items():
             path = settings / f"{plugin}.jupyterlab-settings"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
-        if self.disabled_extensions:
-            # Where `jupyter labextension disable --level=user` writes, under this server's
-            # own JUPYTER_CONFIG_DIR (scrubbed_environment): no other server sees it.
-            page_config = self.home / ".jupyter" / "labconfig" / "page_config.json"
-            page_config.parent.mkdir(parents=True, exist_ok=True)
-            disabled = dict.fromkeys(self.disabled_extensions, True)
-            page_config.write_text(json.dumps({"disabledExtensions": disabled}))
         return settings
 
     def _command(self, settings: Path) -> list[str]:

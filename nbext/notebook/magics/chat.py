@@ -41,6 +41,7 @@ from ..chat import (
 )
 from ..errors import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments, show_updatable
+from ..outputs import RemovedOutput
 from .commands import subcommand
 from .common import check_name, explain, one_line, store, usage_errors
 
@@ -229,11 +230,14 @@ async def run_chat_async(magics: RunpodMagics, args: argparse.Namespace, cell: s
 
 
 class CancelButton:
-    """A Cancel button under the answer, in its own output: removed when the answer
-    ends, so a saved notebook keeps no widget view of it."""
+    """A Cancel button under the answer, in its own output (``Controls``, as the live
+    panels' buttons): where it cannot be drawn, its text says how to stop; removed when
+    the answer ends, so a saved notebook keeps no widget view of it."""
 
     def __init__(self, on_click: Callable[[], object]) -> None:
         import ipywidgets
+
+        from ..widgets.controls import Controls
 
         self.clicked = False
         self.button = ipywidgets.Button(
@@ -246,44 +250,12 @@ class CancelButton:
             on_click()
 
         self.button.on_click(clicked)
-        self.handle = show_updatable(DrawnOrSaid(self.button, NO_BUTTON))
+        self.controls = Controls(self.button, hint=STOP_HINT)
+        self.handle = show_updatable(self.controls)
 
     def remove(self) -> None:
         self.handle.update(RemovedOutput())
-        self.button.close()
-
-
-NO_BUTTON = "(no Cancel button in this front end: interrupt the kernel (■) instead)"
-"""What the button's output says where widgets are not drawn."""
-
-
-class DrawnOrSaid:
-    """A widget's output whose ``text/plain`` is a sentence, not the widget's repr.
-
-    A front end that draws widgets shows the widget (its view ranks first); one that
-    cannot (VS Code, Colab before its widget manager is on, JupyterLab without
-    ``@jupyter-widgets/jupyterlab-manager``, a terminal) falls back to ``text/plain``,
-    where ``Button(description='Cancel', ...)`` would mean nothing to a reader. The view
-    is the widget protocol's own (version 2), which ipywidgets 7.7 and 8 both draw.
-    """
-
-    def __init__(self, widget: Any, text: str) -> None:
-        self.widget = widget
-        self.text = text
-
-    def _repr_mimebundle_(self, **_: object) -> dict[str, Any]:
-        view = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
-        return {"text/plain": self.text, WIDGET_VIEW: view}
-
-
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-class RemovedOutput:
-    """What replaces the button's output: an empty line of text, no widget."""
-
-    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
-        return {"text/plain": ""}
+        self.controls.close()
 
 
 def _not_chat(endpoint_id: str, exc: Exception) -> str:
