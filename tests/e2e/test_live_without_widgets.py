@@ -17,13 +17,9 @@ from .lab import LabPage
 from .notebook_files import write_notebook
 from .test_lab_chat import CANCEL, CHAT, WATCH
 from .test_lab_panels import VISIBLE
+from .test_lab_without_widgets import INTERRUPT, WIDGETLESS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-WIDGETLESS = ["lab-no-widgets", "notebook7"]
-
-INTERRUPT = "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.interrupt()"
-"""What the toolbar's ■ (Interrupt the kernel) does, in JupyterLab and Notebook 7 alike."""
 
 
 def shown_text(front_end: LabPage) -> str:
