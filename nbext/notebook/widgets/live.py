@@ -68,8 +68,8 @@ class LivePanel:
         rendering, shown = self._drawn = self._state()
         if self.final:  # nothing live to control: no output for controls at all
             self.cell_output = LiveOutput(rendering, None, shown=False)
-            if self.controls is not None:
-                self.controls.close()
+            self.cell_output.ended = True
+            self.close()
         else:
             self.cell_output = LiveOutput(rendering, self.controls, shown)
         return self
