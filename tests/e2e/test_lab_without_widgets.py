@@ -28,6 +28,8 @@ CELLS: list[str | dict[str, Any]] = [
     "%load_ext nbext",
     f'%%runpod_job stream-text --stream\n{{"text": "{WORDS}", "delay_ms": 150}}',
     "naps = [{'seconds': 0.4} for _ in range(8)]\n%runpod map sleep naps --concurrency 2",
+    "%runpod health echo --watch 0.2",
+    "import asyncio\nawait asyncio.sleep(3)\n%runpod health --stop echo",
 ]
 
 
@@ -117,10 +119,17 @@ def test_live_state_shows_without_the_widget_manager_and_stays_after_reopen(
         "8/8 · COMPLETED 8"
     )
     print(f"batch: counts seen {done}")
+    # The health watch: its Stop button's place names the command; the command stops it.
+    watch = lab.cell_with("%runpod health echo --watch")
+    fallback = lab.output(watch).locator('[data-mime-type="text/plain"]')
+    expect(fallback).to_have_text("%runpod health echo --stop to stop watching")
+    expect(lab.output(watch).locator(".nbext-live svg.nbext-health-chart")).to_be_visible()
+    expect(lab.output(watch).locator(".nbext-static svg.nbext-health-chart")).to_be_visible()
     lab.wait_until_idle()
     assert lab.errors() == []
     page_text = lab.page.locator(VISIBLE).inner_text()
     assert "interrupt the kernel" not in page_text  # the controls' outputs were emptied
+    assert "to stop watching" not in page_text
     assert "Error displaying widget" not in page_text and "VBox(" not in page_text
     lab.screenshot("no-widgets-after-run")
 
@@ -132,7 +141,7 @@ def test_live_state_shows_without_the_widget_manager_and_stays_after_reopen(
     lab.page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
     bare_server.shutdown_kernels()
     lab.open("bare.ipynb")
-    expect(lab.page.locator(f"{VISIBLE} .nbext-static")).to_have_count(2)
+    expect(lab.page.locator(f"{VISIBLE} .nbext-static")).to_have_count(3)
     expect(lab.output(lab.cell_with("%%runpod_job stream-text"))).to_contain_text(WORDS)
     expect(lab.output(lab.cell_with("%runpod map sleep"))).to_contain_text("8/8 · COMPLETED 8")
     lab.screenshot("no-widgets-reopened")
