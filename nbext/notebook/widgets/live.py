@@ -27,7 +27,9 @@ INTERRUPT_HINT = "interrupt the kernel (■) to cancel"
 class LivePanel:
     """The machinery of a panel; subclasses give ``final``, ``rendering`` and controls."""
 
-    def __init__(self, *, throttle: Throttle | None = None, controls: Controls | None = None):
+    def __init__(
+        self, *, throttle: Throttle | None = None, controls: Controls | None = None
+    ) -> None:
         self._throttle = throttle or Throttle()
         self.controls = controls
         self.renders = 0
