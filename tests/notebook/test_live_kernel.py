@@ -133,3 +133,41 @@ def test_interrupting_the_kernel_cancels_an_awaiting_job(kernel: tuple[Any, Any]
     assert "cancelled by Ctrl-C" in final[-1]["text/plain"]
     reply, _ = run(client, "print(out)")
     assert reply["content"]["status"] == "ok"
+
+
+def test_an_idle_kernel_ignores_an_interrupt_so_a_background_panel_names_the_command(
+    kernel: tuple[Any, Any],
+) -> None:
+    """ipykernel ignores SIGINT between cells: interrupting cannot reach a job followed
+    in the background, which is why its panel says ``%runpod cancel ID`` instead; the
+    command does cancel it, and the panel ends CANCELLED."""
+    manager, client = kernel
+    reply, messages = run(client, '%%runpod_job sleep --background\n{"seconds": 60}')
+    assert reply["content"]["status"] == "ok", reply["content"]
+    run(client, "from nbext.notebook import current\nrecord = list(current().registry)[-1]")
+    for _ in range(500):  # each look is a round trip to the kernel, not a sleep
+        state = text_of(client, "print(record.state, end='')")
+        if state == "IN_PROGRESS":
+            break
+    assert state == "IN_PROGRESS"
+    job_id = text_of(client, "print(record.id, end='')")
+    live = [m["content"]["data"] for m in messages if "text/html" in m["content"]["data"]]
+    assert f"%runpod cancel {job_id} to cancel" in live[-1]["text/plain"]
+    manager.interrupt_kernel()
+    assert text_of(client, "print(record.state, end='')") == "IN_PROGRESS"  # not reached
+    reply, _ = run(client, f"%runpod cancel {job_id}\nawait record.follower.task")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert text_of(client, "print(record.state, end='')") == "CANCELLED"
+
+
+def text_of(client: Any, source: str) -> str:
+    """What ``source`` prints on stdout in the kernel."""
+    printed: list[str] = []
+
+    def keep(msg: dict[str, Any]) -> None:
+        if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+            printed.append(msg["content"]["text"])
+
+    reply = client.execute_interactive(source, timeout=30, output_hook=keep)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return "".join(printed)
