@@ -28,6 +28,13 @@ CELLS: list[str | dict[str, Any]] = [
     "%load_ext nbext",
     f'%%runpod_job stream-text --stream\n{{"text": "{WORDS}", "delay_ms": 150}}',
     "naps = [{'seconds': 0.4} for _ in range(8)]\n%runpod map sleep naps --concurrency 2",
+    "%runpod health echo --watch 0.2",
+    "import asyncio\nawait asyncio.sleep(3)\n%runpod health --stop echo",
+    # A pod's log, followed (the kernel's emulator starts a pod 8 s after its creation).
+    "from nbext.notebook import client\n"
+    'client().pods.create(name="desk", image_name="acme/lab:1", gpu_type_ids=["NVIDIA A40"])',
+    "%runpod logs desk --follow",
+    "await asyncio.sleep(12)\n%runpod logs --stop desk",
 ]
 
 
@@ -84,9 +91,9 @@ def test_live_state_shows_without_the_widget_manager_and_stays_after_reopen(
     expect(lab.output(stream).locator(".nbext-live .nbext-stream")).to_be_visible(timeout=60_000)
     if bare:  # where the Cancel button would be, its text fallback: how to stop without it
         fallback = lab.output(stream).locator('[data-mime-type="text/plain"]')
-        expect(fallback).to_have_text("interrupt the kernel (■) to cancel")
+        expect(fallback).to_have_text("interrupt the kernel (■) to cancel", timeout=30_000)
     else:
-        expect(lab.button(stream, "Cancel")).to_be_visible()
+        expect(lab.button(stream, "Cancel")).to_be_visible(timeout=30_000)
     texts = samples(stream, ".nbext-stream")
     growing = [t for t in texts if WORDS not in t]
     assert len(growing) >= 3, texts
@@ -103,10 +110,35 @@ def test_live_state_shows_without_the_widget_manager_and_stays_after_reopen(
         "8/8 · COMPLETED 8"
     )
     print(f"batch: counts seen {done}")
+    # The health watch: its Stop button's place names the command; the command stops it.
+    watch = lab.cell_with("%runpod health echo --watch")
+    if bare:
+        fallback = lab.output(watch).locator('[data-mime-type="text/plain"]')
+        hint = "%runpod health echo --stop to stop watching"
+        expect(fallback).to_have_text(hint, timeout=30_000)
+    else:
+        expect(lab.button(watch, "Stop watching")).to_be_visible(timeout=30_000)
+    expect(lab.output(watch).locator(".nbext-live svg.nbext-health-chart")).to_be_visible()
+    expect(lab.output(watch).locator(".nbext-static svg.nbext-health-chart")).to_be_visible()
+    # The log: its lines arrive in the page while followed; the Stop button's place
+    # names the command, which the last cell runs.
+    logs = lab.cell_with("%runpod logs desk --follow")
+    if bare:
+        fallback = lab.output(logs).locator('[data-mime-type="text/plain"]')
+        hint = "%runpod logs --stop desk to stop following"
+        expect(fallback).to_have_text(hint, timeout=60_000)
+    else:
+        expect(lab.button(logs, "Stop following")).to_be_visible(timeout=60_000)
+    following = lab.output(logs).locator(".nbext-live .nbext-logs-lines")
+    expect(following).to_contain_text("pulling image acme/lab:1", timeout=30_000)
+    expect(following).to_contain_text("started", timeout=30_000)  # a line that came later
+    static_log = lab.output(logs).locator(".nbext-static.nbext-logs-panel")
+    expect(static_log).to_contain_text("stopped by %runpod logs --stop", timeout=30_000)
     lab.wait_until_idle()
     assert lab.errors() == []
     page_text = lab.page.locator(VISIBLE).inner_text()
     assert "interrupt the kernel" not in page_text  # the controls' outputs were emptied
+    assert "to stop watching" not in page_text and "to stop following" not in page_text
     assert "Error displaying widget" not in page_text and "VBox(" not in page_text
     lab.screenshot(f"no-widgets-after-run-{lab.server.log_path.stem}")
 
@@ -117,9 +149,10 @@ def test_live_state_shows_without_the_widget_manager_and_stays_after_reopen(
     )
     lab.server.shutdown_kernels()
     lab.open(path.name)  # a fresh page: no kernel of the run, no widget state
-    expect(lab.page.locator(f"{VISIBLE} .nbext-static")).to_have_count(2)
+    expect(lab.page.locator(f"{VISIBLE} .nbext-static")).to_have_count(4)
     expect(lab.output(lab.cell_with("%%runpod_job stream-text"))).to_contain_text(WORDS)
     expect(lab.output(lab.cell_with("%runpod map sleep"))).to_contain_text("8/8 · COMPLETED 8")
+    expect(lab.output(lab.cell_with("%runpod logs desk --follow"))).to_contain_text("started")
     lab.screenshot(f"no-widgets-reopened-{lab.server.log_path.stem}")
 
 

@@ -214,10 +214,17 @@ class JobPanel(LivePanel):
             note=self.note,
             retries=self.retries,
             live=not self.final,
-            hint="" if self.final else self.hint,
+            hint="" if self.final else self._hint_now(),
             text_tail=None if self.final else DISPLAY_TEXT_CHARS,
             phase=self.phase,
         )
+
+    def _hint_now(self) -> str:
+        """The follower's hint; once this panel's controls are gone (it ended, and the
+        job was retried from elsewhere), the command, which works whoever follows it."""
+        if self.cell_output is not None and self.cell_output.ended:
+            return f"%runpod cancel {self.job_id} to cancel"
+        return self.hint
 
     def rendering(self) -> Rendering:
         """The panel as HTML and text: live while the job runs, what the cell keeps once
