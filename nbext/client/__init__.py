@@ -14,12 +14,15 @@
 Private modules are re-exported here; import from ``nbext.client`` (or ``nbext``).
 """
 
+from ._budget import Budget
 from ._client import AsyncClient, Client
 from ._config import DEFAULT_CONFIG_FILE, DEFAULT_PROFILE, ClientConfig, Secret, load_config, mask
+from ._cost import JobCost, Price, usd_text
 from ._diagnosis import why_queued
 from ._errors import (
     APIError,
     BadRequest,
+    BudgetExceeded,
     ChunksMissing,
     ConfigError,
     Conflict,
@@ -86,6 +89,8 @@ __all__ = [
     "AsyncTemplates",
     "BadRequest",
     "Billing",
+    "Budget",
+    "BudgetExceeded",
     "Catalog",
     "ChunksMissing",
     "Client",
@@ -98,6 +103,7 @@ __all__ = [
     "Endpoints",
     "Job",
     "JobCancelled",
+    "JobCost",
     "JobError",
     "JobFailed",
     "JobTimedOut",
@@ -109,6 +115,7 @@ __all__ = [
     "NotFound",
     "PayloadTooLarge",
     "Pods",
+    "Price",
     "RateLimited",
     "RegistryAuths",
     "RegistryDelegations",
@@ -123,5 +130,6 @@ __all__ = [
     "UpdateMethod",
     "load_config",
     "mask",
+    "usd_text",
     "why_queued",
 ]

@@ -1,0 +1,165 @@
+"""``budget_usd``: a cap on what the jobs a client starts may cost, and the tally behind it.
+
+Every job the client starts (``run``, ``run_sync``, each ``map`` input, ``retry``) is
+noted; when the client sees it end, what its cost is made of is kept (execution time,
+``output.cost``), and priced when the next submission asks (``_cost``). A submission is
+refused, before anything is sent, once the tally has reached the cap: ``BudgetExceeded``,
+one line saying what was spent of what. The cost of a job is known only once it has
+ended, so jobs still running when the cap is reached go on, and can take the spend past
+it by what they cost; a map that reaches the cap stops submitting and cancels the jobs it
+has in flight (``_map``), so that overrun is what had already run.
+
+A ``Budget`` is shared by assigning it (``async_client.budget = client.budget``): the
+notebook's blocking and async clients count against one cap.
+(docs/behaviour.md#budget)
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+from nbext.models import JobResult
+
+from ._cost import Ended, JobCost, Price, Prices, Unpriced, usd_text
+from ._errors import BudgetExceeded
+from ._flows import Context, Flow
+
+
+def checked_budget(value: object) -> float | None:
+    """``value`` as a cap in dollars (None: no cap); anything else is a one-line ValueError."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (math.isfinite(value) and value >= 0)
+    ):
+        raise ValueError(
+            f"budget_usd must be a number of dollars >= 0, or None for no cap; got {value!r}"
+        )
+    return float(value)
+
+
+class Budget:
+    """What the jobs started through the clients holding this have cost, and the cap.
+
+    ``budget_usd`` (None: no cap) may be changed at any time; ``spent_usd`` is the cost
+    of the jobs seen to end so far, priced as the last submission asked; ``costs`` each
+    priced job's latest cost, by id; ``unpriced`` the ids of jobs whose cost is unknown.
+    Thread-safe: a sync map counts from its own thread.
+    """
+
+    def __init__(self, budget_usd: float | None = None) -> None:
+        self._cap = checked_budget(budget_usd)
+        self._lock = threading.Lock()
+        self._running: dict[str, str] = {}
+        """Jobs started and not yet seen to end: id -> endpoint id."""
+        self._ended: list[Ended] = []
+        """Ended, not yet priced."""
+        self._costs: dict[str, JobCost] = {}
+        self._unpriced: dict[str, Unpriced] = {}
+        self._earlier = 0.0
+        """What earlier runs of retried jobs cost."""
+
+    @property
+    def budget_usd(self) -> float | None:
+        return self._cap
+
+    @budget_usd.setter
+    def budget_usd(self, value: float | None) -> None:
+        self._cap = checked_budget(value)
+
+    @property
+    def spent_usd(self) -> float:
+        with self._lock:
+            return self._earlier + sum(c.usd for c in self._costs.values())
+
+    @property
+    def costs(self) -> dict[str, JobCost]:
+        with self._lock:
+            return dict(self._costs)
+
+    @property
+    def unpriced(self) -> list[str]:
+        with self._lock:
+            return list(self._unpriced)
+
+    def __repr__(self) -> str:
+        cap = "no cap" if self._cap is None else f"of {usd_text(self._cap)}"
+        return f"Budget(spent {usd_text(self.spent_usd)} {cap})"
+
+    # ---- told by the client ---------------------------------------------------------------
+
+    def started(self, endpoint_id: str, job_id: str) -> None:
+        """The client submitted ``job_id`` (or queued it again: a retry is a new run)."""
+        with self._lock:
+            earlier = self._costs.pop(job_id, None)
+            if earlier is not None:
+                self._earlier += earlier.usd
+            self._unpriced.pop(job_id, None)
+            self._running[job_id] = endpoint_id
+
+    def seen(self, result: JobResult) -> None:
+        """A state the client read: a job it started has ended, so it has a cost."""
+        if not result.status.is_final:
+            return
+        with self._lock:
+            endpoint_id = self._running.pop(result.id, None)
+            if endpoint_id is not None:
+                self._ended.append(Ended.of(endpoint_id, result))
+
+    def _next_ended(self) -> Ended | None:
+        with self._lock:
+            return self._ended.pop(0) if self._ended else None
+
+    def _priced(self, ended: Ended, price: Price | Unpriced | None) -> None:
+        """Keep ``ended``'s cost; or, its price unknown for now, keep it for next time."""
+        cost = ended.cost(price)
+        with self._lock:
+            if cost is not None:
+                self._costs[ended.job_id] = cost
+            elif isinstance(price, Unpriced) and price.passing:
+                self._ended.append(ended)
+            elif isinstance(price, Unpriced):
+                self._unpriced[ended.job_id] = price
+
+
+def price_ended(ctx: Context, budget: Budget, prices: Prices) -> Flow[None]:
+    """Price every job seen to end since the last time (a price read once per endpoint)."""
+    retry_later: list[Ended] = []
+    while (ended := budget._next_ended()) is not None:
+        price: Price | Unpriced | None = None
+        try:
+            if ended.reported is None:
+                price = yield from prices.of(ctx, ended.endpoint_id)
+        except BaseException:
+            budget._priced(ended, Unpriced(ended.endpoint_id, "not priced yet", passing=True))
+            raise
+        if isinstance(price, Unpriced) and price.passing:
+            retry_later.append(ended)  # the service did not answer: not counted, asked again
+            continue
+        budget._priced(ended, price)
+    for ended in retry_later:
+        budget._priced(ended, price=Unpriced(ended.endpoint_id, "not priced yet", passing=True))
+
+
+def within_budget(ctx: Context, endpoint_id: str) -> Flow[None]:
+    """Refuse a submission to ``endpoint_id`` once the client's budget is spent."""
+    budget, prices = ctx.budget, ctx.prices
+    if budget is None or budget.budget_usd is None or prices is None:
+        return
+    yield from price_ended(ctx, budget, prices)
+    cap, spent, unpriced = budget.budget_usd, budget.spent_usd, len(budget.unpriced)
+    if spent < cap:
+        return
+    uncounted = f"; {unpriced} job(s) of unknown cost not counted" if unpriced else ""
+    raise BudgetExceeded(
+        f"budget reached: jobs started from this client cost {usd_text(spent)} of "
+        f"budget_usd={cap:g}{uncounted}; not submitting to endpoint {endpoint_id!r} "
+        "(raise budget_usd to go on)",
+        budget_usd=cap,
+        spent_usd=spent,
+        unpriced=unpriced,
+        endpoint_id=endpoint_id,
+    )
