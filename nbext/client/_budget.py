@@ -45,7 +45,8 @@ class Budget:
     """What the jobs started through the clients holding this have cost, and the cap.
 
     ``budget_usd`` (None: no cap) may be changed at any time; ``spent_usd`` is the cost
-    of the jobs seen to end so far, priced as the last submission asked; ``costs`` each
+    of the jobs seen to end so far (an estimate counts once the next submission has
+    priced it; a reported cost at once); ``costs`` each
     priced job's latest cost, by id; ``unpriced`` the ids of jobs whose cost is unknown.
     Thread-safe: a sync map counts from its own thread.
     """
@@ -106,8 +107,14 @@ class Budget:
             return
         with self._lock:
             endpoint_id = self._running.pop(result.id, None)
-            if endpoint_id is not None:
-                self._ended.append(Ended.of(endpoint_id, result))
+            if endpoint_id is None:
+                return
+            ended = Ended.of(endpoint_id, result)
+            reported = ended.cost(None)  # the service's own figure needs no price
+            if reported is not None:
+                self._costs[result.id] = reported
+            else:
+                self._ended.append(ended)
 
     def _next_ended(self) -> Ended | None:
         with self._lock:

@@ -1,0 +1,106 @@
+"""Cost and ``RunpodMagics.budget_usd`` in a real IPython shell, on the real emulator
+(issue 26, part 5): the jobs listing's cost column, one cap for the kernel's clients, a
+submission past it refused in one line, a budget that is not dollars refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from traitlets import TraitError
+
+from nbext.client import JobCost
+from nbext.models import JobStatus
+from nbext.notebook.cost import cost_html, cost_text, total_text
+
+from .conftest import Notebook
+from .test_job_magic import usage_error
+
+
+def reports(cost: float) -> Any:
+    def handler(job: dict[str, Any]) -> dict[str, Any]:
+        return {"cost": cost}
+
+    return handler
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("fake_clock", [True])
+async def test_jobs_lists_each_finished_job_s_cost_and_its_kind(nb: Notebook) -> None:
+    nb.deploy(reports(0.0125), "public")
+    nb.run('%%runpod_job public -q\n{"n": 1}')
+    nb.run('%%runpod_job sleep --background -q\n{"seconds": 4}')
+    job = nb.record().id
+    await nb.auntil(lambda: nb.job(job).status is JobStatus.IN_PROGRESS, "the job to start")
+    await nb.emu.advance_async(4)
+    await nb.auntil(lambda: nb.record().final, "the job to end")
+    nb.run("%runpod jobs -o listing")
+    frame = nb.shell.user_ns["listing"].set_index("endpoint")
+    assert frame.loc["public", "cost_usd"] == 0.0125
+    assert frame.loc["public", "cost_is"] == "reported"
+    price = nb.conn.client.catalog.gpu("NVIDIA GeForce RTX 4090").price["serverless"]
+    assert frame.loc["sleep", "cost_usd"] == pytest.approx(4 * price / 3600)
+    assert frame.loc["sleep", "cost_is"] == "estimate"
+    assert str(frame["cost_usd"].dtype) == "float64"
+
+
+@pytest.mark.anyio
+async def test_a_job_still_running_has_no_cost_in_the_listing(nb: Notebook) -> None:
+    nb.run('%%runpod_job sleep --background -q\n{"seconds": 60}')
+    nb.run("%runpod jobs -o listing")
+    frame = nb.shell.user_ns["listing"]
+    assert frame["cost_usd"].isna().all() and frame["cost_is"].isna().all()
+    nb.run("%runpod cancel last")
+
+
+def test_the_budget_refuses_a_cell_s_job_in_one_line(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.deploy(reports(0.02), "paid")
+    nb.run("%config RunpodMagics.budget_usd = 0.03")
+    nb.run('%%runpod_job paid -q\n{"n": 1}')
+    nb.run('%%runpod_job paid --sync -q\n{"n": 2}')
+    message = usage_error(nb, '%%runpod_job paid -q\n{"n": 3}', capsys)
+    assert message == (
+        "budget reached: jobs started from this client cost $0.04 of budget_usd=0.03; "
+        "not submitting to endpoint 'paid' (raise budget_usd to go on)"
+    )
+    assert len(nb.conn.registry) == 2  # nothing more was submitted
+    assert sum(j.endpoint_id == "paid" for j in nb.emu.jobs.jobs.values()) == 2
+    nb.run("%config RunpodMagics.budget_usd = 1")
+    nb.run('%%runpod_job paid -q\n{"n": 3}')
+    assert nb.conn.budget.spent_usd == pytest.approx(0.06)
+
+
+@pytest.mark.anyio
+async def test_the_kernel_s_clients_share_one_budget(nb: Notebook) -> None:
+    nb.magics.budget_usd = 2.5
+    service = nb.conn.service()
+    assert service.client.budget is nb.conn.budget
+    assert service.async_client().budget is nb.conn.budget
+    assert nb.conn.budget.budget_usd == 2.5
+    nb.magics.budget_usd = None
+    assert nb.conn.budget.budget_usd is None
+
+
+@pytest.mark.parametrize("bad", ["-1", "-0.5", "float('inf')"])
+def test_a_budget_that_is_not_dollars_is_refused_and_the_cap_stays(nb: Notebook, bad: str) -> None:
+    nb.magics.budget_usd = 3
+    with pytest.raises(TraitError) as info:
+        nb.magics.budget_usd = eval(bad)
+    assert str(info.value) == (
+        f"budget_usd must be a number of dollars >= 0, or None for no cap; got {float(eval(bad))!r}"
+    )
+    assert nb.magics.budget_usd == 3 and nb.conn.budget.budget_usd == 3
+
+
+def test_cost_lines() -> None:
+    reported = JobCost("j1", 0.0125, "reported")
+    assert cost_text(reported) == "cost $0.0125 (reported)"
+    assert cost_text(None) == cost_html(None) == total_text([None]) == ""
+    assert 'title="reported by the service' in cost_html(reported)
+    estimate = JobCost("j2", 1.5, "estimate", 10.0)
+    assert total_text([reported, estimate, None]) == (
+        "spent $1.51 on 2 jobs (estimate and reported); 1 of unknown cost"
+    )
+    assert total_text([estimate]) == "spent $1.50 on 1 job (estimate)"
