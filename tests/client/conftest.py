@@ -286,3 +286,29 @@ async def make(request: pytest.FixtureRequest) -> AsyncIterator[MakeHarness]:
 async def h(make: MakeHarness) -> Harness:
     """The common case: fake clock, rate limits on, the default endpoints deployed."""
     return await make()
+
+
+class ServedEmulator:
+    """A real emulator behind a real server, rate limits off, for the fault suites.
+
+    A subclass deploys its endpoints in ``deploy`` and may release what its handlers
+    wait on in ``release_all``; ``close`` stops the handlers' waits first, so a test that
+    failed halfway never leaves a handler thread blocking the server's shutdown.
+    """
+
+    def __init__(self) -> None:
+        self.emu = Emulator(api_key=KEY, rate_limit=False)
+        self.deploy()
+        self.server = EmulatorServer(self.emu).start()
+
+    def deploy(self) -> None:
+        """Deploy the endpoints the suite's tests call."""
+
+    def release_all(self) -> None:
+        """Let every handler that waits on the test go on."""
+
+    def close(self) -> None:
+        self.release_all()
+        self.emu.reset()
+        self.server.stop()
+        self.emu.close()

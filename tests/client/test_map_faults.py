@@ -19,26 +19,23 @@ import pytest
 
 from nbext.client import AsyncClient, Client, JobFailed, MaybeQueued
 from nbext.client._map import MAP_HOLD
-from nbext.emulator import Emulator, EmulatorServer
 from nbext.models import JobResult, JobStatus
 from tests.faultproxy import Exchange, Fault, FaultProxy, once
 
-from .conftest import KEY
+from .conftest import KEY, ServedEmulator
 
 pytestmark = pytest.mark.anyio
 N = 12
 
 
-class Served:
+class Served(ServedEmulator):
     """An emulator server with ``echo`` and ``gated`` (its jobs run until released)."""
 
-    def __init__(self) -> None:
-        self.emu = Emulator(api_key=KEY, rate_limit=False)
-        self.emu.deploy(image="echo", endpoint_id="echo")
-        self.emu.deploy(handler=self.gated, endpoint_id="gated", workers_max=10)
+    def deploy(self) -> None:
         self.release = threading.Event()
         self.fail = threading.Event()
-        self.server = EmulatorServer(self.emu).start()
+        self.emu.deploy(image="echo", endpoint_id="echo")
+        self.emu.deploy(handler=self.gated, endpoint_id="gated", workers_max=10)
 
     def gated(self, job: dict[str, Any]) -> Any:
         if job["input"].get("quick"):
@@ -71,12 +68,9 @@ class Served:
             deadline.wait(0.002)
         raise AssertionError(f"timed out waiting for {what}")
 
-    def close(self) -> None:
+    def release_all(self) -> None:
         self.release.set()
         self.fail.set()
-        self.emu.reset()
-        self.server.stop()
-        self.emu.close()
 
 
 @pytest.fixture

@@ -18,10 +18,9 @@ from typing import Any
 import pytest
 
 from nbext.client import AsyncClient, ChunksMissing, Client
-from nbext.emulator import Emulator, EmulatorServer
 from tests.faultproxy import Exchange, Fault, FaultProxy, once
 
-from .conftest import KEY
+from .conftest import KEY, ServedEmulator
 
 pytestmark = pytest.mark.anyio
 
@@ -29,15 +28,13 @@ WORDS = [f"w{i}" for i in range(7)]
 POSITIONS = {"first": WORDS[0], "middle": WORDS[3], "last": WORDS[-1]}
 
 
-class Served:
+class Served(ServedEmulator):
     """An emulator server whose ``paced`` handler yields one word per /stream answer."""
 
-    def __init__(self) -> None:
-        self.emu = Emulator(api_key=KEY, rate_limit=False)
+    def deploy(self) -> None:
         self.emu.deploy(handler=self.paced, endpoint_id="paced")
         self.emu.deploy(handler=self.burst, endpoint_id="burst")
         self.emu.deploy(handler=self.paced, endpoint_id="plain", aggregate_stream=False)
-        self.server = EmulatorServer(self.emu).start()
 
     async def paced(self, job: dict[str, Any]) -> AsyncIterator[str]:
         """Each word only once the previous one was handed out: one word per answer, so
@@ -51,11 +48,6 @@ class Served:
     async def burst(self, job: dict[str, Any]) -> AsyncIterator[str]:
         for word in WORDS:
             yield word
-
-    def close(self) -> None:
-        self.emu.reset()
-        self.server.stop()
-        self.emu.close()
 
 
 @pytest.fixture
