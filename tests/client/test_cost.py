@@ -218,9 +218,9 @@ class Paid(Served):
     """``Served``'s ``gated`` endpoint, where a job given ``cost`` waits for ``paid`` and
     then reports that cost."""
 
-    def __init__(self) -> None:
+    def deploy(self) -> None:
         self.paid = threading.Event()
-        super().__init__()
+        super().deploy()
 
     def gated(self, job: dict[str, Any]) -> Any:
         if "cost" in job["input"]:
@@ -228,9 +228,9 @@ class Paid(Served):
             return {"cost": job["input"]["cost"]}
         return super().gated(job)
 
-    def close(self) -> None:
+    def release_all(self) -> None:
         self.paid.set()
-        super().close()
+        super().release_all()
 
 
 @pytest.fixture
