@@ -45,8 +45,8 @@ class Budget:
     """What the jobs started through the clients holding this have cost, and the cap.
 
     ``budget_usd`` (None: no cap) may be changed at any time; ``spent_usd`` is the cost
-    of the jobs seen to end so far (an estimate counts once the next submission has
-    priced it; a reported cost at once); ``costs`` each
+    of the jobs seen to end so far (a reported cost at once, an estimate once priced: by
+    the next submission under a cap, or ``job.cost()``); ``costs`` each
     priced job's latest cost, by id; ``unpriced`` the ids of jobs whose cost is unknown.
     Thread-safe: a sync map counts from its own thread.
     """
@@ -87,8 +87,8 @@ class Budget:
             return list(self._unpriced)
 
     def __repr__(self) -> str:
-        cap = "no cap" if self._cap is None else f"of {usd_text(self._cap)}"
-        return f"Budget(spent {usd_text(self.spent_usd)} {cap})"
+        cap = "no cap" if self._cap is None else f"budget_usd={self._cap:g}"
+        return f"Budget(spent {usd_text(self.spent_usd)}, {cap})"
 
     # ---- told by the client ---------------------------------------------------------------
 
@@ -115,6 +115,14 @@ class Budget:
                 self._costs[result.id] = reported
             else:
                 self._ended.append(ended)
+
+    def priced(self, cost: JobCost) -> None:
+        """A cost worked out elsewhere (``job.cost()``) for a job seen to end: counted now."""
+        with self._lock:
+            waiting = [e for e in self._ended if e.job_id == cost.job_id]
+            if waiting:
+                self._ended.remove(waiting[0])
+                self._costs[cost.job_id] = cost
 
     def _next_ended(self) -> Ended | None:
         with self._lock:

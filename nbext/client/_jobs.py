@@ -154,7 +154,10 @@ def _cost(ctx: flows.Context, endpoint_id: str, result: JobResult) -> flows.Flow
     price = None
     if result.status.is_final and reported_cost(result) is None and ctx.prices is not None:
         price = yield from ctx.prices.of(ctx, endpoint_id)
-    return job_cost(endpoint_id, result, price)
+    cost = job_cost(endpoint_id, result, price)
+    if cost is not None and ctx.budget is not None:
+        ctx.budget.priced(cost)
+    return cost
 
 
 def _purge_queue(ctx: flows.Context, endpoint_id: str) -> flows.Flow[PurgeResult]:

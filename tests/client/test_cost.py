@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from nbext.client import AsyncClient, BudgetExceeded, Client, JobCost
+from nbext.client import AsyncClient, BudgetExceeded, Client, JobCost, usd_text
 from nbext.emulator import Emulator, FakeClock, create_app
 from nbext.models import JobStatus
 
@@ -288,3 +288,13 @@ async def test_a_map_that_reaches_the_budget_stops_and_cancels_its_jobs(
     notes = "\n".join(error.__notes__)
     assert "map: stopped before input #3" in notes
     assert "map left before its end: cancelled 2 jobs" in notes
+
+
+async def test_a_cost_asked_for_counts_in_the_budget_at_once(h: Harness) -> None:
+    """With no cap nothing prices the jobs for the budget; ``job.cost()`` does."""
+    job = await ran(h, "sleep", 3)
+    assert h.client.budget.spent_usd == 0  # ended, not priced yet
+    cost = await h.call(job.cost)
+    assert h.client.budget.spent_usd == cost.usd > 0
+    assert h.client.budget.costs == {job.id: cost}
+    assert repr(h.client.budget) == f"Budget(spent {usd_text(cost.usd)}, no cap)"
