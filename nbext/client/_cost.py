@@ -145,19 +145,19 @@ def job_cost(endpoint_id: str, result: JobResult, price: Price | Unpriced | None
     return Ended.of(endpoint_id, result).cost(price)
 
 
-def _price(ctx: Context, versions: Versions, endpoint_id: str, gpus: list[GpuType]) -> Flow[Price]:
+def _price(
+    ctx: Context, versions: Versions, endpoint_id: str, gpus: list[GpuType]
+) -> Flow[Price | Unpriced]:
     endpoint = yield from get_endpoint(ctx, versions.endpoints, endpoint_id)
     if endpoint.compute_type == ComputeType.CPU:
-        raise NbextError("a CPU endpoint; only GPU endpoints are priced", endpoint_id=endpoint_id)
+        return Unpriced(endpoint_id, "a CPU endpoint; only GPU endpoints are priced")
     types = [str(t) for t in endpoint.gpu_type_ids or []]
     if not types:
-        raise NbextError("the endpoint names no GPU type", endpoint_id=endpoint_id)
+        return Unpriced(endpoint_id, "the endpoint names no GPU type")
     offer = next((g for g in gpus if g.id == types[0]), None)
     hourly = offer.price.get("serverless") if offer is not None else None
     if hourly is None:
-        raise NbextError(
-            f"the catalog has no serverless price for {types[0]!r}", endpoint_id=endpoint_id
-        )
+        return Unpriced(endpoint_id, f"the catalog has no serverless price for {types[0]!r}")
     return Price(endpoint_id, types[0], endpoint.gpu_count or 1, float(hourly))
 
 

@@ -298,3 +298,27 @@ async def test_a_cost_asked_for_counts_in_the_budget_at_once(h: Harness) -> None
     assert h.client.budget.spent_usd == cost.usd > 0
     assert h.client.budget.costs == {job.id: cost}
     assert repr(h.client.budget) == f"Budget(spent {usd_text(cost.usd)}, no cap)"
+
+
+async def test_jobs_of_unknown_cost_are_named_not_counted(h: Harness) -> None:
+    """A REST v1 client has no catalog, and a CPU endpoint no GPU price: no estimate."""
+    cpu = await h.call(
+        h.client.endpoints.create,
+        template_id="demo-echo",
+        compute_type="CPU",
+        cpu_flavor_ids=["cpu3c"],
+    )
+    done = await h.call(h.endpoint(cpu.id).run_sync, {"x": 1})
+    assert await h.call(h.endpoint(cpu.id).cost, done) is None
+    v1 = h.new_client(base_url=v1_url(h), budget_usd=0.001)
+    try:
+        for _ in range(2):
+            result = await h.call(v1.endpoint("echo").run_sync, {"x": 1})
+        assert await h.call(v1.endpoint("echo").cost, result) is None
+        v1.budget.budget_usd = 0
+        with pytest.raises(BudgetExceeded) as info:
+            await h.call(v1.endpoint("echo").run, {"x": 2})
+    finally:
+        await h.call(v1.close)
+    assert len(v1.budget.unpriced) == 2 and info.value.unpriced == 2
+    assert "; 2 job(s) of unknown cost not counted;" in str(info.value)
