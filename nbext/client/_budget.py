@@ -86,9 +86,15 @@ class Budget:
         with self._lock:
             return list(self._unpriced)
 
+    def describe(self) -> str:
+        """``$0.0315 of budget_usd=0.05`` (or ``, no cap``), and the jobs of unknown cost."""
+        cap = ", no cap" if self._cap is None else f" of budget_usd={self._cap:g}"
+        unknown = len(self.unpriced)
+        more = f"; {unknown} job(s) of unknown cost" if unknown else ""
+        return f"{usd_text(self.spent_usd)}{cap}{more}"
+
     def __repr__(self) -> str:
-        cap = "no cap" if self._cap is None else f"budget_usd={self._cap:g}"
-        return f"Budget(spent {usd_text(self.spent_usd)}, {cap})"
+        return f"Budget(spent {self.describe()})"
 
     # ---- told by the client ---------------------------------------------------------------
 

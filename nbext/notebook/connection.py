@@ -214,6 +214,7 @@ class Connection:
                     f"{self.config.key_source} (%runpod connect cloud)"
                 )
         lines.append(f"jobs submitted from this kernel: {len(self.registry)}")
+        lines.append(f"spent by them: {self.budget.describe()}")
         return lines
 
     # ---- services ----------------------------------------------------------------------

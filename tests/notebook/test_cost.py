@@ -66,6 +66,8 @@ def test_the_budget_refuses_a_cell_s_job_in_one_line(
         "not submitting to endpoint 'paid' (raise budget_usd to go on)"
     )
     assert len(nb.conn.registry) == 2  # nothing more was submitted
+    nb.run("%runpod status")
+    assert "spent by them: $0.04 of budget_usd=0.03\n" in capsys.readouterr().out
     assert sum(j.endpoint_id == "paid" for j in nb.emu.jobs.jobs.values()) == 2
     nb.run("%config RunpodMagics.budget_usd = 1")
     nb.run('%%runpod_job paid -q\n{"n": 3}')
