@@ -26,7 +26,6 @@ from .connection import Connection, current
 from .display.frames import Column, ListingSpec, to_frame
 from .display.specs import RESULT_COLUMNS, STATES
 from .errors import Interrupted, InvalidArgument, WrongType
-from .outputs import PanelOutput, show_panel
 from .registry import JobRecord
 from .widgets.batch import BatchPanel
 
@@ -128,11 +127,11 @@ class _Run:
         self.started = time.monotonic()
         self.cancelled = asyncio.Event() if cancellable else None
         self.panel = None if quiet else BatchPanel(endpoint, len(self.items))
-        if self.panel is not None and self.cancelled is not None:
-            self.panel.cancel_available = True
-            self.panel.on_cancel = self.cancelled.set
-            self.panel.refresh(force=True)
-        self.output: PanelOutput | None = show_panel(self.panel) if self.panel else None
+        if self.panel is not None:
+            if self.cancelled is not None:
+                self.panel.cancel_available = True
+                self.panel.on_cancel = self.cancelled.set
+            self.panel.show()
 
     def take(self, index: int, result: JobResult | MaybeQueued) -> None:
         self.results[index] = result
@@ -151,9 +150,8 @@ class _Run:
             self.panel.refresh()  # throttled: at most ten redraws a second
 
     def close(self, note: str = "") -> None:
-        if self.panel is not None and self.output is not None:
+        if self.panel is not None:  # the line becomes static: a saved notebook keeps it
             self.panel.finish(time.monotonic() - self.started, note)
-            self.output.update()  # the line becomes static: a saved notebook keeps it
 
     def stopped(self, how: str, abandoned: Abandoned | None) -> Interrupted:
         """The batch was stopped (Ctrl-C, Cancel): the panel says so, and what became of

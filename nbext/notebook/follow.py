@@ -44,6 +44,7 @@ from nbext.models import JobResult, JobStatus, StreamChunk
 
 from .errors import Interrupted, NotebookError, deferred_interrupts
 from .uipoll import UiPump
+from .widgets.live import INTERRUPT_HINT
 
 if TYPE_CHECKING:
     from .connection import Service
@@ -69,8 +70,8 @@ class JobFollower:
     ``stream`` reads the job's stream for the panel's text (``--stream``);
     ``timeout`` is how long to follow (None: until the job ends);
     ``on_end`` is called with the record each time the job reaches a final state
-    (again after a retry), e.g. to store its output under ``-o NAME``; ``on_update``
-    after each change the cell's output should show (``PanelOutput.update``).
+    (again after a retry), e.g. to store its output under ``-o NAME``. The panel
+    draws each change into its cell's output itself (``LivePanel``).
     """
 
     def __init__(
@@ -84,7 +85,6 @@ class JobFollower:
         stream: bool = False,
         timeout: float | None = None,
         on_end: Callable[[JobRecord], None] | None = None,
-        on_update: Callable[[], None] | None = None,
     ) -> None:
         self.service = service
         self.registry = registry
@@ -94,7 +94,6 @@ class JobFollower:
         self.stream = stream
         self.timeout = timeout
         self.on_end = on_end
-        self.on_update = on_update
         self.task: asyncio.Task[JobResult | None] | None = None
         self._actions: set[asyncio.Task[Any]] = set()
         self._pump: UiPump | None = None
@@ -150,12 +149,10 @@ class JobFollower:
             self.registry.mark_removed(self.record.id, reason)
         if self.panel is not None:
             self.panel.set_removed(reason)
-        self._updated()
 
     def _note(self, note: str) -> None:
         if self.panel is not None:
             self.panel.set_note(note)
-            self._updated()
 
     def finish(self, result: JobResult) -> None:
         """Show a final result: record, panel, ``on_end`` (``-o NAME``), display."""
@@ -164,7 +161,6 @@ class JobFollower:
             self.panel.refresh(force=True)
         if self.on_end is not None:
             self.on_end(self.record)
-        self._updated()
 
     def _record_changed(self, record: JobRecord) -> None:
         """The job's record changed elsewhere (another cell, ``%runpod``): show it."""
@@ -174,7 +170,6 @@ class JobFollower:
         if record.removed is not None:
             if panel.state != "REMOVED":
                 panel.set_removed(record.removed)
-                self._updated()
             return
         result = record.result
         if result is None:
@@ -183,12 +178,6 @@ class JobFollower:
             panel.restart()  # retried from elsewhere: this panel follows the new run
         panel.retries = record.retries
         panel.set_result(result)
-        self._updated()
-
-    def _updated(self) -> None:
-        """Tell the cell's output (``PanelOutput.update``) the state changed."""
-        if self.on_update is not None:
-            self.on_update()
 
     def _limit(self) -> float:
         return NO_LIMIT if self.timeout is None else self.timeout
@@ -240,6 +229,7 @@ class JobFollower:
         with UiPump(enabled=self.panel is not None) as pump:
             if self.panel is not None:
                 self.panel.cancel_available = pump.available
+                self.panel.hint = INTERRUPT_HINT
                 self.panel.refresh(force=True)
             self._pump = pump
             try:
@@ -250,11 +240,16 @@ class JobFollower:
                 raise self._interrupted() from None
             finally:
                 self._pump = None
-                if self.panel is not None and not self.panel.final:
-                    # The cell ends with the job still running (--timeout): between
-                    # cells the kernel hears clicks, so Cancel works again.
-                    self.panel.cancel_available = True
-                    self.panel.refresh(force=True)
+                self._left_running()
+
+    def _left_running(self) -> None:
+        """The cell ends with the job still running (``--timeout``): between cells the
+        kernel hears clicks, so Cancel works again, and an interrupt no longer reaches
+        the job: the panel names the command that cancels it."""
+        if self.panel is not None and not self.panel.final:
+            self.panel.cancel_available = True
+            self.panel.hint = f"%runpod cancel {self.record.id} to cancel"
+            self.panel.refresh(force=True)
 
     def _heard(self, pump: UiPump, seconds: float = 0.0) -> bool:
         """Between two answers: handle the clicks that came (for ``seconds``, the
@@ -349,8 +344,8 @@ class JobFollower:
             ) from None
         self.task = loop.create_task(self._follow_async(), name=f"nbext-job-{self.record.id}")
         if self.panel is not None:
-            self.panel.cancel_available = True
             self.panel.task = self.task
+            self._left_running()  # an idle kernel ignores an interrupt
         return self.task
 
     @property
@@ -369,6 +364,7 @@ class JobFollower:
         """
         if self.panel is not None:
             self.panel.cancel_available = True
+            self.panel.hint = INTERRUPT_HINT
             self.panel.refresh(force=True)
         self._awaited, self._error = True, None
         try:
@@ -379,6 +375,7 @@ class JobFollower:
             raise self._interrupted() from None
         finally:
             self._awaited = False
+            self._left_running()
         if self._error is not None:
             raise self._error
         return result
@@ -501,7 +498,6 @@ class JobFollower:
             self.finish(result)
         else:
             self._result(result)
-            self._updated()
 
     async def cancel_async(self) -> None:
         """Cancel the job (async client) and show it ended; a following task or cell

@@ -1,71 +1,78 @@
-"""A panel's place in its cell: the live widget while there is something live, then its
-static rendering.
+"""A live output's place in its cell: content updated in place, and its controls below.
 
-``PanelOutput`` displays a panel with a display id and replaces that output later. While
-the panel is live, an update re-sends the widget (its ``text/plain`` twin follows the
-state, for headless runs). Once the panel is final, the output becomes the panel's
-``rendering()`` (HTML and text, no widget), and the panel's widgets are closed: a saved
-notebook then shows the final state with no kernel and no widget state, in JupyterLab,
-nbconvert's HTML, GitHub or VS Code. Later changes (a job retried from another cell)
-keep updating that static output, so every output of a job follows it.
+``LiveOutput`` displays a panel's ``Rendering`` (HTML and ``text/plain``) with a display
+id and replaces it on each change, through ``update_display_data``: plain output, which
+JupyterLab, Notebook 7, VS Code, Colab, nbclient and a terminal all show, with or without
+a widget manager. Controls (a Cancel button) are widgets in an output of their own under
+it (``widgets.controls``), shown while they can act. When the panel ends, the controls'
+output is emptied and their widgets closed, and the content is the final rendering: a
+saved notebook keeps it with no kernel and no widget state, in JupyterLab, nbconvert's
+HTML, GitHub or VS Code. Later changes (a job retried from another cell) keep updating
+the content, so every output of a job follows it.
+
+The chat panel (``magics/chat.py``) does the same for an answer: content updated through
+its display id, and its Cancel button in an output of its own that it removes at the end.
 """
 
 from __future__ import annotations
 
 import contextvars
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 from .ipython import Handle, show_updatable
-from .static import Rendering
+
+if TYPE_CHECKING:
+    from .static import Rendering
+    from .widgets.controls import Controls
 
 
-class Panel(Protocol):
-    """What a panel offers its output: whether it is done, and how it looks then."""
+class RemovedOutput:
+    """What replaces controls that are gone: an empty line of text, no widget."""
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        return {"text/plain": ""}
+
+
+class LiveOutput:
+    """One panel's outputs in a cell: its content and, when it has any, its controls.
+
+    Updates are sent from an empty context: a background task inherits the context of
+    the cell that started it, and ipykernel would address the update to that finished
+    cell, which headless runners (nbclient, nbval) no longer listen to; without the
+    inherited context it goes out under the cell running now, and the display id routes
+    it home.
+    """
+
+    def __init__(self, content: Rendering, controls: Controls | None, shown: bool) -> None:
+        self.controls = controls
+        self._content: Handle = show_updatable(content)
+        self._sent = controls.hint if shown and controls is not None else None
+        """The hint of the controls on show (None: hidden)."""
+        self._controls: Handle | None = None
+        if controls is not None:
+            self._controls = show_updatable(controls if shown else RemovedOutput())
 
     @property
-    def final(self) -> bool: ...
+    def ended(self) -> bool:
+        """The controls are gone for good (the panel reached its end once)."""
+        return self.controls is None
 
-    def rendering(self) -> Rendering: ...
+    def update(self, content: Rendering, controls_shown: bool) -> None:
+        """Show ``content``; show or hide the controls (only when that, or the text in
+        their place, changed)."""
+        contextvars.Context().run(self._update, content, controls_shown)
 
-    def close(self) -> None: ...
+    def _update(self, content: Rendering, controls_shown: bool) -> None:
+        controls = self.controls if controls_shown else None
+        wanted = controls.hint if controls is not None else None
+        if self._controls is not None and wanted != self._sent:
+            self._sent = wanted
+            self._controls.update(controls if controls is not None else RemovedOutput())
+        self._content.update(content)
 
-
-class PanelOutput:
-    """The output of one panel in a cell (``show`` it once, ``update`` it on changes)."""
-
-    def __init__(self, panel: Panel) -> None:
-        self.panel = panel
-        self.frozen = False
-        """The widget was replaced by the static rendering (and closed)."""
-        self._handle: Handle | None = None
-
-    def show(self) -> PanelOutput:
-        self._handle = show_updatable(self.panel)
-        return self
-
-    def update(self) -> None:
-        """Re-send the output: the live widget, or (final) its static rendering.
-
-        Sent from an empty context: a background task inherits the context of the cell
-        that started it, and ipykernel would address the update to that finished cell,
-        which headless runners (nbclient, nbval) no longer listen to; without the
-        inherited context it goes out under the cell running now, and the display id
-        routes it home.
-        """
-        contextvars.Context().run(self._update)
-
-    def _update(self) -> None:
-        if self._handle is None:
-            return
-        if self.frozen or self.panel.final:
-            self._handle.update(self.panel.rendering())
-            if not self.frozen:
-                self.frozen = True
-                self.panel.close()
-        else:
-            self._handle.update(self.panel)
-
-
-def show_panel(panel: Any) -> PanelOutput:
-    """Display ``panel`` live; the returned output turns static when the panel ends."""
-    return PanelOutput(panel).show()
+    def end(self, content: Rendering) -> None:
+        """The panel ended: its final content; its controls removed and closed."""
+        self.update(content, controls_shown=False)
+        if self.controls is not None:
+            self.controls.close()
+            self.controls = None

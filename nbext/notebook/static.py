@@ -91,6 +91,12 @@ class JobView:
     error: str | None = None
     note: str = ""
     retries: int = 0
+    live: bool = False
+    """The job is followed and its panel updates (not yet its final output)."""
+    hint: str = ""
+    """How to stop the job, said while it is live ('' once it ended)."""
+    text_tail: int | None = None
+    """Show only the text's last characters (a live panel: each redraw is a message)."""
 
 
 def title_html(view: JobView) -> str:
@@ -117,7 +123,7 @@ def stream_html(text: str, limit: int | None = None) -> str:
     """Streamed text in a scrolling block; ``limit`` keeps only its tail (live panels)."""
     shown = text if limit is None else text[-limit:]
     lead = (
-        f"… {len(text) - len(shown):,} earlier characters (all in panel.text)\n"
+        f"… {len(text) - len(shown):,} earlier characters (all shown when the job ends)\n"
         if len(shown) < len(text)
         else ""
     )
@@ -234,11 +240,19 @@ def note_html(note: str) -> str:
     return f'<i class="nbext-note">{html.escape(note)}</i>'
 
 
-def render_job(view: JobView) -> Rendering:
-    """A job's panel, frozen: badge, endpoint, id, timings, text, output, error, note.
+def hint_html(hint: str) -> str:
+    """How to stop a live panel, under it (``nbext-hint``: the browser tests read it)."""
+    style = f"color:{MUTED};font-size:0.85em"
+    return f'<div class="nbext-hint" style="{style}">{html.escape(hint)}</div>'
 
-    Its parts carry the live panel's classes (``nbext-job-badge``...), so one selector
-    finds a part before and after the panel turned static.
+
+def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
+    """A job's panel: badge, endpoint, id, timings, text, output, error, note, and while
+    live how to stop it. Live and final, the same drawing; ``full_size_files=False``
+    writes no file for the output's media (``output_html``).
+
+    Its parts carry stable classes (``nbext-job-badge``...), so one selector finds a
+    part while the job runs and after the panel turned static.
     """
     parts = [
         '<div style="display:flex;align-items:center;gap:0.8em;flex-wrap:wrap">'
@@ -247,17 +261,20 @@ def render_job(view: JobView) -> Rendering:
         f'<span class="nbext-job-timing">{timing_html(view)}</span></div>'
     ]
     if view.text:
-        parts.append(f'<div class="nbext-job-text">{stream_html(view.text)}</div>')
+        parts.append(f'<div class="nbext-job-text">{stream_html(view.text, view.text_tail)}</div>')
     if view.metrics and view.text is not None:
         parts.append(f'<div class="nbext-job-metrics">{metrics_html(view.metrics)}</div>')
     if view.has_output:
-        parts.append(f'<div class="nbext-job-output">{output_html(view.output)}</div>')
+        drawn = output_html(view.output, full_size_files=full_size_files)
+        parts.append(f'<div class="nbext-job-output">{drawn}</div>')
     if view.error:
         parts.append(f'<div class="nbext-job-error">{error_html(view.error)}</div>')
     if view.note:
         parts.append(f'<div class="nbext-job-note">{note_html(view.note)}</div>')
+    if view.hint:
+        parts.append(hint_html(view.hint))
     return Rendering(
-        _frame("nbext-job-panel", view.state, "".join(parts)),
+        _frame("nbext-job-panel", view.state, "".join(parts), live=view.live),
         job_plain(view),
     )
 
@@ -265,7 +282,9 @@ def render_job(view: JobView) -> Rendering:
 def job_plain(view: JobView) -> str:
     job = view.job_id or "(no id yet)"
     lines = [f"{view.endpoint_id} {view.via} job {job}: {view.state} · {timing_text(view)}"]
-    if view.text:
+    if view.text and view.text_tail is not None:
+        lines.append("text: " + tail(view.text, PLAIN_TEXT_CHARS))
+    elif view.text:
         lines.append("text: " + shorten(view.text, PLAIN_TEXT_CHARS))
     if view.text is not None and view.metrics:
         line = metrics_line(view.metrics)
@@ -277,12 +296,23 @@ def job_plain(view: JobView) -> str:
         lines.append("error: " + shorten(view.error, PLAIN_TEXT_CHARS))
     if view.note:
         lines.append(view.note)
+    if view.hint:
+        lines.append(view.hint)
     return "\n".join(lines)
 
 
-def _frame(kind: str, state: str, body: str) -> str:
+def tail(text: str, limit: int) -> str:
+    """The last ``limit`` characters of ``text``, saying how many came before."""
+    if len(text) <= limit:
+        return text
+    return f"(+{len(text) - limit:,} earlier characters) …{text[-limit:]}"
+
+
+def _frame(kind: str, state: str, body: str, *, live: bool) -> str:
+    """The panel's box: ``nbext-live`` while it updates, ``nbext-static`` once final."""
+    mode = "live" if live else "static"
     return (
-        f'<div class="nbext-static {kind}" data-state="{html.escape(state)}" '
+        f'<div class="nbext-{mode} {kind}" data-state="{html.escape(state)}" '
         f'style="padding:0.3em 0;line-height:1.5">{body}</div>'
     )
 
@@ -301,6 +331,8 @@ class BatchView:
     elapsed: float
     finished: bool = False
     note: str = ""
+    hint: str = ""
+    """How to stop the batch, said while it runs."""
 
     @property
     def done(self) -> int:
@@ -393,14 +425,20 @@ def render_batch(view: BatchView) -> Rendering:
     body = batch_line_html(view)
     if view.note:
         body += f"<div>{note_html(view.note)}</div>"
+    if view.hint:
+        body += hint_html(view.hint)
     state = "done" if view.finished else "running"
-    return Rendering(_frame("nbext-batch-panel", state, body), batch_plain(view))
+    return Rendering(
+        _frame("nbext-batch-panel", state, body, live=not view.finished), batch_plain(view)
+    )
 
 
 def batch_plain(view: BatchView) -> str:
     text = f"{view.endpoint_id} {batch_text_bar(view)} {batch_counts_text(view)}"
     if view.note:
         text += f" ({view.note})"
+    if view.hint:
+        text += f"\n{view.hint}"
     return text
 
 
@@ -422,6 +460,8 @@ class HealthView:
     error: str | None = None
     samples: int = 0
     plain: str = ""
+    hint: str = ""
+    """How to stop the watch, said while it runs."""
 
 
 def health_title_html(view: HealthView) -> str:
@@ -449,8 +489,13 @@ def health_counts_html(view: HealthView) -> str:
 
 
 def render_health(view: HealthView) -> Rendering:
-    body = f"<div>{health_title_html(view)}</div>{health_counts_html(view)}"
+    body = (
+        f'<div class="nbext-health-title">{health_title_html(view)}</div>'
+        f'<div class="nbext-health-counts">{health_counts_html(view)}</div>'
+    )
     if view.chart:
         body += f"<div>{view.chart}</div>"
+    if view.hint:
+        body += hint_html(view.hint)
     state = "watching" if view.watching else "stopped"
-    return Rendering(_frame("nbext-health-panel", state, body), view.plain)
+    return Rendering(_frame("nbext-health-panel", state, body, live=view.watching), view.plain)

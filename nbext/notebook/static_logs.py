@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from .static import Rendering, _frame, note_html
+from .static import Rendering, _frame, hint_html, note_html
 from .theme import ERROR, MUTED, jp
 
 Target = Literal["pod", "endpoint"]
@@ -61,15 +61,21 @@ class LogView:
     """An endpoint's workers whose logs are read (None for a pod)."""
     note: str = ""
     error: str | None = None
+    held: int = 0
+    """Earlier lines kept but not shown while followed (all show when it stops)."""
+    hint: str = ""
+    """How to stop following, said while it runs."""
 
 
 def dropped_note(view: LogView) -> str:
     """What a view that left lines out says above its lines."""
     shown = len(view.lines)
-    return (
-        f"… showing the last {shown:,} line{'s' * (shown != 1)}; {view.dropped:,} earlier "
-        f"line{'s' * (view.dropped != 1)} not kept"
-    )
+    parts = []
+    if view.held:
+        parts.append(f"{view.held:,} earlier shown when following stops")
+    if view.dropped:
+        parts.append(f"{view.dropped:,} earlier line{'s' * (view.dropped != 1)} not kept")
+    return f"… showing the last {shown:,} line{'s' * (shown != 1)}; {'; '.join(parts)}"
 
 
 def logs_title_html(view: LogView) -> str:
@@ -86,7 +92,7 @@ def logs_title_html(view: LogView) -> str:
 def logs_lines_html(view: LogView) -> str:
     """The lines in a scrolling block (newest last), system lines muted."""
     rows: list[str] = []
-    if view.dropped:
+    if view.dropped or view.held:
         rows.append(f'<span style="color:{MUTED}">{html.escape(dropped_note(view))}</span>')
     for line in view.lines:
         style = f' style="color:{MUTED}"' if line.source == "system" else ""
@@ -105,6 +111,8 @@ def logs_status_html(view: LogView) -> str:
         )
     if view.note:
         parts.append(f"<div>{note_html(view.note)}</div>")
+    if view.hint:
+        parts.append(hint_html(view.hint))
     return "".join(parts)
 
 
@@ -116,20 +124,23 @@ def logs_plain(view: LogView) -> str:
     if view.workers is not None:
         title += f" from {view.workers} worker{'s' * (view.workers != 1)}"
     lines = [title]
-    if view.dropped:
+    if view.dropped or view.held:
         lines.append(dropped_note(view))
     lines += [line.text() for line in view.lines]
     if view.error:
         lines.append(f"error: {view.error}")
     if view.note:
         lines.append(f"({view.note})")
+    if view.hint:
+        lines.append(view.hint)
     return "\n".join(lines)
 
 
 def render_logs(view: LogView) -> Rendering:
     body = (
         f'<div class="nbext-logs-title">{logs_title_html(view)}</div>'
-        f"{logs_lines_html(view)}{logs_status_html(view)}"
+        f'<div class="nbext-logs-lines">{logs_lines_html(view)}</div>'
+        f'<div class="nbext-logs-status">{logs_status_html(view)}</div>'
     )
     state = "following" if view.following else "stopped"
-    return Rendering(_frame("nbext-logs-panel", state, body), logs_plain(view))
+    return Rendering(_frame("nbext-logs-panel", state, body, live=view.following), logs_plain(view))

@@ -77,9 +77,19 @@ def free_port() -> int:
 class JupyterLabServer:
     """``python -m jupyter lab`` from this venv, serving ``root_dir`` on 127.0.0.1."""
 
-    def __init__(self, root_dir: Path, state_dir: Path, *, log_name: str = "jupyterlab") -> None:
+    def __init__(
+        self,
+        root_dir: Path,
+        state_dir: Path,
+        *,
+        log_name: str = "jupyterlab",
+        disabled_extensions: tuple[str, ...] = (),
+    ) -> None:
         self.root_dir = root_dir
         self.state_dir = state_dir
+        self.disabled_extensions = disabled_extensions
+        """Lab extensions the page does not load (``page_config.json``), as a user who
+        disabled them has it."""
         self.home = state_dir / "home"
         self.token = secrets.token_hex(24)
         self.port = 0
@@ -107,6 +117,11 @@ class JupyterLabServer:
     # ---- lifecycle --------------------------------------------------------------------
 
     def _write_settings(self) -> Path:
+        if self.disabled_extensions:
+            config = self.home / ".jupyter" / "labconfig" / "page_config.json"
+            config.parent.mkdir(parents=True, exist_ok=True)
+            disabled = dict.fromkeys(self.disabled_extensions, True)
+            config.write_text(json.dumps({"disabledExtensions": disabled}))
         settings = self.state_dir / "lab-settings"
         for plugin, values in LAB_SETTINGS.items():
             path = settings / f"{plugin}.jupyterlab-settings"

@@ -125,6 +125,15 @@ class Notebook:
     def job(self, job_id: str) -> Any:
         return self.emu.jobs.jobs.get(job_id)
 
+    def outputs(self) -> list[list[dict[str, Any]]]:
+        """Each output the cells displayed, in the order shown: its successive bundles
+        (the display, then each update through its display id)."""
+        by_id: dict[str, list[dict[str, Any]]] = {}
+        for output in self.displays:
+            display_id = output["transient"].get("display_id") or f"#{id(output)}"
+            by_id.setdefault(display_id, []).append(output["data"])
+        return list(by_id.values())
+
     def last_plain(self) -> str:
         """The text/plain of the newest display or display update."""
         return str(self.displays[-1]["data"]["text/plain"])

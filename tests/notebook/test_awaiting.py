@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import ipywidgets
 import pytest
 from ipywidgets.widgets.widget import _instances
 
@@ -18,7 +19,6 @@ from nbext.models import JobStatus
 from nbext.notebook import awaiting
 from nbext.notebook.errors import Interrupted
 from nbext.notebook.outcome import JobNotCompleted
-from nbext.notebook.widgets import BatchPanel
 
 from .conftest import Notebook, flaky_handler
 
@@ -60,7 +60,10 @@ async def test_cancel_clicked_while_the_cell_awaits_ends_it_cancelled(nb: Notebo
     await nb.auntil(lambda: len(nb.conn.registry) == 1, "the job to be submitted")
     panel = nb.panel()
     await nb.auntil(lambda: panel.state == "IN_PROGRESS", "the job to run")
-    assert panel.cancel_button.layout.display is None and not panel.cancel_button.disabled
+    assert panel.controls_shown()
+    content, controls = nb.outputs()
+    assert "interrupt the kernel (■) to cancel" in content[-1]["text/plain"]
+    assert controls[-1]["text/plain"] == "interrupt the kernel (■) to cancel"
     clicked = time.monotonic()
     panel.cancel_button.click()
     with pytest.raises(JobNotCompleted, match="ended CANCELLED"):
@@ -106,16 +109,21 @@ def test_map_lines_outside_blocks_are_made_to_await(nb: Notebook) -> None:
     assert transformed(nb, "%runpod retry last").startswith(awaiting.AWAITED_LINE)
 
 
-def batch_panel() -> BatchPanel | None:
-    panels = [w for w in list(_instances.values()) if isinstance(w, BatchPanel)]
-    return panels[-1] if panels else None
+def batch_cancel() -> ipywidgets.Button | None:
+    """The Cancel button of the newest batch panel (what the browser would click)."""
+    buttons = [
+        w
+        for w in list(_instances.values())
+        if isinstance(w, ipywidgets.Button) and "nbext-batch-cancel" in w._dom_classes
+    ]
+    return buttons[-1] if buttons else None
 
 
 async def test_an_awaiting_map_completes_and_stores_its_frame(nb: Notebook) -> None:
     nb.run("inputs = [{'n': n} for n in range(6)]")
     await awaiting.run_line_magic("runpod", "map echo inputs -o res --concurrency 3")
     assert nb.shell.user_ns["res"]["output"].tolist() == [{"n": n} for n in range(6)]
-    final = [d for d in nb.displays if d["update"]][-1]["data"]
+    final = nb.outputs()[0][-1]
     assert "6/6 · COMPLETED 6" in final["text/plain"]
     await nb.conn.aclose()
 
@@ -125,22 +133,27 @@ async def test_cancel_clicked_while_a_map_awaits_stops_the_batch(nb: Notebook) -
     cell = asyncio.ensure_future(
         awaiting.run_line_magic("runpod", "map sleep naps -o res --concurrency 2")
     )
-    await nb.auntil(lambda: batch_panel() is not None, "the batch panel")
-    panel = batch_panel()
-    assert panel is not None
+    await nb.auntil(lambda: batch_cancel() is not None, "the batch panel")
+    button = batch_cancel()
+    assert button is not None
     await nb.auntil(
         lambda: sum(j.status is JobStatus.IN_PROGRESS for j in nb.emu.jobs.jobs.values()) == 2,
         "two jobs to run",
     )
-    assert panel.cancel_button.layout.display is None
-    renders = panel.renders  # no result comes, yet elapsed and ETA are redrawn
-    await nb.auntil(lambda: panel.renders >= renders + 2, "the line to be redrawn")
+    content, controls = nb.outputs()
+    assert "application/vnd.jupyter.widget-view+json" in controls[-1]  # Cancel shows
+    assert controls[-1]["text/plain"].startswith("interrupt the kernel (■) to stop the batch")
+    updates = len(content)  # no result comes, yet elapsed and ETA are redrawn
+    await nb.auntil(lambda: len(nb.outputs()[0]) >= updates + 2, "the line to be redrawn")
     clicked = time.monotonic()
-    panel.cancel_button.click()
+    button.click()
     with pytest.raises(Interrupted, match=r"stopped after 0 of 4 jobs \(cancelled\)"):
         await asyncio.wait_for(cell, 10)
     assert time.monotonic() - clicked < 1.0
-    assert panel.final and "cancelled: 0 of 4 finished" in panel.note
+    content, controls = nb.outputs()
+    assert 'data-state="done"' in content[-1]["text/html"]
+    assert "cancelled: 0 of 4 finished" in content[-1]["text/plain"]
+    assert controls[-1] == {"text/plain": ""}
     assert "res" not in nb.shell.user_ns
     assert len(nb.emu.jobs.jobs) == 2  # nothing more was submitted
     await nb.conn.aclose()
@@ -170,7 +183,7 @@ async def test_a_long_sync_job_gets_a_cancel_once_its_id_is_known(nb: Notebook) 
     await nb.auntil(lambda: len(nb.conn.registry) == 1, "the /runsync hold to pass", 15)
     panel = nb.panel()
     assert panel.via == "/runsync" and panel.job_id == nb.record().id
-    await nb.auntil(lambda: panel.cancel_button.layout.display is None, "Cancel to show")
+    await nb.auntil(panel.controls_shown, "Cancel to show")
     clicked = time.monotonic()
     panel.cancel_button.click()
     with pytest.raises(JobNotCompleted, match="ended CANCELLED"):

@@ -16,7 +16,7 @@ from nbext.notebook import Connection, Interrupted, awaiting, load_ipython_exten
 from tests.faultproxy import Exchange, FaultProxy
 
 from .conftest import KEY, Notebook
-from .test_awaiting import batch_panel
+from .test_awaiting import batch_cancel
 from .test_interrupt import press_ctrl_c
 
 
@@ -128,15 +128,16 @@ async def test_cancel_on_an_awaiting_map_cancels_its_jobs_and_the_panel_says_so(
     )
     try:
         await nb.auntil(lambda: len(past_hold(nb)) == 2, "two jobs waited on by id")
-        panel = batch_panel()
-        assert panel is not None
-        panel.cancel_button.click()
+        button = batch_cancel()
+        assert button is not None
+        button.click()
         with pytest.raises(Interrupted, match=r"stopped after 1 of 3 jobs \(cancelled\)"):
             await asyncio.wait_for(cell, 15)
     finally:
         release.set()
     cancelled = [j.id for j in nb.emu.jobs.jobs.values() if j.status is JobStatus.CANCELLED]
     assert len(cancelled) == 2
-    assert "cancelled: 1 of 3 finished; cancelled 2 jobs" in panel.note
-    assert all(job_id in panel.note for job_id in cancelled)
+    note = nb.outputs()[0][-1]["text/plain"]
+    assert "cancelled: 1 of 3 finished; cancelled 2 jobs" in note
+    assert all(job_id in note for job_id in cancelled)
     await nb.conn.aclose()

@@ -237,6 +237,9 @@ async def test_cancel_clicked_while_the_answer_streams_cancels_the_job(chat: Not
     assert "Cancel (below)" in chat_outputs(chat)[0]["data"]["text/html"]
     button = cancel_button()
     assert button is not None and not button.disabled
+    # Where the button cannot be drawn, its output's text says how to stop.
+    (shown,) = [o["data"] for o in chat.displays if WIDGET_VIEW in o["data"]]
+    assert shown["text/plain"] == "interrupt the kernel (■) to stop the answer and cancel its job"
     clicked = time.monotonic()
     button.click()
     with pytest.raises(Interrupted, match="was cancelled"):

@@ -34,23 +34,22 @@ def test_echo_blocks_until_completed_and_stores_the_output(nb: Notebook) -> None
     assert nb.shell.user_ns["out"] == {"text": "hi", "n": [1, 2]}
     panel = nb.panel()
     assert panel.state == "COMPLETED"
-    assert 'data-state="COMPLETED"' in panel.badge.value
-    assert panel.output_view.layout.display is None
-    assert "hi" in panel.output_view.value
-    assert panel.cancel_button.layout.display == "none"
     record = nb.record()
     assert record.via == "/run" and record.state == "COMPLETED"
     assert nb.job(record.id).status is JobStatus.COMPLETED
-    # the display was replaced at the end by static HTML, so a saved notebook shows the
-    # outcome without the kernel or any widget state
-    assert "application/vnd.jupyter.widget-view+json" in nb.displays[0]["data"]
-    last = nb.displays[-1]
-    assert last["update"] is True
-    assert last["transient"]["display_id"] == nb.displays[0]["transient"]["display_id"]
-    assert set(last["data"]) == {"text/html", "text/plain"}
-    assert 'data-state="COMPLETED"' in last["data"]["text/html"]
-    assert "COMPLETED" in nb.last_plain() and '"text": "hi"' in nb.last_plain()
-    assert panel.comm is None  # the widget was closed: nothing live is left
+    # The content is plain HTML and text from the first display to the last, updated in
+    # place; the Cancel control is an output of its own, emptied at the end.
+    content, controls = nb.outputs()
+    assert all(set(bundle) == {"text/html", "text/plain"} for bundle in content)
+    assert 'class="nbext-live nbext-job-panel" data-state="IN_QUEUE"' in content[0]["text/html"]
+    assert "interrupt the kernel (■) to cancel" in content[0]["text/plain"]
+    last = content[-1]
+    assert 'class="nbext-static nbext-job-panel" data-state="COMPLETED"' in last["text/html"]
+    assert "hi" in last["text/html"]
+    assert "COMPLETED" in last["text/plain"] and '"text": "hi"' in last["text/plain"]
+    assert "interrupt" not in last["text/plain"]  # nothing is live: no hint
+    assert controls[-1] == {"text/plain": ""}
+    assert panel.cancel_button.comm is None  # the widget was closed: nothing live is left
 
 
 def test_python_body_is_evaluated_in_the_user_namespace(nb: Notebook) -> None:
@@ -80,9 +79,9 @@ def test_stream_shows_the_text_and_metrics(nb: Notebook) -> None:
     nb.run(f"%%runpod_job stream-text --stream -o out\n{json.dumps({'text': text})}")
     panel = nb.panel()
     assert panel.text == text
-    assert text in panel.text_view.value
-    assert panel.text_view.layout.display is None
-    assert "tokens in 9 / out 9" in panel.metrics_view.value
+    shown = panel.rendering().html
+    assert text in shown and 'class="nbext-job-text"' in shown
+    assert "tokens in 9 / out 9" in shown
     assert "text: " + text in nb.last_plain()
     assert len(nb.shell.user_ns["out"]) == 9
 
@@ -91,7 +90,7 @@ def test_without_stream_the_text_is_not_shown(nb: Notebook) -> None:
     nb.run('%%runpod_job stream-text\n{"text": "a b c"}')
     panel = nb.panel()
     assert panel.state == "COMPLETED"
-    assert panel.text_view.layout.display == "none"
+    assert "nbext-job-text" not in panel.rendering().html
     assert "text:" not in nb.last_plain()
 
 
@@ -133,7 +132,7 @@ def test_failed_job_shows_its_error_then_stops_the_notebook(nb: Notebook) -> Non
     assert nb.shell.user_ns["out"] is None
     panel = nb.panel()
     assert panel.state == "FAILED"
-    assert "RuntimeError: boom" in panel.error_view.value
+    assert "RuntimeError: boom" in panel.rendering().html
     # the panel showed the final state before the cell raised
     assert 'data-state="FAILED"' in nb.displays[-1]["data"]["text/html"]
     assert "error: RuntimeError: boom" in nb.last_plain()
@@ -185,8 +184,10 @@ def test_low_priority_does_not_start_a_worker(nb: Notebook) -> None:
     assert nb.job(record.id).status is JobStatus.IN_QUEUE
     panel = nb.panel()
     assert panel.state == "IN_QUEUE"
-    assert "stopped waiting after 0.3 s; the job goes on" in panel.note_view.value
-    assert not panel.cancel_button.disabled
+    assert "stopped waiting after 0.3 s; the job goes on" in panel.rendering().html
+    # The cell ended: an interrupt no longer reaches the job; a command does.
+    assert f"%runpod cancel {record.id} to cancel" in nb.last_plain()
+    assert panel.controls_shown()
 
 
 @pytest.mark.parametrize("fake_clock", [True])
@@ -209,7 +210,7 @@ def test_timeout_leaves_the_job_running_and_cancel_button_stops_it(nb: Notebook)
     panel.cancel_button.click()  # no loop runs here: the click cancels with the sync client
     assert nb.job(record.id).status is JobStatus.CANCELLED
     assert panel.state == "CANCELLED"
-    assert panel.cancel_button.layout.display == "none"
+    assert nb.outputs()[1][-1] == {"text/plain": ""}  # the control is gone
 
 
 @pytest.mark.parametrize("fake_clock", [True])
@@ -230,7 +231,7 @@ def test_timed_out_job(nb: Notebook) -> None:
     mover.join()
     panel = nb.panel()
     assert panel.state == "TIMED_OUT"
-    assert "execution timeout" in panel.error_view.value
+    assert "execution timeout" in panel.rendering().html
     assert nb.shell.user_ns["out"] is None
 
 

@@ -6,11 +6,16 @@ from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
-from traitlets import TraitError
 
 from nbext.notebook.static_logs import LogLine, LogView, render_logs
 from nbext.notebook.widgets import Throttle
-from nbext.notebook.widgets.logs import LINE_CHARS, LINE_END_CHARS, MAX_SHOWN, LogPanel
+from nbext.notebook.widgets.logs import (
+    LINE_CHARS,
+    LINE_END_CHARS,
+    LIVE_SHOWN,
+    MAX_SHOWN,
+    LogPanel,
+)
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -24,10 +29,10 @@ def test_panel_keeps_only_the_last_max_lines() -> None:
     panel.add(line(n) for n in range(5))
     assert [x.line for x in panel.lines] == ["line 2", "line 3", "line 4"]
     assert panel.dropped == 2
-    assert "… showing the last 3 lines; 2 earlier lines not kept" in panel.plain_text()
-    panel.max_lines = 2  # a trait: lowering it drops the oldest at once
+    assert "… showing the last 3 lines; 2 earlier lines not kept" in panel.rendering().plain
+    panel.max_lines = 2  # lowering it drops the oldest at once
     assert [x.line for x in panel.lines] == ["line 3", "line 4"] and panel.dropped == 3
-    with pytest.raises(TraitError, match=r"'max_lines' trait .* should not be less than 1"):
+    with pytest.raises(ValueError, match=r"max_lines must be at least 1, got 0"):
         panel.max_lines = 0
     frame = panel.frame()
     assert list(frame.columns) == ["ts", "worker", "source", "line"]
@@ -89,17 +94,36 @@ def test_lines_are_drawn_at_most_once_per_interval_and_none_is_left_undrawn() ->
     now = [0.0]
     panel = LogPanel("pod", "p1", following=True, throttle=Throttle(0.1, clock=lambda: now[0]))
     panel.add([line(1)])
-    assert "line 1" in panel.body.value  # the first line draws at once
+    assert "line 1" in drawn(panel)  # the first line draws at once
     panel.add([line(2)])
-    assert "line 2" not in panel.body.value  # within the interval: held
+    assert "line 2" not in drawn(panel)  # within the interval: held
     panel.flush()
-    assert "line 2" in panel.body.value
-    drawn = panel.body.value
-    panel.body.value = "untouched"
+    assert "line 2" in drawn(panel)
+    renders = panel.renders
     panel.flush()  # nothing held: nothing drawn
-    assert panel.body.value == "untouched"
-    panel.body.value = drawn
+    assert panel.renders == renders
     now[0] += 0.2
     panel.add([line(3)])
-    assert "line 3" in panel.body.value
+    assert "line 3" in drawn(panel)
     panel.close()
+
+
+def drawn(panel: LogPanel) -> str:
+    """The HTML the panel's output shows now."""
+    assert panel.drawn is not None
+    return panel.drawn.html
+
+
+def test_a_followed_log_shows_only_its_newest_lines_live_and_all_it_kept_once_stopped() -> None:
+    """Each live redraw is a message to the page: it holds at most ``LIVE_SHOWN`` of lines,
+    says how many earlier ones wait, and how to stop following without the button."""
+    panel = LogPanel("pod", "p1", following=True, throttle=Throttle(0))
+    panel.add(LogLine(T0, "container", f"{n:04d} " + "x" * 1000) for n in range(100))
+    live = drawn(panel)
+    assert len(live) < LIVE_SHOWN + 5000
+    assert "0099 " in live and "0000 " not in live
+    assert "earlier shown when following stops" in live
+    assert "%runpod logs --stop p1 to stop following" in panel.rendering().plain
+    panel.stop()
+    final = drawn(panel)
+    assert "0000 " in final and "0099 " in final and "--stop" not in final

@@ -143,20 +143,27 @@ async def test_following_a_pod_streams_lines_then_stops_into_static_output(
     nb.run(f"%runpod logs {pod} --follow -o panel")
     panel: LogPanel = nb.shell.user_ns["panel"]
     assert panel.following and panel.task is not None and panel in FOLLOWING
-    assert panel.stop_button.layout.display is None
-    assert WIDGET in nb.displays[-1]["data"]  # live while following
+    content, controls = nb.outputs()[-2:]
+    # The lines are plain output, live; the Stop button an output of its own, whose
+    # text says how to stop where it cannot be drawn.
+    assert WIDGET not in content[-1] and 'data-state="following"' in content[-1]["text/html"]
+    assert WIDGET in controls[-1]
+    assert controls[-1]["text/plain"] == f"%runpod logs --stop {pod} to stop following"
     await nb.auntil(lambda: "pulling image" in words(panel), "the creation's lines")
     await asyncio.to_thread(nb.emu.advance, 60)
     await asyncio.to_thread(v2.pods.stop, pod)
     await asyncio.to_thread(nb.emu.advance, 1)
     await nb.auntil(lambda: "stop" in words(panel).split("pulling image")[-1], "the stop's line")
-    await nb.auntil(lambda: "stop" in panel.body.value.split("pulling image")[-1], "drawn")
+    await nb.auntil(
+        lambda: "stop" in nb.outputs()[-2][-1]["text/plain"].split("pulling image")[-1],
+        "the stop's line sent to the page while following",
+    )
     nb.run(f"%runpod logs --stop {pod}")
     await asyncio.wait_for(panel.task, 10)
     assert not panel.following and panel not in FOLLOWING
     text = assert_static(nb)
     assert "pulling image acme/lab:1" in text and "stopped by %runpod logs --stop" in text
-    assert panel.stop_button.layout.display == "none"
+    assert nb.outputs()[-1][-1] == {"text/plain": ""}  # the button's output is emptied
     await nb.conn.aclose()
 
 

@@ -55,7 +55,7 @@ def test_a_picture_is_drawn_and_its_base64_is_a_tag(nb: Notebook) -> None:
     encoded = nb.shell.user_ns["out"]["images"][0]
     assert base64.b64decode(encoded).startswith(b"\x89PNG")  # -o keeps the raw output
 
-    live = nb.panel().output_view.value
+    live = nb.panel().rendering().html
     final = nb.displays[-1]["data"]
     for drawn in (live, final["text/html"]):
         assert 'class="nbext-media"' in drawn and "<img" in drawn
@@ -135,7 +135,7 @@ def test_a_14_mb_output_keeps_the_page_and_the_notebook_small(nb: Notebook) -> N
     nb.deploy(lambda job: {"video": video}, "huge")
     nb.run("%%runpod_job huge -o out\n{}")
     assert nb.shell.user_ns["out"]["video"] == video  # -o: the whole output, unchanged
-    live = nb.panel().output_view.value  # what the browser gets while the kernel lives
+    live = nb.panel().rendering().html  # what the browser gets while the kernel lives
     saved = saved_panel(nb)
     for drawn in (live, saved):
         assert "&lt;MP4, 14.0 MB&gt;" in drawn and len(drawn) < 10_000
@@ -158,7 +158,7 @@ def test_a_large_picture_is_kept_small_and_links_to_its_full_file_beside_the_not
     assert words == "show full size"
     assert re.fullmatch(r"nbext-media/images-0-[0-9a-f]{16}\.png", href), href
     assert (notebook_folder / href).read_bytes() == base64.b64decode(encoded)
-    assert links(nb.panel().output_view.value) == [(href, words)]  # the live panel too
+    assert links(nb.panel().rendering().html) == [(href, words)]  # the live panel too
     assert nb.displays[-1]["data"] == saved_output(nb)  # the panel is the cell's last output
     assert not any("widget-view" in str(d["data"]) for d in nb.displays[-1:])
 

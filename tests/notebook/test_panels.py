@@ -1,4 +1,4 @@
-"""Panels by their widget state: badge, text, metrics, output, buttons, text/plain."""
+"""Panels by what they draw: badge, text, metrics, output, controls, HTML and text/plain."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class FakeTime:
 
 
 def shown_text(panel: JobPanel) -> str:
-    match = re.search(r"<pre[^>]*>(.*)</pre>", panel.text_view.value, re.S)
+    match = re.search(r'<pre class="nbext-stream"[^>]*>(.*?)</pre>', panel.rendering().html, re.S)
     assert match is not None
     return html.unescape(match.group(1))
 
@@ -33,29 +33,31 @@ def shown_text(panel: JobPanel) -> str:
 def test_each_state_has_its_own_badge_colour(state: JobStatus) -> None:
     panel = JobPanel("echo")
     panel.set_result(JobResult(id="j1", status=state))
-    assert f'data-state="{state.value}"' in panel.badge.value
-    assert STATE_COLOURS[state.value] in panel.badge.value
+    badge = re.search(r'<span class="nbext-job-badge">(.*?)</span></span>', panel.rendering().html)
+    assert badge is not None
+    assert f'data-state="{state.value}"' in badge.group(1)
+    assert STATE_COLOURS[state.value] in badge.group(1)
     assert len(set(STATE_COLOURS.values())) == len(STATE_COLOURS)
 
 
 def test_cancel_follows_the_state() -> None:
     panel = JobPanel("echo")
-    assert panel.cancel_button.disabled  # no job id yet
+    panel.cancel_available = True  # as a follower whose kernel hears clicks says
+    assert not panel.controls_shown()  # no job id yet
     panel.start("j1")
-    assert not panel.cancel_button.disabled
+    assert panel.controls_shown()
     panel.set_result(JobResult(id="j1", status=JobStatus.IN_PROGRESS))
-    assert not panel.cancel_button.disabled
+    assert panel.controls_shown()
     panel.cancel_available = False  # a blocking cell that cannot hear the click
-    panel.refresh(force=True)
-    assert panel.cancel_button.layout.display == "none"
+    assert not panel.controls_shown()
+    assert "interrupt the kernel (■) to cancel" in panel.rendering().plain  # said instead
     panel.cancel_available = True
-    panel.refresh(force=True)
-    assert panel.cancel_button.layout.display is None
+    assert panel.controls_shown()
     panel.set_result(JobResult(id="j1", status=JobStatus.FAILED, error="boom"))
-    assert panel.cancel_button.disabled and panel.cancel_button.layout.display == "none"
+    assert not panel.controls_shown() and "interrupt" not in panel.rendering().html
     panel.restart()
     assert panel.state == "IN_QUEUE" and panel.error is None
-    assert not panel.cancel_button.disabled
+    assert panel.controls_shown()
 
 
 def test_stream_chunks_render_by_kind() -> None:
@@ -86,7 +88,9 @@ def test_metrics_line_shows_the_seed_fields_compactly() -> None:
         "custom": 7,
     }
     panel.add_chunk(StreamChunk(output="x", metrics=metrics))
-    line = html.unescape(re.sub("<[^>]+>", "", panel.metrics_view.value))
+    metrics = re.search(r'<div class="nbext-job-metrics">(.*?)</div>', panel.rendering().html)
+    assert metrics is not None
+    line = html.unescape(re.sub("<[^>]+>", "", metrics.group(1)))
     assert line == (
         "tokens in 12 / out 40 · gen 35.2 tok/s · prompt 120.0 tok/s · GPU KV 25% · "
         "stream-text · custom 7"
@@ -98,9 +102,9 @@ def test_output_is_compact_and_expandable() -> None:
     panel = JobPanel("echo")
     big = {"rows": list(range(200))}
     panel.set_result(JobResult(id="j1", status=JobStatus.COMPLETED, output=big))
-    value = panel.output_view.value
+    value = panel.rendering().html
     assert "<details" in value and "<summary>output: <code>" in value
-    summary = re.search(r"<code>(.*?)</code>", value, re.S)
+    summary = re.search(r"<summary>output: <code>(.*?)</code>", value, re.S)
     assert summary is not None and "more characters" not in summary.group(1)
     assert "characters)" in summary.group(1)  # cut, and says by how much
     assert "199" in value  # the expanded view has it all
@@ -109,7 +113,7 @@ def test_output_is_compact_and_expandable() -> None:
 def test_null_output_is_still_shown() -> None:
     panel = JobPanel("echo")
     panel.set_result(JobResult.model_validate({"id": "j", "status": "COMPLETED", "output": None}))
-    assert "output: null" in panel.plain_text()
+    assert "output: null" in panel.rendering().plain
 
 
 def test_text_plain_form() -> None:
@@ -126,7 +130,7 @@ def test_text_plain_form() -> None:
         )
     )
     bundle = panel._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert set(bundle) == {"text/html", "text/plain"}  # no widget: the panel is output
     assert bundle["text/plain"] == (
         "stream-text /run job job-1: COMPLETED · queue 12 ms · run 1.50 s\n"
         "text: Hi\n"
@@ -141,16 +145,19 @@ def test_redaction_masks_a_key_the_job_echoes() -> None:
     panel.add_chunk(StreamChunk(output=f"the key is {key}"))
     panel.set_result(JobResult(id="j", status=JobStatus.FAILED, error=f"bad key {key}"))
     panel.refresh(force=True)
-    for text in (panel.text_view.value, panel.error_view.value, panel.plain_text()):
+    for text in (panel.rendering().html, panel.rendering().plain):
         assert key not in text and "rpa_…1234" in text
 
 
 def test_css_classes_for_the_browser() -> None:
     panel = JobPanel("echo")
-    assert "nbext-job-panel" in panel._dom_classes
-    assert "nbext-job-badge" in panel.badge._dom_classes
-    assert "nbext-job-text" in panel.text_view._dom_classes
+    panel.stream = True
+    panel.add_chunk(StreamChunk(output="words"))
+    page = panel.rendering().html
+    for part in ("nbext-job-panel", "nbext-job-badge", "nbext-job-text", "nbext-hint"):
+        assert f"{part}" in page, part
     assert "nbext-job-cancel" in panel.cancel_button._dom_classes
+    assert panel.controls is not None and "nbext-controls" in panel.controls.box._dom_classes
 
 
 def test_ten_thousand_chunks_make_a_bounded_number_of_updates() -> None:
@@ -158,15 +165,12 @@ def test_ten_thousand_chunks_make_a_bounded_number_of_updates() -> None:
     clock = FakeTime()
     panel = JobPanel("m", stream=True, throttle=Throttle(0.1, clock=clock))
     panel.start("j1")
-    updates: list[str] = []
-    panel.text_view.observe(lambda change: updates.append(change["new"]), names="value")
     pieces = [f"w{i} " for i in range(10_000)]
     for piece in pieces:
         clock.now += 0.001  # 1000 chunks a second, for 10 s
         panel.add_chunk(StreamChunk(output=piece))
     panel.set_result(JobResult(id="j1", status=JobStatus.COMPLETED))
-    assert 90 <= len(updates) <= 102
-    assert panel.renders <= 103
+    assert 90 <= panel.renders <= 103
     assert panel.text == "".join(pieces)
     assert shown_text(panel) == "".join(pieces)
 
@@ -212,12 +216,12 @@ def test_health_panel_counts_chart_and_frame() -> None:
     panel = HealthPanel("echo", watching=True)
     at = datetime(2026, 1, 1, tzinfo=UTC)
     panel.add(health(in_queue=3, running=1), at)
-    assert "data-count='in queue'>3<" in panel.counts.value
-    assert "workers initializing" in panel.counts.value
-    assert panel.chart.layout.display == "none"  # one sample: nothing to draw yet
+    page = panel.rendering().html
+    assert "data-count='in queue'>3<" in page
+    assert "workers initializing" in page
+    assert "<svg" not in page  # one sample: nothing to draw yet
     panel.add(health(in_queue=1, running=2), at)
-    assert panel.chart.value.count("<polyline") == 5  # workers initializing too
-    assert panel.chart.layout.display is None
+    assert panel.rendering().html.count("<polyline") == 5  # workers initializing too
     frame = panel.frame()
     assert list(frame.columns) == [
         "at",
@@ -235,6 +239,7 @@ def test_health_panel_counts_chart_and_frame() -> None:
     assert frame["in_queue"].tolist() == [3, 1] and frame["initializing"].tolist() == [2, 2]
     text = panel._repr_mimebundle_()["text/plain"]
     assert "in_queue=1" in text and "initializing=2" in text and "2 samples" in text
+    assert text.endswith("\n%runpod health echo --stop to stop watching")
 
 
 def test_health_panel_close_stops_watching() -> None:
@@ -250,16 +255,21 @@ def test_health_panel_close_stops_watching() -> None:
 def test_batch_panel_is_one_line_with_rate_and_eta() -> None:
     clock = FakeTime()
     panel = BatchPanel("echo", 4, throttle=Throttle(0, clock=clock))
-    assert panel.plain_text() == f"echo |{' ' * 20}| 0/4 · – jobs/s · 0:00 elapsed · ETA ?"
+    hint = "interrupt the kernel (■) to stop the batch and cancel its jobs in flight"
+    assert panel.rendering().plain == (
+        f"echo |{' ' * 20}| 0/4 · – jobs/s · 0:00 elapsed · ETA ?\n{hint}"
+    )
     for state in ("COMPLETED", "FAILED", "COMPLETED"):
         clock.now += 1.0
         panel.add(state)
     # 3 done in 3 s: 1 job/s, so the last one is due in 1 s
-    assert panel.plain_text() == (
+    assert panel.rendering().plain == (
         "echo |███████████████     | 3/4 · COMPLETED 2 · FAILED 1 · 1.0 jobs/s · "
-        "0:03 elapsed · ETA 0:01"
+        f"0:03 elapsed · ETA 0:01\n{hint}"
     )
-    line = panel.line.value
+    found = re.search(r'<div class="nbext-batch-line".*?</span></div>', panel.rendering().html)
+    assert found is not None
+    line = found.group(0)
     assert line.count("<div") == 1  # one line: name, bar, counts, rate, times
     assert 'aria-valuenow="3"' in line and 'aria-valuemax="4"' in line
     assert 'data-state="FAILED"' in line and "ETA 0:01" in line
@@ -322,8 +332,9 @@ def test_the_whole_streamed_text_is_kept_in_the_final_rendering() -> None:
     panel.start("j")
     text = "x" * 250_000 + "THE END"
     panel.add_chunk(StreamChunk(output=text))
+    assert "earlier characters" in panel.rendering().html  # live: the tail only
+    assert text not in panel.rendering().html
     panel.set_result(JobResult(id="j", status=JobStatus.COMPLETED))
-    assert "earlier characters" in panel.text_view.value  # live: the tail only
     assert text in panel.rendering().html
 
 
@@ -336,21 +347,13 @@ def test_every_colour_is_a_jupyterlab_theme_variable() -> None:
     batch = BatchPanel("echo", 3, throttle=Throttle(0))
     batch.add("COMPLETED")
     batch.add("CANCELLED")
-    pages = [
-        panel.rendering().html,
-        panel.badge.value,
-        panel.error_view.value,
-        health.rendering().html,
-        health.chart.value,
-        batch.rendering().html,
-        batch.line.value,
-    ]
+    pages = [panel.rendering().html, health.rendering().html, batch.rendering().html]
     colour = re.compile(r"(?:#[0-9a-fA-F]{3,8}\b|rgba?\(|\b(?:white|black|red|green)\b(?!-))")
     for page in pages:
         stripped = re.sub(r"var\(--jp-[a-z0-9-]+, [^)]+\)", "var()", page)
         assert not colour.search(stripped), stripped[:300]
         assert 'fill="#' not in page and 'stroke="#' not in page
-    assert "fill:currentColor" in health.chart.value  # chart text takes the page's colour
+    assert "fill:currentColor" in health.rendering().html  # chart text takes the page's
 
 
 def sample_health(n: int) -> dict[str, object]:
@@ -365,15 +368,14 @@ def test_run_time_ticks_while_the_job_runs_at_most_ten_times_a_second() -> None:
     panel = JobPanel("m", stream=True, throttle=Throttle(0.1, clock=clock))
     panel.start("j1")
     panel.set_result(JobResult(id="j1", status=JobStatus.IN_PROGRESS, execution_time=132))
-    first = panel.timing.value
+    first = panel.rendering().plain
     assert "run 132 ms…" in first
-    seen = {first}
+    renders = panel.renders
     for _ in range(300):  # 3 s of 10 ms steps: the text may change at most 30 times
         clock.now += 0.01
         panel.tick()
-        seen.add(panel.timing.value)
-    assert re.search(r"run 3\.[01]\d s…", panel.timing.value)
-    assert 25 <= len(seen) <= 31
+    assert re.search(r"run 3\.[01]\d s…", panel.rendering().plain)
+    assert 25 <= panel.renders - renders <= 31
     panel.set_result(JobResult(id="j1", status=JobStatus.COMPLETED, execution_time=3000))
-    assert "run 3.00 s" in panel.timing.value and "…" not in panel.timing.value
+    assert "run 3.00 s" in panel.rendering().plain and "…" not in panel.rendering().plain
     assert panel.tick() is False  # an ended job's time no longer moves

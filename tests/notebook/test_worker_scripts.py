@@ -236,8 +236,9 @@ async def test_health_panel_follows_processes_starting_ready_and_running(
             "the worker running the job",
             COLD_START_S,
         )
-        assert 'data-series="initializing"' in panel.chart.value
-        assert "running=1" in panel.plain_text()
+        live = nb.outputs()[-2][-1]  # the watch's content, as last sent to the page
+        assert 'data-series="initializing"' in live["text/html"]
+        assert "running=1" in live["text/plain"]
         history = panel.frame()  # the counts moved as the process did
         assert history["initializing"].max() == 1 and history["idle"].max() == 1
         assert history["running"].iloc[-1] == 1

@@ -41,6 +41,7 @@ from ..chat import (
 )
 from ..errors import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments, show_updatable
+from ..outputs import RemovedOutput
 from .commands import subcommand
 from .common import check_name, explain, one_line, store, usage_errors
 
@@ -229,11 +230,14 @@ async def run_chat_async(magics: RunpodMagics, args: argparse.Namespace, cell: s
 
 
 class CancelButton:
-    """A Cancel button under the answer, in its own output: removed when the answer
-    ends, so a saved notebook keeps no widget view of it."""
+    """A Cancel button under the answer, in its own output (``Controls``, as the live
+    panels' buttons): where it cannot be drawn, its text says how to stop; removed when
+    the answer ends, so a saved notebook keeps no widget view of it."""
 
     def __init__(self, on_click: Callable[[], object]) -> None:
         import ipywidgets
+
+        from ..widgets.controls import Controls
 
         self.clicked = False
         self.button = ipywidgets.Button(
@@ -246,18 +250,12 @@ class CancelButton:
             on_click()
 
         self.button.on_click(clicked)
-        self.handle = show_updatable(self.button)
+        self.controls = Controls(self.button, hint=STOP_HINT)
+        self.handle = show_updatable(self.controls)
 
     def remove(self) -> None:
         self.handle.update(RemovedOutput())
-        self.button.close()
-
-
-class RemovedOutput:
-    """What replaces the button's output: an empty line of text, no widget."""
-
-    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
-        return {"text/plain": ""}
+        self.controls.close()
 
 
 def _not_chat(endpoint_id: str, exc: Exception) -> str:

@@ -1,4 +1,5 @@
-"""``%runpod health ENDPOINT [--watch SECONDS]``: counts now, or a live chart of them."""
+"""``%runpod health ENDPOINT [--watch SECONDS | --stop]``: counts now, or a live chart of
+them until stopped."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from IPython.core.error import UsageError
 from nbext.client import NbextError
 
 from ..ipython import argument, magic_arguments
-from ..outputs import PanelOutput, show_panel
 from ..widgets.health import HealthPanel
 from .commands import subcommand
 from .common import check_name, one_line, store, usage_errors
@@ -24,15 +24,16 @@ if TYPE_CHECKING:
 
 MIN_WATCH = 0.1
 """The shortest interval between two health samples."""
+WATCHING: list[HealthPanel] = []
+"""The panels whose watch runs (``--stop`` stops them)."""
 
 
-async def watch(
-    panel: HealthPanel, endpoint: AsyncEndpoint, every: float, output: PanelOutput | None
-) -> None:
+async def watch(panel: HealthPanel, endpoint: AsyncEndpoint, every: float) -> None:
     """Sample ``endpoint``'s health every ``every`` seconds until the panel stops; then
     the cell keeps the chart as static HTML."""
     stopped = asyncio.Event()
     panel.on_stop = stopped.set
+    WATCHING.append(panel)
     try:
         while panel.watching:
             try:
@@ -44,27 +45,40 @@ async def watch(
             except TimeoutError:
                 continue
     finally:
-        panel.watching = False
-        if output is not None:
-            output.update()
+        WATCHING.remove(panel)
+        panel.stop()  # ended by itself (the loop cancelled it): the chart turns static
 
 
 @subcommand("health", "an endpoint's job and worker counts; --watch for a live chart")
 @magic_arguments("runpod health")
-@argument("endpoint", help="the endpoint id")
+@argument("endpoint", nargs="?", help="the endpoint id")
 @argument("-o", "--output", help="store the panel in this variable (.frame() is its history)")
 @argument(
     "--watch",
     type=float,
     metavar="SECONDS",
     help="keep sampling every SECONDS in the background and chart the history "
-    "(stops when the panel's Stop button is pressed or the panel is closed)",
+    "(until the panel's Stop button, --stop, or the panel is closed)",
+)
+@argument(
+    "--stop",
+    action="store_true",
+    help="stop watching ENDPOINT (every watch without ENDPOINT); the chart stays",
 )
 def health(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """Jobs (in queue, in progress, completed, failed, retried) and workers (idle,
     running) of ENDPOINT. With ``--watch`` the panel keeps updating while other cells run.
     """
     name = check_name(args.output)
+    if args.stop:
+        if args.watch is not None or args.output:
+            raise UsageError("--stop takes only the ENDPOINT whose watch to stop")
+        stopped = stop_watching(args.endpoint)
+        whose = f" of {args.endpoint}" if args.endpoint else ""
+        print(f"stopped {stopped} health watch{'es' * (stopped != 1)}{whose}")
+        return
+    if args.endpoint is None:
+        raise UsageError("health needs an endpoint id (or --stop)")
     if args.watch is not None and args.watch < MIN_WATCH:
         raise UsageError(f"--watch must be at least {MIN_WATCH} seconds, got {args.watch:g}")
     if args.watch is not None:
@@ -80,10 +94,16 @@ def health(magics: RunpodMagics, args: argparse.Namespace) -> None:
         first = service.client.endpoint(args.endpoint).health()
     panel = HealthPanel(args.endpoint, watching=args.watch is not None)
     panel.add(first)
-    output = show_panel(panel)
-    if args.watch is None:
-        output.update()  # a snapshot is final at once: the cell keeps plain HTML
-    else:
+    panel.show()  # a snapshot is final at once: the cell keeps plain HTML
+    if args.watch is not None:
         endpoint = service.async_client().endpoint(args.endpoint)
-        panel.task = loop.create_task(watch(panel, endpoint, args.watch, output))
+        panel.task = loop.create_task(watch(panel, endpoint, args.watch))
     store(magics, name, panel)
+
+
+def stop_watching(endpoint_id: str | None = None) -> int:
+    """Stop the health watches of ``endpoint_id`` (every one when None); how many."""
+    chosen = [p for p in WATCHING if endpoint_id in (None, p.endpoint_id)]
+    for panel in chosen:
+        panel.stop()
+    return len(chosen)

@@ -22,7 +22,6 @@ from nbext.models import JobResult, JobStatus
 from ..errors import Interrupted, NotebookError, deferred_interrupts
 from ..follow import JobFollower
 from ..outcome import check_completed
-from ..outputs import PanelOutput, show_panel
 from ..registry import JobRecord
 from ..widgets.job import JobPanel
 from .common import check_name, explain, one_line, positive, store, usage_errors
@@ -228,10 +227,9 @@ def _follower(
         JobRecord(job.id, job.endpoint_id, service.mode, "/run", result=job.result)
     )
     panel = None if args.quiet else _panel(magics, job.endpoint_id, stream=args.stream, via="/run")
-    output: PanelOutput | None = None
     if panel is not None:
         panel.start(job.id)
-        output = show_panel(panel)
+        panel.show()
     store(magics, output_name, None)  # never leave a previous run's value looking current
     return JobFollower(
         service,
@@ -242,7 +240,6 @@ def _follower(
         stream=panel is not None and args.stream,
         timeout=timeout,
         on_end=_output_setter(magics, output_name),
-        on_update=output.update if output is not None else None,
     )
 
 
@@ -284,12 +281,11 @@ def _run_sync(
     as a follower to await, its panel with a Cancel; else None (the job is done).
     """
     panel = None if args.quiet else _panel(magics, endpoint_id, stream=False, via="/runsync")
-    output: PanelOutput | None = None
     if panel is not None:
-        # The job's id comes with /runsync's answer: until then nothing can cancel it.
-        panel.cancel_available = False
+        # The job's id comes with /runsync's answer: until then nothing can cancel it,
+        # and the panel has no Cancel (``cancel_available`` stays False).
         panel.set_note("waiting for /runsync…")
-        output = show_panel(panel)
+        panel.show()
     store(magics, output_name, None)
     short = awaited and (timeout is None or timeout > SYNC_FIRST)
     limits: dict[str, Any] = {"wait": SYNC_HOLD, "timeout": SYNC_FIRST} if short else {}
@@ -307,17 +303,15 @@ def _run_sync(
                     raise
                 outlived = exc.job_id
     except KeyboardInterrupt:
-        if panel is not None and output is not None:
+        if panel is not None:
             panel.set_removed("interrupted before /runsync answered")
-            output.update()
         raise Interrupted(
             f"stopped waiting for /runsync on {endpoint_id!r}: the service had not returned "
             "the job's id, so it could not be cancelled and may still run"
         ) from None
     except UsageError:
-        if panel is not None and output is not None:
+        if panel is not None:
             panel.set_removed("the /runsync call failed")
-            output.update()
         raise
     connection = magics.connection
     job_id = outlived if outlived is not None else result.id
@@ -334,7 +328,6 @@ def _run_sync(
         panel,
         timeout=left,
         on_end=_output_setter(magics, output_name),
-        on_update=output.update if output is not None else None,
     )
     if panel is not None:
         panel.note = ""
@@ -386,11 +379,10 @@ def _retry(
         # The connection heard the retry from the client (``Connection._seen``): the
         # record counts it and every panel of the job follows the new run.
         panel = None if quiet else _panel(magics, record.endpoint_id, stream=False, via="retry")
-        output: PanelOutput | None = None
         if panel is not None:
             panel.retries = record.retries
             panel.start(record.id)
-            output = show_panel(panel)
+            panel.show()
         # The job's first run may have had ``-o NAME``: its retry fills NAME the same way.
         previous = record.follower
         follower = JobFollower(
@@ -400,7 +392,6 @@ def _retry(
             panel,
             job=job,
             on_end=previous.on_end if previous is not None else None,
-            on_update=output.update if output is not None else None,
         )
     if background and not held.received:
         follower.start_background()

@@ -35,7 +35,6 @@ from nbext.client import NbextError, NotFound
 
 from ..errors import one_line
 from ..ipython import argument, magic_arguments
-from ..outputs import PanelOutput, show_panel
 from ..static_logs import LogLine, Target
 from ..widgets.logs import LogPanel
 from .commands import subcommand
@@ -138,14 +137,12 @@ class LogFollower:
         worker: str | None = None,
         tail: int | None = None,
         rescan: float = 5.0,
-        output: PanelOutput | None = None,
     ) -> None:
         self.panel = panel
         self.client = client
         self.worker = worker
         self.tail = tail
         self.rescan = rescan
-        self.output = output
         self._stopped = asyncio.Event()
         self._workers: dict[str, asyncio.Task[None]] = {}
         panel.on_stop = self._stopped.set
@@ -176,8 +173,6 @@ class LogFollower:
             if panel.following:  # ended by itself (an error, or the loop cancelled it)
                 panel.stop("following ended")
             panel.redraw()
-            if self.output is not None:
-                self.output.update()
 
     async def _flush(self) -> None:
         while True:
@@ -302,21 +297,22 @@ def logs(magics: RunpodMagics, args: argparse.Namespace) -> None:
         panel.add(lines)
         if kind == "endpoint":
             panel.set_workers(len(workers))
-        show_panel(panel).update()  # final at once: the cell keeps plain HTML
+        panel.show()  # final at once: the cell keeps plain HTML
         store(magics, name, panel.frame())
         return
     kept = args.max_lines or magics.log_max_lines
     panel = LogPanel(kind, target, name=args.target, following=True, max_lines=kept)
-    output = show_panel(panel)
+    if loop is None:  # followed in the cell, which an interrupt stops
+        panel.hint = "interrupt the kernel (■) to stop following"
+    panel.show()
     store(magics, name, panel)
-    follow(magics, service, panel, output, args, loop)
+    follow(magics, service, panel, args, loop)
 
 
 def follow(
     magics: RunpodMagics,
     service: Service,
     panel: LogPanel,
-    output: PanelOutput,
     args: argparse.Namespace,
     loop: asyncio.AbstractEventLoop | None,
 ) -> None:
@@ -325,7 +321,6 @@ def follow(
         "worker": args.worker,
         "tail": args.tail,
         "rescan": magics.poll_interval * RESCAN_POLLS,
-        "output": output,
     }
     if loop is not None:
         follower = LogFollower(panel, service.async_client(), **options)
@@ -342,4 +337,3 @@ def follow(
         asyncio.run(in_cell())
     except KeyboardInterrupt:
         panel.stop("stopped by an interrupt")
-        output.update()

@@ -1,4 +1,5 @@
-"""Panels built from core ipywidgets: job, health and batch. Each has a ``text/plain`` form."""
+"""The live panels (job, health, batch, log): plain HTML updated in place, each with its
+``text/plain`` twin; widgets only for their controls (``Controls``)."""
 
 from .batch import BatchPanel
 from .health import HealthPanel, chart_svg

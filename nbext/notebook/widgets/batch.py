@@ -15,14 +15,17 @@ import ipywidgets as widgets
 
 from nbext.models import JobStatus
 
-from ..static import BatchView, Rendering, batch_line_html, batch_plain, note_html, render_batch
-from .plain import PlainTextForm
+from ..static import BatchView, Rendering, render_batch
+from .controls import Controls
+from .live import LivePanel
 from .throttle import Throttle
 
 STATE_ORDER = [s.value for s in JobStatus]
+STOP_HINT = "interrupt the kernel (■) to stop the batch and cancel its jobs in flight"
+"""How to stop a batch, in every front end: its cell waits, so the interrupt reaches it."""
 
 
-class BatchPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
+class BatchPanel(LivePanel):
     """``done`` of ``total`` jobs, counts by final state, rate and ETA; then a note."""
 
     def __init__(self, endpoint_id: str, total: int, *, throttle: Throttle | None = None) -> None:
@@ -31,25 +34,15 @@ class BatchPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.counts: Counter[str] = Counter()
         self.note = ""
         self.finished = False
-        self.renders = 0
-        self._throttle = throttle or Throttle()
-        self._started = self._throttle.now()
-        self._elapsed: float | None = None
         self.cancel_available = False
         """Whether Cancel can act (an awaiting cell, whose kernel hears the click)."""
         self.on_cancel: Callable[[], None] | None = None
-        self.line = widgets.HTML()
-        self.note_view = widgets.HTML(layout=widgets.Layout(display="none"))
-        self.cancel_button = widgets.Button(
-            description="Cancel", icon="stop", layout=widgets.Layout(display="none")
-        )
+        self.cancel_button = widgets.Button(description="Cancel", icon="stop")
         self.cancel_button.on_click(lambda _button: self.cancel())
-        self.line.add_class("nbext-batch-line")
-        self.note_view.add_class("nbext-batch-note")
         self.cancel_button.add_class("nbext-batch-cancel")
-        super().__init__([self.line, self.note_view, self.cancel_button])
-        self.add_class("nbext-batch-panel")
-        self.refresh(force=True)
+        super().__init__(throttle=throttle, controls=Controls(self.cancel_button, hint=STOP_HINT))
+        self._started = self._throttle.now()
+        self._elapsed: float | None = None
 
     @property
     def done(self) -> int:
@@ -90,28 +83,14 @@ class BatchPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
             elapsed=elapsed,
             finished=self.finished,
             note=self.note,
+            hint="" if self.finished else STOP_HINT,
         )
 
     def rendering(self) -> Rendering:
         return render_batch(self.view())
 
-    def refresh(self, force: bool = False) -> bool:
-        if force:
-            self._throttle.mark()
-        elif not self._throttle.ready():
-            return False
-        self.renders += 1
-        view = self.view()
-        self.line.value = batch_line_html(view)
-        if view.note:
-            self.note_view.value = note_html(view.note)
-        self.note_view.layout.display = None if view.note else "none"
-        shown = self.cancel_available and not self.finished
-        self.cancel_button.layout.display = None if shown else "none"
-        return True
-
-    def plain_text(self) -> str:
-        return batch_plain(self.view())
+    def controls_shown(self) -> bool:
+        return self.cancel_available
 
     def __repr__(self) -> str:
         return f"BatchPanel({self.endpoint_id!r}, {self.done}/{self.total})"

@@ -1,8 +1,9 @@
 """The health panel: an endpoint's job and worker counts, and their history as a chart.
 
-Passive like the job panel: ``add(health)`` records a sample and renders. The chart is
-an inline SVG in an HTML widget (core ipywidgets only, nothing to install in the
-browser), drawn from the samples kept while watching.
+Passive like the job panel (``LivePanel``): ``add(health)`` records a sample and draws
+it. The chart is an inline SVG in the panel's HTML (nothing to install in the browser),
+drawn from the samples kept while watching. A watch's one control is its Stop button;
+where it cannot be drawn, the panel names the command that stops the watch.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from nbext.models import Health
 
 from ..display.frames import to_frame
 from ..display.specs import HEALTH
-from ..static import HealthView, Rendering, health_counts_html, health_title_html, render_health
+from ..static import HealthView, Rendering, render_health
 from ..theme import MUTED, SERIES_COLOURS
-from .plain import PlainTextForm
+from .controls import Controls
+from .live import LivePanel
 
 HISTORY = 120
 """Samples kept for the chart (two minutes at one a second)."""
@@ -124,11 +126,12 @@ def chart_svg(samples: list[Sample], width: int = 420, height: int = 110) -> str
     return "".join(parts)
 
 
-class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
+class HealthPanel(LivePanel):
     """Counts of one endpoint's jobs and workers; a chart of them while watching.
 
-    ``on_stop`` is called when the user stops watching (the Stop button, or closing the
-    panel), so the watcher's task ends with the panel.
+    ``on_stop`` is called when the user stops watching (the Stop button, ``%runpod
+    health ENDPOINT --stop``, or closing the panel), so the watcher's task ends with the
+    panel.
     """
 
     def __init__(self, endpoint_id: str, *, watching: bool = False) -> None:
@@ -138,25 +141,12 @@ class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.error: str | None = None
         self.task: asyncio.Task[Any] | None = None
         self.on_stop: Callable[[], None] | None = None
-        self.title = widgets.HTML()
-        self.counts = widgets.HTML()
-        self.chart = widgets.HTML(layout=widgets.Layout(display="none"))
-        self.stop_button = widgets.Button(
-            description="Stop watching",
-            icon="stop",
-            layout=widgets.Layout(display=None if watching else "none"),
-        )
+        self.stop_button = widgets.Button(description="Stop watching", icon="stop")
         self.stop_button.on_click(lambda _b: self.stop())
-        for part, name in (
-            (self.title, "title"),
-            (self.counts, "counts"),
-            (self.chart, "chart"),
-            (self.stop_button, "stop"),
-        ):
-            part.add_class(f"nbext-health-{name}")
-        super().__init__([self.title, self.counts, self.chart, self.stop_button])
-        self.add_class("nbext-health-panel")
-        self._render()
+        self.stop_button.add_class("nbext-health-stop")
+        # The watch runs between cells, where an interrupt does not reach it.
+        hint = f"%runpod health {endpoint_id} --stop to stop watching"
+        super().__init__(controls=Controls(self.stop_button, hint=hint))
 
     @property
     def latest(self) -> Sample | None:
@@ -166,7 +156,7 @@ class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         sample = Sample.of(health, at)
         self.samples.append(sample)
         self.error = None
-        self._render()
+        self.draw()  # a sample comes at most every MIN_WATCH seconds
         return sample
 
     def frame(self) -> pd.DataFrame:
@@ -175,7 +165,7 @@ class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
 
     def set_error(self, error: str) -> None:
         self.error = error
-        self._render()
+        self.draw()
 
     def stop(self) -> None:
         """Stop watching: the watcher's task ends and the panel keeps its last counts."""
@@ -184,7 +174,7 @@ class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.watching = False
         if self.on_stop is not None:
             self.on_stop()
-        self._render()
+        self.draw()
 
     def close(self) -> None:
         """Closing the panel stops its watcher too (a closed panel has no one to show to)."""
@@ -195,6 +185,9 @@ class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
     def final(self) -> bool:
         """A snapshot, or a watch that stopped: nothing live is left to show."""
         return not self.watching
+
+    def controls_shown(self) -> bool:
+        return self.watching
 
     def view(self) -> HealthView:
         sample = self.latest
@@ -220,35 +213,33 @@ class HealthPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
             error=self.error,
             samples=len(self.samples),
             plain=self.plain_text(),
+            hint=self.hint if self.watching else "",
         )
 
     def rendering(self) -> Rendering:
         return render_health(self.view())
 
-    def _render(self) -> None:
-        view = self.view()
-        self.title.value = health_title_html(view)
-        self.counts.value = health_counts_html(view)
-        self.chart.value = view.chart
-        self.chart.layout.display = None if view.chart else "none"
-        self.stop_button.layout.display = None if self.watching else "none"
-
     def plain_text(self) -> str:
+        """The counts as one line of text (and, while watching, how to stop)."""
         sample = self.latest
         if sample is None:
-            return f"{self.endpoint_id} health: no answer yet"
-        starting = {"initializing": sample.initializing} if sample.initializing else {}
-        extra = "".join(
-            f" {k}={v}" for k, v in sorted({**starting, **sample.extra_workers}.items())
-        )
-        text = (
-            f"{self.endpoint_id} health at {sample.at:%H:%M:%S} UTC: jobs in_queue="
-            f"{sample.in_queue} in_progress={sample.in_progress} completed={sample.completed} "
-            f"failed={sample.failed} retried={sample.retried}; workers idle={sample.idle} "
-            f"running={sample.running}{extra}"
-        )
-        if len(self.samples) > 1:
-            text += f" ({len(self.samples)} samples watched)"
+            text = f"{self.endpoint_id} health: no answer yet"
+        else:
+            starting = {"initializing": sample.initializing} if sample.initializing else {}
+            extra = "".join(
+                f" {k}={v}" for k, v in sorted({**starting, **sample.extra_workers}.items())
+            )
+            text = (
+                f"{self.endpoint_id} health at {sample.at:%H:%M:%S} UTC: jobs in_queue="
+                f"{sample.in_queue} in_progress={sample.in_progress} "
+                f"completed={sample.completed} failed={sample.failed} "
+                f"retried={sample.retried}; workers idle={sample.idle} "
+                f"running={sample.running}{extra}"
+            )
+            if len(self.samples) > 1:
+                text += f" ({len(self.samples)} samples watched)"
+        if self.watching:
+            text += f"\n{self.hint}"
         return text
 
     def __repr__(self) -> str:

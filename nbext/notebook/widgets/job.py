@@ -1,16 +1,18 @@
-"""The job panel: one job's state, timings, streamed text, output, error and Cancel.
+"""The job panel: one job's state, timings, streamed text, output, error, and Cancel.
 
-The panel is a passive view. Whoever follows the job (``nbext.notebook.follow``) feeds
-it data with ``start``, ``add_chunk``, ``set_result`` and friends, which are cheap:
-they reach the widgets only through ``refresh``, which turns the data into widget values
-at most ten times a second (``Throttle``); ``add_chunk(..., draw=False)`` only collects,
-for a caller that draws a whole answer of chunks at once, ``refresh(force=True)``
-shows the current state exactly (a state change, the end), and ``tick`` lets the run
-time count up between answers. The Cancel button only calls back: the follower decides
-what it does, and says whether it can work at all (``cancel_available``).
+The panel is a passive view (``LivePanel``). Whoever follows the job
+(``nbext.notebook.follow``) feeds it data with ``start``, ``add_chunk``, ``set_result``
+and friends, which are cheap; ``refresh`` draws it at most ten times a second, as the
+same HTML and text as the final static output (``render_job``), with the streamed text's
+tail only and a line saying how to stop the job. ``add_chunk(..., draw=False)`` only
+collects, for a caller that draws a whole answer of chunks at once; ``refresh(force=True)``
+shows the current state exactly (a state change, the end); ``tick`` lets the run time
+count up between answers. The Cancel button, the panel's one control, only calls back:
+the follower decides what it does, says whether it can work at all
+(``cancel_available``), and says how else to stop the job (``hint``).
 
-When the job ends, the cell shows ``rendering()`` instead of the widget: the same parts
-as plain HTML (``nbext.notebook.static``), which a saved notebook keeps.
+Everything the panel shows comes from its ``view()``, a ``JobView``: a new line in the
+panel is a field there and a fragment in ``render_job``, not new machinery here.
 """
 
 from __future__ import annotations
@@ -25,47 +27,19 @@ from nbext import media
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from ..display.text import chunk_text
-from ..static import (
-    JobView,
-    Rendering,
-    error_html,
-    job_plain,
-    metrics_html,
-    note_html,
-    output_html,
-    render_job,
-    stream_html,
-    timing_html,
-    title_html,
-)
-from .plain import PlainTextForm
-from .style import badge_html
+from ..static import JobView, Rendering, render_job
+from .controls import Controls
+from .live import INTERRUPT_HINT, LivePanel
 from .throttle import Throttle
 
-DISPLAY_TEXT_CHARS = 200_000
-"""The streamed text shown live is at most this long (its tail); ``panel.text`` has all."""
+DISPLAY_TEXT_CHARS = 20_000
+"""The streamed text shown live is at most this long (its tail): each redraw is a
+message to the page; ``panel.text`` has all, and the final output shows all."""
 CANCELLABLE = frozenset({JobStatus.IN_QUEUE.value, JobStatus.IN_PROGRESS.value})
 FINAL_STATES = frozenset({s.value for s in JobStatus if s.is_final} | {"REMOVED"})
 
 
-def _hidden(widget: widgets.DOMWidget, hidden: bool) -> bool:
-    """Show or hide ``widget``; whether that changed anything."""
-    display = "none" if hidden else None
-    if widget.layout.display == display:
-        return False
-    widget.layout.display = display
-    return True
-
-
-def _set(widget: Any, name: str, value: Any) -> bool:
-    """Assign a trait only when it changes (each assignment is a message to the browser)."""
-    if getattr(widget, name) == value:
-        return False
-    setattr(widget, name, value)
-    return True
-
-
-class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
+class JobPanel(LivePanel):
     """Live view of one job: badge, timings, streamed text, metrics, output, error.
 
     ``stream`` shows streamed text as it arrives (the ``--stream`` option); without it
@@ -100,13 +74,11 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.metrics: dict[str, Any] = {}
         self.retries = 0
         self.chunks = 0
-        self.renders = 0
-        """How many refreshes changed a widget (what the throttle bounds)."""
-        self.cancel_available = True
-        """Whether Cancel can act now (a blocking cell in a kernel whose widget messages
-        cannot be handled while it runs cannot; the button is then not shown)."""
+        self.cancel_available = False
+        """Whether Cancel can act now, as its follower says (a blocking cell in a kernel
+        whose widget messages cannot be handled while it runs cannot; the button is then
+        not shown)."""
         self._redact = redact or (lambda text: text)
-        self._throttle = throttle or Throttle()
         self._running_since: float | None = None
         self._running_base_ms = 0.0
         self._pieces: list[str] = []
@@ -114,47 +86,12 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self._joined_upto = 0
         self.task: asyncio.Task[Any] | None = None
         """The background task following the job (``--background``), to ``await``."""
-
-        self.badge = widgets.HTML(badge_html(self.state))
-        self.title = widgets.HTML()
-        self.timing = widgets.HTML()
-        self.text_view = widgets.HTML(layout=widgets.Layout(display="none"))
-        self.metrics_view = widgets.HTML(layout=widgets.Layout(display="none"))
-        self.output_view = widgets.HTML(layout=widgets.Layout(display="none"))
-        self.error_view = widgets.HTML(layout=widgets.Layout(display="none"))
-        self.note_view = widgets.HTML(layout=widgets.Layout(display="none"))
         # The theme's plain button: a coloured style puts white text on a light colour.
-        self.cancel_button = widgets.Button(description="Cancel", icon="stop", disabled=True)
-        for part, name in (
-            (self.badge, "badge"),
-            (self.title, "title"),
-            (self.timing, "timing"),
-            (self.text_view, "text"),
-            (self.metrics_view, "metrics"),
-            (self.output_view, "output"),
-            (self.error_view, "error"),
-            (self.note_view, "note"),
-            (self.cancel_button, "cancel"),
-        ):
-            part.add_class(f"nbext-job-{name}")
-        self.header = widgets.HBox(
-            [self.badge, self.title, self.timing],
-            layout=widgets.Layout(align_items="center", grid_gap="0.8em"),
-        )
-        self.buttons = widgets.HBox([self.cancel_button])
+        self.cancel_button = widgets.Button(description="Cancel", icon="stop")
+        self.cancel_button.add_class("nbext-job-cancel")
         super().__init__(
-            [
-                self.header,
-                self.text_view,
-                self.metrics_view,
-                self.output_view,
-                self.error_view,
-                self.note_view,
-                self.buttons,
-            ]
+            throttle=throttle, controls=Controls(self.cancel_button, hint=INTERRUPT_HINT)
         )
-        self.add_class("nbext-job-panel")
-        self.refresh(force=True)
 
     # ---- data (cheap; no widget is touched) ------------------------------------------
 
@@ -251,7 +188,7 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
     # ---- views -----------------------------------------------------------------------
 
     def view(self) -> JobView:
-        """The panel's state as data, texts redacted (what both renderings draw)."""
+        """The panel's state as data, texts redacted (what its rendering draws)."""
         run_ms, running = self._run_ms()
         redact = self._redact
         return JobView(
@@ -269,78 +206,27 @@ class JobPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
             error=redact(self.error) if self.error else None,
             note=self.note,
             retries=self.retries,
+            live=not self.final,
+            hint="" if self.final else self.hint,
+            text_tail=None if self.final else DISPLAY_TEXT_CHARS,
         )
 
     def rendering(self) -> Rendering:
-        """The panel as static HTML and text: what the cell keeps once the job ended."""
+        """The panel as HTML and text: live while the job runs, what the cell keeps once
+        it ended."""
         # The output is redacted as drawn: the view keeps the value itself for -o NAME.
-        rendering = render_job(self.view())
+        view = self.view()
+        rendering = render_job(view, full_size_files=self.has_output)
         return Rendering(self._redact(rendering.html), self._redact(rendering.plain))
 
-    # ---- rendering -------------------------------------------------------------------
-
-    def throttle_wait(self) -> float:
-        """Seconds until the throttle lets the next refresh through."""
-        return self._throttle.wait_left()
+    def controls_shown(self) -> bool:
+        return self.cancel_available and self.job_id is not None and self.state in CANCELLABLE
 
     def tick(self) -> bool:
         """Redraw if the throttle allows (the run time counts up while the job runs)."""
         if self._running_since is None:
             return False
         return self.refresh()
-
-    def refresh(self, force: bool = False) -> bool:
-        """Render the data into the widgets, at most once per throttle interval.
-
-        Returns whether a render happened. ``force`` renders now (final states, notes).
-        """
-        if force:
-            self._throttle.mark()
-        elif not self._throttle.ready():
-            return False
-        if self._render():
-            self.renders += 1
-        return True
-
-    def _render(self) -> bool:
-        view = self.view()
-        changed = _set(self.badge, "value", badge_html(view.state))
-        changed |= _set(self.title, "value", title_html(view))
-        changed |= _set(self.timing, "value", timing_html(view))
-
-        text = view.text or ""
-        if text:
-            changed |= _set(self.text_view, "value", stream_html(text, DISPLAY_TEXT_CHARS))
-        changed |= _hidden(self.text_view, not text)
-
-        line = metrics_html(view.metrics) if view.text is not None else ""
-        if line:
-            changed |= _set(self.metrics_view, "value", line)
-        changed |= _hidden(self.metrics_view, not line)
-
-        if view.has_output:
-            drawn = output_html(view.output, self._redact, full_size_files=self.has_output)
-            changed |= _set(self.output_view, "value", drawn)
-        changed |= _hidden(self.output_view, not view.has_output)
-
-        if view.error:
-            changed |= _set(self.error_view, "value", error_html(view.error))
-        changed |= _hidden(self.error_view, not view.error)
-
-        if view.note:
-            changed |= _set(self.note_view, "value", note_html(view.note))
-        changed |= _hidden(self.note_view, not view.note)
-
-        cancellable = self.job_id is not None and self.state in CANCELLABLE
-        changed |= _set(self.cancel_button, "disabled", not cancellable)
-        changed |= _hidden(self.cancel_button, self.final or not self.cancel_available)
-        return changed
-
-    # ---- text/plain --------------------------------------------------------------------
-
-    def plain_text(self) -> str:
-        """The panel as text: what a headless run or a terminal shows."""
-        return self._redact(job_plain(self.view()))
 
     def __repr__(self) -> str:
         return f"JobPanel({self.endpoint_id!r}, job={self.job_id!r}, state={self.state})"

@@ -1,12 +1,14 @@
 """The log panel: a pod's or an endpoint's workers' log lines, live while followed.
 
-Passive like the health panel: ``add(lines)`` keeps them and redraws, at most once per
-throttle interval (a chatty container must not flood the browser); ``flush()`` draws
-what is left. Only the last ``max_lines`` lines are kept (a trait: lowering it drops the
-oldest at once), and only as many as fit in ``MAX_SHOWN`` characters of HTML, each line
-cut to ``LINE_CHARS``: a log followed for hours, or a worker printing megabyte lines,
-stays a bounded widget and, once static, a bounded output in the saved notebook, which
-says it shows the last N lines.
+Passive like the job panel (``LivePanel``): ``add(lines)`` keeps them and redraws, at
+most once per throttle interval (a chatty container must not flood the browser);
+``flush()`` draws what is left. Only the last ``max_lines`` lines are kept (lowering it
+drops the oldest at once), and only as many as fit in ``MAX_SHOWN`` characters of HTML,
+each line cut to ``LINE_CHARS``: a log followed for hours, or a worker printing megabyte
+lines, stays a bounded output in the saved notebook, which says it shows the last N
+lines. While followed, each redraw is a message to the page, so it shows only the lines
+that fit ``LIVE_SHOWN``; all that were kept show when following stops. Its one control
+is the Stop button; where it cannot be drawn, the panel names the command that stops.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from typing import Any
 
 import ipywidgets as widgets
 import pandas as pd
-from traitlets import Int, observe
 
 from ..display.frames import to_frame
 from ..display.specs import LOGS
@@ -29,13 +30,10 @@ from ..static_logs import (
     LogLine,
     LogView,
     Target,
-    logs_lines_html,
-    logs_plain,
-    logs_status_html,
-    logs_title_html,
     render_logs,
 )
-from .plain import PlainTextForm
+from .controls import Controls
+from .live import LivePanel
 from .throttle import Throttle
 
 DEFAULT_MAX_LINES = 1000
@@ -51,6 +49,8 @@ besides its text): what one log display, and the cell it leaves in a saved noteb
 holds at most, whatever the lines' count."""
 ROW_CHARS = 60
 """What a line's row costs besides its text (its time, worker, markup)."""
+LIVE_SHOWN = 20_000
+"""Characters of escaped HTML the lines of a followed panel's redraw take at most."""
 
 
 def shortened(line: LogLine) -> LogLine:
@@ -68,14 +68,25 @@ def cost(line: LogLine) -> int:
     return len(html.escape(line.line)) + ROW_CHARS
 
 
-class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
+def live_start(lines: tuple[LogLine, ...]) -> int:
+    """Where the lines a live redraw shows start: the newest that fit ``LIVE_SHOWN``
+    (the newest one always)."""
+    start, room = len(lines), LIVE_SHOWN
+    while start > 0:
+        need = cost(lines[start - 1])
+        if need > room and start < len(lines):
+            break
+        room -= need
+        start -= 1
+    return start
+
+
+class LogPanel(LivePanel):
     """The last ``max_lines`` lines of one pod's log, or of an endpoint's workers' logs.
 
     ``on_stop`` is called when the user stops following (the Stop button, ``%runpod logs
     --stop``, closing the panel), so the follower's task ends with the panel.
     """
-
-    max_lines = Int(DEFAULT_MAX_LINES, min=1, help="Lines kept (the oldest go first).")
 
     def __init__(
         self,
@@ -103,34 +114,26 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         """What the kept lines cost (``cost``), kept under ``MAX_SHOWN``."""
         self._held = False
         """Lines were added since the last drawing."""
-        self._throttle = throttle or Throttle()
-        self.title = widgets.HTML()
-        self.body = widgets.HTML()
-        self.status = widgets.HTML()
-        self.stop_button = widgets.Button(
-            description="Stop following",
-            icon="stop",
-            layout=widgets.Layout(display=None if following else "none"),
-        )
+        self._max_lines = max(1, max_lines)
+        self.stop_button = widgets.Button(description="Stop following", icon="stop")
         self.stop_button.on_click(lambda _b: self.stop())
-        for part, name in (
-            (self.title, "title"),
-            (self.body, "lines"),
-            (self.status, "status"),
-            (self.stop_button, "stop"),
-        ):
-            part.add_class(f"nbext-logs-{name}")
-        super().__init__([self.title, self.body, self.status, self.stop_button])
-        self.max_lines = max_lines
-        self.add_class("nbext-logs-panel")
-        self._render()
+        self.stop_button.add_class("nbext-logs-stop")
+        # The follower runs between cells, where an interrupt does not reach it.
+        hint = f"%runpod logs --stop {name or target} to stop following"
+        super().__init__(throttle=throttle, controls=Controls(self.stop_button, hint=hint))
 
-    @observe("max_lines")
-    def _resize(self, change: dict[str, Any]) -> None:
-        if getattr(self, "_lines", None) is None:
-            return
+    @property
+    def max_lines(self) -> int:
+        """Lines kept (the oldest go first); lowering it drops the oldest at once."""
+        return self._max_lines
+
+    @max_lines.setter
+    def max_lines(self, value: int) -> None:
+        if value < 1:
+            raise ValueError(f"max_lines must be at least 1, got {value}")
+        self._max_lines = value
         if self._trim():
-            self._render()
+            self.draw()
 
     def _trim(self) -> bool:
         """Drop the oldest lines past ``max_lines`` or ``MAX_SHOWN`` (the newest is always
@@ -163,8 +166,8 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
             added += 1
         if added:
             self._held = True
-            if draw and self._throttle.ready():
-                self._render()
+            if draw:
+                self.refresh()
         return added
 
     def flush(self) -> None:
@@ -174,21 +177,20 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
 
     def redraw(self) -> None:
         """Draw the panel now, whatever the throttle says."""
-        self._throttle.mark()
-        self._render()
+        self.refresh(force=True)
 
     def set_workers(self, count: int) -> None:
         if count != self.workers:
             self.workers = count
-            self._render()
+            self.draw()
 
     def set_error(self, error: str | None) -> None:
         self.error = error
-        self._render()
+        self.draw()
 
     def set_note(self, note: str) -> None:
         self.note = note
-        self._render()
+        self.draw()
 
     def frame(self) -> pd.DataFrame:
         """The lines kept, as a DataFrame (``ts``, ``worker``, ``source``, ``line``)."""
@@ -205,7 +207,7 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
         self.following = False
         if self.on_stop is not None:
             self.on_stop()
-        self._render()
+        self.draw()
 
     def close(self) -> None:
         """Closing the panel stops its follower too (no one is left to show lines to)."""
@@ -216,32 +218,33 @@ class LogPanel(PlainTextForm, widgets.VBox):  # type: ignore[misc]
     def final(self) -> bool:
         return not self.following
 
+    def controls_shown(self) -> bool:
+        return self.following
+
     def view(self) -> LogView:
+        lines = tuple(self._lines)
+        held = live_start(lines) if self.following else 0
+        lines = lines[held:]
         return LogView(
             kind=self.kind,
             target=self.target,
             name=self.name,
-            lines=tuple(self._lines),
+            lines=lines,
             following=self.following,
             dropped=self.dropped,
+            held=held,
             workers=self.workers,
             note=self.note,
             error=self.error,
+            hint=self.hint if self.following else "",
         )
+
+    def draw(self) -> None:
+        self._held = False
+        super().draw()
 
     def rendering(self) -> Rendering:
         return render_logs(self.view())
-
-    def plain_text(self) -> str:
-        return logs_plain(self.view())
-
-    def _render(self) -> None:
-        self._held = False
-        view = self.view()
-        self.title.value = logs_title_html(view)
-        self.body.value = logs_lines_html(view)
-        self.status.value = logs_status_html(view)
-        self.stop_button.layout.display = None if self.following else "none"
 
     def __repr__(self) -> str:
         return f"LogPanel({self.kind} {self.target!r}, lines={len(self._lines)})"

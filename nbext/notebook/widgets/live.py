@@ -1,0 +1,118 @@
+"""What every live panel shares: its state drawn as plain output, at a bounded rate.
+
+A panel (job, batch, health, log) is a passive view: whoever follows the thing it shows
+feeds it data, which is cheap; ``refresh`` turns the data into its ``Rendering`` (the
+same renderer as the final static output, ``nbext.notebook.static``) at most once per
+throttle interval (``Throttle``) and sends it to the panel's ``LiveOutput`` when it
+changed: each send is a message to every front end, and the notebook's output while
+live. ``refresh(force=True)`` draws now (a state change, the end).
+
+The content is HTML, never a widget, so it shows wherever HTML does. A panel's buttons,
+if it has any, are ``Controls`` in a second output, shown while ``controls_shown()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..outputs import LiveOutput
+from ..static import Rendering
+from .controls import Controls
+from .throttle import Throttle
+
+INTERRUPT_HINT = "interrupt the kernel (■) to cancel"
+"""How to stop a cell that waits, in every front end: the kernel's interrupt (Ctrl-C)."""
+
+
+class LivePanel:
+    """The machinery of a panel; subclasses give ``final``, ``rendering`` and controls."""
+
+    def __init__(self, *, throttle: Throttle | None = None, controls: Controls | None = None):
+        self._throttle = throttle or Throttle()
+        self.controls = controls
+        self.renders = 0
+        """How many drawings changed the output (what the throttle bounds)."""
+        self.cell_output: LiveOutput | None = None
+        self._drawn: tuple[Rendering, bool] | None = None
+
+    @property
+    def hint(self) -> str:
+        """How to stop what the panel follows, said while it is live: in the panel, and
+        in place of its controls where they cannot be drawn."""
+        return self.controls.hint if self.controls is not None else ""
+
+    @hint.setter
+    def hint(self, hint: str) -> None:
+        if self.controls is not None:
+            self.controls.hint = hint
+
+    @property
+    def final(self) -> bool:
+        raise NotImplementedError
+
+    def rendering(self) -> Rendering:
+        """The panel as HTML and text: live while it runs, the static output once final."""
+        raise NotImplementedError
+
+    @property
+    def drawn(self) -> Rendering | None:
+        """What the panel's output shows now: its last drawing (None before any)."""
+        return self._drawn[0] if self._drawn is not None else None
+
+    def controls_shown(self) -> bool:
+        """Whether the controls can act now (else their output is empty)."""
+        return False
+
+    def show(self) -> LivePanel:
+        """Display the panel in the cell running now; it then updates that output."""
+        rendering, shown = self._drawn = self._state()
+        if self.final:  # nothing live to control: no output for controls at all
+            self.cell_output = LiveOutput(rendering, None, shown=False)
+            if self.controls is not None:
+                self.controls.close()
+        else:
+            self.cell_output = LiveOutput(rendering, self.controls, shown)
+        return self
+
+    def _state(self) -> tuple[Rendering, bool]:
+        shown = self.controls is not None and not self.final and self.controls_shown()
+        return self.rendering(), shown
+
+    def throttle_wait(self) -> float:
+        """Seconds until the throttle lets the next refresh through."""
+        return self._throttle.wait_left()
+
+    def refresh(self, force: bool = False) -> bool:
+        """Draw the data, at most once per throttle interval; whether it was drawn.
+
+        ``force`` draws now (final states, notes)."""
+        if force:
+            self._throttle.mark()
+        elif not self._throttle.ready():
+            return False
+        self.draw()
+        return True
+
+    def draw(self) -> None:
+        """Send the panel's state to its output now, if it changed."""
+        state = self._state()
+        if state == self._drawn:
+            return
+        self._drawn = state
+        self.renders += 1
+        output = self.cell_output
+        if output is None:
+            return
+        if self.final and not output.ended:
+            output.end(state[0])
+        else:
+            output.update(*state)
+
+    def close(self) -> None:
+        """Close the panel's widgets (its controls); its output keeps its last state."""
+        if self.controls is not None:
+            self.controls.close()
+
+    def _repr_mimebundle_(self, **_: Any) -> dict[str, str]:
+        """A panel stored with ``-o NAME`` and shown again reads as its rendering."""
+        return self.rendering()._repr_mimebundle_()
