@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbext import media
+from nbext.client import JobCost
 
+from .cost import cost_html, cost_text
 from .display.text import (
     EXPANDED_CHARS,
     compact_json,
@@ -97,6 +99,8 @@ class JobView:
     """How to stop the job, said while it is live ('' once it ended)."""
     text_tail: int | None = None
     """Show only the text's last characters (a live panel: each redraw is a message)."""
+    cost: JobCost | None = None
+    """What the job cost, once it ended and was priced (``cost.record_cost``)."""
 
 
 def title_html(view: JobView) -> str:
@@ -258,7 +262,9 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
         '<div style="display:flex;align-items:center;gap:0.8em;flex-wrap:wrap">'
         f'<span class="nbext-job-badge">{badge_html(view.state)}</span>'
         f'<span class="nbext-job-title">{title_html(view)}</span>'
-        f'<span class="nbext-job-timing">{timing_html(view)}</span></div>'
+        f'<span class="nbext-job-timing">{timing_html(view)}</span>'
+        + (f'<span class="nbext-job-cost">{cost_html(view.cost)}</span>' if view.cost else "")
+        + "</div>"
     ]
     if view.text:
         parts.append(f'<div class="nbext-job-text">{stream_html(view.text, view.text_tail)}</div>')
@@ -281,7 +287,8 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
 
 def job_plain(view: JobView) -> str:
     job = view.job_id or "(no id yet)"
-    lines = [f"{view.endpoint_id} {view.via} job {job}: {view.state} · {timing_text(view)}"]
+    cost = f" · {cost_text(view.cost)}" if view.cost else ""
+    lines = [f"{view.endpoint_id} {view.via} job {job}: {view.state} · {timing_text(view)}{cost}"]
     if view.text and view.text_tail is not None:
         lines.append("text: " + tail(view.text, PLAIN_TEXT_CHARS))
     elif view.text:

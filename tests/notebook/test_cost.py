@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from traitlets import TraitError
 
-from nbext.client import JobCost
+from nbext.client import JobCost, usd_text
 from nbext.models import JobStatus
 from nbext.notebook.cost import cost_html, cost_text, total_text
 
@@ -106,3 +106,50 @@ def test_cost_lines() -> None:
         "spent $1.51 on 2 jobs (estimate and reported); 1 of unknown cost"
     )
     assert total_text([estimate]) == "spent $1.50 on 1 job (estimate)"
+
+
+def test_a_finished_job_s_panel_shows_the_reported_cost(nb: Notebook) -> None:
+    nb.deploy(reports(0.0125), "public")
+    nb.run('%%runpod_job public\n{"n": 1}')
+    content, _controls = nb.outputs()
+    last = content[-1]
+    assert 'class="nbext-static nbext-job-panel"' in last["text/html"]
+    assert (
+        '<span class="nbext-job-cost"><span class="nbext-cost" title="reported by the'
+        in (last["text/html"])
+    )
+    assert "cost $0.0125 (reported)" in last["text/html"]
+    first_line = last["text/plain"].splitlines()[0]
+    assert first_line.endswith(" · cost $0.0125 (reported)")
+    assert all("cost $" not in bundle["text/plain"] for bundle in content[:-1])  # live: none
+    assert nb.record().cost is not None and nb.record().cost.usd == 0.0125
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("fake_clock", [True])
+async def test_a_finished_job_s_panel_shows_the_estimate(nb: Notebook) -> None:
+    nb.run('%%runpod_job sleep --background\n{"seconds": 6}')
+    job = nb.record().id
+    await nb.auntil(lambda: nb.job(job).status is JobStatus.IN_PROGRESS, "the job to start")
+    await nb.emu.advance_async(6)
+    await nb.auntil(lambda: nb.panel().final and nb.panel().cost is not None, "the cost")
+    price = nb.conn.client.catalog.gpu("NVIDIA GeForce RTX 4090").price["serverless"]
+    cost = nb.panel().cost
+    assert cost is not None and cost.estimate and cost.usd == pytest.approx(6 * price / 3600)
+    last = nb.outputs()[0][-1]
+    assert f"cost {usd_text(cost.usd)} (estimate)" in last["text/plain"]
+    assert (
+        "estimate: execution time x the catalog&#x27;s price; cold starts and idle time"
+        in (last["text/html"])
+    )
+
+
+def test_a_job_with_no_price_shows_no_cost(nb: Notebook) -> None:
+    """A CPU endpoint has no GPU price, and its output reports none: nothing is shown."""
+    nb.conn.service()
+    cpu = nb.conn.client.endpoints.create(
+        template_id="demo-echo", compute_type="CPU", cpu_flavor_ids=["cpu3c"]
+    )
+    nb.run(f'%%runpod_job {cpu.id}\n{{"n": 1}}')
+    assert "COMPLETED" in nb.last_plain() and "cost" not in nb.last_plain()
+    assert "nbext-job-cost" not in nb.displays[-1]["data"]["text/html"]

@@ -24,6 +24,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from nbext import media
+from nbext.client import JobCost
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from ..display.text import chunk_text
@@ -73,6 +74,8 @@ class JobPanel(LivePanel):
         self.note = ""
         self.metrics: dict[str, Any] = {}
         self.retries = 0
+        self.cost: JobCost | None = None
+        """What the job cost, once it ended (set by its follower)."""
         self.chunks = 0
         self.cancel_available = False
         """Whether Cancel can act now, as its follower says (a blocking cell in a kernel
@@ -123,6 +126,7 @@ class JobPanel(LivePanel):
         self._pieces, self._joined, self._joined_upto = [], "", 0
         self.chunks = 0
         self.note = ""
+        self.cost = None
         self.refresh(force=True)
 
     def add_chunk(self, chunk: StreamChunk, *, draw: bool = True) -> bool:
@@ -209,6 +213,7 @@ class JobPanel(LivePanel):
             live=not self.final,
             hint="" if self.final else self.hint,
             text_tail=None if self.final else DISPLAY_TEXT_CHARS,
+            cost=self.cost if self.final else None,
         )
 
     def rendering(self) -> Rendering:
