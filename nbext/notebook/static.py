@@ -340,6 +340,8 @@ class BatchView:
     note: str = ""
     hint: str = ""
     """How to stop the batch, said while it runs."""
+    spent: str = ""
+    """What its finished jobs cost so far (``cost.total_text``; '' while none is known)."""
 
     @property
     def done(self) -> int:
@@ -370,9 +372,12 @@ def format_seconds(seconds: float | None) -> str:
 
 
 def batch_counts_text(view: BatchView) -> str:
-    """``7/10 · COMPLETED 6 · FAILED 1 · 3.2 jobs/s · 0:02 elapsed · ETA 0:01``."""
+    """``7/10 · COMPLETED 6 · FAILED 1 · spent $0.021 on 7 jobs (estimate) · 3.2 jobs/s ·
+    0:02 elapsed · ETA 0:01``."""
     parts = [f"{view.done}/{view.total}"]
     parts += [f"{state} {n}" for state, n in view.counts.items()]
+    if view.spent:
+        parts.append(view.spent)
     parts.append(rate_text(view.rate))
     if view.finished:
         parts.append(f"done in {format_seconds(view.elapsed)}")

@@ -11,6 +11,7 @@ from traitlets import TraitError
 
 from nbext.client import JobCost, usd_text
 from nbext.models import JobStatus
+from nbext.notebook.batch import run_many_async
 from nbext.notebook.cost import cost_html, cost_text, total_text
 
 from .conftest import Notebook
@@ -153,3 +154,47 @@ def test_a_job_with_no_price_shows_no_cost(nb: Notebook) -> None:
     nb.run(f'%%runpod_job {cpu.id}\n{{"n": 1}}')
     assert "COMPLETED" in nb.last_plain() and "cost" not in nb.last_plain()
     assert "nbext-job-cost" not in nb.displays[-1]["data"]["text/html"]
+
+
+def test_a_map_s_panel_keeps_a_running_total(nb: Notebook) -> None:
+    nb.deploy(reports(0.01), "public")
+    nb.run("inputs = [{'n': i} for i in range(5)]")
+    nb.run("%runpod map public inputs -o res --concurrency 2")
+    (panel,) = [bundles for bundles in nb.outputs() if "nbext-batch-panel" in str(bundles[0])]
+    final = panel[-1]
+    assert "spent $0.05 on 5 jobs (reported)" in final["text/plain"]
+    assert "spent $0.05 on 5 jobs (reported)" in final["text/html"]
+
+
+def test_a_map_stopped_by_the_budget_keeps_what_finished(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.deploy(reports(0.01), "public")
+    nb.run("%config RunpodMagics.budget_usd = 0.025")
+    nb.run("inputs = [{'n': i} for i in range(10)]")
+    nb.run("%runpod map public inputs -o res --concurrency 1")
+    frame = nb.shell.user_ns["res"]
+    assert frame["state"].tolist()[:3] == ["COMPLETED"] * 3
+    assert frame["state"].isna().sum() == 7  # never submitted
+    (panel,) = [bundles for bundles in nb.outputs() if "nbext-batch-panel" in str(bundles[0])]
+    assert (
+        "stopped: budget reached: jobs started from this client cost $0.03 of "
+        "budget_usd=0.025; not submitting to endpoint 'public' (raise budget_usd to go on); "
+        "no job was in flight"
+    ) in panel[-1]["text/plain"]
+    assert sum(j.endpoint_id == "public" for j in nb.emu.jobs.jobs.values()) == 3
+
+
+@pytest.mark.anyio
+async def test_an_awaited_map_stopped_by_the_budget_says_so_without_a_panel(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.deploy(reports(0.01), "public")
+    nb.magics.budget_usd = 0.015
+    frame = await run_many_async(
+        "public", [{"n": i} for i in range(4)], concurrency=1, quiet=True, connection=nb.conn
+    )
+    assert frame["state"].tolist()[:2] == ["COMPLETED"] * 2
+    assert frame["state"].isna().sum() == 2
+    out = capsys.readouterr().out
+    assert out.startswith("batch on 'public' stopped: budget reached: jobs started from ")
