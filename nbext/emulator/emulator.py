@@ -366,9 +366,8 @@ class Emulator:
         if entry.view.env is not None:
             return dict(entry.view.env)
         tid = entry.view.template_id or ""
-        templates = self.management.templates
-        template = templates.book.get(tid) or templates.official.get(tid)
-        return dict(template.view.env or {}) if template is not None else {}
+        template = self.management.templates.find(tid)
+        return dict(template.env) if template is not None else {}
 
     def worker_logs(self, endpoint_id: str, worker_id: str | None = None) -> list[str]:
         """What the endpoint's worker processes printed, each line tagged with its worker."""

@@ -202,11 +202,11 @@ def refuse_writes_of(emu: Emulator, kind: str) -> None:
         ("/v1/pods/{pod}/stop", None, "usage"),
         ("/v1/networkvolumes/{volume}", {"size": 30}, "usage"),
         ("/v2/serverless/{v2endpoint}", {"image": "echo:2"}, "endpoint"),
-        ("/v2/templates/{v2template}", {"image": "other", "startSsh": False}, "v2facet"),
+        ("/v2/templates/{template}", {"image": "other", "startSsh": False}, "endpoint"),
         (
             "/v2/pods",
             {"name": "p3", "image": "img", "gpu": {"id": "NVIDIA A40"}},
-            "v2facet",
+            "usage",
         ),
     ],
 )

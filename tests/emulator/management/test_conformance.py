@@ -42,7 +42,6 @@ from nbext.models import (
     ContainerRegistryAuthCreateInput,
     EndpointCreateInput,
     PodCreateInput,
-    TemplateCreateInput,
 )
 
 pytestmark = pytest.mark.slow
@@ -137,17 +136,15 @@ def make_world() -> World:
     auth = m.registry_auths.create(
         ContainerRegistryAuthCreateInput(name="conformance", username="u", password="p")
     )
-    pod_template = m.templates.create(TemplateCreateInput(name="pods", image_name="img"))
-    serverless = m.templates.create(
-        TemplateCreateInput(name="workers", image_name="echo", is_serverless=True)
-    )
+    pod_template = m.templates.create({"name": "pods", "image": "img"})
+    serverless = m.templates.create({"name": "workers", "image": "echo", "serverless": True})
     volume = m.volumes.create("v", 10, "EU-RO-1")
-    endpoint = m.endpoints.create(EndpointCreateInput(template_id=serverless.id or ""))
+    endpoint = m.endpoints.create(EndpointCreateInput(template_id=serverless.id))
     pod = m.pods.create(PodCreateInput(image_name="img"))
     ids = {
         "podId": pod["id"],
         "endpointId": endpoint["id"],
-        "templateId": pod_template.id or "",
+        "templateId": pod_template.id,
         "networkVolumeId": volume.id,
         "containerRegistryAuthId": auth.id or "",
     }

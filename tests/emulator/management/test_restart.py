@@ -45,7 +45,7 @@ async def test_ensure_deployed_keeps_a_restored_endpoint(tmp_path: Path) -> None
     second.ensure_deployed("a", "sleep")  # another image: the endpoint runs it now
     assert second.jobs.endpoints["a"].image == "sleep"
     entry = second.management.endpoints.entry("a")
-    assert second.management.templates.get(entry.view.template_id or "").image_name == "sleep"
+    assert second.management.templates.get(entry.view.template_id or "").image == "sleep"
     assert entry.view.version == 1
     second.ensure_deployed("h", handler=lambda job: "two")
     submission = JobSubmission.model_validate({"input": {}})
@@ -123,4 +123,33 @@ async def test_a_volume_stored_in_v1s_shape_comes_back_with_its_type(tmp_path: P
     assert (volume.data_center, volume.size, volume.type) == ("EU-RO-1", 25, "HIGH_PERFORMANCE")
     assert second.management.v2.facets.get("volume", "vol1") == {}
     assert second.store.get("volume", "vol1") == volume.record()  # stored in v2's shape now
+    second.close()
+
+
+async def test_a_template_stored_in_v1s_shape_comes_back_in_v2s(tmp_path: Path) -> None:
+    """A database from before templates were kept in v2's shape: v1's view, v2's fields a
+    facet. Both interfaces serve it as before, and it is stored in v2's shape once loaded."""
+    db, clock = tmp_path / "s.db", FakeClock()
+    first = emulator(db, clock)
+    view = {
+        "id": "tpl1", "name": "old", "imageName": "img:1", "category": "NVIDIA",
+        "containerDiskInGb": 30, "volumeInGb": 5, "volumeMountPath": "/data",
+        "dockerEntrypoint": ["sh", "-c"], "dockerStartCmd": ["run", "a b"], "env": {"A": "1"},
+        "ports": ["8888/http"], "readme": "kept", "isPublic": False, "isServerless": False,
+        "isRunpod": False, "earned": 0.0, "runtimeInMin": 0,
+    }  # fmt: skip
+    first.store.put("template", "tpl1", {"id": "tpl1", "view": view, "deployedFor": None})
+    facet = {"id": "template/tpl1", "startSsh": False, "allowedCudaVersions": ["12.4"]}
+    first.store.put("v2facet", "template/tpl1", facet)
+    first.close()
+
+    second = emulator(db, clock)
+    t = second.management.templates.get("tpl1")
+    assert t.v1().model_dump(by_alias=True, exclude_none=True) == view
+    shown = t.view()
+    assert shown["args"] == "run 'a b'" and shown["mounts"] == {}  # 5 GB: below v2's minimum
+    assert (shown["startSsh"], shown["startJupyter"]) == (False, True)
+    assert shown["allowedCudaVersions"] == ["12.4"]
+    assert second.management.v2.facets.get("template", "tpl1") == {}
+    assert second.store.get("template", "tpl1") == t.record()  # stored in v2's shape now
     second.close()

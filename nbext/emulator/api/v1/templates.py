@@ -1,35 +1,103 @@
-"""``/v1/templates``: create, list (with include flags), get, update (two ways), delete."""
+"""``/v1/templates``: create, list (with include flags), get, update (two ways), delete.
+
+The domain keeps a template in v2's shape; this adapter reads v1's bodies (checked by
+v1's wire models, so v1 refuses what it always refused, in its words) into v2's fields
+and answers with the record's v1 view. What v1 does its own way stays here: an official
+template is refused with 400 (v2: 403), and an update may set ``category`` (v1 kept
+fields its body model does not know and applied the record's).
+"""
 
 from __future__ import annotations
+
+import shlex
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from nbext.models import TemplateCreateInput, TemplateIncludes, TemplateUpdateInput
 
+from ...domain.errors import InvalidInput
+from ...domain.management import Management
 from ...domain.management.records import wire
+from ...domain.management.refusals import Forbidden
+from ...domain.management.templates import TemplateRecord
 from .common import body, management, no_content, ok, query
 
 router = APIRouter(prefix="/v1/templates", tags=["templates"])
+
+V2_FIELDS = {
+    "name": "name",
+    "image_name": "image",
+    "container_disk_in_gb": "disk",
+    "env": "env",
+    "ports": "ports",
+    "is_public": "public",
+    "container_registry_auth_id": "registry",
+}
+"""v1's update fields that are v2's too, by the v2 name the domain takes."""
+V1_ONLY = {
+    "docker_entrypoint": "entrypoint",
+    "readme": "readme",
+    "volume_in_gb": "volume_size",
+    "volume_mount_path": "volume_path",
+    "category": "category",
+    "is_serverless": "serverless",
+}
+"""v1's fields the record keeps outside v2's, by the record's name. ``category`` and
+``is_serverless`` are not fields of v1's update body; v1 applied them anyway when sent
+under those names, as unknown fields, so the adapter does too."""
+
+
+def answer(t: TemplateRecord) -> dict[str, Any]:
+    return wire(t.v1())
+
+
+def v1_refusal(exc: Forbidden) -> InvalidInput:
+    """v1 refused a change to an official template with 400, where v2 answers 403."""
+    return InvalidInput(exc.message)
 
 
 @router.post("")
 async def create_template(request: Request) -> Response:
     m = management(request)
-    return ok(wire(m.templates.create(await body(request, TemplateCreateInput))))
+    given = await body(request, TemplateCreateInput)
+    data = {
+        "name": given.name,
+        "image": given.image_name,
+        "category": str(given.category),
+        "disk": given.container_disk_in_gb,
+        "args": shlex.join(given.docker_start_cmd),
+        "env": dict(given.env),
+        "ports": list(given.ports),
+        "public": given.is_public,
+        "serverless": given.is_serverless,
+        "mounts": {
+            "persistent": {"size": given.volume_in_gb, "path": given.volume_mount_path},
+        },
+    }
+    if given.container_registry_auth_id is not None:
+        data["registry"] = given.container_registry_auth_id
+    made = m.templates.create(data, entrypoint=list(given.docker_entrypoint), readme=given.readme)
+    return ok(answer(made))
 
 
 @router.get("")
 async def list_templates(request: Request) -> Response:
     m = management(request)
-    return ok([wire(t) for t in m.templates.listing(query(request, TemplateIncludes))])
+    includes = query(request, TemplateIncludes)
+    own = m.templates.own(endpoint_bound=includes.include_endpoint_bound_templates)
+    # There are no other users in the emulator, so no community templates to add for
+    # includePublicTemplates: the account's own public ones are listed anyway.
+    official = list(m.templates.official.values()) if includes.include_runpod_templates else []
+    return ok([answer(t) for t in [*own, *official]])
 
 
 @router.get("/{template_id}")
 async def get_template(template_id: str, request: Request) -> Response:
     m = management(request)
     query(request, TemplateIncludes)  # validated; an id finds the template whatever they say
-    return ok(wire(m.templates.get(template_id)))
+    return ok(answer(m.templates.get(template_id)))
 
 
 @router.patch("/{template_id}")
@@ -37,10 +105,34 @@ async def get_template(template_id: str, request: Request) -> Response:
 async def update_template(template_id: str, request: Request) -> Response:
     m = management(request)
     m.templates.get(template_id)
-    return ok(wire(m.templates.update(template_id, await body(request, TemplateUpdateInput))))
+    given = await body(request, TemplateUpdateInput)
+    data: dict[str, Any] = {}
+    v1_only: dict[str, Any] = {}
+    for name in given.model_fields_set:
+        value = getattr(given, name)
+        if name == "docker_start_cmd":
+            data["args"] = shlex.join(value)
+        elif name in V2_FIELDS and value is not None:
+            data[V2_FIELDS[name]] = value
+        elif name in V1_ONLY and value is not None:
+            v1_only[V1_ONLY[name]] = value
+    return ok(answer(_update(m, template_id, data, v1_only)))
+
+
+def _update(
+    m: Management, template_id: str, data: dict[str, Any], v1_only: dict[str, Any]
+) -> TemplateRecord:
+    try:
+        return m.templates.update(template_id, data, **v1_only)
+    except Forbidden as exc:
+        raise v1_refusal(exc) from None
 
 
 @router.delete("/{template_id}")
 async def delete_template(template_id: str, request: Request) -> Response:
-    management(request).templates.delete(template_id)
+    m = management(request)
+    try:
+        m.templates.delete(template_id)
+    except Forbidden as exc:
+        raise v1_refusal(exc) from None
     return no_content()

@@ -202,7 +202,7 @@ def public_templates(m: Management, source: str) -> list[dict[str, Any]]:
     """The emulator's official templates; it has no other users to share community ones."""
     if source != "official":
         return []
-    return m.v2.templates.official()
+    return [t.view() for t in m.templates.official.values()]
 
 
 @router.get("/templates")

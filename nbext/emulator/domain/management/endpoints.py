@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import (
+    DEFAULT_PORTS,
     EXECUTION_TIMEOUT_DEFAULT_MS,
     ComputeType,
     Endpoint,
@@ -23,8 +24,6 @@ from nbext.models import (
     EndpointUpdateInput,
     Pod,
     PodStatus,
-    TemplateCreateInput,
-    TemplateUpdateInput,
 )
 from nbext.models.v2 import reserved_endpoint_id
 
@@ -32,10 +31,14 @@ from ..endpoints import Endpoint as LiveEndpoint
 from ..errors import InvalidInput, NotFound
 from . import catalog
 from .records import Book, after, atomic, new_id, on_undo, to_datetime, wire
-from .templates import TemplateEntry
+from .templates import TemplateRecord
 
 if TYPE_CHECKING:
     from .facade import Management
+
+
+V2_ONLY = {"queueDelay": "queue_delay", "flashboot": "flashboot_mode"}
+"""v2's fields v1's record has no place for: v2's name -> the entry's attribute."""
 
 
 @dataclass
@@ -50,6 +53,17 @@ class EndpointEntry:
     aggregate_stream: bool = True
     deployed: bool = False
     """Made by ``Emulator.deploy``: its template is deleted with it."""
+    queue_delay: float | None = None
+    """v2's exact ``scaling.queueDelay`` (v1's ``scalerValue`` is whole seconds)."""
+    flashboot_mode: str | None = None
+    """v2's ``flashboot`` mode (v1's is a boolean)."""
+    releases: list[dict[str, Any]] = field(default_factory=list)
+    """The versions v2 has shown as releases, each noted when first seen."""
+
+    def keep_v2(self, fields: dict[str, Any]) -> None:
+        """Set the v2-only fields ``fields`` names (by v2's names)."""
+        for name, value in fields.items():
+            setattr(self, V2_ONLY[name], value)
 
     @property
     def id(self) -> str:
@@ -64,6 +78,9 @@ class EndpointEntry:
             "idleTimeoutS": self.idle_timeout_s,
             "aggregateStream": self.aggregate_stream,
             "deployed": self.deployed,
+            "queueDelay": self.queue_delay,
+            "flashboot": self.flashboot_mode,
+            "releases": self.releases,
         }
 
     @classmethod
@@ -75,6 +92,9 @@ class EndpointEntry:
             record.get("idleTimeoutS", 5.0),
             record.get("aggregateStream", True),
             record.get("deployed", False),
+            record.get("queueDelay"),
+            record.get("flashboot"),
+            list(record.get("releases", [])),
         )
 
     def rate(self) -> float:
@@ -115,7 +135,7 @@ class Endpoints:
         if includes.include_template and e.view.template_id:
             template = self._template(e.view.template_id)
             if template is not None:
-                out["template"] = wire(template.view)
+                out["template"] = wire(template.v1())
         if includes.include_workers:
             out["workers"] = [w for w, _ in self._workers(e)]
         return out
@@ -134,12 +154,12 @@ class Endpoints:
             or volume_id in (e.view.network_volume_ids or [])
         ]
 
-    def _template(self, template_id: str) -> TemplateEntry | None:
-        return self.m.templates.book.get(template_id) or self.m.templates.official.get(template_id)
+    def _template(self, template_id: str) -> TemplateRecord | None:
+        return self.m.templates.find(template_id)
 
-    def _serverless_template(self, template_id: str) -> TemplateEntry:
+    def _serverless_template(self, template_id: str) -> TemplateRecord:
         template = self.m.templates.require(template_id, "templateId")
-        if not template.view.is_serverless:
+        if not template.serverless:
             raise InvalidInput(
                 f"templateId: template {template_id!r} is a pod template (isServerless false); "
                 "an endpoint needs a serverless template"
@@ -159,7 +179,7 @@ class Endpoints:
         if live is None:
             return []
         template = self._template(e.view.template_id or "")
-        t = template.view if template else None
+        t = template.v1() if template else None
         centre = str((e.view.data_center_ids or [catalog.DATA_CENTERS_DEFAULT])[0])
         cost = round(e.rate() * 3600, 4)
         gpu = e.gpu_type_id()
@@ -213,12 +233,24 @@ class Endpoints:
             created_at=e.view.created_at.timestamp() if e.view.created_at else 0.0,
         )
 
+    def adopt_facets(self) -> None:
+        """Take each endpoint's v2-only fields out of the facets an earlier version kept
+        them in, so a database made before they were kept on the record loses nothing."""
+        for e in self.book:
+            facet = self.m.v2.facets.get("endpoint", e.id)
+            if facet:
+                with atomic():
+                    e.keep_v2({k: facet[k] for k in V2_ONLY if k in facet})
+                    e.releases = list(facet.get("releases", e.releases))
+                    self.book.save(e.id, e)
+                    self.m.v2.facets.drop("endpoint", e.id)
+
     def restore(self) -> None:
         """Put every stored endpoint back into the job interface (before its jobs return)."""
         for e in self.book:
             template = self._template(e.view.template_id or "")
             if e.id not in self.m.jobs.endpoints:
-                image = template.view.image_name if template else None
+                image = template.image if template else None
                 self.m.jobs.add_endpoint(self._live(e, image or ""))
 
     def record_execution(
@@ -257,7 +289,7 @@ class Endpoints:
         flavors = [str(f) for f in body.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR]]
         view = Endpoint(
             id=endpoint_id,
-            name=body.name or template.view.name,
+            name=body.name or template.name,
             template_id=body.template_id,
             compute_type=body.compute_type,
             gpu_type_ids=list(body.gpu_type_ids or [catalog.DEFAULT_GPU_TYPE]) if gpu else None,
@@ -274,7 +306,7 @@ class Endpoints:
             scaler_value=body.scaler_value,
             network_volume_id=body.network_volume_id or None,
             network_volume_ids=body.network_volume_ids,
-            env=dict(template.view.env or {}),
+            env=dict(template.env),
             version=0,
             created_at=to_datetime(self.m.clock.now()),
             user_id=catalog.USER_ID,
@@ -289,7 +321,7 @@ class Endpoints:
         )
         with atomic():  # the record stored and the endpoint served, or neither
             self.book.save(endpoint_id, entry)
-            self.m.jobs.add_endpoint(self._live(entry, template.view.image_name or ""))
+            self.m.jobs.add_endpoint(self._live(entry, template.image))
             on_undo(functools.partial(self.m.jobs.remove_endpoint, endpoint_id))
         return self.view(entry, EndpointIncludes())
 
@@ -304,12 +336,14 @@ class Endpoints:
             )
         image = live.image or ""
         template = self.m.templates.create(
-            TemplateCreateInput(
-                name=self.m.templates.unique_name(f"{live.name} ({live.id})"),
-                image_name=image,
-                is_serverless=True,
-                readme="Made by Emulator.deploy for its endpoint; deleted with it.",
-            ),
+            {  # v1's defaults: deploy made its templates through v1's rules
+                "name": self.m.templates.unique_name(f"{live.name} ({live.id})"),
+                "image": image,
+                "serverless": True,
+                "ports": list(DEFAULT_PORTS),
+                "mounts": {"persistent": {"size": 20, "path": "/workspace"}},
+            },
+            readme="Made by Emulator.deploy for its endpoint; deleted with it.",
             deployed_for=live.id,
         )
         view = Endpoint(
@@ -340,7 +374,7 @@ class Endpoints:
         try:
             self.m.jobs.add_endpoint(live)
         except Exception:
-            self.m.templates.book.drop(template.id or "")
+            self.m.templates.book.drop(template.id)
             raise
         self.book.save(live.id, entry)
 
@@ -377,10 +411,10 @@ class Endpoints:
                 e.idle_timeout_s = float(view.idle_timeout or 0)
             if changed_template:
                 assert template is not None
-                view.env = dict(template.view.env or {})
+                view.env = dict(template.env)
                 view.version = (view.version or 0) + 1
             self.book.save(endpoint_id, e)
-            live_name, image = view.name, template.view.image_name if template else None
+            live_name, image = view.name, template.image if template else None
             idle = e.idle_timeout_s if "idle_timeout" in given else None
 
             def go_live() -> None:
@@ -410,19 +444,19 @@ class Endpoints:
                 f"endpoint {endpoint_id!r} runs template {e.view.template_id!r}; change that "
                 "template's imageName (PATCH /v1/templates/{id}) to run another image"
             )
-        self.m.templates.update(owned.view.id or "", TemplateUpdateInput(image_name=image))
+        self.m.templates.update(owned.id, {"image": image})
 
     def template_changed(self, template_id: str) -> None:
         """A template's image or env changed: a new version of every endpoint using it."""
         template = self._template(template_id)
         if template is None:
             return
-        image = template.view.image_name
+        image = template.image
         with atomic():
             for e in self.book:
                 if e.view.template_id == template_id:
                     e.view.version = (e.view.version or 0) + 1
-                    e.view.env = dict(template.view.env or {})
+                    e.view.env = dict(template.env)
                     self.book.save(e.id, e)
                     after(functools.partial(self.m.jobs.update_endpoint, e.id, image=image))
 

@@ -1,10 +1,10 @@
-"""What v2 shows of a record that v1 has no field for, kept beside the v1 record.
+"""Facets: where an earlier version kept what v2 shows of a record that v1 had no field
+for, beside the record (a template's ``startSsh``, a volume's ``type``, an endpoint's
+exact queue delay, a pod's CUDA version).
 
-A template made through v2 has ``startSsh``, ``startJupyter`` and ``allowedCudaVersions``;
-a volume has a storage ``type``; an endpoint a routing ``type`` and a flashboot mode. v1's
-records have no place for them and v1 must serve exactly what it always served, so they
-live here, keyed by the record's kind and id, and are written through the store like
-every record. A record made through v1 simply has none, and v2 shows its defaults.
+Every record now keeps those fields itself. This book is only read when a database
+written by that version loads: each area takes its facets into its records
+(``adopt_facets``) and drops them, so nothing is lost and nothing is written here again.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def _copy(record: dict[str, Any]) -> dict[str, Any]:
 
 
 class Facets:
-    """Extra fields per (kind, id); ``get`` answers {} for a record that has none."""
+    """Stored extra fields per (kind, id); ``get`` answers {} for a record that has none."""
 
     def __init__(self, store: Store) -> None:
         self.book: Book[dict[str, Any]] = Book(store, "v2facet", _copy, _copy)
@@ -32,12 +32,6 @@ class Facets:
     def get(self, kind: str, record_id: str) -> dict[str, Any]:
         found = self.book.get(self._key(kind, record_id))
         return dict(found) if found else {}
-
-    def set(self, kind: str, record_id: str, **fields: Any) -> None:
-        """Merge ``fields`` into the record's facets."""
-        key = self._key(kind, record_id)
-        current = self.book.get(key) or {"id": key}
-        self.book.save(key, {**current, **fields})
 
     def drop(self, kind: str, record_id: str) -> None:
         self.book.drop(self._key(kind, record_id))

@@ -49,6 +49,8 @@ class PodEntry:
     gpu_type_id: str | None = None
     network_volume_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    cuda_version: str | None = None
+    """The CUDA version a v2 pod's host reports (v1's record has no field for it)."""
 
     def record(self) -> dict[str, Any]:
         return {
@@ -60,6 +62,7 @@ class PodEntry:
             "gpuTypeId": self.gpu_type_id,
             "networkVolumeId": self.network_volume_id,
             "extra": self.extra,
+            "cudaVersion": self.cuda_version,
         }
 
     @classmethod
@@ -72,6 +75,7 @@ class PodEntry:
             record.get("gpuTypeId"),
             record.get("networkVolumeId"),
             record.get("extra", {}),
+            record.get("cudaVersion"),
         )
 
     @property
@@ -89,6 +93,17 @@ class Pods:
         self.book: Book[PodEntry] = Book(m.store, "pod", PodEntry.record, PodEntry.from_record)
 
     # ---- lookups -------------------------------------------------------------------------
+
+    def adopt_facets(self) -> None:
+        """Take each pod's CUDA version out of the facets an earlier version kept it in,
+        so a database made before it was kept on the record loses nothing."""
+        for e in self.book:
+            facet = self.m.v2.facets.get("pod", e.view.id or "")
+            if facet:
+                with atomic():
+                    e.cuda_version = facet.get("cudaVersion", e.cuda_version)
+                    self.book.save(e.view.id or "", e)
+                    self.m.v2.facets.drop("pod", e.view.id or "")
 
     def entry(self, pod_id: str) -> PodEntry:
         found = self.book.get(pod_id)
@@ -152,11 +167,9 @@ class Pods:
         if includes.include_savings_plans:
             out["savingsPlans"] = []  # the emulator sells no savings plans
         if includes.include_template and e.view.template_id:
-            template = self.m.templates.book.get(
-                e.view.template_id
-            ) or self.m.templates.official.get(e.view.template_id)
+            template = self.m.templates.find(e.view.template_id)
             if template is not None:
-                out["template"] = wire(template.view)
+                out["template"] = wire(template.v1())
         return out
 
     def _machine(self, e: PodEntry) -> dict[str, Any]:
@@ -205,7 +218,7 @@ class Pods:
         """Check every reference the body makes, then rent the pod (RUNNING)."""
         given = body.model_fields_set
         template = (
-            self.m.templates.require(body.template_id, "templateId").view
+            self.m.templates.require(body.template_id, "templateId").v1()
             if body.template_id
             else None
         )

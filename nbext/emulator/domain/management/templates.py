@@ -1,73 +1,203 @@
-"""Templates: the service's defaults, unique names, and the endpoints that run them.
+"""Templates, kept in REST v2's shape: the rules of a v2 body, unique names, the endpoints
+that run them.
 
-The defaults and naming rules are docs/behaviour.md#templates.
+A template is one record whichever interface made it, and the record is v2's (``image``,
+``args`` as one string, ``disk``, ``mounts.persistent``, ``registry``, ``startSsh``...):
+``/v2/templates`` serves its ``view()``, ``/v1/templates`` translates (``api/v1``). v1 has
+a few things v2 has no field for, kept on the record beside v2's fields so v1 answers as
+it always did: the entrypoint, the readme, and a local volume under v2's 10 GB minimum
+(v2 shows no volume then; v1 shows its size and path). The defaults and naming rules are
+docs/behaviour.md#templates.
 
-The emulator ships one official template (``isRunpod``) per demo image, so an endpoint
-can be created over ``/v1`` with nothing else set up; they are read-only. A listing
-shows the account's own templates not bound to an endpoint unless its include flags
-ask for more; a template asked for by id is found whatever the flags say.
+The emulator ships one official template per demo image, so an endpoint can be created
+with nothing else set up; they are read-only (403 under ``/v2``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import (
-    Template,
-    TemplateCategory,
-    TemplateCreateInput,
-    TemplateIncludes,
-    TemplateUpdateInput,
-)
+from pydantic import Field, StrictBool, StrictStr
+
+from nbext.models import Template, TemplateCategory
+from nbext.models._fields import AbsolutePath, DiskGb, Env, InputModel, NonBlank, Ports
+from nbext.models.v2.convert import persistent
 
 from ..errors import InvalidInput, NotFound
 from ..images import DEMO_IMAGES
-from .records import Book, atomic, new_id, wire
+from .container import split_args
+from .records import Book, atomic, new_id
+from .refusals import Forbidden, refuse, validated
 
 if TYPE_CHECKING:
     from .facade import Management
 
+OFFICIAL_READONLY = (
+    "template {id!r} is an official template and cannot be changed or deleted; create your "
+    "own from it instead"
+)
+
+
+class PersistentInput(InputModel):
+    size: DiskGb
+    path: AbsolutePath = "/workspace"
+
+
+class MountsInput(InputModel):
+    persistent: PersistentInput | None = None
+
+
+class TemplateInput(InputModel):
+    """A v2 template body's fields and their rules; what is left out is not changed (an
+    update) or takes the default (a create)."""
+
+    name: NonBlank | None = None
+    image: NonBlank | None = None
+    args: StrictStr | None = None
+    disk: DiskGb | None = None
+    env: Env | None = None
+    ports: Ports | None = None
+    registry: StrictStr | None = None
+    mounts: MountsInput | None = None
+    public: StrictBool | None = None
+    serverless: StrictBool | None = None
+    category: TemplateCategory | None = None
+    start_ssh: StrictBool | None = Field(default=None, alias="startSsh")
+    start_jupyter: StrictBool | None = Field(default=None, alias="startJupyter")
+    allowed_cuda_versions: list[StrictStr] | None = Field(default=None, alias="allowedCudaVersions")
+
 
 @dataclass
-class TemplateEntry:
-    view: Template
+class TemplateRecord:
+    """One template: v2's fields, then what only v1 shows."""
+
+    id: str
+    name: str
+    image: str
+    args: str = ""
+    """As v2 shows it: the command split and joined the way a shell would."""
+    env: dict[str, str] = field(default_factory=dict)
+    ports: list[str] = field(default_factory=list)
+    registry: str | None = None
+    disk: int = 50
+    volume_size: int = 0
+    """The local volume; v2 shows it (``mounts.persistent``) only from 10 GB."""
+    volume_path: str = "/workspace"
+    serverless: bool = False
+    public: bool = False
+    category: Any = "NVIDIA"
+    """v1 let an update set it to anything (``TemplateUpdateInput`` keeps unknown fields)."""
+    start_ssh: bool = True
+    start_jupyter: bool = True
+    allowed_cuda_versions: list[str] = field(default_factory=list)
+    entrypoint: list[str] = field(default_factory=list)
+    """v1's ``dockerEntrypoint``: v2 has no field for it."""
+    readme: str = ""
+    """v1's ``readme``: v2 has no field for it."""
+    official: bool = False
     deployed_for: str | None = None
-    """The endpoint ``Emulator.deploy`` made this template for; it goes when that does."""
+    """The endpoint this template was made for; it goes when that does."""
 
-    def record(self) -> dict[str, Any]:
-        return {"id": self.view.id, "view": wire(self.view), "deployedFor": self.deployed_for}
+    def view(self) -> dict[str, Any]:
+        """The template as ``/v2`` shows it."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "image": self.image,
+            "args": self.args,
+            "env": dict(self.env),
+            "ports": list(self.ports),
+            "registry": self.registry,
+        }
+        if self.disk:
+            out["disk"] = self.disk
+        out["mounts"] = persistent(self.volume_size, self.volume_path)
+        out["serverless"] = bool(self.serverless)
+        out["public"] = bool(self.public)
+        out["category"] = str(self.category)
+        out["startSsh"] = self.start_ssh
+        out["startJupyter"] = self.start_jupyter
+        out["allowedCudaVersions"] = list(self.allowed_cuda_versions)
+        return out
 
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> TemplateEntry:
-        return cls(Template.model_validate(record["view"]), record.get("deployedFor"))
-
-
-def official_templates() -> dict[str, TemplateEntry]:
-    """One read-only serverless template per demo image (ids ``demo-echo``, ...)."""
-    entries = {}
-    for image in DEMO_IMAGES:
-        view = Template(
-            id=f"demo-{image}",
-            name=f"nbext demo: {image}",
-            image_name=image,
-            category=TemplateCategory.CPU,
-            container_disk_in_gb=5,
-            volume_in_gb=0,
-            volume_mount_path="/workspace",
-            docker_entrypoint=[],
-            docker_start_cmd=[],
-            env={},
-            ports=[],
-            readme=f"The emulator's demo image `{image}`.",
-            is_public=True,
-            is_serverless=True,
-            is_runpod=True,
+    def v1(self) -> Template:
+        """The template in v1's shape: what ``/v1`` serves and v1's ``includeTemplate`` adds."""
+        return Template(
+            id=self.id,
+            name=self.name,
+            image_name=self.image,
+            category=self.category,
+            container_disk_in_gb=self.disk,
+            volume_in_gb=self.volume_size,
+            volume_mount_path=self.volume_path,
+            container_registry_auth_id=self.registry,
+            docker_entrypoint=list(self.entrypoint),
+            docker_start_cmd=split_args(self.args),
+            env=dict(self.env),
+            ports=list(self.ports),
+            readme=self.readme,
+            is_public=self.public,
+            is_serverless=self.serverless,
+            is_runpod=self.official,
             earned=0.0,
             runtime_in_min=0,
         )
-        entries[f"demo-{image}"] = TemplateEntry(view)
-    return entries
+
+    def record(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> TemplateRecord:
+        """The stored record, or one an earlier version stored in v1's shape (``view``,
+        its v2-only fields facets that ``Templates.adopt_facets`` then takes in)."""
+        if "view" not in record:
+            required = {"id": record["id"], "name": record["name"], "image": record["image"]}
+            optional = {f.name for f in fields(cls)} - required.keys()
+            return cls(**required, **{k: record[k] for k in optional if k in record})
+        v = Template.model_validate(record["view"])
+        return cls(
+            id=v.id or "",
+            name=v.name or "",
+            image=v.image_name or "",
+            args=_joined(v.docker_start_cmd),
+            env=dict(v.env or {}),
+            ports=list(v.ports or []),
+            registry=v.container_registry_auth_id,
+            disk=v.container_disk_in_gb or 0,
+            volume_size=v.volume_in_gb or 0,
+            volume_path=v.volume_mount_path or "/workspace",
+            serverless=bool(v.is_serverless),
+            public=bool(v.is_public),
+            category=str(v.category or TemplateCategory.NVIDIA),
+            entrypoint=list(v.docker_entrypoint or []),
+            readme=v.readme or "",
+            official=bool(v.is_runpod),
+            deployed_for=record.get("deployedFor"),
+        )
+
+
+def _joined(command: list[str] | None) -> str:
+    return shlex.join(command or [])
+
+
+def official_templates() -> dict[str, TemplateRecord]:
+    """One read-only serverless template per demo image (ids ``demo-echo``, ...)."""
+    return {
+        f"demo-{image}": TemplateRecord(
+            id=f"demo-{image}",
+            name=f"nbext demo: {image}",
+            image=image,
+            category="CPU",
+            disk=5,
+            readme=f"The emulator's demo image `{image}`.",
+            serverless=True,
+            public=True,
+            official=True,
+        )
+        for image in DEMO_IMAGES
+    }
 
 
 class Templates:
@@ -75,128 +205,157 @@ class Templates:
 
     def __init__(self, m: Management) -> None:
         self.m = m
-        self.book: Book[TemplateEntry] = Book(
-            m.store, "template", TemplateEntry.record, TemplateEntry.from_record
+        self.book: Book[TemplateRecord] = Book(
+            m.store, "template", TemplateRecord.record, TemplateRecord.from_record
         )
         self.official = official_templates()
 
     # ---- lookups -------------------------------------------------------------------------
 
-    def entry(self, template_id: str) -> TemplateEntry:
-        found = self.book.get(template_id) or self.official.get(template_id)
+    def find(self, template_id: str) -> TemplateRecord | None:
+        return self.book.get(template_id) or self.official.get(template_id)
+
+    def get(self, template_id: str) -> TemplateRecord:
+        found = self.find(template_id)
         if found is None:
             raise NotFound(f"template {template_id!r} not found")
         return found
 
-    def get(self, template_id: str) -> Template:
-        return self.entry(template_id).view
-
-    def require(self, template_id: str, field: str) -> TemplateEntry:
+    def require(self, template_id: str, field: str) -> TemplateRecord:
         """The template a request names in ``field``, or 400 saying it does not exist."""
-        found = self.book.get(template_id) or self.official.get(template_id)
+        found = self.find(template_id)
         if found is None:
             raise InvalidInput(f"{field}: no template with id {template_id!r}")
+        return found
+
+    def writable(self, template_id: str) -> TemplateRecord:
+        """The template, which the caller may change: 404, or 403 for an official one."""
+        found = self.get(template_id)
+        if found.official:
+            raise Forbidden(OFFICIAL_READONLY.format(id=template_id))
         return found
 
     def bound_endpoints(self, template_id: str) -> list[str]:
         return [e.view.id or "" for e in self.m.endpoints.book if e.view.template_id == template_id]
 
-    def listing(self, includes: TemplateIncludes) -> list[Template]:
-        own = [
-            e.view
-            for e in self.book
-            if includes.include_endpoint_bound_templates
-            or not self.bound_endpoints(e.view.id or "")
-        ]
-        official = (
-            [e.view for e in self.official.values()] if includes.include_runpod_templates else []
-        )
-        # There are no other users in the emulator, so no community templates to add for
-        # includePublicTemplates: the account's own public ones are listed anyway.
-        return own + official
+    def own(self, *, endpoint_bound: bool = True) -> list[TemplateRecord]:
+        """The account's templates; without those bound to an endpoint if not
+        ``endpoint_bound``."""
+        return [t for t in self.book if endpoint_bound or not self.bound_endpoints(t.id)]
 
-    # ---- changes -------------------------------------------------------------------------
-
-    def _check_name(self, name: str, template_id: str | None = None) -> None:
-        for entry in [*self.book, *self.official.values()]:
-            if entry.view.name == name and entry.view.id != template_id:
-                raise InvalidInput(
-                    f"name: a template named {name!r} already exists (id {entry.view.id}); "
-                    "template names must be unique"
-                )
-
-    def _writable(self, template_id: str) -> TemplateEntry:
-        if template_id in self.official:
-            raise InvalidInput(
-                f"template {template_id!r} is an official template and cannot be changed or "
-                "deleted; create your own from it instead"
-            )
-        return self.entry(template_id)
+    def uses_auth(self, auth_id: str) -> list[str]:
+        return [t.id for t in self.book if t.registry == auth_id]
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base (2)``, ... : a name no template has yet."""
-        taken = {e.view.name for e in [*self.book, *self.official.values()]}
+        taken = {t.name for t in [*self.book, *self.official.values()]}
         name, n = base, 1
         while name in taken:
             n += 1
             name = f"{base} ({n})"
         return name
 
-    def create(self, body: TemplateCreateInput, *, deployed_for: str | None = None) -> Template:
-        self._check_name(body.name)
-        auth_id = self.m.registry_auths.require(
-            body.container_registry_auth_id, "containerRegistryAuthId"
-        )
-        view = Template(
-            id=new_id(10),
-            name=body.name,
-            image_name=body.image_name,
-            category=body.category,
-            container_disk_in_gb=body.container_disk_in_gb,
-            volume_in_gb=body.volume_in_gb,
-            volume_mount_path=body.volume_mount_path,
-            container_registry_auth_id=auth_id,
-            docker_entrypoint=list(body.docker_entrypoint),
-            docker_start_cmd=list(body.docker_start_cmd),
-            env=dict(body.env),
-            ports=list(body.ports),
-            readme=body.readme,
-            is_public=body.is_public,
-            is_serverless=body.is_serverless,
-            is_runpod=False,
-            earned=0.0,
-            runtime_in_min=0,
-        )
-        assert view.id is not None
-        self.book.save(view.id, TemplateEntry(view, deployed_for))
-        return view
+    # ---- changes -------------------------------------------------------------------------
 
-    def update(self, template_id: str, body: TemplateUpdateInput) -> Template:
-        """Change what ``body`` names; checks everything before changing anything."""
-        entry = self._writable(template_id)
-        view = entry.view
-        given = body.model_fields_set
-        if "name" in given and body.name is not None:
-            self._check_name(body.name, template_id)
-        auth_id = view.container_registry_auth_id
-        if "container_registry_auth_id" in given:
-            auth_id = self.m.registry_auths.require(
-                body.container_registry_auth_id, "containerRegistryAuthId"
-            )
-        old_image, old_env = view.image_name, dict(view.env or {})
+    def _check_name(self, name: str, template_id: str | None = None) -> None:
+        for t in [*self.book, *self.official.values()]:
+            if t.name == name and t.id != template_id:
+                raise InvalidInput(
+                    f"name: a template named {name!r} already exists (id {t.id}); "
+                    "template names must be unique"
+                )
+
+    def create(
+        self,
+        data: dict[str, Any],
+        *,
+        entrypoint: list[str] | None = None,
+        readme: str = "",
+        deployed_for: str | None = None,
+    ) -> TemplateRecord:
+        """A template from a v2 body (every rule checked first); ``entrypoint`` and
+        ``readme`` are v1's, which v2 has no field for."""
+        args = split_args(data["args"]) if "args" in data else []
+        given = validated(TemplateInput, data, {})
+        if given.name is None:
+            raise refuse("name", "is required")
+        if given.image is None:
+            raise refuse("image", "is required")
+        self._check_name(given.name)
+        registry = self.m.registry_auths.require(given.registry, "containerRegistryAuthId")
+        volume = given.mounts.persistent if given.mounts else None
+        record = TemplateRecord(
+            id=new_id(10),
+            name=given.name,
+            image=given.image,
+            args=_joined(args),
+            env=dict(given.env or {}),
+            ports=list(given.ports or []),
+            registry=registry,
+            disk=50 if given.disk is None else given.disk,
+            volume_size=volume.size if volume else 0,
+            volume_path=volume.path if volume else "/workspace",
+            serverless=bool(given.serverless),
+            public=bool(given.public),
+            category=str(given.category or TemplateCategory.NVIDIA),
+            start_ssh=True if given.start_ssh is None else given.start_ssh,
+            start_jupyter=True if given.start_jupyter is None else given.start_jupyter,
+            allowed_cuda_versions=[str(v) for v in given.allowed_cuda_versions or []],
+            entrypoint=list(entrypoint or []),
+            readme=readme,
+            deployed_for=deployed_for,
+        )
+        self.book.save(record.id, record)
+        return record
+
+    def update(self, template_id: str, data: dict[str, Any], **v1_only: Any) -> TemplateRecord:
+        """Change what the v2 body ``data`` names; checks everything before changing
+        anything. ``serverless`` and ``category`` are fixed when the template is made.
+
+        ``v1_only`` are v1's fields v2 has none for (``entrypoint``, ``readme``), and what
+        v1 let an update change although it is fixed (``category``, ``serverless``).
+        """
+        t = self.writable(template_id)
+        fixed = {"serverless": t.serverless, "category": t.category}
+        for name, value in fixed.items():
+            if name in data and data[name] != (str(value) if name == "category" else bool(value)):
+                shown = TemplateCategory(value) if name == "category" else value
+                raise refuse(name, f"is fixed when the template is created (it is {shown!r})")
+        args = _joined(split_args(data["args"])) if "args" in data else t.args
+        given = validated(TemplateInput, data, {})
+        if given.name is not None:
+            self._check_name(given.name, template_id)
+        registry = t.registry
+        if "registry" in data:
+            registry = self.m.registry_auths.require(given.registry, "containerRegistryAuthId")
+        old_image, old_env = t.image, dict(t.env)
         with atomic():  # the template and the endpoints running it, or none of them
-            for name in given:
-                value = getattr(body, name)
-                if name in Template.model_fields and value is not None:
-                    setattr(view, name, value)
-            view.container_registry_auth_id = auth_id
-            self.book.save(template_id, entry)
-            if view.image_name != old_image or (view.env or {}) != old_env:
+            t.args = args
+            t.registry = registry
+            for name in ("name", "image", "disk", "env", "ports", "public"):
+                value = getattr(given, name)
+                if value is not None:
+                    setattr(t, name, value)
+            for name in ("start_ssh", "start_jupyter"):
+                value = getattr(given, name)
+                if value is not None:
+                    setattr(t, name, value)
+            if given.allowed_cuda_versions is not None:
+                t.allowed_cuda_versions = [str(v) for v in given.allowed_cuda_versions]
+            if given.mounts is not None:
+                volume = given.mounts.persistent
+                t.volume_size = volume.size if volume else 0
+                if volume is not None:
+                    t.volume_path = volume.path
+            for name, value in v1_only.items():
+                setattr(t, name, value)
+            self.book.save(template_id, t)
+            if t.image != old_image or t.env != old_env:
                 self.m.endpoints.template_changed(template_id)
-        return entry.view
+        return t
 
     def delete(self, template_id: str) -> None:
-        self._writable(template_id)
+        self.writable(template_id)
         bound = self.bound_endpoints(template_id)
         if bound:
             raise InvalidInput(
@@ -205,5 +364,17 @@ class Templates:
             )
         self.book.drop(template_id)
 
-    def uses_auth(self, auth_id: str) -> list[str]:
-        return [e.view.id or "" for e in self.book if e.view.container_registry_auth_id == auth_id]
+    def adopt_facets(self) -> None:
+        """Take each template's v2-only fields out of the facets an earlier version kept
+        them in, so a database made before templates were kept in v2's shape loses
+        nothing."""
+        for t in self.book:
+            facet = self.m.v2.facets.get("template", t.id)
+            if facet:
+                with atomic():
+                    t.start_ssh = bool(facet.get("startSsh", t.start_ssh))
+                    t.start_jupyter = bool(facet.get("startJupyter", t.start_jupyter))
+                    allowed = facet.get("allowedCudaVersions", t.allowed_cuda_versions)
+                    t.allowed_cuda_versions = list(allowed)
+                    self.book.save(t.id, t)
+                    self.m.v2.facets.drop("template", t.id)

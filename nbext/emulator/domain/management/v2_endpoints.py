@@ -17,8 +17,6 @@ from nbext.models import (
     ComputeType,
     EndpointCreateInput,
     EndpointUpdateInput,
-    Template,
-    TemplateCreateInput,
 )
 
 from ..errors import InvalidInput, NotFound
@@ -27,7 +25,7 @@ from .container import V1_NAMES, check_compute, split_args, to_v2
 from .endpoints import EndpointEntry
 from .records import atomic, iso, new_id
 from .refusals import refuse, validated
-from .templates import TemplateEntry
+from .templates import TemplateRecord
 
 if TYPE_CHECKING:
     from .facade import Management
@@ -58,10 +56,8 @@ def request_urls(base: str, endpoint_id: str) -> dict[str, str]:
     }
 
 
-def _template(m: Management, e: EndpointEntry) -> Template | None:
-    tid = e.view.template_id or ""
-    found = m.templates.book.get(tid) or m.templates.official.get(tid)
-    return found.view if found else None
+def _template(m: Management, e: EndpointEntry) -> TemplateRecord | None:
+    return m.templates.find(e.view.template_id or "")
 
 
 def _gpu(m: Management, e: EndpointEntry) -> dict[str, Any]:
@@ -81,11 +77,11 @@ def _gpu(m: Management, e: EndpointEntry) -> dict[str, Any]:
     return gpu
 
 
-def _scaling(e: EndpointEntry, facets: dict[str, Any]) -> dict[str, Any]:
+def _scaling(e: EndpointEntry) -> dict[str, Any]:
     value = e.view.scaler_value or 4
     if str(e.view.scaler_type or "QUEUE_DELAY") == "REQUEST_COUNT":
         return {"type": "REQUEST_COUNT", "requestCount": max(1, int(value))}
-    exact = facets.get("queueDelay")
+    exact = e.queue_delay
     if exact is None or max(1, math.ceil(exact)) != value:  # set through v1 since
         exact = value
     return {"type": "QUEUE_DELAY", "queueDelay": float(exact)}
@@ -93,19 +89,18 @@ def _scaling(e: EndpointEntry, facets: dict[str, Any]) -> dict[str, Any]:
 
 def view(m: Management, e: EndpointEntry, base: str) -> dict[str, Any]:
     v = e.view
-    facets = m.v2.facets.get("endpoint", e.id)
     t = _template(m, e)
     out: dict[str, Any] = {"id": e.id, "name": v.name or e.id, "type": "QUEUE"}
     if e.id in m.jobs.endpoints:
         out["requestUrls"] = request_urls(base, e.id)
     out.update(
         to_v2(
-            t.image_name if t else None,
-            t.docker_start_cmd if t else None,
-            t.container_disk_in_gb if t else None,
+            t.image if t else None,
+            split_args(t.args) if t else None,
+            t.disk if t else None,
             v.env if v.env is not None else (t.env if t else None),
             t.ports if t else None,
-            t.container_registry_auth_id if t else None,
+            t.registry if t else None,
         )
     )
     if v.compute_type == ComputeType.CPU:
@@ -121,14 +116,14 @@ def view(m: Management, e: EndpointEntry, base: str) -> dict[str, Any]:
         ]
     else:
         out["gpu"] = _gpu(m, e)
-    scaling = _scaling(e, facets)
+    scaling = _scaling(e)
     workers: dict[str, Any] = {"min": v.workers_min or 0, "max": v.workers_max or 0}
     idle = v.idle_timeout
     if scaling["type"] == "QUEUE_DELAY" and idle is not None and 1 <= idle <= 3600:
         workers["idleTimeout"] = idle
     volumes = [v.network_volume_id] if v.network_volume_id else []
     volumes += [x for x in v.network_volume_ids or [] if x not in volumes]
-    flashboot = facets.get("flashboot")
+    flashboot = e.flashboot_mode
     if flashboot is None:
         flashboot = "FLASHBOOT" if getattr(v, "flashboot", None) else "OFF"
     out.update(
@@ -145,8 +140,7 @@ def view(m: Management, e: EndpointEntry, base: str) -> dict[str, Any]:
 
 def releases(m: Management, e: EndpointEntry) -> list[dict[str, Any]]:
     """The endpoint's versions as releases, each noted when first seen (with its image)."""
-    facets = m.v2.facets.get("endpoint", e.id)
-    known: list[dict[str, Any]] = list(facets.get("releases", []))
+    known: list[dict[str, Any]] = list(e.releases)
     version = e.view.version or 0
     if not known or known[-1]["version"] < version:
         t = _template(m, e)
@@ -156,10 +150,11 @@ def releases(m: Management, e: EndpointEntry) -> list[dict[str, Any]]:
                 "id": "rel_" + new_id(10),
                 "version": version,
                 "ts": created if not known else m.clock.now(),
-                "image": t.image_name if t else None,
+                "image": t.image if t else None,
             }
         )
-        m.v2.facets.set("endpoint", e.id, releases=known)
+        e.releases = known
+        m.endpoints.book.save(e.id, e)
     return known
 
 
@@ -199,7 +194,7 @@ def _gpu_types(gpu: dict[str, Any]) -> list[str]:
 
 
 def _scaler(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
-    """v1's scaler fields for v2's ``scaling`` (the exact queue delay kept as a facet)."""
+    """v1's scaler fields for v2's ``scaling`` (the exact queue delay is kept on the record)."""
     scaling = data.get("scaling")
     if not scaling:
         return {}
@@ -212,7 +207,7 @@ def _scaler(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
 
 
 def _common(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
-    """v1's fields for everything but the container; the facets to keep."""
+    """v1's fields for everything but the container; v2's fields v1 has no place for."""
     gpu, cpu = data.get("gpu"), data.get("cpu")
     if gpu is not None:
         if gpu.get("pools"):
@@ -242,63 +237,59 @@ def _common(data: dict[str, Any], v1: dict[str, Any]) -> dict[str, Any]:
         v1["networkVolumeIds"] = vols[1:] if len(vols) > 1 else None
     if "timeout" in data:
         v1["executionTimeoutMs"] = data["timeout"]
-    facets = _scaler(data, v1)
+    v2_only = _scaler(data, v1)
     if "flashboot" in data:
         v1["flashboot"] = data["flashboot"] != "OFF"
-        facets["flashboot"] = data["flashboot"]
-    return facets
+        v2_only["flashboot"] = data["flashboot"]
+    return v2_only
 
 
 def _owned_template(
-    m: Management, name: str, data: dict[str, Any], base: Template | None, *, merge_env: bool
-) -> TemplateEntry:
+    m: Management,
+    name: str,
+    data: dict[str, Any],
+    base: TemplateRecord | None,
+    *,
+    merge_env: bool,
+) -> TemplateRecord:
     """A serverless template for one endpoint: ``base`` overridden by the body's fields.
 
     ``env`` is merged per key with the base's (body winning) when the body names a
     template; a PATCH of the endpoint's own settings replaces it.
     """
-    inherited = base.env or {} if base is not None else {}
+    inherited = base.env if base is not None else {}
     env = {**inherited, **data.get("env", {})} if merge_env else data.get("env", inherited)
-    image = data.get("image") or (base.image_name if base else None)
-    if "args" in data:
-        args = split_args(data["args"])
-    else:
-        args = list(base.docker_start_cmd or []) if base else []
+    image = data.get("image") or (base.image if base else None)
     fields: dict[str, Any] = {
         "name": m.templates.unique_name(f"{name} (endpoint)"),
-        "imageName": image,
-        "isServerless": True,
-        "dockerStartCmd": args,
+        "image": image,
+        "serverless": True,
+        "args": data.get("args", base.args if base else ""),
         "env": env,
-        "ports": data.get("ports", list(base.ports or []) if base else []),
-        "readme": "Made for a v2 serverless endpoint; deleted with it.",
-        "volumeInGb": 0,
+        "ports": data.get("ports", list(base.ports) if base else []),
     }
-    if "disk" in data or (base and base.container_disk_in_gb):
-        fields["containerDiskInGb"] = data.get("disk", base.container_disk_in_gb if base else 5)
-    registry = data.get("registry", base.container_registry_auth_id if base else None)
+    if "disk" in data or (base and base.disk):
+        fields["disk"] = data.get("disk", base.disk if base else 5)
+    registry = data.get("registry", base.registry if base else None)
     if registry:
-        fields["containerRegistryAuthId"] = registry
-    parsed = validated(TemplateCreateInput, fields, V1_NAMES)
-    made = m.templates.create(parsed)
-    entry = m.templates.book.get(made.id or "")
-    assert entry is not None
-    return entry
+        fields["registry"] = registry
+    readme = "Made for a v2 serverless endpoint; deleted with it."
+    return m.templates.create(fields, readme=readme)
 
 
-def _named_template(m: Management, template_id: str) -> Template:
-    found = m.templates.book.get(template_id) or m.templates.official.get(template_id)
+def _named_template(m: Management, template_id: str) -> TemplateRecord:
+    found = m.templates.find(template_id)
     if found is None:
         raise NotFound(f"templateId: no template with id {template_id!r}")
-    if not found.view.is_serverless:
+    if not found.serverless:
         raise refuse("templateId", f"template {template_id!r} is a pod template, not serverless")
-    return found.view
+    return found
 
 
-def _adopt(m: Management, template: TemplateEntry, endpoint_id: str) -> None:
+def _adopt(m: Management, template: TemplateRecord, endpoint_id: str) -> None:
     """The endpoint owns ``template``: it goes when the endpoint does."""
     template.deployed_for = endpoint_id
-    m.templates.book.save(template.view.id or "", template)
+    m.templates.book.save(template.id, template)
     e = m.endpoints.entry(endpoint_id)
     e.deployed = True
     m.endpoints.book.save(endpoint_id, e)
@@ -328,22 +319,24 @@ class V2Endpoints:
         base = _named_template(m, data["templateId"]) if "templateId" in data else None
         gpu = data.get("gpu")
         if base is not None and gpu is not None and "allowedCudaVersions" not in gpu:
-            seeded = m.v2.facets.get("template", base.id or "").get("allowedCudaVersions")
+            seeded = base.allowed_cuda_versions
             if seeded and not gpu.get("minCudaVersion"):
                 data = {**data, "gpu": {**gpu, "allowedCudaVersions": seeded}}
         v1: dict[str, Any] = {
             "templateId": "pending",
             "computeType": "GPU" if data.get("gpu") is not None else "CPU",
         }
-        facets = _common(data, v1)
+        v2_only = _common(data, v1)
         validated(EndpointCreateInput, v1, V1_NAMES)  # every rule before anything is made
         with atomic():  # the template, the endpoint and its v2 fields, or none of them
             template = _owned_template(m, data["name"], data, base, merge_env=True)
-            v1["templateId"] = template.view.id
+            v1["templateId"] = template.id
             made = m.endpoints.create(validated(EndpointCreateInput, v1, V1_NAMES))
             _adopt(m, template, made["id"])
-            m.v2.facets.set("endpoint", made["id"], **facets)
-            releases(m, m.endpoints.entry(made["id"]))  # the first release: as made
+            e = m.endpoints.entry(made["id"])
+            e.keep_v2(v2_only)
+            m.endpoints.book.save(e.id, e)
+            releases(m, e)  # the first release: as made
         return self.get(made["id"], base_url)
 
     def update(self, endpoint_id: str, data: dict[str, Any], base_url: str) -> dict[str, Any]:
@@ -356,7 +349,7 @@ class V2Endpoints:
         if data.get("gpu") is not None and not gpu_endpoint:
             raise refuse("gpu", "this endpoint runs CPU workers; its compute type is fixed")
         v1: dict[str, Any] = {}
-        facets = _common(data, v1)
+        v2_only = _common(data, v1)
         parsed = validated(EndpointUpdateInput, v1, V1_NAMES)
         with atomic():  # every record this update touches, or none of them
             new_template = None
@@ -367,7 +360,7 @@ class V2Endpoints:
                     m, e.view.name or endpoint_id, data, base, merge_env=named
                 )
                 parsed = validated(
-                    EndpointUpdateInput, {**v1, "templateId": new_template.view.id}, V1_NAMES
+                    EndpointUpdateInput, {**v1, "templateId": new_template.id}, V1_NAMES
                 )
             old = _template(m, e)
             releases(m, e)  # the release this update follows, if not noted yet
@@ -376,20 +369,19 @@ class V2Endpoints:
                 _adopt(m, new_template, endpoint_id)
                 owned = m.templates.book.get(old.id or "") if old else None
                 if owned is not None and owned.deployed_for == endpoint_id:
-                    m.templates.book.drop(owned.view.id or "")
+                    m.templates.book.drop(owned.id)
             if (data.get("gpu") or {}).get("minCudaVersion") == "":
                 e.view.min_cuda_version = None
                 m.endpoints.book.save(endpoint_id, e)
-            facets = {k: v for k, v in facets.items() if v is not None}
-            if facets:
-                m.v2.facets.set("endpoint", endpoint_id, **facets)
+            given = {k: v for k, v in v2_only.items() if v is not None}
+            if given:
+                e.keep_v2(given)
+                m.endpoints.book.save(endpoint_id, e)
         return self.get(endpoint_id, base_url)
 
     def delete(self, endpoint_id: str) -> None:
         self.m.endpoints.entry(endpoint_id)
-        with atomic():
-            self.m.endpoints.delete(endpoint_id)
-            self.m.v2.facets.drop("endpoint", endpoint_id)
+        self.m.endpoints.delete(endpoint_id)
 
     def release_listing(self, endpoint_id: str) -> dict[str, Any]:
         """The endpoint's releases, newest first, and how far the latest has rolled out."""

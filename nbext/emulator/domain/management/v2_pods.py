@@ -11,10 +11,9 @@ one record whichever interface made it: v2 reads and changes the pods ``/v1/pods
 from __future__ import annotations
 
 import secrets
-import shlex
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import PodCreateInput, PodUpdateInput, Template
+from nbext.models import PodCreateInput, PodUpdateInput
 from nbext.models.v2 import PodAction, PodStatus
 
 from ..errors import Conflict, NotFound
@@ -25,6 +24,7 @@ from .pod_status import allowed_actions, observed_status
 from .pods import PodEntry
 from .records import atomic, iso
 from .refusals import refuse, validated
+from .templates import TemplateRecord
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -83,7 +83,6 @@ class V2Pods:
         ]
         created = times[0]
         status = observed_status(e.running, started, len(times) == 1, now)
-        facets = m.v2.facets.get("pod", pod_id)
         out: dict[str, Any] = {
             "id": pod_id,
             "name": v.name or "",
@@ -124,7 +123,7 @@ class V2Pods:
         out.update(
             cloud=e.cloud_type,
             dataCenterId=e.data_center_id,
-            cudaVersion=facets.get("cudaVersion", CUDA_DEFAULT) if e.gpu_type_id else None,
+            cudaVersion=(e.cuda_version or CUDA_DEFAULT) if e.gpu_type_id else None,
             ssh=_ssh(pod_id, running, v.public_ip, mapped),
             template=v.template_id,
             cost=float(v.cost_per_hr or 0.0) if e.running else 0.0,
@@ -210,7 +209,9 @@ class V2Pods:
         with atomic():  # the pod and its v2 fields, or neither
             made = self.m.pods.create(parsed)
             if cuda:
-                self.m.v2.facets.set("pod", made["id"], cudaVersion=cuda)
+                e = self.m.pods.entry(made["id"])
+                e.cuda_version = cuda
+                self.m.pods.book.save(made["id"], e)
         return self.view(self.m.pods.entry(made["id"]))
 
     def update(self, pod_id: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -220,9 +221,7 @@ class V2Pods:
 
     def delete(self, pod_id: str) -> None:
         self.changeable(pod_id)
-        with atomic():
-            self.m.pods.delete(pod_id)
-            self.m.v2.facets.drop("pod", pod_id)
+        self.m.pods.delete(pod_id)
 
     def act(self, pod_id: str, action: PodAction) -> dict[str, Any] | None:
         """Do ``action`` if the pod's status allows it; None once terminated."""
@@ -255,14 +254,13 @@ class V2Pods:
 
     # ---- the rules of a body -------------------------------------------------------------
 
-    def _template(self, template_id: str) -> Template:
-        templates = self.m.templates
-        found = templates.book.get(template_id) or templates.official.get(template_id)
+    def _template(self, template_id: str) -> TemplateRecord:
+        found = self.m.templates.find(template_id)
         if found is None:
             raise NotFound(f"templateId: no template with id {template_id!r}")
-        if found.view.is_serverless:
+        if found.serverless:
             raise refuse("templateId", f"template {template_id!r} is a serverless template")
-        return found.view
+        return found
 
     def _startup_env(self, data: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
         """``startSsh`` and ``startJupyter``: what the provisioner adds to the environment."""
@@ -314,7 +312,7 @@ class V2Pods:
         if data.get("dataCenterIds"):
             v1["dataCenterIds"] = data["dataCenterIds"]
         v1["globalNetworking"] = data.get("globalNetworking", False)
-        base_env = {**((template.env or {}) if template else {}), **data.get("env", {})}
+        base_env = {**(template.env if template else {}), **data.get("env", {})}
         env = self._startup_env(data, base_env)
         if env or "env" in data:
             v1["env"] = env
@@ -324,13 +322,13 @@ class V2Pods:
         if "templateId" in data:
             template = self._template(data["templateId"])
             spread = {
-                "image": template.image_name,
-                "args": shlex.join(template.docker_start_cmd or []),
-                "disk": template.container_disk_in_gb,
+                "image": template.image,
+                "args": template.args,
+                "disk": template.disk,
                 "ports": template.ports,
-                "registry": template.container_registry_auth_id,
+                "registry": template.registry,
             }
-            env = {**(template.env or {}), **data.get("env", {})}
+            env = {**template.env, **data.get("env", {})}
             data = {**{k: v for k, v in spread.items() if v is not None}, **data, "env": env}
         mounts = data.get("mounts")
         if mounts is not None:
