@@ -156,19 +156,22 @@ def test_a_job_with_no_price_shows_no_cost(nb: Notebook) -> None:
     assert "nbext-job-cost" not in nb.displays[-1]["data"]["text/html"]
 
 
+def batch_panel(nb: Notebook) -> list[dict[str, Any]]:
+    """The batch panel's bundles: its display, then each update."""
+    (panel,) = [bundles for bundles in nb.outputs() if "nbext-batch-panel" in str(bundles[0])]
+    return panel
+
+
 def test_a_map_s_panel_keeps_a_running_total(nb: Notebook) -> None:
     nb.deploy(reports(0.01), "public")
     nb.run("inputs = [{'n': i} for i in range(5)]")
     nb.run("%runpod map public inputs -o res --concurrency 2")
-    (panel,) = [bundles for bundles in nb.outputs() if "nbext-batch-panel" in str(bundles[0])]
-    final = panel[-1]
+    final = batch_panel(nb)[-1]
     assert "spent $0.05 on 5 jobs (reported)" in final["text/plain"]
     assert "spent $0.05 on 5 jobs (reported)" in final["text/html"]
 
 
-def test_a_map_stopped_by_the_budget_keeps_what_finished(
-    nb: Notebook, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_map_stopped_by_the_budget_keeps_what_finished(nb: Notebook) -> None:
     nb.deploy(reports(0.01), "public")
     nb.run("%config RunpodMagics.budget_usd = 0.025")
     nb.run("inputs = [{'n': i} for i in range(10)]")
@@ -176,7 +179,7 @@ def test_a_map_stopped_by_the_budget_keeps_what_finished(
     frame = nb.shell.user_ns["res"]
     assert frame["state"].tolist()[:3] == ["COMPLETED"] * 3
     assert frame["state"].isna().sum() == 7  # never submitted
-    (panel,) = [bundles for bundles in nb.outputs() if "nbext-batch-panel" in str(bundles[0])]
+    panel = batch_panel(nb)
     assert (
         "stopped: budget reached: jobs started from this client cost $0.03 of "
         "budget_usd=0.025; not submitting to endpoint 'public' (raise budget_usd to go on); "
