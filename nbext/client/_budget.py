@@ -130,39 +130,28 @@ class Budget:
                 self._ended.remove(waiting[0])
                 self._costs[cost.job_id] = cost
 
-    def _next_ended(self) -> Ended | None:
+    def price(self, ctx: Context, prices: Prices) -> Flow[None]:
+        """Price the jobs seen to end since the last time (each endpoint's price is read
+        once); one whose price the service did not give now waits for the next time."""
         with self._lock:
-            return self._ended.pop(0) if self._ended else None
-
-    def _priced(self, ended: Ended, price: Price | Unpriced | None) -> None:
-        """Keep ``ended``'s cost; or, its price unknown for now, keep it for next time."""
-        cost = ended.cost(price)
-        with self._lock:
-            if cost is not None:
-                self._costs[ended.job_id] = cost
-            elif isinstance(price, Unpriced) and price.passing:
-                self._ended.append(ended)
-            elif isinstance(price, Unpriced):
-                self._unpriced[ended.job_id] = price
-
-
-def price_ended(ctx: Context, budget: Budget, prices: Prices) -> Flow[None]:
-    """Price every job seen to end since the last time (a price read once per endpoint)."""
-    retry_later: list[Ended] = []
-    while (ended := budget._next_ended()) is not None:
-        price: Price | Unpriced | None = None
-        try:
-            if ended.reported is None:
-                price = yield from prices.of(ctx, ended.endpoint_id)
-        except BaseException:
-            budget._priced(ended, Unpriced(ended.endpoint_id, "not priced yet", passing=True))
-            raise
-        if isinstance(price, Unpriced) and price.passing:
-            retry_later.append(ended)  # the service did not answer: not counted, asked again
-            continue
-        budget._priced(ended, price)
-    for ended in retry_later:
-        budget._priced(ended, price=Unpriced(ended.endpoint_id, "not priced yet", passing=True))
+            ended, self._ended = self._ended, []
+        for i, job in enumerate(ended):
+            price: Price | Unpriced | None = None
+            try:
+                if job.reported is None:
+                    price = yield from prices.of(ctx, job.endpoint_id)
+            except BaseException:
+                with self._lock:
+                    self._ended.extend(ended[i:])
+                raise
+            cost = job.cost(price)
+            with self._lock:
+                if cost is not None:
+                    self._costs[job.job_id] = cost
+                elif isinstance(price, Unpriced) and price.passing:
+                    self._ended.append(job)
+                elif isinstance(price, Unpriced):
+                    self._unpriced[job.job_id] = price
 
 
 def within_budget(ctx: Context, endpoint_id: str) -> Flow[None]:
@@ -170,7 +159,7 @@ def within_budget(ctx: Context, endpoint_id: str) -> Flow[None]:
     budget, prices = ctx.budget, ctx.prices
     if budget is None or budget.budget_usd is None or prices is None:
         return
-    yield from price_ended(ctx, budget, prices)
+    yield from budget.price(ctx, prices)
     cap, spent, unpriced = budget.budget_usd, budget.spent_usd, len(budget.unpriced)
     if spent < cap:
         return

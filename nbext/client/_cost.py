@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from nbext.models import ComputeType, JobResult
@@ -35,7 +35,12 @@ if TYPE_CHECKING:
     from ._resources import Versions
 
 PASSING = (ConnectionError, Timeout, ServerError, RateLimited)
-"""Failures that say nothing lasting about the price: the next job asks again."""
+"""Failures that say nothing lasting about the price: asked again, after ``ASK_AGAIN_S``."""
+ASK_AGAIN_S = 60.0
+"""Seconds before a price the service did not give is asked for again (so a management
+interface that is down does not slow every submission under a budget)."""
+PRICE_CALL_TIMEOUT = 10.0
+"""Seconds a price's calls may take, retries included: a price is worth a try, not a wait."""
 CostSource = Literal["reported", "estimate"]
 """``reported``: the service's ``output.cost``; ``estimate``: computed from the catalog."""
 
@@ -172,6 +177,8 @@ class Prices:
         self._versions = versions
         self._known: dict[str, Price | Unpriced] = {}
         self._catalog: list[GpuType] | None = None
+        self._failed: dict[str, tuple[float, Unpriced]] = {}
+        """When a price was last not given for lack of an answer, and that answer."""
         self._lock = threading.Lock()
 
     def known(self, endpoint_id: str) -> Price | Unpriced | None:
@@ -180,16 +187,30 @@ class Prices:
             return self._known.get(endpoint_id)
 
     def of(self, ctx: Context, endpoint_id: str) -> Flow[Price | Unpriced]:
-        """The endpoint's price: read the first time, then from memory."""
+        """The endpoint's price: read the first time, then from memory. Its calls are not
+        retried and take at most ``PRICE_CALL_TIMEOUT``; when they fail for lack of an
+        answer, the price is not asked for again for ``ASK_AGAIN_S``."""
         found = self.known(endpoint_id)
         if found is not None:
             return found
+        with self._lock:
+            failed = self._failed.get(endpoint_id)
+        if failed is not None and ctx.now() - failed[0] < ASK_AGAIN_S:
+            return failed[1]
+        quick = replace(
+            ctx,
+            policy=replace(ctx.policy, max_retries=0),
+            call_timeout=min(ctx.call_timeout, PRICE_CALL_TIMEOUT),
+        )
         try:
             if self._catalog is None:
-                self._catalog = yield from catalog_gpus(ctx, self._versions.plain)
-            found = yield from _price(ctx, self._versions, endpoint_id, self._catalog)
+                self._catalog = yield from catalog_gpus(quick, self._versions.plain)
+            found = yield from _price(quick, self._versions, endpoint_id, self._catalog)
         except PASSING as exc:
-            return Unpriced(endpoint_id, exc.reason, passing=True)
+            unknown = Unpriced(endpoint_id, exc.reason, passing=True)
+            with self._lock:
+                self._failed[endpoint_id] = (ctx.now(), unknown)
+            return unknown
         except NbextError as exc:
             found = Unpriced(endpoint_id, exc.reason)
         with self._lock:

@@ -8,7 +8,9 @@ serverless billing, v2 and v1, must come to the same sum. Time is the fake clock
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +18,7 @@ import httpx
 import pytest
 
 from nbext.client import AsyncClient, BudgetExceeded, Client, JobCost, usd_text
-from nbext.emulator import Emulator, FakeClock, create_app
+from nbext.emulator import Emulator, EmulatorServer, FakeClock, create_app
 from nbext.models import JobStatus
 
 from .conftest import KEY, Harness
@@ -322,3 +324,30 @@ async def test_jobs_of_unknown_cost_are_named_not_counted(h: Harness) -> None:
         await h.call(v1.close)
     assert len(v1.budget.unpriced) == 2 and info.value.unpriced == 2
     assert "; 2 job(s) of unknown cost not counted;" in str(info.value)
+
+
+def test_a_price_the_service_does_not_give_is_not_counted_nor_waited_for() -> None:
+    """The management interface refuses connections: each budgeted submission goes on at
+    once (no retries, no wait), and the job stays to be priced when an answer comes."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    emu = Emulator(api_key=KEY, clock=FakeClock(), rate_limit=False)
+    emu.deploy(image="echo", endpoint_id="echo")
+    server = EmulatorServer(emu).start()
+    try:
+        with Client(
+            KEY,
+            serverless_url=server.serverless_url,
+            base_url=f"http://127.0.0.1:{closed}/v2",
+            budget_usd=1,
+        ) as client:
+            started = time.monotonic()
+            for i in range(3):
+                client.endpoint("echo").run_sync({"i": i})
+            took = time.monotonic() - started
+            assert client.budget.spent_usd == 0 and client.budget.unpriced == []
+    finally:
+        server.stop()
+        emu.close()
+    assert took < 5, f"three submissions took {took:.1f} s"
