@@ -42,6 +42,7 @@ from ._errors import (
 )
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
 from ._map import Abandoned, AsyncMapResults, MapResults, MaybeQueued
+from ._phases import Phase, Timings
 from ._resources import (
     AsyncBilling,
     AsyncCatalog,
@@ -114,6 +115,7 @@ __all__ = [
     "NetworkVolumes",
     "NotFound",
     "PayloadTooLarge",
+    "Phase",
     "Pods",
     "Price",
     "RateLimited",
@@ -125,6 +127,7 @@ __all__ = [
     "SshKeys",
     "Templates",
     "Timeout",
+    "Timings",
     "Unauthorized",
     "UnsupportedOperation",
     "UpdateMethod",

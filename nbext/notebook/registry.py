@@ -38,6 +38,12 @@ class JobRecord:
     """How many times this kernel queued the job again (``%runpod retry``)."""
     cost: JobCost | None = None
     """What its last run cost, once it ended and was priced (``cost.record_cost``)."""
+    execution_timeout: float | None = None
+    """Seconds the job was allowed to run (``--execution-timeout``); None: the endpoint's."""
+    ttl: float | None = None
+    """Seconds the job was allowed to live from submission (``--ttl``); None: 24 hours.
+    Kept because the service never says a job's policy back: ``%runpod why`` compares
+    it with what happened."""
     follower: JobFollower | None = None
     """The follower of the job's latest run (the one a new panel of it belongs to)."""
     watchers: list[Callable[[JobRecord], None]] = field(default_factory=list, repr=False)

@@ -27,7 +27,7 @@ import html
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbext import media
 from nbext.client import JobCost
@@ -41,7 +41,11 @@ from .display.text import (
     shorten,
     to_json,
 )
+from .phases import phase_html, phase_plain
 from .theme import BORDER, ERROR, MUTED, badge_html, state_colour
+
+if TYPE_CHECKING:
+    from nbext.client import Phase
 
 PLAIN_TEXT_CHARS = 2_000
 """How much streamed text (or error) the ``text/plain`` form of a job carries."""
@@ -101,6 +105,8 @@ class JobView:
     """Show only the text's last characters (a live panel: each redraw is a message)."""
     cost: JobCost | None = None
     """What the job cost, once it ended and was priced (``cost.record_cost``)."""
+    phase: Phase | None = None
+    """What the job waits for or where it runs, and its phases' timings at the end."""
 
 
 def title_html(view: JobView) -> str:
@@ -266,6 +272,8 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
         + (f'<span class="nbext-job-cost">{cost_html(view.cost)}</span>' if view.cost else "")
         + "</div>"
     ]
+    if view.phase is not None and (drawn_phase := phase_html(view.phase)):
+        parts.append(drawn_phase)
     if view.text:
         parts.append(f'<div class="nbext-job-text">{stream_html(view.text, view.text_tail)}</div>')
     if view.metrics and view.text is not None:
@@ -289,6 +297,8 @@ def job_plain(view: JobView) -> str:
     job = view.job_id or "(no id yet)"
     cost = f" · {cost_text(view.cost)}" if view.cost else ""
     lines = [f"{view.endpoint_id} {view.via} job {job}: {view.state} · {timing_text(view)}{cost}"]
+    if view.phase is not None and (phase := phase_plain(view.phase)):
+        lines.append(phase)
     if view.text and view.text_tail is not None:
         lines.append("text: " + tail(view.text, PLAIN_TEXT_CHARS))
     elif view.text:

@@ -24,7 +24,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from nbext import media
-from nbext.client import JobCost
+from nbext.client import JobCost, Phase
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from ..display.text import chunk_text
@@ -77,6 +77,9 @@ class JobPanel(LivePanel):
         self.cost: JobCost | None = None
         """What the job cost, once it ended (set by its follower)."""
         self.chunks = 0
+        self.phase: Phase | None = None
+        """What the job waits for or where it runs (``job.phases()``; its follower sets it
+        before each ``set_result``), kept to the end for its timings."""
         self.cancel_available = False
         """Whether Cancel can act now, as its follower says (a blocking cell in a kernel
         whose widget messages cannot be handled while it runs cannot; the button is then
@@ -127,6 +130,7 @@ class JobPanel(LivePanel):
         self.chunks = 0
         self.note = ""
         self.cost = None
+        self.phase = None
         self.refresh(force=True)
 
     def add_chunk(self, chunk: StreamChunk, *, draw: bool = True) -> bool:
@@ -162,6 +166,8 @@ class JobPanel(LivePanel):
         if result.has_output:
             self.output, self.has_output = result.output, True
         self.error = result.error
+        if result.status.is_final and self.phase is not None and self.phase.timings is None:
+            self.phase = self.phase.ended(result)  # its end read by a wait or a stream
         self.refresh(force=changed or result.status.is_final)
 
     def set_removed(self, reason: str) -> None:
@@ -214,6 +220,7 @@ class JobPanel(LivePanel):
             hint="" if self.final else self.hint,
             text_tail=None if self.final else DISPLAY_TEXT_CHARS,
             cost=self.cost if self.final else None,
+            phase=self.phase,
         )
 
     def rendering(self) -> Rendering:
