@@ -865,12 +865,15 @@ def answer(r: httpx.Response, text: str) -> dict[str, Any]:
     return {"status": r.status_code, "type": r.headers.get("content-type"), "body": text}
 
 
-async def run(emu: Emulator, client: httpx.AsyncClient) -> list[dict[str, Any]]:
-    """Every step against ``emu``; the answers, normalised, each with its request."""
+async def run(
+    emu: Emulator, client: httpx.AsyncClient, sequence: list[Step] | None = None
+) -> list[dict[str, Any]]:
+    """Every step (of ``sequence``, or the corpus's) against ``emu``; the answers,
+    normalised, each with its request."""
     saved: dict[str, str] = {}
     names = Normaliser()
     out: list[dict[str, Any]] = []
-    for step in steps():
+    for step in steps() if sequence is None else sequence:
         if step.advance:
             await emu.advance_async(step.advance)
             out.append({"advance": step.advance})
@@ -896,8 +899,10 @@ def client_for(emu: Emulator) -> httpx.AsyncClient:
     )
 
 
-async def restored(rows: list[list[Any]], db: Path, now: float) -> list[dict[str, Any]]:
-    """An emulator started on a database holding ``rows``: its answers to ``RESTORED``."""
+async def restored(
+    rows: list[list[Any]], db: Path, now: float, paths: list[str] = RESTORED
+) -> list[dict[str, Any]]:
+    """An emulator started on a database holding ``rows``: its answers to ``paths``."""
     with sqlite3.connect(db) as con:
         con.execute(
             "CREATE TABLE IF NOT EXISTS records (kind TEXT NOT NULL, key TEXT NOT NULL, "
@@ -912,7 +917,7 @@ async def restored(rows: list[list[Any]], db: Path, now: float) -> list[dict[str
     try:
         async with client_for(emu) as client:
             answers = []
-            for path in RESTORED:
+            for path in paths:
                 r = await client.get(path)
                 answers.append({"request": f"GET {path}", **answer(r, r.text)})
             return answers
@@ -929,7 +934,7 @@ def stored_rows(db: Path) -> list[list[Any]]:
     return [[kind, key, json.loads(data)] for kind, key, data in rows]
 
 
-async def record() -> dict[str, Any]:
+async def record(sequence: list[Step] | None = None, paths: list[str] = RESTORED) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "corpus.db"
         with seeded():
@@ -937,14 +942,14 @@ async def record() -> dict[str, Any]:
             emu.bind()
             try:
                 async with client_for(emu) as client:
-                    exchanges = await run(emu, client)
+                    exchanges = await run(emu, client, sequence)
                 now = emu.clock.now()
             finally:
                 emu.jobs.reset()
                 await emu.aclose()
                 emu.close()
         rows = stored_rows(db)
-        again = await restored(rows, Path(tmp) / "restored.db", now)
+        again = await restored(rows, Path(tmp) / "restored.db", now, paths)
     return {"exchanges": exchanges, "stored": {"now": now, "rows": rows, "answers": again}}
 
 

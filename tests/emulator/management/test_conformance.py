@@ -40,7 +40,6 @@ from nbext.emulator import Emulator, FakeClock, create_app
 from nbext.emulator.api.v1.docs import reference
 from nbext.models import (
     ContainerRegistryAuthCreateInput,
-    EndpointCreateInput,
     PodCreateInput,
 )
 
@@ -139,11 +138,11 @@ def make_world() -> World:
     pod_template = m.templates.create({"name": "pods", "image": "img"})
     serverless = m.templates.create({"name": "workers", "image": "echo", "serverless": True})
     volume = m.volumes.create("v", 10, "EU-RO-1")
-    endpoint = m.endpoints.create(EndpointCreateInput(template_id=serverless.id))
+    endpoint = m.endpoints.add(serverless.id, {})
     pod = m.pods.create(PodCreateInput(image_name="img"))
     ids = {
         "podId": pod["id"],
-        "endpointId": endpoint["id"],
+        "endpointId": endpoint.id,
         "templateId": pod_template.id,
         "networkVolumeId": volume.id,
         "containerRegistryAuthId": auth.id or "",

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from ..conftest import MakeEmulator
-from . import corpus
+from . import corpus, corpus_endpoints
 
 pytestmark = pytest.mark.anyio
 
 
-def recorded() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(corpus.FIXTURE.read_text())
+def recorded(fixture: Path = corpus.FIXTURE) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(fixture.read_text())
     return data
 
 
@@ -43,4 +43,21 @@ async def test_every_answer_is_the_recorded_one(make_emulator: MakeEmulator) -> 
 async def test_a_database_written_before_loads_and_answers_the_same(tmp_path: Path) -> None:
     stored = recorded()["stored"]
     got = await corpus.restored(stored["rows"], tmp_path / "old.db", stored["now"])
+    assert got == stored["answers"], first_difference(got, stored["answers"])
+
+
+async def test_every_endpoint_answer_is_the_recorded_one(make_emulator: MakeEmulator) -> None:
+    emu = make_emulator(demos=False)
+    with corpus.seeded():
+        async with corpus.client_for(emu) as client:
+            got = await corpus.run(emu, client, corpus_endpoints.steps())
+    expected = recorded(corpus_endpoints.FIXTURE)["exchanges"]
+    assert got == expected, first_difference(got, expected)
+
+
+async def test_endpoints_written_before_load_and_answer_the_same(tmp_path: Path) -> None:
+    stored = recorded(corpus_endpoints.FIXTURE)["stored"]
+    got = await corpus.restored(
+        stored["rows"], tmp_path / "old.db", stored["now"], corpus_endpoints.RESTORED
+    )
     assert got == stored["answers"], first_difference(got, stored["answers"])
