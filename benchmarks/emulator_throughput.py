@@ -25,6 +25,10 @@ every server, so the two never fight for a core. Each round measures every serve
 rotated order, so slow drift of the machine's load does not favour one), and the figures
 reported are the medians over the rounds; the ratio is taken within each round, so other
 work on the machine affects both sides of it alike. Goal: nbext /runsync : SDK >= 0.8.
+
+Beside each rate, the server's CPU time per request (user + system, all its threads,
+from ``/proc``), which other work on a shared machine moves far less than the rate: it
+says where a ratio comes from.
 """
 
 from __future__ import annotations
@@ -155,6 +159,16 @@ class Server:
                 time.sleep(0.1)
         raise TimeoutError(f"{self.name} did not answer within {timeout} s:\n{self.tail()}")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the server so far, all its threads (Linux ``/proc``)."""
+        if self.process is None:
+            return 0.0
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def check_alive(self) -> None:
         if self.process is None or self.process.poll() is not None:
             raise RuntimeError(f"{self.name} is no longer running:\n{self.tail()}")
@@ -201,10 +215,16 @@ class Result:
     socket_errors: int
     p50_ms: float
     p99_ms: float
+    server_cpu_s: float = 0.0
 
     @property
     def rate(self) -> float:
         return self.completed / self.seconds if self.seconds else 0.0
+
+    @property
+    def cpu_us(self) -> float:
+        """Server CPU per request answered, in microseconds."""
+        return self.server_cpu_s / self.requests * 1e6 if self.requests else 0.0
 
 
 RESULT_LINE = re.compile(r"^RESULT (.*)$", re.MULTILINE)
@@ -385,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"placement: {placement}")
     rates: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
     ratios: dict[str, list[float]] = {}
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="nbext-bench-") as tmp_name:
@@ -398,7 +419,9 @@ def main(argv: list[str] | None = None) -> int:
                     target.server.check_alive()
                     if warmup:
                         run_wrk(wrk, target, warmup, wrk_cpu, args.connections)
+                    cpu_before = target.server.cpu_seconds()
                     result = run_wrk(wrk, target, seconds, wrk_cpu, args.connections)
+                    result.server_cpu_s = target.server.cpu_seconds() - cpu_before
                     if result.other or result.socket_errors:
                         problems.append(
                             f"round {round_no + 1}, {target.label}: {result.other} answers "
@@ -406,9 +429,11 @@ def main(argv: list[str] | None = None) -> int:
                         )
                     this_round[target.label] = result.rate
                     rates.setdefault(target.label, []).append(result.rate)
+                    cpus.setdefault(target.label, []).append(result.cpu_us)
                     print(
                         f"  round {round_no + 1}  {target.label:<26} {result.rate:>9,.0f} "
-                        f"{target.unit}  (p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.2f} ms)",
+                        f"{target.unit}  (p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.2f} ms, "
+                        f"server CPU {result.cpu_us:,.0f} us a request)",
                         flush=True,
                     )
                 for top, bottom, name in RATIOS:
@@ -419,7 +444,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"medians over {args.rounds} round(s):")
     for target in targets:
-        print(f"  {target.label:<26} {statistics.median(rates[target.label]):>9,.0f} {target.unit}")
+        rate, cpu = (statistics.median(m[target.label]) for m in (rates, cpus))
+        cpu_text = f"server CPU {cpu:,.0f} us a request"
+        print(f"  {target.label:<26} {rate:>9,.0f} {target.unit}  ({cpu_text})")
     print("ratios (median of the per-round ratios):")
     for _, _, name in RATIOS:
         print(f"  {name:<50} {statistics.median(ratios[name]):5.2f}")
