@@ -16,7 +16,10 @@ itself:
    context it is measured a second time with ``--rp_log_level ERROR``. It runs on
    uvicorn's defaults, which pick httptools and uvloop where installed (the ``runpod``
    package brings them); the emulator runs uvicorn's h11 protocol on asyncio's loop.
-4. a bare ASGI echo on uvicorn: what the HTTP stack itself costs, for context.
+4. a bare ASGI echo on uvicorn: what the HTTP stack itself costs, for context; once on
+   uvicorn's defaults (the SDK's stack), once on the emulator's (its h11 protocol with
+   the request deadline, asyncio's loop). The second is the floor under the emulator:
+   what every request costs it before FastAPI and the job are reached.
 
 Every server runs in its own process on 127.0.0.1 with its default settings; each
 measurement is ``wrk -t1 -c8`` for a bounded time after a short warm-up. On a machine
@@ -96,7 +99,14 @@ async def app(scope, receive, send):
     await send({"type": "http.response.body", "body": payload})
 
 
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+if sys.argv[2:] == ["emulator"]:  # the emulator's protocol and loop (nbext/emulator/server.py)
+    from nbext.emulator.protocol import deadline_protocol
+
+    options = {"http": deadline_protocol(30.0, 1024), "loop": "asyncio"}
+else:  # uvicorn's defaults, as the SDK's server runs
+    options = {}
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False,
+            **options)
 '''
 
 
@@ -297,7 +307,7 @@ def build_servers(tmp: Path, key: str) -> dict[str, Server]:
     python = sys.executable
     (tmp / "handler.py").write_text(SDK_HANDLER)
     (tmp / "bare_echo.py").write_text(BARE_ECHO)
-    emulator_port, sdk_port, quiet_port, bare_port = (free_port() for _ in range(4))
+    emulator_port, sdk_port, quiet_port, bare_port, floor_port = (free_port() for _ in range(5))
     return {
         "nbext": Server(
             "nbext emulator",
@@ -330,6 +340,13 @@ def build_servers(tmp: Path, key: str) -> dict[str, Server]:
             "/",
             tmp / "bare.log",
         ),
+        "floor": Server(
+            "bare ASGI echo, the emulator's protocol",
+            [python, "bare_echo.py", str(floor_port), "emulator"],
+            floor_port,
+            "/",
+            tmp / "floor.log",
+        ),
     }  # fmt: skip
 
 
@@ -338,17 +355,21 @@ NBEXT_RUN_STATUS = "nbext /run + /status"
 SDK = "SDK test server /runsync"
 SDK_QUIET = "  the same, SDK logs off"
 BARE = "bare ASGI echo (uvicorn)"
+FLOOR = "  the same, emulator's h11"
 
 RATIOS = [
     (NBEXT_RUNSYNC, SDK, "nbext /runsync : SDK test server (the goal)"),
     (NBEXT_RUNSYNC, SDK_QUIET, "nbext /runsync : SDK test server, its logs off"),
     (NBEXT_RUN_STATUS, SDK, "nbext /run + /status : SDK test server /runsync"),
     (NBEXT_RUNSYNC, BARE, "nbext /runsync : bare ASGI echo"),
+    (FLOOR, SDK, "bare echo on the emulator's h11 : SDK test server"),
 ]
 
 
 def build_targets(servers: dict[str, Server], key: str) -> list[Target]:
-    nbext, sdk, quiet, bare = (servers[k] for k in ("nbext", "sdk", "sdk-quiet", "bare"))
+    nbext, sdk, quiet, bare, floor = (
+        servers[k] for k in ("nbext", "sdk", "sdk-quiet", "bare", "floor")
+    )
     return [
         Target(NBEXT_RUNSYNC, "jobs/s", nbext, f"{nbext.url}/v2/echo/runsync",
                RUNSYNC_LUA, [key]),
@@ -357,6 +378,7 @@ def build_targets(servers: dict[str, Server], key: str) -> list[Target]:
         Target(SDK, "jobs/s", sdk, f"{sdk.url}/runsync", RUNSYNC_LUA, []),
         Target(SDK_QUIET, "jobs/s", quiet, f"{quiet.url}/runsync", RUNSYNC_LUA, []),
         Target(BARE, "req/s", bare, f"{bare.url}/runsync", RUNSYNC_LUA, []),
+        Target(FLOOR, "req/s", floor, f"{floor.url}/runsync", RUNSYNC_LUA, []),
     ]  # fmt: skip
 
 
