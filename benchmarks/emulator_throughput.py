@@ -16,7 +16,10 @@ itself:
    context it is measured a second time with ``--rp_log_level ERROR``. It runs on
    uvicorn's defaults, which pick httptools and uvloop where installed (the ``runpod``
    package brings them); the emulator runs uvicorn's h11 protocol on asyncio's loop.
-4. a bare ASGI echo on uvicorn: what the HTTP stack itself costs, for context.
+4. a bare ASGI echo on uvicorn: what the HTTP stack itself costs, for context; once on
+   uvicorn's defaults (the SDK's stack), once on the emulator's (its h11 protocol with
+   the request deadline, asyncio's loop). The second is the floor under the emulator:
+   what every request costs it before FastAPI and the job are reached.
 
 Every server runs in its own process on 127.0.0.1 with its default settings; each
 measurement is ``wrk -t1 -c8`` for a bounded time after a short warm-up. On a machine
@@ -25,6 +28,10 @@ every server, so the two never fight for a core. Each round measures every serve
 rotated order, so slow drift of the machine's load does not favour one), and the figures
 reported are the medians over the rounds; the ratio is taken within each round, so other
 work on the machine affects both sides of it alike. Goal: nbext /runsync : SDK >= 0.8.
+
+Beside each rate, the server's CPU time per request (user + system, all its threads,
+from ``/proc``), which other work on a shared machine moves far less than the rate: it
+says where a ratio comes from.
 """
 
 from __future__ import annotations
@@ -92,7 +99,14 @@ async def app(scope, receive, send):
     await send({"type": "http.response.body", "body": payload})
 
 
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+if sys.argv[2:] == ["emulator"]:  # the emulator's protocol and loop (nbext/emulator/server.py)
+    from nbext.emulator.protocol import deadline_protocol
+
+    options = {"http": deadline_protocol(30.0, 1024), "loop": "asyncio"}
+else:  # uvicorn's defaults, as the SDK's server runs
+    options = {}
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False,
+            **options)
 '''
 
 
@@ -155,6 +169,16 @@ class Server:
                 time.sleep(0.1)
         raise TimeoutError(f"{self.name} did not answer within {timeout} s:\n{self.tail()}")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the server so far, all its threads (Linux ``/proc``)."""
+        if self.process is None:
+            return 0.0
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def check_alive(self) -> None:
         if self.process is None or self.process.poll() is not None:
             raise RuntimeError(f"{self.name} is no longer running:\n{self.tail()}")
@@ -201,10 +225,16 @@ class Result:
     socket_errors: int
     p50_ms: float
     p99_ms: float
+    server_cpu_s: float = 0.0
 
     @property
     def rate(self) -> float:
         return self.completed / self.seconds if self.seconds else 0.0
+
+    @property
+    def cpu_us(self) -> float:
+        """Server CPU per request answered, in microseconds."""
+        return self.server_cpu_s / self.requests * 1e6 if self.requests else 0.0
 
 
 RESULT_LINE = re.compile(r"^RESULT (.*)$", re.MULTILINE)
@@ -277,7 +307,7 @@ def build_servers(tmp: Path, key: str) -> dict[str, Server]:
     python = sys.executable
     (tmp / "handler.py").write_text(SDK_HANDLER)
     (tmp / "bare_echo.py").write_text(BARE_ECHO)
-    emulator_port, sdk_port, quiet_port, bare_port = (free_port() for _ in range(4))
+    emulator_port, sdk_port, quiet_port, bare_port, floor_port = (free_port() for _ in range(5))
     return {
         "nbext": Server(
             "nbext emulator",
@@ -310,6 +340,13 @@ def build_servers(tmp: Path, key: str) -> dict[str, Server]:
             "/",
             tmp / "bare.log",
         ),
+        "floor": Server(
+            "bare ASGI echo, the emulator's protocol",
+            [python, "bare_echo.py", str(floor_port), "emulator"],
+            floor_port,
+            "/",
+            tmp / "floor.log",
+        ),
     }  # fmt: skip
 
 
@@ -318,17 +355,21 @@ NBEXT_RUN_STATUS = "nbext /run + /status"
 SDK = "SDK test server /runsync"
 SDK_QUIET = "  the same, SDK logs off"
 BARE = "bare ASGI echo (uvicorn)"
+FLOOR = "  the same, emulator's h11"
 
 RATIOS = [
     (NBEXT_RUNSYNC, SDK, "nbext /runsync : SDK test server (the goal)"),
     (NBEXT_RUNSYNC, SDK_QUIET, "nbext /runsync : SDK test server, its logs off"),
     (NBEXT_RUN_STATUS, SDK, "nbext /run + /status : SDK test server /runsync"),
     (NBEXT_RUNSYNC, BARE, "nbext /runsync : bare ASGI echo"),
+    (FLOOR, SDK, "bare echo on the emulator's h11 : SDK test server"),
 ]
 
 
 def build_targets(servers: dict[str, Server], key: str) -> list[Target]:
-    nbext, sdk, quiet, bare = (servers[k] for k in ("nbext", "sdk", "sdk-quiet", "bare"))
+    nbext, sdk, quiet, bare, floor = (
+        servers[k] for k in ("nbext", "sdk", "sdk-quiet", "bare", "floor")
+    )
     return [
         Target(NBEXT_RUNSYNC, "jobs/s", nbext, f"{nbext.url}/v2/echo/runsync",
                RUNSYNC_LUA, [key]),
@@ -337,6 +378,7 @@ def build_targets(servers: dict[str, Server], key: str) -> list[Target]:
         Target(SDK, "jobs/s", sdk, f"{sdk.url}/runsync", RUNSYNC_LUA, []),
         Target(SDK_QUIET, "jobs/s", quiet, f"{quiet.url}/runsync", RUNSYNC_LUA, []),
         Target(BARE, "req/s", bare, f"{bare.url}/runsync", RUNSYNC_LUA, []),
+        Target(FLOOR, "req/s", floor, f"{floor.url}/runsync", RUNSYNC_LUA, []),
     ]  # fmt: skip
 
 
@@ -385,6 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"placement: {placement}")
     rates: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
     ratios: dict[str, list[float]] = {}
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="nbext-bench-") as tmp_name:
@@ -398,7 +441,9 @@ def main(argv: list[str] | None = None) -> int:
                     target.server.check_alive()
                     if warmup:
                         run_wrk(wrk, target, warmup, wrk_cpu, args.connections)
+                    cpu_before = target.server.cpu_seconds()
                     result = run_wrk(wrk, target, seconds, wrk_cpu, args.connections)
+                    result.server_cpu_s = target.server.cpu_seconds() - cpu_before
                     if result.other or result.socket_errors:
                         problems.append(
                             f"round {round_no + 1}, {target.label}: {result.other} answers "
@@ -406,9 +451,11 @@ def main(argv: list[str] | None = None) -> int:
                         )
                     this_round[target.label] = result.rate
                     rates.setdefault(target.label, []).append(result.rate)
+                    cpus.setdefault(target.label, []).append(result.cpu_us)
                     print(
                         f"  round {round_no + 1}  {target.label:<26} {result.rate:>9,.0f} "
-                        f"{target.unit}  (p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.2f} ms)",
+                        f"{target.unit}  (p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.2f} ms, "
+                        f"server CPU {result.cpu_us:,.0f} us a request)",
                         flush=True,
                     )
                 for top, bottom, name in RATIOS:
@@ -419,7 +466,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"medians over {args.rounds} round(s):")
     for target in targets:
-        print(f"  {target.label:<26} {statistics.median(rates[target.label]):>9,.0f} {target.unit}")
+        rate, cpu = (statistics.median(m[target.label]) for m in (rates, cpus))
+        cpu_text = f"server CPU {cpu:,.0f} us a request"
+        print(f"  {target.label:<26} {rate:>9,.0f} {target.unit}  ({cpu_text})")
     print("ratios (median of the per-round ratios):")
     for _, _, name in RATIOS:
         print(f"  {name:<50} {statistics.median(ratios[name]):5.2f}")

@@ -16,53 +16,96 @@ import asyncio
 import contextlib
 import multiprocessing
 import multiprocessing.connection
-import time
 from typing import Any
 
 HOST = "127.0.0.1"
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float) -> None:
-    """Bytes from ``reader`` to ``writer``, each chunk ``delay`` seconds after it came."""
-    queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+class _Leg(asyncio.Protocol):
+    """One side of a relayed connection: what it receives reaches ``peer`` ``delay`` later.
 
-    async def deliver() -> None:
-        while True:
-            due, data = await queue.get()
-            if not data:
-                break
-            await asyncio.sleep(max(0.0, due - time.monotonic()))
-            writer.write(data)
-            await writer.drain()
-        with contextlib.suppress(OSError):
-            writer.write_eof()
+    Plain protocol callbacks, and one timer on the loop per chunk: no stream reader,
+    task, queue or sleep per chunk. The proxy shares the machine with the client and the
+    emulator it sits between, so what it spends on a chunk is taken from what it
+    measures.
+    """
 
-    sender = asyncio.create_task(deliver())
-    try:
-        while data := await reader.read(65536):
-            queue.put_nowait((time.monotonic() + delay, data))
-    except OSError:
-        pass
-    finally:
-        queue.put_nowait((0.0, b""))
-        with contextlib.suppress(OSError):
-            await sender
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport | None = None
+        self.peer: _Leg | None = None
+        self.due = 0.0
+        self.early: list[bytes] = []
+        """Bytes that came before the peer's connection was made."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        # Strictly later than the last chunk's: timers due at one instant may run in
+        # any order, and bytes must not.
+        self.due = max(self.loop.time() + self.delay, self.due + 1e-6)
+        self.loop.call_at(self.due, self._deliver, data)
+
+    def eof_received(self) -> bool:
+        self.due = max(self.loop.time() + self.delay, self.due + 1e-6)
+        self.loop.call_at(self.due, self._deliver, b"")
+        return True  # keep the other direction open until the peer ends it too
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.loop.call_at(max(self.loop.time() + self.delay, self.due + 1e-6), self._close_peer)
+
+    def _deliver(self, data: bytes) -> None:
+        """``data`` to the peer (b"": its end of stream)."""
+        peer = self.peer
+        if peer is None or peer.transport is None:
+            if peer is not None:
+                peer.early.append(data)
+            return
+        if peer.transport.is_closing():
+            return
+        if data:
+            peer.transport.write(data)
+        elif peer.transport.can_write_eof():
+            peer.transport.write_eof()
+
+    def _close_peer(self) -> None:
+        if self.peer is not None and self.peer.transport is not None:
+            self.peer.transport.close()
 
 
 async def _serve(upstream_port: int, rtt: float, port: int, ready: Any | None) -> None:
-    async def relay(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
-        try:
-            up_r, up_w = await asyncio.open_connection(HOST, upstream_port)
-        except OSError:
-            client_w.close()
-            return
-        try:
-            await asyncio.gather(_pipe(client_r, up_w, rtt / 2), _pipe(up_r, client_w, rtt / 2))
-        finally:
-            for w in (up_w, client_w):
-                w.close()
+    loop = asyncio.get_running_loop()
+    delay = rtt / 2
 
-    server = await asyncio.start_server(relay, HOST, port, backlog=1024)
+    def accepted() -> _Leg:
+        client = _Leg(delay)
+        upstream = _Leg(delay)
+        client.peer, upstream.peer = upstream, client
+
+        async def connect() -> None:
+            try:
+                await loop.create_connection(lambda: upstream, HOST, upstream_port)
+            except OSError:
+                if client.transport is not None:
+                    client.transport.close()
+                return
+            assert upstream.transport is not None
+            for data in upstream.early:
+                if data:
+                    upstream.transport.write(data)
+                else:
+                    upstream.transport.write_eof()
+            upstream.early.clear()
+
+        tasks.add(task := loop.create_task(connect()))
+        task.add_done_callback(tasks.discard)
+        return client
+
+    tasks: set[asyncio.Task[None]] = set()
+    server = await loop.create_server(accepted, HOST, port, backlog=1024)
     bound = server.sockets[0].getsockname()[1]
     if ready is not None:
         ready.send(bound)

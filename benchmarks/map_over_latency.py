@@ -45,6 +45,17 @@ def bound(jobs: int, rtt: float, concurrency: int) -> float:
     return (windows - 1) * WINDOW + last * rtt / concurrency
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux ``/proc``; 0 elsewhere)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=3000, help="the map's jobs")
@@ -82,6 +93,8 @@ def main() -> int:
             rtt = statistics.median(one() for _ in range(20))
             remote.do("rate_limit", True)  # a fresh window for the map
 
+            others = (proxy.process.pid, remote.process.pid)
+            others_cpu = [cpu_seconds(pid) for pid in others]
             started, cpu = time.perf_counter(), time.process_time()
             inputs = ({"i": i} for i in range(args.jobs))
             results, arrived = [], []
@@ -89,6 +102,9 @@ def main() -> int:
                 results.append(item)
                 arrived.append(time.perf_counter() - started)
             elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+            proxy_cpu, emulator_cpu = (
+                cpu_seconds(p) - c for p, c in zip(others, others_cpu, strict=True)
+            )
         assert sorted(i for i, _ in results) == list(range(args.jobs)), "lost or duplicated"
         assert all(r.output == {"i": i} for i, r in results), "a result went astray"
         assert len(remote.do("jobs")) >= args.jobs  # every input ran on the server
@@ -98,6 +114,11 @@ def main() -> int:
             f"(a) nbext map of {args.jobs} (concurrency {concurrency}): {elapsed:.2f} s, "
             f"{args.jobs / elapsed:.0f} jobs/s, client CPU {cpu / args.jobs * 1e6:.0f} us a job; "
             f"bound {least:.2f} s -> {elapsed / least:.3f}x (goal <= 1.1x)"
+        )
+        print(
+            f"    CPU a job: client {cpu / args.jobs * 1e6:.0f} us, emulator "
+            f"{emulator_cpu / args.jobs * 1e6:.0f} us, proxy {proxy_cpu / args.jobs * 1e6:.0f} us "
+            f"(together {(cpu + emulator_cpu + proxy_cpu) / elapsed:.2f} CPUs busy on average)"
         )
         if args.jobs > PER_WINDOW:
             print(

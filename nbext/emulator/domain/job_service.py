@@ -8,7 +8,6 @@ asyncio loop; nothing here knows about HTTP.
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -35,6 +34,7 @@ from .clock import Clock
 from .endpoints import Endpoint
 from .errors import Conflict, InvalidInput, NotFound
 from .handlers import Handler
+from .ids import new_id
 from .images import ImageRegistry
 from .jobs import Job, wire_result
 from .lifecycle import Lifecycle
@@ -411,5 +411,4 @@ class JobService:
 
 def new_endpoint_id() -> str:
     """An id shaped like the service's: 14 lowercase letters and digits."""
-    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-    return "".join(secrets.choice(alphabet) for _ in range(14))
+    return new_id(14)

@@ -15,7 +15,6 @@ with ``after`` until every write is stored.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,16 +24,10 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from ..errors import StoreFailed
+from ..ids import new_id as new_id  # the id of every record kind, as its modules import it
 from ..store_port import Record, Store, read_record
 
 T = TypeVar("T")
-
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-
-def new_id(length: int = 14) -> str:
-    """An id shaped like the service's: lowercase letters and digits."""
-    return "".join(secrets.choice(_ALPHABET) for _ in range(length))
 
 
 def new_cuid() -> str:
