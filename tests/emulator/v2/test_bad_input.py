@@ -105,7 +105,16 @@ async def test_updates_refuse_and_change_nothing(api: httpx.AsyncClient) -> None
             },
             "gpu.minCudaVersion",
         ),
-        (f"/v2/serverless/{e['id']}", {"workers": {"min": 5, "max": 1}}, "workersMin"),
+        (
+            f"/v2/serverless/{e['id']}",
+            {"workers": {"min": 5, "max": 1}},
+            "workers.min (5) must not exceed workers.max (1)",
+        ),
+        (
+            f"/v2/serverless/{e['id']}",
+            {"workers": {"min": 5}},
+            "workers.min (5) must not exceed workers.max (3) (one is the current)",
+        ),
         (f"/v2/network-volumes/{v['id']}", {"size": 5}, "size: 5 is less than the minimum"),
         (f"/v2/network-volumes/{v['id']}", {}, "should be non-empty"),
     ]
@@ -115,6 +124,48 @@ async def test_updates_refuse_and_change_nothing(api: httpx.AsyncClient) -> None
         detail = r.json()["detail"]
         assert fragment in detail, (body, detail)
     assert await snapshot(api) == before
+
+
+CPU = {"id": "cpu3c", "vcpuCount": 2}
+ENDPOINT_RULES: list[tuple[dict[str, Any], str]] = [
+    ({"cpu": [CPU, {"id": "cpu3m", "vcpuCount": 2}]}, "cpu.1.id: cpu3m is not offered"),
+    ({"cpu": [{"id": "cpu9z", "vcpuCount": 2}]}, "cpu.0.id: Input should be"),
+    (
+        {"gpu": {"pools": ["AMPERE_48"], "allowedCudaVersions": ["12.8", "9.9"]}},
+        "gpu.allowedCudaVersions.1: ",
+    ),
+    ({"gpu": {"pools": ["AMPERE_48"], "minCudaVersion": "9.9"}}, "gpu.minCudaVersion: "),
+    ({"dataCenterIds": ["EU-RO-1", "MOON-1"]}, "dataCenterIds.1: "),
+    ({"timeout": 1000}, "timeout: Input should be greater than or equal to 5000"),
+    ({"name": "n" * 192}, "name: String should have at most 191 characters"),
+    ({"workers": {"min": 2, "max": 1}}, "workers.min (2) must not exceed workers.max (1)"),
+]
+
+
+@pytest.mark.parametrize(("fields", "fragment"), ENDPOINT_RULES)
+async def test_endpoint_rules_name_v2_fields_on_create_and_update(
+    api: httpx.AsyncClient, fields: dict[str, Any], fragment: str
+) -> None:
+    """The catalog's values and the bounds the reference leaves to prose, refused by the
+    field path a v2 caller wrote (not v1's names)."""
+    path, good = CREATES["endpoint"]
+    if "cpu" in fields:  # a CPU endpoint: its rules apply to a create and a CPU update
+        good = {k: v for k, v in good.items() if k != "gpu"} | {"cpu": [CPU]}
+    made = await ok(api.post(path, json=good), 201)
+    before = await snapshot(api)
+    await problem(api.post(path, json={**good, **fields}), 422, fragment)
+    await problem(api.patch(f"{path}/{made['id']}", json=fields), 422, fragment)
+    assert await snapshot(api) == before
+
+
+async def test_an_empty_network_volumes_list_detaches_every_volume(api: httpx.AsyncClient) -> None:
+    v = await volume(api)
+    e = await endpoint(api, networkVolumes=[v["id"]])
+    assert e["networkVolumes"] == [v["id"]]
+    cleared = await ok(api.patch(f"/v2/serverless/{e['id']}", json={"networkVolumes": []}))
+    assert cleared["networkVolumes"] == []
+    v1 = await ok(api.get(f"/v1/endpoints/{e['id']}"))
+    assert "networkVolumeId" not in v1 and "networkVolumeIds" not in v1
 
 
 async def test_errors_are_problem_documents_everywhere(api: httpx.AsyncClient) -> None:
