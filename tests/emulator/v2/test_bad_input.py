@@ -8,6 +8,14 @@ from typing import Any
 import httpx
 import pytest
 
+from nbext.emulator.api.v2.contract import schema_fields
+from nbext.emulator.domain.management.endpoint_input import (
+    CreateEndpointRequest,
+    UpdateEndpointRequest,
+    checked,
+)
+from nbext.emulator.domain.management.refusals import Unprocessable
+
 from .conftest import GPU, endpoint, ok, pod, problem, template, volume
 
 pytestmark = pytest.mark.anyio
@@ -156,6 +164,33 @@ async def test_endpoint_rules_name_v2_fields_on_create_and_update(
     await problem(api.post(path, json={**good, **fields}), 422, fragment)
     await problem(api.patch(f"{path}/{made['id']}", json=fields), 422, fragment)
     assert await snapshot(api) == before
+
+
+@pytest.mark.parametrize(
+    ("model", "schema"),
+    [
+        (CreateEndpointRequest, "CreateEndpointRequest"),
+        (UpdateEndpointRequest, "UpdateEndpointRequest"),
+    ],
+)
+def test_the_endpoint_input_models_are_the_references_bodies(
+    model: type[UpdateEndpointRequest], schema: str
+) -> None:
+    """Every field the reference gives an endpoint body, but the container's (checked by
+    the endpoint's own template), has a rule in the domain's model; a create without what
+    the reference requires is refused in v2's names even when no schema ran first."""
+    fields = {f.alias or name for name, f in model.model_fields.items()}
+    container = {"image", "args", "disk", "env", "ports", "registry"}
+    assert fields == set(schema_fields(schema)) - container
+    if model is CreateEndpointRequest:
+        with pytest.raises(Unprocessable) as refused:
+            checked(model, {"gpu": {}})
+        assert sorted(refused.value.errors) == [
+            "gpu.pools: is required",
+            "name: is required",
+            "scaling: is required",
+            "type: is required",
+        ]
 
 
 async def test_an_empty_network_volumes_list_detaches_every_volume(api: httpx.AsyncClient) -> None:

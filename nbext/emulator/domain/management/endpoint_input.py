@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BeforeValidator, Field, StrictStr, model_validator
+from pydantic import BeforeValidator, Field, StrictInt, StrictStr, model_validator
 
 from nbext.models import CudaVersion, DataCenterId
 from nbext.models._fields import InputModel, Name191, NonBlank, check_min_max
@@ -63,7 +63,7 @@ class EndpointCpu(InputModel):
     """One eligible CPU configuration: a flavor serverless offers, at a vCPU count."""
 
     id: ServerlessCpuFlavor
-    vcpu_count: PositiveInt = Field(alias="vcpuCount")
+    vcpu_count: StrictInt = Field(ge=2, alias="vcpuCount")
 
 
 class EndpointWorkers(InputModel):
