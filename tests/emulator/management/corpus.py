@@ -865,12 +865,15 @@ def answer(r: httpx.Response, text: str) -> dict[str, Any]:
     return {"status": r.status_code, "type": r.headers.get("content-type"), "body": text}
 
 
-async def run(emu: Emulator, client: httpx.AsyncClient) -> list[dict[str, Any]]:
-    """Every step against ``emu``; the answers, normalised, each with its request."""
+async def run(
+    emu: Emulator, client: httpx.AsyncClient, sequence: list[Step] | None = None
+) -> list[dict[str, Any]]:
+    """Every step of ``sequence`` (the corpus's ``steps()`` by default) against ``emu``;
+    the answers, normalised, each with its request."""
     saved: dict[str, str] = {}
     names = Normaliser()
     out: list[dict[str, Any]] = []
-    for step in steps():
+    for step in steps() if sequence is None else sequence:
         if step.advance:
             await emu.advance_async(step.advance)
             out.append({"advance": step.advance})
@@ -929,7 +932,9 @@ def stored_rows(db: Path) -> list[list[Any]]:
     return [[kind, key, json.loads(data)] for kind, key, data in rows]
 
 
-async def record() -> dict[str, Any]:
+async def record(sequence: list[Step] | None = None) -> dict[str, Any]:
+    """Run ``sequence`` (the corpus's by default) on a fresh emulator, then restart one on
+    the database it left: every answer of both."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "corpus.db"
         with seeded():
@@ -937,7 +942,7 @@ async def record() -> dict[str, Any]:
             emu.bind()
             try:
                 async with client_for(emu) as client:
-                    exchanges = await run(emu, client)
+                    exchanges = await run(emu, client, sequence)
                 now = emu.clock.now()
             finally:
                 emu.jobs.reset()

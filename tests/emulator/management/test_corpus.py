@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from ..conftest import MakeEmulator
-from . import corpus
+from . import corpus, corpus_pods
 
 pytestmark = pytest.mark.anyio
 
 
-def recorded() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(corpus.FIXTURE.read_text())
+def recorded(fixture: Path = corpus.FIXTURE) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(fixture.read_text())
     return data
 
 
@@ -42,5 +42,23 @@ async def test_every_answer_is_the_recorded_one(make_emulator: MakeEmulator) -> 
 
 async def test_a_database_written_before_loads_and_answers_the_same(tmp_path: Path) -> None:
     stored = recorded()["stored"]
+    got = await corpus.restored(stored["rows"], tmp_path / "old.db", stored["now"])
+    assert got == stored["answers"], first_difference(got, stored["answers"])
+
+
+async def test_every_pod_answer_is_the_recorded_one(make_emulator: MakeEmulator) -> None:
+    """The pods corpus (``corpus_pods.py``): what the main one leaves of a pod unpinned."""
+    emu = make_emulator(demos=False)
+    with corpus.seeded():
+        async with corpus.client_for(emu) as client:
+            got = await corpus.run(emu, client, corpus_pods.steps())
+    expected = recorded(corpus_pods.FIXTURE)["exchanges"]
+    assert got == expected, first_difference(got, expected)
+
+
+async def test_a_database_of_pods_written_before_loads_and_answers_the_same(
+    tmp_path: Path,
+) -> None:
+    stored = recorded(corpus_pods.FIXTURE)["stored"]
     got = await corpus.restored(stored["rows"], tmp_path / "old.db", stored["now"])
     assert got == stored["answers"], first_difference(got, stored["answers"])
