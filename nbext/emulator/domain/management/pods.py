@@ -9,8 +9,9 @@ an interval of the usage ledger, which billing reads.
 
 from __future__ import annotations
 
+import shlex
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import (
@@ -26,12 +27,27 @@ from nbext.models import (
 
 from ..errors import InvalidInput, NotFound
 from . import catalog
+from .container import split_args
 from .records import Book, atomic, event, new_id, to_datetime, wire
 
 if TYPE_CHECKING:
     from .facade import Management
 
 IN_PLACE = frozenset({"name", "locked"})
+V1_UPDATES = {
+    "name": "name",
+    "locked": "locked",
+    "image_name": "image",
+    "container_disk_in_gb": "disk",
+    "docker_entrypoint": "entrypoint",
+    "docker_start_cmd": "args",
+    "env": "env",
+    "global_networking": "global_networking",
+    "ports": "ports",
+    "volume_in_gb": "volume_size",
+    "volume_mount_path": "volume_path",
+}
+"""A v1 update's fields, by the record's name for each."""
 """Update fields that change a pod without resetting it."""
 GPU_VCPUS = 8
 GPU_RAM_GB = 31
@@ -39,48 +55,134 @@ GPU_RAM_GB = 31
 
 
 @dataclass
-class PodEntry:
-    """A pod's public record and what the service knows about it but does not show."""
+class PodRecord:
+    """One pod: v2's fields (its container, compute, placement and whether it is meant to
+    run), then what only v1 shows."""
 
-    view: Pod
-    compute_type: str
-    data_center_id: str
-    cloud_type: str
-    gpu_type_id: str | None = None
+    id: str
+    name: str
+    image: str
+    args: str = ""
+    """As v2 shows it: v1's start command joined the way a shell would."""
+    env: dict[str, str] = field(default_factory=dict)
+    ports: list[str] = field(default_factory=list)
+    registry: str | None = None
+    disk: int = 50
+    volume_size: int = 0
+    """The local volume; v2 shows it (``mounts.persistent``) only from 10 GB and without a
+    network volume."""
+    volume_path: str = "/workspace"
     network_volume_id: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    gpu_type_id: str | None = None
+    """The GPU pod's type; None for a CPU pod."""
+    gpu_count: int = 0
+    cpu_flavor_id: str | None = None
+    vcpu_count: float = 0
+    memory: float = 0
+    cloud: str = "SECURE"
+    data_center_id: str = ""
+    interruptible: bool = False
+    locked: bool = False
+    global_networking: bool = False
     cuda_version: str | None = None
-    """The CUDA version a v2 pod's host reports (v1's record has no field for it)."""
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "id": self.view.id,
-            "view": wire(self.view),
-            "computeType": self.compute_type,
-            "dataCenterId": self.data_center_id,
-            "cloudType": self.cloud_type,
-            "gpuTypeId": self.gpu_type_id,
-            "networkVolumeId": self.network_volume_id,
-            "extra": self.extra,
-            "cudaVersion": self.cuda_version,
-        }
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> PodEntry:
-        return cls(
-            Pod.model_validate(record["view"]),
-            record["computeType"],
-            record["dataCenterId"],
-            record["cloudType"],
-            record.get("gpuTypeId"),
-            record.get("networkVolumeId"),
-            record.get("extra", {}),
-            record.get("cudaVersion"),
-        )
+    template_id: str | None = None
+    running: bool = True
+    """Whether the pod is meant to run (v1's ``desiredStatus``); v2's observed status is
+    derived from it and the start times (``pod_status.py``)."""
+    started_at: float | None = None
+    cost_per_hr: float = 0.0
+    public_ip: str | None = None
+    port_mappings: dict[str, int] = field(default_factory=dict)
+    entrypoint: list[str] = field(default_factory=list)
+    """v1's ``dockerEntrypoint``: v2 has no field for it."""
+    status_change: str | None = None
+    """v1's ``lastStatusChange``: v2 has no field for it."""
+    machine_id: str | None = None
+    """v1's ``machineId``: v2 has no field for it."""
 
     @property
-    def running(self) -> bool:
-        return self.view.desired_status == PodStatus.RUNNING
+    def compute_type(self) -> str:
+        return ComputeType.GPU.value if self.gpu_type_id else ComputeType.CPU.value
+
+    def v1(self) -> Pod:
+        """The pod in v1's shape: what ``/v1/pods`` serves."""
+        return Pod(
+            id=self.id,
+            name=self.name,
+            image=self.image,
+            template_id=self.template_id,
+            desired_status=PodStatus.RUNNING if self.running else PodStatus.EXITED,
+            last_started_at=to_datetime(self.started_at) if self.started_at is not None else None,
+            last_status_change=self.status_change,
+            cost_per_hr=self.cost_per_hr,
+            adjusted_cost_per_hr=self.cost_per_hr,
+            gpu=catalog.gpu(self.gpu_type_id).wire(self.gpu_count) if self.gpu_type_id else None,
+            cpu_flavor_id=self.cpu_flavor_id,
+            vcpu_count=self.vcpu_count,
+            memory_in_gb=self.memory,
+            container_disk_in_gb=self.disk,
+            volume_in_gb=self.volume_size,
+            volume_mount_path=self.volume_path,
+            volume_encrypted=False,
+            container_registry_auth_id=self.registry,
+            docker_entrypoint=list(self.entrypoint),
+            docker_start_cmd=split_args(self.args),
+            env=dict(self.env),
+            ports=list(self.ports),
+            port_mappings=dict(self.port_mappings),
+            public_ip=self.public_ip,
+            interruptible=self.interruptible,
+            locked=self.locked,
+            machine_id=self.machine_id,
+            consumer_user_id=catalog.USER_ID,
+        )
+
+    def record(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> PodRecord:
+        """The stored record, or one an earlier version stored in v1's shape (``view``,
+        with its placement beside it; its CUDA version perhaps a facet that
+        ``Pods.adopt_facets`` then takes in)."""
+        if "view" not in record:
+            required = {"id": record["id"], "name": record["name"], "image": record["image"]}
+            optional = {f.name for f in fields(cls)} - required.keys()
+            return cls(**required, **{k: record[k] for k in optional if k in record})
+        v = Pod.model_validate(record["view"])
+        return cls(
+            id=v.id or "",
+            name=v.name or "",
+            image=v.image or "",
+            args=shlex.join(v.docker_start_cmd or []),
+            env=dict(v.env or {}),
+            ports=list(v.ports or []),
+            registry=v.container_registry_auth_id,
+            disk=v.container_disk_in_gb or 0,
+            volume_size=v.volume_in_gb or 0,
+            volume_path=v.volume_mount_path or "/workspace",
+            network_volume_id=record.get("networkVolumeId"),
+            gpu_type_id=record.get("gpuTypeId"),
+            gpu_count=(v.gpu.count if v.gpu else None) or 0,
+            cpu_flavor_id=v.cpu_flavor_id,
+            vcpu_count=v.vcpu_count or 0,
+            memory=v.memory_in_gb or 0,
+            cloud=record["cloudType"],
+            data_center_id=record["dataCenterId"],
+            interruptible=bool(v.interruptible),
+            locked=bool(v.locked),
+            global_networking=bool(record.get("extra", {}).get("globalNetworking")),
+            cuda_version=record.get("cudaVersion"),
+            template_id=v.template_id,
+            running=v.desired_status == PodStatus.RUNNING,
+            started_at=v.last_started_at.timestamp() if v.last_started_at else None,
+            cost_per_hr=v.cost_per_hr or 0.0,
+            public_ip=v.public_ip,
+            port_mappings=dict(v.port_mappings or {}),
+            entrypoint=list(v.docker_entrypoint or []),
+            status_change=v.last_status_change,
+            machine_id=v.machine_id,
+        )
 
 
 def _hash(*parts: str) -> int:
@@ -90,7 +192,7 @@ def _hash(*parts: str) -> int:
 class Pods:
     def __init__(self, m: Management) -> None:
         self.m = m
-        self.book: Book[PodEntry] = Book(m.store, "pod", PodEntry.record, PodEntry.from_record)
+        self.book: Book[PodRecord] = Book(m.store, "pod", PodRecord.record, PodRecord.from_record)
 
     # ---- lookups -------------------------------------------------------------------------
 
@@ -98,14 +200,14 @@ class Pods:
         """Take each pod's CUDA version out of the facets an earlier version kept it in,
         so a database made before it was kept on the record loses nothing."""
         for e in self.book:
-            facet = self.m.v2.facets.get("pod", e.view.id or "")
+            facet = self.m.v2.facets.get("pod", e.id)
             if facet:
                 with atomic():
                     e.cuda_version = facet.get("cudaVersion", e.cuda_version)
-                    self.book.save(e.view.id or "", e)
-                    self.m.v2.facets.drop("pod", e.view.id or "")
+                    self.book.save(e.id, e)
+                    self.m.v2.facets.drop("pod", e.id)
 
-    def entry(self, pod_id: str) -> PodEntry:
+    def entry(self, pod_id: str) -> PodRecord:
         found = self.book.get(pod_id)
         if found is None:
             raise NotFound(f"pod {pod_id!r} not found")
@@ -140,24 +242,24 @@ class Pods:
             ]
         return found
 
-    def _matches(self, e: PodEntry, q: PodListQuery) -> bool:
-        v = e.view
+    def _matches(self, e: PodRecord, q: PodListQuery) -> bool:
+        desired = PodStatus.RUNNING if e.running else PodStatus.EXITED
         return (
             (q.compute_type is None or e.compute_type == q.compute_type)
-            and (not q.cpu_flavor_id or v.cpu_flavor_id in q.cpu_flavor_id)
+            and (not q.cpu_flavor_id or e.cpu_flavor_id in q.cpu_flavor_id)
             and (not q.data_center_id or e.data_center_id in q.data_center_id)
-            and (q.desired_status is None or v.desired_status == q.desired_status)
+            and (q.desired_status is None or desired == q.desired_status)
             and (not q.gpu_type_id or e.gpu_type_id in q.gpu_type_id)
-            and (q.id is None or v.id == q.id)
-            and (q.image_name is None or v.image == q.image_name)
-            and (q.name is None or v.name == q.name)
+            and (q.id is None or e.id == q.id)
+            and (q.image_name is None or e.image == q.image_name)
+            and (q.name is None or e.name == q.name)
             and (q.network_volume_id is None or e.network_volume_id == q.network_volume_id)
-            and (q.template_id is None or v.template_id == q.template_id)
+            and (q.template_id is None or e.template_id == q.template_id)
         )
 
-    def view(self, e: PodEntry, includes: PodIncludes) -> dict[str, Any]:
-        """The pod as served, with what the include flags ask for."""
-        out = wire(e.view)
+    def view(self, e: PodRecord, includes: PodIncludes) -> dict[str, Any]:
+        """The pod as v1 serves it, with what the include flags ask for."""
+        out = wire(e.v1())
         if includes.include_machine:
             out["machine"] = self._machine(e)
         if includes.include_network_volume and e.network_volume_id:
@@ -166,20 +268,20 @@ class Pods:
                 out["networkVolume"] = wire(volume.v1())
         if includes.include_savings_plans:
             out["savingsPlans"] = []  # the emulator sells no savings plans
-        if includes.include_template and e.view.template_id:
-            template = self.m.templates.find(e.view.template_id)
+        if includes.include_template and e.template_id:
+            template = self.m.templates.find(e.template_id)
             if template is not None:
                 out["template"] = wire(template.v1())
         return out
 
-    def _machine(self, e: PodEntry) -> dict[str, Any]:
+    def _machine(self, e: PodRecord) -> dict[str, Any]:
         centre = catalog.DATA_CENTERS[e.data_center_id]
         machine: dict[str, Any] = {
             "dataCenterId": centre.id,
             "location": centre.location,
-            "secureCloud": e.cloud_type == CloudType.SECURE,
+            "secureCloud": e.cloud == CloudType.SECURE,
             "supportPublicIp": True,
-            "cpuCount": int(e.view.vcpu_count or 0),
+            "cpuCount": int(e.vcpu_count or 0),
             "cpuTypeId": "AMD EPYC 9354 32-Core Processor",
             "cpuType": {
                 "id": "AMD EPYC 9354 32-Core Processor",
@@ -191,7 +293,7 @@ class Pods:
             "diskThroughputMBps": 3000,
             "maxDownloadSpeedMbps": 5000,
             "maxUploadSpeedMbps": 5000,
-            "costPerHr": e.view.cost_per_hr,
+            "costPerHr": e.cost_per_hr,
             "note": "an emulated machine",
         }
         if e.gpu_type_id is not None:
@@ -202,15 +304,15 @@ class Pods:
                 gpuDisplayName=offer.display_name,
                 gpuAvailable=8,
                 minPodGpuCount=1,
-                currentPricePerGpu=offer.hourly(e.cloud_type, bool(e.view.interruptible)),
+                currentPricePerGpu=offer.hourly(e.cloud, e.interruptible),
             )
         return machine
 
     def uses_auth(self, auth_id: str) -> list[str]:
-        return [e.view.id or "" for e in self.book if e.view.container_registry_auth_id == auth_id]
+        return [e.id for e in self.book if e.registry == auth_id]
 
     def uses_volume(self, volume_id: str) -> list[str]:
-        return [e.view.id or "" for e in self.book if e.network_volume_id == volume_id]
+        return [e.id for e in self.book if e.network_volume_id == volume_id]
 
     # ---- create --------------------------------------------------------------------------
 
@@ -256,41 +358,32 @@ class Pods:
             vcpus = body.vcpu_count
             memory = flavor.memory_per_vcpu_gb * body.vcpu_count
         now = self.m.clock.now()
-        view = Pod(
+        entry = PodRecord(
             id=pod_id,
             name=body.name,
             image=image,
             template_id=body.template_id or None,
-            desired_status=PodStatus.RUNNING,
-            last_started_at=None,
             cost_per_hr=round(cost, 4),
-            adjusted_cost_per_hr=round(cost, 4),
-            gpu=catalog.gpu(gpu_type_id).wire(body.gpu_count) if gpu_type_id else None,
+            gpu_type_id=gpu_type_id,
+            gpu_count=body.gpu_count if gpu_type_id else 0,
             cpu_flavor_id=cpu_flavor,
             vcpu_count=vcpus,
-            memory_in_gb=memory,
-            container_disk_in_gb=pick("container_disk_in_gb", 50),
-            volume_in_gb=pick("volume_in_gb", 20),
-            volume_mount_path=pick("volume_mount_path", "/workspace"),
-            volume_encrypted=False,
-            container_registry_auth_id=auth_id,
-            docker_entrypoint=list(pick("docker_entrypoint", [])),
-            docker_start_cmd=list(pick("docker_start_cmd", [])),
+            memory=memory,
+            disk=pick("container_disk_in_gb", 50),
+            volume_size=pick("volume_in_gb", 20),
+            volume_path=pick("volume_mount_path", "/workspace"),
+            network_volume_id=volume.id if volume else None,
+            registry=auth_id,
+            entrypoint=list(pick("docker_entrypoint", [])),
+            args=shlex.join(pick("docker_start_cmd", [])),
             env={**(template.env or {} if template else {}), **body.env},
             ports=list(pick("ports", [])),
             interruptible=body.interruptible,
             locked=body.locked,
-            machine_id=new_id(12),
-            consumer_user_id=catalog.USER_ID,
-        )
-        entry = PodEntry(
-            view,
-            compute_type=body.compute_type.value,
+            global_networking=body.global_networking,
+            cloud=body.cloud_type.value,
             data_center_id=centre,
-            cloud_type=body.cloud_type.value,
-            gpu_type_id=gpu_type_id,
-            network_volume_id=volume.id if volume else None,
-            extra={"globalNetworking": body.global_networking},
+            machine_id=new_id(12),
         )
         self._run(entry, "Rented", now)
         return self.view(entry, PodIncludes())
@@ -318,43 +411,41 @@ class Pods:
 
     # ---- the life cycle ------------------------------------------------------------------
 
-    def _run(self, e: PodEntry, what: str, now: float) -> None:
+    def _run(self, e: PodRecord, what: str, now: float) -> None:
         """RUNNING from ``now``: a new start time, an address, and the meter running."""
-        pod_id = e.view.id or ""
         with atomic():  # the pod and its meter
-            e.view.desired_status = PodStatus.RUNNING
-            e.view.last_started_at = to_datetime(now)
-            e.view.last_status_change = event(what, now)
-            h = _hash(pod_id, str(now))
-            e.view.public_ip = f"100.65.{h % 250 + 1}.{h // 250 % 250 + 1}"
-            e.view.port_mappings = {
-                port.split("/")[0]: 10000 + _hash(pod_id, port) % 50000
-                for port in e.view.ports or []
+            e.running = True
+            e.started_at = now
+            e.status_change = event(what, now)
+            h = _hash(e.id, str(now))
+            e.public_ip = f"100.65.{h % 250 + 1}.{h // 250 % 250 + 1}"
+            e.port_mappings = {
+                port.split("/")[0]: 10000 + _hash(e.id, port) % 50000
+                for port in e.ports
                 if port.endswith("/tcp")
             }
-            self.book.save(pod_id, e)  # first: a pod whose save fails is read back
+            self.book.save(e.id, e)  # first: a pod whose save fails is read back
             self.m.usage.open(
                 "pod",
-                pod_id,
-                rate=(e.view.cost_per_hr or 0.0) / 3600,
-                labels={"podId": pod_id, "gpuTypeId": e.gpu_type_id},
+                e.id,
+                rate=e.cost_per_hr / 3600,
+                labels={"podId": e.id, "gpuTypeId": e.gpu_type_id},
                 at=now,
             )
 
-    def _exit(self, e: PodEntry, now: float) -> None:
-        pod_id = e.view.id or ""
+    def _exit(self, e: PodRecord, now: float) -> None:
         with atomic():  # the pod and its meter
-            e.view.desired_status = PodStatus.EXITED
-            e.view.last_status_change = event("Exited", now)
-            e.view.public_ip = None
-            e.view.port_mappings = {}
-            self.book.save(pod_id, e)  # first: a pod whose save fails is read back
-            self.m.usage.close("pod", pod_id, now)
+            e.running = False
+            e.status_change = event("Exited", now)
+            e.public_ip = None
+            e.port_mappings = {}
+            self.book.save(e.id, e)  # first: a pod whose save fails is read back
+            self.m.usage.close("pod", e.id, now)
 
-    def _unlocked(self, e: PodEntry, action: str) -> None:
-        if e.view.locked:
+    def _unlocked(self, e: PodRecord, action: str) -> None:
+        if e.locked:
             raise InvalidInput(
-                f"pod {e.view.id} is locked, which disables {action}; unlock it first "
+                f"pod {e.id} is locked, which disables {action}; unlock it first "
                 '(PATCH the pod with {"locked": false})'
             )
 
@@ -395,27 +486,24 @@ class Pods:
             )
         given = {n for n in body.model_fields_set if n in fields and getattr(body, n) is not None}
         resets = given - IN_PLACE
-        if resets and e.view.locked and body.locked is not False:
+        if resets and e.locked and body.locked is not False:
             wire_names = [fields[n].alias or n for n in resets]
             raise InvalidInput(
                 f"pod {pod_id} is locked, and changing {', '.join(sorted(wire_names))} would reset "
                 'it; unlock it first (or send "locked": false with the change)'
             )
-        auth_id = e.view.container_registry_auth_id
+        auth_id = e.registry
         if "container_registry_auth_id" in given:
             auth_id = self.m.registry_auths.require(
                 body.container_registry_auth_id, "containerRegistryAuthId"
             )
         with atomic():  # changed, stored and (when it resets) running again, or untouched
-            for name in given:
+            for name in given - {"container_registry_auth_id"}:
                 value = getattr(body, name)
-                if name == "image_name":
-                    e.view.image = value
-                elif name == "global_networking":
-                    e.extra["globalNetworking"] = value
-                elif name in Pod.model_fields:
-                    setattr(e.view, name, value)
-            e.view.container_registry_auth_id = auth_id
+                if name == "docker_start_cmd":
+                    value = shlex.join(value)
+                setattr(e, V1_UPDATES[name], value)
+            e.registry = auth_id
             if resets and e.running:
                 self._run(e, "Reset", self.m.clock.now())
             else:

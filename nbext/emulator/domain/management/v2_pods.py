@@ -18,10 +18,10 @@ from nbext.models.v2 import PodAction, PodStatus
 
 from ..errors import Conflict, NotFound
 from . import catalog
-from .container import V1_NAMES, check_compute, persistent, to_v1, to_v2
+from .container import V1_NAMES, check_compute, persistent, to_v1
 from .logs import LogLine, PodFacts, pod_lines
 from .pod_status import allowed_actions, observed_status
-from .pods import PodEntry
+from .pods import PodRecord
 from .records import atomic, iso
 from .refusals import refuse, validated
 from .templates import TemplateRecord
@@ -71,65 +71,54 @@ class V2Pods:
             times.sort()
         return found
 
-    def view(self, e: PodEntry, history: dict[str, list[float]] | None = None) -> dict[str, Any]:
+    def view(self, e: PodRecord, history: dict[str, list[float]] | None = None) -> dict[str, Any]:
         """The pod as v2 shows it; ``history`` is ``_starts()`` when viewing many pods."""
-        m = self.m
-        v = e.view
-        pod_id = v.id or ""
-        now = m.clock.now()
-        started = v.last_started_at.timestamp() if v.last_started_at else None
-        times = (self._starts(pod_id) if history is None else history).get(pod_id) or [
-            started or now
-        ]
+        now = self.m.clock.now()
+        started = e.started_at
+        times = (self._starts(e.id) if history is None else history).get(e.id) or [started or now]
         created = times[0]
         status = observed_status(e.running, started, len(times) == 1, now)
         out: dict[str, Any] = {
-            "id": pod_id,
-            "name": v.name or "",
+            "id": e.id,
+            "name": e.name,
             "status": status.value,
-            "actions": [a.value for a in allowed_actions(status, bool(v.locked))],
+            "actions": [a.value for a in allowed_actions(status, e.locked)],
+            "image": e.image,
+            "args": e.args,
+            "env": dict(e.env),
+            "ports": list(e.ports),
+            "registry": e.registry,
+            "disk": e.disk or 1,  # v1 allows 0 GB, which v2 cannot state
         }
-        out.update(
-            to_v2(
-                v.image,
-                v.docker_start_cmd,
-                v.container_disk_in_gb,
-                v.env,
-                v.ports,
-                v.container_registry_auth_id,
-            )
-        )
-        out.setdefault("disk", 1)  # v1 allows 0 GB, which v2 cannot state
-        mounts = persistent(v.volume_in_gb, v.volume_mount_path)
+        mounts = persistent(e.volume_size, e.volume_path)
         if e.network_volume_id:
             mounts.pop("persistent", None)
-            path = v.volume_mount_path or "/workspace"
-            mounts["network"] = [{"volumeId": e.network_volume_id, "path": path}]
+            mounts["network"] = [{"volumeId": e.network_volume_id, "path": e.volume_path}]
         out["mounts"] = mounts
         gpus = 0
         if e.gpu_type_id:
-            gpus = (v.gpu.count if v.gpu else None) or 1
+            gpus = e.gpu_count or 1
             out["gpu"] = {"id": e.gpu_type_id, "count": gpus}
         else:
-            flavor = v.cpu_flavor_id or str(catalog.DEFAULT_CPU_FLAVOR)
-            vcpus = max(2, int(v.vcpu_count or 2))
-            memory = max(1, int(v.memory_in_gb or 1))
+            flavor = e.cpu_flavor_id or str(catalog.DEFAULT_CPU_FLAVOR)
+            vcpus = max(2, int(e.vcpu_count or 2))
+            memory = max(1, int(e.memory or 1))
             out["cpu"] = {"id": flavor, "vcpuCount": vcpus, "memory": memory}
         running = status is PodStatus.RUNNING
-        mapped = (v.port_mappings or {}).get("22")
-        networking: dict[str, Any] = {"enabled": bool(e.extra.get("globalNetworking"))}
+        mapped = e.port_mappings.get("22")
+        networking: dict[str, Any] = {"enabled": e.global_networking}
         if networking["enabled"]:
-            networking["internalDns"] = f"{pod_id}.runpod.internal"
+            networking["internalDns"] = f"{e.id}.runpod.internal"
         out.update(
-            cloud=e.cloud_type,
+            cloud=e.cloud,
             dataCenterId=e.data_center_id,
             cudaVersion=(e.cuda_version or CUDA_DEFAULT) if e.gpu_type_id else None,
-            ssh=_ssh(pod_id, running, v.public_ip, mapped),
-            template=v.template_id,
-            cost=float(v.cost_per_hr or 0.0) if e.running else 0.0,
-            locked=bool(v.locked),
+            ssh=_ssh(e.id, running, e.public_ip, mapped),
+            template=e.template_id,
+            cost=e.cost_per_hr if e.running else 0.0,
+            locked=e.locked,
             globalNetworking=networking,
-            runtime=_runtime(now, started or now, gpus, v.port_mappings or {}, v.public_ip)
+            runtime=_runtime(now, started or now, gpus, e.port_mappings, e.public_ip)
             if running
             else None,
             createdAt=iso(created),
@@ -191,13 +180,12 @@ class V2Pods:
             since = float(member["createdTs"])
             return pod_lines(facts, [Usage("", "", pod_id, since, None, 0)], now)
         e = m.pods.entry(pod_id)
-        v = e.view
         hardware = (
-            f"{(v.gpu.count if v.gpu else 1) or 1} x {e.gpu_type_id}"
+            f"{e.gpu_count or 1} x {e.gpu_type_id}"
             if e.gpu_type_id
-            else f"{int(v.vcpu_count or 0)} vCPU ({v.cpu_flavor_id})"
+            else f"{int(e.vcpu_count or 0)} vCPU ({e.cpu_flavor_id})"
         )
-        facts = PodFacts(pod_id, v.image or "", hardware, e.data_center_id, tuple(v.ports or ()))
+        facts = PodFacts(pod_id, e.image, hardware, e.data_center_id, tuple(e.ports))
         intervals = [u for u in m.usage.of_kind("pod") if u.subject == pod_id]
         return pod_lines(facts, intervals, now)
 
@@ -229,7 +217,7 @@ class V2Pods:
         current = self.view(e)
         if action.value not in current["actions"]:
             allowed = ", ".join(current["actions"]) or "none"
-            locked = " (it is locked, which disables stop)" if e.view.locked else ""
+            locked = " (it is locked, which disables stop)" if e.locked else ""
             raise Conflict(
                 f"action: cannot {action.value} pod {pod_id}, which is {current['status']}"
                 f"{locked}; its actions now: {allowed}"
@@ -243,7 +231,7 @@ class V2Pods:
         ](pod_id)
         return self.view(pods.entry(pod_id))
 
-    def changeable(self, pod_id: str) -> PodEntry:
+    def changeable(self, pod_id: str) -> PodRecord:
         """The pod, which this interface may change: 409 for a cluster's member, else 404."""
         if self.m.v2.clusters.member(pod_id) is not None:
             raise Conflict(
@@ -318,7 +306,7 @@ class V2Pods:
             v1["env"] = env
         return validated(PodCreateInput, v1, V1_NAMES), cuda
 
-    def _update_input(self, e: PodEntry, data: dict[str, Any]) -> PodUpdateInput:
+    def _update_input(self, e: PodRecord, data: dict[str, Any]) -> PodUpdateInput:
         if "templateId" in data:
             template = self._template(data["templateId"])
             spread = {
