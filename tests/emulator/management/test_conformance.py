@@ -41,7 +41,6 @@ from nbext.emulator.api.v1.docs import reference
 from nbext.models import (
     ContainerRegistryAuthCreateInput,
     EndpointCreateInput,
-    PodCreateInput,
 )
 
 pytestmark = pytest.mark.slow
@@ -140,9 +139,9 @@ def make_world() -> World:
     serverless = m.templates.create({"name": "workers", "image": "echo", "serverless": True})
     volume = m.volumes.create("v", 10, "EU-RO-1")
     endpoint = m.endpoints.create(EndpointCreateInput(template_id=serverless.id))
-    pod = m.pods.create(PodCreateInput(image_name="img"))
+    pod = m.pods.create({"name": "p", "image": "img", "gpu": {"id": "NVIDIA A40"}})
     ids = {
-        "podId": pod["id"],
+        "podId": pod.id,
         "endpointId": endpoint["id"],
         "templateId": pod_template.id,
         "networkVolumeId": volume.id,

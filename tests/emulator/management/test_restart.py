@@ -66,14 +66,14 @@ async def test_a_v1_endpoint_keeps_its_templates_image(tmp_path: Path) -> None:
 async def test_usage_and_open_intervals_survive(tmp_path: Path) -> None:
     db, clock = tmp_path / "s.db", FakeClock()
     first = emulator(db, clock)
-    pod = first.management.pods.create(PodCreateInput(image_name="i"))
+    pod = first.management.pods.rent(PodCreateInput(image_name="i"))
     clock.step(3600)
     first.close()
     clock.step(3600)  # the emulator was down; the pod stayed RUNNING all along
     second = emulator(db, clock)
     billed = [r["timeBilledMs"] for r in second.management.billing.pods(PodBillingQuery())]
     assert billed == [7_200_000]
-    second.management.pods.stop(pod["id"])
+    second.management.pods.stop(pod.id)
     clock.step(3600)
     billed = [r["timeBilledMs"] for r in second.management.billing.pods(PodBillingQuery())]
     assert billed == [7_200_000]

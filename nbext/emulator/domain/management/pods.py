@@ -1,10 +1,18 @@
-"""Pods, simulated: no container runs, but state, prices and time behave as the service's.
+"""Pods, simulated and kept in REST v2's shape: no container runs, but state, prices and
+time behave as the service's.
+
+A pod is one record whichever interface made it, and the record is v2's (``image``,
+``args`` as one string, ``disk``, the volume, the GPU type and count or CPU flavor,
+whether it is meant to run); ``/v2/pods`` serves ``Pods.view``, ``/v1/pods`` the record's
+``v1()`` (``api/v1/pods.py``). What only v1 shows (the entrypoint, ``lastStatusChange``,
+``machineId``) is kept on the record beside v2's fields, as a template's is.
 
 The life cycle of docs/behaviour.md#pods: create puts a pod RUNNING; stop makes it
-EXITED; start makes it RUNNING again; restart and reset make it RUNNING with a new
-``lastStartedAt``; delete removes it. A locked pod refuses stop and reset (and an update
-that would reset it). While RUNNING a pod accrues ``costPerHr``: each running stretch is
-an interval of the usage ledger, which billing reads.
+EXITED; start makes it RUNNING again; restart and reset make it RUNNING with a new start
+time; delete removes it. v2's observed status (PROVISIONING, STARTING, RUNNING, EXITED)
+follows from that and the clock (``pod_status.py``). A locked pod refuses stop and reset
+(and an update that would reset it). While RUNNING a pod accrues ``costPerHr``: each
+running stretch is an interval of the usage ledger, which billing reads.
 """
 
 from __future__ import annotations
@@ -14,21 +22,18 @@ import zlib
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import (
-    CloudType,
-    ComputeType,
-    Pod,
-    PodCreateInput,
-    PodIncludes,
-    PodListQuery,
-    PodStatus,
-    PodUpdateInput,
-)
+from nbext.models import ComputeType, Pod, PodCreateInput, PodStatus, PodUpdateInput
+from nbext.models.v2 import PodAction
+from nbext.models.v2 import PodStatus as V2Status
 
-from ..errors import InvalidInput, NotFound
+from ..errors import Conflict, InvalidInput, NotFound
 from . import catalog
-from .container import split_args
-from .records import Book, atomic, event, new_id, to_datetime, wire
+from .container import persistent, split_args
+from .logs import LogLine, PodFacts, pod_lines
+from .pod_rules import CUDA_DEFAULT, create_request, update_request
+from .pod_status import allowed_actions, observed_status, runtime, ssh
+from .records import Book, atomic, event, iso, new_id, to_datetime
+from .usage import Usage
 
 if TYPE_CHECKING:
     from .facade import Management
@@ -213,101 +218,6 @@ class Pods:
             raise NotFound(f"pod {pod_id!r} not found")
         return found
 
-    def get(self, pod_id: str, includes: PodIncludes) -> dict[str, Any]:
-        found = self.book.get(pod_id)
-        if found is not None:
-            return self.view(found, includes)
-        if includes.include_workers:
-            for worker, _ in self.m.endpoints.worker_pods():
-                if worker.get("id") == pod_id:
-                    return worker
-        raise NotFound(
-            f"pod {pod_id!r} not found"
-            + (
-                ""
-                if includes.include_workers
-                else " (a serverless worker is found only with includeWorkers=true)"
-            )
-        )
-
-    def listing(self, query: PodListQuery) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        if query.endpoint_id is None:
-            found = [self.view(e, query) for e in self.book if self._matches(e, query)]
-        if query.include_workers:
-            found += [
-                w
-                for w, centre in self.m.endpoints.worker_pods()
-                if _worker_matches(w, centre, query)
-            ]
-        return found
-
-    def _matches(self, e: PodRecord, q: PodListQuery) -> bool:
-        desired = PodStatus.RUNNING if e.running else PodStatus.EXITED
-        return (
-            (q.compute_type is None or e.compute_type == q.compute_type)
-            and (not q.cpu_flavor_id or e.cpu_flavor_id in q.cpu_flavor_id)
-            and (not q.data_center_id or e.data_center_id in q.data_center_id)
-            and (q.desired_status is None or desired == q.desired_status)
-            and (not q.gpu_type_id or e.gpu_type_id in q.gpu_type_id)
-            and (q.id is None or e.id == q.id)
-            and (q.image_name is None or e.image == q.image_name)
-            and (q.name is None or e.name == q.name)
-            and (q.network_volume_id is None or e.network_volume_id == q.network_volume_id)
-            and (q.template_id is None or e.template_id == q.template_id)
-        )
-
-    def view(self, e: PodRecord, includes: PodIncludes) -> dict[str, Any]:
-        """The pod as v1 serves it, with what the include flags ask for."""
-        out = wire(e.v1())
-        if includes.include_machine:
-            out["machine"] = self._machine(e)
-        if includes.include_network_volume and e.network_volume_id:
-            volume = self.m.volumes.book.get(e.network_volume_id)
-            if volume is not None:
-                out["networkVolume"] = wire(volume.v1())
-        if includes.include_savings_plans:
-            out["savingsPlans"] = []  # the emulator sells no savings plans
-        if includes.include_template and e.template_id:
-            template = self.m.templates.find(e.template_id)
-            if template is not None:
-                out["template"] = wire(template.v1())
-        return out
-
-    def _machine(self, e: PodRecord) -> dict[str, Any]:
-        centre = catalog.DATA_CENTERS[e.data_center_id]
-        machine: dict[str, Any] = {
-            "dataCenterId": centre.id,
-            "location": centre.location,
-            "secureCloud": e.cloud == CloudType.SECURE,
-            "supportPublicIp": True,
-            "cpuCount": int(e.vcpu_count or 0),
-            "cpuTypeId": "AMD EPYC 9354 32-Core Processor",
-            "cpuType": {
-                "id": "AMD EPYC 9354 32-Core Processor",
-                "displayName": "EPYC 9354",
-                "cores": 32,
-                "threadsPerCore": 2,
-                "groupId": "AMD EPYC 9004",
-            },
-            "diskThroughputMBps": 3000,
-            "maxDownloadSpeedMbps": 5000,
-            "maxUploadSpeedMbps": 5000,
-            "costPerHr": e.cost_per_hr,
-            "note": "an emulated machine",
-        }
-        if e.gpu_type_id is not None:
-            offer = catalog.gpu(e.gpu_type_id)
-            machine.update(
-                gpuTypeId=offer.id,
-                gpuType=offer.wire(),
-                gpuDisplayName=offer.display_name,
-                gpuAvailable=8,
-                minPodGpuCount=1,
-                currentPricePerGpu=offer.hourly(e.cloud, e.interruptible),
-            )
-        return machine
-
     def uses_auth(self, auth_id: str) -> list[str]:
         return [e.id for e in self.book if e.registry == auth_id]
 
@@ -316,8 +226,12 @@ class Pods:
 
     # ---- create --------------------------------------------------------------------------
 
-    def create(self, body: PodCreateInput) -> dict[str, Any]:
-        """Check every reference the body makes, then rent the pod (RUNNING)."""
+    def rent(self, body: PodCreateInput, cuda_version: str | None = None) -> PodRecord:
+        """Check every reference a checked request makes, then rent the pod (RUNNING).
+
+        ``body`` is v1's create body as it is, or what a v2 body makes (``pod_rules``):
+        both interfaces rent through here, so a pod is one record whichever made it.
+        """
         given = body.model_fields_set
         template = (
             self.m.templates.require(body.template_id, "templateId").v1()
@@ -383,10 +297,11 @@ class Pods:
             global_networking=body.global_networking,
             cloud=body.cloud_type.value,
             data_center_id=centre,
+            cuda_version=cuda_version,
             machine_id=new_id(12),
         )
         self._run(entry, "Rented", now)
-        return self.view(entry, PodIncludes())
+        return entry
 
     def _data_center(self, body: PodCreateInput, volume_centre: str | None) -> str:
         """The first allowed data centre (the emulator has capacity everywhere)."""
@@ -449,32 +364,35 @@ class Pods:
                 '(PATCH the pod with {"locked": false})'
             )
 
-    def start(self, pod_id: str) -> dict[str, Any]:
+    def start(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         if not e.running:
             self._run(e, "Resumed", self.m.clock.now())
-        return self.view(e, PodIncludes())
+        return e
 
-    def stop(self, pod_id: str) -> dict[str, Any]:
+    def stop(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         self._unlocked(e, "stopping")
         if e.running:
             self._exit(e, self.m.clock.now())
-        return self.view(e, PodIncludes())
+        return e
 
-    def restart(self, pod_id: str) -> dict[str, Any]:
+    def restart(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         self._run(e, "Restarted", self.m.clock.now())
-        return self.view(e, PodIncludes())
+        return e
 
-    def reset(self, pod_id: str) -> dict[str, Any]:
+    def reset(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         self._unlocked(e, "resetting")
         self._run(e, "Reset", self.m.clock.now())
-        return self.view(e, PodIncludes())
+        return e
 
-    def update(self, pod_id: str, body: PodUpdateInput) -> dict[str, Any]:
-        """Rename or (un)lock in place; any other change resets the pod with it."""
+    def change(self, pod_id: str, body: PodUpdateInput) -> PodRecord:
+        """Rename or (un)lock in place; any other change resets the pod with it.
+
+        ``body`` is v1's update body as it is, or what a v2 body makes (``pod_rules``).
+        """
         e = self.entry(pod_id)
         fields = PodUpdateInput.model_fields
         unknown = sorted(body.model_extra or {})
@@ -508,7 +426,7 @@ class Pods:
                 self._run(e, "Reset", self.m.clock.now())
             else:
                 self.book.save(pod_id, e)
-        return self.view(e, PodIncludes())
+        return e
 
     def delete(self, pod_id: str) -> None:
         self.entry(pod_id)
@@ -516,19 +434,151 @@ class Pods:
             self.m.usage.close("pod", pod_id)
             self.book.drop(pod_id)
 
+    # ---- REST v2: the pod as it shows it, its bodies, its actions --------------------------
 
-def _worker_matches(w: dict[str, Any], centre: str, q: PodListQuery) -> bool:
-    gpu = w.get("gpu") or {}
-    return (
-        (q.endpoint_id is None or w.get("endpointId") == q.endpoint_id)
-        and (q.id is None or w.get("id") == q.id)
-        and (q.image_name is None or w.get("image") == q.image_name)
-        and (q.template_id is None or w.get("templateId") == q.template_id)
-        and (q.desired_status is None or w.get("desiredStatus") == q.desired_status)
-        and (not q.gpu_type_id or gpu.get("id") in q.gpu_type_id)
-        and (q.compute_type is None or ("gpu" in w) == (q.compute_type == ComputeType.GPU))
-        and (q.name is None or w.get("name") == q.name)
-        and (not q.cpu_flavor_id or w.get("cpuFlavorId") in q.cpu_flavor_id)
-        and (not q.data_center_id or centre in q.data_center_id)
-        and q.network_volume_id is None
-    )
+    def listing(self, include_cluster_pods: bool) -> list[dict[str, Any]]:
+        history = self._starts()
+        pods = [self.view(e, history) for e in self.book]
+        if include_cluster_pods:
+            clusters = self.m.v2.clusters
+            for cluster in clusters.listing():
+                pods += [clusters.member_view(cluster, p) for p in clusters.members(cluster)]
+        return pods
+
+    def get(self, pod_id: str) -> dict[str, Any]:
+        found = self.m.v2.clusters.member(pod_id)
+        if found is not None:
+            return self.m.v2.clusters.member_view(*found)
+        return self.view(self.entry(pod_id))
+
+    def _starts(self, pod_id: str | None = None) -> dict[str, list[float]]:
+        """Each pod's start times, oldest first, from the usage ledger (one pass for a listing).
+
+        A pod is rented running, so its first start is its creation; every start, stop and
+        restart after it began an interval of its own.
+        """
+        found: dict[str, list[float]] = {}
+        for usage in self.m.usage.of_kind("pod"):
+            if pod_id is None or usage.subject == pod_id:
+                found.setdefault(usage.subject, []).append(usage.start)
+        for times in found.values():
+            times.sort()
+        return found
+
+    def view(self, e: PodRecord, history: dict[str, list[float]] | None = None) -> dict[str, Any]:
+        """The pod as v2 shows it; ``history`` is ``_starts()`` when viewing many pods."""
+        now = self.m.clock.now()
+        started = e.started_at
+        times = (self._starts(e.id) if history is None else history).get(e.id) or [started or now]
+        created = times[0]
+        status = observed_status(e.running, started, len(times) == 1, now)
+        out: dict[str, Any] = {
+            "id": e.id,
+            "name": e.name,
+            "status": status.value,
+            "actions": [a.value for a in allowed_actions(status, e.locked)],
+            "image": e.image,
+            "args": e.args,
+            "env": dict(e.env),
+            "ports": list(e.ports),
+            "registry": e.registry,
+            "disk": e.disk or 1,  # v1 allows 0 GB, which v2 cannot state
+        }
+        mounts = persistent(e.volume_size, e.volume_path)
+        if e.network_volume_id:
+            mounts.pop("persistent", None)
+            mounts["network"] = [{"volumeId": e.network_volume_id, "path": e.volume_path}]
+        out["mounts"] = mounts
+        gpus = 0
+        if e.gpu_type_id:
+            gpus = e.gpu_count or 1
+            out["gpu"] = {"id": e.gpu_type_id, "count": gpus}
+        else:
+            flavor = e.cpu_flavor_id or str(catalog.DEFAULT_CPU_FLAVOR)
+            vcpus = max(2, int(e.vcpu_count or 2))
+            memory = max(1, int(e.memory or 1))
+            out["cpu"] = {"id": flavor, "vcpuCount": vcpus, "memory": memory}
+        running = status is V2Status.RUNNING
+        networking: dict[str, Any] = {"enabled": e.global_networking}
+        if networking["enabled"]:
+            networking["internalDns"] = f"{e.id}.runpod.internal"
+        out.update(
+            cloud=e.cloud,
+            dataCenterId=e.data_center_id,
+            cudaVersion=(e.cuda_version or CUDA_DEFAULT) if e.gpu_type_id else None,
+            ssh=ssh(e.id, running, e.public_ip, e.port_mappings.get("22")),
+            template=e.template_id,
+            cost=e.cost_per_hr if e.running else 0.0,
+            locked=e.locked,
+            globalNetworking=networking,
+            runtime=runtime(now, started or now, gpus, e.port_mappings, e.public_ip)
+            if running
+            else None,
+            createdAt=iso(created),
+            startedAt=iso(started) if started is not None and e.running else None,
+        )
+        return out
+
+    def log_lines(self, pod_id: str) -> list[LogLine]:
+        """The pod's boot and shutdown lines up to now (a cluster member's since its cluster)."""
+        m = self.m
+        now = m.clock.now()
+        found = m.v2.clusters.member(pod_id)
+        if found is not None:  # a cluster's member has run since the cluster was made
+            cluster, member = found
+            compute = cluster["compute"]
+            hardware = f"{compute['gpuCountPerPod']} x {compute['gpuTypeId']}"
+            image = str(cluster.get("container", {}).get("image", ""))
+            ports = tuple(cluster.get("container", {}).get("ports", ()))
+            facts = PodFacts(pod_id, image, hardware, cluster["dataCenterId"], ports)
+            since = float(member["createdTs"])
+            return pod_lines(facts, [Usage("", "", pod_id, since, None, 0)], now)
+        e = self.entry(pod_id)
+        hardware = (
+            f"{e.gpu_count or 1} x {e.gpu_type_id}"
+            if e.gpu_type_id
+            else f"{int(e.vcpu_count or 0)} vCPU ({e.cpu_flavor_id})"
+        )
+        facts = PodFacts(pod_id, e.image, hardware, e.data_center_id, tuple(e.ports))
+        intervals = [u for u in m.usage.of_kind("pod") if u.subject == pod_id]
+        return pod_lines(facts, intervals, now)
+
+    def create(self, data: dict[str, Any]) -> PodRecord:
+        """Rent the pod a v2 body describes, every rule checked first."""
+        request, cuda = create_request(self.m, data)
+        return self.rent(request, cuda)
+
+    def update(self, pod_id: str, data: dict[str, Any]) -> PodRecord:
+        """Change the pod as a v2 body asks: 409 for a cluster's member, 404 if none."""
+        e = self.changeable(pod_id)
+        return self.change(pod_id, update_request(self.m, e, data))
+
+    def act(self, pod_id: str, action: PodAction) -> PodRecord | None:
+        """Do ``action`` if the pod's status allows it; None once terminated."""
+        e = self.changeable(pod_id)
+        current = self.view(e)
+        if action.value not in current["actions"]:
+            allowed = ", ".join(current["actions"]) or "none"
+            locked = " (it is locked, which disables stop)" if e.locked else ""
+            raise Conflict(
+                f"action: cannot {action.value} pod {pod_id}, which is {current['status']}"
+                f"{locked}; its actions now: {allowed}"
+            )
+        if action is PodAction.TERMINATE:
+            self.delete(pod_id)
+            return None
+        move = {
+            PodAction.START: self.start,
+            PodAction.STOP: self.stop,
+            PodAction.RESTART: self.restart,
+        }
+        return move[action](pod_id)
+
+    def changeable(self, pod_id: str) -> PodRecord:
+        """The pod, which v2 may change: 409 for a cluster's member, else 404 if none."""
+        if self.m.v2.clusters.member(pod_id) is not None:
+            raise Conflict(
+                f"pod {pod_id!r} is a member of an instant cluster; manage it through "
+                "/v2/clusters/{id}"
+            )
+        return self.entry(pod_id)
