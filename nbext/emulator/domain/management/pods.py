@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import shlex
 import zlib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import ComputeType, Pod, PodCreateInput, PodStatus, PodUpdateInput
@@ -32,7 +32,7 @@ from .container import persistent, split_args
 from .logs import LogLine, PodFacts, pod_lines
 from .pod_rules import CUDA_DEFAULT, create_request, update_request
 from .pod_status import allowed_actions, observed_status, runtime, ssh
-from .records import Book, atomic, event, iso, new_id, to_datetime
+from .records import Book, atomic, event, fields_of, from_fields, iso, new_id, to_datetime
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ class PodRecord:
         )
 
     def record(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return fields_of(self)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> PodRecord:
@@ -151,9 +151,7 @@ class PodRecord:
         with its placement beside it; its CUDA version perhaps a facet that
         ``Pods.adopt_facets`` then takes in)."""
         if "view" not in record:
-            required = {"id": record["id"], "name": record["name"], "image": record["image"]}
-            optional = {f.name for f in fields(cls)} - required.keys()
-            return cls(**required, **{k: record[k] for k in optional if k in record})
+            return from_fields(cls, record)
         v = Pod.model_validate(record["view"])
         return cls(
             id=v.id or "",
