@@ -12,6 +12,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev,lab]'
 	touch $(STAMP)
 
+# Colab's widget stack beside ours: a second venv with nbext (editable, so it runs this
+# checkout) and the versions Colab ships, for tests/compat/, which runs a guide in its
+# kernel. Built once and kept; rebuilt when pyproject.toml or this file changes.
+IPYW7_VENV := .venv-ipyw7
+IPYW7_PINS := ipywidgets==7.7.1 ipykernel==6.17.1
+
+$(IPYW7_VENV)/.nbext-installed: pyproject.toml Makefile
+	rm -rf $(IPYW7_VENV)
+	$(PYTHON) -m venv $(IPYW7_VENV)
+	$(IPYW7_VENV)/bin/python -m pip install -q --upgrade pip
+	$(IPYW7_VENV)/bin/python -m pip install -q -e . $(IPYW7_PINS)
+	touch $@
+
 # JupyterLab refuses to start as root without --allow-root; root is the usual user in
 # Docker, cloud VMs and CI shells, so the flag is added for root only. LAB_ARGS passes
 # more flags, e.g. make lab LAB_ARGS="--no-browser --port 8899".
@@ -46,4 +59,4 @@ emulator: $(STAMP)
 	$(BIN)/python -m nbext.emulator $(EMULATOR_ARGS)
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(IPYW7_VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -39,6 +39,7 @@ from ._errors import (
 )
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
 from ._map import Abandoned, AsyncMapResults, MapResults, MaybeQueued
+from ._phases import Phase, Timings
 from ._resources import (
     AsyncBilling,
     AsyncCatalog,
@@ -108,6 +109,7 @@ __all__ = [
     "NetworkVolumes",
     "NotFound",
     "PayloadTooLarge",
+    "Phase",
     "Pods",
     "RateLimited",
     "RegistryAuths",
@@ -118,6 +120,7 @@ __all__ = [
     "SshKeys",
     "Templates",
     "Timeout",
+    "Timings",
     "Unauthorized",
     "UnsupportedOperation",
     "UpdateMethod",

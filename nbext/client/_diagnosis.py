@@ -12,6 +12,7 @@ that worker's log (the emulator serves both the same way).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypeVar
 
 from nbext.models import Health, JobStatus
@@ -19,7 +20,7 @@ from nbext.models import Health, JobStatus
 from ._calls import endpoint_call, model_of
 from ._errors import NbextError, Timeout
 from ._flows import JOB_GOES_ON, Context, Deadline, Flow, JobState, send, status
-from ._resources.logs import worker_logs
+from ._resources.logs import _read, _worker_call
 from ._resources.rest import V2
 from ._resources.serverless_workers import workers
 
@@ -28,50 +29,109 @@ T = TypeVar("T")
 CHECK_TIMEOUT = 5.0
 """Seconds a timed-out wait spends at most on each call that says why the job waited."""
 LOG_QUIET = 1.0
-"""Seconds of silence after which a held-open worker log is taken to have said all."""
+"""Seconds of silence after which a held-open worker log is taken to have said all, and
+the longest a read of one goes on: a chatty worker's log, held open by the service, must
+not hold up the polls of the job it runs."""
+LOG_TAIL = 20
+"""Lines of a worker's log read: enough to find what it said last among the service's
+own notes (a restart's), and to show as its log's tail."""
+
+
+@dataclass(frozen=True)
+class WorkerTail:
+    """A worker's last log lines, each on one line, and the last it wrote itself (not
+    the service's own notes, such as a restart's)."""
+
+    worker: str
+    lines: tuple[str, ...] = ()
+    last_line: str | None = None
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Why a queued job waits, as read from its endpoint at one moment.
+
+    ``health`` is None when /health could not be read (``cause`` then says why it is
+    unknown). When no worker could start, ``tail`` is one unhealthy worker's log (no
+    lines where the service keeps none, or they could not be read), whose last line of
+    its own also ends ``cause``.
+    """
+
+    health: Health | None
+    cause: str
+    tail: WorkerTail | None = None
+
+
+def diagnose(ctx: Context, endpoint_id: str) -> Flow[Diagnosis]:
+    """Read the endpoint's /health (within ``CHECK_TIMEOUT``) and name why a queued job
+    waits (``why_queued``); for workers that cannot start, add what one of them said
+    last. What cannot be read is said in ``cause`` (the health) or left out (the log).
+    The one reading behind a Timeout's ``cause`` and a job's phases (``_phases``)."""
+    try:
+        call = endpoint_call("health", "GET", endpoint_id)
+        health = model_of(call, (yield from send(ctx, call, _check(ctx, "health"))), Health)
+    except NbextError as failure:
+        return Diagnosis(None, f"why it waits is unknown: {failure}")
+    cause = why_queued(health)
+    if not _cannot_start(health):
+        return Diagnosis(health, cause)
+    worker = yield from _unhealthy_worker(ctx, endpoint_id)
+    if worker is None:
+        return Diagnosis(health, cause)
+    tail = yield from worker_tail(ctx, endpoint_id, worker)
+    if tail.last_line:
+        cause = f"{cause}; last line: {tail.last_line}"
+    return Diagnosis(health, cause, tail)
+
+
+def worker_tail(ctx: Context, endpoint_id: str, worker: str) -> Flow[WorkerTail]:
+    """The worker's last ``LOG_TAIL`` lines (REST v2), read ``LOG_QUIET`` seconds at most;
+    none when they cannot be read (a v1 client, a key without that access, a worker
+    gone)."""
+    try:
+        # v2's own routes; on a retired v1 base URL they answer 404 and the lines are left out
+        query = (LOG_TAIL, None, None)
+        call = _worker_call(V2(), "endpoints.worker_logs", endpoint_id, worker, query)
+        events = yield from _read(ctx, call, LOG_QUIET, longest=LOG_QUIET)
+    except NbextError:
+        return WorkerTail(worker)
+    events = events[-LOG_TAIL:]
+    lines = tuple(" ".join(e.line.split()) for e in events)
+    said = [line for e, line in zip(events, lines, strict=True) if e.source != "system"]
+    return WorkerTail(worker, lines, said[-1] if said else None)
 
 
 def explained(ctx: Context, endpoint_id: str, flow: Flow[T]) -> Flow[T]:
     """``flow`` (a wait), whose Timeout with the job still IN_QUEUE says why it waited.
 
     The job's /status is read once more (the last state seen may be its submission's),
-    then the endpoint's /health, whose worker counts name the likely cause
-    (``why_queued``); for workers that cannot start, the last line of one of them is
-    added. The cause goes into the message and, with the health, into the error's
-    ``cause`` and ``health``. What cannot be read is said, or left out (the last line);
-    the Timeout is raised either way. A map does not do this per job: one /health per
-    job would be a burst of calls saying the same thing.
+    then the endpoint is diagnosed (``diagnose``). The cause goes into the message and,
+    with the health, into the error's ``cause`` and ``health``; the Timeout is raised
+    either way. A map does not do this per job: one /health per job would be a burst of
+    calls saying the same thing.
     """
     try:
         return (yield from flow)
     except Timeout as exc:
         if exc.last_status is not JobStatus.IN_QUEUE or exc.job_id is None:
             raise
-        health: Health | None = None
         try:
             check = _check(ctx, "the job's state")
             now = yield from status(ctx, JobState(endpoint_id, exc.job_id, False), check)
-            if now.status is not JobStatus.IN_QUEUE:
-                raise exc  # it started since: nothing to explain
-            call = endpoint_call("health", "GET", endpoint_id)
-            health = model_of(call, (yield from send(ctx, call, _check(ctx, "health"))), Health)
-            cause = why_queued(health)
         except NbextError as failure:
-            if failure is exc:
-                raise
-            cause = f"why it waits is unknown: {failure}"
-        if health is not None and _cannot_start(health):
-            line = yield from _last_line(ctx, endpoint_id)
-            if line:
-                cause = f"{cause}; last line: {line}"
+            found = Diagnosis(None, f"why it waits is unknown: {failure}")
+        else:
+            if now.status is not JobStatus.IN_QUEUE:
+                raise  # it started since: nothing to explain
+            found = yield from diagnose(ctx, endpoint_id)
         text = str(exc)
         still = JOB_GOES_ON if text.endswith(JOB_GOES_ON) else ""
         raise Timeout(
-            f"{text.removesuffix(JOB_GOES_ON)}; {cause}{still}",
+            f"{text.removesuffix(JOB_GOES_ON)}; {found.cause}{still}",
             timeout=exc.timeout,
             last_status=exc.last_status,
-            health=health,
-            cause=cause,
+            health=found.health,
+            cause=found.cause,
             endpoint_id=exc.endpoint_id,
             job_id=exc.job_id,
         ) from None
@@ -85,19 +145,14 @@ def _cannot_start(health: Health) -> bool:
     return health.workers.ready == 0 and health.workers.unhealthy > 0
 
 
-def _last_line(ctx: Context, endpoint_id: str) -> Flow[str | None]:
-    """The last log line of an unhealthy worker of the endpoint (REST v2), or None when
-    there is none or it cannot be read (a v1 client, a key without that access)."""
+def _unhealthy_worker(ctx: Context, endpoint_id: str) -> Flow[str | None]:
+    """An unhealthy worker of the endpoint (the REST v2 workers list), or None when there
+    is none or the list cannot be read."""
     try:
-        # v2's own routes; on a retired v1 base URL they answer 404 and the line is left out
         listed = yield from workers(ctx, V2(), endpoint_id)
-        worker = next((w for w in listed if w.status.upper() == "UNHEALTHY"), None)
-        if worker is None:
-            return None
-        lines = yield from worker_logs(ctx, V2(), endpoint_id, worker.id, tail=1, quiet=LOG_QUIET)
     except NbextError:
         return None
-    return " ".join(lines[-1].line.split()) if lines else None
+    return next((w.id for w in listed if w.status.upper() == "UNHEALTHY"), None)
 
 
 def _workers(count: int, what: str) -> str:

@@ -22,6 +22,8 @@ from ._calls import Seconds, endpoint_call, segment, submission_body
 from ._diagnosis import explained
 from ._map import AsyncMapResults, MapPlan, MapResults
 from ._openai import async_openai, sync_openai
+from ._phases import QUEUE_THRESHOLD, Phase
+from ._phases import phases as phases_flow
 from ._twins import (
     Twins,
     aiterating,
@@ -223,6 +225,27 @@ def _states(
     return (yield from flows.states(ctx, state, deadline))
 
 
+def _phases(
+    ctx: flows.Context,
+    state: flows.JobState,
+    timeout: float | None = None,
+    *,
+    threshold: float = QUEUE_THRESHOLD,
+) -> flows.Flow[None]:
+    """Like ``states``, each answer as a ``Phase``: what the job waits for, where it runs,
+    and once it ends, how long it queued, cold-started and ran (``timings``).
+
+    Once the job has waited ``threshold`` seconds, its endpoint's /health and the likely
+    cause (``why_queued``) are attached (``health``, ``cause``, ``cold_start``, and an
+    unhealthy worker's last log lines), read again every 5 s at most while it waits,
+    never once it runs. Past ``timeout`` seconds raises Timeout (naming the likely
+    cause, as ``wait``'s does); the job goes on.
+    """
+    deadline = flows.job_deadline(ctx, state.endpoint_id, state.id, timeout)
+    flow = phases_flow(ctx, state, deadline, threshold)
+    return (yield from explained(ctx, state.endpoint_id, flow))
+
+
 def _stream_chunks(
     ctx: flows.Context, state: flows.JobState, timeout: float | None = None
 ) -> flows.Flow[None]:
@@ -271,6 +294,11 @@ def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
 def _as_result(item: Any) -> JobResult:
     result: JobResult = item
     return result
+
+
+def _as_phase(item: Any) -> Phase:
+    phase: Phase = item
+    return phase
 
 
 def _as_chunk(item: Any) -> StreamChunk:
@@ -377,6 +405,7 @@ class Job(_JobBase):
     status = blocking(_status)
     wait = blocking(_wait)
     states = iterating(_states, each=_as_result)
+    phases = iterating(_phases, each=_as_phase)
     stream_chunks = iterating(_stream_chunks, each=_as_chunk)
     stream_batches = iterating(_stream_batches, each=_as_batch)
     stream = iterating(_stream, each=_as_output)
@@ -420,6 +449,7 @@ class AsyncJob(_JobBase):
     status = awaiting(_status)
     wait = awaiting(_wait)
     states = aiterating(_states, each=_as_result)
+    phases = aiterating(_phases, each=_as_phase)
     stream_chunks = aiterating(_stream_chunks, each=_as_chunk)
     stream_batches = aiterating(_stream_batches, each=_as_batch)
     stream = aiterating(_stream, each=_as_output)

@@ -358,16 +358,12 @@ class Emulator:
         return endpoint_id
 
     def _managed_env(self, endpoint_id: str) -> dict[str, str]:
-        """The endpoint's ``env`` as the management interface shows it (its own, else its
-        template's): set through REST, it reaches the worker processes started after."""
+        """The endpoint's ``env`` as the management interface shows it (its template's, copied
+        onto the record): set through REST, it reaches the worker processes started after."""
         entry = self.management.endpoints.book.get(endpoint_id)
         if entry is None:
             return {}
-        if entry.view.env is not None:
-            return dict(entry.view.env)
-        tid = entry.view.template_id or ""
-        template = self.management.templates.find(tid)
-        return dict(template.env) if template is not None else {}
+        return dict(entry.env)
 
     def worker_logs(self, endpoint_id: str, worker_id: str | None = None) -> list[str]:
         """What the endpoint's worker processes printed, each line tagged with its worker."""

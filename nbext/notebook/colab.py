@@ -1,8 +1,10 @@
 """Google Colab: its widget manager, and the key from its secrets.
 
-Colab ships ipywidgets 7 and draws widgets of another version (nbext's 8) only after
+Colab ships ipywidgets 7.7.1, which nbext accepts, but draws widgets of another version
+(an ipywidgets 8 that another package installed) only after
 ``google.colab.output.enable_custom_widget_manager()``; without it a panel's controls
-are blank. ``%load_ext nbext`` calls it once, before any panel.
+are blank. ``%load_ext nbext`` calls it once, before any panel, so the controls show
+whichever version the runtime has.
 
 Colab users cannot set up ``~/.runpod/config.toml`` or the kernel's environment easily,
 so they paste keys into cells, where they stay. Colab has a place for secrets instead:

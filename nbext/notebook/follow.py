@@ -1,8 +1,9 @@
 """Following a job to its end: feeding its panel and record, and the panel's Cancel.
 
-The following is the client's own: ``job.states()`` (each /status answer until the job
-ends, at the client's poll pace) and, for ``--stream``, ``job.stream_batches()`` once
-the job leaves the queue, then ``job.wait()`` for the final result. Nothing here decides
+The following is the client's own: ``job.phases()`` (each /status answer until the job
+ends, at the client's poll pace, with what it waits for: the panel's phase line) and,
+for ``--stream``, ``job.stream_batches()`` once the job leaves the queue, then
+``job.wait()`` for the final result. Nothing here decides
 when to ask the service again. Blocking (``follow``): the sync client, from the cell's
 thread; Ctrl-C cancels the remote job. Async: the async client on the running loop,
 either in a task (``start_background``: the cell returns at once) or awaited by the cell
@@ -39,7 +40,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from nbext.client import AsyncJob, Conflict, Job, NbextError, NotFound, Timeout
+from nbext.client import AsyncJob, Conflict, Job, NbextError, NotFound, Phase, Timeout
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from .errors import Interrupted, NotebookError, deferred_interrupts
@@ -186,10 +187,13 @@ class JobFollower:
         """What is left of the following's time for the stream, once the job runs."""
         return max(0.0, started + self._limit() - time.monotonic())
 
-    def _polls_on(self, result: JobResult) -> bool:
-        """Show one /status answer; whether to go on polling: not once the job ended,
-        nor, with ``stream``, once it left the queue (its stream is read instead, and
-        chunks the job yielded before are kept for it by the service)."""
+    def _polls_on(self, phase: Phase) -> bool:
+        """Show one /status answer and its phase; whether to go on polling: not once the
+        job ended, nor, with ``stream``, once it left the queue (its stream is read
+        instead, and chunks the job yielded before are kept for it by the service)."""
+        result = phase.result
+        if self.panel is not None:
+            self.panel.phase = phase
         self._result(result)
         if result.status.is_final:
             return False
@@ -266,13 +270,13 @@ class JobFollower:
         states start again, so the job's new state is read at once, not at the client's
         next poll."""
         while True:
-            with contextlib.closing(self.job.states(timeout=self._left(started))) as states:
-                for result in states:
-                    polls_on = self._polls_on(result)
+            with contextlib.closing(self.job.phases(timeout=self._left(started))) as phases:
+                for phase in phases:
+                    polls_on = self._polls_on(phase)
                     if self._heard(pump) or not polls_on:
                         break
             if not polls_on:
-                return result
+                return phase.result
 
     def _follow_sync(self, pump: UiPump) -> JobResult | None:
         """The client's states, then its stream, with the sync client from the cell's
@@ -433,11 +437,11 @@ class JobFollower:
                 self._polling = None
 
     async def _states(self, job: AsyncJob, timeout: float) -> JobResult:
-        async with contextlib.aclosing(job.states(timeout=timeout)) as states:
-            async for result in states:
-                if not self._polls_on(result):
+        async with contextlib.aclosing(job.phases(timeout=timeout)) as phases:
+            async for phase in phases:
+                if not self._polls_on(phase):
                     break
-        return result
+        return phase.result
 
     # ---- Cancel ------------------------------------------------------------------------
 

@@ -23,6 +23,21 @@ class Handle(Protocol):
     def update(self, obj: Any) -> None: ...
 
 
+def updates_in_place() -> bool:
+    """Whether the front end replaces an output in place when it is updated.
+
+    A kernel's front ends (JupyterLab, VS Code, Colab, nbclient) do. IPython's own
+    display publisher, which a terminal IPython uses, prints every update as a new block
+    of text, and outside IPython there is no front end at all: there a live output shows
+    its first state and its last, not ten blocks a second.
+    """
+    from IPython import get_ipython
+    from IPython.core.displaypub import DisplayPublisher
+
+    shell = get_ipython()
+    return shell is not None and type(shell.display_pub) is not DisplayPublisher
+
+
 def show(obj: Any) -> None:
     """Display ``obj`` in the cell's output."""
     _display(obj)  # type: ignore[no-untyped-call]

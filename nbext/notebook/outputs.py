@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextvars
 from typing import TYPE_CHECKING
 
-from .ipython import Handle, show_updatable
+from .ipython import Handle, show_updatable, updates_in_place
 
 if TYPE_CHECKING:
     from .static import Rendering
@@ -44,23 +44,25 @@ class LiveOutput:
     """
 
     def __init__(self, content: Rendering, controls: Controls | None, shown: bool) -> None:
+        self.in_place = updates_in_place()
+        """Updates replace the output. Else (a terminal) only the end is shown again, and
+        no controls: a terminal draws no widget, and the content says how to stop."""
+        self.ended = False
+        """The panel reached its end once (its controls are gone for good)."""
         self.controls = controls
         self._content: Handle = show_updatable(content)
-        self._sent = controls.hint if shown and controls is not None else None
-        """The hint of the controls on show (None: hidden)."""
         self._controls: Handle | None = None
-        if controls is not None:
+        self._sent: str | None = None
+        """The text in place of the controls on show (None: they are hidden)."""
+        if controls is not None and self.in_place:
+            self._sent = controls.hint if shown else None
             self._controls = show_updatable(controls if shown else RemovedOutput())
-
-    @property
-    def ended(self) -> bool:
-        """The controls are gone for good (the panel reached its end once)."""
-        return self.controls is None
 
     def update(self, content: Rendering, controls_shown: bool) -> None:
         """Show ``content``; show or hide the controls (only when that, or the text in
         their place, changed)."""
-        contextvars.Context().run(self._update, content, controls_shown)
+        if self.in_place:
+            contextvars.Context().run(self._update, content, controls_shown)
 
     def _update(self, content: Rendering, controls_shown: bool) -> None:
         controls = self.controls if controls_shown else None
@@ -71,8 +73,10 @@ class LiveOutput:
         self._content.update(content)
 
     def end(self, content: Rendering) -> None:
-        """The panel ended: its final content; its controls removed and closed."""
-        self.update(content, controls_shown=False)
+        """The panel ended: its final content (in a terminal too); its controls removed
+        and closed."""
+        self.ended = True
+        contextvars.Context().run(self._update, content, False)
         if self.controls is not None:
             self.controls.close()
             self.controls = None

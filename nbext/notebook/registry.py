@@ -34,6 +34,12 @@ class JobRecord:
     removed: str | None = None
     retries: int = 0
     """How many times this kernel queued the job again (``%runpod retry``)."""
+    execution_timeout: float | None = None
+    """Seconds the job was allowed to run (``--execution-timeout``); None: the endpoint's."""
+    ttl: float | None = None
+    """Seconds the job was allowed to live from submission (``--ttl``); None: 24 hours.
+    Kept because the service never says a job's policy back: ``%runpod why`` compares
+    it with what happened."""
     follower: JobFollower | None = None
     """The follower of the job's latest run (the one a new panel of it belongs to)."""
     watchers: list[Callable[[JobRecord], None]] = field(default_factory=list, repr=False)

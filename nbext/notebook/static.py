@@ -27,7 +27,7 @@ import html
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbext import media
 
@@ -39,7 +39,11 @@ from .display.text import (
     shorten,
     to_json,
 )
+from .phases import phase_html, phase_plain
 from .theme import BORDER, ERROR, MUTED, badge_html, state_colour
+
+if TYPE_CHECKING:
+    from nbext.client import Phase
 
 PLAIN_TEXT_CHARS = 2_000
 """How much streamed text (or error) the ``text/plain`` form of a job carries."""
@@ -97,6 +101,8 @@ class JobView:
     """How to stop the job, said while it is live ('' once it ended)."""
     text_tail: int | None = None
     """Show only the text's last characters (a live panel: each redraw is a message)."""
+    phase: Phase | None = None
+    """What the job waits for or where it runs, and its phases' timings at the end."""
 
 
 def title_html(view: JobView) -> str:
@@ -260,6 +266,8 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
         f'<span class="nbext-job-title">{title_html(view)}</span>'
         f'<span class="nbext-job-timing">{timing_html(view)}</span></div>'
     ]
+    if view.phase is not None and (drawn_phase := phase_html(view.phase)):
+        parts.append(drawn_phase)
     if view.text:
         parts.append(f'<div class="nbext-job-text">{stream_html(view.text, view.text_tail)}</div>')
     if view.metrics and view.text is not None:
@@ -282,6 +290,8 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
 def job_plain(view: JobView) -> str:
     job = view.job_id or "(no id yet)"
     lines = [f"{view.endpoint_id} {view.via} job {job}: {view.state} · {timing_text(view)}"]
+    if view.phase is not None and (phase := phase_plain(view.phase)):
+        lines.append(phase)
     if view.text and view.text_tail is not None:
         lines.append("text: " + tail(view.text, PLAIN_TEXT_CHARS))
     elif view.text:

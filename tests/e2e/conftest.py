@@ -7,6 +7,10 @@
   or a skip (a failure when ``NBEXT_REQUIRE_BROWSER=1``; see ``browser.py``).
 - ``lab``: a new tab as a ``LabPage``; after the test its kernels are shut down, and a
   failing test leaves a screenshot and the page's console in ``test-artifacts/e2e/``.
+- ``front_end``: the same, on one of ``FRONT_ENDS`` chosen by the test's parameter
+  (``@pytest.mark.parametrize("front_end", [...], indirect=True)``): JupyterLab 4,
+  JupyterLab with the widget manager (``@jupyter-widgets/jupyterlab-manager``) disabled,
+  or Notebook 7. Each has its own server, started the first time a test asks for it.
 
 Server and browser are package-scoped: starting JupyterLab costs seconds, and Playwright's
 sync API is stopped before any other package's tests run on this thread.
@@ -42,13 +46,48 @@ def chromium() -> str:
     return chromium_or_skip()
 
 
+WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
+
+FRONT_ENDS = {
+    "lab": "lab_server",
+    "lab-no-widgets": "lab_server_no_widgets",
+    "notebook7": "notebook7_server",
+}
+"""Every front end the guides must read the same in, and the fixture of its server."""
+
+
 @pytest.fixture(scope="package")
 def lab_server(
     chromium: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[JupyterLabServer]:
-    base = tmp_path_factory.mktemp("jupyterlab")
+    yield from _serve(tmp_path_factory, "jupyterlab")
+
+
+@pytest.fixture(scope="package")
+def lab_server_no_widgets(
+    chromium: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[JupyterLabServer]:
+    yield from _serve(tmp_path_factory, "lab-no-widgets", disabled_extensions=(WIDGET_MANAGER,))
+
+
+@pytest.fixture(scope="package")
+def notebook7_server(
+    chromium: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[JupyterLabServer]:
+    yield from _serve(tmp_path_factory, "notebook7", app="notebook")
+
+
+def _serve(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    app: str = "lab",
+    disabled_extensions: tuple[str, ...] = (),
+) -> Iterator[JupyterLabServer]:
+    base = tmp_path_factory.mktemp(name)
     root = copy_notebooks(ROOT / "notebooks", base / "notebooks")
-    with JupyterLabServer(root, base / "state") as server:
+    with JupyterLabServer(
+        root, base / "state", log_name=name, app=app, disabled_extensions=disabled_extensions
+    ) as server:
         yield server
 
 
@@ -69,7 +108,20 @@ def browser(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 def lab(
     request: pytest.FixtureRequest, browser: BrowserContext, lab_server: JupyterLabServer
 ) -> Iterator[LabPage]:
-    page = LabPage(browser.new_page(), lab_server)
+    yield from _tab(request, browser, lab_server)
+
+
+@pytest.fixture
+def front_end(request: pytest.FixtureRequest, browser: BrowserContext) -> Iterator[LabPage]:
+    """A tab on the front end named by the test's parameter (one of ``FRONT_ENDS``)."""
+    server: JupyterLabServer = request.getfixturevalue(FRONT_ENDS[request.param])
+    yield from _tab(request, browser, server)
+
+
+def _tab(
+    request: pytest.FixtureRequest, browser: BrowserContext, server: JupyterLabServer
+) -> Iterator[LabPage]:
+    page = LabPage(browser.new_page(), server)
     try:
         yield page
     finally:
@@ -77,4 +129,4 @@ def lab(
             page.screenshot(f"FAILED-{request.node.name}")
             page.save_console(f"FAILED-{request.node.name}")
         page.page.close()
-        lab_server.shutdown_kernels()
+        server.shutdown_kernels()

@@ -1,7 +1,11 @@
 """A real JupyterLab server for browser tests: the project's venv, loopback, no user config.
 
-The server is what a newcomer gets from ``make lab``, with three differences that keep a
-test run honest and repeatable:
+The server is what a newcomer gets from ``make lab``, or, with ``app="notebook"``, what a
+shared JupyterHub's Notebook 7 serves (the same server and notebook widgets under another
+shell, so one harness drives both). ``disabled_extensions`` turns front-end extensions off
+for this server only (its own ``labconfig/page_config.json`` under its throwaway HOME), as
+a front end where the widget renderer is missing. Three more differences keep a test run
+honest and repeatable:
 
 - its environment has no ``RUNPOD_*`` variable and a throwaway HOME (so neither a real
   API key nor ``~/.runpod/config.toml``, ``~/.jupyter`` or ``~/.ipython`` can leak in:
@@ -74,8 +78,13 @@ def free_port() -> int:
         return port
 
 
+APPS = {"lab": "LabApp", "notebook": "JupyterNotebookApp"}
+"""The front ends a server can be, each with the configurable class of its page."""
+
+
 class JupyterLabServer:
-    """``python -m jupyter lab`` from this venv, serving ``root_dir`` on 127.0.0.1."""
+    """``python -m jupyter lab`` (or ``notebook``) from this venv, serving ``root_dir`` on
+    127.0.0.1."""
 
     def __init__(
         self,
@@ -83,10 +92,14 @@ class JupyterLabServer:
         state_dir: Path,
         *,
         log_name: str = "jupyterlab",
+        app: str = "lab",
         disabled_extensions: tuple[str, ...] = (),
     ) -> None:
+        if app not in APPS:
+            raise ValueError(f"app must be one of {sorted(APPS)}, not {app!r}")
         self.root_dir = root_dir
         self.state_dir = state_dir
+        self.app = app
         self.disabled_extensions = disabled_extensions
         """Lab extensions the page does not load (``page_config.json``), as a user who
         disabled them has it."""
@@ -102,7 +115,11 @@ class JupyterLabServer:
         return f"http://127.0.0.1:{self.port}"
 
     def lab_url(self, path: str = "") -> str:
-        """The address a person opens: ``/lab/tree/<path>`` with the token."""
+        """The address a person opens: ``/lab/tree/<path>`` with the token (Notebook 7:
+        ``/notebooks/<path>``, or ``/tree`` for the file browser)."""
+        if self.app == "notebook":
+            page = f"/notebooks/{path}" if path else "/tree"
+            return f"{self.url}{page}?token={self.token}"
         tree = f"/tree/{path}" if path else ""
         return f"{self.url}/lab{tree}?token={self.token}"
 
@@ -132,11 +149,23 @@ class JupyterLabServer:
     def _command(self, settings: Path) -> list[str]:
         # CI runs as root (in a container); the server refuses that unless told.
         as_root = ["--allow-root"] if os.geteuid() == 0 else []
+        # JupyterLab's server extension runs under Notebook 7 too and serves the settings
+        # and workspaces the page reads, so both apps are told where they are.
+        pages = dict.fromkeys(("LabApp", APPS[self.app]))
+        page_settings = [
+            f"--{page}.{name}={value}"
+            for page in pages
+            for name, value in (
+                ("user_settings_dir", settings),
+                ("workspaces_dir", self.state_dir / "workspaces"),
+                ("expose_app_in_browser", True),
+            )
+        ]
         return [
             sys.executable,
             "-m",
             "jupyter",
-            "lab",
+            self.app,
             "--no-browser",
             "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={self.port}",
@@ -144,9 +173,7 @@ class JupyterLabServer:
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root_dir}",
             "--ServerApp.terminals_enabled=False",
-            f"--LabApp.user_settings_dir={settings}",
-            f"--LabApp.workspaces_dir={self.state_dir / 'workspaces'}",
-            "--LabApp.expose_app_in_browser=True",
+            *page_settings,
             # Nothing fetched from outside: no news feed, no update check.
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",

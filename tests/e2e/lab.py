@@ -186,12 +186,21 @@ class LabPage:
         What a person does to stop at a cell whose widgets they want to use before the
         rest of the notebook runs (for instance, to click Cancel on a running job).
         """
-        index = self.index_of(cell)
+        self.select(cell)
+        return self._run(["notebook:run-all-above", "notebook:run-cell"], timeout_ms)
+
+    def select(self, cell: Locator) -> None:
+        """Make ``cell`` the active one, as a click on it does."""
         self.page.evaluate(
             "(i) => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; }",
-            index,
+            self.index_of(cell),
         )
-        return self._run(["notebook:run-all-above", "notebook:run-cell"], timeout_ms)
+
+    def start_cell(self, cell: Locator) -> None:
+        """Run ``cell`` alone (Run > Run Selected Cell), without waiting for it: for a cell
+        run after Run All stopped, whose output the test then waits for."""
+        self.select(cell)
+        self.page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell')")
 
     def errors(self) -> list[str]:
         """``ename: evalue`` of every error output in the notebook (none is expected)."""

@@ -129,11 +129,7 @@ def test_cancel_while_the_answer_streams(lab: LabPage, lab_server: JupyterLabSer
     expect(lab.button(cell, "Cancel")).to_have_count(0)
     expect(lab.cell_with("after = True").locator(".jp-InputPrompt")).to_have_text("[ ]:")
     check = lab.cell_with("_service = ")
-    lab.page.evaluate(
-        "(i) => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; }",
-        lab.index_of(check),
-    )
-    lab.page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell')")
+    lab.start_cell(check)
     lab.wait_for_output(check, "llm jobs: ['CANCELLED', 'COMPLETED']")  # and /v1/models
     save(lab)
     saved = nbformat.read(path, as_version=4)

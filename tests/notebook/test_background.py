@@ -105,6 +105,45 @@ async def test_a_background_panel_follows_a_retry_from_another_cell(nb: Notebook
     await nb.conn.aclose()
 
 
+async def test_a_background_retry_is_live_in_its_own_output_then_static(nb: Notebook) -> None:
+    """``%runpod retry --background``: the new panel is plain output that moves while the
+    job runs, names the command that cancels it, and ends static."""
+    import threading
+
+    gate, calls = threading.Event(), []
+
+    def fails_then_waits(job: dict[str, Any]) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("first try fails")
+        gate.wait(10)
+        return {"attempt": len(calls)}
+
+    nb.deploy(fails_then_waits, "flaky")
+    nb.run("%%runpod_job flaky --no-raise\n{}")
+    record = nb.record()
+    nb.displays.clear()
+    nb.run(f"%runpod retry {record.id} --background")
+    panel = nb.panel()
+    assert panel.via == "retry" and panel.task is not None
+    await nb.auntil(lambda: panel.state == "IN_PROGRESS", "the retried job to run")
+    await nb.auntil(lambda: "to cancel" in nb.last_plain(), "the live hint")
+    hint = f"%runpod cancel {record.id} to cancel"
+    (first,) = [o for o in nb.outputs() if " /run job " in o[0]["text/plain"]]
+    (content,) = [o for o in nb.outputs() if " retry job " in o[0]["text/plain"]]
+    assert all(set(bundle) == {"text/html", "text/plain"} for bundle in content)
+    assert 'class="nbext-live nbext-job-panel"' in content[-1]["text/html"]
+    # The first cell's panel follows the retry too, live again, naming the same command.
+    assert 'class="nbext-live nbext-job-panel"' in first[-1]["text/html"]
+    assert hint in first[-1]["text/plain"]
+    gate.set()
+    await asyncio.wait_for(panel.task, 10)
+    (final,) = [o[-1] for o in nb.outputs() if " retry job " in o[0]["text/plain"]]
+    assert 'class="nbext-static nbext-job-panel" data-state="COMPLETED"' in final["text/html"]
+    assert "retried 1×" in final["text/plain"] and "to cancel" not in final["text/plain"]
+    await nb.conn.aclose()
+
+
 async def test_a_cancel_that_loses_the_race_shows_the_new_state(nb: Notebook) -> None:
     nb.run('%%runpod_job echo --background\n{"x": 1}')
     panel = nb.panel()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 from IPython.core.error import UsageError
@@ -308,3 +309,34 @@ def test_kernel_stays_usable_after_a_mistake(
     usage_error(nb, '%%runpod_job nope\n{"a": 1}', capsys)
     nb.run('%%runpod_job echo -o out\n{"a": 2}')
     assert nb.shell.user_ns["out"] == {"a": 2}
+
+
+# ---- a terminal IPython ---------------------------------------------------------------
+
+
+@pytest.fixture
+def terminal(nb: Notebook) -> Iterator[Notebook]:
+    """``nb`` with IPython's own display publisher, as a terminal IPython has it: every
+    display and every update is printed as text."""
+    from IPython.core.displaypub import DisplayPublisher
+
+    recording = nb.shell.display_pub
+    nb.shell.display_pub = DisplayPublisher(shell=nb.shell)
+    try:
+        yield nb
+    finally:
+        nb.shell.display_pub = recording
+
+
+def test_a_terminal_prints_the_first_state_and_the_last_as_plain_text(
+    terminal: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    words = " ".join(f"w{n}" for n in range(30))
+    terminal.run(f'%%runpod_job stream-text --stream -o out\n{{"text": "{words}", "delay_ms": 20}}')
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "VBox(" not in printed and "Button(" not in printed
+    blocks = [b for b in printed.split("stream-text /run job ") if b]
+    assert len(blocks) == 2, printed  # not ten blocks a second: the start, then the end
+    assert ": IN_QUEUE" in blocks[0] and "interrupt the kernel (■) to cancel" in blocks[0]
+    assert ": COMPLETED" in blocks[1] and f"text: {words}" in blocks[1]
+    assert "interrupt" not in blocks[1]

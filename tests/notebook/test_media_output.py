@@ -82,6 +82,9 @@ def test_streamed_previews_update_one_picture_and_the_text_keeps_tags(nb: Notebo
     assert chunks[0]["images"][0][:64] not in panel.text and panel.text.count("<PNG") == 4
     final = nb.displays[-1]["data"]
     assert "<PNG" in final["text/plain"] and chunks[0]["images"][0][:64] not in final["text/plain"]
+    # While the job ran, the preview was drawn in the live output (plain HTML, no widget).
+    live = [b["text/html"] for b in nb.outputs()[0] if 'data-state="IN_PROGRESS"' in b["text/html"]]
+    assert any('class="nbext-media"' in page and "<img" in page for page in live)
 
 
 def test_the_media_limits_are_traits_of_the_magics(nb: Notebook) -> None:

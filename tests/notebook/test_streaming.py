@@ -36,6 +36,11 @@ def test_ten_thousand_chunks_through_the_magic(nb: Notebook) -> None:
     assert len(content) <= elapsed * 10 + 6, (len(content), elapsed)
     assert panel.renders <= elapsed * 10 + 8
     assert len(nb.shell.user_ns["out"]) == CHUNKS
+    live = [len(b["text/html"]) for b in content[:-1]]
+    print(
+        f"{CHUNKS} chunks in {elapsed:.2f} s: {len(content)} content messages, "
+        f"live HTML at most {max(live):,} characters, final {len(content[-1]['text/html']):,}"
+    )
 
 
 def shown(nb: Notebook, text: str) -> Callable[[], bool]:

@@ -3,6 +3,8 @@ stuck, gathered from the real emulator in a real IPython shell on the fake clock
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from nbext.models import JobStatus
@@ -104,9 +106,9 @@ def test_timed_out_job_suggests_a_higher_execution_timeout(
     nb.run("%runpod why")
     out = capsys.readouterr().out
     assert ": TIMED_OUT" in out
-    assert "1. it ran past its execution timeout" in out
+    assert "1. it ran past its own execution timeout of 5 s, ran 5 s: " in out
     assert "exceeded its execution timeout of 5000 ms" in out
-    assert "next: %%runpod_job sleep --execution-timeout SECONDS, a higher one" in out
+    assert "next: %%runpod_job sleep --execution-timeout SECONDS, more than 5" in out
 
 
 @pytest.mark.parametrize("fake_clock", [True])
@@ -162,3 +164,39 @@ def test_an_endpoint_that_cannot_be_read_is_said(
     assert "could not check the job's state:" in out
     assert "could not check the endpoint's health:" in out
     assert "could not check the endpoint's settings:" in out
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+def test_a_job_whose_own_ttl_passed_is_said_removed_by_it(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.conn.service()  # the demo endpoints are deployed
+    nb.emu.deploy("no-such-image", endpoint_id="held")  # no worker: jobs stay queued
+    nb.run('%%runpod_job held --ttl 10 --timeout 0.2 -q\n{"n": 1}')
+    record = nb.record()
+    assert (record.ttl, record.execution_timeout) == (10, None)
+    capsys.readouterr()
+    nb.run("%runpod why")
+    out = capsys.readouterr().out
+    assert ": IN_QUEUE" in out
+    assert "its own TTL of 10 s (from submission, queue time included) removes it in" in out
+    assert f"next: %runpod cancel {record.id}, then submit it with a longer --ttl" in out
+    nb.emu.advance(11)  # the service removes it; the kernel's clock moves as much
+    record.submitted -= timedelta(seconds=11)
+    nb.run("%runpod why")
+    out = capsys.readouterr().out
+    assert "1. its own TTL of 10 s passed (from submission, queue time included)" in out
+    assert "next: %%runpod_job held --ttl SECONDS, a longer one" in out
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+def test_a_finished_job_the_service_forgot_is_said_past_its_retention(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.run('%%runpod_job fail --no-raise -q\n{"message": "bad input"}')
+    nb.emu.advance(31 * 60)  # a /runsync job is kept 1 min
+    capsys.readouterr()
+    nb.run("%runpod why")
+    out = capsys.readouterr().out
+    assert "1. the handler raised: RuntimeError: bad input" in out
+    assert "2. the service no longer keeps it: a finished job is kept 30 min after /run" in out

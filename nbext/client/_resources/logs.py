@@ -131,10 +131,12 @@ def _open(ctx: Context, call: Call, idle: float) -> Flow[Any]:
     return opened
 
 
-def _read(ctx: Context, call: Call, quiet: float) -> Flow[list[LogEvent]]:
+def _read(
+    ctx: Context, call: Call, quiet: float, longest: float = LONGEST_READ
+) -> Flow[list[LogEvent]]:
     """The lines a stream holds now: until it ends, or stays quiet ``quiet`` seconds (a
     server that holds the stream open for newer lines has sent all it had), or has been
-    read ``LONGEST_READ`` seconds on the client's clock."""
+    read ``longest`` seconds on the client's clock."""
     started = ctx.now()
     stream = yield from _open(ctx, call, quiet)
     lines: list[LogEvent] = []
@@ -153,7 +155,7 @@ def _read(ctx: Context, call: Call, quiet: float) -> Flow[list[LogEvent]]:
                 return lines
             if (line := log_line(call, event)) is not None:
                 lines.append(line)
-            if ctx.now() - started >= LONGEST_READ:
+            if ctx.now() - started >= longest:
                 return lines  # a log written faster than it goes quiet: enough is now
     finally:
         stream.close()

@@ -471,19 +471,22 @@ class RemoteWorkers:
         one (restarting after an exit), by worker id; stopping workers are left out.
 
         initializing: started, not yet heard from (or restarting); idle and running:
-        serving, without or with jobs; unhealthy: missed pings, or a failed startup check.
+        serving, without or with jobs; unhealthy: missed pings, or a failed startup check,
+        or, while the last process to start exited before it took a job (a crash loop),
+        one not yet heard from: it is not warming up, it keeps failing.
         """
         pool = self.pools.get(endpoint_id)
         endpoint = self.jobs.endpoints.get(endpoint_id)
         if pool is None or endpoint is None:
             return {}
         now = self.clock.now()
+        starting: WorkerState = "initializing" if pool.start_failure is None else "unhealthy"
         states: dict[str, WorkerState] = {}
         for worker in pool.workers.values():
             if worker.stopping:
                 continue
             if not worker.contacted:
-                states[worker.id] = "initializing"
+                states[worker.id] = starting
             elif worker.unhealthy(now):
                 states[worker.id] = "unhealthy"
             elif worker.jobs:
@@ -492,7 +495,7 @@ class RemoteWorkers:
                 states[worker.id] = "idle"
         for domain in endpoint.workers:
             if domain in self.restarting:
-                states.setdefault(domain.id, "initializing")
+                states.setdefault(domain.id, starting)
         return states
 
     def started_at(self, worker_id: str) -> float | None:
@@ -505,7 +508,7 @@ class RemoteWorkers:
         for other endpoints).
 
         initializing: started, not yet heard from; idle and running: serving, without or
-        with jobs; ready: serving and healthy (idle + running); unhealthy: missed pings;
+        with jobs; ready: serving and healthy (idle + running); unhealthy: as ``states``;
         throttled: always 0, the emulator never withholds a machine.
         """
         pool = self.pools.get(endpoint.id)

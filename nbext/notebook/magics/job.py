@@ -224,7 +224,15 @@ def _follower(
     """Record the job, show its panel, and make the follower that will feed them."""
     connection = magics.connection
     record = connection.registry.add(
-        JobRecord(job.id, job.endpoint_id, service.mode, "/run", result=job.result)
+        JobRecord(
+            job.id,
+            job.endpoint_id,
+            service.mode,
+            "/run",
+            result=job.result,
+            execution_timeout=args.execution_timeout,
+            ttl=args.ttl,
+        )
     )
     panel = None if args.quiet else _panel(magics, job.endpoint_id, stream=args.stream, via="/run")
     if panel is not None:
@@ -317,7 +325,13 @@ def _run_sync(
     job_id = outlived if outlived is not None else result.id
     record = connection.registry.add(
         JobRecord(
-            job_id, endpoint_id, service.mode, "/runsync", result=None if outlived else result
+            job_id,
+            endpoint_id,
+            service.mode,
+            "/runsync",
+            result=None if outlived else result,
+            execution_timeout=args.execution_timeout,
+            ttl=args.ttl,
         )
     )
     left = None if timeout is None else max(0.001, timeout - (time.monotonic() - started))

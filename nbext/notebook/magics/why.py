@@ -10,12 +10,13 @@ service is said and the rest is still diagnosed: a partial answer beats none.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from nbext.client import NbextError, why_queued
-from nbext.models import Health, JobResult, JobStatus
+from nbext.client import NbextError, NotFound, why_queued
+from nbext.models import TTL_DEFAULT_MS, Health, JobResult, JobStatus
 
 from ..errors import describe
 from ..ipython import argument, magic_arguments
@@ -34,6 +35,7 @@ MAX_CAUSES = 3
 """Causes shown at most: more would bury the likely one."""
 LOG_LINES = 3
 """Lines of the worker's log shown under the causes."""
+DEFAULT_TTL_S = TTL_DEFAULT_MS / 1000
 
 
 @dataclass
@@ -49,6 +51,13 @@ class Findings:
     """The job's worker, or else an unhealthy one of the endpoint: whose log is read."""
     log: list[str] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
+    gone: bool = False
+    """The service answered that it does not know the job (any more)."""
+    execution_timeout: float | None = None
+    """The job's own policy, as this kernel submitted it (None: the default)."""
+    ttl: float | None = None
+    age: float | None = None
+    """Seconds since the job was submitted, as this kernel saw it."""
 
     def could_not(self, what: str, exc: NbextError) -> None:
         self.unchecked.append(f"could not check {what}: {describe(exc, named=False)}")
@@ -59,6 +68,9 @@ def gather(client: Client, job_id: str, endpoint_id: str) -> Findings:
     found = Findings(job_id, endpoint_id)
     try:
         found.result = client.endpoint(endpoint_id).job(job_id).status()
+    except NotFound as exc:
+        found.gone = True
+        found.could_not("the job's state", exc)
     except NbextError as exc:
         found.could_not("the job's state", exc)
     try:
@@ -99,24 +111,81 @@ def causes(found: Findings) -> list[tuple[str, str]]:
     if status is JobStatus.FAILED:
         ranked.append((f"the handler raised: {result.error if result else ''}", logs))
     elif status is JobStatus.TIMED_OUT:
-        limit = settings.execution_timeout_ms if settings is not None else None
-        default = f" (the endpoint's default: {limit / 1000:g} s)" if limit else ""
-        ranked.append(
-            (
-                f"it ran past its execution timeout: {result.error if result else ''}",
-                f"%%runpod_job {eid} --execution-timeout SECONDS, a higher one{default}",
-            )
-        )
+        ranked.append(_timed_out(found))
     elif status is JobStatus.CANCELLED:
         cancelled = "the job was cancelled (from this kernel or another client)"
         ranked.append((cancelled, f"%runpod retry {found.job_id}"))
+    if found.gone:
+        ranked.extend(_removed(found))
     if settings is not None and settings.workers_max == 0:
         ranked.append(("the endpoint's workersMax is 0: no worker may start", "%runpod endpoints"))
     waiting = status in (JobStatus.IN_QUEUE, None)
     if health is not None and (waiting or health.workers.unhealthy):
         crashing = health.workers.unhealthy > 0
         ranked.append((why_queued(health), logs if crashing else f"%runpod health {eid}"))
+    if waiting and found.ttl is not None and found.age is not None and not found.gone:
+        left = found.ttl - found.age
+        ranked.append(
+            (
+                f"its own TTL of {found.ttl:g} s (from submission, queue time included) "
+                f"removes it in {max(0.0, left):.0f} s unless it has ended",
+                f"%runpod cancel {found.job_id}, then submit it with a longer --ttl",
+            )
+        )
     return ranked[:MAX_CAUSES]
+
+
+def _timed_out(found: Findings) -> tuple[str, str]:
+    """A TIMED_OUT job: its own execution timeout against how long it ran, where the
+    kernel knows it; else the endpoint's default."""
+    result, settings, eid = found.result, found.settings, found.endpoint_id
+    error = result.error if result is not None and result.error else ""
+    ran = result.execution_time if result is not None else None
+    ran_text = f", ran {ran / 1000:g} s" if ran is not None else ""
+    if found.execution_timeout is not None:
+        limit = found.execution_timeout
+        return (
+            f"it ran past its own execution timeout of {limit:g} s{ran_text}: {error}",
+            f"%%runpod_job {eid} --execution-timeout SECONDS, more than {limit:g}",
+        )
+    endpoint_limit = settings.execution_timeout_ms if settings is not None else None
+    default = f" (the endpoint's default: {endpoint_limit / 1000:g} s)" if endpoint_limit else ""
+    return (
+        f"it ran past its execution timeout: {error}",
+        f"%%runpod_job {eid} --execution-timeout SECONDS, a higher one{default}",
+    )
+
+
+def _removed(found: Findings) -> list[tuple[str, str]]:
+    """A job the service no longer knows: its TTL passed, or it ended and its retention
+    passed (the kernel knows which from the job's policy and age)."""
+    age, ttl = found.age, found.ttl if found.ttl is not None else DEFAULT_TTL_S
+    if age is None:
+        return []
+    if age >= ttl:
+        own = "its own TTL" if found.ttl is not None else "the default TTL"
+        return [
+            (
+                f"{own} of {ttl:g} s passed (from submission, queue time included): the "
+                "service removed the job, whatever its state",
+                f"%%runpod_job {found.endpoint_id} --ttl SECONDS, a longer one",
+            )
+        ]
+    if found.result is not None and found.result.status.is_final:
+        return [
+            (
+                "the service no longer keeps it: a finished job is kept 30 min after /run, "
+                "1 min after /runsync",
+                "%runpod jobs (this kernel's last state of it)",
+            )
+        ]
+    return [
+        (
+            "the service removed it before it ended, within its TTL: its endpoint's queue "
+            "was purged, or the service lost it",
+            f"%%runpod_job {found.endpoint_id} (submit it again)",
+        )
+    ]
 
 
 @subcommand("why", "why a job failed, timed out, was cancelled or is stuck: ranked causes")
@@ -132,6 +201,8 @@ def why(magics: RunpodMagics, args: argparse.Namespace) -> None:
     if service is None:
         raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
     found = gather(service.client, record.id, record.endpoint_id)
+    found.execution_timeout, found.ttl = record.execution_timeout, record.ttl
+    found.age = (datetime.now(UTC) - record.submitted).total_seconds()
     if found.result is not None:
         magics.connection.registry.update(record.id, found.result)
     else:

@@ -24,6 +24,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from nbext import media
+from nbext.client import Phase
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from ..display.text import chunk_text
@@ -74,6 +75,9 @@ class JobPanel(LivePanel):
         self.metrics: dict[str, Any] = {}
         self.retries = 0
         self.chunks = 0
+        self.phase: Phase | None = None
+        """What the job waits for or where it runs (``job.phases()``; its follower sets it
+        before each ``set_result``), kept to the end for its timings."""
         self.cancel_available = False
         """Whether Cancel can act now, as its follower says (a blocking cell in a kernel
         whose widget messages cannot be handled while it runs cannot; the button is then
@@ -123,6 +127,7 @@ class JobPanel(LivePanel):
         self._pieces, self._joined, self._joined_upto = [], "", 0
         self.chunks = 0
         self.note = ""
+        self.phase = None
         self.refresh(force=True)
 
     def add_chunk(self, chunk: StreamChunk, *, draw: bool = True) -> bool:
@@ -158,6 +163,8 @@ class JobPanel(LivePanel):
         if result.has_output:
             self.output, self.has_output = result.output, True
         self.error = result.error
+        if result.status.is_final and self.phase is not None and self.phase.timings is None:
+            self.phase = self.phase.ended(result)  # its end read by a wait or a stream
         self.refresh(force=changed or result.status.is_final)
 
     def set_removed(self, reason: str) -> None:
@@ -207,9 +214,17 @@ class JobPanel(LivePanel):
             note=self.note,
             retries=self.retries,
             live=not self.final,
-            hint="" if self.final else self.hint,
+            hint="" if self.final else self._hint_now(),
             text_tail=None if self.final else DISPLAY_TEXT_CHARS,
+            phase=self.phase,
         )
+
+    def _hint_now(self) -> str:
+        """The follower's hint; once this panel's controls are gone (it ended, and the
+        job was retried from elsewhere), the command, which works whoever follows it."""
+        if self.cell_output is not None and self.cell_output.ended:
+            return f"%runpod cancel {self.job_id} to cancel"
+        return self.hint
 
     def rendering(self) -> Rendering:
         """The panel as HTML and text: live while the job runs, what the cell keeps once

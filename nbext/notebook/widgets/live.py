@@ -27,7 +27,9 @@ INTERRUPT_HINT = "interrupt the kernel (■) to cancel"
 class LivePanel:
     """The machinery of a panel; subclasses give ``final``, ``rendering`` and controls."""
 
-    def __init__(self, *, throttle: Throttle | None = None, controls: Controls | None = None):
+    def __init__(
+        self, *, throttle: Throttle | None = None, controls: Controls | None = None
+    ) -> None:
         self._throttle = throttle or Throttle()
         self.controls = controls
         self.renders = 0
@@ -68,8 +70,8 @@ class LivePanel:
         rendering, shown = self._drawn = self._state()
         if self.final:  # nothing live to control: no output for controls at all
             self.cell_output = LiveOutput(rendering, None, shown=False)
-            if self.controls is not None:
-                self.controls.close()
+            self.cell_output.ended = True
+            self.close()
         else:
             self.cell_output = LiveOutput(rendering, self.controls, shown)
         return self

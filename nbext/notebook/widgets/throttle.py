@@ -1,7 +1,8 @@
-"""At most one widget update per interval, however fast data arrives.
+"""At most one panel update per interval, however fast data arrives.
 
-Every widget trait change is a message to the browser; a model streaming thousands of
-tokens a second would otherwise flood the kernel's IOPub channel and freeze the page.
+Every update of a panel's output is a message to the browser; a model streaming
+thousands of tokens a second would otherwise flood the kernel's IOPub channel and freeze
+the page.
 Data is collected on every event, rendering is rate-limited here, and the final render
 is always forced so nothing is left unshown.
 """

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from nbext.client import AsyncClient, Client
+from nbext.client._diagnosis import worker_tail
 
 from .test_event_streams import AsyncClock, SyncClock
 
@@ -166,3 +167,19 @@ def test_a_stopped_follower_ends_without_reconnecting(serve: Any) -> None:
             seen.append(line.line)
             stop.set()
     assert seen == ["one"] and len(server.seen) == 1
+
+
+def test_a_jobs_phase_reads_a_chatty_workers_log_for_a_second_at_most(serve: Any) -> None:
+    """The phases of a running job read its worker's log at their pace; a log held open
+    and never quiet must not hold up the job's polls for ``LONGEST_READ``."""
+    server = serve(b"".join(event(f"c{i}", f"step {i}") for i in range(200)))
+
+    class Ticking(SyncClock):
+        def now(self) -> float:  # each look at the clock: a tenth of a second later
+            self.t += 0.1
+            return self.t
+
+    with Client(KEY, base_url=server.url, clock=Ticking()) as client:  # type: ignore[arg-type]
+        tail = client._run(worker_tail(client._ctx, "ep", "w1"))
+    assert tail.worker == "w1" and 5 <= len(tail.lines) <= 12, tail.lines
+    assert tail.last_line == tail.lines[-1] and tail.lines[0] == "step 0"

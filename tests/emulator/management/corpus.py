@@ -868,8 +868,8 @@ def answer(r: httpx.Response, text: str) -> dict[str, Any]:
 async def run(
     emu: Emulator, client: httpx.AsyncClient, sequence: list[Step] | None = None
 ) -> list[dict[str, Any]]:
-    """Every step of ``sequence`` (the corpus's ``steps()`` by default) against ``emu``;
-    the answers, normalised, each with its request."""
+    """Every step (of ``sequence``, or the corpus's) against ``emu``; the answers,
+    normalised, each with its request."""
     saved: dict[str, str] = {}
     names = Normaliser()
     out: list[dict[str, Any]] = []
@@ -899,8 +899,10 @@ def client_for(emu: Emulator) -> httpx.AsyncClient:
     )
 
 
-async def restored(rows: list[list[Any]], db: Path, now: float) -> list[dict[str, Any]]:
-    """An emulator started on a database holding ``rows``: its answers to ``RESTORED``."""
+async def restored(
+    rows: list[list[Any]], db: Path, now: float, paths: list[str] = RESTORED
+) -> list[dict[str, Any]]:
+    """An emulator started on a database holding ``rows``: its answers to ``paths``."""
     with sqlite3.connect(db) as con:
         con.execute(
             "CREATE TABLE IF NOT EXISTS records (kind TEXT NOT NULL, key TEXT NOT NULL, "
@@ -915,7 +917,7 @@ async def restored(rows: list[list[Any]], db: Path, now: float) -> list[dict[str
     try:
         async with client_for(emu) as client:
             answers = []
-            for path in RESTORED:
+            for path in paths:
                 r = await client.get(path)
                 answers.append({"request": f"GET {path}", **answer(r, r.text)})
             return answers
@@ -932,9 +934,7 @@ def stored_rows(db: Path) -> list[list[Any]]:
     return [[kind, key, json.loads(data)] for kind, key, data in rows]
 
 
-async def record(sequence: list[Step] | None = None) -> dict[str, Any]:
-    """Run ``sequence`` (the corpus's by default) on a fresh emulator, then restart one on
-    the database it left: every answer of both."""
+async def record(sequence: list[Step] | None = None, paths: list[str] = RESTORED) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "corpus.db"
         with seeded():
@@ -949,7 +949,7 @@ async def record(sequence: list[Step] | None = None) -> dict[str, Any]:
                 await emu.aclose()
                 emu.close()
         rows = stored_rows(db)
-        again = await restored(rows, Path(tmp) / "restored.db", now)
+        again = await restored(rows, Path(tmp) / "restored.db", now, paths)
     return {"exchanges": exchanges, "stored": {"now": now, "rows": rows, "answers": again}}
 
 

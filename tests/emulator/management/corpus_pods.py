@@ -19,9 +19,10 @@ import asyncio
 import json
 from pathlib import Path
 
-from .corpus import GPU, Step, listings, raw, req, shared_records, wait
+from .corpus import GPU, RESTORED, Step, listings, raw, req, shared_records, wait
 
 FIXTURE = Path(__file__).with_name("corpus_pods.json")
+__all__ = ["FIXTURE", "RESTORED", "steps"]
 OTHER_GPU = "NVIDIA GeForce RTX 4090"
 
 

@@ -40,7 +40,6 @@ from nbext.emulator import Emulator, FakeClock, create_app
 from nbext.emulator.api.v1.docs import reference
 from nbext.models import (
     ContainerRegistryAuthCreateInput,
-    EndpointCreateInput,
 )
 
 pytestmark = pytest.mark.slow
@@ -138,11 +137,11 @@ def make_world() -> World:
     pod_template = m.templates.create({"name": "pods", "image": "img"})
     serverless = m.templates.create({"name": "workers", "image": "echo", "serverless": True})
     volume = m.volumes.create("v", 10, "EU-RO-1")
-    endpoint = m.endpoints.create(EndpointCreateInput(template_id=serverless.id))
+    endpoint = m.endpoints.add(serverless.id, {})
     pod = m.pods.create({"name": "p", "image": "img", "gpu": {"id": "NVIDIA A40"}})
     ids = {
         "podId": pod.id,
-        "endpointId": endpoint["id"],
+        "endpointId": endpoint.id,
         "templateId": pod_template.id,
         "networkVolumeId": volume.id,
         "containerRegistryAuthId": auth.id or "",

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from nbext.emulator import Emulator, FakeClock
+from nbext.emulator.domain.management import endpoint_views
 from nbext.models import (
-    EndpointCreateInput,
-    EndpointUpdateInput,
     JobSubmission,
     PodBillingQuery,
     PodCreateInput,
@@ -36,7 +35,7 @@ async def test_ensure_deployed_keeps_a_restored_endpoint(tmp_path: Path) -> None
     first = emulator(db, clock)
     first.ensure_deployed("a", "echo")
     first.ensure_deployed("h", handler=lambda job: "one")
-    first.management.endpoints.update("a", EndpointUpdateInput(workers_max=7))
+    first.management.endpoints.change("a", {"workers_max": 7})
     first.close()
 
     second = emulator(db, clock)
@@ -44,9 +43,9 @@ async def test_ensure_deployed_keeps_a_restored_endpoint(tmp_path: Path) -> None
     assert second.jobs.endpoints["a"].workers_max == 7  # and nothing was reset
     second.ensure_deployed("a", "sleep")  # another image: the endpoint runs it now
     assert second.jobs.endpoints["a"].image == "sleep"
-    entry = second.management.endpoints.entry("a")
-    assert second.management.templates.get(entry.view.template_id or "").image == "sleep"
-    assert entry.view.version == 1
+    record = second.management.endpoints.get("a")
+    assert second.management.templates.get(record.template_id).image == "sleep"
+    assert record.version == 1
     second.ensure_deployed("h", handler=lambda job: "two")
     submission = JobSubmission.model_validate({"input": {}})
     result = await second.jobs.run_sync("h", submission, 5000)
@@ -56,10 +55,10 @@ async def test_ensure_deployed_keeps_a_restored_endpoint(tmp_path: Path) -> None
 
 async def test_a_v1_endpoint_keeps_its_templates_image(tmp_path: Path) -> None:
     emu = emulator(tmp_path / "s.db", FakeClock())
-    endpoint = emu.management.endpoints.create(EndpointCreateInput(template_id="demo-echo"))
+    endpoint = emu.management.endpoints.add("demo-echo", {})
     with pytest.raises(ValueError, match="change that template's imageName"):
-        emu.ensure_deployed(endpoint["id"], "sleep")
-    assert emu.jobs.endpoints[endpoint["id"]].image == "echo"
+        emu.ensure_deployed(endpoint.id, "sleep")
+    assert emu.jobs.endpoints[endpoint.id].image == "echo"
     emu.close()
 
 
@@ -152,4 +151,39 @@ async def test_a_template_stored_in_v1s_shape_comes_back_in_v2s(tmp_path: Path) 
     assert shown["allowedCudaVersions"] == ["12.4"]
     assert second.management.v2.facets.get("template", "tpl1") == {}
     assert second.store.get("template", "tpl1") == t.record()  # stored in v2's shape now
+    second.close()
+
+
+async def test_an_endpoint_stored_in_v1s_shape_comes_back_in_v2s(tmp_path: Path) -> None:
+    """A database from before endpoints were kept in v2's shape: v1's view, the exact queue
+    delay and flashboot mode a facet. Both interfaces serve it as before, and it is stored
+    in v2's shape once loaded."""
+    db, clock = tmp_path / "s.db", FakeClock()
+    first = emulator(db, clock)
+    view = {
+        "id": "ep1", "name": "old", "templateId": "demo-echo", "computeType": "GPU",
+        "gpuTypeIds": ["NVIDIA L40S", "NVIDIA A40"], "gpuCount": 2,
+        "dataCenterIds": ["EU-RO-1"], "workersMin": 0, "workersMax": 2, "idleTimeout": 7,
+        "executionTimeoutMs": 60000, "scalerType": "QUEUE_DELAY", "scalerValue": 3,
+        "networkVolumeIds": [], "env": {}, "version": 0,
+        "createdAt": "2026-01-01T00:00:00Z", "userId": "user_2nbextEmulatorLocalUser00",
+        "flashboot": True, "colour": "red",
+    }  # fmt: skip
+    row = {"id": "ep1", "view": view, "cpuFlavorIds": None, "vcpuCount": 2, "idleTimeoutS": 6.5}
+    first.store.put("endpoint", "ep1", row)
+    facet = {"id": "endpoint/ep1", "queueDelay": 2.5, "flashboot": "PRIORITY_FLASHBOOT"}
+    first.store.put("v2facet", "endpoint/ep1", facet)
+    first.close()
+
+    second = emulator(db, clock)
+    e = second.management.endpoints.get("ep1")
+    assert e.v1() == view  # the empty networkVolumeIds and the unknown field, as they were
+    shown = endpoint_views.view(second.management, e, "http://emulator/")
+    assert shown["scaling"] == {"type": "QUEUE_DELAY", "queueDelay": 2.5}
+    assert shown["flashboot"] == "PRIORITY_FLASHBOOT"
+    assert shown["workers"] == {"min": 0, "max": 2, "idleTimeout": 7}
+    assert shown["gpu"]["pools"] == ["ADA_48_PRO", "AMPERE_48"]
+    assert second.jobs.endpoints["ep1"].idle_timeout == 6.5
+    assert second.management.v2.facets.get("endpoint", "ep1") == {}
+    assert second.store.get("endpoint", "ep1") == e.record()  # stored in v2's shape now
     second.close()

@@ -1,41 +1,159 @@
-"""``/v1/endpoints``: endpoint records; a created endpoint serves ``/v2/{id}`` at once."""
+"""``/v1/endpoints``: create, list and get (with include flags), update (two ways), delete.
+
+The domain keeps an endpoint in v2's shape; this adapter reads v1's bodies (checked by
+v1's wire models, so v1 refuses what it always refused, in its words) into the record's
+fields and answers with the record's v1 view. What v1 does its own way stays here: an
+endpoint runs the template it names as it is (v2 gives each endpoint its own), its GPU
+types keep the order given, ``networkVolumeId``/``networkVolumeIds`` keep v1's split, an
+idle timeout may be set under REQUEST_COUNT scaling, and an update keeps the fields its
+body model does not know and shows them after its own. A created endpoint serves
+``/v2/{id}`` at once.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import EndpointCreateInput, EndpointIncludes, EndpointUpdateInput
+from nbext.models import (
+    EXECUTION_TIMEOUT_DEFAULT_MS,
+    ComputeType,
+    EndpointCreateInput,
+    EndpointIncludes,
+    EndpointUpdateInput,
+)
 
+from ...domain.management import Management, catalog
+from ...domain.management.endpoints import EndpointRecord, volumes_of
+from ...domain.management.records import wire
 from .common import body, management, no_content, ok, query
 
 router = APIRouter(prefix="/v1/endpoints", tags=["endpoints"])
+
+SAME_NAMES = {
+    "name": "name",
+    "cpu_flavor_ids": "cpu_flavors",
+    "vcpu_count": "vcpu_count",
+    "allowed_cuda_versions": "allowed_cuda_versions",
+    "min_cuda_version": "min_cuda_version",
+    "data_center_ids": "data_center_ids",
+    "workers_min": "workers_min",
+    "workers_max": "workers_max",
+    "execution_timeout_ms": "timeout_ms",
+}
+"""v1's update fields that the record keeps as they are, by the record's name."""
+GPU_ONLY = {"gpu_type_ids": ("gpu_types", "gpuTypeIds"), "gpu_count": ("gpu_count", "gpuCount")}
+"""v1's GPU fields: the record's for a GPU endpoint; on a CPU endpoint v1 kept and showed
+them, so they are v1-only there (by their wire name)."""
+
+
+def _plain(value: Any) -> Any:
+    """Enum members as their values, in lists too: the record keeps plain JSON."""
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return getattr(value, "value", value)
+
+
+def answer(m: Management, e: EndpointRecord, includes: EndpointIncludes) -> dict[str, Any]:
+    out = e.v1()
+    if includes.include_template and e.template_id:
+        template = m.endpoints.template(e)
+        if template is not None:
+            out["template"] = wire(template.v1())
+    if includes.include_workers:
+        out["workers"] = [w for w, _ in m.endpoints.workers_as_pods(e)]
+    return out
 
 
 @router.post("")
 async def create_endpoint(request: Request) -> Response:
     m = management(request)
-    return ok(m.endpoints.create(await body(request, EndpointCreateInput)))
+    given = await body(request, EndpointCreateInput)
+    gpu = given.compute_type == ComputeType.GPU
+    pair: list[Any] = [given.network_volume_id or None, given.network_volume_ids]
+    settings: dict[str, Any] = {
+        "compute_type": _plain(given.compute_type),
+        "cpu_flavors": _plain(given.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR]),
+        "vcpu_count": given.vcpu_count,
+        "allowed_cuda_versions": _plain(given.allowed_cuda_versions),
+        "min_cuda_version": _plain(given.min_cuda_version),
+        "data_center_ids": _plain(given.data_center_ids),
+        "workers_min": given.workers_min,
+        "workers_max": given.workers_max,
+        "idle_timeout": float(given.idle_timeout),
+        "timeout_ms": given.execution_timeout_ms or EXECUTION_TIMEOUT_DEFAULT_MS,
+        "scaling": _plain(given.scaler_type),
+        "scaling_value": float(given.scaler_value),
+        "network_volumes": volumes_of(*pair),
+        "v1_volumes": pair,
+    }
+    if given.name:
+        settings["name"] = given.name
+    if gpu:
+        settings["gpu_types"] = _plain(given.gpu_type_ids or [catalog.DEFAULT_GPU_TYPE])
+        settings["gpu_count"] = given.gpu_count
+    if given.flashboot is not None:
+        settings["flashboot"] = "FLASHBOOT" if given.flashboot else "OFF"
+    made = m.endpoints.add(given.template_id, settings)
+    return ok(answer(m, made, EndpointIncludes()))
 
 
 @router.get("")
 async def list_endpoints(request: Request) -> Response:
     m = management(request)
-    return ok(m.endpoints.listing(query(request, EndpointIncludes)))
+    includes = query(request, EndpointIncludes)
+    return ok([answer(m, e, includes) for e in m.endpoints.book])
 
 
 @router.get("/{endpoint_id}")
 async def get_endpoint(endpoint_id: str, request: Request) -> Response:
     m = management(request)
-    return ok(m.endpoints.get(endpoint_id, query(request, EndpointIncludes)))
+    return ok(answer(m, m.endpoints.get(endpoint_id), query(request, EndpointIncludes)))
 
 
 @router.patch("/{endpoint_id}")
 @router.post("/{endpoint_id}/update")
 async def update_endpoint(endpoint_id: str, request: Request) -> Response:
     m = management(request)
-    m.endpoints.entry(endpoint_id)
-    return ok(m.endpoints.update(endpoint_id, await body(request, EndpointUpdateInput)))
+    e = m.endpoints.get(endpoint_id)
+    given = await body(request, EndpointUpdateInput)
+    named = {
+        n: getattr(given, n)
+        for n in EndpointUpdateInput.model_fields
+        if n in given.model_fields_set and getattr(given, n) is not None
+    }
+    settings: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for name, value in named.items():
+        if name in SAME_NAMES:
+            settings[SAME_NAMES[name]] = _plain(value)
+        elif name in GPU_ONLY:
+            field, wire_name = GPU_ONLY[name]
+            if e.gpu:
+                settings[field] = _plain(value)
+            else:
+                extra[wire_name] = _plain(value)
+        elif name == "idle_timeout":
+            settings["idle_timeout"] = float(value)
+        elif name == "flashboot":
+            kept = e.flashboot if e.flashboot != "OFF" else "FLASHBOOT"
+            settings["flashboot"] = kept if value else "OFF"
+    scaling = _plain(named.get("scaler_type", e.scaling))
+    value = named.get("scaler_value", e.scaler_value())
+    if (scaling, value) != (e.scaling, e.scaler_value()):
+        settings.update(scaling=scaling, scaling_value=float(value))
+    if "network_volume_id" in named or "network_volume_ids" in named:
+        first, rest = e.volume_split()
+        pair: list[Any] = [named.get("network_volume_id", first)]
+        pair.append(named.get("network_volume_ids", rest))
+        settings.update(v1_volumes=pair, network_volumes=volumes_of(*pair))
+    extra.update({k: v for k, v in (given.model_extra or {}).items() if v is not None})
+    if extra:
+        settings["v1_extra"] = {**e.v1_extra, **extra}
+    changed = m.endpoints.change(endpoint_id, settings, template_id=named.get("template_id"))
+    return ok(answer(m, changed, EndpointIncludes()))
 
 
 @router.delete("/{endpoint_id}")

@@ -1,26 +1,38 @@
-"""Endpoint records, and the live endpoints of the job interface they stand for.
+"""Serverless endpoints, kept in REST v2's shape: the rules of a v2 body, the records, and
+the live endpoints of the job interface they stand for.
+
+An endpoint is one record whichever interface made it, and the record is v2's (GPU types
+and count, CPU flavors, ``workers``, ``scaling`` with its exact queue delay, ``timeout``,
+``networkVolumes``, the ``flashboot`` mode): ``/v2/serverless`` serves it
+(``endpoint_views``), ``/v1/endpoints`` translates (``api/v1``) and answers with the
+record's ``v1()``. v1 has a few details v2 cannot say back, kept on the record beside v2's
+fields so v1 answers as it always did: how it split the volumes into ``networkVolumeId``
+and ``networkVolumeIds``, and the fields an update named that the record has none for
+(v1 kept and showed them; ``flashboot`` is one, shown where v1 first got it).
 
 Creating a record adds an endpoint to ``JobService`` at once, so ``/v2/{id}/...`` serves
-jobs the moment ``POST /endpoints`` answers; its workers run the image the template's
-``imageName`` names. Updates reach the live endpoint (image, scaling, timeouts);
-deleting the record removes the endpoint and its jobs. ``Emulator.deploy`` comes through
-here too: it makes a serverless template for its image and an endpoint record from it.
+jobs the moment the create answers; its workers run the image of the template it is bound
+to. v1 binds an endpoint to the template it names; v2 gives each endpoint a template of
+its own, made from the body and the template it names, so later edits of that template do
+not reach the endpoint, as the reference says. Updates reach the live endpoint (image,
+scaling, timeouts); deleting the record removes the endpoint and its jobs.
+``Emulator.deploy`` comes through here too.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import (
+    ALL_DATA_CENTERS,
     DEFAULT_PORTS,
     EXECUTION_TIMEOUT_DEFAULT_MS,
-    ComputeType,
+    WORKERS_MAX_DEFAULT,
     Endpoint,
     EndpointCreateInput,
-    EndpointIncludes,
     EndpointUpdateInput,
     Pod,
     PodStatus,
@@ -29,135 +41,341 @@ from nbext.models.v2 import reserved_endpoint_id
 
 from ..endpoints import Endpoint as LiveEndpoint
 from ..errors import InvalidInput, NotFound
-from . import catalog
+from . import catalog, offers
+from .container import V1_NAMES, check_compute
 from .records import Book, after, atomic, new_id, on_undo, to_datetime, wire
+from .refusals import refuse, validated
 from .templates import TemplateRecord
 
 if TYPE_CHECKING:
     from .facade import Management
 
+CONTAINER = ("image", "args", "disk", "env", "ports", "registry")
+"""A v2 body's container settings: an endpoint takes them into a template of its own."""
 
-V2_ONLY = {"queueDelay": "queue_delay", "flashboot": "flashboot_mode"}
-"""v2's fields v1's record has no place for: v2's name -> the entry's attribute."""
-
-
-@dataclass
-class EndpointEntry:
-    """An endpoint's public record and the settings the record does not show."""
-
-    view: Endpoint
-    cpu_flavor_ids: list[str] | None = None
-    vcpu_count: int = 2
-    idle_timeout_s: float = 5.0
-    """The exact idle timeout (``Emulator.deploy`` takes fractions of a second)."""
-    aggregate_stream: bool = True
-    deployed: bool = False
-    """Made by ``Emulator.deploy``: its template is deleted with it."""
-    queue_delay: float | None = None
-    """v2's exact ``scaling.queueDelay`` (v1's ``scalerValue`` is whole seconds)."""
-    flashboot_mode: str | None = None
-    """v2's ``flashboot`` mode (v1's is a boolean)."""
-    releases: list[dict[str, Any]] = field(default_factory=list)
-    """The versions v2 has shown as releases, each noted when first seen."""
-
-    def keep_v2(self, fields: dict[str, Any]) -> None:
-        """Set the v2-only fields ``fields`` names (by v2's names)."""
-        for name, value in fields.items():
-            setattr(self, V2_ONLY[name], value)
-
-    @property
-    def id(self) -> str:
-        return self.view.id or ""
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "view": wire(self.view),
-            "cpuFlavorIds": self.cpu_flavor_ids,
-            "vcpuCount": self.vcpu_count,
-            "idleTimeoutS": self.idle_timeout_s,
-            "aggregateStream": self.aggregate_stream,
-            "deployed": self.deployed,
-            "queueDelay": self.queue_delay,
-            "flashboot": self.flashboot_mode,
-            "releases": self.releases,
-        }
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> EndpointEntry:
-        return cls(
-            Endpoint.model_validate(record["view"]),
-            record.get("cpuFlavorIds"),
-            record.get("vcpuCount", 2),
-            record.get("idleTimeoutS", 5.0),
-            record.get("aggregateStream", True),
-            record.get("deployed", False),
-            record.get("queueDelay"),
-            record.get("flashboot"),
-            list(record.get("releases", [])),
-        )
-
-    def rate(self) -> float:
-        """USD per second of one worker executing."""
-        if self.view.compute_type == ComputeType.CPU:
-            flavor = (self.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR])[0]
-            return catalog.cpu(flavor).serverless_per_vcpu_second * self.vcpu_count
-        gpu = (self.view.gpu_type_ids or [catalog.DEFAULT_GPU_TYPE])[0]
-        return catalog.gpu(gpu).serverless_per_second * (self.view.gpu_count or 1)
-
-    def gpu_type_id(self) -> str | None:
-        if self.view.compute_type == ComputeType.CPU:
-            return None
-        return str((self.view.gpu_type_ids or [catalog.DEFAULT_GPU_TYPE])[0])
+_DECLARED = {f.alias or name for name, f in Endpoint.model_fields.items()}
 
 
-def _instance_ids(flavors: list[str], vcpus: int) -> list[str]:
+def _default_gpus() -> list[str]:
+    return [str(catalog.DEFAULT_GPU_TYPE)]
+
+
+def _default_flavors() -> list[str]:
+    return [str(catalog.DEFAULT_CPU_FLAVOR)]
+
+
+def _all_centres() -> list[str]:
+    return [str(d) for d in ALL_DATA_CENTERS]
+
+
+def instance_ids(flavors: list[str], vcpus: int) -> list[str]:
+    """v1's ``instanceIds`` of a CPU endpoint: each flavor at the endpoint's vCPUs."""
     return [f"{f}-{vcpus}-{vcpus * catalog.cpu(f).memory_per_vcpu_gb}" for f in flavors]
 
 
+@dataclass
+class EndpointRecord:
+    """One endpoint: v2's fields, then what only v1 shows, then the emulator's own."""
+
+    id: str
+    name: str
+    template_id: str
+    compute_type: str = "GPU"
+    gpu_types: list[str] = field(default_factory=_default_gpus)
+    """v2's pools less its excluded types, as types; in v1's order when v1 named them."""
+    gpu_count: int = 1
+    cpu_flavors: list[str] = field(default_factory=_default_flavors)
+    vcpu_count: int = 2
+    allowed_cuda_versions: list[str] | None = None
+    """``None``: never given (v1 shows no field; v2 shows ``[]``)."""
+    min_cuda_version: str | None = None
+    data_center_ids: list[str] = field(default_factory=_all_centres)
+    workers_min: int = 0
+    workers_max: int = WORKERS_MAX_DEFAULT
+    idle_timeout: float = 5.0
+    """Exact (``Emulator.deploy`` takes fractions); both interfaces show it rounded up.
+    Kept under REQUEST_COUNT scaling too, where v2 does not show it."""
+    timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS
+    scaling: str = "QUEUE_DELAY"
+    scaling_value: float = 4.0
+    """v2's exact ``queueDelay`` (v1 shows it rounded up), or its ``requestCount``."""
+    network_volumes: list[str] = field(default_factory=list)
+    flashboot: str = "OFF"
+    """v2's mode: OFF, FLASHBOOT or PRIORITY_FLASHBOOT (v1's flag is "not OFF")."""
+    env: dict[str, str] = field(default_factory=dict)
+    """The template's env, copied when the endpoint is made and each time it changes."""
+    version: int = 0
+    created_at: float = 0.0
+    v1_volumes: list[Any] | None = None
+    """``[networkVolumeId, networkVolumeIds]`` as v1 last gave them, shown while they
+    still name ``network_volumes``; v1 then shows the first volume and the rest."""
+    v1_extra: dict[str, Any] = field(default_factory=dict)
+    """What a v1 body named that the record has no field for, in the order v1 got it:
+    v1 kept such fields and showed them after its own."""
+    aggregate_stream: bool = True
+    deployed: bool = False
+    """Owns its template (``Emulator.deploy``'s, or one a v2 body made): it goes with it."""
+    releases: list[dict[str, Any]] = field(default_factory=list)
+    """The versions v2 has shown as releases, each noted when first seen."""
+
+    @property
+    def gpu(self) -> bool:
+        return self.compute_type != "CPU"
+
+    def volume_split(self) -> tuple[str | None, list[str] | None]:
+        """v1's ``networkVolumeId`` and ``networkVolumeIds`` for the record's volumes."""
+        if self.v1_volumes is not None and volumes_of(*self.v1_volumes) == self.network_volumes:
+            first, rest = self.v1_volumes
+            return first, rest
+        vols = self.network_volumes
+        return (vols[0] if vols else None), (vols[1:] if len(vols) > 1 else None)
+
+    def scaler_value(self) -> int:
+        """v1's ``scalerValue``: whole seconds of queue delay, or the request count."""
+        if self.scaling == "REQUEST_COUNT":
+            return int(self.scaling_value)
+        return max(1, math.ceil(self.scaling_value))
+
+    def v1(self) -> dict[str, Any]:
+        """The endpoint as ``/v1`` shows it, without its template and workers."""
+        volume, volumes = self.volume_split()
+        data: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "templateId": self.template_id,
+            "computeType": self.compute_type,
+            "gpuTypeIds": list(self.gpu_types) if self.gpu else None,
+            "gpuCount": self.gpu_count if self.gpu else None,
+            "instanceIds": None if self.gpu else instance_ids(self.cpu_flavors, self.vcpu_count),
+            "allowedCudaVersions": self.allowed_cuda_versions,
+            "minCudaVersion": self.min_cuda_version,
+            "dataCenterIds": list(self.data_center_ids),
+            "workersMin": self.workers_min,
+            "workersMax": self.workers_max,
+            "idleTimeout": math.ceil(self.idle_timeout),
+            "executionTimeoutMs": self.timeout_ms,
+            "scalerType": self.scaling,
+            "scalerValue": self.scaler_value(),
+            "networkVolumeId": volume,
+            "networkVolumeIds": volumes,
+            "env": dict(self.env),
+            "version": self.version,
+            "createdAt": to_datetime(self.created_at),
+            "userId": catalog.USER_ID,
+        }
+        extra = dict(self.v1_extra)
+        if "flashboot" in extra:
+            extra["flashboot"] = self.flashboot != "OFF"
+        view = Endpoint.model_validate({**data, **extra})
+        return view.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    def rate(self) -> float:
+        """USD per second of one worker executing."""
+        if not self.gpu:
+            flavor = (self.cpu_flavors or _default_flavors())[0]
+            return catalog.cpu(flavor).serverless_per_vcpu_second * self.vcpu_count
+        return catalog.gpu(self.gpu_types[0]).serverless_per_second * self.gpu_count
+
+    def gpu_type_id(self) -> str | None:
+        return self.gpu_types[0] if self.gpu else None
+
+    def data_center(self) -> str:
+        return (self.data_center_ids or [str(catalog.DATA_CENTERS_DEFAULT)])[0]
+
+    def record(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> EndpointRecord:
+        """The stored record, or one an earlier version stored in v1's shape (``view``)."""
+        if "view" not in record:
+            known = {f.name for f in fields(cls)}
+            return cls(**{k: v for k, v in record.items() if k in known})
+        return _from_v1_row(record)
+
+
+def volumes_of(first: str | None, rest: list[str] | None) -> list[str]:
+    """v2's ``networkVolumes`` for v1's pair."""
+    volumes = [first] if first else []
+    return volumes + [v for v in rest or [] if v not in volumes]
+
+
+def _from_v1_row(record: dict[str, Any]) -> EndpointRecord:
+    """A record an earlier version kept in v1's shape: its view, and beside it the settings
+    the view does not show and v2's exact queue delay and flashboot mode."""
+    v = dict(record["view"])
+    gpu = v.get("computeType", "GPU") != "CPU"
+    extra = {k: value for k, value in v.items() if k not in _DECLARED}
+    if not gpu:  # v1 let an update set them; only v1 shows them
+        extra.update({k: v[k] for k in ("gpuTypeIds", "gpuCount") if v.get(k) is not None})
+    scaling = v.get("scalerType") or "QUEUE_DELAY"
+    shown = EndpointRecord("", "", "", scaling=scaling, scaling_value=v.get("scalerValue") or 4)
+    created = Endpoint.model_validate({"createdAt": v.get("createdAt")}).created_at
+    pair = [v.get("networkVolumeId"), v.get("networkVolumeIds")]
+    mode = record.get("flashboot") or ("FLASHBOOT" if v.get("flashboot") else "OFF")
+    return EndpointRecord(
+        id=v.get("id") or record["id"],
+        name=v.get("name") or record["id"],
+        template_id=v.get("templateId") or "",
+        compute_type="GPU" if gpu else "CPU",
+        gpu_types=list(v.get("gpuTypeIds") or _default_gpus()),
+        gpu_count=(v.get("gpuCount") or 1) if gpu else 1,
+        cpu_flavors=list(record.get("cpuFlavorIds") or _default_flavors()),
+        vcpu_count=record.get("vcpuCount", 2),
+        allowed_cuda_versions=v.get("allowedCudaVersions"),
+        min_cuda_version=v.get("minCudaVersion"),
+        data_center_ids=list(v.get("dataCenterIds") or []),
+        workers_min=v.get("workersMin") or 0,
+        workers_max=v.get("workersMax") or 0,
+        idle_timeout=float(record.get("idleTimeoutS") or v.get("idleTimeout") or 5),
+        timeout_ms=v.get("executionTimeoutMs") or EXECUTION_TIMEOUT_DEFAULT_MS,
+        scaling=scaling,
+        scaling_value=_exact_delay(shown, record.get("queueDelay")),
+        network_volumes=volumes_of(*pair),
+        flashboot=mode,
+        env=dict(v.get("env") or {}),
+        version=v.get("version") or 0,
+        created_at=created.timestamp() if created else 0.0,
+        v1_volumes=pair,
+        v1_extra=extra,
+        aggregate_stream=record.get("aggregateStream", True),
+        deployed=record.get("deployed", False),
+        releases=list(record.get("releases", [])),
+    )
+
+
+def _exact_delay(e: EndpointRecord, exact: float | None) -> float:
+    """The queue delay an earlier version kept beside v1's whole seconds, while it still
+    rounds up to them (a v1 update since made it stale)."""
+    if (
+        e.scaling == "QUEUE_DELAY"
+        and exact is not None
+        and max(1, math.ceil(exact)) == (e.scaler_value())
+    ):
+        return float(exact)
+    return float(e.scaling_value)
+
+
+# ---- the rules of a v2 body ----------------------------------------------------------------
+
+
+def _check_compute(data: dict[str, Any], *, create: bool) -> None:
+    check_compute(data, "an endpoint", required=create)
+    if data.get("type") == "LOAD_BALANCER":
+        raise refuse(
+            "type",
+            "the emulator serves queue-based endpoints (QUEUE) only; LOAD_BALANCER "
+            "endpoints route to worker-defined paths it does not run",
+        )
+    scaling = data.get("scaling") or {}
+    if scaling.get("type") == "REQUEST_COUNT" and "idleTimeout" in (data.get("workers") or {}):
+        raise refuse("workers.idleTimeout", "does not apply to REQUEST_COUNT scaling")
+
+
+def _gpu_types(gpu: dict[str, Any]) -> list[str]:
+    by_pool = offers.pools()
+    types: list[str] = []
+    for i, pool in enumerate(gpu.get("pools") or []):
+        if pool not in by_pool:
+            raise refuse(
+                f"gpu.pools.{i}", f"unknown pool {pool!r}; GET /v2/catalog/gpus lists pools"
+            )
+        types += by_pool[pool]
+    excluded = [x.strip() for x in gpu.get("excludedTypes") or []]
+    for i, name in enumerate(excluded):
+        if name not in types:
+            raise InvalidInput(f"gpu.excludedTypes.{i}: {name!r} is not a GPU type of gpu.pools")
+    types = [t for t in types if t not in excluded]
+    if not types and gpu.get("pools"):
+        raise refuse("gpu.excludedTypes", "excludes every GPU type of gpu.pools")
+    return types
+
+
+def _settings(data: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
+    """The record's fields a v2 body sets (all but the container and the template).
+
+    ``checked`` gets the same settings under the wire models' names, which hold the rules
+    of their values (ranges, known GPU types and data centres) for both interfaces.
+    """
+    out: dict[str, Any] = {}
+    gpu, cpu = data.get("gpu"), data.get("cpu")
+    if gpu is not None:
+        if gpu.get("pools"):
+            out["gpu_types"] = checked["gpuTypeIds"] = _gpu_types(gpu)
+        if "count" in gpu:
+            out["gpu_count"] = checked["gpuCount"] = gpu["count"]
+        if gpu.get("allowedCudaVersions"):
+            out["allowed_cuda_versions"] = checked["allowedCudaVersions"] = list(
+                gpu["allowedCudaVersions"]
+            )
+        if gpu.get("minCudaVersion"):
+            out["min_cuda_version"] = checked["minCudaVersion"] = gpu["minCudaVersion"]
+        elif "minCudaVersion" in gpu:  # "" clears it
+            out["min_cuda_version"] = None
+    if cpu is not None:
+        out["cpu_flavors"] = checked["cpuFlavorIds"] = list(dict.fromkeys(c["id"] for c in cpu))
+        out["vcpu_count"] = checked["vcpuCount"] = max(c["vcpuCount"] for c in cpu)
+    workers = data.get("workers") or {}
+    for v2_name, v1_name, name in (
+        ("min", "workersMin", "workers_min"),
+        ("max", "workersMax", "workers_max"),
+    ):
+        if v2_name in workers:
+            out[name] = checked[v1_name] = workers[v2_name]
+    if "idleTimeout" in workers:
+        checked["idleTimeout"] = workers["idleTimeout"]
+        out["idle_timeout"] = float(workers["idleTimeout"])
+    if "name" in data:
+        out["name"] = checked["name"] = data["name"]
+    if data.get("dataCenterIds"):
+        out["data_center_ids"] = checked["dataCenterIds"] = list(data["dataCenterIds"])
+    if "networkVolumes" in data:
+        vols = list(data["networkVolumes"])
+        checked["networkVolumeId"] = vols[0] if vols else None
+        checked["networkVolumeIds"] = vols[1:] if len(vols) > 1 else None
+        out["network_volumes"] = vols
+        out["v1_volumes"] = None
+    if "timeout" in data:
+        out["timeout_ms"] = checked["executionTimeoutMs"] = data["timeout"]
+    scaling = data.get("scaling")
+    if scaling:
+        value = scaling["requestCount" if scaling["type"] == "REQUEST_COUNT" else "queueDelay"]
+        out["scaling"] = checked["scalerType"] = scaling["type"]
+        out["scaling_value"] = float(value)
+        checked["scalerValue"] = (
+            value if scaling["type"] == "REQUEST_COUNT" else max(1, math.ceil(value))
+        )
+    if "flashboot" in data:
+        out["flashboot"] = data["flashboot"]
+        checked["flashboot"] = data["flashboot"] != "OFF"
+    return out
+
+
 class Endpoints:
+    """The account's endpoint records, each served by a live endpoint of the job interface."""
+
     def __init__(self, m: Management) -> None:
         self.m = m
-        self.book: Book[EndpointEntry] = Book(
-            m.store, "endpoint", EndpointEntry.record, EndpointEntry.from_record
+        self.book: Book[EndpointRecord] = Book(
+            m.store, "endpoint", EndpointRecord.record, EndpointRecord.from_record
         )
 
     # ---- lookups -------------------------------------------------------------------------
 
-    def entry(self, endpoint_id: str) -> EndpointEntry:
+    def get(self, endpoint_id: str) -> EndpointRecord:
         found = self.book.get(endpoint_id)
         if found is None:
             raise NotFound(f"endpoint {endpoint_id!r} not found")
         return found
 
-    def view(self, e: EndpointEntry, includes: EndpointIncludes) -> dict[str, Any]:
-        out = wire(e.view)
-        if includes.include_template and e.view.template_id:
-            template = self._template(e.view.template_id)
-            if template is not None:
-                out["template"] = wire(template.v1())
-        if includes.include_workers:
-            out["workers"] = [w for w, _ in self._workers(e)]
-        return out
-
-    def get(self, endpoint_id: str, includes: EndpointIncludes) -> dict[str, Any]:
-        return self.view(self.entry(endpoint_id), includes)
-
-    def listing(self, includes: EndpointIncludes) -> list[dict[str, Any]]:
-        return [self.view(e, includes) for e in self.book]
+    def template(self, e: EndpointRecord) -> TemplateRecord | None:
+        return self.m.templates.find(e.template_id)
 
     def uses_volume(self, volume_id: str) -> list[str]:
-        return [
-            e.id
-            for e in self.book
-            if e.view.network_volume_id == volume_id
-            or volume_id in (e.view.network_volume_ids or [])
-        ]
+        return [e.id for e in self.book if volume_id in e.network_volumes]
 
-    def _template(self, template_id: str) -> TemplateRecord | None:
-        return self.m.templates.find(template_id)
-
-    def _serverless_template(self, template_id: str) -> TemplateRecord:
+    def serverless_template(self, template_id: str) -> TemplateRecord:
+        """The template an endpoint is to run, or 400 saying why it cannot."""
         template = self.m.templates.require(template_id, "templateId")
         if not template.serverless:
             raise InvalidInput(
@@ -166,71 +384,67 @@ class Endpoints:
             )
         return template
 
-    def _volumes(self, volume_id: str | None, volume_ids: list[str] | None) -> None:
+    def check_volumes(self, volume_id: str | None, volume_ids: list[str] | None) -> None:
         self.m.volumes.require(volume_id, "networkVolumeId")
         for i, other in enumerate(volume_ids or []):
             self.m.volumes.require(other, f"networkVolumeIds.{i}")
 
     # ---- workers as pods -----------------------------------------------------------------
 
-    def _workers(self, e: EndpointEntry) -> list[tuple[dict[str, Any], str]]:
-        """The live endpoint's workers in the reference's Pod shape, with their data centre."""
+    def workers_as_pods(self, e: EndpointRecord) -> list[tuple[dict[str, Any], str]]:
+        """The live endpoint's workers in v1's Pod shape, with their data centre."""
         live = self.m.jobs.endpoints.get(e.id)
         if live is None:
             return []
-        template = self._template(e.view.template_id or "")
-        t = template.v1() if template else None
-        centre = str((e.view.data_center_ids or [catalog.DATA_CENTERS_DEFAULT])[0])
+        t = self.template(e)
         cost = round(e.rate() * 3600, 4)
         gpu = e.gpu_type_id()
         views = []
         for worker in live.workers:
             pod = Pod(
                 id=worker.id,
-                name=f"{e.view.name} worker",
+                name=f"{e.name} worker",
                 image=live.image,
                 desired_status=PodStatus.RUNNING,
                 last_status_change="running a job" if worker.running else "idle",
                 cost_per_hr=cost,
                 adjusted_cost_per_hr=cost,
-                gpu=catalog.gpu(gpu).wire(e.view.gpu_count or 1) if gpu else None,
-                cpu_flavor_id=None
-                if gpu
-                else (e.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR])[0],
-                vcpu_count=e.vcpu_count if not gpu else 8 * (e.view.gpu_count or 1),
-                container_disk_in_gb=t.container_disk_in_gb if t else None,
-                volume_in_gb=t.volume_in_gb if t else None,
-                volume_mount_path=t.volume_mount_path if t else None,
-                env=dict(t.env or {}) if t else None,
-                ports=list(t.ports or []) if t else None,
+                gpu=catalog.gpu(gpu).wire(e.gpu_count) if gpu else None,
+                cpu_flavor_id=None if gpu else e.cpu_flavors[0],
+                vcpu_count=e.vcpu_count if not gpu else 8 * e.gpu_count,
+                container_disk_in_gb=t.disk if t else None,
+                volume_in_gb=t.volume_size if t else None,
+                volume_mount_path=t.volume_path if t else None,
+                env=dict(t.env) if t else None,
+                ports=list(t.ports) if t else None,
                 interruptible=False,
                 locked=False,
-                template_id=e.view.template_id,
+                template_id=e.template_id,
                 endpoint_id=e.id,
                 ai_api_id=e.id,
-                sls_version=e.view.version,
+                sls_version=e.version,
                 consumer_user_id=catalog.USER_ID,
             )
-            views.append((wire(pod), centre))
+            views.append((wire(pod), e.data_center()))
         return views
 
     def worker_pods(self) -> list[tuple[dict[str, Any], str]]:
         """Every endpoint's workers, for ``GET /pods?includeWorkers=true``."""
-        return [pair for e in self.book for pair in self._workers(e)]
+        return [pair for e in self.book for pair in self.workers_as_pods(e)]
 
     # ---- the live side -------------------------------------------------------------------
 
-    def _live(self, e: EndpointEntry, image: str) -> LiveEndpoint:
+    def _live(self, e: EndpointRecord, image: str) -> LiveEndpoint:
         return LiveEndpoint(
             id=e.id,
-            name=e.view.name or e.id,
+            name=e.name or e.id,
             image=image,
-            workers_min=e.view.workers_min or 0,
-            workers_max=e.view.workers_max or 0,
-            idle_timeout=e.idle_timeout_s,
-            execution_timeout_ms=e.view.execution_timeout_ms or EXECUTION_TIMEOUT_DEFAULT_MS,
+            workers_min=e.workers_min,
+            workers_max=e.workers_max,
+            idle_timeout=e.idle_timeout,
+            execution_timeout_ms=e.timeout_ms,
             aggregate_stream=e.aggregate_stream,
-            created_at=e.view.created_at.timestamp() if e.view.created_at else 0.0,
+            created_at=e.created_at,
         )
 
     def adopt_facets(self) -> None:
@@ -240,7 +454,9 @@ class Endpoints:
             facet = self.m.v2.facets.get("endpoint", e.id)
             if facet:
                 with atomic():
-                    e.keep_v2({k: facet[k] for k in V2_ONLY if k in facet})
+                    e.scaling_value = _exact_delay(e, facet.get("queueDelay"))
+                    if facet.get("flashboot"):
+                        e.flashboot = facet["flashboot"]
                     e.releases = list(facet.get("releases", e.releases))
                     self.book.save(e.id, e)
                     self.m.v2.facets.drop("endpoint", e.id)
@@ -248,7 +464,7 @@ class Endpoints:
     def restore(self) -> None:
         """Put every stored endpoint back into the job interface (before its jobs return)."""
         for e in self.book:
-            template = self._template(e.view.template_id or "")
+            template = self.template(e)
             if e.id not in self.m.jobs.endpoints:
                 image = template.image if template else None
                 self.m.jobs.add_endpoint(self._live(e, image or ""))
@@ -268,62 +484,206 @@ class Endpoints:
                 "endpointId": e.id,
                 "podId": worker_id,
                 "gpuTypeId": e.gpu_type_id(),
-                "dataCenterId": str((e.view.data_center_ids or [catalog.DATA_CENTERS_DEFAULT])[0]),
-                "templateId": e.view.template_id,
+                "dataCenterId": e.data_center(),
+                "templateId": e.template_id,
                 "imageName": live.image,
             },
             start=start,
             end=end,
         )
 
-    # ---- changes -------------------------------------------------------------------------
+    # ---- v2's operations -----------------------------------------------------------------
 
-    def create(self, body: EndpointCreateInput) -> dict[str, Any]:
-        """``POST /endpoints``: check every reference, then serve ``/v2/{id}`` at once."""
-        template = self._serverless_template(body.template_id)
-        self._volumes(body.network_volume_id, body.network_volume_ids)
+    def create(self, data: dict[str, Any]) -> EndpointRecord:
+        """A v2 body: every rule checked, then the endpoint and a template of its own."""
+        _check_compute(data, create=True)
+        base = self._named_template(data["templateId"]) if "templateId" in data else None
+        gpu = data.get("gpu")
+        if base is not None and gpu is not None and "allowedCudaVersions" not in gpu:
+            seeded = base.allowed_cuda_versions
+            if seeded and not gpu.get("minCudaVersion"):
+                data = {**data, "gpu": {**gpu, "allowedCudaVersions": seeded}}
+        compute = "GPU" if data.get("gpu") is not None else "CPU"
+        checked: dict[str, Any] = {"templateId": "pending", "computeType": compute}
+        settings = _settings(data, checked)
+        validated(EndpointCreateInput, checked, V1_NAMES)  # every rule before anything is made
+        with atomic():  # the template, the endpoint and its first release, or none of them
+            template = self._owned_template(data["name"], data, base, merge_env=True)
+            e = self.add(template.id, {"compute_type": compute, **settings})
+            self._adopt(template, e)
+            self.note_release(e)
+        return e
+
+    def update(self, endpoint_id: str, data: dict[str, Any]) -> EndpointRecord:
+        """A v2 body: what it names changes; new container settings, or a template named,
+        give the endpoint a new template of its own (a new release)."""
+        e = self.get(endpoint_id)
+        _check_compute(data, create=False)
+        if data.get("cpu") is not None and e.gpu:
+            raise refuse("cpu", "this endpoint runs GPU workers; its compute type is fixed")
+        if data.get("gpu") is not None and not e.gpu:
+            raise refuse("gpu", "this endpoint runs CPU workers; its compute type is fixed")
+        checked: dict[str, Any] = {}
+        settings = _settings(data, checked)
+        validated(EndpointUpdateInput, checked, V1_NAMES)
+        with atomic():  # every record this update touches, or none of them
+            new_template = None
+            if "templateId" in data or any(k in data for k in CONTAINER):
+                named = "templateId" in data
+                base = self._named_template(data["templateId"]) if named else self.template(e)
+                new_template = self._owned_template(e.name, data, base, merge_env=named)
+            old = self.template(e)
+            self.note_release(e)  # the release this update follows, if not noted yet
+            self.change(
+                endpoint_id, settings, template_id=new_template.id if new_template else None
+            )
+            if new_template is not None:
+                self._adopt(new_template, e)
+                owned = self.m.templates.book.get(old.id) if old else None
+                if owned is not None and owned.deployed_for == endpoint_id:
+                    self.m.templates.book.drop(owned.id)
+        return e
+
+    def note_release(self, e: EndpointRecord) -> list[dict[str, Any]]:
+        """The endpoint's versions as releases, each noted when first seen (with its image)."""
+        known: list[dict[str, Any]] = list(e.releases)
+        if not known or known[-1]["version"] < e.version:
+            t = self.template(e)
+            known.append(
+                {
+                    "id": "rel_" + new_id(10),
+                    "version": e.version,
+                    "ts": e.created_at if not known else self.m.clock.now(),
+                    "image": t.image if t else None,
+                }
+            )
+            e.releases = known
+            self.book.save(e.id, e)
+        return known
+
+    def _named_template(self, template_id: str) -> TemplateRecord:
+        found = self.m.templates.find(template_id)
+        if found is None:
+            raise NotFound(f"templateId: no template with id {template_id!r}")
+        if not found.serverless:
+            raise refuse(
+                "templateId", f"template {template_id!r} is a pod template, not serverless"
+            )
+        return found
+
+    def _owned_template(
+        self,
+        name: str,
+        data: dict[str, Any],
+        base: TemplateRecord | None,
+        *,
+        merge_env: bool,
+    ) -> TemplateRecord:
+        """A serverless template for one endpoint: ``base`` overridden by the body's fields.
+
+        ``env`` is merged per key with the base's (body winning) when the body names a
+        template; a PATCH of the endpoint's own settings replaces it.
+        """
+        inherited = base.env if base is not None else {}
+        env = {**inherited, **data.get("env", {})} if merge_env else data.get("env", inherited)
+        image = data.get("image") or (base.image if base else None)
+        given: dict[str, Any] = {
+            "name": self.m.templates.unique_name(f"{name} (endpoint)"),
+            "image": image,
+            "serverless": True,
+            "args": data.get("args", base.args if base else ""),
+            "env": env,
+            "ports": data.get("ports", list(base.ports) if base else []),
+        }
+        if "disk" in data or (base and base.disk):
+            given["disk"] = data.get("disk", base.disk if base else 5)
+        registry = data.get("registry", base.registry if base else None)
+        if registry:
+            given["registry"] = registry
+        readme = "Made for a v2 serverless endpoint; deleted with it."
+        return self.m.templates.create(given, readme=readme)
+
+    def _adopt(self, template: TemplateRecord, e: EndpointRecord) -> None:
+        """The endpoint owns ``template``: it goes when the endpoint does."""
+        template.deployed_for = e.id
+        self.m.templates.book.save(template.id, template)
+        e.deployed = True
+        self.book.save(e.id, e)
+
+    # ---- what both interfaces' changes come to -------------------------------------------
+
+    def add(self, template_id: str, settings: dict[str, Any]) -> EndpointRecord:
+        """An endpoint running ``template_id`` as it is, with ``settings`` (the record's
+        fields; the rest take their defaults): checked, stored, and served at once."""
+        template = self.serverless_template(template_id)
+        volume, volumes = _split(settings)
+        self.check_volumes(volume, volumes)
         endpoint_id = new_id(14)
         while endpoint_id in self.m.jobs.endpoints or reserved_endpoint_id(endpoint_id):
             endpoint_id = new_id(14)
-        gpu = body.compute_type == ComputeType.GPU
-        flavors = [str(f) for f in body.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR]]
-        view = Endpoint(
+        given = dict(settings)
+        name = given.pop("name", None) or template.name
+        e = EndpointRecord(
             id=endpoint_id,
-            name=body.name or template.name,
-            template_id=body.template_id,
-            compute_type=body.compute_type,
-            gpu_type_ids=list(body.gpu_type_ids or [catalog.DEFAULT_GPU_TYPE]) if gpu else None,
-            gpu_count=body.gpu_count if gpu else None,
-            instance_ids=None if gpu else _instance_ids(flavors, body.vcpu_count),
-            allowed_cuda_versions=body.allowed_cuda_versions,
-            min_cuda_version=body.min_cuda_version,
-            data_center_ids=list(body.data_center_ids),
-            workers_min=body.workers_min,
-            workers_max=body.workers_max,
-            idle_timeout=body.idle_timeout,
-            execution_timeout_ms=body.execution_timeout_ms or EXECUTION_TIMEOUT_DEFAULT_MS,
-            scaler_type=body.scaler_type,
-            scaler_value=body.scaler_value,
-            network_volume_id=body.network_volume_id or None,
-            network_volume_ids=body.network_volume_ids,
+            name=name,
+            template_id=template_id,
             env=dict(template.env),
-            version=0,
-            created_at=to_datetime(self.m.clock.now()),
-            user_id=catalog.USER_ID,
+            created_at=self.m.clock.now(),
+            **given,
         )
-        if body.flashboot is not None:
-            view.flashboot = body.flashboot  # type: ignore[attr-defined]  # an extra field
-        entry = EndpointEntry(
-            view,
-            cpu_flavor_ids=None if gpu else flavors,
-            vcpu_count=body.vcpu_count,
-            idle_timeout_s=float(body.idle_timeout),
-        )
+        if "flashboot" in settings:
+            e.v1_extra["flashboot"] = True
         with atomic():  # the record stored and the endpoint served, or neither
-            self.book.save(endpoint_id, entry)
-            self.m.jobs.add_endpoint(self._live(entry, template.image))
+            self.book.save(endpoint_id, e)
+            self.m.jobs.add_endpoint(self._live(e, template.image))
             on_undo(functools.partial(self.m.jobs.remove_endpoint, endpoint_id))
-        return self.view(entry, EndpointIncludes())
+        return e
+
+    def change(
+        self, endpoint_id: str, settings: dict[str, Any], *, template_id: str | None = None
+    ) -> EndpointRecord:
+        """Change the record's fields ``settings`` names, and ``template_id`` if given, on
+        the record and the live endpoint alike. Every check comes first, so a refused
+        change changes nothing."""
+        e = self.get(endpoint_id)
+        template = self.serverless_template(template_id) if template_id else None
+        if "network_volumes" in settings or "v1_volumes" in settings:
+            self.check_volumes(*_split(settings))
+        low = settings.get("workers_min", e.workers_min)
+        high = settings.get("workers_max", e.workers_max)
+        if low > high:
+            both = {"workers_min", "workers_max"} <= settings.keys()
+            current = "" if both else " (one is the current)"
+            raise InvalidInput(f"workersMin ({low}) must not exceed workersMax ({high}){current}")
+        with atomic():  # stored first; the live endpoint follows once it is
+            for name, value in settings.items():
+                setattr(e, name, value)
+            if "flashboot" in settings and "flashboot" not in e.v1_extra:
+                e.v1_extra = {**e.v1_extra, "flashboot": True}
+            if template is not None and template_id != e.template_id:
+                e.template_id = template.id
+                e.env = dict(template.env)
+                e.version += 1
+            self.book.save(endpoint_id, e)
+            live_name, image = e.name, template.image if template else None
+            idle = e.idle_timeout if "idle_timeout" in settings else None
+            timeout = settings.get("timeout_ms")
+
+            def go_live() -> None:
+                self.m.jobs.update_endpoint(
+                    endpoint_id,
+                    name=live_name,
+                    image=image,
+                    workers_min=low,
+                    workers_max=high,
+                    idle_timeout=idle,
+                    execution_timeout_ms=timeout,
+                )
+
+            after(go_live)
+        return e
+
+    # ---- the emulator's own --------------------------------------------------------------
 
     def deploy(self, live: LiveEndpoint) -> None:
         """``Emulator.deploy``: a serverless template for the image, and a record using it."""
@@ -346,28 +706,16 @@ class Endpoints:
             readme="Made by Emulator.deploy for its endpoint; deleted with it.",
             deployed_for=live.id,
         )
-        view = Endpoint(
+        e = EndpointRecord(
             id=live.id,
             name=live.name,
             template_id=template.id,
-            compute_type=ComputeType.GPU,
-            gpu_type_ids=[catalog.DEFAULT_GPU_TYPE],
-            gpu_count=1,
-            data_center_ids=[catalog.DATA_CENTERS_DEFAULT],
+            data_center_ids=[str(catalog.DATA_CENTERS_DEFAULT)],
             workers_min=live.workers_min,
             workers_max=live.workers_max,
-            idle_timeout=math.ceil(live.idle_timeout),
-            execution_timeout_ms=live.execution_timeout_ms,
-            scaler_type="QUEUE_DELAY",
-            scaler_value=4,
-            env={},
-            version=0,
-            created_at=to_datetime(self.m.clock.now()),
-            user_id=catalog.USER_ID,
-        )
-        entry = EndpointEntry(
-            view,
-            idle_timeout_s=live.idle_timeout,
+            idle_timeout=live.idle_timeout,
+            timeout_ms=live.execution_timeout_ms,
+            created_at=self.m.clock.now(),
             aggregate_stream=live.aggregate_stream,
             deployed=True,
         )
@@ -376,60 +724,7 @@ class Endpoints:
         except Exception:
             self.m.templates.book.drop(template.id)
             raise
-        self.book.save(live.id, entry)
-
-    def update(self, endpoint_id: str, body: EndpointUpdateInput) -> dict[str, Any]:
-        """Change what ``body`` names, on the record and the live endpoint alike.
-
-        Every check comes first, so a refused update changes nothing.
-        """
-        e = self.entry(endpoint_id)
-        view = e.view
-        given = {n for n in body.model_fields_set if getattr(body, n) is not None}
-        template = self._serverless_template(body.template_id) if body.template_id else None
-        self._volumes(body.network_volume_id, body.network_volume_ids)
-        low = body.workers_min if body.workers_min is not None else view.workers_min or 0
-        high = body.workers_max if body.workers_max is not None else view.workers_max or 0
-        if low > high:
-            current = "" if {"workers_min", "workers_max"} <= given else " (one is the current)"
-            raise InvalidInput(f"workersMin ({low}) must not exceed workersMax ({high}){current}")
-        changed_template = template is not None and body.template_id != view.template_id
-        with atomic():  # stored first; the live endpoint follows once it is
-            for name in given:
-                value = getattr(body, name)
-                if name == "cpu_flavor_ids":
-                    e.cpu_flavor_ids = [str(f) for f in value]
-                elif name == "vcpu_count":
-                    e.vcpu_count = value
-                else:  # a field of the record, or flashboot (kept as an extra field)
-                    setattr(view, name, value)
-            if e.view.compute_type == ComputeType.CPU and given & {"cpu_flavor_ids", "vcpu_count"}:
-                view.instance_ids = _instance_ids(
-                    e.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR], e.vcpu_count
-                )
-            if "idle_timeout" in given:
-                e.idle_timeout_s = float(view.idle_timeout or 0)
-            if changed_template:
-                assert template is not None
-                view.env = dict(template.env)
-                view.version = (view.version or 0) + 1
-            self.book.save(endpoint_id, e)
-            live_name, image = view.name, template.image if template else None
-            idle = e.idle_timeout_s if "idle_timeout" in given else None
-
-            def go_live() -> None:
-                self.m.jobs.update_endpoint(
-                    endpoint_id,
-                    name=live_name,
-                    image=image,
-                    workers_min=low,
-                    workers_max=high,
-                    idle_timeout=idle,
-                    execution_timeout_ms=body.execution_timeout_ms,
-                )
-
-            after(go_live)
-        return self.view(e, EndpointIncludes())
+        self.book.save(live.id, e)
 
     def set_image(self, endpoint_id: str, image: str) -> None:
         """Run ``image`` from now on (the command line naming another image after a restart).
@@ -437,31 +732,31 @@ class Endpoints:
         Only for an endpoint ``Emulator.deploy`` made: its template is its own. Another
         endpoint shares its template's image with whatever else uses that template.
         """
-        e = self.entry(endpoint_id)
-        owned = self.m.templates.book.get(e.view.template_id or "")
+        e = self.get(endpoint_id)
+        owned = self.m.templates.book.get(e.template_id)
         if not e.deployed or owned is None or owned.deployed_for != endpoint_id:
             raise InvalidInput(
-                f"endpoint {endpoint_id!r} runs template {e.view.template_id!r}; change that "
+                f"endpoint {endpoint_id!r} runs template {e.template_id!r}; change that "
                 "template's imageName (PATCH /v1/templates/{id}) to run another image"
             )
         self.m.templates.update(owned.id, {"image": image})
 
     def template_changed(self, template_id: str) -> None:
         """A template's image or env changed: a new version of every endpoint using it."""
-        template = self._template(template_id)
+        template = self.m.templates.find(template_id)
         if template is None:
             return
         image = template.image
         with atomic():
             for e in self.book:
-                if e.view.template_id == template_id:
-                    e.view.version = (e.view.version or 0) + 1
-                    e.view.env = dict(template.env)
+                if e.template_id == template_id:
+                    e.version += 1
+                    e.env = dict(template.env)
                     self.book.save(e.id, e)
                     after(functools.partial(self.m.jobs.update_endpoint, e.id, image=image))
 
     def delete(self, endpoint_id: str) -> None:
-        """Remove the record, the live endpoint and its jobs (and a template deploy made)."""
+        """Remove the record, the live endpoint and its jobs (and a template it owns)."""
         e = self.book.get(endpoint_id)
         if e is None and endpoint_id not in self.m.jobs.endpoints:
             raise NotFound(f"endpoint {endpoint_id!r} not found")
@@ -471,7 +766,17 @@ class Endpoints:
             if e is None:
                 return
             self.book.drop(endpoint_id)
-            if e.deployed and e.view.template_id:
-                owned = self.m.templates.book.get(e.view.template_id)
+            if e.deployed and e.template_id:
+                owned = self.m.templates.book.get(e.template_id)
                 if owned is not None and owned.deployed_for == endpoint_id:
-                    self.m.templates.book.drop(e.view.template_id)
+                    self.m.templates.book.drop(e.template_id)
+
+
+def _split(settings: dict[str, Any]) -> tuple[str | None, list[str] | None]:
+    """The volumes ``settings`` give, as v1's pair (how v1 and v2 alike name them in a
+    refusal)."""
+    if settings.get("v1_volumes") is not None:
+        first, rest = settings["v1_volumes"]
+        return first, rest
+    vols = settings.get("network_volumes") or []
+    return (vols[0] if vols else None), (vols[1:] if len(vols) > 1 else None)

@@ -234,7 +234,7 @@ class Templates:
         return found
 
     def bound_endpoints(self, template_id: str) -> list[str]:
-        return [e.view.id or "" for e in self.m.endpoints.book if e.view.template_id == template_id]
+        return [e.id for e in self.m.endpoints.book if e.template_id == template_id]
 
     def own(self, *, endpoint_bound: bool = True) -> list[TemplateRecord]:
         """The account's templates; without those bound to an endpoint if not
