@@ -14,12 +14,15 @@
 Private modules are re-exported here; import from ``nbext.client`` (or ``nbext``).
 """
 
+from ._budget import Budget
 from ._client import AsyncClient, Client
 from ._config import DEFAULT_CONFIG_FILE, DEFAULT_PROFILE, ClientConfig, Secret, load_config, mask
+from ._cost import JobCost, Price, usd_text
 from ._diagnosis import why_queued
 from ._errors import (
     APIError,
     BadRequest,
+    BudgetExceeded,
     ChunksMissing,
     ConfigError,
     Conflict,
@@ -87,6 +90,8 @@ __all__ = [
     "AsyncTemplates",
     "BadRequest",
     "Billing",
+    "Budget",
+    "BudgetExceeded",
     "Catalog",
     "ChunksMissing",
     "Client",
@@ -99,6 +104,7 @@ __all__ = [
     "Endpoints",
     "Job",
     "JobCancelled",
+    "JobCost",
     "JobError",
     "JobFailed",
     "JobTimedOut",
@@ -111,6 +117,7 @@ __all__ = [
     "PayloadTooLarge",
     "Phase",
     "Pods",
+    "Price",
     "RateLimited",
     "RegistryAuths",
     "RegistryDelegations",
@@ -126,5 +133,6 @@ __all__ = [
     "UpdateMethod",
     "load_config",
     "mask",
+    "usd_text",
     "why_queued",
 ]

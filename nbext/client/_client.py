@@ -21,7 +21,9 @@ import httpx
 
 from nbext.models import JobResult
 
+from ._budget import Budget
 from ._config import ClientConfig, Secret, load_config
+from ._cost import Prices
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
@@ -132,6 +134,7 @@ class _Base:
         retry_policy: RetryPolicy | None,
         config_file: str | os.PathLike[str] | None,
         now: Any,
+        budget_usd: float | None,
     ) -> None:
         self.config: ClientConfig = load_config(
             api_key,
@@ -168,6 +171,24 @@ class _Base:
             call_timeout=float(call_timeout),
         )
         self._versions = VERSIONS[self.config.management_api]  # what every resource speaks
+        self._ctx.budget = Budget(budget_usd)
+        self._ctx.prices = Prices(self._versions)
+
+    @property
+    def budget(self) -> Budget:
+        """What the jobs this client started have cost, and its cap (``budget.budget_usd``).
+
+        Assign another client's to count both against one cap (the notebook's blocking and
+        async clients do). docs/behaviour.md#budget.
+        """
+        assert self._ctx.budget is not None
+        return self._ctx.budget
+
+    @budget.setter
+    def budget(self, budget: Budget) -> None:
+        if not isinstance(budget, Budget):
+            raise TypeError(f"budget must be a Budget (another client's .budget), got {budget!r}")
+        self._ctx.budget = budget
 
     def on_job_result(self, listener: Callable[[JobResult], None]) -> Callable[[], None]:
         """Call ``listener`` with every job state this client reads; returns the
@@ -232,6 +253,11 @@ class Client(_Base, SyncManagement):
     - ``wait_timeout`` is the default deadline of waits, streams and ``run_sync``,
       which take the place of ``call_timeout`` for them.
 
+    ``budget_usd`` caps what the jobs this client starts may cost (dollars; None, the
+    default, for no cap): past it a submission raises ``BudgetExceeded`` before it is
+    sent, and a map stops and cancels its jobs in flight (``client.budget`` says what was
+    spent; docs/behaviour.md#budget).
+
     Requests go through httpx, with proxies and CA certificates from the environment
     (``HTTPS_PROXY``, ``SSL_CERT_FILE``...); ``http_client`` (not closed by ``close()``)
     or ``transport`` substitute the HTTP layer (tests, custom stacks). A ``map`` runs on
@@ -253,6 +279,7 @@ class Client(_Base, SyncManagement):
         transport: httpx.BaseTransport | None = None,
         config_file: str | os.PathLike[str] | None = None,
         clock: SyncClock | None = None,
+        budget_usd: float | None = None,
     ) -> None:
         self._clock: SyncClock = clock or _MonotonicClock()
         self._real_time = clock is None
@@ -268,6 +295,7 @@ class Client(_Base, SyncManagement):
             retry_policy,
             config_file,
             self._clock.now,
+            budget_usd,
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
@@ -358,6 +386,7 @@ class AsyncClient(_Base, AsyncManagement):
         transport: httpx.AsyncBaseTransport | None = None,
         config_file: str | os.PathLike[str] | None = None,
         clock: AsyncClock | None = None,
+        budget_usd: float | None = None,
     ) -> None:
         self._clock: AsyncClock = clock or _AsyncMonotonicClock()
         super().__init__(
@@ -371,6 +400,7 @@ class AsyncClient(_Base, AsyncManagement):
             retry_policy,
             config_file,
             self._clock.now,
+            budget_usd,
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")

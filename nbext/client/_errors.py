@@ -16,6 +16,7 @@ The tree::
     ├── ConnectionError             no answer: refused, reset, DNS (also builtins.ConnectionError)
     ├── Timeout                     a deadline passed (also builtins.TimeoutError)
     ├── ChunksMissing               a stream lost chunks its job's output cannot give back
+    ├── BudgetExceeded              a submission past the client's budget_usd, refused
     └── JobError                    the job ended, but not COMPLETED; has the job's result
         ├── JobFailed               FAILED: the handler raised or returned {"error": ...}
         ├── JobTimedOut             TIMED_OUT: it ran past its execution timeout
@@ -34,7 +35,8 @@ read without parsing the message (which is written for a log and may change):
 - ``Unauthorized.key_sent``: the masked key and where it came from;
 - ``Conflict.job_status``: the state of the job that the operation did not apply to;
 - ``Timeout``: ``timeout`` and the job's ``last_status``; ``ConnectionError.maybe_sent``;
-- ``JobError``: the job's ``result``, ``status`` (its final state) and ``error``.
+- ``JobError``: the job's ``result``, ``status`` (its final state) and ``error``;
+- ``BudgetExceeded``: ``budget_usd``, ``spent_usd`` and ``unpriced`` (jobs not counted).
 
 Nothing that would leak: the API key never appears in a message, an attribute or a
 chained exception. Transport
@@ -232,6 +234,26 @@ class ChunksMissing(NbextError):
     def __init__(self, message: str, *, endpoint_id: str, job_id: str, first_missing: int) -> None:
         super().__init__(message, endpoint_id=endpoint_id, job_id=job_id)
         self.first_missing = first_missing
+
+
+class BudgetExceeded(NbextError):
+    """A submission refused before it was sent: the jobs this client started have cost
+    ``spent_usd``, which has reached ``budget_usd``. ``unpriced`` jobs ended with no
+    cost known (no ``output.cost``, no price for their endpoint) and are not counted."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        budget_usd: float,
+        spent_usd: float,
+        unpriced: int,
+        endpoint_id: str | None,
+    ) -> None:
+        super().__init__(message, endpoint_id=endpoint_id)
+        self.budget_usd = budget_usd
+        self.spent_usd = spent_usd
+        self.unpriced = unpriced
 
 
 class JobError(NbextError):

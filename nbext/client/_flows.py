@@ -18,7 +18,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 from pydantic import BaseModel
@@ -59,6 +59,10 @@ from ._errors import (
 )
 from ._retry import RetryPolicy, may_retry_status, may_retry_transport, never_sent
 from ._stream import Reassembler, StreamLedger, StreamProtocolError
+
+if TYPE_CHECKING:
+    from ._budget import Budget
+    from ._cost import Prices
 
 log = logging.getLogger("nbext.client")
 T = TypeVar("T")
@@ -163,10 +167,21 @@ class Context:
     """The deadline of a call that has none of its own (a wait's), retries included."""
     listeners: list[Callable[[JobResult], None]] = field(default_factory=list)
     """Told every job state the client reads (``on_job_result``), on the caller's thread."""
+    budget: Budget | None = None
+    """What the jobs this client starts have cost, and its cap (``_budget``)."""
+    prices: Prices | None = None
+    """The client's endpoints' prices, read once each (``_cost``)."""
+
+    def started(self, endpoint_id: str, job_id: str) -> None:
+        """The client submitted ``job_id`` (or queued it again): it counts against the budget."""
+        if self.budget is not None:
+            self.budget.started(endpoint_id, job_id)
 
     def seen(self, result: JobResult) -> None:
         """Hand ``result`` to every listener; one that raises is logged, never the caller's
         problem: an observer (a notebook panel) must not break the call it watches."""
+        if self.budget is not None:
+            self.budget.seen(result)
         for listener in list(self.listeners):
             try:
                 listener(result)
@@ -596,6 +611,7 @@ def submit(ctx: Context, endpoint_id: str, body: bytes) -> Flow[JobState]:
     response = yield from send(ctx, call)
     accepted = model_of(call, response, AcceptedJob)
     result = JobResult(id=accepted.id, status=accepted.status)
+    ctx.started(endpoint_id, accepted.id)
     ctx.seen(result)
     return JobState(endpoint_id, accepted.id, result=result)
 
@@ -628,6 +644,7 @@ def retry_job(ctx: Context, state: JobState) -> Flow[AcceptedJob]:
     response = yield from _change(ctx, state, call)
     accepted = model_of(call, response, AcceptedJob)
     state.reset()
+    ctx.started(state.endpoint_id, accepted.id)
     ctx.seen(JobResult(id=accepted.id, status=accepted.status))
     return accepted
 
@@ -685,6 +702,7 @@ def runsync_outcome(
     endpoint_id = call.endpoint_id
     # One parse: a job still running answers {id, status}, which reads as a JobResult too.
     result = model_of(call, response, JobResult)
+    ctx.started(endpoint_id, result.id)
     ctx.seen(result)
     if result.status in FINAL_STATES:
         state = JobState(endpoint_id, result.id, keep_chunks=keep_chunks, result=result)

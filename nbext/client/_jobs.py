@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config, StreamChunk
 
 from . import _flows as flows
+from ._budget import within_budget
 from ._calls import Seconds, endpoint_call, segment, submission_body
+from ._cost import JobCost, job_cost, reported_cost
 from ._diagnosis import explained
 from ._map import AsyncMapResults, MapPlan, MapResults
 from ._openai import async_openai, sync_openai
@@ -91,11 +93,13 @@ def _run(
     """Queue a job (/run) and return its handle at once.
 
     ``execution_timeout`` and ``ttl`` are seconds (or timedeltas). A body over 10 MB
-    raises PayloadTooLarge before anything is sent.
+    raises PayloadTooLarge, and a client past its ``budget_usd`` BudgetExceeded, before
+    anything is sent.
     """
     body = _body(
         endpoint_id, "run", input, webhook, execution_timeout, ttl, low_priority, s3_config
     )
+    yield from within_budget(ctx, endpoint_id)
     return (yield from flows.submit(ctx, endpoint_id, body))
 
 
@@ -122,6 +126,7 @@ def _run_sync(
     body = _body(
         endpoint_id, "runsync", input, webhook, execution_timeout, ttl, low_priority, s3_config
     )
+    yield from within_budget(ctx, endpoint_id)
     flow = flows.run_sync(ctx, endpoint_id, body, wait, timeout, raise_on_failure)
     _, result = yield from explained(ctx, endpoint_id, flow)
     return result
@@ -139,6 +144,22 @@ def _health(ctx: flows.Context, endpoint_id: str) -> flows.Flow[Health]:
     """The endpoint's job counts and workers."""
     call = endpoint_call("health", "GET", endpoint_id)
     return (yield from flows.call_model(ctx, call, Health))
+
+
+def _cost(ctx: flows.Context, endpoint_id: str, result: JobResult) -> flows.Flow[JobCost | None]:
+    """What a job of this endpoint that has ended cost (a ``map``'s result, say): its
+    ``output.cost`` where the service reports one, else an estimate from the catalog
+    (``JobCost.source`` says which); None while the job runs, or when neither is known.
+
+    The endpoint's price is read once per client (docs/behaviour.md#what-a-job-costs).
+    """
+    price = None
+    if result.status.is_final and reported_cost(result) is None and ctx.prices is not None:
+        price = yield from ctx.prices.of(ctx, endpoint_id)
+    cost = job_cost(endpoint_id, result, price)
+    if cost is not None and ctx.budget is not None:
+        ctx.budget.priced(cost)
+    return cost
 
 
 def _purge_queue(ctx: flows.Context, endpoint_id: str) -> flows.Flow[PurgeResult]:
@@ -278,13 +299,25 @@ def _stream(
     return (yield from _stream_chunks(ctx, state, timeout))
 
 
+def _job_cost(ctx: flows.Context, state: flows.JobState) -> flows.Flow[JobCost | None]:
+    """What the job cost, once it has ended (``Endpoint.cost`` of its last state seen,
+    asked for again when that one had not ended); None while it runs."""
+    result = state.result
+    if result is None or not result.status.is_final:
+        result = yield from flows.status(ctx, state)
+    return (yield from _cost(ctx, state.endpoint_id, result))
+
+
 def _cancel(ctx: flows.Context, state: flows.JobState) -> flows.Flow[CancelResult]:
     """Cancel the job (Conflict if it already ended other than CANCELLED)."""
     return (yield from flows.cancel_job(ctx, state))
 
 
 def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
-    """Queue a FAILED or TIMED_OUT job again (same id, same input); returns this handle."""
+    """Queue a FAILED or TIMED_OUT job again (same id, same input); returns this handle.
+
+    A new run costs again: refused like a submission past the client's ``budget_usd``."""
+    yield from within_budget(ctx, state.endpoint_id)
     yield from flows.retry_job(ctx, state)
 
 
@@ -387,6 +420,7 @@ class Endpoint(_EndpointBase):
     run = blocking(_run, then=_handle)
     run_sync = blocking(_run_sync)
     job = local(_job, then=_handle)
+    cost = blocking(_cost)
     health = blocking(_health)
     purge_queue = blocking(_purge_queue)
     map = local(_map, then=_batch)
@@ -409,6 +443,7 @@ class Job(_JobBase):
     stream_chunks = iterating(_stream_chunks, each=_as_chunk)
     stream_batches = iterating(_stream_batches, each=_as_batch)
     stream = iterating(_stream, each=_as_output)
+    cost = blocking(_job_cost)
     cancel = blocking(_cancel)
     retry = blocking(_retry, then=_itself)
 
@@ -431,6 +466,7 @@ class AsyncEndpoint(_EndpointBase):
     run = awaiting(_run, then=_handle)
     run_sync = awaiting(_run_sync)
     job = local(_job, then=_handle)
+    cost = awaiting(_cost)
     health = awaiting(_health)
     purge_queue = awaiting(_purge_queue)
     map = local(_map, then=_batch)
@@ -453,5 +489,6 @@ class AsyncJob(_JobBase):
     stream_chunks = aiterating(_stream_chunks, each=_as_chunk)
     stream_batches = aiterating(_stream_batches, each=_as_batch)
     stream = aiterating(_stream, each=_as_output)
+    cost = awaiting(_job_cost)
     cancel = awaiting(_cancel)
     retry = awaiting(_retry, then=_itself)

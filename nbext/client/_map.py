@@ -16,6 +16,8 @@ is not the map's end either: that input comes back as a ``MaybeQueued`` item and
 others go on. A map left before its end (an exception, Ctrl-C, ``break``, a panel's
 Cancel) cancels the jobs it had submitted and not yet handed over, and says which on
 ``abandoned`` and on the error that left it (docs/behaviour.md#maps-under-faults).
+A map whose client reaches its ``budget_usd`` is left the same way, by ``BudgetExceeded``
+before the next submission (docs/behaviour.md#budget).
 
 A submission answered 429 was refused before it was queued, so it is the one that is
 safe to send again; ``SubmitGate`` (``_gate``) makes all of a map's workers back off
@@ -35,11 +37,13 @@ from typing import Any, Literal, Protocol
 
 from nbext.models import AcceptedJob, CancelResult, JobResult, JobStatus
 
+from ._budget import within_budget
 from ._calls import endpoint_call, job_call, model_of, runsync_call
 from ._config import Secret
 from ._drive import arun
 from ._errors import (
     APIError,
+    BudgetExceeded,
     Conflict,
     ConnectionError,
     NbextError,
@@ -189,6 +193,7 @@ def submit_and_wait(
         # One parse: a job still running answers {id, status}, which reads as a JobResult.
         result = model_of(call, response, JobResult)
         track(result.id)
+        ctx.started(endpoint_id, result.id)
         ctx.seen(result)
         if result.status.is_final:
             return result
@@ -196,6 +201,7 @@ def submit_and_wait(
         accepted = model_of(call, response, AcceptedJob)
         result = JobResult(id=accepted.id, status=accepted.status)
         track(result.id)
+        ctx.started(endpoint_id, result.id)
     state = JobState(endpoint_id, result.id, keep_chunks=False, result=result)
     job = continued(deadline, result.id, f"/{operation}")
     return (yield from wait(ctx, state, job, raise_on_failure=False, look_first=False))
@@ -301,6 +307,12 @@ async def run_batch(
         index: int | None = None
         try:
             for index, value in source:
+                try:
+                    await arun(within_budget(ctx, plan.endpoint_id), driver.perform)
+                except BudgetExceeded as exc:
+                    exc.add_note(f"map: stopped before input #{index}")
+                    index = None
+                    raise
                 ledger.take(index)
                 body = plan.make_body(value, plan.operation)
                 flow = submit_and_wait(

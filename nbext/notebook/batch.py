@@ -7,6 +7,8 @@ id, state, queue delay and run time (ms), output and error. An input whose submi
 got no answer is a row too, state ``MAYBE_QUEUED``: the service may have queued it, and
 it was not sent again (docs/behaviour.md#maps-under-faults). A batch stopped before its
 end (Ctrl-C, Cancel, an error) cancels the jobs it had in flight, and its panel says so.
+The panel keeps a running total of what the finished jobs cost; a batch stopped by the
+kernel's budget (``RunpodMagics.budget_usd``) returns what finished, its panel saying why.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from typing import Any
 
 import pandas as pd
 
-from nbext.client import Abandoned, MaybeQueued
+from nbext.client import Abandoned, BudgetExceeded, JobCost, MaybeQueued
 from nbext.models import JobResult
 
 from .connection import Connection, current
+from .cost import record_cost, record_cost_async
 from .display.frames import Column, ListingSpec, to_frame
 from .display.specs import RESULT_COLUMNS, STATES
 from .errors import Interrupted, InvalidArgument, WrongType
@@ -133,17 +136,24 @@ class _Run:
                 self.panel.on_cancel = self.cancelled.set
             self.panel.show()
 
-    def take(self, index: int, result: JobResult | MaybeQueued) -> None:
+    def take(self, index: int, result: JobResult | MaybeQueued) -> JobRecord | None:
+        """Count one input's outcome; its job's record (None: no job id to follow)."""
         self.results[index] = result
         if isinstance(result, MaybeQueued):  # no id to follow: its row says what is known
             if self.panel is not None:
                 self.panel.add(MAYBE_QUEUED)
-            return
-        self.conn.registry.add(
+            return None
+        record = self.conn.registry.add(
             JobRecord(result.id, self.endpoint, self.service.mode, "map", result=result)
         )
         if self.panel is not None:
             self.panel.add(result.status.value)
+        return record
+
+    def priced(self, cost: JobCost | None) -> None:
+        """A finished job's cost joins the panel's running total."""
+        if self.panel is not None:
+            self.panel.add_cost(cost)
 
     def tick(self) -> None:
         if self.panel is not None:
@@ -166,6 +176,16 @@ class _Run:
     def failed(self, exc: BaseException, abandoned: Abandoned | None) -> None:
         """The batch ended on an error: the panel says so, and what became of its jobs."""
         self.close(f"stopped: {exc}; {_left(abandoned)}")
+
+    def budget_reached(self, exc: BudgetExceeded, abandoned: Abandoned | None) -> pd.DataFrame:
+        """The kernel's budget stopped the batch: what finished is kept (the frame), and
+        the panel (or, quiet, a printed line) says why and what became of the jobs in
+        flight (docs/behaviour.md#budget)."""
+        line = f"stopped: {exc}; {_left(abandoned)}"
+        self.close(line)
+        if self.panel is None:
+            print(f"batch on {self.endpoint!r} {line}")
+        return results_frame(self.input_frame, self.results, len(self.items))
 
     def frame(self) -> pd.DataFrame:
         self.close()
@@ -209,7 +229,8 @@ def run_many(
     Failed jobs are rows like the others (their ``state`` and ``error`` say so).
     Ctrl-C stops the batch (the jobs in flight are cancelled; the panel and the error
     name them) and raises ``Interrupted``. The cell blocks, so its panel has no Cancel
-    (nothing could hear it): ``await run_many_async(...)`` has one.
+    (nothing could hear it): ``await run_many_async(...)`` has one. Reaching the
+    kernel's ``budget_usd`` stops it the same way, but returns what finished.
     """
     run = _Run(endpoint, inputs, quiet=quiet, cancellable=False, connection=connection)
     batch = run.service.client.endpoint(endpoint).map(
@@ -220,10 +241,15 @@ def run_many(
     )
     try:
         for index, result in batch:
-            run.take(index, result)
+            record = run.take(index, result)
+            if record is not None:
+                run.priced(record_cost(run.service, record))
     except KeyboardInterrupt:
         batch.close()  # the jobs in flight are cancelled before the cell ends
         raise run.stopped("interrupted", batch.abandoned) from None
+    except BudgetExceeded as exc:
+        batch.close()
+        return run.budget_reached(exc, batch.abandoned)
     except BaseException as exc:
         batch.close()
         run.failed(exc, batch.abandoned)
@@ -275,12 +301,17 @@ async def run_many_async(
             got, following = following.result(), None
             if got is None:
                 break
-            run.take(*got)
+            record = run.take(*got)
+            if record is not None:
+                run.priced(await record_cost_async(run.service, record))
     except asyncio.CancelledError:
         await batch.aclose()
         raise run.stopped("interrupted", batch.abandoned) from None
     except Interrupted:
         raise
+    except BudgetExceeded as exc:
+        await batch.aclose()
+        return run.budget_reached(exc, batch.abandoned)
     except BaseException as exc:
         await batch.aclose()
         run.failed(exc, batch.abandoned)

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from nbext.client import AsyncClient, Client, ClientConfig, load_config, mask
+from nbext.client import AsyncClient, Budget, Client, ClientConfig, load_config, mask
 from nbext.models import JobResult
 
 from .credentials import config_path
@@ -91,6 +91,7 @@ class Service:
                 serverless_url=self.serverless_url,
                 base_url=self.base_url,
             )
+            client.budget = self.client.budget  # one cap for the kernel's clients
             self._async = (loop, client)
         return self._async[1]
 
@@ -159,6 +160,8 @@ class Connection:
         the service today, unless v1 is chosen); the cloud's is its base URL's
         (``RUNPOD_REST_BASE_URL``)."""
         self.registry = JobRegistry()
+        self.budget = Budget()
+        """What the jobs started from this kernel have cost, and ``RunpodMagics.budget_usd``."""
         self._services: dict[Mode, Service] = {}
         if mode is None:
             mode = "cloud" if self.config.api_key is not None and server is None else "local"
@@ -211,6 +214,7 @@ class Connection:
                     f"{self.config.key_source} (%runpod connect cloud)"
                 )
         lines.append(f"jobs submitted from this kernel: {len(self.registry)}")
+        lines.append(f"spent by them: {self.budget.describe()}")
         return lines
 
     # ---- services ----------------------------------------------------------------------
@@ -233,6 +237,7 @@ class Connection:
             return existing
         made = self._start_local() if self.mode == "local" else self._start_cloud()
         self._services[self.mode] = made
+        made.client.budget = self.budget
         made.client.on_job_result(lambda result: self._seen(made, result))
         return made
 

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from nbext.client import AsyncJob, Conflict, Job, NbextError, NotFound, Phase, Timeout
 from nbext.models import JobResult, JobStatus, StreamChunk
 
+from .cost import record_cost
 from .errors import Interrupted, NotebookError, deferred_interrupts
 from .uipoll import UiPump
 from .widgets.live import INTERRUPT_HINT
@@ -156,9 +157,12 @@ class JobFollower:
             self.panel.set_note(note)
 
     def finish(self, result: JobResult) -> None:
-        """Show a final result: record, panel, ``on_end`` (``-o NAME``), display."""
+        """Show a final result: record, panel and its cost, ``on_end`` (``-o NAME``),
+        display. The cost is asked of the blocking client: nothing for a reported one,
+        and an endpoint's price is read once per kernel."""
         self._result(result)
         if self.panel is not None:
+            self.panel.cost = record_cost(self.service, self.record)
             self.panel.refresh(force=True)
         if self.on_end is not None:
             self.on_end(self.record)
@@ -178,6 +182,7 @@ class JobFollower:
         if panel.final and not result.status.is_final:
             panel.restart()  # retried from elsewhere: this panel follows the new run
         panel.retries = record.retries
+        panel.cost = record.cost
         panel.set_result(result)
 
     def _limit(self) -> float:

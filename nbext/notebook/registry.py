@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from nbext.models import JobResult
 
 if TYPE_CHECKING:
+    from nbext.client import JobCost
+
     from .follow import JobFollower
 
 REMOVED = "REMOVED"
@@ -34,6 +36,8 @@ class JobRecord:
     removed: str | None = None
     retries: int = 0
     """How many times this kernel queued the job again (``%runpod retry``)."""
+    cost: JobCost | None = None
+    """What its last run cost, once it ended and was priced (``cost.record_cost``)."""
     execution_timeout: float | None = None
     """Seconds the job was allowed to run (``--execution-timeout``); None: the endpoint's."""
     ttl: float | None = None
@@ -65,6 +69,8 @@ class JobRecord:
             "state": self.state,
             "delay_ms": result.delay_time if result else None,
             "run_ms": result.execution_time if result else None,
+            "cost_usd": self.cost.usd if self.cost else None,
+            "cost_is": ("estimate" if self.cost.estimate else "reported") if self.cost else None,
             "submitted": self.submitted,
             "via": self.via,
             "service": self.service,
@@ -92,6 +98,7 @@ class JobRegistry:
             return  # unchanged: the same answer heard twice (a follower, the client's hook)
         record.result = result
         record.removed = None
+        record.cost = None  # a new state: a new run's, or the same run's final one
         self._changed(record)
 
     def mark_removed(self, job_id: str, reason: str) -> None:

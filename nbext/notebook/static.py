@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbext import media
+from nbext.client import JobCost
 
+from .cost import cost_html, cost_text
 from .display.text import (
     EXPANDED_CHARS,
     compact_json,
@@ -101,6 +103,8 @@ class JobView:
     """How to stop the job, said while it is live ('' once it ended)."""
     text_tail: int | None = None
     """Show only the text's last characters (a live panel: each redraw is a message)."""
+    cost: JobCost | None = None
+    """What the job cost, once it ended and was priced (``cost.record_cost``)."""
     phase: Phase | None = None
     """What the job waits for or where it runs, and its phases' timings at the end."""
 
@@ -264,7 +268,9 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
         '<div style="display:flex;align-items:center;gap:0.8em;flex-wrap:wrap">'
         f'<span class="nbext-job-badge">{badge_html(view.state)}</span>'
         f'<span class="nbext-job-title">{title_html(view)}</span>'
-        f'<span class="nbext-job-timing">{timing_html(view)}</span></div>'
+        f'<span class="nbext-job-timing">{timing_html(view)}</span>'
+        + (f'<span class="nbext-job-cost">{cost_html(view.cost)}</span>' if view.cost else "")
+        + "</div>"
     ]
     if view.phase is not None and (drawn_phase := phase_html(view.phase)):
         parts.append(drawn_phase)
@@ -289,7 +295,8 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
 
 def job_plain(view: JobView) -> str:
     job = view.job_id or "(no id yet)"
-    lines = [f"{view.endpoint_id} {view.via} job {job}: {view.state} · {timing_text(view)}"]
+    cost = f" · {cost_text(view.cost)}" if view.cost else ""
+    lines = [f"{view.endpoint_id} {view.via} job {job}: {view.state} · {timing_text(view)}{cost}"]
     if view.phase is not None and (phase := phase_plain(view.phase)):
         lines.append(phase)
     if view.text and view.text_tail is not None:
@@ -343,6 +350,8 @@ class BatchView:
     note: str = ""
     hint: str = ""
     """How to stop the batch, said while it runs."""
+    spent: str = ""
+    """What its finished jobs cost so far (``cost.total_text``; '' while none is known)."""
 
     @property
     def done(self) -> int:
@@ -373,9 +382,12 @@ def format_seconds(seconds: float | None) -> str:
 
 
 def batch_counts_text(view: BatchView) -> str:
-    """``7/10 · COMPLETED 6 · FAILED 1 · 3.2 jobs/s · 0:02 elapsed · ETA 0:01``."""
+    """``7/10 · COMPLETED 6 · FAILED 1 · spent $0.021 on 7 jobs (estimate) · 3.2 jobs/s ·
+    0:02 elapsed · ETA 0:01``."""
     parts = [f"{view.done}/{view.total}"]
     parts += [f"{state} {n}" for state, n in view.counts.items()]
+    if view.spent:
+        parts.append(view.spent)
     parts.append(rate_text(view.rate))
     if view.finished:
         parts.append(f"done in {format_seconds(view.elapsed)}")

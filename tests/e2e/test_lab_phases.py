@@ -1,7 +1,8 @@
 """A cold start in real JupyterLab: while the job waits, its panel says the worker is
 initializing and for how long; at the end, and after save and reopen, what the cold
-start took. The kernel's own emulator runs the ``cold-start`` teaching scenario on the
-real clock (a browser watches real time), so the test lasts the scenario's 6 s.
+start took and what the job cost (an estimate from the catalog's price). The kernel's
+own emulator runs the ``cold-start`` teaching scenario on the real clock (a browser
+watches real time), so the test lasts the scenario's 6 s.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def test_the_phase_line_counts_the_cold_start_and_the_saved_output_keeps_it(
     final = shown(lab, '.nbext-job-panel[data-state="COMPLETED"] .nbext-phase-line')
     expect(final).to_contain_text(re.compile(r"cold start \d(\.\d)? s, ran "))
     kept = final.inner_text()
+    cost = shown(lab, '.nbext-job-panel[data-state="COMPLETED"] .nbext-cost')
+    expect(cost).to_contain_text(re.compile(r"cost \$\d+\.\d+ \(estimate\)"))
+    kept_cost = cost.inner_text()
     lab.screenshot("phase-cold-start")
 
     save(lab)
@@ -64,3 +68,5 @@ def test_the_phase_line_counts_the_cold_start_and_the_saved_output_keeps_it(
     lab.open(path.name)  # a fresh page: no kernel of the run
     reopened = shown(lab, '.nbext-job-panel[data-state="COMPLETED"] .nbext-phase-line')
     expect(reopened).to_have_text(kept)
+    cost = shown(lab, '.nbext-job-panel[data-state="COMPLETED"] .nbext-cost')
+    expect(cost).to_have_text(kept_cost)

@@ -27,6 +27,8 @@ def test_jobs_lists_this_kernels_jobs_with_dtypes(nb: Notebook) -> None:
         "state",
         "delay_ms",
         "run_ms",
+        "cost_usd",
+        "cost_is",
         "submitted",
         "via",
         "service",

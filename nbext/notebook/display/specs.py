@@ -27,6 +27,8 @@ JOBS = ListingSpec(
         Column("state", "category", categories=STATES),
         Column("delay_ms", "int"),
         Column("run_ms", "int"),
+        Column("cost_usd", "float"),
+        Column("cost_is", "category", categories=("estimate", "reported")),
         Column("submitted", "datetime"),
         Column("via", "category"),
         Column("service", "category"),

@@ -3,7 +3,8 @@
 Traits (``%config RunpodMagics.<name> = value``): ``display_limit``, ``poll_interval``,
 ``default_endpoint``, ``raise_on_failure``, ``log_max_lines``, and what media may add to a
 saved notebook: ``media_inline_bytes``, ``media_job_bytes``, ``media_thumbnail_px``, and
-where the full size of media kept small is written, ``media_full_size_dir``. The magics
+where the full size of media kept small is written, ``media_full_size_dir``; and
+``budget_usd``, what the jobs started from this kernel may cost. The magics
 hold the kernel's ``Connection``; tests hand them one bound to their own emulator.
 """
 
@@ -15,6 +16,7 @@ from IPython.core.magic import Magics, magics_class
 from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
 from nbext import media
+from nbext.client import Budget
 
 from .. import static
 from ..chat import Conversation
@@ -92,9 +94,16 @@ class RunpodMagics(Magics):
         "it from Python.",
     ).tag(config=True)
 
+    budget_usd = Float(
+        None,
+        allow_none=True,
+        help="Dollars the jobs started from this kernel may cost (None: no cap). Past it a "
+        "submission is refused and a map stops, cancelling its jobs in flight.",
+    ).tag(config=True)
+
     def __init__(self, shell: Any = None, connection: Connection | None = None, **kwargs: Any):
-        super().__init__(shell=shell, **kwargs)
         self.connection = connection or current()
+        super().__init__(shell=shell, **kwargs)
         self.conversations: dict[str, Conversation] = {}
         """``%%runpod_chat``'s conversations in this kernel, by endpoint."""
         self._apply_media_limits()
@@ -115,6 +124,19 @@ class RunpodMagics(Magics):
             job_bytes=self.media_job_bytes,
             thumbnail_px=self.media_thumbnail_px,
         )
+
+    @validate("budget_usd")
+    def _check_budget(self, proposal: dict[str, Any]) -> float | None:
+        try:
+            Budget(proposal["value"])
+        except ValueError as exc:
+            raise TraitError(str(exc)) from None
+        return proposal["value"]  # type: ignore[no-any-return]
+
+    @observe("budget_usd")
+    def _apply_budget(self, change: Any) -> None:
+        """One cap for the kernel: its clients share the connection's ``Budget``."""
+        self.connection.budget.budget_usd = change["new"]
 
     @observe("media_full_size_dir")
     def _apply_full_size_dir(self, change: Any = None) -> None:

@@ -8,6 +8,7 @@ from IPython.core.error import UsageError
 
 from nbext.client import Conflict, NbextError, NotFound
 
+from ..cost import record_cost
 from ..display import show_frame, to_frame
 from ..display.specs import JOBS
 from ..errors import describe
@@ -24,21 +25,22 @@ if TYPE_CHECKING:
 
 
 def refresh(magics: RunpodMagics) -> None:
-    """Ask the service for the state of every job of this kernel that has not ended."""
+    """Ask the service for the state of every job of this kernel that has not ended, and
+    price those that have (each endpoint's price is read once: ``cost``)."""
     connection = magics.connection
     for record in connection.registry:
-        if record.final or (record.follower is not None and record.follower.following):
-            continue
         service = connection.service_named(record.service)
         if service is None:
             continue
-        job = service.client.endpoint(record.endpoint_id).job(record.id)
-        try:
-            connection.registry.update(record.id, job.status())
-        except NotFound as exc:
-            connection.registry.mark_removed(record.id, describe(exc, named=False))
-        except NbextError:
-            continue  # keep the last state seen; the listing is still useful
+        if not record.final and not (record.follower is not None and record.follower.following):
+            job = service.client.endpoint(record.endpoint_id).job(record.id)
+            try:
+                connection.registry.update(record.id, job.status())
+            except NotFound as exc:
+                connection.registry.mark_removed(record.id, describe(exc, named=False))
+            except NbextError:
+                continue  # keep the last state seen; the listing is still useful
+        record_cost(service, record)
 
 
 @subcommand("jobs", "the jobs this kernel submitted, refreshed (a DataFrame)")
@@ -47,7 +49,9 @@ def refresh(magics: RunpodMagics) -> None:
 @argument("--no-refresh", action="store_true", help="show the last states seen, ask nothing")
 def jobs(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """The jobs this kernel submitted, newest first: id, endpoint, state, queue delay and
-    run time (ms), submission time. Unfinished jobs are asked for their state first.
+    run time (ms), cost (dollars; ``cost_is`` says whether the service reported it or it
+    is an estimate from the catalog), submission time. Unfinished jobs are asked for their
+    state first.
     """
     name = check_name(args.output)
     if not args.no_refresh:

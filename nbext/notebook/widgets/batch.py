@@ -13,8 +13,10 @@ from collections.abc import Callable
 
 import ipywidgets as widgets
 
+from nbext.client import JobCost
 from nbext.models import JobStatus
 
+from ..cost import total_text
 from ..static import BatchView, Rendering, render_batch
 from .controls import Controls
 from .live import LivePanel
@@ -32,6 +34,8 @@ class BatchPanel(LivePanel):
         self.endpoint_id = endpoint_id
         self.total = total
         self.counts: Counter[str] = Counter()
+        self.costs: list[JobCost | None] = []
+        """Each finished job's cost (None: unknown), for the running total."""
         self.note = ""
         self.finished = False
         self.cancel_available = False
@@ -53,7 +57,13 @@ class BatchPanel(LivePanel):
         return self.finished
 
     def add(self, state: str) -> None:
+        """One more input finished in ``state``."""
         self.counts[state] += 1
+        self.refresh()
+
+    def add_cost(self, cost: JobCost | None) -> None:
+        """What one more finished job cost (None: not known), for the running total."""
+        self.costs.append(cost)
         self.refresh()
 
     def cancel(self) -> None:
@@ -84,6 +94,7 @@ class BatchPanel(LivePanel):
             finished=self.finished,
             note=self.note,
             hint="" if self.finished else STOP_HINT,
+            spent=total_text(self.costs),
         )
 
     def rendering(self) -> Rendering:

@@ -24,7 +24,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from nbext import media
-from nbext.client import Phase
+from nbext.client import JobCost, Phase
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from ..display.text import chunk_text
@@ -74,6 +74,8 @@ class JobPanel(LivePanel):
         self.note = ""
         self.metrics: dict[str, Any] = {}
         self.retries = 0
+        self.cost: JobCost | None = None
+        """What the job cost, once it ended (set by its follower)."""
         self.chunks = 0
         self.phase: Phase | None = None
         """What the job waits for or where it runs (``job.phases()``; its follower sets it
@@ -127,6 +129,7 @@ class JobPanel(LivePanel):
         self._pieces, self._joined, self._joined_upto = [], "", 0
         self.chunks = 0
         self.note = ""
+        self.cost = None
         self.phase = None
         self.refresh(force=True)
 
@@ -216,6 +219,7 @@ class JobPanel(LivePanel):
             live=not self.final,
             hint="" if self.final else self._hint_now(),
             text_tail=None if self.final else DISPLAY_TEXT_CHARS,
+            cost=self.cost if self.final else None,
             phase=self.phase,
         )
 

@@ -56,7 +56,7 @@ def gpu_view(gpu_id: str, query: dict[str, Any], *, single: bool) -> dict[str, A
         "price": {
             "secure": offer.secure_price,
             "community": offer.community_price,
-            "serverless": round(offer.secure_price * catalog.SERVERLESS_MARKUP, 2),
+            "serverless": offer.serverless_price,
         },
         "maxCount": {"secure": largest, "community": max(1, largest // 2)},
     }
@@ -112,7 +112,7 @@ def cpu_view(flavor_id: str, query: dict[str, Any]) -> dict[str, Any]:
         "ramGbPerVcpu": float(offer.memory_per_vcpu_gb),
         "price": {
             "securePerVcpu": offer.price_per_vcpu,
-            "serverlessPerVcpu": round(offer.price_per_vcpu * catalog.SERVERLESS_MARKUP, 4),
+            "serverlessPerVcpu": offer.serverless_price_per_vcpu,
         },
     }
     if not _availability_query(query, ("product", "vcpuCount")):

@@ -53,9 +53,18 @@ class GpuOffer:
         return self.secure_spot_price if interruptible else self.secure_price
 
     @property
+    def serverless_price(self) -> float:
+        """The serverless list price of one GPU-hour, as the catalog publishes it.
+
+        Billing charges this figure (per second), not the unrounded markup, so a job's
+        cost computed from the catalog (``nbext.client``'s estimate) is what is billed.
+        """
+        return round(self.secure_price * SERVERLESS_MARKUP, 2)
+
+    @property
     def serverless_per_second(self) -> float:
         """The price of one GPU-second of a serverless worker."""
-        return self.secure_price * SERVERLESS_MARKUP / 3600
+        return self.serverless_price / 3600
 
     def wire(self, count: int | None = None) -> dict[str, object]:
         """The reference's GPU type object (``Pod.gpu``, ``Machine.gpuType``)."""
@@ -86,8 +95,13 @@ class CpuOffer:
     price_per_vcpu: float
 
     @property
+    def serverless_price_per_vcpu(self) -> float:
+        """The serverless list price of one vCPU-hour, as the catalog publishes it."""
+        return round(self.price_per_vcpu * SERVERLESS_MARKUP, 4)
+
+    @property
     def serverless_per_vcpu_second(self) -> float:
-        return self.price_per_vcpu * SERVERLESS_MARKUP / 3600
+        return self.serverless_price_per_vcpu / 3600
 
 
 @dataclass(frozen=True)

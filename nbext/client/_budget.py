@@ -1,0 +1,175 @@
+"""``budget_usd``: a cap on what the jobs a client starts may cost, and the tally behind it.
+
+Every job the client starts (``run``, ``run_sync``, each ``map`` input, ``retry``) is
+noted; when the client sees it end, what its cost is made of is kept (execution time,
+``output.cost``), and priced when the next submission asks (``_cost``). A submission is
+refused, before anything is sent, once the tally has reached the cap: ``BudgetExceeded``,
+one line saying what was spent of what. The cost of a job is known only once it has
+ended, so jobs still running when the cap is reached go on, and can take the spend past
+it by what they cost; a map that reaches the cap stops submitting and cancels the jobs it
+has in flight (``_map``), so that overrun is what had already run.
+
+A ``Budget`` is shared by assigning it (``async_client.budget = client.budget``): the
+notebook's blocking and async clients count against one cap.
+(docs/behaviour.md#budget)
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+from nbext.models import JobResult
+
+from ._cost import Ended, JobCost, Price, Prices, Unpriced, usd_text
+from ._errors import BudgetExceeded
+from ._flows import Context, Flow
+
+
+def checked_budget(value: object) -> float | None:
+    """``value`` as a cap in dollars (None: no cap); anything else is a one-line ValueError."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (math.isfinite(value) and value >= 0)
+    ):
+        raise ValueError(
+            f"budget_usd must be a number of dollars >= 0, or None for no cap; got {value!r}"
+        )
+    return float(value)
+
+
+class Budget:
+    """What the jobs started through the clients holding this have cost, and the cap.
+
+    ``budget_usd`` (None: no cap) may be changed at any time; ``spent_usd`` is the cost
+    of the jobs seen to end so far (a reported cost at once, an estimate once priced: by
+    the next submission under a cap, or ``job.cost()``); ``costs`` each
+    priced job's latest cost, by id; ``unpriced`` the ids of jobs whose cost is unknown.
+    Thread-safe: a sync map counts from its own thread.
+    """
+
+    def __init__(self, budget_usd: float | None = None) -> None:
+        self._cap = checked_budget(budget_usd)
+        self._lock = threading.Lock()
+        self._running: dict[str, str] = {}
+        """Jobs started and not yet seen to end: id -> endpoint id."""
+        self._ended: list[Ended] = []
+        """Ended, not yet priced."""
+        self._costs: dict[str, JobCost] = {}
+        self._unpriced: dict[str, Unpriced] = {}
+        self._earlier = 0.0
+        """What earlier runs of retried jobs cost."""
+
+    @property
+    def budget_usd(self) -> float | None:
+        return self._cap
+
+    @budget_usd.setter
+    def budget_usd(self, value: float | None) -> None:
+        self._cap = checked_budget(value)
+
+    @property
+    def spent_usd(self) -> float:
+        with self._lock:
+            return self._earlier + sum(c.usd for c in self._costs.values())
+
+    @property
+    def costs(self) -> dict[str, JobCost]:
+        with self._lock:
+            return dict(self._costs)
+
+    @property
+    def unpriced(self) -> list[str]:
+        with self._lock:
+            return list(self._unpriced)
+
+    def describe(self) -> str:
+        """``$0.0315 of budget_usd=0.05`` (or ``, no cap``), and the jobs of unknown cost."""
+        cap = ", no cap" if self._cap is None else f" of budget_usd={self._cap:g}"
+        unknown = len(self.unpriced)
+        more = f"; {unknown} job(s) of unknown cost" if unknown else ""
+        return f"{usd_text(self.spent_usd)}{cap}{more}"
+
+    def __repr__(self) -> str:
+        return f"Budget(spent {self.describe()})"
+
+    # ---- told by the client ---------------------------------------------------------------
+
+    def started(self, endpoint_id: str, job_id: str) -> None:
+        """The client submitted ``job_id`` (or queued it again: a retry is a new run)."""
+        with self._lock:
+            earlier = self._costs.pop(job_id, None)
+            if earlier is not None:
+                self._earlier += earlier.usd
+            self._unpriced.pop(job_id, None)
+            self._running[job_id] = endpoint_id
+
+    def seen(self, result: JobResult) -> None:
+        """A state the client read: a job it started has ended, so it has a cost."""
+        if not result.status.is_final:
+            return
+        with self._lock:
+            endpoint_id = self._running.pop(result.id, None)
+            if endpoint_id is None:
+                return
+            ended = Ended.of(endpoint_id, result)
+            reported = ended.cost(None)  # the service's own figure needs no price
+            if reported is not None:
+                self._costs[result.id] = reported
+            else:
+                self._ended.append(ended)
+
+    def priced(self, cost: JobCost) -> None:
+        """A cost worked out elsewhere (``job.cost()``) for a job seen to end: counted now."""
+        with self._lock:
+            waiting = [e for e in self._ended if e.job_id == cost.job_id]
+            if waiting:
+                self._ended.remove(waiting[0])
+                self._costs[cost.job_id] = cost
+
+    def price(self, ctx: Context, prices: Prices) -> Flow[None]:
+        """Price the jobs seen to end since the last time (each endpoint's price is read
+        once); one whose price the service did not give now waits for the next time."""
+        with self._lock:
+            ended, self._ended = self._ended, []
+        for i, job in enumerate(ended):
+            price: Price | Unpriced | None = None
+            try:
+                if job.reported is None:
+                    price = yield from prices.of(ctx, job.endpoint_id)
+            except BaseException:
+                with self._lock:
+                    self._ended.extend(ended[i:])
+                raise
+            cost = job.cost(price)
+            with self._lock:
+                if cost is not None:
+                    self._costs[job.job_id] = cost
+                elif isinstance(price, Unpriced) and price.passing:
+                    self._ended.append(job)
+                elif isinstance(price, Unpriced):
+                    self._unpriced[job.job_id] = price
+
+
+def within_budget(ctx: Context, endpoint_id: str) -> Flow[None]:
+    """Refuse a submission to ``endpoint_id`` once the client's budget is spent."""
+    budget, prices = ctx.budget, ctx.prices
+    if budget is None or budget.budget_usd is None or prices is None:
+        return
+    yield from budget.price(ctx, prices)
+    cap, spent, unpriced = budget.budget_usd, budget.spent_usd, len(budget.unpriced)
+    if spent < cap:
+        return
+    uncounted = f"; {unpriced} job(s) of unknown cost not counted" if unpriced else ""
+    raise BudgetExceeded(
+        f"budget reached: jobs started from this client cost {usd_text(spent)} of "
+        f"budget_usd={cap:g}{uncounted}; not submitting to endpoint {endpoint_id!r} "
+        "(raise budget_usd to go on)",
+        budget_usd=cap,
+        spent_usd=spent,
+        unpriced=unpriced,
+        endpoint_id=endpoint_id,
+    )
