@@ -16,7 +16,7 @@ with nothing else set up; they are read-only (403 under ``/v2``).
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, StrictBool, StrictStr
@@ -28,7 +28,7 @@ from nbext.models.v2.convert import persistent
 from ..errors import InvalidInput, NotFound
 from ..images import DEMO_IMAGES
 from .container import split_args
-from .records import Book, atomic, new_id
+from .records import Book, atomic, fields_of, from_fields, new_id
 from .refusals import Forbidden, refuse, validated
 
 if TYPE_CHECKING:
@@ -146,16 +146,14 @@ class TemplateRecord:
         )
 
     def record(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return fields_of(self)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TemplateRecord:
         """The stored record, or one an earlier version stored in v1's shape (``view``,
         its v2-only fields facets that ``Templates.adopt_facets`` then takes in)."""
         if "view" not in record:
-            required = {"id": record["id"], "name": record["name"], "image": record["image"]}
-            optional = {f.name for f in fields(cls)} - required.keys()
-            return cls(**required, **{k: record[k] for k in optional if k in record})
+            return from_fields(cls, record)
         v = Template.model_validate(record["view"])
         return cls(
             id=v.id or "",
