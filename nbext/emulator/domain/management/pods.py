@@ -28,7 +28,7 @@ from nbext.models.v2 import PodStatus as V2Status
 
 from ..errors import Conflict, InvalidInput, NotFound
 from . import catalog
-from .container import persistent, split_args
+from .container import Container, persistent, split_args
 from .logs import LogLine, PodFacts, pod_lines
 from .pod_rules import CUDA_DEFAULT, create_request, update_request
 from .pod_status import allowed_actions, observed_status, runtime, ssh
@@ -60,23 +60,10 @@ GPU_RAM_GB = 31
 
 
 @dataclass
-class PodRecord:
+class PodRecord(Container):
     """One pod: v2's fields (its container, compute, placement and whether it is meant to
     run), then what only v1 shows."""
 
-    id: str
-    name: str
-    image: str
-    args: str = ""
-    """As v2 shows it: v1's start command joined the way a shell would."""
-    env: dict[str, str] = field(default_factory=dict)
-    ports: list[str] = field(default_factory=list)
-    registry: str | None = None
-    disk: int = 50
-    volume_size: int = 0
-    """The local volume; v2 shows it (``mounts.persistent``) only from 10 GB and without a
-    network volume."""
-    volume_path: str = "/workspace"
     network_volume_id: str | None = None
     gpu_type_id: str | None = None
     """The GPU pod's type; None for a CPU pod."""

@@ -27,7 +27,7 @@ from nbext.models.v2.convert import persistent
 
 from ..errors import InvalidInput, NotFound
 from ..images import DEMO_IMAGES
-from .container import split_args
+from .container import Container, split_args
 from .records import Book, atomic, fields_of, from_fields, new_id
 from .refusals import Forbidden, refuse, validated
 
@@ -70,21 +70,9 @@ class TemplateInput(InputModel):
 
 
 @dataclass
-class TemplateRecord:
+class TemplateRecord(Container):
     """One template: v2's fields, then what only v1 shows."""
 
-    id: str
-    name: str
-    image: str
-    args: str = ""
-    """As v2 shows it: the command split and joined the way a shell would."""
-    env: dict[str, str] = field(default_factory=dict)
-    ports: list[str] = field(default_factory=list)
-    registry: str | None = None
-    disk: int = 50
-    volume_size: int = 0
-    """The local volume; v2 shows it (``mounts.persistent``) only from 10 GB."""
-    volume_path: str = "/workspace"
     serverless: bool = False
     public: bool = False
     category: Any = "NVIDIA"
