@@ -802,7 +802,8 @@ RESTORED = [
 
 @contextmanager
 def seeded(seed: int = 23) -> Iterator[None]:
-    """``secrets`` draws from one seeded generator while the corpus runs: ids repeat."""
+    """``secrets`` draws from one seeded generator while the corpus runs: ids, ports and
+    addresses repeat."""
     rng = random.Random(seed)
 
     def token_urlsafe(n: int = 32) -> str:
@@ -813,6 +814,7 @@ def seeded(seed: int = 23) -> Iterator[None]:
 
     with (
         mock.patch.object(secrets, "choice", rng.choice),
+        mock.patch.object(secrets, "randbelow", rng.randrange),
         mock.patch.object(secrets, "token_urlsafe", token_urlsafe),
         mock.patch.object(secrets, "token_hex", token_hex),
     ):

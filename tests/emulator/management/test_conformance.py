@@ -40,7 +40,6 @@ from nbext.emulator import Emulator, FakeClock, create_app
 from nbext.emulator.api.v1.docs import reference
 from nbext.models import (
     ContainerRegistryAuthCreateInput,
-    PodCreateInput,
 )
 
 pytestmark = pytest.mark.slow
@@ -139,9 +138,9 @@ def make_world() -> World:
     serverless = m.templates.create({"name": "workers", "image": "echo", "serverless": True})
     volume = m.volumes.create("v", 10, "EU-RO-1")
     endpoint = m.endpoints.add(serverless.id, {})
-    pod = m.pods.create(PodCreateInput(image_name="img"))
+    pod = m.pods.create({"name": "p", "image": "img", "gpu": {"id": "NVIDIA A40"}})
     ids = {
-        "podId": pod["id"],
+        "podId": pod.id,
         "endpointId": endpoint.id,
         "templateId": pod_template.id,
         "networkVolumeId": volume.id,

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from ..conftest import MakeEmulator
-from . import corpus, corpus_endpoints
+from . import corpus, corpus_endpoints, corpus_pods
 
 pytestmark = pytest.mark.anyio
 
@@ -46,18 +47,27 @@ async def test_a_database_written_before_loads_and_answers_the_same(tmp_path: Pa
     assert got == stored["answers"], first_difference(got, stored["answers"])
 
 
-async def test_every_endpoint_answer_is_the_recorded_one(make_emulator: MakeEmulator) -> None:
+@pytest.fixture(params=[corpus_endpoints, corpus_pods], ids=["endpoints", "pods"])
+def side(request: pytest.FixtureRequest) -> ModuleType:
+    """A corpus of one resource's details beside the main one, in its own fixture."""
+    module: ModuleType = request.param
+    return module
+
+
+async def test_every_answer_of_a_side_corpus_is_the_recorded_one(
+    make_emulator: MakeEmulator, side: ModuleType
+) -> None:
     emu = make_emulator(demos=False)
     with corpus.seeded():
         async with corpus.client_for(emu) as client:
-            got = await corpus.run(emu, client, corpus_endpoints.steps())
-    expected = recorded(corpus_endpoints.FIXTURE)["exchanges"]
+            got = await corpus.run(emu, client, side.steps())
+    expected = recorded(side.FIXTURE)["exchanges"]
     assert got == expected, first_difference(got, expected)
 
 
-async def test_endpoints_written_before_load_and_answer_the_same(tmp_path: Path) -> None:
-    stored = recorded(corpus_endpoints.FIXTURE)["stored"]
-    got = await corpus.restored(
-        stored["rows"], tmp_path / "old.db", stored["now"], corpus_endpoints.RESTORED
-    )
+async def test_a_side_corpus_written_before_loads_and_answers_the_same(
+    tmp_path: Path, side: ModuleType
+) -> None:
+    stored = recorded(side.FIXTURE)["stored"]
+    got = await corpus.restored(stored["rows"], tmp_path / "old.db", stored["now"], side.RESTORED)
     assert got == stored["answers"], first_difference(got, stored["answers"])

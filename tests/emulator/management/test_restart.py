@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from nbext.emulator import Emulator, FakeClock
-from nbext.emulator.domain.management import endpoint_views
+from nbext.emulator.domain.management import catalog, endpoint_views
+from nbext.emulator.domain.management.records import wire
 from nbext.models import (
     JobSubmission,
     PodBillingQuery,
@@ -22,6 +23,7 @@ from nbext.models import (
 pytestmark = pytest.mark.anyio
 
 KEY = "rpa_RESTART000000000000000000000000000000000"
+GPU = "NVIDIA A40"
 
 
 def emulator(db: Path, clock: FakeClock) -> Emulator:
@@ -65,14 +67,14 @@ async def test_a_v1_endpoint_keeps_its_templates_image(tmp_path: Path) -> None:
 async def test_usage_and_open_intervals_survive(tmp_path: Path) -> None:
     db, clock = tmp_path / "s.db", FakeClock()
     first = emulator(db, clock)
-    pod = first.management.pods.create(PodCreateInput(image_name="i"))
+    pod = first.management.pods.rent(PodCreateInput(image_name="i"))
     clock.step(3600)
     first.close()
     clock.step(3600)  # the emulator was down; the pod stayed RUNNING all along
     second = emulator(db, clock)
     billed = [r["timeBilledMs"] for r in second.management.billing.pods(PodBillingQuery())]
     assert billed == [7_200_000]
-    second.management.pods.stop(pod["id"])
+    second.management.pods.stop(pod.id)
     clock.step(3600)
     billed = [r["timeBilledMs"] for r in second.management.billing.pods(PodBillingQuery())]
     assert billed == [7_200_000]
@@ -186,4 +188,44 @@ async def test_an_endpoint_stored_in_v1s_shape_comes_back_in_v2s(tmp_path: Path)
     assert second.jobs.endpoints["ep1"].idle_timeout == 6.5
     assert second.management.v2.facets.get("endpoint", "ep1") == {}
     assert second.store.get("endpoint", "ep1") == e.record()  # stored in v2's shape now
+    second.close()
+
+
+async def test_a_pod_stored_in_v1s_shape_comes_back_in_v2s(tmp_path: Path) -> None:
+    """A database from before pods were kept in v2's shape: v1's view with the placement
+    beside it, the CUDA version a facet. Both interfaces serve it as before, and it is
+    stored in v2's shape once loaded."""
+    db, clock = tmp_path / "s.db", FakeClock()
+    first = emulator(db, clock)
+    view = {
+        "id": "pod1", "name": "old", "image": "img:1", "desiredStatus": "EXITED",
+        "lastStartedAt": "2026-01-01T00:00:00Z",
+        "lastStatusChange": "Exited by User: Thu Jan 01 2026 00:00:00 GMT+0000 (UTC)",
+        "costPerHr": 0.4, "adjustedCostPerHr": 0.4, "gpu": catalog.gpu(GPU).wire(1),
+        "vcpuCount": 8.0, "memoryInGb": 31.0, "containerDiskInGb": 30, "volumeInGb": 5,
+        "volumeMountPath": "/data", "volumeEncrypted": False, "dockerEntrypoint": ["sh"],
+        "dockerStartCmd": ["run", "a b"], "env": {"A": "1"}, "ports": ["22/tcp"],
+        "portMappings": {}, "interruptible": False, "locked": True, "machineId": "m1",
+        "consumerUserId": catalog.USER_ID,
+    }  # fmt: skip
+    row = {
+        "id": "pod1", "view": view, "computeType": "GPU", "dataCenterId": "EU-RO-1",
+        "cloudType": "SECURE", "gpuTypeId": GPU, "networkVolumeId": None,
+        "extra": {"globalNetworking": True},
+    }  # fmt: skip
+    first.store.put("pod", "pod1", row)
+    first.store.put("v2facet", "pod/pod1", {"id": "pod/pod1", "cudaVersion": "12.4"})
+    first.close()
+
+    second = emulator(db, clock)
+    pods = second.management.pods
+    p = pods.entry("pod1")
+    assert wire(p.v1()) == view
+    shown = pods.view(p)
+    assert (shown["status"], shown["actions"]) == ("EXITED", ["start", "terminate"])
+    assert shown["args"] == "run 'a b'" and shown["mounts"] == {}  # 5 GB: below v2's minimum
+    assert shown["gpu"] == {"id": GPU, "count": 1} and shown["cudaVersion"] == "12.4"
+    assert shown["globalNetworking"] == {"enabled": True, "internalDns": "pod1.runpod.internal"}
+    assert second.management.v2.facets.get("pod", "pod1") == {}
+    assert second.store.get("pod", "pod1") == p.record()  # stored in v2's shape now
     second.close()

@@ -1,7 +1,7 @@
 """A v2 pod body's rules and status are the domain's: checked on a fake clock, no HTTP.
 
 The routes only parse and serialise, so what a pod body may say, and what a pod does
-over time, is tested here against ``m.v2.pods`` itself.
+over time, is tested here against the domain's ``m.pods`` itself.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def body(**fields: Any) -> dict[str, Any]:
 async def test_a_body_breaking_a_rule_is_refused_by_field_and_makes_nothing(
     emu: Emulator, fields: dict[str, Any], line: str
 ) -> None:
-    pods = emu.management.v2.pods
+    pods = emu.management.pods
     with pytest.raises(Unprocessable) as refused:
         pods.create(body(**fields))
     assert refused.value.errors[0].startswith(line), refused.value.errors
@@ -57,14 +57,14 @@ async def test_a_body_breaking_a_rule_is_refused_by_field_and_makes_nothing(
 
 
 async def test_status_and_actions_follow_the_clock(emu: Emulator) -> None:
-    pods = emu.management.v2.pods
-    made = pods.create(body(gpu={"id": GPU}))
+    pods = emu.management.pods
+    made = pods.view(pods.create(body(gpu={"id": GPU})))
     assert (made["status"], made["actions"]) == ("PROVISIONING", ["stop", "terminate"])
     with pytest.raises(Conflict, match=r"cannot start pod \w+, which is PROVISIONING"):
         pods.act(made["id"], PodAction.START)
     await advance(emu, PROVISIONING_S + STARTING_S)
     assert pods.get(made["id"])["status"] == "RUNNING"
     stopped = pods.act(made["id"], PodAction.STOP)
-    assert stopped is not None and stopped["status"] == "EXITED"
+    assert stopped is not None and pods.view(stopped)["status"] == "EXITED"
     assert pods.act(made["id"], PodAction.TERMINATE) is None
     assert pods.listing(include_cluster_pods=False) == []

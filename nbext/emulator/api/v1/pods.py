@@ -1,34 +1,161 @@
-"""``/v1/pods``: simulated pods: create (201), list, get, update (two ways), delete, and
-start, stop, restart, reset."""
+"""``/v1/pods``: create (201), list, get, update (two ways), delete, and start, stop,
+restart, reset.
+
+The domain keeps a pod in v2's shape (``domain/management/pods.py``); this adapter hands
+it v1's bodies, checked by v1's wire models (so v1 refuses what it always refused, in its
+words), and answers with the record's v1 view. What only v1 has stays here: its list
+filters, the include flags (machine, network volume, savings plans, template) and the
+serverless workers ``includeWorkers`` lists beside the pods.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import PodCreateInput, PodIncludes, PodListQuery, PodUpdateInput
+from nbext.models import (
+    CloudType,
+    ComputeType,
+    PodCreateInput,
+    PodIncludes,
+    PodListQuery,
+    PodStatus,
+    PodUpdateInput,
+)
 
+from ...domain.errors import NotFound
+from ...domain.management import Management, catalog
+from ...domain.management.pods import PodRecord
+from ...domain.management.records import wire
 from .common import body, management, no_content, ok, query
 
 router = APIRouter(prefix="/v1/pods", tags=["pods"])
 
 
+def answer(m: Management, e: PodRecord, includes: PodIncludes | None = None) -> dict[str, Any]:
+    """The pod as v1 serves it, with what the include flags ask for."""
+    includes = includes or PodIncludes()
+    out = wire(e.v1())
+    if includes.include_machine:
+        out["machine"] = _machine(e)
+    if includes.include_network_volume and e.network_volume_id:
+        volume = m.volumes.book.get(e.network_volume_id)
+        if volume is not None:
+            out["networkVolume"] = wire(volume.v1())
+    if includes.include_savings_plans:
+        out["savingsPlans"] = []  # the emulator sells no savings plans
+    if includes.include_template and e.template_id:
+        template = m.templates.find(e.template_id)
+        if template is not None:
+            out["template"] = wire(template.v1())
+    return out
+
+
+def _machine(e: PodRecord) -> dict[str, Any]:
+    centre = catalog.DATA_CENTERS[e.data_center_id]
+    machine: dict[str, Any] = {
+        "dataCenterId": centre.id,
+        "location": centre.location,
+        "secureCloud": e.cloud == CloudType.SECURE,
+        "supportPublicIp": True,
+        "cpuCount": int(e.vcpu_count or 0),
+        "cpuTypeId": "AMD EPYC 9354 32-Core Processor",
+        "cpuType": {
+            "id": "AMD EPYC 9354 32-Core Processor",
+            "displayName": "EPYC 9354",
+            "cores": 32,
+            "threadsPerCore": 2,
+            "groupId": "AMD EPYC 9004",
+        },
+        "diskThroughputMBps": 3000,
+        "maxDownloadSpeedMbps": 5000,
+        "maxUploadSpeedMbps": 5000,
+        "costPerHr": e.cost_per_hr,
+        "note": "an emulated machine",
+    }
+    if e.gpu_type_id is not None:
+        offer = catalog.gpu(e.gpu_type_id)
+        machine.update(
+            gpuTypeId=offer.id,
+            gpuType=offer.wire(),
+            gpuDisplayName=offer.display_name,
+            gpuAvailable=8,
+            minPodGpuCount=1,
+            currentPricePerGpu=offer.hourly(e.cloud, e.interruptible),
+        )
+    return machine
+
+
+def _matches(e: PodRecord, q: PodListQuery) -> bool:
+    desired = PodStatus.RUNNING if e.running else PodStatus.EXITED
+    return (
+        (q.compute_type is None or e.compute_type == q.compute_type)
+        and (not q.cpu_flavor_id or e.cpu_flavor_id in q.cpu_flavor_id)
+        and (not q.data_center_id or e.data_center_id in q.data_center_id)
+        and (q.desired_status is None or desired == q.desired_status)
+        and (not q.gpu_type_id or e.gpu_type_id in q.gpu_type_id)
+        and (q.id is None or e.id == q.id)
+        and (q.image_name is None or e.image == q.image_name)
+        and (q.name is None or e.name == q.name)
+        and (q.network_volume_id is None or e.network_volume_id == q.network_volume_id)
+        and (q.template_id is None or e.template_id == q.template_id)
+    )
+
+
+def _worker_matches(w: dict[str, Any], centre: str, q: PodListQuery) -> bool:
+    gpu = w.get("gpu") or {}
+    return (
+        (q.endpoint_id is None or w.get("endpointId") == q.endpoint_id)
+        and (q.id is None or w.get("id") == q.id)
+        and (q.image_name is None or w.get("image") == q.image_name)
+        and (q.template_id is None or w.get("templateId") == q.template_id)
+        and (q.desired_status is None or w.get("desiredStatus") == q.desired_status)
+        and (not q.gpu_type_id or gpu.get("id") in q.gpu_type_id)
+        and (q.compute_type is None or ("gpu" in w) == (q.compute_type == ComputeType.GPU))
+        and (q.name is None or w.get("name") == q.name)
+        and (not q.cpu_flavor_id or w.get("cpuFlavorId") in q.cpu_flavor_id)
+        and (not q.data_center_id or centre in q.data_center_id)
+        and q.network_volume_id is None
+    )
+
+
 @router.post("")
 async def create_pod(request: Request) -> Response:
     m = management(request)
-    return ok(m.pods.create(await body(request, PodCreateInput)), 201)
+    return ok(answer(m, m.pods.rent(await body(request, PodCreateInput))), 201)
 
 
 @router.get("")
 async def list_pods(request: Request) -> Response:
     m = management(request)
-    return ok(m.pods.listing(query(request, PodListQuery)))
+    q = query(request, PodListQuery)
+    found: list[dict[str, Any]] = []
+    if q.endpoint_id is None:
+        found = [answer(m, e, q) for e in m.pods.book if _matches(e, q)]
+    if q.include_workers:
+        found += [w for w, centre in m.endpoints.worker_pods() if _worker_matches(w, centre, q)]
+    return ok(found)
 
 
 @router.get("/{pod_id}")
 async def get_pod(pod_id: str, request: Request) -> Response:
     m = management(request)
-    return ok(m.pods.get(pod_id, query(request, PodIncludes)))
+    includes = query(request, PodIncludes)
+    found = m.pods.book.get(pod_id)
+    if found is not None:
+        return ok(answer(m, found, includes))
+    if includes.include_workers:
+        for worker, _ in m.endpoints.worker_pods():
+            if worker.get("id") == pod_id:
+                return ok(worker)
+    hint = (
+        ""
+        if includes.include_workers
+        else " (a serverless worker is found only with includeWorkers=true)"
+    )
+    raise NotFound(f"pod {pod_id!r} not found{hint}")
 
 
 @router.patch("/{pod_id}")
@@ -36,7 +163,7 @@ async def get_pod(pod_id: str, request: Request) -> Response:
 async def update_pod(pod_id: str, request: Request) -> Response:
     m = management(request)
     m.pods.entry(pod_id)
-    return ok(m.pods.update(pod_id, await body(request, PodUpdateInput)))
+    return ok(answer(m, m.pods.change(pod_id, await body(request, PodUpdateInput))))
 
 
 @router.delete("/{pod_id}")
@@ -47,19 +174,23 @@ async def delete_pod(pod_id: str, request: Request) -> Response:
 
 @router.post("/{pod_id}/start")
 async def start_pod(pod_id: str, request: Request) -> Response:
-    return ok(management(request).pods.start(pod_id))
+    m = management(request)
+    return ok(answer(m, m.pods.start(pod_id)))
 
 
 @router.post("/{pod_id}/stop")
 async def stop_pod(pod_id: str, request: Request) -> Response:
-    return ok(management(request).pods.stop(pod_id))
+    m = management(request)
+    return ok(answer(m, m.pods.stop(pod_id)))
 
 
 @router.post("/{pod_id}/restart")
 async def restart_pod(pod_id: str, request: Request) -> Response:
-    return ok(management(request).pods.restart(pod_id))
+    m = management(request)
+    return ok(answer(m, m.pods.restart(pod_id)))
 
 
 @router.post("/{pod_id}/reset")
 async def reset_pod(pod_id: str, request: Request) -> Response:
-    return ok(management(request).pods.reset(pod_id))
+    m = management(request)
+    return ok(answer(m, m.pods.reset(pod_id)))

@@ -48,4 +48,6 @@ async def delete_cluster(cluster_id: str, request: Request) -> Response:
 async def list_cluster_pods(cluster_id: str, request: Request) -> Response:
     m, _ = management(request, "listClusterPods")
     cluster = m.v2.clusters.get(cluster_id)
-    return ok({"pods": [m.v2.pods.member_view(cluster, p) for p in m.v2.clusters.members(cluster)]})
+    return ok(
+        {"pods": [m.v2.clusters.member_view(cluster, p) for p in m.v2.clusters.members(cluster)]}
+    )

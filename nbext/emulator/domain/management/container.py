@@ -9,6 +9,7 @@ domain's terms (``Unprocessable``: 422 under ``/v2``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from nbext.models.v2 import convert
@@ -16,7 +17,35 @@ from nbext.models.v2.convert import V1_NAMES, persistent, to_v2
 
 from .refusals import Unprocessable, refuse
 
-__all__ = ["V1_NAMES", "check_compute", "persistent", "split_args", "to_v1", "to_v2"]
+__all__ = [
+    "V1_NAMES",
+    "Container",
+    "check_compute",
+    "persistent",
+    "split_args",
+    "to_v1",
+    "to_v2",
+]
+
+
+@dataclass
+class Container:
+    """What a template and a pod both hold in v2's shape: an image, how to start it, and
+    its disks. One definition, so the two records store these fields alike."""
+
+    id: str
+    name: str
+    image: str
+    args: str = ""
+    """As v2 shows it: the start command, split and joined the way a shell would."""
+    env: dict[str, str] = field(default_factory=dict)
+    ports: list[str] = field(default_factory=list)
+    registry: str | None = None
+    disk: int = 50
+    volume_size: int = 0
+    """The local volume; v2 shows it (``mounts.persistent``) only from 10 GB (and, for a
+    pod, only without a network volume)."""
+    volume_path: str = "/workspace"
 
 
 def split_args(args: str) -> list[str]:

@@ -9,6 +9,8 @@ be seen; with a fake clock a test moves through them exactly.
 
 from __future__ import annotations
 
+from typing import Any
+
 from nbext.models.v2 import POD_ACTIONS_BY_STATUS, PodAction, PodStatus
 
 PROVISIONING_S = 3.0
@@ -37,3 +39,43 @@ def allowed_actions(status: PodStatus, locked: bool) -> list[PodAction]:
     """The status's actions; a locked pod cannot be stopped."""
     actions = POD_ACTIONS_BY_STATUS[status]
     return [a for a in actions if not (locked and a is PodAction.STOP)]
+
+
+def ssh(pod_id: str, running: bool, ip: str | None, mapped: int | None) -> dict[str, Any]:
+    """How to reach a running pod over SSH: through the proxy always, directly when port 22
+    is mapped on a public address."""
+    if not running:
+        return {"proxy": None, "direct": None}
+    user = f"{pod_id}-{pod_id[:8]}"
+    proxy = {
+        "host": "ssh.runpod.io",
+        "port": 22,
+        "username": user,
+        "command": f"ssh {user}@ssh.runpod.io -i ~/.ssh/id_ed25519",
+    }
+    direct = None
+    if ip and mapped:
+        direct = {
+            "host": ip,
+            "port": mapped,
+            "username": "root",
+            "command": f"ssh root@{ip} -p {mapped} -i ~/.ssh/id_ed25519",
+        }
+    return {"proxy": proxy, "direct": direct}
+
+
+def runtime(
+    now: float, started: float, gpus: int, ports: dict[str, int], ip: str | None
+) -> dict[str, Any]:
+    """What a running pod reports of itself: uptime, (idle) utilisation, its mapped ports."""
+    return {
+        "uptime": max(0, int(now - started)),
+        "gpus": [{"util": 0, "memoryUtil": 0} for _ in range(gpus)],
+        "cpu": {"util": 1},
+        "memory": {"util": 3},
+        "ports": [
+            {"private": int(private), "public": public, "type": "tcp", "ip": ip}
+            for private, public in ports.items()
+            if private.isdigit()
+        ],
+    }

@@ -1,37 +1,58 @@
-"""Pods, simulated: no container runs, but state, prices and time behave as the service's.
+"""Pods, simulated and kept in REST v2's shape: no container runs, but state, prices and
+time behave as the service's.
+
+A pod is one record whichever interface made it, and the record is v2's (``image``,
+``args`` as one string, ``disk``, the volume, the GPU type and count or CPU flavor,
+whether it is meant to run); ``/v2/pods`` serves ``Pods.view``, ``/v1/pods`` the record's
+``v1()`` (``api/v1/pods.py``). What only v1 shows (the entrypoint, ``lastStatusChange``,
+``machineId``) is kept on the record beside v2's fields, as a template's is.
 
 The life cycle of docs/behaviour.md#pods: create puts a pod RUNNING; stop makes it
-EXITED; start makes it RUNNING again; restart and reset make it RUNNING with a new
-``lastStartedAt``; delete removes it. A locked pod refuses stop and reset (and an update
-that would reset it). While RUNNING a pod accrues ``costPerHr``: each running stretch is
-an interval of the usage ledger, which billing reads.
+EXITED; start makes it RUNNING again; restart and reset make it RUNNING with a new start
+time; delete removes it. v2's observed status (PROVISIONING, STARTING, RUNNING, EXITED)
+follows from that and the clock (``pod_status.py``). A locked pod refuses stop and reset
+(and an update that would reset it). While RUNNING a pod accrues ``costPerHr``: each
+running stretch is an interval of the usage ledger, which billing reads.
 """
 
 from __future__ import annotations
 
+import shlex
 import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import (
-    CloudType,
-    ComputeType,
-    Pod,
-    PodCreateInput,
-    PodIncludes,
-    PodListQuery,
-    PodStatus,
-    PodUpdateInput,
-)
+from nbext.models import ComputeType, Pod, PodCreateInput, PodStatus, PodUpdateInput
+from nbext.models.v2 import PodAction
+from nbext.models.v2 import PodStatus as V2Status
 
-from ..errors import InvalidInput, NotFound
+from ..errors import Conflict, InvalidInput, NotFound
 from . import catalog
-from .records import Book, atomic, event, new_id, to_datetime, wire
+from .container import Container, persistent, split_args
+from .logs import LogLine, PodFacts, pod_lines
+from .pod_rules import CUDA_DEFAULT, create_request, update_request
+from .pod_status import allowed_actions, observed_status, runtime, ssh
+from .records import Book, atomic, event, fields_of, from_fields, iso, new_id, to_datetime
+from .usage import Usage
 
 if TYPE_CHECKING:
     from .facade import Management
 
 IN_PLACE = frozenset({"name", "locked"})
+V1_UPDATES = {
+    "name": "name",
+    "locked": "locked",
+    "image_name": "image",
+    "container_disk_in_gb": "disk",
+    "docker_entrypoint": "entrypoint",
+    "docker_start_cmd": "args",
+    "env": "env",
+    "global_networking": "global_networking",
+    "ports": "ports",
+    "volume_in_gb": "volume_size",
+    "volume_mount_path": "volume_path",
+}
+"""A v1 update's fields, by the record's name for each."""
 """Update fields that change a pod without resetting it."""
 GPU_VCPUS = 8
 GPU_RAM_GB = 31
@@ -39,48 +60,119 @@ GPU_RAM_GB = 31
 
 
 @dataclass
-class PodEntry:
-    """A pod's public record and what the service knows about it but does not show."""
+class PodRecord(Container):
+    """One pod: v2's fields (its container, compute, placement and whether it is meant to
+    run), then what only v1 shows."""
 
-    view: Pod
-    compute_type: str
-    data_center_id: str
-    cloud_type: str
-    gpu_type_id: str | None = None
     network_volume_id: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    gpu_type_id: str | None = None
+    """The GPU pod's type; None for a CPU pod."""
+    gpu_count: int = 0
+    cpu_flavor_id: str | None = None
+    vcpu_count: float = 0
+    memory: float = 0
+    cloud: str = "SECURE"
+    data_center_id: str = ""
+    interruptible: bool = False
+    locked: bool = False
+    global_networking: bool = False
     cuda_version: str | None = None
-    """The CUDA version a v2 pod's host reports (v1's record has no field for it)."""
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "id": self.view.id,
-            "view": wire(self.view),
-            "computeType": self.compute_type,
-            "dataCenterId": self.data_center_id,
-            "cloudType": self.cloud_type,
-            "gpuTypeId": self.gpu_type_id,
-            "networkVolumeId": self.network_volume_id,
-            "extra": self.extra,
-            "cudaVersion": self.cuda_version,
-        }
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> PodEntry:
-        return cls(
-            Pod.model_validate(record["view"]),
-            record["computeType"],
-            record["dataCenterId"],
-            record["cloudType"],
-            record.get("gpuTypeId"),
-            record.get("networkVolumeId"),
-            record.get("extra", {}),
-            record.get("cudaVersion"),
-        )
+    template_id: str | None = None
+    running: bool = True
+    """Whether the pod is meant to run (v1's ``desiredStatus``); v2's observed status is
+    derived from it and the start times (``pod_status.py``)."""
+    started_at: float | None = None
+    cost_per_hr: float = 0.0
+    public_ip: str | None = None
+    port_mappings: dict[str, int] = field(default_factory=dict)
+    entrypoint: list[str] = field(default_factory=list)
+    """v1's ``dockerEntrypoint``: v2 has no field for it."""
+    status_change: str | None = None
+    """v1's ``lastStatusChange``: v2 has no field for it."""
+    machine_id: str | None = None
+    """v1's ``machineId``: v2 has no field for it."""
 
     @property
-    def running(self) -> bool:
-        return self.view.desired_status == PodStatus.RUNNING
+    def compute_type(self) -> str:
+        return ComputeType.GPU.value if self.gpu_type_id else ComputeType.CPU.value
+
+    def v1(self) -> Pod:
+        """The pod in v1's shape: what ``/v1/pods`` serves."""
+        return Pod(
+            id=self.id,
+            name=self.name,
+            image=self.image,
+            template_id=self.template_id,
+            desired_status=PodStatus.RUNNING if self.running else PodStatus.EXITED,
+            last_started_at=to_datetime(self.started_at) if self.started_at is not None else None,
+            last_status_change=self.status_change,
+            cost_per_hr=self.cost_per_hr,
+            adjusted_cost_per_hr=self.cost_per_hr,
+            gpu=catalog.gpu(self.gpu_type_id).wire(self.gpu_count) if self.gpu_type_id else None,
+            cpu_flavor_id=self.cpu_flavor_id,
+            vcpu_count=self.vcpu_count,
+            memory_in_gb=self.memory,
+            container_disk_in_gb=self.disk,
+            volume_in_gb=self.volume_size,
+            volume_mount_path=self.volume_path,
+            volume_encrypted=False,
+            container_registry_auth_id=self.registry,
+            docker_entrypoint=list(self.entrypoint),
+            docker_start_cmd=split_args(self.args),
+            env=dict(self.env),
+            ports=list(self.ports),
+            port_mappings=dict(self.port_mappings),
+            public_ip=self.public_ip,
+            interruptible=self.interruptible,
+            locked=self.locked,
+            machine_id=self.machine_id,
+            consumer_user_id=catalog.USER_ID,
+        )
+
+    def record(self) -> dict[str, Any]:
+        return fields_of(self)
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> PodRecord:
+        """The stored record, or one an earlier version stored in v1's shape (``view``,
+        with its placement beside it; its CUDA version perhaps a facet that
+        ``Pods.adopt_facets`` then takes in)."""
+        if "view" not in record:
+            return from_fields(cls, record)
+        v = Pod.model_validate(record["view"])
+        return cls(
+            id=v.id or "",
+            name=v.name or "",
+            image=v.image or "",
+            args=shlex.join(v.docker_start_cmd or []),
+            env=dict(v.env or {}),
+            ports=list(v.ports or []),
+            registry=v.container_registry_auth_id,
+            disk=v.container_disk_in_gb or 0,
+            volume_size=v.volume_in_gb or 0,
+            volume_path=v.volume_mount_path or "/workspace",
+            network_volume_id=record.get("networkVolumeId"),
+            gpu_type_id=record.get("gpuTypeId"),
+            gpu_count=(v.gpu.count if v.gpu else None) or 0,
+            cpu_flavor_id=v.cpu_flavor_id,
+            vcpu_count=v.vcpu_count or 0,
+            memory=v.memory_in_gb or 0,
+            cloud=record["cloudType"],
+            data_center_id=record["dataCenterId"],
+            interruptible=bool(v.interruptible),
+            locked=bool(v.locked),
+            global_networking=bool(record.get("extra", {}).get("globalNetworking")),
+            cuda_version=record.get("cudaVersion"),
+            template_id=v.template_id,
+            running=v.desired_status == PodStatus.RUNNING,
+            started_at=v.last_started_at.timestamp() if v.last_started_at else None,
+            cost_per_hr=v.cost_per_hr or 0.0,
+            public_ip=v.public_ip,
+            port_mappings=dict(v.port_mappings or {}),
+            entrypoint=list(v.docker_entrypoint or []),
+            status_change=v.last_status_change,
+            machine_id=v.machine_id,
+        )
 
 
 def _hash(*parts: str) -> int:
@@ -90,7 +182,7 @@ def _hash(*parts: str) -> int:
 class Pods:
     def __init__(self, m: Management) -> None:
         self.m = m
-        self.book: Book[PodEntry] = Book(m.store, "pod", PodEntry.record, PodEntry.from_record)
+        self.book: Book[PodRecord] = Book(m.store, "pod", PodRecord.record, PodRecord.from_record)
 
     # ---- lookups -------------------------------------------------------------------------
 
@@ -98,124 +190,33 @@ class Pods:
         """Take each pod's CUDA version out of the facets an earlier version kept it in,
         so a database made before it was kept on the record loses nothing."""
         for e in self.book:
-            facet = self.m.v2.facets.get("pod", e.view.id or "")
+            facet = self.m.v2.facets.get("pod", e.id)
             if facet:
                 with atomic():
                     e.cuda_version = facet.get("cudaVersion", e.cuda_version)
-                    self.book.save(e.view.id or "", e)
-                    self.m.v2.facets.drop("pod", e.view.id or "")
+                    self.book.save(e.id, e)
+                    self.m.v2.facets.drop("pod", e.id)
 
-    def entry(self, pod_id: str) -> PodEntry:
+    def entry(self, pod_id: str) -> PodRecord:
         found = self.book.get(pod_id)
         if found is None:
             raise NotFound(f"pod {pod_id!r} not found")
         return found
 
-    def get(self, pod_id: str, includes: PodIncludes) -> dict[str, Any]:
-        found = self.book.get(pod_id)
-        if found is not None:
-            return self.view(found, includes)
-        if includes.include_workers:
-            for worker, _ in self.m.endpoints.worker_pods():
-                if worker.get("id") == pod_id:
-                    return worker
-        raise NotFound(
-            f"pod {pod_id!r} not found"
-            + (
-                ""
-                if includes.include_workers
-                else " (a serverless worker is found only with includeWorkers=true)"
-            )
-        )
-
-    def listing(self, query: PodListQuery) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        if query.endpoint_id is None:
-            found = [self.view(e, query) for e in self.book if self._matches(e, query)]
-        if query.include_workers:
-            found += [
-                w
-                for w, centre in self.m.endpoints.worker_pods()
-                if _worker_matches(w, centre, query)
-            ]
-        return found
-
-    def _matches(self, e: PodEntry, q: PodListQuery) -> bool:
-        v = e.view
-        return (
-            (q.compute_type is None or e.compute_type == q.compute_type)
-            and (not q.cpu_flavor_id or v.cpu_flavor_id in q.cpu_flavor_id)
-            and (not q.data_center_id or e.data_center_id in q.data_center_id)
-            and (q.desired_status is None or v.desired_status == q.desired_status)
-            and (not q.gpu_type_id or e.gpu_type_id in q.gpu_type_id)
-            and (q.id is None or v.id == q.id)
-            and (q.image_name is None or v.image == q.image_name)
-            and (q.name is None or v.name == q.name)
-            and (q.network_volume_id is None or e.network_volume_id == q.network_volume_id)
-            and (q.template_id is None or v.template_id == q.template_id)
-        )
-
-    def view(self, e: PodEntry, includes: PodIncludes) -> dict[str, Any]:
-        """The pod as served, with what the include flags ask for."""
-        out = wire(e.view)
-        if includes.include_machine:
-            out["machine"] = self._machine(e)
-        if includes.include_network_volume and e.network_volume_id:
-            volume = self.m.volumes.book.get(e.network_volume_id)
-            if volume is not None:
-                out["networkVolume"] = wire(volume.v1())
-        if includes.include_savings_plans:
-            out["savingsPlans"] = []  # the emulator sells no savings plans
-        if includes.include_template and e.view.template_id:
-            template = self.m.templates.find(e.view.template_id)
-            if template is not None:
-                out["template"] = wire(template.v1())
-        return out
-
-    def _machine(self, e: PodEntry) -> dict[str, Any]:
-        centre = catalog.DATA_CENTERS[e.data_center_id]
-        machine: dict[str, Any] = {
-            "dataCenterId": centre.id,
-            "location": centre.location,
-            "secureCloud": e.cloud_type == CloudType.SECURE,
-            "supportPublicIp": True,
-            "cpuCount": int(e.view.vcpu_count or 0),
-            "cpuTypeId": "AMD EPYC 9354 32-Core Processor",
-            "cpuType": {
-                "id": "AMD EPYC 9354 32-Core Processor",
-                "displayName": "EPYC 9354",
-                "cores": 32,
-                "threadsPerCore": 2,
-                "groupId": "AMD EPYC 9004",
-            },
-            "diskThroughputMBps": 3000,
-            "maxDownloadSpeedMbps": 5000,
-            "maxUploadSpeedMbps": 5000,
-            "costPerHr": e.view.cost_per_hr,
-            "note": "an emulated machine",
-        }
-        if e.gpu_type_id is not None:
-            offer = catalog.gpu(e.gpu_type_id)
-            machine.update(
-                gpuTypeId=offer.id,
-                gpuType=offer.wire(),
-                gpuDisplayName=offer.display_name,
-                gpuAvailable=8,
-                minPodGpuCount=1,
-                currentPricePerGpu=offer.hourly(e.cloud_type, bool(e.view.interruptible)),
-            )
-        return machine
-
     def uses_auth(self, auth_id: str) -> list[str]:
-        return [e.view.id or "" for e in self.book if e.view.container_registry_auth_id == auth_id]
+        return [e.id for e in self.book if e.registry == auth_id]
 
     def uses_volume(self, volume_id: str) -> list[str]:
-        return [e.view.id or "" for e in self.book if e.network_volume_id == volume_id]
+        return [e.id for e in self.book if e.network_volume_id == volume_id]
 
     # ---- create --------------------------------------------------------------------------
 
-    def create(self, body: PodCreateInput) -> dict[str, Any]:
-        """Check every reference the body makes, then rent the pod (RUNNING)."""
+    def rent(self, body: PodCreateInput, cuda_version: str | None = None) -> PodRecord:
+        """Check every reference a checked request makes, then rent the pod (RUNNING).
+
+        ``body`` is v1's create body as it is, or what a v2 body makes (``pod_rules``):
+        both interfaces rent through here, so a pod is one record whichever made it.
+        """
         given = body.model_fields_set
         template = (
             self.m.templates.require(body.template_id, "templateId").v1()
@@ -256,44 +257,36 @@ class Pods:
             vcpus = body.vcpu_count
             memory = flavor.memory_per_vcpu_gb * body.vcpu_count
         now = self.m.clock.now()
-        view = Pod(
+        entry = PodRecord(
             id=pod_id,
             name=body.name,
             image=image,
             template_id=body.template_id or None,
-            desired_status=PodStatus.RUNNING,
-            last_started_at=None,
             cost_per_hr=round(cost, 4),
-            adjusted_cost_per_hr=round(cost, 4),
-            gpu=catalog.gpu(gpu_type_id).wire(body.gpu_count) if gpu_type_id else None,
+            gpu_type_id=gpu_type_id,
+            gpu_count=body.gpu_count if gpu_type_id else 0,
             cpu_flavor_id=cpu_flavor,
             vcpu_count=vcpus,
-            memory_in_gb=memory,
-            container_disk_in_gb=pick("container_disk_in_gb", 50),
-            volume_in_gb=pick("volume_in_gb", 20),
-            volume_mount_path=pick("volume_mount_path", "/workspace"),
-            volume_encrypted=False,
-            container_registry_auth_id=auth_id,
-            docker_entrypoint=list(pick("docker_entrypoint", [])),
-            docker_start_cmd=list(pick("docker_start_cmd", [])),
+            memory=memory,
+            disk=pick("container_disk_in_gb", 50),
+            volume_size=pick("volume_in_gb", 20),
+            volume_path=pick("volume_mount_path", "/workspace"),
+            network_volume_id=volume.id if volume else None,
+            registry=auth_id,
+            entrypoint=list(pick("docker_entrypoint", [])),
+            args=shlex.join(pick("docker_start_cmd", [])),
             env={**(template.env or {} if template else {}), **body.env},
             ports=list(pick("ports", [])),
             interruptible=body.interruptible,
             locked=body.locked,
-            machine_id=new_id(12),
-            consumer_user_id=catalog.USER_ID,
-        )
-        entry = PodEntry(
-            view,
-            compute_type=body.compute_type.value,
+            global_networking=body.global_networking,
+            cloud=body.cloud_type.value,
             data_center_id=centre,
-            cloud_type=body.cloud_type.value,
-            gpu_type_id=gpu_type_id,
-            network_volume_id=volume.id if volume else None,
-            extra={"globalNetworking": body.global_networking},
+            cuda_version=cuda_version,
+            machine_id=new_id(12),
         )
         self._run(entry, "Rented", now)
-        return self.view(entry, PodIncludes())
+        return entry
 
     def _data_center(self, body: PodCreateInput, volume_centre: str | None) -> str:
         """The first allowed data centre (the emulator has capacity everywhere)."""
@@ -318,72 +311,73 @@ class Pods:
 
     # ---- the life cycle ------------------------------------------------------------------
 
-    def _run(self, e: PodEntry, what: str, now: float) -> None:
+    def _run(self, e: PodRecord, what: str, now: float) -> None:
         """RUNNING from ``now``: a new start time, an address, and the meter running."""
-        pod_id = e.view.id or ""
         with atomic():  # the pod and its meter
-            e.view.desired_status = PodStatus.RUNNING
-            e.view.last_started_at = to_datetime(now)
-            e.view.last_status_change = event(what, now)
-            h = _hash(pod_id, str(now))
-            e.view.public_ip = f"100.65.{h % 250 + 1}.{h // 250 % 250 + 1}"
-            e.view.port_mappings = {
-                port.split("/")[0]: 10000 + _hash(pod_id, port) % 50000
-                for port in e.view.ports or []
+            e.running = True
+            e.started_at = now
+            e.status_change = event(what, now)
+            h = _hash(e.id, str(now))
+            e.public_ip = f"100.65.{h % 250 + 1}.{h // 250 % 250 + 1}"
+            e.port_mappings = {
+                port.split("/")[0]: 10000 + _hash(e.id, port) % 50000
+                for port in e.ports
                 if port.endswith("/tcp")
             }
-            self.book.save(pod_id, e)  # first: a pod whose save fails is read back
+            self.book.save(e.id, e)  # first: a pod whose save fails is read back
             self.m.usage.open(
                 "pod",
-                pod_id,
-                rate=(e.view.cost_per_hr or 0.0) / 3600,
-                labels={"podId": pod_id, "gpuTypeId": e.gpu_type_id},
+                e.id,
+                rate=e.cost_per_hr / 3600,
+                labels={"podId": e.id, "gpuTypeId": e.gpu_type_id},
                 at=now,
             )
 
-    def _exit(self, e: PodEntry, now: float) -> None:
-        pod_id = e.view.id or ""
+    def _exit(self, e: PodRecord, now: float) -> None:
         with atomic():  # the pod and its meter
-            e.view.desired_status = PodStatus.EXITED
-            e.view.last_status_change = event("Exited", now)
-            e.view.public_ip = None
-            e.view.port_mappings = {}
-            self.book.save(pod_id, e)  # first: a pod whose save fails is read back
-            self.m.usage.close("pod", pod_id, now)
+            e.running = False
+            e.status_change = event("Exited", now)
+            e.public_ip = None
+            e.port_mappings = {}
+            self.book.save(e.id, e)  # first: a pod whose save fails is read back
+            self.m.usage.close("pod", e.id, now)
 
-    def _unlocked(self, e: PodEntry, action: str) -> None:
-        if e.view.locked:
+    def _unlocked(self, e: PodRecord, action: str) -> None:
+        if e.locked:
             raise InvalidInput(
-                f"pod {e.view.id} is locked, which disables {action}; unlock it first "
+                f"pod {e.id} is locked, which disables {action}; unlock it first "
                 '(PATCH the pod with {"locked": false})'
             )
 
-    def start(self, pod_id: str) -> dict[str, Any]:
+    def start(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         if not e.running:
             self._run(e, "Resumed", self.m.clock.now())
-        return self.view(e, PodIncludes())
+        return e
 
-    def stop(self, pod_id: str) -> dict[str, Any]:
+    def stop(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         self._unlocked(e, "stopping")
         if e.running:
             self._exit(e, self.m.clock.now())
-        return self.view(e, PodIncludes())
+        return e
 
-    def restart(self, pod_id: str) -> dict[str, Any]:
+    def restart(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         self._run(e, "Restarted", self.m.clock.now())
-        return self.view(e, PodIncludes())
+        return e
 
-    def reset(self, pod_id: str) -> dict[str, Any]:
+    def reset(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         self._unlocked(e, "resetting")
         self._run(e, "Reset", self.m.clock.now())
-        return self.view(e, PodIncludes())
+        return e
 
-    def update(self, pod_id: str, body: PodUpdateInput) -> dict[str, Any]:
-        """Rename or (un)lock in place; any other change resets the pod with it."""
+    def change(self, pod_id: str, body: PodUpdateInput) -> PodRecord:
+        """Rename or (un)lock in place; any other change resets the pod with it.
+
+        ``body`` is v1's update body as it is, or what a v2 body makes (``pod_rules``).
+        """
         e = self.entry(pod_id)
         fields = PodUpdateInput.model_fields
         unknown = sorted(body.model_extra or {})
@@ -395,32 +389,29 @@ class Pods:
             )
         given = {n for n in body.model_fields_set if n in fields and getattr(body, n) is not None}
         resets = given - IN_PLACE
-        if resets and e.view.locked and body.locked is not False:
+        if resets and e.locked and body.locked is not False:
             wire_names = [fields[n].alias or n for n in resets]
             raise InvalidInput(
                 f"pod {pod_id} is locked, and changing {', '.join(sorted(wire_names))} would reset "
                 'it; unlock it first (or send "locked": false with the change)'
             )
-        auth_id = e.view.container_registry_auth_id
+        auth_id = e.registry
         if "container_registry_auth_id" in given:
             auth_id = self.m.registry_auths.require(
                 body.container_registry_auth_id, "containerRegistryAuthId"
             )
         with atomic():  # changed, stored and (when it resets) running again, or untouched
-            for name in given:
+            for name in given - {"container_registry_auth_id"}:
                 value = getattr(body, name)
-                if name == "image_name":
-                    e.view.image = value
-                elif name == "global_networking":
-                    e.extra["globalNetworking"] = value
-                elif name in Pod.model_fields:
-                    setattr(e.view, name, value)
-            e.view.container_registry_auth_id = auth_id
+                if name == "docker_start_cmd":
+                    value = shlex.join(value)
+                setattr(e, V1_UPDATES[name], value)
+            e.registry = auth_id
             if resets and e.running:
                 self._run(e, "Reset", self.m.clock.now())
             else:
                 self.book.save(pod_id, e)
-        return self.view(e, PodIncludes())
+        return e
 
     def delete(self, pod_id: str) -> None:
         self.entry(pod_id)
@@ -428,19 +419,151 @@ class Pods:
             self.m.usage.close("pod", pod_id)
             self.book.drop(pod_id)
 
+    # ---- REST v2: the pod as it shows it, its bodies, its actions --------------------------
 
-def _worker_matches(w: dict[str, Any], centre: str, q: PodListQuery) -> bool:
-    gpu = w.get("gpu") or {}
-    return (
-        (q.endpoint_id is None or w.get("endpointId") == q.endpoint_id)
-        and (q.id is None or w.get("id") == q.id)
-        and (q.image_name is None or w.get("image") == q.image_name)
-        and (q.template_id is None or w.get("templateId") == q.template_id)
-        and (q.desired_status is None or w.get("desiredStatus") == q.desired_status)
-        and (not q.gpu_type_id or gpu.get("id") in q.gpu_type_id)
-        and (q.compute_type is None or ("gpu" in w) == (q.compute_type == ComputeType.GPU))
-        and (q.name is None or w.get("name") == q.name)
-        and (not q.cpu_flavor_id or w.get("cpuFlavorId") in q.cpu_flavor_id)
-        and (not q.data_center_id or centre in q.data_center_id)
-        and q.network_volume_id is None
-    )
+    def listing(self, include_cluster_pods: bool) -> list[dict[str, Any]]:
+        history = self._starts()
+        pods = [self.view(e, history) for e in self.book]
+        if include_cluster_pods:
+            clusters = self.m.v2.clusters
+            for cluster in clusters.listing():
+                pods += [clusters.member_view(cluster, p) for p in clusters.members(cluster)]
+        return pods
+
+    def get(self, pod_id: str) -> dict[str, Any]:
+        found = self.m.v2.clusters.member(pod_id)
+        if found is not None:
+            return self.m.v2.clusters.member_view(*found)
+        return self.view(self.entry(pod_id))
+
+    def _starts(self, pod_id: str | None = None) -> dict[str, list[float]]:
+        """Each pod's start times, oldest first, from the usage ledger (one pass for a listing).
+
+        A pod is rented running, so its first start is its creation; every start, stop and
+        restart after it began an interval of its own.
+        """
+        found: dict[str, list[float]] = {}
+        for usage in self.m.usage.of_kind("pod"):
+            if pod_id is None or usage.subject == pod_id:
+                found.setdefault(usage.subject, []).append(usage.start)
+        for times in found.values():
+            times.sort()
+        return found
+
+    def view(self, e: PodRecord, history: dict[str, list[float]] | None = None) -> dict[str, Any]:
+        """The pod as v2 shows it; ``history`` is ``_starts()`` when viewing many pods."""
+        now = self.m.clock.now()
+        started = e.started_at
+        times = (self._starts(e.id) if history is None else history).get(e.id) or [started or now]
+        created = times[0]
+        status = observed_status(e.running, started, len(times) == 1, now)
+        out: dict[str, Any] = {
+            "id": e.id,
+            "name": e.name,
+            "status": status.value,
+            "actions": [a.value for a in allowed_actions(status, e.locked)],
+            "image": e.image,
+            "args": e.args,
+            "env": dict(e.env),
+            "ports": list(e.ports),
+            "registry": e.registry,
+            "disk": e.disk or 1,  # v1 allows 0 GB, which v2 cannot state
+        }
+        mounts = persistent(e.volume_size, e.volume_path)
+        if e.network_volume_id:
+            mounts.pop("persistent", None)
+            mounts["network"] = [{"volumeId": e.network_volume_id, "path": e.volume_path}]
+        out["mounts"] = mounts
+        gpus = 0
+        if e.gpu_type_id:
+            gpus = e.gpu_count or 1
+            out["gpu"] = {"id": e.gpu_type_id, "count": gpus}
+        else:
+            flavor = e.cpu_flavor_id or str(catalog.DEFAULT_CPU_FLAVOR)
+            vcpus = max(2, int(e.vcpu_count or 2))
+            memory = max(1, int(e.memory or 1))
+            out["cpu"] = {"id": flavor, "vcpuCount": vcpus, "memory": memory}
+        running = status is V2Status.RUNNING
+        networking: dict[str, Any] = {"enabled": e.global_networking}
+        if networking["enabled"]:
+            networking["internalDns"] = f"{e.id}.runpod.internal"
+        out.update(
+            cloud=e.cloud,
+            dataCenterId=e.data_center_id,
+            cudaVersion=(e.cuda_version or CUDA_DEFAULT) if e.gpu_type_id else None,
+            ssh=ssh(e.id, running, e.public_ip, e.port_mappings.get("22")),
+            template=e.template_id,
+            cost=e.cost_per_hr if e.running else 0.0,
+            locked=e.locked,
+            globalNetworking=networking,
+            runtime=runtime(now, started or now, gpus, e.port_mappings, e.public_ip)
+            if running
+            else None,
+            createdAt=iso(created),
+            startedAt=iso(started) if started is not None and e.running else None,
+        )
+        return out
+
+    def log_lines(self, pod_id: str) -> list[LogLine]:
+        """The pod's boot and shutdown lines up to now (a cluster member's since its cluster)."""
+        m = self.m
+        now = m.clock.now()
+        found = m.v2.clusters.member(pod_id)
+        if found is not None:  # a cluster's member has run since the cluster was made
+            cluster, member = found
+            compute = cluster["compute"]
+            hardware = f"{compute['gpuCountPerPod']} x {compute['gpuTypeId']}"
+            image = str(cluster.get("container", {}).get("image", ""))
+            ports = tuple(cluster.get("container", {}).get("ports", ()))
+            facts = PodFacts(pod_id, image, hardware, cluster["dataCenterId"], ports)
+            since = float(member["createdTs"])
+            return pod_lines(facts, [Usage("", "", pod_id, since, None, 0)], now)
+        e = self.entry(pod_id)
+        hardware = (
+            f"{e.gpu_count or 1} x {e.gpu_type_id}"
+            if e.gpu_type_id
+            else f"{int(e.vcpu_count or 0)} vCPU ({e.cpu_flavor_id})"
+        )
+        facts = PodFacts(pod_id, e.image, hardware, e.data_center_id, tuple(e.ports))
+        intervals = [u for u in m.usage.of_kind("pod") if u.subject == pod_id]
+        return pod_lines(facts, intervals, now)
+
+    def create(self, data: dict[str, Any]) -> PodRecord:
+        """Rent the pod a v2 body describes, every rule checked first."""
+        request, cuda = create_request(self.m, data)
+        return self.rent(request, cuda)
+
+    def update(self, pod_id: str, data: dict[str, Any]) -> PodRecord:
+        """Change the pod as a v2 body asks: 409 for a cluster's member, 404 if none."""
+        e = self.changeable(pod_id)
+        return self.change(pod_id, update_request(self.m, e, data))
+
+    def act(self, pod_id: str, action: PodAction) -> PodRecord | None:
+        """Do ``action`` if the pod's status allows it; None once terminated."""
+        e = self.changeable(pod_id)
+        current = self.view(e)
+        if action.value not in current["actions"]:
+            allowed = ", ".join(current["actions"]) or "none"
+            locked = " (it is locked, which disables stop)" if e.locked else ""
+            raise Conflict(
+                f"action: cannot {action.value} pod {pod_id}, which is {current['status']}"
+                f"{locked}; its actions now: {allowed}"
+            )
+        if action is PodAction.TERMINATE:
+            self.delete(pod_id)
+            return None
+        move = {
+            PodAction.START: self.start,
+            PodAction.STOP: self.stop,
+            PodAction.RESTART: self.restart,
+        }
+        return move[action](pod_id)
+
+    def changeable(self, pod_id: str) -> PodRecord:
+        """The pod, which v2 may change: 409 for a cluster's member, else 404 if none."""
+        if self.m.v2.clusters.member(pod_id) is not None:
+            raise Conflict(
+                f"pod {pod_id!r} is a member of an instant cluster; manage it through "
+                "/v2/clusters/{id}"
+            )
+        return self.entry(pod_id)

@@ -18,14 +18,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import MISSING, fields
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from ..errors import StoreFailed
 from ..ids import new_id as new_id  # the id of every record kind, as its modules import it
 from ..store_port import Record, Store, read_record
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 T = TypeVar("T")
 
@@ -52,6 +56,27 @@ def event(what: str, ts: float) -> str:
 def wire(model: BaseModel) -> dict[str, Any]:
     """A record as served: wire names, absent values left out (never ``null``)."""
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+D = TypeVar("D", bound="DataclassInstance")
+
+
+def fields_of(item: DataclassInstance) -> dict[str, Any]:
+    """A record kept as a dataclass, as stored: each field by its name."""
+    return {f.name: getattr(item, f.name) for f in fields(item)}
+
+
+def from_fields(cls: type[D], record: dict[str, Any]) -> D:
+    """The dataclass record ``fields_of`` stored; a field it lacks (stored before the field
+    existed) takes its default, and a missing field without one is the ``KeyError`` a
+    damaged row is reported by."""
+    return cls(
+        **{
+            f.name: record[f.name]
+            for f in fields(cls)
+            if f.name in record or (f.default is MISSING and f.default_factory is MISSING)
+        }
+    )
 
 
 class _Change:

@@ -16,7 +16,7 @@ with nothing else set up; they are read-only (403 under ``/v2``).
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, StrictBool, StrictStr
@@ -27,8 +27,8 @@ from nbext.models.v2.convert import persistent
 
 from ..errors import InvalidInput, NotFound
 from ..images import DEMO_IMAGES
-from .container import split_args
-from .records import Book, atomic, new_id
+from .container import Container, split_args
+from .records import Book, atomic, fields_of, from_fields, new_id
 from .refusals import Forbidden, refuse, validated
 
 if TYPE_CHECKING:
@@ -70,21 +70,9 @@ class TemplateInput(InputModel):
 
 
 @dataclass
-class TemplateRecord:
+class TemplateRecord(Container):
     """One template: v2's fields, then what only v1 shows."""
 
-    id: str
-    name: str
-    image: str
-    args: str = ""
-    """As v2 shows it: the command split and joined the way a shell would."""
-    env: dict[str, str] = field(default_factory=dict)
-    ports: list[str] = field(default_factory=list)
-    registry: str | None = None
-    disk: int = 50
-    volume_size: int = 0
-    """The local volume; v2 shows it (``mounts.persistent``) only from 10 GB."""
-    volume_path: str = "/workspace"
     serverless: bool = False
     public: bool = False
     category: Any = "NVIDIA"
@@ -146,16 +134,14 @@ class TemplateRecord:
         )
 
     def record(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return fields_of(self)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TemplateRecord:
         """The stored record, or one an earlier version stored in v1's shape (``view``,
         its v2-only fields facets that ``Templates.adopt_facets`` then takes in)."""
         if "view" not in record:
-            required = {"id": record["id"], "name": record["name"], "image": record["image"]}
-            optional = {f.name for f in fields(cls)} - required.keys()
-            return cls(**required, **{k: record[k] for k in optional if k in record})
+            return from_fields(cls, record)
         v = Template.model_validate(record["view"])
         return cls(
             id=v.id or "",

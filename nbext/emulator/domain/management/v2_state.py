@@ -1,9 +1,9 @@
 """The state only v2 exposes, over the same store and clock as everything else.
 
 SSH keys, ECR delegations, instant clusters, worker logs, the v2-only fields of records
-still kept in v1's shape (``Facets``), and those areas in v2's terms (``V2Pods``,
-``V2Volumes``, ``V2Registries``, ``V2Billing``): the rules of their bodies and their
-views. Templates and endpoints are kept in v2's shape (``m.templates``, ``m.endpoints``).
+still kept in v1's shape (``Facets``), and those areas in v2's terms (``V2Volumes``,
+``V2Registries``, ``V2Billing``): the rules of their bodies and their views. Templates,
+endpoints and pods are kept in v2's shape (``m.templates``, ``m.endpoints``, ``m.pods``).
 ``Management`` holds one of these as ``m.v2``, so it is restored with the rest when an
 emulator restarts on its database.
 """
@@ -19,7 +19,6 @@ from .delegations import Delegations
 from .facets import Facets
 from .logs import WorkerLogs
 from .v2_billing import V2Billing
-from .v2_pods import V2Pods
 from .v2_storage import V2Registries, V2Volumes
 
 if TYPE_CHECKING:
@@ -35,7 +34,6 @@ class V2State:
         self.worker_logs = WorkerLogs(m.clock)
         self.breakdown = Breakdown(m.usage, m.clock)
         m.jobs.on_execution.append(self.worker_logs.record_execution)
-        self.pods = V2Pods(m)
         self.volumes = V2Volumes(m)
         self.registries = V2Registries(m)
         self.billing = V2Billing(m)

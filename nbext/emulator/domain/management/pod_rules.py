@@ -1,0 +1,129 @@
+"""The rules of a v2 pod body: the one place one is checked, before anything changes.
+
+The reference's schema has already said the body's shape (``api/v2/contract.py``); what
+it states only in words is ruled here: one of ``gpu`` and ``cpu``, the CUDA choice, at
+most one volume and of which kind, a template that is a pod template, what an update may
+not change. A body that passes becomes the pod's checked request (``PodCreateInput`` /
+``PodUpdateInput``, whose field rules both interfaces share, a refusal naming v2's
+fields), which ``Pods`` carries out.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from nbext.models import PodCreateInput, PodUpdateInput
+
+from ..errors import NotFound
+from .container import V1_NAMES, check_compute, to_v1
+from .refusals import refuse, validated
+from .templates import TemplateRecord
+
+if TYPE_CHECKING:
+    from .facade import Management
+    from .pods import PodRecord
+
+CUDA_DEFAULT = "12.8"
+"""What a GPU host of the emulator reports, unless the pod asked for another version."""
+
+
+def pod_template(m: Management, template_id: str) -> TemplateRecord:
+    """The template a v2 pod body names: 404 if there is none, 422 if it is serverless."""
+    found = m.templates.find(template_id)
+    if found is None:
+        raise NotFound(f"templateId: no template with id {template_id!r}")
+    if found.serverless:
+        raise refuse("templateId", f"template {template_id!r} is a serverless template")
+    return found
+
+
+def _startup_env(m: Management, data: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
+    """``startSsh`` and ``startJupyter``: what the provisioner adds to the environment."""
+    env = dict(env)
+    key = m.v2.ssh_keys.public_key_env()
+    if data.get("startSsh") and key and "PUBLIC_KEY" not in env:
+        env["PUBLIC_KEY"] = key
+    if data.get("startJupyter") and "JUPYTER_PASSWORD" not in env:
+        env["JUPYTER_PASSWORD"] = secrets.token_urlsafe(12)
+    return env
+
+
+def create_request(m: Management, data: dict[str, Any]) -> tuple[PodCreateInput, str | None]:
+    """The checked request a v2 create body makes, and the CUDA version its host reports."""
+    check_compute(data, "a pod", required=True)
+    gpu, cpu = data.get("gpu"), data.get("cpu")
+    template = pod_template(m, data["templateId"]) if "templateId" in data else None
+    if template is None and "image" not in data:
+        raise refuse("image", "is required unless templateId is given")
+    mounts = data.get("mounts") or {}
+    network = mounts.get("network") or []
+    if cpu is not None and mounts.get("persistent"):
+        raise refuse("mounts.persistent", "a CPU pod has no persistent volume; use a network one")
+    if len(network) > 1:
+        raise refuse("mounts.network", "a pod mounts at most one network volume")
+    if network and mounts.get("persistent"):
+        raise refuse("mounts", "give a persistent or a network volume, not both")
+    v1: dict[str, Any] = {"name": data["name"], **to_v1(data, defaults=template is None)}
+    if network:
+        v1["networkVolumeId"] = network[0]["volumeId"]
+        v1["volumeMountPath"] = network[0]["path"]
+    if template is not None:
+        v1["templateId"] = data["templateId"]
+        if "mounts" not in data:
+            v1.pop("volumeInGb", None)
+    cuda: str | None = None
+    if gpu is not None:
+        allowed = gpu.get("allowedCudaVersions") or []
+        v1.update(computeType="GPU", gpuTypeIds=[gpu["id"]], gpuCount=gpu.get("count", 1))
+        if allowed:
+            v1["allowedCudaVersions"] = allowed
+        minimum = gpu.get("minCudaVersion", "")
+        cuda = allowed[0] if allowed else max(CUDA_DEFAULT, minimum, key=_version)
+    else:
+        assert cpu is not None
+        v1.update(computeType="CPU", cpuFlavorIds=[cpu["id"]], vcpuCount=cpu["vcpuCount"])
+    v1["cloudType"] = data.get("cloud", "SECURE")
+    if data.get("dataCenterIds"):
+        v1["dataCenterIds"] = data["dataCenterIds"]
+    v1["globalNetworking"] = data.get("globalNetworking", False)
+    base_env = {**(template.env if template else {}), **data.get("env", {})}
+    env = _startup_env(m, data, base_env)
+    if env or "env" in data:
+        v1["env"] = env
+    return validated(PodCreateInput, v1, V1_NAMES), cuda
+
+
+def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodUpdateInput:
+    """The checked change a v2 update body asks of the pod ``e``."""
+    if "templateId" in data:
+        template = pod_template(m, data["templateId"])
+        spread = {
+            "image": template.image,
+            "args": template.args,
+            "disk": template.disk,
+            "ports": template.ports,
+            "registry": template.registry,
+        }
+        env = {**template.env, **data.get("env", {})}
+        data = {**{k: v for k, v in spread.items() if v is not None}, **data, "env": env}
+    mounts = data.get("mounts")
+    if mounts is not None:
+        wanted = [n["volumeId"] for n in mounts.get("network") or []]
+        current = [e.network_volume_id] if e.network_volume_id else []
+        if wanted != current:
+            raise refuse("mounts.network", "a pod's network volume is fixed when it is created")
+    v1 = to_v1({k: v for k, v in data.items() if k != "mounts"}, defaults=False)
+    if mounts is not None and not e.network_volume_id:
+        p = mounts.get("persistent")
+        v1["volumeInGb"] = p["size"] if p else 0
+        if p:
+            v1["volumeMountPath"] = p["path"]
+    for name in ("name", "locked", "globalNetworking"):
+        if name in data:
+            v1[name] = data[name]
+    return validated(PodUpdateInput, v1, V1_NAMES)
+
+
+def _version(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".") if p.isdigit()) if version else ()
