@@ -27,15 +27,9 @@ V1_NAMES = {
     "cpuFlavorIds": "cpu.id",
     "vcpuCount": "cpu.vcpuCount",
     "allowedCudaVersions": "gpu.allowedCudaVersions",
-    "minCudaVersion": "gpu.minCudaVersion",
     "dataCenterIds": "dataCenterIds",
     "cloudType": "cloud",
     "dataCenterId": "dataCenter",
-    "workersMin": "workers.min",
-    "workersMax": "workers.max",
-    "idleTimeout": "workers.idleTimeout",
-    "executionTimeoutMs": "timeout",
-    "scalerValue": "scaling",
 }
 """v1 wire name -> v2 field path, for naming a field the way the other version does."""
 

@@ -8,6 +8,14 @@ from typing import Any
 import httpx
 import pytest
 
+from nbext.emulator.api.v2.contract import schema_fields
+from nbext.emulator.domain.management.endpoint_input import (
+    CreateEndpointRequest,
+    UpdateEndpointRequest,
+    checked,
+)
+from nbext.emulator.domain.management.refusals import Unprocessable
+
 from .conftest import GPU, endpoint, ok, pod, problem, template, volume
 
 pytestmark = pytest.mark.anyio
@@ -105,7 +113,16 @@ async def test_updates_refuse_and_change_nothing(api: httpx.AsyncClient) -> None
             },
             "gpu.minCudaVersion",
         ),
-        (f"/v2/serverless/{e['id']}", {"workers": {"min": 5, "max": 1}}, "workersMin"),
+        (
+            f"/v2/serverless/{e['id']}",
+            {"workers": {"min": 5, "max": 1}},
+            "workers.min (5) must not exceed workers.max (1)",
+        ),
+        (
+            f"/v2/serverless/{e['id']}",
+            {"workers": {"min": 5}},
+            "workers.min (5) must not exceed workers.max (3) (one is the current)",
+        ),
         (f"/v2/network-volumes/{v['id']}", {"size": 5}, "size: 5 is less than the minimum"),
         (f"/v2/network-volumes/{v['id']}", {}, "should be non-empty"),
     ]
@@ -115,6 +132,75 @@ async def test_updates_refuse_and_change_nothing(api: httpx.AsyncClient) -> None
         detail = r.json()["detail"]
         assert fragment in detail, (body, detail)
     assert await snapshot(api) == before
+
+
+CPU = {"id": "cpu3c", "vcpuCount": 2}
+ENDPOINT_RULES: list[tuple[dict[str, Any], str]] = [
+    ({"cpu": [CPU, {"id": "cpu3m", "vcpuCount": 2}]}, "cpu.1.id: cpu3m is not offered"),
+    ({"cpu": [{"id": "cpu9z", "vcpuCount": 2}]}, "cpu.0.id: Input should be"),
+    (
+        {"gpu": {"pools": ["AMPERE_48"], "allowedCudaVersions": ["12.8", "9.9"]}},
+        "gpu.allowedCudaVersions.1: ",
+    ),
+    ({"gpu": {"pools": ["AMPERE_48"], "minCudaVersion": "9.9"}}, "gpu.minCudaVersion: "),
+    ({"dataCenterIds": ["EU-RO-1", "MOON-1"]}, "dataCenterIds.1: "),
+    ({"timeout": 1000}, "timeout: Input should be greater than or equal to 5000"),
+    ({"name": "n" * 192}, "name: String should have at most 191 characters"),
+    ({"workers": {"min": 2, "max": 1}}, "workers.min (2) must not exceed workers.max (1)"),
+]
+
+
+@pytest.mark.parametrize(("fields", "fragment"), ENDPOINT_RULES)
+async def test_endpoint_rules_name_v2_fields_on_create_and_update(
+    api: httpx.AsyncClient, fields: dict[str, Any], fragment: str
+) -> None:
+    """The catalog's values and the bounds the reference leaves to prose, refused by the
+    field path a v2 caller wrote (not v1's names)."""
+    path, good = CREATES["endpoint"]
+    if "cpu" in fields:  # a CPU endpoint: its rules apply to a create and a CPU update
+        good = {k: v for k, v in good.items() if k != "gpu"} | {"cpu": [CPU]}
+    made = await ok(api.post(path, json=good), 201)
+    before = await snapshot(api)
+    await problem(api.post(path, json={**good, **fields}), 422, fragment)
+    await problem(api.patch(f"{path}/{made['id']}", json=fields), 422, fragment)
+    assert await snapshot(api) == before
+
+
+@pytest.mark.parametrize(
+    ("model", "schema"),
+    [
+        (CreateEndpointRequest, "CreateEndpointRequest"),
+        (UpdateEndpointRequest, "UpdateEndpointRequest"),
+    ],
+)
+def test_the_endpoint_input_models_are_the_references_bodies(
+    model: type[UpdateEndpointRequest], schema: str
+) -> None:
+    """Every field the reference gives an endpoint body, but the container's (checked by
+    the endpoint's own template), has a rule in the domain's model; a create without what
+    the reference requires is refused in v2's names even when no schema ran first."""
+    fields = {f.alias or name for name, f in model.model_fields.items()}
+    container = {"image", "args", "disk", "env", "ports", "registry"}
+    assert fields == set(schema_fields(schema)) - container
+    if model is CreateEndpointRequest:
+        with pytest.raises(Unprocessable) as refused:
+            checked(model, {"gpu": {}})
+        assert sorted(refused.value.errors) == [
+            "gpu.pools: is required",
+            "name: is required",
+            "scaling: is required",
+            "type: is required",
+        ]
+
+
+async def test_an_empty_network_volumes_list_detaches_every_volume(api: httpx.AsyncClient) -> None:
+    v = await volume(api)
+    e = await endpoint(api, networkVolumes=[v["id"]])
+    assert e["networkVolumes"] == [v["id"]]
+    cleared = await ok(api.patch(f"/v2/serverless/{e['id']}", json={"networkVolumes": []}))
+    assert cleared["networkVolumes"] == []
+    v1 = await ok(api.get(f"/v1/endpoints/{e['id']}"))
+    assert "networkVolumeId" not in v1 and "networkVolumeIds" not in v1
 
 
 async def test_errors_are_problem_documents_everywhere(api: httpx.AsyncClient) -> None:

@@ -32,8 +32,6 @@ from nbext.models import (
     EXECUTION_TIMEOUT_DEFAULT_MS,
     WORKERS_MAX_DEFAULT,
     Endpoint,
-    EndpointCreateInput,
-    EndpointUpdateInput,
     Pod,
     PodStatus,
 )
@@ -42,9 +40,10 @@ from nbext.models.v2 import reserved_endpoint_id
 from ..endpoints import Endpoint as LiveEndpoint
 from ..errors import InvalidInput, NotFound
 from . import catalog, offers
-from .container import V1_NAMES, check_compute
+from .container import check_compute
+from .endpoint_input import CreateEndpointRequest, UpdateEndpointRequest, checked
 from .records import Book, after, atomic, new_id, on_undo, to_datetime, wire
-from .refusals import refuse, validated
+from .refusals import refuse
 from .templates import TemplateRecord
 
 if TYPE_CHECKING:
@@ -291,63 +290,47 @@ def _gpu_types(gpu: dict[str, Any]) -> list[str]:
     return types
 
 
-def _settings(data: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
-    """The record's fields a v2 body sets (all but the container and the template).
-
-    ``checked`` gets the same settings under the wire models' names, which hold the rules
-    of their values (ranges, known GPU types and data centres) for both interfaces.
-    """
+def _settings(data: dict[str, Any]) -> dict[str, Any]:
+    """The record's fields a checked v2 body sets (all but the container and the template)."""
     out: dict[str, Any] = {}
     gpu, cpu = data.get("gpu"), data.get("cpu")
     if gpu is not None:
         if gpu.get("pools"):
-            out["gpu_types"] = checked["gpuTypeIds"] = _gpu_types(gpu)
+            out["gpu_types"] = _gpu_types(gpu)
         if "count" in gpu:
-            out["gpu_count"] = checked["gpuCount"] = gpu["count"]
+            out["gpu_count"] = gpu["count"]
         if gpu.get("allowedCudaVersions"):
-            out["allowed_cuda_versions"] = checked["allowedCudaVersions"] = list(
-                gpu["allowedCudaVersions"]
-            )
+            out["allowed_cuda_versions"] = list(gpu["allowedCudaVersions"])
         if gpu.get("minCudaVersion"):
-            out["min_cuda_version"] = checked["minCudaVersion"] = gpu["minCudaVersion"]
+            out["min_cuda_version"] = gpu["minCudaVersion"]
         elif "minCudaVersion" in gpu:  # "" clears it
             out["min_cuda_version"] = None
     if cpu is not None:
-        out["cpu_flavors"] = checked["cpuFlavorIds"] = list(dict.fromkeys(c["id"] for c in cpu))
-        out["vcpu_count"] = checked["vcpuCount"] = max(c["vcpuCount"] for c in cpu)
+        out["cpu_flavors"] = list(dict.fromkeys(c["id"] for c in cpu))
+        out["vcpu_count"] = max(c["vcpuCount"] for c in cpu)
     workers = data.get("workers") or {}
-    for v2_name, v1_name, name in (
-        ("min", "workersMin", "workers_min"),
-        ("max", "workersMax", "workers_max"),
-    ):
-        if v2_name in workers:
-            out[name] = checked[v1_name] = workers[v2_name]
+    if "min" in workers:
+        out["workers_min"] = workers["min"]
+    if "max" in workers:
+        out["workers_max"] = workers["max"]
     if "idleTimeout" in workers:
-        checked["idleTimeout"] = workers["idleTimeout"]
         out["idle_timeout"] = float(workers["idleTimeout"])
     if "name" in data:
-        out["name"] = checked["name"] = data["name"]
+        out["name"] = data["name"]
     if data.get("dataCenterIds"):
-        out["data_center_ids"] = checked["dataCenterIds"] = list(data["dataCenterIds"])
+        out["data_center_ids"] = list(data["dataCenterIds"])
     if "networkVolumes" in data:
-        vols = list(data["networkVolumes"])
-        checked["networkVolumeId"] = vols[0] if vols else None
-        checked["networkVolumeIds"] = vols[1:] if len(vols) > 1 else None
-        out["network_volumes"] = vols
+        out["network_volumes"] = list(data["networkVolumes"])
         out["v1_volumes"] = None
     if "timeout" in data:
-        out["timeout_ms"] = checked["executionTimeoutMs"] = data["timeout"]
+        out["timeout_ms"] = data["timeout"]
     scaling = data.get("scaling")
     if scaling:
         value = scaling["requestCount" if scaling["type"] == "REQUEST_COUNT" else "queueDelay"]
-        out["scaling"] = checked["scalerType"] = scaling["type"]
+        out["scaling"] = scaling["type"]
         out["scaling_value"] = float(value)
-        checked["scalerValue"] = (
-            value if scaling["type"] == "REQUEST_COUNT" else max(1, math.ceil(value))
-        )
     if "flashboot" in data:
         out["flashboot"] = data["flashboot"]
-        checked["flashboot"] = data["flashboot"] != "OFF"
     return out
 
 
@@ -504,9 +487,8 @@ class Endpoints:
             if seeded and not gpu.get("minCudaVersion"):
                 data = {**data, "gpu": {**gpu, "allowedCudaVersions": seeded}}
         compute = "GPU" if data.get("gpu") is not None else "CPU"
-        checked: dict[str, Any] = {"templateId": "pending", "computeType": compute}
-        settings = _settings(data, checked)
-        validated(EndpointCreateInput, checked, V1_NAMES)  # every rule before anything is made
+        data = checked(CreateEndpointRequest, data)  # every rule before anything is made
+        settings = _settings(data)
         with atomic():  # the template, the endpoint and its first release, or none of them
             template = self._owned_template(data["name"], data, base, merge_env=True)
             e = self.add(template.id, {"compute_type": compute, **settings})
@@ -523,9 +505,8 @@ class Endpoints:
             raise refuse("cpu", "this endpoint runs GPU workers; its compute type is fixed")
         if data.get("gpu") is not None and not e.gpu:
             raise refuse("gpu", "this endpoint runs CPU workers; its compute type is fixed")
-        checked: dict[str, Any] = {}
-        settings = _settings(data, checked)
-        validated(EndpointUpdateInput, checked, V1_NAMES)
+        data = checked(UpdateEndpointRequest, data)
+        settings = _settings(data)
         with atomic():  # every record this update touches, or none of them
             new_template = None
             if "templateId" in data or any(k in data for k in CONTAINER):
@@ -535,7 +516,10 @@ class Endpoints:
             old = self.template(e)
             self.note_release(e)  # the release this update follows, if not noted yet
             self.change(
-                endpoint_id, settings, template_id=new_template.id if new_template else None
+                endpoint_id,
+                settings,
+                template_id=new_template.id if new_template else None,
+                names=("workers.min", "workers.max"),
             )
             if new_template is not None:
                 self._adopt(new_template, e)
@@ -640,11 +624,17 @@ class Endpoints:
         return e
 
     def change(
-        self, endpoint_id: str, settings: dict[str, Any], *, template_id: str | None = None
+        self,
+        endpoint_id: str,
+        settings: dict[str, Any],
+        *,
+        template_id: str | None = None,
+        names: tuple[str, str] = ("workersMin", "workersMax"),
     ) -> EndpointRecord:
         """Change the record's fields ``settings`` names, and ``template_id`` if given, on
         the record and the live endpoint alike. Every check comes first, so a refused
-        change changes nothing."""
+        change changes nothing; a refusal names the worker counts by the caller's
+        ``names`` (v1's by default)."""
         e = self.get(endpoint_id)
         template = self.serverless_template(template_id) if template_id else None
         if "network_volumes" in settings or "v1_volumes" in settings:
@@ -654,7 +644,7 @@ class Endpoints:
         if low > high:
             both = {"workers_min", "workers_max"} <= settings.keys()
             current = "" if both else " (one is the current)"
-            raise InvalidInput(f"workersMin ({low}) must not exceed workersMax ({high}){current}")
+            raise InvalidInput(f"{names[0]} ({low}) must not exceed {names[1]} ({high}){current}")
         with atomic():  # stored first; the live endpoint follows once it is
             for name, value in settings.items():
                 setattr(e, name, value)

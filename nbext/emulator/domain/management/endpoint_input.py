@@ -1,0 +1,114 @@
+"""A v2 endpoint body's fields and the rules of their values, in v2's own names.
+
+The reference (checked by ``api/v2/contract.py`` before a body reaches the domain) fixes
+the shape: which fields exist, their JSON types, the required ones, ``scaling``'s two
+variants. What it leaves to prose or to the catalog is checked here, so a refusal names
+the field as the v2 caller wrote it (``cpu.0.id``, ``workers.idleTimeout``): the known
+CUDA versions and data centres, the CPU flavors serverless offers, the bounds of worker
+counts, idle and execution timeouts, and a minimum not above the maximum. The container
+settings (``image``, ``args``, ``disk``, ``env``, ``ports``, ``registry``) become the
+endpoint's own template, whose rules (``TemplateInput``) check them there.
+
+``/v1/endpoints`` bodies keep v1's models (``nbext.models``): v1's names, v1's rules.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BeforeValidator, Field, StrictInt, StrictStr, model_validator
+
+from nbext.models import CudaVersion, DataCenterId
+from nbext.models._fields import InputModel, Name191, NonBlank, check_min_max
+from nbext.models.endpoints import (
+    ExecutionTimeout,
+    IdleTimeout,
+    PositiveInt,
+    ServerlessCpuFlavor,
+    WorkerCount,
+)
+
+from .refusals import validated
+
+M = TypeVar("M", bound=InputModel)
+
+
+def _cleared(value: object) -> object:
+    return None if value == "" else value
+
+
+CudaFloor = Annotated[CudaVersion | None, BeforeValidator(_cleared)]
+"""A PATCH's ``gpu.minCudaVersion``: a known version, or ``""`` to clear the floor."""
+
+
+class UpdateEndpointGpu(InputModel):
+    """``gpu`` of a PATCH: what is left out is not changed; ``""`` clears the CUDA floor."""
+
+    pools: list[StrictStr] | None = None
+    excluded_types: list[StrictStr] | None = Field(default=None, alias="excludedTypes")
+    count: PositiveInt | None = None
+    allowed_cuda_versions: list[CudaVersion] | None = Field(
+        default=None, alias="allowedCudaVersions"
+    )
+    min_cuda_version: CudaFloor = Field(default=None, alias="minCudaVersion")
+
+
+class CreateEndpointGpu(UpdateEndpointGpu):
+    """``gpu`` of a create: the pools are the selection, so they must be given."""
+
+    pools: list[StrictStr]
+
+
+class EndpointCpu(InputModel):
+    """One eligible CPU configuration: a flavor serverless offers, at a vCPU count."""
+
+    id: ServerlessCpuFlavor
+    vcpu_count: StrictInt = Field(ge=2, alias="vcpuCount")
+
+
+class EndpointWorkers(InputModel):
+    min: WorkerCount | None = None
+    max: WorkerCount | None = None
+    idle_timeout: IdleTimeout | None = Field(default=None, alias="idleTimeout")
+
+
+class EndpointScaling(InputModel):
+    type: Literal["QUEUE_DELAY", "REQUEST_COUNT"]
+    queue_delay: float | None = Field(default=None, ge=0.5, alias="queueDelay")
+    request_count: PositiveInt | None = Field(default=None, alias="requestCount")
+
+
+class UpdateEndpointRequest(InputModel):
+    """A v2 PATCH body: only what is given changes."""
+
+    name: Name191 | None = None
+    template_id: NonBlank | None = Field(default=None, alias="templateId")
+    gpu: UpdateEndpointGpu | None = None
+    cpu: list[EndpointCpu] | None = None
+    workers: EndpointWorkers | None = None
+    scaling: EndpointScaling | None = None
+    timeout: ExecutionTimeout | None = None
+    data_center_ids: list[DataCenterId] | None = Field(default=None, alias="dataCenterIds")
+    network_volumes: list[StrictStr] | None = Field(default=None, alias="networkVolumes")
+    flashboot: Literal["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"] | None = None
+
+    @model_validator(mode="after")
+    def _workers_in_order(self) -> UpdateEndpointRequest:
+        if self.workers is not None:
+            check_min_max(self.workers.min, self.workers.max, "workers.min", "workers.max")
+        return self
+
+
+class CreateEndpointRequest(UpdateEndpointRequest):
+    """A v2 create body: a name, the routing type and the scaling are required."""
+
+    name: Name191
+    type: Literal["QUEUE", "LOAD_BALANCER"]
+    gpu: CreateEndpointGpu | None = None
+    scaling: EndpointScaling
+
+
+def checked(model: type[M], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as ``model`` reads it (the values it was given, by v2's names), or a 422
+    naming each field that breaks a rule."""
+    return validated(model, data, {}).model_dump(by_alias=True, exclude_unset=True, mode="json")
