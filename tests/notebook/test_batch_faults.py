@@ -87,6 +87,7 @@ def gated(release: threading.Event) -> Any:
     return handler
 
 
+@pytest.mark.usefixtures("sigint_handled")
 def test_ctrl_c_during_a_map_cancels_its_jobs_and_the_panel_says_so(
     nb: Notebook,
 ) -> None:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import _thread
 import asyncio
 import json
-import signal
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pandas as pd
@@ -157,17 +156,8 @@ def test_a_failure_stops_run_all_unless_no_raise(chat: Notebook) -> None:
     assert chat.run("%runpod chat history broken").empty  # failed answers are not kept
 
 
-@pytest.fixture
-def sigint() -> Iterator[None]:
-    """Ctrl-C reaches the test's cell even where the suite started with SIGINT ignored."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def test_ctrl_c_stops_the_answer_and_cancels_the_job(chat: Notebook, sigint: None) -> None:
+@pytest.mark.usefixtures("sigint_handled")  # Ctrl-C arrives where SIGINT starts ignored
+def test_ctrl_c_stops_the_answer_and_cancels_the_job(chat: Notebook) -> None:
     def interrupt_once_it_streams() -> None:
         chat.until(lambda: any(o["update"] for o in chat_outputs(chat)), "a first redraw")
         _thread.interrupt_main()
