@@ -31,12 +31,22 @@ SLOW = (
     "tests/notebook/test_worker_scripts.py::test_a_script_that_dies_at_import_says_why",
     "tests/notebook/test_worker_scripts.py::test_deploying_again_runs_the_edited_script",
     "tests/notebook/test_worker_phases.py",  # a crash loop, a 5 s import: 7-9 s each
+    "tests/emulator/workers/test_worker_environment.py",  # the standalone emulator: 9 s
+    "tests/emulator/workers/test_offline_worker.py",  # a network namespace: 8 to 18 s
+    "tests/emulator/workers/test_oversized_outputs.py",  # a worker posting 70 MB
+    "tests/emulator/workers/test_openai_worker.py",
+    "tests/emulator/test_cli_key.py",
+    "tests/test_local.py::test_importing_nbext_does_not_import_the_emulator",
+    # a real Jupyter kernel
+    "tests/notebook/test_live_kernel.py",
+    "tests/notebook/test_login.py::test_login_through_a_real_kernel_leaves_the_key_nowhere",
     # the README's commands, as a newcomer runs them: emulators, shells, fresh interpreters
     "tests/test_readme.py::test_python_blocks_run_offline_as_written",
     "tests/test_readme.py::test_magic_blocks_run_in_ipython",
     "tests/test_readme.py::test_the_emulator_commands_serve_and_print_the_banner_shown",
     "tests/test_readme.py::test_curl_and_the_sdk_run_after_the_printed_exports",
     "tests/test_readme.py::test_the_cloud_setup_commands_exist",
+    "tests/test_readme.py::test_the_figures_commands_exist",  # each benchmark's --help: 10 s
     # a sub-run of pytest, or of mypy
     "tests/test_makefile.py::test_check_is_the_suite_without_the_browser_the_guides_binder_or_slow_tests",
     "tests/notebook/test_interrupt.py::test_these_tests_pass_when_the_run_starts_with_sigint_ignored",
@@ -44,9 +54,13 @@ SLOW = (
     "tests/test_suite_bounds.py::test_a_hung_test_fails_with_its_name_and_stack_and_the_run_goes_on",
     # real time: rate-limit windows of 10 s
     "tests/client/test_map.py::test_map_paces_three_windows_without_losing_one",
+    # real time: a wait's own timeout, a server reading slowly or not at all
+    "tests/client/test_wait_diagnosis.py::test_run_sync_that_times_out_in_queue_says_why",
+    "tests/client/test_misbehaving_servers.py::test_a_slow_reader_gets_the_whole_upload",
+    "tests/client/test_misbehaving_servers.py::test_a_reader_that_never_reads_is_a_write_timeout",
     # hundreds of megabytes, or thousands of generated cases
     "tests/client/test_misbehaving_servers.py::test_a_gzip_bomb_stops_at_the_cap",
-    "tests/notebook/test_media_output.py::test_a_50_mb_output_keeps_the_page_and_the_notebook_small",
+    "tests/notebook/test_media_output.py::test_a_14_mb_output_keeps_the_page_and_the_notebook_small",
     "tests/emulator/test_stateful.py::test_random_operation_sequences_agree_with_the_model",
     "tests/client/test_stream_unit.py::test_any_values_split_by_the_emulator_come_back_whole",
 )

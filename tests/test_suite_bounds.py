@@ -50,3 +50,17 @@ def test_a_hung_test_fails_with_its_name_and_stack_and_the_run_goes_on(tmp_path:
     assert "1 failed, 1 passed" in out, out
     assert "FAILED test_hangs.py::test_waits_forever - Failed: Timeout" in out, out
     assert "threading.Event().wait()" in out, out  # where it hung, from its stack
+
+
+def test_every_slow_entry_names_a_test_that_exists() -> None:
+    """A renamed test drops out of ``SLOW`` silently and lands in ``make check``'s time;
+    so each entry must name a module, or a test defined in it."""
+    from tests.conftest import SLOW
+
+    stale = []
+    for entry in SLOW:
+        module, _, name = entry.partition("::")
+        path = ROOT / module
+        if not path.is_file() or (name and f"def {name}(" not in path.read_text()):
+            stale.append(entry)
+    assert stale == []
