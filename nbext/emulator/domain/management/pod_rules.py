@@ -1,9 +1,10 @@
 """The rules of a v2 pod body: the one place one is checked, before anything changes.
 
-The reference's schema has already said the body's shape (``api/v2/contract.py``); what
-it states only in words is ruled here: one of ``gpu`` and ``cpu``, the CUDA choice, at
-most one volume and of which kind, a template that is a pod template, what an update may
-not change. A body that passes becomes the pod's checked request (``PodCreateInput`` /
+The reference's schema has already said the body's shape (``api/v2/contract.py``), and
+``pod_input``'s models each value's rules, refused in v2's names; what joins fields is
+ruled here: one of ``gpu`` and ``cpu``, the CUDA choice, at most one volume and of which
+kind, a template that is a pod template, what an update may not change. A body that
+passes becomes the pod's checked request (``PodCreateInput`` /
 ``PodUpdateInput``, whose field rules both interfaces share, a refusal naming v2's
 fields), which ``Pods`` carries out.
 """
@@ -17,7 +18,8 @@ from nbext.models import PodCreateInput, PodUpdateInput
 
 from ..errors import NotFound
 from .container import V1_NAMES, check_compute, to_v1
-from .refusals import refuse, validated
+from .pod_input import CreatePodRequest, UpdatePodRequest
+from .refusals import checked, refuse, validated
 from .templates import TemplateRecord
 
 if TYPE_CHECKING:
@@ -51,6 +53,7 @@ def _startup_env(m: Management, data: dict[str, Any], env: dict[str, str]) -> di
 
 def create_request(m: Management, data: dict[str, Any]) -> tuple[PodCreateInput, str | None]:
     """The checked request a v2 create body makes, and the CUDA version its host reports."""
+    data = checked(CreatePodRequest, data)
     check_compute(data, "a pod", required=True)
     gpu, cpu = data.get("gpu"), data.get("cpu")
     template = pod_template(m, data["templateId"]) if "templateId" in data else None
@@ -96,6 +99,7 @@ def create_request(m: Management, data: dict[str, Any]) -> tuple[PodCreateInput,
 
 def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodUpdateInput:
     """The checked change a v2 update body asks of the pod ``e``."""
+    data = checked(UpdatePodRequest, data)
     if "templateId" in data:
         template = pod_template(m, data["templateId"])
         spread = {
