@@ -10,6 +10,7 @@ serverless workers ``includeWorkers`` lists beside the pods.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -25,13 +26,51 @@ from nbext.models import (
     PodUpdateInput,
 )
 
-from ...domain.errors import NotFound
+from ...domain.errors import InvalidInput, NotFound
 from ...domain.management import Management, catalog
+from ...domain.management.pod_input import PodChange
 from ...domain.management.pods import PodRecord
 from ...domain.management.records import wire
 from .common import body, management, no_content, ok, query
 
 router = APIRouter(prefix="/v1/pods", tags=["pods"])
+
+RECORD_FIELDS = {
+    "name": "name",
+    "locked": "locked",
+    "image_name": "image",
+    "container_disk_in_gb": "disk",
+    "container_registry_auth_id": "registry",
+    "docker_entrypoint": "entrypoint",
+    "docker_start_cmd": "args",
+    "env": "env",
+    "global_networking": "global_networking",
+    "ports": "ports",
+    "volume_in_gb": "volume_size",
+    "volume_mount_path": "volume_path",
+}
+"""A v1 update's fields, by the record's name for each."""
+
+
+def change(body: PodUpdateInput) -> PodChange:
+    """What a v1 update asks, in the record's fields; a field v1 does not know is refused
+    (400, naming the fields there are), as v1 always did."""
+    fields = PodUpdateInput.model_fields
+    unknown = sorted(body.model_extra or {})
+    if unknown:
+        known = sorted(f.alias or n for n, f in fields.items())
+        raise InvalidInput(
+            f"{', '.join(unknown)}: not a field of a pod update; nothing was changed. "
+            f"The fields are: {', '.join(known)}"
+        )
+    values: dict[str, Any] = {}
+    named: dict[str, str] = {}
+    for name in body.model_fields_set:
+        value = getattr(body, name)
+        if name in fields and value is not None:
+            values[RECORD_FIELDS[name]] = shlex.join(value) if name == "docker_start_cmd" else value
+            named[RECORD_FIELDS[name]] = fields[name].alias or name
+    return PodChange(values, named)
 
 
 def answer(m: Management, e: PodRecord, includes: PodIncludes | None = None) -> dict[str, Any]:
@@ -163,7 +202,7 @@ async def get_pod(pod_id: str, request: Request) -> Response:
 async def update_pod(pod_id: str, request: Request) -> Response:
     m = management(request)
     m.pods.entry(pod_id)
-    return ok(answer(m, m.pods.change(pod_id, await body(request, PodUpdateInput))))
+    return ok(answer(m, m.pods.change(pod_id, change(await body(request, PodUpdateInput)))))
 
 
 @router.delete("/{pod_id}")

@@ -8,12 +8,14 @@ centres, the bounds of counts and sizes, absolute mount paths, valid ports. The 
 that join fields (one of ``gpu`` and ``cpu``, the CUDA choice, one volume and of which
 kind, a pod template) are ``pod_rules``'s.
 
-``/v1/pods`` bodies keep v1's models (``nbext.models``): v1's names, v1's rules.
+``/v1/pods`` bodies keep v1's models (``nbext.models``): v1's names, v1's rules. What
+either asks of a pod reaches ``Pods`` as the domain's own values (``PodChange``).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
@@ -92,3 +94,14 @@ class CreatePodRequest(PodBody):
     data_center_ids: list[DataCenterId] | None = Field(default=None, alias="dataCenterIds")
     start_ssh: StrictBool | None = Field(default=None, alias="startSsh")
     start_jupyter: StrictBool | None = Field(default=None, alias="startJupyter")
+
+
+@dataclass(frozen=True)
+class PodChange:
+    """What an update asks of a pod, by the record's field names (``image``, ``args`` as
+    one string, ``volume_size``...), and each field as the caller named it, for a refusal
+    in the caller's words. ``/v2/pods`` (``pod_rules``) and ``/v1/pods`` each make one
+    from their own body."""
+
+    values: dict[str, Any]
+    named: dict[str, str]

@@ -4,27 +4,41 @@ The reference's schema has already said the body's shape (``api/v2/contract.py``
 ``pod_input``'s models each value's rules, refused in v2's names; what joins fields is
 ruled here: one of ``gpu`` and ``cpu``, the CUDA choice, at most one volume and of which
 kind, a template that is a pod template, what an update may not change. A body that
-passes becomes the pod's checked request (``PodCreateInput`` /
-``PodUpdateInput``, whose field rules both interfaces share, a refusal naming v2's
-fields), which ``Pods`` carries out.
+passes becomes what ``Pods`` carries out: a create the pod's checked request
+(``PodCreateInput``, a refusal naming v2's fields), an update a ``PodChange`` of the
+record's fields.
 """
 
 from __future__ import annotations
 
 import secrets
+import shlex
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import PodCreateInput, PodUpdateInput
+from nbext.models import PodCreateInput
 
 from ..errors import NotFound
-from .container import V1_NAMES, check_compute, to_v1
-from .pod_input import CreatePodRequest, UpdatePodRequest
+from .container import V1_NAMES, check_compute, split_args, to_v1
+from .pod_input import CreatePodRequest, PodChange, UpdatePodRequest
 from .refusals import checked, refuse, validated
 from .templates import TemplateRecord
 
 if TYPE_CHECKING:
     from .facade import Management
     from .pods import PodRecord
+
+UPDATE_FIELDS = {
+    "name": "name",
+    "locked": "locked",
+    "image": "image",
+    "args": "args",
+    "disk": "disk",
+    "env": "env",
+    "ports": "ports",
+    "registry": "registry",
+    "globalNetworking": "global_networking",
+}
+"""A v2 update's fields (but ``mounts``), by the record's name for each."""
 
 CUDA_DEFAULT = "12.8"
 """What a GPU host of the emulator reports, unless the pod asked for another version."""
@@ -97,7 +111,7 @@ def create_request(m: Management, data: dict[str, Any]) -> tuple[PodCreateInput,
     return validated(PodCreateInput, v1, V1_NAMES), cuda
 
 
-def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodUpdateInput:
+def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodChange:
     """The checked change a v2 update body asks of the pod ``e``."""
     data = checked(UpdatePodRequest, data)
     if "templateId" in data:
@@ -117,16 +131,20 @@ def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodUpda
         current = [e.network_volume_id] if e.network_volume_id else []
         if wanted != current:
             raise refuse("mounts.network", "a pod's network volume is fixed when it is created")
-    v1 = to_v1({k: v for k, v in data.items() if k != "mounts"}, defaults=False)
+    values: dict[str, Any] = {}
+    named: dict[str, str] = {}
+    for wire, record in UPDATE_FIELDS.items():
+        if wire in data:
+            value = data[wire]
+            values[record] = shlex.join(split_args(value)) if wire == "args" else value
+            named[record] = wire
     if mounts is not None and not e.network_volume_id:
         p = mounts.get("persistent")
-        v1["volumeInGb"] = p["size"] if p else 0
+        values["volume_size"] = p["size"] if p else 0
         if p:
-            v1["volumeMountPath"] = p["path"]
-    for name in ("name", "locked", "globalNetworking"):
-        if name in data:
-            v1[name] = data[name]
-    return validated(PodUpdateInput, v1, V1_NAMES)
+            values["volume_path"] = p["path"]
+        named.update(volume_size="mounts", volume_path="mounts")
+    return PodChange(values, named)
 
 
 def _version(version: str) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import ComputeType, Pod, PodCreateInput, PodStatus, PodUpdateInput
+from nbext.models import ComputeType, Pod, PodCreateInput, PodStatus
 from nbext.models.v2 import PodAction
 from nbext.models.v2 import PodStatus as V2Status
 
@@ -30,6 +30,7 @@ from ..errors import Conflict, InvalidInput, NotFound
 from . import catalog
 from .container import Container, persistent, split_args
 from .logs import LogLine, PodFacts, pod_lines
+from .pod_input import PodChange
 from .pod_rules import CUDA_DEFAULT, create_request, update_request
 from .pod_status import allowed_actions, observed_status, runtime, ssh
 from .records import Book, atomic, event, fields_of, from_fields, iso, new_id, to_datetime
@@ -39,21 +40,9 @@ if TYPE_CHECKING:
     from .facade import Management
 
 IN_PLACE = frozenset({"name", "locked"})
-V1_UPDATES = {
-    "name": "name",
-    "locked": "locked",
-    "image_name": "image",
-    "container_disk_in_gb": "disk",
-    "docker_entrypoint": "entrypoint",
-    "docker_start_cmd": "args",
-    "env": "env",
-    "global_networking": "global_networking",
-    "ports": "ports",
-    "volume_in_gb": "volume_size",
-    "volume_mount_path": "volume_path",
-}
-"""A v1 update's fields, by the record's name for each."""
-"""Update fields that change a pod without resetting it."""
+"""Record fields an update changes without resetting the pod."""
+
+
 GPU_VCPUS = 8
 GPU_RAM_GB = 31
 """What one GPU comes with at least, whatever the minimums asked."""
@@ -373,39 +362,23 @@ class Pods:
         self._run(e, "Reset", self.m.clock.now())
         return e
 
-    def change(self, pod_id: str, body: PodUpdateInput) -> PodRecord:
-        """Rename or (un)lock in place; any other change resets the pod with it.
-
-        ``body`` is v1's update body as it is, or what a v2 body makes (``pod_rules``).
-        """
+    def change(self, pod_id: str, change: PodChange) -> PodRecord:
+        """Rename or (un)lock in place; any other change resets the pod with it."""
         e = self.entry(pod_id)
-        fields = PodUpdateInput.model_fields
-        unknown = sorted(body.model_extra or {})
-        if unknown:
-            known = sorted(f.alias or n for n, f in fields.items())
-            raise InvalidInput(
-                f"{', '.join(unknown)}: not a field of a pod update; nothing was changed. "
-                f"The fields are: {', '.join(known)}"
-            )
-        given = {n for n in body.model_fields_set if n in fields and getattr(body, n) is not None}
-        resets = given - IN_PLACE
-        if resets and e.locked and body.locked is not False:
-            wire_names = [fields[n].alias or n for n in resets]
+        values = change.values
+        resets = set(values) - IN_PLACE
+        if resets and e.locked and values.get("locked") is not False:
+            wire_names = {change.named[n] for n in resets}
             raise InvalidInput(
                 f"pod {pod_id} is locked, and changing {', '.join(sorted(wire_names))} would reset "
                 'it; unlock it first (or send "locked": false with the change)'
             )
         auth_id = e.registry
-        if "container_registry_auth_id" in given:
-            auth_id = self.m.registry_auths.require(
-                body.container_registry_auth_id, "containerRegistryAuthId"
-            )
+        if "registry" in values:
+            auth_id = self.m.registry_auths.require(values["registry"], change.named["registry"])
         with atomic():  # changed, stored and (when it resets) running again, or untouched
-            for name in given - {"container_registry_auth_id"}:
-                value = getattr(body, name)
-                if name == "docker_start_cmd":
-                    value = shlex.join(value)
-                setattr(e, V1_UPDATES[name], value)
+            for name, value in values.items():
+                setattr(e, name, value)
             e.registry = auth_id
             if resets and e.running:
                 self._run(e, "Reset", self.m.clock.now())
