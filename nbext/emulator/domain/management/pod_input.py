@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from nbext.models import CpuFlavorId, CudaVersion, DataCenterId, GpuTypeId
+from nbext.models import DEFAULT_PORTS, CloudType, CpuFlavorId, CudaVersion, DataCenterId, GpuTypeId
 from nbext.models._fields import AbsolutePath, Env, InputModel, Name191, NonBlank, Ports
 from nbext.models.endpoints import PositiveInt
 from nbext.models.v2.convert import MIN_PERSISTENT_GB
@@ -105,3 +105,47 @@ class PodChange:
 
     values: dict[str, Any]
     named: dict[str, str]
+
+
+CONTAINER_DEFAULTS: dict[str, Any] = {
+    "image": None,
+    "args": "",
+    "disk": 50,
+    "volume_size": 20,
+    "volume_path": "/workspace",
+    "registry": None,
+    "entrypoint": [],
+    "ports": list(DEFAULT_PORTS),
+}
+"""A new pod's container fields when neither its body nor its template gives them."""
+
+
+@dataclass(frozen=True)
+class PodOrder:
+    """What a create asks for, in the record's terms (``/v2/pods`` and ``/v1/pods`` each
+    make one from their own body). ``given`` holds the container fields the body gave
+    (``CONTAINER_DEFAULTS``'s names); one left out is the template's, else the default.
+    ``named`` names a field that refers to something (``template_id``, ``registry``,
+    ``network_volume_id``, ``data_center_ids``, ``country_codes``) as the caller does,
+    for a refusal in the caller's words."""
+
+    name: str
+    template_id: str | None
+    gpu_type_id: str | None
+    """The GPU pod's type; None for a CPU pod."""
+    gpu_count: int
+    cpu_flavor_id: str | None
+    vcpu_count: int
+    min_vcpu_per_gpu: int
+    min_ram_per_gpu: int
+    cloud: CloudType
+    interruptible: bool
+    locked: bool
+    global_networking: bool
+    data_center_ids: list[str]
+    country_codes: list[str] | None
+    network_volume_id: str | None
+    env: dict[str, str]
+    given: dict[str, Any]
+    named: dict[str, str]
+    cuda_version: str | None = None
