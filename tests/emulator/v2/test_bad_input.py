@@ -227,6 +227,31 @@ async def test_pod_rules_name_v2_fields_on_create_and_update(
     assert await snapshot(api) == before
 
 
+async def test_a_pods_references_and_its_lock_are_refused_in_v2_names(
+    api: httpx.AsyncClient,
+) -> None:
+    """What a pod body refers to (a registry, a network volume) and a locked pod's reset
+    are refused by the fields a v2 caller wrote, not v1's, and nothing changes."""
+    path, good = CREATES["pod"]
+    locked = await pod(api)
+    await ok(api.patch(f"{path}/{locked['id']}", json={"locked": True}))
+    before = await snapshot(api)
+    for fields, fragment in [
+        ({"registry": "nope"}, "registry: no container registry auth with id 'nope'"),
+        (
+            {"mounts": {"network": [{"volumeId": "nope", "path": "/data"}]}},
+            "mounts.network.0.volumeId: no network volume with id 'nope'",
+        ),
+    ]:
+        await problem(api.post(path, json={**good, **fields}), 400, fragment)
+    await problem(
+        api.patch(f"{path}/{locked['id']}", json={"image": "other", "disk": 30}),
+        400,
+        "changing disk, image would reset it",
+    )
+    assert await snapshot(api) == before
+
+
 @pytest.mark.parametrize(
     ("model", "schema"),
     [(CreatePodRequest, "CreatePodRequest"), (UpdatePodRequest, "UpdatePodRequest")],
