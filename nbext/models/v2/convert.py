@@ -12,26 +12,11 @@ import shlex
 from typing import Any
 
 V1_NAMES = {
-    "imageName": "image",
-    "dockerStartCmd": "args",
-    "containerDiskInGb": "disk",
-    "containerRegistryAuthId": "registry",
-    "volumeInGb": "mounts.persistent.size",
-    "volumeMountPath": "mounts.persistent.path",
-    "isPublic": "public",
-    "isServerless": "serverless",
-    "templateId": "templateId",
-    "networkVolumeId": "mounts.network",
-    "gpuTypeIds": "gpu.id",
-    "gpuCount": "gpu.count",
-    "cpuFlavorIds": "cpu.id",
-    "vcpuCount": "cpu.vcpuCount",
-    "allowedCudaVersions": "gpu.allowedCudaVersions",
-    "dataCenterIds": "dataCenterIds",
-    "cloudType": "cloud",
     "dataCenterId": "dataCenter",
 }
-"""v1 wire name -> v2 field path, for naming a field the way the other version does."""
+"""v1 wire name -> v2 field path, for naming a field the way the other version does: a v2
+network volume is still checked by v1's model, whose ``dataCenterId`` v2 calls
+``dataCenter``. Templates, pods and endpoints have v2 models of their own."""
 
 MIN_PERSISTENT_GB = 10
 """v2's smallest persistent volume; a smaller v1 volume has no v2 spelling."""

@@ -17,7 +17,6 @@ from nbext.emulator.domain.management.records import wire
 from nbext.models import (
     JobSubmission,
     PodBillingQuery,
-    PodCreateInput,
 )
 
 pytestmark = pytest.mark.anyio
@@ -67,7 +66,8 @@ async def test_a_v1_endpoint_keeps_its_templates_image(tmp_path: Path) -> None:
 async def test_usage_and_open_intervals_survive(tmp_path: Path) -> None:
     db, clock = tmp_path / "s.db", FakeClock()
     first = emulator(db, clock)
-    pod = first.management.pods.rent(PodCreateInput(image_name="i"))
+    gpu = {"id": str(catalog.DEFAULT_GPU_TYPE)}
+    pod = first.management.pods.create({"name": "p", "image": "i", "gpu": gpu})
     clock.step(3600)
     first.close()
     clock.step(3600)  # the emulator was down; the pod stayed RUNNING all along

@@ -12,9 +12,9 @@ from nbext.emulator.api.v2.contract import schema_fields
 from nbext.emulator.domain.management.endpoint_input import (
     CreateEndpointRequest,
     UpdateEndpointRequest,
-    checked,
 )
-from nbext.emulator.domain.management.refusals import Unprocessable
+from nbext.emulator.domain.management.pod_input import CreatePodRequest, UpdatePodRequest
+from nbext.emulator.domain.management.refusals import Unprocessable, checked
 
 from .conftest import GPU, endpoint, ok, pod, problem, template, volume
 
@@ -190,6 +190,86 @@ def test_the_endpoint_input_models_are_the_references_bodies(
             "name: is required",
             "scaling: is required",
             "type: is required",
+        ]
+
+
+POD_RULES: list[tuple[dict[str, Any], str, bool]] = [
+    ({"gpu": {"id": "NVIDIA Nope"}}, "gpu.id: Input should be", False),
+    ({"gpu": None, "cpu": {"id": "cpu9z", "vcpuCount": 2}}, "cpu.id: Input should be", False),
+    (
+        {"gpu": {"id": GPU, "allowedCudaVersions": ["12.8", "9.9"]}},
+        "gpu.allowedCudaVersions.1: ",
+        False,
+    ),
+    ({"gpu": {"id": GPU, "minCudaVersion": "9.9"}}, "gpu.minCudaVersion: ", False),
+    ({"dataCenterIds": ["EU-RO-1", "MOON-1"]}, "dataCenterIds.1: ", False),
+    ({"name": "n" * 192}, "name: String should have at most 191 characters", True),
+    ({"image": "  "}, "image: ", True),
+    ({"ports": ["8888/http", "nope"]}, "ports.1: ", True),
+    ({"mounts": {"persistent": {"size": 20, "path": "work"}}}, "mounts.persistent.path: ", True),
+    ({"mounts": {"network": [{"volumeId": "v", "path": "data"}]}}, "mounts.network.0.path: ", True),
+]
+
+
+@pytest.mark.parametrize(("fields", "fragment", "on_update"), POD_RULES)
+async def test_pod_rules_name_v2_fields_on_create_and_update(
+    api: httpx.AsyncClient, fields: dict[str, Any], fragment: str, on_update: bool
+) -> None:
+    """The catalog's values and the rules the reference leaves to words, refused by the
+    field path a v2 caller wrote (``gpu.id``, not v1's ``gpu.id.0``), and nothing changes."""
+    path, good = CREATES["pod"]
+    made = await ok(api.post(path, json=good), 201)
+    before = await snapshot(api)
+    body = {k: v for k, v in {**good, **fields}.items() if v is not None}
+    await problem(api.post(path, json=body), 422, fragment)
+    if on_update:
+        await problem(api.patch(f"{path}/{made['id']}", json=fields), 422, fragment)
+    assert await snapshot(api) == before
+
+
+async def test_a_pods_references_and_its_lock_are_refused_in_v2_names(
+    api: httpx.AsyncClient,
+) -> None:
+    """What a pod body refers to (a registry, a network volume) and a locked pod's reset
+    are refused by the fields a v2 caller wrote, not v1's, and nothing changes."""
+    path, good = CREATES["pod"]
+    locked = await pod(api)
+    await ok(api.patch(f"{path}/{locked['id']}", json={"locked": True}))
+    before = await snapshot(api)
+    for fields, fragment in [
+        ({"registry": "nope"}, "registry: no container registry auth with id 'nope'"),
+        (
+            {"mounts": {"network": [{"volumeId": "nope", "path": "/data"}]}},
+            "mounts.network.0.volumeId: no network volume with id 'nope'",
+        ),
+    ]:
+        await problem(api.post(path, json={**good, **fields}), 400, fragment)
+    await problem(
+        api.patch(f"{path}/{locked['id']}", json={"image": "other", "disk": 30}),
+        400,
+        "changing disk, image would reset it",
+    )
+    assert await snapshot(api) == before
+
+
+@pytest.mark.parametrize(
+    ("model", "schema"),
+    [(CreatePodRequest, "CreatePodRequest"), (UpdatePodRequest, "UpdatePodRequest")],
+)
+def test_the_pod_input_models_are_the_references_bodies(
+    model: type[CreatePodRequest | UpdatePodRequest], schema: str
+) -> None:
+    """Every field the reference gives a pod body has a rule in the domain's model; a
+    create without a name is refused in v2's names even when no schema ran first."""
+    fields = {f.alias or name for name, f in model.model_fields.items()}
+    assert fields == set(schema_fields(schema))
+    if model is CreatePodRequest:
+        with pytest.raises(Unprocessable) as refused:
+            checked(model, {"gpu": {"count": 0}})
+        assert sorted(refused.value.errors) == [
+            "gpu.count: Input should be greater than or equal to 1",
+            "gpu.id: is required",
+            "name: is required",
         ]
 
 

@@ -10,6 +10,7 @@ serverless workers ``includeWorkers`` lists beside the pods.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -25,13 +26,102 @@ from nbext.models import (
     PodUpdateInput,
 )
 
-from ...domain.errors import NotFound
+from ...domain.errors import InvalidInput, NotFound
 from ...domain.management import Management, catalog
+from ...domain.management.pod_input import PodChange, PodOrder
 from ...domain.management.pods import PodRecord
 from ...domain.management.records import wire
 from .common import body, management, no_content, ok, query
 
 router = APIRouter(prefix="/v1/pods", tags=["pods"])
+
+RECORD_FIELDS = {
+    "name": "name",
+    "locked": "locked",
+    "image_name": "image",
+    "container_disk_in_gb": "disk",
+    "container_registry_auth_id": "registry",
+    "docker_entrypoint": "entrypoint",
+    "docker_start_cmd": "args",
+    "env": "env",
+    "global_networking": "global_networking",
+    "ports": "ports",
+    "volume_in_gb": "volume_size",
+    "volume_mount_path": "volume_path",
+}
+"""A v1 update's fields, by the record's name for each."""
+
+
+ORDER_FIELDS = {
+    "image_name": "image",
+    "docker_start_cmd": "args",
+    "container_disk_in_gb": "disk",
+    "volume_in_gb": "volume_size",
+    "volume_mount_path": "volume_path",
+    "container_registry_auth_id": "registry",
+    "docker_entrypoint": "entrypoint",
+    "ports": "ports",
+}
+"""A v1 create's container fields, by the record's name for each."""
+
+NAMED = {
+    "template_id": "templateId",
+    "registry": "containerRegistryAuthId",
+    "network_volume_id": "networkVolumeId",
+    "data_center_ids": "dataCenterIds",
+    "country_codes": "countryCodes",
+}
+
+
+def order(body: PodCreateInput) -> PodOrder:
+    """What a v1 create asks, in the record's terms: the container fields it gave (the
+    rest the template's or the default), its first GPU type or CPU flavor."""
+    given: dict[str, Any] = {}
+    for name in body.model_fields_set & ORDER_FIELDS.keys():
+        value = getattr(body, name)
+        given[ORDER_FIELDS[name]] = shlex.join(value) if name == "docker_start_cmd" else value
+    gpu = body.compute_type == ComputeType.GPU
+    return PodOrder(
+        name=body.name,
+        template_id=body.template_id,
+        gpu_type_id=(body.gpu_type_ids or [catalog.DEFAULT_GPU_TYPE])[0] if gpu else None,
+        gpu_count=body.gpu_count,
+        cpu_flavor_id=None if gpu else (body.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR])[0],
+        vcpu_count=body.vcpu_count,
+        min_vcpu_per_gpu=body.min_vcpu_per_gpu,
+        min_ram_per_gpu=body.min_ram_per_gpu,
+        cloud=body.cloud_type,
+        interruptible=body.interruptible,
+        locked=body.locked,
+        global_networking=body.global_networking,
+        data_center_ids=[str(d) for d in body.data_center_ids],
+        country_codes=body.country_codes,
+        network_volume_id=body.network_volume_id,
+        env=dict(body.env),
+        given=given,
+        named=NAMED,
+    )
+
+
+def change(body: PodUpdateInput) -> PodChange:
+    """What a v1 update asks, in the record's fields; a field v1 does not know is refused
+    (400, naming the fields there are), as v1 always did."""
+    fields = PodUpdateInput.model_fields
+    unknown = sorted(body.model_extra or {})
+    if unknown:
+        known = sorted(f.alias or n for n, f in fields.items())
+        raise InvalidInput(
+            f"{', '.join(unknown)}: not a field of a pod update; nothing was changed. "
+            f"The fields are: {', '.join(known)}"
+        )
+    values: dict[str, Any] = {}
+    named: dict[str, str] = {}
+    for name in body.model_fields_set:
+        value = getattr(body, name)
+        if name in fields and value is not None:
+            values[RECORD_FIELDS[name]] = shlex.join(value) if name == "docker_start_cmd" else value
+            named[RECORD_FIELDS[name]] = fields[name].alias or name
+    return PodChange(values, named)
 
 
 def answer(m: Management, e: PodRecord, includes: PodIncludes | None = None) -> dict[str, Any]:
@@ -124,7 +214,7 @@ def _worker_matches(w: dict[str, Any], centre: str, q: PodListQuery) -> bool:
 @router.post("")
 async def create_pod(request: Request) -> Response:
     m = management(request)
-    return ok(answer(m, m.pods.rent(await body(request, PodCreateInput))), 201)
+    return ok(answer(m, m.pods.rent(order(await body(request, PodCreateInput)))), 201)
 
 
 @router.get("")
@@ -163,7 +253,7 @@ async def get_pod(pod_id: str, request: Request) -> Response:
 async def update_pod(pod_id: str, request: Request) -> Response:
     m = management(request)
     m.pods.entry(pod_id)
-    return ok(answer(m, m.pods.change(pod_id, await body(request, PodUpdateInput))))
+    return ok(answer(m, m.pods.change(pod_id, change(await body(request, PodUpdateInput)))))
 
 
 @router.delete("/{pod_id}")

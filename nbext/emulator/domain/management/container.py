@@ -23,7 +23,6 @@ __all__ = [
     "check_compute",
     "persistent",
     "split_args",
-    "to_v1",
     "to_v2",
 ]
 
@@ -51,15 +50,6 @@ class Container:
 def split_args(args: str) -> list[str]:
     try:
         return convert.split_args(args)
-    except ValueError as exc:
-        raise Unprocessable(str(exc), [str(exc)]) from None
-
-
-def to_v1(body: dict[str, Any], *, defaults: bool) -> dict[str, Any]:
-    """The record's flat fields for the container settings ``body`` gives (all of them if
-    ``defaults``)."""
-    try:
-        return convert.to_v1(body, defaults=defaults)
     except ValueError as exc:
         raise Unprocessable(str(exc), [str(exc)]) from None
 

@@ -14,7 +14,7 @@ endpoint's own template, whose rules (``TemplateInput``) check them there.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, StrictInt, StrictStr, model_validator
 
@@ -27,10 +27,6 @@ from nbext.models.endpoints import (
     ServerlessCpuFlavor,
     WorkerCount,
 )
-
-from .refusals import validated
-
-M = TypeVar("M", bound=InputModel)
 
 
 def _cleared(value: object) -> object:
@@ -106,9 +102,3 @@ class CreateEndpointRequest(UpdateEndpointRequest):
     type: Literal["QUEUE", "LOAD_BALANCER"]
     gpu: CreateEndpointGpu | None = None
     scaling: EndpointScaling
-
-
-def checked(model: type[M], data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` as ``model`` reads it (the values it was given, by v2's names), or a 422
-    naming each field that breaks a rule."""
-    return validated(model, data, {}).model_dump(by_alias=True, exclude_unset=True, mode="json")

@@ -41,9 +41,9 @@ from ..endpoints import Endpoint as LiveEndpoint
 from ..errors import InvalidInput, NotFound
 from . import catalog, offers
 from .container import check_compute
-from .endpoint_input import CreateEndpointRequest, UpdateEndpointRequest, checked
+from .endpoint_input import CreateEndpointRequest, UpdateEndpointRequest
 from .records import Book, after, atomic, new_id, on_undo, to_datetime, wire
-from .refusals import refuse
+from .refusals import checked, refuse
 from .templates import TemplateRecord
 
 if TYPE_CHECKING:

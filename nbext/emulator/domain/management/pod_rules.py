@@ -1,28 +1,57 @@
 """The rules of a v2 pod body: the one place one is checked, before anything changes.
 
-The reference's schema has already said the body's shape (``api/v2/contract.py``); what
-it states only in words is ruled here: one of ``gpu`` and ``cpu``, the CUDA choice, at
-most one volume and of which kind, a template that is a pod template, what an update may
-not change. A body that passes becomes the pod's checked request (``PodCreateInput`` /
-``PodUpdateInput``, whose field rules both interfaces share, a refusal naming v2's
-fields), which ``Pods`` carries out.
+The reference's schema has already said the body's shape (``api/v2/contract.py``), and
+``pod_input``'s models each value's rules, refused in v2's names; what joins fields is
+ruled here: one of ``gpu`` and ``cpu``, the CUDA choice, at most one volume and of which
+kind, a template that is a pod template, what an update may not change. A body that
+passes becomes what ``Pods`` carries out, in the record's terms: a create a
+``PodOrder``, an update a ``PodChange`` (``pod_input``), each naming v2's fields for a
+refusal of what they refer to.
 """
 
 from __future__ import annotations
 
 import secrets
+import shlex
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import PodCreateInput, PodUpdateInput
+from nbext.models import ALL_DATA_CENTERS, CloudType
 
 from ..errors import NotFound
-from .container import V1_NAMES, check_compute, to_v1
-from .refusals import refuse, validated
+from .container import check_compute, split_args
+from .pod_input import CreatePodRequest, PodChange, PodOrder, UpdatePodRequest
+from .refusals import checked, refuse
 from .templates import TemplateRecord
 
 if TYPE_CHECKING:
     from .facade import Management
     from .pods import PodRecord
+
+UPDATE_FIELDS = {
+    "name": "name",
+    "locked": "locked",
+    "image": "image",
+    "args": "args",
+    "disk": "disk",
+    "env": "env",
+    "ports": "ports",
+    "registry": "registry",
+    "globalNetworking": "global_networking",
+}
+"""A v2 update's fields (but ``mounts``), by the record's name for each."""
+
+NAMED = {
+    "template_id": "templateId",
+    "registry": "registry",
+    "network_volume_id": "mounts.network.0.volumeId",
+    "data_center_ids": "dataCenterIds",
+    "country_codes": "countryCodes",
+}
+"""How a v2 body names the fields a refusal of the order may name."""
+
+MIN_VCPU_PER_GPU = 2
+MIN_RAM_PER_GPU = 8
+"""What v2 asks of each GPU's host (v1's defaults; v2 cannot ask for more)."""
 
 CUDA_DEFAULT = "12.8"
 """What a GPU host of the emulator reports, unless the pod asked for another version."""
@@ -49,8 +78,9 @@ def _startup_env(m: Management, data: dict[str, Any], env: dict[str, str]) -> di
     return env
 
 
-def create_request(m: Management, data: dict[str, Any]) -> tuple[PodCreateInput, str | None]:
-    """The checked request a v2 create body makes, and the CUDA version its host reports."""
+def create_request(m: Management, data: dict[str, Any]) -> PodOrder:
+    """The order a v2 create body makes, with the CUDA version its host reports."""
+    data = checked(CreatePodRequest, data)
     check_compute(data, "a pod", required=True)
     gpu, cpu = data.get("gpu"), data.get("cpu")
     template = pod_template(m, data["templateId"]) if "templateId" in data else None
@@ -64,38 +94,50 @@ def create_request(m: Management, data: dict[str, Any]) -> tuple[PodCreateInput,
         raise refuse("mounts.network", "a pod mounts at most one network volume")
     if network and mounts.get("persistent"):
         raise refuse("mounts", "give a persistent or a network volume, not both")
-    v1: dict[str, Any] = {"name": data["name"], **to_v1(data, defaults=template is None)}
+    given: dict[str, Any] = {k: data[k] for k in ("image", "disk", "registry") if k in data}
+    if "args" in data:
+        given["args"] = shlex.join(split_args(data["args"]))
+    if "ports" in data or template is None:
+        given["ports"] = data.get("ports", [])
+    if "mounts" in data or template is None:
+        persistent = mounts.get("persistent")
+        given["volume_size"] = persistent["size"] if persistent else 0
+        if persistent:
+            given["volume_path"] = persistent["path"]
     if network:
-        v1["networkVolumeId"] = network[0]["volumeId"]
-        v1["volumeMountPath"] = network[0]["path"]
-    if template is not None:
-        v1["templateId"] = data["templateId"]
-        if "mounts" not in data:
-            v1.pop("volumeInGb", None)
+        given["volume_path"] = network[0]["path"]
     cuda: str | None = None
     if gpu is not None:
         allowed = gpu.get("allowedCudaVersions") or []
-        v1.update(computeType="GPU", gpuTypeIds=[gpu["id"]], gpuCount=gpu.get("count", 1))
-        if allowed:
-            v1["allowedCudaVersions"] = allowed
         minimum = gpu.get("minCudaVersion", "")
         cuda = allowed[0] if allowed else max(CUDA_DEFAULT, minimum, key=_version)
-    else:
-        assert cpu is not None
-        v1.update(computeType="CPU", cpuFlavorIds=[cpu["id"]], vcpuCount=cpu["vcpuCount"])
-    v1["cloudType"] = data.get("cloud", "SECURE")
-    if data.get("dataCenterIds"):
-        v1["dataCenterIds"] = data["dataCenterIds"]
-    v1["globalNetworking"] = data.get("globalNetworking", False)
     base_env = {**(template.env if template else {}), **data.get("env", {})}
-    env = _startup_env(m, data, base_env)
-    if env or "env" in data:
-        v1["env"] = env
-    return validated(PodCreateInput, v1, V1_NAMES), cuda
+    return PodOrder(
+        name=data["name"],
+        template_id=data.get("templateId"),
+        gpu_type_id=gpu["id"] if gpu is not None else None,
+        gpu_count=gpu.get("count", 1) if gpu is not None else 1,
+        cpu_flavor_id=cpu["id"] if cpu is not None else None,
+        vcpu_count=cpu["vcpuCount"] if cpu is not None else 2,
+        min_vcpu_per_gpu=MIN_VCPU_PER_GPU,
+        min_ram_per_gpu=MIN_RAM_PER_GPU,
+        cloud=CloudType(data.get("cloud", "SECURE")),
+        interruptible=False,
+        locked=False,
+        global_networking=data.get("globalNetworking", False),
+        data_center_ids=data.get("dataCenterIds") or [str(d) for d in ALL_DATA_CENTERS],
+        country_codes=None,
+        network_volume_id=network[0]["volumeId"] if network else None,
+        env=_startup_env(m, data, base_env),
+        given=given,
+        named=NAMED,
+        cuda_version=cuda,
+    )
 
 
-def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodUpdateInput:
+def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodChange:
     """The checked change a v2 update body asks of the pod ``e``."""
+    data = checked(UpdatePodRequest, data)
     if "templateId" in data:
         template = pod_template(m, data["templateId"])
         spread = {
@@ -113,16 +155,20 @@ def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodUpda
         current = [e.network_volume_id] if e.network_volume_id else []
         if wanted != current:
             raise refuse("mounts.network", "a pod's network volume is fixed when it is created")
-    v1 = to_v1({k: v for k, v in data.items() if k != "mounts"}, defaults=False)
+    values: dict[str, Any] = {}
+    named: dict[str, str] = {}
+    for wire, record in UPDATE_FIELDS.items():
+        if wire in data:
+            value = data[wire]
+            values[record] = shlex.join(split_args(value)) if wire == "args" else value
+            named[record] = wire
     if mounts is not None and not e.network_volume_id:
         p = mounts.get("persistent")
-        v1["volumeInGb"] = p["size"] if p else 0
+        values["volume_size"] = p["size"] if p else 0
         if p:
-            v1["volumeMountPath"] = p["path"]
-    for name in ("name", "locked", "globalNetworking"):
-        if name in data:
-            v1[name] = data[name]
-    return validated(PodUpdateInput, v1, V1_NAMES)
+            values["volume_path"] = p["path"]
+        named.update(volume_size="mounts", volume_path="mounts")
+    return PodChange(values, named)
 
 
 def _version(version: str) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import ComputeType, Pod, PodCreateInput, PodStatus, PodUpdateInput
+from nbext.models import ComputeType, Pod, PodStatus
 from nbext.models.v2 import PodAction
 from nbext.models.v2 import PodStatus as V2Status
 
@@ -30,6 +30,7 @@ from ..errors import Conflict, InvalidInput, NotFound
 from . import catalog
 from .container import Container, persistent, split_args
 from .logs import LogLine, PodFacts, pod_lines
+from .pod_input import CONTAINER_DEFAULTS, PodChange, PodOrder
 from .pod_rules import CUDA_DEFAULT, create_request, update_request
 from .pod_status import allowed_actions, observed_status, runtime, ssh
 from .records import Book, atomic, event, fields_of, from_fields, iso, new_id, to_datetime
@@ -38,22 +39,22 @@ from .usage import Usage
 if TYPE_CHECKING:
     from .facade import Management
 
-IN_PLACE = frozenset({"name", "locked"})
-V1_UPDATES = {
-    "name": "name",
-    "locked": "locked",
-    "image_name": "image",
-    "container_disk_in_gb": "disk",
-    "docker_entrypoint": "entrypoint",
-    "docker_start_cmd": "args",
-    "env": "env",
-    "global_networking": "global_networking",
+TEMPLATE_FIELDS = {
+    "image": "image_name",
+    "args": "docker_start_cmd",
+    "disk": "container_disk_in_gb",
+    "volume_size": "volume_in_gb",
+    "volume_path": "volume_mount_path",
+    "registry": "container_registry_auth_id",
+    "entrypoint": "docker_entrypoint",
     "ports": "ports",
-    "volume_in_gb": "volume_size",
-    "volume_mount_path": "volume_path",
 }
-"""A v1 update's fields, by the record's name for each."""
-"""Update fields that change a pod without resetting it."""
+"""A new pod's container field, by the template's (v1 view's) name for it."""
+
+IN_PLACE = frozenset({"name", "locked"})
+"""Record fields an update changes without resetting the pod."""
+
+
 GPU_VCPUS = 8
 GPU_RAM_GB = 31
 """What one GPU comes with at least, whatever the minimums asked."""
@@ -211,102 +212,101 @@ class Pods:
 
     # ---- create --------------------------------------------------------------------------
 
-    def rent(self, body: PodCreateInput, cuda_version: str | None = None) -> PodRecord:
-        """Check every reference a checked request makes, then rent the pod (RUNNING).
+    def rent(self, order: PodOrder) -> PodRecord:
+        """Check every reference an order makes, then rent the pod (RUNNING).
 
-        ``body`` is v1's create body as it is, or what a v2 body makes (``pod_rules``):
-        both interfaces rent through here, so a pod is one record whichever made it.
+        Both interfaces rent through here (``pod_rules`` makes a v2 body's order,
+        ``api/v1/pods.py`` a v1 body's), so a pod is one record whichever made it.
         """
-        given = body.model_fields_set
+        named = order.named
         template = (
-            self.m.templates.require(body.template_id, "templateId").v1()
-            if body.template_id
+            self.m.templates.require(order.template_id, named["template_id"]).v1()
+            if order.template_id
             else None
         )
 
-        def pick(name: str, default: Any) -> Any:
-            """The body's value if given, else the template's, else the body's default."""
-            if name in given and getattr(body, name) is not None:
-                return getattr(body, name)
-            if template is not None and getattr(template, name, None) is not None:
-                return getattr(template, name)
-            value = getattr(body, name)
-            return default if value is None else value
+        def pick(name: str) -> Any:
+            """The body's value if given, else the template's, else the default."""
+            if order.given.get(name) is not None:
+                return order.given[name]
+            value = getattr(template, TEMPLATE_FIELDS[name], None) if template else None
+            if value is not None:
+                return shlex.join(value) if name == "args" else value
+            return CONTAINER_DEFAULTS[name]
 
-        image = pick("image_name", None)
+        image = pick("image")
         if not image:
-            raise InvalidInput(f"templateId: template {body.template_id!r} names no image")
-        auth_id = self.m.registry_auths.require(
-            pick("container_registry_auth_id", None), "containerRegistryAuthId"
-        )
-        volume = self.m.volumes.require(body.network_volume_id, "networkVolumeId")
-        centre = self._data_center(body, volume.data_center if volume else None)
+            raise InvalidInput(
+                f"{named['template_id']}: template {order.template_id!r} names no image"
+            )
+        auth_id = self.m.registry_auths.require(pick("registry"), named["registry"])
+        volume = self.m.volumes.require(order.network_volume_id, named["network_volume_id"])
+        centre = self._data_center(order, volume.data_center if volume else None)
         pod_id = new_id(14)
-        gpu_type_id: str | None = None
-        if body.compute_type == ComputeType.GPU:
-            gpu_type_id = (body.gpu_type_ids or [catalog.DEFAULT_GPU_TYPE])[0]
-            offer = catalog.gpu(gpu_type_id)
-            cost = offer.hourly(body.cloud_type, body.interruptible) * body.gpu_count
-            vcpus = max(body.min_vcpu_per_gpu, GPU_VCPUS) * body.gpu_count
-            memory = max(body.min_ram_per_gpu, GPU_RAM_GB) * body.gpu_count
-            cpu_flavor = None
+        if order.gpu_type_id is not None:
+            offer = catalog.gpu(order.gpu_type_id)
+            cost = offer.hourly(order.cloud, order.interruptible) * order.gpu_count
+            vcpus = max(order.min_vcpu_per_gpu, GPU_VCPUS) * order.gpu_count
+            memory = max(order.min_ram_per_gpu, GPU_RAM_GB) * order.gpu_count
         else:
-            cpu_flavor = (body.cpu_flavor_ids or [catalog.DEFAULT_CPU_FLAVOR])[0]
-            flavor = catalog.cpu(cpu_flavor)
-            cost = flavor.price_per_vcpu * body.vcpu_count
-            vcpus = body.vcpu_count
-            memory = flavor.memory_per_vcpu_gb * body.vcpu_count
+            flavor = catalog.cpu(order.cpu_flavor_id or catalog.DEFAULT_CPU_FLAVOR)
+            cost = flavor.price_per_vcpu * order.vcpu_count
+            vcpus = order.vcpu_count
+            memory = flavor.memory_per_vcpu_gb * order.vcpu_count
         now = self.m.clock.now()
         entry = PodRecord(
             id=pod_id,
-            name=body.name,
+            name=order.name,
             image=image,
-            template_id=body.template_id or None,
+            template_id=order.template_id or None,
             cost_per_hr=round(cost, 4),
-            gpu_type_id=gpu_type_id,
-            gpu_count=body.gpu_count if gpu_type_id else 0,
-            cpu_flavor_id=cpu_flavor,
+            gpu_type_id=order.gpu_type_id,
+            gpu_count=order.gpu_count if order.gpu_type_id else 0,
+            cpu_flavor_id=order.cpu_flavor_id,
             vcpu_count=vcpus,
             memory=memory,
-            disk=pick("container_disk_in_gb", 50),
-            volume_size=pick("volume_in_gb", 20),
-            volume_path=pick("volume_mount_path", "/workspace"),
+            disk=pick("disk"),
+            volume_size=pick("volume_size"),
+            volume_path=pick("volume_path"),
             network_volume_id=volume.id if volume else None,
             registry=auth_id,
-            entrypoint=list(pick("docker_entrypoint", [])),
-            args=shlex.join(pick("docker_start_cmd", [])),
-            env={**(template.env or {} if template else {}), **body.env},
-            ports=list(pick("ports", [])),
-            interruptible=body.interruptible,
-            locked=body.locked,
-            global_networking=body.global_networking,
-            cloud=body.cloud_type.value,
+            entrypoint=list(pick("entrypoint")),
+            args=pick("args"),
+            env={**(template.env or {} if template else {}), **order.env},
+            ports=list(pick("ports")),
+            interruptible=order.interruptible,
+            locked=order.locked,
+            global_networking=order.global_networking,
+            cloud=order.cloud.value,
             data_center_id=centre,
-            cuda_version=cuda_version,
+            cuda_version=order.cuda_version,
             machine_id=new_id(12),
         )
         self._run(entry, "Rented", now)
         return entry
 
-    def _data_center(self, body: PodCreateInput, volume_centre: str | None) -> str:
+    def _data_center(self, order: PodOrder, volume_centre: str | None) -> str:
         """The first allowed data centre (the emulator has capacity everywhere)."""
-        allowed = [str(d) for d in body.data_center_ids]
-        if body.country_codes:
-            codes = {c.upper() for c in body.country_codes}
+        allowed = list(order.data_center_ids)
+        named = order.named
+        if order.country_codes:
+            codes = {c.upper() for c in order.country_codes}
             allowed = [d for d in allowed if catalog.DATA_CENTERS[d].country in codes]
             if not allowed:
                 raise InvalidInput(
-                    f"countryCodes: no data centre of dataCenterIds is in {sorted(codes)}"
+                    f"{named['country_codes']}: no data centre of {named['data_center_ids']} "
+                    f"is in {sorted(codes)}"
                 )
         if volume_centre is not None:
             if volume_centre not in allowed:
                 raise InvalidInput(
-                    f"networkVolumeId: the volume is in {volume_centre}, which dataCenterIds "
-                    "(or countryCodes) excludes; a pod runs where its network volume is"
+                    f"{named['network_volume_id']}: the volume is in {volume_centre}, which "
+                    f"{named['data_center_ids']} (or {named['country_codes']}) excludes; a pod "
+                    "runs where its network volume is"
                 )
             return volume_centre
         if not allowed:
-            raise InvalidInput("dataCenterIds: must name at least one data centre")
+            raise InvalidInput(f"{named['data_center_ids']}: must name at least one data centre")
         return allowed[0]
 
     # ---- the life cycle ------------------------------------------------------------------
@@ -373,39 +373,23 @@ class Pods:
         self._run(e, "Reset", self.m.clock.now())
         return e
 
-    def change(self, pod_id: str, body: PodUpdateInput) -> PodRecord:
-        """Rename or (un)lock in place; any other change resets the pod with it.
-
-        ``body`` is v1's update body as it is, or what a v2 body makes (``pod_rules``).
-        """
+    def change(self, pod_id: str, change: PodChange) -> PodRecord:
+        """Rename or (un)lock in place; any other change resets the pod with it."""
         e = self.entry(pod_id)
-        fields = PodUpdateInput.model_fields
-        unknown = sorted(body.model_extra or {})
-        if unknown:
-            known = sorted(f.alias or n for n, f in fields.items())
-            raise InvalidInput(
-                f"{', '.join(unknown)}: not a field of a pod update; nothing was changed. "
-                f"The fields are: {', '.join(known)}"
-            )
-        given = {n for n in body.model_fields_set if n in fields and getattr(body, n) is not None}
-        resets = given - IN_PLACE
-        if resets and e.locked and body.locked is not False:
-            wire_names = [fields[n].alias or n for n in resets]
+        values = change.values
+        resets = set(values) - IN_PLACE
+        if resets and e.locked and values.get("locked") is not False:
+            wire_names = {change.named[n] for n in resets}
             raise InvalidInput(
                 f"pod {pod_id} is locked, and changing {', '.join(sorted(wire_names))} would reset "
                 'it; unlock it first (or send "locked": false with the change)'
             )
         auth_id = e.registry
-        if "container_registry_auth_id" in given:
-            auth_id = self.m.registry_auths.require(
-                body.container_registry_auth_id, "containerRegistryAuthId"
-            )
+        if "registry" in values:
+            auth_id = self.m.registry_auths.require(values["registry"], change.named["registry"])
         with atomic():  # changed, stored and (when it resets) running again, or untouched
-            for name in given - {"container_registry_auth_id"}:
-                value = getattr(body, name)
-                if name == "docker_start_cmd":
-                    value = shlex.join(value)
-                setattr(e, V1_UPDATES[name], value)
+            for name, value in values.items():
+                setattr(e, name, value)
             e.registry = auth_id
             if resets and e.running:
                 self._run(e, "Reset", self.m.clock.now())
@@ -530,8 +514,7 @@ class Pods:
 
     def create(self, data: dict[str, Any]) -> PodRecord:
         """Rent the pod a v2 body describes, every rule checked first."""
-        request, cuda = create_request(self.m, data)
-        return self.rent(request, cuda)
+        return self.rent(create_request(self.m, data))
 
     def update(self, pod_id: str, data: dict[str, Any]) -> PodRecord:
         """Change the pod as a v2 body asks: 409 for a cluster's member, 404 if none."""
