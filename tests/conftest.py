@@ -22,14 +22,12 @@ SLOW = (
     "tests/emulator/test_banner.py",
     "tests/emulator/workers/test_worker_processes.py",
     "tests/emulator/workers/test_js_sdk.py",
-    "tests/emulator/workers/test_worker_protocol.py::test_refresh_worker_restarts_that_worker",
-    "tests/emulator/workers/test_worker_protocol.py::test_execution_timeout_stops_the_job_on_the_worker",
-    "tests/emulator/workers/test_worker_v2.py::test_a_crashed_workers_log_goes_on_across_its_restart",
+    "tests/emulator/workers/test_worker_protocol.py",
+    "tests/emulator/workers/test_worker_v2.py",
+    "tests/emulator/workers/test_status_sync.py",
     "tests/emulator/hardening/test_chaos.py",
     "tests/emulator/hardening/test_stuck_handlers.py::test_sigterm_ends_the_emulator_while_a_handler_hangs",
-    "tests/notebook/test_worker_scripts.py::test_a_kernel_that_stops_leaves_no_worker_process",
-    "tests/notebook/test_worker_scripts.py::test_a_script_that_dies_at_import_says_why",
-    "tests/notebook/test_worker_scripts.py::test_deploying_again_runs_the_edited_script",
+    "tests/notebook/test_worker_scripts.py",
     "tests/notebook/test_worker_phases.py",  # a crash loop, a 5 s import: 7-9 s each
     "tests/emulator/workers/test_worker_environment.py",  # the standalone emulator: 9 s
     "tests/emulator/workers/test_offline_worker.py",  # a network namespace: 8 to 18 s
