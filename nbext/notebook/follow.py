@@ -123,8 +123,13 @@ class JobFollower:
         return self.panel.throttle_wait()
 
     def _draw(self) -> None:
+        """Draw what a stream answer brought, unless the throttle's tick already did.
+
+        The pause before this call ends where the throttle allows a draw, and the tick in
+        that pause draws then; forcing a second draw here sent each state twice (its
+        clock a few ms on), two messages per interval where the throttle allows one."""
         if self.panel is not None:
-            self.panel.refresh(force=True)
+            self.panel.refresh()
 
     def _tick(self) -> None:
         if self.panel is not None:
