@@ -33,7 +33,7 @@ from .logs import LogLine, PodFacts, pod_lines
 from .pod_input import CONTAINER_DEFAULTS, PodChange, PodOrder
 from .pod_rules import CUDA_DEFAULT, create_request, update_request
 from .pod_status import allowed_actions, observed_status, runtime, ssh
-from .records import Book, atomic, event, fields_of, from_fields, iso, new_id, to_datetime
+from .records import Book, atomic, event, from_fields, iso, new_id, to_datetime
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -129,9 +129,6 @@ class PodRecord(Container):
             machine_id=self.machine_id,
             consumer_user_id=catalog.USER_ID,
         )
-
-    def record(self) -> dict[str, Any]:
-        return fields_of(self)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> PodRecord:

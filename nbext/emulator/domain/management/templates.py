@@ -28,7 +28,7 @@ from nbext.models.v2.convert import persistent
 from ..errors import InvalidInput, NotFound
 from ..images import DEMO_IMAGES
 from .container import Container, split_args
-from .records import Book, atomic, fields_of, from_fields, new_id
+from .records import Book, atomic, from_fields, new_id
 from .refusals import Forbidden, refuse, validated
 
 if TYPE_CHECKING:
@@ -132,9 +132,6 @@ class TemplateRecord(Container):
             earned=0.0,
             runtime_in_min=0,
         )
-
-    def record(self) -> dict[str, Any]:
-        return fields_of(self)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TemplateRecord:
