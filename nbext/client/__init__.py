@@ -15,6 +15,7 @@ Private modules are re-exported here; import from ``nbext.client`` (or ``nbext``
 """
 
 from ._budget import Budget
+from ._calls import JobOptions, JobOptionWords
 from ._client import AsyncClient, Client
 from ._config import DEFAULT_CONFIG_FILE, DEFAULT_PROFILE, ClientConfig, Secret, load_config, mask
 from ._cost import JobCost, Price, usd_text
@@ -107,6 +108,8 @@ __all__ = [
     "JobCost",
     "JobError",
     "JobFailed",
+    "JobOptionWords",
+    "JobOptions",
     "JobTimedOut",
     "MapResults",
     "MaybeQueued",

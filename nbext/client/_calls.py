@@ -11,8 +11,8 @@ import datetime as dt
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Protocol, TypedDict, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -171,49 +171,73 @@ def to_ms(value: Seconds | None, name: str) -> int | None:
     return round(seconds * 1000)
 
 
-def submission_body(
-    endpoint_id: str,
-    operation: str,
-    input: Any,
-    *,
-    webhook: str | None = None,
-    execution_timeout: Seconds | None = None,
-    ttl: Seconds | None = None,
-    low_priority: bool = False,
-    s3_config: S3Config | Mapping[str, Any] | None = None,
-) -> bytes:
+class JobOptionWords(TypedDict, total=False):
+    """``JobOptions``' fields as keywords of a submitting method: ``run(input, ttl=60)``
+    is ``run(input, JobOptions(ttl=60))``."""
+
+    webhook: str | None
+    execution_timeout: Seconds | None
+    ttl: Seconds | None
+    low_priority: bool
+    s3_config: S3Config | Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """How a job is submitted, besides its input: one value carried from the caller (a
+    method, a magic's options, a map of many jobs) to the body of /run or /runsync.
+
+    ``webhook``: a URL the service POSTs the job's result to when it ends.
+    ``execution_timeout``: the longest the job may run, in seconds (or a timedelta);
+    default: the endpoint's. ``ttl``: how long the job lives from its submission, queue
+    time included (default: 24 h). ``low_priority``: the job starts no worker of its own,
+    it waits for one that is free. ``s3_config``: object-storage settings handed to the
+    handler (``S3Config`` or its wire fields), never shown in any answer.
+
+    Each value is checked when a body is made of it (``submission_body``), against the
+    interface's ranges, before anything is sent.
+    """
+
+    webhook: str | None = None
+    execution_timeout: Seconds | None = None
+    ttl: Seconds | None = None
+    low_priority: bool = False
+    s3_config: S3Config | Mapping[str, Any] | None = None
+
+    @classmethod
+    def of(cls, options: JobOptions | None, words: JobOptionWords) -> JobOptions:
+        """``options`` (or none), with the keywords a method was called with over it."""
+        base = cls() if options is None else options
+        if not isinstance(base, JobOptions):
+            raise TypeError(f"options must be a JobOptions, got {type(base).__name__}")
+        unknown = sorted(set(words) - {option.name for option in fields(cls)})
+        if unknown:
+            accepted = ", ".join(option.name for option in fields(cls))
+            raise TypeError(f"unknown job option {unknown[0]!r} (accepted: {accepted})")
+        return replace(base, **words) if words else base
+
+
+def submission_body(endpoint_id: str, operation: str, input: Any, options: JobOptions) -> bytes:
     """The JSON body of /run or /runsync, checked locally against the interface's rules.
 
     A body the service would refuse (input not an object, a policy value out of range,
     over the size limit) raises here, before anything is sent: cheaper for the user, and
     for a too-large body it saves uploading megabytes only to hear 413.
     """
-    limit = RUNSYNC_BODY_LIMIT if operation == "runsync" else RUN_BODY_LIMIT
-    plain = (
-        webhook is None
-        and execution_timeout is None
-        and ttl is None
-        and not low_priority
-        and s3_config is None
-        and type(input) is dict
-        and all(type(key) is str for key in input)
-    )
-    if plain:  # all the model would check (a batch builds thousands of these)
-        return _encode_body(endpoint_id, operation, limit, {"input": input})
     try:
         policy = None
-        if execution_timeout is not None or ttl is not None or low_priority:
+        if options.execution_timeout is not None or options.ttl is not None or options.low_priority:
             policy = JobPolicy(
-                execution_timeout=to_ms(execution_timeout, "execution_timeout"),
-                ttl=to_ms(ttl, "ttl"),
-                low_priority=low_priority,
+                execution_timeout=to_ms(options.execution_timeout, "execution_timeout"),
+                ttl=to_ms(options.ttl, "ttl"),
+                low_priority=options.low_priority,
             )
-        s3 = (
-            S3Config.model_validate(dict(s3_config))
-            if isinstance(s3_config, Mapping)
-            else s3_config
+        s3 = options.s3_config
+        if isinstance(s3, Mapping):
+            s3 = S3Config.model_validate(dict(s3))
+        submission = JobSubmission(
+            input=input, webhook=options.webhook, policy=policy, s3_config=s3
         )
-        submission = JobSubmission(input=input, webhook=webhook, policy=policy, s3_config=s3)
     except ValidationError as exc:
         reason = _validation_text(exc)
         raise BadRequest(
@@ -223,17 +247,7 @@ def submission_body(
             sent=False,
             reason=reason,
         ) from None
-    wire: dict[str, Any] = {"input": submission.input}
-    if submission.webhook is not None:
-        wire["webhook"] = submission.webhook
-    if submission.policy is not None:
-        wire["policy"] = submission.policy.model_dump(by_alias=True, exclude_none=True)
-    if submission.s3_config is not None:
-        wire["s3Config"] = submission.s3_config.model_dump(by_alias=True, exclude_none=True)
-    return _encode_body(endpoint_id, operation, limit, wire)
-
-
-def _encode_body(endpoint_id: str, operation: str, limit: int, wire: dict[str, Any]) -> bytes:
+    wire = submission.model_dump(by_alias=True, exclude_none=True)  # None inside input stays
     try:
         body = json.dumps(wire, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -245,6 +259,7 @@ def _encode_body(endpoint_id: str, operation: str, limit: int, wire: dict[str, A
             reason=f"the input is not JSON: {exc}",
         ) from None
     encoded = body.encode()
+    limit = RUNSYNC_BODY_LIMIT if operation == "runsync" else RUN_BODY_LIMIT
     if len(encoded) > limit:
         over = f"is {len(encoded)} bytes, over the {limit // (1024 * 1024)} MB limit"
         advice = "Put large inputs in object storage and pass a URL."
@@ -446,13 +461,6 @@ def _not_json(call: Call, response: Answer) -> APIError:
         endpoint_id=call.endpoint_id,
         job_id=call.job_id,
     )
-
-
-def json_of(call: Call, response: Answer) -> Any:
-    try:
-        return response.json()
-    except (ValueError, UnicodeDecodeError):
-        raise _not_json(call, response) from None
 
 
 def model_of(call: Call, response: Answer, model: type[M]) -> M:

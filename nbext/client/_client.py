@@ -27,7 +27,6 @@ from ._cost import Prices
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
-from ._loop import BatchDriver, ClientDriver, LoopDriver
 from ._resources import VERSIONS, AsyncManagement, SyncManagement
 from ._retry import RetryPolicy
 from ._transport import (
@@ -260,8 +259,8 @@ class Client(_Base, SyncManagement):
 
     Requests go through httpx, with proxies and CA certificates from the environment
     (``HTTPS_PROXY``, ``SSL_CERT_FILE``...); ``http_client`` (not closed by ``close()``)
-    or ``transport`` substitute the HTTP layer (tests, custom stacks). A ``map`` runs on
-    its own event loop with connections of its own, closed when it ends.
+    or ``transport`` substitute the HTTP layer (tests, custom stacks). A ``map`` runs its
+    jobs from threads of its own, through this client's connection pool.
     """
 
     def __init__(
@@ -283,7 +282,8 @@ class Client(_Base, SyncManagement):
     ) -> None:
         self._clock: SyncClock = clock or _MonotonicClock()
         self._real_time = clock is None
-        """Waits are plain sleeps on the monotonic clock (a batch may sleep on its loop)."""
+        """Waits are plain sleeps on the monotonic clock (a map's workers cut theirs short
+        when the map is left)."""
         super().__init__(
             api_key,
             base_url,
@@ -299,8 +299,6 @@ class Client(_Base, SyncManagement):
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
-        self._native_http = http_client is None and transport is None
-        """Whether the client made its HTTP layer (then a batch may make more like it)."""
         self._http = http_client or sync_http(transport)
         self._sender = Sender(self._http, http_client is None, self._destination())
 
@@ -349,21 +347,6 @@ class Client(_Base, SyncManagement):
         """Perform ``flow``'s effects, yielding what it emits."""
         return iterate(Steps(flow), self._perform)
 
-    def _batch_driver(self, threads: int) -> BatchDriver:
-        """How a batch's workers perform this client's effects on its private loop.
-
-        Requests go through an ``httpx.AsyncClient`` of the batch's own, made like this
-        client's and closed when the batch ends (this client's pool is sync); a
-        substituted HTTP layer is sync too, so its calls go to ``threads`` worker
-        threads instead. Pauses are ``asyncio.sleep`` on the real clock, and a
-        substituted clock's (blocking) ``sleep_until`` in a worker thread.
-        """
-        sender = None
-        if self._native_http:
-            sender = AsyncSender(async_http(None), True, self._destination(), bounded=False)
-        clock = None if self._real_time else self._clock
-        return LoopDriver(sender, self._sender.send, clock, threads)
-
 
 class AsyncClient(_Base, AsyncManagement):
     """The service for ``await``: ``Client``'s twin, method for method (resources too).
@@ -404,14 +387,14 @@ class AsyncClient(_Base, AsyncManagement):
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
-        self._native_http = http_client is None and transport is None
+        native = http_client is None and transport is None
         self._http = http_client or async_http(transport)
         self._sender = AsyncSender(
             self._http,
             http_client is None,
             self._destination(),
-            bounded=not self._native_http,
-            remake=(lambda: async_http(None)) if self._native_http else None,
+            bounded=not native,
+            remake=(lambda: async_http(None)) if native else None,
         )
 
     def endpoint(self, endpoint_id: str) -> AsyncEndpoint:
@@ -460,8 +443,3 @@ class AsyncClient(_Base, AsyncManagement):
     def _iterate(self, flow: Flow[None]) -> AsyncGenerator[Any, None]:
         """Perform ``flow``'s effects, yielding what it emits."""
         return aiterate(Steps(flow), self._perform)
-
-    def _batch_driver(self, threads: int) -> BatchDriver:
-        """A batch's workers perform their effects as every call of this client does:
-        on the caller's loop, through this client's connection pool."""
-        return ClientDriver(self._perform)

@@ -12,14 +12,14 @@ async one; each handle class says that in a one-line ``then``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Unpack
 
-from nbext.models import CancelResult, Health, JobResult, PurgeResult, S3Config, StreamChunk
+from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
 
 from . import _flows as flows
 from ._budget import within_budget
-from ._calls import Seconds, endpoint_call, segment, submission_body
+from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submission_body
 from ._cost import JobCost, job_cost, reported_cost
 from ._diagnosis import explained
 from ._map import AsyncMapResults, MapPlan, MapResults
@@ -51,29 +51,6 @@ per job grows with its concurrency (about 2.1 ms a job at 16, 3.8 ms at 32 on a 
 2-core machine, ``benchmarks/map_over_latency.py``)."""
 
 
-def _body(
-    endpoint_id: str,
-    operation: str,
-    input: Any,
-    webhook: str | None,
-    execution_timeout: Seconds | None,
-    ttl: Seconds | None,
-    low_priority: bool,
-    s3_config: S3Config | Mapping[str, Any] | None,
-) -> bytes:
-    """Options of /run and /runsync, checked and encoded locally before any send."""
-    return submission_body(
-        endpoint_id,
-        operation,
-        input,
-        webhook=webhook,
-        execution_timeout=execution_timeout,
-        ttl=ttl,
-        low_priority=low_priority,
-        s3_config=s3_config,
-    )
-
-
 # ---- what a handle does, written once --------------------------------------------------
 # A flow operation takes the client's flow context and what the handle is about, then
 # the caller's arguments; a local one takes what the handle is about and the arguments.
@@ -83,22 +60,17 @@ def _run(
     ctx: flows.Context,
     endpoint_id: str,
     input: dict[str, Any],
-    *,
-    webhook: str | None = None,
-    execution_timeout: Seconds | None = None,
-    ttl: Seconds | None = None,
-    low_priority: bool = False,
-    s3_config: S3Config | Mapping[str, Any] | None = None,
+    options: JobOptions | None = None,
+    **option_words: Unpack[JobOptionWords],
 ) -> flows.Flow[flows.JobState]:
     """Queue a job (/run) and return its handle at once.
 
-    ``execution_timeout`` and ``ttl`` are seconds (or timedeltas). A body over 10 MB
-    raises PayloadTooLarge, and a client past its ``budget_usd`` BudgetExceeded, before
-    anything is sent.
+    ``options`` (a ``JobOptions``), or its fields as keywords (``webhook=``,
+    ``execution_timeout=``, ``ttl=``, ``low_priority=``, ``s3_config=``): how the job is
+    submitted. A body over 10 MB raises PayloadTooLarge, and a client past its
+    ``budget_usd`` BudgetExceeded, before anything is sent.
     """
-    body = _body(
-        endpoint_id, "run", input, webhook, execution_timeout, ttl, low_priority, s3_config
-    )
+    body = submission_body(endpoint_id, "run", input, JobOptions.of(options, option_words))
     yield from within_budget(ctx, endpoint_id)
     return (yield from flows.submit(ctx, endpoint_id, body))
 
@@ -107,25 +79,20 @@ def _run_sync(
     ctx: flows.Context,
     endpoint_id: str,
     input: dict[str, Any],
+    options: JobOptions | None = None,
     *,
     wait: float = DEFAULT_RUNSYNC_WAIT,
     timeout: float | None = None,
     raise_on_failure: bool = True,
-    webhook: str | None = None,
-    execution_timeout: Seconds | None = None,
-    ttl: Seconds | None = None,
-    low_priority: bool = False,
-    s3_config: S3Config | Mapping[str, Any] | None = None,
+    **option_words: Unpack[JobOptionWords],
 ) -> flows.Flow[JobResult]:
-    """Run a job (/runsync) and return its result.
+    """Run a job (/runsync) and return its result; ``options`` as ``run``'s.
 
     The service holds the request up to ``wait`` seconds; a job still running then is
     waited for by its id (never submitted again) until ``timeout`` (default: the
     client's ``wait_timeout``) passes, which raises Timeout.
     """
-    body = _body(
-        endpoint_id, "runsync", input, webhook, execution_timeout, ttl, low_priority, s3_config
-    )
+    body = submission_body(endpoint_id, "runsync", input, JobOptions.of(options, option_words))
     yield from within_budget(ctx, endpoint_id)
     flow = flows.run_sync(ctx, endpoint_id, body, wait, timeout, raise_on_failure)
     _, result = yield from explained(ctx, endpoint_id, flow)
@@ -171,40 +138,32 @@ def _purge_queue(ctx: flows.Context, endpoint_id: str) -> flows.Flow[PurgeResult
 def _map(
     endpoint_id: str,
     inputs: Iterable[dict[str, Any]],
+    options: JobOptions | None = None,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     timeout: float | None = None,
     raise_on_failure: bool = False,
-    webhook: str | None = None,
-    execution_timeout: Seconds | None = None,
-    ttl: Seconds | None = None,
-    low_priority: bool = False,
-    s3_config: S3Config | Mapping[str, Any] | None = None,
+    **option_words: Unpack[JobOptionWords],
 ) -> MapPlan:
     """Run every input as a job; yield ``(index, result)`` as each finishes.
 
     At most ``concurrency`` jobs are in flight. Failed jobs are yielded like the rest
     (their ``status`` says so) unless ``raise_on_failure``: in a batch, one failure
     should not hide every other result. ``timeout`` is each job's deadline, counted
-    from its submission.
+    from its submission. ``options`` as ``run``'s, for every job.
 
     Each input goes to /runsync with a 1 s hold, so a quick job costs one call and
     its result arrives in the answer; a longer one is then waited for by its id.
     Such jobs are kept by the service for 1 minute after they end (30 for /run):
     the result is in hand, but ``job(result.id)`` finds nothing after that. With a
-    ``timeout`` under 2 s, inputs go to /run instead. A 429 is paced and sent
-    again; a submission whose answer was lost never is (it could run twice): that
-    input is yielded as ``MaybeQueued`` and the map goes on. A map left before its
-    end cancels the jobs in flight (``abandoned`` on the iterator says which).
+    ``timeout`` under 2 s, inputs go to /run instead. A 429 pauses the map for the
+    service's Retry-After, then the input is sent again; a submission whose answer
+    was lost never is (it could run twice): that input is yielded as ``MaybeQueued``
+    and the map goes on. A map left before its end cancels the jobs in flight
+    (``abandoned`` on the iterator says which).
     """
-
-    def make_body(value: Any, operation: str) -> bytes:
-        """Each body is checked as its input is taken."""
-        return _body(
-            endpoint_id, operation, value, webhook, execution_timeout, ttl, low_priority, s3_config
-        )
-
-    return MapPlan(endpoint_id, inputs, concurrency, make_body, timeout, raise_on_failure)
+    options = JobOptions.of(options, option_words)
+    return MapPlan(endpoint_id, inputs, concurrency, options, timeout, raise_on_failure)
 
 
 def _status(ctx: flows.Context, state: flows.JobState) -> flows.Flow[JobResult]:

@@ -20,10 +20,13 @@ A map whose client reaches its ``budget_usd`` is left the same way, by ``BudgetE
 before the next submission (docs/behaviour.md#budget).
 
 A submission answered 429 was refused before it was queued, so it is the one that is
-safe to send again; ``SubmitGate`` (``_gate``) makes all of a map's workers back off
-together, and learns from the 429 how many submissions the window holds so it can
-resume exactly when the oldest ones leave it, instead of stampeding the service at the
-next whole second of Retry-After.
+safe to send again; ``SubmitGate`` (``_gate``) holds all of a map's workers until the
+service's ``Retry-After`` has passed.
+
+A map's workers run its flows the way their client runs every call: a ``Client``'s in
+threads of the map's own, through the client's blocking driver and connection pool (its
+blocking sockets leave the GIL to the others while they wait); an ``AsyncClient``'s as
+tasks on the caller's loop. Each worker is one flow (``_Batch.worker``), written once.
 """
 
 from __future__ import annotations
@@ -31,16 +34,20 @@ from __future__ import annotations
 import asyncio
 import functools
 import queue
+import threading
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_all
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from nbext.models import AcceptedJob, CancelResult, JobResult, JobStatus
 
 from ._budget import within_budget
-from ._calls import endpoint_call, job_call, model_of, runsync_call
+from ._calls import JobOptions, endpoint_call, job_call, model_of, runsync_call, submission_body
 from ._config import Secret
-from ._drive import arun
+from ._drive import Steps, aiterate, arun, iterate, run
 from ._errors import (
     APIError,
     BudgetExceeded,
@@ -53,8 +60,11 @@ from ._errors import (
 )
 from ._flows import (
     Context,
+    Effect,
+    Emit,
     Flow,
     JobState,
+    Sleep,
     call_model,
     continued,
     finish,
@@ -64,7 +74,6 @@ from ._flows import (
     wait,
 )
 from ._gate import SubmitGate
-from ._loop import BatchDriver, LoopThread
 
 MAP_HOLD = 1.0
 """Seconds each map item's /runsync asks the service to hold it (the interface's least)."""
@@ -136,13 +145,17 @@ def _ambiguous(exc: BaseException) -> bool:
 
 
 class BatchHost(Protocol):
-    """What a map needs of its client: the flow context, and how its workers perform
-    their effects (on the running loop: the caller's for ``AsyncClient``, a private one
-    for ``Client``)."""
+    """What a map needs of its client: the flow context, and its driver's ``_perform``."""
 
     _ctx: Context
 
-    def _batch_driver(self, threads: int) -> BatchDriver: ...
+    def _perform(self, effect: Effect) -> Any: ...
+
+
+class SyncBatchHost(BatchHost, Protocol):
+    _real_time: bool
+    """Whether the client's pauses are real ones (a map's workers then cut them short
+    when the map is left)."""
 
 
 def operation_for(timeout: float | None) -> Operation:
@@ -159,36 +172,30 @@ def submit_and_wait(
     timeout: float | None,
     track: Callable[[str | None], None] = lambda job_id: None,
 ) -> Flow[JobResult]:
-    """One map item: submitted through the gate (429s re-queued, nothing else re-sent),
-    then waited for until done or ``timeout`` seconds after its submission. ``track``
-    is told None as the submission leaves, and the job's id as soon as it is known."""
+    """One map item: submitted when the gate lets it (a 429 pauses the map and the item
+    is sent again, nothing else is), then waited for until done or ``timeout`` seconds
+    after its submission. ``track`` is told None as the submission leaves, and the job's
+    id as soon as it is known."""
     if operation == "runsync":
         call = runsync_call(endpoint_id, body, MAP_HOLD)
     else:
         call = endpoint_call("run", "POST", endpoint_id, body=body)
+    refusals = 0
     while True:
-        delay, ticket = gate.acquire(ctx.now())
-        if ticket is None:
+        delay = gate.wait(ctx.now())
+        if delay > 0:
             yield pause(ctx, delay)
             continue
-        if delay > 0:
-            yield pause(ctx, delay)  # the slot is held for this submission meanwhile
-            if not gate.go(ticket, ctx.now()):
-                continue
         deadline = submission_deadline(ctx, endpoint_id, timeout, operation)
-        rejected: RateLimited | None = None
         track(None)
         try:
             response = yield from send(ctx, call, deadline, retry_429=False)
-        except RateLimited as exc:
-            rejected = exc
-        except BaseException:
-            gate.admitted(ticket, ctx.now())  # it may have reached the service: it counts
-            raise
-        if rejected is None:
-            gate.admitted(ticket, ctx.now())
             break
-        gate.rejected(ticket, ctx.now(), rejected.retry_after)
+        except RateLimited as exc:
+            asked = exc.retry_after
+            backoff = ctx.policy.delay(refusals, None, ctx.rand())
+            gate.refused(ctx.now(), backoff if asked is None else asked)
+            refusals += 1
     if operation == "runsync":
         # One parse: a job still running answers {id, status}, which reads as a JobResult.
         result = model_of(call, response, JobResult)
@@ -209,13 +216,13 @@ def submit_and_wait(
 
 @dataclass
 class MapPlan:
-    """What a map needs besides the client: where, how wide, how to build each body."""
+    """What a map needs besides the client: where, how wide, with what options."""
 
     endpoint_id: str
     inputs: Iterable[Any]
     concurrency: int
-    make_body: Callable[[Any, Operation], bytes]
-    """One input's body, checked against the limit of the operation it goes to."""
+    options: JobOptions
+    """Every job's, checked with each input's body as the input is taken."""
     timeout: float | None
     raise_on_failure: bool
 
@@ -241,22 +248,22 @@ class MapPlan:
         return index, result
 
 
-class _End:
-    """The batch is over: every item was yielded, or it stopped."""
-
-
 class _Failed:
-    def __init__(self, index: int | None, exc: BaseException) -> None:
-        self.index, self.exc = index, exc
+    """A worker's error, for the consumer to raise: it ends the map."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
 
 
-Item = MapItem | _Failed | _End
+_END = object()
+"""A worker is done: every input was taken, or it stopped."""
 
 
 @dataclass
 class _Ledger:
     """The jobs a batch submitted and has not handed over yet (by input index), and what
-    became of them when the batch was left before its end."""
+    became of them when the batch was left before its end. Its workers write it from
+    their threads; what is read while they may run is read from a copy."""
 
     in_flight: dict[int, str | None] = field(default_factory=dict)
     unsent: set[int] = field(default_factory=set)
@@ -276,48 +283,56 @@ class _Ledger:
         self.unsent.discard(index)
 
     def unanswered(self) -> tuple[int, ...]:
-        return tuple(
-            sorted(i for i, job in self.in_flight.items() if job is None and i not in self.unsent)
-        )
+        unsent = set(self.unsent)
+        waiting = list(self.in_flight.items())
+        return tuple(sorted(i for i, job in waiting if job is None and i not in unsent))
 
     def job_ids(self) -> list[str]:
-        return [job_id for job_id in self.in_flight.values() if job_id is not None]
+        return [job_id for job_id in list(self.in_flight.values()) if job_id is not None]
+
+    def left(self, outcomes: dict[str, JobStatus | None]) -> None:
+        """The batch was left: what became of its jobs (None: the cancel failed)."""
+        if not self.in_flight:
+            return
+        done = [(job_id, status) for job_id, status in outcomes.items() if status is not None]
+        self.abandoned = Abandoned(
+            tuple(job_id for job_id, status in done if status is JobStatus.CANCELLED),
+            tuple(job_id for job_id, status in done if status is not JobStatus.CANCELLED),
+            tuple(job_id for job_id, status in outcomes.items() if status is None),
+            self.unanswered(),
+        )
 
 
-async def run_batch(
-    plan: MapPlan,
-    ctx: Context,
-    driver: BatchDriver,
-    emit: Callable[[Item], None],
-    ledger: _Ledger | None = None,
-) -> None:
-    """``plan.concurrency`` workers on the running loop, taking inputs in turn.
+class _Batch:
+    """One map's state, shared by its workers: inputs taken in turn, the gate, the ledger."""
 
-    Every worker's effects go through ``driver``; ``emit`` hands each outcome to the
-    consumer, a failure included (the consumer raises it and cancels the batch). A
-    submission that may have been queued is an item (``MaybeQueued``), not a failure.
-    Jobs submitted and not handed over when the batch ends (it was cancelled, or an item
-    failed) are cancelled; ``ledger`` says which. Ends with ``_End`` however it ends.
-    """
-    source = enumerate(plan.inputs)
-    gate = SubmitGate()
-    ledger = _Ledger() if ledger is None else ledger
+    def __init__(self, plan: MapPlan, ctx: Context, ledger: _Ledger) -> None:
+        self.plan, self.ctx, self.ledger = plan, ctx, ledger
+        self.gate = SubmitGate()
+        self._inputs = enumerate(plan.inputs)
+        self._lock = threading.Lock()
 
-    async def worker() -> None:
-        index: int | None = None
-        try:
-            for index, value in source:
-                try:
-                    await arun(within_budget(ctx, plan.endpoint_id), driver.perform)
-                except BudgetExceeded as exc:
-                    exc.add_note(f"map: stopped before input #{index}")
-                    index = None
-                    raise
-                ledger.take(index)
-                body = plan.make_body(value, plan.operation)
+    def _take(self) -> tuple[int, Any] | None:
+        with self._lock:  # a generator must not be resumed by two threads at once
+            return next(self._inputs, None)
+
+    def worker(self) -> Flow[None]:
+        """One worker: takes inputs until none is left, emitting each one's item (its
+        result, or ``MaybeQueued``); an error of an input ends it, naming the input."""
+        plan, ctx, ledger = self.plan, self.ctx, self.ledger
+        while (taken := self._take()) is not None:
+            index, value = taken
+            try:
+                yield from within_budget(ctx, plan.endpoint_id)
+            except BudgetExceeded as exc:
+                exc.add_note(f"map: stopped before input #{index}")
+                raise
+            ledger.take(index)
+            try:
+                body = submission_body(plan.endpoint_id, plan.operation, value, plan.options)
                 flow = submit_and_wait(
                     ctx,
-                    gate,
+                    self.gate,
                     plan.operation,
                     plan.endpoint_id,
                     body,
@@ -325,86 +340,45 @@ async def run_batch(
                     track=functools.partial(ledger.track, index),
                 )
                 try:
-                    item: JobResult | MaybeQueued = await arun(flow, driver.perform)
+                    item: JobResult | MaybeQueued = yield from flow
                 except NbextError as exc:
                     if ledger.in_flight[index] is not None or not _ambiguous(exc):
                         raise
                     item = MaybeQueued(index, exc)
-                ledger.handed_over(index)
-                emit((index, item))
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            emit(_Failed(index, exc))
+            except Exception as exc:
+                exc.add_note(f"map: input #{index}")
+                raise
+            ledger.handed_over(index)
+            yield Emit((index, item))
 
-    loop = asyncio.get_running_loop()
-    tasks = [loop.create_task(worker()) for _ in range(plan.concurrency)]
+
+def _cancel(ctx: Context, endpoint_id: str, job_id: str) -> Flow[JobStatus]:
+    """Cancel one job a map left behind; the state it ended in."""
+    call = job_call("cancel", "POST", endpoint_id, job_id)
     try:
-        await asyncio.gather(*tasks)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        try:
-            if ledger.in_flight:
-                ledger.abandoned = await _cancel_all(ctx, driver, plan.endpoint_id, ledger)
-        finally:
-            try:
-                await driver.aclose()
-            finally:
-                emit(_End())
+        answer = yield from call_model(ctx, call, CancelResult)
+    except Conflict:
+        return JobStatus.COMPLETED  # it had already ended
+    return answer.status
 
 
-async def _cancel_all(
-    ctx: Context, driver: BatchDriver, endpoint_id: str, ledger: _Ledger
-) -> Abandoned:
-    """Cancel every job the batch submitted and did not hand over, within
-    ``CANCEL_BUDGET``: an abandoned map must not leave work running, nor hang."""
-    bounded = replace(ctx, call_timeout=CANCEL_BUDGET)
-
-    async def cancel(job_id: str) -> JobStatus:
-        call = job_call("cancel", "POST", endpoint_id, job_id)
-        try:
-            answer: CancelResult = await arun(
-                call_model(bounded, call, CancelResult), driver.perform
-            )
-        except Conflict:
-            return JobStatus.COMPLETED  # it had already ended
-        return answer.status
-
-    ids = ledger.job_ids()
-    tasks = {job_id: asyncio.ensure_future(cancel(job_id)) for job_id in ids}
-    if tasks:
-        await asyncio.wait(tasks.values(), timeout=CANCEL_BUDGET + 1)
-    cancelled, ended, running = [], [], []
-    for job_id, task in tasks.items():
-        if not task.done():
-            task.cancel()
-            running.append(job_id)
-        elif task.cancelled() or task.exception() is not None:
-            running.append(job_id)
-        elif task.result() is JobStatus.CANCELLED:
-            cancelled.append(job_id)
-        else:
-            ended.append(job_id)
-    await asyncio.gather(*tasks.values(), return_exceptions=True)
-    return Abandoned(tuple(cancelled), tuple(ended), tuple(running), ledger.unanswered())
-
-
-def _outcome(plan: MapPlan, got: Item, ctx: Context) -> MapItem | None:
-    """What the consumer yields for ``got``; None at the end; a failure raises.
-
-    The client's listeners hear each result here, on the consumer's thread (the batch
-    itself runs with a context that has none: on a sync client, on another thread)."""
-    if isinstance(got, _End):
+def _status(done: Future[JobStatus] | asyncio.Future[JobStatus]) -> JobStatus | None:
+    """What a cancel came to; None when it failed or did not end within its budget."""
+    if not done.done() or done.cancelled() or done.exception() is not None:
         return None
+    return done.result()
+
+
+def _outcome(plan: MapPlan, got: Any, ctx: Context) -> MapItem:
+    """What the consumer yields for a worker's item; a failure raises.
+
+    The client's listeners hear each result here, on the consumer's thread (the workers
+    run with a context that has none: on a sync client, in other threads)."""
     if isinstance(got, _Failed):
-        if got.index is not None:
-            got.exc.add_note(f"map: input #{got.index}")
         raise got.exc
     index, item = got
     if isinstance(item, MaybeQueued):
-        return got
+        return index, item
     ctx.seen(item)
     return plan.checked(index, item, ctx.secret)
 
@@ -428,29 +402,91 @@ class _Left:
         return self._ledger.abandoned
 
 
+class _Stopped(Exception):
+    """The map was left: its workers perform no more effects."""
+
+
 class MapResults(_Left, Iterator[MapItem]):
     """A sync map's ``(index, result)`` items as the jobs finish (``Endpoint.map``).
 
-    The batch runs on a private loop (``_loop``); results come back here. Leaving it
-    early (``break`` then ``close()``, an exception, Ctrl-C, the iterator collected)
-    stops submitting and cancels the jobs in flight: ``abandoned`` then says which.
+    ``concurrency`` threads run the workers; results come back here. Leaving it early
+    (``break`` then ``close()``, an exception, Ctrl-C, the iterator collected) stops
+    submitting and cancels the jobs in flight: ``abandoned`` then says which.
     """
 
-    def __init__(self, client: BatchHost, plan: MapPlan) -> None:
+    def __init__(self, client: SyncBatchHost, plan: MapPlan) -> None:
         super().__init__()
         self._items = self._run(client, plan)
 
-    def _run(self, client: BatchHost, plan: MapPlan) -> Generator[MapItem, None, None]:
-        results: queue.SimpleQueue[Item] = queue.SimpleQueue()
-        driver = client._batch_driver(plan.concurrency)
-        batch = run_batch(plan, client._ctx.unobserved(), driver, results.put, self._ledger)
-        runner = LoopThread(batch, name="nbext-map")
+    def _run(self, client: SyncBatchHost, plan: MapPlan) -> Generator[MapItem, None, None]:
+        results: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        stop = threading.Event()
+        batch = _Batch(plan, client._ctx.unobserved(), self._ledger)
+
+        def perform(effect: Effect) -> Any:
+            if stop.is_set():
+                raise _Stopped
+            if isinstance(effect, Sleep) and client._real_time:
+                stop.wait(max(0.0, effect.until - time.monotonic()))  # cut short if left
+                return None
+            return client._perform(effect)
+
+        def work() -> None:
+            try:
+                for item in iterate(Steps(batch.worker()), perform):
+                    results.put(item)
+            except _Stopped:
+                pass
+            except BaseException as exc:
+                results.put(_Failed(exc))
+            finally:
+                results.put(_END)
+
+        workers = [
+            threading.Thread(target=work, name="nbext-map", daemon=True)
+            for _ in range(plan.concurrency)
+        ]
+        for worker in workers:
+            worker.start()
         try:
-            while (item := _outcome(plan, results.get(), client._ctx)) is not None:
-                yield item
+            ended = 0
+            while ended < len(workers):
+                got = results.get()
+                if got is _END:
+                    ended += 1
+                else:
+                    yield _outcome(plan, got, client._ctx)
         finally:
-            runner.cancel()
-            runner.join()
+            stop.set()
+            self._stop(client, batch, workers)
+
+    def _stop(self, client: SyncBatchHost, batch: _Batch, workers: list[threading.Thread]) -> None:
+        """Cancel the jobs in flight (which ends the waits on them), let the workers end,
+        then cancel the jobs whose ids came meanwhile; all within ``CANCEL_BUDGET``."""
+        until = time.monotonic() + CANCEL_BUDGET
+        outcomes = self._cancel(client, batch, self._ledger.job_ids(), CANCEL_BUDGET)
+        for worker in workers:
+            worker.join(max(0.0, until - time.monotonic()))
+        later = [job_id for job_id in self._ledger.job_ids() if job_id not in outcomes]
+        outcomes |= self._cancel(client, batch, later, max(0.1, until - time.monotonic()))
+        self._ledger.left(outcomes)
+
+    @staticmethod
+    def _cancel(
+        client: SyncBatchHost, batch: _Batch, job_ids: list[str], budget: float
+    ) -> dict[str, JobStatus | None]:
+        if not job_ids:
+            return {}
+        bounded = replace(batch.ctx, call_timeout=budget)
+        endpoint_id = batch.plan.endpoint_id
+        pool = ThreadPoolExecutor(len(job_ids), thread_name_prefix="nbext-cancel")
+        cancels = {
+            job_id: pool.submit(run, _cancel(bounded, endpoint_id, job_id), client._perform)
+            for job_id in job_ids
+        }
+        wait_all(cancels.values(), timeout=budget + 1)
+        pool.shutdown(wait=False, cancel_futures=True)
+        return {job_id: _status(done) for job_id, done in cancels.items()}
 
     def __iter__(self) -> MapResults:
         return self
@@ -478,16 +514,46 @@ class AsyncMapResults(_Left, AsyncIterator[MapItem]):
         self._items = self._run(client, plan)
 
     async def _run(self, client: BatchHost, plan: MapPlan) -> AsyncGenerator[MapItem, None]:
-        results: asyncio.Queue[Item] = asyncio.Queue()
-        driver = client._batch_driver(plan.concurrency)
-        batch = run_batch(plan, client._ctx.unobserved(), driver, results.put_nowait, self._ledger)
-        task = asyncio.get_running_loop().create_task(batch)
+        results: asyncio.Queue[Any] = asyncio.Queue()
+        batch = _Batch(plan, client._ctx.unobserved(), self._ledger)
+
+        async def work() -> None:
+            try:
+                async for item in aiterate(Steps(batch.worker()), client._perform):
+                    results.put_nowait(item)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                results.put_nowait(_Failed(exc))
+            finally:
+                results.put_nowait(_END)
+
+        workers = [asyncio.ensure_future(work()) for _ in range(plan.concurrency)]
         try:
-            while (item := _outcome(plan, await results.get(), client._ctx)) is not None:
-                yield item
+            ended = 0
+            while ended < len(workers):
+                got = await results.get()
+                if got is _END:
+                    ended += 1
+                else:
+                    yield _outcome(plan, got, client._ctx)
         finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            bounded = replace(batch.ctx, call_timeout=CANCEL_BUDGET)
+            cancels = {
+                job_id: asyncio.ensure_future(
+                    arun(_cancel(bounded, plan.endpoint_id, job_id), client._perform)
+                )
+                for job_id in self._ledger.job_ids()
+            }
+            if cancels:
+                await asyncio.wait(cancels.values(), timeout=CANCEL_BUDGET + 1)
+            self._ledger.left({job_id: _status(done) for job_id, done in cancels.items()})
+            for done in cancels.values():
+                done.cancel()
+            await asyncio.gather(*cancels.values(), return_exceptions=True)
 
     def __aiter__(self) -> AsyncMapResults:
         return self

@@ -415,7 +415,7 @@ def sync_http(transport: httpx.BaseTransport | None) -> httpx.Client:
 
 
 def async_http(transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
-    """The ``httpx.AsyncClient`` an ``AsyncClient`` (or a sync client's map) makes for itself."""
+    """The ``httpx.AsyncClient`` an ``AsyncClient`` makes for itself."""
     try:
         return httpx.AsyncClient(transport=transport, limits=LIMITS)
     except ImportError as exc:

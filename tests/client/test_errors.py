@@ -16,6 +16,7 @@ from nbext.client import (
     BadRequest,
     Conflict,
     ConnectionError,
+    JobOptions,
     NbextError,
     NotFound,
     PayloadTooLarge,
@@ -143,25 +144,6 @@ def test_redaction_of_a_key_echoed_in_a_body() -> None:
     assert KEY not in str(err) and secret.masked in str(err)
 
 
-def test_plain_inputs_take_the_short_road_to_the_same_body() -> None:
-    # A batch builds thousands of bodies: a plain dict skips the model, but must come
-    # out the same, and anything the model would refuse must still be refused.
-    from collections import OrderedDict
-
-    from nbext.client._calls import submission_body
-
-    value = {"text": "héllo", "n": [1, 2.5, None], "nested": {"ok": True}}
-    plain = submission_body("e", "run", value)
-    assert plain == submission_body("e", "run", OrderedDict(value))  # through the model
-    assert plain == '{"input":{"text":"héllo","n":[1,2.5,null],"nested":{"ok":true}}}'.encode()
-    with pytest.raises(BadRequest, match=r"input\.1\.\[key\]"):
-        submission_body("e", "run", {1: "a"})
-    with pytest.raises(BadRequest, match="not JSON"):
-        submission_body("e", "run", {"x": float("nan")})
-    with pytest.raises(PayloadTooLarge):
-        submission_body("e", "run", {"x": "a" * (11 * 1024 * 1024)})
-
-
 def test_dot_segments_and_odd_ids_stay_one_segment() -> None:
     from nbext.client._calls import segment
 
@@ -220,10 +202,10 @@ def test_a_local_refusal_says_what_was_wrong_without_the_request() -> None:
     from nbext.client._calls import submission_body
 
     with pytest.raises(BadRequest) as bad:
-        submission_body("e", "run", {"x": float("nan")})
+        submission_body("e", "run", {"x": float("nan")}, JobOptions())
     assert bad.value.sent is False and bad.value.reason.startswith("the input is not JSON: ")
     with pytest.raises(PayloadTooLarge) as large:
-        submission_body("e", "run", {"x": "a" * (11 * 1024 * 1024)})
+        submission_body("e", "run", {"x": "a" * (11 * 1024 * 1024)}, JobOptions())
     assert large.value.reason.startswith("the input is ") and "10 MB" in large.value.reason
     assert "nothing was sent" not in bad.value.reason + large.value.reason  # ``sent`` says it
 
