@@ -17,11 +17,18 @@ import asyncio
 import json
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Unpack
 
 import pandas as pd
 
-from nbext.client import Abandoned, BudgetExceeded, JobCost, MaybeQueued
+from nbext.client import (
+    Abandoned,
+    BudgetExceeded,
+    JobCost,
+    JobOptions,
+    JobOptionWords,
+    MaybeQueued,
+)
 from nbext.models import JobResult
 
 from .connection import Connection, current
@@ -199,33 +206,23 @@ def _left(abandoned: Abandoned | None) -> str:
     return str(abandoned).removeprefix("map left before its end: ")
 
 
-def _options(
-    execution_timeout: float | None, ttl: float | None, low_priority: bool
-) -> dict[str, Any]:
-    options: dict[str, Any] = {"low_priority": low_priority}
-    if execution_timeout is not None:
-        options["execution_timeout"] = execution_timeout
-    if ttl is not None:
-        options["ttl"] = ttl
-    return options
-
-
 def run_many(
     endpoint: str,
     inputs: Any,
+    options: JobOptions | None = None,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     timeout: float | None = None,
-    execution_timeout: float | None = None,
-    ttl: float | None = None,
-    low_priority: bool = False,
     quiet: bool = False,
     connection: Connection | None = None,
+    **option_words: Unpack[JobOptionWords],
 ) -> pd.DataFrame:
     """Run every input as a job of ``endpoint``; a DataFrame of the results.
 
     ``inputs``: a list of dicts, or a DataFrame whose rows are the inputs. At most
     ``concurrency`` jobs run at once; ``timeout`` bounds each job's wait (seconds).
+    ``options`` (a ``JobOptions``, or its fields as keywords: ``ttl=``,
+    ``execution_timeout=``...) go with every job.
     Failed jobs are rows like the others (their ``state`` and ``error`` say so).
     Ctrl-C stops the batch (the jobs in flight are cancelled; the panel and the error
     name them) and raises ``Interrupted``. The cell blocks, so its panel has no Cancel
@@ -234,10 +231,7 @@ def run_many(
     """
     run = _Run(endpoint, inputs, quiet=quiet, cancellable=False, connection=connection)
     batch = run.service.client.endpoint(endpoint).map(
-        run.items,
-        concurrency=concurrency,
-        timeout=timeout,
-        **_options(execution_timeout, ttl, low_priority),
+        run.items, options, concurrency=concurrency, timeout=timeout, **option_words
     )
     try:
         for index, result in batch:
@@ -260,14 +254,13 @@ def run_many(
 async def run_many_async(
     endpoint: str,
     inputs: Any,
+    options: JobOptions | None = None,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     timeout: float | None = None,
-    execution_timeout: float | None = None,
-    ttl: float | None = None,
-    low_priority: bool = False,
     quiet: bool = False,
     connection: Connection | None = None,
+    **option_words: Unpack[JobOptionWords],
 ) -> pd.DataFrame:
     """``run_many`` for a cell that awaits: the same batch, panel and DataFrame, and the
     panel's Cancel works meanwhile (it stops the batch: nothing more is submitted, and
@@ -276,10 +269,7 @@ async def run_many_async(
     assert run.cancelled is not None
     client = run.service.async_client()
     batch = client.endpoint(endpoint).map(
-        run.items,
-        concurrency=concurrency,
-        timeout=timeout,
-        **_options(execution_timeout, ttl, low_priority),
+        run.items, options, concurrency=concurrency, timeout=timeout, **option_words
     )
     cancel: asyncio.Future[Any] = asyncio.ensure_future(run.cancelled.wait())
     following: asyncio.Future[Any] | None = None

@@ -7,6 +7,7 @@ import base64
 import pandas as pd
 import pytest
 
+from nbext.client import JobOptions
 from nbext.notebook import run_many
 from nbext.notebook.batch import MAYBE_QUEUED
 from nbext.notebook.display.specs import STATES
@@ -78,6 +79,22 @@ def test_run_many_from_python(nb: Notebook) -> None:
         run_many("echo", {"x": 1}, connection=nb.conn)
 
 
+def test_job_options_reach_every_job_of_a_batch(nb: Notebook) -> None:
+    # One value from the magic's options (or run_many's) to each job's body.
+    nb.run("inputs = [{'n': 1}, {'n': 2}]")
+    nb.run(
+        "%runpod map echo inputs -o res -q --execution-timeout 30 --ttl 3600 "
+        "--webhook http://127.0.0.1:9/hook"
+    )
+    ids = nb.shell.user_ns["res"]["id"].tolist()
+    df = run_many("echo", [{"n": 3}], JobOptions(ttl=600), quiet=True, connection=nb.conn)
+    worded = run_many("echo", [{"n": 4}], execution_timeout=5, quiet=True, connection=nb.conn)
+    jobs = [nb.job(job_id) for job_id in [*ids, *df["id"], *worded["id"]]]
+    assert [job.ttl_ms for job in jobs] == [3_600_000, 3_600_000, 600_000, 86_400_000]  # 24 h
+    assert [job.execution_timeout_ms for job in jobs] == [30_000, 30_000, None, 5_000]
+    assert [job.webhook for job in jobs] == ["http://127.0.0.1:9/hook"] * 2 + [None, None]
+
+
 @pytest.mark.parametrize(
     ("setup", "line", "expected"),
     [
@@ -85,6 +102,7 @@ def test_run_many_from_python(nb: Notebook) -> None:
         ("xs = [1, 2]", "%runpod map echo xs", "input #0 is a int; every input must be a dict"),
         ("xs = [{}]", "%runpod map echo xs --concurrency 0", "--concurrency must be at least 1"),
         ("xs = [{}]", "%runpod map nowhere xs", "endpoint 'nowhere' not found"),
+        ("xs = [{}]", "%runpod map echo xs --ttl -1", "--ttl must be a number of seconds > 0"),
     ],
 )
 def test_mistakes(

@@ -45,7 +45,7 @@ from . import (  # noqa: F401  (they register subcommands)
 from .chat import run_chat
 from .commands import SUBCOMMANDS, dispatch, help_text
 from .common import parse_line
-from .job import run_job
+from .job import job_option_arguments, run_job
 
 
 @magics_class
@@ -175,20 +175,7 @@ class RunpodMagics(Magics):
         help="return at once; the panel keeps updating while other cells run",
     )
     @argument("--timeout", type=float, metavar="SECONDS", help="stop waiting after SECONDS")
-    @argument(
-        "--execution-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="the job's execution timeout (5 s to 7 days; default: the endpoint's)",
-    )
-    @argument(
-        "--ttl",
-        type=float,
-        metavar="SECONDS",
-        help="the job's time to live from submission (10 s to 7 days; default 24 h)",
-    )
-    @argument("--low-priority", action="store_true", help="do not start a worker for this job")
-    @argument("--webhook", metavar="URL", help="the service POSTs the result to URL when done")
+    @job_option_arguments
     @argument(
         "-o",
         "--output",

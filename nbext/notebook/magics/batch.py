@@ -11,6 +11,7 @@ from ..display import show_frame
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import check_name, positive, store, usage_errors
+from .job import job_option_arguments, job_options
 
 if TYPE_CHECKING:
     import argparse
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     help=f"jobs in flight at once (default {DEFAULT_CONCURRENCY})",
 )
 @argument("--timeout", type=float, help="seconds to wait for each job")
+@job_option_arguments
 @argument("-q", "--quiet", action="store_true", help="no progress panel")
 def map_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """Run every input of INPUTS as a job of ENDPOINT, with a progress bar and counts by
@@ -63,6 +65,7 @@ def _checked(magics: RunpodMagics, args: argparse.Namespace) -> tuple[str | None
         "inputs": magics.user_ns[args.inputs],
         "concurrency": args.concurrency,
         "timeout": positive(args.timeout, "--timeout"),
+        "options": job_options(args),
         "quiet": args.quiet,
         "connection": magics.connection,
     }

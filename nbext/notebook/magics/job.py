@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from nbext.client import Job, NbextError, NotFound, Timeout
+from nbext.client import Job, JobOptions, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus
 
 from ..errors import Interrupted, NotebookError, deferred_interrupts
 from ..follow import JobFollower
+from ..ipython import F, argument
 from ..outcome import check_completed
 from ..registry import JobRecord
 from ..widgets.job import JobPanel
@@ -86,16 +87,40 @@ def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def submit_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options of ``/run`` and ``/runsync`` from the magic's arguments (seconds)."""
-    options: dict[str, Any] = {"low_priority": args.low_priority}
-    if args.webhook:
-        options["webhook"] = args.webhook
-    if args.execution_timeout is not None:
-        options["execution_timeout"] = positive(args.execution_timeout, "--execution-timeout")
-    if args.ttl is not None:
-        options["ttl"] = positive(args.ttl, "--ttl")
-    return options
+_JOB_OPTIONS = (
+    argument(
+        "--execution-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="the job's execution timeout (5 s to 7 days; default: the endpoint's)",
+    ),
+    argument(
+        "--ttl",
+        type=float,
+        metavar="SECONDS",
+        help="the job's time to live from submission (10 s to 7 days; default 24 h)",
+    ),
+    argument("--low-priority", action="store_true", help="do not start a worker for this job"),
+    argument("--webhook", metavar="URL", help="the service POSTs the result to URL when done"),
+)
+
+
+def job_option_arguments(magic: F) -> F:
+    """The options of the jobs a magic submits (``%%runpod_job``, ``%runpod map``), read
+    into one ``JobOptions`` by ``job_options``."""
+    for add in reversed(_JOB_OPTIONS):  # IPython lists a magic's arguments in reverse
+        magic = add(magic)
+    return magic
+
+
+def job_options(args: argparse.Namespace) -> JobOptions:
+    """The ``JobOptions`` a magic's arguments say (seconds), as the client takes them."""
+    return JobOptions(
+        webhook=args.webhook or None,
+        execution_timeout=positive(args.execution_timeout, "--execution-timeout"),
+        ttl=positive(args.ttl, "--ttl"),
+        low_priority=args.low_priority,
+    )
 
 
 def _submit(
@@ -123,7 +148,7 @@ def _submit(
             "running here (a Jupyter kernel has one; a terminal IPython does not)"
         )
     job_input = parse_input(cell, python=args.python, namespace=magics.user_ns)
-    options = submit_options(args)
+    options = job_options(args)
     with usage_errors():
         service = magics.connection.service()
     if args.sync:
@@ -133,7 +158,7 @@ def _submit(
         return None if follower is None else (follower, False)
     with deferred_interrupts(deliver=False) as held:
         with usage_errors(f"endpoint {endpoint_id!r}"):
-            job = service.client.endpoint(endpoint_id).run(job_input, **options)
+            job = service.client.endpoint(endpoint_id).run(job_input, options)
         follower = _follower(magics, service, job, args, timeout, output_name)
     if args.background and not held.received:
         follower.start_background()
@@ -277,7 +302,7 @@ def _run_sync(
     service: Service,
     endpoint_id: str,
     job_input: dict[str, Any],
-    options: dict[str, Any],
+    options: JobOptions,
     args: argparse.Namespace,
     timeout: float | None,
     output_name: str | None,
@@ -304,7 +329,7 @@ def _run_sync(
             endpoint = service.client.endpoint(endpoint_id)
             try:
                 result = endpoint.run_sync(
-                    job_input, raise_on_failure=False, **(limits or {"timeout": timeout}), **options
+                    job_input, options, raise_on_failure=False, **(limits or {"timeout": timeout})
                 )
             except Timeout as exc:
                 if not short or exc.job_id is None:
