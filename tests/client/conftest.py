@@ -120,6 +120,33 @@ class AsyncEmulatorTime(EmulatorTime):
             await anyio.to_thread.run_sync(self._advance_to, target)
 
 
+class VirtualTime:
+    """A clock that moves only when told to (the client sleeps, a test's server takes its
+    time), shared by a client and a server of the test: a 25 s wait costs no real time,
+    and both read the same instants."""
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        with self._lock:
+            return self._now
+
+    def sleep_until(self, instant: float) -> None:
+        with self._lock:
+            self._now = max(self._now, instant)
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self._now += seconds
+
+
+class AsyncVirtualTime(VirtualTime):
+    async def sleep_until(self, instant: float) -> None:  # type: ignore[override]
+        VirtualTime.sleep_until(self, instant)
+
+
 class Harness:
     """One emulator, one client of the given mode, and the test's controls."""
 

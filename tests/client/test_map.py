@@ -17,7 +17,7 @@ from nbext.client import AsyncClient, BadRequest, Client, JobFailed
 from nbext.client._gate import SubmitGate
 from nbext.models import JobStatus
 
-from .conftest import KEY, Harness, MakeHarness
+from .conftest import KEY, AsyncVirtualTime, Harness, MakeHarness, VirtualTime
 
 pytestmark = pytest.mark.anyio
 
@@ -177,29 +177,7 @@ async def test_breaking_out_of_a_sync_map_stops_submitting(make: MakeHarness) ->
     assert settled < 20  # the workers stopped; they did not run through all 500
 
 
-# ---- a service whose window is not the gate's ------------------------------------------------
-
-
-class VirtualTime:
-    """A clock that moves only when the client sleeps, shared by the client and the
-    server below: a 25 s wait costs no real time, and both read the same instants."""
-
-    def __init__(self) -> None:
-        self._now = 0.0
-        self._lock = threading.Lock()
-
-    def now(self) -> float:
-        with self._lock:
-            return self._now
-
-    def sleep_until(self, instant: float) -> None:
-        with self._lock:
-            self._now = max(self._now, instant)
-
-
-class AsyncVirtualTime(VirtualTime):
-    async def sleep_until(self, instant: float) -> None:  # type: ignore[override]
-        VirtualTime.sleep_until(self, instant)
+# ---- a service whose window is not the emulator's ------------------------------------------
 
 
 class OtherLimiter(ThreadingHTTPServer):

@@ -31,7 +31,7 @@ import pytest
 
 from nbext.client import AsyncClient, Client
 
-from .conftest import KEY
+from .conftest import KEY, AsyncVirtualTime, VirtualTime
 
 ADMITTED = 5
 """Requests the server admits in any ``WINDOW``."""
@@ -44,31 +44,6 @@ SEEDS = 150
 LOCKSTEP_GRACE = 5.0
 """Real seconds the server waits for the map's next request before answering anyway (a
 client that neither sends nor sleeps); a passing map never comes near it."""
-
-
-class VirtualTime:
-    """The map's clock and the server's: it moves only when told to."""
-
-    def __init__(self) -> None:
-        self._now = 0.0
-        self._lock = threading.Lock()
-
-    def now(self) -> float:
-        with self._lock:
-            return self._now
-
-    def sleep_until(self, instant: float) -> None:
-        with self._lock:
-            self._now = max(self._now, instant)
-
-    def advance(self, seconds: float) -> None:
-        with self._lock:
-            self._now += seconds
-
-
-class AsyncVirtualTime(VirtualTime):
-    async def sleep_until(self, instant: float) -> None:  # type: ignore[override]
-        VirtualTime.sleep_until(self, instant)
 
 
 @dataclass

@@ -102,8 +102,11 @@ def test_ctrl_c_during_a_batch_stops_it(nb: Notebook) -> None:
         release.set()
     assert "stopped after 0 of 3 jobs" in str(caught.value)
     assert "interrupted: 0 of 3 finished" in nb.last_plain()
-    # Ctrl-C came during the /runsync hold: its id never arrived, so it is named by input
-    assert "input #0 may have been queued (submission unanswered)" in str(caught.value)
+    # Ctrl-C came during the /runsync hold: the map let that answer come, so the job is
+    # named by its id and cancelled, not left running unnamed
+    (job,) = nb.emu.jobs.jobs.values()
+    assert f"cancelled 1 job ({job.id}) it had submitted" in str(caught.value)
+    assert job.status is JobStatus.CANCELLED
 
 
 def test_interrupts_are_held_back_while_a_job_is_being_submitted() -> None:
