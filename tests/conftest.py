@@ -52,7 +52,7 @@ SLOW = (
     "tests/test_suite_bounds.py::test_a_hung_test_fails_with_its_name_and_stack_and_the_run_goes_on",
     # real time: rate-limit windows of 10 s
     "tests/client/test_map.py::test_map_paces_three_windows_without_losing_one",
-    # 300 maps, each answered one request at a time: 30 to 60 s
+    # 300 maps, each answered one request at a time: about 25 s
     "tests/client/test_map_retry_after.py",
     # real time: a wait's own timeout, a server reading slowly or not at all
     "tests/client/test_wait_diagnosis.py::test_run_sync_that_times_out_in_queue_says_why",
