@@ -37,7 +37,6 @@ from typing import Any, Literal, Protocol
 
 from nbext.models import AcceptedJob, CancelResult, JobResult, JobStatus
 
-from ._budget import within_budget
 from ._calls import endpoint_call, job_call, model_of, runsync_call
 from ._config import Secret
 from ._drive import arun
@@ -308,7 +307,7 @@ async def run_batch(
         try:
             for index, value in source:
                 try:
-                    await arun(within_budget(ctx, plan.endpoint_id), driver.perform)
+                    await arun(ctx.admit(plan.endpoint_id), driver.perform)
                 except BudgetExceeded as exc:
                     exc.add_note(f"map: stopped before input #{index}")
                     index = None
