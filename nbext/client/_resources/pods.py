@@ -18,7 +18,6 @@ from pydantic import BaseModel
 from nbext.models.v2 import CpuConfig, GpuConfig, Mounts, Pod
 
 from .._flows import Context, Flow
-from .._retry import Kind
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
 from .logs import as_line, follow_pod_logs, pod_logs
 from .renamed import POD_CREATE, POD_UPDATE, container_fields, renamed
@@ -116,30 +115,32 @@ def delete(ctx: Context, api: V2, pod_id: str) -> Flow[None]:
     yield from api.delete(ctx, call)
 
 
-def _action(ctx: Context, api: V2, pod_id: str, action: str, kind: Kind) -> Flow[Pod | None]:
-    """``POST /pods/{id}/action``: the pod as it is now, when the service sends it."""
+def _action(ctx: Context, api: V2, pod_id: str, action: str) -> Flow[Pod | None]:
+    """``POST /pods/{id}/action``: the pod as it is now, when the service sends it.
+
+    An action the pod's status does not allow (stopping a pod already stopped, or
+    locked) is Conflict, naming what the status allows. So an action is never sent again
+    once it may have reached the service: the second send would be refused for what the
+    first one did (and a second restart would kill what the first one started).
+    """
     parts, op = ["pods", ident(pod_id, "pod id"), "action"], f"pods.{action}"
-    call = api.call("POST", parts, op, f"pod {pod_id!r}", body={"action": action}, kind=kind)
+    call = api.call("POST", parts, op, f"pod {pod_id!r}", body={"action": action})
     return (yield from api.fetch(ctx, call, maybe(Pod)))
 
 
 def start(ctx: Context, api: V2, pod_id: str) -> Flow[Pod | None]:
-    """Start (or resume) a stopped pod. Retried like a GET: starting twice is starting once;
-    a status that does not allow it (a pod already running) is Conflict, naming what it
-    allows."""
-    return (yield from _action(ctx, api, pod_id, "start", Kind.IDEMPOTENT))
+    """Start (or resume) a stopped pod."""
+    return (yield from _action(ctx, api, pod_id, "start"))
 
 
 def stop(ctx: Context, api: V2, pod_id: str) -> Flow[Pod | None]:
-    """Stop a pod: it becomes EXITED and stops costing GPU time (Conflict if locked).
-    Retried like a GET."""
-    return (yield from _action(ctx, api, pod_id, "stop", Kind.IDEMPOTENT))
+    """Stop a pod: it becomes EXITED and stops costing GPU time (Conflict if locked)."""
+    return (yield from _action(ctx, api, pod_id, "stop"))
 
 
 def restart(ctx: Context, api: V2, pod_id: str) -> Flow[Pod | None]:
-    """Restart a pod's container in place. Never re-sent once it may have reached the
-    service: a second restart would kill what the first one started."""
-    return (yield from _action(ctx, api, pod_id, "restart", Kind.SUBMIT))
+    """Restart a pod's container in place."""
+    return (yield from _action(ctx, api, pod_id, "restart"))
 
 
 class Pods(Resource):

@@ -36,10 +36,12 @@ Fix = Callable[[Context, V2, tuple[Any, ...], dict[str, Any]], Flow[dict[str, An
 @dataclass(frozen=True)
 class Old:
     """An old keyword: the new one the warning names (as the caller would write it),
-    and how its value is put there."""
+    how its value is put there, and (for a keyword whose name is kept) which values are
+    the old spelling."""
 
     use: str
     put: Put
+    old: Callable[[Any], bool] = lambda value: value is not None
 
 
 def to(name: str, convert: Callable[[Any], Any] | None = None) -> Put:
@@ -103,8 +105,7 @@ def renamed(operation: str, table: Mapping[str, Old], fix: Fix | None = None) ->
     def decorate(flow: F) -> F:
         @functools.wraps(flow)
         def wrapper(ctx: Context, api: V2, *args: Any, **kw: Any) -> Flow[Any]:
-            old = {name: kw.pop(name) for name in list(kw) if name in table}
-            old = {name: value for name, value in old.items() if value is not None}
+            old = {n: kw.pop(n) for n in list(kw) if n in table and table[n].old(kw[n])}
             if old:
                 made = _spelt(operation, table, old)
                 if fix is not None:
@@ -208,8 +209,9 @@ ENDPOINT = {
         "scaling={'type': ..., 'queue_delay' or 'request_count': ...}", into("scaling", "value")
     ),
     "flashboot": Old(
-        "flashboot='FLASHBOOT' or 'OFF'",
-        to("flashboot", lambda v: ("FLASHBOOT" if v else "OFF") if isinstance(v, bool) else v),
+        "flashboot='FLASHBOOT' or 'OFF' (not True or False)",
+        to("flashboot", lambda v: "FLASHBOOT" if v else "OFF"),
+        lambda value: isinstance(value, bool),
     ),
     "network_volume_id": Old("network_volumes=[...]", into("network_volumes", "first")),
     "network_volume_ids": Old("network_volumes=[...]", into("network_volumes", "more")),

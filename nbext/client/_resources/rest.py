@@ -23,7 +23,7 @@ from .._calls import Call
 from .._drive import Steps
 from .._errors import NotFound
 from .._flows import Context, Flow, Send, send
-from .._retry import Kind, never_sent
+from .._retry import never_sent
 from .wire import Reader, encoded, management_call
 
 log = logging.getLogger("nbext.client")
@@ -44,11 +44,10 @@ class V2:
         *,
         body: Mapping[str, Any] | None = None,
         query: Sequence[tuple[str, str]] = (),
-        kind: Kind | None = None,
     ) -> Call:
         """The call of ``operation``: ``parts`` are literal path segments under ``/v2``."""
         data = None if body is None else encoded(operation, body)
-        return management_call(method, parts, operation, subject, query=query, body=data, kind=kind)
+        return management_call(method, parts, operation, subject, query=query, body=data)
 
     def fetch(self, ctx: Context, call: Call, read: Reader[T]) -> Flow[T]:
         """Send ``call`` (with the retries its kind allows) and read the answer."""

@@ -30,7 +30,6 @@ from .._calls import Answer, Call
 from .._config import ENV_MANAGEMENT_API
 from .._errors import APIError, UnsupportedOperation
 from .._flows import Context, Flow, send
-from .._retry import Kind
 from .rest import V2
 from .wire import Reader, encoded, management_call
 
@@ -291,7 +290,6 @@ class V1(V2):
         *,
         body: Mapping[str, Any] | None = None,
         query: Sequence[tuple[str, str]] = (),
-        kind: Kind | None = None,
     ) -> Call:
         area = parts[0]
         if area == "billing" and len(parts) == 2 and parts[1] in BILLING:
@@ -300,12 +298,11 @@ class V1(V2):
             action, pod = body["action"], ["pods", parts[1]]
             if action == "terminate":
                 return management_call("DELETE", pod, operation, subject)
-            return management_call("POST", [*pod, action], operation, subject, kind=kind)
-        if area not in AREAS or len(parts) > 2 or query:
+            return management_call("POST", [*pod, action], operation, subject)
+        if area not in AREAS or len(parts) > 2 or query or parts[1:] == ["delegations"]:
             raise needs_v2(operation)
         data = None if body is None else encoded(operation, BODIES[area](operation, body))
-        return management_call(method, [AREAS[area], *parts[1:]], operation, subject,
-                               body=data, kind=kind)  # fmt: skip
+        return management_call(method, [AREAS[area], *parts[1:]], operation, subject, body=data)
 
     def _billing(
         self, kind: str, operation: str, subject: str, query: Sequence[tuple[str, str]]
