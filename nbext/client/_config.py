@@ -214,16 +214,11 @@ def load_config(
             "instead, use `with nbext.local_client() as client:`"
         )
 
-    api = (
-        management_api
-        or env.get(ENV_MANAGEMENT_API, "").strip()
-        or from_file("management_api")
-        or "v2"
-    )
+    api = management_api or env.get(ENV_MANAGEMENT_API, "").strip() or "v2"
     if api not in ("v1", "v2"):
         raise ConfigError(
             f"management_api must be 'v2' (the default) or 'v1', got {api!r} "
-            f"(from the argument, {ENV_MANAGEMENT_API} or {path} [{profile}])"
+            f"(from the argument or {ENV_MANAGEMENT_API})"
         )
     base = base_url or env.get(ENV_BASE_URL, "").strip()
     if not base:

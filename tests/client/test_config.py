@@ -158,8 +158,8 @@ def test_the_management_interface_is_v2_unless_v1_is_asked_for_by_name(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """REST v2 whatever the base URL looks like (a path ending in /v1, a trailing slash, a
-    prefix, a proxy): only ``management_api``, ``RUNPOD_MANAGEMENT_API`` or the config
-    file's ``management_api`` choose the frozen v1, never a guess from the URL."""
+    prefix, a proxy): only ``management_api`` or ``RUNPOD_MANAGEMENT_API`` choose the
+    frozen v1, never a guess from the URL."""
     for url in ("http://127.0.0.1:8000/v1/", "https://proxy.example/runpod", REST_V1_BASE_URL):
         assert load_config("k" * 20, base_url=url).management_api == "v2"
     assert load_config("k" * 20).management_api == "v2"
@@ -173,9 +173,6 @@ def test_the_management_interface_is_v2_unless_v1_is_asked_for_by_name(
     with pytest.raises(ConfigError, match="management_api must be 'v2' .* or 'v1', got 'v3'"):
         load_config("k" * 20)
     monkeypatch.delenv("RUNPOD_MANAGEMENT_API")
-    (home / ".runpod").mkdir(exist_ok=True)
-    (home / ".runpod" / "config.toml").write_text('[default]\nmanagement_api = "v1"\n')
-    assert load_config("k" * 20).management_api == "v1"
     monkeypatch.setenv("RUNPOD_API_BASE_URL", "https://api.runpod.io/v2")
     with pytest.raises(
         ConfigError, match=r"export RUNPOD_REST_BASE_URL=https://api\.runpod\.io/v2"

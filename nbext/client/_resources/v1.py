@@ -302,7 +302,10 @@ class V1(V2):
         if area not in AREAS or len(parts) > 2 or query or parts[1:] == ["delegations"]:
             raise needs_v2(operation)
         data = None if body is None else encoded(operation, BODIES[area](operation, body))
-        return management_call(method, [AREAS[area], *parts[1:]], operation, subject, body=data)
+        every = parts == ["templates"] and method == "GET"  # v2 lists the endpoints' too
+        listing = [("includeEndpointBoundTemplates", "true")] if every else []
+        parts = [AREAS[area], *parts[1:]]
+        return management_call(method, parts, operation, subject, body=data, query=listing)
 
     def _billing(
         self, kind: str, operation: str, subject: str, query: Sequence[tuple[str, str]]

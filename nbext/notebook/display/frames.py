@@ -180,7 +180,8 @@ def convert(series: pd.Series, column: Column) -> pd.Series:
         return values.astype("category")
     if kind == "datetime":
         instants = series.map(_instant, na_action="ignore")
-        return pd.to_datetime(instants, utc=True, errors="coerce", format="ISO8601")
+        stamps = pd.to_datetime(instants, utc=True, errors="coerce", format="ISO8601")
+        return stamps.dt.as_unit("us")  # one unit, however many values are missing
     if kind == "int":
         return pd.to_numeric(series, errors="coerce").astype("Int64")
     if kind == "float":
