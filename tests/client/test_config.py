@@ -170,7 +170,7 @@ def test_the_management_interface_is_v2_unless_v1_is_asked_for_by_name(
     assert load_config("k" * 20, base_url="http://x/v2").management_api == "v1"
     assert load_config("k" * 20, management_api="v2").management_api == "v2"  # argument first
     monkeypatch.setenv("RUNPOD_MANAGEMENT_API", "v3")
-    with pytest.raises(ConfigError, match="management_api must be 'v2' .* or 'v1', got 'v3'"):
+    with pytest.raises(ConfigError, match=r"management_api must be 'v2' .* or 'v1', got 'v3'"):
         load_config("k" * 20)
     monkeypatch.delenv("RUNPOD_MANAGEMENT_API")
     monkeypatch.setenv("RUNPOD_API_BASE_URL", "https://api.runpod.io/v2")

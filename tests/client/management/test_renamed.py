@@ -148,7 +148,7 @@ async def test_both_spellings_or_a_second_gpu_type_are_refused(flavour: str) -> 
 
 def test_the_warning_points_at_the_callers_line() -> None:
     recorder = Recorder(body={"id": "t", "name": "t"})
-    with Client(KEY, base_url="https://m.example/v2", transport=recorder) as client:
-        with pytest.warns(DeprecationWarning) as caught:
-            client.templates.create(name="t", image_name="i")  # type: ignore[call-arg]
+    client = Client(KEY, base_url="https://m.example/v2", transport=recorder)
+    with client, pytest.warns(DeprecationWarning) as caught:
+        client.templates.create(name="t", image_name="i")  # type: ignore[call-arg]
     assert caught[0].filename == __file__
