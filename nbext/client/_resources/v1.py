@@ -44,7 +44,30 @@ AREAS = {
 }
 """v2's path -> v1's, for every area v1 has."""
 BILLING = {"pods": "pods", "serverless": "endpoints", "network-volumes": "networkvolumes"}
+BILLING_QUERY = {"startTime", "endTime", "bucketSize", "podId", "serverlessId"}
 BUCKETS = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
+
+CONTAINER = ("image", "args", "disk", "env", "ports", "registry", "mounts")
+"""v2's container fields, which ``convert.to_v1`` spells the v1 way."""
+TEMPLATE = {
+    "name": "name",
+    "category": "category",
+    "public": "isPublic",
+    "serverless": "isServerless",
+}
+POD = {
+    "name": "name",
+    "templateId": "templateId",
+    "dataCenterIds": "dataCenterIds",
+    "globalNetworking": "globalNetworking",
+    "locked": "locked",
+    "cloud": "cloudType",
+}
+ENDPOINT = {"name": "name", "dataCenterIds": "dataCenterIds", "timeout": "executionTimeoutMs"}
+WORKERS = {"min": "workersMin", "max": "workersMax", "idleTimeout": "idleTimeout"}
+GPU = {"count": "gpuCount", "allowedCudaVersions": "allowedCudaVersions"}
+VOLUME = {"name": "name", "size": "size", "dataCenter": "dataCenterId"}
+"""v2's field -> v1's, for the fields only renamed: both ways."""
 
 
 def needs_v2(operation: str, what: str = "") -> UnsupportedOperation:
@@ -56,8 +79,14 @@ def needs_v2(operation: str, what: str = "") -> UnsupportedOperation:
     )
 
 
-def _renamed(body: Mapping[str, Any], names: Mapping[str, str]) -> Json:
-    return {names[k]: v for k, v in body.items() if k in names}
+def to(names: Mapping[str, str], fields: Mapping[str, Any]) -> Json:
+    """``fields`` under the names ``names`` gives them (those it names)."""
+    return {names[k]: v for k, v in fields.items() if k in names}
+
+
+def back(names: Mapping[str, str], fields: Mapping[str, Any]) -> Json:
+    """``to`` the other way: v1's ``fields`` under v2's names."""
+    return to({v1: v2 for v2, v1 in names.items()}, fields)
 
 
 def _check(operation: str, body: Mapping[str, Any], known: Sequence[str]) -> None:
@@ -69,53 +98,41 @@ def _check(operation: str, body: Mapping[str, Any], known: Sequence[str]) -> Non
 
 # ---- v2's bodies, spelt for v1 ------------------------------------------------------------
 
-CONTAINER = ("image", "args", "disk", "env", "ports", "registry", "mounts")
-
 
 def template_body(op: str, b: Mapping[str, Any]) -> Json:
-    _check(op, b, (*CONTAINER, "name", "category", "public", "serverless"))
-    names = {"name": "name", "category": "category", "public": "isPublic"}
-    return {**to_v1(b, defaults=False), **_renamed(b, {**names, "serverless": "isServerless"})}
+    _check(op, b, (*CONTAINER, *TEMPLATE))
+    return {**to_v1(b), **to(TEMPLATE, b)}
 
 
 def pod_body(op: str, b: Mapping[str, Any]) -> Json:
-    flat = ("name", "templateId", "dataCenterIds", "globalNetworking", "locked", "cloud")
-    _check(op, b, (*CONTAINER, *flat, "gpu", "cpu"))
-    network = (b.get("mounts") or {}).get("network") or []
-    out = {**to_v1(b, defaults=False), **_renamed(b, {n: n for n in flat[:-1]})}
-    out |= _renamed(b, {"cloud": "cloudType"})
-    if network:
+    _check(op, b, (*CONTAINER, *POD, "gpu", "cpu"))
+    out = {**to_v1(b), **to(POD, b)}
+    if network := (b.get("mounts") or {}).get("network"):
         out.update(networkVolumeId=network[0]["volumeId"], volumeMountPath=network[0]["path"])
         out.pop("volumeInGb", None)
-    if (gpu := b.get("gpu")) is not None:
-        out.update(computeType="GPU", gpuTypeIds=[gpu["id"]])
-        out |= _renamed(gpu, {"count": "gpuCount", "allowedCudaVersions": "allowedCudaVersions"})
-    if (cpu := b.get("cpu")) is not None:
-        out.update(computeType="CPU", cpuFlavorIds=[cpu["id"]])
-        out |= _renamed(cpu, {"vcpuCount": "vcpuCount"})
+    if gpu := b.get("gpu"):
+        out.update(computeType="GPU", gpuTypeIds=[gpu["id"]], **to(GPU, gpu))
+    if cpu := b.get("cpu"):
+        out.update(
+            computeType="CPU", cpuFlavorIds=[cpu["id"]], **to({"vcpuCount": "vcpuCount"}, cpu)
+        )
     return out
 
 
 def endpoint_body(op: str, b: Mapping[str, Any]) -> Json:
-    _check(op, b, ("name", "templateId", "type", "gpu", "cpu", "workers", "scaling", "timeout",
-                   "flashboot", "dataCenterIds", "networkVolumes"))  # fmt: skip
+    nested = ("type", "gpu", "cpu", "workers", "scaling", "flashboot", "networkVolumes")
+    _check(op, b, (*ENDPOINT, "templateId", *nested))
     if b.get("type", "QUEUE") != "QUEUE":
         raise needs_v2(op, f" of type {b['type']}")
-    out = _renamed(
-        b, {"name": "name", "templateId": "templateId", "dataCenterIds": "dataCenterIds"}
-    )
-    out |= _renamed(b, {"timeout": "executionTimeoutMs"})
-    if (gpu := b.get("gpu")) is not None:
+    out = {**to({**ENDPOINT, "templateId": "templateId"}, b), **to(WORKERS, b.get("workers") or {})}
+    if gpu := b.get("gpu"):
         if gpu.get("pools") or gpu.get("excludedTypes"):
             raise needs_v2(op, " with gpu.pools (REST v1 names GPU types, not pools)")
-        out |= _renamed(gpu, {"count": "gpuCount", "allowedCudaVersions": "allowedCudaVersions"})
-        out |= _renamed(gpu, {"minCudaVersion": "minCudaVersion"})
+        out |= to({**GPU, "minCudaVersion": "minCudaVersion"}, gpu)
     if cpu := b.get("cpu"):
         out.update(computeType="CPU", cpuFlavorIds=[c["id"] for c in cpu])
-        out |= {"vcpuCount": max(c.get("vcpuCount", 2) for c in cpu)}
-    out |= _renamed(b.get("workers") or {}, {"min": "workersMin", "max": "workersMax"})
-    out |= _renamed(b.get("workers") or {}, {"idleTimeout": "idleTimeout"})
-    if (scaling := b.get("scaling")) is not None:
+        out["vcpuCount"] = max(c.get("vcpuCount", 2) for c in cpu)
+    if scaling := b.get("scaling"):
         value = scaling.get("requestCount", scaling.get("queueDelay"))
         out.update(scalerType=scaling["type"], scalerValue=math.ceil(value))
     if "flashboot" in b:
@@ -127,8 +144,8 @@ def endpoint_body(op: str, b: Mapping[str, Any]) -> Json:
 
 
 def volume_body(op: str, b: Mapping[str, Any]) -> Json:
-    _check(op, b, ("name", "size", "dataCenter"))
-    return _renamed(b, {"name": "name", "size": "size", "dataCenter": "dataCenterId"})
+    _check(op, b, tuple(VOLUME))
+    return to(VOLUME, b)
 
 
 def registry_body(op: str, b: Mapping[str, Any]) -> Json:
@@ -151,40 +168,31 @@ def _container(r: Json, image: str) -> Json:
     """v2's container fields and local volume of a v1 record (its image under ``image``)."""
     names = ("dockerStartCmd", "containerDiskInGb", "env", "ports", "containerRegistryAuthId")
     return {
+        "id": r.get("id"),
         **to_v2(r.get(image), *(r.get(name) for name in names)),
         "mounts": persistent(r.get("volumeInGb"), r.get("volumeMountPath")),
     }
 
 
 def template_v2(t: Json) -> Json:
-    return {
-        "id": t.get("id"),
-        "name": t.get("name"),
-        **_container(t, "imageName"),
-        "category": t.get("category"),
-        "public": t.get("isPublic", False),
-        "serverless": t.get("isServerless", False),
-    }
+    return {"public": False, "serverless": False, **_container(t, "imageName"), **back(TEMPLATE, t)}
 
 
 def pod_v2(p: Json) -> Json:
     status = p.get("desiredStatus") or "RUNNING"
-    volume, gpu = p.get("networkVolume") or {}, p.get("gpu")
-    out = {"id": p.get("id"), "name": p.get("name"), **_container(p, "image")}
-    if volume.get("id"):
+    out = {**_container(p, "image"), "name": p.get("name"), "status": status}
+    out.update(cost=p.get("costPerHr") or 0.0, locked=bool(p.get("locked")))
+    out["actions"] = next((list(a) for s, a in POD_ACTIONS_BY_STATUS.items() if s == status), [])
+    if (volume := p.get("networkVolume") or {}).get("id"):
         out["mounts"] = {"network": [{"volumeId": volume["id"], "path": p.get("volumeMountPath")}]}
-    if gpu:
+    if gpu := p.get("gpu"):
         out["gpu"] = {"id": gpu.get("id"), "count": gpu.get("count", 1)}
     if p.get("cpuFlavorId"):
         cpu = {"vcpuCount": p.get("vcpuCount"), "memory": p.get("memoryInGb")}
         out["cpu"] = {"id": p["cpuFlavorId"], **cpu}
     out.update(
-        status=status,
-        actions=next((list(a) for s, a in POD_ACTIONS_BY_STATUS.items() if s == status), []),
         dataCenterId=(p.get("machine") or {}).get("dataCenterId"),
         template=p.get("templateId"),
-        cost=p.get("costPerHr") or 0.0,
-        locked=bool(p.get("locked")),
         startedAt=p.get("lastStartedAt"),
     )
     return out
@@ -192,32 +200,25 @@ def pod_v2(p: Json) -> Json:
 
 def endpoint_v2(e: Json, jobs_url: str) -> Json:
     kind = e.get("scalerType") or "QUEUE_DELAY"
-    scaling_key = "requestCount" if kind == "REQUEST_COUNT" else "queueDelay"
-    volumes = [*([e["networkVolumeId"]] if e.get("networkVolumeId") else []),
-               *(e.get("networkVolumeIds") or [])]  # fmt: skip
+    value = "requestCount" if kind == "REQUEST_COUNT" else "queueDelay"
+    first = [e["networkVolumeId"]] if e.get("networkVolumeId") else []
     out: Json = {
+        **back(ENDPOINT, e),
         "id": e.get("id"),
-        "name": e.get("name"),
         "type": "QUEUE",
         "requestUrls": request_urls(jobs_url, str(e.get("id"))),
-        "workers": _renamed(e, {"workersMin": "min", "workersMax": "max"})
-        | _renamed(e, {"idleTimeout": "idleTimeout"}),
-        "scaling": {"type": kind, scaling_key: e.get("scalerValue")},
-        "dataCenterIds": e.get("dataCenterIds") or [],
-        "networkVolumes": volumes,
-        "timeout": e.get("executionTimeoutMs"),
+        "workers": back(WORKERS, e),
+        "scaling": {"type": kind, value: e.get("scalerValue")},
+        "networkVolumes": [*first, *(e.get("networkVolumeIds") or [])],
         "flashboot": "FLASHBOOT" if e.get("flashboot") else "OFF",
         "env": e.get("env") or {},
         "createdAt": e.get("createdAt"),
     }
     if e.get("computeType") == "CPU":
-        out["cpu"] = [
-            {"id": f, "vcpuCount": e.get("vcpuCount", 2)} for f in e.get("cpuFlavorIds", [])
-        ]
+        count = e.get("vcpuCount", 2)
+        out["cpu"] = [{"id": f, "vcpuCount": count} for f in e.get("cpuFlavorIds", [])]
     else:
-        gpu = {"count": "count", "allowedCudaVersions": "allowedCudaVersions"}
-        out["gpu"] = {"pools": [], **_renamed({**e, "count": e.get("gpuCount", 1)}, gpu)}
-        out["gpu"] |= _renamed(e, {"minCudaVersion": "minCudaVersion"})
+        out["gpu"] = {"pools": [], **back({**GPU, "minCudaVersion": "minCudaVersion"}, e)}
     return out
 
 
@@ -226,36 +227,30 @@ def request_urls(jobs_url: str, endpoint_id: str) -> Json:
     base, job = f"{jobs_url}/{quote(endpoint_id, safe='')}", "%7Bjob_id%7D"
     urls = {"run": "run", "runSync": "runsync", "health": "health", "purgeQueue": "purge-queue"}
     jobs = {"status": "status", "stream": "stream", "cancel": "cancel", "retry": "retry"}
-    return {k: f"{base}/{v}" for k, v in urls.items()} | {
-        k: f"{base}/{v}/{job}" for k, v in jobs.items()
-    }
+    urls |= {name: f"{path}/{job}" for name, path in jobs.items()}
+    return {name: f"{base}/{path}" for name, path in urls.items()}
+
+
+def billing_v2(r: Json, bucket: str) -> Json:
+    """A v1 bill's record: the bucket's start, its end (v1 gives none), the amount."""
+    start = datetime.fromisoformat(str(r.get("time")).replace("Z", "+00:00"))
+    if bucket in BUCKETS:
+        end = start + BUCKETS[bucket]
+    elif bucket == "year":
+        end = start.replace(year=start.year + 1)
+    else:
+        end = start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
+    ids = {"podId": r.get("podId"), "serverlessId": r.get("endpointId")}
+    times = {"startTime": start.isoformat(), "endTime": end.isoformat()}
+    return {**times, "totalAmount": r.get("amount"), **{k: v for k, v in ids.items() if v}}
+
+
+def volume_v2(v: Json) -> Json:
+    return {"id": v.get("id"), **back(VOLUME, v)}
 
 
 def registry_v2(r: Json) -> Json:
     return {"id": r.get("id"), "name": r.get("name")}
-
-
-def volume_v2(v: Json) -> Json:
-    return {"id": v.get("id"), "name": v.get("name"), "size": v.get("size"),
-            "dataCenter": v.get("dataCenterId")}  # fmt: skip
-
-
-def bucket_end(start: datetime, bucket: str) -> datetime:
-    if bucket in BUCKETS:
-        return start + BUCKETS[bucket]
-    if bucket == "year":
-        return start.replace(year=start.year + 1)
-    return start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
-
-
-def billing_v2(r: Json, bucket: str) -> Json:
-    start = datetime.fromisoformat(str(r.get("time")).replace("Z", "+00:00"))
-    out = {
-        "startTime": start.isoformat(),
-        "endTime": bucket_end(start, bucket).isoformat(),
-        "totalAmount": r.get("amount"),
-    }
-    return out | _renamed(r, {"podId": "podId", "endpointId": "serverlessId"})
 
 
 RECORDS: dict[str, Callable[[Json], Json]] = {
@@ -291,35 +286,29 @@ class V1(V2):
         body: Mapping[str, Any] | None = None,
         query: Sequence[tuple[str, str]] = (),
     ) -> Call:
-        area = parts[0]
-        if area == "billing" and len(parts) == 2 and parts[1] in BILLING:
-            return self._billing(parts[1], operation, subject, query)
-        if area == "pods" and parts[-1:] == ["action"] and body is not None:
-            action, pod = body["action"], ["pods", parts[1]]
-            if action == "terminate":
-                return management_call("DELETE", pod, operation, subject)
-            return management_call("POST", [*pod, action], operation, subject)
-        if area not in AREAS or len(parts) > 2 or query or parts[1:] == ["delegations"]:
+        area, rest = parts[0], list(parts[1:])
+        if area == "billing" and rest and rest[0] in BILLING:
+            lost = [name for name, _ in query if name not in BILLING_QUERY]
+            if lost:
+                raise needs_v2(operation, f" with {', '.join(lost)}")
+            grouping = {"pods": "podId", "serverless": "endpointId"}.get(rest[0])
+            params = [(name.replace("serverlessId", "endpointId"), v) for name, v in query]
+            params += [("grouping", grouping)] if grouping else []
+            return management_call(
+                "GET", ["billing", BILLING[rest[0]]], operation, subject, query=params
+            )
+        if area == "pods" and rest[1:] == ["action"] and body is not None:
+            if body["action"] == "terminate":
+                return management_call("DELETE", parts[:2], operation, subject)
+            return management_call("POST", [*parts[:2], body["action"]], operation, subject)
+        if area not in AREAS or len(rest) > 1 or query or rest == ["delegations"]:
             raise needs_v2(operation)
         data = None if body is None else encoded(operation, BODIES[area](operation, body))
-        every = parts == ["templates"] and method == "GET"  # v2 lists the endpoints' too
-        listing = [("includeEndpointBoundTemplates", "true")] if every else []
-        parts = [AREAS[area], *parts[1:]]
-        return management_call(method, parts, operation, subject, body=data, query=listing)
-
-    def _billing(
-        self, kind: str, operation: str, subject: str, query: Sequence[tuple[str, str]]
-    ) -> Call:
-        renames = {"startTime": "startTime", "endTime": "endTime", "bucketSize": "bucketSize",
-                   "podId": "podId", "serverlessId": "endpointId"}  # fmt: skip
-        lost = [name for name, _ in query if name not in renames]
-        if lost:
-            raise needs_v2(operation, f" with {', '.join(lost)}")
-        params = [(renames[name], value) for name, value in query]
-        grouping = {"pods": [("grouping", "podId")], "serverless": [("grouping", "endpointId")]}
-        parts = ["billing", BILLING[kind]]
-        return management_call("GET", parts, operation, subject,
-                               query=params + grouping.get(kind, []))  # fmt: skip
+        every = area == "templates" and not rest and method == "GET"  # v2 lists endpoints' too
+        params = [("includeEndpointBoundTemplates", "true")] if every else []
+        return management_call(
+            method, [AREAS[area], *rest], operation, subject, body=data, query=params
+        )
 
     def fetch(self, ctx: Context, call: Call, read: Reader[T]) -> Flow[T]:
         try:
@@ -341,29 +330,23 @@ class V1(V2):
 
     def _answer(self, call: Call, response: Answer) -> Answer:
         """``response`` with v2's shape, or as it is when it carries no record."""
-        if not response.content.strip():
-            return response
         path, _, params = call.path.partition("?")
-        parts = path.split("/")
+        area = path.split("/")[0]
         try:
-            data = response.json()
+            data = response.json() if response.content.strip() else None
         except ValueError:
             return response  # the reader says it is not JSON
-        if parts[0] == "billing":
+        if area == "billing" and isinstance(data, list):
             bucket = dict(parse_qsl(params)).get("bucketSize", "day")
-            data = (
-                {"records": [billing_v2(r, bucket) for r in data]}
-                if isinstance(data, list)
-                else data
-            )
-        else:
-            area = next(v2 for v2, v1 in AREAS.items() if v1 == parts[0])
-            convert = RECORDS.get(area) or functools.partial(endpoint_v2, jobs_url=self.jobs_url)
+            data = {"records": [billing_v2(r, bucket) for r in data]}
+        elif area != "billing" and data is not None:
+            v2 = next(v2 for v2, v1 in AREAS.items() if v1 == area)
+            convert = RECORDS.get(v2) or functools.partial(endpoint_v2, jobs_url=self.jobs_url)
             if isinstance(data, list):
-                data = {LIST_KEYS[area]: [convert(x) for x in data if isinstance(x, dict)]}
+                data = {LIST_KEYS[v2]: [convert(x) for x in data if isinstance(x, dict)]}
             elif isinstance(data, dict):
                 data = convert(data)
-        return httpx.Response(response.status_code, json=data)
+        return response if data is None else httpx.Response(response.status_code, json=data)
 
 
 def retirement(call: Call, error: APIError) -> APIError | None:

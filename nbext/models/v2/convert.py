@@ -31,26 +31,18 @@ def split_args(args: str) -> list[str]:
         raise ValueError(f"args: {exc}") from None
 
 
-def to_v1(body: Mapping[str, Any], *, defaults: bool) -> dict[str, Any]:
-    """v1's fields for the container settings ``body`` gives (all of them if ``defaults``)."""
-    out: dict[str, Any] = {}
-    if "image" in body:
-        out["imageName"] = body["image"]
+def to_v1(body: Mapping[str, Any]) -> dict[str, Any]:
+    """v1's fields for the container settings ``body`` gives, and only those."""
+    names = {
+        "image": "imageName",
+        "disk": "containerDiskInGb",
+        "registry": "containerRegistryAuthId",
+    }
+    out = {names.get(k, k): v for k, v in body.items() if k in (*names, "env", "ports")}
     if "args" in body:
         out["dockerStartCmd"] = split_args(body["args"])
-    if "disk" in body:
-        out["containerDiskInGb"] = body["disk"]
-    if "env" in body:
-        out["env"] = body["env"]
-    if "ports" in body:
-        out["ports"] = body["ports"]
-    elif defaults:
-        out["ports"] = []
-    if "registry" in body:
-        out["containerRegistryAuthId"] = body["registry"]
-    mounts = body.get("mounts")
-    if mounts is not None or defaults:
-        persistent = (mounts or {}).get("persistent")
+    if "mounts" in body:
+        persistent = (body["mounts"] or {}).get("persistent")
         out["volumeInGb"] = persistent["size"] if persistent else 0
         if persistent:
             out["volumeMountPath"] = persistent["path"]
