@@ -33,8 +33,6 @@ T = TypeVar("T")
 class V2:
     """REST v2 (the default): every call goes as it is made."""
 
-    version = "v2"
-
     def call(
         self,
         method: str,

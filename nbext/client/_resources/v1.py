@@ -270,8 +270,6 @@ class V1(V2):
     """REST v1: v2's calls spelt the v1 way, v1's answers given v2's shape; the retired
     interface's 410 retold with how to switch."""
 
-    version = "v1"
-
     def __init__(self, jobs_url: str) -> None:
         self.jobs_url = jobs_url
         """The job interface, where the endpoints' ``request_urls`` point."""
