@@ -26,9 +26,12 @@ def test_the_demo_endpoints_and_the_management_interface_answer() -> None:
             client.endpoint("fail").run_sync({"message": "boom"})
         pieces = list(client.endpoint("stream-text").run({"text": "a b"}).stream())
         assert "".join(p["text"][0] for p in pieces) == "a b"
-        template = client.templates.create(name="t", image_name="example/t:1")
+        template = client.templates.create(name="t", image="example/t:1")
         # REST v2 lists the demo endpoints' (serverless) templates too
-        assert [t.id for t in client.templates.list() if not t.is_serverless] == [template.id]
+        assert [t.id for t in client.templates.list() if not t.serverless] == [template.id]
+        echo = client.endpoints.get("echo")  # REST v2's record: its type and addresses
+        assert echo.type == "QUEUE" and echo.request_urls is not None
+        assert echo.request_urls.run == f"{client.serverless_url}/echo/run"
         address = client.serverless_url
     assert address.startswith("http://127.0.0.1:")
     # the emulator stops with the block: nothing is left listening

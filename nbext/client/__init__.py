@@ -8,8 +8,8 @@
         for piece in job.stream():
             print(piece)
         print(job.wait(timeout=60).output)
-        for pod in client.pods.list(desired_status="RUNNING"):   # the management interface
-            print(pod.id, pod.cost_per_hr)
+        for pod in client.pods.list():                # the management interface (REST v2)
+            print(pod.id, pod.status, pod.cost)
 
 Private modules are re-exported here; import from ``nbext.client`` (or ``nbext``).
 """
@@ -66,7 +66,6 @@ from ._resources import (
     RegistryDelegations,
     SshKeys,
     Templates,
-    UpdateMethod,
 )
 from ._retry import RetryPolicy
 
@@ -133,7 +132,6 @@ __all__ = [
     "Timings",
     "Unauthorized",
     "UnsupportedOperation",
-    "UpdateMethod",
     "load_config",
     "mask",
     "usd_text",

@@ -10,7 +10,9 @@ it by what they cost; a map that reaches the cap stops submitting and cancels th
 has in flight (``_map``), so that overrun is what had already run.
 
 A ``Budget`` is shared by assigning it (``async_client.budget = client.budget``): the
-notebook's blocking and async clients count against one cap.
+notebook's blocking and async clients count against one cap. A client's ``Spending``
+holds its budget and its prices and is what its flows tell of the jobs they start and
+see (``_flows.JobHooks``), so the flows know nothing of either.
 (docs/behaviour.md#budget)
 """
 
@@ -21,7 +23,7 @@ import threading
 
 from nbext.models import JobResult
 
-from ._cost import Ended, JobCost, Price, Prices, Unpriced, usd_text
+from ._cost import Ended, JobCost, Price, Prices, Unpriced, job_cost, reported_cost, usd_text
 from ._errors import BudgetExceeded
 from ._flows import Context, Flow
 
@@ -154,22 +156,47 @@ class Budget:
                     self._unpriced[job.job_id] = price
 
 
-def within_budget(ctx: Context, endpoint_id: str) -> Flow[None]:
-    """Refuse a submission to ``endpoint_id`` once the client's budget is spent."""
-    budget, prices = ctx.budget, ctx.prices
-    if budget is None or budget.budget_usd is None or prices is None:
-        return
-    yield from budget.price(ctx, prices)
-    cap, spent, unpriced = budget.budget_usd, budget.spent_usd, len(budget.unpriced)
-    if spent < cap:
-        return
-    uncounted = f"; {unpriced} job(s) of unknown cost not counted" if unpriced else ""
-    raise BudgetExceeded(
-        f"budget reached: jobs started from this client cost {usd_text(spent)} of "
-        f"budget_usd={cap:g}{uncounted}; not submitting to endpoint {endpoint_id!r} "
-        "(raise budget_usd to go on)",
-        budget_usd=cap,
-        spent_usd=spent,
-        unpriced=unpriced,
-        endpoint_id=endpoint_id,
-    )
+class Spending:
+    """A client's budget and prices: told of every job it starts and sees, asked before
+    each submission (``_flows.JobHooks``), and what prices a job that has ended."""
+
+    def __init__(self, budget: Budget, prices: Prices) -> None:
+        self.budget = budget
+        self.prices = prices
+
+    def started(self, endpoint_id: str, job_id: str) -> None:
+        self.budget.started(endpoint_id, job_id)
+
+    def seen(self, result: JobResult) -> None:
+        self.budget.seen(result)
+
+    def admit(self, ctx: Context, endpoint_id: str) -> Flow[None]:
+        """Refuse a submission to ``endpoint_id`` once the budget is spent."""
+        budget = self.budget
+        if budget.budget_usd is None:
+            return
+        yield from budget.price(ctx, self.prices)
+        cap, spent, unpriced = budget.budget_usd, budget.spent_usd, len(budget.unpriced)
+        if spent < cap:
+            return
+        uncounted = f"; {unpriced} job(s) of unknown cost not counted" if unpriced else ""
+        raise BudgetExceeded(
+            f"budget reached: jobs started from this client cost {usd_text(spent)} of "
+            f"budget_usd={cap:g}{uncounted}; not submitting to endpoint {endpoint_id!r} "
+            "(raise budget_usd to go on)",
+            budget_usd=cap,
+            spent_usd=spent,
+            unpriced=unpriced,
+            endpoint_id=endpoint_id,
+        )
+
+    def cost(self, ctx: Context, endpoint_id: str, result: JobResult) -> Flow[JobCost | None]:
+        """What a job of ``endpoint_id`` that has ended cost (``Endpoint.cost``), counted
+        in the budget once known."""
+        price: Price | Unpriced | None = None
+        if result.status.is_final and reported_cost(result) is None:
+            price = yield from self.prices.of(ctx, endpoint_id)
+        cost = job_cost(endpoint_id, result, price)
+        if cost is not None:
+            self.budget.priced(cost)
+        return cost

@@ -21,13 +21,13 @@ import httpx
 
 from nbext.models import JobResult
 
-from ._budget import Budget
-from ._config import ClientConfig, Secret, load_config
+from ._budget import Budget, Spending
+from ._config import ClientConfig, ManagementAPI, Secret, load_config
 from ._cost import Prices
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
-from ._resources import VERSIONS, AsyncManagement, SyncManagement
+from ._resources import AsyncManagement, SyncManagement, interface
 from ._retry import RetryPolicy
 from ._transport import (
     AsyncSender,
@@ -134,6 +134,7 @@ class _Base:
         config_file: str | os.PathLike[str] | None,
         now: Any,
         budget_usd: float | None,
+        management_api: str | None,
     ) -> None:
         self.config: ClientConfig = load_config(
             api_key,
@@ -141,6 +142,7 @@ class _Base:
             serverless_url=serverless_url,
             config_file=config_file,
             require_key=True,
+            management_api=management_api,
         )
         assert self.config.api_key is not None
         policy = retry_policy or RetryPolicy()
@@ -169,9 +171,10 @@ class _Base:
             rand=random.random,
             call_timeout=float(call_timeout),
         )
-        self._versions = VERSIONS[self.config.management_api]  # what every resource speaks
-        self._ctx.budget = Budget(budget_usd)
-        self._ctx.prices = Prices(self._versions)
+        self._api = interface(self.config.management_api, self.config.serverless_url)
+        """What every management resource speaks: REST v2, or the v1 adapter."""
+        self._spending = Spending(Budget(budget_usd), Prices(self._api))
+        self._ctx.hooks = self._spending
 
     @property
     def budget(self) -> Budget:
@@ -180,14 +183,13 @@ class _Base:
         Assign another client's to count both against one cap (the notebook's blocking and
         async clients do). docs/behaviour.md#budget.
         """
-        assert self._ctx.budget is not None
-        return self._ctx.budget
+        return self._spending.budget
 
     @budget.setter
     def budget(self, budget: Budget) -> None:
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a Budget (another client's .budget), got {budget!r}")
-        self._ctx.budget = budget
+        self._spending.budget = budget
 
     def on_job_result(self, listener: Callable[[JobResult], None]) -> Callable[[], None]:
         """Call ``listener`` with every job state this client reads; returns the
@@ -238,7 +240,9 @@ class Client(_Base, SyncManagement):
 
     ``api_key``, ``base_url`` and ``serverless_url`` fall back to ``RUNPOD_API_KEY``,
     ``RUNPOD_REST_BASE_URL``, ``RUNPOD_ENDPOINT_BASE_URL``, then ``~/.runpod/config.toml``,
-    then the real service.
+    then the real service. The management interface is REST v2 whatever ``base_url``
+    looks like; ``management_api="v1"`` (or ``RUNPOD_MANAGEMENT_API=v1``) speaks the
+    retired v1 instead, returning the same v2 records (docs/rest-v2.md#in-the-client).
 
     Time limits, each in seconds:
 
@@ -279,6 +283,7 @@ class Client(_Base, SyncManagement):
         config_file: str | os.PathLike[str] | None = None,
         clock: SyncClock | None = None,
         budget_usd: float | None = None,
+        management_api: ManagementAPI | None = None,
     ) -> None:
         self._clock: SyncClock = clock or _MonotonicClock()
         self._real_time = clock is None
@@ -296,6 +301,7 @@ class Client(_Base, SyncManagement):
             config_file,
             self._clock.now,
             budget_usd,
+            management_api,
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
@@ -370,6 +376,7 @@ class AsyncClient(_Base, AsyncManagement):
         config_file: str | os.PathLike[str] | None = None,
         clock: AsyncClock | None = None,
         budget_usd: float | None = None,
+        management_api: ManagementAPI | None = None,
     ) -> None:
         self._clock: AsyncClock = clock or _AsyncMonotonicClock()
         super().__init__(
@@ -384,6 +391,7 @@ class AsyncClient(_Base, AsyncManagement):
             config_file,
             self._clock.now,
             budget_usd,
+            management_api,
         )
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")

@@ -10,9 +10,13 @@ The variables (docs/behaviour.md#configuration):
 - ``RUNPOD_API_KEY``: the key, as the service's documentation names it;
 - ``RUNPOD_ENDPOINT_BASE_URL``: the job interface, the same variable with the same
   meaning as in runpod-python, so one export points both at an emulator;
-- ``RUNPOD_REST_BASE_URL``: the management interface, REST v2 by default
-  (``https://api.runpod.io/v2``); a URL ending in ``/v1`` chooses the retired REST v1
-  (``https://rest.runpod.io/v1``, or an emulator's ``/v1``). Not ``RUNPOD_API_BASE_URL``:
+- ``RUNPOD_REST_BASE_URL``: the management interface's address, REST v2's by default
+  (``https://api.runpod.io/v2``). Whatever its shape (a trailing slash, a path prefix, a
+  proxy), the client speaks REST v2 to it;
+- ``RUNPOD_MANAGEMENT_API``: ``v1`` to speak the retired REST v1 instead (a frozen
+  adapter, for an emulator's ``/v1``; its address is then ``https://rest.runpod.io/v1``
+  unless given). Only this setting (or ``management_api=``) chooses v1: never the URL.
+  Not ``RUNPOD_API_BASE_URL`` for the address:
   runpod-python reads that one as its GraphQL host (``https://api.runpod.io``), and a
   shell set up for the SDK must never send nbext's management calls there. A value of
   ``RUNPOD_API_BASE_URL`` ending in ``/v1`` or ``/v2`` is nobody's GraphQL host: it was meant for
@@ -36,10 +40,11 @@ ManagementAPI = Literal["v1", "v2"]
 DEFAULT_BASE_URL = "https://api.runpod.io/v2"
 """The management interface: REST v2, the service's current one (the OpenAPI's server)."""
 REST_V1_BASE_URL = "https://rest.runpod.io/v1"
-"""REST v1, retired by the service on 2026-11-15; chosen only by a base URL ending in /v1."""
+"""REST v1, retired by the service on 2026-11-15: the default address when v1 is asked for."""
 DEFAULT_SERVERLESS_URL = "https://api.runpod.ai/v2"
 ENV_API_KEY = "RUNPOD_API_KEY"
 ENV_BASE_URL = "RUNPOD_REST_BASE_URL"
+ENV_MANAGEMENT_API = "RUNPOD_MANAGEMENT_API"
 ENV_SERVERLESS_URL = "RUNPOD_ENDPOINT_BASE_URL"
 ENV_SDK_GRAPHQL_URL = "RUNPOD_API_BASE_URL"
 """runpod-python's GraphQL host; nbext uses no GraphQL and never sends anything there."""
@@ -107,21 +112,19 @@ class ClientConfig:
     base_url: str
     serverless_url: str
     key_source: str | None = None
+    management_api: ManagementAPI = "v2"
+    """The management interface ``base_url`` is spoken to in: REST v2, unless v1 was
+    asked for by name."""
 
     @property
     def masked_key(self) -> str | None:
         return self.api_key.masked if self.api_key else None
 
-    @property
-    def management_api(self) -> ManagementAPI:
-        """Which version of the management interface ``base_url`` speaks: its last
-        path segment, ``v2`` or (anything else) ``v1``."""
-        return "v2" if self.base_url.rstrip("/").rsplit("/", 1)[-1] == "v2" else "v1"
-
     def __repr__(self) -> str:
         return (
             f"ClientConfig(api_key={self.masked_key!r}, key_source={self.key_source!r}, "
-            f"base_url={self.base_url!r}, serverless_url={self.serverless_url!r})"
+            f"base_url={self.base_url!r}, serverless_url={self.serverless_url!r}, "
+            f"management_api={self.management_api!r})"
         )
 
 
@@ -174,6 +177,7 @@ def load_config(
     config_file: str | os.PathLike[str] | None = None,
     profile: str = DEFAULT_PROFILE,
     require_key: bool = False,
+    management_api: str | None = None,
 ) -> ClientConfig:
     """Resolve the settings: arguments, environment, ``~/.runpod/config.toml``, defaults.
 
@@ -210,10 +214,17 @@ def load_config(
             "instead, use `with nbext.local_client() as client:`"
         )
 
+    api = management_api or env.get(ENV_MANAGEMENT_API, "").strip() or "v2"
+    if api not in ("v1", "v2"):
+        raise ConfigError(
+            f"management_api must be 'v2' (the default) or 'v1', got {api!r} "
+            f"(from the argument or {ENV_MANAGEMENT_API})"
+        )
     base = base_url or env.get(ENV_BASE_URL, "").strip()
     if not base:
         _refuse_rest_url_in_sdk_variable(env.get(ENV_SDK_GRAPHQL_URL, ""))
-    base = base or from_file("rest_base_url") or DEFAULT_BASE_URL
+    default_base = REST_V1_BASE_URL if api == "v1" else DEFAULT_BASE_URL
+    base = base or from_file("rest_base_url") or default_base
     serverless = (
         serverless_url
         or env.get(ENV_SERVERLESS_URL, "").strip()
@@ -225,4 +236,5 @@ def load_config(
         base_url=_url(base, "base_url"),
         serverless_url=_url(serverless, "serverless_url"),
         key_source=source,
+        management_api="v1" if api == "v1" else "v2",
     )

@@ -8,11 +8,11 @@ the record says which of the two it is. Queueing, cold starts and idle workers a
 billed by the service per worker, not per job, so no job's cost includes them
 (docs/behaviour.md#what-a-job-costs).
 
-An endpoint's price takes two or three calls (the endpoint, the catalog); ``Prices``
-keeps each endpoint's (and the catalog) for the client's life, so pricing a thousand
-jobs of one endpoint asks once. A price that could not be read (a REST v1 client has no
-catalog; a CPU endpoint; an endpoint that is not this account's) is kept as unknown,
-with the reason, and not asked again.
+An endpoint's price takes two calls (the endpoint, the catalog); ``Prices`` keeps each
+endpoint's (and the catalog) for the client's life, so pricing a thousand jobs of one
+endpoint asks once. A price that could not be read (a REST v1 client has no catalog; a
+CPU endpoint; an endpoint that is not this account's) is kept as unknown, with the
+reason, and not asked again.
 """
 
 from __future__ import annotations
@@ -21,18 +21,16 @@ import math
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from nbext.models import ComputeType, JobResult
+from nbext.models import JobResult
 from nbext.models.v2 import GpuType
 
 from ._errors import ConnectionError, NbextError, RateLimited, ServerError, Timeout
 from ._flows import Context, Flow
 from ._resources.catalog import gpus as catalog_gpus
 from ._resources.endpoints import get as get_endpoint
-
-if TYPE_CHECKING:
-    from ._resources import Versions
+from ._resources.rest import V2
 
 PASSING = (ConnectionError, Timeout, ServerError, RateLimited)
 """Failures that say nothing lasting about the price: asked again, after ``ASK_AGAIN_S``."""
@@ -150,31 +148,31 @@ def job_cost(endpoint_id: str, result: JobResult, price: Price | Unpriced | None
     return Ended.of(endpoint_id, result).cost(price)
 
 
-def _price(
-    ctx: Context, versions: Versions, endpoint_id: str, gpus: list[GpuType]
-) -> Flow[Price | Unpriced]:
-    endpoint = yield from get_endpoint(ctx, versions.endpoints, endpoint_id)
-    if endpoint.compute_type == ComputeType.CPU:
+def _price(ctx: Context, api: V2, endpoint_id: str, gpus: list[GpuType]) -> Flow[Price | Unpriced]:
+    endpoint = yield from get_endpoint(ctx, api, endpoint_id)
+    if endpoint.cpu:
         return Unpriced(endpoint_id, "a CPU endpoint; only GPU endpoints are priced")
-    types = [str(t) for t in endpoint.gpu_type_ids or []]
+    pools = endpoint.gpu.pools if endpoint.gpu is not None else []
+    excluded = set(endpoint.gpu.excluded_types or ()) if endpoint.gpu is not None else set()
+    types = [g for pool in pools for g in gpus if g.pool == pool and g.id not in excluded]
     if not types:
-        return Unpriced(endpoint_id, "the endpoint names no GPU type")
-    offer = next((g for g in gpus if g.id == types[0]), None)
-    hourly = offer.price.get("serverless") if offer is not None else None
+        return Unpriced(endpoint_id, "the endpoint names no GPU pool the catalog has")
+    hourly = types[0].price.get("serverless")
     if hourly is None:
-        return Unpriced(endpoint_id, f"the catalog has no serverless price for {types[0]!r}")
-    return Price(endpoint_id, types[0], endpoint.gpu_count or 1, float(hourly))
+        return Unpriced(endpoint_id, f"the catalog has no serverless price for {types[0].id!r}")
+    count = endpoint.gpu.count if endpoint.gpu is not None else 1
+    return Price(endpoint_id, types[0].id, count or 1, float(hourly))
 
 
 class Prices:
     """Each endpoint's price, read once per client (the catalog too), or why it is unknown.
 
-    A worker placed on an endpoint that allows several GPU types gets the first one it
-    lists (as the emulator places it); that one prices the endpoint's jobs.
+    A worker of an endpoint gets the first GPU type its pools allow, in the catalog's
+    order (as the emulator places it); that one prices the endpoint's jobs.
     """
 
-    def __init__(self, versions: Versions) -> None:
-        self._versions = versions
+    def __init__(self, api: V2) -> None:
+        self._api = api
         self._known: dict[str, Price | Unpriced] = {}
         self._catalog: list[GpuType] | None = None
         self._failed: dict[str, tuple[float, Unpriced]] = {}
@@ -204,8 +202,8 @@ class Prices:
         )
         try:
             if self._catalog is None:
-                self._catalog = yield from catalog_gpus(quick, self._versions.plain)
-            found = yield from _price(quick, self._versions, endpoint_id, self._catalog)
+                self._catalog = yield from catalog_gpus(quick, self._api)
+            found = yield from _price(quick, self._api, endpoint_id, self._catalog)
         except PASSING as exc:
             unknown = Unpriced(endpoint_id, exc.reason, passing=True)
             with self._lock:

@@ -174,7 +174,7 @@ def why_queued(health: Health) -> str:
         return f"cold start: {_workers(w.initializing, 'initializing')}, none ready yet"
     if w.ready == 0:
         return (
-            "no worker is running or starting (is the endpoint's workersMax 0, or its image "
+            "no worker is running or starting (is the endpoint's workers.max 0, or its image "
             "unable to start?)"
         )
     if w.idle == 0:

@@ -91,7 +91,8 @@ class ConfigError(NbextError, ValueError):
 
 
 class UnsupportedOperation(NbextError):
-    """The operation exists only in REST v2 and the client's base URL speaks v1.
+    """The operation (or a field it was given) exists only in REST v2, and the client was
+    asked to speak v1 (``management_api="v1"``).
 
     Raised before anything is sent: a v1 service has no path for it.
     """

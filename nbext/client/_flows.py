@@ -18,7 +18,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 from pydantic import BaseModel
@@ -59,10 +59,6 @@ from ._errors import (
 )
 from ._retry import RetryPolicy, may_retry_status, may_retry_transport, never_sent
 from ._stream import Reassembler, StreamLedger, StreamProtocolError
-
-if TYPE_CHECKING:
-    from ._budget import Budget
-    from ._cost import Prices
 
 log = logging.getLogger("nbext.client")
 T = TypeVar("T")
@@ -152,9 +148,25 @@ Effect = Send | Sleep | Emit | Listen | NextEvent
 Flow = Generator[Effect, Any, T]
 
 
+class JobHooks(Protocol):
+    """What the client is told of the jobs its flows start and see, and asked before a
+    submission: its budget (``_budget.Spending``). The flows know no more of it."""
+
+    def started(self, endpoint_id: str, job_id: str) -> None:
+        """``job_id`` was submitted (or queued again) by this client."""
+
+    def seen(self, result: JobResult) -> None:
+        """A state of a job, as the client read it."""
+
+    def admit(self, ctx: Context, endpoint_id: str) -> Flow[None]:
+        """May a job be submitted to ``endpoint_id``? Raises to refuse (it may ask the
+        service first)."""
+
+
 @dataclass
 class Context:
-    """What every flow needs from its client: policy, clock, randomness, the key's mask."""
+    """What every flow needs from its client: policy, clock, randomness, the key's mask,
+    and whom to tell about jobs."""
 
     policy: RetryPolicy
     secret: Secret | None
@@ -167,26 +179,30 @@ class Context:
     """The deadline of a call that has none of its own (a wait's), retries included."""
     listeners: list[Callable[[JobResult], None]] = field(default_factory=list)
     """Told every job state the client reads (``on_job_result``), on the caller's thread."""
-    budget: Budget | None = None
-    """What the jobs this client starts have cost, and its cap (``_budget``)."""
-    prices: Prices | None = None
-    """The client's endpoints' prices, read once each (``_cost``)."""
+    hooks: JobHooks | None = None
+    """Told of jobs started and seen, asked before each submission."""
 
     def started(self, endpoint_id: str, job_id: str) -> None:
-        """The client submitted ``job_id`` (or queued it again): it counts against the budget."""
-        if self.budget is not None:
-            self.budget.started(endpoint_id, job_id)
+        """The client submitted ``job_id`` (or queued it again)."""
+        if self.hooks is not None:
+            self.hooks.started(endpoint_id, job_id)
 
     def seen(self, result: JobResult) -> None:
-        """Hand ``result`` to every listener; one that raises is logged, never the caller's
-        problem: an observer (a notebook panel) must not break the call it watches."""
-        if self.budget is not None:
-            self.budget.seen(result)
+        """Hand ``result`` to the hooks and every listener; a listener that raises is
+        logged, never the caller's problem: an observer (a notebook panel) must not break
+        the call it watches."""
+        if self.hooks is not None:
+            self.hooks.seen(result)
         for listener in list(self.listeners):
             try:
                 listener(result)
             except Exception:
                 log.exception("a job-result listener failed on job %s", result.id)
+
+    def admit(self, endpoint_id: str) -> Flow[None]:
+        """Before a submission to ``endpoint_id``: the hooks may refuse it."""
+        if self.hooks is not None:
+            yield from self.hooks.admit(self, endpoint_id)
 
     def unobserved(self) -> Context:
         """This context with no listeners: for flows driven away from the caller's thread,

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Unpack
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
 
 from . import _flows as flows
-from ._budget import within_budget
+from ._budget import Spending
 from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submission_body
-from ._cost import JobCost, job_cost, reported_cost
+from ._cost import JobCost, job_cost
 from ._diagnosis import explained
 from ._map import AsyncMapResults, MapPlan, MapResults
 from ._openai import async_openai, sync_openai
@@ -71,7 +71,7 @@ def _run(
     ``budget_usd`` BudgetExceeded, before anything is sent.
     """
     body = submission_body(endpoint_id, "run", input, JobOptions.of(options, option_words))
-    yield from within_budget(ctx, endpoint_id)
+    yield from ctx.admit(endpoint_id)
     return (yield from flows.submit(ctx, endpoint_id, body))
 
 
@@ -93,7 +93,7 @@ def _run_sync(
     client's ``wait_timeout``) passes, which raises Timeout.
     """
     body = submission_body(endpoint_id, "runsync", input, JobOptions.of(options, option_words))
-    yield from within_budget(ctx, endpoint_id)
+    yield from ctx.admit(endpoint_id)
     flow = flows.run_sync(ctx, endpoint_id, body, wait, timeout, raise_on_failure)
     _, result = yield from explained(ctx, endpoint_id, flow)
     return result
@@ -120,13 +120,9 @@ def _cost(ctx: flows.Context, endpoint_id: str, result: JobResult) -> flows.Flow
 
     The endpoint's price is read once per client (docs/behaviour.md#what-a-job-costs).
     """
-    price = None
-    if result.status.is_final and reported_cost(result) is None and ctx.prices is not None:
-        price = yield from ctx.prices.of(ctx, endpoint_id)
-    cost = job_cost(endpoint_id, result, price)
-    if cost is not None and ctx.budget is not None:
-        ctx.budget.priced(cost)
-    return cost
+    if not isinstance(ctx.hooks, Spending):  # a client's always are; a flow driven by hand
+        return job_cost(endpoint_id, result, None)
+    return (yield from ctx.hooks.cost(ctx, endpoint_id, result))
 
 
 def _purge_queue(ctx: flows.Context, endpoint_id: str) -> flows.Flow[PurgeResult]:
@@ -276,7 +272,7 @@ def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
     """Queue a FAILED or TIMED_OUT job again (same id, same input); returns this handle.
 
     A new run costs again: refused like a submission past the client's ``budget_usd``."""
-    yield from within_budget(ctx, state.endpoint_id)
+    yield from ctx.admit(state.endpoint_id)
     yield from flows.retry_job(ctx, state)
 
 

@@ -44,7 +44,6 @@ from typing import Any, Literal, Protocol
 
 from nbext.models import AcceptedJob, CancelResult, JobResult, JobStatus
 
-from ._budget import within_budget
 from ._calls import JobOptions, endpoint_call, job_call, model_of, runsync_call, submission_body
 from ._config import Secret
 from ._drive import Steps, aiterate, arun, iterate, run
@@ -323,7 +322,7 @@ class _Batch:
         while (taken := self._take()) is not None:
             index, value = taken
             try:
-                yield from within_budget(ctx, plan.endpoint_id)
+                yield from ctx.admit(plan.endpoint_id)
             except BudgetExceeded as exc:
                 exc.add_note(f"map: stopped before input #{index}")
                 raise

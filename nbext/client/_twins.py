@@ -2,8 +2,8 @@
 
 An operation is written once, as a flow builder (``_flows``): a function taking the
 client's flow context, then what the method is about, then the caller's arguments. A
-management resource is about its area's version object (``pods.create(ctx, api,
-...)``, ``_resources/rest``); a job handle about its subject, an endpoint id or a job's
+management resource is about the client's management interface (``pods.create(ctx,
+api, ...)``, ``_resources/rest``); a job handle about its subject, an endpoint id or a job's
 state (``_status(ctx, state)``). A class lists its operations::
 
     class Pods(Resource):                   class Job(Twins):
@@ -80,8 +80,8 @@ class Twins:
 class Resource(Twins):
     """One area of the management interface on a client (``client.pods``...).
 
-    Its operations are about the area's version object (``_resources/rest``), chosen
-    when the client is made: what differs between REST v2 and v1 is asked of it.
+    Its operations are about the client's management interface (``_resources/rest``):
+    REST v2, or the v1 adapter, chosen when the client is made.
     """
 
     def __init__(self, client: SyncDriver | AsyncDriver, api: object) -> None:

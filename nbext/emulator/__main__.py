@@ -301,7 +301,7 @@ def banner(server: EmulatorServer, *, key_source: str | None) -> str:
         [
             f"nbext emulator listening on {server.url}",
             f"  jobs:       {server.serverless_url}/{{endpoint_id}}/run ...",
-            f"  management: {management} (REST v2; REST v1 at {server.base_url})",
+            f"  management: {management} (REST v2; REST v1 at {server.url}/v1)",
             f"  endpoints:  {', '.join(sorted(endpoints))}",
             *([f"  scenarios:  {'; '.join(scenarios)}"] if scenarios else []),
             f"  API key:    {shown}",

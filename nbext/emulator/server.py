@@ -56,7 +56,8 @@ class EmulatorServer:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT``; jobs under ``/v2``, management under ``/v1``."""
+        """``http://127.0.0.1:PORT``; jobs and management (REST v2) under ``/v2``, the frozen
+        REST v1 under ``/v1``."""
         return f"http://{self.host}:{self.port}"
 
     @property
@@ -65,7 +66,8 @@ class EmulatorServer:
 
     @property
     def base_url(self) -> str:
-        return f"{self.url}/v1"
+        """The management interface, REST v2 (a client's ``base_url``)."""
+        return f"{self.url}/v2"
 
     @property
     def running(self) -> bool:

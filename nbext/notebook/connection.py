@@ -54,6 +54,7 @@ class Service:
         key_source: str,
         serverless_url: str,
         base_url: str,
+        management_api: Literal["v1", "v2"] = "v2",
         server: EmulatorServer | None = None,
         owns_server: bool = False,
         client_kwargs: Mapping[str, Any] | None = None,
@@ -63,7 +64,7 @@ class Service:
         self.masked_key = mask(api_key)
         self.server = server
         self._owns_server = owns_server
-        self._kwargs = dict(client_kwargs or {})
+        self._kwargs = {"management_api": management_api, **(client_kwargs or {})}
         self.client = Client(
             api_key, serverless_url=serverless_url, base_url=base_url, **self._kwargs
         )
@@ -90,6 +91,7 @@ class Service:
                 self._api_key,
                 serverless_url=self.serverless_url,
                 base_url=self.base_url,
+                management_api=self.client.config.management_api,
             )
             client.budget = self.client.budget  # one cap for the kernel's clients
             self._async = (loop, client)
@@ -367,6 +369,7 @@ class Connection:
             key_source=self.config.key_source or "configuration",
             serverless_url=self.config.serverless_url,
             base_url=self.config.base_url,
+            management_api=self.config.management_api,
             client_kwargs=self._client_kwargs,
         )
 
@@ -388,6 +391,7 @@ class Connection:
             key_source="the embedded emulator",
             serverless_url=server.serverless_url,
             base_url=f"{server.url}/{self.management_api}",
+            management_api=self.management_api,
             server=server,
             owns_server=owns,
             client_kwargs=self._client_kwargs,

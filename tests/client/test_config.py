@@ -154,19 +154,25 @@ def test_client_reads_the_environment(home: Path, monkeypatch: pytest.MonkeyPatc
         )
 
 
-def test_the_management_version_is_the_base_urls_last_segment(
+def test_the_management_interface_is_v2_unless_v1_is_asked_for_by_name(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """REST v2 unless the base URL says v1: the URL is the one switch, so a printed config
-    always tells which interface a client speaks."""
+    """REST v2 whatever the base URL looks like (a path ending in /v1, a trailing slash, a
+    prefix, a proxy): only ``management_api`` or ``RUNPOD_MANAGEMENT_API`` choose the
+    frozen v1, never a guess from the URL."""
+    for url in ("http://127.0.0.1:8000/v1/", "https://proxy.example/runpod", REST_V1_BASE_URL):
+        assert load_config("k" * 20, base_url=url).management_api == "v2"
     assert load_config("k" * 20).management_api == "v2"
-    assert load_config("k" * 20, base_url=REST_V1_BASE_URL).management_api == "v1"
-    assert REST_V1_BASE_URL == "https://rest.runpod.io/v1"
-    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8000/v1/")
-    assert load_config("k" * 20).management_api == "v1"
-    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8000/v2")
-    assert load_config("k" * 20).management_api == "v2"
-    monkeypatch.delenv("RUNPOD_REST_BASE_URL")
+    v1 = load_config("k" * 20, management_api="v1")
+    assert (v1.management_api, v1.base_url) == ("v1", REST_V1_BASE_URL)  # its own default
+    assert "management_api='v1'" in repr(v1)
+    monkeypatch.setenv("RUNPOD_MANAGEMENT_API", "v1")
+    assert load_config("k" * 20, base_url="http://x/v2").management_api == "v1"
+    assert load_config("k" * 20, management_api="v2").management_api == "v2"  # argument first
+    monkeypatch.setenv("RUNPOD_MANAGEMENT_API", "v3")
+    with pytest.raises(ConfigError, match=r"management_api must be 'v2' .* or 'v1', got 'v3'"):
+        load_config("k" * 20)
+    monkeypatch.delenv("RUNPOD_MANAGEMENT_API")
     monkeypatch.setenv("RUNPOD_API_BASE_URL", "https://api.runpod.io/v2")
     with pytest.raises(
         ConfigError, match=r"export RUNPOD_REST_BASE_URL=https://api\.runpod\.io/v2"

@@ -43,6 +43,14 @@ async def serverless_price(h: Harness, gpu: str) -> float:
     return float(offer.price["serverless"])
 
 
+async def only(h: Harness, gpu: str, count: int = 1) -> dict[str, Any]:
+    """An endpoint's ``gpu`` that allows exactly the type ``gpu``: its pool, less the rest."""
+    found = await h.call(h.client.catalog.gpus)
+    pool = next(g.pool for g in found if g.id == gpu)
+    others = [g.id for g in found if g.pool == pool and g.id != gpu]
+    return {"pools": [pool], "excluded_types": others, "count": count}
+
+
 async def ran(h: Harness, endpoint: str, seconds: float) -> Any:
     """A ``sleep`` job of ``seconds`` on the fake clock, waited for to its end."""
     job = await h.call(h.endpoint(endpoint).run, {"seconds": seconds})
@@ -68,10 +76,7 @@ async def test_a_job_is_priced_from_the_catalog(h: Harness) -> None:
 
 async def test_gpus_per_worker_multiply_the_price(h: Harness) -> None:
     made = await h.call(
-        h.client.endpoints.create,
-        template_id="demo-sleep",
-        gpu_type_ids=["NVIDIA L4"],
-        gpu_count=2,
+        h.client.endpoints.create, template_id="demo-sleep", gpu=await only(h, "NVIDIA L4", 2)
     )
     job = await ran(h, made.id, 10)
     cost = await h.call(job.cost)
@@ -159,9 +164,8 @@ def test_a_budget_that_is_not_dollars_is_refused_in_one_line(bad: Any) -> None:
 
 async def test_emulator_billing_is_the_sum_of_its_jobs_costs(h: Harness) -> None:
     """Serverless billing, REST v2 and v1, equals the jobs' costs, a cancelled one's too."""
-    l4 = await h.call(
-        h.client.endpoints.create, template_id="demo-sleep", gpu_type_ids=["NVIDIA L4"], gpu_count=2
-    )
+    gpu = await only(h, "NVIDIA L4", 2)
+    l4 = await h.call(h.client.endpoints.create, template_id="demo-sleep", gpu=gpu)
     jobs = [await ran(h, "sleep", 2), await ran(h, "sleep", 5), await ran(h, l4.id, 7)]
     stopped = await h.call(h.endpoint(l4.id).run, {"seconds": 60})
     await h.until(lambda: h.job(stopped.id).status is JobStatus.IN_PROGRESS, "the job to start")
@@ -172,22 +176,22 @@ async def test_emulator_billing_is_the_sum_of_its_jobs_costs(h: Harness) -> None
     assert all(c is not None and c.estimate for c in costs)
     assert costs[-1].execution_s == 4
     total = sum(c.usd for c in costs)
-    v2 = await h.call(h.client.billing.endpoints)
-    v1_client = h.new_client(base_url=v1_url(h))
+    v2 = await h.call(h.client.billing.serverless)
+    v1_client = v1_of(h)
     try:
-        v1 = await h.call(v1_client.billing.endpoints)
+        v1 = await h.call(v1_client.billing.serverless)
     finally:
         await h.call(v1_client.close)
     for records in (v2, v1):
-        assert sum(r.amount for r in records) == pytest.approx(total, abs=1e-6 * len(records))
-    by_endpoint = {r.endpoint_id: r.amount for r in v2}
+        assert sum(r.total_amount for r in records) == pytest.approx(total, abs=1e-6 * len(records))
+    by_endpoint = {(r.model_extra or {})["serverlessId"]: r.total_amount for r in v2}
     assert by_endpoint[l4.id] == pytest.approx(costs[2].usd + costs[3].usd, abs=1e-6)
 
 
-def v1_url(h: Harness) -> str:
-    if h.server is not None:
-        return f"{h.server.url}/v1"
-    return "http://emulator/v1"
+def v1_of(h: Harness, **kw: Any) -> Any:
+    """A client of the same emulator through the v1 adapter."""
+    root = h.server.url if h.server is not None else "http://emulator"
+    return h.new_client(base_url=f"{root}/v1", management_api="v1", **kw)
 
 
 async def test_prices_are_read_once_per_client() -> None:
@@ -305,14 +309,11 @@ async def test_a_cost_asked_for_counts_in_the_budget_at_once(h: Harness) -> None
 async def test_jobs_of_unknown_cost_are_named_not_counted(h: Harness) -> None:
     """A REST v1 client has no catalog, and a CPU endpoint no GPU price: no estimate."""
     cpu = await h.call(
-        h.client.endpoints.create,
-        template_id="demo-echo",
-        compute_type="CPU",
-        cpu_flavor_ids=["cpu3c"],
+        h.client.endpoints.create, template_id="demo-echo", cpu=[{"id": "cpu3c", "vcpu_count": 2}]
     )
     done = await h.call(h.endpoint(cpu.id).run_sync, {"x": 1})
     assert await h.call(h.endpoint(cpu.id).cost, done) is None
-    v1 = h.new_client(base_url=v1_url(h), budget_usd=0.001)
+    v1 = v1_of(h, budget_usd=0.001)
     try:
         for _ in range(2):
             result = await h.call(v1.endpoint("echo").run_sync, {"x": 1})

@@ -102,8 +102,8 @@ from collections.abc import AsyncGenerator, Generator
 from typing import Any, assert_type
 
 from nbext.client import AsyncClient, AsyncJob, AsyncMapResults, Client, Job, MapResults
-from nbext.models import CancelResult, Health, JobResult, Pod, PurgeResult, StreamChunk, Template
-from nbext.models.v2 import GpuType, LogEvent
+from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
+from nbext.models.v2 import GpuType, LogEvent, Pod, RequestUrls, Template
 
 
 def sync(client: Client) -> None:
@@ -123,8 +123,9 @@ def sync(client: Client) -> None:
     assert_type(job.cancel(), CancelResult)
     assert_type(job.retry(), Job)
     assert_type(client.templates.get("t"), Template)
-    assert_type(client.pods.list(desired_status="RUNNING"), list[Pod])
+    assert_type(client.pods.list(include_cluster_pods=True), list[Pod])
     assert_type(client.pods.delete("p"), None)
+    assert_type(client.endpoints.get("e").request_urls, RequestUrls | None)
     assert_type(client.catalog.gpus(), list[GpuType])
     assert_type(client.pods.logs("p", tail=5), list[LogEvent])
     assert_type(client.pods.follow_logs("p"), Generator[LogEvent, None, None])
@@ -147,7 +148,7 @@ async def awaited(client: AsyncClient) -> None:
     assert_type(await job.cancel(), CancelResult)
     assert_type(await job.retry(), AsyncJob)
     assert_type(await client.templates.get("t"), Template)
-    assert_type(await client.pods.list(desired_status="RUNNING"), list[Pod])
+    assert_type(await client.pods.list(include_cluster_pods=True), list[Pod])
     assert_type(await client.catalog.gpus(), list[GpuType])
     assert_type(await client.pods.logs("p", tail=5), list[LogEvent])
     assert_type(client.pods.follow_logs("p"), AsyncGenerator[LogEvent, None])
@@ -158,6 +159,7 @@ def refused(client: Client) -> None:
     client.endpoint("e").job(3)  # E: an id is a string
     client.templates.get("t", tail=5)  # E: get takes no tail
     client.pods.logs(7)  # E: a pod id is a string
+    client.templates.create(name="t", image_name="i")  # E: REST v1's keyword (runs, warns)
 """
 
 

@@ -11,8 +11,8 @@ KEY = "rpa_URLS0000000000000000000000000000000000000"
 
 
 def answer(request: httpx.Request) -> httpx.Response:
-    if request.url.path.endswith("/templates"):
-        return httpx.Response(200, json=[])
+    if request.url.path.endswith("/pods"):
+        return httpx.Response(200, json={"pods": []})
     if request.url.path.endswith("/health"):
         return httpx.Response(200, json={"jobs": {}, "workers": {}})
     return httpx.Response(200, json={"id": "j1", "status": "COMPLETED", "output": 1})
@@ -28,7 +28,7 @@ def test_requests_keep_their_own_url_and_query_when_urls_are_reused() -> None:
     with Client(
         KEY,
         serverless_url="http://svc.test/v2",
-        base_url="http://rest.test/v1",
+        base_url="http://rest.test/v2",
         transport=httpx.MockTransport(record),
     ) as client:
         echo, other = client.endpoint("echo"), client.endpoint("other")
@@ -42,11 +42,11 @@ def test_requests_keep_their_own_url_and_query_when_urls_are_reused() -> None:
         for k in range(20):
             echo.job(f"j{k}").status()
         echo.run_sync({"i": 5}, wait=2)
-        client.templates.list()  # a management call carries its query in its path
-        client.templates.list(include_public_templates=True)
+        client.pods.list()  # a management call carries its query in its path
+        client.pods.list(include_cluster_pods=True)
     assert sent[-2:] == [
-        "http://rest.test/v1/templates",
-        "http://rest.test/v1/templates?includePublicTemplates=true",
+        "http://rest.test/v2/pods",
+        "http://rest.test/v2/pods?includeClusterPods=true",
     ]
     del sent[-2:]
     assert sent[:7] == [

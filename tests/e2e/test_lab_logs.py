@@ -30,8 +30,8 @@ CELLS: list[str | dict[str, Any]] = [
     "server = EmulatorServer(emulator).start()\n"
     'set_current(Connection(server=server, management_api="v2"))\n'
     "with Client(emulator.api_key, base_url=server.base_url,"
-    " serverless_url=server.serverless_url) as v1:\n"
-    '    v1.pods.create(name="desk", image_name="acme/lab:1", gpu_type_ids=["NVIDIA A40"])',
+    " serverless_url=server.serverless_url) as v2:\n"
+    '    v2.pods.create(name="desk", image="acme/lab:1", gpu={"id": "NVIDIA A40"})',
     "%load_ext nbext",
     "%runpod logs desk --follow",
     "kernel_free = True",

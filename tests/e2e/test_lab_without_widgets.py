@@ -32,7 +32,7 @@ CELLS: list[str | dict[str, Any]] = [
     "import asyncio\nawait asyncio.sleep(3)\n%runpod health --stop echo",
     # A pod's log, followed (the kernel's emulator starts a pod 8 s after its creation).
     "from nbext.notebook import client\n"
-    'client().pods.create(name="desk", image_name="acme/lab:1", gpu_type_ids=["NVIDIA A40"])',
+    'client().pods.create(name="desk", image="acme/lab:1", gpu={"id": "NVIDIA A40"})',
     "%runpod logs desk --follow",
     "await asyncio.sleep(12)\n%runpod logs --stop desk",
 ]

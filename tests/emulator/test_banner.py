@@ -45,7 +45,7 @@ def test_nbext_client_runs_unchanged_on_the_exports(standalone: Standalone, tmp_
 from nbext import Client
 with Client() as client:
     print(client.endpoint("echo").run_sync({"hello": "world"}).output)
-    template = client.templates.create(name="from-banner", image_name="example/image:1.0")
+    template = client.templates.create(name="from-banner", image="example/image:1.0")
     print(template.name)
 """
     out = run_python_after(standalone.export_lines, script, home=tmp_path)

@@ -47,7 +47,7 @@ def test_port_0_gives_a_free_port_on_loopback(server: EmulatorServer) -> None:
     assert server.port != 0
     assert server.url == f"http://127.0.0.1:{server.port}"
     assert server.serverless_url == f"{server.url}/v2"
-    assert server.base_url == f"{server.url}/v1"
+    assert server.base_url == f"{server.url}/v2"  # management: REST v2, as the service
     second = Emulator(api_key=KEY)
     with EmulatorServer(second) as other:
         assert other.port != server.port

@@ -149,7 +149,7 @@ def test_a_job_with_no_price_shows_no_cost(nb: Notebook) -> None:
     """A CPU endpoint has no GPU price, and its output reports none: nothing is shown."""
     nb.conn.service()
     cpu = nb.conn.client.endpoints.create(
-        template_id="demo-echo", compute_type="CPU", cpu_flavor_ids=["cpu3c"]
+        template_id="demo-echo", cpu=[{"id": "cpu3c", "vcpu_count": 2}]
     )
     nb.run(f'%%runpod_job {cpu.id}\n{{"n": 1}}')
     assert "COMPLETED" in nb.last_plain() and "cost" not in nb.last_plain()

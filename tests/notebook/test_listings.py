@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 import pytest
 
 from nbext.client import Client, NotFound
-from nbext.models import (
-    BillingRecord,
-    ContainerRegistryAuth,
-    Endpoint,
-    NetworkVolume,
-    NetworkVolumeBillingRecord,
-    Pod,
-    Template,
-)
+from nbext.models.v2 import BillingRecord, Endpoint, NetworkVolume, Pod, Registry, Template
 from nbext.notebook.display import Column, ListingSpec, to_frame
 from nbext.notebook.display.specs import (
     BILLING,
@@ -50,29 +41,32 @@ def test_templates_frame() -> None:
             {
                 "id": "t2",
                 "name": "zeta",
-                "imageName": "img:2",
-                "isServerless": True,
+                "image": "img:2",
+                "serverless": True,
                 "category": "NVIDIA",
-                "containerDiskInGb": 50,
-                "volumeInGb": 20,
+                "disk": 50,
+                "mounts": {"persistent": {"size": 20, "path": "/workspace"}},
                 "ports": ["8888/http"],
                 "env": {"A": "1"},
                 "runtimeInMin": 5,
             }
         ),
-        Template.model_validate({"id": "t1", "name": "alpha", "imageName": "img:1"}),
+        Template.model_validate({"id": "t1", "name": "alpha", "image": "img:1"}),
     ]
     frame = to_frame(records, TEMPLATES)
     assert list(frame.columns[: len(TEMPLATES.columns)]) == TEMPLATES.names
+    assert TEMPLATES.names[:5] == ["id", "name", "image", "serverless", "category"]
     assert frame["name"].tolist() == ["alpha", "zeta"]  # sorted by name
     types = dtypes(frame)
-    assert types["id"] == "string" and types["image_name"] == "string"
-    assert types["is_serverless"] == "boolean" and types["category"] == "category"
-    assert types["container_disk_gb"] == "Int64"
+    assert types["id"] == "string" and types["image"] == "string"
+    assert types["serverless"] == "boolean" and types["category"] == "category"
+    assert types["disk"] == "Int64" and types["mounts.persistent.size"] == "Int64"
+    assert frame["mounts.persistent.size"].tolist() == [pd.NA, 20]  # alpha has no volume
     assert frame["category"].tolist()[1] == "NVIDIA"
-    assert "env" not in frame.columns and "readme" not in frame.columns  # hidden blobs
+    assert "env" not in frame.columns and "mounts.network" not in frame.columns  # hidden
     assert "runtime_in_min" in frame.columns  # other fields kept, named in Python style
     assert types["runtime_in_min"] == "Int64"
+    assert {"start_ssh", "start_jupyter", "allowed_cuda_versions"} <= set(frame.columns)
 
 
 def test_pods_frame() -> None:
@@ -80,114 +74,103 @@ def test_pods_frame() -> None:
         {
             "id": "p1",
             "name": "trainer",
-            "desiredStatus": "RUNNING",
+            "status": "RUNNING",
+            "actions": ["stop", "restart", "terminate"],
             "image": "pytorch:2",
-            "gpu": {"id": "NVIDIA A40", "count": 2, "displayName": "A40"},
-            "costPerHr": 0.79,
-            "lastStartedAt": "2026-01-02T03:04:05Z",
+            "gpu": {"id": "NVIDIA A40", "count": 2},
+            "cost": 0.79,
+            "startedAt": "2026-01-02T03:04:05Z",
             "locked": False,
-            "memoryInGb": 62,
         }
     )
     frame = to_frame([pod], PODS)
     types = dtypes(frame)
-    assert types["desired_status"] == "category" and frame["desired_status"][0] == "RUNNING"
-    assert frame["gpu_type"][0] == "A40" and frame["gpu_count"][0] == 2
-    assert types["cost_per_hr"] == "float64" and types["memory_gb"] == "float64"
-    assert is_utc_datetime(frame["last_started_at"])
-    assert frame["last_started_at"][0] == pd.Timestamp("2026-01-02T03:04:05Z")
-    assert types["locked"] == "boolean"
-    assert "gpu" not in frame.columns
+    assert types["status"] == "category" and frame["status"][0] == "RUNNING"
+    assert list(frame["status"].cat.categories)[:3] == ["PROVISIONING", "STARTING", "RUNNING"]
+    assert frame["gpu.id"][0] == "NVIDIA A40" and frame["gpu.count"][0] == 2
+    assert frame["cpu.id"].isna().all()  # a GPU pod: its cpu's columns are missing, not there
+    assert types["cost"] == "float64" and types["locked"] == "boolean"
+    assert is_utc_datetime(frame["started_at"])
+    assert frame["started_at"][0] == pd.Timestamp("2026-01-02T03:04:05Z")
+    assert frame["actions"][0] == ["stop", "restart", "terminate"]
+    assert "gpu" not in frame.columns and "cpu" not in frame.columns
 
 
-def test_endpoints_frame() -> None:
-    endpoint = Endpoint.model_validate(
-        {
-            "id": "e1",
-            "name": "llm",
-            "templateId": "t1",
-            "template": {"id": "t1", "imageName": "vllm:latest"},
-            "computeType": "GPU",
-            "workersMin": 0,
-            "workersMax": 3,
-            "idleTimeout": 5,
-            "executionTimeoutMs": 600000,
-            "gpuTypeIds": ["NVIDIA A40"],
-            "createdAt": "2026-01-01T00:00:00Z",
-        }
-    )
-    frame = to_frame([endpoint], ENDPOINTS)
+def test_endpoints_frame_flattens_as_json_normalize_does() -> None:
+    record = {
+        "id": "e1",
+        "name": "llm",
+        "type": "QUEUE",
+        "image": "vllm:latest",
+        "requestUrls": {"run": "https://x/v2/e1/run", "runSync": "https://x/v2/e1/runsync"},
+        "gpu": {"pools": ["ADA_24"], "count": 1},
+        "workers": {"min": 0, "max": 3, "idleTimeout": 5},
+        "scaling": {"type": "QUEUE_DELAY", "queueDelay": 4},
+        "timeout": 600000,
+        "flashboot": "OFF",
+        "createdAt": "2026-01-01T00:00:00Z",
+    }
+    frame = to_frame([Endpoint.model_validate(record)], ENDPOINTS)
     types = dtypes(frame)
-    assert frame["image_name"][0] == "vllm:latest"  # reached into the nested template
-    assert types["workers_max"] == "Int64" and frame["workers_max"][0] == 3
-    assert types["compute_type"] == "category"
+    assert ENDPOINTS.default_columns == [
+        "id",
+        "name",
+        "type",
+        "image",
+        "gpu.pools",
+        "workers.min",
+        "workers.max",
+        "scaling.type",
+        "created_at",
+    ]
+    assert types["workers.max"] == "Int64" and frame["workers.max"][0] == 3
+    assert frame["workers.idle_timeout"][0] == 5 and types["scaling.type"] == "category"
+    assert frame["scaling.queue_delay"][0] == 4.0 and frame["scaling.request_count"].isna()[0]
+    assert frame["gpu.pools"][0] == ["ADA_24"] and types["type"] == "category"
+    assert frame["request_urls.run_sync"][0] == "https://x/v2/e1/runsync"
     assert is_utc_datetime(frame["created_at"])
-    assert frame["gpu_type_ids"][0] == ["NVIDIA A40"]
+    # the columns pandas itself gives such a record, in Python's names
+    normalized = pd.json_normalize(Endpoint.model_validate(record).model_dump())
+    assert set(normalized.columns) - {"env", "cpu"} <= set(frame.columns)
 
 
 def test_volumes_and_registry_auths_frames() -> None:
     volumes = to_frame(
-        [
-            NetworkVolume.model_validate(
-                {"id": "v", "name": "data", "size": 100, "dataCenterId": "EU-RO-1"}
-            )
-        ],
+        [NetworkVolume.model_validate({"id": "v", "name": "d", "size": 100, "dataCenter": "EU"})],
         VOLUMES,
     )
     assert dtypes(volumes) == {
         "id": "string",
         "name": "string",
-        "size_gb": "Int64",
-        "data_center_id": "category",
+        "size": "Int64",
+        "data_center": "category",
+        "type": "category",
     }
-    auths = to_frame([ContainerRegistryAuth(id="a", name="docker")], REGISTRY_AUTHS)
+    auths = to_frame([Registry(id="a", name="docker")], REGISTRY_AUTHS)
     assert list(auths.columns) == ["id", "name"]
 
 
 def test_billing_frames() -> None:
+    def record(start: str, **amounts: Any) -> BillingRecord:
+        end = start.replace("T00", "T01")
+        return BillingRecord.model_validate({"startTime": start, "endTime": end, **amounts})
+
     pods = to_frame(
         [
-            BillingRecord.model_validate(
-                {
-                    "time": "2026-01-02T00:00:00Z",
-                    "amount": 1.5,
-                    "podId": "p1",
-                    "timeBilledMs": 3600000,
-                }
-            ),
-            BillingRecord.model_validate(
-                {"time": "2026-01-01T00:00:00Z", "amount": 0.5, "podId": "p1"}
-            ),
+            record("2026-01-02T00:00:00Z", totalAmount=1.5, gpuAmount=1.5, podId="p1"),
+            record("2026-01-01T00:00:00Z", totalAmount=0.5, gpuAmount=0.5, podId="p1"),
         ],
         BILLING["pods"],
     )
-    assert list(pods.columns) == [
-        "time",
-        "pod_id",
-        "gpu_type_id",
-        "amount_usd",
-        "time_billed_ms",
-        "disk_space_billed_gb",
-        "endpoint_id",
-    ]
-    assert is_utc_datetime(pods["time"]) and pods["time"].is_monotonic_increasing
-    assert dtypes(pods)["amount_usd"] == "float64" and pods["amount_usd"].sum() == 2.0
-    assert dtypes(pods)["time_billed_ms"] == "Int64"
+    assert list(pods.columns) == ["start_time", "end_time", "pod_id", "total_amount", "gpu_amount"]
+    assert is_utc_datetime(pods["start_time"]) and pods["start_time"].is_monotonic_increasing
+    assert dtypes(pods)["total_amount"] == "float64" and pods["total_amount"].sum() == 2.0
+    assert dtypes(pods)["gpu_amount"] == "float64"
     volumes = to_frame(
-        [
-            NetworkVolumeBillingRecord.model_validate(
-                {
-                    "time": datetime(2026, 1, 1, tzinfo=UTC),
-                    "amount": 0.07,
-                    "diskSpaceBilledGb": 10,
-                    "highPerformanceStorageAmount": 0.0,
-                }
-            )
-        ],
+        [record("2026-01-01T00:00:00Z", totalAmount=0.07, standardAmount=0.07)],
         BILLING["volumes"],
     )
-    assert list(volumes.columns)[:3] == ["time", "amount_usd", "disk_space_billed_gb"]
-    assert "high_performance_storage_amount" in volumes.columns
+    assert list(volumes.columns) == ["start_time", "end_time", "total_amount", "standard_amount"]
 
 
 def test_frames_never_fail_on_odd_values() -> None:
@@ -222,7 +205,7 @@ MANAGEMENT = hasattr(Client, "templates")
 
 
 @pytest.fixture
-def v1(nb: Notebook) -> Any:
+def api(nb: Notebook) -> Any:
     """The sync client of the test's emulator, once its management interface answers."""
     if not MANAGEMENT:
         pytest.skip("the client has no management API yet")
@@ -230,16 +213,21 @@ def v1(nb: Notebook) -> Any:
     try:
         client.templates.list()
     except NotFound:
-        pytest.skip("the emulator does not serve /v1 yet")
+        pytest.skip("the emulator does not serve management yet")
     return client
 
 
-def test_management_listings_against_the_emulator(nb: Notebook, v1: Any) -> None:
-    template = v1.templates.create(name="tpl", image_name="echo", is_serverless=True)
-    v1.endpoints.create(template_id=template.id, name="ep1", workers_max=2)
-    v1.network_volumes.create(name="data", size=10, data_center_id="EU-RO-1")
-    v1.registry_auths.create(name="hub", username="me", password="hunter2-password")
-    v1.pods.create(name="trainer", image_name="pytorch", gpu_type_ids=["NVIDIA A40"])
+A40 = {"id": "NVIDIA A40"}
+
+
+def test_management_listings_against_the_emulator(nb: Notebook, api: Any) -> None:
+    template = api.templates.create(name="tpl", image="echo", serverless=True)
+    api.endpoints.create(
+        template_id=template.id, name="ep1", workers={"max": 2}, gpu={"pools": ["ADA_24"]}
+    )
+    api.network_volumes.create(name="data", size=10, data_center="EU-RO-1")
+    api.registry_auths.create(name="hub", username="me", password="hunter2-password")
+    api.pods.create(name="trainer", image="pytorch", gpu=A40)
     expected = {
         "templates": (TEMPLATES, "tpl"),
         "endpoints": (ENDPOINTS, "ep1"),
@@ -257,15 +245,20 @@ def test_management_listings_against_the_emulator(nb: Notebook, v1: Any) -> None
         assert len(nb.displays) == 1
         assert "hunter2-password" not in frame.to_csv()
     pods = nb.shell.user_ns["frame"]
-    assert is_utc_datetime(pods["last_started_at"])
+    assert is_utc_datetime(pods["created_at"]) and pods["cost"].dtype == "float64"
     nb.run("%runpod endpoints -o endpoints")
     endpoints = nb.shell.user_ns["endpoints"].set_index("name")
-    assert endpoints.loc["ep1", "image_name"] == "echo"  # the listing asks for templates
-    assert pods["cost_per_hr"].dtype == "float64"
+    assert endpoints.loc["ep1", "image"] == "echo"  # v2's endpoint carries its container
+    assert endpoints.loc["ep1", "type"] == "QUEUE"
+    assert (endpoints.loc["ep1", "workers.max"], endpoints.loc["ep1", "gpu.pools"]) == (
+        2,
+        ["ADA_24"],
+    )
+    assert endpoints.loc["ep1", "request_urls.run"].endswith("/run")
 
 
 @pytest.mark.parametrize("fake_clock", [True])
-def test_billing_plot_draws_a_bucket_without_spend_as_zero(nb: Notebook, v1: Any) -> None:
+def test_billing_plot_draws_a_bucket_without_spend_as_zero(nb: Notebook, api: Any) -> None:
     """A pod stopped for an hour has no record for that hour: its line must drop to 0
     there, not run straight across at the pod's hourly price as if it had been billed."""
     import matplotlib
@@ -273,18 +266,18 @@ def test_billing_plot_draws_a_bucket_without_spend_as_zero(nb: Notebook, v1: Any
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    busy = v1.pods.create(name="busy", image_name="pytorch", gpu_type_ids=["NVIDIA A40"])
-    paused = v1.pods.create(name="paused", image_name="pytorch", gpu_type_ids=["NVIDIA A40"])
+    busy = api.pods.create(name="busy", image="pytorch", gpu=A40)
+    paused = api.pods.create(name="paused", image="pytorch", gpu=A40)
     nb.emu.advance(3600)
-    v1.pods.stop(paused.id)
+    api.pods.stop(paused.id)
     nb.emu.advance(3600)
-    v1.pods.start(paused.id)
+    api.pods.start(paused.id)
     nb.emu.advance(3600)
     plt.close("all")
-    nb.run("%runpod billing pods --bucket hour --group podId --plot -o bill")
+    nb.run("%runpod billing pods --bucket hour --plot -o bill")
     lines = {line.get_label(): line for line in plt.gcf().axes[0].get_lines()}
     assert set(lines) == {"busy", "paused"}  # the legend names the pods, not their ids
-    price = busy.cost_per_hr
+    price = busy.cost
     assert list(lines["busy"].get_ydata()) == pytest.approx([price, price, price])
     assert list(lines["paused"].get_ydata()) == pytest.approx([price, 0.0, price])
     assert plt.gcf().axes[0].get_legend().get_title().get_text() == "pod"
@@ -298,42 +291,45 @@ def test_billing_plot_draws_a_bucket_without_spend_as_zero(nb: Notebook, v1: Any
 
 @pytest.mark.parametrize("fake_clock", [True])
 def test_billing_listing_and_plot(
-    nb: Notebook, v1: Any, capsys: pytest.CaptureFixture[str]
+    nb: Notebook, api: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    v1.pods.create(name="trainer", image_name="pytorch", gpu_type_ids=["NVIDIA A40"])
+    api.pods.create(name="trainer", image="pytorch", gpu=A40)
     nb.emu.advance(7200)
     plt.close("all")
-    nb.run("%runpod billing pods --bucket hour --group podId --plot -o bill")
+    nb.run("%runpod billing pods --bucket hour --plot -o bill")
     bill = nb.shell.user_ns["bill"]
-    assert list(bill.columns[:7]) == [
-        "time",
+    assert list(bill.columns[:5]) == [
+        "start_time",
+        "end_time",
         "pod_id",
         "pod_name",
-        "gpu_type_id",
-        "amount_usd",
-        "time_billed_ms",
-        "disk_space_billed_gb",
+        "total_amount",
     ]
+    assert {"gpu_amount", "cpu_amount", "disk_amount"} <= set(bill.columns)  # by category
     assert bill["pod_name"].tolist() == ["trainer", "trainer"]
-    assert is_utc_datetime(bill["time"]) and bill["time"].is_monotonic_increasing
-    assert len(bill) == 2 and bill["amount_usd"].sum() > 0
+    assert is_utc_datetime(bill["start_time"]) and bill["start_time"].is_monotonic_increasing
+    assert len(bill) == 2 and bill["total_amount"].sum() > 0
     figure = plt.gcf()
     assert figure.axes[0].get_title() == "billing: pods"
     assert len(figure.axes[0].get_lines()) == 1  # one pod, one line
     plt.close("all")
     nb.run("%runpod billing volumes --start 2026-01-01 --end 2026-01-02 -o vb")
-    assert list(nb.shell.user_ns["vb"].columns[:3]) == [
-        "time",
-        "amount_usd",
-        "disk_space_billed_gb",
+    assert list(nb.shell.user_ns["vb"].columns[:3]) == ["start_time", "end_time", "total_amount"]
+    nb.run("%runpod billing serverless -o sb")
+    assert list(nb.shell.user_ns["sb"].columns[:5]) == [
+        "start_time",
+        "end_time",
+        "serverless_id",
+        "endpoint_name",
+        "total_amount",
     ]
-    message = usage_error(nb, "%runpod billing volumes --group podId", capsys)
-    assert "--group does not apply to volumes" in message
+    message = usage_error(nb, "%runpod billing endpoints", capsys)
+    assert "invalid choice: 'endpoints'" in message and "serverless" in message
     message = usage_error(nb, "%runpod billing pods --bucket fortnight", capsys)
     assert "invalid choice: 'fortnight'" in message
     message = usage_error(nb, "%runpod billing pods --start yesterday-ish", capsys)
@@ -359,20 +355,16 @@ def shown(nb: Notebook) -> tuple[str, str]:
 
 
 def test_a_pods_listing_shows_the_useful_columns_and_all_on_request(
-    nb: Notebook, v1: Any, capsys: pytest.CaptureFixture[str]
+    nb: Notebook, api: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    v1.pods.create(name="trainer", image_name="pytorch", gpu_type_ids=["NVIDIA A40"])
+    api.pods.create(name="trainer", image="pytorch", gpu=A40)
     nb.displays.clear()
     capsys.readouterr()
     nb.run("%runpod pods -o pods")
     plain, html = shown(nb)
     frame = nb.shell.user_ns["pods"]
     assert PODS.shown is not None
-    assert plain.splitlines()[0].split() == [
-        *PODS.shown[:-1],
-        "last_started_at",
-        "(UTC)",
-    ]
+    assert plain.splitlines()[0].split() == [*PODS.shown[:-1], "started_at", "(UTC)"]
     assert len(frame.columns) > len(PODS.shown) + 10  # -o keeps every column
     assert capsys.readouterr().out.strip() == (
         f"pods: showing {len(PODS.shown)} of {len(frame.columns)} columns "
@@ -383,7 +375,7 @@ def test_a_pods_listing_shows_the_useful_columns_and_all_on_request(
     nb.displays.clear()
     nb.run("%runpod pods --all")
     plain, html = shown(nb)
-    assert "machine_id" in plain and "public_ip" in html
+    assert "data_center_id" in plain and "mounts.persistent.size" in html
     assert capsys.readouterr().out == ""  # nothing cut, nothing to say
     assert "–" in plain  # the pod has no template: marked, not "None" or "<NA>"
     assert not NOISE.search(plain) and not NOISE.search(html), plain
@@ -448,13 +440,10 @@ def test_daily_times_show_the_date() -> None:
 
 
 def test_nested_enums_are_their_values() -> None:
-    endpoint = Endpoint.model_validate(
-        {"id": "e1", "name": "llm", "gpuTypeIds": ["NVIDIA A40"], "dataCenterIds": ["EU-RO-1"]}
-    )
-    frame = to_frame([endpoint], ENDPOINTS)
-    assert frame["gpu_type_ids"][0] == ["NVIDIA A40"]
-    assert type(frame["gpu_type_ids"][0][0]) is str
-    assert frame["data_center_ids"][0] == ["EU-RO-1"]
+    pod = Pod.model_validate({"id": "p", "name": "p", "status": "EXITED", "actions": ["start"]})
+    frame = to_frame([pod], PODS)
+    assert frame["actions"][0] == ["start"] and type(frame["actions"][0][0]) is str
+    assert frame["status"][0] == "EXITED"
 
 
 def test_legend_labels_are_names_told_apart_by_id_where_shared() -> None:

@@ -26,8 +26,8 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 
 @pytest.fixture
 def v2(nb: Notebook) -> Iterator[Client]:
-    """``nb`` managed through REST v2; the returned client makes things through v1 (the
-    emulator's two interfaces share one state)."""
+    """``nb`` managed through REST v2; the returned client makes things (through v2 too:
+    the emulator's two interfaces share one state)."""
     nb.conn.management_api = "v2"
     with Client(
         nb.emu.api_key, base_url=nb.server.base_url, serverless_url=nb.server.serverless_url
@@ -36,7 +36,7 @@ def v2(nb: Notebook) -> Iterator[Client]:
 
 
 def make_pod(v1: Client, name: str = "desk") -> str:
-    pod = v1.pods.create(name=name, image_name="acme/lab:1", gpu_type_ids=["NVIDIA A40"])
+    pod = v1.pods.create(name=name, image="acme/lab:1", gpu={"id": "NVIDIA A40"})
     assert pod.id is not None
     return pod.id
 

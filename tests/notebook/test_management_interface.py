@@ -27,24 +27,35 @@ def test_status_names_the_management_interface(
 
 
 @pytest.mark.parametrize(
-    ("base_url", "expected"),
+    ("environ", "base_url", "expected"),
     [
         (
+            {"RUNPOD_MANAGEMENT_API": "v1"},
             "https://rest.runpod.io/v1",
             "management interface: REST v1 at https://rest.runpod.io/v1 (retired by the "
-            "service; set RUNPOD_REST_BASE_URL to a URL ending in /v2)",
+            "service; unset RUNPOD_MANAGEMENT_API for REST v2)",
         ),
         (
-            "https://rest.runpod.io/v2",
-            "management interface: REST v2 at https://rest.runpod.io/v2",
+            {"RUNPOD_REST_BASE_URL": "https://proxy.example/runpod/v1"},  # a URL is no switch
+            "https://proxy.example/runpod/v1",
+            "management interface: REST v2 at https://proxy.example/runpod/v1",
+        ),
+        (
+            {},
+            "https://api.runpod.io/v2",
+            "management interface: REST v2 at https://api.runpod.io/v2",
         ),
     ],
 )
 def test_status_on_the_cloud_says_which_interface_before_any_call(
-    nb: Notebook, capsys: pytest.CaptureFixture[str], base_url: str, expected: str
+    nb: Notebook,
+    capsys: pytest.CaptureFixture[str],
+    environ: dict[str, str],
+    base_url: str,
+    expected: str,
 ) -> None:
     cloud = Connection(
-        environ={"RUNPOD_API_KEY": KEY, "RUNPOD_REST_BASE_URL": base_url},
+        environ={"RUNPOD_API_KEY": KEY, **environ},
         config_file=Path("/nonexistent/config.toml"),
     )
     assert cloud.mode == "cloud"

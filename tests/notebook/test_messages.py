@@ -123,10 +123,10 @@ def test_an_endpoint_named_by_its_name_is_told_its_id(
     nb: Notebook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """On the cloud an endpoint's id is generated: a user who types the name learns the id."""
-    template = nb.conn.client.templates.create(
-        name="llm-template", image_name="echo", is_serverless=True
+    template = nb.conn.client.templates.create(name="llm-template", image="echo", serverless=True)
+    endpoint = nb.conn.client.endpoints.create(
+        template_id=template.id, name="my-llm", gpu={"pools": ["ADA_24"]}
     )
-    endpoint = nb.conn.client.endpoints.create(template_id=template.id, name="my-llm")
     assert endpoint.id != "my-llm"
     message = plain_message(usage_error(nb, "%runpod health my-llm", capsys))
     assert message == "endpoint 'my-llm' not found; 'my-llm' is the name of endpoint " + (

@@ -65,12 +65,12 @@ async def test_throttled_endpoint_says_no_gpu_is_free(
 @pytest.mark.parametrize("fake_clock", [True])
 def test_workers_max_zero_is_named(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:
     nb.conn.service()  # the demo endpoints are deployed
-    nb.conn.client.endpoints.update("echo", workers_max=0)
+    nb.conn.client.endpoints.update("echo", workers={"max": 0})
     nb.run('%%runpod_job echo --timeout 0.2 -q\n{"n": 1}')
     capsys.readouterr()
     nb.run("%runpod why")
     out = capsys.readouterr().out
-    assert "1. the endpoint's workersMax is 0: no worker may start" in out
+    assert "1. the endpoint's workers.max is 0: no worker may start" in out
     assert "next: %runpod endpoints" in out
 
 

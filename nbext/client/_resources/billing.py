@@ -1,234 +1,135 @@
-"""``client.billing``: what pods, endpoints and network volumes cost, per time bucket.
+"""``client.billing``: what the account spent, per time bucket, as REST v2 reports it.
 
-Each call names a period (``start_time`` to ``end_time``), a ``bucket_size`` (hour, day,
-week, month, year; default day) and, for pods and endpoints, a ``grouping``. Times are
+Each call names a period (``start_time`` to ``end_time``, or the ``last_n`` buckets up to
+now) and a ``bucket_size`` (hour, day, week, month, year; default day). Times are
 ``datetime`` (naive ones are UTC, the service's zone), ``date`` (midnight UTC at its
-start) or ISO 8601 strings; left out, the period is the account's whole history up to
-now (REST v1) or the last 30 days (REST v2). Each record is one bucket of one group, its
-``time`` the start of the bucket.
-
-REST v2's billing paths do not map to v1's by name (docs/rest-v2.md#billing): over v2,
-``pods`` reads ``/billing/pods`` (one group per pod), ``endpoints`` reads
-``/billing/serverless`` (per endpoint) and ``network_volumes`` ``/billing/network-volumes``,
-each answer given v1's record shape. ``summary`` (every category per bucket) and
-``serverless`` (v2's own records, with each category's amount) exist only in v2.
+start) or ISO 8601 strings; left out, the period is the last 30 days. Each record is one
+bucket (``start_time``, ``end_time``, ``total_amount``) of one pod, endpoint or volume
+(``pod_id``, ``serverless_id``...), its amounts by category given by ``amounts()``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
 from typing import Any
 
-from nbext.models import (
-    BillingRecord,
-    BucketSize,
-    DataCenterId,
-    EndpointBillingGrouping,
-    EndpointBillingQuery,
-    GpuTypeId,
-    NetworkVolumeBillingQuery,
-    NetworkVolumeBillingRecord,
-    PodBillingGrouping,
-    PodBillingQuery,
-)
-from nbext.models import v2 as v2m
+from nbext.models import BillingQuery, BucketSize
+from nbext.models.v2 import BillingRecord
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from . import rest_v2
-from .rest import V1, V2
-from .wire import as_list, given, management_call, many, query, wrapped
+from .renamed import Old, alias, renamed, to
+from .rest import V2
+from .wire import given, query, refused, wrapped
 
 Moment = dt.datetime | dt.date | str
 """A point in time as a caller may have it: a datetime, a date, or ISO 8601 text."""
+PERIOD = ("start_time", "end_time", "bucket_size")
 
 
-Params = list[tuple[str, str]]
-
-
-class BillingV2(V2):
-    """Billing over REST v2: its query (``lastN``, its id names), records read as v1's."""
-
-    def pods(
-        self, ctx: Context, fields: dict[str, Any], params: Params
-    ) -> Flow[list[BillingRecord]]:
-        op = "billing.pods"
-        where = rest_v2.billing_query(op, fields, {"pod_id": "podId"}, "podId")
-        read = rest_v2.billing_v1(BillingRecord, {"podId": "podId"})
-        call = self.v2_call("GET", ["billing", "pods"], op, "billing of pods", query=where)
-        return (yield from self.fetch(ctx, call, read))
-
-    def endpoints(
-        self, ctx: Context, fields: dict[str, Any], params: Params
-    ) -> Flow[list[BillingRecord]]:
-        op = "billing.endpoints"
-        where = rest_v2.billing_query(op, fields, {"endpoint_id": "serverlessId"}, "endpointId")
-        read = rest_v2.billing_v1(BillingRecord, {"serverlessId": "endpointId"})
-        parts = ["billing", "serverless"]
-        call = self.v2_call("GET", parts, op, "billing of endpoints", query=where)
-        return (yield from self.fetch(ctx, call, read))
-
-    def network_volumes(
-        self, ctx: Context, fields: dict[str, Any], params: Params
-    ) -> Flow[list[NetworkVolumeBillingRecord]]:
-        op = "billing.network_volumes"
-        where = rest_v2.billing_query(op, fields, {}, None)
-        read = rest_v2.billing_v1(
-            NetworkVolumeBillingRecord, {"highPerformanceAmount": "highPerformanceStorageAmount"}
-        )
-        parts = ["billing", "network-volumes"]
-        call = self.v2_call("GET", parts, op, "billing of network volumes", query=where)
-        return (yield from self.fetch(ctx, call, read))
-
-
-class BillingV1(V1, BillingV2):
-    """Billing over REST v1: its own queries and records."""
-
-    def pods(
-        self, ctx: Context, fields: dict[str, Any], params: Params
-    ) -> Flow[list[BillingRecord]]:
-        parts = ["billing", "pods"]
-        call = management_call("GET", parts, "billing.pods", "billing of pods", query=params)
-        return (yield from self.fetch(ctx, call, many(BillingRecord)))
-
-    def endpoints(
-        self, ctx: Context, fields: dict[str, Any], params: Params
-    ) -> Flow[list[BillingRecord]]:
-        parts, op = ["billing", "endpoints"], "billing.endpoints"
-        call = management_call("GET", parts, op, "billing of endpoints", query=params)
-        return (yield from self.fetch(ctx, call, many(BillingRecord)))
-
-    def network_volumes(
-        self, ctx: Context, fields: dict[str, Any], params: Params
-    ) -> Flow[list[NetworkVolumeBillingRecord]]:
-        parts, op = ["billing", "networkvolumes"], "billing.network_volumes"
-        call = management_call("GET", parts, op, "billing of network volumes", query=params)
-        return (yield from self.fetch(ctx, call, many(NetworkVolumeBillingRecord)))
-
-
-def pods(
-    ctx: Context,
-    api: BillingV2,
-    *,
-    start_time: Moment | None = None,
-    end_time: Moment | None = None,
-    bucket_size: BucketSize | str | None = None,
-    grouping: PodBillingGrouping | str | None = None,
-    pod_id: str | None = None,
-    gpu_type_id: GpuTypeId | str | None = None,
+def _records(
+    ctx: Context, api: V2, kind: str, operation: str, fields: dict[str, Any], ids: dict[str, str]
 ) -> Flow[list[BillingRecord]]:
-    """Pod spending: running time at each pod's hourly cost.
-
-    ``grouping`` is ``"gpuTypeId"`` (default) or ``"podId"``; ``pod_id`` and
-    ``gpu_type_id`` narrow it to one pod or one GPU type.
-    """
-    fields = given(locals())
-    return (yield from api.pods(ctx, fields, query(PodBillingQuery, "billing.pods", fields)))
-
-
-def endpoints(
-    ctx: Context,
-    api: BillingV2,
-    *,
-    start_time: Moment | None = None,
-    end_time: Moment | None = None,
-    bucket_size: BucketSize | str | None = None,
-    grouping: EndpointBillingGrouping | str | None = None,
-    endpoint_id: str | None = None,
-    gpu_type_id: GpuTypeId | str | Sequence[GpuTypeId | str] | None = None,
-    data_center_id: DataCenterId | str | Sequence[DataCenterId | str] | None = None,
-    image_name: str | None = None,
-    template_id: str | None = None,
-) -> Flow[list[BillingRecord]]:
-    """Serverless spending: worker execution time at each GPU type's price.
-
-    ``grouping`` is ``"endpointId"`` (default), ``"podId"`` or ``"gpuTypeId"``;
-    ``gpu_type_id`` and ``data_center_id`` take one value or several (any matches).
-    """
-    fields = given(locals())
-    for key in ("gpu_type_id", "data_center_id"):
-        if key in fields:
-            fields[key] = as_list(fields[key])
-    params = query(EndpointBillingQuery, "billing.endpoints", fields)
-    return (yield from api.endpoints(ctx, fields, params))
-
-
-def network_volumes(
-    ctx: Context,
-    api: BillingV2,
-    *,
-    start_time: Moment | None = None,
-    end_time: Moment | None = None,
-    bucket_size: BucketSize | str | None = None,
-) -> Flow[list[NetworkVolumeBillingRecord]]:
-    """Network volume storage spending: size over time at the per-GB-month price."""
-    fields = given(locals())
-    params = query(NetworkVolumeBillingQuery, "billing.network_volumes", fields)
-    return (yield from api.network_volumes(ctx, fields, params))
+    """``GET /billing[/kind]``: the period checked here, ``ids`` (keyword -> query name)."""
+    last_n = fields.get("last_n")
+    if last_n is not None:
+        if isinstance(last_n, bool) or not isinstance(last_n, int) or last_n < 1:
+            raise refused(operation, f"last_n: must be a whole number from 1, got {last_n!r}")
+        if fields.get("start_time") is not None or fields.get("end_time") is not None:
+            raise refused(operation, "last_n: give last_n or start_time/end_time, not both")
+    params = query(BillingQuery, operation, {k: v for k, v in fields.items() if k in PERIOD})
+    if last_n is not None:
+        params.append(("lastN", str(last_n)))
+    params += [(name, str(fields[key])) for key, name in ids.items() if key in fields]
+    parts = ["billing", kind] if kind else ["billing"]
+    call = api.call("GET", parts, operation, f"billing of {kind or 'the account'}", query=params)
+    return (yield from api.fetch(ctx, call, wrapped(BillingRecord, "records")))
 
 
 def summary(
     ctx: Context,
-    api: BillingV2,
+    api: V2,
     *,
     start_time: Moment | None = None,
     end_time: Moment | None = None,
     bucket_size: BucketSize | str | None = None,
     last_n: int | None = None,
-) -> Flow[list[v2m.BillingRecord]]:
-    """Everything the account spent, per bucket, by category (REST v2's ``/billing``).
-
-    Each record's ``amounts()`` gives the categories (``podGpuAmount``,
-    ``serverlessGpuAmount``, ``storageStandardAmount``, ...). ``last_n`` counts buckets back
-    from the current one, instead of ``start_time``/``end_time``. Needs REST v2.
-    """
-    op = "billing.summary"
-    where = rest_v2.billing_query(op, given(locals(), skip=["op"]), {}, None)
-    read = wrapped(v2m.BillingRecord, "records")
-    call = api.v2_call("GET", ["billing"], op, "billing", query=where)
-    return (yield from api.fetch(ctx, call, read))
+) -> Flow[list[BillingRecord]]:
+    """Everything the account spent, per bucket, by category (``/billing``): each
+    record's ``amounts()`` gives them (``podGpuAmount``, ``serverlessGpuAmount``,
+    ``storageStandardAmount``, ...)."""
+    return (yield from _records(ctx, api, "", "billing.summary", given(locals()), {}))
 
 
+def pods(
+    ctx: Context,
+    api: V2,
+    *,
+    start_time: Moment | None = None,
+    end_time: Moment | None = None,
+    bucket_size: BucketSize | str | None = None,
+    last_n: int | None = None,
+    pod_id: str | None = None,
+) -> Flow[list[BillingRecord]]:
+    """Pod spending, one record per pod and bucket (``pod_id``; ``pod_id=`` keeps one)."""
+    fields = given(locals())
+    return (yield from _records(ctx, api, "pods", "billing.pods", fields, {"pod_id": "podId"}))
+
+
+@renamed(
+    "billing.serverless",
+    {"endpoint_id": Old("serverless_id=", to("serverless_id"))},
+)
 def serverless(
     ctx: Context,
-    api: BillingV2,
+    api: V2,
     *,
     start_time: Moment | None = None,
     end_time: Moment | None = None,
     bucket_size: BucketSize | str | None = None,
-    endpoint_id: str | None = None,
     last_n: int | None = None,
-) -> Flow[list[v2m.BillingRecord]]:
-    """Serverless spending per endpoint and bucket, as REST v2 gives it (``/billing/serverless``).
+    serverless_id: str | None = None,
+) -> Flow[list[BillingRecord]]:
+    """Serverless spending, one record per endpoint and bucket (``serverless_id``, the
+    endpoint's id; ``serverless_id=`` keeps one), with each category (``amounts()``)."""
+    fields, ids = given(locals()), {"serverless_id": "serverlessId"}
+    return (yield from _records(ctx, api, "serverless", "billing.serverless", fields, ids))
 
-    Unlike ``endpoints``, the records keep each category (``gpuAmount``, ``cpuAmount``,
-    ``feeAmount``...: ``amounts()``) and the endpoint as ``serverlessId``. Needs REST v2.
-    """
-    op = "billing.serverless"
-    fields = given(locals(), skip=["op"])
-    where = rest_v2.billing_query(op, fields, {"endpoint_id": "serverlessId"}, None)
-    read = wrapped(v2m.BillingRecord, "records")
-    call = api.v2_call("GET", ["billing", "serverless"], op, "billing of endpoints", query=where)
-    return (yield from api.fetch(ctx, call, read))
+
+def network_volumes(
+    ctx: Context,
+    api: V2,
+    *,
+    start_time: Moment | None = None,
+    end_time: Moment | None = None,
+    bucket_size: BucketSize | str | None = None,
+    last_n: int | None = None,
+    network_volume_id: str | None = None,
+) -> Flow[list[BillingRecord]]:
+    """Network volume storage spending, per bucket, standard and high-performance."""
+    fields, ids = given(locals()), {"network_volume_id": "networkVolumeId"}
+    op = "billing.network_volumes"
+    return (yield from _records(ctx, api, "network-volumes", op, fields, ids))
+
+
+endpoints = alias(serverless, "billing.endpoints", "billing.serverless")
 
 
 class Billing(Resource):
-    """``client.billing``: ``pods``, ``endpoints``, ``network_volumes`` spending records;
-    ``summary`` and ``serverless`` over REST v2."""
+    """``client.billing``: ``summary``, ``pods``, ``serverless``, ``network_volumes``."""
 
-    pods = blocking(pods)
-    endpoints = blocking(endpoints)
-    network_volumes = blocking(network_volumes)
     summary = blocking(summary)
+    pods = blocking(pods)
     serverless = blocking(serverless)
+    network_volumes = blocking(network_volumes)
+    endpoints = blocking(endpoints)
 
 
 class AsyncBilling(Resource):
     """``client.billing`` of an ``AsyncClient``: ``Billing``'s methods, awaited."""
 
-    pods = awaiting(pods)
-    endpoints = awaiting(endpoints)
-    network_volumes = awaiting(network_volumes)
     summary = awaiting(summary)
+    pods = awaiting(pods)
     serverless = awaiting(serverless)
+    network_volumes = awaiting(network_volumes)
+    endpoints = awaiting(endpoints)

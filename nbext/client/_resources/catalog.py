@@ -79,7 +79,7 @@ def gpus(
             params.append(("cloud", chosen_cloud))
         if count is not None:
             params.append(("count", str(count)))
-    call = api.v2_call("GET", ["catalog", "gpus"], op, "the GPU catalog", query=params)
+    call = api.call("GET", ["catalog", "gpus"], op, "the GPU catalog", query=params)
     found = yield from api.fetch(ctx, call, wrapped(GpuType, "gpus"))
     kept = []
     for offer in found:
@@ -99,26 +99,26 @@ def gpus(
 def gpu(ctx: Context, api: V2, gpu_id: str) -> Flow[GpuType]:
     """One GPU type by id (``"NVIDIA GeForce RTX 4090"``); NotFound if there is none."""
     gid = ident(gpu_id, "GPU type id")
-    call = api.v2_call("GET", ["catalog", "gpus", gid], "catalog.gpu", f"GPU type {gpu_id!r}")
+    call = api.call("GET", ["catalog", "gpus", gid], "catalog.gpu", f"GPU type {gpu_id!r}")
     return (yield from api.fetch(ctx, call, one(GpuType)))
 
 
 def cpus(ctx: Context, api: V2) -> Flow[list[CpuType]]:
     """The CPU types (flavours), with their vCPU counts and prices."""
-    call = api.v2_call("GET", ["catalog", "cpus"], "catalog.cpus", "the CPU catalog")
+    call = api.call("GET", ["catalog", "cpus"], "catalog.cpus", "the CPU catalog")
     return (yield from api.fetch(ctx, call, wrapped(CpuType, "cpus")))
 
 
 def cpu(ctx: Context, api: V2, cpu_id: str) -> Flow[CpuType]:
     """One CPU type by id (``"cpu3c"``); NotFound if there is none."""
     cid = ident(cpu_id, "CPU type id")
-    call = api.v2_call("GET", ["catalog", "cpus", cid], "catalog.cpu", f"CPU type {cpu_id!r}")
+    call = api.call("GET", ["catalog", "cpus", cid], "catalog.cpu", f"CPU type {cpu_id!r}")
     return (yield from api.fetch(ctx, call, one(CpuType)))
 
 
 def datacenters(ctx: Context, api: V2) -> Flow[list[DataCenter]]:
     """The data centres: region, network volume types, compliance, global networking."""
-    call = api.v2_call(
+    call = api.call(
         "GET",
         ["catalog", "datacenters"],
         "catalog.datacenters",
@@ -131,13 +131,13 @@ def datacenter(ctx: Context, api: V2, datacenter_id: str) -> Flow[DataCenter]:
     """One data centre by id (``"US-KS-2"``); NotFound if there is none."""
     did = ident(datacenter_id, "data centre id")
     subject = f"data centre {datacenter_id!r}"
-    call = api.v2_call("GET", ["catalog", "datacenters", did], "catalog.datacenter", subject)
+    call = api.call("GET", ["catalog", "datacenters", did], "catalog.datacenter", subject)
     return (yield from api.fetch(ctx, call, one(DataCenter)))
 
 
 def templates(ctx: Context, api: V2) -> Flow[list[Template]]:
     """The public templates anyone can start from (the service's official ones)."""
-    call = api.v2_call("GET", ["catalog", "templates"], "catalog.templates", "public templates")
+    call = api.call("GET", ["catalog", "templates"], "catalog.templates", "public templates")
     return (yield from api.fetch(ctx, call, wrapped(Template, "templates")))
 
 

@@ -8,7 +8,6 @@ afterwards. It is billed for all its GPUs from creation to deletion.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -17,7 +16,7 @@ from nbext.models.v2 import Cluster, Pod
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
 from .rest import V2
-from .wire import ident, one, refused, wrapped
+from .wire import body, ident, one, refused, wrapped
 
 ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]
 TYPES = ("APPLICATION", "TRAINING", "SLURM", "RAY")
@@ -36,18 +35,6 @@ def _text(operation: str, name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise refused(operation, f"{name} must be a non-empty string, got {value!r}")
     return value
-
-
-def _body(operation: str, fields: Mapping[str, Any], extra: Mapping[str, Any] | None) -> bytes:
-    wire = {key: value for key, value in fields.items() if value is not None}
-    clash = sorted(set(wire) & set(extra or {}))
-    if clash:
-        raise refused(operation, f"extra_body repeats {', '.join(clash)}: give each once")
-    try:
-        text = json.dumps({**wire, **(extra or {})}, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise refused(operation, f"the body is not JSON: {exc}") from None
-    return text.encode()
 
 
 def create(
@@ -103,37 +90,37 @@ def create(
         "startJupyter": start_jupyter,
         "startSsh": start_ssh,
     }
-    body = _body(op, fields, extra_body)
-    call = api.v2_call("POST", ["clusters"], op, "a new cluster", body=body)
+    data = body(op, {k: v for k, v in fields.items() if v is not None}, extra_body)
+    call = api.call("POST", ["clusters"], op, "a new cluster", body=data)
     return (yield from api.fetch(ctx, call, one(Cluster)))
 
 
 def list_clusters(ctx: Context, api: V2) -> Flow[list[Cluster]]:
     """The account's clusters."""
-    call = api.v2_call("GET", ["clusters"], "clusters.list", "clusters")
+    call = api.call("GET", ["clusters"], "clusters.list", "clusters")
     return (yield from api.fetch(ctx, call, wrapped(Cluster, "clusters")))
 
 
 def get(ctx: Context, api: V2, cluster_id: str) -> Flow[Cluster]:
     """One cluster by id (NotFound if there is none)."""
     cid = ident(cluster_id, "cluster id")
-    call = api.v2_call("GET", ["clusters", cid], "clusters.get", f"cluster {cluster_id!r}")
+    call = api.call("GET", ["clusters", cid], "clusters.get", f"cluster {cluster_id!r}")
     return (yield from api.fetch(ctx, call, one(Cluster)))
 
 
 def update(ctx: Context, api: V2, cluster_id: str, *, name: str) -> Flow[Cluster]:
     """Rename a cluster: its name is all that can change after creation."""
     cid = ident(cluster_id, "cluster id")
-    body = _body("clusters.update", {"name": _text("clusters.update", "name", name)}, None)
+    data = {"name": _text("clusters.update", "name", name)}
     subject = f"cluster {cluster_id!r}"
-    call = api.v2_call("PATCH", ["clusters", cid], "clusters.update", subject, body=body)
+    call = api.call("PATCH", ["clusters", cid], "clusters.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(Cluster)))
 
 
 def delete(ctx: Context, api: V2, cluster_id: str) -> Flow[None]:
     """Delete a cluster and its pods; its billing stops."""
     cid = ident(cluster_id, "cluster id")
-    call = api.v2_call(
+    call = api.call(
         "DELETE",
         ["clusters", cid],
         "clusters.delete",
@@ -146,7 +133,7 @@ def pods(ctx: Context, api: V2, cluster_id: str) -> Flow[list[Pod]]:
     """The cluster's member pods, by rank (``pod.cluster`` holds rank, role and address)."""
     cid = ident(cluster_id, "cluster id")
     subject = f"cluster {cluster_id!r}"
-    call = api.v2_call("GET", ["clusters", cid, "pods"], "clusters.pods", subject)
+    call = api.call("GET", ["clusters", cid, "pods"], "clusters.pods", subject)
     return (yield from api.fetch(ctx, call, wrapped(Pod, "pods")))
 
 

@@ -7,7 +7,6 @@ account and the registry address, and gives the AWS user to grant pull access to
 
 from __future__ import annotations
 
-import json
 import re
 
 from nbext.models.v2 import EcrDelegation
@@ -24,7 +23,7 @@ PATH = ["registries", "delegations"]
 
 def list_delegations(ctx: Context, api: V2) -> Flow[list[EcrDelegation]]:
     """The account's ECR delegations."""
-    call = api.v2_call("GET", PATH, "registry_delegations.list", "registry delegations")
+    call = api.call("GET", PATH, "registry_delegations.list", "registry delegations")
     return (yield from api.fetch(ctx, call, wrapped(EcrDelegation, "delegations")))
 
 
@@ -41,8 +40,7 @@ def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> 
     if name is not None and not isinstance(name, str):
         raise refused(op, f"name must be a string, got {name!r}")
     wire = {"resource": resource.strip(), **({"name": name} if name is not None else {})}
-    body = json.dumps(wire, separators=(",", ":")).encode()
-    call = api.v2_call("POST", PATH, op, "a new registry delegation", body=body)
+    call = api.call("POST", PATH, op, "a new registry delegation", body=wire)
     return (yield from api.fetch(ctx, call, one(EcrDelegation)))
 
 
@@ -50,7 +48,7 @@ def delete(ctx: Context, api: V2, delegation_id: str) -> Flow[None]:
     """Revoke a delegation (NotFound if there is none)."""
     did = ident(delegation_id, "delegation id")
     subject = f"registry delegation {delegation_id!r}"
-    call = api.v2_call("DELETE", [*PATH, did], "registry_delegations.delete", subject)
+    call = api.call("DELETE", [*PATH, did], "registry_delegations.delete", subject)
     yield from api.delete(ctx, call)
 
 

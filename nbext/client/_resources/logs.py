@@ -212,7 +212,7 @@ def _log_call(
     """A log stream's call: ``query`` is (tail, since, source); ``cursor`` resumes after it."""
     params = log_query(operation, *query)
     headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
-    call = api.v2_call("GET", parts, operation, subject, query=params)
+    call = api.call("GET", parts, operation, subject, query=params)
     return dataclasses.replace(call, headers=headers)
 
 

@@ -1,84 +1,90 @@
-"""Which management interface a client speaks, chosen once when it is made.
+"""REST v2, the management interface every resource speaks: calls made and sent.
 
-A client whose base URL ends in ``/v2`` (the default) speaks REST v2, the core; one
-whose base URL ends in ``/v1`` speaks the retired REST v1, kept as a frozen adapter for
-an emulator's ``/v1``. Each resource is handed its area's version object when the
-client makes it (``Templates(client, TemplatesV1())``), and its operations ask that
-object what differs: how a body is spelt, where it goes, how the answer reads. No
-operation asks which version it is on; the two spellings of an area live side by side
-in its module, the v1 one a subclass of the v2 one that overrides what v1 does its way.
+A resource operation makes its call in REST v2's terms (``api.call``: the method, the
+path under the base URL, the body as v2 spells it) and sends it with ``api.fetch`` or
+``api.delete``, reading the answer as v2's record. ``V2`` sends the calls as they are;
+the one other interface, ``v1.V1``, is a frozen adapter that translates them for a
+service that still speaks REST v1, asked for explicitly (``management_api="v1"``).
 
-``V2`` and ``V1`` hold what every area shares: making a call of an operation that
-exists only in REST v2 (``V1`` refuses it in one line before anything is sent), an
-update's call (v1 has a ``POST .../update`` synonym), and reading answers (``V1``
-retells the 410 of the retired interface).
+Retries come from the job interface's ``send``: GET and DELETE are retried on
+connection trouble, 429 and 5xx; creates and updates only when the service certainly
+did not act on them (429, or a connection never made).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from .._calls import Call
-from .._errors import APIError
-from .._flows import Context, Flow
-from . import shapes
-from .wire import Reader, UpdateMethod, management_call, needs_v2, update_call
+import httpx
 
+from .._calls import Call
+from .._drive import Steps
+from .._errors import NotFound
+from .._flows import Context, Flow, Send, send
+from .._retry import never_sent
+from .wire import Reader, encoded, management_call
+
+log = logging.getLogger("nbext.client")
 T = TypeVar("T")
 
 
 class V2:
-    """REST v2 (a base URL ending in ``/v2``): every operation exists."""
+    """REST v2 (the default): every call goes as it is made."""
 
-    v2_call = staticmethod(management_call)
-    """A call only REST v2 has (``parts`` under the ``/v2`` base URL); ``V1`` refuses it."""
-
-    def update_call(
-        self, method: UpdateMethod, parts: Sequence[str], operation: str, subject: str, body: bytes
+    def call(
+        self,
+        method: str,
+        parts: Sequence[str],
+        operation: str,
+        subject: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        query: Sequence[tuple[str, str]] = (),
     ) -> Call:
-        """An update: REST v2 has ``PATCH`` alone (``method`` is v1's choice of synonym)."""
-        return management_call("PATCH", parts, operation, subject, body=body)
+        """The call of ``operation``: ``parts`` are literal path segments under ``/v2``."""
+        data = None if body is None else encoded(operation, body)
+        return management_call(method, parts, operation, subject, query=query, body=data)
 
     def fetch(self, ctx: Context, call: Call, read: Reader[T]) -> Flow[T]:
         """Send ``call`` (with the retries its kind allows) and read the answer."""
-        return (yield from shapes.fetch(ctx, call, read))
+        response = yield from send(ctx, call)
+        return read(call, response)
 
     def delete(self, ctx: Context, call: Call) -> Flow[None]:
-        """DELETE ``call``'s record (a 404 after a retry is success: ``shapes.delete``)."""
-        yield from shapes.delete(ctx, call)
+        """DELETE, where a 404 after a retry means an earlier attempt already deleted it.
 
-
-class V1(V2):
-    """REST v1 (a base URL ending in ``/v1``): v2's own operations do not exist there.
-
-    An operation of REST v2 is refused before sending, saying what to change, rather
-    than sent to a v1 service that would answer 404; and an answer saying the v1
-    interface itself is gone is retold so (``shapes.retirement``).
-    """
-
-    def v2_call(
-        self, method: str, parts: Sequence[str], operation: str, *_: Any, **__: Any
-    ) -> Call:
-        raise needs_v2(operation)
-
-    def update_call(
-        self, method: UpdateMethod, parts: Sequence[str], operation: str, subject: str, body: bytes
-    ) -> Call:
-        return update_call(method, parts, operation, subject, body)
-
-    def fetch(self, ctx: Context, call: Call, read: Reader[T]) -> Flow[T]:
+        A DELETE whose answer was lost (a reset connection, a 5xx from a proxy after the
+        service acted) is sent again, being idempotent; the service then says 404 for what
+        the first attempt removed. Reporting that as NotFound would call a successful
+        delete a failure, so once an attempt may have reached the service a 404 is
+        success. A 404 with no such attempt before it (a wrong id, or only 429s) is still
+        NotFound.
+        """
+        steps = Steps(send(ctx, call))
+        reached = False
         try:
-            return (yield from shapes.fetch(ctx, call, read))
-        except APIError as error:
-            if (told := shapes.retirement(call, error)) is None:
-                raise
-        raise told
-
-    def delete(self, ctx: Context, call: Call) -> Flow[None]:
-        try:
-            return (yield from shapes.delete(ctx, call))
-        except APIError as error:
-            if (told := shapes.retirement(call, error)) is None:
-                raise
-        raise told
+            while True:
+                try:
+                    effect = steps.advance()
+                except NotFound:
+                    if not reached:
+                        raise
+                    log.info(
+                        "%s: 404 after a retry; an earlier attempt deleted it", call.describe()
+                    )
+                    return None
+                if effect is None:
+                    return None
+                try:
+                    value = yield effect
+                except httpx.TransportError as exc:
+                    steps.fail(exc)
+                    reached = reached or not never_sent(exc)
+                    continue
+                steps.answer(value)
+                if isinstance(effect, Send) and value is not None and value.status_code >= 500:
+                    reached = True
+        finally:
+            steps.close()

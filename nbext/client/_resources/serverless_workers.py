@@ -18,7 +18,7 @@ def workers(ctx: Context, api: V2, endpoint_id: str) -> Flow[list[Worker]]:
     """The endpoint's workers now (an endpoint scaled to zero has none)."""
     eid = ident(endpoint_id, "endpoint id")
     subject = f"endpoint {endpoint_id!r}"
-    call = api.v2_call("GET", ["serverless", eid, "workers"], "endpoints.workers", subject)
+    call = api.call("GET", ["serverless", eid, "workers"], "endpoints.workers", subject)
     return (yield from api.fetch(ctx, call, wrapped(Worker, "workers")))
 
 
@@ -26,5 +26,5 @@ def releases(ctx: Context, api: V2, endpoint_id: str) -> Flow[list[Release]]:
     """The endpoint's releases, newest first; ``diff`` says what each one changed."""
     eid = ident(endpoint_id, "endpoint id")
     subject = f"endpoint {endpoint_id!r}"
-    call = api.v2_call("GET", ["serverless", eid, "releases"], "endpoints.releases", subject)
+    call = api.call("GET", ["serverless", eid, "releases"], "endpoints.releases", subject)
     return (yield from api.fetch(ctx, call, wrapped(Release, "releases")))

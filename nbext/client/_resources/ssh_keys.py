@@ -9,7 +9,6 @@ pasted by mistake is refused without being quoted.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
@@ -59,7 +58,7 @@ def _keys(call: Call, response: Answer) -> list[str]:
 
 
 def _get(ctx: Context, api: V2, operation: str) -> Flow[list[str]]:
-    call = api.v2_call("GET", PATH, operation, "the account's SSH keys")
+    call = api.call("GET", PATH, operation, "the account's SSH keys")
     return (yield from api.fetch(ctx, call, _keys))
 
 
@@ -69,8 +68,7 @@ def list_keys(ctx: Context, api: V2) -> Flow[list[str]]:
 
 
 def _put(ctx: Context, api: V2, operation: str, keys: list[str]) -> Flow[list[str]]:
-    body = json.dumps({"keys": keys}, separators=(",", ":")).encode()
-    call = api.v2_call("PUT", PATH, operation, "the account's SSH keys", body=body)
+    call = api.call("PUT", PATH, operation, "the account's SSH keys", body={"keys": keys})
     return (yield from api.fetch(ctx, call, _keys))
 
 

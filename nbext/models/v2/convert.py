@@ -1,6 +1,6 @@
 """A container's settings in v1's flat fields and in v2's, both directions: pure functions
-the emulator (serving v2 from v1's records) and the client (speaking v2 for callers who
-use v1's names) share, so the two cannot disagree on a field.
+the emulator (its ``/v1`` adapter over v2's records) and the client (its v1 adapter,
+``management_api="v1"``) share, so the two cannot disagree on a field.
 
 v1 keeps a start command as a list and a volume as two fields; v2 writes ``args`` as one
 string (split and joined the way a shell would) and a volume as ``mounts.persistent``.
@@ -9,6 +9,7 @@ string (split and joined the way a shell would) and a volume as ``mounts.persist
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
 V1_NAMES = {
@@ -30,26 +31,18 @@ def split_args(args: str) -> list[str]:
         raise ValueError(f"args: {exc}") from None
 
 
-def to_v1(body: dict[str, Any], *, defaults: bool) -> dict[str, Any]:
-    """v1's fields for the container settings ``body`` gives (all of them if ``defaults``)."""
-    out: dict[str, Any] = {}
-    if "image" in body:
-        out["imageName"] = body["image"]
+def to_v1(body: Mapping[str, Any]) -> dict[str, Any]:
+    """v1's fields for the container settings ``body`` gives, and only those."""
+    names = {
+        "image": "imageName",
+        "disk": "containerDiskInGb",
+        "registry": "containerRegistryAuthId",
+    }
+    out = {names.get(k, k): v for k, v in body.items() if k in (*names, "env", "ports")}
     if "args" in body:
         out["dockerStartCmd"] = split_args(body["args"])
-    if "disk" in body:
-        out["containerDiskInGb"] = body["disk"]
-    if "env" in body:
-        out["env"] = body["env"]
-    if "ports" in body:
-        out["ports"] = body["ports"]
-    elif defaults:
-        out["ports"] = []
-    if "registry" in body:
-        out["containerRegistryAuthId"] = body["registry"]
-    mounts = body.get("mounts")
-    if mounts is not None or defaults:
-        persistent = (mounts or {}).get("persistent")
+    if "mounts" in body:
+        persistent = (body["mounts"] or {}).get("persistent")
         out["volumeInGb"] = persistent["size"] if persistent else 0
         if persistent:
             out["volumeMountPath"] = persistent["path"]
@@ -82,33 +75,3 @@ def persistent(size: int | None, path: str | None) -> dict[str, Any]:
     if size and size >= MIN_PERSISTENT_GB:
         return {"persistent": {"size": size, "path": path or "/workspace"}}
     return {}
-
-
-def container_to_v2(v1: dict[str, Any]) -> dict[str, Any]:
-    """v2's container fields for the v1 fields ``v1`` gives, and only those (a request
-    body: what is left out stays the service's default, or unchanged by an update)."""
-    out: dict[str, Any] = {}
-    if "imageName" in v1:
-        out["image"] = v1["imageName"]
-    if "dockerStartCmd" in v1:
-        out["args"] = shlex.join(v1["dockerStartCmd"] or [])
-    if "containerDiskInGb" in v1:
-        out["disk"] = v1["containerDiskInGb"]
-    for name in ("env", "ports"):
-        if name in v1:
-            out[name] = v1[name]
-    if "containerRegistryAuthId" in v1:
-        out["registry"] = v1["containerRegistryAuthId"]
-    if "volumeInGb" in v1 or "volumeMountPath" in v1:
-        size = v1.get("volumeInGb")
-        path = v1.get("volumeMountPath") or "/workspace"
-        if size is None:
-            raise ValueError(
-                "volumeMountPath: REST v2 sets a volume's path with its size; give volumeInGb too"
-            )
-        if 0 < size < MIN_PERSISTENT_GB:
-            raise ValueError(
-                f"volumeInGb: REST v2's smallest volume is {MIN_PERSISTENT_GB} GB, got {size}"
-            )
-        out["mounts"] = {"persistent": {"size": size, "path": path}} if size else {}
-    return out

@@ -82,8 +82,12 @@ class Template(ContainerConfig):
 
 
 class GpuConfig(WireModel):
+    """A pod's GPU type and count (its request may also bound the host's CUDA version)."""
+
     id: str
     count: int = 1
+    allowed_cuda_versions: list[str] | None = Field(default=None, alias="allowedCudaVersions")
+    min_cuda_version: str | None = Field(default=None, alias="minCudaVersion")
 
 
 class CpuConfig(WireModel):
@@ -147,17 +151,41 @@ class EndpointWorkers(WireModel):
     idle_timeout: int | None = Field(default=None, alias="idleTimeout")
 
 
+class Scaling(WireModel):
+    """How an endpoint adds workers: ``QUEUE_DELAY`` (seconds a job may wait in the queue)
+    or ``REQUEST_COUNT`` (requests in flight per worker); only its own value is set."""
+
+    type: str
+    queue_delay: float | None = Field(default=None, alias="queueDelay")
+    request_count: int | None = Field(default=None, alias="requestCount")
+
+
+class RequestUrls(WireModel):
+    """Where an endpoint takes requests: a queue endpoint's job operations, or a
+    load-balancing endpoint's ``base`` (its worker-defined paths) and ``health``."""
+
+    run: str | None = None
+    run_sync: str | None = Field(default=None, alias="runSync")
+    status: str | None = None
+    stream: str | None = None
+    cancel: str | None = None
+    retry: str | None = None
+    purge_queue: str | None = Field(default=None, alias="purgeQueue")
+    health: str | None = None
+    base: str | None = None
+
+
 class Endpoint(ContainerConfig):
-    """A serverless endpoint; ``scaling`` is ``{type, queueDelay}`` or ``{type, requestCount}``."""
+    """A serverless endpoint: ``QUEUE`` (jobs) or ``LOAD_BALANCER`` (``type``)."""
 
     id: str
     name: str
     type: str | None = None
-    request_urls: dict[str, str] | None = Field(default=None, alias="requestUrls")
+    request_urls: RequestUrls | None = Field(default=None, alias="requestUrls")
     gpu: EndpointGpu | None = None
     cpu: list[CpuConfig] | None = None
     workers: EndpointWorkers
-    scaling: dict[str, Any]
+    scaling: Scaling
     data_center_ids: list[str] = Field(default_factory=list, alias="dataCenterIds")
     network_volumes: list[str] = Field(default_factory=list, alias="networkVolumes")
     timeout: int | None = None

@@ -2,10 +2,13 @@
 
 Every listing (this kernel's jobs, batch results, and the management resources:
 templates, pods, endpoints, volumes, registry auths, billing) is a list of records,
-dicts or pydantic models. A ``ListingSpec`` names the columns to show, where each comes
-from, its dtype and their order; ``to_frame`` does the rest once, so adding a listing is
-writing a spec, and every listing gets real dtypes (datetimes that sort and resample,
-categoricals for states, nullable integers, floats) instead of columns of objects.
+dicts or pydantic models. A model's fields are its columns, named as in Python, nested
+records flattened to dotted names as ``pandas.json_normalize`` does (an endpoint's
+``workers.min``, ``scaling.type``, ``request_urls.run``). A ``ListingSpec`` names the
+columns to show first, their dtypes and their order; ``to_frame`` does the rest once,
+so adding a listing is writing a spec, and every listing gets real dtypes (datetimes
+that sort and resample, categoricals for states, nullable integers, floats) instead of
+columns of objects.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ Getter = Callable[[Mapping[str, Any]], Any]
 class Column:
     """One column: its name, where its value comes from, and its dtype.
 
-    ``source`` is a key of the record (dots reach into nested mappings:
-    ``"template.imageName"``), a function of the record, or None for ``name`` itself.
+    ``source`` is a key of the record (a flattened one, ``"workers.min"``, or dots
+    reaching into a mapping: ``"price.secure"``), a function of the record, or None for
+    ``name`` itself.
     ``categories`` fixes a categorical's categories and their order (states in
     lifecycle order, so ``value_counts`` and plots read naturally).
     """
@@ -43,6 +47,8 @@ class Column:
         source = self.source if self.source is not None else self.name
         if callable(source):
             return source(record)
+        if source in record:
+            return record[source]
         value: Any = record
         for part in source.split("."):
             if not isinstance(value, Mapping):
@@ -66,7 +72,8 @@ class ListingSpec:
     extra: Literal["keep", "drop"] = "keep"
     sort: tuple[str, bool] | None = None
     hidden: frozenset[str] = field(default_factory=frozenset)
-    """Record fields never shown, even with ``extra="keep"`` (e.g. nested blobs)."""
+    """Record fields never shown, even with ``extra="keep"`` (secrets such as ``env``,
+    nested blobs); a hidden name hides the fields flattened under it too."""
     shown: tuple[str, ...] | None = None
     """The columns a cell shows by default (``--all``: every one; the frame has every one).
     None: the spec's own columns, without the extra fields."""
@@ -81,17 +88,42 @@ class ListingSpec:
 
 
 def as_mapping(record: Any) -> Mapping[str, Any]:
-    """A record as a mapping: pydantic models by their Python field names."""
+    """A record as a mapping: a pydantic model flattened (``flat``)."""
     if isinstance(record, BaseModel):
-        data = record.model_dump(mode="python", by_alias=True)
-        extra = getattr(record, "model_extra", None) or {}
-        return {**data, **extra}
+        return flat(record)
     if isinstance(record, Mapping):
         return record
     if hasattr(record, "as_row"):
         row: Mapping[str, Any] = record.as_row()
         return row
     raise TypeError(f"cannot list a {type(record).__name__}; expected a mapping or a model")
+
+
+def flat(model: BaseModel, prefix: str = "") -> dict[str, Any]:
+    """A model's fields by their Python names, nested models' as ``outer.inner``; fields
+    it does not know (the service's newer ones, in its camelCase) in snake case. A nested
+    model left out (a CPU pod's ``gpu``) gives no column of its own: its fields' columns
+    are missing in that row."""
+    out: dict[str, Any] = {}
+    for name, info in type(model).model_fields.items():
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            out.update(flat(value, f"{prefix}{name}."))
+        elif value is None and _nests(info.annotation):
+            continue
+        elif isinstance(value, list) and any(isinstance(v, BaseModel) for v in value):
+            out[prefix + name] = [v.model_dump() if isinstance(v, BaseModel) else v for v in value]
+        else:
+            out[prefix + name] = value
+    for key, value in (model.model_extra or {}).items():
+        out[prefix + snake_case(key)] = value
+    return out
+
+
+def _nests(annotation: Any) -> bool:
+    """Whether a field's type is a model (or a model or None)."""
+    types = get_args(annotation) or (annotation,)
+    return any(isinstance(t, type) and issubclass(t, BaseModel) for t in types)
 
 
 def to_frame(records: Iterable[Any], spec: ListingSpec) -> pd.DataFrame:
@@ -101,7 +133,7 @@ def to_frame(records: Iterable[Any], spec: ListingSpec) -> pd.DataFrame:
     data: dict[str, list[Any]] = {c.name: [c.value(row) for row in rows] for c in spec.columns}
     if spec.extra == "keep":
         used = _sources(spec)
-        extras = sorted({k for row in rows for k in row if k not in used and k not in spec.hidden})
+        extras = sorted({k for row in rows for k in row if k not in used and not _hidden(spec, k)})
         for key in extras:
             data.setdefault(snake_case(key), [row.get(key) for row in rows])
     # objects first: pandas would turn [5, None] into floats before any spec is applied
@@ -126,8 +158,13 @@ def _sources(spec: ListingSpec) -> set[str]:
     used = set(spec.names)
     for column in spec.columns:
         if isinstance(column.source, str):
+            used.add(column.source)
             used.add(column.source.split(".")[0])
     return used
+
+
+def _hidden(spec: ListingSpec, key: str) -> bool:
+    return any(key == h or key.startswith(f"{h}.") for h in spec.hidden)
 
 
 def convert(series: pd.Series, column: Column) -> pd.Series:
@@ -143,7 +180,8 @@ def convert(series: pd.Series, column: Column) -> pd.Series:
         return values.astype("category")
     if kind == "datetime":
         instants = series.map(_instant, na_action="ignore")
-        return pd.to_datetime(instants, utc=True, errors="coerce", format="ISO8601")
+        stamps = pd.to_datetime(instants, utc=True, errors="coerce", format="ISO8601")
+        return stamps.dt.as_unit("us")  # one unit, however many values are missing
     if kind == "int":
         return pd.to_numeric(series, errors="coerce").astype("Int64")
     if kind == "float":
@@ -212,7 +250,7 @@ def _declared_kinds(records: list[Any]) -> dict[str, Kind]:
             continue
         kind = next((k for base, k in DECLARED if issubclass(types[0], base)), None)
         if kind is not None:
-            kinds[snake_case(info.alias or name)] = kind
+            kinds[name] = kind
     return kinds
 
 

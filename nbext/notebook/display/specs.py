@@ -1,16 +1,13 @@
 """The column spec of every listing: names, dtypes, order.
 
-Column names are Python style (``image_name``), sources the service's wire names
-(``imageName``), so ``df.image_name`` works and the spec says where each came from.
+Column names are the records' Python names (``start_ssh``), nested fields joined with
+dots (``workers.min``), as ``pandas.json_normalize`` names them: ``df["workers.max"]``.
 Timings of jobs stay in the service's unit (milliseconds) and say so in their names.
 A wide listing (a pod has some thirty fields) names the few a cell shows by default
 (``shown``): what tells the rows apart and what they cost; ``--all`` shows the rest.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import Any
 
 from nbext.models import JobStatus
 
@@ -70,69 +67,48 @@ TEMPLATES = ListingSpec(
     (
         Column("id"),
         Column("name"),
-        Column("image_name", source="imageName"),
-        Column("is_serverless", "bool", source="isServerless"),
+        Column("image"),
+        Column("serverless", "bool"),
         Column("category", "category"),
-        Column("container_disk_gb", "int", source="containerDiskInGb"),
-        Column("volume_gb", "int", source="volumeInGb"),
-        Column("volume_mount_path", source="volumeMountPath"),
+        Column("disk", "int"),
+        Column("mounts.persistent.size", "int"),
+        Column("mounts.persistent.path"),
         Column("ports", "object"),
-        Column("is_public", "bool", source="isPublic"),
-        Column("registry_auth_id", source="containerRegistryAuthId"),
+        Column("public", "bool"),
+        Column("registry"),
     ),
-    hidden=frozenset({"env", "readme", "dockerEntrypoint", "dockerStartCmd"}),
+    hidden=frozenset({"env", "mounts.network"}),
     sort=("name", True),
-    shown=(
-        "id",
-        "name",
-        "image_name",
-        "is_serverless",
-        "category",
-        "container_disk_gb",
-        "volume_gb",
-    ),
+    shown=("id", "name", "image", "serverless", "category", "disk", "mounts.persistent.size"),
 )
+"""``%runpod templates``. Every listing of a management record has REST v2's field
+names (``nbext.models.v2``), nested ones flattened with dots; ``env`` is never shown
+(it holds passwords as often as not)."""
 
-
-def gpu_name(gpu: Any) -> Any:
-    """A pod's GPU type as people say it (``RTX 4090``); its id where the service gives
-    no display name (REST v2 answers with the id only)."""
-    if not isinstance(gpu, Mapping):
-        return None
-    return gpu.get("displayName") or gpu.get("id")
-
+POD_STATES = ("PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED")
 
 PODS = ListingSpec(
     "pods",
     (
         Column("id"),
         Column("name"),
-        Column("desired_status", "category", source="desiredStatus"),
-        Column("image", source="image"),
-        Column("gpu_type", "category", source=lambda pod: gpu_name(pod.get("gpu"))),
-        Column("gpu_count", "int", source="gpu.count"),
-        Column("cost_per_hr", "float", source="costPerHr"),
-        Column("last_started_at", "datetime", source="lastStartedAt"),
-        Column("template_id", source="templateId"),
+        Column("status", "category", categories=POD_STATES),
+        Column("image"),
+        Column("gpu.id", "category"),
+        Column("gpu.count", "int"),
+        Column("cpu.id", "category"),
+        Column("cpu.vcpu_count", "int"),
+        Column("cost", "float"),
+        Column("started_at", "datetime"),
+        Column("created_at", "datetime"),
+        Column("template"),
         Column("locked", "bool"),
-        Column("interruptible", "bool"),
-        Column("vcpu_count", "float", source="vcpuCount"),
-        Column("memory_gb", "float", source="memoryInGb"),
-        Column("container_disk_gb", "int", source="containerDiskInGb"),
-        Column("volume_gb", "int", source="volumeInGb"),
+        Column("disk", "int"),
+        Column("mounts.persistent.size", "int"),
     ),
-    hidden=frozenset({"env", "machine", "networkVolume", "portMappings", "savingsPlans", "gpu"}),
+    hidden=frozenset({"env", "ssh", "runtime"}),
     sort=("name", True),
-    shown=(
-        "id",
-        "name",
-        "desired_status",
-        "image",
-        "gpu_type",
-        "gpu_count",
-        "cost_per_hr",
-        "last_started_at",
-    ),
+    shown=("id", "name", "status", "image", "gpu.id", "gpu.count", "cost", "started_at"),
 )
 
 ENDPOINTS = ListingSpec(
@@ -140,29 +116,32 @@ ENDPOINTS = ListingSpec(
     (
         Column("id"),
         Column("name"),
-        Column("template_id", source="templateId"),
-        Column("image_name", source="template.imageName"),
-        Column("compute_type", "category", source="computeType"),
-        Column("workers_min", "int", source="workersMin"),
-        Column("workers_max", "int", source="workersMax"),
-        Column("idle_timeout_s", "int", source="idleTimeout"),
-        Column("execution_timeout_ms", "int", source="executionTimeoutMs"),
-        Column("gpu_count", "int", source="gpuCount"),
-        Column("gpu_type_ids", "object", source="gpuTypeIds"),
-        Column("scaler_type", "category", source="scalerType"),
-        Column("scaler_value", "int", source="scalerValue"),
-        Column("created_at", "datetime", source="createdAt"),
+        Column("type", "category"),
+        Column("image"),
+        Column("gpu.pools", "object"),
+        Column("gpu.count", "int"),
+        Column("cpu", "object"),
+        Column("workers.min", "int"),
+        Column("workers.max", "int"),
+        Column("workers.idle_timeout", "int"),
+        Column("scaling.type", "category"),
+        Column("scaling.queue_delay", "float"),
+        Column("scaling.request_count", "int"),
+        Column("timeout", "int"),
+        Column("flashboot", "category"),
+        Column("created_at", "datetime"),
     ),
-    hidden=frozenset({"env", "template", "workers"}),
+    hidden=frozenset({"env"}),
     sort=("name", True),
     shown=(
         "id",
         "name",
-        "image_name",
-        "compute_type",
-        "gpu_type_ids",
-        "workers_min",
-        "workers_max",
+        "type",
+        "image",
+        "gpu.pools",
+        "workers.min",
+        "workers.max",
+        "scaling.type",
         "created_at",
     ),
 )
@@ -172,8 +151,9 @@ VOLUMES = ListingSpec(
     (
         Column("id"),
         Column("name"),
-        Column("size_gb", "int", source="size"),
-        Column("data_center_id", "category", source="dataCenterId"),
+        Column("size", "int"),
+        Column("data_center", "category"),
+        Column("type", "category"),
     ),
     sort=("name", True),
 )
@@ -184,41 +164,28 @@ REGISTRY_AUTHS = ListingSpec(
     sort=("name", True),
 )
 
-_BILLING_COMMON = (
-    Column("time", "datetime"),
-    Column("amount_usd", "float", source="amount"),
-    Column("time_billed_ms", "int", source="timeBilledMs"),
-    Column("disk_space_billed_gb", "int", source="diskSpaceBilledGb"),
-)
+
+def billing(kind: str, *ids: str) -> ListingSpec:
+    """A bill: one row per bucket (and pod or endpoint, ``ids``), the amounts by category
+    after the total."""
+    columns = (
+        Column("start_time", "datetime"),
+        Column("end_time", "datetime"),
+        *(Column(name, "category") for name in ids),
+        Column("total_amount", "float"),
+    )
+    shown = ("start_time", *ids, "total_amount")
+    return ListingSpec(f"billing {kind}", columns, sort=("start_time", True), shown=shown)
+
 
 BILLING = {
-    "pods": ListingSpec(
-        "billing pods",
-        (
-            *_BILLING_COMMON[:1],
-            Column("pod_id", "category", source="podId"),
-            Column("gpu_type_id", "category", source="gpuTypeId"),
-            *_BILLING_COMMON[1:],
-        ),
-        sort=("time", True),
-    ),
-    "endpoints": ListingSpec(
-        "billing endpoints",
-        (
-            *_BILLING_COMMON[:1],
-            Column("endpoint_id", "category", source="endpointId"),
-            Column("gpu_type_id", "category", source="gpuTypeId"),
-            *_BILLING_COMMON[1:],
-        ),
-        sort=("time", True),
-    ),
-    "volumes": ListingSpec(
-        "billing volumes",
-        (*_BILLING_COMMON[:2], *_BILLING_COMMON[3:]),
-        sort=("time", True),
-    ),
+    "summary": billing("summary"),
+    "pods": billing("pods", "pod_id"),
+    "serverless": billing("serverless", "serverless_id"),
+    "volumes": billing("volumes"),
 }
-"""``%runpod billing pods|endpoints|volumes``: one row per time bucket (and group)."""
+"""``%runpod billing summary|pods|serverless|volumes``: one row per time bucket (and
+group), in USD."""
 
 AVAILABILITY: tuple[str, ...] = ("NONE", "LOW", "MEDIUM", "HIGH")
 """The catalog's availability levels, lowest first (so sorting by them reads naturally)."""
@@ -233,12 +200,12 @@ GPUS = ListingSpec(
         Column("community_usd_hr", "float", source="price.community"),
         Column("serverless_usd_hr", "float", source="price.serverless"),
         Column("availability", "category", categories=AVAILABILITY),
-        Column("max_count", "int", source="maxCount.secure"),
-        Column("max_count_community", "int", source="maxCount.community"),
+        Column("max_count", "int", source="max_count.secure"),
+        Column("max_count_community", "int", source="max_count.community"),
         Column("pool", "category"),
         Column("manufacturer", "category"),
     ),
-    hidden=frozenset({"dataCenters", "cudaVersions", "price", "maxCount"}),
+    hidden=frozenset({"data_centers", "cuda_versions", "price", "max_count"}),
     sort=("secure_usd_hr", True),
     shown=(
         "name",

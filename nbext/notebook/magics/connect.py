@@ -61,7 +61,7 @@ def interface_line(connection: Connection) -> str | None:
         return None
     line = f"management interface: {INTERFACES[config.management_api]} at {config.base_url}"
     if config.management_api == "v1" and connection.mode == "cloud":
-        line += " (retired by the service; set RUNPOD_REST_BASE_URL to a URL ending in /v2)"
+        line += " (retired by the service; unset RUNPOD_MANAGEMENT_API for REST v2)"
     return line
 
 

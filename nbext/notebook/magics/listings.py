@@ -1,7 +1,8 @@
 """``%runpod templates | pods | endpoints | volumes | registry-auths`` and ``billing``.
 
-Each listing is the client's management call plus a column spec (``display.specs``);
-the subcommands are made from a table, so a new resource is one row here.
+Each listing is the client's management call plus a column spec (``display.specs``):
+REST v2's records, with its names. The subcommands are made from a table, so a new
+resource is one row here.
 """
 
 from __future__ import annotations
@@ -45,15 +46,6 @@ def management(magics: RunpodMagics, attribute: str, command: str) -> Any:
     return getattr(service.client, attribute)
 
 
-LIST_OPTIONS: dict[str, dict[str, Any]] = {
-    "templates": {"include_endpoint_bound_templates": True},
-    "endpoints": {"include_template": True},
-}
-"""Arguments of a listing's ``list`` call: a notebook lists all of the user's templates,
-including those bound to endpoints (the service leaves those out by default), and
-endpoints with their template, so the ``image_name`` column says what each one runs."""
-
-
 ALL_HELP = "show every column (by default a cell shows the useful few; -o keeps them all)"
 
 
@@ -67,7 +59,7 @@ def _listing(command: str, attribute: str, spec: ListingSpec, summary: str) -> N
         name = check_name(args.output)
         resource = management(magics, attribute, command)
         with usage_errors(command):
-            records = resource.list(**LIST_OPTIONS.get(command, {}))
+            records = resource.list()
         frame = to_frame(records, spec)
         store(magics, name, frame)
         show_frame(
@@ -92,16 +84,17 @@ for _row in LISTINGS:
     _listing(*_row)
 
 BILLING_CALLS: dict[str, str] = {
+    "summary": "summary",
     "pods": "pods",
-    "endpoints": "endpoints",
+    "serverless": "serverless",
     "volumes": "network_volumes",
 }
 """``%runpod billing KIND`` -> the method of ``client.billing``."""
 
 
-@subcommand("billing", "billing records of pods, endpoints or volumes over time; --plot")
+@subcommand("billing", "what pods, endpoints (serverless) or volumes cost over time; --plot")
 @magic_arguments("runpod billing")
-@argument("kind", choices=sorted(BILLING_CALLS), help="what to bill")
+@argument("kind", choices=sorted(BILLING_CALLS), help="what to bill (summary: everything)")
 @argument("--start", help="start of the period (ISO date or date-time)")
 @argument("--end", help="end of the period (ISO date or date-time)")
 @argument(
@@ -109,18 +102,15 @@ BILLING_CALLS: dict[str, str] = {
     choices=["hour", "day", "week", "month", "year"],
     help="length of each record's time bucket (the service's default: day)",
 )
-@argument("--group", help="group records by this field (e.g. podId, endpointId, gpuTypeId)")
 @argument("--plot", action="store_true", help="draw the amount over time (matplotlib)")
 @argument("--all", action="store_true", help=ALL_HELP)
 @argument("-o", "--output", help="store the whole DataFrame in this variable")
 def billing(magics: RunpodMagics, args: argparse.Namespace) -> None:
-    """Billing records of KIND between --start and --end, bucketed and grouped. Records
-    of a pod or an endpoint carry its name too (pod_name, endpoint_name), and --plot
-    draws one line per pod, endpoint or GPU type, labelled by name.
+    """Billing records of KIND between --start and --end, one per bucket (and pod or
+    endpoint). Records of a pod or an endpoint carry its name too (pod_name,
+    endpoint_name), and --plot draws one line per pod or endpoint, labelled by name.
     """
     name = check_name(args.output)
-    if args.group is not None and args.kind == "volumes":
-        raise UsageError("--group does not apply to volumes (their records are not grouped)")
     check_period(args.start, args.end)
     resource = management(magics, "billing", "billing")
     call: Callable[..., Any] = getattr(resource, BILLING_CALLS[args.kind])
@@ -130,7 +120,6 @@ def billing(magics: RunpodMagics, args: argparse.Namespace) -> None:
             ("start_time", args.start),
             ("end_time", args.end),
             ("bucket_size", args.bucket),
-            ("grouping", args.group),
         )
         if value is not None
     }
@@ -171,11 +160,11 @@ def check_period(start: str | None, end: str | None) -> None:
 
 NAMED: dict[str, tuple[str, str]] = {
     "pod_id": ("pod_name", "pods"),
-    "endpoint_id": ("endpoint_name", "endpoints"),
+    "serverless_id": ("endpoint_name", "endpoints"),
 }
 """A billing id column -> the name column added after it, and the client's listing
 that knows the names (ids say nothing to a reader; on the cloud they are generated)."""
-GROUP_TITLES = {"pod_id": "pod", "endpoint_id": "endpoint", "gpu_type_id": "GPU type"}
+GROUP_TITLES = {"pod_id": "pod", "serverless_id": "endpoint"}
 
 
 def with_names(frame: pd.DataFrame, magics: RunpodMagics) -> tuple[pd.DataFrame, list[str]]:
@@ -203,7 +192,8 @@ def with_names(frame: pd.DataFrame, magics: RunpodMagics) -> tuple[pd.DataFrame,
 
 
 def plot_billing(frame: pd.DataFrame, kind: str) -> None:
-    """Amount over time, one line per group (labelled by name) when records are grouped."""
+    """Amount over time, one line per pod or endpoint (labelled by name) when records are
+    of several."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:
@@ -214,13 +204,13 @@ def plot_billing(frame: pd.DataFrame, kind: str) -> None:
     group = next((c for c in GROUP_TITLES if c in frame and frame[c].notna().any()), None)
     fig, ax = plt.subplots(figsize=(7, 3))
     if group is None:
-        ax.plot(frame["time"], frame["amount_usd"], marker="o")
+        ax.plot(frame["start_time"], frame["total_amount"], marker="o")
     else:
         # The service leaves out buckets where a group spent nothing; plotted as they come,
         # a line would run straight across such a gap as if that time had been billed.
         # Every group gets every bucket any group has, at 0 where it has no record.
         amounts = frame.pivot_table(
-            index="time", columns=group, values="amount_usd", aggfunc="sum", observed=True
+            index="start_time", columns=group, values="total_amount", aggfunc="sum", observed=True
         ).fillna(0.0)
         labels = legend_labels(frame, group, [str(key) for key in amounts.columns])
         for key, label in zip(amounts.columns, labels, strict=True):

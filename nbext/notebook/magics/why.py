@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import argparse
 
     from nbext.client import Client
-    from nbext.models import Endpoint
+    from nbext.models.v2 import Endpoint
 
     from . import RunpodMagics
 
@@ -117,8 +117,8 @@ def causes(found: Findings) -> list[tuple[str, str]]:
         ranked.append((cancelled, f"%runpod retry {found.job_id}"))
     if found.gone:
         ranked.extend(_removed(found))
-    if settings is not None and settings.workers_max == 0:
-        ranked.append(("the endpoint's workersMax is 0: no worker may start", "%runpod endpoints"))
+    if settings is not None and settings.workers.max == 0:
+        ranked.append(("the endpoint's workers.max is 0: no worker may start", "%runpod endpoints"))
     waiting = status in (JobStatus.IN_QUEUE, None)
     if health is not None and (waiting or health.workers.unhealthy):
         crashing = health.workers.unhealthy > 0
@@ -148,7 +148,7 @@ def _timed_out(found: Findings) -> tuple[str, str]:
             f"it ran past its own execution timeout of {limit:g} s{ran_text}: {error}",
             f"%%runpod_job {eid} --execution-timeout SECONDS, more than {limit:g}",
         )
-    endpoint_limit = settings.execution_timeout_ms if settings is not None else None
+    endpoint_limit = settings.timeout if settings is not None else None
     default = f" (the endpoint's default: {endpoint_limit / 1000:g} s)" if endpoint_limit else ""
     return (
         f"it ran past its execution timeout: {error}",

@@ -1,9 +1,10 @@
-"""Management tests: the client's resources against the emulator, four ways, per version.
+"""Management tests: the client's resources against the emulator, four ways, per interface.
 
-``V1Harness`` is the job tests' ``Harness`` (see ``tests/client/conftest.py``) with the
-client's ``base_url`` pointed at the emulator's ``/v1`` too; ``V2Harness`` points it at
-the emulator's ``/v2`` (REST v2, the default). The emulator starts empty (no demo
-endpoints): what a test finds is what it made.
+``V2Harness`` is the job tests' ``Harness`` (see ``tests/client/conftest.py``) with the
+client's ``base_url`` pointed at the emulator's ``/v2`` (REST v2, the default);
+``V1Harness`` asks for the frozen v1 adapter (``management_api="v1"``) and points it at
+the emulator's ``/v1``. Both return REST v2's records. The emulator starts empty (no
+demo endpoints): what a test finds is what it made.
 
 ``Recorder`` is the network, not the service: a transport that keeps every request
 and answers each with one canned response. Tests of what the client *sends* (and of
@@ -27,7 +28,7 @@ from ..conftest import KEY, MODES, Harness
 
 
 class V1Harness(Harness):
-    """A ``Harness`` whose clients also reach the emulator's management interface."""
+    """A ``Harness`` whose clients speak the emulator's ``/v1`` through the v1 adapter."""
 
     version = "v1"
 
@@ -35,13 +36,14 @@ class V1Harness(Harness):
         kw = super().transport_kwargs()
         root = self.server.url if self.server is not None else "http://emulator"
         kw["base_url"] = f"{root}/{self.version}"
+        kw["management_api"] = self.version
         return kw
 
     def client_of(self, version: str) -> Any:
         """Another client of the same emulator, speaking management ``version``."""
         kw = self.transport_kwargs()
         kw["base_url"] = kw["base_url"].rsplit("/", 1)[0] + "/" + version
-        return self.new_client(**kw)
+        return self.new_client(**{**kw, "management_api": version})
 
     async def close_client(self, client: Any) -> None:
         if self.is_async:
@@ -51,7 +53,7 @@ class V1Harness(Harness):
 
 
 class V2Harness(V1Harness):
-    """The same, with the client speaking REST v2 (``base_url`` ending in ``/v2``)."""
+    """The same, with the client speaking REST v2, the default."""
 
     version = "v2"
 
@@ -123,7 +125,7 @@ class Recorder(httpx.MockTransport):
 def recorded_client(is_async: bool, recorder: Recorder, **kw: Any) -> Any:
     cls = AsyncClient if is_async else Client
     settings = {
-        "base_url": "https://mgmt.example/v1",
+        "base_url": "https://mgmt.example/v2",
         "serverless_url": "https://jobs.example/v2",
         "transport": recorder,
         "max_retries": 0,

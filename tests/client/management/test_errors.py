@@ -1,9 +1,9 @@
-"""``/v1`` error answers become the client's errors, and the key shows nowhere.
+"""Management error answers become the client's errors, and the key shows nowhere.
 
-The management interface answers ``{"message": ...}``: 400 for bad input (naming the
+REST v2 answers problem documents (``detail``): 400 or 422 for bad input (naming the
 field and the rule), 401 for a missing or wrong key, 404 for an unknown id. Each maps to
 the one hierarchy (BadRequest, Unauthorized, NotFound) and carries the service's words
-and what the call was about.
+and what the call was about; the v1 adapter reads v1's ``{"message": ...}`` the same way.
 """
 
 from __future__ import annotations
@@ -17,27 +17,32 @@ from nbext.client import BadRequest, NbextError, NotFound, Unauthorized, mask
 
 from ..conftest import KEY
 from ..test_secrets import SECRETS, WRONG_KEY, leaks, walk
-from .conftest import V1Harness
+from .conftest import V1Harness, V2Harness
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_400_carries_the_services_message(v1: V1Harness) -> None:
-    c = v1.client
-    vol = await v1.call(c.network_volumes.create, name="v", size=50, data_center_id="EU-RO-1")
-    with pytest.raises(BadRequest) as info:
-        await v1.call(c.network_volumes.update, vol.id, size=10)
+@pytest.mark.parametrize("version", ["v2", "v1"])
+async def test_400_carries_the_services_message(v2: V2Harness, version: str) -> None:
+    c = v2.client_of(version)
+    path = {"v2": "network-volumes", "v1": "networkvolumes"}[version]
+    try:
+        vol = await v2.call(c.network_volumes.create, name="v", size=50, data_center="EU-RO-1")
+        with pytest.raises(BadRequest) as info:
+            await v2.call(c.network_volumes.update, vol.id, size=10)
+    finally:
+        await v2.close_client(c)
     error = info.value
     assert (error.status, error.sent, error.method) == (400, True, "PATCH")
-    assert error.path == f"networkvolumes/{vol.id}"
-    assert error.body and "size" in error.body  # the service's own words ("message")
-    assert str(error).startswith(f"400 on PATCH networkvolumes/{vol.id} (network volume ")
-    assert error.body in str(error)
+    assert error.path == f"{path}/{vol.id}"
+    assert error.body and "size" in error.body  # the service's own words
+    assert str(error).startswith(f"400 on PATCH {path}/{vol.id} (network volume ")
+    assert "size" in str(error) and "\n" not in str(error)
     assert error.endpoint_id is None  # not an endpoint's error
 
 
-async def test_404_names_the_missing_record(v1: V1Harness) -> None:
-    c = v1.client
+async def test_404_names_the_missing_record(v2: V2Harness) -> None:
+    c = v2.client
     for fn, what in (
         (c.templates.get, "template 'ghost'"),
         (c.pods.get, "pod 'ghost'"),
@@ -47,24 +52,24 @@ async def test_404_names_the_missing_record(v1: V1Harness) -> None:
         (c.registry_auths.get, "container registry auth 'ghost'"),
     ):
         with pytest.raises(NotFound) as info:
-            await v1.call(fn, "ghost")
+            await v2.call(fn, "ghost")
         assert info.value.status == 404 and f"({what})" in str(info.value), str(info.value)
 
 
-async def test_401_names_the_key_only_by_its_mask(v1: V1Harness) -> None:
-    wrong = v1.new_client(api_key=WRONG_KEY)
+async def test_401_names_the_key_only_by_its_mask(v2: V2Harness) -> None:
+    wrong = v2.new_client(api_key=WRONG_KEY)
     try:
         for fn in (wrong.pods.list, wrong.billing.pods):
             with pytest.raises(Unauthorized) as info:
-                await v1.call(fn)
+                await v2.call(fn)
             text = str(info.value)
             assert info.value.status == 401 and f"[key sent: {mask(WRONG_KEY)}" in text
             assert not leaks(text)
         with pytest.raises(Unauthorized):
-            await v1.call(wrong.templates.create, name="t", image_name="i")
-        assert await v1.call(v1.client.templates.list) == []  # nothing was made
+            await v2.call(wrong.templates.create, name="t", image="i")
+        assert await v2.call(v2.client.templates.list) == []  # nothing was made
     finally:
-        await v1.call(wrong.close)  # (in sync-asgi this closes the shared bridge: last)
+        await v2.call(wrong.close)  # (in sync-asgi this closes the shared bridge: last)
 
 
 async def provoke(h: V1Harness) -> list[BaseException]:
@@ -81,15 +86,15 @@ async def provoke(h: V1Harness) -> list[BaseException]:
             raise AssertionError(f"{fn} did not fail")
 
     wrong = h.new_client(api_key=WRONG_KEY)
-    dead = h.new_client(base_url="http://127.0.0.1:9/v1", max_retries=1, transport=None)
+    dead = h.new_client(base_url="http://127.0.0.1:9/v2", max_retries=1, transport=None)
     try:
         await expect(wrong.templates.list)  # 401
         await expect(c.pods.get, "nope")  # 404
-        await expect(c.endpoints.create, template_id="nope")  # 400 from the service
-        await expect(c.templates.create, name=KEY, image_name="")  # refused locally
-        await expect(c.pods.create, image_name="i", extra_body={"key": KEY, "nan": float("nan")})
+        await expect(c.templates.create, name=KEY, image="i", disk=0)  # 422 from the service
+        await expect(c.billing.pods, bucket_size=KEY)  # refused locally, quoting the input
+        await expect(c.pods.create, image="i", extra_body={"key": KEY, "nan": float("nan")})
         await expect(dead.pods.list)  # connection refused, retried
-        await expect(dead.templates.create, name="t", image_name="i")  # refused, never sent
+        await expect(dead.templates.create, name="t", image="i")  # refused, never sent
     finally:
         await h.call(wrong.close)
         await h.call(dead.close)
@@ -97,11 +102,11 @@ async def provoke(h: V1Harness) -> list[BaseException]:
 
 
 async def test_the_key_is_in_no_error_repr_or_log_record(
-    v1: V1Harness, caplog: pytest.LogCaptureFixture
+    v2: V2Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    await v1.call(v1.client.templates.create, name="ok", image_name="i")  # a success logs too
-    caught = await provoke(v1)
+    await v2.call(v2.client.templates.create, name="ok", image="i")  # a success logs too
+    caught = await provoke(v2)
     assert len(caught) == 7
     assert {type(e).__name__ for e in caught} >= {
         "Unauthorized",
@@ -112,7 +117,7 @@ async def test_the_key_is_in_no_error_repr_or_log_record(
     for error in caught:
         assert not leaks("\n".join(walk(error, set()))), type(error)
     for resource in ("templates", "pods", "endpoints", "network_volumes", "registry_auths"):
-        assert not leaks(repr(getattr(v1.client, resource)))
+        assert not leaks(repr(getattr(v2.client, resource)))
     records = [r.getMessage() for r in caplog.records] + [str(r.args) for r in caplog.records]
     assert records and not [text for text in records if any(s in text for s in SECRETS)]
 
@@ -122,10 +127,10 @@ async def test_a_refusal_that_quotes_the_input_masks_a_key_pasted_into_a_field(
 ) -> None:
     """A choice's refusal quotes the value given; the client's own key is still masked."""
     with pytest.raises(BadRequest) as info:
-        await v1.call(v1.client.templates.create, name="t", image_name="i", category=KEY)
+        await v1.call(v1.client.billing.pods, bucket_size=KEY)
     text = "\n".join(walk(info.value, set()))
     assert not leaks(text) and f"got '{mask(KEY)}'" in str(info.value)
     assert info.value.sent is False
     with pytest.raises(BadRequest) as other:  # any other value is quoted as given
-        await v1.call(v1.client.templates.create, name="t", image_name="i", category="TPU")
-    assert "got 'TPU'" in str(other.value)
+        await v1.call(v1.client.billing.pods, bucket_size="minute")
+    assert "got 'minute'" in str(other.value)

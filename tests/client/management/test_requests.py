@@ -2,21 +2,24 @@
 
 The emulator tests show the calls work; these pin down the requests themselves (paths
 under ``base_url``, wire names, only what the caller gave, query encodings, time
-formats) against a recording transport, and the reading of answers the emulator
-would never send (unknown fields, empty bodies, wrong shapes).
+formats), for REST v2 and for the v1 adapter, against a recording transport, and the
+reading of answers the emulator would never send (unknown fields, empty bodies, wrong
+shapes).
 """
 
 from __future__ import annotations
 
 import inspect
+import json
+import re
 from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from pydantic import BaseModel
 
-import nbext.models as m
 from nbext.client import (
     APIError,
     AsyncBilling,
@@ -39,7 +42,11 @@ from ..conftest import KEY
 from .conftest import Recorder, call, recorded_client
 
 pytestmark = pytest.mark.anyio
-BASE = "https://mgmt.example/v1"
+BASE = "https://mgmt.example/v2"
+V1 = {"base_url": "https://mgmt.example/v1", "management_api": "v1"}
+REFERENCE = json.loads(
+    (Path(__file__).parents[3] / "nbext/emulator/api/v2/reference.openapi.json").read_text()
+)
 
 
 def query_pairs(request: httpx.Request) -> list[tuple[str, str]]:
@@ -47,49 +54,49 @@ def query_pairs(request: httpx.Request) -> list[tuple[str, str]]:
 
 
 async def test_a_create_sends_only_what_was_given_under_wire_names(flavour: str) -> None:
-    recorder = Recorder(body={"id": "t1", "name": "t", "imageName": "img:1"})
+    recorder = Recorder(body={"id": "t1", "name": "t", "image": "img:1"})
     client = recorded_client(flavour == "async", recorder)
     template = await call(
-        client, client.templates.create, name="t", image_name="img:1", is_serverless=True
+        client, client.templates.create, name="t", image="img:1", serverless=True, start_ssh=False
     )
     request = recorder.last
     assert (request.method, str(request.url)) == ("POST", f"{BASE}/templates")
-    assert recorder.last_json() == {"name": "t", "imageName": "img:1", "isServerless": True}
+    assert recorder.last_json() == {
+        "name": "t",
+        "image": "img:1",
+        "serverless": True,
+        "startSsh": False,
+    }
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.headers["content-type"] == "application/json"
-    assert isinstance(template, m.Template) and template.image_name == "img:1"
-
-
-async def test_calls_go_to_base_url_and_jobs_to_serverless_url(flavour: str) -> None:
-    recorder = Recorder(body=[])
-    client = recorded_client(flavour == "async", recorder)
-    await call(client, client.endpoints.list)
-    assert str(recorder.last.url) == f"{BASE}/endpoints"
-    recorder.body = {"id": "j", "status": "IN_QUEUE"}
-    await call(client, client.endpoint("e1").run, {"x": 1})
-    assert str(recorder.last.url) == "https://jobs.example/v2/e1/run"
+    assert template.image == "img:1"
 
 
 @pytest.mark.parametrize(
-    ("resource", "path"),
+    "base_url",
     [
-        ("templates", "templates/x"),
-        ("pods", "pods/x"),
-        ("endpoints", "endpoints/x"),
-        ("network_volumes", "networkvolumes/x"),
+        "https://mgmt.example/v1",
+        "https://mgmt.example/v2/",
+        "https://proxy.example/runpod/management",
+        "http://127.0.0.1:8080/prefix/v1/",
     ],
 )
-async def test_update_is_a_patch_or_its_post_synonym(
-    flavour: str, resource: str, path: str
+async def test_any_base_url_speaks_v2_unless_v1_is_asked_for_by_name(
+    flavour: str, base_url: str
 ) -> None:
-    recorder = Recorder(body={"id": "x"})
-    client = recorded_client(flavour == "async", recorder)
-    update = getattr(client, resource).update
-    await call(client, update, "x", name="renamed")
-    assert (recorder.last.method, str(recorder.last.url)) == ("PATCH", f"{BASE}/{path}")
-    await call(client, update, "x", name="renamed", method="POST")
-    assert (recorder.last.method, str(recorder.last.url)) == ("POST", f"{BASE}/{path}/update")
-    assert recorder.last_json() == {"name": "renamed"}
+    """A trailing slash, a path prefix, a proxy, even a path ending in /v1: v2 all the same."""
+    recorder = Recorder(body={"endpoints": []})
+    client = recorded_client(flavour == "async", recorder, base_url=base_url)
+    assert client.config.management_api == "v2"
+    await call(client, client.endpoints.list)
+    assert str(recorder.last.url) == base_url.rstrip("/") + "/serverless"
+    recorder.body = {"id": "j", "status": "IN_QUEUE"}
+    await call(client, client.endpoint("e1").run, {"x": 1})
+    assert str(recorder.last.url) == "https://jobs.example/v2/e1/run"
+    recorder.body = []
+    v1 = recorded_client(flavour == "async", recorder, base_url=base_url, management_api="v1")
+    assert v1.config.management_api == "v1" and await call(v1, v1.endpoints.list) == []
+    assert str(recorder.last.url) == base_url.rstrip("/") + "/endpoints"
 
 
 async def test_every_operation_has_its_method_and_path(flavour: str) -> None:
@@ -97,116 +104,137 @@ async def test_every_operation_has_its_method_and_path(flavour: str) -> None:
     client = recorded_client(flavour == "async", recorder)
     c = client
     expected: list[tuple[Any, tuple[Any, ...], dict[str, Any], str, str, Any]] = [
-        (c.templates.create, (), {"name": "t", "image_name": "i"}, "POST", "templates", {}),
-        (c.templates.list, (), {}, "GET", "templates", []),
+        (c.templates.create, (), {"name": "t", "image": "i"}, "POST", "templates", {}),
+        (c.templates.list, (), {}, "GET", "templates", {"templates": []}),
         (c.templates.get, ("t1",), {}, "GET", "templates/t1", {}),
-        (c.templates.update, ("t1",), {"readme": "r"}, "PATCH", "templates/t1", {}),
+        (c.templates.update, ("t1",), {"name": "r"}, "PATCH", "templates/t1", {}),
         (c.templates.delete, ("t1",), {}, "DELETE", "templates/t1", None),
-        (c.pods.create, (), {"image_name": "i"}, "POST", "pods", {}),
-        (c.pods.list, (), {}, "GET", "pods", []),
+        (c.pods.create, (), {"image": "i"}, "POST", "pods", {}),
+        (c.pods.list, (), {}, "GET", "pods", {"pods": []}),
         (c.pods.get, ("p1",), {}, "GET", "pods/p1", {}),
         (c.pods.update, ("p1",), {"name": "n"}, "PATCH", "pods/p1", {}),
         (c.pods.delete, ("p1",), {}, "DELETE", "pods/p1", None),
-        (c.pods.start, ("p1",), {}, "POST", "pods/p1/start", {}),
-        (c.pods.stop, ("p1",), {}, "POST", "pods/p1/stop", {}),
-        (c.pods.restart, ("p1",), {}, "POST", "pods/p1/restart", {}),
-        (c.pods.reset, ("p1",), {}, "POST", "pods/p1/reset", {}),
-        (c.endpoints.create, (), {"template_id": "t"}, "POST", "endpoints", {}),
-        (c.endpoints.list, (), {}, "GET", "endpoints", []),
-        (c.endpoints.get, ("e1",), {}, "GET", "endpoints/e1", {}),
-        (c.endpoints.update, ("e1",), {"workers_max": 5}, "PATCH", "endpoints/e1", {}),
-        (c.endpoints.delete, ("e1",), {}, "DELETE", "endpoints/e1", None),
+        (c.pods.start, ("p1",), {}, "POST", "pods/p1/action", {}),
+        (c.pods.stop, ("p1",), {}, "POST", "pods/p1/action", {}),
+        (c.pods.restart, ("p1",), {}, "POST", "pods/p1/action", {}),
+        (c.endpoints.create, (), {"template_id": "t"}, "POST", "serverless", {}),
+        (c.endpoints.list, (), {}, "GET", "serverless", {"endpoints": []}),
+        (c.endpoints.get, ("e1",), {}, "GET", "serverless/e1", {}),
+        (c.endpoints.update, ("e1",), {"timeout": 9000}, "PATCH", "serverless/e1", {}),
+        (c.endpoints.delete, ("e1",), {}, "DELETE", "serverless/e1", None),
         (
             c.network_volumes.create,
             (),
-            {"name": "v", "size": 10, "data_center_id": "EU-RO-1"},
+            {"name": "v", "size": 10, "data_center": "EU-RO-1"},
             "POST",
-            "networkvolumes",
+            "network-volumes",
             {},
         ),
-        (c.network_volumes.list, (), {}, "GET", "networkvolumes", []),
-        (c.network_volumes.get, ("v1",), {}, "GET", "networkvolumes/v1", {}),
-        (c.network_volumes.update, ("v1",), {"size": 20}, "PATCH", "networkvolumes/v1", {}),
-        (c.network_volumes.delete, ("v1",), {}, "DELETE", "networkvolumes/v1", None),
+        (c.network_volumes.list, (), {}, "GET", "network-volumes", {"networkVolumes": []}),
+        (c.network_volumes.get, ("v1",), {}, "GET", "network-volumes/v1", {}),
+        (c.network_volumes.update, ("v1",), {"size": 20}, "PATCH", "network-volumes/v1", {}),
+        (c.network_volumes.delete, ("v1",), {}, "DELETE", "network-volumes/v1", None),
         (
             c.registry_auths.create,
             (),
             {"name": "r", "username": "u", "password": "p"},
             "POST",
-            "containerregistryauth",
+            "registries",
             {},
         ),
-        (c.registry_auths.list, (), {}, "GET", "containerregistryauth", []),
-        (c.registry_auths.get, ("a1",), {}, "GET", "containerregistryauth/a1", {}),
-        (c.registry_auths.delete, ("a1",), {}, "DELETE", "containerregistryauth/a1", None),
-        (c.billing.pods, (), {}, "GET", "billing/pods", []),
-        (c.billing.endpoints, (), {}, "GET", "billing/endpoints", []),
-        (c.billing.network_volumes, (), {}, "GET", "billing/networkvolumes", []),
+        (c.registry_auths.list, (), {}, "GET", "registries", {"registries": []}),
+        (c.registry_auths.get, ("a1",), {}, "GET", "registries/a1", {}),
+        (c.registry_auths.delete, ("a1",), {}, "DELETE", "registries/a1", None),
+        (c.billing.summary, (), {}, "GET", "billing", {"records": []}),
+        (c.billing.pods, (), {}, "GET", "billing/pods", {"records": []}),
+        (c.billing.serverless, (), {}, "GET", "billing/serverless", {"records": []}),
+        (c.billing.network_volumes, (), {}, "GET", "billing/network-volumes", {"records": []}),
     ]
+    full = {"id": "x", "name": "n", "image": "i", "status": "RUNNING", "workers": {}}
+    full |= {"scaling": {"type": "QUEUE_DELAY"}, "size": 1, "dataCenter": "d"}
     for fn, args, kw, method, path, answer in expected:
-        recorder.body = answer if answer is not None else {}
+        recorder.body = answer if answer != {} else full
         recorder.status = 204 if answer is None else 200
         result = await call(client, fn, *args, **kw)
         assert (recorder.last.method, str(recorder.last.url)) == (method, f"{BASE}/{path}")
         if answer is None:
             assert result is None
-        elif isinstance(answer, list):
+        elif answer != {}:
             assert result == []
         else:
             assert isinstance(result, BaseModel)
     assert len(recorder.requests) == len(expected) == 31
 
 
+async def test_the_v1_adapter_spells_each_call_the_v1_way(flavour: str) -> None:
+    recorder = Recorder()
+    client = recorded_client(flavour == "async", recorder, **V1)
+    c = client
+    cases: list[tuple[Any, tuple[Any, ...], dict[str, Any], str, str, Any]] = [
+        (
+            c.templates.create,
+            (),
+            {"name": "t", "image": "i", "args": "a 'b c'", "public": True},
+            "POST templates",
+            {"name": "t", "imageName": "i", "dockerStartCmd": ["a", "b c"], "isPublic": True},
+            {"id": "t1", "name": "t"},
+        ),
+        (
+            c.pods.create,
+            (),
+            {"image": "i", "gpu": {"id": "G", "count": 2}, "cloud": "SECURE"},
+            "POST pods",
+            {"name": "my pod", "imageName": "i", "cloudType": "SECURE", "computeType": "GPU"}
+            | {"gpuTypeIds": ["G"], "gpuCount": 2},
+            {"id": "p1", "name": "p"},
+        ),
+        (c.pods.stop, ("p1",), {}, "POST pods/p1/stop", None, {"id": "p1", "name": "p"}),
+        (
+            c.pods.update,
+            ("p1",),
+            {"locked": True},
+            "PATCH pods/p1",
+            {"locked": True},
+            {"id": "p", "name": "p"},
+        ),
+        (
+            c.endpoints.create,
+            (),
+            {"template_id": "t", "workers": {"max": 2}, "timeout": 9000},
+            "POST endpoints",
+            {"name": "t", "templateId": "t", "executionTimeoutMs": 9000, "workersMax": 2}
+            | {"scalerType": "QUEUE_DELAY", "scalerValue": 4},
+            {"id": "e1", "name": "t"},
+        ),
+        (
+            c.network_volumes.create,
+            (),
+            {"name": "v", "size": 10, "data_center": "EU-RO-1"},
+            "POST networkvolumes",
+            {"name": "v", "size": 10, "dataCenterId": "EU-RO-1"},
+            {"id": "v1", "name": "v", "size": 10, "dataCenterId": "EU-RO-1"},
+        ),
+        (c.registry_auths.list, (), {}, "GET containerregistryauth", None, []),
+        (c.billing.pods, (), {"pod_id": "p"}, "GET billing/pods", None, []),
+    ]
+    for fn, args, kw, sent, body, answer in cases:
+        recorder.body = answer
+        await call(client, fn, *args, **kw)
+        method, path = sent.split()
+        assert (recorder.last.method, recorder.last.url.path) == (method, f"/v1/{path}")
+        if body is not None:
+            assert recorder.last_json() == body
+    assert query_pairs(recorder.last) == [("podId", "p"), ("grouping", "podId")]
+
+
+POD = {"id": "p1", "name": "p", "status": "RUNNING"}
+
+
 async def test_ids_cannot_escape_their_path_segment(flavour: str) -> None:
-    recorder = Recorder(body={})
+    recorder = Recorder(body=POD)
     client = recorded_client(flavour == "async", recorder)
-    await call(client, client.pods.get, "../endpoints/e1")
-    assert recorder.last.url.raw_path == b"/v1/pods/..%2Fendpoints%2Fe1"
-
-
-async def test_list_filters_take_one_value_or_several(flavour: str) -> None:
-    recorder = Recorder(body=[])
-    client = recorded_client(flavour == "async", recorder)
-    await call(
-        client,
-        client.pods.list,
-        desired_status=m.PodStatus.RUNNING,
-        gpu_type_id=[m.GpuTypeId.A40, "NVIDIA L4"],
-        data_center_id="EU-RO-1",
-        name="trainer",
-        include_machine=True,
-        include_template=False,
-    )
-    assert query_pairs(recorder.last) == [
-        ("includeMachine", "true"),
-        ("dataCenterId", "EU-RO-1"),
-        ("desiredStatus", "RUNNING"),
-        ("gpuTypeId", "NVIDIA A40"),
-        ("gpuTypeId", "NVIDIA L4"),
-        ("name", "trainer"),
-    ]
-    await call(client, client.pods.list)
-    assert query_pairs(recorder.last) == []  # defaults are the service's, not sent
-
-
-async def test_include_flags_of_get_and_list(flavour: str) -> None:
-    recorder = Recorder(body={})
-    client = recorded_client(flavour == "async", recorder)
-    await call(client, client.endpoints.get, "e1", include_template=True, include_workers=True)
-    assert query_pairs(recorder.last) == [("includeTemplate", "true"), ("includeWorkers", "true")]
-    await call(client, client.templates.get, "t1", include_runpod_templates=True)
-    assert query_pairs(recorder.last) == [("includeRunpodTemplates", "true")]
-    recorder.body = []
-    await call(
-        client,
-        client.templates.list,
-        include_endpoint_bound_templates=True,
-        include_public_templates=True,
-    )
-    assert query_pairs(recorder.last) == [
-        ("includeEndpointBoundTemplates", "true"),
-        ("includePublicTemplates", "true"),
-    ]
+    await call(client, client.pods.get, "../serverless/e1")
+    assert recorder.last.url.raw_path == b"/v2/pods/..%2Fserverless%2Fe1"
 
 
 @pytest.mark.parametrize(
@@ -223,58 +251,44 @@ async def test_include_flags_of_get_and_list(flavour: str) -> None:
 async def test_billing_times_are_datetimes_dates_or_iso_text(
     flavour: str, given: Any, sent: str
 ) -> None:
-    recorder = Recorder(body=[])
+    recorder = Recorder(body={"records": []})
     client = recorded_client(flavour == "async", recorder)
     await call(client, client.billing.pods, start_time=given, end_time="2026-12-31T00:00:00Z")
     assert query_pairs(recorder.last)[0] == ("startTime", sent)
 
 
-async def test_billing_filters_and_grouping(flavour: str) -> None:
-    recorder = Recorder(body=[{"time": "2026-01-01T00:00:00Z", "amount": 1.25, "podId": "p"}])
+async def test_billing_queries_and_records(flavour: str) -> None:
+    record = {"startTime": "2026-01-01T00:00:00Z", "endTime": "2026-01-01T01:00:00Z"}
+    record |= {"totalAmount": 1.25, "gpuAmount": 1.0, "cpuAmount": 0.25, "serverlessId": "e1"}
+    recorder = Recorder(body={"records": [record]})
     client = recorded_client(flavour == "async", recorder)
-    records = await call(
+    [got] = await call(
         client,
-        client.billing.endpoints,
+        client.billing.serverless,
         start_time=date(2026, 1, 1),
         end_time=date(2026, 2, 1),
         bucket_size="hour",
-        grouping=m.EndpointBillingGrouping.GPU_TYPE_ID,
-        endpoint_id="e1",
-        gpu_type_id=m.GpuTypeId.A40,
-        data_center_id=["EU-RO-1", "US-TX-3"],
-        image_name="img",
-        template_id="t1",
+        serverless_id="e1",
     )
     assert query_pairs(recorder.last) == [
         ("startTime", "2026-01-01T00:00:00Z"),
         ("endTime", "2026-02-01T00:00:00Z"),
         ("bucketSize", "hour"),
-        ("grouping", "gpuTypeId"),
-        ("endpointId", "e1"),
-        ("gpuTypeId", "NVIDIA A40"),
-        ("dataCenterId", "EU-RO-1"),
-        ("dataCenterId", "US-TX-3"),
-        ("imageName", "img"),
-        ("templateId", "t1"),
+        ("serverlessId", "e1"),
     ]
-    assert records[0].time == datetime(2026, 1, 1, tzinfo=UTC) and records[0].amount == 1.25
-    await call(client, client.billing.pods, grouping="podId", pod_id="p1", bucket_size="week")
-    assert query_pairs(recorder.last) == [
-        ("bucketSize", "week"),
-        ("grouping", "podId"),
-        ("podId", "p1"),
-    ]
-    await call(client, client.billing.network_volumes, bucket_size=m.BucketSize.MONTH)
-    assert query_pairs(recorder.last) == [("bucketSize", "month")]
+    assert (got.start_time, got.total_amount) == (datetime(2026, 1, 1, tzinfo=UTC), 1.25)
+    assert got.amounts() == {"gpuAmount": 1.0, "cpuAmount": 0.25}
+    await call(client, client.billing.pods, pod_id="p1", last_n=3, bucket_size="week")
+    assert query_pairs(recorder.last) == [("bucketSize", "week"), ("lastN", "3"), ("podId", "p1")]
+    await call(client, client.billing.network_volumes, network_volume_id="v")
+    assert query_pairs(recorder.last) == [("networkVolumeId", "v")]
 
 
-async def test_extra_body_carries_fields_newer_than_this_version(flavour: str) -> None:
-    recorder = Recorder(body={})
+async def test_extra_body_carries_fields_newer_than_this_client(flavour: str) -> None:
+    recorder = Recorder(body=POD)
     client = recorded_client(flavour == "async", recorder)
-    await call(
-        client, client.pods.create, image_name="i", extra_body={"futureFlag": True, "n": [1]}
-    )
-    assert recorder.last_json() == {"imageName": "i", "futureFlag": True, "n": [1]}
+    await call(client, client.pods.create, image="i", extra_body={"futureFlag": True, "n": [1]})
+    assert recorder.last_json() == {"name": "my pod", "image": "i", "futureFlag": True, "n": [1]}
 
 
 async def test_the_registry_password_goes_in_the_body_and_nowhere_else(flavour: str) -> None:
@@ -287,36 +301,38 @@ async def test_the_registry_password_goes_in_the_body_and_nowhere_else(flavour: 
     assert "s3cr3t-pw" not in repr(auth) and "s3cr3t-pw" not in str(recorder.last.url)
 
 
-async def test_answers_keep_fields_this_version_does_not_know(flavour: str) -> None:
+async def test_answers_keep_fields_this_client_does_not_know(flavour: str) -> None:
     recorder = Recorder(
-        body={"id": "p1", "desiredStatus": "HIBERNATING", "gpu": {"id": "X", "newPrice": 3}}
+        body={"id": "p1", "name": "p", "status": "HIBERNATING", "gpu": {"id": "X", "newPrice": 3}}
     )
     client = recorded_client(flavour == "async", recorder)
+    with pytest.raises(APIError, match="unexpected shape for Pod"):  # a status v2 has not
+        await call(client, client.pods.get, "p1")
+    recorder.body["status"] = "RUNNING"
     pod = await call(client, client.pods.get, "p1")
-    assert pod.desired_status == "HIBERNATING"  # a state this version does not know
     assert pod.gpu.model_extra == {"newPrice": 3}
-    recorder.body = [{"id": "t1", "isPlatform": True}]
+    recorder.body = {"templates": [{"id": "t1", "name": "t", "isPlatform": True}]}
     [template] = await call(client, client.templates.list)
     assert template.model_extra == {"isPlatform": True}
 
 
 async def test_pod_actions_return_the_pod_or_none_when_the_answer_is_empty(flavour: str) -> None:
-    answers = [httpx.Response(200, json={"id": "p1", "desiredStatus": "EXITED"})]
+    answers = [httpx.Response(200, json={"id": "p1", "name": "p", "status": "EXITED"})]
     answers.append(httpx.Response(200, content=b""))
     transport = httpx.MockTransport(lambda request: answers.pop(0))
     cls = AsyncClient if flavour == "async" else Client
     client = cls(KEY, base_url=BASE, transport=transport)
     pod = await call(client, client.pods.stop, "p1")
-    assert pod.desired_status == m.PodStatus.EXITED
+    assert pod.status == "EXITED"
     assert await call(client, client.pods.start, "p1") is None
 
 
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
-        ({"not": "a list"}, "unexpected shape for a list of Pod: Input should be a valid list"),
-        ([{"id": 5}], "unexpected shape for a list of Pod"),
-        ("<html>", "unexpected shape"),
+        ({"not": "a list"}, "no 'pods' list"),
+        ({"pods": [{"id": 5}]}, "unexpected shape for a list of Pod"),
+        ("<html>", "no 'pods' list"),
     ],
 )
 async def test_an_answer_of_the_wrong_shape_is_an_api_error(
@@ -388,52 +404,55 @@ def test_resources_hang_off_both_clients() -> None:
         assert KEY not in repr(client.pods) and "…" in repr(client.pods)
 
 
-BODY_MODELS: list[tuple[Any, type[BaseModel], set[str]]] = [
-    (Templates.create, m.TemplateCreateInput, set()),
-    (Templates.update, m.TemplateUpdateInput, {"template_id"}),
-    (Pods.create, m.PodCreateInput, set()),
-    (Pods.update, m.PodUpdateInput, {"pod_id"}),
-    (Endpoints.create, m.EndpointCreateInput, set()),
-    (Endpoints.update, m.EndpointUpdateInput, {"endpoint_id"}),
-    (NetworkVolumes.create, m.NetworkVolumeCreateInput, set()),
-    (NetworkVolumes.update, m.NetworkVolumeUpdateInput, {"network_volume_id"}),
-    (RegistryAuths.create, m.ContainerRegistryAuthCreateInput, set()),
-    (Pods.list, m.PodListQuery, set()),
-    (Pods.get, m.PodIncludes, {"pod_id"}),
-    (Endpoints.list, m.EndpointIncludes, set()),
-    (Endpoints.get, m.EndpointIncludes, {"endpoint_id"}),
-    (Templates.list, m.TemplateIncludes, set()),
-    (Templates.get, m.TemplateIncludes, {"template_id"}),
-    (Billing.pods, m.PodBillingQuery, set()),
-    (Billing.endpoints, m.EndpointBillingQuery, set()),
-    (Billing.network_volumes, m.NetworkVolumeBillingQuery, set()),
+BODIES: list[tuple[Any, str, set[str]]] = [
+    (Templates.create, "CreateTemplateRequest", set()),
+    (Templates.update, "UpdateTemplateRequest", {"template_id"}),
+    (Pods.create, "CreatePodRequest", set()),
+    (Pods.update, "UpdatePodRequest", {"pod_id"}),
+    (Endpoints.create, "CreateEndpointRequest", set()),
+    (Endpoints.update, "UpdateEndpointRequest", {"endpoint_id"}),
+    (NetworkVolumes.create, "CreateNetworkVolumeRequest", set()),
+    (NetworkVolumes.update, "UpdateNetworkVolumeRequest", {"network_volume_id"}),
+    (RegistryAuths.create, "CreateRegistryRequest", set()),
 ]
 
 
-@pytest.mark.parametrize(
-    ("method", "model", "path_params"),
-    BODY_MODELS,
-    ids=[f"{b[0].__qualname__}" for b in BODY_MODELS],
-)
-def test_every_field_of_the_reference_is_a_keyword(
-    method: Any, model: type[BaseModel], path_params: set[str]
+def reference_fields(schema: dict[str, Any]) -> set[str]:
+    """Every property of a request schema, through its ``allOf`` and ``$ref``s."""
+    if "$ref" in schema:
+        return reference_fields(REFERENCE["components"]["schemas"][schema["$ref"].split("/")[-1]])
+    found = set(schema.get("properties", {}))
+    for part in schema.get("allOf", []):
+        found |= reference_fields(part)
+    return found
+
+
+@pytest.mark.parametrize(("method", "schema", "path_params"), BODIES, ids=[b[1] for b in BODIES])
+def test_every_field_of_the_v2_reference_is_a_keyword(
+    method: Any, schema: str, path_params: set[str]
 ) -> None:
-    """A field added to a model without a keyword (or a keyword with a typo) fails here."""
-    params = set(inspect.signature(method).parameters) - {"self", "extra_body", "method"}
-    assert params - path_params == set(model.model_fields)
+    """A field added to the reference without a keyword (or a keyword with a typo) fails."""
+    params = set(inspect.signature(method).parameters) - {"self", "extra_body"} - path_params
+    wire = reference_fields(REFERENCE["components"]["schemas"][schema])
+    assert {re.sub(r"(?<=[a-z])(?=[A-Z])", "_", f).lower() for f in wire} == params
 
 
 def test_base_url_comes_from_the_environment_then_the_default(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
-    recorder = Recorder(body=[])
+    recorder = Recorder(body={"pods": []})
     none = tmp_path / "absent.toml"
     monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8123/v1/")
     with Client(KEY, transport=recorder, config_file=none) as client:
         client.pods.list()
-    assert str(recorder.last.url) == "http://127.0.0.1:8123/v1/pods"
+    assert str(recorder.last.url) == "http://127.0.0.1:8123/v1/pods"  # v2, at that address
     monkeypatch.delenv("RUNPOD_REST_BASE_URL")
     recorder.body = {"networkVolumes": []}
     with Client(KEY, transport=recorder, config_file=none) as client:
         assert client.network_volumes.list() == []
     assert str(recorder.last.url) == "https://api.runpod.io/v2/network-volumes"
+    monkeypatch.setenv("RUNPOD_MANAGEMENT_API", "v1")
+    recorder.body = []
+    with Client(KEY, transport=recorder, config_file=none) as client:
+        assert client.network_volumes.list() == []
+    assert str(recorder.last.url) == "https://rest.runpod.io/v1/networkvolumes"

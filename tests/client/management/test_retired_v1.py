@@ -1,4 +1,4 @@
-"""A client still pointed at REST v1 after the service retired it.
+"""A client still asked to speak REST v1 after the service retired it.
 
 The server here is what a retired interface looks like from outside: every v1 path
 answers 410 Gone, or 404 with a page that is no record's. The client must say in one
@@ -39,6 +39,7 @@ def client_on(server: RawServer, version: str = "v1") -> Client:
         serverless_url=f"{server.url}/v2",
         max_retries=0,
         timeout=2.0,
+        management_api="v1" if version == "v1" else None,
     )
 
 
@@ -55,7 +56,7 @@ def test_a_retired_v1_says_so_and_how_to_switch(
     for error in (info.value, billing.value):
         text = str(error)
         assert "\n" not in text and "REST v1 management interface is retired" in text
-        assert "RUNPOD_REST_BASE_URL" in text and "https://api.runpod.io/v2" in text
+        assert "RUNPOD_MANAGEMENT_API" in text and "management_api" in text
         assert error.status in (404, 410)
     assert isinstance(info.value, NotFound) == (reply is MISSING)
 
