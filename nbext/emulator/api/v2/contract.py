@@ -6,6 +6,12 @@ so the emulator refuses exactly what the reference forbids, unknown fields inclu
 (``unevaluatedProperties: false``), and names the field. Rules the reference states only
 in prose (both ``gpu`` and ``cpu``, ``minCudaVersion`` beside ``allowedCudaVersions``)
 are the domain's (``domain/management``).
+
+``jsonschema`` is imported when the first validator is built, by the first management
+request, not with the emulator: importing it imports the optional dependencies of its
+format checkers, and one of them (``rfc3987_syntax``, which JupyterLab's environment
+installs) compiles a grammar at import, about a second that would otherwise delay every
+notebook's first job for a check its job routes never make.
 """
 
 from __future__ import annotations
@@ -14,12 +20,13 @@ import functools
 import json
 import re
 from importlib import resources
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError as SchemaError
+from typing import TYPE_CHECKING, Any
 
 from ...domain.management.refusals import Unprocessable
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError as SchemaError
 
 REFERENCE_FILE = "reference.openapi.json"
 UNEXPECTED = re.compile(r"\((.*) (?:was|were) unexpected\)")
@@ -62,11 +69,17 @@ def _resolve(node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
+def _compiled(schema: dict[str, Any]) -> Draft202012Validator:
+    """A validator for ``schema``, its ``$ref``s resolved in the reference."""
+    from jsonschema import Draft202012Validator  # on first use: see the module's docstring
+
+    return Draft202012Validator({**schema, "components": reference()["components"]})
+
+
 @functools.cache
 def _validator(ref: str) -> Draft202012Validator:
-    """A validator for one schema of the reference, its ``$ref``s resolved in the document."""
-    root = {"$ref": ref, "components": reference()["components"]}
-    return Draft202012Validator(root)
+    """A validator for one schema of the reference."""
+    return _compiled({"$ref": ref})
 
 
 def schema_fields(name: str) -> list[str]:
@@ -150,9 +163,7 @@ def _coerce(raw: list[str], schema: dict[str, Any]) -> Any:
 def _parameter_validator(operation_id: str, name: str) -> Draft202012Validator:
     _, _, op = operations()[operation_id]
     param = next(p for p in op["parameters"] if p["name"] == name and p["in"] == "query")
-    return Draft202012Validator(
-        {**param.get("schema", {}), "components": reference()["components"]}
-    )
+    return _compiled(param.get("schema", {}))
 
 
 def check_query(operation_id: str, params: list[tuple[str, str]]) -> dict[str, Any]:
