@@ -82,20 +82,25 @@ def _validator(ref: str) -> Draft202012Validator:
     return _compiled({"$ref": ref})
 
 
-def schema_fields(name: str) -> list[str]:
-    """Every property a schema allows (through ``allOf``), for naming the accepted fields."""
+def declared(node: dict[str, Any]) -> list[str]:
+    """Every property a schema allows, through ``$ref``, ``allOf``, ``oneOf`` and ``anyOf``."""
     seen: list[str] = []
 
     def walk(node: dict[str, Any]) -> None:
         node = _resolve(node)
-        for part in node.get("allOf", []):
+        for part in [*node.get("allOf", []), *node.get("oneOf", []), *node.get("anyOf", [])]:
             walk(part)
         for field in node.get("properties", {}):
             if field not in seen:
                 seen.append(field)
 
-    walk({"$ref": f"#/components/schemas/{name}"})
+    walk(node)
     return seen
+
+
+def schema_fields(name: str) -> list[str]:
+    """The fields a body of schema ``name`` may have, for naming the accepted ones."""
+    return declared({"$ref": f"#/components/schemas/{name}"})
 
 
 def _where(error: SchemaError) -> str:
@@ -104,11 +109,18 @@ def _where(error: SchemaError) -> str:
 
 
 def _explain(error: SchemaError, schema: str) -> list[str]:
-    """One line per failure, naming the field (for an unknown field, the field itself)."""
+    """One line per failure, naming the field (for an unknown field, the field itself).
+
+    A field the schema declares is never called unknown: JSON Schema counts the fields of
+    a part that failed (``scaling`` missing fails the part declaring ``gpu`` and ``name``)
+    as unevaluated, and the part's own failure is the problem to name.
+    """
     where = _where(error)
     if error.validator in ("unevaluatedProperties", "additionalProperties"):
         listed = UNEXPECTED.search(error.message)
-        extra = QUOTED.findall(listed.group(1)) if listed else [error.message]
+        known = declared(error.schema) if isinstance(error.schema, dict) else []
+        named = QUOTED.findall(listed.group(1)) if listed else [error.message]
+        extra = [k for k in named if k not in known]
         if where != "body":
             return [f"{where}.{k}: unknown field" for k in sorted(extra)]
         accepted = ", ".join(schema_fields(schema))
@@ -130,13 +142,16 @@ def check_body(body: Any, schema: str) -> None:
             f"request body must be a JSON object ({schema})", ["body: must be a JSON object"]
         )
     errors: list[str] = []
-    for error in sorted(
+    failures = sorted(
         _validator(f"#/components/schemas/{schema}").iter_errors(body),
         key=lambda e: [str(p) for p in e.absolute_path],
-    ):
+    )
+    for error in failures:
         for line in _explain(error, schema):
             if line not in errors:
                 errors.append(line)
+    if failures and not errors:  # only declared fields left unevaluated: say so as it does
+        errors = [f"{_where(e)}: {e.message}" for e in failures]
     if errors:
         raise Unprocessable("; ".join(errors), errors)
 
