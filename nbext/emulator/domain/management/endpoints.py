@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import (
@@ -42,7 +42,17 @@ from ..errors import InvalidInput, NotFound
 from . import catalog, offers
 from .container import check_compute
 from .endpoint_input import CreateEndpointRequest, UpdateEndpointRequest
-from .records import Book, after, atomic, new_id, on_undo, to_datetime, wire
+from .records import (
+    Book,
+    after,
+    atomic,
+    fields_of,
+    from_fields,
+    new_id,
+    on_undo,
+    to_datetime,
+    wire,
+)
 from .refusals import checked, refuse
 from .templates import TemplateRecord
 
@@ -51,8 +61,6 @@ if TYPE_CHECKING:
 
 CONTAINER = ("image", "args", "disk", "env", "ports", "registry")
 """A v2 body's container settings: an endpoint takes them into a template of its own."""
-
-_DECLARED = {f.alias or name for name, f in Endpoint.model_fields.items()}
 
 
 def _default_gpus() -> list[str]:
@@ -182,77 +190,17 @@ class EndpointRecord:
         return (self.data_center_ids or [str(catalog.DATA_CENTERS_DEFAULT)])[0]
 
     def record(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return fields_of(self)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> EndpointRecord:
-        """The stored record, or one an earlier version stored in v1's shape (``view``)."""
-        if "view" not in record:
-            known = {f.name for f in fields(cls)}
-            return cls(**{k: v for k, v in record.items() if k in known})
-        return _from_v1_row(record)
+        return from_fields(cls, record)
 
 
 def volumes_of(first: str | None, rest: list[str] | None) -> list[str]:
     """v2's ``networkVolumes`` for v1's pair."""
     volumes = [first] if first else []
     return volumes + [v for v in rest or [] if v not in volumes]
-
-
-def _from_v1_row(record: dict[str, Any]) -> EndpointRecord:
-    """A record an earlier version kept in v1's shape: its view, and beside it the settings
-    the view does not show and v2's exact queue delay and flashboot mode."""
-    v = dict(record["view"])
-    gpu = v.get("computeType", "GPU") != "CPU"
-    extra = {k: value for k, value in v.items() if k not in _DECLARED}
-    if not gpu:  # v1 let an update set them; only v1 shows them
-        extra.update({k: v[k] for k in ("gpuTypeIds", "gpuCount") if v.get(k) is not None})
-    scaling = v.get("scalerType") or "QUEUE_DELAY"
-    shown = EndpointRecord("", "", "", scaling=scaling, scaling_value=v.get("scalerValue") or 4)
-    created = Endpoint.model_validate({"createdAt": v.get("createdAt")}).created_at
-    pair = [v.get("networkVolumeId"), v.get("networkVolumeIds")]
-    mode = record.get("flashboot") or ("FLASHBOOT" if v.get("flashboot") else "OFF")
-    return EndpointRecord(
-        id=v.get("id") or record["id"],
-        name=v.get("name") or record["id"],
-        template_id=v.get("templateId") or "",
-        compute_type="GPU" if gpu else "CPU",
-        gpu_types=list(v.get("gpuTypeIds") or _default_gpus()),
-        gpu_count=(v.get("gpuCount") or 1) if gpu else 1,
-        cpu_flavors=list(record.get("cpuFlavorIds") or _default_flavors()),
-        vcpu_count=record.get("vcpuCount", 2),
-        allowed_cuda_versions=v.get("allowedCudaVersions"),
-        min_cuda_version=v.get("minCudaVersion"),
-        data_center_ids=list(v.get("dataCenterIds") or []),
-        workers_min=v.get("workersMin") or 0,
-        workers_max=v.get("workersMax") or 0,
-        idle_timeout=float(record.get("idleTimeoutS") or v.get("idleTimeout") or 5),
-        timeout_ms=v.get("executionTimeoutMs") or EXECUTION_TIMEOUT_DEFAULT_MS,
-        scaling=scaling,
-        scaling_value=_exact_delay(shown, record.get("queueDelay")),
-        network_volumes=volumes_of(*pair),
-        flashboot=mode,
-        env=dict(v.get("env") or {}),
-        version=v.get("version") or 0,
-        created_at=created.timestamp() if created else 0.0,
-        v1_volumes=pair,
-        v1_extra=extra,
-        aggregate_stream=record.get("aggregateStream", True),
-        deployed=record.get("deployed", False),
-        releases=list(record.get("releases", [])),
-    )
-
-
-def _exact_delay(e: EndpointRecord, exact: float | None) -> float:
-    """The queue delay an earlier version kept beside v1's whole seconds, while it still
-    rounds up to them (a v1 update since made it stale)."""
-    if (
-        e.scaling == "QUEUE_DELAY"
-        and exact is not None
-        and max(1, math.ceil(exact)) == (e.scaler_value())
-    ):
-        return float(exact)
-    return float(e.scaling_value)
 
 
 # ---- the rules of a v2 body ----------------------------------------------------------------
@@ -429,20 +377,6 @@ class Endpoints:
             aggregate_stream=e.aggregate_stream,
             created_at=e.created_at,
         )
-
-    def adopt_facets(self) -> None:
-        """Take each endpoint's v2-only fields out of the facets an earlier version kept
-        them in, so a database made before they were kept on the record loses nothing."""
-        for e in self.book:
-            facet = self.m.v2.facets.get("endpoint", e.id)
-            if facet:
-                with atomic():
-                    e.scaling_value = _exact_delay(e, facet.get("queueDelay"))
-                    if facet.get("flashboot"):
-                        e.flashboot = facet["flashboot"]
-                    e.releases = list(facet.get("releases", e.releases))
-                    self.book.save(e.id, e)
-                    self.m.v2.facets.drop("endpoint", e.id)
 
     def restore(self) -> None:
         """Put every stored endpoint back into the job interface (before its jobs return)."""

@@ -55,7 +55,3 @@ class Management:
             book.load()
         self.endpoints.restore()
         self.v2.load()
-        self.templates.adopt_facets()
-        self.endpoints.adopt_facets()
-        self.pods.adopt_facets()
-        self.volumes.adopt_facets()

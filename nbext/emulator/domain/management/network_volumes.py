@@ -17,7 +17,7 @@ from nbext.models import NetworkVolume
 from ..errors import InvalidInput, NotFound
 from . import offers
 from .catalog import SECONDS_PER_MONTH, VOLUME_PRICE_PER_GB_MONTH
-from .records import Book, atomic, new_id
+from .records import OLD_LAYOUT, Book, atomic, new_id
 from .refusals import refuse
 
 if TYPE_CHECKING:
@@ -53,11 +53,10 @@ class VolumeEntry:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> VolumeEntry:
-        """The record, or one an earlier version stored in v1's shape (``dataCenterId``, its
-        type a facet that ``NetworkVolumes.adopt_facets`` then takes in)."""
-        centre = record["dataCenter"] if "dataCenter" in record else record["dataCenterId"]
+        if "dataCenterId" in record:
+            raise ValueError(OLD_LAYOUT)
         kind = record.get("type", STANDARD)
-        return cls(record["id"], record["name"], record["size"], centre, kind)
+        return cls(record["id"], record["name"], record["size"], record["dataCenter"], kind)
 
 
 class NetworkVolumes:
@@ -89,17 +88,6 @@ class NetworkVolumes:
         """The volume's storage type (STANDARD once it is gone: its bill stays)."""
         entry = self.book.get(volume_id)
         return entry.type if entry is not None else STANDARD
-
-    def adopt_facets(self) -> None:
-        """Take each volume's type out of the facets an earlier version kept it in, so a
-        database made before volumes were kept in v2's shape loses nothing."""
-        for entry in self.book:
-            facet = self.m.v2.facets.get("volume", entry.id)
-            if facet:
-                with atomic():
-                    entry.type = str(facet.get("type", entry.type))
-                    self.book.save(entry.id, entry)
-                    self.m.v2.facets.drop("volume", entry.id)
 
     def _bill(self, entry: VolumeEntry) -> None:
         self.m.usage.open(

@@ -132,45 +132,7 @@ class PodRecord(Container):
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> PodRecord:
-        """The stored record, or one an earlier version stored in v1's shape (``view``,
-        with its placement beside it; its CUDA version perhaps a facet that
-        ``Pods.adopt_facets`` then takes in)."""
-        if "view" not in record:
-            return from_fields(cls, record)
-        v = Pod.model_validate(record["view"])
-        return cls(
-            id=v.id or "",
-            name=v.name or "",
-            image=v.image or "",
-            args=shlex.join(v.docker_start_cmd or []),
-            env=dict(v.env or {}),
-            ports=list(v.ports or []),
-            registry=v.container_registry_auth_id,
-            disk=v.container_disk_in_gb or 0,
-            volume_size=v.volume_in_gb or 0,
-            volume_path=v.volume_mount_path or "/workspace",
-            network_volume_id=record.get("networkVolumeId"),
-            gpu_type_id=record.get("gpuTypeId"),
-            gpu_count=(v.gpu.count if v.gpu else None) or 0,
-            cpu_flavor_id=v.cpu_flavor_id,
-            vcpu_count=v.vcpu_count or 0,
-            memory=v.memory_in_gb or 0,
-            cloud=record["cloudType"],
-            data_center_id=record["dataCenterId"],
-            interruptible=bool(v.interruptible),
-            locked=bool(v.locked),
-            global_networking=bool(record.get("extra", {}).get("globalNetworking")),
-            cuda_version=record.get("cudaVersion"),
-            template_id=v.template_id,
-            running=v.desired_status == PodStatus.RUNNING,
-            started_at=v.last_started_at.timestamp() if v.last_started_at else None,
-            cost_per_hr=v.cost_per_hr or 0.0,
-            public_ip=v.public_ip,
-            port_mappings=dict(v.port_mappings or {}),
-            entrypoint=list(v.docker_entrypoint or []),
-            status_change=v.last_status_change,
-            machine_id=v.machine_id,
-        )
+        return from_fields(cls, record)
 
 
 def _hash(*parts: str) -> int:
@@ -183,17 +145,6 @@ class Pods:
         self.book: Book[PodRecord] = Book(m.store, "pod", PodRecord.record, PodRecord.from_record)
 
     # ---- lookups -------------------------------------------------------------------------
-
-    def adopt_facets(self) -> None:
-        """Take each pod's CUDA version out of the facets an earlier version kept it in,
-        so a database made before it was kept on the record loses nothing."""
-        for e in self.book:
-            facet = self.m.v2.facets.get("pod", e.id)
-            if facet:
-                with atomic():
-                    e.cuda_version = facet.get("cudaVersion", e.cuda_version)
-                    self.book.save(e.id, e)
-                    self.m.v2.facets.drop("pod", e.id)
 
     def entry(self, pod_id: str) -> PodRecord:
         found = self.book.get(pod_id)

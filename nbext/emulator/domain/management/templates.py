@@ -135,30 +135,7 @@ class TemplateRecord(Container):
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TemplateRecord:
-        """The stored record, or one an earlier version stored in v1's shape (``view``,
-        its v2-only fields facets that ``Templates.adopt_facets`` then takes in)."""
-        if "view" not in record:
-            return from_fields(cls, record)
-        v = Template.model_validate(record["view"])
-        return cls(
-            id=v.id or "",
-            name=v.name or "",
-            image=v.image_name or "",
-            args=_joined(v.docker_start_cmd),
-            env=dict(v.env or {}),
-            ports=list(v.ports or []),
-            registry=v.container_registry_auth_id,
-            disk=v.container_disk_in_gb or 0,
-            volume_size=v.volume_in_gb or 0,
-            volume_path=v.volume_mount_path or "/workspace",
-            serverless=bool(v.is_serverless),
-            public=bool(v.is_public),
-            category=str(v.category or TemplateCategory.NVIDIA),
-            entrypoint=list(v.docker_entrypoint or []),
-            readme=v.readme or "",
-            official=bool(v.is_runpod),
-            deployed_for=record.get("deployedFor"),
-        )
+        return from_fields(cls, record)
 
 
 def _joined(command: list[str] | None) -> str:
@@ -346,18 +323,3 @@ class Templates:
                 "them or move them to another template first"
             )
         self.book.drop(template_id)
-
-    def adopt_facets(self) -> None:
-        """Take each template's v2-only fields out of the facets an earlier version kept
-        them in, so a database made before templates were kept in v2's shape loses
-        nothing."""
-        for t in self.book:
-            facet = self.m.v2.facets.get("template", t.id)
-            if facet:
-                with atomic():
-                    t.start_ssh = bool(facet.get("startSsh", t.start_ssh))
-                    t.start_jupyter = bool(facet.get("startJupyter", t.start_jupyter))
-                    allowed = facet.get("allowedCudaVersions", t.allowed_cuda_versions)
-                    t.allowed_cuda_versions = list(allowed)
-                    self.book.save(t.id, t)
-                    self.m.v2.facets.drop("template", t.id)

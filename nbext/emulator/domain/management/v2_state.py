@@ -1,9 +1,9 @@
 """The state only v2 exposes, over the same store and clock as everything else.
 
-SSH keys, ECR delegations, instant clusters, worker logs, the v2-only fields of records
-still kept in v1's shape (``Facets``), and those areas in v2's terms (``V2Volumes``,
-``V2Registries``, ``V2Billing``): the rules of their bodies and their views. Templates,
-endpoints and pods are kept in v2's shape (``m.templates``, ``m.endpoints``, ``m.pods``).
+SSH keys, ECR delegations, instant clusters, worker logs, and volumes, registries and
+billing in v2's terms (``V2Volumes``, ``V2Registries``, ``V2Billing``): the rules of
+their bodies and their views. Templates, endpoints and pods are kept in v2's shape
+(``m.templates``, ``m.endpoints``, ``m.pods``).
 ``Management`` holds one of these as ``m.v2``, so it is restored with the rest when an
 emulator restarts on its database.
 """
@@ -16,7 +16,6 @@ from .account import SshKeys
 from .breakdown import Breakdown
 from .clusters import Clusters
 from .delegations import Delegations
-from .facets import Facets
 from .logs import WorkerLogs
 from .v2_billing import V2Billing
 from .v2_storage import V2Registries, V2Volumes
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
 
 class V2State:
     def __init__(self, m: Management) -> None:
-        self.facets = Facets(m.store)
         self.ssh_keys = SshKeys(m.store)
         self.delegations = Delegations(m.store, m.clock)
         self.clusters = Clusters(m)
@@ -40,7 +38,6 @@ class V2State:
 
     def load(self) -> None:
         for book in (
-            self.facets.book,
             self.ssh_keys.book,
             self.delegations.book,
             self.clusters.book,
