@@ -9,19 +9,19 @@ the catalog says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nbext.models import NetworkVolume
 
 from ..errors import InvalidInput, NotFound
+from ..store_port import Store
 from . import offers
 from .catalog import SECONDS_PER_MONTH, VOLUME_PRICE_PER_GB_MONTH
 from .records import OLD_LAYOUT, Book, atomic, new_id
 from .refusals import refuse
-
-if TYPE_CHECKING:
-    from .facade import Management
+from .usage import UsageLedger
 
 STANDARD = "STANDARD"
 HIGH_PERFORMANCE = "HIGH_PERFORMANCE"
@@ -60,11 +60,14 @@ class VolumeEntry:
 
 
 class NetworkVolumes:
-    def __init__(self, m: Management) -> None:
-        self.m = m
+    def __init__(self, store: Store, usage: UsageLedger) -> None:
+        self.usage = usage
         self.book: Book[VolumeEntry] = Book(
-            m.store, "volume", VolumeEntry.record, VolumeEntry.from_record
+            store, "volume", VolumeEntry.record, VolumeEntry.from_record
         )
+        self.users: list[Callable[[str], list[str]]] = []
+        """Asked before a delete: each area whose records attach volumes registers one,
+        naming those attached to it ("endpoint abc"); a volume in use is not deleted."""
 
     def get(self, volume_id: str) -> VolumeEntry:
         entry = self.book.get(volume_id)
@@ -90,7 +93,7 @@ class NetworkVolumes:
         return entry.type if entry is not None else STANDARD
 
     def _bill(self, entry: VolumeEntry) -> None:
-        self.m.usage.open(
+        self.usage.open(
             "volume",
             entry.id,
             rate=entry.size * VOLUME_PRICE_PER_GB_MONTH / SECONDS_PER_MONTH,
@@ -131,13 +134,12 @@ class NetworkVolumes:
 
     def delete(self, volume_id: str) -> None:
         self.get(volume_id)
-        users = [f"pod {p}" for p in self.m.pods.uses_volume(volume_id)]
-        users += [f"endpoint {e}" for e in self.m.endpoints.uses_volume(volume_id)]
+        users = [user for named in self.users for user in named(volume_id)]
         if users:
             raise InvalidInput(
                 f"network volume {volume_id!r} is attached to {', '.join(users)}; "
                 "delete or detach those first"
             )
         with atomic():
-            self.m.usage.close("volume", volume_id)
+            self.usage.close("volume", volume_id)
             self.book.drop(volume_id)
