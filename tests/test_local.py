@@ -88,6 +88,12 @@ def test_client_without_a_key_points_to_the_local_client(
         nbext.Client()
 
 
+def in_a_new_interpreter(code: str) -> None:
+    """Run ``code`` where nothing is imported yet; its failed assertion fails the test."""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
 def test_importing_nbext_does_not_import_the_emulator() -> None:
     """A cloud user's ``import nbext`` loads neither the emulator nor its web stack."""
     code = (
@@ -96,8 +102,7 @@ def test_importing_nbext_does_not_import_the_emulator() -> None:
         "assert 'uvicorn' not in sys.modules, 'uvicorn imported'\n"
         "assert callable(nbext.local_client) and 'nbext.emulator' in sys.modules\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    in_a_new_interpreter(code)
 
 
 def test_the_v2_rulebook_is_loaded_by_the_first_management_call_not_by_the_first_job() -> None:
@@ -121,5 +126,4 @@ def test_the_v2_rulebook_is_loaded_by_the_first_management_call_not_by_the_first
         "assert 'jsonschema' in sys.modules\n"
         "server.stop()\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    in_a_new_interpreter(code)
