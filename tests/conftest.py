@@ -35,6 +35,7 @@ SLOW = (
     "tests/emulator/workers/test_openai_worker.py",
     "tests/emulator/test_cli_key.py",
     "tests/test_local.py::test_importing_nbext_does_not_import_the_emulator",
+    "tests/test_local.py::test_the_v2_rulebook_is_loaded_by_the_first_management_call_not_by_the_first_job",
     # a real Jupyter kernel
     "tests/notebook/test_live_kernel.py",
     "tests/notebook/test_login.py::test_login_through_a_real_kernel_leaves_the_key_nowhere",

@@ -91,6 +91,12 @@ def test_client_without_a_key_points_to_the_local_client(
         nbext.Client()
 
 
+def in_a_new_interpreter(code: str) -> None:
+    """Run ``code`` where nothing is imported yet; its failed assertion fails the test."""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
 def test_importing_nbext_does_not_import_the_emulator() -> None:
     """A cloud user's ``import nbext`` loads neither the emulator nor its web stack."""
     code = (
@@ -99,5 +105,28 @@ def test_importing_nbext_does_not_import_the_emulator() -> None:
         "assert 'uvicorn' not in sys.modules, 'uvicorn imported'\n"
         "assert callable(nbext.local_client) and 'nbext.emulator' in sys.modules\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    in_a_new_interpreter(code)
+
+
+def test_the_v2_rulebook_is_loaded_by_the_first_management_call_not_by_the_first_job() -> None:
+    """``jsonschema`` (about a second to import where ``rfc3987_syntax`` is installed) is
+    not on the way to a notebook's first result; the first v2 management call loads it and
+    checks its body as every later one."""
+    code = (
+        "import sys, httpx\n"
+        "from nbext.emulator import Emulator, EmulatorServer\n"
+        "server = EmulatorServer(Emulator('rpa_K')).start()\n"
+        "server.emulator.deploy(image='echo', endpoint_id='echo')\n"
+        "auth = {'Authorization': 'Bearer rpa_K'}\n"
+        "api = httpx.Client(base_url=server.url, headers=auth, timeout=60)\n"
+        "r = api.post('/v2/echo/runsync', json={'input': {'a': 1}})\n"
+        "assert r.json()['output'] == {'a': 1}, r.text\n"
+        "assert 'jsonschema' not in sys.modules, 'jsonschema imported by a job'\n"
+        "r = api.post('/v2/serverless', json={'name': 'x'})\n"
+        "assert r.status_code == 422, r.text\n"
+        "assert r.json()['errors'] == ['image: is required', 'type: is required',"
+        " 'scaling: is required'], r.text\n"
+        "assert 'jsonschema' in sys.modules\n"
+        "server.stop()\n"
+    )
+    in_a_new_interpreter(code)

@@ -33,7 +33,7 @@ from .domain.handlers import Handler
 from .domain.images import ImageRegistry
 from .domain.job_service import JobService, new_endpoint_id
 from .domain.jobs import Job
-from .domain.management import Management
+from .domain.management.facade import Management
 from .domain.ratelimit import RateLimiter
 from .domain.remote_workers import RemoteWorkers
 from .domain.store_port import CorruptRecord, MemoryStore, Store

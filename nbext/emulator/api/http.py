@@ -205,11 +205,6 @@ def validation_message(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def query_int(request: Request, name: str, low: int, high: int, default: int | None) -> int | None:
-    """An integer query parameter within ``low..high``, or 400 saying what was wrong."""
-    return ms_param(name, request.query_params.get(name), low, high, default)
-
-
 def ms_param(name: str, raw: str | None, low: int, high: int, default: int | None) -> int | None:
     """``raw`` (a query parameter's value, or None when absent) as milliseconds in range."""
     if raw is None:

@@ -2,10 +2,9 @@
 
 Plain FastAPI routes, like every other route of the emulator. They stay thin: parse,
 call the domain, serialise; auth, the rate limiter, body limits and error bodies are
-the helpers of ``http``. Query parameters are read by ``http.query_int``, so a bad one
-gets the interface's one-line 400, not FastAPI's 422; they are listed in the OpenAPI
-description (``_ms``) rather than declared as arguments, which FastAPI would parse
-on every call for nothing.
+the helpers of ``http``. Query parameters are the routes' arguments, taken as the text
+the client sent and read by ``http.ms_param``: the interface's rule (ASCII digits, a
+range) and its one-line 400, not FastAPI's 422 for a value its int parsing refuses.
 
 ``/v2`` is shared with management: an ``endpoint_id`` never matches one of
 ``MANAGEMENT_SEGMENTS`` (the ``endpoint`` path convertor below), so ``/v2/pods/health``
@@ -17,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.convertors import Convertor, register_url_convertor
@@ -39,7 +38,7 @@ from nbext.models.v2 import MANAGEMENT_SEGMENTS
 
 from ..domain.errors import InvalidInput
 from ..emulator import Emulator
-from .http import authenticate, json_response, parse_json, query_int, read_body, validation_message
+from .http import authenticate, json_response, ms_param, parse_json, read_body, validation_message
 
 
 class EndpointIdConvertor(Convertor[str]):
@@ -62,13 +61,7 @@ router = APIRouter(prefix=PREFIX, tags=["jobs"])
 STREAM_WAIT_MAX_MS = 300_000
 
 
-def _ms(name: str, what: str) -> dict[str, Any]:
-    """The OpenAPI description of a query parameter in milliseconds."""
-    parameter = {"name": name, "in": "query", "required": False, "description": what}
-    return {"parameters": [{**parameter, "schema": {"type": "integer"}}]}
-
-
-WAIT = _ms("wait", "milliseconds to wait for the job to end")
+Wait = Annotated[str | None, Query(description="milliseconds to wait for the job to end")]
 
 
 @asynccontextmanager
@@ -99,11 +92,11 @@ async def _submission(request: Request, limit: int) -> JobSubmission:
         raise InvalidInput(validation_message(exc)) from None
 
 
-def _wait(request: Request) -> int:
+def _wait(wait: str | None) -> int:
     low, high, default = RUNSYNC_WAIT_MIN_MS, RUNSYNC_WAIT_MAX_MS, RUNSYNC_WAIT_DEFAULT_MS
-    wait = query_int(request, "wait", low, high, default)
-    assert wait is not None
-    return wait
+    ms = ms_param("wait", wait, low, high, default)
+    assert ms is not None
+    return ms
 
 
 @router.post("/run")
@@ -115,38 +108,50 @@ async def run(endpoint_id: str, request: Request) -> Response:
         return json_response({"id": job.id, "status": "IN_QUEUE"})
 
 
-@router.post("/runsync", openapi_extra=WAIT)
-async def runsync(endpoint_id: str, request: Request) -> Response:
+@router.post("/runsync")
+async def runsync(endpoint_id: str, request: Request, wait: Wait = None) -> Response:
     """Run a job and answer its result as soon as it ends, or its state after ``wait`` ms."""
     async with admitted(request, endpoint_id, "runsync") as emulator:
-        wait_ms = _wait(request)
+        wait_ms = _wait(wait)
         submission = await _submission(request, RUNSYNC_BODY_LIMIT)
         return json_response(await emulator.jobs.run_sync(endpoint_id, submission, wait_ms))
 
 
-@router.get("/status/{job_id}", openapi_extra=_ms("ttl", "the job's new TTL in milliseconds"))
-async def status(endpoint_id: str, job_id: str, request: Request) -> Response:
+@router.get("/status/{job_id}")
+async def status(
+    endpoint_id: str,
+    job_id: str,
+    request: Request,
+    ttl: Annotated[str | None, Query(description="the job's new TTL in milliseconds")] = None,
+) -> Response:
     """A job's state and, once it ended, its output or error; ``ttl`` sets its TTL."""
     async with admitted(request, endpoint_id, "status") as emulator:
-        ttl_ms = query_int(request, "ttl", TTL_MIN_MS, TTL_MAX_MS, None)
+        ttl_ms = ms_param("ttl", ttl, TTL_MIN_MS, TTL_MAX_MS, None)
         return json_response(emulator.jobs.status_wire(endpoint_id, job_id, ttl_ms))
 
 
-@router.get("/status-sync/{job_id}", openapi_extra=WAIT)
-async def status_sync(endpoint_id: str, job_id: str, request: Request) -> Response:
+@router.get("/status-sync/{job_id}")
+async def status_sync(
+    endpoint_id: str, job_id: str, request: Request, wait: Wait = None
+) -> Response:
     """A job's state, waiting up to ``wait`` ms for it to end (the JS SDK's runSync fallback)."""
     async with admitted(request, endpoint_id, "status-sync") as emulator:
-        wait_ms = _wait(request)
+        wait_ms = _wait(wait)
         service = emulator.jobs
         await service.wait_final(service.job(endpoint_id, job_id), wait_ms / 1000)
         return json_response(service.status_wire(endpoint_id, job_id))
 
 
-@router.get("/stream/{job_id}", openapi_extra=_ms("wait", "milliseconds to wait for a chunk"))
-async def stream(endpoint_id: str, job_id: str, request: Request) -> Response:
+@router.get("/stream/{job_id}")
+async def stream(
+    endpoint_id: str,
+    job_id: str,
+    request: Request,
+    wait: Annotated[str | None, Query(description="milliseconds to wait for a chunk")] = None,
+) -> Response:
     """Stream chunks not handed out before, waiting up to ``wait`` ms for one."""
     async with admitted(request, endpoint_id, "stream") as emulator:
-        wait_ms = query_int(request, "wait", 0, STREAM_WAIT_MAX_MS, STREAM_WAIT_DEFAULT_MS)
+        wait_ms = ms_param("wait", wait, 0, STREAM_WAIT_MAX_MS, STREAM_WAIT_DEFAULT_MS)
         assert wait_ms is not None
         return json_response(await emulator.jobs.stream(endpoint_id, job_id, wait_ms))
 

@@ -203,12 +203,6 @@ class WebhookDispatcher:
         del self._retries[id(retry)]
         self._enqueue(retry)
 
-    async def drain(self) -> None:
-        """Wait for every attempt in flight or queued (tests and shutdown); retries that
-        wait on the clock are not waited for."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
     def cancel_all(self) -> None:
         for handle in self._retries.values():
             handle.cancel()

@@ -10,7 +10,7 @@ and records each answer: status, content type and the body's exact text.
 The answers were recorded once on the code before the move (``corpus.json``);
 ``test_corpus.py`` replays the sequence and requires the same answers. The fixture also
 keeps the SQLite rows that run left behind and the answers of an emulator restarted on
-them, so a database written before the move must still load and serve the same.
+them, so a database written by the recorded code must still load and serve the same.
 
 Ids are random in the emulator. The run seeds ``secrets`` (so a run is repeatable), and
 the recorded text has every id replaced by ``<id:N>``, numbered by first appearance, so

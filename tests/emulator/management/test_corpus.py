@@ -1,8 +1,9 @@
 """The management corpus is answered exactly as it was recorded (``corpus.py``).
 
 Recorded on the code before management records moved to REST v2's shape: ``/v1`` must
-answer byte for byte as it did, and ``/v2`` too, on both stores. And a database written
-by that code still loads and serves the same answers.
+answer byte for byte as it did, and ``/v2`` too, on both stores. And the database a
+recorded run wrote (its rows are in the fixture) still loads and serves the same
+answers.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from nbext.models import explain
 
 from ...domain.errors import InvalidInput
-from ...domain.management import Management
+from ...domain.management.facade import Management
 from ..http import authenticate, json_response, parse_json, read_body
 
 M = TypeVar("M", bound=BaseModel)

@@ -25,8 +25,9 @@ from nbext.models import (
     EndpointUpdateInput,
 )
 
-from ...domain.management import Management, catalog
+from ...domain.management import catalog
 from ...domain.management.endpoints import EndpointRecord, volumes_of
+from ...domain.management.facade import Management
 from ...domain.management.records import wire
 from .common import body, management, no_content, ok, query
 

@@ -27,7 +27,8 @@ from nbext.models import (
 )
 
 from ...domain.errors import InvalidInput, NotFound
-from ...domain.management import Management, catalog
+from ...domain.management import catalog
+from ...domain.management.facade import Management
 from ...domain.management.pod_input import PodChange, PodOrder
 from ...domain.management.pods import PodRecord
 from ...domain.management.records import wire

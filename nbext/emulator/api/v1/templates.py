@@ -18,7 +18,7 @@ from fastapi.responses import Response
 from nbext.models import TemplateCreateInput, TemplateIncludes, TemplateUpdateInput
 
 from ...domain.errors import InvalidInput
-from ...domain.management import Management
+from ...domain.management.facade import Management
 from ...domain.management.records import wire
 from ...domain.management.refusals import Forbidden
 from ...domain.management.templates import TemplateRecord

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from ...domain.errors import InvalidInput, NotFound
-from ...domain.management import Management, catalog, offers
+from ...domain.management import catalog, offers
+from ...domain.management.facade import Management
 from .common import management, ok
 
 router = APIRouter(prefix="/v2/catalog", tags=["v2 catalog"])

@@ -14,7 +14,7 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from ...domain.errors import DomainError, InvalidInput, RateLimited
-from ...domain.management import Management
+from ...domain.management.facade import Management
 from ...domain.management.refusals import Forbidden, Unprocessable
 from ..http import STATUS_OF as HTTP_STATUS_OF
 from ..http import authenticate, encode, parse_json, read_body

@@ -6,6 +6,12 @@ so the emulator refuses exactly what the reference forbids, unknown fields inclu
 (``unevaluatedProperties: false``), and names the field. Rules the reference states only
 in prose (both ``gpu`` and ``cpu``, ``minCudaVersion`` beside ``allowedCudaVersions``)
 are the domain's (``domain/management``).
+
+``jsonschema`` is imported when the first validator is built, by the first management
+request, not with the emulator: importing it imports the optional dependencies of its
+format checkers, and one of them (``rfc3987_syntax``, which JupyterLab's environment
+installs) compiles a grammar at import, about a second that would otherwise delay every
+notebook's first job for a check its job routes never make.
 """
 
 from __future__ import annotations
@@ -14,12 +20,13 @@ import functools
 import json
 import re
 from importlib import resources
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError as SchemaError
+from typing import TYPE_CHECKING, Any
 
 from ...domain.management.refusals import Unprocessable
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError as SchemaError
 
 REFERENCE_FILE = "reference.openapi.json"
 UNEXPECTED = re.compile(r"\((.*) (?:was|were) unexpected\)")
@@ -62,27 +69,38 @@ def _resolve(node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
+def _compiled(schema: dict[str, Any]) -> Draft202012Validator:
+    """A validator for ``schema``, its ``$ref``s resolved in the reference."""
+    from jsonschema import Draft202012Validator  # on first use: see the module's docstring
+
+    return Draft202012Validator({**schema, "components": reference()["components"]})
+
+
 @functools.cache
 def _validator(ref: str) -> Draft202012Validator:
-    """A validator for one schema of the reference, its ``$ref``s resolved in the document."""
-    root = {"$ref": ref, "components": reference()["components"]}
-    return Draft202012Validator(root)
+    """A validator for one schema of the reference."""
+    return _compiled({"$ref": ref})
 
 
-def schema_fields(name: str) -> list[str]:
-    """Every property a schema allows (through ``allOf``), for naming the accepted fields."""
+def declared(node: dict[str, Any]) -> list[str]:
+    """Every property a schema allows, through ``$ref``, ``allOf``, ``oneOf`` and ``anyOf``."""
     seen: list[str] = []
 
     def walk(node: dict[str, Any]) -> None:
         node = _resolve(node)
-        for part in node.get("allOf", []):
+        for part in [*node.get("allOf", []), *node.get("oneOf", []), *node.get("anyOf", [])]:
             walk(part)
         for field in node.get("properties", {}):
             if field not in seen:
                 seen.append(field)
 
-    walk({"$ref": f"#/components/schemas/{name}"})
+    walk(node)
     return seen
+
+
+def schema_fields(name: str) -> list[str]:
+    """The fields a body of schema ``name`` may have, for naming the accepted ones."""
+    return declared({"$ref": f"#/components/schemas/{name}"})
 
 
 def _where(error: SchemaError) -> str:
@@ -91,11 +109,18 @@ def _where(error: SchemaError) -> str:
 
 
 def _explain(error: SchemaError, schema: str) -> list[str]:
-    """One line per failure, naming the field (for an unknown field, the field itself)."""
+    """One line per failure, naming the field (for an unknown field, the field itself).
+
+    A field the schema declares is never called unknown: JSON Schema counts the fields of
+    a part that failed (``scaling`` missing fails the part declaring ``gpu`` and ``name``)
+    as unevaluated, and the part's own failure is the problem to name.
+    """
     where = _where(error)
     if error.validator in ("unevaluatedProperties", "additionalProperties"):
         listed = UNEXPECTED.search(error.message)
-        extra = QUOTED.findall(listed.group(1)) if listed else [error.message]
+        known = declared(error.schema) if isinstance(error.schema, dict) else []
+        named = QUOTED.findall(listed.group(1)) if listed else [error.message]
+        extra = [k for k in named if k not in known]
         if where != "body":
             return [f"{where}.{k}: unknown field" for k in sorted(extra)]
         accepted = ", ".join(schema_fields(schema))
@@ -117,13 +142,16 @@ def check_body(body: Any, schema: str) -> None:
             f"request body must be a JSON object ({schema})", ["body: must be a JSON object"]
         )
     errors: list[str] = []
-    for error in sorted(
+    failures = sorted(
         _validator(f"#/components/schemas/{schema}").iter_errors(body),
         key=lambda e: [str(p) for p in e.absolute_path],
-    ):
+    )
+    for error in failures:
         for line in _explain(error, schema):
             if line not in errors:
                 errors.append(line)
+    if failures and not errors:  # only declared fields left unevaluated: say so as it does
+        errors = [f"{_where(e)}: {e.message}" for e in failures]
     if errors:
         raise Unprocessable("; ".join(errors), errors)
 
@@ -150,9 +178,7 @@ def _coerce(raw: list[str], schema: dict[str, Any]) -> Any:
 def _parameter_validator(operation_id: str, name: str) -> Draft202012Validator:
     _, _, op = operations()[operation_id]
     param = next(p for p in op["parameters"] if p["name"] == name and p["in"] == "query")
-    return Draft202012Validator(
-        {**param.get("schema", {}), "components": reference()["components"]}
-    )
+    return _compiled(param.get("schema", {}))
 
 
 def check_query(operation_id: str, params: list[tuple[str, str]]) -> dict[str, Any]:

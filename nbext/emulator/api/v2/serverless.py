@@ -22,20 +22,20 @@ router = APIRouter(prefix="/v2/serverless", tags=["v2 serverless"])
 async def list_endpoints(request: Request) -> Response:
     m, _ = management(request, "listEndpoints")
     base = str(request.base_url)
-    return ok({"endpoints": [endpoint_views.view(m, e, base) for e in m.endpoints.book]})
+    return ok({"endpoints": [endpoint_views.view(m.endpoints, e, base) for e in m.endpoints.book]})
 
 
 @router.post("")
 async def create_endpoint(request: Request) -> Response:
     m, _ = management(request, "createEndpoint")
     made = m.endpoints.create(await body(request, "CreateEndpointRequest"))
-    return ok(endpoint_views.view(m, made, str(request.base_url)), 201)
+    return ok(endpoint_views.view(m.endpoints, made, str(request.base_url)), 201)
 
 
 @router.get("/{endpoint_id}")
 async def get_endpoint(endpoint_id: str, request: Request) -> Response:
     m, _ = management(request, "getEndpoint")
-    return ok(endpoint_views.view(m, m.endpoints.get(endpoint_id), str(request.base_url)))
+    return ok(endpoint_views.view(m.endpoints, m.endpoints.get(endpoint_id), str(request.base_url)))
 
 
 @router.patch("/{endpoint_id}")
@@ -43,7 +43,7 @@ async def update_endpoint(endpoint_id: str, request: Request) -> Response:
     m, _ = management(request, "updateEndpoint")
     m.endpoints.get(endpoint_id)  # 404 before the body is read
     changed = m.endpoints.update(endpoint_id, await body(request, "UpdateEndpointRequest"))
-    return ok(endpoint_views.view(m, changed, str(request.base_url)))
+    return ok(endpoint_views.view(m.endpoints, changed, str(request.base_url)))
 
 
 @router.delete("/{endpoint_id}")
@@ -60,13 +60,14 @@ async def list_workers(endpoint_id: str, request: Request) -> Response:
     e = m.endpoints.get(endpoint_id)
     remote = emulator_of(request).remote_workers
     processes = remote.states(endpoint_id) if endpoint_id in remote.pools else None
-    return ok(endpoint_views.workers(m, e, processes, remote.started_at))
+    logs = m.v2.worker_logs
+    return ok(endpoint_views.workers(m.endpoints, logs, e, processes, remote.started_at))
 
 
 @router.get("/{endpoint_id}/releases")
 async def list_releases(endpoint_id: str, request: Request) -> Response:
     m, _ = management(request, "listEndpointReleases")
-    return ok(endpoint_views.release_listing(m, m.endpoints.get(endpoint_id)))
+    return ok(endpoint_views.release_listing(m.endpoints, m.endpoints.get(endpoint_id)))
 
 
 @router.get("/{endpoint_id}/workers/{worker_id}/logs")

@@ -8,18 +8,17 @@ to delete, as one interval of the usage ledger (kind ``cluster``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nbext.models.v2 import PodStatus
 
+from ..clock import Clock
 from ..errors import InvalidInput, NotFound
+from ..store_port import Store
 from . import catalog
-from .pod_rules import CUDA_DEFAULT
-from .pod_status import observed_status, runtime, ssh
+from .pod_status import CUDA_DEFAULT, observed_status, runtime, ssh
 from .records import Book, iso, new_id
-
-if TYPE_CHECKING:
-    from .facade import Management
+from .usage import UsageLedger
 
 ROLES = {
     "SLURM": ("SLURM_CONTROLLER", "SLURM_COMPUTE"),
@@ -33,9 +32,10 @@ def _copy(record: dict[str, Any]) -> dict[str, Any]:
 
 
 class Clusters:
-    def __init__(self, m: Management) -> None:
-        self.m = m
-        self.book: Book[dict[str, Any]] = Book(m.store, "cluster", _copy, _copy)
+    def __init__(self, store: Store, clock: Clock, usage: UsageLedger) -> None:
+        self.clock = clock
+        self.usage = usage
+        self.book: Book[dict[str, Any]] = Book(store, "cluster", _copy, _copy)
 
     def get(self, cluster_id: str) -> dict[str, Any]:
         found = self.book.get(cluster_id)
@@ -59,7 +59,7 @@ class Clusters:
         for i, centre in enumerate(centres):
             if centre not in catalog.DATA_CENTERS:
                 raise InvalidInput(f"dataCenterIds.{i}: unknown data centre {centre!r}")
-        now = self.m.clock.now()
+        now = self.clock.now()
         cluster_id = new_id(12)
         offer = catalog.gpu(gpu_type_id)
         rate = offer.secure_price * compute["gpuCountPerPod"] * compute["podCount"] / 3600
@@ -78,7 +78,7 @@ class Clusters:
             "costPerHr": round(rate * 3600, 4),
         }
         self.book.save(cluster_id, record)
-        self.m.usage.open(
+        self.usage.open(
             "cluster",
             cluster_id,
             rate=rate,
@@ -94,14 +94,14 @@ class Clusters:
 
     def delete(self, cluster_id: str) -> None:
         self.get(cluster_id)
-        self.m.usage.close("cluster", cluster_id)
+        self.usage.close("cluster", cluster_id)
         self.book.drop(cluster_id)
 
     # ---- what is derived -----------------------------------------------------------------
 
     def members(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         """Each member pod: id, rank, role, private address, status, created time."""
-        now = self.m.clock.now()
+        now = self.clock.now()
         created = float(record["createdTs"])
         status = observed_status(True, created, True, now)
         roles = ROLES.get(record["type"])
@@ -157,7 +157,7 @@ class Clusters:
         compute = cluster["compute"]
         container = cluster.get("container", {})
         status = PodStatus(str(member["status"]))
-        now = self.m.clock.now()
+        now = self.clock.now()
         count = int(compute["gpuCountPerPod"])
         offer = catalog.gpu(compute["gpuTypeId"])
         role = {k: member[k] for k in ("role",) if k in member}

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import catalog, offers
 from .container import split_args, to_v2
-from .endpoints import EndpointRecord
+from .endpoints import EndpointRecord, Endpoints
+from .logs import WorkerLogs
 from .records import iso
-
-if TYPE_CHECKING:
-    from .facade import Management
-
 
 JOB_ID = "%7Bjob_id%7D"
 """``{job_id}``, percent-encoded: the reference's example writes the braces, but its schema
@@ -62,12 +59,12 @@ def _scaling(e: EndpointRecord) -> dict[str, Any]:
     return {"type": "QUEUE_DELAY", "queueDelay": float(e.scaling_value)}
 
 
-def view(m: Management, e: EndpointRecord, base: str) -> dict[str, Any]:
+def view(endpoints: Endpoints, e: EndpointRecord, base: str) -> dict[str, Any]:
     """The endpoint as ``/v2/serverless`` shows it; ``base`` is the root URL the request
     came to."""
-    t = m.endpoints.template(e)
+    t = endpoints.template(e)
     out: dict[str, Any] = {"id": e.id, "name": e.name or e.id, "type": "QUEUE"}
-    if e.id in m.jobs.endpoints:
+    if e.id in endpoints.jobs.endpoints:
         out["requestUrls"] = request_urls(base, e.id)
     out.update(
         to_v2(
@@ -105,11 +102,11 @@ def view(m: Management, e: EndpointRecord, base: str) -> dict[str, Any]:
     return out
 
 
-def release_listing(m: Management, e: EndpointRecord) -> dict[str, Any]:
+def release_listing(endpoints: Endpoints, e: EndpointRecord) -> dict[str, Any]:
     """The endpoint's releases, newest first, and how far the latest has rolled out."""
-    live = m.jobs.endpoints.get(e.id)
+    live = endpoints.jobs.endpoints.get(e.id)
     total = len(live.workers) if live else 0
-    known = m.endpoints.note_release(e)
+    known = endpoints.note_release(e)
     out = []
     previous: str | None = None
     for i, release in enumerate(known):
@@ -140,7 +137,8 @@ def release_listing(m: Management, e: EndpointRecord) -> dict[str, Any]:
 
 
 def workers(
-    m: Management,
+    endpoints: Endpoints,
+    logs: WorkerLogs,
     e: EndpointRecord,
     processes: Mapping[str, str] | None,
     started_at: Callable[[str], float | None],
@@ -148,15 +146,15 @@ def workers(
     """``GET /v2/serverless/{id}/workers``: the live endpoint's workers in the states they
     are in. ``processes`` are the states of a worker script's processes when the endpoint
     runs one (``started_at`` says when each began), else ``None``: its workers are in
-    process, booting as their scenario has it, or ready."""
-    live = m.jobs.endpoints.get(e.id)
+    process, booting as their scenario has it, or ready (since ``logs`` first saw them)."""
+    live = endpoints.jobs.endpoints.get(e.id)
     gpu = e.gpu_type_id()
-    now = m.clock.now()
+    now = endpoints.clock.now()
     found = []
     for w in live.workers if live else []:
         if processes is None:
             status = ("RUNNING" if w.running else "IDLE") if w.ready else w.state.upper()
-            started = m.v2.worker_logs.observe(e.id, w.id, live.image if live else None)
+            started = logs.observe(e.id, w.id, live.image if live else None)
         elif w.id in processes:  # a worker script's process: where it really is
             status = processes[w.id].upper()
             started = started_at(w.id) or now

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import (
@@ -37,22 +37,34 @@ from nbext.models import (
 )
 from nbext.models.v2 import reserved_endpoint_id
 
+from ..clock import Clock
 from ..endpoints import Endpoint as LiveEndpoint
 from ..errors import InvalidInput, NotFound
+from ..store_port import Store
 from . import catalog, offers
 from .container import check_compute
 from .endpoint_input import CreateEndpointRequest, UpdateEndpointRequest
-from .records import Book, after, atomic, new_id, on_undo, to_datetime, wire
+from .network_volumes import NetworkVolumes
+from .records import (
+    Book,
+    after,
+    atomic,
+    fields_of,
+    from_fields,
+    new_id,
+    on_undo,
+    to_datetime,
+    wire,
+)
 from .refusals import checked, refuse
-from .templates import TemplateRecord
+from .templates import TemplateRecord, Templates
+from .usage import UsageLedger
 
 if TYPE_CHECKING:
-    from .facade import Management
+    from ..job_service import JobService
 
 CONTAINER = ("image", "args", "disk", "env", "ports", "registry")
 """A v2 body's container settings: an endpoint takes them into a template of its own."""
-
-_DECLARED = {f.alias or name for name, f in Endpoint.model_fields.items()}
 
 
 def _default_gpus() -> list[str]:
@@ -182,77 +194,17 @@ class EndpointRecord:
         return (self.data_center_ids or [str(catalog.DATA_CENTERS_DEFAULT)])[0]
 
     def record(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return fields_of(self)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> EndpointRecord:
-        """The stored record, or one an earlier version stored in v1's shape (``view``)."""
-        if "view" not in record:
-            known = {f.name for f in fields(cls)}
-            return cls(**{k: v for k, v in record.items() if k in known})
-        return _from_v1_row(record)
+        return from_fields(cls, record)
 
 
 def volumes_of(first: str | None, rest: list[str] | None) -> list[str]:
     """v2's ``networkVolumes`` for v1's pair."""
     volumes = [first] if first else []
     return volumes + [v for v in rest or [] if v not in volumes]
-
-
-def _from_v1_row(record: dict[str, Any]) -> EndpointRecord:
-    """A record an earlier version kept in v1's shape: its view, and beside it the settings
-    the view does not show and v2's exact queue delay and flashboot mode."""
-    v = dict(record["view"])
-    gpu = v.get("computeType", "GPU") != "CPU"
-    extra = {k: value for k, value in v.items() if k not in _DECLARED}
-    if not gpu:  # v1 let an update set them; only v1 shows them
-        extra.update({k: v[k] for k in ("gpuTypeIds", "gpuCount") if v.get(k) is not None})
-    scaling = v.get("scalerType") or "QUEUE_DELAY"
-    shown = EndpointRecord("", "", "", scaling=scaling, scaling_value=v.get("scalerValue") or 4)
-    created = Endpoint.model_validate({"createdAt": v.get("createdAt")}).created_at
-    pair = [v.get("networkVolumeId"), v.get("networkVolumeIds")]
-    mode = record.get("flashboot") or ("FLASHBOOT" if v.get("flashboot") else "OFF")
-    return EndpointRecord(
-        id=v.get("id") or record["id"],
-        name=v.get("name") or record["id"],
-        template_id=v.get("templateId") or "",
-        compute_type="GPU" if gpu else "CPU",
-        gpu_types=list(v.get("gpuTypeIds") or _default_gpus()),
-        gpu_count=(v.get("gpuCount") or 1) if gpu else 1,
-        cpu_flavors=list(record.get("cpuFlavorIds") or _default_flavors()),
-        vcpu_count=record.get("vcpuCount", 2),
-        allowed_cuda_versions=v.get("allowedCudaVersions"),
-        min_cuda_version=v.get("minCudaVersion"),
-        data_center_ids=list(v.get("dataCenterIds") or []),
-        workers_min=v.get("workersMin") or 0,
-        workers_max=v.get("workersMax") or 0,
-        idle_timeout=float(record.get("idleTimeoutS") or v.get("idleTimeout") or 5),
-        timeout_ms=v.get("executionTimeoutMs") or EXECUTION_TIMEOUT_DEFAULT_MS,
-        scaling=scaling,
-        scaling_value=_exact_delay(shown, record.get("queueDelay")),
-        network_volumes=volumes_of(*pair),
-        flashboot=mode,
-        env=dict(v.get("env") or {}),
-        version=v.get("version") or 0,
-        created_at=created.timestamp() if created else 0.0,
-        v1_volumes=pair,
-        v1_extra=extra,
-        aggregate_stream=record.get("aggregateStream", True),
-        deployed=record.get("deployed", False),
-        releases=list(record.get("releases", [])),
-    )
-
-
-def _exact_delay(e: EndpointRecord, exact: float | None) -> float:
-    """The queue delay an earlier version kept beside v1's whole seconds, while it still
-    rounds up to them (a v1 update since made it stale)."""
-    if (
-        e.scaling == "QUEUE_DELAY"
-        and exact is not None
-        and max(1, math.ceil(exact)) == (e.scaler_value())
-    ):
-        return float(exact)
-    return float(e.scaling_value)
 
 
 # ---- the rules of a v2 body ----------------------------------------------------------------
@@ -337,11 +289,31 @@ def _settings(data: dict[str, Any]) -> dict[str, Any]:
 class Endpoints:
     """The account's endpoint records, each served by a live endpoint of the job interface."""
 
-    def __init__(self, m: Management) -> None:
-        self.m = m
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        jobs: JobService,
+        usage: UsageLedger,
+        *,
+        templates: Templates,
+        volumes: NetworkVolumes,
+    ) -> None:
+        self.clock, self.jobs, self.usage = clock, jobs, usage
+        self.templates, self.volumes = templates, volumes
         self.book: Book[EndpointRecord] = Book(
-            m.store, "endpoint", EndpointRecord.record, EndpointRecord.from_record
+            store, "endpoint", EndpointRecord.record, EndpointRecord.from_record
         )
+        templates.bound.append(
+            lambda template_id: [e.id for e in self.book if e.template_id == template_id]
+        )
+        templates.on_change.append(self.template_changed)
+        volumes.users.append(
+            lambda volume_id: [
+                f"endpoint {e.id}" for e in self.book if volume_id in e.network_volumes
+            ]
+        )
+        jobs.on_execution.append(self.record_execution)
 
     # ---- lookups -------------------------------------------------------------------------
 
@@ -352,14 +324,11 @@ class Endpoints:
         return found
 
     def template(self, e: EndpointRecord) -> TemplateRecord | None:
-        return self.m.templates.find(e.template_id)
-
-    def uses_volume(self, volume_id: str) -> list[str]:
-        return [e.id for e in self.book if volume_id in e.network_volumes]
+        return self.templates.find(e.template_id)
 
     def serverless_template(self, template_id: str) -> TemplateRecord:
         """The template an endpoint is to run, or 400 saying why it cannot."""
-        template = self.m.templates.require(template_id, "templateId")
+        template = self.templates.require(template_id, "templateId")
         if not template.serverless:
             raise InvalidInput(
                 f"templateId: template {template_id!r} is a pod template (isServerless false); "
@@ -368,15 +337,15 @@ class Endpoints:
         return template
 
     def check_volumes(self, volume_id: str | None, volume_ids: list[str] | None) -> None:
-        self.m.volumes.require(volume_id, "networkVolumeId")
+        self.volumes.require(volume_id, "networkVolumeId")
         for i, other in enumerate(volume_ids or []):
-            self.m.volumes.require(other, f"networkVolumeIds.{i}")
+            self.volumes.require(other, f"networkVolumeIds.{i}")
 
     # ---- workers as pods -----------------------------------------------------------------
 
     def workers_as_pods(self, e: EndpointRecord) -> list[tuple[dict[str, Any], str]]:
         """The live endpoint's workers in v1's Pod shape, with their data centre."""
-        live = self.m.jobs.endpoints.get(e.id)
+        live = self.jobs.endpoints.get(e.id)
         if live is None:
             return []
         t = self.template(e)
@@ -430,27 +399,13 @@ class Endpoints:
             created_at=e.created_at,
         )
 
-    def adopt_facets(self) -> None:
-        """Take each endpoint's v2-only fields out of the facets an earlier version kept
-        them in, so a database made before they were kept on the record loses nothing."""
-        for e in self.book:
-            facet = self.m.v2.facets.get("endpoint", e.id)
-            if facet:
-                with atomic():
-                    e.scaling_value = _exact_delay(e, facet.get("queueDelay"))
-                    if facet.get("flashboot"):
-                        e.flashboot = facet["flashboot"]
-                    e.releases = list(facet.get("releases", e.releases))
-                    self.book.save(e.id, e)
-                    self.m.v2.facets.drop("endpoint", e.id)
-
     def restore(self) -> None:
         """Put every stored endpoint back into the job interface (before its jobs return)."""
         for e in self.book:
             template = self.template(e)
-            if e.id not in self.m.jobs.endpoints:
+            if e.id not in self.jobs.endpoints:
                 image = template.image if template else None
-                self.m.jobs.add_endpoint(self._live(e, image or ""))
+                self.jobs.add_endpoint(self._live(e, image or ""))
 
     def record_execution(
         self, live: LiveEndpoint, worker_id: str, start: float, end: float
@@ -459,7 +414,7 @@ class Endpoints:
         e = self.book.get(live.id)
         if e is None:
             return
-        self.m.usage.record(
+        self.usage.record(
             "worker",
             f"{e.id}/{worker_id}",
             rate=e.rate(),
@@ -523,9 +478,9 @@ class Endpoints:
             )
             if new_template is not None:
                 self._adopt(new_template, e)
-                owned = self.m.templates.book.get(old.id) if old else None
+                owned = self.templates.book.get(old.id) if old else None
                 if owned is not None and owned.deployed_for == endpoint_id:
-                    self.m.templates.book.drop(owned.id)
+                    self.templates.book.drop(owned.id)
         return e
 
     def note_release(self, e: EndpointRecord) -> list[dict[str, Any]]:
@@ -537,7 +492,7 @@ class Endpoints:
                 {
                     "id": "rel_" + new_id(10),
                     "version": e.version,
-                    "ts": e.created_at if not known else self.m.clock.now(),
+                    "ts": e.created_at if not known else self.clock.now(),
                     "image": t.image if t else None,
                 }
             )
@@ -546,7 +501,7 @@ class Endpoints:
         return known
 
     def _named_template(self, template_id: str) -> TemplateRecord:
-        found = self.m.templates.find(template_id)
+        found = self.templates.find(template_id)
         if found is None:
             raise NotFound(f"templateId: no template with id {template_id!r}")
         if not found.serverless:
@@ -572,7 +527,7 @@ class Endpoints:
         env = {**inherited, **data.get("env", {})} if merge_env else data.get("env", inherited)
         image = data.get("image") or (base.image if base else None)
         given: dict[str, Any] = {
-            "name": self.m.templates.unique_name(f"{name} (endpoint)"),
+            "name": self.templates.unique_name(f"{name} (endpoint)"),
             "image": image,
             "serverless": True,
             "args": data.get("args", base.args if base else ""),
@@ -585,12 +540,12 @@ class Endpoints:
         if registry:
             given["registry"] = registry
         readme = "Made for a v2 serverless endpoint; deleted with it."
-        return self.m.templates.create(given, readme=readme)
+        return self.templates.create(given, readme=readme)
 
     def _adopt(self, template: TemplateRecord, e: EndpointRecord) -> None:
         """The endpoint owns ``template``: it goes when the endpoint does."""
         template.deployed_for = e.id
-        self.m.templates.book.save(template.id, template)
+        self.templates.book.save(template.id, template)
         e.deployed = True
         self.book.save(e.id, e)
 
@@ -603,7 +558,7 @@ class Endpoints:
         volume, volumes = _split(settings)
         self.check_volumes(volume, volumes)
         endpoint_id = new_id(14)
-        while endpoint_id in self.m.jobs.endpoints or reserved_endpoint_id(endpoint_id):
+        while endpoint_id in self.jobs.endpoints or reserved_endpoint_id(endpoint_id):
             endpoint_id = new_id(14)
         given = dict(settings)
         name = given.pop("name", None) or template.name
@@ -612,15 +567,15 @@ class Endpoints:
             name=name,
             template_id=template_id,
             env=dict(template.env),
-            created_at=self.m.clock.now(),
+            created_at=self.clock.now(),
             **given,
         )
         if "flashboot" in settings:
             e.v1_extra["flashboot"] = True
         with atomic():  # the record stored and the endpoint served, or neither
             self.book.save(endpoint_id, e)
-            self.m.jobs.add_endpoint(self._live(e, template.image))
-            on_undo(functools.partial(self.m.jobs.remove_endpoint, endpoint_id))
+            self.jobs.add_endpoint(self._live(e, template.image))
+            on_undo(functools.partial(self.jobs.remove_endpoint, endpoint_id))
         return e
 
     def change(
@@ -660,7 +615,7 @@ class Endpoints:
             timeout = settings.get("timeout_ms")
 
             def go_live() -> None:
-                self.m.jobs.update_endpoint(
+                self.jobs.update_endpoint(
                     endpoint_id,
                     name=live_name,
                     image=image,
@@ -677,7 +632,7 @@ class Endpoints:
 
     def deploy(self, live: LiveEndpoint) -> None:
         """``Emulator.deploy``: a serverless template for the image, and a record using it."""
-        if live.id in self.m.jobs.endpoints or live.id in self.book:
+        if live.id in self.jobs.endpoints or live.id in self.book:
             raise InvalidInput(f"an endpoint with id {live.id!r} already exists")
         if reserved_endpoint_id(live.id):
             raise InvalidInput(
@@ -685,9 +640,9 @@ class Endpoints:
                 "choose another id"
             )
         image = live.image or ""
-        template = self.m.templates.create(
+        template = self.templates.create(
             {  # v1's defaults: deploy made its templates through v1's rules
-                "name": self.m.templates.unique_name(f"{live.name} ({live.id})"),
+                "name": self.templates.unique_name(f"{live.name} ({live.id})"),
                 "image": image,
                 "serverless": True,
                 "ports": list(DEFAULT_PORTS),
@@ -705,14 +660,14 @@ class Endpoints:
             workers_max=live.workers_max,
             idle_timeout=live.idle_timeout,
             timeout_ms=live.execution_timeout_ms,
-            created_at=self.m.clock.now(),
+            created_at=self.clock.now(),
             aggregate_stream=live.aggregate_stream,
             deployed=True,
         )
         try:
-            self.m.jobs.add_endpoint(live)
+            self.jobs.add_endpoint(live)
         except Exception:
-            self.m.templates.book.drop(template.id)
+            self.templates.book.drop(template.id)
             raise
         self.book.save(live.id, e)
 
@@ -723,17 +678,17 @@ class Endpoints:
         endpoint shares its template's image with whatever else uses that template.
         """
         e = self.get(endpoint_id)
-        owned = self.m.templates.book.get(e.template_id)
+        owned = self.templates.book.get(e.template_id)
         if not e.deployed or owned is None or owned.deployed_for != endpoint_id:
             raise InvalidInput(
                 f"endpoint {endpoint_id!r} runs template {e.template_id!r}; change that "
                 "template's imageName (PATCH /v1/templates/{id}) to run another image"
             )
-        self.m.templates.update(owned.id, {"image": image})
+        self.templates.update(owned.id, {"image": image})
 
     def template_changed(self, template_id: str) -> None:
         """A template's image or env changed: a new version of every endpoint using it."""
-        template = self.m.templates.find(template_id)
+        template = self.templates.find(template_id)
         if template is None:
             return
         image = template.image
@@ -743,23 +698,23 @@ class Endpoints:
                     e.version += 1
                     e.env = dict(template.env)
                     self.book.save(e.id, e)
-                    after(functools.partial(self.m.jobs.update_endpoint, e.id, image=image))
+                    after(functools.partial(self.jobs.update_endpoint, e.id, image=image))
 
     def delete(self, endpoint_id: str) -> None:
         """Remove the record, the live endpoint and its jobs (and a template it owns)."""
         e = self.book.get(endpoint_id)
-        if e is None and endpoint_id not in self.m.jobs.endpoints:
+        if e is None and endpoint_id not in self.jobs.endpoints:
             raise NotFound(f"endpoint {endpoint_id!r} not found")
         with atomic():  # the records go first; the live endpoint once they are gone
-            if endpoint_id in self.m.jobs.endpoints:
-                after(functools.partial(self.m.jobs.remove_endpoint, endpoint_id))
+            if endpoint_id in self.jobs.endpoints:
+                after(functools.partial(self.jobs.remove_endpoint, endpoint_id))
             if e is None:
                 return
             self.book.drop(endpoint_id)
             if e.deployed and e.template_id:
-                owned = self.m.templates.book.get(e.template_id)
+                owned = self.templates.book.get(e.template_id)
                 if owned is not None and owned.deployed_for == endpoint_id:
-                    self.m.templates.book.drop(e.template_id)
+                    self.templates.book.drop(e.template_id)
 
 
 def _split(settings: dict[str, Any]) -> tuple[str | None, list[str] | None]:

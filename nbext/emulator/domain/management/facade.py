@@ -1,9 +1,13 @@
 """``Management``: every management resource, over one store and one clock.
 
 The areas refer to each other (a template names a registry auth, an endpoint a template,
-a volume cannot go while a pod uses it), so each holds this façade and asks it for the
-others. Nothing here knows about HTTP; the routers under ``api/v1`` call these methods,
-those under ``api/v2`` the v2 areas of ``m.v2`` (``V2State``) over them.
+a volume cannot go while a pod uses it). Each is given, when it is made, the areas it
+asks (a pod checks its template and volume); the questions the other way round (is this
+auth, volume or template in use, a template changed) are callbacks an area registers on
+the ones it was given (``users``, ``bound``, ``on_change``), as the job service's
+``on_execution`` is. So the order below is the order of what needs what, and no area
+knows this façade. Nothing here knows about HTTP; the routers under ``api/v1`` call
+these areas, those under ``api/v2`` them and the v2 areas of ``m.v2`` (``V2State``).
 """
 
 from __future__ import annotations
@@ -29,15 +33,26 @@ class Management:
         self.store = store
         self.jobs = jobs
         self.usage = UsageLedger(store, clock)
-        self.registry_auths = RegistryAuths(self)
-        self.templates = Templates(self)
-        self.volumes = NetworkVolumes(self)
-        self.pods = Pods(self)
-        self.endpoints = Endpoints(self)
+        self.registry_auths = RegistryAuths(store)
+        self.templates = Templates(store, self.registry_auths)
+        self.volumes = NetworkVolumes(store, self.usage)
+        self.v2 = V2State(store, clock, self.usage, self.volumes, self.registry_auths)
+        """What only the v2 interface shows: SSH keys, clusters, logs, v2's views."""
+        self.pods = Pods(
+            store,
+            clock,
+            self.usage,
+            auths=self.registry_auths,
+            templates=self.templates,
+            volumes=self.volumes,
+            clusters=self.v2.clusters,
+            ssh_keys=self.v2.ssh_keys,
+        )
+        self.endpoints = Endpoints(
+            store, clock, jobs, self.usage, templates=self.templates, volumes=self.volumes
+        )
         self.billing = Billing(self.usage, clock)
-        jobs.on_execution.append(self.endpoints.record_execution)
-        self.v2 = V2State(self)
-        """What only the v2 interface shows: SSH keys, clusters, logs, v2-only fields."""
+        jobs.on_execution.append(self.v2.worker_logs.record_execution)
 
     def restore(self) -> None:
         """Take back every stored record; the endpoints go back into the job interface.
@@ -55,7 +70,3 @@ class Management:
             book.load()
         self.endpoints.restore()
         self.v2.load()
-        self.templates.adopt_facets()
-        self.endpoints.adopt_facets()
-        self.pods.adopt_facets()
-        self.volumes.adopt_facets()

@@ -9,19 +9,19 @@ the catalog says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nbext.models import NetworkVolume
 
 from ..errors import InvalidInput, NotFound
+from ..store_port import Store
 from . import offers
 from .catalog import SECONDS_PER_MONTH, VOLUME_PRICE_PER_GB_MONTH
-from .records import Book, atomic, new_id
+from .records import OLD_LAYOUT, Book, atomic, new_id
 from .refusals import refuse
-
-if TYPE_CHECKING:
-    from .facade import Management
+from .usage import UsageLedger
 
 STANDARD = "STANDARD"
 HIGH_PERFORMANCE = "HIGH_PERFORMANCE"
@@ -53,19 +53,21 @@ class VolumeEntry:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> VolumeEntry:
-        """The record, or one an earlier version stored in v1's shape (``dataCenterId``, its
-        type a facet that ``NetworkVolumes.adopt_facets`` then takes in)."""
-        centre = record["dataCenter"] if "dataCenter" in record else record["dataCenterId"]
+        if "dataCenterId" in record:
+            raise ValueError(OLD_LAYOUT)
         kind = record.get("type", STANDARD)
-        return cls(record["id"], record["name"], record["size"], centre, kind)
+        return cls(record["id"], record["name"], record["size"], record["dataCenter"], kind)
 
 
 class NetworkVolumes:
-    def __init__(self, m: Management) -> None:
-        self.m = m
+    def __init__(self, store: Store, usage: UsageLedger) -> None:
+        self.usage = usage
         self.book: Book[VolumeEntry] = Book(
-            m.store, "volume", VolumeEntry.record, VolumeEntry.from_record
+            store, "volume", VolumeEntry.record, VolumeEntry.from_record
         )
+        self.users: list[Callable[[str], list[str]]] = []
+        """Asked before a delete: each area whose records attach volumes registers one,
+        naming those attached to it ("endpoint abc"); a volume in use is not deleted."""
 
     def get(self, volume_id: str) -> VolumeEntry:
         entry = self.book.get(volume_id)
@@ -90,19 +92,8 @@ class NetworkVolumes:
         entry = self.book.get(volume_id)
         return entry.type if entry is not None else STANDARD
 
-    def adopt_facets(self) -> None:
-        """Take each volume's type out of the facets an earlier version kept it in, so a
-        database made before volumes were kept in v2's shape loses nothing."""
-        for entry in self.book:
-            facet = self.m.v2.facets.get("volume", entry.id)
-            if facet:
-                with atomic():
-                    entry.type = str(facet.get("type", entry.type))
-                    self.book.save(entry.id, entry)
-                    self.m.v2.facets.drop("volume", entry.id)
-
     def _bill(self, entry: VolumeEntry) -> None:
-        self.m.usage.open(
+        self.usage.open(
             "volume",
             entry.id,
             rate=entry.size * VOLUME_PRICE_PER_GB_MONTH / SECONDS_PER_MONTH,
@@ -143,13 +134,12 @@ class NetworkVolumes:
 
     def delete(self, volume_id: str) -> None:
         self.get(volume_id)
-        users = [f"pod {p}" for p in self.m.pods.uses_volume(volume_id)]
-        users += [f"endpoint {e}" for e in self.m.endpoints.uses_volume(volume_id)]
+        users = [user for named in self.users for user in named(volume_id)]
         if users:
             raise InvalidInput(
                 f"network volume {volume_id!r} is attached to {', '.join(users)}; "
                 "delete or detach those first"
             )
         with atomic():
-            self.m.usage.close("volume", volume_id)
+            self.usage.close("volume", volume_id)
             self.book.drop(volume_id)

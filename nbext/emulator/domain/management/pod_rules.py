@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import secrets
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nbext.models import ALL_DATA_CENTERS, CloudType
 
 from ..errors import NotFound
 from .container import check_compute, split_args
 from .pod_input import CreatePodRequest, PodChange, PodOrder, UpdatePodRequest
+from .pod_status import CUDA_DEFAULT
 from .refusals import checked, refuse
-from .templates import TemplateRecord
-
-if TYPE_CHECKING:
-    from .facade import Management
-    from .pods import PodRecord
+from .templates import TemplateRecord, Templates
 
 UPDATE_FIELDS = {
     "name": "name",
@@ -53,13 +50,10 @@ MIN_VCPU_PER_GPU = 2
 MIN_RAM_PER_GPU = 8
 """What v2 asks of each GPU's host (v1's defaults; v2 cannot ask for more)."""
 
-CUDA_DEFAULT = "12.8"
-"""What a GPU host of the emulator reports, unless the pod asked for another version."""
 
-
-def pod_template(m: Management, template_id: str) -> TemplateRecord:
+def pod_template(templates: Templates, template_id: str) -> TemplateRecord:
     """The template a v2 pod body names: 404 if there is none, 422 if it is serverless."""
-    found = m.templates.find(template_id)
+    found = templates.find(template_id)
     if found is None:
         raise NotFound(f"templateId: no template with id {template_id!r}")
     if found.serverless:
@@ -67,10 +61,10 @@ def pod_template(m: Management, template_id: str) -> TemplateRecord:
     return found
 
 
-def _startup_env(m: Management, data: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
-    """``startSsh`` and ``startJupyter``: what the provisioner adds to the environment."""
+def _startup_env(key: str | None, data: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
+    """``startSsh`` and ``startJupyter``: what the provisioner adds to the environment
+    (``key``: the account's SSH public keys, if any)."""
     env = dict(env)
-    key = m.v2.ssh_keys.public_key_env()
     if data.get("startSsh") and key and "PUBLIC_KEY" not in env:
         env["PUBLIC_KEY"] = key
     if data.get("startJupyter") and "JUPYTER_PASSWORD" not in env:
@@ -78,12 +72,13 @@ def _startup_env(m: Management, data: dict[str, Any], env: dict[str, str]) -> di
     return env
 
 
-def create_request(m: Management, data: dict[str, Any]) -> PodOrder:
-    """The order a v2 create body makes, with the CUDA version its host reports."""
+def create_request(templates: Templates, key: str | None, data: dict[str, Any]) -> PodOrder:
+    """The order a v2 create body makes, with the CUDA version its host reports (``key``:
+    the account's SSH public keys, for a pod that starts SSH)."""
     data = checked(CreatePodRequest, data)
     check_compute(data, "a pod", required=True)
     gpu, cpu = data.get("gpu"), data.get("cpu")
-    template = pod_template(m, data["templateId"]) if "templateId" in data else None
+    template = pod_template(templates, data["templateId"]) if "templateId" in data else None
     if template is None and "image" not in data:
         raise refuse("image", "is required unless templateId is given")
     mounts = data.get("mounts") or {}
@@ -128,18 +123,18 @@ def create_request(m: Management, data: dict[str, Any]) -> PodOrder:
         data_center_ids=data.get("dataCenterIds") or [str(d) for d in ALL_DATA_CENTERS],
         country_codes=None,
         network_volume_id=network[0]["volumeId"] if network else None,
-        env=_startup_env(m, data, base_env),
+        env=_startup_env(key, data, base_env),
         given=given,
         named=NAMED,
         cuda_version=cuda,
     )
 
 
-def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodChange:
-    """The checked change a v2 update body asks of the pod ``e``."""
+def update_request(templates: Templates, volume: str | None, data: dict[str, Any]) -> PodChange:
+    """The checked change a v2 update body asks of a pod (``volume``: its network volume)."""
     data = checked(UpdatePodRequest, data)
     if "templateId" in data:
-        template = pod_template(m, data["templateId"])
+        template = pod_template(templates, data["templateId"])
         spread = {
             "image": template.image,
             "args": template.args,
@@ -152,7 +147,7 @@ def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodChan
     mounts = data.get("mounts")
     if mounts is not None:
         wanted = [n["volumeId"] for n in mounts.get("network") or []]
-        current = [e.network_volume_id] if e.network_volume_id else []
+        current = [volume] if volume else []
         if wanted != current:
             raise refuse("mounts.network", "a pod's network volume is fixed when it is created")
     values: dict[str, Any] = {}
@@ -162,7 +157,7 @@ def update_request(m: Management, e: PodRecord, data: dict[str, Any]) -> PodChan
             value = data[wire]
             values[record] = shlex.join(split_args(value)) if wire == "args" else value
             named[record] = wire
-    if mounts is not None and not e.network_volume_id:
+    if mounts is not None and not volume:
         p = mounts.get("persistent")
         values["volume_size"] = p["size"] if p else 0
         if p:

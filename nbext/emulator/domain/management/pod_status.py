@@ -17,6 +17,8 @@ PROVISIONING_S = 3.0
 """From creation until the machine is found and the image pulled."""
 STARTING_S = 5.0
 """From the container's start (after provisioning, or a start or restart) until it is up."""
+CUDA_DEFAULT = "12.8"
+"""What a GPU host of the emulator reports, unless the pod asked for another version."""
 
 
 def observed_status(running: bool, started_at: float | None, first: bool, now: float) -> PodStatus:

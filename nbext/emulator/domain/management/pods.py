@@ -20,24 +20,28 @@ from __future__ import annotations
 import shlex
 import zlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nbext.models import ComputeType, Pod, PodStatus
 from nbext.models.v2 import PodAction
 from nbext.models.v2 import PodStatus as V2Status
 
+from ..clock import Clock
 from ..errors import Conflict, InvalidInput, NotFound
+from ..store_port import Store
 from . import catalog
+from .account import SshKeys
+from .clusters import Clusters
 from .container import Container, persistent, split_args
 from .logs import LogLine, PodFacts, pod_lines
+from .network_volumes import NetworkVolumes
 from .pod_input import CONTAINER_DEFAULTS, PodChange, PodOrder
-from .pod_rules import CUDA_DEFAULT, create_request, update_request
-from .pod_status import allowed_actions, observed_status, runtime, ssh
+from .pod_rules import create_request, update_request
+from .pod_status import CUDA_DEFAULT, allowed_actions, observed_status, runtime, ssh
 from .records import Book, atomic, event, from_fields, iso, new_id, to_datetime
-from .usage import Usage
-
-if TYPE_CHECKING:
-    from .facade import Management
+from .registry_auths import RegistryAuths
+from .templates import Templates
+from .usage import Usage, UsageLedger
 
 TEMPLATE_FIELDS = {
     "image": "image_name",
@@ -132,45 +136,7 @@ class PodRecord(Container):
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> PodRecord:
-        """The stored record, or one an earlier version stored in v1's shape (``view``,
-        with its placement beside it; its CUDA version perhaps a facet that
-        ``Pods.adopt_facets`` then takes in)."""
-        if "view" not in record:
-            return from_fields(cls, record)
-        v = Pod.model_validate(record["view"])
-        return cls(
-            id=v.id or "",
-            name=v.name or "",
-            image=v.image or "",
-            args=shlex.join(v.docker_start_cmd or []),
-            env=dict(v.env or {}),
-            ports=list(v.ports or []),
-            registry=v.container_registry_auth_id,
-            disk=v.container_disk_in_gb or 0,
-            volume_size=v.volume_in_gb or 0,
-            volume_path=v.volume_mount_path or "/workspace",
-            network_volume_id=record.get("networkVolumeId"),
-            gpu_type_id=record.get("gpuTypeId"),
-            gpu_count=(v.gpu.count if v.gpu else None) or 0,
-            cpu_flavor_id=v.cpu_flavor_id,
-            vcpu_count=v.vcpu_count or 0,
-            memory=v.memory_in_gb or 0,
-            cloud=record["cloudType"],
-            data_center_id=record["dataCenterId"],
-            interruptible=bool(v.interruptible),
-            locked=bool(v.locked),
-            global_networking=bool(record.get("extra", {}).get("globalNetworking")),
-            cuda_version=record.get("cudaVersion"),
-            template_id=v.template_id,
-            running=v.desired_status == PodStatus.RUNNING,
-            started_at=v.last_started_at.timestamp() if v.last_started_at else None,
-            cost_per_hr=v.cost_per_hr or 0.0,
-            public_ip=v.public_ip,
-            port_mappings=dict(v.port_mappings or {}),
-            entrypoint=list(v.docker_entrypoint or []),
-            status_change=v.last_status_change,
-            machine_id=v.machine_id,
-        )
+        return from_fields(cls, record)
 
 
 def _hash(*parts: str) -> int:
@@ -178,34 +144,36 @@ def _hash(*parts: str) -> int:
 
 
 class Pods:
-    def __init__(self, m: Management) -> None:
-        self.m = m
-        self.book: Book[PodRecord] = Book(m.store, "pod", PodRecord.record, PodRecord.from_record)
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        usage: UsageLedger,
+        *,
+        auths: RegistryAuths,
+        templates: Templates,
+        volumes: NetworkVolumes,
+        clusters: Clusters,
+        ssh_keys: SshKeys,
+    ) -> None:
+        self.clock, self.usage = clock, usage
+        self.auths, self.templates, self.volumes = auths, templates, volumes
+        self.clusters, self.ssh_keys = clusters, ssh_keys
+        self.book: Book[PodRecord] = Book(store, "pod", PodRecord.record, PodRecord.from_record)
+        auths.users.append(
+            lambda auth_id: [f"pod {e.id}" for e in self.book if e.registry == auth_id]
+        )
+        volumes.users.append(
+            lambda volume_id: [f"pod {e.id}" for e in self.book if e.network_volume_id == volume_id]
+        )
 
     # ---- lookups -------------------------------------------------------------------------
-
-    def adopt_facets(self) -> None:
-        """Take each pod's CUDA version out of the facets an earlier version kept it in,
-        so a database made before it was kept on the record loses nothing."""
-        for e in self.book:
-            facet = self.m.v2.facets.get("pod", e.id)
-            if facet:
-                with atomic():
-                    e.cuda_version = facet.get("cudaVersion", e.cuda_version)
-                    self.book.save(e.id, e)
-                    self.m.v2.facets.drop("pod", e.id)
 
     def entry(self, pod_id: str) -> PodRecord:
         found = self.book.get(pod_id)
         if found is None:
             raise NotFound(f"pod {pod_id!r} not found")
         return found
-
-    def uses_auth(self, auth_id: str) -> list[str]:
-        return [e.id for e in self.book if e.registry == auth_id]
-
-    def uses_volume(self, volume_id: str) -> list[str]:
-        return [e.id for e in self.book if e.network_volume_id == volume_id]
 
     # ---- create --------------------------------------------------------------------------
 
@@ -217,7 +185,7 @@ class Pods:
         """
         named = order.named
         template = (
-            self.m.templates.require(order.template_id, named["template_id"]).v1()
+            self.templates.require(order.template_id, named["template_id"]).v1()
             if order.template_id
             else None
         )
@@ -236,8 +204,8 @@ class Pods:
             raise InvalidInput(
                 f"{named['template_id']}: template {order.template_id!r} names no image"
             )
-        auth_id = self.m.registry_auths.require(pick("registry"), named["registry"])
-        volume = self.m.volumes.require(order.network_volume_id, named["network_volume_id"])
+        auth_id = self.auths.require(pick("registry"), named["registry"])
+        volume = self.volumes.require(order.network_volume_id, named["network_volume_id"])
         centre = self._data_center(order, volume.data_center if volume else None)
         pod_id = new_id(14)
         if order.gpu_type_id is not None:
@@ -250,7 +218,7 @@ class Pods:
             cost = flavor.price_per_vcpu * order.vcpu_count
             vcpus = order.vcpu_count
             memory = flavor.memory_per_vcpu_gb * order.vcpu_count
-        now = self.m.clock.now()
+        now = self.clock.now()
         entry = PodRecord(
             id=pod_id,
             name=order.name,
@@ -322,7 +290,7 @@ class Pods:
                 if port.endswith("/tcp")
             }
             self.book.save(e.id, e)  # first: a pod whose save fails is read back
-            self.m.usage.open(
+            self.usage.open(
                 "pod",
                 e.id,
                 rate=e.cost_per_hr / 3600,
@@ -337,7 +305,7 @@ class Pods:
             e.public_ip = None
             e.port_mappings = {}
             self.book.save(e.id, e)  # first: a pod whose save fails is read back
-            self.m.usage.close("pod", e.id, now)
+            self.usage.close("pod", e.id, now)
 
     def _unlocked(self, e: PodRecord, action: str) -> None:
         if e.locked:
@@ -349,25 +317,25 @@ class Pods:
     def start(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         if not e.running:
-            self._run(e, "Resumed", self.m.clock.now())
+            self._run(e, "Resumed", self.clock.now())
         return e
 
     def stop(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         self._unlocked(e, "stopping")
         if e.running:
-            self._exit(e, self.m.clock.now())
+            self._exit(e, self.clock.now())
         return e
 
     def restart(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
-        self._run(e, "Restarted", self.m.clock.now())
+        self._run(e, "Restarted", self.clock.now())
         return e
 
     def reset(self, pod_id: str) -> PodRecord:
         e = self.entry(pod_id)
         self._unlocked(e, "resetting")
-        self._run(e, "Reset", self.m.clock.now())
+        self._run(e, "Reset", self.clock.now())
         return e
 
     def change(self, pod_id: str, change: PodChange) -> PodRecord:
@@ -383,13 +351,13 @@ class Pods:
             )
         auth_id = e.registry
         if "registry" in values:
-            auth_id = self.m.registry_auths.require(values["registry"], change.named["registry"])
+            auth_id = self.auths.require(values["registry"], change.named["registry"])
         with atomic():  # changed, stored and (when it resets) running again, or untouched
             for name, value in values.items():
                 setattr(e, name, value)
             e.registry = auth_id
             if resets and e.running:
-                self._run(e, "Reset", self.m.clock.now())
+                self._run(e, "Reset", self.clock.now())
             else:
                 self.book.save(pod_id, e)
         return e
@@ -397,7 +365,7 @@ class Pods:
     def delete(self, pod_id: str) -> None:
         self.entry(pod_id)
         with atomic():
-            self.m.usage.close("pod", pod_id)
+            self.usage.close("pod", pod_id)
             self.book.drop(pod_id)
 
     # ---- REST v2: the pod as it shows it, its bodies, its actions --------------------------
@@ -406,15 +374,15 @@ class Pods:
         history = self._starts()
         pods = [self.view(e, history) for e in self.book]
         if include_cluster_pods:
-            clusters = self.m.v2.clusters
+            clusters = self.clusters
             for cluster in clusters.listing():
                 pods += [clusters.member_view(cluster, p) for p in clusters.members(cluster)]
         return pods
 
     def get(self, pod_id: str) -> dict[str, Any]:
-        found = self.m.v2.clusters.member(pod_id)
+        found = self.clusters.member(pod_id)
         if found is not None:
-            return self.m.v2.clusters.member_view(*found)
+            return self.clusters.member_view(*found)
         return self.view(self.entry(pod_id))
 
     def _starts(self, pod_id: str | None = None) -> dict[str, list[float]]:
@@ -424,7 +392,7 @@ class Pods:
         restart after it began an interval of its own.
         """
         found: dict[str, list[float]] = {}
-        for usage in self.m.usage.of_kind("pod"):
+        for usage in self.usage.of_kind("pod"):
             if pod_id is None or usage.subject == pod_id:
                 found.setdefault(usage.subject, []).append(usage.start)
         for times in found.values():
@@ -433,7 +401,7 @@ class Pods:
 
     def view(self, e: PodRecord, history: dict[str, list[float]] | None = None) -> dict[str, Any]:
         """The pod as v2 shows it; ``history`` is ``_starts()`` when viewing many pods."""
-        now = self.m.clock.now()
+        now = self.clock.now()
         started = e.started_at
         times = (self._starts(e.id) if history is None else history).get(e.id) or [started or now]
         created = times[0]
@@ -487,9 +455,8 @@ class Pods:
 
     def log_lines(self, pod_id: str) -> list[LogLine]:
         """The pod's boot and shutdown lines up to now (a cluster member's since its cluster)."""
-        m = self.m
-        now = m.clock.now()
-        found = m.v2.clusters.member(pod_id)
+        now = self.clock.now()
+        found = self.clusters.member(pod_id)
         if found is not None:  # a cluster's member has run since the cluster was made
             cluster, member = found
             compute = cluster["compute"]
@@ -506,17 +473,17 @@ class Pods:
             else f"{int(e.vcpu_count or 0)} vCPU ({e.cpu_flavor_id})"
         )
         facts = PodFacts(pod_id, e.image, hardware, e.data_center_id, tuple(e.ports))
-        intervals = [u for u in m.usage.of_kind("pod") if u.subject == pod_id]
+        intervals = [u for u in self.usage.of_kind("pod") if u.subject == pod_id]
         return pod_lines(facts, intervals, now)
 
     def create(self, data: dict[str, Any]) -> PodRecord:
         """Rent the pod a v2 body describes, every rule checked first."""
-        return self.rent(create_request(self.m, data))
+        return self.rent(create_request(self.templates, self.ssh_keys.public_key_env(), data))
 
     def update(self, pod_id: str, data: dict[str, Any]) -> PodRecord:
         """Change the pod as a v2 body asks: 409 for a cluster's member, 404 if none."""
         e = self.changeable(pod_id)
-        return self.change(pod_id, update_request(self.m, e, data))
+        return self.change(pod_id, update_request(self.templates, e.network_volume_id, data))
 
     def act(self, pod_id: str, action: PodAction) -> PodRecord | None:
         """Do ``action`` if the pod's status allows it; None once terminated."""
@@ -541,7 +508,7 @@ class Pods:
 
     def changeable(self, pod_id: str) -> PodRecord:
         """The pod, which v2 may change: 409 for a cluster's member, else 404 if none."""
-        if self.m.v2.clusters.member(pod_id) is not None:
+        if self.clusters.member(pod_id) is not None:
             raise Conflict(
                 f"pod {pod_id!r} is a member of an instant cluster; manage it through "
                 "/v2/clusters/{id}"

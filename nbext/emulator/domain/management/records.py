@@ -66,10 +66,20 @@ def fields_of(item: DataclassInstance) -> dict[str, Any]:
     return {f.name: getattr(item, f.name) for f in fields(item)}
 
 
+OLD_LAYOUT = (
+    "kept in v1's shape, as development builds did before records took REST v2's; no "
+    "release wrote it, and this version does not read it"
+)
+"""Why a record of that layout is refused: a template, endpoint or pod row holding its v1
+view (``view``), a volume row its ``dataCenterId``. Start on a new ``--db`` file."""
+
+
 def from_fields(cls: type[D], record: dict[str, Any]) -> D:
     """The dataclass record ``fields_of`` stored; a field it lacks (stored before the field
     existed) takes its default, and a missing field without one is the ``KeyError`` a
     damaged row is reported by."""
+    if "view" in record:
+        raise ValueError(OLD_LAYOUT)
     return cls(
         **{
             f.name: record[f.name]

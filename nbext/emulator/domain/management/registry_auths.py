@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
 
 from ..errors import InvalidInput, NotFound
+from ..store_port import Store
 from .records import Book, new_cuid
-
-if TYPE_CHECKING:
-    from .facade import Management
 
 
 @dataclass
@@ -38,11 +37,13 @@ class AuthEntry:
 
 
 class RegistryAuths:
-    def __init__(self, m: Management) -> None:
-        self.m = m
+    def __init__(self, store: Store) -> None:
         self.book: Book[AuthEntry] = Book(
-            m.store, "registry_auth", AuthEntry.record, AuthEntry.from_record
+            store, "registry_auth", AuthEntry.record, AuthEntry.from_record
         )
+        self.users: list[Callable[[str], list[str]]] = []
+        """Asked before a delete: each area whose records name an auth registers one,
+        naming those that name it ("pod abc"); an auth in use is not deleted."""
 
     def get(self, auth_id: str) -> ContainerRegistryAuth:
         entry = self.book.get(auth_id)
@@ -78,8 +79,7 @@ class RegistryAuths:
 
     def delete(self, auth_id: str) -> None:
         self.get(auth_id)
-        users = [f"template {t}" for t in self.m.templates.uses_auth(auth_id)]
-        users += [f"pod {p}" for p in self.m.pods.uses_auth(auth_id)]
+        users = [user for named in self.users for user in named(auth_id)]
         if users:
             raise InvalidInput(
                 f"container registry auth {auth_id!r} is used by {', '.join(users)}; "

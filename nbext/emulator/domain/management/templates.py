@@ -16,8 +16,9 @@ with nothing else set up; they are read-only (403 under ``/v2``).
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, StrictBool, StrictStr
 
@@ -27,12 +28,11 @@ from nbext.models.v2.convert import persistent
 
 from ..errors import InvalidInput, NotFound
 from ..images import DEMO_IMAGES
+from ..store_port import Store
 from .container import Container, split_args
 from .records import Book, atomic, from_fields, new_id
 from .refusals import Forbidden, refuse, validated
-
-if TYPE_CHECKING:
-    from .facade import Management
+from .registry_auths import RegistryAuths
 
 OFFICIAL_READONLY = (
     "template {id!r} is an official template and cannot be changed or deleted; create your "
@@ -135,30 +135,7 @@ class TemplateRecord(Container):
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TemplateRecord:
-        """The stored record, or one an earlier version stored in v1's shape (``view``,
-        its v2-only fields facets that ``Templates.adopt_facets`` then takes in)."""
-        if "view" not in record:
-            return from_fields(cls, record)
-        v = Template.model_validate(record["view"])
-        return cls(
-            id=v.id or "",
-            name=v.name or "",
-            image=v.image_name or "",
-            args=_joined(v.docker_start_cmd),
-            env=dict(v.env or {}),
-            ports=list(v.ports or []),
-            registry=v.container_registry_auth_id,
-            disk=v.container_disk_in_gb or 0,
-            volume_size=v.volume_in_gb or 0,
-            volume_path=v.volume_mount_path or "/workspace",
-            serverless=bool(v.is_serverless),
-            public=bool(v.is_public),
-            category=str(v.category or TemplateCategory.NVIDIA),
-            entrypoint=list(v.docker_entrypoint or []),
-            readme=v.readme or "",
-            official=bool(v.is_runpod),
-            deployed_for=record.get("deployedFor"),
-        )
+        return from_fields(cls, record)
 
 
 def _joined(command: list[str] | None) -> str:
@@ -186,12 +163,21 @@ def official_templates() -> dict[str, TemplateRecord]:
 class Templates:
     """The account's templates and the official ones."""
 
-    def __init__(self, m: Management) -> None:
-        self.m = m
+    def __init__(self, store: Store, auths: RegistryAuths) -> None:
+        self.auths = auths
         self.book: Book[TemplateRecord] = Book(
-            m.store, "template", TemplateRecord.record, TemplateRecord.from_record
+            store, "template", TemplateRecord.record, TemplateRecord.from_record
         )
         self.official = official_templates()
+        self.bound: list[Callable[[str], list[str]]] = []
+        """Which endpoints run a template, by id (``Endpoints`` registers it): one that
+        runs is not deleted."""
+        self.on_change: list[Callable[[str], None]] = []
+        """Called with a template's id when its image or env changed (``Endpoints``: a new
+        version of each endpoint running it)."""
+        auths.users.append(
+            lambda auth_id: [f"template {t.id}" for t in self.book if t.registry == auth_id]
+        )
 
     # ---- lookups -------------------------------------------------------------------------
 
@@ -219,15 +205,12 @@ class Templates:
         return found
 
     def bound_endpoints(self, template_id: str) -> list[str]:
-        return [e.id for e in self.m.endpoints.book if e.template_id == template_id]
+        return [e for bound in self.bound for e in bound(template_id)]
 
     def own(self, *, endpoint_bound: bool = True) -> list[TemplateRecord]:
         """The account's templates; without those bound to an endpoint if not
         ``endpoint_bound``."""
         return [t for t in self.book if endpoint_bound or not self.bound_endpoints(t.id)]
-
-    def uses_auth(self, auth_id: str) -> list[str]:
-        return [t.id for t in self.book if t.registry == auth_id]
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base (2)``, ... : a name no template has yet."""
@@ -265,7 +248,7 @@ class Templates:
         if given.image is None:
             raise refuse("image", "is required")
         self._check_name(given.name)
-        registry = self.m.registry_auths.require(given.registry, "containerRegistryAuthId")
+        registry = self.auths.require(given.registry, "containerRegistryAuthId")
         volume = given.mounts.persistent if given.mounts else None
         record = TemplateRecord(
             id=new_id(10),
@@ -310,7 +293,7 @@ class Templates:
             self._check_name(given.name, template_id)
         registry = t.registry
         if "registry" in data:
-            registry = self.m.registry_auths.require(given.registry, "containerRegistryAuthId")
+            registry = self.auths.require(given.registry, "containerRegistryAuthId")
         old_image, old_env = t.image, dict(t.env)
         with atomic():  # the template and the endpoints running it, or none of them
             t.args = args
@@ -334,7 +317,8 @@ class Templates:
                 setattr(t, name, value)
             self.book.save(template_id, t)
             if t.image != old_image or t.env != old_env:
-                self.m.endpoints.template_changed(template_id)
+                for changed in self.on_change:
+                    changed(template_id)
         return t
 
     def delete(self, template_id: str) -> None:
@@ -346,18 +330,3 @@ class Templates:
                 "them or move them to another template first"
             )
         self.book.drop(template_id)
-
-    def adopt_facets(self) -> None:
-        """Take each template's v2-only fields out of the facets an earlier version kept
-        them in, so a database made before templates were kept in v2's shape loses
-        nothing."""
-        for t in self.book:
-            facet = self.m.v2.facets.get("template", t.id)
-            if facet:
-                with atomic():
-                    t.start_ssh = bool(facet.get("startSsh", t.start_ssh))
-                    t.start_jupyter = bool(facet.get("startJupyter", t.start_jupyter))
-                    allowed = facet.get("allowedCudaVersions", t.allowed_cuda_versions)
-                    t.allowed_cuda_versions = list(allowed)
-                    self.book.save(t.id, t)
-                    self.m.v2.facets.drop("template", t.id)

@@ -109,9 +109,6 @@ class UsageLedger:
 
         on_undo(undo)
 
-    def is_open(self, kind: str, subject: str) -> bool:
-        return (kind, subject) in self._open
-
     def record(
         self,
         kind: str,

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nbext.models import BucketSize
 
-from .breakdown import Breakdown, Group, Window, resolve_window
-from .network_volumes import HIGH_PERFORMANCE
+from ..clock import Clock
+from .breakdown import Breakdown, Group, resolve_window
+from .network_volumes import HIGH_PERFORMANCE, NetworkVolumes
 from .refusals import Unprocessable
 from .usage import Usage
-
-if TYPE_CHECKING:
-    from .facade import Management
 
 AGGREGATE = (
     "podGpuAmount",
@@ -50,42 +48,11 @@ def _time(name: str, value: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _window(m: Management, query: dict[str, Any]) -> Window:
-    return resolve_window(
-        m.clock.now(),
-        BucketSize(query.get("bucketSize", "day")),
-        _time("startTime", query.get("startTime")),
-        _time("endTime", query.get("endTime")),
-        query.get("lastN"),
-    )
-
-
-def _volume_category(m: Management, high: str, standard: str) -> Callable[[Usage], str]:
+def _volume_category(volumes: NetworkVolumes, high: str, standard: str) -> Callable[[Usage], str]:
     def category(u: Usage) -> str:
-        return high if m.volumes.type_of(u.subject) == HIGH_PERFORMANCE else standard
+        return high if volumes.type_of(u.subject) == HIGH_PERFORMANCE else standard
 
     return category
-
-
-def _answer(
-    m: Management,
-    query: dict[str, Any],
-    kinds: tuple[str, ...],
-    group: Group,
-    categories: tuple[str, ...],
-    group_field: str | None,
-    unique_field: str | None,
-) -> dict[str, Any]:
-    window = _window(m, query)
-    b: Breakdown = m.v2.breakdown
-    records = b.records(b.sums(kinds, window, group), window, categories, group_field)
-    metadata: dict[str, Any] = {"query": window.wire(), "recordCount": len(records)}
-    if group_field is not None:
-        metadata["query"][group_field] = query.get(group_field)
-    if unique_field is not None and group_field is not None:
-        metadata[unique_field] = len({r[group_field] for r in records})
-    metadata["totals"] = b.totals(records, categories)
-    return {"records": records, "metadata": metadata}
 
 
 def _filtered(query: dict[str, Any], field: str, label: str, fn: Group) -> Group:
@@ -100,12 +67,39 @@ def _filtered(query: dict[str, Any], field: str, label: str, fn: Group) -> Group
 
 
 class V2Billing:
-    def __init__(self, m: Management) -> None:
-        self.m = m
+    def __init__(self, clock: Clock, breakdown: Breakdown, volumes: NetworkVolumes) -> None:
+        self.clock, self.breakdown, self._volumes = clock, breakdown, volumes
+
+    def _answer(
+        self,
+        query: dict[str, Any],
+        kinds: tuple[str, ...],
+        group: Group,
+        categories: tuple[str, ...],
+        group_field: str | None,
+        unique_field: str | None,
+    ) -> dict[str, Any]:
+        window = resolve_window(
+            self.clock.now(),
+            BucketSize(query.get("bucketSize", "day")),
+            _time("startTime", query.get("startTime")),
+            _time("endTime", query.get("endTime")),
+            query.get("lastN"),
+        )
+        b = self.breakdown
+        records = b.records(b.sums(kinds, window, group), window, categories, group_field)
+        metadata: dict[str, Any] = {"query": window.wire(), "recordCount": len(records)}
+        if group_field is not None:
+            metadata["query"][group_field] = query.get(group_field)
+        if unique_field is not None and group_field is not None:
+            metadata[unique_field] = len({r[group_field] for r in records})
+        metadata["totals"] = b.totals(records, categories)
+        return {"records": records, "metadata": metadata}
 
     def total(self, query: dict[str, Any]) -> dict[str, Any]:
-        m = self.m
-        storage = _volume_category(m, "storageHighPerformanceAmount", "storageStandardAmount")
+        storage = _volume_category(
+            self._volumes, "storageHighPerformanceAmount", "storageStandardAmount"
+        )
         names = {
             "pod": ("podGpuAmount", "podCpuAmount"),
             "worker": ("serverlessGpuAmount", "serverlessCpuAmount"),
@@ -119,7 +113,7 @@ class V2Billing:
             return "all", gpu if u.labels.get("gpuTypeId") else cpu
 
         kinds = ("pod", "worker", "volume", "cluster")
-        return _answer(m, query, kinds, group, AGGREGATE, None, None)
+        return self._answer(query, kinds, group, AGGREGATE, None, None)
 
     def pods(self, query: dict[str, Any]) -> dict[str, Any]:
         def group(u: Usage) -> tuple[str, str]:
@@ -127,7 +121,7 @@ class V2Billing:
 
         categories = ("gpuAmount", "cpuAmount", "diskAmount")
         grouping = _filtered(query, "podId", "podId", group)
-        return _answer(self.m, query, ("pod",), grouping, categories, "podId", "uniquePodCount")
+        return self._answer(query, ("pod",), grouping, categories, "podId", "uniquePodCount")
 
     def serverless(self, query: dict[str, Any]) -> dict[str, Any]:
         def group(u: Usage) -> tuple[str, str]:
@@ -136,8 +130,7 @@ class V2Billing:
 
         categories = ("gpuAmount", "cpuAmount", "diskAmount", "feeAmount")
         grouping = _filtered(query, "serverlessId", "endpointId", group)
-        return _answer(
-            self.m,
+        return self._answer(
             query,
             ("worker",),
             grouping,
@@ -147,15 +140,14 @@ class V2Billing:
         )
 
     def public_endpoints(self, query: dict[str, Any]) -> dict[str, Any]:
-        return _answer(self.m, query, (), lambda u: None, (), None, None)
+        return self._answer(query, (), lambda u: None, (), None, None)
 
     def volumes(self, query: dict[str, Any]) -> dict[str, Any]:
-        category = _volume_category(self.m, "highPerformanceAmount", "standardAmount")
+        category = _volume_category(self._volumes, "highPerformanceAmount", "standardAmount")
         grouping = _filtered(
             query, "networkVolumeId", "volumeId", lambda u: (u.subject, category(u))
         )
-        return _answer(
-            self.m,
+        return self._answer(
             query,
             ("volume",),
             grouping,
@@ -166,8 +158,7 @@ class V2Billing:
 
     def clusters(self, query: dict[str, Any]) -> dict[str, Any]:
         grouping = _filtered(query, "clusterId", "clusterId", lambda u: (u.subject, "gpuAmount"))
-        return _answer(
-            self.m,
+        return self._answer(
             query,
             ("cluster",),
             grouping,

@@ -1,48 +1,47 @@
 """The state only v2 exposes, over the same store and clock as everything else.
 
-SSH keys, ECR delegations, instant clusters, worker logs, the v2-only fields of records
-still kept in v1's shape (``Facets``), and those areas in v2's terms (``V2Volumes``,
-``V2Registries``, ``V2Billing``): the rules of their bodies and their views. Templates,
-endpoints and pods are kept in v2's shape (``m.templates``, ``m.endpoints``, ``m.pods``).
-``Management`` holds one of these as ``m.v2``, so it is restored with the rest when an
-emulator restarts on its database.
+SSH keys, ECR delegations, instant clusters, worker logs, and volumes, registries and
+billing in v2's terms (``V2Volumes``, ``V2Registries``, ``V2Billing``): the rules of
+their bodies and their views. Templates, endpoints and pods are kept in v2's shape
+(``m.templates``, ``m.endpoints``, ``m.pods``). ``Management`` holds one of these as
+``m.v2``, built before the pods, which read the clusters and SSH keys, and restored with
+the rest when an emulator restarts on its database.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from ..clock import Clock
+from ..store_port import Store
 from .account import SshKeys
 from .breakdown import Breakdown
 from .clusters import Clusters
 from .delegations import Delegations
-from .facets import Facets
 from .logs import WorkerLogs
+from .network_volumes import NetworkVolumes
+from .registry_auths import RegistryAuths
+from .usage import UsageLedger
 from .v2_billing import V2Billing
 from .v2_storage import V2Registries, V2Volumes
 
-if TYPE_CHECKING:
-    from .facade import Management
-
 
 class V2State:
-    def __init__(self, m: Management) -> None:
-        self.facets = Facets(m.store)
-        self.ssh_keys = SshKeys(m.store)
-        self.delegations = Delegations(m.store, m.clock)
-        self.clusters = Clusters(m)
-        self.worker_logs = WorkerLogs(m.clock)
-        self.breakdown = Breakdown(m.usage, m.clock)
-        m.jobs.on_execution.append(self.worker_logs.record_execution)
-        self.volumes = V2Volumes(m)
-        self.registries = V2Registries(m)
-        self.billing = V2Billing(m)
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        usage: UsageLedger,
+        volumes: NetworkVolumes,
+        auths: RegistryAuths,
+    ) -> None:
+        self.ssh_keys = SshKeys(store)
+        self.delegations = Delegations(store, clock)
+        self.clusters = Clusters(store, clock, usage)
+        self.worker_logs = WorkerLogs(clock)
+        self.breakdown = Breakdown(usage, clock)
+        self.volumes = V2Volumes(volumes)
+        self.registries = V2Registries(auths)
+        self.billing = V2Billing(clock, self.breakdown, volumes)
 
     def load(self) -> None:
-        for book in (
-            self.facets.book,
-            self.ssh_keys.book,
-            self.delegations.book,
-            self.clusters.book,
-        ):
+        for book in (self.ssh_keys.book, self.delegations.book, self.clusters.book):
             book.load()

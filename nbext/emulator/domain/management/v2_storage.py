@@ -7,7 +7,7 @@ shown without its username.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nbext.models import (
     ContainerRegistryAuth,
@@ -17,16 +17,14 @@ from nbext.models import (
 )
 
 from .container import V1_NAMES
-from .network_volumes import STANDARD, VolumeEntry
+from .network_volumes import STANDARD, NetworkVolumes, VolumeEntry
 from .refusals import validated
-
-if TYPE_CHECKING:
-    from .facade import Management
+from .registry_auths import RegistryAuths
 
 
 class V2Volumes:
-    def __init__(self, m: Management) -> None:
-        self.m = m
+    def __init__(self, volumes: NetworkVolumes) -> None:
+        self.volumes = volumes
 
     @staticmethod
     def view(v: VolumeEntry) -> dict[str, Any]:
@@ -40,40 +38,40 @@ class V2Volumes:
         }
 
     def listing(self) -> list[dict[str, Any]]:
-        return [self.view(v) for v in self.m.volumes.listing()]
+        return [self.view(v) for v in self.volumes.listing()]
 
     def get(self, volume_id: str) -> dict[str, Any]:
-        return self.view(self.m.volumes.get(volume_id))
+        return self.view(self.volumes.get(volume_id))
 
     def create(self, data: dict[str, Any]) -> dict[str, Any]:
         v1 = {"name": data["name"], "size": data["size"], "dataCenterId": data["dataCenter"]}
         rules = validated(NetworkVolumeCreateInput, v1, V1_NAMES)  # size and data centre
         kind = data.get("type", STANDARD)
-        made = self.m.volumes.create(rules.name, rules.size, data["dataCenter"], kind)
+        made = self.volumes.create(rules.name, rules.size, data["dataCenter"], kind)
         return self.view(made)
 
     def update(self, volume_id: str, data: dict[str, Any]) -> dict[str, Any]:
         parsed = validated(NetworkVolumeUpdateInput, data, V1_NAMES)
-        return self.view(self.m.volumes.update(volume_id, parsed.name, parsed.size))
+        return self.view(self.volumes.update(volume_id, parsed.name, parsed.size))
 
     def delete(self, volume_id: str) -> None:
-        self.m.volumes.delete(volume_id)
+        self.volumes.delete(volume_id)
 
 
 class V2Registries:
-    def __init__(self, m: Management) -> None:
-        self.m = m
+    def __init__(self, auths: RegistryAuths) -> None:
+        self.auths = auths
 
     @staticmethod
     def view(auth: ContainerRegistryAuth) -> dict[str, Any]:
         return {"id": auth.id, "name": auth.name}
 
     def listing(self) -> list[dict[str, Any]]:
-        return [self.view(a) for a in self.m.registry_auths.listing()]
+        return [self.view(a) for a in self.auths.listing()]
 
     def get(self, registry_id: str) -> dict[str, Any]:
-        return self.view(self.m.registry_auths.get(registry_id))
+        return self.view(self.auths.get(registry_id))
 
     def create(self, data: dict[str, Any]) -> dict[str, Any]:
         parsed = validated(ContainerRegistryAuthCreateInput, data, V1_NAMES)
-        return self.view(self.m.registry_auths.create(parsed))
+        return self.view(self.auths.create(parsed))

@@ -1,0 +1,161 @@
+"""The first result: from ``%load_ext nbext`` to the first job's result, as Run All runs a
+fresh notebook, beside ``import runpod`` in the same run.
+
+    .venv/bin/python benchmarks/first_result.py [--rounds 7] [--phases]
+
+Each round starts a new kernel (ipykernel, started with jupyter_client as JupyterLab
+starts it; no key anywhere, so nbext starts its embedded emulator) and, once it is
+ready, sends guide 01's first two cells at once, as Run All queues them: ``%load_ext
+nbext`` and a ``%%runpod_job echo`` cell. The figure is the time from sending them to
+the kernel going idle after the job cell, its result shown (and stored: the script
+checks the variable). The baseline is the same for a cell that only runs ``import
+runpod`` (the service's SDK: where its own quickstart starts), in another new kernel of
+the same round. Beside each wall time, the kernel's CPU time for the same cells (every
+thread's, and the processes it waited for: ``import runpod`` runs one to read the CPU's
+name): on a shared machine it moves less with the other sessions' load. Printed:
+the medians, and nbext's over the baseline's.
+
+``--phases`` adds, per round, where the first result's time goes, timed inside another
+new kernel: pandas (which the notebook layer imports with its tables), the rest of the
+notebook layer, the emulator's import, its start (app, server, demo endpoints) and the
+job itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+FIRST_CELLS = (
+    "%load_ext nbext",
+    '%%runpod_job echo -o reply\n{"message": "hello from my first job", "numbers": [1, 2, 3]}',
+)
+PHASES = """\
+import time as _t
+_t0 = _t.perf_counter()
+import pandas
+_t1 = _t.perf_counter()
+import nbext.notebook
+_t2 = _t.perf_counter()
+import nbext.emulator
+_t3 = _t.perf_counter()
+%load_ext nbext
+nbext.notebook.connection.current().service()
+_t4 = _t.perf_counter()
+get_ipython().run_cell_magic("runpod_job", "echo -o reply", '{"n": 1}')
+_t5 = _t.perf_counter()
+_marks = [_t0, _t1, _t2, _t3, _t4, _t5]
+print([round(b - a, 3) for a, b in zip(_marks, _marks[1:])])
+"""
+PHASE_NAMES = (
+    "import pandas (the notebook layer's first import of it)",
+    "import nbext.notebook, the rest",
+    "import nbext.emulator",
+    "emulator start",
+    "first job",
+)
+
+
+@contextmanager
+def kernel() -> Iterator[Any]:
+    """A new kernel with no key and a home of its own; its blocking client, once ready."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUNPOD", "IPYTHON"))}
+    with tempfile.TemporaryDirectory() as home:
+        env.update(HOME=home, JUPYTER_CONFIG_DIR=os.path.join(home, ".jupyter"))
+        manager = KernelManager(kernel_name="python3")
+        manager.start_kernel(env=env, cwd=home, stderr=subprocess.DEVNULL)  # its TCP warning
+        client = manager.blocking_client()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=60)
+            yield client
+        finally:
+            client.stop_channels()
+            manager.shutdown_kernel(now=True)
+
+
+def run_all(client: Any, cells: tuple[str, ...]) -> tuple[float, list[str]]:
+    """Send ``cells`` back to back; seconds until the last one's reply, and what printed."""
+    started = time.monotonic()
+    ids = [client.execute(source) for source in cells]
+    printed: list[str] = []
+    pending = set(ids)
+    while pending:
+        message = client.get_iopub_msg(timeout=60)
+        content = message["content"]
+        if message["msg_type"] == "stream":
+            printed.append(content["text"])
+        elif message["msg_type"] == "error":
+            raise RuntimeError("\n".join(content["traceback"]))
+        elif message["msg_type"] == "status" and content["execution_state"] == "idle":
+            pending.discard(message["parent_header"].get("msg_id"))
+    elapsed = time.monotonic() - started
+    for msg_id in ids:  # every reply, so the next round starts clean
+        reply = client.get_shell_msg(timeout=60)
+        assert reply["content"]["status"] == "ok", (msg_id, reply["content"])
+    return elapsed, printed
+
+
+def timed(cells: tuple[str, ...], shown: str = "None") -> tuple[float, float, str]:
+    """Run all ``cells`` in a new kernel: wall seconds, the kernel's CPU seconds (every
+    thread's, and the processes it waited for) and ``shown`` evaluated after them."""
+    with kernel() as client:
+        run_all(client, ("import os as _os; _cpu = sum(_os.times()[:4])",))
+        elapsed, _ = run_all(client, cells)
+        _, printed = run_all(client, (f"print(sum(_os.times()[:4]) - _cpu); print({shown})",))
+        cpu, text = "".join(printed).splitlines()
+        return elapsed, float(cpu), text
+
+
+def phases() -> list[float]:
+    with kernel() as client:
+        _, printed = run_all(client, (PHASES,))
+        figures: list[float] = eval(printed[-1])  # the list the cell printed
+        return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--phases", action="store_true")
+    args = parser.parse_args()
+    nbext_s: list[tuple[float, float]] = []
+    runpod_s: list[tuple[float, float]] = []
+    phase_s: list[list[float]] = []
+    for n in range(args.rounds):
+        wall, cpu, shown = timed(FIRST_CELLS, "reply['numbers']")
+        assert shown == "[1, 2, 3]", shown  # the job's output reached the notebook
+        nbext_s.append((wall, cpu))
+        runpod_s.append(timed(("import runpod",))[:2])
+        line = (
+            f"round {n + 1}: first result {wall:.3f} s (CPU {cpu:.3f} s), import runpod "
+            f"{runpod_s[-1][0]:.3f} s (CPU {runpod_s[-1][1]:.3f} s)"
+        )
+        if args.phases:
+            phase_s.append(phases())
+            line += ", phases " + ", ".join(f"{s:.3f}" for s in phase_s[-1])
+        print(line, flush=True)
+    for i, what in enumerate(("wall", "kernel CPU")):
+        first = statistics.median(r[i] for r in nbext_s)
+        baseline = statistics.median(r[i] for r in runpod_s)
+        print(
+            f"{what} (median of {args.rounds}): first result {first:.3f} s, import runpod "
+            f"{baseline:.3f} s, ratio {first / baseline:.2f}"
+        )
+    if args.phases:
+        for i, name in enumerate(PHASE_NAMES):
+            print(f"  {name}: {statistics.median(p[i] for p in phase_s):.3f} s (median)")
+    print(f"load average: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
