@@ -33,9 +33,9 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
         "workers": [
             {
                 "id": w.id,
-                "state": "running" if w.running else "idle",
+                "state": str(w.state),
                 "jobId": w.job.id if w.job else None,
-                "idleForS": None if w.running else round(now - w.idle_since, 3),
+                "idleForS": round(now - w.since, 3) if w.state == "idle" else None,
             }
             for w in endpoint.workers
         ],

@@ -9,6 +9,7 @@ asyncio loop; nothing here knows about HTTP.
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
@@ -43,6 +44,7 @@ from .scenarios import Scenario
 from .scheduling import Scheduler
 from .store_port import MemoryStore, Store
 from .webhooks import WebhookDispatcher
+from .workers import WorkerState as W
 
 S = JobStatus
 
@@ -68,6 +70,7 @@ class JobService:
         self.lifecycle = Lifecycle(clock, self.jobs, self.endpoints, self.persistence, webhooks)
         self.scheduler = Scheduler(clock, images, executor, self.endpoints, self.lifecycle)
         self.lifecycle.scheduler = self.scheduler
+        self.fleet = self.scheduler.fleet
         self.on_change: list[Callable[[Job], None]] = self.lifecycle.on_change
         """Observers of every transition and removal."""
         self.on_execution: list[Callable[[Endpoint, str, float, float], None]] = (
@@ -75,9 +78,6 @@ class JobService:
         )
         """Observers of every execution that ended, however (billing listens here):
         ``(endpoint, worker id, started at, ended at)``."""
-        self.worker_census: list[Callable[[Endpoint], tuple[HealthWorkers, int] | None]] = []
-        """Who counts the workers, and jobs in progress, of endpoints whose workers are
-        processes (``/health``); a process may run several jobs side by side."""
 
     # ---- endpoints -------------------------------------------------------------------
 
@@ -86,19 +86,17 @@ class JobService:
             raise InvalidInput(f"an endpoint with id {endpoint.id!r} already exists")
         endpoint.created_at = endpoint.created_at or self.clock.now()
         self.endpoints[endpoint.id] = endpoint
-        for _ in range(endpoint.workers_min):
-            self.scheduler.new_worker(endpoint)
+        self.fleet.rescale(endpoint)
         return endpoint
 
     def remove_endpoint(self, endpoint_id: str) -> None:
         endpoint = self.endpoint(endpoint_id)
         for job in [j for j in self.jobs.values() if j.endpoint_id == endpoint_id]:
             self.lifecycle.remove(job, "endpoint deleted")
-        for worker in endpoint.workers:
-            for timer in (worker.idle_timer, worker.boot_timer):
-                if timer:
-                    timer.cancel()
         del self.endpoints[endpoint_id]
+        for worker in list(endpoint.workers):
+            self.fleet.remove(worker, endpoint)
+        self.fleet.bodies.pop(endpoint_id, None)
 
     def update_endpoint(
         self,
@@ -130,39 +128,23 @@ class JobService:
         if execution_timeout_ms is not None:
             endpoint.execution_timeout_ms = execution_timeout_ms
         endpoint.workers_min, endpoint.workers_max = low, high
-        for worker in [w for w in endpoint.workers if not w.running]:
-            if len(endpoint.workers) <= high:
-                break
-            if worker.idle_timer:
-                worker.idle_timer.cancel()
-            endpoint.workers.remove(worker)
-        while len(endpoint.workers) < low:
-            self.scheduler.new_worker(endpoint)
         if idle_timeout is not None:
             endpoint.idle_timeout = idle_timeout
-            for worker in endpoint.workers:
-                if worker.idle_timer is not None:
-                    self.scheduler.schedule_idle(
-                        worker, endpoint, due=worker.idle_since + idle_timeout
-                    )
-        self.scheduler.dispatch(endpoint)
+        self.fleet.rescale(endpoint)
         return endpoint
 
     def set_scenario(self, endpoint_id: str, scenario: Scenario | None) -> Endpoint:
         """Give the endpoint a teaching scenario (None: back to a healthy fleet).
 
-        Workers that are not running a job start again under it (a cold start applies
-        to them too), so its effect shows with the next job; running jobs carry on.
+        Workers that are not running a job are replaced by new ones started under it (a
+        cold start applies to them too), so its effect shows with the next job; running
+        jobs carry on.
         """
         endpoint = self.endpoint(endpoint_id)
         if scenario is not None:
             scenario.set_at = self.clock.now()
         endpoint.scenario = scenario
-        for worker in [w for w in endpoint.workers if not w.running]:
-            if scenario is not None or not worker.ready:
-                worker.state = "restarting"
-                self.scheduler.boot(worker, endpoint)
-        self.scheduler.dispatch(endpoint)
+        self.fleet.renew(endpoint)
         return endpoint
 
     def endpoint(self, endpoint_id: str) -> Endpoint:
@@ -329,29 +311,23 @@ class JobService:
 
     def health(self, endpoint_id: str) -> Health:
         ep = self.endpoint(endpoint_id)
-        running = ep.running_workers
-        counted = next(
-            (counts for census in self.worker_census if (counts := census(ep)) is not None),
-            None,
-        )
-        workers, in_progress = counted if counted is not None else (None, running)
-        idle = sum(1 for w in ep.workers if w.ready and not w.running)
+        counts = Counter(self.fleet.state_of(w, ep) for w in ep.workers)
+        idle, running = counts[W.IDLE], counts[W.RUNNING]
         return Health(
             jobs=HealthJobs(
                 completed=ep.completed,
                 failed=ep.failed,
-                in_progress=in_progress,
+                in_progress=ep.in_progress,
                 in_queue=len(ep.queue),
                 retried=ep.retried,
             ),
-            workers=workers
-            or HealthWorkers(
+            workers=HealthWorkers(
                 idle=idle,
                 running=running,
-                initializing=ep.count("initializing"),
+                initializing=counts[W.INITIALIZING],
                 ready=idle + running,
-                throttled=ep.count("throttled"),
-                unhealthy=ep.count("unhealthy"),
+                throttled=counts[W.THROTTLED],
+                unhealthy=counts[W.UNHEALTHY],
             ),
         )
 

@@ -17,7 +17,7 @@ from .cancel import CancelFlag
 from .clock import Signal, TimerHandle
 
 if TYPE_CHECKING:
-    from .endpoints import Worker
+    from .workers import Worker
 
 S = JobStatus
 
