@@ -15,7 +15,9 @@ import pytest
 
 from nbext.emulator import Emulator
 from nbext.emulator.domain.clock import settle
+from nbext.emulator.domain.jobs import IllegalTransition
 from nbext.emulator.domain.scenarios import CRASH_LINE, ScenarioError, make, parse
+from nbext.emulator.domain.workers import WorkerState
 
 from .conftest import advance
 
@@ -199,6 +201,16 @@ async def test_set_scenario_on_a_warm_endpoint_restarts_idle_workers(
     await advance(emu, 3.1)
     counts = await workers(http, "warm")
     assert counts["idle"] == 2 and counts["initializing"] == 0
+
+
+async def test_the_worker_table_refuses_a_change_it_does_not_list(emu: Emulator) -> None:
+    emu.deploy("echo", endpoint_id="warm", workers_min=1)
+    endpoint = emu.jobs.endpoint("warm")
+    (worker,) = endpoint.workers
+    timer = worker.timer
+    with pytest.raises(IllegalTransition, match="idle -> throttled is not in the table"):
+        emu.jobs.fleet.enter(worker, endpoint, WorkerState.THROTTLED)
+    assert worker.state is WorkerState.IDLE and worker.timer is timer is not None
 
 
 # ---- bad input ------------------------------------------------------------------------------

@@ -1,10 +1,5 @@
-"""Endpoints and their workers: how many run, and which job each one takes next.
-
-Scaling follows docs/behaviour.md#scaling: a queued job starts a worker when none is
-idle and the endpoint is below ``workers_max`` (low-priority jobs never do); a worker
-idle longer than ``idle_timeout`` stops unless that would leave fewer than
-``workers_min``.
-"""
+"""Endpoints: their settings, queue and workers, and whether one more worker may start
+(docs/behaviour.md#scaling)."""
 
 from __future__ import annotations
 

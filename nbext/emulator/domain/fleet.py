@@ -1,10 +1,12 @@
-"""A worker's life: the events that move it through the state table of ``workers.py``.
+"""A worker's life: its state table (``TABLE``, at the end) and the events that move a
+worker through it.
 
 ``Fleet.enter`` is the one place a worker's state changes: it checks the table, cancels
-the timer of the state left and arms the entered state's (the table names what it does
-when it runs out). Every removal dispatches the endpoint's queue again, so a job never
-waits on a worker that is gone. A teaching scenario holds a worker's start where its
-``hold`` hook says (``scenarios``), whatever the worker's body.
+the timer of the state left and arms the entered state's (the table says what it does
+when it runs out), so no timer of an earlier state can act on a worker later. Every
+removal dispatches the endpoint's queue again, so a job never waits on a worker that is
+gone. A teaching scenario holds a worker's start where its ``hold`` hook says
+(``scenarios``), whatever the worker's body.
 
 What a worker is made of is its endpoint's ``Body``: a handler run in the emulator
 (``IN_PROCESS``: ready as it starts) or a worker script's processes (``remote_workers``:
@@ -19,8 +21,8 @@ from typing import Protocol
 
 from .clock import Clock
 from .endpoints import Endpoint
-from .jobs import Job
-from .workers import TABLE, IllegalWorkerTransition, Worker, WorkerState, backoff
+from .jobs import IllegalTransition, Job
+from .workers import Worker, WorkerState, backoff
 
 W = WorkerState
 
@@ -43,6 +45,8 @@ class Body(Protocol):
 
 
 class InProcess:
+    """A handler run in the emulator: ready as it starts, nothing to stop."""
+
     pulls = False
 
     def launch(self, worker: Worker, endpoint: Endpoint) -> bool:
@@ -77,7 +81,7 @@ class Fleet:
         """Move ``worker`` to ``state``, its timer to run out ``after`` seconds from now
         (None: it waits for an event). Entering its own state again re-arms the timer."""
         if state is not worker.state and state not in TABLE[worker.state][0]:
-            raise IllegalWorkerTransition(f"worker {worker.state} -> {state} is not in the table")
+            raise IllegalTransition(f"worker {worker.state} -> {state} is not in the table")
         if worker.timer is not None:
             worker.timer.cancel()
             worker.timer = None
@@ -85,7 +89,7 @@ class Fleet:
             worker.state, worker.since = state, self.clock.now()
         then = TABLE[state][1]
         if after is not None and then is not None:
-            worker.timer = self.clock.call_later(after, getattr(self, then), worker, endpoint)
+            worker.timer = self.clock.call_later(after, then, self, worker, endpoint)
 
     # ---- the events of a worker's life ------------------------------------------------
 
@@ -199,3 +203,23 @@ class Fleet:
         if worker.ready and not self.body(endpoint).healthy(worker, self.clock.now()):
             return W.UNHEALTHY
         return worker.state
+
+
+_STARTS = frozenset({W.THROTTLED, W.INITIALIZING, W.UNHEALTHY, W.IDLE, W.GONE})
+"""Where a start lands (held by the scenario, booting, ready at once), or removed."""
+
+TABLE: dict[WorkerState, tuple[frozenset[WorkerState], Callable[..., None] | None]] = {
+    # state: (the states it may go to, what its timer does when it runs out)
+    # New, or in a cold start (the scenario's: timed); untimed, a process not yet heard from.
+    W.INITIALIZING: (_STARTS, Fleet.boot),
+    # No GPU free (the scenario's): starts again when it ends.
+    W.THROTTLED: (_STARTS, Fleet.start),
+    # Crashed at start (timed: restarted after a backoff, if still wanted); untimed, a
+    # restarted process not yet heard from, or one whose calls are refused.
+    W.UNHEALTHY: (_STARTS, Fleet.restart),
+    # Ready without a job: removed after the idle timeout, unless workersMin keeps it.
+    W.IDLE: (frozenset({W.RUNNING, W.INITIALIZING, W.UNHEALTHY, W.GONE}), Fleet.retire),
+    # Ready with a job (a process may hold several); back to IDLE when it ends.
+    W.RUNNING: (frozenset({W.IDLE, W.INITIALIZING, W.UNHEALTHY, W.GONE}), None),
+    W.GONE: (frozenset(), None),
+}

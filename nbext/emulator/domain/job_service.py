@@ -34,7 +34,6 @@ from nbext.models import (
 from .clock import Clock
 from .endpoints import Endpoint
 from .errors import Conflict, InvalidInput, NotFound
-from .handlers import Handler
 from .ids import new_id
 from .images import ImageRegistry
 from .jobs import Job, wire_result
@@ -111,10 +110,8 @@ class JobService:
     ) -> Endpoint:
         """Change a live endpoint's image or scaling; queued and running jobs carry on.
 
-        A new image serves the next job a worker takes. Workers are added up to a higher
-        ``workers_min`` at once; above a lower ``workers_max``, idle workers stop at once
-        and busy ones when their job ends. A new idle timeout applies to idle workers
-        from when they became idle; a new execution timeout to jobs started from now.
+        A new image serves the next job a worker takes; workers follow new scaling at
+        once (``Fleet.rescale``); a new execution timeout applies to jobs started from now.
         """
         endpoint = self.endpoint(endpoint_id)
         low = endpoint.workers_min if workers_min is None else workers_min
@@ -155,9 +152,6 @@ class JobService:
                 f"endpoint {endpoint_id!r} not found; deployed endpoints: "
                 f"{', '.join(sorted(self.endpoints)) or 'none'}"
             ) from None
-
-    def handler_for(self, endpoint: Endpoint) -> Handler | None:
-        return self.scheduler.handler_for(endpoint)
 
     def image_registered(self, name: str) -> None:
         """An image got a handler: endpoints running it may start their queued jobs."""

@@ -320,8 +320,7 @@ class RemoteWorkers:
         """The job started on the worker, as it is handed over (None: the endpoint's
         scenario failed it on purpose, and the worker never sees it)."""
         job.progress = UNSET
-        self.jobs.scheduler.assign(job, worker.domain, endpoint)
-        if self.jobs.scheduler.sabotaged(job, endpoint):
+        if not self.jobs.scheduler.assign(job, worker.domain, endpoint):
             return None
         worker.jobs[job.id] = job.attempt
         payload: dict[str, Any] = {"id": job.id, "input": job.input}

@@ -45,10 +45,6 @@ class Scenario:
         self.params = params
         self.set_at = set_at
 
-    @property
-    def seconds(self) -> float:
-        return self.params.get("seconds", 0.0)
-
     def describe(self) -> str:
         shown = ", ".join(f"{k}={v:g}" for k, v in self.params.items())
         return f"{self.name} ({shown})" if shown else self.name
@@ -73,7 +69,8 @@ class ColdStart(Scenario):
     defaults: ClassVar[dict[str, float]] = {"seconds": 10.0}
 
     def hold(self, worker: Worker, now: float) -> Hold | None:
-        return Hold(WorkerState.INITIALIZING, self.seconds) if self.seconds > 0 else None
+        seconds = self.params["seconds"]
+        return Hold(WorkerState.INITIALIZING, seconds) if seconds > 0 else None
 
 
 class CrashLoop(Scenario):
@@ -93,7 +90,7 @@ class Throttled(Scenario):
     defaults: ClassVar[dict[str, float]] = {"seconds": 30.0}
 
     def hold(self, worker: Worker, now: float) -> Hold | None:
-        until = self.set_at + self.seconds
+        until = self.set_at + self.params["seconds"]
         return Hold(WorkerState.THROTTLED, until - now) if now < until else None
 
 
@@ -120,13 +117,12 @@ class SlowStream(Scenario):
     defaults: ClassVar[dict[str, float]] = {"seconds": 2.0}
 
     def chunk_gap(self) -> float:
-        return self.seconds
+        return self.params["seconds"]
 
 
 KINDS: dict[str, type[Scenario]] = {
     kind.name: kind for kind in (ColdStart, CrashLoop, Throttled, Flaky, SlowStream)
 }
-NAMES = tuple(KINDS)
 
 
 def parse(text: str, now: float = 0.0) -> Scenario:
@@ -162,7 +158,7 @@ def make(name: str, now: float = 0.0, **params: Any) -> Scenario:
 
 def _kind(name: str) -> type[Scenario]:
     if name not in KINDS:
-        raise ScenarioError(f"unknown scenario {name!r}; the scenarios are {', '.join(NAMES)}")
+        raise ScenarioError(f"unknown scenario {name!r}; the scenarios are {', '.join(KINDS)}")
     return KINDS[name]
 
 

@@ -56,7 +56,7 @@ class Scheduler:
         self.lifecycle = lifecycle
         self._dispatching: set[str] = set()
         self.fleet = Fleet(clock, self.dispatch)
-        """Every worker's state changes (``fleet``, after the table of ``workers``)."""
+        """Every worker's state changes (``fleet.TABLE``)."""
         self.on_execution: list[Callable[[Endpoint, str, float, float], None]] = []
         """Observers of every execution that ended, however (billing listens here):
         ``(endpoint, worker id, started at, ended at)``."""
@@ -94,33 +94,26 @@ class Scheduler:
             self._dispatching.discard(endpoint.id)
 
     def _start(self, job: Job, worker: Worker, endpoint: Endpoint) -> None:
-        self.assign(job, worker, endpoint)
-        if not self.sabotaged(job, endpoint):
+        if self.assign(job, worker, endpoint):
             job.task = asyncio.get_running_loop().create_task(self._execute(job, job.attempt))
 
-    def assign(self, job: Job, worker: Worker, endpoint: Endpoint) -> None:
-        """``job`` starts on ``worker``, timed out after its execution timeout (worker
-        processes' jobs too: ``remote_workers``)."""
+    def assign(self, job: Job, worker: Worker, endpoint: Endpoint) -> bool:
+        """``job`` starts on ``worker`` (a worker process's too: ``remote_workers``), timed
+        out after its or the endpoint's timeout; False: the endpoint's scenario failed it
+        on purpose."""
         self.fleet.run(worker, endpoint, job)
         job.worker = worker
         job.worker_id = worker.id
         self.lifecycle.transition(job, S.IN_PROGRESS)
-        self.arm_execution_timeout(job, endpoint)
-
-    def sabotaged(self, job: Job, endpoint: Endpoint) -> bool:
-        """Whether the endpoint's scenario failed the job just started, on purpose."""
-        error = endpoint.scenario.job_error() if endpoint.scenario else None
-        if error is not None:
+        if endpoint.scenario and (error := endpoint.scenario.job_error()) is not None:
             self.lifecycle.transition(job, S.FAILED, error=error)
-        return error is not None
-
-    def arm_execution_timeout(self, job: Job, endpoint: Endpoint) -> None:
-        """Time the attempt just started out after the job's or the endpoint's timeout."""
+            return False
         timeout_ms = job.execution_timeout_ms or endpoint.execution_timeout_ms
         timeout_ms = timeout_ms or EXECUTION_TIMEOUT_DEFAULT_MS
         job.exec_timer = self.clock.call_later(
             timeout_ms / 1000, self._timed_out, job, job.attempt, timeout_ms
         )
+        return True
 
     def stop_execution(self, job: Job, endpoint: Endpoint) -> None:
         """The job leaves IN_PROGRESS: stop its handler and free its worker."""

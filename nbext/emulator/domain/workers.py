@@ -1,10 +1,5 @@
-"""The worker record and its state table: the states, which may follow which, and what
-each state's timer does when it runs out.
-
-Every kind of worker follows the table (a handler run in the emulator, a worker
-script's process: ``fleet.Body``), and ``fleet.Fleet.enter`` is the only place a state
-changes, so a worker's timer is always its present state's (docs/behaviour.md#scaling).
-"""
+"""The worker record and its states; which state may follow which, and what each does,
+is the table of ``fleet.py`` (docs/behaviour.md#worker-states)."""
 
 from __future__ import annotations
 
@@ -31,36 +26,11 @@ class WorkerState(enum.StrEnum):
 
 
 W = WorkerState
-_STARTS = frozenset({W.THROTTLED, W.INITIALIZING, W.UNHEALTHY, W.IDLE, W.GONE})
-"""Where a start lands (held by the scenario, booting, ready at once), or removed."""
-
-TABLE: dict[WorkerState, tuple[frozenset[WorkerState], str | None]] = {
-    # state: (the states it may go to, the ``Fleet`` method its timer calls)
-    # New, or a cold start (the scenario's, timed); untimed: its body starts (a process,
-    # until its first call).
-    W.INITIALIZING: (_STARTS, "boot"),
-    # No GPU free (the scenario's): starts again when it ends.
-    W.THROTTLED: (_STARTS, "start"),
-    # Crashed at start (timed: restarted after a backoff, if still wanted), or its calls
-    # are refused (untimed: it waits for its body).
-    W.UNHEALTHY: (_STARTS, "restart"),
-    # Ready without a job: removed after the idle timeout, unless workersMin keeps it.
-    W.IDLE: (frozenset({W.RUNNING, W.INITIALIZING, W.UNHEALTHY, W.GONE}), "retire"),
-    # Ready with a job (a process may hold several); back to IDLE when it ends.
-    W.RUNNING: (frozenset({W.IDLE, W.INITIALIZING, W.UNHEALTHY, W.GONE}), None),
-    W.GONE: (frozenset(), None),
-}
-
-RESTART_BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
-"""Seconds before a worker that crashed at start starts again, by its restarts so far."""
 
 
 def backoff(restarts: int) -> float:
-    return RESTART_BACKOFF[min(restarts, len(RESTART_BACKOFF) - 1)]
-
-
-class IllegalWorkerTransition(AssertionError):
-    """A bug in the emulator: a worker state change the table does not allow."""
+    """Seconds before a worker that crashed at start starts again: 0.5 doubling to 30."""
+    return min(30.0, 0.5 * 2 ** min(restarts, 6))
 
 
 def _new_worker_id() -> str:
@@ -71,7 +41,7 @@ def _new_worker_id() -> str:
 
 @dataclass(eq=False)
 class Worker:
-    """One worker of an endpoint, in one state of ``TABLE``."""
+    """One worker of an endpoint, in one state of ``fleet.TABLE``."""
 
     id: str = field(default_factory=_new_worker_id)
     state: WorkerState = W.INITIALIZING
