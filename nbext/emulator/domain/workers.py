@@ -30,7 +30,7 @@ W = WorkerState
 
 def backoff(restarts: int) -> float:
     """Seconds before a worker that crashed at start starts again: 0.5 doubling to 30."""
-    return min(30.0, 0.5 * 2 ** min(restarts, 6))
+    return min(30.0, 0.5 * 2.0 ** min(restarts, 6))
 
 
 def _new_worker_id() -> str:
