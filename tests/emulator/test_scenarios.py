@@ -16,7 +16,7 @@ import pytest
 from nbext.emulator import Emulator
 from nbext.emulator.domain.clock import settle
 from nbext.emulator.domain.jobs import IllegalTransition
-from nbext.emulator.domain.scenarios import CRASH_LINE, ScenarioError, make, parse
+from nbext.emulator.domain.scenarios import CRASH_LINE, ScenarioError, parse
 from nbext.emulator.domain.workers import WorkerState
 
 from .conftest import advance
@@ -234,11 +234,6 @@ def test_parse_refuses_in_one_line(text: str, expected: str) -> None:
         parse(text)
     message = str(caught.value)
     assert expected in message and "\n" not in message
-
-
-def test_make_refuses_an_unknown_keyword() -> None:
-    with pytest.raises(ScenarioError, match=r"no parameter 'fraction' \(parameters: seconds\)"):
-        make("cold-start", fraction=1)
 
 
 async def test_bad_scenarios_lose_nothing(emu: Emulator, http: httpx.AsyncClient) -> None:

@@ -1,7 +1,7 @@
 """Every teaching scenario applied, ended and applied again, from a warm endpoint and from
 a cold one, as a teacher does it from cells, on the fake clock.
 
-A worker follows one state table (``domain/workers.py``): whatever state the scenario
+A worker follows one state table (``domain/fleet.py``): whatever state the scenario
 finds a worker in (idle with its idle timer running, or none at all), the endpoint's
 ``/health``, its workers' states and ``%runpod why`` say what the scenario does, and
 ending it lets the job that waited run to COMPLETED. The last test does the same for a

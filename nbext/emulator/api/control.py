@@ -14,6 +14,7 @@ from fastapi.responses import Response
 from ..domain.clock import FakeClock
 from ..domain.endpoints import Endpoint
 from ..domain.errors import Conflict, InvalidInput
+from ..domain.workers import WorkerState
 from .http import authenticate, json_response, parse_json, read_body
 
 router = APIRouter(prefix="/_emulator")
@@ -35,7 +36,7 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
                 "id": w.id,
                 "state": str(w.state),
                 "jobId": w.job.id if w.job else None,
-                "idleForS": round(now - w.since, 3) if w.state == "idle" else None,
+                "idleForS": round(now - w.since, 3) if w.state is WorkerState.IDLE else None,
             }
             for w in endpoint.workers
         ],

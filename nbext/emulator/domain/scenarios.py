@@ -128,38 +128,22 @@ KINDS: dict[str, type[Scenario]] = {
 def parse(text: str, now: float = 0.0) -> Scenario:
     """``NAME`` or ``NAME:key=value,...`` as a scenario; a one-line ScenarioError else."""
     name, _, rest = text.strip().partition(":")
-    kind = _kind(name)
-    params: dict[str, Any] = {}
+    if name not in KINDS:
+        raise ScenarioError(f"unknown scenario {name!r}; the scenarios are {', '.join(KINDS)}")
+    kind = KINDS[name]
+    values = dict(kind.defaults)
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, sep, value = item.partition("=")
-        if not sep or key not in kind.defaults:
+        if not sep or key not in values:
             known = ", ".join(kind.defaults) or "none"
             raise ScenarioError(
                 f"scenario {name}: {item!r} is not a parameter of it (parameters: {known})"
             )
-        params[key] = value
-    return make(name, now, **params)
-
-
-def make(name: str, now: float = 0.0, **params: Any) -> Scenario:
-    """A scenario from keyword parameters (checked as ``parse`` checks them)."""
-    kind = _kind(name)
-    values = dict(kind.defaults)
-    for key, value in params.items():
-        if key not in values:
-            known = ", ".join(kind.defaults) or "none"
-            raise ScenarioError(f"scenario {name}: no parameter {key!r} (parameters: {known})")
         values[key] = _number(name, key, value)
     if kind is Flaky and not 0 <= values["fraction"] <= 1:
         fraction = values["fraction"]
         raise ScenarioError(f"scenario flaky: fraction must be from 0 to 1, got {fraction:g}")
     return kind(values, set_at=now)
-
-
-def _kind(name: str) -> type[Scenario]:
-    if name not in KINDS:
-        raise ScenarioError(f"unknown scenario {name!r}; the scenarios are {', '.join(KINDS)}")
-    return KINDS[name]
 
 
 def _number(name: str, key: str, value: Any) -> float:
