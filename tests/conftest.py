@@ -29,6 +29,7 @@ SLOW = (
     "tests/emulator/hardening/test_stuck_handlers.py::test_sigterm_ends_the_emulator_while_a_handler_hangs",
     "tests/notebook/test_worker_scripts.py",
     "tests/notebook/test_worker_phases.py",  # a crash loop, a 5 s import: 7-9 s each
+    "tests/notebook/test_scenario_round_trips.py::test_a_crash_loop_on_a_warm_worker_script_is_named_and_ends",
     "tests/emulator/workers/test_worker_environment.py",  # the standalone emulator: 9 s
     "tests/emulator/workers/test_offline_worker.py",  # a network namespace: 8 to 18 s
     "tests/emulator/workers/test_oversized_outputs.py",  # a worker posting 70 MB

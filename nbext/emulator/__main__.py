@@ -247,14 +247,13 @@ def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
             )
         else:
             emulator.ensure_deployed(endpoint_id, image)
-    set_scenarios(emulator, args)
     return emulator
 
 
 def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
-    """``--scenario ID=NAME[:KEY=VALUE,...]`` arguments, on endpoints deployed already."""
+    """``--scenario ID=NAME[:KEY=VALUE,...]`` arguments, on endpoints deployed already
+    (``--worker`` scripts' included)."""
     given: set[str] = set()
-    workers = {spec.partition("=")[0] for spec in args.worker}
     for spec in args.scenario:
         endpoint_id, sep, scenario = spec.partition("=")
         if not sep or not endpoint_id or not scenario:
@@ -262,11 +261,6 @@ def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
         if endpoint_id in given:
             raise ValueError(f"--scenario {endpoint_id} is given twice; give each ID once")
         given.add(endpoint_id)
-        if endpoint_id in workers:
-            raise ValueError(
-                f"--scenario {spec!r}: {endpoint_id} is a --worker script, and scenarios act "
-                "on --endpoint handlers run in the emulator"
-            )
         if endpoint_id not in emulator.jobs.endpoints:
             known = ", ".join(sorted(emulator.jobs.endpoints)) or "none"
             raise ValueError(f"--scenario {spec!r}: no endpoint {endpoint_id} (endpoints: {known})")
@@ -378,6 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             emulator.deploy_worker(
                 path, endpoint_id=endpoint_id, python=args.worker_python, env=variables
             )
+        set_scenarios(emulator, args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         server.stop()

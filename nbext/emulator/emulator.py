@@ -271,18 +271,10 @@ class Emulator:
 
     def set_scenario(self, endpoint_id: str, scenario: str | None) -> str:
         """Give an endpoint a teaching scenario: ``NAME`` or ``NAME:key=value,...`` (see
-        ``domain/scenarios.py``), or None to end it; returns how it is described.
-
-        Scenarios act on endpoints whose handlers run in the emulator; a worker script's
-        processes have troubles of their own making.
+        ``domain/scenarios.py``), or None to end it; returns how it is described. It acts
+        on every kind of worker: handlers run in the emulator and worker scripts alike.
         """
         made = None if scenario is None else scenarios.parse(scenario, self.clock.now())
-        endpoint = self.jobs.endpoints.get(endpoint_id)
-        if endpoint is not None and (endpoint.image or "").startswith("worker/"):
-            raise ValueError(
-                f"endpoint {endpoint_id} runs a worker script, and scenarios act on handlers "
-                "run in the emulator; make the script itself exit or sleep at start instead"
-            )
         try:
             self.call_on_loop(lambda: self.jobs.set_scenario(endpoint_id, made))
         except DomainError as exc:

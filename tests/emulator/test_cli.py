@@ -255,10 +255,6 @@ BAD_ARGUMENTS = [
         ["--scenario", "echo=crash-loop", "--scenario", "echo=flaky"],
         "--scenario echo is given twice",
     ),
-    (
-        ["--worker", f"w={__file__}", "--scenario", "w=crash-loop"],
-        "w is a --worker script, and scenarios act on --endpoint handlers",
-    ),
 ]
 
 

@@ -15,7 +15,9 @@ import pytest
 
 from nbext.emulator import Emulator
 from nbext.emulator.domain.clock import settle
-from nbext.emulator.domain.scenarios import CRASH_LINE, ScenarioError, make, parse
+from nbext.emulator.domain.jobs import IllegalTransition
+from nbext.emulator.domain.scenarios import CRASH_LINE, ScenarioError, parse
+from nbext.emulator.domain.workers import WorkerState
 
 from .conftest import advance
 
@@ -201,6 +203,16 @@ async def test_set_scenario_on_a_warm_endpoint_restarts_idle_workers(
     assert counts["idle"] == 2 and counts["initializing"] == 0
 
 
+async def test_the_worker_table_refuses_a_change_it_does_not_list(emu: Emulator) -> None:
+    emu.deploy("echo", endpoint_id="warm", workers_min=1)
+    endpoint = emu.jobs.endpoint("warm")
+    (worker,) = endpoint.workers
+    timer = worker.timer
+    with pytest.raises(IllegalTransition, match="idle -> throttled is not in the table"):
+        emu.jobs.fleet.enter(worker, endpoint, WorkerState.THROTTLED)
+    assert worker.state is WorkerState.IDLE and worker.timer is timer is not None
+
+
 # ---- bad input ------------------------------------------------------------------------------
 
 
@@ -224,11 +236,6 @@ def test_parse_refuses_in_one_line(text: str, expected: str) -> None:
     assert expected in message and "\n" not in message
 
 
-def test_make_refuses_an_unknown_keyword() -> None:
-    with pytest.raises(ScenarioError, match=r"no parameter 'fraction' \(parameters: seconds\)"):
-        make("cold-start", fraction=1)
-
-
 async def test_bad_scenarios_lose_nothing(emu: Emulator, http: httpx.AsyncClient) -> None:
     with pytest.raises(ValueError, match="unknown scenario 'warm'"):
         emu.deploy("echo", endpoint_id="x", scenario="warm")
@@ -242,12 +249,40 @@ async def test_bad_scenarios_lose_nothing(emu: Emulator, http: httpx.AsyncClient
         emu.set_scenario("nowhere", "crash-loop")
 
 
-async def test_a_worker_script_endpoint_refuses_a_scenario(emu: Emulator) -> None:
-    emu.deploy("worker/train.py", endpoint_id="script")
-    with pytest.raises(ValueError, match="endpoint script runs a worker script") as caught:
-        emu.set_scenario("script", "crash-loop")
-    assert "\n" not in str(caught.value)
-    assert emu.jobs.endpoint("script").scenario is None
+async def test_a_worker_script_endpoint_follows_its_scenario(
+    emu: Emulator, http: httpx.AsyncClient
+) -> None:
+    """A worker script's workers follow the same table: under a crash loop no process
+    starts and the worker is unhealthy; ended, a process starts, is ready at its first
+    call and takes the job; a cold start holds the next process back as long."""
+    from .workers.test_worker_health import NoProcesses
+
+    emu.deploy("worker/train.py", endpoint_id="script", workers_max=1, idle_timeout=60)
+    launcher = NoProcesses()
+    emu.remote_workers.add_pool("script", launcher)
+    emu.set_scenario("script", "crash-loop")
+    job_id = await run(http, "script", {"x": 1})
+    await advance(emu, 30)
+    assert launcher.started == []
+    assert (await workers(http, "script"))["unhealthy"] == 1
+    assert (await status(http, "script", job_id))["status"] == "IN_QUEUE"
+
+    emu.set_scenario("script", None)
+    (process,) = launcher.started
+    assert (await workers(http, "script"))["initializing"] == 1
+    remote = emu.remote_workers
+    remote.authenticate("script", process.id, process.key)  # its first call: ready
+    (taken,) = await remote.take(process, 1)
+    assert taken["id"] == job_id and (await workers(http, "script"))["running"] == 1
+    remote.done(process, job_id, b'{"output": {"y": 2}}')
+    assert (await status(http, "script", job_id))["output"] == {"y": 2}
+    assert (await workers(http, "script"))["idle"] == 1
+
+    emu.set_scenario("script", "cold-start:seconds=8")  # the idle worker is replaced
+    assert process.stopping and len(launcher.started) == 1
+    assert (await workers(http, "script"))["initializing"] == 1
+    await advance(emu, 8.1)
+    assert len(launcher.started) == 2  # its process starts once the cold start is over
 
 
 # ---- the REST v2 workers list and worker logs --------------------------------------------

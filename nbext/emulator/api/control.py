@@ -14,6 +14,7 @@ from fastapi.responses import Response
 from ..domain.clock import FakeClock
 from ..domain.endpoints import Endpoint
 from ..domain.errors import Conflict, InvalidInput
+from ..domain.workers import WorkerState
 from .http import authenticate, json_response, parse_json, read_body
 
 router = APIRouter(prefix="/_emulator")
@@ -33,9 +34,9 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
         "workers": [
             {
                 "id": w.id,
-                "state": "running" if w.running else "idle",
+                "state": str(w.state),
                 "jobId": w.job.id if w.job else None,
-                "idleForS": None if w.running else round(now - w.idle_since, 3),
+                "idleForS": round(now - w.since, 3) if w.state is WorkerState.IDLE else None,
             }
             for w in endpoint.workers
         ],

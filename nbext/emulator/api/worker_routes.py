@@ -126,7 +126,7 @@ async def _posted(
 async def stream(endpoint_id: str, worker_id: str, job_id: str, request: Request) -> Response:
     """One streamed chunk of a job the worker holds."""
     worker, body = await _posted(request, endpoint_id, worker_id, job_id)
-    emulator_of(request).remote_workers.stream(worker, job_id, body)
+    await emulator_of(request).remote_workers.stream(worker, job_id, body)
     return json_response({})
 
 

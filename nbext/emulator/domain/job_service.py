@@ -9,6 +9,7 @@ asyncio loop; nothing here knows about HTTP.
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
@@ -33,7 +34,6 @@ from nbext.models import (
 from .clock import Clock
 from .endpoints import Endpoint
 from .errors import Conflict, InvalidInput, NotFound
-from .handlers import Handler
 from .ids import new_id
 from .images import ImageRegistry
 from .jobs import Job, wire_result
@@ -43,6 +43,7 @@ from .scenarios import Scenario
 from .scheduling import Scheduler
 from .store_port import MemoryStore, Store
 from .webhooks import WebhookDispatcher
+from .workers import WorkerState as W
 
 S = JobStatus
 
@@ -68,6 +69,7 @@ class JobService:
         self.lifecycle = Lifecycle(clock, self.jobs, self.endpoints, self.persistence, webhooks)
         self.scheduler = Scheduler(clock, images, executor, self.endpoints, self.lifecycle)
         self.lifecycle.scheduler = self.scheduler
+        self.fleet = self.scheduler.fleet
         self.on_change: list[Callable[[Job], None]] = self.lifecycle.on_change
         """Observers of every transition and removal."""
         self.on_execution: list[Callable[[Endpoint, str, float, float], None]] = (
@@ -75,9 +77,6 @@ class JobService:
         )
         """Observers of every execution that ended, however (billing listens here):
         ``(endpoint, worker id, started at, ended at)``."""
-        self.worker_census: list[Callable[[Endpoint], tuple[HealthWorkers, int] | None]] = []
-        """Who counts the workers, and jobs in progress, of endpoints whose workers are
-        processes (``/health``); a process may run several jobs side by side."""
 
     # ---- endpoints -------------------------------------------------------------------
 
@@ -86,19 +85,17 @@ class JobService:
             raise InvalidInput(f"an endpoint with id {endpoint.id!r} already exists")
         endpoint.created_at = endpoint.created_at or self.clock.now()
         self.endpoints[endpoint.id] = endpoint
-        for _ in range(endpoint.workers_min):
-            self.scheduler.new_worker(endpoint)
+        self.fleet.rescale(endpoint)
         return endpoint
 
     def remove_endpoint(self, endpoint_id: str) -> None:
         endpoint = self.endpoint(endpoint_id)
         for job in [j for j in self.jobs.values() if j.endpoint_id == endpoint_id]:
             self.lifecycle.remove(job, "endpoint deleted")
-        for worker in endpoint.workers:
-            for timer in (worker.idle_timer, worker.boot_timer):
-                if timer:
-                    timer.cancel()
         del self.endpoints[endpoint_id]
+        for worker in list(endpoint.workers):
+            self.fleet.remove(worker, endpoint)
+        self.fleet.bodies.pop(endpoint_id, None)
 
     def update_endpoint(
         self,
@@ -113,10 +110,8 @@ class JobService:
     ) -> Endpoint:
         """Change a live endpoint's image or scaling; queued and running jobs carry on.
 
-        A new image serves the next job a worker takes. Workers are added up to a higher
-        ``workers_min`` at once; above a lower ``workers_max``, idle workers stop at once
-        and busy ones when their job ends. A new idle timeout applies to idle workers
-        from when they became idle; a new execution timeout to jobs started from now.
+        A new image serves the next job a worker takes; workers follow new scaling at
+        once (``Fleet.rescale``); a new execution timeout applies to jobs started from now.
         """
         endpoint = self.endpoint(endpoint_id)
         low = endpoint.workers_min if workers_min is None else workers_min
@@ -130,39 +125,23 @@ class JobService:
         if execution_timeout_ms is not None:
             endpoint.execution_timeout_ms = execution_timeout_ms
         endpoint.workers_min, endpoint.workers_max = low, high
-        for worker in [w for w in endpoint.workers if not w.running]:
-            if len(endpoint.workers) <= high:
-                break
-            if worker.idle_timer:
-                worker.idle_timer.cancel()
-            endpoint.workers.remove(worker)
-        while len(endpoint.workers) < low:
-            self.scheduler.new_worker(endpoint)
         if idle_timeout is not None:
             endpoint.idle_timeout = idle_timeout
-            for worker in endpoint.workers:
-                if worker.idle_timer is not None:
-                    self.scheduler.schedule_idle(
-                        worker, endpoint, due=worker.idle_since + idle_timeout
-                    )
-        self.scheduler.dispatch(endpoint)
+        self.fleet.rescale(endpoint)
         return endpoint
 
     def set_scenario(self, endpoint_id: str, scenario: Scenario | None) -> Endpoint:
         """Give the endpoint a teaching scenario (None: back to a healthy fleet).
 
-        Workers that are not running a job start again under it (a cold start applies
-        to them too), so its effect shows with the next job; running jobs carry on.
+        Workers that are not running a job are replaced by new ones started under it (a
+        cold start applies to them too), so its effect shows with the next job; running
+        jobs carry on.
         """
         endpoint = self.endpoint(endpoint_id)
         if scenario is not None:
             scenario.set_at = self.clock.now()
         endpoint.scenario = scenario
-        for worker in [w for w in endpoint.workers if not w.running]:
-            if scenario is not None or not worker.ready:
-                worker.state = "restarting"
-                self.scheduler.boot(worker, endpoint)
-        self.scheduler.dispatch(endpoint)
+        self.fleet.renew(endpoint)
         return endpoint
 
     def endpoint(self, endpoint_id: str) -> Endpoint:
@@ -173,9 +152,6 @@ class JobService:
                 f"endpoint {endpoint_id!r} not found; deployed endpoints: "
                 f"{', '.join(sorted(self.endpoints)) or 'none'}"
             ) from None
-
-    def handler_for(self, endpoint: Endpoint) -> Handler | None:
-        return self.scheduler.handler_for(endpoint)
 
     def image_registered(self, name: str) -> None:
         """An image got a handler: endpoints running it may start their queued jobs."""
@@ -329,29 +305,23 @@ class JobService:
 
     def health(self, endpoint_id: str) -> Health:
         ep = self.endpoint(endpoint_id)
-        running = ep.running_workers
-        counted = next(
-            (counts for census in self.worker_census if (counts := census(ep)) is not None),
-            None,
-        )
-        workers, in_progress = counted if counted is not None else (None, running)
-        idle = sum(1 for w in ep.workers if w.ready and not w.running)
+        counts = Counter(self.fleet.state_of(w, ep) for w in ep.workers)
+        idle, running = counts[W.IDLE], counts[W.RUNNING]
         return Health(
             jobs=HealthJobs(
                 completed=ep.completed,
                 failed=ep.failed,
-                in_progress=in_progress,
+                in_progress=ep.in_progress,
                 in_queue=len(ep.queue),
                 retried=ep.retried,
             ),
-            workers=workers
-            or HealthWorkers(
+            workers=HealthWorkers(
                 idle=idle,
                 running=running,
-                initializing=ep.count("initializing"),
+                initializing=counts[W.INITIALIZING],
                 ready=idle + running,
-                throttled=ep.count("throttled"),
-                unhealthy=ep.count("unhealthy"),
+                throttled=counts[W.THROTTLED],
+                unhealthy=counts[W.UNHEALTHY],
             ),
         )
 

@@ -17,7 +17,7 @@ from .cancel import CancelFlag
 from .clock import Signal, TimerHandle
 
 if TYPE_CHECKING:
-    from .endpoints import Worker
+    from .workers import Worker
 
 S = JobStatus
 
@@ -32,7 +32,7 @@ ALLOWED: dict[JobStatus, frozenset[JobStatus]] = {
 
 
 class IllegalTransition(AssertionError):
-    """A bug in the emulator: a state change the table does not allow was attempted."""
+    """A bug in the emulator: a state change its table (a job's, a worker's) does not allow."""
 
 
 def check_transition(current: JobStatus, target: JobStatus) -> None:

@@ -73,9 +73,11 @@ class Lifecycle:
         if source is S.IN_QUEUE:
             endpoint.queue.pop(job.id, None)
         if source is S.IN_PROGRESS:
+            endpoint.in_progress -= 1
             self.scheduler.stop_execution(job, endpoint)
         job.status = target
         if target is S.IN_PROGRESS:
+            endpoint.in_progress += 1
             job.started_at = now
             job.attempt += 1
             if job.attempt > 1 or job.cancel_flag.is_set():  # a stale attempt keeps its own
@@ -121,6 +123,7 @@ class Lifecycle:
         if endpoint is not None:
             endpoint.queue.pop(job.id, None)
             if job.status is S.IN_PROGRESS:
+                endpoint.in_progress -= 1
                 self.scheduler.stop_execution(job, endpoint)
         job.wake(final=True)
         self.webhooks.forget(job.id)

@@ -9,9 +9,11 @@ counters are the same as for in-process handlers. What this module adds:
 - which process holds which jobs, and the per-worker key it authenticates with;
 - the long-polls: a take waits for a queued job, a stop poll for a job to stop;
 - the results a worker posts (chunks, progress, output, errors);
-- scaling by the endpoint's rules: ``workersMin``/``workersMax`` and ``idleTimeout``
-  act on the endpoint's domain workers as for any endpoint, and a ``Launcher``
-  (the process supervisor, outside the domain) makes processes follow them.
+- the body of the endpoint's workers (``fleet.Body``): each worker follows the worker
+  state table as any does, scaled by the endpoint's rules, and a ``Launcher`` (the
+  process supervisor, outside the domain) starts a process as it boots and stops it as
+  it is removed. A process is ready at its first call; one that dies before it served
+  crashes the worker (restarted after a backoff), one that served is started again.
 
 Everything runs on the emulator's loop.
 """
@@ -21,18 +23,19 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from nbext.models import HealthWorkers, JobStatus
+from nbext.models import JobStatus
 
-from .clock import Clock, Signal
-from .endpoints import Endpoint, Worker
+from .clock import Clock, Signal, sleep
+from .endpoints import Endpoint
 from .errors import DomainError, InvalidInput, NotFound
 from .job_service import JobService
 from .jobs import UNSET, Job
 from .json_values import printable, unservable
 from .streaming import to_chunks
 from .worker_output import WorkerOutput
+from .workers import Worker, WorkerState
 
 S = JobStatus
 
@@ -47,10 +50,6 @@ PING_MISSED_AFTER_S = 3.5
 """A worker whose last ping is older than this (three intervals and a half of the
 one-second interval the emulator asks for) counts as unhealthy, as the service marks
 a worker whose heartbeat stops."""
-
-
-WorkerState = Literal["initializing", "idle", "running", "unhealthy"]
-"""Where a worker process is, as ``/health`` counts it."""
 
 
 class WorkerRefused(DomainError):
@@ -130,58 +129,43 @@ class Pool:
 
 
 class RemoteWorkers:
-    """Every pool of one emulator, and the worker protocol's operations on them."""
+    """Every pool of one emulator, the worker protocol's operations on them, and the
+    body (``fleet.Body``) of their endpoints' workers."""
+
+    pulls = True
 
     def __init__(self, clock: Clock, jobs: JobService) -> None:
         self.clock = clock
         self.jobs = jobs
+        self.fleet = jobs.fleet
         self.pools: dict[str, Pool] = {}
         self.by_id: dict[str, RemoteWorker] = {}
-        self.restarting: set[Worker] = set()
-        """Domain workers whose process exited and gets a new one after a delay."""
         self.hold_s = TAKE_HOLD_S
         self.closed = False
         """Set by ``stop_all``: no process is started any more (the emulator is stopping)."""
         self.output = WorkerOutput(clock)
         """What the processes print: their logs (written by the supervisor)."""
         jobs.on_change.append(self._job_changed)
-        jobs.worker_census.append(self.census)
 
     # ---- pools and processes ---------------------------------------------------------
 
     def add_pool(self, endpoint_id: str, launcher: Launcher) -> Pool:
-        self.jobs.endpoint(endpoint_id)
+        endpoint = self.jobs.endpoint(endpoint_id)
         self.closed = False  # a server serving this emulator again: workers may start
         pool = Pool(endpoint_id, launcher)
         self.pools[endpoint_id] = pool
-        self.reconcile()
+        self.fleet.bodies[endpoint_id] = self
+        self.fleet.renew(endpoint)  # workers made before it had processes get them
         return pool
 
     def reconcile(self) -> None:
-        """Make processes follow the endpoints' domain workers, and scale up for the queue.
-
-        The scheduler's rules add and remove domain workers (``workersMin`` on deploy and
-        update, ``idleTimeout``, a lower ``workersMax``); here a domain worker without a
-        process gets one, and a process whose domain worker is gone is stopped.
-        """
-        if self.closed:
-            return
+        """Drop the pools of endpoints that are gone (their workers' processes were
+        stopped as the workers were removed; any left are stopped now)."""
         for pool in list(self.pools.values()):
-            endpoint = self.jobs.endpoints.get(pool.endpoint_id)
-            if endpoint is None:
+            if pool.endpoint_id not in self.jobs.endpoints:
                 for worker in list(pool.workers.values()):
                     self._terminate(pool, worker)
                 del self.pools[pool.endpoint_id]
-                continue
-            self._scale_up(endpoint)
-            present = {w.id for w in endpoint.workers}
-            for worker in list(pool.workers.values()):
-                if worker.id not in present and not worker.stopping:
-                    self._terminate(pool, worker)
-            known = {w.domain for w in pool.workers.values()} | self.restarting
-            for domain in endpoint.workers:
-                if domain not in known:
-                    self._launch(pool, domain)
 
     def warm(self, endpoint_id: str) -> None:
         """Start a worker now if the endpoint has none, as a first job would: deploying
@@ -189,8 +173,7 @@ class RemoteWorkers:
         With ``workersMin`` 0 the worker is stopped after its idle timeout, as any."""
         endpoint = self.jobs.endpoint(endpoint_id)
         if endpoint_id in self.pools and not endpoint.workers and endpoint.workers_max > 0:
-            endpoint.workers.append(Worker(idle_since=self.clock.now()))
-        self.reconcile()
+            self.fleet.add(endpoint)
 
     def startup(self, endpoint_id: str) -> tuple[bool, str | None]:
         """Whether a worker of the endpoint is serving, and why the last one that could
@@ -201,21 +184,27 @@ class RemoteWorkers:
         serving = any(w.taking and not w.stopping for w in pool.workers.values())
         return serving, pool.start_failure
 
-    def _scale_up(self, endpoint: Endpoint) -> None:
-        """A queued job that nobody is free to take starts a worker, up to ``workersMax``."""
-        pool = self.pools[endpoint.id]
-        free = sum(1 for w in pool.workers.values() if not w.jobs and not w.stopping)
-        waiting = sum(1 for j in endpoint.queue.values() if not j.low_priority)
-        while waiting > free and endpoint.may_scale_up():
-            endpoint.workers.append(Worker(idle_since=self.clock.now()))
-            free += 1
+    # ---- the body of the pools' workers --------------------------------------------
 
-    def _launch(self, pool: Pool, domain: Worker) -> RemoteWorker:
-        worker = RemoteWorker(pool.endpoint_id, domain, started_at=self.clock.now())
-        pool.workers[worker.id] = worker
-        self.by_id[worker.id] = worker
-        pool.launcher.launch(worker)
-        return worker
+    def launch(self, worker: Worker, endpoint: Endpoint) -> bool:
+        """A process for ``worker``: it is ready at its first call (``authenticate``)."""
+        pool = self.pools.get(endpoint.id)
+        if pool is not None and not self.closed:
+            remote = RemoteWorker(endpoint.id, worker, started_at=self.clock.now())
+            pool.workers[remote.id] = remote
+            self.by_id[remote.id] = remote
+            pool.launcher.launch(remote)
+        return False
+
+    def stop(self, worker: Worker, endpoint: Endpoint) -> None:
+        pool = self.pools.get(endpoint.id)
+        remote = pool.workers.get(worker.id) if pool is not None else None
+        if pool is not None and remote is not None and not remote.stopping:
+            self._terminate(pool, remote)
+
+    def healthy(self, worker: Worker, now: float) -> bool:
+        remote = self.by_id.get(worker.id)
+        return remote is None or not remote.unhealthy(now)
 
     def _terminate(self, pool: Pool, worker: RemoteWorker) -> None:
         worker.stopping = True
@@ -223,13 +212,14 @@ class RemoteWorkers:
         pool.work.fire()  # and its take: a stopping worker is handed no job
         pool.launcher.terminate(worker)
 
-    def exited(self, worker: RemoteWorker, how: str) -> bool:
+    def exited(self, worker: RemoteWorker, how: str) -> None:
         """The worker's process ended (``how``: its exit code or signal, as text).
 
         Its jobs fail: the job table has no way back from IN_PROGRESS to IN_QUEUE, and
         the work may have been done, with effects, before the process died, so running
-        it again unasked could run it twice (docs/workers.md). Returns whether a new
-        process should take its place (its domain worker is still wanted).
+        it again unasked could run it twice (docs/workers.md). If its worker is still
+        wanted, it starts again: at once if the process served (or asked for a fresh
+        start: ``stopPod``), else it crashed at start (``Fleet.crashed``).
         """
         pool = self.pools.get(worker.endpoint_id)
         self.by_id.pop(worker.id, None)
@@ -239,7 +229,7 @@ class RemoteWorkers:
                 pool.start_failure = f"it exited ({how})"
         for job_id, attempt in list(worker.jobs.items()):
             job = self.jobs.jobs.get(job_id)
-            if job is not None and self._current(job, attempt):
+            if job is not None and self.jobs.scheduler.current(job, attempt):
                 self.jobs.lifecycle.transition(
                     job,
                     S.FAILED,
@@ -249,29 +239,13 @@ class RemoteWorkers:
                 )
         worker.jobs.clear()
         endpoint = self.jobs.endpoints.get(worker.endpoint_id)
-        wanted = (
-            pool is not None
-            and endpoint is not None
-            and worker.domain in endpoint.workers
-            and (not worker.stopping or worker.restart_requested)
-        )
-        if wanted:
-            worker.domain.job = None
-            self.restarting.add(worker.domain)
-        return wanted
-
-    def relaunch(self, worker: RemoteWorker) -> RemoteWorker | None:
-        """Start a new process for the domain worker of an exited one, if still wanted."""
-        self.restarting.discard(worker.domain)
-        if self.closed:
-            return None
-        pool = self.pools.get(worker.endpoint_id)
-        endpoint = self.jobs.endpoints.get(worker.endpoint_id)
-        if pool is None or endpoint is None or worker.domain not in endpoint.workers:
-            return None
-        if worker.domain.id in pool.workers:
-            return None
-        return self._launch(pool, worker.domain)
+        domain = worker.domain
+        if endpoint is None or domain not in endpoint.workers or self.closed:
+            return
+        if worker.restart_requested or (worker.taking and not worker.stopping):
+            self.fleet.start(domain, endpoint)
+        elif not worker.stopping:
+            self.fleet.crashed(domain, endpoint)
 
     def stop_all(self) -> None:
         """Stop every worker for good: the emulator is stopping."""
@@ -294,12 +268,14 @@ class RemoteWorkers:
         if scheme.lower() == "bearer" and rest:
             presented = rest.strip()
         if not secrets.compare_digest(presented.encode(), worker.key.encode()):
-            if not worker.taking:
+            endpoint = self.jobs.endpoints.get(endpoint_id)
+            if not worker.taking and endpoint is not None and worker.domain in endpoint.workers:
                 self.pools[endpoint_id].start_failure = (
                     "the emulator refuses its calls: it sends another key than the one it "
                     "was given (a key in ~/.runpod/config.toml takes precedence in the SDK: "
                     "remove it for local tests)"
                 )
+                self.fleet.enter(worker.domain, endpoint, WorkerState.UNHEALTHY)
             raise WorkerRefused(
                 f"wrong key for worker {worker_id!r}; a worker sends the key the emulator "
                 "gave it in RUNPOD_AI_API_KEY (a key in ~/.runpod/config.toml takes "
@@ -308,9 +284,8 @@ class RemoteWorkers:
         if not worker.contacted:  # ready now: its idle timeout counts from here
             worker.contacted_at = self.clock.now()
             endpoint = self.jobs.endpoints.get(endpoint_id)
-            if endpoint is not None and not worker.domain.running:
-                worker.domain.idle_since = self.clock.now()
-                self.jobs.scheduler.schedule_idle(worker.domain, endpoint)
+            if endpoint is not None and worker.domain in endpoint.workers:
+                self.fleet.ready(worker.domain, endpoint)
         return worker
 
     async def take(self, worker: RemoteWorker, batch: int) -> list[dict[str, Any]]:
@@ -334,23 +309,20 @@ class RemoteWorkers:
             return []
         taken = []
         for job in list(endpoint.queue.values())[:batch]:
-            taken.append(self._start(job, worker, endpoint))
+            payload = self._start(job, worker, endpoint)
+            if payload is not None:
+                taken.append(payload)
         if endpoint.queue:
             pool.work.fire()  # others may take the rest
         return taken
 
-    def _start(self, job: Job, worker: RemoteWorker, endpoint: Endpoint) -> dict[str, Any]:
-        domain = worker.domain
-        if domain.idle_timer is not None:
-            domain.idle_timer.cancel()
-            domain.idle_timer = None
-        self.jobs.lifecycle.transition(job, S.IN_PROGRESS)
+    def _start(self, job: Job, worker: RemoteWorker, endpoint: Endpoint) -> dict[str, Any] | None:
+        """The job started on the worker, as it is handed over (None: the endpoint's
+        scenario failed it on purpose, and the worker never sees it)."""
         job.progress = UNSET
-        job.worker = domain
-        job.worker_id = worker.id  # the id its log lines and the v2 workers list carry
-        domain.job = job
+        if not self.jobs.scheduler.assign(job, worker.domain, endpoint):
+            return None
         worker.jobs[job.id] = job.attempt
-        self.jobs.scheduler.arm_execution_timeout(job, endpoint)
         payload: dict[str, Any] = {"id": job.id, "input": job.input}
         if job.webhook:
             payload["webhook"] = job.webhook
@@ -384,15 +356,22 @@ class RemoteWorkers:
             if job is None or job.endpoint_id != worker.endpoint_id:
                 raise NotFound(f"job {job_id!r} is not held by worker {worker.id!r}")
             return None
-        if not self._current(job, attempt):
+        if not self.jobs.scheduler.current(job, attempt):
             worker.jobs.pop(job_id, None)
             return None
         return job
 
-    def stream(self, worker: RemoteWorker, job_id: str, body: bytes) -> None:
-        """One chunk (``{"output": value}``), visible at once through ``/stream``."""
+    async def stream(self, worker: RemoteWorker, job_id: str, body: bytes) -> None:
+        """One chunk (``{"output": value}``), visible through ``/stream`` at once, or
+        after the gap the slow-stream scenario puts between chunks: the post is answered
+        then, and the SDK posts its next chunk after that answer."""
         data = _object(body)
         job = self._held(worker, job_id)
+        endpoint = self.jobs.endpoints.get(worker.endpoint_id)
+        gap = endpoint.scenario.chunk_gap() if endpoint and endpoint.scenario else 0.0
+        if job is not None and gap > 0:
+            await sleep(self.clock, gap)
+            job = self._held(worker, job_id)  # it may have ended meanwhile
         if job is None:
             return
         value = data.get("output")
@@ -441,10 +420,6 @@ class RemoteWorkers:
         if pool is None:
             return
         if job.status is S.IN_QUEUE and job.removed is None:
-            endpoint = self.jobs.endpoints.get(job.endpoint_id)
-            if endpoint is not None:
-                self._scale_up(endpoint)
-                self.reconcile()
             pool.work.fire()
             return
         # A job left IN_PROGRESS (or was removed) without its worker posting the end:
@@ -455,77 +430,28 @@ class RemoteWorkers:
                 worker.jobs.pop(job.id)
                 worker.to_stop.append(job.id)
                 worker.wake.fire()
-            if worker.jobs and worker.domain.job is None:
+            domain = worker.domain
+            if worker.jobs and domain.state is WorkerState.IDLE:  # it runs the others
                 held = self.jobs.jobs.get(next(iter(worker.jobs)))
-                worker.domain.job = held
-                if held is not None:
-                    held.worker = worker.domain
-
-    def _current(self, job: Job, attempt: int) -> bool:
-        return job.attempt == attempt and job.status is S.IN_PROGRESS and job.removed is None
+                endpoint = self.jobs.endpoints.get(job.endpoint_id)
+                if held is not None and endpoint is not None:
+                    self.fleet.run(domain, endpoint, held)
+                    held.worker = domain
 
     # ---- health ----------------------------------------------------------------------
 
     def states(self, endpoint_id: str) -> dict[str, WorkerState]:
-        """The state of each of the endpoint's workers that has a process, or is getting
-        one (restarting after an exit), by worker id; stopping workers are left out.
-
-        initializing: started, not yet heard from (or restarting); idle and running:
-        serving, without or with jobs; unhealthy: missed pings, or a failed startup check,
-        or, while the last process to start exited before it took a job (a crash loop),
-        one not yet heard from: it is not warming up, it keeps failing.
-        """
-        pool = self.pools.get(endpoint_id)
+        """The state of each of a pool's endpoint's workers, as ``/health`` counts it
+        (``Fleet.state_of``: a process whose pings stopped is unhealthy), by worker id."""
         endpoint = self.jobs.endpoints.get(endpoint_id)
-        if pool is None or endpoint is None:
+        if endpoint_id not in self.pools or endpoint is None:
             return {}
-        now = self.clock.now()
-        starting: WorkerState = "initializing" if pool.start_failure is None else "unhealthy"
-        states: dict[str, WorkerState] = {}
-        for worker in pool.workers.values():
-            if worker.stopping:
-                continue
-            if not worker.contacted:
-                states[worker.id] = starting
-            elif worker.unhealthy(now):
-                states[worker.id] = "unhealthy"
-            elif worker.jobs:
-                states[worker.id] = "running"
-            else:
-                states[worker.id] = "idle"
-        for domain in endpoint.workers:
-            if domain in self.restarting:
-                states.setdefault(domain.id, starting)
-        return states
+        return {w.id: self.fleet.state_of(w, endpoint) for w in endpoint.workers}
 
     def started_at(self, worker_id: str) -> float | None:
         """When the worker's present process started (None: it has none)."""
         worker = self.by_id.get(worker_id)
         return worker.started_at if worker is not None else None
-
-    def census(self, endpoint: Endpoint) -> tuple[HealthWorkers, int] | None:
-        """``/health`` worker counts of a pool's endpoint and its jobs in progress (None
-        for other endpoints).
-
-        initializing: started, not yet heard from; idle and running: serving, without or
-        with jobs; ready: serving and healthy (idle + running); unhealthy: as ``states``;
-        throttled: always 0, the emulator never withholds a machine.
-        """
-        pool = self.pools.get(endpoint.id)
-        if pool is None:
-            return None
-        counts = {"idle": 0, "running": 0, "initializing": 0, "unhealthy": 0}
-        for state in self.states(endpoint.id).values():
-            counts[state] += 1
-        workers = HealthWorkers(
-            idle=counts["idle"],
-            running=counts["running"],
-            initializing=counts["initializing"],
-            ready=counts["idle"] + counts["running"],
-            throttled=0,
-            unhealthy=counts["unhealthy"],
-        )
-        return workers, sum(len(w.jobs) for w in pool.workers.values())
 
 
 def _object(body: bytes) -> dict[str, Any]:

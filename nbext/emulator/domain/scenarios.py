@@ -3,112 +3,147 @@
 "Is it broken or just cold?" is the most confusing moment of serverless. A class, a demo
 or a test needs to meet each cause on purpose, offline and repeatably, so an endpoint can
 be given a scenario (``Emulator.set_scenario``, ``--scenario`` on the command line,
-``deploy(scenario=...)``, ``%runpod emulator scenario``):
+``deploy(scenario=...)``, ``%runpod emulator scenario``).
 
-- ``cold-start``: each new worker initializes for ``seconds`` (default 10) before it
-  takes a job;
-- ``crash-loop``: every worker exits as it starts; it is restarted with backoff and
-  counted ``unhealthy``, its last log line kept, and no job starts;
-- ``throttled``: for ``seconds`` (default 30) from when the scenario is set, no GPU is
-  free: new workers are ``throttled`` and jobs wait; then they start as usual;
-- a crash-looping worker that no job waits for (and not needed for ``workersMin``) is
-  not restarted, as the service stops scaling up for an empty queue;
-- ``flaky``: a ``fraction`` of jobs (default 0.3) fail, chosen by a ``seed``ed draw;
-- ``slow-stream``: a streaming handler's chunks come ``seconds`` (default 2) apart.
-
-Every time is on the emulator's clock, so a fake clock runs a scenario at once.
+Each scenario is an object with hooks the emulator calls, whatever runs the workers:
+``hold`` where a worker's start waits (the state table, ``workers.py``), ``job_error``
+as a job starts, ``chunk_gap`` as a stream's chunks are passed on. Every time is on the
+emulator's clock, so a fake clock runs a scenario at once.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
-NAMES = ("cold-start", "crash-loop", "throttled", "flaky", "slow-stream")
-DEFAULTS: dict[str, dict[str, float]] = {
-    "cold-start": {"seconds": 10.0},
-    "crash-loop": {},
-    "throttled": {"seconds": 30.0},
-    "flaky": {"fraction": 0.3, "seed": 0.0},
-    "slow-stream": {"seconds": 2.0},
-}
+from .workers import Worker, WorkerState, backoff
+
 CRASH_LINE = "Worker is unhealthy, exiting (the crash-loop scenario: it exits at start)"
 """The last log line of a crash-looping worker, as the service's SDK says it."""
-RESTART_BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
-"""Seconds before a crashed worker's next start, as the emulator restarts worker scripts."""
 
 
 class ScenarioError(ValueError):
     """A scenario that cannot be: unknown name, unknown or bad parameter."""
 
 
-@dataclass
+class Hold(NamedTuple):
+    """Where a worker's start waits instead of booting, how long, and what it says."""
+
+    state: WorkerState
+    seconds: float
+    line: str | None = None
+
+
 class Scenario:
-    """One endpoint's scenario and the state it keeps (the flaky draw, throttling's end)."""
+    """An endpoint's scenario: its parameters, and hooks that change nothing; each
+    scenario overrides the hook of its trouble."""
 
-    name: str
-    params: dict[str, float]
-    set_at: float = 0.0
-    _rng: random.Random = field(default_factory=random.Random, repr=False)
+    name: ClassVar[str]
+    defaults: ClassVar[dict[str, float]] = {}
 
-    def __post_init__(self) -> None:
-        self._rng = random.Random(int(self.params.get("seed", 0)))
-
-    @property
-    def seconds(self) -> float:
-        return self.params.get("seconds", 0.0)
+    def __init__(self, params: dict[str, float], set_at: float = 0.0) -> None:
+        self.params = params
+        self.set_at = set_at
 
     def describe(self) -> str:
         shown = ", ".join(f"{k}={v:g}" for k, v in self.params.items())
         return f"{self.name} ({shown})" if shown else self.name
 
-    def throttled_until(self) -> float | None:
-        return self.set_at + self.seconds if self.name == "throttled" else None
+    def hold(self, worker: Worker, now: float) -> Hold | None:
+        """Where ``worker``'s start waits (None: it boots)."""
+        return None
 
-    def startup_seconds(self) -> float:
-        """How long a new worker initializes before it is ready."""
-        return self.seconds if self.name == "cold-start" else 0.0
-
-    def fails_next_job(self) -> bool:
-        """For ``flaky``: whether the next job to start fails (a seeded draw per job)."""
-        return self.name == "flaky" and self._rng.random() < self.params["fraction"]
+    def job_error(self) -> str | None:
+        """Why the job starting now fails on purpose (None: it runs)."""
+        return None
 
     def chunk_gap(self) -> float:
-        return self.seconds if self.name == "slow-stream" else 0.0
+        """Seconds between a stream's chunks as they are passed on."""
+        return 0.0
+
+
+class ColdStart(Scenario):
+    """Each new worker initializes for ``seconds`` before it takes a job."""
+
+    name = "cold-start"
+    defaults: ClassVar[dict[str, float]] = {"seconds": 10.0}
+
+    def hold(self, worker: Worker, now: float) -> Hold | None:
+        seconds = self.params["seconds"]
+        return Hold(WorkerState.INITIALIZING, seconds) if seconds > 0 else None
+
+
+class CrashLoop(Scenario):
+    """Every worker exits as it starts: unhealthy, its last line kept, restarted with
+    backoff while a job waits (``Fleet.restart``); no job starts."""
+
+    name = "crash-loop"
+
+    def hold(self, worker: Worker, now: float) -> Hold | None:
+        return Hold(WorkerState.UNHEALTHY, backoff(worker.restarts), CRASH_LINE)
+
+
+class Throttled(Scenario):
+    """No GPU is free for ``seconds`` from when it is set: new workers are throttled."""
+
+    name = "throttled"
+    defaults: ClassVar[dict[str, float]] = {"seconds": 30.0}
+
+    def hold(self, worker: Worker, now: float) -> Hold | None:
+        until = self.set_at + self.params["seconds"]
+        return Hold(WorkerState.THROTTLED, until - now) if now < until else None
+
+
+class Flaky(Scenario):
+    """A ``fraction`` of jobs fail, chosen by a ``seed``ed draw: the same on every run."""
+
+    name = "flaky"
+    defaults: ClassVar[dict[str, float]] = {"fraction": 0.3, "seed": 0.0}
+
+    def __init__(self, params: dict[str, float], set_at: float = 0.0) -> None:
+        super().__init__(params, set_at)
+        self._rng = random.Random(int(params["seed"]))
+
+    def job_error(self) -> str | None:
+        if self._rng.random() < self.params["fraction"]:
+            return f"the flaky scenario failed this job on purpose ({self.describe()})"
+        return None
+
+
+class SlowStream(Scenario):
+    """A stream's chunks are passed on ``seconds`` apart."""
+
+    name = "slow-stream"
+    defaults: ClassVar[dict[str, float]] = {"seconds": 2.0}
+
+    def chunk_gap(self) -> float:
+        return self.params["seconds"]
+
+
+KINDS: dict[str, type[Scenario]] = {
+    kind.name: kind for kind in (ColdStart, CrashLoop, Throttled, Flaky, SlowStream)
+}
 
 
 def parse(text: str, now: float = 0.0) -> Scenario:
     """``NAME`` or ``NAME:key=value,...`` as a scenario; a one-line ScenarioError else."""
     name, _, rest = text.strip().partition(":")
-    if name not in DEFAULTS:
-        raise ScenarioError(f"unknown scenario {name!r}; the scenarios are {', '.join(NAMES)}")
-    params = dict(DEFAULTS[name])
+    if name not in KINDS:
+        raise ScenarioError(f"unknown scenario {name!r}; the scenarios are {', '.join(KINDS)}")
+    kind = KINDS[name]
+    values = dict(kind.defaults)
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, sep, value = item.partition("=")
-        if not sep or key not in params:
-            known = ", ".join(DEFAULTS[name]) or "none"
+        if not sep or key not in values:
+            known = ", ".join(kind.defaults) or "none"
             raise ScenarioError(
                 f"scenario {name}: {item!r} is not a parameter of it (parameters: {known})"
             )
-        params[key] = _number(name, key, value)
-    return make(name, now, **params)
-
-
-def make(name: str, now: float = 0.0, **params: Any) -> Scenario:
-    """A scenario from keyword parameters (checked as ``parse`` checks them)."""
-    if name not in DEFAULTS:
-        raise ScenarioError(f"unknown scenario {name!r}; the scenarios are {', '.join(NAMES)}")
-    values = dict(DEFAULTS[name])
-    for key, value in params.items():
-        if key not in values:
-            known = ", ".join(DEFAULTS[name]) or "none"
-            raise ScenarioError(f"scenario {name}: no parameter {key!r} (parameters: {known})")
         values[key] = _number(name, key, value)
-    if name == "flaky" and not 0 <= values["fraction"] <= 1:
+    if kind is Flaky and not 0 <= values["fraction"] <= 1:
         fraction = values["fraction"]
         raise ScenarioError(f"scenario flaky: fraction must be from 0 to 1, got {fraction:g}")
-    return Scenario(name, values, set_at=now)
+    return kind(values, set_at=now)
 
 
 def _number(name: str, key: str, value: Any) -> float:

@@ -1,10 +1,10 @@
-"""Which worker runs which job, and running it: dispatch, workers, idle timers, execution.
+"""Which worker runs which job, and running it: dispatch and execution.
 
 Scaling follows docs/behaviour.md#scaling: a queued job starts a worker when none is
-idle and the endpoint is below ``workers_max`` (low-priority jobs never do); a worker
-idle longer than ``idle_timeout`` stops unless that would leave fewer than
-``workers_min``. A job's end (``Lifecycle.transition``) frees its worker through
-``stop_execution``; everything runs on the emulator's loop.
+idle and the endpoint is below ``workers_max`` (low-priority jobs never do). Workers'
+states, idle timeouts and removal are the fleet's (``fleet``). A job's end
+(``Lifecycle.transition``) frees its worker through ``stop_execution``; everything runs
+on the emulator's loop.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS, JobStatus
 
 from .cancel import STOPPED
 from .clock import Clock, sleep
-from .endpoints import READY, Endpoint, Worker
+from .endpoints import Endpoint
+from .fleet import Fleet
 from .handler_threads import HandlerThreads
 from .handlers import Handler, JobContext, Outcome, invoke
 from .images import ImageRegistry
@@ -30,8 +31,8 @@ from .jobs import Job
 from .json_values import printable, unservable
 from .lifecycle import Lifecycle
 from .output_limit import oversized
-from .scenarios import CRASH_LINE, RESTART_BACKOFF
 from .streaming import to_chunks
+from .workers import Worker
 
 log = logging.getLogger("nbext.emulator")
 S = JobStatus
@@ -54,6 +55,8 @@ class Scheduler:
         self.endpoints = endpoints
         self.lifecycle = lifecycle
         self._dispatching: set[str] = set()
+        self.fleet = Fleet(clock, self.dispatch)
+        """Every worker's state changes (``fleet.TABLE``)."""
         self.on_execution: list[Callable[[Endpoint, str, float, float], None]] = []
         """Observers of every execution that ended, however (billing listens here):
         ``(endpoint, worker id, started at, ended at)``."""
@@ -64,21 +67,23 @@ class Scheduler:
         return self.images.get(endpoint.image) if endpoint.image else None
 
     def dispatch(self, endpoint: Endpoint) -> None:
-        """Hand queued jobs to idle workers, starting workers where the rules allow."""
+        """Hand queued jobs to idle workers, starting workers where the rules allow (for
+        workers that take jobs themselves, only start them)."""
         if not endpoint.queue or endpoint.id in self._dispatching:  # nothing to do, or
             return  # re-entered from a transition: the loop under way goes on
-        if self.handler_for(endpoint) is None or endpoint.id not in self.endpoints:
+        pulled = self.fleet.body(endpoint).pulls
+        if endpoint.id not in self.endpoints or not (pulled or self.handler_for(endpoint)):
             return
         self._dispatching.add(endpoint.id)
         try:
             while endpoint.queue:
-                worker = endpoint.idle_worker()
+                worker = None if pulled else endpoint.idle_worker()
                 if worker is None:
                     if not endpoint.may_scale_up():
                         return
-                    worker = self.new_worker(endpoint)
-                    if not worker.ready:
-                        continue  # it takes a job once it is ready (``_booted``)
+                    worker = self.fleet.add(endpoint)
+                    if pulled or not worker.ready:
+                        continue  # it takes a job once it is ready (``Fleet.ready``)
                     # A new worker was started for the oldest job allowed to start one;
                     # handing it a low-priority job would let those scale up after all.
                     job = next(j for j in endpoint.queue.values() if not j.low_priority)
@@ -88,85 +93,27 @@ class Scheduler:
         finally:
             self._dispatching.discard(endpoint.id)
 
-    # ---- workers starting: ready at once, or as the endpoint's scenario has it -------------
-
-    def new_worker(self, endpoint: Endpoint) -> Worker:
-        """Add a worker to ``endpoint``, started as its scenario says (ready at once if none)."""
-        now = self.clock.now()
-        worker = Worker(idle_since=now, started_at=now)
-        endpoint.workers.append(worker)
-        self.boot(worker, endpoint)
-        return worker
-
-    def boot(self, worker: Worker, endpoint: Endpoint) -> None:
-        """Start ``worker`` (again): throttled, crashing, initializing, or ready at once."""
-        if worker.boot_timer is not None:
-            worker.boot_timer.cancel()
-            worker.boot_timer = None
-        if worker not in endpoint.workers:
-            return
-        scenario = endpoint.scenario
-        now = self.clock.now()
-        until = scenario.throttled_until() if scenario else None
-        if scenario is None:
-            self._booted(worker, endpoint)
-        elif until is not None and now < until:
-            worker.state = "throttled"
-            worker.boot_timer = self.clock.call_later(until - now, self.boot, worker, endpoint)
-        elif scenario.name == "crash-loop":
-            if worker.restarts and not self._wanted(endpoint):
-                endpoint.workers.remove(worker)  # nothing waits for it: it is not restarted
-                return
-            worker.state = "unhealthy"
-            worker.started_at = now  # its latest start, the one that failed
-            worker.last_line = CRASH_LINE
-            delay = RESTART_BACKOFF[min(worker.restarts, len(RESTART_BACKOFF) - 1)]
-            worker.restarts += 1
-            worker.boot_timer = self.clock.call_later(delay, self.boot, worker, endpoint)
-        elif scenario.startup_seconds() > 0:
-            worker.state = "initializing"
-            worker.started_at = now
-            worker.boot_timer = self.clock.call_later(
-                scenario.startup_seconds(), self._booted, worker, endpoint
-            )
-        else:
-            self._booted(worker, endpoint)
-
-    @staticmethod
-    def _wanted(endpoint: Endpoint) -> bool:
-        """Whether a worker that failed to start is still wanted: a job waits that may
-        start one, or the endpoint keeps ``workersMin`` workers."""
-        waiting = any(not job.low_priority for job in endpoint.queue.values())
-        return waiting or len(endpoint.workers) <= endpoint.workers_min
-
-    def _booted(self, worker: Worker, endpoint: Endpoint) -> None:
-        worker.boot_timer = None
-        if worker not in endpoint.workers:
-            return
-        worker.state = READY
-        worker.idle_since = self.clock.now()
-        self.dispatch(endpoint)
-        if not worker.running and worker.idle_timer is None and worker in endpoint.workers:
-            self.schedule_idle(worker, endpoint)
-
     def _start(self, job: Job, worker: Worker, endpoint: Endpoint) -> None:
-        # The worker's idle timer, if any, stays: when it fires it finds the worker busy,
-        # or idle since later than it was set for, and lets the worker be (``_idle_elapsed``).
-        worker.job = job
+        if self.assign(job, worker, endpoint):
+            job.task = asyncio.get_running_loop().create_task(self._execute(job, job.attempt))
+
+    def assign(self, job: Job, worker: Worker, endpoint: Endpoint) -> bool:
+        """``job`` starts on ``worker`` (a worker process's too: ``remote_workers``), timed
+        out after its or the endpoint's timeout; False: the endpoint's scenario failed it
+        on purpose."""
+        self.fleet.run(worker, endpoint, job)
         job.worker = worker
         job.worker_id = worker.id
         self.lifecycle.transition(job, S.IN_PROGRESS)
-        self.arm_execution_timeout(job, endpoint)
-        job.task = asyncio.get_running_loop().create_task(self._execute(job, job.attempt))
-
-    def arm_execution_timeout(self, job: Job, endpoint: Endpoint) -> None:
-        """Time the attempt just started out after the job's or the endpoint's timeout
-        (worker processes' jobs too: ``remote_workers``)."""
+        if endpoint.scenario and (error := endpoint.scenario.job_error()) is not None:
+            self.lifecycle.transition(job, S.FAILED, error=error)
+            return False
         timeout_ms = job.execution_timeout_ms or endpoint.execution_timeout_ms
         timeout_ms = timeout_ms or EXECUTION_TIMEOUT_DEFAULT_MS
         job.exec_timer = self.clock.call_later(
             timeout_ms / 1000, self._timed_out, job, job.attempt, timeout_ms
         )
+        return True
 
     def stop_execution(self, job: Job, endpoint: Endpoint) -> None:
         """The job leaves IN_PROGRESS: stop its handler and free its worker."""
@@ -187,50 +134,22 @@ class Scheduler:
                         observer(endpoint, worker.id, job.started_at, now)
                     except Exception:  # billing's store write, say: the job ends anyway
                         log.exception("an observer of job %s's execution failed", job.id)
-            worker.job = None
-            worker.idle_since = now
-            if len(endpoint.workers) > endpoint.workers_max and worker in endpoint.workers:
-                endpoint.workers.remove(worker)  # scaled down while it ran
-            elif worker.idle_timer is None:
-                self.schedule_idle(worker, endpoint)
-
-    def schedule_idle(self, worker: Worker, endpoint: Endpoint, due: float | None = None) -> None:
-        """Check on ``worker`` at ``due`` (its idle timeout from now, by default).
-
-        A worker keeps one idle timer across the jobs it runs, rather than one set and
-        called off per job: when the timer fires, ``_idle_elapsed`` sets it again for the
-        worker's present deadline if the worker ran a job since.
-        """
-        if worker.idle_timer:
-            worker.idle_timer.cancel()
-        delay = endpoint.idle_timeout if due is None else due - self.clock.now()
-        worker.idle_timer = self.clock.call_later(delay, self._idle_elapsed, worker, endpoint)
-
-    def _idle_elapsed(self, worker: Worker, endpoint: Endpoint) -> None:
-        """Stop ``worker`` if it has been idle for the idle timeout and is not needed."""
-        worker.idle_timer = None
-        if worker.running or worker not in endpoint.workers:
-            return  # a running worker gets a new timer when its job ends
-        due = worker.idle_since + endpoint.idle_timeout
-        if due > self.clock.now():  # it ran a job since this timer was set
-            self.schedule_idle(worker, endpoint, due)
-        elif len(endpoint.workers) > endpoint.workers_min:
-            endpoint.workers.remove(worker)
+            self.fleet.release(worker, endpoint)
 
     def _timed_out(self, job: Job, attempt: int, timeout_ms: int) -> None:
-        if self._current(job, attempt):
+        if self.current(job, attempt):
             self.lifecycle.transition(
                 job,
                 S.TIMED_OUT,
                 error=f"job exceeded its execution timeout of {timeout_ms} ms and was stopped",
             )
 
-    def _current(self, job: Job, attempt: int) -> bool:
+    def current(self, job: Job, attempt: int) -> bool:
         """Whether this attempt's results still count (not cancelled, timed out, removed)."""
         return job.attempt == attempt and job.status is S.IN_PROGRESS and job.removed is None
 
     def _emit(self, job: Job, attempt: int, value: Any, metrics: dict[str, Any]) -> None:
-        if not self._current(job, attempt):
+        if not self.current(job, attempt):
             return
         why = unservable(value) or unservable(metrics)
         if why is None:
@@ -255,13 +174,8 @@ class Scheduler:
         if job.s3_config:
             payload["s3Config"] = job.s3_config
         ctx = JobContext(job.id, self.clock, job.cancel_flag)
-        scenario = endpoint.scenario
-        if scenario is not None and scenario.fails_next_job():
-            error = f"the flaky scenario failed this job on purpose ({scenario.describe()})"
-            self.lifecycle.transition(job, S.FAILED, error=error)
-            return
         emit = functools.partial(self._emit, job, attempt)
-        gap = scenario.chunk_gap() if scenario is not None else 0.0
+        gap = endpoint.scenario.chunk_gap() if endpoint.scenario else 0.0
         paced = _Paced(self.clock, emit, gap) if gap > 0 else None
         try:
             outcome = await invoke(
@@ -291,10 +205,10 @@ class Scheduler:
                 job.id,
                 traceback.format_exc(),
             )
-            if self._current(job, attempt):
+            if self.current(job, attempt):
                 self.lifecycle.transition(job, S.FAILED, error=_error_text(exc))
             return
-        if self._current(job, attempt):
+        if self.current(job, attempt):
             self._complete(job, endpoint, outcome)
 
     def _complete(self, job: Job, endpoint: Endpoint, outcome: Outcome) -> None:

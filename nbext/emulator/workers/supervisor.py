@@ -10,9 +10,9 @@ an ``atexit`` hook does the same for every worker when the interpreter ends (a k
 shut down, a script that never stopped its server).
 
 The supervisor polls its processes from the emulator's loop: an exit is reported to
-``RemoteWorkers.exited`` (which fails the jobs the process held) and, when the worker is
-still wanted, a new process takes its place, with a growing delay for one that keeps
-dying at start so a broken script does not spin.
+``RemoteWorkers.exited``, which fails the jobs the process held and, when the worker is
+still wanted, has it start again by the worker state table (a process that keeps dying
+at start is restarted after a growing backoff, so a broken script does not spin).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from .environment import worker_environment
 log = logging.getLogger("nbext.emulator.workers")
 
 POLL_S = 0.1
-"""How often processes are checked for an exit, and scaling for work to do."""
+"""How often processes are checked for an exit."""
 GRACE_S = 3.0
 """Seconds a stopped worker has to exit after SIGTERM before its group gets SIGKILL."""
 SKIP_BYTES = 65_536
@@ -92,7 +92,6 @@ def worker_env(base_url: str, endpoint_id: str, worker: RemoteWorker) -> dict[st
 class _Process:
     worker: RemoteWorker
     popen: subprocess.Popen[bytes]
-    started: float
     kill_at: float | None = None
 
 
@@ -113,7 +112,6 @@ class Supervisor:
         self.scripts: dict[str, WorkerScript] = {}
         self.logs = workers.output
         self._procs: dict[str, _Process] = {}
-        self._restart_delay: dict[str, float] = {}
         self._failed: list[RemoteWorker] = []
         self._task: asyncio.Task[None] | None = None
         _live.add(self)
@@ -123,11 +121,12 @@ class Supervisor:
         self.scripts[endpoint_id] = script
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._watch())
-        self.workers.add_pool(endpoint_id, _PoolLauncher(self, endpoint_id))
+        self.workers.add_pool(endpoint_id, self)
 
-    # ---- Launcher, per pool ----------------------------------------------------------
+    # ---- Launcher --------------------------------------------------------------------
 
-    def launch(self, endpoint_id: str, worker: RemoteWorker) -> None:
+    def launch(self, worker: RemoteWorker) -> None:
+        endpoint_id = worker.endpoint_id
         script = self.scripts[endpoint_id]
         protocol = worker_env(self.base_url, endpoint_id, worker)
         endpoint_env = {**OFFLINE, **self.managed_env(endpoint_id), **dict(script.env)}
@@ -151,7 +150,7 @@ class Supervisor:
             log.error("worker %s of %s cannot start: %s", worker.id, endpoint_id, exc)
             self._failed.append(worker)  # reported as an exit by the next pass
             return
-        self._procs[worker.id] = _Process(worker, popen, time.monotonic())
+        self._procs[worker.id] = _Process(worker, popen)
         threading.Thread(
             target=_pump,
             args=(popen, self.logs, endpoint_id, worker.id),
@@ -177,11 +176,11 @@ class Supervisor:
             await asyncio.sleep(POLL_S)
 
     def check(self) -> None:
-        """One pass: report exits, restart wanted workers, kill overdue ones, scale."""
+        """One pass: report exits, kill overdue processes, drop removed endpoints' pools."""
         now = time.monotonic()
         failed, self._failed = self._failed, []
         for worker in failed:
-            self._exited(worker, "could not be started", lived=0.0)
+            self._exited(worker, "could not be started")
         for worker_id, proc in list(self._procs.items()):
             code = proc.popen.poll()
             if code is None:
@@ -190,21 +189,14 @@ class Supervisor:
                 continue
             _signal_group(proc.popen, signal.SIGKILL)  # its heartbeat process, if left
             del self._procs[worker_id]
-            self._exited(proc.worker, _exit_text(code), lived=now - proc.started)
+            self._exited(proc.worker, _exit_text(code))
         self.workers.reconcile()
 
-    def _exited(self, worker: RemoteWorker, how: str, lived: float) -> None:
+    def _exited(self, worker: RemoteWorker, how: str) -> None:
         self.logs.write(worker.endpoint_id, worker.id, f"--- exited ({how})", "system")
-        if not self.workers.exited(worker, how):
-            return
-        if worker.restart_requested or lived > 10:
-            delay = 0.0
-            self._restart_delay.pop(worker.id, None)
-        else:  # died young: back off, 0.5 s doubling up to 30 s
-            delay = min(30.0, self._restart_delay.get(worker.id, 0.25) * 2)
-            self._restart_delay[worker.id] = delay
-            log.warning("worker %s exited (%s); restarting in %.1f s", worker.id, how, delay)
-        asyncio.get_running_loop().call_later(delay, self.workers.relaunch, worker)
+        if not worker.stopping:
+            log.warning("worker %s of %s exited (%s)", worker.id, worker.endpoint_id, how)
+        self.workers.exited(worker, how)
 
     def stop_all(self, timeout: float = GRACE_S) -> None:
         """Stop every worker process and wait for them (from any thread)."""
@@ -230,18 +222,6 @@ class Supervisor:
             for p in self._procs.values()
             if endpoint_id is None or p.worker.endpoint_id == endpoint_id
         ]
-
-
-@dataclass(eq=False)
-class _PoolLauncher:
-    supervisor: Supervisor
-    endpoint_id: str
-
-    def launch(self, worker: RemoteWorker) -> None:
-        self.supervisor.launch(self.endpoint_id, worker)
-
-    def terminate(self, worker: RemoteWorker) -> None:
-        self.supervisor.terminate(worker)
 
 
 def _parent_death_signal() -> Callable[[], None] | None:
