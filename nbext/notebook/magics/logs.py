@@ -35,7 +35,7 @@ from nbext.client import NbextError, NotFound
 
 from ..errors import one_line
 from ..ipython import argument, magic_arguments
-from ..static_logs import LogLine, Target
+from ..log_rendering import LogLine, Target
 from ..widgets.logs import LogPanel
 from .commands import subcommand
 from .common import check_name, number_option, store, usage_errors

@@ -2,7 +2,7 @@
 
 ``endpoint [bar] 7/10 · COMPLETED 6 · FAILED 1 · 3.2 jobs/s · 0:02 < 0:01``: the bar
 has a segment per final state, then counts by state, the rate so far, the time elapsed
-and the time left at that rate. The line is drawn by ``nbext.notebook.static``, the same
+and the time left at that rate. The line is drawn by ``nbext.notebook.rendering``, the same
 function that draws the batch once it ended (``rendering()``).
 """
 
@@ -17,7 +17,7 @@ from nbext.client import JobCost
 from nbext.models import JobStatus
 
 from ..cost import total_text
-from ..static import BatchView, Rendering, render_batch
+from ..rendering import BatchView, Rendering, render_batch
 from .controls import Controls
 from .live import LivePanel
 from .throttle import Throttle

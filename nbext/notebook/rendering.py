@@ -1,16 +1,16 @@
-"""The final state of a panel as plain HTML and text: what a saved notebook keeps.
+"""Every panel drawn as plain HTML and text, live and final: what a saved notebook keeps.
 
 A widget shows only while its kernel lives: reopened later, exported with nbconvert, or
-shown on GitHub, it reads "model not found" or nothing at all. So when a job, a batch, a
-health snapshot or a watch ends, its cell's output is replaced (through its display
-handle) by a ``Rendering``: self-contained HTML (inline styles, JupyterLab's theme
-variables, no script, no network) with a ``text/plain`` twin for terminals, headless
-runs and diffs.
+shown on GitHub, it reads "model not found" or nothing at all. So a panel is drawn as a
+``Rendering``: self-contained HTML (inline styles, JupyterLab's theme variables, no
+script, no network) with a ``text/plain`` twin for terminals, headless runs and diffs,
+updated in place while it is live and left as its final state when a job, a batch, a
+health snapshot or a watch ends.
 
 Each panel describes its state as a frozen *view* (``JobView``, ``BatchView``,
 ``HealthView``); ``render_job``, ``render_batch`` and ``render_health`` turn a view into a
-``Rendering``. The live panels draw their parts with the same fragment functions, so a
-panel looks the same before and after it turns static.
+``Rendering``, the same function live and final, so a panel looks the same before and
+after it turns static.
 
 How a job's output is drawn is open to extension: ``output_renderers`` is a list of
 functions that may claim an output and return its HTML; the first that does wins. Else
