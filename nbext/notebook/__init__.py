@@ -22,8 +22,9 @@ from . import awaiting, colab
 from .batch import run_many, run_many_async
 from .connection import Connection, current, quiet_emulator_log, set_current
 from .deploy import deploy
-from .errors import Interrupted, NotebookError
+from .errors import NotebookError
 from .follow import JobFollower
+from .interrupts import Interrupted
 from .magics import RunpodMagics
 from .widgets import BatchPanel, HealthPanel, JobPanel
 

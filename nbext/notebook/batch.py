@@ -28,7 +28,8 @@ from .connection import Connection, current
 from .cost import record_cost, record_cost_async
 from .display.frames import Column, ListingSpec, to_frame
 from .display.specs import RESULT_COLUMNS, STATES
-from .errors import Interrupted, InvalidArgument, WrongType
+from .errors import InvalidArgument, WrongType
+from .interrupts import Interrupted
 from .registry import JobRecord
 from .widgets.batch import BatchPanel
 

@@ -44,7 +44,8 @@ from nbext.client import AsyncJob, Conflict, Job, NbextError, NotFound, Phase, T
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from .cost import record_cost
-from .errors import Interrupted, NotebookError, deferred_interrupts
+from .errors import NotebookError
+from .interrupts import Interrupted, deferred_interrupts
 from .uipoll import UiPump
 from .widgets.live import INTERRUPT_HINT
 

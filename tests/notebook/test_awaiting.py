@@ -17,7 +17,7 @@ from ipywidgets.widgets.widget import _instances
 
 from nbext.models import JobStatus
 from nbext.notebook import awaiting
-from nbext.notebook.errors import Interrupted
+from nbext.notebook.interrupts import Interrupted
 from nbext.notebook.outcome import JobNotCompleted
 
 from .conftest import Notebook, flaky_handler

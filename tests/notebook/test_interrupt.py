@@ -29,7 +29,7 @@ import pytest
 from nbext.emulator import current_job
 from nbext.models import JobStatus
 from nbext.notebook import Interrupted
-from nbext.notebook.errors import deferred_interrupts
+from nbext.notebook.interrupts import deferred_interrupts
 
 from .conftest import Notebook
 

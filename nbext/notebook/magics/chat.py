@@ -39,7 +39,7 @@ from ..chat import (
     Turn,
     describe,
 )
-from ..errors import Interrupted, deferred_interrupts
+from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments, show_updatable
 from ..outputs import RemovedOutput
 from .commands import subcommand

@@ -19,8 +19,9 @@ from IPython.core.error import UsageError
 from nbext.client import Job, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus
 
-from ..errors import Interrupted, NotebookError, deferred_interrupts
+from ..errors import NotebookError
 from ..follow import JobFollower
+from ..interrupts import Interrupted, deferred_interrupts
 from ..outcome import check_completed
 from ..registry import JobRecord
 from ..widgets.job import JobPanel
