@@ -19,13 +19,13 @@ from nbext.client import Client, ConfigError, NbextError
 from nbext.models import JobResult
 
 from . import awaiting, colab
-from .batch import run_many, run_many_async
 from .connection import Connection, current, quiet_emulator_log, set_current
 from .deploy import deploy
 from .errors import NotebookError
 from .follow import JobFollower
 from .interrupts import Interrupted
 from .magics import RunpodMagics
+from .map import run_many, run_many_async
 from .widgets import BatchPanel, HealthPanel, JobPanel
 
 __all__ = [

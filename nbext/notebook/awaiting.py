@@ -115,9 +115,9 @@ async def run_line_magic(name: str, line: str) -> None:
     """What an awaited ``%runpod map`` or ``retry`` line runs: the command, the panel's
     Cancel heard meanwhile."""
     from .ipython import parse_argstring
-    from .magics.batch import map_command, map_command_async
     from .magics.job import retry_job_async
     from .magics.jobs import record_of, retry
+    from .magics.map import map_command, map_command_async
 
     magics = _magics()
     subcommand, _, rest = line.strip().partition(" ")

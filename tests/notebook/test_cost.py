@@ -11,8 +11,8 @@ from traitlets import TraitError
 
 from nbext.client import JobCost, usd_text
 from nbext.models import JobStatus
-from nbext.notebook.batch import run_many_async
 from nbext.notebook.cost import cost_html, cost_text, total_text
+from nbext.notebook.map import run_many_async
 
 from .conftest import Notebook
 from .test_job_magic import usage_error

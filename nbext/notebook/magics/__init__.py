@@ -30,7 +30,6 @@ from ..ipython import (
 )
 from ..widgets.logs import DEFAULT_MAX_LINES
 from . import (  # noqa: F401  (they register subcommands)
-    batch,
     catalog,
     chat,
     connect,
@@ -40,6 +39,7 @@ from . import (  # noqa: F401  (they register subcommands)
     listings,
     login,
     logs,
+    map,
     why,
 )
 from .chat import run_chat

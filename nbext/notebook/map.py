@@ -31,7 +31,7 @@ from .display.specs import RESULT_COLUMNS, STATES
 from .errors import InvalidArgument, WrongType
 from .interrupts import Interrupted
 from .registry import JobRecord
-from .widgets.batch import BatchPanel
+from .widgets.map import BatchPanel
 
 DEFAULT_CONCURRENCY = 8
 TICK = 0.1

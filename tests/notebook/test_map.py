@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from nbext.notebook import run_many
-from nbext.notebook.batch import MAYBE_QUEUED
 from nbext.notebook.display.specs import STATES
+from nbext.notebook.map import MAYBE_QUEUED
 
 from .conftest import Notebook
 from .test_job_magic import usage_error

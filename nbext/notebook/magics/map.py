@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..batch import DEFAULT_CONCURRENCY, run_many, run_many_async
 from ..display import show_frame
 from ..ipython import argument, magic_arguments
+from ..map import DEFAULT_CONCURRENCY, run_many, run_many_async
 from .commands import subcommand
 from .common import check_name, positive, store, usage_errors
 
