@@ -3,7 +3,7 @@
 ``%load_ext nbext`` registers the magics and says in one line which service the kernel
 talks to: the RunPod cloud when an API key is configured, else a local emulator that
 starts inside the kernel on first use. From Python: ``nbext.deploy`` makes a notebook
-function an endpoint of that emulator, ``run_many`` runs a batch with a progress panel,
+function an endpoint of that emulator, ``run_many`` runs many inputs as jobs with a progress panel,
 ``client()`` is the kernel's own client, whose calls the job panels follow.
 """
 
@@ -26,15 +26,15 @@ from .follow import JobFollower
 from .interrupts import Interrupted
 from .magics import RunpodMagics
 from .map import run_many, run_many_async
-from .widgets import BatchPanel, HealthPanel, JobPanel
+from .widgets import HealthPanel, JobPanel, MapPanel
 
 __all__ = [
-    "BatchPanel",
     "Connection",
     "HealthPanel",
     "Interrupted",
     "JobFollower",
     "JobPanel",
+    "MapPanel",
     "NotebookError",
     "RunpodMagics",
     "client",

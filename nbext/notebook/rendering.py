@@ -4,11 +4,11 @@ A widget shows only while its kernel lives: reopened later, exported with nbconv
 shown on GitHub, it reads "model not found" or nothing at all. So a panel is drawn as a
 ``Rendering``: self-contained HTML (inline styles, JupyterLab's theme variables, no
 script, no network) with a ``text/plain`` twin for terminals, headless runs and diffs,
-updated in place while it is live and left as its final state when a job, a batch, a
+updated in place while it is live and left as its final state when a job, a map, a
 health snapshot or a watch ends.
 
-Each panel describes its state as a frozen *view* (``JobView``, ``BatchView``,
-``HealthView``); ``render_job``, ``render_batch`` and ``render_health`` turn a view into a
+Each panel describes its state as a frozen *view* (``JobView``, ``MapView``,
+``HealthView``); ``render_job``, ``render_map`` and ``render_health`` turn a view into a
 ``Rendering``, the same function live and final, so a panel looks the same before and
 after it turns static.
 
@@ -334,12 +334,12 @@ def _frame(kind: str, state: str, body: str, *, live: bool) -> str:
     )
 
 
-# ---- batch ------------------------------------------------------------------------
+# ---- map --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class BatchView:
-    """A batch of jobs: counts by state, how long so far, and how it ended."""
+class MapView:
+    """A map's jobs: counts by state, how long so far, and how it ended."""
 
     endpoint_id: str
     total: int
@@ -349,7 +349,7 @@ class BatchView:
     finished: bool = False
     note: str = ""
     hint: str = ""
-    """How to stop the batch, said while it runs."""
+    """How to stop the map, said while it runs."""
     spent: str = ""
     """What its finished jobs cost so far (``cost.total_text``; '' while none is known)."""
 
@@ -381,7 +381,7 @@ def format_seconds(seconds: float | None) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def batch_counts_text(view: BatchView) -> str:
+def map_counts_text(view: MapView) -> str:
     """``7/10 · COMPLETED 6 · FAILED 1 · spent $0.021 on 7 jobs (estimate) · 3.2 jobs/s ·
     0:02 elapsed · ETA 0:01``."""
     parts = [f"{view.done}/{view.total}"]
@@ -407,7 +407,7 @@ TEXT_BAR = 20
 """Characters of the ``text/plain`` progress bar."""
 
 
-def batch_text_bar(view: BatchView) -> str:
+def map_text_bar(view: MapView) -> str:
     """``|██████▌     |``: the bar in text, to an eighth of a character."""
     eighths = round(TEXT_BAR * 8 * view.done / max(view.total, 1))
     full, part = divmod(eighths, 8)
@@ -415,7 +415,7 @@ def batch_text_bar(view: BatchView) -> str:
     return f"|{bar.ljust(TEXT_BAR)}|"
 
 
-def batch_bar_html(view: BatchView, width_em: float = 14) -> str:
+def map_bar_html(view: MapView, width_em: float = 14) -> str:
     """The bar: one segment per final state, in that state's colour, in an outline.
 
     The unfilled part is the page itself: each state's colour is chosen to stand out
@@ -427,36 +427,36 @@ def batch_bar_html(view: BatchView, width_em: float = 14) -> str:
         if n
     )
     return (
-        f'<span class="nbext-batch-bar" role="progressbar" aria-valuemin="0" '
+        f'<span class="nbext-map-bar" role="progressbar" aria-valuemin="0" '
         f'aria-valuemax="{view.total}" aria-valuenow="{view.done}" style="display:inline-flex;'
         f"width:{width_em}em;height:0.8em;border:1px solid {MUTED};"
         f'border-radius:2px;overflow:hidden;vertical-align:middle">{segments}</span>'
     )
 
 
-def batch_line_html(view: BatchView) -> str:
+def map_line_html(view: MapView) -> str:
     """One line: endpoint, bar, counts, rate, elapsed and ETA."""
     return (
-        f'<div class="nbext-batch-line" style="display:flex;align-items:center;gap:0.6em;'
-        f'flex-wrap:wrap"><b>{html.escape(view.endpoint_id)}</b>{batch_bar_html(view)}'
-        f'<span class="nbext-batch-counts">{html.escape(batch_counts_text(view))}</span></div>'
+        f'<div class="nbext-map-line" style="display:flex;align-items:center;gap:0.6em;'
+        f'flex-wrap:wrap"><b>{html.escape(view.endpoint_id)}</b>{map_bar_html(view)}'
+        f'<span class="nbext-map-counts">{html.escape(map_counts_text(view))}</span></div>'
     )
 
 
-def render_batch(view: BatchView) -> Rendering:
-    body = batch_line_html(view)
+def render_map(view: MapView) -> Rendering:
+    body = map_line_html(view)
     if view.note:
         body += f"<div>{note_html(view.note)}</div>"
     if view.hint:
         body += hint_html(view.hint)
     state = "done" if view.finished else "running"
     return Rendering(
-        _frame("nbext-batch-panel", state, body, live=not view.finished), batch_plain(view)
+        _frame("nbext-map-panel", state, body, live=not view.finished), map_plain(view)
     )
 
 
-def batch_plain(view: BatchView) -> str:
-    text = f"{view.endpoint_id} {batch_text_bar(view)} {batch_counts_text(view)}"
+def map_plain(view: MapView) -> str:
+    text = f"{view.endpoint_id} {map_text_bar(view)} {map_counts_text(view)}"
     if view.note:
         text += f" ({view.note})"
     if view.hint:

@@ -1,6 +1,6 @@
 """Records to DataFrames, driven by a column spec per listing kind.
 
-Every listing (this kernel's jobs, batch results, and the management resources:
+Every listing (this kernel's jobs, a map's results, and the management resources:
 templates, pods, endpoints, volumes, registry auths, billing) is a list of records,
 dicts or pydantic models. A ``ListingSpec`` names the columns to show, where each comes
 from, its dtype and their order; ``to_frame`` does the rest once, so adding a listing is

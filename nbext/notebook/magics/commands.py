@@ -3,7 +3,7 @@
 Each subcommand is a function of ``(magics, args)`` declared with IPython's
 ``magic_arguments`` (so it has a real argparse parser and help text) and registered with
 ``@subcommand``; modules named for what they own (``connect``, ``health``, ``jobs``,
-``batch``, ``listings``, ``catalog``, ``logs``) hold them.
+``map``, ``listings``, ``catalog``, ``logs``) hold them.
 """
 
 from __future__ import annotations

@@ -35,30 +35,30 @@ def map_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """Run every input of INPUTS as a job of ENDPOINT, with a progress bar and counts by
     state; then a DataFrame: the input's columns, id, state, delay_ms, run_ms, output, error.
     """
-    name, batch = _checked(magics, args)
+    name, arguments = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
-        frame = run_many(**batch)
+        frame = run_many(**arguments)
     _show(magics, frame, name)
 
 
 async def map_command_async(magics: RunpodMagics, args: argparse.Namespace) -> None:
     """``%runpod map`` in a cell that awaits (``nbext.notebook.awaiting``): the panel's
-    Cancel stops the batch while it runs."""
-    name, batch = _checked(magics, args)
+    Cancel stops the map while it runs."""
+    name, arguments = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
-        frame = await run_many_async(**batch)
+        frame = await run_many_async(**arguments)
     _show(magics, frame, name)
 
 
 def _checked(magics: RunpodMagics, args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
-    """The arguments checked: ``-o`` NAME, and the batch's arguments (the same for
+    """The arguments checked: ``-o`` NAME, and ``run_many``'s arguments (the same for
     ``run_many`` and ``run_many_async``)."""
     name = check_name(args.output)
     if args.inputs not in magics.user_ns:
         raise UsageError(f"no {args.inputs!r} in the notebook's namespace")
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
-    batch = {
+    arguments = {
         "endpoint": args.endpoint,
         "inputs": magics.user_ns[args.inputs],
         "concurrency": args.concurrency,
@@ -66,7 +66,7 @@ def _checked(magics: RunpodMagics, args: argparse.Namespace) -> tuple[str | None
         "quiet": args.quiet,
         "connection": magics.connection,
     }
-    return name, batch
+    return name, arguments
 
 
 def _show(magics: RunpodMagics, frame: Any, name: str | None) -> None:
