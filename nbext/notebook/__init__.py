@@ -19,11 +19,12 @@ from nbext.client import Client, ConfigError, NbextError
 from nbext.models import JobResult
 
 from . import awaiting, colab
-from .connection import Connection, current, quiet_emulator_log, set_current
+from .connection import Connection, quiet_emulator_log
 from .deploy import deploy
 from .errors import NotebookError
 from .follow import JobFollower
 from .interrupts import Interrupted
+from .kernel import current, set_current
 from .magics import RunpodMagics
 from .map import run_many, run_many_async
 from .widgets import HealthPanel, JobPanel, MapPanel

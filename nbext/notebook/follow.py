@@ -363,6 +363,12 @@ class JobFollower:
             self._left_running()  # an idle kernel ignores an interrupt
         return self.task
 
+    def follow_again(self) -> None:
+        """The job was queued again from elsewhere (``job.retry()`` in a cell): a new
+        follower with no panel of its own follows the new run in the background (every
+        panel of the job follows its record); ``on_end`` is called again at its end."""
+        JobFollower(self.service, self.registry, self.record, on_end=self.on_end).start_background()
+
     @property
     def following(self) -> bool:
         """Whether a cell awaits the job, or a background task follows it."""

@@ -24,12 +24,13 @@ import pandas as pd
 from nbext.client import Abandoned, BudgetExceeded, JobCost, MaybeQueued
 from nbext.models import JobResult
 
-from .connection import Connection, current
+from .connection import Connection
 from .cost import record_cost, record_cost_async
 from .display.frames import Column, ListingSpec, to_frame
 from .display.specs import RESULT_COLUMNS, STATES
 from .errors import InvalidArgument, WrongType
 from .interrupts import Interrupted
+from .kernel import current
 from .registry import JobRecord
 from .widgets.map import MapPanel
 

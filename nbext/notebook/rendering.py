@@ -15,10 +15,11 @@ after it turns static.
 How a job's output is drawn is open to extension: ``output_renderers`` is a list of
 functions that may claim an output and return its HTML; the first that does wins. Else
 media found in the output (``nbext.media``: pictures, sound, video, at any depth) are
-drawn as a gallery within ``MEDIA_LIMITS``, so a saved notebook stays small, above a
-JSON preview in which each blob is a short tag rather than its base64 text. An item kept
-small links to its full bytes, written once into ``MEDIA_FULL_SIZE_DIR`` beside the
-notebook: a plain link, which works with no kernel, where a widget would not load.
+drawn as a gallery within the kernel's media limits (``kernel.MEDIA``), so a saved
+notebook stays small, above a JSON preview in which each blob is a short tag rather than
+its base64 text. An item kept small links to its full bytes, written once into a folder
+beside the notebook: a plain link, which works with no kernel, where a widget would not
+load.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from .display.text import (
     shorten,
     to_json,
 )
+from .kernel import MEDIA
 from .phases import phase_html, phase_plain
 from .theme import BORDER, ERROR, MUTED, badge_html, state_colour
 
@@ -65,9 +67,6 @@ class Rendering:
     def __repr__(self) -> str:
         return self.plain
 
-
-MEDIA_LIMITS = media.Limits()
-"""What the media of one job's output may add to the saved notebook (thumbnails above)."""
 
 OutputRenderer = Callable[[Any], str | None]
 output_renderers: list[OutputRenderer] = []
@@ -157,7 +156,7 @@ def output_html(
         if drawn is not None:
             return drawn
     found, readable = _media_of(output)
-    folder = MEDIA_FULL_SIZE_DIR if full_size_files else ""
+    folder = MEDIA.full_size_dir if full_size_files else ""
     gallery = _gallery_of(output, found, folder).html if found else ""
     summary = html.escape(redact(compact_json(readable)))
     full = html.escape(redact(shorten(to_json(readable, indent=2), EXPANDED_CHARS)))
@@ -167,10 +166,6 @@ def output_html(
         f'</code></summary><pre style="white-space:pre-wrap">{full}</pre></details>'
     )
 
-
-MEDIA_FULL_SIZE_DIR = "nbext-media"
-"""Where the full bytes of media kept small are written, relative to the working
-directory (the notebook's folder in JupyterLab); empty: nowhere, the text says how."""
 
 _last_media: tuple[Any, media.MediaList, Any] | None = None
 _last_gallery: tuple[Any, tuple[media.Limits, str], media.Rendered] | None = None
@@ -197,11 +192,11 @@ def _gallery_of(output: Any, found: media.MediaList, folder: str) -> media.Rende
     thumbnail is made, and its full file written into ``folder``, once, not at each redraw
     and again for the static rendering."""
     global _last_gallery
-    settings = (MEDIA_LIMITS, folder)
+    settings = (MEDIA.limits, folder)
     if _last_gallery is not None and _last_gallery[0] is output and _last_gallery[1] == settings:
         return _last_gallery[2]
     files = _FullSizeFiles(folder)
-    rendered = media.gallery_html(found, MEDIA_LIMITS, files.control)
+    rendered = media.gallery_html(found, MEDIA.limits, files.control)
     files.report()
     _last_gallery = (output, settings, rendered)
     return rendered

@@ -10,12 +10,10 @@ from ..display import show_frame
 from ..ipython import argument, magic_arguments
 from ..map import DEFAULT_CONCURRENCY, run_many, run_many_async
 from .commands import subcommand
-from .common import check_name, positive, store, usage_errors
+from .common import Magics, check_name, positive, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
-
-    from . import RunpodMagics
 
 
 @subcommand("map", "run a list of inputs (or a DataFrame's rows) as jobs; a DataFrame back")
@@ -31,7 +29,7 @@ if TYPE_CHECKING:
 )
 @argument("--timeout", type=float, help="seconds to wait for each job")
 @argument("-q", "--quiet", action="store_true", help="no progress panel")
-def map_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def map_command(magics: Magics, args: argparse.Namespace) -> None:
     """Run every input of INPUTS as a job of ENDPOINT, with a progress bar and counts by
     state; then a DataFrame: the input's columns, id, state, delay_ms, run_ms, output, error.
     """
@@ -41,7 +39,7 @@ def map_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
     _show(magics, frame, name)
 
 
-async def map_command_async(magics: RunpodMagics, args: argparse.Namespace) -> None:
+async def map_command_async(magics: Magics, args: argparse.Namespace) -> None:
     """``%runpod map`` in a cell that awaits (``nbext.notebook.awaiting``): the panel's
     Cancel stops the map while it runs."""
     name, arguments = _checked(magics, args)
@@ -50,7 +48,7 @@ async def map_command_async(magics: RunpodMagics, args: argparse.Namespace) -> N
     _show(magics, frame, name)
 
 
-def _checked(magics: RunpodMagics, args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
+def _checked(magics: Magics, args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
     """The arguments checked: ``-o`` NAME, and ``run_many``'s arguments (the same for
     ``run_many`` and ``run_many_async``)."""
     name = check_name(args.output)
@@ -69,6 +67,6 @@ def _checked(magics: RunpodMagics, args: argparse.Namespace) -> tuple[str | None
     return name, arguments
 
 
-def _show(magics: RunpodMagics, frame: Any, name: str | None) -> None:
+def _show(magics: Magics, frame: Any, name: str | None) -> None:
     store(magics, name, frame)
     show_frame(frame, magics.display_limit, what="results", stored_as=name)

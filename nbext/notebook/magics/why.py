@@ -21,6 +21,7 @@ from nbext.models import TTL_DEFAULT_MS, Health, JobResult, JobStatus
 from ..errors import describe
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
+from .common import Magics
 from .jobs import JOB_HELP, LAST, record_of
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from nbext.client import Client
     from nbext.models import Endpoint
 
-    from . import RunpodMagics
 
 MAX_CAUSES = 3
 """Causes shown at most: more would bury the likely one."""
@@ -192,7 +192,7 @@ def _removed(found: Findings) -> list[tuple[str, str]]:
 @magic_arguments("runpod why")
 @argument("job", nargs="?", default=LAST, help=JOB_HELP + " (default)")
 @argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
-def why(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def why(magics: Magics, args: argparse.Namespace) -> None:
     """Diagnose JOB: its state and error, the endpoint's health and settings, the
     worker's last log lines; then one to three causes, each with the command to run next.
     """
