@@ -24,13 +24,17 @@ if TYPE_CHECKING:
 
 def refresh(magics: Magics) -> None:
     """Ask the service for the state of every job of this kernel that has not ended, and
-    price those that have (each endpoint's price is read once: ``cost``)."""
+    price those that have (each endpoint's price is read once: ``cost``).
+
+    A job followed in the background is asked too: cells that run back to back keep the
+    kernel's loop busy, so its follower may not have polled since the job ended. What
+    the answer changes reaches the job's panels through its record."""
     connection = magics.connection
     for record in connection.registry:
         service = connection.service_named(record.service)
         if service is None:
             continue
-        if not record.final and not (record.follower is not None and record.follower.following):
+        if not record.final:
             job = service.client.endpoint(record.endpoint_id).job(record.id)
             try:
                 connection.registry.update(record.id, job.status())
