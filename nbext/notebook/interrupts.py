@@ -57,7 +57,7 @@ def deferred_interrupts(deliver: bool = True) -> Iterator[Held]:
         yield held
         return
 
-    def hold(signum: int, frame: object) -> None:
+    def hold(_signum: int, _frame: object) -> None:
         held.received = True
 
     try:

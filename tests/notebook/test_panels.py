@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from nbext.models import Health, JobResult, JobStatus, StreamChunk
-from nbext.notebook.widgets import STATE_COLOURS, HealthPanel, JobPanel, MapPanel, Throttle
+from nbext.notebook.theme import STATE_COLOURS
+from nbext.notebook.widgets import HealthPanel, JobPanel, MapPanel, Throttle
 from nbext.notebook.widgets.job import DISPLAY_TEXT_CHARS
 
 
