@@ -14,15 +14,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 
-from .formats import (
-    EXTENSIONS,
-    SNIFF_BYTES,
-    Format,
-    duration,
-    format_for_mime,
-    image_size,
-    sniff,
-)
+from .formats import EXTENSIONS, SNIFF_BYTES, Format, duration, format_for_mime, image_size, sniff
 from .found import Media, MediaList, Source
 
 MIN_BLOB_CHARS = 24

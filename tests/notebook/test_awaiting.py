@@ -86,6 +86,16 @@ async def test_an_awaiting_cell_streams_and_completes(nb: Notebook) -> None:
     await nb.conn.aclose()
 
 
+async def test_an_awaiting_cell_reads_its_line_as_a_blocking_one(nb: Notebook) -> None:
+    """Quotes are the shell's, in an awaiting kernel as in any other (``parse_line``)."""
+    await awaiting.run_cell_magic("runpod_job", "'echo' -o 'out'", '{"a": 1}')
+    nb.run("inputs = [{'n': 1}]")
+    await awaiting.run_line_magic("runpod", "map \"echo\" inputs -o 'mapped' -q")
+    assert nb.shell.user_ns["out"] == {"a": 1}
+    assert nb.shell.user_ns["mapped"]["state"].tolist() == ["COMPLETED"]
+    await nb.conn.aclose()
+
+
 async def test_interrupting_an_awaiting_cell_cancels_the_job(nb: Notebook) -> None:
     cell = asyncio.ensure_future(awaiting.run_cell_magic("runpod_job", "sleep", '{"seconds": 60}'))
     await nb.auntil(lambda: len(nb.conn.registry) == 1, "the job to be submitted")

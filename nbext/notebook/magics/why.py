@@ -63,20 +63,6 @@ class Findings:
     def could_not(self, what: str, exc: NbextError) -> None:
         self.unchecked.append(f"could not check {what}: {describe(exc, named=False)}")
 
-    @property
-    def worker(self) -> str | None:
-        """The worker whose log was read."""
-        tail = self.diagnosis.tail if self.diagnosis is not None else None
-        return tail.worker if tail is not None else None
-
-    @property
-    def log(self) -> list[str]:
-        """Its last lines, each saying whose it is."""
-        tail = self.diagnosis.tail if self.diagnosis is not None else None
-        if tail is None:
-            return []
-        return [f"{tail.worker}: {line}" for line in tail.lines[-LOG_LINES:]]
-
 
 def gather(client: Client, job_id: str, endpoint_id: str) -> Findings:
     """Every check, each on its own: one that fails is noted and the others still run."""
@@ -103,10 +89,8 @@ def causes(found: Findings) -> list[tuple[str, str]]:
     """The likely causes, likeliest first, each with the command to run next."""
     eid, ranked = found.endpoint_id, []
     result, diagnosis, settings = found.result, found.diagnosis, found.settings
-    health = diagnosis.health if diagnosis is not None else None
-    logs = f"%runpod logs {eid}"
-    if found.worker is not None:
-        logs = f"{logs} --worker {found.worker}"
+    health, tail = (diagnosis.health, diagnosis.tail) if diagnosis else (None, None)
+    logs = f"%runpod logs {eid}" + (f" --worker {tail.worker}" if tail is not None else "")
     status = result.status if result is not None else None
     if status is JobStatus.COMPLETED:
         return []
@@ -218,7 +202,8 @@ def why(magics: Magics, args: argparse.Namespace) -> None:
         print(f"{n}. {cause}\n   next: {command}")
     for line in found.unchecked:
         print(line)
-    if found.log:
+    tail = found.diagnosis.tail if found.diagnosis is not None else None
+    if tail is not None and tail.lines:
         print("worker log (last lines):")
-        for line in found.log:
-            print(f"   {line}")
+        for line in tail.lines[-LOG_LINES:]:
+            print(f"   {tail.worker}: {line}")
