@@ -162,7 +162,7 @@ class Connection:
         self.registry = JobRegistry()
         self.budget = Budget()
         """What the jobs started from this kernel have cost, and ``RunpodMagics.budget_usd``."""
-        self._services: dict[Mode, Service] = {}
+        self._services: dict[str, Service] = {}
         if mode is None:
             mode = "cloud" if self.config.api_key is not None and server is None else "local"
         if mode == "cloud":
@@ -243,10 +243,7 @@ class Connection:
 
     def service_named(self, mode: str) -> Service | None:
         """An already started service by name (jobs remember where they were submitted)."""
-        for name, service in self._services.items():
-            if name == mode:
-                return service
-        return None
+        return self._services.get(mode)
 
     @property
     def client(self) -> Client:

@@ -1,12 +1,5 @@
-"""Ctrl-C in a cell that waits on the service: held back where it would lose a job, and
-said in one line when it stopped one.
-
-An interrupt while ``/run``'s answer is read would leave a job running whose id was
-never learnt; one just after would skip the code that cancels it. So the few calls that
-must not be cut in half run inside ``deferred_interrupts``, and the Ctrl-C that came
-meanwhile is acted on after them. A command that Ctrl-C stopped raises ``Interrupted``,
-which says what became of its job.
-"""
+"""Ctrl-C in a cell that waits on the service: held back where it would lose a job
+(``deferred_interrupts``), and said in one line when it stopped one (``Interrupted``)."""
 
 from __future__ import annotations
 

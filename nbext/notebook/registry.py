@@ -94,11 +94,10 @@ class JobRecord:
 
 
 class JobRegistry:
-    """Records by job id, in submission order; ``listeners`` hear every change."""
+    """Records by job id, in submission order; a record's watchers hear its changes."""
 
     def __init__(self) -> None:
         self._records: dict[str, JobRecord] = {}
-        self.listeners: list[Callable[[JobRecord], None]] = []
 
     def add(self, record: JobRecord) -> JobRecord:
         self._records[record.id] = record
@@ -126,8 +125,6 @@ class JobRegistry:
     def _changed(self, record: JobRecord) -> None:
         for watcher in list(record.watchers):
             watcher(record)
-        for listener in list(self.listeners):
-            listener(record)
 
     def __iter__(self) -> Iterator[JobRecord]:
         return iter(list(self._records.values()))

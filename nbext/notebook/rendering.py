@@ -12,9 +12,7 @@ Each panel describes its state as a frozen *view* (``JobView``, ``MapView``,
 ``Rendering``, the same function live and final, so a panel looks the same before and
 after it turns static.
 
-How a job's output is drawn is open to extension: ``output_renderers`` is a list of
-functions that may claim an output and return its HTML; the first that does wins. Else
-media found in the output (``nbext.media``: pictures, sound, video, at any depth) are
+Media found in a job's output (``nbext.media``: pictures, sound, video, at any depth) are
 drawn as a gallery within the kernel's media limits (``kernel.MEDIA``), so a saved
 notebook stays small, above a JSON preview in which each blob is a short tag rather than
 its base64 text. An item kept small links to its full bytes, written once into a folder
@@ -26,7 +24,7 @@ from __future__ import annotations
 
 import html
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -68,11 +66,6 @@ class Rendering:
         return self.plain
 
 
-OutputRenderer = Callable[[Any], str | None]
-output_renderers: list[OutputRenderer] = []
-"""Functions that may draw a job's output as HTML (None: not theirs); tried in order."""
-
-
 # ---- job --------------------------------------------------------------------------
 
 
@@ -108,24 +101,12 @@ class JobView:
     """What the job waits for or where it runs, and its phases' timings at the end."""
 
 
-def title_html(view: JobView) -> str:
-    job = html.escape(view.job_id) if view.job_id else "…"
-    return (
-        f"<b>{html.escape(view.endpoint_id)}</b> <span>{html.escape(view.via)} · "
-        f"job <code>{job}</code></span>"
-    )
-
-
 def timing_text(view: JobView) -> str:
     run = format_ms(view.run_ms) + ("…" if view.running and view.run_ms is not None else "")
     text = f"queue {format_ms(view.delay_ms)} · run {run}"
     if view.retries:
         text += f" · retried {view.retries}×"
     return text
-
-
-def timing_html(view: JobView) -> str:
-    return f'<span class="nbext-timing">{html.escape(timing_text(view))}</span>'
 
 
 def stream_html(text: str, limit: int | None = None) -> str:
@@ -139,27 +120,16 @@ def stream_html(text: str, limit: int | None = None) -> str:
     return f'<pre class="nbext-stream" style="{STREAM_STYLE}">{html.escape(lead + shown)}</pre>'
 
 
-def metrics_html(metrics: Mapping[str, Any]) -> str:
-    line = metrics_line(metrics)
-    return f"<small>{html.escape(line)}</small>" if line else ""
-
-
-def output_html(
-    output: Any, redact: Callable[[str], str] = str, *, full_size_files: bool = True
-) -> str:
-    """The output: a renderer's drawing if one claims it, else a JSON preview that opens.
+def output_html(output: Any, *, full_size_files: bool = True) -> str:
+    """The output's media as a gallery, above a JSON preview that opens.
 
     ``full_size_files=False`` writes no full-size file (a streamed preview, replaced a
     moment later: the job's output, drawn at its end, is what the files are for)."""
-    for renderer in output_renderers:
-        drawn = renderer(output)
-        if drawn is not None:
-            return drawn
     found, readable = _media_of(output)
     folder = MEDIA.full_size_dir if full_size_files else ""
     gallery = _gallery_of(output, found, folder).html if found else ""
-    summary = html.escape(redact(compact_json(readable)))
-    full = html.escape(redact(shorten(to_json(readable, indent=2), EXPANDED_CHARS)))
+    summary = html.escape(compact_json(readable))
+    full = html.escape(shorten(to_json(readable, indent=2), EXPANDED_CHARS))
     return (
         f"{gallery}"
         f'<details class="nbext-output-details"><summary>output: <code>{summary}'
@@ -234,13 +204,6 @@ class _FullSizeFiles:
             )
 
 
-def error_html(error: str) -> str:
-    return (
-        f'<pre class="nbext-error" style="color:{ERROR};white-space:pre-wrap;margin:0.3em 0">'
-        f"{html.escape(error)}</pre>"
-    )
-
-
 def note_html(note: str) -> str:
     return f'<i class="nbext-note">{html.escape(note)}</i>'
 
@@ -259,11 +222,13 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
     Its parts carry stable classes (``nbext-job-badge``...), so one selector finds a
     part while the job runs and after the panel turned static.
     """
+    job = html.escape(view.job_id) if view.job_id else "…"
     parts = [
         '<div style="display:flex;align-items:center;gap:0.8em;flex-wrap:wrap">'
         f'<span class="nbext-job-badge">{badge_html(view.state)}</span>'
-        f'<span class="nbext-job-title">{title_html(view)}</span>'
-        f'<span class="nbext-job-timing">{timing_html(view)}</span>'
+        f'<span class="nbext-job-title"><b>{html.escape(view.endpoint_id)}</b> '
+        f"<span>{html.escape(view.via)} · job <code>{job}</code></span></span>"
+        f'<span class="nbext-job-timing">{html.escape(timing_text(view))}</span>'
         + (f'<span class="nbext-job-cost">{cost_html(view.cost)}</span>' if view.cost else "")
         + "</div>"
     ]
@@ -271,13 +236,17 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
         parts.append(drawn_phase)
     if view.text:
         parts.append(f'<div class="nbext-job-text">{stream_html(view.text, view.text_tail)}</div>')
-    if view.metrics and view.text is not None:
-        parts.append(f'<div class="nbext-job-metrics">{metrics_html(view.metrics)}</div>')
+    if view.text is not None and (metrics := metrics_line(view.metrics)):
+        parts.append(f'<div class="nbext-job-metrics"><small>{html.escape(metrics)}</small></div>')
     if view.has_output:
         drawn = output_html(view.output, full_size_files=full_size_files)
         parts.append(f'<div class="nbext-job-output">{drawn}</div>')
     if view.error:
-        parts.append(f'<div class="nbext-job-error">{error_html(view.error)}</div>')
+        style = f"color:{ERROR};white-space:pre-wrap;margin:0.3em 0"
+        parts.append(
+            f'<div class="nbext-job-error"><pre class="nbext-error" style="{style}">'
+            f"{html.escape(view.error)}</pre></div>"
+        )
     if view.note:
         parts.append(f'<div class="nbext-job-note">{note_html(view.note)}</div>')
     if view.hint:
@@ -410,7 +379,7 @@ def map_text_bar(view: MapView) -> str:
     return f"|{bar.ljust(TEXT_BAR)}|"
 
 
-def map_bar_html(view: MapView, width_em: float = 14) -> str:
+def map_bar_html(view: MapView) -> str:
     """The bar: one segment per final state, in that state's colour, in an outline.
 
     The unfilled part is the page itself: each state's colour is chosen to stand out
@@ -424,7 +393,7 @@ def map_bar_html(view: MapView, width_em: float = 14) -> str:
     return (
         f'<span class="nbext-map-bar" role="progressbar" aria-valuemin="0" '
         f'aria-valuemax="{view.total}" aria-valuenow="{view.done}" style="display:inline-flex;'
-        f"width:{width_em}em;height:0.8em;border:1px solid {MUTED};"
+        f"width:14em;height:0.8em;border:1px solid {MUTED};"
         f'border-radius:2px;overflow:hidden;vertical-align:middle">{segments}</span>'
     )
 
