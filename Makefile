@@ -48,6 +48,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check nbext tests benchmarks
 	$(BIN)/ruff format --check nbext tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/vulture
 
 # The emulator against the service SDK's test server under wrk (apt-get install -y wrk);
 # e.g. make bench BENCH_ARGS="--rounds 5".

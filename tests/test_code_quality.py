@@ -35,6 +35,12 @@ def test_mypy_strict_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_no_dead_code() -> None:
+    """Nothing in nbext that nothing calls (vulture, configured in pyproject.toml)."""
+    result = run(str(BIN / "vulture"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 # Spelled in pieces so that this file does not match itself.
 OUTSIDE_DOCUMENTS = re.compile(
     "|".join(

@@ -19,7 +19,7 @@ from ._calls import JobOptions, JobOptionWords
 from ._client import AsyncClient, Client
 from ._config import DEFAULT_CONFIG_FILE, DEFAULT_PROFILE, ClientConfig, Secret, load_config, mask
 from ._cost import JobCost, Price, usd_text
-from ._diagnosis import why_queued
+from ._diagnosis import Diagnosis, WorkerTail, why_queued
 from ._errors import (
     APIError,
     BadRequest,
@@ -100,6 +100,7 @@ __all__ = [
     "ConfigError",
     "Conflict",
     "ConnectionError",
+    "Diagnosis",
     "Endpoint",
     "Endpoints",
     "Job",
@@ -132,6 +133,7 @@ __all__ = [
     "Timings",
     "Unauthorized",
     "UnsupportedOperation",
+    "WorkerTail",
     "load_config",
     "mask",
     "usd_text",

@@ -52,34 +52,38 @@ class Diagnosis:
     """Why a queued job waits, as read from its endpoint at one moment.
 
     ``health`` is None when /health could not be read (``cause`` then says why it is
-    unknown). When no worker could start, ``tail`` is one unhealthy worker's log (no
-    lines where the service keeps none, or they could not be read), whose last line of
-    its own also ends ``cause``.
+    unknown, and ``error`` is what the read raised). ``tail`` is the log of the worker
+    asked about, or, when no worker could start, of one unhealthy worker, whose last line
+    of its own then also ends ``cause`` (no lines where the service keeps none, or they
+    could not be read).
     """
 
     health: Health | None
     cause: str
     tail: WorkerTail | None = None
+    error: NbextError | None = None
 
 
-def diagnose(ctx: Context, endpoint_id: str) -> Flow[Diagnosis]:
-    """Read the endpoint's /health (within ``CHECK_TIMEOUT``) and name why a queued job
-    waits (``why_queued``); for workers that cannot start, add what one of them said
-    last. What cannot be read is said in ``cause`` (the health) or left out (the log).
-    The one reading behind a Timeout's ``cause`` and a job's phases (``_phases``)."""
+def diagnose(ctx: Context, endpoint_id: str, worker: str | None = None) -> Flow[Diagnosis]:
+    """Why the endpoint's queued jobs wait: its /health, read within ``CHECK_TIMEOUT``,
+    and the likely cause named (``why_queued``); when no worker could start, what one of
+    them said last. ``worker`` (a job's own) has its last log lines read instead, in any
+    state. What cannot be read is said (the health: ``cause`` and ``error``) or left out
+    (a log). The one reading behind a Timeout's ``cause``, a job's phases and
+    ``%runpod why``."""
     try:
         call = endpoint_call("health", "GET", endpoint_id)
         health = model_of(call, (yield from send(ctx, call, _check(ctx, "health"))), Health)
     except NbextError as failure:
-        return Diagnosis(None, f"why it waits is unknown: {failure}")
+        return Diagnosis(None, f"why it waits is unknown: {failure}", error=failure)
     cause = why_queued(health)
-    if not _cannot_start(health):
-        return Diagnosis(health, cause)
-    worker = yield from _unhealthy_worker(ctx, endpoint_id)
+    crashing = worker is None and _cannot_start(health)
+    if crashing:
+        worker = yield from _unhealthy_worker(ctx, endpoint_id)
     if worker is None:
         return Diagnosis(health, cause)
     tail = yield from worker_tail(ctx, endpoint_id, worker)
-    if tail.last_line:
+    if crashing and tail.last_line:
         cause = f"{cause}; last line: {tail.last_line}"
     return Diagnosis(health, cause, tail)
 

@@ -21,7 +21,7 @@ from . import _flows as flows
 from ._budget import Spending
 from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submission_body
 from ._cost import JobCost, job_cost
-from ._diagnosis import explained
+from ._diagnosis import diagnose, explained
 from ._map import AsyncMapResults, MapPlan, MapResults
 from ._openai import async_openai, sync_openai
 from ._phases import QUEUE_THRESHOLD, Phase
@@ -377,6 +377,7 @@ class Endpoint(_EndpointBase):
     job = local(_job, then=_handle)
     cost = blocking(_cost)
     health = blocking(_health)
+    diagnose = blocking(diagnose)
     purge_queue = blocking(_purge_queue)
     map = local(_map, then=_batch)
 
@@ -423,6 +424,7 @@ class AsyncEndpoint(_EndpointBase):
     job = local(_job, then=_handle)
     cost = awaiting(_cost)
     health = awaiting(_health)
+    diagnose = awaiting(diagnose)
     purge_queue = awaiting(_purge_queue)
     map = local(_map, then=_batch)
 

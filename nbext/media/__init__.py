@@ -15,7 +15,7 @@ live panel and the static saved output use it as plain functions.
 from __future__ import annotations
 
 from .detect import detect, find
-from .files import file_name, write_beside
+from .files import write_beside
 from .formats import Format
 from .found import Media, MediaList
 from .preview import preview
@@ -37,7 +37,6 @@ __all__ = [
     "MediaList",
     "Rendered",
     "detect",
-    "file_name",
     "find",
     "full_size_html",
     "gallery_html",

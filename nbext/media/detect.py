@@ -14,8 +14,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 
-from . import formats
-from .formats import Format
+from .formats import EXTENSIONS, SNIFF_BYTES, Format, duration, format_for_mime, image_size, sniff
 from .found import Media, MediaList, Source
 
 MIN_BLOB_CHARS = 24
@@ -23,7 +22,7 @@ MIN_BLOB_CHARS = 24
 MAX_DEPTH = 64
 """Deeper nesting is not searched (and a cyclic Python object cannot recurse forever)."""
 
-_HEAD_CHARS = 64  # decodes to 48 bytes >= formats.SNIFF_BYTES
+_HEAD_CHARS = 64  # decodes to 48 bytes >= SNIFF_BYTES
 _B64_START = re.compile(r"[A-Za-z0-9+/_-]{4}")
 _DATA_URI = re.compile(r"data:([^,;]*)((?:;[^,;]*)*),", re.IGNORECASE)
 _URL = re.compile(r"https?://[^\s\"'<>]+", re.IGNORECASE)
@@ -86,10 +85,10 @@ def describe_bytes(
     data: bytes, path: str, source: Source, declared: Format | None = None
 ) -> Media | None:
     """A ``Media`` for a file's bytes: their signature decides, else the declared format."""
-    fmt = formats.sniff(data[: formats.SNIFF_BYTES * 2]) or declared
+    fmt = sniff(data[: SNIFF_BYTES * 2]) or declared
     if fmt is None:
         return None
-    size = formats.image_size(fmt, data) if fmt.kind == "image" else None
+    size = image_size(fmt, data) if fmt.kind == "image" else None
     return Media(
         path=path,
         format=fmt,
@@ -97,7 +96,7 @@ def describe_bytes(
         data=data,
         width=size[0] if size else None,
         height=size[1] if size else None,
-        duration=formats.duration(fmt, data) if fmt.kind == "audio" else None,
+        duration=duration(fmt, data) if fmt.kind == "audio" else None,
     )
 
 
@@ -105,7 +104,7 @@ def _base64(text: str, path: str) -> Media | None:
     if not _B64_START.match(text):
         return None
     head = _decode(text[:_HEAD_CHARS], partial=len(text) > _HEAD_CHARS)
-    if head is None or formats.sniff(head) is None:
+    if head is None or sniff(head) is None:
         return None
     data = _decode(text)
     if data is None:
@@ -136,7 +135,7 @@ def _data_uri(text: str, path: str) -> Media | None:
     match = _DATA_URI.match(text)
     if match is None:
         return None
-    declared = formats.format_for_mime(match.group(1)) if match.group(1) else None
+    declared = format_for_mime(match.group(1)) if match.group(1) else None
     payload = text[match.end() :]
     if ";base64" in match.group(2).lower():
         data = _decode(payload.strip())
@@ -153,11 +152,11 @@ def _url(text: str, path: str) -> Media | None:
     parts = urlsplit(text)
     name = parts.path.rsplit("/", 1)[-1]
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    fmt = formats.EXTENSIONS.get(ext)
+    fmt = EXTENSIONS.get(ext)
     if fmt is None:
         for key, value in parse_qsl(parts.query):
             if key.lower() in _URL_FORMAT_PARAMS:
-                fmt = formats.format_for_mime(value) or formats.EXTENSIONS.get(value.lower())
+                fmt = format_for_mime(value) or EXTENSIONS.get(value.lower())
                 if fmt is not None:
                     break
     if fmt is None:

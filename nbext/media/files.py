@@ -38,14 +38,11 @@ def extension(fmt: Format) -> str:
     return _EXTENSION.get(fmt, fmt.name.lower())
 
 
-def file_name(item: Media) -> str:
-    """``images-0-3f2a9c1b7d4e5a60.png``: where it sat in the output, for a person who
-    browses the folder, then its content's hash, which makes the name stable."""
-    return _written(item)[0]
-
-
 def _written(item: Media) -> tuple[str, bytes]:
-    """The file's name and the bytes it holds: ``item``'s own, but for an SVG (above)."""
+    """The file's name and the bytes it holds: ``item``'s own, but for an SVG (above).
+
+    ``images-0-3f2a9c1b7d4e5a60.png``: where it sat in the output, for a person who
+    browses the folder, then its content's hash, which makes the name stable."""
     if item.data is None:
         raise ValueError(f"{item.label} is a URL that was not fetched: it has no bytes to write")
     digest = hashlib.sha256(item.data).hexdigest()[:16]

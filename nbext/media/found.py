@@ -150,7 +150,7 @@ class Media:
         image.load()
         return image
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **_: Any) -> dict[str, Any]:
         from .render import full_size_html
 
         return {"text/plain": repr(self), "text/html": full_size_html(self)}

@@ -3,7 +3,7 @@
 ``%load_ext nbext`` registers the magics and says in one line which service the kernel
 talks to: the RunPod cloud when an API key is configured, else a local emulator that
 starts inside the kernel on first use. From Python: ``nbext.deploy`` makes a notebook
-function an endpoint of that emulator, ``run_many`` runs a batch with a progress panel,
+function an endpoint of that emulator, ``run_many`` runs many inputs as jobs with a progress panel,
 ``client()`` is the kernel's own client, whose calls the job panels follow.
 """
 
@@ -19,21 +19,23 @@ from nbext.client import Client, ConfigError, NbextError
 from nbext.models import JobResult
 
 from . import awaiting, colab
-from .batch import run_many, run_many_async
-from .connection import Connection, current, quiet_emulator_log, set_current
+from .connection import Connection, quiet_emulator_log
 from .deploy import deploy
-from .errors import Interrupted, NotebookError
+from .errors import NotebookError
 from .follow import JobFollower
+from .interrupts import Interrupted
+from .kernel import current, set_current
 from .magics import RunpodMagics
-from .widgets import BatchPanel, HealthPanel, JobPanel
+from .map import run_many, run_many_async
+from .widgets import HealthPanel, JobPanel, MapPanel
 
 __all__ = [
-    "BatchPanel",
     "Connection",
     "HealthPanel",
     "Interrupted",
     "JobFollower",
     "JobPanel",
+    "MapPanel",
     "NotebookError",
     "RunpodMagics",
     "client",

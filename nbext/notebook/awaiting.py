@@ -95,7 +95,6 @@ def uninstall(shell: Any) -> None:
 async def run_cell_magic(name: str, line: str, cell: str) -> None:
     """What an awaited ``%%runpod_job`` or ``%%runpod_chat`` cell runs: the magic,
     following by awaiting."""
-    from .ipython import parse_argstring
     from .magics.chat import run_chat_async
     from .magics.common import parse_line
     from .magics.job import run_job_async
@@ -104,7 +103,7 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
     if magics is None:  # unloaded meanwhile: plain IPython
         get_ipython().run_cell_magic(name, line, cell)
     elif name == "runpod_job":
-        await run_job_async(magics, parse_argstring(magics.runpod_job, line), cell)
+        await run_job_async(magics, parse_line(magics.runpod_job, line), cell)
     elif name == "runpod_chat":
         await run_chat_async(magics, parse_line(magics.runpod_chat, line), cell)
     else:
@@ -114,19 +113,19 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
 async def run_line_magic(name: str, line: str) -> None:
     """What an awaited ``%runpod map`` or ``retry`` line runs: the command, the panel's
     Cancel heard meanwhile."""
-    from .ipython import parse_argstring
-    from .magics.batch import map_command, map_command_async
+    from .magics.common import parse_line
     from .magics.job import retry_job_async
     from .magics.jobs import record_of, retry
+    from .magics.map import map_command, map_command_async
 
     magics = _magics()
     subcommand, _, rest = line.strip().partition(" ")
     if name != "runpod" or magics is None or subcommand not in ("map", "retry"):
         get_ipython().run_line_magic(name, line)
     elif subcommand == "map":
-        await map_command_async(magics, parse_argstring(map_command, rest))
+        await map_command_async(magics, parse_line(map_command, rest))
     else:
-        args = parse_argstring(retry, rest)
+        args = parse_line(retry, rest)
         record = record_of(magics, args.job, args.endpoint)
         await retry_job_async(magics, record, background=args.background, quiet=args.quiet)
 

@@ -6,7 +6,7 @@ one it talks to an emulator embedded in the kernel: started on first use (an
 ``EmulatorServer`` on 127.0.0.1, a free port), with the demo images deployed as
 endpoints of the same names, so a notebook runs with no account, offline, in class.
 
-One ``Connection`` per kernel (``current()``), holding up to two ``Service``s (local and
+One ``Connection`` per kernel (``kernel.current()``), holding up to two ``Service``s (local and
 cloud) so switching with ``%runpod connect`` keeps both sides' jobs reachable. Tests hand
 a connection their own ``EmulatorServer`` (on a fake clock) and environment.
 """
@@ -164,7 +164,7 @@ class Connection:
         self.registry = JobRegistry()
         self.budget = Budget()
         """What the jobs started from this kernel have cost, and ``RunpodMagics.budget_usd``."""
-        self._services: dict[Mode, Service] = {}
+        self._services: dict[str, Service] = {}
         if mode is None:
             mode = "cloud" if self.config.api_key is not None and server is None else "local"
         if mode == "cloud":
@@ -245,10 +245,7 @@ class Connection:
 
     def service_named(self, mode: str) -> Service | None:
         """An already started service by name (jobs remember where they were submitted)."""
-        for name, service in self._services.items():
-            if name == mode:
-                return service
-        return None
+        return self._services.get(mode)
 
     @property
     def client(self) -> Client:
@@ -258,10 +255,11 @@ class Connection:
         """The kernel's client read a job's state (a Python call in a cell, or a command):
         the job's record, and so every panel of it, follows.
 
-        A job of this kernel queued again from Python (``job.retry()``) is followed in
-        the background, as ``%runpod retry`` follows it, so its panels reach its end
-        without a further call; a command that queues it again starts its own follower
-        meanwhile, and then this one is not needed.
+        A job of this kernel's cells queued again from Python (``job.retry()``) is
+        followed in the background by its follower, as ``%runpod retry`` follows it, so
+        its panels reach its end without a further call; a command that queues it again
+        starts its own follower meanwhile, and then this one is not needed. A job with
+        no follower (a map's) shows its new run at its next read (``%runpod jobs``).
         """
         record = self.registry.get(result.id)
         if record is None or record.service != service.mode:
@@ -277,14 +275,12 @@ class Connection:
         except RuntimeError:
             return  # no loop (a terminal IPython): the next status or wait call shows it
         before = record.follower
+        if before is None:
+            return
 
         def follow() -> None:
-            if record.follower is not before or record.final:
-                return
-            from .follow import JobFollower
-
-            on_end = before.on_end if before is not None else None
-            JobFollower(service, self.registry, record, on_end=on_end).start_background()
+            if record.follower is before and not record.final:
+                before.follow_again()
 
         loop.call_soon(follow)
 
@@ -423,21 +419,3 @@ def quiet_emulator_log() -> None:
     logger = logging.getLogger("nbext.emulator")
     if not logger.handlers:
         logger.addHandler(logging.NullHandler())
-
-
-_current: Connection | None = None
-
-
-def current() -> Connection:
-    """The kernel's connection, made from the environment on first use."""
-    global _current
-    if _current is None:
-        _current = Connection()
-    return _current
-
-
-def set_current(connection: Connection | None) -> Connection | None:
-    """Make ``connection`` the kernel's; returns the previous one (tests restore it)."""
-    global _current
-    previous, _current = _current, connection
-    return previous

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
 
-from .connection import Connection, current
+from .connection import Connection
 from .errors import InvalidArgument, NotebookError, WrongType
+from .kernel import current
 
 if TYPE_CHECKING:
     from nbext.emulator import Emulator

@@ -1,18 +1,15 @@
-"""Errors of the notebook layer, how they are said to a user, and how Ctrl-C is held back.
+"""Errors of the notebook layer, and how they are said to a user.
 
 User mistakes in magics are IPython's ``UsageError`` (shown as one line, no traceback).
 What is here is for the rest: misuse from Python code (``NotebookError`` and its
-``InvalidArgument`` / ``WrongType``), a job cancelled by Ctrl-C, and ``describe``, which
-says any of nbext's errors as one line in the user's terms.
+``InvalidArgument`` / ``WrongType``), and ``describe``, which says any of nbext's errors
+as one line in the user's terms. Ctrl-C has a module of its own (``interrupts``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import signal
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from nbext.client import (
     APIError,
@@ -43,68 +40,6 @@ class InvalidArgument(NotebookError, ValueError):
 class WrongType(NotebookError, TypeError):
     """A notebook helper was given a value of a type it cannot use (see ``InvalidArgument``)."""
 
-
-class Interrupted(Exception):
-    """Ctrl-C stopped a blocking command; the remote job was cancelled (or said why not).
-
-    Raised rather than swallowed so "Run all" stops at this cell, and shown as one line
-    (``_render_traceback_``, which IPython and ipykernel honour) since the message is the
-    whole story.
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"Interrupted: {self.message}"]
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class Held:
-    """What ``deferred_interrupts`` held back: whether Ctrl-C came during the block."""
-
-    def __init__(self) -> None:
-        self.received = False
-
-
-@contextlib.contextmanager
-def deferred_interrupts(deliver: bool = True) -> Iterator[Held]:
-    """Hold Ctrl-C until the block ends; then raise it (``deliver``) or just report it.
-
-    Wraps what must not be cut in half: ``/run`` and the setup after it (an interrupt
-    while its answer is read would leave a job running whose id we never learn, one
-    just after would skip the code that cancels it) and ``/cancel``. With
-    ``deliver=False`` the caller reads ``held.received`` and acts on it (cancels the job
-    it now knows). Only the main thread receives signals; elsewhere this does nothing.
-    """
-    held = Held()
-    if threading.current_thread() is not threading.main_thread():
-        yield held
-        return
-
-    def hold(signum: int, frame: object) -> None:
-        held.received = True
-
-    try:
-        previous = signal.signal(signal.SIGINT, hold)
-    except ValueError:  # not the main interpreter
-        yield held
-        return
-    try:
-        yield held
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if held.received and deliver:
-        if callable(previous):
-            previous(signal.SIGINT, None)
-        elif previous != signal.SIG_IGN:
-            raise KeyboardInterrupt
-
-
-# ---- saying an error in the user's terms ----------------------------------------------------
 
 VERBS = {
     "run": "submit a job to it",

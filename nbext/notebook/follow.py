@@ -44,7 +44,8 @@ from nbext.client import AsyncJob, Conflict, Job, NbextError, NotFound, Phase, T
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from .cost import record_cost
-from .errors import Interrupted, NotebookError, deferred_interrupts
+from .errors import NotebookError
+from .interrupts import Interrupted, deferred_interrupts
 from .uipoll import UiPump
 from .widgets.live import INTERRUPT_HINT
 
@@ -361,6 +362,12 @@ class JobFollower:
             self.panel.task = self.task
             self._left_running()  # an idle kernel ignores an interrupt
         return self.task
+
+    def follow_again(self) -> None:
+        """The job was queued again from elsewhere (``job.retry()`` in a cell): a new
+        follower with no panel of its own follows the new run in the background (every
+        panel of the job follows its record); ``on_end`` is called again at its end."""
+        JobFollower(self.service, self.registry, self.record, on_end=self.on_end).start_background()
 
     @property
     def following(self) -> bool:

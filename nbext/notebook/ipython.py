@@ -6,7 +6,6 @@ small module keeps mypy strict everywhere else (and says in one place what we re
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, cast
 
@@ -55,11 +54,6 @@ def magic_arguments(name: str | None = None) -> Callable[[F], F]:
 
 def argument(*args: Any, **kwargs: Any) -> Callable[[F], F]:
     return cast(Callable[[F], F], _arguments.argument(*args, **kwargs))  # type: ignore[no-untyped-call]
-
-
-def parse_argstring(magic: Callable[..., Any], line: str) -> argparse.Namespace:
-    """Parse ``line`` with the parser ``magic_arguments`` attached to ``magic``."""
-    return cast(argparse.Namespace, _arguments.parse_argstring(magic, line))  # type: ignore[no-untyped-call]
 
 
 def cell_magic(func: F) -> F:

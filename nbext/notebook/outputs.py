@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from .ipython import Handle, show_updatable, updates_in_place
 
 if TYPE_CHECKING:
-    from .static import Rendering
+    from .rendering import Rendering
     from .widgets.controls import Controls
 
 

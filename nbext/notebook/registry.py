@@ -7,20 +7,36 @@ asking the service for anything but fresh states of unfinished jobs.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nbext.models import JobResult
 
 if TYPE_CHECKING:
     from nbext.client import JobCost
 
-    from .follow import JobFollower
-
 REMOVED = "REMOVED"
 """The state shown for a job the service no longer knows (purged, TTL, retention)."""
+
+
+class Follower(Protocol):
+    """What a record knows of whoever follows its job's latest run (a
+    ``follow.JobFollower``): said here, so that records need not import what follows
+    them."""
+
+    task: asyncio.Task[JobResult | None] | None
+    """The background task or awaited cell that follows (None: a blocking cell)."""
+    on_end: Callable[[JobRecord], None] | None
+    """Called at the job's end (``-o NAME``); a retry of the job calls it again."""
+
+    @property
+    def following(self) -> bool: ...
+
+    def follow_again(self) -> None:
+        """The job was queued again from elsewhere: follow its new run in the background."""
 
 
 @dataclass(eq=False)
@@ -44,7 +60,7 @@ class JobRecord:
     """Seconds the job was allowed to live from submission (``--ttl``); None: 24 hours.
     Kept because the service never says a job's policy back: ``%runpod why`` compares
     it with what happened."""
-    follower: JobFollower | None = None
+    follower: Follower | None = None
     """The follower of the job's latest run (the one a new panel of it belongs to)."""
     watchers: list[Callable[[JobRecord], None]] = field(default_factory=list, repr=False)
     """Called on every change of this record, whoever made it: each panel of the job
@@ -78,11 +94,10 @@ class JobRecord:
 
 
 class JobRegistry:
-    """Records by job id, in submission order; ``listeners`` hear every change."""
+    """Records by job id, in submission order; a record's watchers hear its changes."""
 
     def __init__(self) -> None:
         self._records: dict[str, JobRecord] = {}
-        self.listeners: list[Callable[[JobRecord], None]] = []
 
     def add(self, record: JobRecord) -> JobRecord:
         self._records[record.id] = record
@@ -110,8 +125,6 @@ class JobRegistry:
     def _changed(self, record: JobRecord) -> None:
         for watcher in list(record.watchers):
             watcher(record)
-        for listener in list(self.listeners):
-            listener(record)
 
     def __iter__(self) -> Iterator[JobRecord]:
         return iter(list(self._records.values()))

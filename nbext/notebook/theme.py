@@ -11,6 +11,9 @@ are only used for graphics (a badge's border, a bar, a chart line), where 3:1 ag
 the page is enough, and for error text, where the theme's error colour is kept at 4.5:1.
 The choice of variable per state follows from measuring them on each theme's page colour
 (``tests/e2e/test_panel_contrast.py`` measures what a browser actually draws).
+
+CSS classes are stable names for the browser tests (and for anyone styling the panels):
+``nbext-<panel>`` on the container, ``nbext-<part>`` on each part.
 """
 
 from __future__ import annotations

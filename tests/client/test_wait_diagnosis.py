@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from nbext.client import Timeout
+from nbext.client import NotFound, Timeout
 from nbext.emulator.domain.scenarios import CRASH_LINE
 from nbext.models import JobStatus as S
 
@@ -105,3 +105,37 @@ async def test_run_sync_that_times_out_in_queue_says_why(h: Harness) -> None:
     assert err.cause.startswith("no worker could start: 1 worker unhealthy")
     assert err.cause.endswith(f"; last line: {CRASH_LINE}")
     assert err.health.workers.unhealthy == 1
+
+
+async def test_an_endpoint_diagnosed_on_demand_names_the_crash_loop_and_its_last_line(
+    h: Harness,
+) -> None:
+    h.emu.deploy("echo", endpoint_id="crash", scenario="crash-loop")
+    await h.call(h.endpoint("crash").run, {})
+    endpoint = h.endpoint("crash")
+    await h.until(lambda: h.emu.jobs.health("crash").workers.unhealthy == 1, "a crashed worker")
+    found = await h.call(endpoint.diagnose)
+    assert found.health is not None and found.health.workers.unhealthy == 1
+    assert found.cause.startswith("no worker could start: 1 worker unhealthy")
+    assert found.cause.endswith(f"; last line: {CRASH_LINE}") and found.error is None
+    assert found.tail is not None and found.tail.last_line == CRASH_LINE
+    assert found.tail.worker == (await h.call(h.client.endpoints.workers, "crash"))[0].id
+
+
+async def test_a_named_worker_has_its_log_read_in_any_state(h: Harness) -> None:
+    h.emu.deploy("fail", endpoint_id="fails")
+    job = await h.call(h.endpoint("fails").run, {"message": "no GPU today"})
+    result = await h.call(job.wait, timeout=10, raise_on_failure=False)
+    assert result.status is S.FAILED and result.worker_id is not None
+    found = await h.call(h.endpoint("fails").diagnose, result.worker_id)
+    assert found.health is not None and found.health.workers.unhealthy == 0
+    assert "last line" not in found.cause
+    assert found.tail is not None and found.tail.worker == result.worker_id
+    assert found.tail.lines, "the worker's log, which the service keeps"
+
+
+async def test_an_endpoint_that_cannot_be_read_is_said_with_what_it_raised(h: Harness) -> None:
+    found = await h.call(h.endpoint("nowhere").diagnose)
+    assert found.health is None and found.tail is None
+    assert isinstance(found.error, NotFound)
+    assert found.cause.startswith("why it waits is unknown: ")

@@ -3,7 +3,7 @@
 A guide read in JupyterLab, Notebook 7, JupyterLab without the widget manager, after save
 and reopen, in nbconvert's HTML and in a terminal IPython must show a reader the same key
 facts under the same cells: a job's final state and output, the streamed text, a
-batch's counts, the tables' rows, and each picture and player. ``KEY_TEXT`` lists them
+map's counts, the tables' rows, and each picture and player. ``KEY_TEXT`` lists them
 per guide, by a piece of each cell's source; every front end is checked against the same
 list, so a fact missing in one of them fails there and names the cell.
 

@@ -49,6 +49,6 @@ PANELS = [
     "await asyncio.sleep(0.5)\nwatch.stop()\nawait watch.task",
 ]
 """A notebook with every kind of panel, each ending in a known state: three jobs
-(completed, streamed, failed), a batch, a health snapshot and a stopped watch."""
+(completed, streamed, failed), a map, a health snapshot and a stopped watch."""
 STATIC_PANELS = 6
 """How many static renderings ``PANELS`` leaves once it has run."""

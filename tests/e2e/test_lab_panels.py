@@ -48,7 +48,7 @@ def test_run_save_close_reopen_keeps_every_final_state(
         ("echo -o out", "hello from the echo job"),
     ):
         expect(lab.output(lab.cell_with(cell))).to_contain_text(text)
-    expect(shown(lab, ".nbext-batch-counts")).to_contain_text("5/5 · COMPLETED 5")
+    expect(shown(lab, ".nbext-map-counts")).to_contain_text("5/5 · COMPLETED 5")
     expect(shown(lab, ".nbext-health-chart")).to_be_visible()
     assert "Error displaying widget" not in shown(lab, ".jp-Notebook").inner_text()
     lab.screenshot("panels-reopened")
@@ -129,10 +129,10 @@ def test_cancel_stops_a_blocking_map(lab: LabPage, lab_server: JupyterLabServer)
     cell = lab.cell_with("%runpod map sleep")
     button = lab.button(cell, "Cancel")
     expect(button).to_be_visible(timeout=60_000)
-    expect(lab.output(cell).locator(".nbext-batch-counts")).to_contain_text("0/6")
-    elapsed = seconds_until(lab, button, f"{VISIBLE} .nbext-static.nbext-batch-panel")
-    print(f"click to a stopped batch: {elapsed:.3f} s")
-    assert elapsed < CLICK_TO_CANCELLED_S, f"the batch stopped {elapsed:.2f} s after the click"
+    expect(lab.output(cell).locator(".nbext-map-counts")).to_contain_text("0/6")
+    elapsed = seconds_until(lab, button, f"{VISIBLE} .nbext-static.nbext-map-panel")
+    print(f"click to a stopped map: {elapsed:.3f} s")
+    assert elapsed < CLICK_TO_CANCELLED_S, f"the map stopped {elapsed:.2f} s after the click"
     lab.wait_until_idle()
     expect(lab.output(cell)).to_contain_text("cancelled: 0 of 6 finished")
     errors = lab.errors()
@@ -195,7 +195,7 @@ CONTRAST = """
       graphics.push({what: 'badge ' + el.dataset.state,
                      ratio: ratio(over(parse(getComputedStyle(el).borderTopColor), bg), bg)});
     }
-    for (const el of panel.querySelectorAll('.nbext-batch-bar [data-state]')) {
+    for (const el of panel.querySelectorAll('.nbext-map-bar [data-state]')) {
       const bg = background(el.parentElement.parentElement);
       graphics.push({what: 'bar ' + el.dataset.state,
                      ratio: ratio(over(parse(getComputedStyle(el).backgroundColor), bg), bg)});
@@ -212,8 +212,7 @@ CONTRAST = """
 """
 THEMES = ["JupyterLab Light", "JupyterLab Dark", "JupyterLab Dark High Contrast"]
 PANEL_SELECTOR = ", ".join(
-    f"{VISIBLE} {kind}"
-    for kind in (".nbext-job-panel", ".nbext-batch-panel", ".nbext-health-panel")
+    f"{VISIBLE} {kind}" for kind in (".nbext-job-panel", ".nbext-map-panel", ".nbext-health-panel")
 )
 
 

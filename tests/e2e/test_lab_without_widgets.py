@@ -3,7 +3,7 @@
 Notebook 7, a shared JupyterHub's front end.
 
 A panel's state is plain HTML updated through its display id, so it must move in the
-page while the job, the batch or the stream runs, with no widget drawn at all; where a
+page while the job, the map or the stream runs, with no widget drawn at all; where a
 panel's Cancel would be, the page shows its text fallback, which says how to stop, and
 interrupting the kernel (the ■ button's call) cancels the job on the emulator. And the
 final outputs stay after save and reopen.
@@ -101,15 +101,15 @@ def test_live_state_shows_without_the_widget_manager_and_stays_after_reopen(
     expect(lab.output(stream).locator(".nbext-static .nbext-stream")).to_contain_text(WORDS)
     print(f"stream: {len(growing)} distinct texts before the end")
 
-    # The batch: its counts move while it runs.
-    batch = lab.cell_with("%runpod map sleep")
-    counts = samples(batch, ".nbext-batch-counts")
+    # The map: its counts move while it runs.
+    mapped = lab.cell_with("%runpod map sleep")
+    counts = samples(mapped, ".nbext-map-counts")
     done = sorted({int(t.split("/")[0]) for t in counts})
     assert len(done) >= 3 and done[0] < 8, counts
-    expect(lab.output(batch).locator(".nbext-static .nbext-batch-counts")).to_contain_text(
+    expect(lab.output(mapped).locator(".nbext-static .nbext-map-counts")).to_contain_text(
         "8/8 · COMPLETED 8"
     )
-    print(f"batch: counts seen {done}")
+    print(f"map: counts seen {done}")
     # The health watch: its Stop button's place names the command; the command stops it.
     watch = lab.cell_with("%runpod health echo --watch")
     if bare:

@@ -101,7 +101,7 @@ def test_every_panel_ends_as_html_with_a_text_twin(
         1: ("nbext-job-panel", "COMPLETED", "hello from the echo job"),
         2: ("nbext-job-panel", "COMPLETED", "every streamed word stays"),
         3: ("nbext-job-panel", "FAILED", "a failure on purpose"),
-        4: ("nbext-batch-panel", "done", "5/5 · COMPLETED 5"),
+        4: ("nbext-map-panel", "done", "5/5 · COMPLETED 5"),
         5: ("nbext-health-panel", "stopped", "in queue"),
         6: ("nbext-health-panel", "stopped", "<svg"),
     }
@@ -129,7 +129,7 @@ def test_the_exported_page_shows_final_states_with_no_network(
             expect(badge.first).to_be_visible()
         expect(panels.locator(".nbext-stream")).to_have_text("every streamed word stays")
         expect(panels.locator(".nbext-error")).to_contain_text("a failure on purpose")
-        expect(page.locator(".nbext-batch-panel .nbext-batch-counts")).to_contain_text("5/5")
+        expect(page.locator(".nbext-map-panel .nbext-map-counts")).to_contain_text("5/5")
         expect(page.locator(".nbext-health-chart")).to_be_visible()
         assert "Error displaying widget" not in page.content()
     finally:

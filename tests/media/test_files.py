@@ -8,12 +8,20 @@ from urllib.parse import unquote
 
 import pytest
 
-from nbext.media import file_name, find, gallery_html, link_control, write_beside
+from nbext.media import Media, find, gallery_html, link_control, write_beside
 
 from .conftest import b64, jpeg, mp4, noise_png, wav
 
 
-def test_the_name_is_the_path_then_the_content_hash_with_the_usual_extension() -> None:
+def file_name(item: Media) -> str:
+    """The name ``write_beside`` gives ``item``'s file (written in the working directory)."""
+    return write_beside(item, ".")
+
+
+def test_the_name_is_the_path_then_the_content_hash_with_the_usual_extension(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     found = find({"images": [b64(noise_png(40, 40)), b64(jpeg())], "voice": b64(wav())})
     names = [file_name(item) for item in found]
     assert re.fullmatch(r"images-0-[0-9a-f]{16}\.png", names[0]), names
@@ -24,10 +32,14 @@ def test_the_name_is_the_path_then_the_content_hash_with_the_usual_extension() -
     assert file_name(again)[-20:] == names[0][-20:]  # same bytes, same hash
 
 
-def test_a_url_that_was_not_fetched_has_no_file() -> None:
+def test_a_url_that_was_not_fetched_has_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     (item,) = find({"picture": "https://example.org/a.png"})
     with pytest.raises(ValueError, match="picture is a URL that was not fetched"):
         file_name(item)
+    assert not list(tmp_path.iterdir())
 
 
 def test_writing_twice_leaves_one_file_with_the_bytes(

@@ -17,7 +17,7 @@ from ipywidgets.widgets.widget import _instances
 
 from nbext.models import JobStatus
 from nbext.notebook import awaiting
-from nbext.notebook.errors import Interrupted
+from nbext.notebook.interrupts import Interrupted
 from nbext.notebook.outcome import JobNotCompleted
 
 from .conftest import Notebook, flaky_handler
@@ -86,6 +86,16 @@ async def test_an_awaiting_cell_streams_and_completes(nb: Notebook) -> None:
     await nb.conn.aclose()
 
 
+async def test_an_awaiting_cell_reads_its_line_as_a_blocking_one(nb: Notebook) -> None:
+    """Quotes are the shell's, in an awaiting kernel as in any other (``parse_line``)."""
+    await awaiting.run_cell_magic("runpod_job", "'echo' -o 'out'", '{"a": 1}')
+    nb.run("inputs = [{'n': 1}]")
+    await awaiting.run_line_magic("runpod", "map \"echo\" inputs -o 'mapped' -q")
+    assert nb.shell.user_ns["out"] == {"a": 1}
+    assert nb.shell.user_ns["mapped"]["state"].tolist() == ["COMPLETED"]
+    await nb.conn.aclose()
+
+
 async def test_interrupting_an_awaiting_cell_cancels_the_job(nb: Notebook) -> None:
     cell = asyncio.ensure_future(awaiting.run_cell_magic("runpod_job", "sleep", '{"seconds": 60}'))
     await nb.auntil(lambda: len(nb.conn.registry) == 1, "the job to be submitted")
@@ -109,12 +119,12 @@ def test_map_lines_outside_blocks_are_made_to_await(nb: Notebook) -> None:
     assert transformed(nb, "%runpod retry last").startswith(awaiting.AWAITED_LINE)
 
 
-def batch_cancel() -> ipywidgets.Button | None:
-    """The Cancel button of the newest batch panel (what the browser would click)."""
+def map_cancel() -> ipywidgets.Button | None:
+    """The Cancel button of the newest map panel (what the browser would click)."""
     buttons = [
         w
         for w in list(_instances.values())
-        if isinstance(w, ipywidgets.Button) and "nbext-batch-cancel" in w._dom_classes
+        if isinstance(w, ipywidgets.Button) and "nbext-map-cancel" in w._dom_classes
     ]
     return buttons[-1] if buttons else None
 
@@ -128,13 +138,13 @@ async def test_an_awaiting_map_completes_and_stores_its_frame(nb: Notebook) -> N
     await nb.conn.aclose()
 
 
-async def test_cancel_clicked_while_a_map_awaits_stops_the_batch(nb: Notebook) -> None:
+async def test_cancel_clicked_while_a_map_awaits_stops_the_map(nb: Notebook) -> None:
     nb.run("naps = [{'seconds': 60} for _ in range(4)]")
     cell = asyncio.ensure_future(
         awaiting.run_line_magic("runpod", "map sleep naps -o res --concurrency 2")
     )
-    await nb.auntil(lambda: batch_cancel() is not None, "the batch panel")
-    button = batch_cancel()
+    await nb.auntil(lambda: map_cancel() is not None, "the map panel")
+    button = map_cancel()
     assert button is not None
     await nb.auntil(
         lambda: sum(j.status is JobStatus.IN_PROGRESS for j in nb.emu.jobs.jobs.values()) == 2,
@@ -142,7 +152,7 @@ async def test_cancel_clicked_while_a_map_awaits_stops_the_batch(nb: Notebook) -
     )
     content, controls = nb.outputs()
     assert "application/vnd.jupyter.widget-view+json" in controls[-1]  # Cancel shows
-    assert controls[-1]["text/plain"].startswith("interrupt the kernel (■) to stop the batch")
+    assert controls[-1]["text/plain"].startswith("interrupt the kernel (■) to stop the map")
     updates = len(content)  # no result comes, yet elapsed and ETA are redrawn
     await nb.auntil(lambda: len(nb.outputs()[0]) >= updates + 2, "the line to be redrawn")
     clicked = time.monotonic()

@@ -16,7 +16,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from nbext.notebook import awaiting
-from nbext.notebook.errors import Interrupted
+from nbext.notebook.interrupts import Interrupted
 from nbext.notebook.magics.chat import ChatFailed
 
 from .conftest import Notebook

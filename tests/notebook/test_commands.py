@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pandas as pd
 import pytest
 from IPython.core.error import UsageError
@@ -73,6 +75,33 @@ def test_jobs_refresh_asks_for_unfinished_states(nb: Notebook) -> None:
     nb.run(f"%runpod cancel {job_id}")
     nb.run("%runpod jobs -o df")
     assert nb.shell.user_ns["df"]["state"].tolist() == ["CANCELLED"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("fake_clock", [True])
+async def test_jobs_shows_the_end_of_a_background_job_its_follower_has_not_seen(
+    nb: Notebook,
+) -> None:
+    """Cells that run back to back keep the kernel's loop busy, so a background job's
+    follower may not have polled since its job ended: the listing asks the service."""
+    nb.run('%%runpod_job sleep --background -o out\n{"seconds": 30}')
+    record = nb.record()
+    follower = record.follower
+    assert follower is not None and follower.following and record.state == "IN_QUEUE"
+    nb.until(lambda: nb.job(record.id).status is JobStatus.IN_PROGRESS, "the job to start")
+    nb.emu.advance(30)  # the loop has not run since the cell: the follower saw nothing
+    nb.until(lambda: nb.job(record.id).status is JobStatus.COMPLETED, "the job to end")
+    assert record.state == "IN_QUEUE"
+    nb.run("%runpod jobs -o df")
+    listed = nb.shell.user_ns["df"]
+    assert listed["state"].tolist() == ["COMPLETED"]
+    assert listed["run_ms"].notna().all() and listed["cost_is"].tolist() == ["estimate"]
+    assert nb.panel().state == "COMPLETED"  # every panel of the job follows its record
+    assert follower.task is not None
+    result = await asyncio.wait_for(follower.task, 10)  # and the follower ends as before
+    assert result is not None and result.status is JobStatus.COMPLETED
+    assert nb.shell.user_ns["out"] == {"slept": 30}
+    await nb.conn.aclose()
 
 
 def test_cancel_a_running_job(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,8 +11,8 @@ from traitlets import TraitError
 
 from nbext.client import JobCost, usd_text
 from nbext.models import JobStatus
-from nbext.notebook.batch import run_many_async
 from nbext.notebook.cost import cost_html, cost_text, total_text
+from nbext.notebook.map import run_many_async
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
@@ -156,9 +156,9 @@ def test_a_job_with_no_price_shows_no_cost(nb: Notebook) -> None:
     assert "nbext-job-cost" not in nb.displays[-1]["data"]["text/html"]
 
 
-def batch_panel(nb: Notebook) -> list[dict[str, Any]]:
-    """The batch panel's bundles: its display, then each update."""
-    (panel,) = [bundles for bundles in nb.outputs() if "nbext-batch-panel" in str(bundles[0])]
+def map_panel(nb: Notebook) -> list[dict[str, Any]]:
+    """The map panel's bundles: its display, then each update."""
+    (panel,) = [bundles for bundles in nb.outputs() if "nbext-map-panel" in str(bundles[0])]
     return panel
 
 
@@ -166,7 +166,7 @@ def test_a_map_s_panel_keeps_a_running_total(nb: Notebook) -> None:
     nb.deploy(reports(0.01), "public")
     nb.run("inputs = [{'n': i} for i in range(5)]")
     nb.run("%runpod map public inputs -o res --concurrency 2")
-    final = batch_panel(nb)[-1]
+    final = map_panel(nb)[-1]
     assert "spent $0.05 on 5 jobs (reported)" in final["text/plain"]
     assert "spent $0.05 on 5 jobs (reported)" in final["text/html"]
 
@@ -179,7 +179,7 @@ def test_a_map_stopped_by_the_budget_keeps_what_finished(nb: Notebook) -> None:
     frame = nb.shell.user_ns["res"]
     assert frame["state"].tolist()[:3] == ["COMPLETED"] * 3
     assert frame["state"].isna().sum() == 7  # never submitted
-    panel = batch_panel(nb)
+    panel = map_panel(nb)
     assert (
         "stopped: budget reached: jobs started from this client cost $0.03 of "
         "budget_usd=0.025; not submitting to endpoint 'public' (raise budget_usd to go on); "
@@ -200,4 +200,4 @@ async def test_an_awaited_map_stopped_by_the_budget_says_so_without_a_panel(
     assert frame["state"].tolist()[:2] == ["COMPLETED"] * 2
     assert frame["state"].isna().sum() == 2
     out = capsys.readouterr().out
-    assert out.startswith("batch on 'public' stopped: budget reached: jobs started from ")
+    assert out.startswith("map on 'public' stopped: budget reached: jobs started from ")

@@ -29,7 +29,7 @@ import pytest
 from nbext.emulator import current_job
 from nbext.models import JobStatus
 from nbext.notebook import Interrupted
-from nbext.notebook.errors import deferred_interrupts
+from nbext.notebook.interrupts import deferred_interrupts
 
 from .conftest import Notebook
 
@@ -91,7 +91,7 @@ def test_ctrl_c_during_runsync_says_the_job_could_not_be_cancelled(nb: Notebook)
     assert nb.shell.user_ns["again"] == {"ok": 1}
 
 
-def test_ctrl_c_during_a_batch_stops_it(nb: Notebook) -> None:
+def test_ctrl_c_during_a_map_stops_it(nb: Notebook) -> None:
     release = threading.Event()
     nb.deploy(interrupting_handler(release), "slow", workers_max=1)
     nb.run("inputs = [{'i': i} for i in range(3)]")
@@ -145,7 +145,7 @@ def test_these_tests_pass_when_the_run_starts_with_sigint_ignored() -> None:
             "no:cacheprovider",
             __file__,
             "-k",
-            "held_back or batch_stops",
+            "held_back or map_stops",
         ],
         cwd=root,
         capture_output=True,

@@ -1,5 +1,5 @@
 """Live panels through a real ipykernel, as Jupyter starts it: the messages a front end
-gets while a job streams and a batch runs, and an interrupt that cancels the job.
+gets while a job streams and a map runs, and an interrupt that cancels the job.
 
 Whatever the front end (JupyterLab, VS Code, Colab, nbclient), what it receives is this
 sequence on the IOPub channel: a ``display_data`` for the panel, then
@@ -86,7 +86,7 @@ def test_a_stream_grows_in_display_updates_before_the_job_ends(kernel: tuple[Any
     print(f"stream: {len(content)} content messages, {len(growing)} partial texts live")
 
 
-def test_a_batch_counts_move_in_display_updates(kernel: tuple[Any, Any]) -> None:
+def test_a_map_counts_move_in_display_updates(kernel: tuple[Any, Any]) -> None:
     _, client = kernel
     reply, messages = run(
         client,
@@ -97,8 +97,8 @@ def test_a_batch_counts_move_in_display_updates(kernel: tuple[Any, Any]) -> None
     done = [int(re.findall(r"\| (\d+)/6 ·", b["text/plain"])[0]) for b in content]
     assert len(set(done)) >= 3 and done == sorted(done), done
     assert "6/6 · COMPLETED 6" in content[-1]["text/plain"]
-    assert 'class="nbext-static nbext-batch-panel"' in content[-1]["text/html"]
-    print(f"batch: done counts sent {sorted(set(done))}")
+    assert 'class="nbext-static nbext-map-panel"' in content[-1]["text/html"]
+    print(f"map: done counts sent {sorted(set(done))}")
 
 
 def test_interrupting_the_kernel_cancels_an_awaiting_job(kernel: tuple[Any, Any]) -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pandas as pd
 import pytest
 
-from nbext.notebook.static_logs import LogLine, LogView, render_logs
+from nbext.notebook.log_rendering import LogLine, LogView, render_logs
 from nbext.notebook.widgets import Throttle
 from nbext.notebook.widgets.logs import (
     LINE_CHARS,

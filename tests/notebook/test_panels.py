@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from nbext.models import Health, JobResult, JobStatus, StreamChunk
-from nbext.notebook.widgets import STATE_COLOURS, BatchPanel, HealthPanel, JobPanel, Throttle
+from nbext.notebook.theme import STATE_COLOURS
+from nbext.notebook.widgets import HealthPanel, JobPanel, MapPanel, Throttle
 from nbext.notebook.widgets.job import DISPLAY_TEXT_CHARS
 
 
@@ -252,10 +253,10 @@ def test_health_panel_close_stops_watching() -> None:
     assert stopped == [True]
 
 
-def test_batch_panel_is_one_line_with_rate_and_eta() -> None:
+def test_map_panel_is_one_line_with_rate_and_eta() -> None:
     clock = FakeTime()
-    panel = BatchPanel("echo", 4, throttle=Throttle(0, clock=clock))
-    hint = "interrupt the kernel (■) to stop the batch and cancel its jobs in flight"
+    panel = MapPanel("echo", 4, throttle=Throttle(0, clock=clock))
+    hint = "interrupt the kernel (■) to stop the map and cancel its jobs in flight"
     assert panel.rendering().plain == (
         f"echo |{' ' * 20}| 0/4 · – jobs/s · 0:00 elapsed · ETA ?\n{hint}"
     )
@@ -267,7 +268,7 @@ def test_batch_panel_is_one_line_with_rate_and_eta() -> None:
         "echo |███████████████     | 3/4 · COMPLETED 2 · FAILED 1 · 1.0 jobs/s · "
         f"0:03 elapsed · ETA 0:01\n{hint}"
     )
-    found = re.search(r'<div class="nbext-batch-line".*?</span></div>', panel.rendering().html)
+    found = re.search(r'<div class="nbext-map-line".*?</span></div>', panel.rendering().html)
     assert found is not None
     line = found.group(0)
     assert line.count("<div") == 1  # one line: name, bar, counts, rate, times
@@ -277,7 +278,7 @@ def test_batch_panel_is_one_line_with_rate_and_eta() -> None:
     assert panel.final
     rendering = panel.rendering()
     assert rendering.plain.endswith("COMPLETED 2 · FAILED 1 · 2.0 jobs/min · done in 1:30")
-    assert "nbext-batch-panel" in rendering.html and "ETA" not in rendering.html
+    assert "nbext-map-panel" in rendering.html and "ETA" not in rendering.html
 
 
 # ---- static renderings and the theme ---------------------------------------------------
@@ -344,10 +345,10 @@ def test_every_colour_is_a_jupyterlab_theme_variable() -> None:
     health = HealthPanel("echo", watching=True)
     for n in range(3):
         health.add(Health.model_validate(sample_health(n)))
-    batch = BatchPanel("echo", 3, throttle=Throttle(0))
-    batch.add("COMPLETED")
-    batch.add("CANCELLED")
-    pages = [panel.rendering().html, health.rendering().html, batch.rendering().html]
+    mapped = MapPanel("echo", 3, throttle=Throttle(0))
+    mapped.add("COMPLETED")
+    mapped.add("CANCELLED")
+    pages = [panel.rendering().html, health.rendering().html, mapped.rendering().html]
     colour = re.compile(r"(?:#[0-9a-fA-F]{3,8}\b|rgba?\(|\b(?:white|black|red|green)\b(?!-))")
     for page in pages:
         stripped = re.sub(r"var\(--jp-[a-z0-9-]+, [^)]+\)", "var()", page)

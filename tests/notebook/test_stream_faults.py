@@ -12,7 +12,7 @@ import pytest
 from tests.faultproxy import FaultProxy, once
 
 from .conftest import Notebook
-from .test_batch_faults import through
+from .test_map_faults import through
 
 WORDS = [f"word{i} " for i in range(9)]
 

@@ -1,6 +1,6 @@
 """Records to DataFrames, driven by a column spec per listing kind.
 
-Every listing (this kernel's jobs, batch results, and the management resources:
+Every listing (this kernel's jobs, a map's results, and the management resources:
 templates, pods, endpoints, volumes, registry auths, billing) is a list of records,
 dicts or pydantic models. A model's fields are its columns, named as in Python, nested
 records flattened to dotted names as ``pandas.json_normalize`` does (an endpoint's

@@ -60,7 +60,7 @@ RESULT_COLUMNS = (
     Column("output", "object"),
     Column("error", "string"),
 )
-"""What a batch adds to each input's columns (``%runpod map``, ``run_many``)."""
+"""What a map adds to each input's columns (``%runpod map``, ``run_many``)."""
 
 TEMPLATES = ListingSpec(
     "templates",

@@ -18,9 +18,8 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 from nbext import media
 from nbext.client import Budget
 
-from .. import static
 from ..chat import Conversation
-from ..connection import Connection, current
+from ..connection import Connection
 from ..ipython import (
     argument,
     cell_magic,
@@ -28,9 +27,9 @@ from ..ipython import (
     magic_arguments,
     no_var_expand,
 )
+from ..kernel import MEDIA, current
 from ..widgets.logs import DEFAULT_MAX_LINES
 from . import (  # noqa: F401  (they register subcommands)
-    batch,
     catalog,
     chat,
     connect,
@@ -40,6 +39,7 @@ from . import (  # noqa: F401  (they register subcommands)
     listings,
     login,
     logs,
+    map,
     why,
 )
 from .chat import run_chat
@@ -87,7 +87,7 @@ class RunpodMagics(Magics):
         media.Limits.thumbnail_px, help="The longer side of a thumbnail, in pixels."
     ).tag(config=True)
     media_full_size_dir = Unicode(
-        static.MEDIA_FULL_SIZE_DIR,
+        MEDIA.full_size_dir,
         help="The folder, relative to the kernel's working directory (the notebook's in "
         "JupyterLab), where the full file of a medium the notebook keeps small is written, "
         "for its 'show full size' link; empty: write nothing, the output says how to get "
@@ -118,8 +118,8 @@ class RunpodMagics(Magics):
 
     @observe("media_inline_bytes", "media_job_bytes", "media_thumbnail_px")
     def _apply_media_limits(self, change: Any = None) -> None:
-        """The panels draw media within these limits (``static.MEDIA_LIMITS``)."""
-        static.MEDIA_LIMITS = media.Limits(
+        """The panels draw media within these limits (``kernel.MEDIA``)."""
+        MEDIA.limits = media.Limits(
             inline_bytes=self.media_inline_bytes,
             job_bytes=self.media_job_bytes,
             thumbnail_px=self.media_thumbnail_px,
@@ -140,7 +140,7 @@ class RunpodMagics(Magics):
 
     @observe("media_full_size_dir")
     def _apply_full_size_dir(self, change: Any = None) -> None:
-        static.MEDIA_FULL_SIZE_DIR = self.media_full_size_dir or ""
+        MEDIA.full_size_dir = self.media_full_size_dir or ""
 
     @property
     def user_ns(self) -> dict[str, Any]:

@@ -14,13 +14,12 @@ from ..display import show_frame, to_frame
 from ..display.specs import GPUS
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
-from .common import check_name, number_option, store, usage_errors
+from .common import Magics, check_name, number_option, store, usage_errors
 from .listings import ALL_HELP, columns_shown, management
 
 if TYPE_CHECKING:
     import argparse
 
-    from . import RunpodMagics
 
 PRICE_COLUMN = {"secure": "secure_usd_hr", "community": "community_usd_hr"}
 """The price a row is sorted by, per cloud."""
@@ -49,7 +48,7 @@ PRICE_COLUMN = {"secure": "secure_usd_hr", "community": "community_usd_hr"}
 )
 @argument("--all", action="store_true", help=ALL_HELP)
 @argument("-o", "--output", help="store the whole DataFrame in this variable")
-def gpus(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def gpus(magics: Magics, args: argparse.Namespace) -> None:
     """The service's GPU types, cheapest first: memory (GB), the price per GPU-hour in the
     secure and community clouds and on serverless, whether they are available now, and
     the most GPUs one pod can have. For example ``%runpod gpus --min-vram 24 --available``.

@@ -39,17 +39,16 @@ from ..chat import (
     Turn,
     describe,
 )
-from ..errors import Interrupted, deferred_interrupts
+from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments, show_updatable
 from ..outputs import RemovedOutput
 from .commands import subcommand
-from .common import check_name, explain, one_line, store, usage_errors
+from .common import Magics, check_name, explain, one_line, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
 
     from ..connection import Service
-    from . import RunpodMagics
 
 MODELS_TIMEOUT = 120.0
 """Seconds to wait for an endpoint's model list (a cold worker may have to start)."""
@@ -66,7 +65,7 @@ class ChatFailed(Exception):
         return [f"ChatFailed: {self.message}"]
 
 
-def conversation_for(magics: RunpodMagics, endpoint_id: str, *, new: bool) -> Conversation:
+def conversation_for(magics: Magics, endpoint_id: str, *, new: bool) -> Conversation:
     conversations: dict[str, Conversation] = magics.conversations
     if new or endpoint_id not in conversations:
         conversations[endpoint_id] = Conversation(endpoint_id)
@@ -115,7 +114,7 @@ def served_model(endpoint: Endpoint) -> str | None:
 class _Chat:
     """One cell's request, once sent: what both ways of following it share."""
 
-    magics: RunpodMagics
+    magics: Magics
     args: argparse.Namespace
     text: str
     output_name: str | None
@@ -157,9 +156,7 @@ class _Chat:
         store(self.magics, self.output_name, view.answer)
 
 
-def _start(
-    magics: RunpodMagics, args: argparse.Namespace, cell: str, *, hint: str = STOP_HINT
-) -> _Chat:
+def _start(magics: Magics, args: argparse.Namespace, cell: str, *, hint: str = STOP_HINT) -> _Chat:
     """Check the cell, show the answer's panel and submit the job."""
     text = cell.strip()
     if not text:
@@ -191,7 +188,7 @@ def _start(
     return _Chat(magics, args, text, output_name, conversation, service, job, answer, held.received)
 
 
-def run_chat(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+def run_chat(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """The cell magic's body, after its arguments were parsed: blocks until the end,
     Ctrl-C stops it."""
     chat = _start(magics, args, cell)
@@ -205,7 +202,7 @@ def run_chat(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
     chat.conclude()
 
 
-async def run_chat_async(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+async def run_chat_async(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """The same in a cell that awaits (``nbext.notebook.awaiting``): the kernel hears
     the Cancel button under the answer while it streams, and Ctrl-C as before."""
     chat = _start(magics, args, cell, hint=CANCEL_HINT)
@@ -391,7 +388,7 @@ def _cancel(job: Job, answer: _Answer, by: str) -> Interrupted:
 @magic_arguments("runpod chat")
 @argument("what", choices=["history"], help="history: the conversation so far")
 @argument("endpoint", nargs="?", help="the endpoint (default: every endpoint chatted with)")
-def chat(magics: RunpodMagics, args: argparse.Namespace) -> pd.DataFrame:
+def chat(magics: Magics, args: argparse.Namespace) -> pd.DataFrame:
     """The conversations of %%runpod_chat in this kernel, a row per message.
 
     Columns: endpoint, turn, role, content, model, job_id, ttft_s, tokens, tokens_per_s.

@@ -3,7 +3,7 @@
 Each subcommand is a function of ``(magics, args)`` declared with IPython's
 ``magic_arguments`` (so it has a real argparse parser and help text) and registered with
 ``@subcommand``; modules named for what they own (``connect``, ``health``, ``jobs``,
-``batch``, ``listings``, ``catalog``, ``logs``) hold them.
+``map``, ``listings``, ``catalog``, ``logs``) hold them.
 """
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from .common import parse_line
+from .common import Magics, parse_line
 
 if TYPE_CHECKING:
     import argparse
 
-    from . import RunpodMagics
 
-Handler = Callable[["RunpodMagics", "argparse.Namespace"], Any]
+Handler = Callable[[Magics, "argparse.Namespace"], Any]
 
 
 @dataclass(frozen=True)
@@ -36,7 +35,7 @@ class Subcommand:
         """The subcommand's usage, description and options, as plain text."""
         return plain(str(self.handler.__doc__ or self.summary))
 
-    def run(self, magics: RunpodMagics, argstring: str) -> Any:
+    def run(self, magics: Magics, argstring: str) -> Any:
         args = parse_line(self.handler, argstring)
         return self.handler(magics, args)
 
@@ -86,7 +85,7 @@ def subcommand(name: str, summary: str) -> Callable[[Handler], Handler]:
     return register
 
 
-def dispatch(magics: RunpodMagics, line: str) -> Any:
+def dispatch(magics: Magics, line: str) -> Any:
     """``%runpod SUBCOMMAND [arguments]``."""
     name, rest = [*line.split(maxsplit=1), "", ""][:2]  # any whitespace, tabs too
     if not name:

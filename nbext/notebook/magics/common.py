@@ -17,21 +17,23 @@ import math
 import re
 import shlex
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.core.error import UsageError
 
 from nbext.client import NbextError, NotFound
 
-from ..connection import current
 from ..errors import Endpoints, describe, one_line
+from ..kernel import current
 
 if TYPE_CHECKING:
     import argparse
 
-    from . import RunpodMagics
+    from ..chat import Conversation
+    from ..connection import Connection
 
 __all__ = [
+    "Magics",
     "check_name",
     "explain",
     "number_option",
@@ -41,6 +43,24 @@ __all__ = [
     "store",
     "usage_errors",
 ]
+
+
+class Magics(Protocol):
+    """The magics as a command reads them (``RunpodMagics`` is the one there is): the
+    kernel's connection, the notebook's namespace, the traits the user configured and
+    ``%%runpod_chat``'s conversations. Said here, so the modules of the commands need not
+    import the class that imports them to register them."""
+
+    connection: Connection
+    conversations: dict[str, Conversation]
+    display_limit: int
+    poll_interval: float
+    default_endpoint: str | None
+    raise_on_failure: bool
+    log_max_lines: int
+
+    @property
+    def user_ns(self) -> dict[str, Any]: ...
 
 
 @contextlib.contextmanager
@@ -115,7 +135,7 @@ def check_name(name: str | None, option: str = "-o") -> str | None:
     return name
 
 
-def store(magics: RunpodMagics, name: str | None, value: Any) -> None:
+def store(magics: Magics, name: str | None, value: Any) -> None:
     """Bind ``name`` in the user's namespace (``-o NAME``)."""
     if name is not None:
         magics.user_ns[name] = value

@@ -12,13 +12,12 @@ from IPython.core.error import UsageError
 from ..deploy import WorkerStartFailed, deploy
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
-from .common import usage_errors
+from .common import Magics, usage_errors
 
 if TYPE_CHECKING:
     import argparse
 
     from ..connection import Connection
-    from . import RunpodMagics
 
 INTERFACES = {"v1": "REST v1", "v2": "REST v2"}
 
@@ -26,7 +25,7 @@ INTERFACES = {"v1": "REST v1", "v2": "REST v2"}
 @subcommand("connect", "switch between the local emulator and the RunPod cloud")
 @magic_arguments("runpod connect")
 @argument("target", choices=["local", "cloud"], help="local: the embedded emulator; cloud: RunPod")
-def connect(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def connect(magics: Magics, args: argparse.Namespace) -> None:
     """Talk to the embedded emulator (``local``) or the real service (``cloud``).
 
     Jobs already submitted stay reachable from ``%runpod jobs`` whichever side is current.
@@ -38,7 +37,7 @@ def connect(magics: RunpodMagics, args: argparse.Namespace) -> None:
 
 @subcommand("status", "which service this kernel talks to, its URLs, masked key, endpoints")
 @magic_arguments("runpod status")
-def status(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def status(magics: Magics, args: argparse.Namespace) -> None:
     """Which service, its addresses, the management interface (REST v1 or v2), the API
     key (masked) and the emulator's endpoints."""
     lines = magics.connection.status_lines()
@@ -100,7 +99,7 @@ def worker_variables(specs: list[str]) -> dict[str, str]:
     help="a variable for a worker script's processes; NAME alone copies the kernel's "
     "(they get no other of its variables but PATH, HOME, locale, proxies); repeatable",
 )
-def deploy_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
     """Deploy FUNCTION (a name in the notebook) as an endpoint, callable at once from
     ``%%runpod_job NAME``. Deploying again under the same name switches to the new code.
 

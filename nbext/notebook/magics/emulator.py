@@ -16,13 +16,13 @@ from IPython.core.error import UsageError
 from ..errors import one_line
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
+from .common import Magics
 
 if TYPE_CHECKING:
     import argparse
 
     from nbext.emulator import Emulator
 
-    from . import RunpodMagics
 
 OFF = "off"
 
@@ -44,7 +44,7 @@ OFF = "off"
     help="the scenario's parameters, e.g. seconds=20 (cold-start, throttled, slow-stream), "
     "fraction=0.5 seed=3 (flaky)",
 )
-def emulator_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def emulator_command(magics: Magics, args: argparse.Namespace) -> None:
     """Give ENDPOINT deterministic troubles on the emulator's clock: its workers
     initialize for a while (cold-start), exit at start and restart with backoff
     (crash-loop), wait for a GPU (throttled), or a seeded fraction of its jobs fail
@@ -78,7 +78,7 @@ def emulator_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
         print(f"endpoint {args.endpoint}: scenario {described} (end it with: off)")
 
 
-def local_emulator(magics: RunpodMagics) -> Emulator:
+def local_emulator(magics: Magics) -> Emulator:
     """The kernel's embedded emulator; a one-line error when connected to the cloud."""
     connection = magics.connection
     if connection.mode != "local":

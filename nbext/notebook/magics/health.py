@@ -13,14 +13,13 @@ from nbext.client import NbextError
 from ..ipython import argument, magic_arguments
 from ..widgets.health import HealthPanel
 from .commands import subcommand
-from .common import check_name, one_line, store, usage_errors
+from .common import Magics, check_name, one_line, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
 
     from nbext.client import AsyncEndpoint
 
-    from . import RunpodMagics
 
 MIN_WATCH = 0.1
 """The shortest interval between two health samples."""
@@ -65,7 +64,7 @@ async def watch(panel: HealthPanel, endpoint: AsyncEndpoint, every: float) -> No
     action="store_true",
     help="stop watching ENDPOINT (every watch without ENDPOINT); the chart stays",
 )
-def health(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def health(magics: Magics, args: argparse.Namespace) -> None:
     """Jobs (in queue, in progress, completed, failed, retried) and workers (idle,
     running) of ENDPOINT. With ``--watch`` the panel keeps updating while other cells run.
     """

@@ -19,19 +19,19 @@ from IPython.core.error import UsageError
 from nbext.client import Job, JobOptions, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus
 
-from ..errors import Interrupted, NotebookError, deferred_interrupts
+from ..errors import NotebookError
 from ..follow import JobFollower
+from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import F, argument
 from ..outcome import check_completed
 from ..registry import JobRecord
 from ..widgets.job import JobPanel
-from .common import check_name, explain, one_line, positive, store, usage_errors
+from .common import Magics, check_name, explain, one_line, positive, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
 
     from ..connection import Service
-    from . import RunpodMagics
 
 
 def parse_input(cell: str, *, python: bool, namespace: Mapping[str, Any]) -> dict[str, Any]:
@@ -124,7 +124,7 @@ def job_options(args: argparse.Namespace) -> JobOptions:
 
 
 def _submit(
-    magics: RunpodMagics, args: argparse.Namespace, cell: str, *, awaited: bool = False
+    magics: Magics, args: argparse.Namespace, cell: str, *, awaited: bool = False
 ) -> tuple[JobFollower, bool] | None:
     """Check the arguments, submit the job and show its panel; the follower to wait
     with, and whether Ctrl-C came meanwhile. None when nothing is left to wait for
@@ -133,7 +133,7 @@ def _submit(
     if not endpoint_id:
         raise UsageError(
             "which endpoint? `%%runpod_job ENDPOINT`, or set "
-            "%config RunpodMagics.default_endpoint = 'NAME'"
+            "%config Magics.default_endpoint = 'NAME'"
         )
     output_name = check_name(args.output)
     timeout = positive(args.timeout, "--timeout")
@@ -166,14 +166,14 @@ def _submit(
     return follower, held.received
 
 
-def run_job(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+def run_job(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """The cell magic's body, after its arguments were parsed: blocks until the end."""
     started = _submit(magics, args, cell)
     if started is not None:
         _wait(*started, quiet=args.quiet, raises=_raises(magics, args))
 
 
-async def run_job_async(magics: RunpodMagics, args: argparse.Namespace, cell: str) -> None:
+async def run_job_async(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """The same, in a cell that awaits (``nbext.notebook.awaiting``): the kernel handles
     the panel's Cancel while the job runs."""
     started = _submit(magics, args, cell, awaited=True)
@@ -201,7 +201,7 @@ async def _wait_async(
     _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
-def _raises(magics: RunpodMagics, args: argparse.Namespace) -> bool:
+def _raises(magics: Magics, args: argparse.Namespace) -> bool:
     """Whether a job that did not complete makes its cell raise (the default)."""
     return bool(magics.raise_on_failure) and not args.no_raise
 
@@ -225,11 +225,11 @@ def _loop_running() -> bool:
     return True
 
 
-def _panel(magics: RunpodMagics, endpoint_id: str, *, stream: bool, via: str) -> JobPanel:
+def _panel(magics: Magics, endpoint_id: str, *, stream: bool, via: str) -> JobPanel:
     return JobPanel(endpoint_id, stream=stream, via=via, redact=magics.connection.redact)
 
 
-def _output_setter(magics: RunpodMagics, name: str | None) -> Any:
+def _output_setter(magics: Magics, name: str | None) -> Any:
     def on_end(record: JobRecord) -> None:
         result = record.result
         completed = result is not None and result.status is JobStatus.COMPLETED
@@ -239,7 +239,7 @@ def _output_setter(magics: RunpodMagics, name: str | None) -> Any:
 
 
 def _follower(
-    magics: RunpodMagics,
+    magics: Magics,
     service: Service,
     job: Job,
     args: argparse.Namespace,
@@ -298,7 +298,7 @@ margin over the hold, so the answer with the id is never cut off)."""
 
 
 def _run_sync(
-    magics: RunpodMagics,
+    magics: Magics,
     service: Service,
     endpoint_id: str,
     job_input: dict[str, Any],
@@ -379,7 +379,7 @@ def _run_sync(
     return None
 
 
-def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool) -> None:
+def retry_job(magics: Magics, record: JobRecord, *, background: bool, quiet: bool) -> None:
     """``%runpod retry JOB``: queue a FAILED or TIMED_OUT job again and follow it."""
     started = _retry(magics, record, background=background, quiet=quiet)
     if started is not None:
@@ -387,7 +387,7 @@ def retry_job(magics: RunpodMagics, record: JobRecord, *, background: bool, quie
 
 
 async def retry_job_async(
-    magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool
+    magics: Magics, record: JobRecord, *, background: bool, quiet: bool
 ) -> None:
     """The same in a cell that awaits: the new panel's Cancel works while it runs."""
     started = _retry(magics, record, background=background, quiet=quiet)
@@ -396,7 +396,7 @@ async def retry_job_async(
 
 
 def _retry(
-    magics: RunpodMagics, record: JobRecord, *, background: bool, quiet: bool
+    magics: Magics, record: JobRecord, *, background: bool, quiet: bool
 ) -> tuple[JobFollower, bool] | None:
     """Queue the job again and show its new panel; the follower to wait with, and
     whether Ctrl-C came meanwhile (None: ``background`` follows it in a task)."""

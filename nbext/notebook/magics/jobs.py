@@ -15,24 +15,26 @@ from ..errors import describe
 from ..ipython import argument, magic_arguments
 from ..registry import JobRecord
 from .commands import subcommand
-from .common import check_name, explain, store, usage_errors
+from .common import Magics, check_name, explain, store, usage_errors
 from .job import retry_job
 
 if TYPE_CHECKING:
     import argparse
 
-    from . import RunpodMagics
 
-
-def refresh(magics: RunpodMagics) -> None:
+def refresh(magics: Magics) -> None:
     """Ask the service for the state of every job of this kernel that has not ended, and
-    price those that have (each endpoint's price is read once: ``cost``)."""
+    price those that have (each endpoint's price is read once: ``cost``).
+
+    A job followed in the background is asked too: cells that run back to back keep the
+    kernel's loop busy, so its follower may not have polled since the job ended. What
+    the answer changes reaches the job's panels through its record."""
     connection = magics.connection
     for record in connection.registry:
         service = connection.service_named(record.service)
         if service is None:
             continue
-        if not record.final and not (record.follower is not None and record.follower.following):
+        if not record.final:
             job = service.client.endpoint(record.endpoint_id).job(record.id)
             try:
                 connection.registry.update(record.id, job.status())
@@ -47,7 +49,7 @@ def refresh(magics: RunpodMagics) -> None:
 @magic_arguments("runpod jobs")
 @argument("-o", "--output", help="store the whole DataFrame in this variable")
 @argument("--no-refresh", action="store_true", help="show the last states seen, ask nothing")
-def jobs(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def jobs(magics: Magics, args: argparse.Namespace) -> None:
     """The jobs this kernel submitted, newest first: id, endpoint, state, queue delay and
     run time (ms), cost (dollars; ``cost_is`` says whether the service reported it or it
     is an estimate from the catalog), submission time. Unfinished jobs are asked for their
@@ -73,7 +75,7 @@ EXTERNAL = "external"
 JOB_HELP = f"the job id, or {LAST!r} for the newest job this kernel submitted"
 
 
-def record_of(magics: RunpodMagics, job_id: str, endpoint: str | None) -> JobRecord:
+def record_of(magics: Magics, job_id: str, endpoint: str | None) -> JobRecord:
     """A job by id (or ``last``): this kernel's records, or (with ``--endpoint``) any job."""
     if job_id == LAST:
         if endpoint is not None:
@@ -101,7 +103,7 @@ def record_of(magics: RunpodMagics, job_id: str, endpoint: str | None) -> JobRec
 @magic_arguments("runpod cancel")
 @argument("job", help=JOB_HELP)
 @argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
-def cancel(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def cancel(magics: Magics, args: argparse.Namespace) -> None:
     """Cancel JOB: a queued job never starts, a running one is told to stop."""
     record = record_of(magics, args.job, args.endpoint)
     service = magics.connection.service_named(record.service)
@@ -120,9 +122,7 @@ def cancel(magics: RunpodMagics, args: argparse.Namespace) -> None:
         raise UsageError(explain(exc)) from None
     except NbextError as exc:
         raise UsageError(explain(exc)) from None
-    magics.connection.registry.update(record.id, result)
-    if record.follower is not None and record.follower.panel is not None:
-        record.follower.panel.set_result(result)
+    magics.connection.registry.update(record.id, result)  # its panels follow the record
     state = result.status
     where = f"job {record.id} on {record.endpoint_id!r}"
     if ended and state.is_final:
@@ -137,7 +137,7 @@ def cancel(magics: RunpodMagics, args: argparse.Namespace) -> None:
 @argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
 @argument("--background", action="store_true", help="return at once; the panel keeps updating")
 @argument("-q", "--quiet", action="store_true", help="no panel")
-def retry(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def retry(magics: Magics, args: argparse.Namespace) -> None:
     """Retry JOB (same id, same input) and show it in a new panel until it ends."""
     record = record_of(magics, args.job, args.endpoint)
     retry_job(magics, record, background=args.background, quiet=args.quiet)
@@ -146,7 +146,7 @@ def retry(magics: RunpodMagics, args: argparse.Namespace) -> None:
 @subcommand("purge", "remove every queued job of an endpoint (running jobs go on)")
 @magic_arguments("runpod purge")
 @argument("endpoint", help="the endpoint id")
-def purge(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def purge(magics: Magics, args: argparse.Namespace) -> None:
     """Remove every IN_QUEUE job of ENDPOINT; jobs already running are not touched."""
     with usage_errors(f"endpoint {args.endpoint!r}"):
         service = magics.connection.service()

@@ -20,14 +20,13 @@ from ..display import ListingSpec, show_frame, to_frame
 from ..display.specs import BILLING, ENDPOINTS, PODS, REGISTRY_AUTHS, TEMPLATES, VOLUMES
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
-from .common import check_name, store, usage_errors
+from .common import Magics, check_name, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
 
     import pandas as pd
 
-    from . import RunpodMagics
 
 LISTINGS: tuple[tuple[str, str, ListingSpec, str], ...] = (
     ("templates", "templates", TEMPLATES, "the account's templates, endpoints' ones included"),
@@ -39,7 +38,7 @@ LISTINGS: tuple[tuple[str, str, ListingSpec, str], ...] = (
 """(subcommand, client attribute, column spec, summary)."""
 
 
-def management(magics: RunpodMagics, attribute: str, command: str) -> Any:
+def management(magics: Magics, attribute: str, command: str) -> Any:
     """The current service's management resource ``attribute`` (``client.templates``...)."""
     with usage_errors(command):
         service = magics.connection.service()
@@ -55,7 +54,7 @@ def columns_shown(spec: ListingSpec, args: argparse.Namespace) -> list[str] | No
 
 
 def _listing(command: str, attribute: str, spec: ListingSpec, summary: str) -> None:
-    def handler(magics: RunpodMagics, args: argparse.Namespace) -> None:
+    def handler(magics: Magics, args: argparse.Namespace) -> None:
         name = check_name(args.output)
         resource = management(magics, attribute, command)
         with usage_errors(command):
@@ -105,7 +104,7 @@ BILLING_CALLS: dict[str, str] = {
 @argument("--plot", action="store_true", help="draw the amount over time (matplotlib)")
 @argument("--all", action="store_true", help=ALL_HELP)
 @argument("-o", "--output", help="store the whole DataFrame in this variable")
-def billing(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def billing(magics: Magics, args: argparse.Namespace) -> None:
     """Billing records of KIND between --start and --end, one per bucket (and pod or
     endpoint). Records of a pod or an endpoint carry its name too (pod_name,
     endpoint_name), and --plot draws one line per pod or endpoint, labelled by name.
@@ -167,7 +166,7 @@ that knows the names (ids say nothing to a reader; on the cloud they are generat
 GROUP_TITLES = {"pod_id": "pod", "serverless_id": "endpoint"}
 
 
-def with_names(frame: pd.DataFrame, magics: RunpodMagics) -> tuple[pd.DataFrame, list[str]]:
+def with_names(frame: pd.DataFrame, magics: Magics) -> tuple[pd.DataFrame, list[str]]:
     """``frame`` with a name column after each id column; the names added.
 
     The column is there even when no record has an id (an ungrouped bill), so a frame's

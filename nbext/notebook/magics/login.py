@@ -22,12 +22,11 @@ from ..credentials import ConfigUnreadable, check_key_text, remove_key, write_ke
 from ..errors import InvalidArgument
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
-from .common import one_line
+from .common import Magics, one_line
 
 if TYPE_CHECKING:
     import argparse
 
-    from . import RunpodMagics
 
 PROMPT = "RunPod API key (input hidden): "
 
@@ -50,7 +49,7 @@ def ask_key() -> str:
     action="store_true",
     help="write a new config.toml even if the present one is not valid TOML",
 )
-def login(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def login(magics: Magics, args: argparse.Namespace) -> None:
     """Ask for the API key in a masked field, check it with the service, save it to
     ~/.runpod/config.toml (readable by you only; the service's runpod tools read it
     too) and connect this kernel to the cloud. The key is never shown or stored in the
@@ -102,7 +101,7 @@ def login(magics: RunpodMagics, args: argparse.Namespace) -> None:
 
 @subcommand("logout", "remove the key %runpod login saved, and go back to the local emulator")
 @magic_arguments("runpod logout")
-def logout(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def logout(magics: Magics, args: argparse.Namespace) -> None:
     """Remove the API key from ~/.runpod/config.toml, forget it in this kernel, and
     switch to the local emulator."""
     connection = magics.connection

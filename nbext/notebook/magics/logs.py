@@ -35,10 +35,10 @@ from nbext.client import NbextError, NotFound
 
 from ..errors import one_line
 from ..ipython import argument, magic_arguments
-from ..static_logs import LogLine, Target
+from ..log_rendering import LogLine, Target
 from ..widgets.logs import LogPanel
 from .commands import subcommand
-from .common import check_name, number_option, store, usage_errors
+from .common import Magics, check_name, number_option, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from nbext.models.v2 import LogEvent
 
     from ..connection import Service
-    from . import RunpodMagics
 
 FLUSH_EVERY = 0.1
 """Seconds between two redraws of a followed log (lines arrive in bursts)."""
@@ -259,7 +258,7 @@ def stop_all_at_exit() -> None:
     help="store the lines as a DataFrame in this variable (with --follow: the panel; "
     ".frame() gives its lines)",
 )
-def logs(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def logs(magics: Magics, args: argparse.Namespace) -> None:
     """The log of a pod, or of an endpoint's workers (each line tagged with its worker),
     as the service keeps them. With ``--follow`` new lines stream into a panel; when
     following stops, the cell keeps the last lines as plain HTML and text.
@@ -310,7 +309,7 @@ def logs(magics: RunpodMagics, args: argparse.Namespace) -> None:
 
 
 def follow(
-    magics: RunpodMagics,
+    magics: Magics,
     service: Service,
     panel: LogPanel,
     args: argparse.Namespace,

@@ -3,7 +3,9 @@
 A data scientist whose job will not start, or ended badly, has to gather its state and
 error, the endpoint's health and settings and a worker's log before a guess is possible;
 this does it in one cell, without an LLM, and ranks what it finds (the cause that never
-ends by itself first), each with the command to run next. A check that cannot reach the
+ends by itself first), each with the command to run next. Why the endpoint's jobs wait,
+and what a worker said last, is the client's diagnosis (``endpoint.diagnose``), the
+same a timed-out wait and a panel's phase line say. A check that cannot reach the
 service is said and the rest is still diagnosed: a partial answer beats none.
 """
 
@@ -15,12 +17,13 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from nbext.client import NbextError, NotFound, why_queued
-from nbext.models import TTL_DEFAULT_MS, Health, JobResult, JobStatus
+from nbext.client import Diagnosis, NbextError, NotFound
+from nbext.models import TTL_DEFAULT_MS, JobResult, JobStatus
 
 from ..errors import describe
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
+from .common import Magics
 from .jobs import JOB_HELP, LAST, record_of
 
 if TYPE_CHECKING:
@@ -29,7 +32,6 @@ if TYPE_CHECKING:
     from nbext.client import Client
     from nbext.models.v2 import Endpoint
 
-    from . import RunpodMagics
 
 MAX_CAUSES = 3
 """Causes shown at most: more would bury the likely one."""
@@ -45,11 +47,10 @@ class Findings:
     job_id: str
     endpoint_id: str
     result: JobResult | None = None
-    health: Health | None = None
+    diagnosis: Diagnosis | None = None
+    """The endpoint's health and the likely cause, and the log of the job's worker or
+    else of one that cannot start."""
     settings: Endpoint | None = None
-    worker: str | None = None
-    """The job's worker, or else an unhealthy one of the endpoint: whose log is read."""
-    log: list[str] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
     gone: bool = False
     """The service answered that it does not know the job (any more)."""
@@ -73,38 +74,23 @@ def gather(client: Client, job_id: str, endpoint_id: str) -> Findings:
         found.could_not("the job's state", exc)
     except NbextError as exc:
         found.could_not("the job's state", exc)
-    try:
-        found.health = client.endpoint(endpoint_id).health()
-    except NbextError as exc:
-        found.could_not("the endpoint's health", exc)
+    worker = found.result.worker_id if found.result is not None else None
+    found.diagnosis = client.endpoint(endpoint_id).diagnose(worker)
+    if found.diagnosis.error is not None:
+        found.could_not("the endpoint's health", found.diagnosis.error)
     try:
         found.settings = client.endpoints.get(endpoint_id)
     except NbextError as exc:
         found.could_not("the endpoint's settings", exc)
-    worker = found.result.worker_id if found.result is not None else None
-    if worker is None and found.health is not None and found.health.workers.unhealthy:
-        try:
-            listed = client.endpoints.workers(endpoint_id)
-            worker = next((w.id for w in listed if w.status.upper() == "UNHEALTHY"), None)
-        except NbextError as exc:
-            found.could_not("the endpoint's workers", exc)
-    found.worker = worker
-    if worker is not None:
-        try:
-            events = client.endpoints.worker_logs(endpoint_id, worker, tail=LOG_LINES)
-            found.log = [f"{worker}: {' '.join(e.line.split())}" for e in events]
-        except NbextError as exc:
-            found.could_not(f"worker {worker}'s log", exc)
     return found
 
 
 def causes(found: Findings) -> list[tuple[str, str]]:
     """The likely causes, likeliest first, each with the command to run next."""
     eid, ranked = found.endpoint_id, []
-    result, health, settings = found.result, found.health, found.settings
-    logs = f"%runpod logs {eid}"
-    if found.worker is not None:
-        logs = f"{logs} --worker {found.worker}"
+    result, diagnosis, settings = found.result, found.diagnosis, found.settings
+    health, tail = (diagnosis.health, diagnosis.tail) if diagnosis else (None, None)
+    logs = f"%runpod logs {eid}" + (f" --worker {tail.worker}" if tail is not None else "")
     status = result.status if result is not None else None
     if status is JobStatus.COMPLETED:
         return []
@@ -120,9 +106,9 @@ def causes(found: Findings) -> list[tuple[str, str]]:
     if settings is not None and settings.workers.max == 0:
         ranked.append(("the endpoint's workers.max is 0: no worker may start", "%runpod endpoints"))
     waiting = status in (JobStatus.IN_QUEUE, None)
-    if health is not None and (waiting or health.workers.unhealthy):
+    if diagnosis is not None and health is not None and (waiting or health.workers.unhealthy):
         crashing = health.workers.unhealthy > 0
-        ranked.append((why_queued(health), logs if crashing else f"%runpod health {eid}"))
+        ranked.append((diagnosis.cause, logs if crashing else f"%runpod health {eid}"))
     if waiting and found.ttl is not None and found.age is not None and not found.gone:
         left = found.ttl - found.age
         ranked.append(
@@ -192,7 +178,7 @@ def _removed(found: Findings) -> list[tuple[str, str]]:
 @magic_arguments("runpod why")
 @argument("job", nargs="?", default=LAST, help=JOB_HELP + " (default)")
 @argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
-def why(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def why(magics: Magics, args: argparse.Namespace) -> None:
     """Diagnose JOB: its state and error, the endpoint's health and settings, the
     worker's last log lines; then one to three causes, each with the command to run next.
     """
@@ -216,7 +202,8 @@ def why(magics: RunpodMagics, args: argparse.Namespace) -> None:
         print(f"{n}. {cause}\n   next: {command}")
     for line in found.unchecked:
         print(line)
-    if found.log:
+    tail = found.diagnosis.tail if found.diagnosis is not None else None
+    if tail is not None and tail.lines:
         print("worker log (last lines):")
-        for line in found.log:
-            print(f"   {line}")
+        for line in tail.lines[-LOG_LINES:]:
+            print(f"   {tail.worker}: {line}")

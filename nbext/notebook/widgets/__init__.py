@@ -1,18 +1,14 @@
-"""The live panels (job, health, batch, log): plain HTML updated in place, each with its
+"""The live panels (job, health, map, log): plain HTML updated in place, each with its
 ``text/plain`` twin; widgets only for their controls (``Controls``)."""
 
-from .batch import BatchPanel
-from .health import HealthPanel, chart_svg
+from .health import HealthPanel
 from .job import JobPanel
-from .style import STATE_COLOURS, badge_html
+from .map import MapPanel
 from .throttle import Throttle
 
 __all__ = [
-    "STATE_COLOURS",
-    "BatchPanel",
     "HealthPanel",
     "JobPanel",
+    "MapPanel",
     "Throttle",
-    "badge_html",
-    "chart_svg",
 ]

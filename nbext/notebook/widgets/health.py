@@ -24,7 +24,7 @@ from nbext.models import Health
 
 from ..display.frames import to_frame
 from ..display.specs import HEALTH
-from ..static import HealthView, Rendering, render_health
+from ..rendering import HealthView, Rendering, render_health
 from ..theme import MUTED, SERIES_COLOURS
 from .controls import Controls
 from .live import LivePanel

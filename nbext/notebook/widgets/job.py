@@ -28,7 +28,7 @@ from nbext.client import JobCost, Phase
 from nbext.models import JobResult, JobStatus, StreamChunk
 
 from ..display.text import chunk_text
-from ..static import JobView, Rendering, render_job
+from ..rendering import JobView, Rendering, render_job
 from .controls import Controls
 from .live import INTERRUPT_HINT, LivePanel
 from .throttle import Throttle

@@ -1,8 +1,8 @@
 """What every live panel shares: its state drawn as plain output, at a bounded rate.
 
-A panel (job, batch, health, log) is a passive view: whoever follows the thing it shows
+A panel (job, map, health, log) is a passive view: whoever follows the thing it shows
 feeds it data, which is cheap; ``refresh`` turns the data into its ``Rendering`` (the
-same renderer as the final static output, ``nbext.notebook.static``) at most once per
+same renderer as the final static output, ``nbext.notebook.rendering``) at most once per
 throttle interval (``Throttle``) and sends it to the panel's ``LiveOutput`` when it
 changed: each send is a message to every front end, and the notebook's output while
 live. ``refresh(force=True)`` draws now (a state change, the end).
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..outputs import LiveOutput
-from ..static import Rendering
+from ..rendering import Rendering
 from .controls import Controls
 from .throttle import Throttle
 

@@ -25,13 +25,13 @@ import pandas as pd
 
 from ..display.frames import to_frame
 from ..display.specs import LOGS
-from ..static import Rendering
-from ..static_logs import (
+from ..log_rendering import (
     LogLine,
     LogView,
     Target,
     render_logs,
 )
+from ..rendering import Rendering
 from .controls import Controls
 from .live import LivePanel
 from .throttle import Throttle

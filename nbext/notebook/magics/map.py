@@ -6,17 +6,15 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..batch import DEFAULT_CONCURRENCY, run_many, run_many_async
 from ..display import show_frame
 from ..ipython import argument, magic_arguments
+from ..map import DEFAULT_CONCURRENCY, run_many, run_many_async
 from .commands import subcommand
-from .common import check_name, positive, store, usage_errors
+from .common import Magics, check_name, positive, store, usage_errors
 from .job import job_option_arguments, job_options
 
 if TYPE_CHECKING:
     import argparse
-
-    from . import RunpodMagics
 
 
 @subcommand("map", "run a list of inputs (or a DataFrame's rows) as jobs; a DataFrame back")
@@ -33,34 +31,34 @@ if TYPE_CHECKING:
 @argument("--timeout", type=float, help="seconds to wait for each job")
 @job_option_arguments
 @argument("-q", "--quiet", action="store_true", help="no progress panel")
-def map_command(magics: RunpodMagics, args: argparse.Namespace) -> None:
+def map_command(magics: Magics, args: argparse.Namespace) -> None:
     """Run every input of INPUTS as a job of ENDPOINT, with a progress bar and counts by
     state; then a DataFrame: the input's columns, id, state, delay_ms, run_ms, output, error.
     """
-    name, batch = _checked(magics, args)
+    name, arguments = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
-        frame = run_many(**batch)
+        frame = run_many(**arguments)
     _show(magics, frame, name)
 
 
-async def map_command_async(magics: RunpodMagics, args: argparse.Namespace) -> None:
+async def map_command_async(magics: Magics, args: argparse.Namespace) -> None:
     """``%runpod map`` in a cell that awaits (``nbext.notebook.awaiting``): the panel's
-    Cancel stops the batch while it runs."""
-    name, batch = _checked(magics, args)
+    Cancel stops the map while it runs."""
+    name, arguments = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
-        frame = await run_many_async(**batch)
+        frame = await run_many_async(**arguments)
     _show(magics, frame, name)
 
 
-def _checked(magics: RunpodMagics, args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
-    """The arguments checked: ``-o`` NAME, and the batch's arguments (the same for
+def _checked(magics: Magics, args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
+    """The arguments checked: ``-o`` NAME, and ``run_many``'s arguments (the same for
     ``run_many`` and ``run_many_async``)."""
     name = check_name(args.output)
     if args.inputs not in magics.user_ns:
         raise UsageError(f"no {args.inputs!r} in the notebook's namespace")
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
-    batch = {
+    arguments = {
         "endpoint": args.endpoint,
         "inputs": magics.user_ns[args.inputs],
         "concurrency": args.concurrency,
@@ -69,9 +67,9 @@ def _checked(magics: RunpodMagics, args: argparse.Namespace) -> tuple[str | None
         "quiet": args.quiet,
         "connection": magics.connection,
     }
-    return name, batch
+    return name, arguments
 
 
-def _show(magics: RunpodMagics, frame: Any, name: str | None) -> None:
+def _show(magics: Magics, frame: Any, name: str | None) -> None:
     store(magics, name, frame)
     show_frame(frame, magics.display_limit, what="results", stored_as=name)

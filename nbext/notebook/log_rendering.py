@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from .static import Rendering, _frame, hint_html, note_html
+from .rendering import Rendering, _frame, hint_html, note_html
 from .theme import ERROR, MUTED, jp
 
 Target = Literal["pod", "endpoint"]

@@ -9,8 +9,8 @@ import pytest
 
 from nbext.client import JobOptions
 from nbext.notebook import run_many
-from nbext.notebook.batch import MAYBE_QUEUED
 from nbext.notebook.display.specs import STATES
+from nbext.notebook.map import MAYBE_QUEUED
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
@@ -38,7 +38,7 @@ def test_map_a_list_of_dicts(nb: Notebook) -> None:
     assert df["output"].tolist() == [{"n": i, "word": f"w{i}"} for i in range(12)]
     assert set(df["state"]) == {"COMPLETED"}
     final = [d for d in nb.displays if d["update"]][-1]["data"]
-    assert set(final) == {"text/html", "text/plain"}  # static once the batch ended
+    assert set(final) == {"text/html", "text/plain"}  # static once the map ended
     assert final["text/plain"].startswith(f"echo |{'█' * 20}| 12/12 · COMPLETED 12 · ")
     assert "done in 0:0" in final["text/plain"]
     assert len(nb.conn.registry) == 12  # %runpod jobs knows them

@@ -5,9 +5,9 @@ rate limit, results as they finish). The panel counts finished jobs by state; th
 DataFrame has one row per input, in input order: the input's columns, then the job's
 id, state, queue delay and run time (ms), output and error. An input whose submission
 got no answer is a row too, state ``MAYBE_QUEUED``: the service may have queued it, and
-it was not sent again (docs/behaviour.md#maps-under-faults). A batch stopped before its
+it was not sent again (docs/behaviour.md#maps-under-faults). A map stopped before its
 end (Ctrl-C, Cancel, an error) cancels the jobs it had in flight, and its panel says so.
-The panel keeps a running total of what the finished jobs cost; a batch stopped by the
+The panel keeps a running total of what the finished jobs cost; a map stopped by the
 kernel's budget (``RunpodMagics.budget_usd``) returns what finished, its panel saying why.
 """
 
@@ -31,17 +31,19 @@ from nbext.client import (
 )
 from nbext.models import JobResult
 
-from .connection import Connection, current
+from .connection import Connection
 from .cost import record_cost, record_cost_async
 from .display.frames import Column, ListingSpec, to_frame
 from .display.specs import RESULT_COLUMNS, STATES
-from .errors import Interrupted, InvalidArgument, WrongType
+from .errors import InvalidArgument, WrongType
+from .interrupts import Interrupted
+from .kernel import current
 from .registry import JobRecord
-from .widgets.batch import BatchPanel
+from .widgets.map import MapPanel
 
 DEFAULT_CONCURRENCY = 8
 TICK = 0.1
-"""Seconds between two redraws of a waiting batch's elapsed time and ETA."""
+"""Seconds between two redraws of a waiting map's elapsed time and ETA."""
 MAYBE_QUEUED = "MAYBE_QUEUED"
 """The state column of an input whose submission got no answer (``MaybeQueued``)."""
 RESULTS = ListingSpec(
@@ -114,7 +116,7 @@ def results_frame(
 
 
 class _Run:
-    """One batch being run: its panel and output, the results so far, the records.
+    """One map being run: its panel and output, the results so far, the records.
 
     Shared by the blocking ``run_many`` and the awaiting ``run_many_async``: they differ
     only in how they wait for the next result.
@@ -136,7 +138,7 @@ class _Run:
         self.results: dict[int, JobResult | MaybeQueued] = {}
         self.started = time.monotonic()
         self.cancelled = asyncio.Event() if cancellable else None
-        self.panel = None if quiet else BatchPanel(endpoint, len(self.items))
+        self.panel = None if quiet else MapPanel(endpoint, len(self.items))
         if self.panel is not None:
             if self.cancelled is not None:
                 self.panel.cancel_available = True
@@ -171,27 +173,27 @@ class _Run:
             self.panel.finish(time.monotonic() - self.started, note)
 
     def stopped(self, how: str, abandoned: Abandoned | None) -> Interrupted:
-        """The batch was stopped (Ctrl-C, Cancel): the panel says so, and what became of
+        """The map was stopped (Ctrl-C, Cancel): the panel says so, and what became of
         the jobs it had in flight; the error to raise."""
         done, total = len(self.results), len(self.items)
         left = _left(abandoned)
         self.close(f"{how}: {done} of {total} finished; {left}")
         return Interrupted(
-            f"batch on {self.endpoint!r} stopped after {done} of {total} jobs ({how}); {left}"
+            f"map on {self.endpoint!r} stopped after {done} of {total} jobs ({how}); {left}"
         )
 
     def failed(self, exc: BaseException, abandoned: Abandoned | None) -> None:
-        """The batch ended on an error: the panel says so, and what became of its jobs."""
+        """The map ended on an error: the panel says so, and what became of its jobs."""
         self.close(f"stopped: {exc}; {_left(abandoned)}")
 
     def budget_reached(self, exc: BudgetExceeded, abandoned: Abandoned | None) -> pd.DataFrame:
-        """The kernel's budget stopped the batch: what finished is kept (the frame), and
+        """The kernel's budget stopped the map: what finished is kept (the frame), and
         the panel (or, quiet, a printed line) says why and what became of the jobs in
         flight (docs/behaviour.md#budget)."""
         line = f"stopped: {exc}; {_left(abandoned)}"
         self.close(line)
         if self.panel is None:
-            print(f"batch on {self.endpoint!r} {line}")
+            print(f"map on {self.endpoint!r} {line}")
         return results_frame(self.input_frame, self.results, len(self.items))
 
     def frame(self) -> pd.DataFrame:
@@ -200,7 +202,7 @@ class _Run:
 
 
 def _left(abandoned: Abandoned | None) -> str:
-    """What a stopped batch did with the jobs it had in flight, for its panel."""
+    """What a stopped map did with the jobs it had in flight, for its panel."""
     if abandoned is None:
         return "no job was in flight"
     return str(abandoned).removeprefix("map left before its end: ")
@@ -224,7 +226,7 @@ def run_many(
     ``options`` (a ``JobOptions``, or its fields as keywords: ``ttl=``,
     ``execution_timeout=``...) go with every job.
     Failed jobs are rows like the others (their ``state`` and ``error`` say so).
-    Ctrl-C stops the batch (the jobs in flight are cancelled; the panel and the error
+    Ctrl-C stops the map (the jobs in flight are cancelled; the panel and the error
     name them) and raises ``Interrupted``. The cell blocks, so its panel has no Cancel
     (nothing could hear it): ``await run_many_async(...)`` has one. Reaching the
     kernel's ``budget_usd`` stops it the same way, but returns what finished.
@@ -262,8 +264,8 @@ async def run_many_async(
     connection: Connection | None = None,
     **option_words: Unpack[JobOptionWords],
 ) -> pd.DataFrame:
-    """``run_many`` for a cell that awaits: the same batch, panel and DataFrame, and the
-    panel's Cancel works meanwhile (it stops the batch: nothing more is submitted, and
+    """``run_many`` for a cell that awaits: the same map, panel and DataFrame, and the
+    panel's Cancel works meanwhile (it stops the map: nothing more is submitted, and
     the cell raises ``Interrupted``, as Ctrl-C does)."""
     run = _Run(endpoint, inputs, quiet=quiet, cancellable=True, connection=connection)
     assert run.cancelled is not None

@@ -1,4 +1,4 @@
-"""``%runpod map`` when a submission's answer is lost, and when the batch is stopped:
+"""``%runpod map`` when a submission's answer is lost, and when the map is stopped:
 the table shows the input that may have been queued, and the panel says what became of
 the jobs in flight (issue 24, part 2)."""
 
@@ -16,7 +16,7 @@ from nbext.notebook import Connection, Interrupted, awaiting, load_ipython_exten
 from tests.faultproxy import Exchange, FaultProxy
 
 from .conftest import KEY, Notebook
-from .test_awaiting import batch_cancel
+from .test_awaiting import map_cancel
 from .test_interrupt import press_ctrl_c
 
 
@@ -129,7 +129,7 @@ async def test_cancel_on_an_awaiting_map_cancels_its_jobs_and_the_panel_says_so(
     )
     try:
         await nb.auntil(lambda: len(past_hold(nb)) == 2, "two jobs waited on by id")
-        button = batch_cancel()
+        button = map_cancel()
         assert button is not None
         button.click()
         with pytest.raises(Interrupted, match=r"stopped after 1 of 3 jobs \(cancelled\)"):

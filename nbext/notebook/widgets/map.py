@@ -1,9 +1,9 @@
-"""The batch panel: one line while many jobs run, as a progress bar reads.
+"""The map panel: one line while many jobs run, as a progress bar reads.
 
 ``endpoint [bar] 7/10 · COMPLETED 6 · FAILED 1 · 3.2 jobs/s · 0:02 < 0:01``: the bar
 has a segment per final state, then counts by state, the rate so far, the time elapsed
-and the time left at that rate. The line is drawn by ``nbext.notebook.static``, the same
-function that draws the batch once it ended (``rendering()``).
+and the time left at that rate. The line is drawn by ``nbext.notebook.rendering``, the same
+function that draws the map once it ended (``rendering()``).
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from nbext.client import JobCost
 from nbext.models import JobStatus
 
 from ..cost import total_text
-from ..static import BatchView, Rendering, render_batch
+from ..rendering import MapView, Rendering, render_map
 from .controls import Controls
 from .live import LivePanel
 from .throttle import Throttle
 
 STATE_ORDER = [s.value for s in JobStatus]
-STOP_HINT = "interrupt the kernel (■) to stop the batch and cancel its jobs in flight"
-"""How to stop a batch, in every front end: its cell waits, so the interrupt reaches it."""
+STOP_HINT = "interrupt the kernel (■) to stop the map and cancel its jobs in flight"
+"""How to stop a map, in every front end: its cell waits, so the interrupt reaches it."""
 
 
-class BatchPanel(LivePanel):
+class MapPanel(LivePanel):
     """``done`` of ``total`` jobs, counts by final state, rate and ETA; then a note."""
 
     def __init__(self, endpoint_id: str, total: int, *, throttle: Throttle | None = None) -> None:
@@ -43,7 +43,7 @@ class BatchPanel(LivePanel):
         self.on_cancel: Callable[[], None] | None = None
         self.cancel_button = widgets.Button(description="Cancel", icon="stop")
         self.cancel_button.on_click(lambda _button: self.cancel())
-        self.cancel_button.add_class("nbext-batch-cancel")
+        self.cancel_button.add_class("nbext-map-cancel")
         super().__init__(throttle=throttle, controls=Controls(self.cancel_button, hint=STOP_HINT))
         self._started = self._throttle.now()
         self._elapsed: float | None = None
@@ -67,26 +67,26 @@ class BatchPanel(LivePanel):
         self.refresh()
 
     def cancel(self) -> None:
-        """The Cancel button: the batch's runner stops submitting and ends the cell."""
+        """The Cancel button: the map's runner stops submitting and ends the cell."""
         if self.on_cancel is not None and not self.finished:
             self.cancel_button.disabled = True
             self.on_cancel()
 
     def finish(self, seconds: float | None = None, note: str = "") -> None:
-        """The batch ended (``seconds`` it took, if the caller measured it)."""
+        """The map ended (``seconds`` it took, if the caller measured it)."""
         self.finished = True
         self._elapsed = seconds if seconds is not None else self._throttle.now() - self._started
         self.note = note
         self.refresh(force=True)
 
-    def view(self) -> BatchView:
+    def view(self) -> MapView:
         elapsed = self._elapsed
         if elapsed is None:
             elapsed = self._throttle.now() - self._started
         ordered = sorted(
             self.counts, key=lambda s: STATE_ORDER.index(s) if s in STATE_ORDER else 99
         )
-        return BatchView(
+        return MapView(
             endpoint_id=self.endpoint_id,
             total=self.total,
             counts={state: self.counts[state] for state in ordered},
@@ -98,10 +98,10 @@ class BatchPanel(LivePanel):
         )
 
     def rendering(self) -> Rendering:
-        return render_batch(self.view())
+        return render_map(self.view())
 
     def controls_shown(self) -> bool:
         return self.cancel_available
 
     def __repr__(self) -> str:
-        return f"BatchPanel({self.endpoint_id!r}, {self.done}/{self.total})"
+        return f"MapPanel({self.endpoint_id!r}, {self.done}/{self.total})"

@@ -1,31 +1,30 @@
-"""The final state of a panel as plain HTML and text: what a saved notebook keeps.
+"""Every panel drawn as plain HTML and text, live and final: what a saved notebook keeps.
 
 A widget shows only while its kernel lives: reopened later, exported with nbconvert, or
-shown on GitHub, it reads "model not found" or nothing at all. So when a job, a batch, a
-health snapshot or a watch ends, its cell's output is replaced (through its display
-handle) by a ``Rendering``: self-contained HTML (inline styles, JupyterLab's theme
-variables, no script, no network) with a ``text/plain`` twin for terminals, headless
-runs and diffs.
+shown on GitHub, it reads "model not found" or nothing at all. So a panel is drawn as a
+``Rendering``: self-contained HTML (inline styles, JupyterLab's theme variables, no
+script, no network) with a ``text/plain`` twin for terminals, headless runs and diffs,
+updated in place while it is live and left as its final state when a job, a map, a
+health snapshot or a watch ends.
 
-Each panel describes its state as a frozen *view* (``JobView``, ``BatchView``,
-``HealthView``); ``render_job``, ``render_batch`` and ``render_health`` turn a view into a
-``Rendering``. The live panels draw their parts with the same fragment functions, so a
-panel looks the same before and after it turns static.
+Each panel describes its state as a frozen *view* (``JobView``, ``MapView``,
+``HealthView``); ``render_job``, ``render_map`` and ``render_health`` turn a view into a
+``Rendering``, the same function live and final, so a panel looks the same before and
+after it turns static.
 
-How a job's output is drawn is open to extension: ``output_renderers`` is a list of
-functions that may claim an output and return its HTML; the first that does wins. Else
-media found in the output (``nbext.media``: pictures, sound, video, at any depth) are
-drawn as a gallery within ``MEDIA_LIMITS``, so a saved notebook stays small, above a
-JSON preview in which each blob is a short tag rather than its base64 text. An item kept
-small links to its full bytes, written once into ``MEDIA_FULL_SIZE_DIR`` beside the
-notebook: a plain link, which works with no kernel, where a widget would not load.
+Media found in a job's output (``nbext.media``: pictures, sound, video, at any depth) are
+drawn as a gallery within the kernel's media limits (``kernel.MEDIA``), so a saved
+notebook stays small, above a JSON preview in which each blob is a short tag rather than
+its base64 text. An item kept small links to its full bytes, written once into a folder
+beside the notebook: a plain link, which works with no kernel, where a widget would not
+load.
 """
 
 from __future__ import annotations
 
 import html
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +40,7 @@ from .display.text import (
     shorten,
     to_json,
 )
+from .kernel import MEDIA
 from .phases import phase_html, phase_plain
 from .theme import BORDER, ERROR, MUTED, badge_html, state_colour
 
@@ -64,14 +64,6 @@ class Rendering:
 
     def __repr__(self) -> str:
         return self.plain
-
-
-MEDIA_LIMITS = media.Limits()
-"""What the media of one job's output may add to the saved notebook (thumbnails above)."""
-
-OutputRenderer = Callable[[Any], str | None]
-output_renderers: list[OutputRenderer] = []
-"""Functions that may draw a job's output as HTML (None: not theirs); tried in order."""
 
 
 # ---- job --------------------------------------------------------------------------
@@ -109,24 +101,12 @@ class JobView:
     """What the job waits for or where it runs, and its phases' timings at the end."""
 
 
-def title_html(view: JobView) -> str:
-    job = html.escape(view.job_id) if view.job_id else "…"
-    return (
-        f"<b>{html.escape(view.endpoint_id)}</b> <span>{html.escape(view.via)} · "
-        f"job <code>{job}</code></span>"
-    )
-
-
 def timing_text(view: JobView) -> str:
     run = format_ms(view.run_ms) + ("…" if view.running and view.run_ms is not None else "")
     text = f"queue {format_ms(view.delay_ms)} · run {run}"
     if view.retries:
         text += f" · retried {view.retries}×"
     return text
-
-
-def timing_html(view: JobView) -> str:
-    return f'<span class="nbext-timing">{html.escape(timing_text(view))}</span>'
 
 
 def stream_html(text: str, limit: int | None = None) -> str:
@@ -140,37 +120,22 @@ def stream_html(text: str, limit: int | None = None) -> str:
     return f'<pre class="nbext-stream" style="{STREAM_STYLE}">{html.escape(lead + shown)}</pre>'
 
 
-def metrics_html(metrics: Mapping[str, Any]) -> str:
-    line = metrics_line(metrics)
-    return f"<small>{html.escape(line)}</small>" if line else ""
-
-
-def output_html(
-    output: Any, redact: Callable[[str], str] = str, *, full_size_files: bool = True
-) -> str:
-    """The output: a renderer's drawing if one claims it, else a JSON preview that opens.
+def output_html(output: Any, *, full_size_files: bool = True) -> str:
+    """The output's media as a gallery, above a JSON preview that opens.
 
     ``full_size_files=False`` writes no full-size file (a streamed preview, replaced a
     moment later: the job's output, drawn at its end, is what the files are for)."""
-    for renderer in output_renderers:
-        drawn = renderer(output)
-        if drawn is not None:
-            return drawn
     found, readable = _media_of(output)
-    folder = MEDIA_FULL_SIZE_DIR if full_size_files else ""
+    folder = MEDIA.full_size_dir if full_size_files else ""
     gallery = _gallery_of(output, found, folder).html if found else ""
-    summary = html.escape(redact(compact_json(readable)))
-    full = html.escape(redact(shorten(to_json(readable, indent=2), EXPANDED_CHARS)))
+    summary = html.escape(compact_json(readable))
+    full = html.escape(shorten(to_json(readable, indent=2), EXPANDED_CHARS))
     return (
         f"{gallery}"
         f'<details class="nbext-output-details"><summary>output: <code>{summary}'
         f'</code></summary><pre style="white-space:pre-wrap">{full}</pre></details>'
     )
 
-
-MEDIA_FULL_SIZE_DIR = "nbext-media"
-"""Where the full bytes of media kept small are written, relative to the working
-directory (the notebook's folder in JupyterLab); empty: nowhere, the text says how."""
 
 _last_media: tuple[Any, media.MediaList, Any] | None = None
 _last_gallery: tuple[Any, tuple[media.Limits, str], media.Rendered] | None = None
@@ -197,11 +162,11 @@ def _gallery_of(output: Any, found: media.MediaList, folder: str) -> media.Rende
     thumbnail is made, and its full file written into ``folder``, once, not at each redraw
     and again for the static rendering."""
     global _last_gallery
-    settings = (MEDIA_LIMITS, folder)
+    settings = (MEDIA.limits, folder)
     if _last_gallery is not None and _last_gallery[0] is output and _last_gallery[1] == settings:
         return _last_gallery[2]
     files = _FullSizeFiles(folder)
-    rendered = media.gallery_html(found, MEDIA_LIMITS, files.control)
+    rendered = media.gallery_html(found, MEDIA.limits, files.control)
     files.report()
     _last_gallery = (output, settings, rendered)
     return rendered
@@ -239,13 +204,6 @@ class _FullSizeFiles:
             )
 
 
-def error_html(error: str) -> str:
-    return (
-        f'<pre class="nbext-error" style="color:{ERROR};white-space:pre-wrap;margin:0.3em 0">'
-        f"{html.escape(error)}</pre>"
-    )
-
-
 def note_html(note: str) -> str:
     return f'<i class="nbext-note">{html.escape(note)}</i>'
 
@@ -264,11 +222,13 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
     Its parts carry stable classes (``nbext-job-badge``...), so one selector finds a
     part while the job runs and after the panel turned static.
     """
+    job = html.escape(view.job_id) if view.job_id else "…"
     parts = [
         '<div style="display:flex;align-items:center;gap:0.8em;flex-wrap:wrap">'
         f'<span class="nbext-job-badge">{badge_html(view.state)}</span>'
-        f'<span class="nbext-job-title">{title_html(view)}</span>'
-        f'<span class="nbext-job-timing">{timing_html(view)}</span>'
+        f'<span class="nbext-job-title"><b>{html.escape(view.endpoint_id)}</b> '
+        f"<span>{html.escape(view.via)} · job <code>{job}</code></span></span>"
+        f'<span class="nbext-job-timing">{html.escape(timing_text(view))}</span>'
         + (f'<span class="nbext-job-cost">{cost_html(view.cost)}</span>' if view.cost else "")
         + "</div>"
     ]
@@ -276,13 +236,17 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
         parts.append(drawn_phase)
     if view.text:
         parts.append(f'<div class="nbext-job-text">{stream_html(view.text, view.text_tail)}</div>')
-    if view.metrics and view.text is not None:
-        parts.append(f'<div class="nbext-job-metrics">{metrics_html(view.metrics)}</div>')
+    if view.text is not None and (metrics := metrics_line(view.metrics)):
+        parts.append(f'<div class="nbext-job-metrics"><small>{html.escape(metrics)}</small></div>')
     if view.has_output:
         drawn = output_html(view.output, full_size_files=full_size_files)
         parts.append(f'<div class="nbext-job-output">{drawn}</div>')
     if view.error:
-        parts.append(f'<div class="nbext-job-error">{error_html(view.error)}</div>')
+        style = f"color:{ERROR};white-space:pre-wrap;margin:0.3em 0"
+        parts.append(
+            f'<div class="nbext-job-error"><pre class="nbext-error" style="{style}">'
+            f"{html.escape(view.error)}</pre></div>"
+        )
     if view.note:
         parts.append(f'<div class="nbext-job-note">{note_html(view.note)}</div>')
     if view.hint:
@@ -334,12 +298,12 @@ def _frame(kind: str, state: str, body: str, *, live: bool) -> str:
     )
 
 
-# ---- batch ------------------------------------------------------------------------
+# ---- map --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class BatchView:
-    """A batch of jobs: counts by state, how long so far, and how it ended."""
+class MapView:
+    """A map's jobs: counts by state, how long so far, and how it ended."""
 
     endpoint_id: str
     total: int
@@ -349,7 +313,7 @@ class BatchView:
     finished: bool = False
     note: str = ""
     hint: str = ""
-    """How to stop the batch, said while it runs."""
+    """How to stop the map, said while it runs."""
     spent: str = ""
     """What its finished jobs cost so far (``cost.total_text``; '' while none is known)."""
 
@@ -381,7 +345,7 @@ def format_seconds(seconds: float | None) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def batch_counts_text(view: BatchView) -> str:
+def map_counts_text(view: MapView) -> str:
     """``7/10 · COMPLETED 6 · FAILED 1 · spent $0.021 on 7 jobs (estimate) · 3.2 jobs/s ·
     0:02 elapsed · ETA 0:01``."""
     parts = [f"{view.done}/{view.total}"]
@@ -407,7 +371,7 @@ TEXT_BAR = 20
 """Characters of the ``text/plain`` progress bar."""
 
 
-def batch_text_bar(view: BatchView) -> str:
+def map_text_bar(view: MapView) -> str:
     """``|██████▌     |``: the bar in text, to an eighth of a character."""
     eighths = round(TEXT_BAR * 8 * view.done / max(view.total, 1))
     full, part = divmod(eighths, 8)
@@ -415,7 +379,7 @@ def batch_text_bar(view: BatchView) -> str:
     return f"|{bar.ljust(TEXT_BAR)}|"
 
 
-def batch_bar_html(view: BatchView, width_em: float = 14) -> str:
+def map_bar_html(view: MapView) -> str:
     """The bar: one segment per final state, in that state's colour, in an outline.
 
     The unfilled part is the page itself: each state's colour is chosen to stand out
@@ -427,36 +391,36 @@ def batch_bar_html(view: BatchView, width_em: float = 14) -> str:
         if n
     )
     return (
-        f'<span class="nbext-batch-bar" role="progressbar" aria-valuemin="0" '
+        f'<span class="nbext-map-bar" role="progressbar" aria-valuemin="0" '
         f'aria-valuemax="{view.total}" aria-valuenow="{view.done}" style="display:inline-flex;'
-        f"width:{width_em}em;height:0.8em;border:1px solid {MUTED};"
+        f"width:14em;height:0.8em;border:1px solid {MUTED};"
         f'border-radius:2px;overflow:hidden;vertical-align:middle">{segments}</span>'
     )
 
 
-def batch_line_html(view: BatchView) -> str:
+def map_line_html(view: MapView) -> str:
     """One line: endpoint, bar, counts, rate, elapsed and ETA."""
     return (
-        f'<div class="nbext-batch-line" style="display:flex;align-items:center;gap:0.6em;'
-        f'flex-wrap:wrap"><b>{html.escape(view.endpoint_id)}</b>{batch_bar_html(view)}'
-        f'<span class="nbext-batch-counts">{html.escape(batch_counts_text(view))}</span></div>'
+        f'<div class="nbext-map-line" style="display:flex;align-items:center;gap:0.6em;'
+        f'flex-wrap:wrap"><b>{html.escape(view.endpoint_id)}</b>{map_bar_html(view)}'
+        f'<span class="nbext-map-counts">{html.escape(map_counts_text(view))}</span></div>'
     )
 
 
-def render_batch(view: BatchView) -> Rendering:
-    body = batch_line_html(view)
+def render_map(view: MapView) -> Rendering:
+    body = map_line_html(view)
     if view.note:
         body += f"<div>{note_html(view.note)}</div>"
     if view.hint:
         body += hint_html(view.hint)
     state = "done" if view.finished else "running"
     return Rendering(
-        _frame("nbext-batch-panel", state, body, live=not view.finished), batch_plain(view)
+        _frame("nbext-map-panel", state, body, live=not view.finished), map_plain(view)
     )
 
 
-def batch_plain(view: BatchView) -> str:
-    text = f"{view.endpoint_id} {batch_text_bar(view)} {batch_counts_text(view)}"
+def map_plain(view: MapView) -> str:
+    text = f"{view.endpoint_id} {map_text_bar(view)} {map_counts_text(view)}"
     if view.note:
         text += f" ({view.note})"
     if view.hint:
