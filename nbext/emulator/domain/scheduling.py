@@ -254,6 +254,8 @@ class Scheduler:
         payload: dict[str, Any] = {"id": job.id, "input": job.input}
         if job.s3_config:
             payload["s3Config"] = job.s3_config
+        if job.batch_id:
+            payload["batchId"] = job.batch_id
         ctx = JobContext(job.id, self.clock, job.cancel_flag)
         scenario = endpoint.scenario
         if scenario is not None and scenario.fails_next_job():
