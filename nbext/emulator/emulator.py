@@ -111,7 +111,7 @@ class Emulator:
         )
         self.management = Management(self.clock, self.store, self.jobs)
         """Templates, pods, endpoint records, volumes, registry auths, billing (``/v1``)."""
-        self.batches = Batches(self.clock, self.jobs, self._endpoint_type)
+        self.batches = Batches(self.clock, self.jobs, self.endpoint_type)
         """Batch jobs (``/v2/{endpoint_id}/batch``), their requests run as jobs."""
         with self._reading_store(db):
             # Endpoints come back now, so the jobs bind() restores find them; the jobs
@@ -160,7 +160,7 @@ class Emulator:
         """The key clients must send; shown to the user once when the emulator starts."""
         return self._api_key
 
-    def _endpoint_type(self, endpoint_id: str) -> str:
+    def endpoint_type(self, endpoint_id: str) -> str:
         """QUEUE, or what the endpoint's record says once records have a ``type``."""
         record = self.management.endpoints.book.get(endpoint_id)
         return str(getattr(record, "type", "QUEUE"))

@@ -7,15 +7,6 @@ the query parameters of listings and billing.
 """
 
 from ._fields import DEFAULT_PORTS, explain
-from .batches import (
-    BATCH_CALL_LIMIT,
-    BATCH_PAGE_DEFAULT,
-    BATCH_PAGE_MAX,
-    BATCH_QUEUED_MAX,
-    BATCH_REQUESTS_MAX,
-    BATCHES_ACTIVE_MAX,
-    BatchStatus,
-)
 from .billing import (
     BillingQuery,
     BillingRecord,
@@ -113,12 +104,6 @@ from .templates import (
 
 __all__ = [
     "ALL_DATA_CENTERS",
-    "BATCHES_ACTIVE_MAX",
-    "BATCH_CALL_LIMIT",
-    "BATCH_PAGE_DEFAULT",
-    "BATCH_PAGE_MAX",
-    "BATCH_QUEUED_MAX",
-    "BATCH_REQUESTS_MAX",
     "DEFAULT_PORTS",
     "EXECUTION_TIMEOUT_DEFAULT_MS",
     "EXECUTION_TIMEOUT_MAX_MS",
@@ -145,7 +130,6 @@ __all__ = [
     "WORKERS_MAX_DEFAULT",
     "WORKERS_MIN_DEFAULT",
     "AcceptedJob",
-    "BatchStatus",
     "BillingQuery",
     "BillingRecord",
     "BucketSize",

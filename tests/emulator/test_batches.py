@@ -303,9 +303,9 @@ async def test_state_errors_each_say_what_was_wrong(http: Http) -> None:
         (
             "",
             [{"input": {}}, 7],
-            'body[1] must be an object such as {"input": {...}}, got a number',
+            'body[1] must be an object {"input": ...}, got a number; nothing was changed',
         ),
-        ("", [{"input": {}, "webhook": "x"}], "body[0]: unknown field 'webhook'"),
+        ("", [{"input": {}, "webhook": "x"}], "got fields 'input', 'webhook'; nothing was changed"),
         ("", {"input": {}}, "request body must be a JSON array"),
         ("/requests", [{"input": {}}], 'such as {"requests": [{"input": {...}}]}'),
         (

@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import BATCH_CALL_LIMIT, BATCH_PAGE_DEFAULT, BATCH_PAGE_MAX
+from nbext.models.batches import BATCH_CALL_LIMIT, BATCH_PAGE_DEFAULT, BATCH_PAGE_MAX
 
 from ..domain.batches import Batches
 from ..domain.errors import InvalidInput, TooLarge
@@ -23,12 +23,6 @@ from .http import authenticate, json_response, parse_json, read_body
 from .jobs import PREFIX
 
 router = APIRouter(prefix=PREFIX + "/batch", tags=["batches"])
-PAGING = {
-    "parameters": [
-        {"name": name, "in": "query", "required": False, "schema": {"type": "integer"}}
-        for name in ("offset", "limit")
-    ]
-}
 
 
 @asynccontextmanager
@@ -36,8 +30,7 @@ async def admitted(request: Request, endpoint_id: str) -> AsyncIterator[Batches]
     emulator = authenticate(request)
     emulator.bind()
     batches = emulator.batches
-    if not any(b.endpoint_id == endpoint_id for b in batches.batches.values()):
-        emulator.jobs.endpoint(endpoint_id)  # unknown: 404 before any rate-limit entry
+    batches.known(endpoint_id)  # an unknown one is 404 before it has a rate-limit entry
     limiter = emulator.rate_limiter
     running = emulator.jobs.running_workers(endpoint_id)
     held = limiter.enabled and limiter.acquire(endpoint_id, "batch", running)
@@ -80,7 +73,7 @@ async def create(endpoint_id: str, request: Request) -> Response:
         return json_response(batches.create(endpoint_id, await _body(request)).to_wire())
 
 
-@router.get("", openapi_extra=PAGING)
+@router.get("")
 async def listing(endpoint_id: str, request: Request) -> Response:
     """The endpoint's batches, newest first: ``{batches, total, offset, limit, hasMore}``."""
     async with admitted(request, endpoint_id) as batches:
@@ -108,7 +101,7 @@ async def add(endpoint_id: str, batch_id: str, request: Request) -> Response:
         return json_response(batches.add(endpoint_id, batch_id, await _body(request)).to_wire())
 
 
-@router.get("/{batch_id}/requests", openapi_extra=PAGING)
+@router.get("/{batch_id}/requests")
 async def results(endpoint_id: str, batch_id: str, request: Request) -> Response:
     """A page of the batch's requests in the order they were added, with their results."""
     async with admitted(request, endpoint_id) as batches:

@@ -1,22 +1,18 @@
 """Batch jobs: many requests run as jobs of one endpoint, their results kept with the batch.
 
 A batch is DRAFT while requests are added, FINALIZED once it runs, then CANCELLED or
-FAILED (docs/behaviour.md#batches). Each request runs as a job of the endpoint whose id
-is the request's and whose payload carries ``batchId``, so workers (in-process handlers
-and worker scripts alike), billing, timeouts and ``/status`` treat it as any job. When
-the job ends its result is copied onto the request, which the batch keeps for as long
-as the batch (a job's 30-minute retention does not apply).
+FAILED (docs/behaviour.md#batches). Each request runs as a job of the endpoint with the
+request's id and ``batchId`` in its payload, so workers, billing, timeouts and
+``/status`` treat it as any job; when the job ends its result is copied onto the
+request, kept as long as the batch (a job's 30-minute retention does not apply).
 
-Requests are handed to the endpoint's queue a few at a time (``window``), not all at
-finalize: the service runs batches apart from ``/run`` traffic, so a ``/run`` job here
-waits behind at most that many batch jobs, and a request waiting costs one small record
-rather than a queued job with its timers.
+Requests go to the endpoint's queue a few at a time (``window``): the service runs
+batches apart from ``/run`` traffic, so a ``/run`` job waits behind at most that many.
 
-Stored (``--db``): a batch record, and a record per request, written when the request
-is added and again when it ends. A call's records are written in one transaction before
-it is answered. A restart takes back each request that had not ended from its job, if
-the job store kept it (queued again, or ended before its request record was written),
-else queues it again: every request ends with exactly one result.
+Stored (``--db``): a record per batch and per request, a call's in one transaction
+before it is answered, a request's again when it ends. A restart takes back a request
+that had not ended from its job if the job store kept it, else queues it again: every
+request ends with exactly one result.
 """
 
 from __future__ import annotations
@@ -28,13 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbext.models import (
+from nbext.models import TTL_DEFAULT_MS, JobStatus
+from nbext.models.batches import (
     BATCH_QUEUED_MAX,
     BATCH_REQUESTS_MAX,
     BATCHES_ACTIVE_MAX,
-    TTL_DEFAULT_MS,
     BatchStatus,
-    JobStatus,
 )
 
 from .clock import Clock
@@ -50,7 +45,9 @@ B, S = BatchStatus, JobStatus
 BATCH, REQUEST = "batch", "batch_request"
 NOT_OK = (S.FAILED, S.TIMED_OUT, S.CANCELLED)
 """The end states ``requestFailed`` counts: a request that did not complete."""
-WINDOW_MIN = 4
+Row = tuple[str, str, Record]
+FIELDS = ("id", "input", "error", "started_at", "completed_at")
+"""A request record's fields kept as they are (with ``batch_id``, ``status``, ``output``)."""
 
 
 @dataclass(eq=False)
@@ -76,18 +73,10 @@ class Request:
         return out
 
     def to_record(self, batch_id: str) -> Record:
-        output = None if self.output is UNSET else self.output
-        return {
-            "id": self.id,
-            "batch_id": batch_id,
-            "input": self.input,
-            "status": self.status.value,
-            "has_output": self.output is not UNSET,
-            "output": output,
-            "error": self.error,
-            "started_at": self.started_at,
-            "completed_at": self.completed_at,
-        }
+        record = {name: getattr(self, name) for name in FIELDS}
+        output, unset = self.output, self.output is UNSET
+        return {**record, "batch_id": batch_id, "status": self.status.value,
+                "has_output": not unset, "output": None if unset else output}  # fmt: skip
 
 
 @dataclass(eq=False)
@@ -156,20 +145,21 @@ class Batches:
 
     # ---- reading ---------------------------------------------------------------------
 
+    def known(self, endpoint_id: str) -> None:
+        """404 for an endpoint that neither exists nor has batches (one since deleted has:
+        its batches are still read)."""
+        if not any(b.endpoint_id == endpoint_id for b in self.batches.values()):
+            self.jobs.endpoint(endpoint_id)
+
     def get(self, endpoint_id: str, batch_id: str) -> Batch:
         batch = self.batches.get(batch_id)
         if batch is None or batch.endpoint_id != endpoint_id:
-            if not any(b.endpoint_id == endpoint_id for b in self.batches.values()):
-                self.jobs.endpoint(endpoint_id)  # an unknown endpoint says so first
             raise NotFound(f"batch {batch_id!r} not found on endpoint {endpoint_id!r}")
         return batch
 
     def listing(self, endpoint_id: str, offset: int, limit: int) -> dict[str, Any]:
         """The endpoint's batches, newest first, a page at a time."""
-        mine = [b for b in self.batches.values() if b.endpoint_id == endpoint_id]
-        if not mine:
-            self.jobs.endpoint(endpoint_id)
-        mine.reverse()
+        mine = [b for b in self.batches.values() if b.endpoint_id == endpoint_id][::-1]
         return _page("batches", [b.to_wire() for b in mine[offset : offset + limit]],
                      len(mine), offset, limit)  # fmt: skip
 
@@ -197,10 +187,8 @@ class Batches:
             id="batch_" + new_id(20), endpoint_id=endpoint_id, created_at=self.clock.now()
         )
         self._check_room(endpoint, batch, len(inputs))
-        requests = [Request(str(uuid.uuid4()), value) for value in inputs]
-        self._store(batch, requests, (BATCH, batch.id, batch.to_record()))
+        self._add(batch, inputs, (BATCH, batch.id, batch.to_record()))
         self.batches[batch.id] = batch
-        self._keep(batch, requests)
         return batch
 
     def add(self, endpoint_id: str, batch_id: str, body: Any) -> Batch:
@@ -208,9 +196,7 @@ class Batches:
         batch = self._draft(endpoint_id, batch_id, "requests can be added")
         inputs = _inputs(_requests_of(body, '{"requests": [{"input": {...}}]}'), "requests")
         self._check_room(self._queue_endpoint(endpoint_id), batch, len(inputs))
-        requests = [Request(str(uuid.uuid4()), value) for value in inputs]
-        self._store(batch, requests)
-        self._keep(batch, requests)
+        self._add(batch, inputs)
         return batch
 
     def update(self, endpoint_id: str, batch_id: str, body: Any) -> Batch:
@@ -219,11 +205,7 @@ class Batches:
         items = _requests_of(body, '{"requests": [{"id": "...", "input": {...}}]}')
         changes: list[Request] = []
         for i, item in enumerate(items):
-            if not isinstance(item, dict) or set(item) != {"id", "input"}:
-                raise InvalidInput(
-                    f'requests[{i}] must be {{"id": ..., "input": {{...}}}}, '
-                    f"naming a request of the batch; nothing was changed"
-                )
+            _check_item(item, f"requests[{i}]", ("id", "input"))
             old = batch.requests.get(item["id"]) if isinstance(item["id"], str) else None
             if old is None:
                 raise NotFound(
@@ -260,7 +242,8 @@ class Batches:
                 f"(POST /batch/{batch_id}/requests)"
             )
         self._queue_endpoint(endpoint_id)
-        self._set_status(batch, B.FINALIZED)
+        self.store.put(BATCH, batch.id, {**batch.to_record(), "status": B.FINALIZED.value})
+        batch.status = B.FINALIZED
         batch.pending.extend(batch.requests.values())
         self._feed(batch)
         return batch
@@ -279,10 +262,9 @@ class Batches:
         now = self.clock.now()
         queued = [r for r in batch.requests.values() if r.status is S.IN_QUEUE]
         unfed = [r for r in queued if r.id not in self.jobs.jobs]
-        records = [(BATCH, batch.id, {**batch.to_record(), "status": B.CANCELLED.value})]
-        for request in unfed:
-            record = {**request.to_record(batch.id), "status": "CANCELLED", "completed_at": now}
-            records.append((REQUEST, request.id, record))
+        dropped = {"status": "CANCELLED", "completed_at": now}
+        records = [(REQUEST, r.id, {**r.to_record(batch.id), **dropped}) for r in unfed]
+        records.append((BATCH, batch.id, {**batch.to_record(), "status": B.CANCELLED.value}))
         self.store.put_many(records)  # all of it, or nothing changed (StoreFailed)
         batch.status = B.CANCELLED
         batch.pending.clear()
@@ -299,13 +281,13 @@ class Batches:
 
     def _feed(self, batch: Batch) -> None:
         """Hand requests to the endpoint's queue until ``window`` of them are there."""
-        endpoint = self.jobs.endpoints.get(batch.endpoint_id)
         if batch.status is not B.FINALIZED:
             return
+        endpoint = self.jobs.endpoints.get(batch.endpoint_id)
         if endpoint is None:
             self._fail(batch, f"endpoint {batch.endpoint_id} was deleted")
             return
-        window = max(WINDOW_MIN, 2 * endpoint.workers_max)
+        window = max(4, 2 * endpoint.workers_max)
         while batch.pending and batch.fed < window:
             request = batch.pending.popleft()
             now = self.clock.now()
@@ -408,20 +390,17 @@ class Batches:
                 "for some to start"
             )
 
-    def _store(self, batch: Batch, requests: list[Request], *more: tuple[str, str, Record]) -> None:
+    def _store(self, batch: Batch, requests: list[Request], *more: Row) -> None:
         """Write the requests (and ``more``) in one go, or raise with nothing written."""
         rows = [(REQUEST, r.id, r.to_record(batch.id)) for r in requests]
         self.store.put_many([*rows, *more])
 
-    @staticmethod
-    def _keep(batch: Batch, requests: list[Request]) -> None:
-        for request in requests:
-            batch.requests[request.id] = request
+    def _add(self, batch: Batch, inputs: list[dict[str, Any]], *more: Row) -> None:
+        """New requests, stored (with ``more``) then kept, or ``StoreFailed`` and none."""
+        requests = [Request(str(uuid.uuid4()), value) for value in inputs]
+        self._store(batch, requests, *more)
+        batch.requests.update((request.id, request) for request in requests)
         batch.counts[S.IN_QUEUE] += len(requests)
-
-    def _set_status(self, batch: Batch, status: BatchStatus) -> None:
-        self.store.put(BATCH, batch.id, {**batch.to_record(), "status": status.value})
-        batch.status = status
 
     # ---- restart and reset -----------------------------------------------------------
 
@@ -483,39 +462,36 @@ def _page(name: str, items: list[Any], total: int, offset: int, limit: int) -> d
 
 
 def _requests_of(body: Any, shape: str) -> list[Any]:
-    if not isinstance(body, dict) or not isinstance(body.get("requests"), list):
-        raise InvalidInput(f"request body must be a JSON object such as {shape}")
-    if set(body) != {"requests"}:
-        unknown = sorted(set(body) - {"requests"})
-        raise InvalidInput(f"unknown field {unknown[0]!r}; the body takes only requests")
+    if (
+        not isinstance(body, dict)
+        or set(body) != {"requests"}
+        or type(body["requests"]) is not list
+    ):
+        raise InvalidInput(f"request body must be a JSON object such as {shape}, no more")
     requests: list[Any] = body["requests"]
     return requests
 
 
 def _inputs(items: list[Any], where: str) -> list[dict[str, Any]]:
     """Each item's ``input``; an item that is not ``{"input": {...}}`` refuses them all."""
-    inputs = []
     for i, item in enumerate(items):
-        at = f"{where}[{i}]"
-        if not isinstance(item, dict) or "input" not in item:
-            raise InvalidInput(
-                f'{at} must be an object such as {{"input": {{...}}}}, got {_kind(item)}; '
-                "nothing was added"
-            )
-        if len(item) > 1:
-            unknown = sorted(k for k in item if k != "input")[0]
-            raise InvalidInput(
-                f"{at}: unknown field {unknown!r}; a batch request takes only input; "
-                "nothing was added"
-            )
-        _check_input(item["input"], f"{at}.input")
-        inputs.append(item["input"])
-    return inputs
+        _check_item(item, f"{where}[{i}]", ("input",))
+    return [item["input"] for item in items]
+
+
+def _check_item(item: Any, at: str, fields: tuple[str, ...]) -> None:
+    """``item`` has exactly ``fields``, its ``input`` a JSON object; else one line saying
+    which item and what it has."""
+    if not isinstance(item, dict) or set(item) != set(fields):
+        got = f"fields {', '.join(map(repr, item))}" if isinstance(item, dict) else _kind(item)
+        shape = ", ".join(f'"{name}": ...' for name in fields)
+        raise InvalidInput(f"{at} must be an object {{{shape}}}, got {got}; nothing was changed")
+    _check_input(item["input"], f"{at}.input")
 
 
 def _check_input(value: Any, at: str) -> None:
     if not isinstance(value, dict):
-        raise InvalidInput(f"{at} must be a JSON object, got {_kind(value)}; nothing was added")
+        raise InvalidInput(f"{at} must be a JSON object, got {_kind(value)}; nothing was changed")
 
 
 def _kind(value: Any) -> str:
@@ -536,13 +512,6 @@ def _batch_from_record(record: Record) -> Batch:
 
 
 def _request_from_record(record: Record) -> tuple[str, Request]:
-    request = Request(
-        id=str(record["id"]),
-        input=record["input"],
-        status=S(record["status"]),
-        output=record["output"] if record["has_output"] else UNSET,
-        error=record["error"],
-        started_at=record["started_at"],
-        completed_at=record["completed_at"],
-    )
+    output = record["output"] if record["has_output"] else UNSET
+    request = Request(**{n: record[n] for n in FIELDS}, status=S(record["status"]), output=output)
     return str(record["batch_id"]), request
