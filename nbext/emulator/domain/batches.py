@@ -67,7 +67,8 @@ class Request:
         if self.status is S.COMPLETED:
             out["output"] = None if self.output is UNSET else self.output
         elif self.status in NOT_OK:
-            out["error"] = self.error or ""
+            cancelled = "cancelled: its batch or its job was" if self.status is S.CANCELLED else ""
+            out["error"] = self.error or cancelled
         out["startedAt"] = _ms(self.started_at)
         out["completedAt"] = _ms(self.completed_at)
         return out
@@ -319,7 +320,10 @@ class Batches:
         request = batch.requests.get(job.id) if batch is not None else None
         if batch is None or request is None or request.status.is_final:
             return  # (a request's result is its job's first end; a retry is the job's)
-        if job.removed is not None:  # purge-queue, its TTL: the request is queued again
+        if job.removed is not None and batch.status is not B.FINALIZED:
+            batch.fed -= 1
+            self._end(batch, request, S.CANCELLED, None)  # its batch no longer runs
+        elif job.removed is not None:  # purge-queue, its TTL: the request is queued again
             batch.fed -= 1
             if request.status is S.IN_PROGRESS:
                 batch.move(request, S.IN_QUEUE)
