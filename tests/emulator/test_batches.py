@@ -18,6 +18,7 @@ import pytest
 
 from nbext.emulator import Emulator
 from nbext.emulator.domain.batches import REQUEST
+from nbext.emulator.domain.errors import Conflict, InvalidInput, NotFound
 from nbext.emulator.domain.store_port import MemoryStore
 
 from .conftest import Gates, MakeEmulator, advance, client_for, until
@@ -440,3 +441,24 @@ async def test_a_reset_forgets_batches(emu: Emulator, http: Http) -> None:
     await create(http, "echo", 2, finalize=True)
     emu.reset()
     assert (await http.get("/v2/echo/batch")).json()["total"] == 0
+
+
+# ---- the domain alone, no HTTP -------------------------------------------------------------
+
+
+async def test_the_domain_runs_a_batch_and_refuses_what_the_routes_refuse(emu: Emulator) -> None:
+    batches = emu.batches
+    batch = batches.create("echo", items(3))
+    assert batch.active and batch.status == "DRAFT"
+    with pytest.raises(Conflict, match="has no requests"):
+        batches.finalize("echo", batches.create("echo", []).id)
+    with pytest.raises(InvalidInput, match=r"body\[0\].input must be a JSON object"):
+        batches.create("echo", [{"input": 1}])
+    batches.finalize("echo", batch.id)
+    await until(lambda: batch.ended == 3, "the batch done")
+    assert [r.output for r in batch.requests.values()] == [{"i": i} for i in range(3)]
+    assert not batch.active and batch.to_wire()["requestCompleted"] == 3
+    await advance(emu, 7 * 24 * 3600)  # a week on: jobs long gone, results kept
+    assert not emu.jobs.jobs and len(batches.results("echo", batch.id, 0, 10)["requests"]) == 3
+    with pytest.raises(NotFound, match="batch 'batch_x' not found on endpoint 'echo'"):
+        batches.get("echo", "batch_x")
