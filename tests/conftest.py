@@ -26,6 +26,7 @@ SLOW = (
     "tests/emulator/workers/test_worker_v2.py",
     "tests/emulator/workers/test_status_sync.py",
     "tests/emulator/hardening/test_chaos.py",
+    "tests/emulator/hardening/test_batch_kill.py",
     "tests/emulator/hardening/test_stuck_handlers.py::test_sigterm_ends_the_emulator_while_a_handler_hangs",
     "tests/notebook/test_worker_scripts.py",
     "tests/notebook/test_worker_phases.py",  # a crash loop, a 5 s import: 7-9 s each

@@ -25,6 +25,7 @@ from nbext.models import (
 )
 
 from .domain import scenarios
+from .domain.batches import Batches
 from .domain.clock import Clock, FakeClock, RealClock
 from .domain.endpoints import Endpoint
 from .domain.errors import DomainError
@@ -110,12 +111,15 @@ class Emulator:
         )
         self.management = Management(self.clock, self.store, self.jobs)
         """Templates, pods, endpoint records, volumes, registry auths, billing (``/v1``)."""
+        self.batches = Batches(self.clock, self.jobs, self.endpoint_type)
+        """Batch jobs (``/v2/{endpoint_id}/batch``), their requests run as jobs."""
         with self._reading_store(db):
             # Endpoints come back now, so the jobs bind() restores find them; the jobs
             # are read now too, so a damaged record is reported before anything starts.
             self.management.restore()
             self.jobs.persistence.load_counters(self.jobs.endpoints)
             self._stored_jobs: list[Job] | None = self.jobs.persistence.load_jobs()
+            self.batches.load()
         self._restored = False
         self.images.listeners.append(
             lambda name: self.call_on_loop(lambda: self.jobs.image_registered(name))
@@ -156,6 +160,11 @@ class Emulator:
         """The key clients must send; shown to the user once when the emulator starts."""
         return self._api_key
 
+    def endpoint_type(self, endpoint_id: str) -> str:
+        """QUEUE, or what the endpoint's record says once records have a ``type``."""
+        record = self.management.endpoints.book.get(endpoint_id)
+        return str(getattr(record, "type", "QUEUE"))
+
     def check_key(self, presented: str) -> bool:
         """Constant-time comparison of a presented key with the emulator's."""
         return secrets.compare_digest(presented.encode(), self._api_key.encode())
@@ -174,6 +183,7 @@ class Emulator:
             self._restored = True
             self.jobs.restore(self._stored_jobs)
             self._stored_jobs = None
+            self.batches.restore()
 
     def call_on_loop(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the emulator's loop and return its result, from any thread."""
@@ -417,9 +427,10 @@ class Emulator:
     # ---- administration --------------------------------------------------------------
 
     def reset(self) -> None:
-        """Forget all jobs, webhook deliveries and rate-limit history; endpoints stay."""
+        """Forget all jobs, batches, webhook deliveries and rate-limit history; endpoints stay."""
 
         def run() -> None:
+            self.batches.reset()
             self.jobs.reset()
             self.webhooks.clear()
             self.rate_limiter.reset()

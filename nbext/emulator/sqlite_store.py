@@ -27,6 +27,11 @@ CREATE TABLE IF NOT EXISTS records (
 );
 """
 
+_UPSERT = (
+    "INSERT INTO records (kind, key, data) VALUES (?, ?, ?) "
+    "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data"
+)
+
 
 class SQLiteStore:
     """Records as JSON rows keyed by (kind, key); insertion order kept through rowid."""
@@ -41,21 +46,29 @@ class SQLiteStore:
         self._db.executescript(SCHEMA)
 
     def put(self, kind: str, key: str, record: Record) -> None:
-        data = json.dumps(record, separators=(",", ":"))
-        self._write(
-            "INSERT INTO records (kind, key, data) VALUES (?, ?, ?) "
-            "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data",
-            (kind, key, data),
-        )
+        self._write(_UPSERT, (kind, key, json.dumps(record, separators=(",", ":"))))
+
+    def put_many(self, items: list[tuple[str, str, Record]]) -> None:
+        """One transaction: a batch of 5,000 requests is one commit, not 5,000."""
+        rows = [
+            (kind, key, json.dumps(record, separators=(",", ":"))) for kind, key, record in items
+        ]
+        self._write(_UPSERT, rows)
 
     def delete(self, kind: str, key: str) -> None:
         self._write("DELETE FROM records WHERE kind = ? AND key = ?", (kind, key))
 
-    def _write(self, sql: str, args: tuple[str, ...]) -> None:
-        """One statement, committed; a failure says what it means for the caller."""
+    def _write(self, sql: str, args: tuple[str, ...] | list[tuple[str, str, str]]) -> None:
+        """One statement (or one per row of a list, in one transaction), committed; a
+        failure says what it means for the caller."""
         try:
             with self._lock:
-                self._db.execute(sql, args)
+                if isinstance(args, list):
+                    with self._db:  # BEGIN ... COMMIT, or ROLLBACK on a failure
+                        self._db.execute("BEGIN")
+                        self._db.executemany(sql, args)
+                else:
+                    self._db.execute(sql, args)
         except sqlite3.Error as exc:
             code = getattr(exc, "sqlite_errorcode", None)
             if code == sqlite3.SQLITE_FULL:

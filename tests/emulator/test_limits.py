@@ -113,6 +113,7 @@ def test_the_limits_are_the_seeds_table() -> None:
         "purge-queue": (2, None),
         "openai": (2000, 400),
         "requests": (10, 2),
+        "batch": (500, 50),  # decided: the service publishes no limit for batch calls
     }
 
 

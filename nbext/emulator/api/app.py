@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from ..emulator import Emulator
-from . import control, jobs, openai, v1, v2, worker_routes
+from . import batches, control, jobs, openai, v1, v2, worker_routes
 from .http import install_error_handlers
 
 
@@ -21,6 +21,7 @@ def create_app(emulator: Emulator) -> FastAPI:
     )
     app.state.emulator = emulator
     app.include_router(jobs.router)
+    app.include_router(batches.router)
     app.include_router(worker_routes.router)
     app.include_router(control.router)
     app.include_router(openai.router)

@@ -240,7 +240,7 @@ def _described_at(path: str) -> str:
     if path.startswith("/v2"):
         return (
             "the job interface is /v2/{endpoint_id}/ run, runsync, status/{id}, stream/{id}, "
-            "cancel/{id}, retry/{id}, purge-queue, health, requests"
+            "cancel/{id}, retry/{id}, purge-queue, health, requests, batch"
         )
     return "the emulator's routes are listed at /_emulator/docs"
 

@@ -163,12 +163,11 @@ class JobService:
 
     def submit(self, endpoint_id: str, submission: JobSubmission, *, sync: bool) -> Job:
         """Queue a job (``/run``, or the first half of ``/runsync``)."""
-        endpoint = self.endpoint(endpoint_id)
         policy = submission.policy
         now = self.clock.now()
         job = Job(
             id=("sync-" if sync else "") + str(uuid.uuid4()),
-            endpoint_id=endpoint.id,
+            endpoint_id=endpoint_id,
             input=submission.input,
             sync=sync,
             submitted_at=now,
@@ -183,6 +182,11 @@ class JobService:
             execution_timeout_ms=policy.execution_timeout if policy else None,
             low_priority=policy.low_priority if policy else False,
         )
+        return self.enqueue(job)
+
+    def enqueue(self, job: Job) -> Job:
+        """Store and queue a new job (``submit``'s, or a batch's request)."""
+        endpoint = self.endpoint(job.endpoint_id)
         # Stored first: a store that fails refuses the job (StoreFailed), and nothing
         # of it is queued, so no answer ever contradicts what happened.
         self.persistence.accept(job)

@@ -64,6 +64,8 @@ class Job:
     s3_config: dict[str, Any] | None = None
     execution_timeout_ms: int | None = None
     low_priority: bool = False
+    batch_id: str | None = None
+    """The batch this job runs a request of (``batches``); workers get it as ``batchId``."""
     status: JobStatus = S.IN_QUEUE
     queued_at: float = 0.0
     started_at: float | None = None

@@ -61,6 +61,7 @@ def job_to_record(job: Job) -> dict[str, Any]:
         "s3_config": job.s3_config,
         "execution_timeout_ms": job.execution_timeout_ms,
         "low_priority": job.low_priority,
+        "batch_id": job.batch_id,
         "queued_at": job.queued_at,
         "started_at": job.started_at,
         "ended_at": job.ended_at,
@@ -84,6 +85,7 @@ def job_from_record(record: dict[str, Any]) -> Job:
     if not isinstance(job.chunks, list):
         raise ValueError("chunks must be a list")
     job.status = JobStatus(record["status"])
+    job.batch_id = record.get("batch_id")  # absent from records written before batches
     job.output = record["output"] if record.get("has_output") else UNSET
     return job
 
@@ -127,10 +129,10 @@ class JobPersistence:
         self.store.put(JOB, job.id, job_to_record(job))
 
     def save(self, job: Job) -> None:
-        self._write(JOB, job.id, job_to_record(job))
+        self.write(JOB, job.id, job_to_record(job))
 
     def forget(self, job: Job) -> None:
-        self._write(JOB, job.id, None)
+        self.write(JOB, job.id, None)
 
     def save_counters(self, endpoint: Endpoint) -> None:
         record = {
@@ -139,9 +141,9 @@ class JobPersistence:
             "failed": endpoint.failed,
             "retried": endpoint.retried,
         }
-        self._write(COUNTERS, endpoint.id, record)
+        self.write(COUNTERS, endpoint.id, record)
 
-    def _write(self, kind: str, key: str, record: Record | None) -> None:
+    def write(self, kind: str, key: str, record: Record | None) -> None:
         if self._unwritten:  # keep the order: this one waits behind the others
             self._unwritten.pop((kind, key), None)
             self._unwritten[(kind, key)] = record

@@ -35,6 +35,7 @@ LIMITS: dict[str, Limit] = {
     "purge-queue": Limit(2, None),
     "openai": Limit(2000, 400),
     "requests": Limit(10, 2),
+    "batch": Limit(500, 50),  # every batch call; the service publishes no figure
 }
 
 

@@ -328,6 +328,8 @@ class RemoteWorkers:
             payload["webhook"] = job.webhook
         if job.s3_config:
             payload["s3Config"] = job.s3_config
+        if job.batch_id:
+            payload["batchId"] = job.batch_id
         return payload
 
     async def stops(self, worker: RemoteWorker) -> list[str]:

@@ -173,6 +173,8 @@ class Scheduler:
         payload: dict[str, Any] = {"id": job.id, "input": job.input}
         if job.s3_config:
             payload["s3Config"] = job.s3_config
+        if job.batch_id:
+            payload["batchId"] = job.batch_id
         ctx = JobContext(job.id, self.clock, job.cancel_flag)
         emit = functools.partial(self._emit, job, attempt)
         gap = endpoint.scenario.chunk_gap() if endpoint.scenario else 0.0

@@ -61,6 +61,10 @@ class Store(Protocol):
 
     def put(self, kind: str, key: str, record: Record) -> None: ...
 
+    def put_many(self, items: list[tuple[str, str, Record]]) -> None:
+        """``put`` each ``(kind, key, record)``, all or none (a batch's requests)."""
+        ...
+
     def delete(self, kind: str, key: str) -> None: ...
 
     def get(self, kind: str, key: str) -> Record | None: ...
@@ -106,6 +110,12 @@ class MemoryStore:
         frozen = _freeze(record)
         with self._lock:
             self._kinds.setdefault(kind, {})[key] = frozen
+
+    def put_many(self, items: list[tuple[str, str, Record]]) -> None:
+        frozen = [(kind, key, _freeze(record)) for kind, key, record in items]
+        with self._lock:
+            for kind, key, value in frozen:
+                self._kinds.setdefault(kind, {})[key] = value
 
     def delete(self, kind: str, key: str) -> None:
         with self._lock:

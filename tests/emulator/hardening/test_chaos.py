@@ -27,10 +27,10 @@ ROUNDS = 4
 FLOODERS = 4
 
 
-def start(db: Path) -> tuple[subprocess.Popen[str], str]:
+def start(db: Path, endpoint: str = "echo=echo") -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "nbext.emulator", "--port", "0", "--db", str(db),
-         "--api-key", KEY, "--no-rate-limit", "--endpoint", "echo=echo"],
+         "--api-key", KEY, "--no-rate-limit", "--endpoint", endpoint],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -106,3 +106,24 @@ async def test_state_changes_go_on_while_the_disk_is_full_and_are_stored_later(
     assert records[big["id"]]["output"] == {"blob": BIG}
     assert records[slow["id"]]["status"] == "TIMED_OUT"
     again.close()
+
+
+async def test_a_batch_call_that_cannot_be_stored_adds_nothing_and_the_batch_goes_on(
+    full: Emulator,
+) -> None:
+    async with client_for(full) as http:
+        created = (await http.post("/v2/echo/batch", json=[{"input": {"n": 1}}])).json()
+        path = f"/v2/echo/batch/{created['id']}"
+        fill_disk(full)
+        big = [{"input": {"blob": BIG}} for _ in range(5)]
+        refused = await http.post("/v2/echo/batch", json=big)
+        assert refused.status_code == 507 and "nothing was stored" in refused.json()["error"]
+        added = await http.post(f"{path}/requests", json={"requests": big})
+        assert added.status_code == 507
+        assert (await http.get("/v2/echo/batch")).json()["total"] == 1
+        assert (await http.get(path)).json()["requestTotal"] == 1
+        free_disk(full)
+        assert (await http.post(f"{path}/finalize")).json()["status"] == "FINALIZED"
+        await until(lambda: full.batches.batches[created["id"]].ended == 1, "the batch done")
+        results = (await http.get(f"{path}/requests")).json()["requests"]
+        assert [r["output"] for r in results] == [{"n": 1}]

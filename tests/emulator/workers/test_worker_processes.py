@@ -185,3 +185,22 @@ time.sleep(600)
         parent.kill()  # SIGKILL: no atexit, no cleanup of its own
         parent.wait()
     until(lambda: not alive(worker_pid), timeout=30, what="the orphaned worker to exit")
+
+
+def test_a_batch_reaches_worker_scripts_as_jobs_carrying_batch_id(served: Served) -> None:
+    ep = served.deploy("plain_worker.py", endpoint_id="batched", workers_max=2)
+    inputs = [{"input": {"x": i}} for i in range(6)]
+    batch_id = served.http.post(f"/v2/{ep}/batch", json=inputs).json()["id"]
+    assert served.http.post(f"/v2/{ep}/batch/{batch_id}/finalize").status_code == 200
+    until(
+        lambda: served.http.get(f"/v2/{ep}/batch/{batch_id}").json()["requestCompleted"] == 6,
+        what="the batch's six requests completed",
+    )
+    results = served.http.get(f"/v2/{ep}/batch/{batch_id}/requests").json()["requests"]
+    assert [r["output"]["echo"] for r in results] == [{"x": i} for i in range(6)]
+    # The SDK reads the job's batchId and marks the lines it logs while running it.
+    logs = "\n".join(served.emulator.worker_logs(ep))
+    for result in results:
+        assert any(
+            result["id"] in line and f"[batchId={batch_id}]" in line for line in logs.splitlines()
+        )
