@@ -115,6 +115,8 @@ RULES: dict[str, str] = {
     "official template": "the emulator's official templates are read-only",
     "is used by": "a template or registry auth in use cannot be deleted",
     "is attached to": "a network volume in use cannot be deleted",
+    "not a field of a pod update": "an unknown field is refused by name, not ignored "
+    "(the reference leaves a pod update's object open)",
 }
 """Refusals (400) of data the reference calls valid, by a fragment of their message:
 each a rule the emulator applies on top of the reference, and why."""
