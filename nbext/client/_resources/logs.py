@@ -136,9 +136,10 @@ def _read(
 ) -> Flow[list[LogEvent]]:
     """The lines a stream holds now: until it ends, or stays quiet ``quiet`` seconds (a
     server that holds the stream open for newer lines has sent all it had), or has been
-    read ``longest`` seconds on the client's clock."""
-    started = ctx.now()
+    read ``longest`` seconds on the client's clock, counted from its opening: the time
+    its opening took (retries included) must not cut off the lines it then holds."""
     stream = yield from _open(ctx, call, quiet)
+    started = ctx.now()
     lines: list[LogEvent] = []
     try:
         while True:

@@ -183,3 +183,21 @@ def test_a_jobs_phase_reads_a_chatty_workers_log_for_a_second_at_most(serve: Any
         tail = client._run(worker_tail(client._ctx, "ep", "w1"))
     assert tail.worker == "w1" and 5 <= len(tail.lines) <= 12, tail.lines
     assert tail.last_line == tail.lines[-1] and tail.lines[0] == "step 0"
+
+
+def test_a_slow_opening_does_not_cut_off_the_lines_it_then_holds(serve: Any) -> None:
+    """The longest read counts from the stream's opening: an opening that took longer
+    (a first management call, retried after a timeout) still reads what the stream held,
+    even past a leading event that is no line (``retry:``)."""
+    server = serve(b"retry: 1000\n\n" + event("c1", "started") + event("c2", "crashed"))
+    server.end_stream()  # the stream ends after what it held, as the emulator's does
+
+    class SlowOpening(SyncClock):
+        def now(self) -> float:  # the first look is the opening's: it takes 3 s
+            t = self.t
+            self.t = max(self.t, 3.0)
+            return t
+
+    with Client(KEY, base_url=server.url, clock=SlowOpening()) as client:  # type: ignore[arg-type]
+        tail = client._run(worker_tail(client._ctx, "ep", "w1"))
+    assert tail.lines == ("started", "crashed") and tail.last_line == "crashed"
