@@ -28,7 +28,7 @@ KEY_TEXT: dict[str, dict[str, tuple[str, ...]]] = {
         "print(reply)": ("'hello from my first job'",),
         "%%runpod_job stream-text --stream": ("COMPLETED", "so an idle endpoint costs nothing."),
         "%runpod health echo": ("echo health", "completed"),
-        "%runpod templates -o templates": ("text-to-speech", "showing 7 of 14 columns"),
+        "%runpod templates -o templates": ("text-to-speech", "showing 7 of 15 columns"),
         "%runpod help": ("logout", "billing"),
         'client.endpoint("echo").run_sync': (
             "COMPLETED {'question': 'what is 6 x 7?', 'answer': 42}",
