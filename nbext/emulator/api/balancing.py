@@ -153,7 +153,7 @@ class LoadBalancing:
             task.cancel()
 
         overdue = clock.call_later(PROCESSING_S, expire)
-        started = False
+        started = lost = False
         status: int | None = None
         error: str | None = None
         try:
@@ -207,6 +207,7 @@ class LoadBalancing:
             else:
                 raise _Cut(error) from None
         except httpx.TransportError as exc:
+            lost = True
             error = (
                 f"worker {worker_id} closed the connection before it answered "
                 f"({type(exc).__name__}): it crashed or exited, and its log says why; the "
@@ -218,7 +219,7 @@ class LoadBalancing:
                 raise _Cut(error) from None
         finally:
             overdue.cancel()
-            self.emulator.balancer.release(lease, status, error)
+            self.emulator.balancer.release(lease, status, error, lost=lost)
 
     # ---- WebSocket -------------------------------------------------------------------
 

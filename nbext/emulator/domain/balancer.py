@@ -204,8 +204,12 @@ class Balancer:
         port = remote.port or 0
         return Lease(endpoint, remote, port, method, path, queued_at, self.clock.now())
 
-    def release(self, lease: Lease, status: int | None, error: str | None = None) -> None:
-        """The request's answer ended (``status`` None: it failed on the way)."""
+    def release(
+        self, lease: Lease, status: int | None, error: str | None = None, *, lost: bool = False
+    ) -> None:
+        """The request's answer ended (``status`` None: it failed on the way; ``lost``:
+        the worker dropped the connection, so it is out of routing until its health
+        path answers 200 again or its exit is seen)."""
         worker = lease.worker.domain
         endpoint = lease.endpoint
         now = self.clock.now()
@@ -217,8 +221,11 @@ class Balancer:
             since = self.busy_since.pop(worker.id, lease.started_at)
             for observer in self.on_execution:
                 observer(endpoint, worker.id, since, now)
-            if worker.state is W.RUNNING:
-                self.fleet.release(worker, endpoint)
+        if lost and worker.state is not W.GONE:
+            self.health_seen[worker.id] = "the connection to it was lost"
+            self.fleet.enter(worker, endpoint, W.UNHEALTHY)
+        elif held <= 0 and worker.state is W.RUNNING:
+            self.fleet.release(worker, endpoint)
         balanced = self.endpoints.get(endpoint.id)
         if balanced is not None:
             balanced.served.appendleft(
