@@ -24,9 +24,10 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import h11
 
 from ..domain.balancer import BODY_LIMIT, PROCESSING_S, Lease, Refused
 from ..domain.clock import sleep
@@ -61,7 +62,7 @@ HOP_BY_HOP = frozenset(
         "server",
     }
 )
-"""Not forwarded either way: a hop's own headers, the key, lengths httpx sets, and what
+"""Not forwarded either way: a hop's own headers, the key, lengths (set anew), and what
 the emulator's server says of itself."""
 MB = 1024 * 1024
 
@@ -73,7 +74,8 @@ class LoadBalancing:
     def __init__(self, app: ASGIApp, emulator: Emulator) -> None:
         self.app = app
         self.emulator = emulator
-        self._client: httpx.AsyncClient | None = None
+        self._idle: dict[str, list[_Connection]] = {}
+        """Keep-alive connections to each worker, by worker id."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -85,12 +87,11 @@ class LoadBalancing:
         query = scope.get("query_string", b"").decode("latin-1")
         path_qs = path + (f"?{query}" if query else "")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        lease: Lease | None = None
+        body: _Body | None = None
         try:
             self.emulator.bind()
             authorize(self.emulator, headers.get("authorization"))
-            if scope["type"] == "http":
-                body = await _body(headers.get("content-length"), receive)
+            body = _Body(headers, receive) if scope["type"] == "http" else None
             balancer = self.emulator.balancer
             if endpoint_id not in self.emulator.jobs.endpoints:
                 raise NotFound(
@@ -103,29 +104,43 @@ class LoadBalancing:
             lease = await balancer.acquire(
                 endpoint_id, method, path, headers.get(WORKER_HEADER, "")
             )
-        except _ClientGone:
-            return
         except DomainError as exc:
+            if body is not None:
+                body.close()
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008, "reason": str(exc)[:120]})
             else:
                 await _refuse(send, exc, None)
             return
-        if scope["type"] == "websocket":
+        if body is None:
             await self._websocket(scope, receive, send, lease, path_qs, headers)
         else:
             await self._forward(scope, send, lease, path_qs, headers, body)
 
     # ---- HTTP ------------------------------------------------------------------------
 
-    def client(self) -> httpx.AsyncClient:
-        """One connection pool to the workers per loop (a server started anew gets one)."""
+    async def _connection(self, lease: Lease) -> _Connection:
+        """A keep-alive connection to the lease's worker: an idle one it left, else new."""
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
-            self._client = httpx.AsyncClient(timeout=None, limits=limits, trust_env=False)
-            self._loop = loop
-        return self._client
+        if self._loop is not loop:  # connections belong to a loop: a new server, new ones
+            self._idle, self._loop = {}, loop
+        idle = self._idle.get(lease.worker.id, [])
+        now = loop.time()
+        while idle:
+            conn = idle.pop()
+            if not conn.reader.at_eof() and now - conn.since < IDLE_S:
+                return conn
+            conn.writer.close()
+        reader, writer = await asyncio.open_connection("127.0.0.1", lease.port)
+        return _Connection(reader, writer, h11.Connection(h11.CLIENT))
+
+    def _keep(self, worker_id: str, conn: _Connection) -> None:
+        if conn.h11.our_state is h11.DONE and conn.h11.their_state is h11.DONE:
+            conn.h11.start_next_cycle()
+            conn.since = asyncio.get_running_loop().time()
+            self._idle.setdefault(worker_id, []).append(conn)
+        else:
+            conn.writer.close()
 
     async def _forward(
         self,
@@ -134,15 +149,11 @@ class LoadBalancing:
         lease: Lease,
         path: str,
         headers: dict[str, str],
-        body: bytes,
+        body: _Body,
     ) -> None:
-        """Send the request to the lease's worker and stream its answer back, within the
-        processing limit of the emulator's clock."""
+        """Send the request to the lease's worker, its body as it arrives, and stream the
+        answer back, within the processing limit of the emulator's clock."""
         worker_id = lease.worker.id
-        forwarded = [(k, v) for k, v in headers.items() if k not in HOP_BY_HOP]
-        request = self.client().build_request(
-            scope["method"], f"http://127.0.0.1:{lease.port}{path}", headers=forwarded, content=body
-        )
         clock = self.emulator.clock
         task = asyncio.current_task()
         assert task is not None
@@ -156,46 +167,52 @@ class LoadBalancing:
         started = lost = False
         status: int | None = None
         error: str | None = None
+        conn: _Connection | None = None
         try:
-            response = await self.client().send(request, stream=True)
-            try:
-                status = response.status_code
-                declared = response.headers.get("content-length")
-                if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
-                    status, error = 502, "response too large"
-                    raise _Answer(
-                        502,
-                        error,
-                        f"worker {worker_id} answered {int(declared)} bytes, over the "
-                        f"{BODY_LIMIT // MB} MB limit of a response",
-                    )
-                out = [
-                    (k.encode("latin-1"), v.encode("latin-1"))
-                    for k, v in response.headers.multi_items()
-                    if k.lower() not in HOP_BY_HOP and k.lower() != "content-encoding"
-                ]
-                if declared is not None and "content-encoding" not in response.headers:
-                    out.append((b"content-length", declared.encode()))
-                elif "content-encoding" in response.headers:
-                    out.append((b"content-encoding", response.headers["content-encoding"].encode()))
-                out.append((WORKER_HEADER.encode(), worker_id.encode()))
-                await send({"type": "http.response.start", "status": status, "headers": out})
-                started = True
-                sent = 0
-                gap = lease.endpoint.scenario.chunk_gap() if lease.endpoint.scenario else 0.0
-                async for chunk in response.aiter_raw():
-                    sent += len(chunk)
-                    if sent > BODY_LIMIT:
-                        error = f"response over the {BODY_LIMIT // MB} MB limit: cut"
-                        raise _Cut(error)
-                    if gap > 0:
-                        await sleep(clock, gap)  # the slow-stream scenario
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                await send({"type": "http.response.body", "body": b""})
-            finally:
-                await response.aclose()
+            conn = await self._connection(lease)
+            forwarded = [(k, v) for k, v in headers.items() if k not in HOP_BY_HOP]
+            forwarded += [("host", f"127.0.0.1:{lease.port}"), body.framing]
+            request = h11.Request(method=scope["method"], target=path, headers=forwarded)
+            conn.writer.write(conn.h11.send(request) or b"")
+            while (piece := await body.next()) is not None:
+                conn.writer.writelines(conn.h11.send_with_data_passthrough(h11.Data(piece)) or [])
+                await conn.writer.drain()
+            conn.writer.write(conn.h11.send(h11.EndOfMessage()) or b"")
+            response = await conn.next(h11.Response)
+            status = response.status_code
+            declared = _header(response.headers, b"content-length")
+            if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
+                status, error = 502, "response too large"
+                raise _Answer(
+                    502,
+                    error,
+                    f"worker {worker_id} answered {int(declared)} bytes, over the "
+                    f"{BODY_LIMIT // MB} MB limit of a response",
+                )
+            out = [(k, v) for k, v in response.headers if k.decode() not in HOP_BY_HOP]
+            if declared is not None:
+                out.append((b"content-length", declared.encode()))
+            out.append((WORKER_HEADER.encode(), worker_id.encode()))
+            await send({"type": "http.response.start", "status": status, "headers": out})
+            started = True
+            sent = 0
+            gap = lease.endpoint.scenario.chunk_gap() if lease.endpoint.scenario else 0.0
+            while not isinstance(event := await conn.next(h11.Data), h11.EndOfMessage):
+                sent += len(event.data)
+                if sent > BODY_LIMIT:
+                    error = f"response over the {BODY_LIMIT // MB} MB limit: cut"
+                    raise _Cut(error)
+                if gap > 0:
+                    await sleep(clock, gap)  # the slow-stream scenario
+                await send({"type": "http.response.body", "body": event.data, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+            self._keep(worker_id, conn)
+            conn = None
         except _Answer as exc:
+            status, error = exc.status, exc.message
             await _refuse(send, exc, worker_id)
+        except _ClientGone:
+            error = "the client left before its request was sent whole"
         except asyncio.CancelledError:
             if not expired:
                 raise
@@ -206,7 +223,7 @@ class LoadBalancing:
                 await _refuse(send, _Answer(504, "request timed out", error), worker_id)
             else:
                 raise _Cut(error) from None
-        except httpx.TransportError as exc:
+        except (OSError, h11.ProtocolError, _Closed) as exc:
             lost = True
             error = (
                 f"worker {worker_id} closed the connection before it answered "
@@ -219,6 +236,9 @@ class LoadBalancing:
                 raise _Cut(error) from None
         finally:
             overdue.cancel()
+            body.close()
+            if conn is not None:
+                conn.writer.close()
             self.emulator.balancer.release(lease, status, error, lost=lost)
 
     # ---- WebSocket -------------------------------------------------------------------
@@ -284,6 +304,48 @@ class LoadBalancing:
             self.emulator.balancer.release(lease, 101, error)
 
 
+IDLE_S = 4.0
+"""An idle connection to a worker is reused this long: under the 5 s after which uvicorn,
+the usual worker server, closes it."""
+
+
+@dataclass(eq=False)
+class _Connection:
+    """One HTTP/1.1 connection to a worker, spoken with h11 (the emulator's own server's
+    parser): a proxy moves bytes, and a full client's machinery (httpx: URLs, cookies,
+    pools, decoding) cost ten times the forwarding itself (docs/performance.md)."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    h11: h11.Connection
+    since: float = 0.0
+
+    async def next(self, kind: type[Any]) -> Any:
+        """The next event that matters (``kind``, or the message's end), reading as needed."""
+        while True:
+            event = self.h11.next_event()
+            if event is h11.NEED_DATA:
+                data = await self.reader.read(READ_BYTES)
+                if not data and self.h11.their_state is not h11.SEND_BODY:
+                    raise _Closed("the worker closed the connection")
+                self.h11.receive_data(data)
+            elif isinstance(event, (kind, h11.EndOfMessage)):
+                return event
+            elif isinstance(event, h11.ConnectionClosed):
+                raise _Closed("the worker closed the connection")
+
+
+READ_BYTES = 262_144
+
+
+class _Closed(Exception):
+    """The worker's side of the connection ended before its answer did."""
+
+
+def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
+    return next((v.decode("latin-1") for k, v in headers if k == name), None)
+
+
 class _Answer(DomainError):
     """An answer the proxy gives instead of the worker's (status, the service's reason)."""
 
@@ -320,22 +382,53 @@ def _target(scope: Scope) -> tuple[str, str] | None:
     return None
 
 
-async def _body(declared: str | None, receive: Receive) -> bytes:
-    if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
-        raise _TooLarge(413, "request too large", _over(int(declared)))
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _ClientGone
-        piece = message.get("body", b"")
-        size += len(piece)
-        if size > BODY_LIMIT:
-            raise _TooLarge(413, "request too large", _over(None))
-        parts.append(piece)
-        if not message.get("more_body"):
-            return b"".join(parts)
+class _Body:
+    """A request's body, read as it arrives from the moment the request is routed (so a
+    client is never held past the server's read deadline while a worker starts), and
+    handed on piece by piece once a worker is chosen: a large upload goes to the worker
+    while it is still arriving, not after. Over 30 MB it is refused: at once when
+    ``Content-Length`` says so, else when the count passes it."""
+
+    def __init__(self, headers: dict[str, str], receive: Receive) -> None:
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
+            raise _Answer(413, "request too large", _over(int(declared)))
+        if declared is not None:
+            self.framing = ("content-length", declared)
+        elif "chunked" in headers.get("transfer-encoding", ""):
+            self.framing = ("transfer-encoding", "chunked")
+        else:
+            self.framing = ("content-length", "0")
+        self.pieces: asyncio.Queue[bytes | Exception | None] = asyncio.Queue()
+        self.reading = asyncio.ensure_future(self._read(receive))
+
+    async def _read(self, receive: Receive) -> None:
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.pieces.put_nowait(_ClientGone())
+                return
+            piece = message.get("body", b"")
+            size += len(piece)
+            if size > BODY_LIMIT:
+                self.pieces.put_nowait(_Answer(413, "request too large", _over(None)))
+                return
+            if piece:
+                self.pieces.put_nowait(piece)
+            if not message.get("more_body"):
+                self.pieces.put_nowait(None)
+                return
+
+    async def next(self) -> bytes | None:
+        """The next piece; None at the end."""
+        piece = await self.pieces.get()
+        if isinstance(piece, Exception):
+            raise piece
+        return piece
+
+    def close(self) -> None:
+        self.reading.cancel()
 
 
 def _over(size: int | None) -> str:

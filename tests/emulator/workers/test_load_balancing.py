@@ -438,6 +438,6 @@ def test_the_command_line_serves_an_lb_worker(tmp_path: Path) -> None:
     script.write_text(CONTROLLED)
     (tmp_path / "ready").touch()
     env = {**os.environ, "RUNPOD_API_KEY": KEY}
-    with standalone("--lb-worker", f"web={script}", env=env) as (proc, url):
+    with standalone("--lb-worker", f"web={script}", env=env) as (_proc, url):
         answer = httpx.get(f"{url}/lb/web/x", headers=AUTH, timeout=60)
         assert answer.status_code == 200 and answer.json()["path"] == "/x"
