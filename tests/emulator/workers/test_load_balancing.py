@@ -186,8 +186,9 @@ def test_a_request_waits_through_the_cold_start_204_then_200(lb: LB) -> None:
     assert answer.headers["x-runpod-worker-id"] == worker["id"]
     assert "authorization" not in {k.lower() for k in answer.json()["headers"]}  # the key stays
     assert lb.workers("web")[0]["healthCheck"] == "GET /ping answered 200: ready"
-    served = lb.emulator.balancer.requests("web")
-    assert served[0]["path"] == "/hello" and served[0]["status"] == 200
+    [served] = lb.http.get("/_emulator/endpoints/web/requests").json()["requests"]
+    assert served["path"] == "/hello" and served["status"] == 200
+    assert served["workerId"] == worker["id"] and served["costUsd"] >= 0
 
 
 def test_the_host_form_and_the_record_s_urls_reach_the_same_worker(lb: LB) -> None:
