@@ -1,20 +1,14 @@
-"""Load-balancing endpoints over HTTP: a request to an endpoint's own URL, forwarded to a
-worker's server as it is, its answer streamed back as the worker writes it.
+"""Load-balancing endpoints over HTTP: a request to an endpoint's own URL forwarded to a
+worker's server, its answer streamed back as the worker writes it.
 
-The service gives each load-balancing endpoint a host of its own,
-``https://ENDPOINT_ID.api.runpod.ai``, and the paths under it are the worker's. Here one
-port serves everything, so an endpoint is reached two ways (docs/behaviour.md#load-
-balancing-endpoints): by the ``Host`` header (``http://ID.localhost:PORT/<path>``, what a
-browser or ``curl`` resolves), and by a path prefix any client can use,
-``http://127.0.0.1:PORT/lb/ID/<path>``, which ``requestUrls.base`` gives. Both are
-handled here, in front of the application's routes, as plain ASGI.
-
-Which worker takes a request, waiting for one, the limits' clocks and billing are the
-domain's (``domain/balancer``); this module moves the bytes: the request body (refused
-over 30 MB), the answer (chunk by chunk, SSE included, cut over 30 MB), a WebSocket in
-both directions, ``X-Runpod-Worker-Id`` on every answer a worker was chosen for, and the
-service's error bodies, ``{"error": <the service's reason>, "message": <one line>}``.
-The key the client sent is checked and not passed on: a worker never sees it.
+The service gives each endpoint a host, ``https://ENDPOINT_ID.api.runpod.ai``; here one
+port serves all, so an endpoint is reached by the ``Host`` header
+(``http://ID.localhost:PORT/<path>``) or by a path prefix any client can use
+(``http://127.0.0.1:PORT/lb/ID/<path>``, ``requestUrls.base``), both handled in front of
+the application's routes as plain ASGI (docs/behaviour.md#load-balancing-endpoints).
+Which worker, how long to wait, the limits' clocks and billing are the domain's
+(``domain/balancer``); this module moves the bytes, adds ``X-Runpod-Worker-Id`` and
+answers the service's errors. The client's key is checked and never passed on.
 """
 
 from __future__ import annotations
@@ -22,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,8 +28,6 @@ from ..domain.errors import DomainError, NotFound
 from ..emulator import Emulator
 from .http import authorize, error_reply
 
-log = logging.getLogger("nbext.emulator")
-
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -45,25 +36,17 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 PREFIX = "/lb/"
 WORKER_HEADER = "x-runpod-worker-id"
-HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "host",
-        "authorization",
-        "content-length",
-        "date",
-        "server",
-    }
-)
-"""Not forwarded either way: a hop's own headers, the key, lengths (set anew), and what
-the emulator's server says of itself."""
+HOP_BY_HOP = frozenset(("connection", "keep-alive", "te", "trailer", "transfer-encoding"))
+NOT_FORWARDED = HOP_BY_HOP | {
+    "upgrade",
+    "host",
+    "authorization",
+    "content-length",
+    "date",
+    "server",
+}
+"""Neither way: a hop's own headers, the key, lengths (set anew), and what the emulator's
+server says of itself."""
 MB = 1024 * 1024
 
 
@@ -131,7 +114,7 @@ class LoadBalancing:
             if not conn.reader.at_eof() and now - conn.since < IDLE_S:
                 return conn
             conn.writer.close()
-        reader, writer = await asyncio.open_connection("127.0.0.1", lease.port)
+        reader, writer = await asyncio.open_connection("127.0.0.1", lease.worker.port)
         return _Connection(reader, writer, h11.Connection(h11.CLIENT))
 
     def _keep(self, worker_id: str, conn: _Connection) -> None:
@@ -170,8 +153,8 @@ class LoadBalancing:
         conn: _Connection | None = None
         try:
             conn = await self._connection(lease)
-            forwarded = [(k, v) for k, v in headers.items() if k not in HOP_BY_HOP]
-            forwarded += [("host", f"127.0.0.1:{lease.port}"), body.framing]
+            forwarded = [(k, v) for k, v in headers.items() if k not in NOT_FORWARDED]
+            forwarded += [("host", f"127.0.0.1:{lease.worker.port}"), body.framing]
             request = h11.Request(method=scope["method"], target=path, headers=forwarded)
             conn.writer.write(conn.h11.send(request) or b"")
             while (piece := await body.next()) is not None:
@@ -180,16 +163,18 @@ class LoadBalancing:
             conn.writer.write(conn.h11.send(h11.EndOfMessage()) or b"")
             response = await conn.next(h11.Response)
             status = response.status_code
-            declared = _header(response.headers, b"content-length")
+            declared = next(
+                (v.decode() for k, v in response.headers if k == b"content-length"), None
+            )
             if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
                 status, error = 502, "response too large"
-                raise _Answer(
+                raise Refused(
                     502,
                     error,
                     f"worker {worker_id} answered {int(declared)} bytes, over the "
                     f"{BODY_LIMIT // MB} MB limit of a response",
                 )
-            out = [(k, v) for k, v in response.headers if k.decode() not in HOP_BY_HOP]
+            out = [(k, v) for k, v in response.headers if k.decode() not in NOT_FORWARDED]
             if declared is not None:
                 out.append((b"content-length", declared.encode()))
             out.append((WORKER_HEADER.encode(), worker_id.encode()))
@@ -208,7 +193,7 @@ class LoadBalancing:
             await send({"type": "http.response.body", "body": b""})
             self._keep(worker_id, conn)
             conn = None
-        except _Answer as exc:
+        except Refused as exc:
             status, error = exc.status, exc.message
             await _refuse(send, exc, worker_id)
         except _ClientGone:
@@ -220,7 +205,7 @@ class LoadBalancing:
             error = f"worker {worker_id} took longer than {PROCESSING_S:g} s"
             status = None
             if not started:
-                await _refuse(send, _Answer(504, "request timed out", error), worker_id)
+                await _refuse(send, Refused(504, "request timed out", error), worker_id)
             else:
                 raise _Cut(error) from None
         except (OSError, h11.ProtocolError, _Closed) as exc:
@@ -231,7 +216,7 @@ class LoadBalancing:
                 "next request waits for a new worker"
             )
             if not started:
-                await _refuse(send, _Answer(502, "worker connection lost", error), worker_id)
+                await _refuse(send, Refused(502, "worker connection lost", error), worker_id)
             else:
                 raise _Cut(error) from None
         finally:
@@ -260,15 +245,10 @@ class LoadBalancing:
         worker_id = lease.worker.id
         error: str | None = None
         try:
-            subprotocols = [
-                p.strip() for p in headers.get("sec-websocket-protocol", "").split(",") if p.strip()
-            ]
-            async with connect(
-                f"ws://127.0.0.1:{lease.port}{path}",
-                subprotocols=subprotocols or None,  # type: ignore[arg-type]
-                max_size=BODY_LIMIT,
-                open_timeout=PROCESSING_S,
-            ) as upstream:
+            protocols = headers.get("sec-websocket-protocol", "").replace(" ", "").split(",")
+            url = f"ws://127.0.0.1:{lease.worker.port}{path}"
+            subprotocols: Any = [p for p in protocols if p] or None
+            async with connect(url, subprotocols=subprotocols, max_size=BODY_LIMIT) as upstream:
                 await receive()  # websocket.connect
                 await send(
                     {
@@ -342,22 +322,6 @@ class _Closed(Exception):
     """The worker's side of the connection ended before its answer did."""
 
 
-def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
-    return next((v.decode("latin-1") for k, v in headers if k == name), None)
-
-
-class _Answer(DomainError):
-    """An answer the proxy gives instead of the worker's (status, the service's reason)."""
-
-    def __init__(self, status: int, error: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.error = status, error
-
-
-class _TooLarge(_Answer):
-    pass
-
-
 class _ClientGone(Exception):
     """The client left before its request was read whole."""
 
@@ -392,7 +356,7 @@ class _Body:
     def __init__(self, headers: dict[str, str], receive: Receive) -> None:
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
-            raise _Answer(413, "request too large", _over(int(declared)))
+            raise Refused(413, "request too large", _over(int(declared)))
         if declared is not None:
             self.framing = ("content-length", declared)
         elif "chunked" in headers.get("transfer-encoding", ""):
@@ -412,7 +376,7 @@ class _Body:
             piece = message.get("body", b"")
             size += len(piece)
             if size > BODY_LIMIT:
-                self.pieces.put_nowait(_Answer(413, "request too large", _over(None)))
+                self.pieces.put_nowait(Refused(413, "request too large", _over(None)))
                 return
             if piece:
                 self.pieces.put_nowait(piece)
@@ -438,7 +402,7 @@ def _over(size: int | None) -> str:
 
 def _not_served(emulator: Emulator, endpoint_id: str) -> DomainError:
     if emulator.endpoint_type(endpoint_id) != "LOAD_BALANCER":
-        return _Answer(
+        return Refused(
             400,
             "not a load-balancing endpoint",
             f"endpoint {endpoint_id!r} is a queue endpoint: send jobs to "
@@ -454,11 +418,10 @@ def _not_served(emulator: Emulator, endpoint_id: str) -> DomainError:
 
 
 async def _refuse(send: Send, exc: DomainError, worker_id: str | None) -> None:
-    if isinstance(exc, (Refused, _Answer)):
+    if isinstance(exc, Refused):
         status, body = exc.status, {"error": exc.error, "message": exc.message}
     else:
-        status, reply, _ = error_reply(exc, "error")
-        body = reply
+        status, body, _ = error_reply(exc, "error")
     headers = [(b"content-type", b"application/json")]
     if worker_id is not None:
         headers.append((WORKER_HEADER.encode(), worker_id.encode()))

@@ -131,8 +131,9 @@ async def lb_requests(endpoint_id: str, request: Request) -> Response:
     wait and run times (ms) and its cost: the run time at the endpoint's price (a GPU
     second of the catalog's, times its GPUs), as a queue job's is reckoned."""
     emulator = authenticate(request)
-    served = emulator.balancer.requests(endpoint_id)
-    rate = emulator.management.endpoints.get(endpoint_id).rate()
+    rate = emulator.management.endpoints.get(endpoint_id).rate()  # 404 for an unknown id
+    balanced = emulator.balancer.endpoints.get(endpoint_id)
+    served = list(balanced.served) if balanced is not None else []
     return json_response(
         {"requests": [{**r, "costUsd": round(r["executionTime"] / 1000 * rate, 8)} for r in served]}
     )
