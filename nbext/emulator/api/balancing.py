@@ -364,7 +364,11 @@ class _Body:
         else:
             self.framing = ("content-length", "0")
         self.pieces: asyncio.Queue[bytes | Exception | None] = asyncio.Queue()
-        self.reading = asyncio.ensure_future(self._read(receive))
+        self.reading: asyncio.Future[None] | None = None
+        if self.framing == ("content-length", "0"):
+            self.pieces.put_nowait(None)  # no body (a GET): nothing to read ahead
+        else:
+            self.reading = asyncio.ensure_future(self._read(receive))
 
     async def _read(self, receive: Receive) -> None:
         size = 0
@@ -392,7 +396,8 @@ class _Body:
         return piece
 
     def close(self) -> None:
-        self.reading.cancel()
+        if self.reading is not None:
+            self.reading.cancel()
 
 
 def _over(size: int | None) -> str:
