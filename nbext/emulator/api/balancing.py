@@ -81,8 +81,21 @@ class LoadBalancing:
                     f"endpoint {endpoint_id!r} not found; deployed endpoints: "
                     f"{', '.join(sorted(self.emulator.jobs.endpoints)) or 'none'}"
                 )
+            if self.emulator.endpoint_type(endpoint_id) != "LOAD_BALANCER":
+                raise Refused(
+                    400,
+                    "not a load-balancing endpoint",
+                    f"endpoint {endpoint_id!r} is a queue endpoint: send jobs to "
+                    f"/v2/{endpoint_id}/run or /runsync",
+                )
             if endpoint_id not in balancer.endpoints:
-                raise _not_served(self.emulator, endpoint_id)
+                raise Refused(
+                    503,
+                    "no workers available",
+                    f"endpoint {endpoint_id!r} runs an image the emulator has no server for; "
+                    "deploy a server script (--lb-worker ID=PATH, nbext.deploy(PATH, ID, "
+                    "load_balancer=True)) or use the image llm-lb",
+                )
             method = scope.get("method", "GET")
             lease = await balancer.acquire(
                 endpoint_id, method, path, headers.get(WORKER_HEADER, "")
@@ -403,23 +416,6 @@ class _Body:
 def _over(size: int | None) -> str:
     got = f" ({size} bytes)" if size is not None else ""
     return f"request body{got} is over the {BODY_LIMIT // MB} MB limit of a load-balancing endpoint"
-
-
-def _not_served(emulator: Emulator, endpoint_id: str) -> DomainError:
-    if emulator.endpoint_type(endpoint_id) != "LOAD_BALANCER":
-        return Refused(
-            400,
-            "not a load-balancing endpoint",
-            f"endpoint {endpoint_id!r} is a queue endpoint: send jobs to "
-            f"/v2/{endpoint_id}/run or /runsync",
-        )
-    return Refused(
-        503,
-        "no workers available",
-        f"endpoint {endpoint_id!r} runs an image the emulator has no server for; deploy a "
-        "server script (--lb-worker ID=PATH, nbext.deploy(PATH, ID, load_balancer=True)) "
-        "or use the image llm-lb",
-    )
 
 
 async def _refuse(send: Send, exc: DomainError, worker_id: str | None) -> None:
