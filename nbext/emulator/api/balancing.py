@@ -1,0 +1,430 @@
+"""Load-balancing endpoints over HTTP: a request to an endpoint's own URL forwarded to a
+worker's server, its answer streamed back as the worker writes it.
+
+The service gives each endpoint a host, ``https://ENDPOINT_ID.api.runpod.ai``; here one
+port serves all, so an endpoint is reached by the ``Host`` header
+(``http://ID.localhost:PORT/<path>``) or by a path prefix any client can use
+(``http://127.0.0.1:PORT/lb/ID/<path>``, ``requestUrls.base``), both handled in front of
+the application's routes as plain ASGI (docs/behaviour.md#load-balancing-endpoints).
+Which worker, how long to wait, the limits' clocks and billing are the domain's
+(``domain/balancer``); this module moves the bytes, adds ``X-Runpod-Worker-Id`` and
+answers the service's errors. The client's key is checked and never passed on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+import h11
+
+from ..domain.balancer import BODY_LIMIT, PROCESSING_S, Lease, Refused
+from ..domain.clock import sleep
+from ..domain.errors import DomainError, NotFound
+from ..emulator import Emulator
+from .http import authorize, error_reply
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+PREFIX = "/lb/"
+WORKER_HEADER = "x-runpod-worker-id"
+HOP_BY_HOP = frozenset(("connection", "keep-alive", "te", "trailer", "transfer-encoding"))
+NOT_FORWARDED = HOP_BY_HOP | {
+    "upgrade",
+    "host",
+    "authorization",
+    "content-length",
+    "date",
+    "server",
+}
+"""Neither way: a hop's own headers, the key, lengths (set anew), and what the emulator's
+server says of itself."""
+MB = 1024 * 1024
+
+
+class LoadBalancing:
+    """ASGI middleware: requests to a load-balancing endpoint's URL go to its workers;
+    everything else to the application."""
+
+    def __init__(self, app: ASGIApp, emulator: Emulator) -> None:
+        self.app = app
+        self.emulator = emulator
+        self._idle: dict[str, list[_Connection]] = {}
+        """Keep-alive connections to each worker, by worker id."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        target = _target(scope) if scope["type"] in ("http", "websocket") else None
+        if target is None:
+            await self.app(scope, receive, send)
+            return
+        endpoint_id, path = target
+        query = scope.get("query_string", b"").decode("latin-1")
+        path_qs = path + (f"?{query}" if query else "")
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        body: _Body | None = None
+        try:
+            self.emulator.bind()
+            authorize(self.emulator, headers.get("authorization"))
+            body = _Body(headers, receive) if scope["type"] == "http" else None
+            balancer = self.emulator.balancer
+            if endpoint_id not in self.emulator.jobs.endpoints:
+                raise NotFound(
+                    f"endpoint {endpoint_id!r} not found; deployed endpoints: "
+                    f"{', '.join(sorted(self.emulator.jobs.endpoints)) or 'none'}"
+                )
+            if self.emulator.endpoint_type(endpoint_id) != "LOAD_BALANCER":
+                raise Refused(
+                    400,
+                    "not a load-balancing endpoint",
+                    f"endpoint {endpoint_id!r} is a queue endpoint: send jobs to "
+                    f"/v2/{endpoint_id}/run or /runsync",
+                )
+            if endpoint_id not in balancer.endpoints:
+                raise Refused(
+                    503,
+                    "no workers available",
+                    f"endpoint {endpoint_id!r} runs an image the emulator has no server for; "
+                    "deploy a server script (--lb-worker ID=PATH, nbext.deploy(PATH, ID, "
+                    "load_balancer=True)) or use the image llm-lb",
+                )
+            method = scope.get("method", "GET")
+            lease = await balancer.acquire(
+                endpoint_id, method, path, headers.get(WORKER_HEADER, "")
+            )
+        except DomainError as exc:
+            if body is not None:
+                body.close()
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008, "reason": str(exc)[:120]})
+            else:
+                await _refuse(send, exc, None)
+            return
+        if body is None:
+            await self._websocket(scope, receive, send, lease, path_qs, headers)
+        else:
+            await self._forward(scope, send, lease, path_qs, headers, body)
+
+    # ---- HTTP ------------------------------------------------------------------------
+
+    async def _connection(self, lease: Lease) -> _Connection:
+        """A keep-alive connection to the lease's worker: an idle one it left, else new."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # connections belong to a loop: a new server, new ones
+            self._idle, self._loop = {}, loop
+        idle = self._idle.get(lease.worker.id, [])
+        now = loop.time()
+        while idle:
+            conn = idle.pop()
+            if not conn.reader.at_eof() and now - conn.since < IDLE_S:
+                return conn
+            conn.writer.close()
+        reader, writer = await asyncio.open_connection("127.0.0.1", lease.worker.port)
+        return _Connection(reader, writer, h11.Connection(h11.CLIENT))
+
+    def _keep(self, worker_id: str, conn: _Connection) -> None:
+        if conn.h11.our_state is h11.DONE and conn.h11.their_state is h11.DONE:
+            conn.h11.start_next_cycle()
+            conn.since = asyncio.get_running_loop().time()
+            self._idle.setdefault(worker_id, []).append(conn)
+        else:
+            conn.writer.close()
+
+    async def _forward(
+        self,
+        scope: Scope,
+        send: Send,
+        lease: Lease,
+        path: str,
+        headers: dict[str, str],
+        body: _Body,
+    ) -> None:
+        """Send the request to the lease's worker, its body as it arrives, and stream the
+        answer back, within the processing limit of the emulator's clock."""
+        worker_id = lease.worker.id
+        clock = self.emulator.clock
+        task = asyncio.current_task()
+        assert task is not None
+        expired: list[bool] = []
+
+        def expire() -> None:
+            expired.append(True)
+            task.cancel()
+
+        overdue = clock.call_later(PROCESSING_S, expire)
+        started = lost = False
+        status: int | None = None
+        error: str | None = None
+        conn: _Connection | None = None
+        try:
+            conn = await self._connection(lease)
+            forwarded = [(k, v) for k, v in headers.items() if k not in NOT_FORWARDED]
+            forwarded += [("host", f"127.0.0.1:{lease.worker.port}"), body.framing]
+            request = h11.Request(method=scope["method"], target=path, headers=forwarded)
+            conn.writer.write(conn.h11.send(request) or b"")
+            while (piece := await body.next()) is not None:
+                conn.writer.writelines(conn.h11.send_with_data_passthrough(h11.Data(piece)) or [])
+                await conn.writer.drain()
+            conn.writer.write(conn.h11.send(h11.EndOfMessage()) or b"")
+            response = await conn.next(h11.Response)
+            status = response.status_code
+            declared = next(
+                (v.decode() for k, v in response.headers if k == b"content-length"), None
+            )
+            if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
+                status, error = 502, "response too large"
+                raise Refused(
+                    502,
+                    error,
+                    f"worker {worker_id} answered {int(declared)} bytes, over the "
+                    f"{BODY_LIMIT // MB} MB limit of a response",
+                )
+            out = [(k, v) for k, v in response.headers if k.decode() not in NOT_FORWARDED]
+            if declared is not None:
+                out.append((b"content-length", declared.encode()))
+            out.append((WORKER_HEADER.encode(), worker_id.encode()))
+            await send({"type": "http.response.start", "status": status, "headers": out})
+            started = True
+            sent = 0
+            gap = lease.endpoint.scenario.chunk_gap() if lease.endpoint.scenario else 0.0
+            while not isinstance(event := await conn.next(h11.Data), h11.EndOfMessage):
+                sent += len(event.data)
+                if sent > BODY_LIMIT:
+                    error = f"response over the {BODY_LIMIT // MB} MB limit: cut"
+                    raise _Cut(error)
+                if gap > 0:
+                    await sleep(clock, gap)  # the slow-stream scenario
+                await send({"type": "http.response.body", "body": event.data, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+            self._keep(worker_id, conn)
+            conn = None
+        except Refused as exc:
+            status, error = exc.status, exc.message
+            await _refuse(send, exc, worker_id)
+        except _ClientGone:
+            error = "the client left before its request was sent whole"
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            task.uncancel()  # the processing limit cancelled it, not the client leaving
+            error = f"worker {worker_id} took longer than {PROCESSING_S:g} s"
+            status = None
+            if not started:
+                await _refuse(send, Refused(504, "request timed out", error), worker_id)
+            else:
+                raise _Cut(error) from None
+        except (OSError, h11.ProtocolError, _Closed) as exc:
+            lost = True
+            error = (
+                f"worker {worker_id} closed the connection before it answered "
+                f"({type(exc).__name__}): it crashed or exited, and its log says why; the "
+                "next request waits for a new worker"
+            )
+            if not started:
+                await _refuse(send, Refused(502, "worker connection lost", error), worker_id)
+            else:
+                raise _Cut(error) from None
+        finally:
+            overdue.cancel()
+            body.close()
+            if conn is not None:
+                conn.writer.close()
+            self.emulator.balancer.release(lease, status, error, lost=lost)
+
+    # ---- WebSocket -------------------------------------------------------------------
+
+    async def _websocket(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        lease: Lease,
+        path: str,
+        headers: dict[str, str],
+    ) -> None:
+        """Open the same path on the worker, then pass messages both ways until either
+        side closes; the lease (and the worker's billing) lasts as long."""
+        from websockets.asyncio.client import connect  # the one route that needs it
+        from websockets.exceptions import ConnectionClosed, WebSocketException
+
+        worker_id = lease.worker.id
+        error: str | None = None
+        try:
+            protocols = headers.get("sec-websocket-protocol", "").replace(" ", "").split(",")
+            url = f"ws://127.0.0.1:{lease.worker.port}{path}"
+            subprotocols: Any = [p for p in protocols if p] or None
+            async with connect(url, subprotocols=subprotocols, max_size=BODY_LIMIT) as upstream:
+                await receive()  # websocket.connect
+                await send(
+                    {
+                        "type": "websocket.accept",
+                        "subprotocol": upstream.subprotocol,
+                        "headers": [(WORKER_HEADER.encode(), worker_id.encode())],
+                    }
+                )
+
+                async def downstream() -> None:
+                    async for message in upstream:
+                        key = "bytes" if isinstance(message, bytes) else "text"
+                        await send({"type": "websocket.send", key: message})
+                    await send({"type": "websocket.close", "code": upstream.close_code or 1000})
+
+                pump = asyncio.ensure_future(downstream())
+                try:
+                    while True:
+                        message = await receive()
+                        if message["type"] == "websocket.disconnect":
+                            break
+                        data = message.get("bytes")
+                        await upstream.send(data if data is not None else message.get("text", ""))
+                finally:
+                    pump.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                        await pump
+        except (OSError, WebSocketException) as exc:
+            error = f"worker {worker_id} refused the WebSocket: {exc}"
+            with contextlib.suppress(Exception):
+                await send({"type": "websocket.close", "code": 1011, "reason": error[:120]})
+        finally:
+            self.emulator.balancer.release(lease, 101, error)
+
+
+IDLE_S = 4.0
+"""An idle connection to a worker is reused this long: under the 5 s after which uvicorn,
+the usual worker server, closes it."""
+
+
+@dataclass(eq=False)
+class _Connection:
+    """One HTTP/1.1 connection to a worker, spoken with h11 (the emulator's own server's
+    parser): a proxy moves bytes, and a full client's machinery (httpx: URLs, cookies,
+    pools, decoding) cost ten times the forwarding itself (docs/performance.md)."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    h11: h11.Connection
+    since: float = 0.0
+
+    async def next(self, kind: type[Any]) -> Any:
+        """The next event that matters (``kind``, or the message's end), reading as needed."""
+        while True:
+            event = self.h11.next_event()
+            if event is h11.NEED_DATA:
+                data = await self.reader.read(READ_BYTES)
+                if not data and self.h11.their_state is not h11.SEND_BODY:
+                    raise _Closed("the worker closed the connection")
+                self.h11.receive_data(data)
+            elif isinstance(event, (kind, h11.EndOfMessage)):
+                return event
+            elif isinstance(event, h11.ConnectionClosed):
+                raise _Closed("the worker closed the connection")
+
+
+READ_BYTES = 262_144
+
+
+class _Closed(Exception):
+    """The worker's side of the connection ended before its answer did."""
+
+
+class _ClientGone(Exception):
+    """The client left before its request was read whole."""
+
+
+class _Cut(Exception):
+    """An answer already under way that must end as broken, not as complete: the
+    connection is dropped, so the client sees a truncated body."""
+
+
+def _target(scope: Scope) -> tuple[str, str] | None:
+    """(endpoint id, the worker's path) when the request is for a load-balancing URL."""
+    path: str = scope["path"]
+    if path.startswith(PREFIX):
+        endpoint_id, _, rest = path[len(PREFIX) :].partition("/")
+        return (endpoint_id, "/" + rest) if endpoint_id else None
+    for name, value in scope["headers"]:
+        if name == b"host":
+            host = value.decode("latin-1").rsplit(":", 1)[0].lower()
+            if host.endswith(".localhost") and host.count(".") == 1:
+                return host[: -len(".localhost")], path
+            return None
+    return None
+
+
+class _Body:
+    """A request's body, read as it arrives from the moment the request is routed (so a
+    client is never held past the server's read deadline while a worker starts), and
+    handed on piece by piece once a worker is chosen: a large upload goes to the worker
+    while it is still arriving, not after. Over 30 MB it is refused: at once when
+    ``Content-Length`` says so, else when the count passes it."""
+
+    def __init__(self, headers: dict[str, str], receive: Receive) -> None:
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
+            raise Refused(413, "request too large", _over(int(declared)))
+        if declared is not None:
+            self.framing = ("content-length", declared)
+        elif "chunked" in headers.get("transfer-encoding", ""):
+            self.framing = ("transfer-encoding", "chunked")
+        else:
+            self.framing = ("content-length", "0")
+        self.pieces: asyncio.Queue[bytes | Exception | None] = asyncio.Queue()
+        self.reading: asyncio.Future[None] | None = None
+        if self.framing == ("content-length", "0"):
+            self.pieces.put_nowait(None)  # no body (a GET): nothing to read ahead
+        else:
+            self.reading = asyncio.ensure_future(self._read(receive))
+
+    async def _read(self, receive: Receive) -> None:
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.pieces.put_nowait(_ClientGone())
+                return
+            piece = message.get("body", b"")
+            size += len(piece)
+            if size > BODY_LIMIT:
+                self.pieces.put_nowait(Refused(413, "request too large", _over(None)))
+                return
+            if piece:
+                self.pieces.put_nowait(piece)
+            if not message.get("more_body"):
+                self.pieces.put_nowait(None)
+                return
+
+    async def next(self) -> bytes | None:
+        """The next piece; None at the end."""
+        piece = await self.pieces.get()
+        if isinstance(piece, Exception):
+            raise piece
+        return piece
+
+    def close(self) -> None:
+        if self.reading is not None:
+            self.reading.cancel()
+
+
+def _over(size: int | None) -> str:
+    got = f" ({size} bytes)" if size is not None else ""
+    return f"request body{got} is over the {BODY_LIMIT // MB} MB limit of a load-balancing endpoint"
+
+
+async def _refuse(send: Send, exc: DomainError, worker_id: str | None) -> None:
+    if isinstance(exc, Refused):
+        status, body = exc.status, {"error": exc.error, "message": exc.message}
+    else:
+        status, body, _ = error_reply(exc, "error")
+    headers = [(b"content-type", b"application/json")]
+    if worker_id is not None:
+        headers.append((WORKER_HEADER.encode(), worker_id.encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})

@@ -1,0 +1,60 @@
+"""``llm-lb``: the load-balancing demo, an OpenAI-compatible server as vLLM's is.
+
+Run as a load-balancing worker (``python llm_server.py``, with ``PORT``, ``PORT_HEALTH``
+and ``HEALTH_CHECK_PATH`` from its environment), it serves ``/v1/chat/completions``,
+``/v1/completions`` (``"stream": true`` as Server-Sent Events), ``/v1/models`` and the
+health path. The answers are the queue demo ``llm``'s through the emulator's own OpenAI
+routes (docs/openai.md), served by an emulator inside this process: the two demos say the
+same things in the same shapes, errors included, from one piece of code. The health path
+answers 204 while the "model" loads (``MODEL_LOAD_SECONDS``, default 1: long enough to
+see a cold start's 204 before its 200), then 200.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import uvicorn
+
+from nbext.emulator import Emulator, create_app
+from nbext.emulator.api.balancing import Receive, Scope, Send
+
+emulator = Emulator(rate_limit=False)
+emulator.deploy("llm", endpoint_id="llm")
+routes = create_app(emulator)
+key = f"Bearer {emulator.api_key}".encode()
+loaded = asyncio.Event()
+health_path = os.environ.get("HEALTH_CHECK_PATH") or "/ping"
+
+
+async def app(scope: Scope, receive: Receive, send: Send) -> None:
+    """``/v1/...`` is the ``llm`` endpoint's OpenAI routes; the health path says whether
+    the model has loaded."""
+    if scope["type"] == "http" and scope["path"] == health_path:
+        await send({"type": "http.response.start", "status": 200 if loaded.is_set() else 204})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    if scope["type"] == "http":
+        path = "/v2/llm/openai" + scope["path"]
+        headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
+        scope = {**scope, "path": path, "raw_path": path.encode(), "headers": headers}
+        scope["headers"].append((b"authorization", key))
+    await routes(scope, receive, send)
+
+
+async def main() -> None:
+    port = int(os.environ.get("PORT", "80"))
+    health = int(os.environ.get("PORT_HEALTH") or port)
+    configs: list[Any] = [uvicorn.Config(app, host="127.0.0.1", port=p, log_level="warning")
+                          for p in dict.fromkeys((port, health))]  # fmt: skip
+    print(f"llm-lb demo: serving on port {port}, health on {health}; loading the model")
+    asyncio.get_running_loop().call_later(
+        float(os.environ.get("MODEL_LOAD_SECONDS", "1")), loaded.set
+    )
+    await asyncio.gather(*(uvicorn.Server(c).serve() for c in configs))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
