@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
 
 from . import _flows as flows
+from ._batches import AsyncBatch, Batch, BatchState, _create, _found, _listing
 from ._budget import Spending
 from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submission_body
 from ._cost import JobCost, job_cost
@@ -372,6 +373,9 @@ class Endpoint(_EndpointBase):
     def _batch(self, plan: MapPlan) -> MapResults:
         return MapResults(self._client, plan)
 
+    def _batch_handle(self, state: BatchState) -> Batch:
+        return Batch(self._client, state)
+
     run = blocking(_run, then=_handle)
     run_sync = blocking(_run_sync)
     job = local(_job, then=_handle)
@@ -380,6 +384,9 @@ class Endpoint(_EndpointBase):
     diagnose = blocking(diagnose)
     purge_queue = blocking(_purge_queue)
     map = local(_map, then=_batch)
+    batch = blocking(_create, then=_batch_handle)
+    batches = blocking(_listing)
+    get_batch = blocking(_found, then=_batch_handle)
 
 
 class Job(_JobBase):
@@ -419,6 +426,9 @@ class AsyncEndpoint(_EndpointBase):
     def _batch(self, plan: MapPlan) -> AsyncMapResults:
         return AsyncMapResults(self._client, plan)
 
+    def _batch_handle(self, state: BatchState) -> AsyncBatch:
+        return AsyncBatch(self._client, state)
+
     run = awaiting(_run, then=_handle)
     run_sync = awaiting(_run_sync)
     job = local(_job, then=_handle)
@@ -427,6 +437,9 @@ class AsyncEndpoint(_EndpointBase):
     diagnose = awaiting(diagnose)
     purge_queue = awaiting(_purge_queue)
     map = local(_map, then=_batch)
+    batch = awaiting(_create, then=_batch_handle)
+    batches = awaiting(_listing)
+    get_batch = awaiting(_found, then=_batch_handle)
 
 
 class AsyncJob(_JobBase):
