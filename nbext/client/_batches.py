@@ -51,8 +51,6 @@ class BatchState:
     record: BatchRecord | None = None
     ended: list[BatchRequest] = field(default_factory=list)
     costs: list[JobCost | None] = field(default_factory=list)
-    owned: bool = False
-    """Created by this client: its requests count in the client's budget as they end."""
 
 
 def _call(state: BatchState | str, method: str, tail: str = "", **kw: Any) -> Call:
@@ -150,7 +148,9 @@ def _create(
     first = b"[" + b",".join(calls[0] if calls else []) + b"]"
     call = _call(endpoint_id, "POST", body=first)
     record = yield from flows.call_model(ctx, call, BatchRecord)
-    state = BatchState(endpoint_id, record.id, record, owned=True)
+    state = BatchState(endpoint_id, record.id, record)
+    if isinstance(ctx.hooks, Spending):  # its requests count in the budget as they end
+        ctx.hooks.budget.batches.add(state.id)
     yield from _added(ctx, state, calls[1:])
     if finalize:
         yield from _finalize(ctx, state)
@@ -208,9 +208,8 @@ def _priced(
 ) -> flows.Flow[JobCost | None]:
     if not isinstance(ctx.hooks, Spending):
         return None
-    if state.owned:  # a request is a job this client started: counted in its budget
-        ctx.hooks.started(state.endpoint_id, request.id)
-        ctx.hooks.seen(request)
+    if state.id in ctx.hooks.budget.batches:  # started through this budget: counted
+        ctx.hooks.budget.batch_request(state.endpoint_id, request)
     try:
         return (yield from ctx.hooks.cost(ctx, state.endpoint_id, request))
     except NbextError:
@@ -272,7 +271,8 @@ def _listing(ctx: flows.Context, endpoint_id: str) -> flows.Flow[list[BatchRecor
 
 def _found(ctx: flows.Context, endpoint_id: str, batch_id: str) -> flows.Flow[BatchState]:
     """A handle on a batch made anywhere (another kernel, yesterday): read once, so an
-    unknown id is a NotFound now. Its requests do not count in this client's budget."""
+    unknown id is a NotFound now. Its requests count in this client's budget only if it
+    was started through a client holding the same ``Budget``."""
     state = BatchState(endpoint_id, batch_id)
     yield from _refresh(ctx, state)
     return state

@@ -66,6 +66,8 @@ class Budget:
         """What earlier runs of retried jobs cost."""
         self._endpoints: dict[str, str] = {}
         """Every job started: id -> endpoint id (what a batch's estimate is made of)."""
+        self.batches: set[str] = set()
+        """The batches started through the clients holding this budget."""
 
     @property
     def budget_usd(self) -> float | None:
@@ -116,6 +118,15 @@ class Budget:
         with self._lock:
             usd = [c.usd for i, c in self._costs.items() if self._endpoints.get(i) == endpoint_id]
         return (sum(usd) / len(usd), len(usd)) if usd else None
+
+    def batch_request(self, endpoint_id: str, result: JobResult) -> None:
+        """A request of one of ``batches`` read ended: counted once, however many handles
+        of its batch read it."""
+        with self._lock:
+            if result.id in self._endpoints:
+                return
+        self.started(endpoint_id, result.id)
+        self.seen(result)
 
     def seen(self, result: JobResult) -> None:
         """A state the client read: a job it started has ended, so it has a cost."""

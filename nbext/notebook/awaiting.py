@@ -33,7 +33,9 @@ MAGIC_CALLS = tuple(
 )
 """How IPython writes a ``%%runpod_job`` or ``%%runpod_chat`` cell once its magic syntax
 is transformed."""
-LINE_CALLS = tuple(f"get_ipython().run_line_magic('runpod', '{name} " for name in ("map", "retry"))
+LINE_CALLS = tuple(
+    f"get_ipython().run_line_magic('runpod', '{name} " for name in ("map", "retry", "batch")
+)
 """How IPython writes a ``%runpod map`` or ``retry`` line (at the start of a line: not
 in a block, where ``await`` could not go)."""
 MODULE = "await __import__('nbext.notebook.awaiting', fromlist=['_'])"
@@ -113,6 +115,7 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
 async def run_line_magic(name: str, line: str) -> None:
     """What an awaited ``%runpod map`` or ``retry`` line runs: the command, the panel's
     Cancel heard meanwhile."""
+    from .magics.batch import batch_command, batch_command_async
     from .magics.common import parse_line
     from .magics.job import retry_job_async
     from .magics.jobs import record_of, retry
@@ -120,8 +123,10 @@ async def run_line_magic(name: str, line: str) -> None:
 
     magics = _magics()
     subcommand, _, rest = line.strip().partition(" ")
-    if name != "runpod" or magics is None or subcommand not in ("map", "retry"):
+    if name != "runpod" or magics is None or subcommand not in ("map", "retry", "batch"):
         get_ipython().run_line_magic(name, line)
+    elif subcommand == "batch":
+        await batch_command_async(magics, parse_line(batch_command, rest))
     elif subcommand == "map":
         await map_command_async(magics, parse_line(map_command, rest))
     else:
