@@ -87,7 +87,7 @@ class BatchPanel(MapPanel):
 
     def progress(self, record: BatchRecord) -> None:
         self.total = record.request_total
-        self.counts = Counter(
+        self.counts = +Counter(
             {"COMPLETED": record.request_completed, "FAILED": record.request_failed}
         )
         self.costs = self.batch.costs

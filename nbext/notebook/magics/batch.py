@@ -22,6 +22,8 @@ from .job import _loop_running
 if TYPE_CHECKING:
     import argparse
 
+BACKGROUND: set[asyncio.Task[None]] = set()
+"""The batches followed in the background (a task the loop holds only weakly)."""
 USAGE = "%runpod batch ENDPOINT INPUTS | attach ENDPOINT BATCH_ID | cancel ENDPOINT BATCH_ID"
 
 
@@ -51,7 +53,9 @@ def batch_command(magics: Magics, args: argparse.Namespace) -> None:
         keep_inputs(batch.id, items)
     if args.background:  # followed by the async twin; the cell ends now
         what = (endpoint, batch.id, None, inputs)
-        asyncio.get_running_loop().create_task(_followed_async(magics, args, what))
+        task = asyncio.get_running_loop().create_task(_followed_async(magics, args, what))
+        BACKGROUND.add(task)
+        task.add_done_callback(BACKGROUND.discard)
         return
     _show(magics, args, follow(batch, inputs, quiet=args.quiet))
 
