@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from IPython.core.error import UsageError
 
-from ..batch import follow, follow_async, keep_inputs, kept_inputs
+from ..batch import attach_line, follow, follow_async, keep_inputs, kept_inputs
 from ..display import show_frame
 from ..display.frames import to_frame
 from ..display.specs import BATCHES
@@ -56,6 +56,7 @@ def batch_command(magics: Magics, args: argparse.Namespace) -> None:
         task = asyncio.get_running_loop().create_task(_followed_async(magics, args, what))
         BACKGROUND.add(task)
         task.add_done_callback(BACKGROUND.discard)
+        print(f"batch {batch.id} followed in the background; from any kernel: {attach_line(batch)}")
         return
     _show(magics, args, follow(batch, inputs, quiet=args.quiet))
 
