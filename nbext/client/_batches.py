@@ -30,11 +30,19 @@ from nbext.models.batches import (
     BatchStatus,
 )
 
-from . import _flows as flows
 from ._budget import Spending
 from ._calls import Call, segment
 from ._cost import JobCost
 from ._errors import BadRequest, Conflict, NbextError, PayloadTooLarge
+from ._flows import (
+    Context,
+    Deadline,
+    Flow,
+    call_model,
+    pause,
+    poll_interval,
+    wait_seconds,
+)
 from ._retry import Kind
 from ._twins import Twins, awaiting, blocking
 
@@ -99,14 +107,12 @@ def _calls(endpoint_id: str, inputs: Iterable[Mapping[str, Any]]) -> list[list[b
     return calls if calls[0] else []
 
 
-def _send(
-    ctx: flows.Context, state: BatchState, method: str, tail: str, **kw: Any
-) -> flows.Flow[BatchRecord]:
-    state.record = yield from flows.call_model(ctx, _call(state, method, tail, **kw), BatchRecord)
+def _send(ctx: Context, state: BatchState, method: str, tail: str, **kw: Any) -> Flow[BatchRecord]:
+    state.record = yield from call_model(ctx, _call(state, method, tail, **kw), BatchRecord)
     return state.record
 
 
-def _added(ctx: flows.Context, state: BatchState, calls: list[list[bytes]]) -> flows.Flow[None]:
+def _added(ctx: Context, state: BatchState, calls: list[list[bytes]]) -> Flow[None]:
     """Send ``calls`` to a draft, in order; a failure notes what was added before it."""
     added = 0
     try:
@@ -124,12 +130,12 @@ def _added(ctx: flows.Context, state: BatchState, calls: list[list[bytes]]) -> f
 
 
 def _create(
-    ctx: flows.Context,
+    ctx: Context,
     endpoint_id: str,
     inputs: Iterable[Mapping[str, Any]],
     *,
     finalize: bool = True,
-) -> flows.Flow[BatchState]:
+) -> Flow[BatchState]:
     """Run ``inputs`` (dicts) as a batch the service keeps: return its ``Batch`` handle.
 
     Creates a DRAFT, adds the inputs in calls of at most 10 MiB, in order (request N is
@@ -147,7 +153,7 @@ def _create(
         yield from ctx.hooks.admit_batch(ctx, endpoint_id, count)
     first = b"[" + b",".join(calls[0] if calls else []) + b"]"
     call = _call(endpoint_id, "POST", body=first)
-    record = yield from flows.call_model(ctx, call, BatchRecord)
+    record = yield from call_model(ctx, call, BatchRecord)
     state = BatchState(endpoint_id, record.id, record)
     if isinstance(ctx.hooks, Spending):  # its requests count in the budget as they end
         ctx.hooks.budget.batches.add(state.id)
@@ -157,9 +163,7 @@ def _create(
     return state
 
 
-def _add(
-    ctx: flows.Context, state: BatchState, inputs: Iterable[Mapping[str, Any]]
-) -> flows.Flow[None]:
+def _add(ctx: Context, state: BatchState, inputs: Iterable[Mapping[str, Any]]) -> Flow[None]:
     """Add ``inputs`` to this DRAFT (after those it holds), checked as ``batch`` checks them."""
     calls = _calls(state.endpoint_id, inputs)
     if isinstance(ctx.hooks, Spending):
@@ -167,31 +171,29 @@ def _add(
     yield from _added(ctx, state, calls)
 
 
-def _finalize(ctx: flows.Context, state: BatchState) -> flows.Flow[BatchRecord]:
+def _finalize(ctx: Context, state: BatchState) -> Flow[BatchRecord]:
     """Start this DRAFT: it becomes FINALIZED and its requests run (409 when empty)."""
     return (yield from _send(ctx, state, "POST", "/finalize"))
 
 
-def _cancel(ctx: flows.Context, state: BatchState) -> flows.Flow[BatchRecord]:
+def _cancel(ctx: Context, state: BatchState) -> Flow[BatchRecord]:
     """Cancel: requests not started are dropped (never billed); those running finish."""
     return (yield from _send(ctx, state, "POST", "/cancel"))
 
 
-def _refresh(ctx: flows.Context, state: BatchState) -> flows.Flow[BatchRecord]:
+def _refresh(ctx: Context, state: BatchState) -> Flow[BatchRecord]:
     """The batch's status and request counts, read again (also in ``record``)."""
     return (yield from _send(ctx, state, "GET", ""))
 
 
-def _read(
-    ctx: flows.Context, state: BatchState, pages: int | None = None
-) -> flows.Flow[list[BatchRequest]]:
+def _read(ctx: Context, state: BatchState, pages: int | None = None) -> Flow[list[BatchRequest]]:
     """The requests from the first not known to have ended, ``pages`` pages of 1,000 at
     most (None: all); the ended ones at their head are kept (and priced), the rest returned."""
     offset, rest = len(state.ended), list[BatchRequest]()
     while pages is None or pages > 0:
         params = {"offset": str(offset + len(rest)), "limit": str(BATCH_PAGE_MAX)}
         call = _call(state, "GET", "/requests", params=params)
-        page = yield from flows.call_model(ctx, call, BatchRequestPage)
+        page = yield from call_model(ctx, call, BatchRequestPage)
         rest += page.requests
         pages = None if pages is None else pages - 1
         if not page.has_more or not page.requests:
@@ -203,9 +205,7 @@ def _read(
     return rest
 
 
-def _priced(
-    ctx: flows.Context, state: BatchState, request: BatchRequest
-) -> flows.Flow[JobCost | None]:
+def _priced(ctx: Context, state: BatchState, request: BatchRequest) -> Flow[JobCost | None]:
     if not isinstance(ctx.hooks, Spending):
         return None
     if state.id in ctx.hooks.budget.batches:  # started through this budget: counted
@@ -216,7 +216,7 @@ def _priced(
         return None
 
 
-def _results(ctx: flows.Context, state: BatchState) -> flows.Flow[list[BatchRequest]]:
+def _results(ctx: Context, state: BatchState) -> Flow[list[BatchRequest]]:
     """Every request with its result, one per input in input order, read 1,000 a page
     (only from the first not read ended before); each has ``id``, ``status``,
     ``output`` or ``error``, and ``started_at``/``completed_at`` (epoch ms)."""
@@ -225,11 +225,11 @@ def _results(ctx: flows.Context, state: BatchState) -> flows.Flow[list[BatchRequ
 
 
 def _wait(
-    ctx: flows.Context,
+    ctx: Context,
     state: BatchState,
     timeout: float | None = None,
     progress: Callable[[BatchRecord], object] | None = None,
-) -> flows.Flow[BatchRecord]:
+) -> Flow[BatchRecord]:
     """Wait until every request has ended; return the batch.
 
     Polled at once, then every max(50 ms, 10 % of the time waited), up to 15 s.
@@ -238,8 +238,8 @@ def _wait(
     reads only what is left). Past ``timeout`` (default: the client's ``wait_timeout``)
     raises Timeout; the batch goes on. A DRAFT is refused: it runs once finalized.
     """
-    deadline = flows.Deadline(
-        ctx.now(), flows.wait_seconds(ctx, timeout), f"batch {state.id} on {state.endpoint_id!r}"
+    deadline = Deadline(
+        ctx.now(), wait_seconds(ctx, timeout), f"batch {state.id} on {state.endpoint_id!r}"
     )
     while True:
         record = yield from _refresh(ctx, state)
@@ -255,21 +255,21 @@ def _wait(
         left = deadline.remaining(ctx.now())
         if left <= 0:
             raise deadline.expired("the batch goes on: wait again, or cancel it")
-        yield flows.pause(ctx, min(left, flows.poll_interval(ctx.now() - deadline.start)))
+        yield pause(ctx, min(left, poll_interval(ctx.now() - deadline.start)))
 
 
-def _listing(ctx: flows.Context, endpoint_id: str) -> flows.Flow[list[BatchRecord]]:
+def _listing(ctx: Context, endpoint_id: str) -> Flow[list[BatchRecord]]:
     """The endpoint's batches, newest first (every page)."""
     batches: list[BatchRecord] = []
     while True:
         params = {"offset": str(len(batches)), "limit": str(BATCH_PAGE_MAX)}
-        page = yield from flows.call_model(ctx, _call(endpoint_id, "GET", params=params), BatchPage)
+        page = yield from call_model(ctx, _call(endpoint_id, "GET", params=params), BatchPage)
         batches += page.batches
         if not page.has_more or not page.batches:
             return batches
 
 
-def _found(ctx: flows.Context, endpoint_id: str, batch_id: str) -> flows.Flow[BatchState]:
+def _found(ctx: Context, endpoint_id: str, batch_id: str) -> Flow[BatchState]:
     """A handle on a batch made anywhere (another kernel, yesterday): read once, so an
     unknown id is a NotFound now. Its requests count in this client's budget only if it
     was started through a client holding the same ``Budget``."""
@@ -279,7 +279,9 @@ def _found(ctx: flows.Context, endpoint_id: str, batch_id: str) -> flows.Flow[Ba
 
 
 class _BatchBase(Twins):
-    _state: BatchState
+    def __init__(self, client: Any, state: BatchState) -> None:
+        self._client = client
+        self._state = state
 
     @property
     def id(self) -> str:
@@ -304,13 +306,7 @@ class _BatchBase(Twins):
         return list(self._state.costs)
 
     def __repr__(self) -> str:
-        record = self._state.record
-        counts = (
-            ""
-            if record is None
-            else f", {record.status}, {record.ended}/{record.request_total} ended"
-        )
-        return f"{type(self).__name__}({self.id!r} on {self.endpoint_id!r}{counts})"
+        return f"{type(self).__name__}({self.id!r} on {self.endpoint_id!r}, {self.status})"
 
     def _about(self) -> tuple[BatchState]:
         return (self._state,)
@@ -319,17 +315,10 @@ class _BatchBase(Twins):
 class Batch(_BatchBase):
     """A batch of the service: its status and counts, its results in input order."""
 
-    def __init__(self, client: Any, state: BatchState) -> None:
-        self._client = client
-        self._state = state
-
-    def _itself(self, _: object) -> Batch:
-        return self
-
     refresh = blocking(_refresh)
     wait = blocking(_wait)
     results = blocking(_results)
-    add = blocking(_add, then=_itself)
+    add = blocking(_add)
     finalize = blocking(_finalize)
     cancel = blocking(_cancel)
 
@@ -337,16 +326,9 @@ class Batch(_BatchBase):
 class AsyncBatch(_BatchBase):
     """``Batch`` for ``await``: the same methods."""
 
-    def __init__(self, client: Any, state: BatchState) -> None:
-        self._client = client
-        self._state = state
-
-    def _itself(self, _: object) -> AsyncBatch:
-        return self
-
     refresh = awaiting(_refresh)
     wait = awaiting(_wait)
     results = awaiting(_results)
-    add = awaiting(_add, then=_itself)
+    add = awaiting(_add)
     finalize = awaiting(_finalize)
     cancel = awaiting(_cancel)
