@@ -46,11 +46,14 @@ def batch_command(magics: Magics, args: argparse.Namespace) -> None:
         raise UsageError("--background needs the kernel's event loop, and none is running here")
     endpoint, batch_id, items, inputs = what
     service = magics.connection.service()
-    with usage_errors(f"batch on {endpoint!r}"), deferred_interrupts():
+    with usage_errors(f"batch on {endpoint!r}"), deferred_interrupts(deliver=False) as held:
         handle = service.client.endpoint(endpoint)
         batch = handle.get_batch(batch_id) if batch_id else handle.batch(items)
     if items:
         keep_inputs(batch.id, items)
+    if held.received:  # Ctrl-C while it was being sent: it was, and runs on
+        print(f"detached from batch {batch.id}, which runs on: {attach_line(batch)}")
+        return
     if args.background:  # followed by the async twin; the cell ends now
         what = (endpoint, batch.id, None, inputs)
         task = asyncio.get_running_loop().create_task(_followed_async(magics, args, what))
