@@ -129,7 +129,7 @@ def _added(ctx: Context, state: BatchState, calls: list[list[bytes]]) -> Flow[No
         raise
 
 
-def _create(
+def create(
     ctx: Context,
     endpoint_id: str,
     inputs: Iterable[Mapping[str, Any]],
@@ -258,7 +258,7 @@ def _wait(
         yield pause(ctx, min(left, poll_interval(ctx.now() - deadline.start)))
 
 
-def _listing(ctx: Context, endpoint_id: str) -> Flow[list[BatchRecord]]:
+def listing(ctx: Context, endpoint_id: str) -> Flow[list[BatchRecord]]:
     """The endpoint's batches, newest first (every page)."""
     batches: list[BatchRecord] = []
     while True:
@@ -269,7 +269,7 @@ def _listing(ctx: Context, endpoint_id: str) -> Flow[list[BatchRecord]]:
             return batches
 
 
-def _found(ctx: Context, endpoint_id: str, batch_id: str) -> Flow[BatchState]:
+def found(ctx: Context, endpoint_id: str, batch_id: str) -> Flow[BatchState]:
     """A handle on a batch made anywhere (another kernel, yesterday): read once, so an
     unknown id is a NotFound now. Its requests count in this client's budget only if it
     was started through a client holding the same ``Budget``."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
 
 from . import _flows as flows
-from ._batches import AsyncBatch, Batch, BatchState, _create, _found, _listing
+from ._batches import AsyncBatch, Batch, BatchState, create, found, listing
 from ._budget import Spending
 from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submission_body
 from ._cost import JobCost, job_cost
@@ -384,9 +384,9 @@ class Endpoint(_EndpointBase):
     diagnose = blocking(diagnose)
     purge_queue = blocking(_purge_queue)
     map = local(_map, then=_batch)
-    batch = blocking(_create, then=_batch_handle)
-    batches = blocking(_listing)
-    get_batch = blocking(_found, then=_batch_handle)
+    batch = blocking(create, then=_batch_handle)
+    batches = blocking(listing)
+    get_batch = blocking(found, then=_batch_handle)
 
 
 class Job(_JobBase):
@@ -437,9 +437,9 @@ class AsyncEndpoint(_EndpointBase):
     diagnose = awaiting(diagnose)
     purge_queue = awaiting(_purge_queue)
     map = local(_map, then=_batch)
-    batch = awaiting(_create, then=_batch_handle)
-    batches = awaiting(_listing)
-    get_batch = awaiting(_found, then=_batch_handle)
+    batch = awaiting(create, then=_batch_handle)
+    batches = awaiting(listing)
+    get_batch = awaiting(found, then=_batch_handle)
 
 
 class AsyncJob(_JobBase):
