@@ -41,6 +41,7 @@ SLOW = (
     # a real Jupyter kernel
     "tests/notebook/test_live_kernel.py",
     "tests/notebook/test_batch_kernels.py",
+    "tests/notebook/test_batch_worker_script.py",  # worker processes
     "tests/notebook/test_login.py::test_login_through_a_real_kernel_leaves_the_key_nowhere",
     # the README's commands, as a newcomer runs them: emulators, shells, fresh interpreters
     "tests/test_readme.py::test_python_blocks_run_offline_as_written",
