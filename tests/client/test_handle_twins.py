@@ -101,9 +101,10 @@ TYPED = """
 from collections.abc import AsyncGenerator, Generator
 from typing import Any, assert_type
 
-from nbext.client import AsyncBatch, AsyncClient, AsyncJob, AsyncMapResults, Batch, Client, Job, MapResults
-from nbext.models.batches import BatchRecord, BatchRequest
+from nbext.client import AsyncBatch, AsyncClient, AsyncJob, AsyncMapResults, Batch, Client
+from nbext.client import Job, MapResults
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
+from nbext.models.batches import BatchRecord, BatchRequest
 from nbext.models.v2 import GpuType, LogEvent, Pod, RequestUrls, Template
 
 
