@@ -112,19 +112,24 @@ def _send(ctx: Context, state: BatchState, method: str, tail: str, **kw: Any) ->
     return state.record
 
 
-def _added(ctx: Context, state: BatchState, calls: list[list[bytes]]) -> Flow[None]:
-    """Send ``calls`` to a draft, in order; a failure notes what was added before it."""
-    added = 0
+def _added(
+    ctx: Context, state: BatchState, calls: list[list[bytes]], added: int, finalize: bool
+) -> Flow[None]:
+    """Send ``calls`` to a draft, in order, then finalize it if asked; a failure notes
+    the draft and how many of the inputs it holds (``added`` before these calls)."""
+    total = added + sum(map(len, calls))
     try:
         for pieces in calls:
             body = b'{"requests":[' + b",".join(pieces) + b"]}"
             yield from _send(ctx, state, "POST", "/requests", body=body)
             added += len(pieces)
+        if finalize:
+            yield from _finalize(ctx, state)
     except NbextError as exc:
         exc.add_note(
-            f"batch {state.id} on {state.endpoint_id!r} is a DRAFT: {added} of these "
-            f"{sum(map(len, calls))} inputs were added before this; endpoint.get_batch("
-            f"{state.id!r}) finds it, to add() the rest, finalize() or cancel() it"
+            f"batch {state.id} on {state.endpoint_id!r} is a DRAFT holding {added} of these "
+            f"{total} inputs; endpoint.get_batch({state.id!r}) finds it, to add() the rest, "
+            "finalize() or cancel() it"
         )
         raise
 
@@ -157,9 +162,7 @@ def create(
     state = BatchState(endpoint_id, record.id, record)
     if isinstance(ctx.hooks, Spending):  # its requests count in the budget as they end
         ctx.hooks.budget.batches.add(state.id)
-    yield from _added(ctx, state, calls[1:])
-    if finalize:
-        yield from _finalize(ctx, state)
+    yield from _added(ctx, state, calls[1:], len(calls[0]) if calls else 0, finalize)
     return state
 
 
@@ -168,7 +171,7 @@ def _add(ctx: Context, state: BatchState, inputs: Iterable[Mapping[str, Any]]) -
     calls = _calls(state.endpoint_id, inputs)
     if isinstance(ctx.hooks, Spending):
         yield from ctx.hooks.admit_batch(ctx, state.endpoint_id, sum(map(len, calls)))
-    yield from _added(ctx, state, calls)
+    yield from _added(ctx, state, calls, 0, finalize=False)
 
 
 def _finalize(ctx: Context, state: BatchState) -> Flow[BatchRecord]:

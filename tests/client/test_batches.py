@@ -167,3 +167,18 @@ async def test_a_batch_body_is_the_service_s_documented_shape(h: Harness) -> Non
     stored = h.emu.batches.batches[batch.id]
     [request] = stored.requests.values()
     assert json.dumps(request.input) == '{"nested": {"a": [1, null]}}'
+
+
+async def test_a_call_refused_after_the_create_leaves_a_draft_its_error_names(h: Harness) -> None:
+    """The emulator refuses a lone surrogate, which JSON can carry: the first call (two
+    inputs of 4 MiB) is taken, the second refused; what was taken stays, and is named."""
+    blob = "x" * (4 * 1024 * 1024)
+    given = [{"i": 0, "blob": blob}, {"i": 1, "blob": blob}, {"i": 2, "blob": blob + "\ud800"}]
+    with pytest.raises(BadRequest) as info:
+        await h.call(h.endpoint("echo").batch, given)
+    [batch] = h.emu.batches.batches.values()
+    assert batch.status is BatchStatus.DRAFT and len(batch.requests) == 2
+    assert info.value.__notes__ == [
+        f"batch {batch.id} on 'echo' is a DRAFT holding 2 of these 3 inputs; "
+        f"endpoint.get_batch({batch.id!r}) finds it, to add() the rest, finalize() or cancel() it"
+    ]
