@@ -44,7 +44,7 @@ from ._flows import (
     wait_seconds,
 )
 from ._retry import Kind
-from ._twins import Twins, awaiting, blocking
+from ._twins import Handle, awaiting, blocking
 
 ENVELOPE = len(b'{"requests":[]}')
 
@@ -281,18 +281,12 @@ def found(ctx: Context, endpoint_id: str, batch_id: str) -> Flow[BatchState]:
     return state
 
 
-class _BatchBase(Twins):
+class _BatchBase(Handle):
+    _state: BatchState
+
     def __init__(self, client: Any, state: BatchState) -> None:
         self._client = client
         self._state = state
-
-    @property
-    def id(self) -> str:
-        return self._state.id
-
-    @property
-    def endpoint_id(self) -> str:
-        return self._state.endpoint_id
 
     @property
     def record(self) -> BatchRecord | None:
@@ -310,9 +304,6 @@ class _BatchBase(Twins):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r} on {self.endpoint_id!r}, {self.status})"
-
-    def _about(self) -> tuple[BatchState]:
-        return (self._state,)
 
 
 class Batch(_BatchBase):

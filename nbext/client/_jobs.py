@@ -28,6 +28,7 @@ from ._openai import async_openai, sync_openai
 from ._phases import QUEUE_THRESHOLD, Phase
 from ._phases import phases as phases_flow
 from ._twins import (
+    Handle,
     Twins,
     aiterating,
     awaiting,
@@ -335,16 +336,8 @@ class _EndpointBase(Twins):
         return (self.id,)
 
 
-class _JobBase(Twins):
+class _JobBase(Handle):
     _state: flows.JobState
-
-    @property
-    def id(self) -> str:
-        return self._state.id
-
-    @property
-    def endpoint_id(self) -> str:
-        return self._state.endpoint_id
 
     @property
     def result(self) -> JobResult | None:
@@ -353,9 +346,6 @@ class _JobBase(Twins):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._state.describe()})"
-
-    def _about(self) -> tuple[flows.JobState]:
-        return (self._state,)
 
 
 class Endpoint(_EndpointBase):
