@@ -104,10 +104,11 @@ class BatchPanel(MapPanel):
 def follow(batch: Batch, inputs: pd.DataFrame, quiet: bool = False) -> pd.DataFrame | None:
     """Follow ``batch`` in a panel until every request has ended; its frame (None when
     the kernel was interrupted: the batch runs on)."""
-    panel = None if quiet else BatchPanel(batch, cancellable=False)
-    if panel is not None:
-        panel.show()
+    panel = None
     try:
+        if not quiet:
+            panel = BatchPanel(batch, cancellable=False)
+            panel.show()
         record = batch.wait(timeout=float("inf"), progress=panel.progress if panel else None)
     except KeyboardInterrupt:
         if panel is not None:

@@ -49,8 +49,8 @@ def batch_command(magics: Magics, args: argparse.Namespace) -> None:
     with usage_errors(f"batch on {endpoint!r}"), deferred_interrupts(deliver=False) as held:
         handle = service.client.endpoint(endpoint)
         batch = handle.get_batch(batch_id) if batch_id else handle.batch(items)
-    if items:
-        keep_inputs(batch.id, items)
+        if items:
+            keep_inputs(batch.id, items)
     if held.received:  # Ctrl-C while it was being sent: it was, and runs on
         print(f"detached from batch {batch.id}, which runs on: {attach_line(batch)}")
         return
