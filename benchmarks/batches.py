@@ -8,15 +8,16 @@ the GIL with the client measured), its echo endpoint with the default 3 workers 
 default rate limits; ``--db`` gives it a SQLite file, as ``--db`` does on the command
 line. Each input is a prompt of about 100 bytes. Measured:
 
-1. create and finalize: ``POST /batch`` with every input, then ``/finalize``. Goal < 1 s.
-2. the batch until done (``requestCompleted + requestFailed == requestTotal``, read every
-   20 ms), from the create on: compared with (4).
-3. reading every result: ``GET /batch/{id}/requests`` a page of 1,000 at a time. Goal < 2 s.
+1. create and finalize: ``endpoint.batch(inputs)``: every input checked and encoded, sent
+   in calls of at most 10 MiB, then ``/finalize``. Goal < 1 s.
+2. the batch until done (``batch.wait()``, polled at the client's pace: every 10 % of the
+   time waited), from the create on: compared with (4).
+3. reading every result: ``batch.results()``, a page of 1,000 at a time, each priced
+   (the endpoint's price read once). Goal < 2 s.
 4. ``map`` over the same inputs at its default concurrency, each result checked.
    Goal: the batch (2) within 1.5x of it.
 
-There is no batch call in the client yet, so the batch is driven with httpx, the client's
-own transport.
+Both go through the client, ``nbext.Client``, as a user's sweep does.
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 KEY = "rpa_BENCH000000000000000000000000000000000000"
 
@@ -53,29 +52,17 @@ def prompts(n: int) -> list[dict[str, Any]]:
 
 
 def run_batch(url: str, inputs: list[dict[str, Any]]) -> dict[str, float]:
-    headers = {"Authorization": f"Bearer {KEY}"}
-    with httpx.Client(base_url=url + "/v2/echo", headers=headers, timeout=60) as http:
+    from nbext import Client
+
+    with Client(KEY, serverless_url=url + "/v2") as client:
         started = time.perf_counter()
-        created = http.post("/batch", json=[{"input": x} for x in inputs])
-        created.raise_for_status()
-        batch_id = created.json()["id"]
-        http.post(f"/batch/{batch_id}/finalize").raise_for_status()
+        batch = client.endpoint("echo").batch(inputs)  # checked, split, created, finalized
         submitted = time.perf_counter()
-        while True:
-            batch = http.get(f"/batch/{batch_id}").json()
-            if batch["requestCompleted"] + batch["requestFailed"] == batch["requestTotal"]:
-                break
-            time.sleep(0.02)
+        batch.wait(timeout=600)
         finished = time.perf_counter()
-        results: list[dict[str, Any]] = []
-        while True:
-            params = {"offset": len(results), "limit": 1000}
-            page = http.get(f"/batch/{batch_id}/requests", params=params).json()
-            results += page["requests"]
-            if not page["hasMore"]:
-                break
+        results = batch.results()
         read = time.perf_counter()
-    assert [r["output"] for r in results] == inputs, "a result is missing or out of order"
+    assert [r.output for r in results] == inputs, "a result is missing or out of order"
     return {"create+finalize": submitted - started, "batch": finished - started,
             "read": read - finished}  # fmt: skip
 

@@ -41,6 +41,8 @@ SLOW = (
     "tests/test_local.py::test_the_v2_rulebook_is_loaded_by_the_first_management_call_not_by_the_first_job",
     # a real Jupyter kernel
     "tests/notebook/test_live_kernel.py",
+    "tests/notebook/test_batch_kernels.py",
+    "tests/notebook/test_batch_worker_script.py",  # worker processes
     "tests/notebook/test_login.py::test_login_through_a_real_kernel_leaves_the_key_nowhere",
     # the README's commands, as a newcomer runs them: emulators, shells, fresh interpreters
     "tests/test_readme.py::test_python_blocks_run_offline_as_written",

@@ -14,6 +14,7 @@
 Private modules are re-exported here; import from ``nbext.client`` (or ``nbext``).
 """
 
+from ._batches import AsyncBatch, Batch
 from ._budget import Budget
 from ._calls import JobOptions, JobOptionWords
 from ._client import AsyncClient, Client
@@ -74,6 +75,7 @@ __all__ = [
     "DEFAULT_PROFILE",
     "APIError",
     "Abandoned",
+    "AsyncBatch",
     "AsyncBilling",
     "AsyncCatalog",
     "AsyncClient",
@@ -89,6 +91,7 @@ __all__ = [
     "AsyncSshKeys",
     "AsyncTemplates",
     "BadRequest",
+    "Batch",
     "Billing",
     "Budget",
     "BudgetExceeded",

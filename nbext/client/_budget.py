@@ -64,6 +64,10 @@ class Budget:
         self._unpriced: dict[str, Unpriced] = {}
         self._earlier = 0.0
         """What earlier runs of retried jobs cost."""
+        self._endpoints: dict[str, str] = {}
+        """Every job started: id -> endpoint id (what a batch's estimate is made of)."""
+        self.batches: set[str] = set()
+        """The batches started through the clients holding this budget."""
 
     @property
     def budget_usd(self) -> float | None:
@@ -107,7 +111,22 @@ class Budget:
             if earlier is not None:
                 self._earlier += earlier.usd
             self._unpriced.pop(job_id, None)
-            self._running[job_id] = endpoint_id
+            self._running[job_id] = self._endpoints[job_id] = endpoint_id
+
+    def mean_cost(self, endpoint_id: str) -> tuple[float, int] | None:
+        """The mean cost of the jobs of ``endpoint_id`` priced so far, and how many."""
+        with self._lock:
+            usd = [c.usd for i, c in self._costs.items() if self._endpoints.get(i) == endpoint_id]
+        return (sum(usd) / len(usd), len(usd)) if usd else None
+
+    def batch_request(self, endpoint_id: str, result: JobResult) -> None:
+        """A request of one of ``batches`` read ended: counted once, however many handles
+        of its batch read it."""
+        with self._lock:
+            if result.id in self._endpoints:
+                return
+        self.started(endpoint_id, result.id)
+        self.seen(result)
 
     def seen(self, result: JobResult) -> None:
         """A state the client read: a job it started has ended, so it has a cost."""
@@ -187,6 +206,28 @@ class Spending:
             budget_usd=cap,
             spent_usd=spent,
             unpriced=unpriced,
+            endpoint_id=endpoint_id,
+        )
+
+    def admit_batch(self, ctx: Context, endpoint_id: str, count: int) -> Flow[None]:
+        """Refuse a batch of ``count`` inputs once the budget is spent, or when ``count``
+        times the mean cost of the endpoint's jobs priced so far exceeds what is left
+        (with none priced yet there is no estimate: refused only once spent)."""
+        yield from self.admit(ctx, endpoint_id)
+        cap, mean = self.budget.budget_usd, self.budget.mean_cost(endpoint_id)
+        if cap is None or mean is None:
+            return
+        (each, jobs), left = mean, cap - self.budget.spent_usd
+        if count * each <= left:
+            return
+        raise BudgetExceeded(
+            f"batch of {count} inputs to endpoint {endpoint_id!r} not sent: its estimate, "
+            f"{usd_text(count * each)} ({count} x {usd_text(each)}, the mean of {jobs} of its "
+            f"jobs), exceeds the {usd_text(left)} left of budget_usd={cap:g} (raise "
+            "budget_usd, or send fewer inputs)",
+            budget_usd=cap,
+            spent_usd=self.budget.spent_usd,
+            unpriced=len(self.budget.unpriced),
             endpoint_id=endpoint_id,
         )
 

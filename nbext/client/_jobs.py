@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
 
 from . import _flows as flows
+from ._batches import AsyncBatch, Batch, BatchState, create, found, listing
 from ._budget import Spending
 from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submission_body
 from ._cost import JobCost, job_cost
@@ -27,6 +28,7 @@ from ._openai import async_openai, sync_openai
 from ._phases import QUEUE_THRESHOLD, Phase
 from ._phases import phases as phases_flow
 from ._twins import (
+    Handle,
     Twins,
     aiterating,
     awaiting,
@@ -334,16 +336,8 @@ class _EndpointBase(Twins):
         return (self.id,)
 
 
-class _JobBase(Twins):
+class _JobBase(Handle):
     _state: flows.JobState
-
-    @property
-    def id(self) -> str:
-        return self._state.id
-
-    @property
-    def endpoint_id(self) -> str:
-        return self._state.endpoint_id
 
     @property
     def result(self) -> JobResult | None:
@@ -352,9 +346,6 @@ class _JobBase(Twins):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._state.describe()})"
-
-    def _about(self) -> tuple[flows.JobState]:
-        return (self._state,)
 
 
 class Endpoint(_EndpointBase):
@@ -372,6 +363,9 @@ class Endpoint(_EndpointBase):
     def _batch(self, plan: MapPlan) -> MapResults:
         return MapResults(self._client, plan)
 
+    def _batch_handle(self, state: BatchState) -> Batch:
+        return Batch(self._client, state)
+
     run = blocking(_run, then=_handle)
     run_sync = blocking(_run_sync)
     job = local(_job, then=_handle)
@@ -380,6 +374,9 @@ class Endpoint(_EndpointBase):
     diagnose = blocking(diagnose)
     purge_queue = blocking(_purge_queue)
     map = local(_map, then=_batch)
+    batch = blocking(create, then=_batch_handle)
+    batches = blocking(listing)
+    get_batch = blocking(found, then=_batch_handle)
 
 
 class Job(_JobBase):
@@ -419,6 +416,9 @@ class AsyncEndpoint(_EndpointBase):
     def _batch(self, plan: MapPlan) -> AsyncMapResults:
         return AsyncMapResults(self._client, plan)
 
+    def _batch_handle(self, state: BatchState) -> AsyncBatch:
+        return AsyncBatch(self._client, state)
+
     run = awaiting(_run, then=_handle)
     run_sync = awaiting(_run_sync)
     job = local(_job, then=_handle)
@@ -427,6 +427,9 @@ class AsyncEndpoint(_EndpointBase):
     diagnose = awaiting(diagnose)
     purge_queue = awaiting(_purge_queue)
     map = local(_map, then=_batch)
+    batch = awaiting(create, then=_batch_handle)
+    batches = awaiting(listing)
+    get_batch = awaiting(found, then=_batch_handle)
 
 
 class AsyncJob(_JobBase):

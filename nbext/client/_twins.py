@@ -77,6 +77,24 @@ class Twins:
         return ()
 
 
+class Handle(Twins):
+    """A handle on one thing of an endpoint (a job, a batch): its operations are about
+    its state, which has the thing's ``id`` and ``endpoint_id``."""
+
+    _state: Any
+
+    @property
+    def id(self) -> str:
+        return str(self._state.id)
+
+    @property
+    def endpoint_id(self) -> str:
+        return str(self._state.endpoint_id)
+
+    def _about(self) -> tuple[Any]:
+        return (self._state,)
+
+
 class Resource(Twins):
     """One area of the management interface on a client (``client.pods``...).
 

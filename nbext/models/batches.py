@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import enum
 
+from pydantic import Field, model_validator
+
+from ._base import WireModel
+from .jobs import JobResult
+
 BATCH_REQUESTS_MAX = 5_000
 """Requests in one batch."""
 BATCHES_ACTIVE_MAX = 10
@@ -29,3 +34,62 @@ class BatchStatus(enum.StrEnum):
     FINALIZED = "FINALIZED"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
+
+
+class BatchRecord(WireModel):
+    """A batch: ``GET /batch/{id}`` (a create may answer only ``id`` and ``status``)."""
+
+    id: str
+    status: BatchStatus
+    endpoint_id: str | None = Field(default=None, alias="endpointId")
+    request_total: int = Field(default=0, alias="requestTotal")
+    request_in_progress: int = Field(default=0, alias="requestInProgress")
+    request_completed: int = Field(default=0, alias="requestCompleted")
+    request_failed: int = Field(default=0, alias="requestFailed")
+    """FAILED, TIMED_OUT and CANCELLED requests: every one that did not complete."""
+    created_at: int | None = Field(default=None, alias="createdAt")
+    """Epoch milliseconds."""
+
+    @property
+    def ended(self) -> int:
+        return self.request_completed + self.request_failed
+
+    @property
+    def done(self) -> bool:
+        """Every request has ended (a draft never is): the service has no COMPLETED."""
+        return self.status is not BatchStatus.DRAFT and self.ended >= self.request_total
+
+
+class BatchRequest(JobResult):
+    """One request of a batch with its result: a job's, plus when it ran (epoch ms).
+
+    ``execution_time`` is ``completedAt - startedAt`` when the service gives no
+    ``executionTime``, so a request is priced as a job is."""
+
+    started_at: int | None = Field(default=None, alias="startedAt")
+    completed_at: int | None = Field(default=None, alias="completedAt")
+
+    @model_validator(mode="after")
+    def _ran(self) -> BatchRequest:
+        if self.execution_time is None and None not in (self.started_at, self.completed_at):
+            self.execution_time = max(0, self.completed_at - self.started_at)  # type: ignore[operator]
+        return self
+
+
+class _Page(WireModel):
+    total: int
+    offset: int = 0
+    limit: int = BATCH_PAGE_DEFAULT
+    has_more: bool = Field(default=False, alias="hasMore")
+
+
+class BatchPage(_Page):
+    """``GET /batch``: the endpoint's batches, newest first."""
+
+    batches: list[BatchRecord]
+
+
+class BatchRequestPage(_Page):
+    """``GET /batch/{id}/requests``: requests in the order they were added."""
+
+    requests: list[BatchRequest]

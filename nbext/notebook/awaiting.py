@@ -1,4 +1,4 @@
-"""``%%runpod_job`` and ``%%runpod_chat`` cells (and ``%runpod map``, ``retry``) that
+"""``%%runpod_job`` and ``%%runpod_chat`` cells (and ``%runpod map``, ``retry``, ``batch``) that
 wait by awaiting, so the kernel hears clicks meanwhile.
 
 A cell that blocks its thread keeps the kernel from reading anything else: a click on
@@ -33,8 +33,10 @@ MAGIC_CALLS = tuple(
 )
 """How IPython writes a ``%%runpod_job`` or ``%%runpod_chat`` cell once its magic syntax
 is transformed."""
-LINE_CALLS = tuple(f"get_ipython().run_line_magic('runpod', '{name} " for name in ("map", "retry"))
-"""How IPython writes a ``%runpod map`` or ``retry`` line (at the start of a line: not
+LINE_CALLS = tuple(
+    f"get_ipython().run_line_magic('runpod', '{name} " for name in ("map", "retry", "batch")
+)
+"""How IPython writes a ``%runpod map``, ``retry`` or ``batch`` line (at the start of a line: not
 in a block, where ``await`` could not go)."""
 MODULE = "await __import__('nbext.notebook.awaiting', fromlist=['_'])"
 AWAITED_CALL = f"{MODULE}.run_cell_magic("
@@ -111,8 +113,9 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
 
 
 async def run_line_magic(name: str, line: str) -> None:
-    """What an awaited ``%runpod map`` or ``retry`` line runs: the command, the panel's
+    """What an awaited ``%runpod map``, ``retry`` or ``batch`` line runs: the command, the panel's
     Cancel heard meanwhile."""
+    from .magics.batch import batch_command, batch_command_async
     from .magics.common import parse_line
     from .magics.job import retry_job_async
     from .magics.jobs import record_of, retry
@@ -120,8 +123,10 @@ async def run_line_magic(name: str, line: str) -> None:
 
     magics = _magics()
     subcommand, _, rest = line.strip().partition(" ")
-    if name != "runpod" or magics is None or subcommand not in ("map", "retry"):
+    if name != "runpod" or magics is None or subcommand not in ("map", "retry", "batch"):
         get_ipython().run_line_magic(name, line)
+    elif subcommand == "batch":
+        await batch_command_async(magics, parse_line(batch_command, rest))
     elif subcommand == "map":
         await map_command_async(magics, parse_line(map_command, rest))
     else:

@@ -112,6 +112,8 @@ def _joined(subject: str, reason: str) -> str:
 def _api_reason(exc: APIError, endpoints: Endpoints) -> str:
     body = _without_subject(exc.body or "", exc)
     operation = exc.operation
+    if isinstance(exc, NotFound) and (operation or "").startswith("batch"):
+        return body or "not found"  # the service names the batch, or the endpoint
     if isinstance(exc, NotFound):
         ids = {endpoint_id for endpoint_id, _ in endpoints}
         if exc.endpoint_id and (not exc.job_id or (ids and exc.endpoint_id not in ids)):

@@ -30,7 +30,7 @@ RESOURCES = [
     "SshKeys",
     "Templates",
 ]
-PAIRS = [(Endpoint, AsyncEndpoint), (Job, AsyncJob)] + [
+PAIRS = [(Endpoint, AsyncEndpoint), (Job, AsyncJob), (nc.Batch, nc.AsyncBatch)] + [
     (getattr(nc, name), getattr(nc, f"Async{name}")) for name in RESOURCES
 ]
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ SHARED = {"openai", "async_openai"}
 
 def async_twin_of(name: str, annotation: str) -> str:
     """What the async twin of a sync method with this return type returns."""
-    annotation = re.sub(r"\bJob\b", "AsyncJob", annotation)
+    annotation = re.sub(r"\b(Job|Batch)\b", r"Async\1", annotation)
     if name in NO_REQUEST:
         return annotation
     if annotation == "MapResults":  # an iterator class of its own, with ``abandoned``
@@ -101,8 +101,10 @@ TYPED = """
 from collections.abc import AsyncGenerator, Generator
 from typing import Any, assert_type
 
-from nbext.client import AsyncClient, AsyncJob, AsyncMapResults, Client, Job, MapResults
+from nbext.client import AsyncBatch, AsyncClient, AsyncJob, AsyncMapResults, Batch, Client
+from nbext.client import Job, MapResults
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
+from nbext.models.batches import BatchRecord, BatchRequest
 from nbext.models.v2 import GpuType, LogEvent, Pod, RequestUrls, Template
 
 
@@ -115,6 +117,12 @@ def sync(client: Client) -> None:
     assert_type(endpoint.health(), Health)
     assert_type(endpoint.purge_queue(), PurgeResult)
     assert_type(endpoint.map([{"x": 1}], concurrency=2), MapResults)
+    batch = endpoint.batch([{"x": 1}], finalize=False)
+    assert_type(batch, Batch)
+    assert_type(endpoint.get_batch("b"), Batch)
+    assert_type(endpoint.batches(), list[BatchRecord])
+    assert_type(batch.results(), list[BatchRequest])
+    assert_type(batch.wait(5, progress=print), BatchRecord)
     assert_type(job.status(), JobResult)
     assert_type(job.wait(5, raise_on_failure=False), JobResult)
     assert_type(job.stream(timeout=1), Generator[Any, None, None])
@@ -140,6 +148,12 @@ async def awaited(client: AsyncClient) -> None:
     assert_type(await endpoint.health(), Health)
     assert_type(await endpoint.purge_queue(), PurgeResult)
     assert_type(endpoint.map([{"x": 1}]), AsyncMapResults)
+    batch = await endpoint.batch([{"x": 1}], finalize=False)
+    assert_type(batch, AsyncBatch)
+    assert_type(await endpoint.get_batch("b"), AsyncBatch)
+    assert_type(await endpoint.batches(), list[BatchRecord])
+    assert_type(await batch.results(), list[BatchRequest])
+    assert_type(await batch.wait(5, progress=print), BatchRecord)
     assert_type(await job.status(), JobResult)
     assert_type(await job.wait(5, raise_on_failure=False), JobResult)
     assert_type(job.stream(timeout=1), AsyncGenerator[Any, None])

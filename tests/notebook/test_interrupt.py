@@ -156,3 +156,31 @@ def test_these_tests_pass_when_the_run_starts_with_sigint_ignored() -> None:
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "2 passed" in result.stdout
+
+
+def test_ctrl_c_during_a_batch_detaches_and_the_batch_runs_on(
+    nb: Notebook, capsys: pytest.CaptureFixture[str], tmp_path: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    release = threading.Event()
+    pressed: list[int] = []
+
+    def handler(job: dict[str, Any]) -> dict[str, Any]:
+        if not pressed:
+            pressed.append(1)
+            press_ctrl_c()  # once, while the first request runs
+        release.wait(10)
+        return {"finished": True}
+
+    nb.deploy(handler, "slow", workers_max=1)
+    nb.run("inputs = [{'i': i} for i in range(3)]")
+    try:
+        nb.run("%runpod batch slow inputs -o res")  # no error: the cell just lets go
+    finally:
+        release.set()
+    (batch,) = nb.emu.batches.batches.values()
+    assert f"detached from batch {batch.id}, which runs on" in capsys.readouterr().out
+    assert "res" not in nb.shell.user_ns
+    assert batch.status.value == "FINALIZED"  # not cancelled
+    nb.run(f"%runpod batch attach slow {batch.id} -o res -q")
+    assert nb.shell.user_ns["res"]["output"].tolist() == [{"finished": True}] * 3

@@ -62,6 +62,20 @@ RESULT_COLUMNS = (
 )
 """What a map adds to each input's columns (``%runpod map``, ``run_many``)."""
 
+BATCHES = ListingSpec(
+    "batches",
+    (
+        Column("id"),
+        Column("status", "category", categories=("DRAFT", "FINALIZED", "FAILED", "CANCELLED")),
+        Column("request_total", "int"),
+        Column("request_completed", "int"),
+        Column("request_failed", "int"),
+        Column("request_in_progress", "int"),
+        Column("created_at", "datetime"),
+    ),
+)
+"""``%runpod batches``: an endpoint's batches, newest first (the service's order)."""
+
 TEMPLATES = ListingSpec(
     "templates",
     (

@@ -30,6 +30,7 @@ from ..ipython import (
 from ..kernel import MEDIA, current
 from ..widgets.logs import DEFAULT_MAX_LINES
 from . import (  # noqa: F401  (they register subcommands)
+    batch,
     catalog,
     chat,
     connect,

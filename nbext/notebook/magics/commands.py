@@ -54,6 +54,8 @@ ORDER = (
     "purge",
     "health",
     "map",
+    "batch",
+    "batches",
     "chat",
     "templates",
     "pods",

@@ -30,7 +30,14 @@ STOP_HINT = "interrupt the kernel (■) to stop the map and cancel its jobs in f
 class MapPanel(LivePanel):
     """``done`` of ``total`` jobs, counts by final state, rate and ETA; then a note."""
 
-    def __init__(self, endpoint_id: str, total: int, *, throttle: Throttle | None = None) -> None:
+    def __init__(
+        self,
+        endpoint_id: str,
+        total: int,
+        *,
+        throttle: Throttle | None = None,
+        started_ago: float = 0.0,
+    ) -> None:
         self.endpoint_id = endpoint_id
         self.total = total
         self.counts: Counter[str] = Counter()
@@ -45,7 +52,7 @@ class MapPanel(LivePanel):
         self.cancel_button.on_click(lambda _button: self.cancel())
         self.cancel_button.add_class("nbext-map-cancel")
         super().__init__(throttle=throttle, controls=Controls(self.cancel_button, hint=STOP_HINT))
-        self._started = self._throttle.now()
+        self._started = self._throttle.now() - started_ago
         self._elapsed: float | None = None
 
     @property
@@ -93,7 +100,7 @@ class MapPanel(LivePanel):
             elapsed=elapsed,
             finished=self.finished,
             note=self.note,
-            hint="" if self.finished else STOP_HINT,
+            hint="" if self.finished else self.hint,
             spent=total_text(self.costs),
         )
 
