@@ -32,6 +32,8 @@ class LivePanel:
     ) -> None:
         self._throttle = throttle or Throttle()
         self.controls = controls
+        self.renders = 0
+        """How many drawings changed the output (what the throttle bounds)."""
         self.cell_output: LiveOutput | None = None
         self._drawn: tuple[Rendering, bool] | None = None
 
@@ -99,6 +101,7 @@ class LivePanel:
         if state == self._drawn:
             return
         self._drawn = state
+        self.renders += 1
         output = self.cell_output
         if output is None:
             return
