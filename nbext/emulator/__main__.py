@@ -212,6 +212,19 @@ def given_key(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[str
     return (key, "from RUNPOD_API_KEY") if key else None
 
 
+def pairs(flag: str, specs: Sequence[str], form: str) -> list[tuple[str, str]]:
+    """``flag``'s ``ID=VALUE`` arguments, each ID given once; ValueError names the bad one."""
+    found: dict[str, str] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or not key or not value:
+            raise ValueError(f"{flag} {spec!r} is not of the form {form}")
+        if key in found:
+            raise ValueError(f"{flag} {key} is given twice; give each ID once")
+        found[key] = value
+    return list(found.items())
+
+
 def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
     """The emulator the arguments describe; ValueError names the bad argument.
 
@@ -229,15 +242,9 @@ def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
     specs = args.endpoint or (
         [] if args.worker else [f"{name}={name}" for name in emulator.images.names()]
     )
-    seen: set[str] = set()
-    for spec in specs:
-        endpoint_id, sep, image = spec.partition("=")
-        if not sep or not endpoint_id or not image:
-            raise ValueError(f"--endpoint {spec!r} is not of the form ID=IMAGE")
-        if endpoint_id in seen:
-            # ensure_deployed would quietly re-point the first one: refuse the ambiguity.
-            raise ValueError(f"--endpoint {endpoint_id} is given twice; give each ID once")
-        seen.add(endpoint_id)
+    # An ID given twice is refused: ensure_deployed would quietly re-point the first one.
+    for endpoint_id, image in pairs("--endpoint", specs, "ID=IMAGE"):
+        spec = f"{endpoint_id}={image}"
         if image.endswith(".py") or ".py:" in image:
             emulator.ensure_deployed(endpoint_id, handler=load_handler(image))
         elif emulator.images.get(image) is None:
@@ -253,14 +260,8 @@ def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
 def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
     """``--scenario ID=NAME[:KEY=VALUE,...]`` arguments, on endpoints deployed already
     (``--worker`` scripts' included)."""
-    given: set[str] = set()
-    for spec in args.scenario:
-        endpoint_id, sep, scenario = spec.partition("=")
-        if not sep or not endpoint_id or not scenario:
-            raise ValueError(f"--scenario {spec!r} is not of the form ID=NAME[:KEY=VALUE,...]")
-        if endpoint_id in given:
-            raise ValueError(f"--scenario {endpoint_id} is given twice; give each ID once")
-        given.add(endpoint_id)
+    for endpoint_id, scenario in pairs("--scenario", args.scenario, "ID=NAME[:KEY=VALUE,...]"):
+        spec = f"{endpoint_id}={scenario}"
         if endpoint_id not in emulator.jobs.endpoints:
             known = ", ".join(sorted(emulator.jobs.endpoints)) or "none"
             raise ValueError(f"--scenario {spec!r}: no endpoint {endpoint_id} (endpoints: {known})")
@@ -312,15 +313,11 @@ def banner(server: EmulatorServer, *, key_source: str | None) -> str:
 def worker_specs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """``--worker ID=PATH`` arguments, checked before anything starts."""
     specs: list[tuple[str, Path]] = []
-    for spec in args.worker:
-        endpoint_id, sep, path = spec.partition("=")
-        if not sep or not endpoint_id or not path:
-            raise ValueError(f"--worker {spec!r} is not of the form ID=PATH")
+    for endpoint_id, path in pairs("--worker", args.worker, "ID=PATH"):
         if not Path(path).is_file():
+            spec = f"{endpoint_id}={path}"
             raise ValueError(f"--worker {spec!r}: worker script {path} does not exist")
-        if endpoint_id in {e for e, _ in specs} or endpoint_id in {
-            e.partition("=")[0] for e in args.endpoint
-        }:
+        if endpoint_id in {e.partition("=")[0] for e in args.endpoint}:
             raise ValueError(f"endpoint {endpoint_id} is given twice; give each ID once")
         specs.append((endpoint_id, Path(path)))
     return specs
