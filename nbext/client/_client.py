@@ -8,8 +8,8 @@ the service (httpx) in ``_transport``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.metadata
-import logging
 import os
 import random
 import time
@@ -38,7 +38,6 @@ from ._transport import (
     sync_http,
 )
 
-log = logging.getLogger("nbext.client")
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT = 30.0
@@ -147,12 +146,7 @@ class _Base:
         assert self.config.api_key is not None
         policy = retry_policy or RetryPolicy()
         if max_retries is not None:
-            policy = RetryPolicy(
-                max_retries=max_retries,
-                base_delay=policy.base_delay,
-                max_delay=policy.max_delay,
-                max_retry_after=policy.max_retry_after,
-            )
+            policy = dataclasses.replace(policy, max_retries=max_retries)
         self.retry_policy = policy
         self._auth = BearerAuth(self.config.api_key)
         source = f" (from {self.config.key_source})" if self.config.key_source else ""
@@ -333,8 +327,6 @@ class Client(_Base, SyncManagement):
             self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
-            if not log.isEnabledFor(logging.DEBUG):
-                return self._sender.send(effect.call, effect.timeout)
             started = time.perf_counter()
             response = self._sender.send(effect.call, effect.timeout)
             log_answer(effect, response.status_code, started)
@@ -432,8 +424,6 @@ class AsyncClient(_Base, AsyncManagement):
             await self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
-            if not log.isEnabledFor(logging.DEBUG):
-                return await self._sender.send(effect.call, effect.timeout)
             started = time.perf_counter()
             response = await self._sender.send(effect.call, effect.timeout)
             log_answer(effect, response.status_code, started)

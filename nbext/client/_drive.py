@@ -114,5 +114,7 @@ EMITTED = "a flow run to completion must not emit"
 
 def log_answer(effect: Send, status: int, started: float) -> None:
     """One debug line per request: what, its status, how long (never the key)."""
+    if not log.isEnabledFor(logging.DEBUG):
+        return  # describing the call costs more than the request's bookkeeping
     elapsed = (time.perf_counter() - started) * 1000
     log.debug("%s -> %d in %.1f ms", effect.call.describe(), status, elapsed)

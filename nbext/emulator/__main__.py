@@ -224,6 +224,19 @@ def given_key(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[str
     return (key, "from RUNPOD_API_KEY") if key else None
 
 
+def pairs(flag: str, specs: Sequence[str], form: str) -> list[tuple[str, str]]:
+    """``flag``'s ``ID=VALUE`` arguments, each ID given once; ValueError names the bad one."""
+    found: dict[str, str] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or not key or not value:
+            raise ValueError(f"{flag} {spec!r} is not of the form {form}")
+        if key in found:
+            raise ValueError(f"{flag} {key} is given twice; give each ID once")
+        found[key] = value
+    return list(found.items())
+
+
 def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
     """The emulator the arguments describe; ValueError names the bad argument.
 
@@ -238,15 +251,9 @@ def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
         webhook_guard=args.webhook_guard,
         db=args.db,
     )
-    seen: set[str] = set()
-    for spec in endpoint_specs(args, emulator):
-        endpoint_id, sep, image = spec.partition("=")
-        if not sep or not endpoint_id or not image:
-            raise ValueError(f"--endpoint {spec!r} is not of the form ID=IMAGE")
-        if endpoint_id in seen:
-            # ensure_deployed would quietly re-point the first one: refuse the ambiguity.
-            raise ValueError(f"--endpoint {endpoint_id} is given twice; give each ID once")
-        seen.add(endpoint_id)
+    # An ID given twice is refused: ensure_deployed would quietly re-point the first one.
+    for endpoint_id, image in pairs("--endpoint", endpoint_specs(args, emulator), "ID=IMAGE"):
+        spec = f"{endpoint_id}={image}"
         if image in LB_DEMO_IMAGES:
             continue  # a server: deployed once the emulator serves (``serve``)
         if image.endswith(".py") or ".py:" in image:
@@ -291,14 +298,8 @@ def serve(emulator: Emulator, args: argparse.Namespace, variables: dict[str, str
 def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
     """``--scenario ID=NAME[:KEY=VALUE,...]`` arguments, on endpoints deployed already
     (``--worker`` scripts' included)."""
-    given: set[str] = set()
-    for spec in args.scenario:
-        endpoint_id, sep, scenario = spec.partition("=")
-        if not sep or not endpoint_id or not scenario:
-            raise ValueError(f"--scenario {spec!r} is not of the form ID=NAME[:KEY=VALUE,...]")
-        if endpoint_id in given:
-            raise ValueError(f"--scenario {endpoint_id} is given twice; give each ID once")
-        given.add(endpoint_id)
+    for endpoint_id, scenario in pairs("--scenario", args.scenario, "ID=NAME[:KEY=VALUE,...]"):
+        spec = f"{endpoint_id}={scenario}"
         if endpoint_id not in emulator.jobs.endpoints:
             known = ", ".join(sorted(emulator.jobs.endpoints)) or "none"
             raise ValueError(f"--scenario {spec!r}: no endpoint {endpoint_id} (endpoints: {known})")
@@ -353,18 +354,17 @@ def worker_specs(args: argparse.Namespace) -> list[tuple[str, Path, bool]]:
     """``--worker ID=PATH`` and ``--lb-worker ID=PATH`` arguments (the flag: a server),
     checked before anything starts."""
     specs: list[tuple[str, Path, bool]] = []
-    given = [(spec, "--worker", False) for spec in args.worker]
-    for spec, option, load_balancer in given + [(s, "--lb-worker", True) for s in args.lb_worker]:
-        endpoint_id, sep, path = spec.partition("=")
-        if not sep or not endpoint_id or not path:
-            raise ValueError(f"{option} {spec!r} is not of the form ID=PATH")
-        if not Path(path).is_file():
-            raise ValueError(f"{option} {spec!r}: script {path} does not exist")
-        if endpoint_id in {e for e, _, _ in specs} or endpoint_id in {
-            e.partition("=")[0] for e in args.endpoint
-        }:
-            raise ValueError(f"endpoint {endpoint_id} is given twice; give each ID once")
-        specs.append((endpoint_id, Path(path), load_balancer))
+    given = [("--worker", args.worker, False), ("--lb-worker", args.lb_worker, True)]
+    for option, values, load_balancer in given:
+        for endpoint_id, path in pairs(option, values, "ID=PATH"):
+            if not Path(path).is_file():
+                spec = f"{endpoint_id}={path}"
+                raise ValueError(f"{option} {spec!r}: script {path} does not exist")
+            if endpoint_id in {e for e, _, _ in specs} or endpoint_id in {
+                e.partition("=")[0] for e in args.endpoint
+            }:
+                raise ValueError(f"endpoint {endpoint_id} is given twice; give each ID once")
+            specs.append((endpoint_id, Path(path), load_balancer))
     return specs
 
 

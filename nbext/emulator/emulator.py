@@ -77,7 +77,6 @@ class Emulator:
         rate_limit: bool = True,
         requests_per_worker: int = 50,
         webhook_retry_delay: float = 10.0,
-        webhook_attempts: int = 3,
         webhook_concurrency: int = WEBHOOK_CONCURRENCY,
         webhook_guard: bool = False,
         demo_images: bool = True,
@@ -100,7 +99,6 @@ class Emulator:
             self.clock,
             self._send_webhook,
             retry_delay=webhook_retry_delay,
-            attempts=webhook_attempts,
             concurrency=webhook_concurrency,
         )
         self.webhook_guard = webhook_guard

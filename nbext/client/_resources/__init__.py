@@ -11,10 +11,9 @@ v1 adapter (``v1.V1``) when v1 was asked for.
 
 from __future__ import annotations
 
-from functools import cached_property
-from typing import cast
+from typing import Any, Generic, Self, TypeVar, overload
 
-from .._twins import AsyncDriver, SyncDriver
+from .._twins import Resource
 from .billing import AsyncBilling, Billing, Moment
 from .catalog import AsyncCatalog, Catalog
 from .clusters import AsyncClusters, Clusters
@@ -28,102 +27,68 @@ from .ssh_keys import AsyncSshKeys, SshKeys
 from .templates import AsyncTemplates, Templates
 from .v1 import V1
 
+R = TypeVar("R", bound=Resource)
+
 
 def interface(management_api: str, serverless_url: str) -> V2:
     """The interface a client speaks, as its configuration names it."""
     return V1(serverless_url) if management_api == "v1" else V2()
 
 
+class Area(Generic[R]):
+    """A client's resource of class ``kind``, made on first use and kept (no request
+    is made until one of its methods is called)."""
+
+    def __init__(self, kind: type[R]) -> None:
+        self.kind = kind
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, client: None, owner: type) -> Self: ...
+
+    @overload
+    def __get__(self, client: Any, owner: type) -> R: ...
+
+    def __get__(self, client: Any, owner: type) -> Self | R:
+        if client is None:
+            return self
+        made = self.kind(client, client._api)
+        client.__dict__[self.name] = made  # the instance's attribute from now on
+        return made
+
+
 class SyncManagement:
     """The management resources of a blocking client (a mixin of ``Client``)."""
 
     _api: V2
-
-    @cached_property
-    def templates(self) -> Templates:
-        return Templates(cast(SyncDriver, self), self._api)
-
-    @cached_property
-    def pods(self) -> Pods:
-        return Pods(cast(SyncDriver, self), self._api)
-
-    @cached_property
-    def endpoints(self) -> Endpoints:
-        return Endpoints(cast(SyncDriver, self), self._api)
-
-    @cached_property
-    def network_volumes(self) -> NetworkVolumes:
-        return NetworkVolumes(cast(SyncDriver, self), self._api)
-
-    @cached_property
-    def registry_auths(self) -> RegistryAuths:
-        return RegistryAuths(cast(SyncDriver, self), self._api)
-
-    @cached_property
-    def billing(self) -> Billing:
-        return Billing(cast(SyncDriver, self), self._api)
-
-    @cached_property
-    def catalog(self) -> Catalog:
-        return Catalog(cast(SyncDriver, self), self._api)
-
-    @cached_property
-    def ssh_keys(self) -> SshKeys:
-        return SshKeys(cast(SyncDriver, self), self._api)
-
-    @cached_property
-    def clusters(self) -> Clusters:
-        return Clusters(cast(SyncDriver, self), self._api)
-
-    @cached_property
-    def registry_delegations(self) -> RegistryDelegations:
-        return RegistryDelegations(cast(SyncDriver, self), self._api)
+    templates = Area(Templates)
+    pods = Area(Pods)
+    endpoints = Area(Endpoints)
+    network_volumes = Area(NetworkVolumes)
+    registry_auths = Area(RegistryAuths)
+    billing = Area(Billing)
+    catalog = Area(Catalog)
+    ssh_keys = Area(SshKeys)
+    clusters = Area(Clusters)
+    registry_delegations = Area(RegistryDelegations)
 
 
 class AsyncManagement:
     """The management resources of an ``AsyncClient`` (a mixin)."""
 
     _api: V2
-
-    @cached_property
-    def templates(self) -> AsyncTemplates:
-        return AsyncTemplates(cast(AsyncDriver, self), self._api)
-
-    @cached_property
-    def pods(self) -> AsyncPods:
-        return AsyncPods(cast(AsyncDriver, self), self._api)
-
-    @cached_property
-    def endpoints(self) -> AsyncEndpoints:
-        return AsyncEndpoints(cast(AsyncDriver, self), self._api)
-
-    @cached_property
-    def network_volumes(self) -> AsyncNetworkVolumes:
-        return AsyncNetworkVolumes(cast(AsyncDriver, self), self._api)
-
-    @cached_property
-    def registry_auths(self) -> AsyncRegistryAuths:
-        return AsyncRegistryAuths(cast(AsyncDriver, self), self._api)
-
-    @cached_property
-    def billing(self) -> AsyncBilling:
-        return AsyncBilling(cast(AsyncDriver, self), self._api)
-
-    @cached_property
-    def catalog(self) -> AsyncCatalog:
-        return AsyncCatalog(cast(AsyncDriver, self), self._api)
-
-    @cached_property
-    def ssh_keys(self) -> AsyncSshKeys:
-        return AsyncSshKeys(cast(AsyncDriver, self), self._api)
-
-    @cached_property
-    def clusters(self) -> AsyncClusters:
-        return AsyncClusters(cast(AsyncDriver, self), self._api)
-
-    @cached_property
-    def registry_delegations(self) -> AsyncRegistryDelegations:
-        return AsyncRegistryDelegations(cast(AsyncDriver, self), self._api)
+    templates = Area(AsyncTemplates)
+    pods = Area(AsyncPods)
+    endpoints = Area(AsyncEndpoints)
+    network_volumes = Area(AsyncNetworkVolumes)
+    registry_auths = Area(AsyncRegistryAuths)
+    billing = Area(AsyncBilling)
+    catalog = Area(AsyncCatalog)
+    ssh_keys = Area(AsyncSshKeys)
+    clusters = Area(AsyncClusters)
+    registry_delegations = Area(AsyncRegistryDelegations)
 
 
 __all__ = [

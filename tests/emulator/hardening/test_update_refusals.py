@@ -25,7 +25,7 @@ from .test_store_failures import BIG, fill_disk, free_disk
 
 pytestmark = pytest.mark.anyio
 
-KINDS = ("template", "endpoint", "pod", "volume", "usage", "v2facet")
+KINDS = ("template", "endpoint", "pod", "volume", "usage")
 LISTINGS = (
     "/v1/templates",
     "/v1/endpoints",
