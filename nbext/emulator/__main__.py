@@ -4,6 +4,7 @@ Examples::
 
     python -m nbext.emulator --port 8000 --endpoint echo=echo --endpoint my=./handler.py:handler
     python -m nbext.emulator --worker my-worker=./worker.py --worker-python ./venv/bin/python
+    python -m nbext.emulator --lb-worker api=./server.py   # http://127.0.0.1:8000/lb/api/...
     python -m nbext.emulator --endpoint cold=echo --scenario cold=cold-start:seconds=20
 """
 
@@ -28,6 +29,7 @@ from .emulator import Emulator, mask_key
 from .protocol import MAX_CONNECTIONS, REQUEST_TIMEOUT
 from .server import EmulatorServer
 from .workers.environment import named_variables
+from .workers.supervisor import LB_DEMO_IMAGES
 
 
 def load_handler(spec: str) -> Handler:
@@ -112,6 +114,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "(runpod.serverless.start(...)) unmodified; repeatable",
     )
     parser.add_argument(
+        "--lb-worker",
+        action="append",
+        default=[],
+        metavar="ID=PATH",
+        help="deploy load-balancing endpoint ID whose workers run the HTTP server script PATH "
+        "unmodified (it serves on $PORT, health on $PORT_HEALTH$HEALTH_CHECK_PATH); "
+        "reached at http://HOST:PORT/lb/ID/<path>; repeatable",
+    )
+    parser.add_argument(
         "--scenario",
         action="append",
         default=[],
@@ -122,16 +133,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--worker-python",
         metavar="PYTHON",
-        help="interpreter for --worker scripts (default: this one), e.g. a worker's own venv",
+        help="interpreter for --worker and --lb-worker scripts (default: this one), e.g. a "
+        "worker's own venv",
     )
     parser.add_argument(
         "--worker-env",
         action="append",
         default=[],
         metavar="NAME[=VALUE]",
-        help="give --worker scripts this variable: NAME alone copies it from this environment "
-        "(workers get no other variable of it but PATH, HOME, locale, proxies, CA bundle); "
-        "repeatable",
+        help="give --worker and --lb-worker scripts this variable: NAME alone copies it from "
+        "this environment (workers get no other variable of it but PATH, HOME, locale, "
+        "proxies, CA bundle); repeatable",
     )
     parser.add_argument(
         "--db",
@@ -226,11 +238,8 @@ def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
         webhook_guard=args.webhook_guard,
         db=args.db,
     )
-    specs = args.endpoint or (
-        [] if args.worker else [f"{name}={name}" for name in emulator.images.names()]
-    )
     seen: set[str] = set()
-    for spec in specs:
+    for spec in endpoint_specs(args, emulator):
         endpoint_id, sep, image = spec.partition("=")
         if not sep or not endpoint_id or not image:
             raise ValueError(f"--endpoint {spec!r} is not of the form ID=IMAGE")
@@ -238,16 +247,45 @@ def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
             # ensure_deployed would quietly re-point the first one: refuse the ambiguity.
             raise ValueError(f"--endpoint {endpoint_id} is given twice; give each ID once")
         seen.add(endpoint_id)
+        if image in LB_DEMO_IMAGES:
+            continue  # a server: deployed once the emulator serves (``serve``)
         if image.endswith(".py") or ".py:" in image:
             emulator.ensure_deployed(endpoint_id, handler=load_handler(image))
         elif emulator.images.get(image) is None:
             raise ValueError(
                 f"--endpoint {spec!r}: unknown image {image!r}; demo images are "
-                f"{', '.join(emulator.images.names())}, or give path/to/file.py:function"
+                f"{', '.join([*emulator.images.names(), *LB_DEMO_IMAGES])}, or give "
+                "path/to/file.py:function"
             )
         else:
             emulator.ensure_deployed(endpoint_id, image)
     return emulator
+
+
+def endpoint_specs(args: argparse.Namespace, emulator: Emulator) -> list[str]:
+    """``--endpoint ID=IMAGE`` arguments; without any (nor a worker script), every demo
+    image under its own name, the load-balancing demo's included."""
+    if args.endpoint or args.worker or args.lb_worker:
+        return list(args.endpoint)
+    return [f"{name}={name}" for name in [*emulator.images.names(), *LB_DEMO_IMAGES]]
+
+
+def serve(emulator: Emulator, args: argparse.Namespace, variables: dict[str, str]) -> None:
+    """What runs processes, deployed once the emulator serves: worker scripts, servers
+    (``--lb-worker``) and the load-balancing demo; then the scenarios."""
+    for endpoint_id, path, load_balancer in worker_specs(args):
+        emulator.deploy_worker(
+            path,
+            endpoint_id=endpoint_id,
+            python=args.worker_python,
+            env=variables,
+            load_balancer=load_balancer,
+        )
+    for spec in endpoint_specs(args, emulator):
+        endpoint_id, _, image = spec.partition("=")
+        if image in LB_DEMO_IMAGES:
+            emulator.ensure_deployed(endpoint_id, image)
+    set_scenarios(emulator, args)
 
 
 def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
@@ -295,6 +333,9 @@ def banner(server: EmulatorServer, *, key_source: str | None) -> str:
         [
             f"nbext emulator listening on {server.url}",
             f"  jobs:       {server.serverless_url}/{{endpoint_id}}/run ...",
+            f"  load-balancing endpoints: {server.url}/lb/{{endpoint_id}}/<path> (the service's "
+            f"https://{{endpoint_id}}.api.runpod.ai/<path>; http://{{endpoint_id}}.localhost:"
+            f"{server.port}/<path> too)",
             f"  management: {management} (REST v2; REST v1 at {server.url}/v1)",
             f"  endpoints:  {', '.join(sorted(endpoints))}",
             *([f"  scenarios:  {'; '.join(scenarios)}"] if scenarios else []),
@@ -309,20 +350,22 @@ def banner(server: EmulatorServer, *, key_source: str | None) -> str:
     )
 
 
-def worker_specs(args: argparse.Namespace) -> list[tuple[str, Path]]:
-    """``--worker ID=PATH`` arguments, checked before anything starts."""
-    specs: list[tuple[str, Path]] = []
-    for spec in args.worker:
+def worker_specs(args: argparse.Namespace) -> list[tuple[str, Path, bool]]:
+    """``--worker ID=PATH`` and ``--lb-worker ID=PATH`` arguments (the flag: a server),
+    checked before anything starts."""
+    specs: list[tuple[str, Path, bool]] = []
+    given = [(spec, "--worker", False) for spec in args.worker]
+    for spec, option, load_balancer in given + [(s, "--lb-worker", True) for s in args.lb_worker]:
         endpoint_id, sep, path = spec.partition("=")
         if not sep or not endpoint_id or not path:
-            raise ValueError(f"--worker {spec!r} is not of the form ID=PATH")
+            raise ValueError(f"{option} {spec!r} is not of the form ID=PATH")
         if not Path(path).is_file():
-            raise ValueError(f"--worker {spec!r}: worker script {path} does not exist")
-        if endpoint_id in {e for e, _ in specs} or endpoint_id in {
+            raise ValueError(f"{option} {spec!r}: script {path} does not exist")
+        if endpoint_id in {e for e, _, _ in specs} or endpoint_id in {
             e.partition("=")[0] for e in args.endpoint
         }:
             raise ValueError(f"endpoint {endpoint_id} is given twice; give each ID once")
-        specs.append((endpoint_id, Path(path)))
+        specs.append((endpoint_id, Path(path), load_balancer))
     return specs
 
 
@@ -331,15 +374,17 @@ def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> di
     the few it needs to run (docs/workers.md). ``NAME`` copies the emulator's own, so a
     secret a worker needs is not typed on a command line that ``ps`` shows."""
     variables = named_variables(args.worker_env, environ, "--worker-env")
-    if variables and not args.worker:
-        raise ValueError("--worker-env applies to --worker scripts, and none is given")
+    if variables and not args.worker and not args.lb_worker:
+        raise ValueError(
+            "--worker-env applies to --worker and --lb-worker scripts, and none is given"
+        )
     return variables
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        workers = worker_specs(args)
+        worker_specs(args)
         variables = worker_variables(args, os.environ)
         key = given_key(args, os.environ)
         emulator = build(args, key[0] if key else None)
@@ -368,11 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     try:
-        for endpoint_id, path in workers:
-            emulator.deploy_worker(
-                path, endpoint_id=endpoint_id, python=args.worker_python, env=variables
-            )
-        set_scenarios(emulator, args)
+        serve(emulator, args, variables)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         server.stop()

@@ -25,6 +25,7 @@ from nbext.models import (
 )
 
 from .domain import scenarios
+from .domain.balancer import REQUEST_COUNT_DEFAULT, Balancer
 from .domain.batches import Batches
 from .domain.clock import Clock, FakeClock, RealClock
 from .domain.endpoints import Endpoint
@@ -42,7 +43,7 @@ from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .domain.webhooks import WebhookDispatcher
 from .sqlite_store import SQLiteStore
 from .webhook_sender import WebhookSender, guard_webhook
-from .workers.supervisor import Supervisor, WorkerScript
+from .workers.supervisor import LB_DEMO_IMAGES, Supervisor, WorkerScript
 
 T = TypeVar("T")
 ENDPOINT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -127,6 +128,9 @@ class Emulator:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.remote_workers = RemoteWorkers(self.clock, self.jobs)
         """Workers that are processes running worker scripts (``deploy_worker``)."""
+        self.balancer = Balancer(self.clock, self.remote_workers, self._request_count)
+        """Load-balancing endpoints' routing (``deploy_worker(load_balancer=True)``)."""
+        self.balancer.on_execution = self.jobs.on_execution  # billed and logged as jobs are
         self.serving_at: str | None = None
         """The server's base URL once one serves this emulator (worker scripts call it)."""
         self._supervisor: Supervisor | None = None
@@ -225,10 +229,13 @@ class Emulator:
         execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS,
         aggregate_stream: bool = True,
         scenario: str | None = None,
+        load_balancer: int | None = None,
     ) -> str:
         """Create an endpoint running ``image`` or ``handler``; returns its id.
 
-        ``scenario`` gives it a teaching scenario (``set_scenario``).
+        ``scenario`` gives it a teaching scenario (``set_scenario``). ``load_balancer``:
+        a ``LOAD_BALANCER`` endpoint scaled on that many requests in flight per worker
+        (an image of ``LB_DEMO_IMAGES``, or a script: ``deploy_worker``).
 
         The defaults are the service console's: 0 to 3 workers, 5 s idle timeout,
         10 min execution timeout. It goes the way ``POST /v1/endpoints`` goes: a serverless
@@ -270,13 +277,19 @@ class Emulator:
             endpoint.scenario = scenarios.parse(scenario, self.clock.now())
         if handler is not None:
             self.images.register(handler_image(endpoint_id), handler)
+        if image in LB_DEMO_IMAGES and load_balancer is None:
+            load_balancer = REQUEST_COUNT_DEFAULT  # a server: a load-balancing endpoint
+        if load_balancer is not None and handler is not None:
+            raise ValueError("a load-balancing endpoint runs a server, not a handler")
         try:
-            self.call_on_loop(lambda: self.management.endpoints.deploy(endpoint))
+            self.call_on_loop(lambda: self.management.endpoints.deploy(endpoint, load_balancer))
         except Exception as exc:
             message = getattr(exc, "message", None)
             if message:
                 raise ValueError(message) from None
             raise
+        if load_balancer is not None and image in LB_DEMO_IMAGES:
+            self.serve_demo_server(endpoint.id)
         return endpoint.id
 
     def set_scenario(self, endpoint_id: str, scenario: str | None) -> str:
@@ -303,9 +316,17 @@ class Emulator:
         idle_timeout: float = 5.0,
         execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS,
         env: dict[str, str] | None = None,
+        load_balancer: bool = False,
+        request_count: int = REQUEST_COUNT_DEFAULT,
     ) -> str:
         """Create an endpoint whose workers are processes running the worker script at
         ``path`` unmodified (``runpod.serverless.start(...)``); returns its id.
+
+        ``load_balancer``: the script is an HTTP server on ``PORT`` instead, and the
+        endpoint a ``LOAD_BALANCER`` one, scaled on ``request_count`` requests in flight
+        per worker (docs/behaviour.md#load-balancing-endpoints). It needs no server to
+        start, and may run on a fake clock (the waits and limits of its requests are
+        the clock's; its processes and health checks are real time).
 
         ``python``: the interpreter to run it with (default: this one), e.g. a worker's own
         virtualenv. ``env``: the endpoint's environment, as on the service: with the
@@ -320,13 +341,13 @@ class Emulator:
         interpreter = python or sys.executable
         if python is not None and shutil.which(python) is None and not Path(python).is_file():
             raise ValueError(f"python interpreter {python!r} not found")
-        if isinstance(self.clock, FakeClock):
+        if isinstance(self.clock, FakeClock) and not load_balancer:
             raise ValueError(
                 "worker scripts run in real time (their polls, pings and cold starts): "
                 "deploy them on an emulator with the real clock"
             )
-        base_url = self.serving_at
-        if base_url is None:
+        base_url = self.serving_at or ""
+        if not base_url and not load_balancer:
             raise RuntimeError(
                 "worker scripts call the emulator over HTTP: start an EmulatorServer for "
                 "this emulator before deploy_worker"
@@ -348,16 +369,40 @@ class Emulator:
                 workers_max=workers_max,
                 idle_timeout=idle_timeout,
                 execution_timeout_ms=execution_timeout_ms,
+                load_balancer=request_count if load_balancer else None,
             )
+        variables = tuple(sorted((env or {}).items()))
+        script = WorkerScript(script_path, interpreter, variables, load_balancer)
+        self.serve_script(endpoint_id, script)
+        return endpoint_id
+
+    def serve_script(self, endpoint_id: str, script: WorkerScript) -> None:
+        """Run the endpoint's workers as processes of ``script`` (a load-balancing one's
+        as servers, the balancer told its scaling and health path)."""
         supervisor = self._supervisor
         if supervisor is None:
             supervisor = self._supervisor = Supervisor(
-                self.remote_workers, base_url, self._managed_env
+                self.remote_workers, self.serving_at or "", self._managed_env, self.balancer
             )
-        supervisor.base_url = base_url  # a server started anew may listen elsewhere
-        script = WorkerScript(script_path, interpreter, tuple(sorted((env or {}).items())))
+        supervisor.base_url = self.serving_at or ""  # a server started anew may listen elsewhere
+        if script.load_balancer:
+            env = {**self._managed_env(endpoint_id), **dict(script.env)}
+            self.call_on_loop(lambda: self.balancer.add(endpoint_id, env.get("HEALTH_CHECK_PATH")))
         self.call_on_loop(lambda: supervisor.add(endpoint_id, script))
-        return endpoint_id
+
+    def serve_demo_server(self, endpoint_id: str) -> None:
+        """A load-balancing endpoint made through REST v2 whose image is a demo server
+        (``LB_DEMO_IMAGES``) runs it; any other image has no server here (its requests
+        are told so)."""
+        record = self.management.endpoints.get(endpoint_id)
+        template = self.management.endpoints.template(record)
+        script = LB_DEMO_IMAGES.get(template.image if template else "")
+        if script is not None and endpoint_id not in self.remote_workers.pools:
+            self.serve_script(endpoint_id, WorkerScript(script, load_balancer=True))
+
+    def _request_count(self, endpoint_id: str) -> int:
+        entry = self.management.endpoints.book.get(endpoint_id)
+        return int(entry.scaling_value) if entry is not None else REQUEST_COUNT_DEFAULT
 
     def _managed_env(self, endpoint_id: str) -> dict[str, str]:
         """The endpoint's ``env`` as the management interface shows it (its template's, copied
@@ -393,6 +438,9 @@ class Emulator:
         existing = self.jobs.endpoints.get(endpoint_id)
         if existing is None:
             return self.deploy(image, handler=handler, endpoint_id=endpoint_id)
+        if image in LB_DEMO_IMAGES and existing.image == image:
+            self.serve_demo_server(endpoint_id)  # kept by the database; serve it again
+            return endpoint_id
         if handler is not None:
             self.register_image(existing.image or handler_image(endpoint_id), handler)
         elif image is not None and image != existing.image:

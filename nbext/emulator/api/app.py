@@ -6,12 +6,14 @@ from fastapi import FastAPI
 
 from ..emulator import Emulator
 from . import batches, control, jobs, openai, v1, v2, worker_routes
+from .balancing import LoadBalancing
 from .http import install_error_handlers
 
 
 def create_app(emulator: Emulator) -> FastAPI:
     """The emulator's HTTP interface: ``/v2`` jobs, ``/v1`` and ``/v2`` management,
-    ``/_emulator`` controls."""
+    ``/_emulator`` controls; in front of them, load-balancing endpoints' URLs
+    (``balancing``)."""
     app = FastAPI(
         title="nbext emulator",
         summary="A local emulator of a GPU cloud's serverless job and management interfaces",
@@ -28,4 +30,5 @@ def create_app(emulator: Emulator) -> FastAPI:
     v1.install(app)
     install_error_handlers(app)
     v2.install(app)  # after: its handlers defer to those for paths not its own
+    app.add_middleware(LoadBalancing, emulator=emulator)
     return app

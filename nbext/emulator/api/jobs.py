@@ -71,6 +71,11 @@ async def admitted(request: Request, endpoint_id: str, operation: str) -> AsyncI
     emulator.bind()
     service = emulator.jobs
     service.endpoint(endpoint_id)
+    if operation in ("run", "runsync") and emulator.endpoint_type(endpoint_id) == "LOAD_BALANCER":
+        raise InvalidInput(
+            f"endpoint {endpoint_id!r} is a load-balancing endpoint: it takes no jobs; send "
+            f"requests to its own paths under {request.base_url}lb/{endpoint_id}/"
+        )
     limiter = emulator.rate_limiter
     held = limiter.enabled and limiter.acquire(
         endpoint_id, operation, service.running_workers(endpoint_id)

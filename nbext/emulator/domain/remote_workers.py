@@ -30,6 +30,7 @@ from nbext.models import JobStatus
 from .clock import Clock, Signal, sleep
 from .endpoints import Endpoint
 from .errors import DomainError, InvalidInput, NotFound
+from .fleet import Body
 from .job_service import JobService
 from .jobs import UNSET, Job
 from .json_values import printable, unservable
@@ -91,6 +92,10 @@ class RemoteWorker:
     restart_requested: bool = False
     """It posted ``stopPod`` (``refresh_worker``): start a fresh process after it exits."""
     wake: Signal = field(default_factory=Signal)
+    port: int | None = None
+    """A load-balancing worker's ``PORT`` (``balancer``), chosen as it is launched."""
+    health_port: int | None = None
+    """Its ``PORT_HEALTH``: its ``PORT`` unless its endpoint's ``env`` asks for another."""
 
     @property
     def id(self) -> str:
@@ -149,12 +154,14 @@ class RemoteWorkers:
 
     # ---- pools and processes ---------------------------------------------------------
 
-    def add_pool(self, endpoint_id: str, launcher: Launcher) -> Pool:
+    def add_pool(self, endpoint_id: str, launcher: Launcher, body: Body | None = None) -> Pool:
+        """Processes for the endpoint's workers; ``body``: what else its workers are
+        (a load-balancing endpoint's ``balancer``), else they pull jobs."""
         endpoint = self.jobs.endpoint(endpoint_id)
         self.closed = False  # a server serving this emulator again: workers may start
         pool = Pool(endpoint_id, launcher)
         self.pools[endpoint_id] = pool
-        self.fleet.bodies[endpoint_id] = self
+        self.fleet.bodies[endpoint_id] = body or self
         self.fleet.renew(endpoint)  # workers made before it had processes get them
         return pool
 

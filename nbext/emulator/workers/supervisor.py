@@ -24,6 +24,7 @@ import ctypes
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from ..domain.balancer import Balancer
 from ..domain.remote_workers import RemoteWorker, RemoteWorkers
 from ..domain.worker_output import LINE_BYTES, WorkerOutput
 from .environment import worker_environment
@@ -48,6 +50,13 @@ SKIP_BYTES = 65_536
 """Piece size in which the part of a long line past ``LINE_BYTES`` is read and dropped."""
 PING_INTERVAL_MS = 1000
 """The SDK counts its ping interval in whole seconds: one second is the shortest."""
+PROBE_STARTING_S = 0.2
+"""How often a load-balancing worker's health path is polled until it is ready: a
+request waiting through its cold start is routed within this much of its first 200."""
+PROBE_READY_S = 1.0
+"""How often once it is ready (or unhealthy): a change is seen within a second."""
+PROBE_TIMEOUT_S = 2.0
+"""A health answer slower than this counts as none yet."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,13 @@ class WorkerScript:
     env: tuple[tuple[str, str], ...] = ()
     """The endpoint's environment variables (as a template's ``env``): with the few the
     worker needs to run, the only ones it gets besides the protocol's."""
+    load_balancer: bool = False
+    """An HTTP server on ``PORT`` (a load-balancing endpoint's), not a job-taking worker."""
 
+
+LB_DEMO_IMAGES = {"llm-lb": Path(__file__).with_name("llm_server.py")}
+"""Images whose server the emulator ships: a load-balancing endpoint running one (made
+through REST v2 too) runs the script (docs/behaviour.md#load-balancing-endpoints)."""
 
 OFFLINE = {"RUNPOD_SKIP_AUTO_SYSTEM_CHECKS": "true"}
 """Defaults a worker gets unless its endpoint's ``env`` says otherwise. The SDK's fleet
@@ -88,11 +103,62 @@ def worker_env(base_url: str, endpoint_id: str, worker: RemoteWorker) -> dict[st
     }
 
 
+def lb_worker_env(
+    endpoint_id: str, worker: RemoteWorker, endpoint_env: dict[str, str]
+) -> dict[str, str]:
+    """A load-balancing worker's variables: the service's ``PORT``, ``PORT_HEALTH`` and
+    ``HEALTH_CHECK_PATH`` (docs/workers.md#load-balancing-workers), and the names a queue
+    worker gets; no job protocol and no key, since it takes no jobs. Every worker of the
+    machine shares its ports, so the emulator chooses them (a free one each)."""
+    worker.port = _free_port()
+    separate = endpoint_env.get("PORT_HEALTH", endpoint_env.get("PORT"))
+    worker.health_port = _free_port() if separate != endpoint_env.get("PORT") else worker.port
+    return {
+        "PORT": str(worker.port),
+        "PORT_HEALTH": str(worker.health_port),
+        "HEALTH_CHECK_PATH": endpoint_env.get("HEALTH_CHECK_PATH") or "/ping",
+        "RUNPOD_POD_ID": worker.id,
+        "RUNPOD_POD_HOSTNAME": worker.id,
+        "RUNPOD_ENDPOINT_ID": endpoint_id,
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def probe(port: int, path: str) -> int | None:
+    """The status ``GET path`` answers on 127.0.0.1:``port``; None: nothing listens, or
+    no answer within ``PROBE_TIMEOUT_S``."""
+    writer = None
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT_S):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(
+                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
+            )
+            line = await reader.readline()
+        parts = line.split()
+        return int(parts[1]) if len(parts) >= 2 and parts[1].isdigit() else 502
+    except (OSError, TimeoutError):
+        return None
+    finally:
+        if writer is not None:
+            writer.close()
+
+
 @dataclass(eq=False)
 class _Process:
     worker: RemoteWorker
     popen: subprocess.Popen[bytes]
     kill_at: float | None = None
+    probe_at: float = 0.0
+    """When its health path is polled next (a load-balancing worker's)."""
+    probing: bool = False
 
 
 class Supervisor:
@@ -103,8 +169,10 @@ class Supervisor:
         workers: RemoteWorkers,
         base_url: str,
         managed_env: Callable[[str], dict[str, str]] = lambda _endpoint_id: {},
+        balancer: Balancer | None = None,
     ) -> None:
         self.workers = workers
+        self.balancer = balancer
         self.base_url = base_url
         self.managed_env = managed_env
         """An endpoint's ``env`` as the management interface has it (its template's
@@ -121,15 +189,19 @@ class Supervisor:
         self.scripts[endpoint_id] = script
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._watch())
-        self.workers.add_pool(endpoint_id, self)
+        body = self.balancer if script.load_balancer else None
+        self.workers.add_pool(endpoint_id, self, body)
 
     # ---- Launcher --------------------------------------------------------------------
 
     def launch(self, worker: RemoteWorker) -> None:
         endpoint_id = worker.endpoint_id
         script = self.scripts[endpoint_id]
-        protocol = worker_env(self.base_url, endpoint_id, worker)
         endpoint_env = {**OFFLINE, **self.managed_env(endpoint_id), **dict(script.env)}
+        if script.load_balancer:
+            protocol = lb_worker_env(endpoint_id, worker, endpoint_env)
+        else:
+            protocol = worker_env(self.base_url, endpoint_id, worker)
         env = worker_environment(os.environ, script.python, endpoint_env, protocol)
         self.logs.write(
             endpoint_id, worker.id, f"--- starting {script.python} {script.path}", "system"
@@ -186,11 +258,29 @@ class Supervisor:
             if code is None:
                 if proc.kill_at is not None and now >= proc.kill_at:
                     _signal_group(proc.popen, signal.SIGKILL)
+                elif proc.worker.health_port and not proc.probing and now >= proc.probe_at:
+                    proc.probing = True
+                    asyncio.get_running_loop().create_task(self._probe(proc))
                 continue
             _signal_group(proc.popen, signal.SIGKILL)  # its heartbeat process, if left
             del self._procs[worker_id]
             self._exited(proc.worker, _exit_text(code))
         self.workers.reconcile()
+
+    async def _probe(self, proc: _Process) -> None:
+        """Poll a load-balancing worker's health path once and tell the balancer."""
+        worker, balancer = proc.worker, self.balancer
+        balanced = balancer.endpoints.get(worker.endpoint_id) if balancer else None
+        try:
+            if balancer is None or balanced is None or worker.health_port is None:
+                return
+            status = await probe(worker.health_port, balanced.health_path)
+            if proc.kill_at is None:
+                balancer.health(worker, status, balanced.health_path)
+            pace = PROBE_READY_S if worker.domain.ready else PROBE_STARTING_S
+            proc.probe_at = time.monotonic() + pace
+        finally:
+            proc.probing = False
 
     def _exited(self, worker: RemoteWorker, how: str) -> None:
         self.logs.write(worker.endpoint_id, worker.id, f"--- exited ({how})", "system")

@@ -29,6 +29,8 @@ async def list_endpoints(request: Request) -> Response:
 async def create_endpoint(request: Request) -> Response:
     m, _ = management(request, "createEndpoint")
     made = m.endpoints.create(await body(request, "CreateEndpointRequest"))
+    if made.type == "LOAD_BALANCER":
+        emulator_of(request).serve_demo_server(made.id)
     return ok(endpoint_views.view(m.endpoints, made, str(request.base_url)), 201)
 
 
@@ -61,7 +63,8 @@ async def list_workers(endpoint_id: str, request: Request) -> Response:
     remote = emulator_of(request).remote_workers
     processes = remote.states(endpoint_id) if endpoint_id in remote.pools else None
     logs = m.v2.worker_logs
-    return ok(endpoint_views.workers(m.endpoints, logs, e, processes, remote.started_at))
+    health = emulator_of(request).balancer.health_seen
+    return ok(endpoint_views.workers(m.endpoints, logs, e, processes, remote.started_at, health))
 
 
 @router.get("/{endpoint_id}/releases")

@@ -38,6 +38,12 @@ def request_urls(base: str, endpoint_id: str) -> dict[str, str]:
     }
 
 
+def lb_base(base: str, endpoint_id: str) -> str:
+    """A load-balancing endpoint's base URL on the emulator the request came to: the path
+    form, which every client reaches (``ID.localhost`` needs a resolver that knows it)."""
+    return f"{base.rstrip('/')}/lb/{endpoint_id}"
+
+
 def _gpu(e: EndpointRecord) -> dict[str, Any]:
     pools = sorted({offers.pool_of(g) for g in e.gpu_types if g in catalog.GPUS})
     all_types = offers.pools()
@@ -63,8 +69,14 @@ def view(endpoints: Endpoints, e: EndpointRecord, base: str) -> dict[str, Any]:
     """The endpoint as ``/v2/serverless`` shows it; ``base`` is the root URL the request
     came to."""
     t = endpoints.template(e)
-    out: dict[str, Any] = {"id": e.id, "name": e.name or e.id, "type": "QUEUE"}
-    if e.id in endpoints.jobs.endpoints:
+    out: dict[str, Any] = {"id": e.id, "name": e.name or e.id, "type": e.type}
+    if e.id in endpoints.jobs.endpoints and e.type == "LOAD_BALANCER":
+        root = lb_base(base, e.id)
+        out["requestUrls"] = {
+            "base": root,
+            "health": root + e.env.get("HEALTH_CHECK_PATH", "/ping"),
+        }
+    elif e.id in endpoints.jobs.endpoints:
         out["requestUrls"] = request_urls(base, e.id)
     out.update(
         to_v2(
@@ -142,11 +154,14 @@ def workers(
     e: EndpointRecord,
     processes: Mapping[str, str] | None,
     started_at: Callable[[str], float | None],
+    health: Mapping[str, str],
 ) -> dict[str, Any]:
     """``GET /v2/serverless/{id}/workers``: the live endpoint's workers in the states they
     are in. ``processes`` are the states of a worker script's processes when the endpoint
     runs one (``started_at`` says when each began), else ``None``: its workers are in
-    process, booting as their scenario has it, or ready (since ``logs`` first saw them)."""
+    process, booting as their scenario has it, or ready (since ``logs`` first saw them).
+    A load-balancing worker's record says what its health path last answered
+    (``healthCheck``, the emulator's own field: why it is initializing or unhealthy)."""
     live = endpoints.jobs.endpoints.get(e.id)
     gpu = e.gpu_type_id()
     now = endpoints.clock.now()
@@ -172,6 +187,7 @@ def workers(
                 "gpuTypeId": gpu,
                 "dataCenterId": e.data_center(),
                 "startedAt": iso(started),
+                **({"healthCheck": health[w.id]} if w.id in health else {}),
             }
         )
     summary = {

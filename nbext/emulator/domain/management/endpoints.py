@@ -37,6 +37,7 @@ from nbext.models import (
 )
 from nbext.models.v2 import reserved_endpoint_id
 
+from ..balancer import REQUEST_COUNT_DEFAULT
 from ..clock import Clock
 from ..endpoints import Endpoint as LiveEndpoint
 from ..errors import InvalidInput, NotFound
@@ -92,6 +93,8 @@ class EndpointRecord:
     name: str
     template_id: str
     compute_type: str = "GPU"
+    type: str = "QUEUE"
+    """v2's ``type``: QUEUE, or LOAD_BALANCER (requests go to the workers' own servers)."""
     gpu_types: list[str] = field(default_factory=_default_gpus)
     """v2's pools less its excluded types, as types; in v1's order when v1 named them."""
     gpu_count: int = 1
@@ -212,13 +215,9 @@ def volumes_of(first: str | None, rest: list[str] | None) -> list[str]:
 
 def _check_compute(data: dict[str, Any], *, create: bool) -> None:
     check_compute(data, "an endpoint", required=create)
-    if data.get("type") == "LOAD_BALANCER":
-        raise refuse(
-            "type",
-            "the emulator serves queue-based endpoints (QUEUE) only; LOAD_BALANCER "
-            "endpoints route to worker-defined paths it does not run",
-        )
     scaling = data.get("scaling") or {}
+    if data.get("type") == "LOAD_BALANCER" and scaling.get("type") == "QUEUE_DELAY":
+        raise refuse("scaling.type", "a LOAD_BALANCER endpoint scales on REQUEST_COUNT")
     if scaling.get("type") == "REQUEST_COUNT" and "idleTimeout" in (data.get("workers") or {}):
         raise refuse("workers.idleTimeout", "does not apply to REQUEST_COUNT scaling")
 
@@ -277,6 +276,10 @@ def _settings(data: dict[str, Any]) -> dict[str, Any]:
     if "timeout" in data:
         out["timeout_ms"] = data["timeout"]
     scaling = data.get("scaling")
+    if "type" in data:
+        out["type"] = data["type"]
+        if data["type"] == "LOAD_BALANCER" and not scaling:
+            scaling = {"type": "REQUEST_COUNT", "requestCount": REQUEST_COUNT_DEFAULT}
     if scaling:
         value = scaling["requestCount" if scaling["type"] == "REQUEST_COUNT" else "queueDelay"]
         out["scaling"] = scaling["type"]
@@ -456,6 +459,8 @@ class Endpoints:
         give the endpoint a new template of its own (a new release)."""
         e = self.get(endpoint_id)
         _check_compute(data, create=False)
+        if data.get("type", e.type) != e.type:
+            raise refuse("type", f"this endpoint is {e.type}; an endpoint's type is fixed")
         if data.get("cpu") is not None and e.gpu:
             raise refuse("cpu", "this endpoint runs GPU workers; its compute type is fixed")
         if data.get("gpu") is not None and not e.gpu:
@@ -630,8 +635,9 @@ class Endpoints:
 
     # ---- the emulator's own --------------------------------------------------------------
 
-    def deploy(self, live: LiveEndpoint) -> None:
-        """``Emulator.deploy``: a serverless template for the image, and a record using it."""
+    def deploy(self, live: LiveEndpoint, load_balancer: int | None = None) -> None:
+        """``Emulator.deploy``: a serverless template for the image, and a record using it
+        (``load_balancer``: a LOAD_BALANCER one, on that many requests per worker)."""
         if live.id in self.jobs.endpoints or live.id in self.book:
             raise InvalidInput(f"an endpoint with id {live.id!r} already exists")
         if reserved_endpoint_id(live.id):
@@ -664,6 +670,8 @@ class Endpoints:
             aggregate_stream=live.aggregate_stream,
             deployed=True,
         )
+        if load_balancer is not None:
+            e.type, e.scaling, e.scaling_value = "LOAD_BALANCER", "REQUEST_COUNT", load_balancer
         try:
             self.jobs.add_endpoint(live)
         except Exception:
