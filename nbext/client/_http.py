@@ -71,15 +71,13 @@ class Checks:
         size = int(request.headers.get("content-length") or 0)
         if size > BODY_LIMIT:
             reason = f"the body is {size:,} bytes, over the service's {BODY_LIMIT:,}"
-            message = (
-                f"{request.method} {request.url.path} (endpoint {self.endpoint_id!r}): {reason}"
-            )
+            path = self._path(request)
             raise PayloadTooLarge(
-                message,
+                f"{request.method} {path} (endpoint {self.endpoint_id!r}): {reason}",
                 status=413,
                 sent=False,
                 method=request.method,
-                path=self._path(request),
+                path=path,
                 operation="http",
                 endpoint_id=self.endpoint_id,
                 reason=reason,
