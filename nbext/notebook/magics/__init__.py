@@ -23,6 +23,7 @@ from ..connection import Connection
 from ..ipython import (
     argument,
     cell_magic,
+    line_cell_magic,
     line_magic,
     magic_arguments,
     no_var_expand,
@@ -246,20 +247,20 @@ class RunpodMagics(Magics):
     )
     @argument("-o", "--output", metavar="NAME", help="store the answer in NAME")
     @argument("--no-raise", action="store_true", help="a failed request does not stop the notebook")
-    @cell_magic
-    def runpod_http(self, line: str, cell: str) -> None:
+    @line_cell_magic
+    def runpod_http(self, line: str, cell: str | None = None) -> None:
         """Send the cell as a request to a load-balancing endpoint; show the answer.
 
         The body is JSON, or with --python a Python expression (a dict or list goes as
-        JSON, a str as text, bytes as they are); empty: no body. The panel shows the
-        status, the worker and the answer (an event stream as it arrives), and while
-        it waits, the workers starting. -o NAME keeps the answer (JSON's value, text or
-        bytes). Example::
+        JSON, a str as text, bytes as they are); as a line magic (one %), no body. The
+        panel shows the status, the worker and the answer (an event stream as it
+        arrives), and while it waits, the workers starting. -o NAME keeps the answer
+        (JSON's value, text or bytes). Example::
 
             %%runpod_http my-api POST /generate -o out
             {"prompt": "hello"}
         """
-        run_http(self, parse_line(self.runpod_http, line), cell)
+        run_http(self, parse_line(self.runpod_http, line), cell or "")
 
     @no_var_expand
     @line_magic

@@ -30,8 +30,9 @@ from nbext.models import JobResult, JobStatus
 from ..interrupts import Interrupted
 from ..registry import JobRecord
 from ..widgets.http import HttpPanel
-from .common import Magics, check_name, explain, one_line, store, usage_errors
+from .common import Magics, check_name, one_line, store, usage_errors
 from .job import cell_value
+from .why import REQUEST_VIA
 
 if TYPE_CHECKING:
     import argparse
@@ -41,8 +42,9 @@ LOOK_AFTER = 2.0
 """Seconds without an answer before the endpoint is looked at (a job's phases' threshold)."""
 LOOK_EVERY = 5.0
 """Least seconds between two looks while the request waits."""
-TICK = 1.0
-"""The waiting panel's count goes up once a second."""
+TICK = 0.25
+"""How often the panel is drawn again while the request goes on: its count goes up, and
+text that came within the throttle's interval is shown."""
 WORKER_HEADER = "x-runpod-worker-id"
 
 
@@ -76,7 +78,8 @@ def request_of(args: argparse.Namespace, cell: str, namespace: Any) -> dict[str,
 
 
 class _Watch(threading.Thread):
-    """Looks at the endpoint while the request waits for its answer's head."""
+    """Looks at the endpoint while the request waits for its answer's head, and keeps the
+    panel drawn until the answer has ended."""
 
     def __init__(self, endpoint: Endpoint, panel: HttpPanel) -> None:
         super().__init__(daemon=True, name=f"nbext-http-watch-{endpoint.id}")
@@ -87,7 +90,7 @@ class _Watch(threading.Thread):
         look = time.monotonic() + LOOK_AFTER
         while not self.stopped.wait(TICK):
             try:
-                if time.monotonic() >= look:
+                if self.panel.view.state == "IN_QUEUE" and time.monotonic() >= look:
                     found = self.endpoint.diagnose()
                     if not self.stopped.is_set():
                         self.panel.waited(found)
@@ -149,10 +152,10 @@ def run_http(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     watch.start()
     try:
         with http, http.stream(**request) as response:
-            watch.stop()
             status = f"{response.status_code} {response.reason_phrase}".strip()
             panel.answered(status, response.headers.get(WORKER_HEADER))
             value = read_answer(response, panel)
+        watch.stop()
     except KeyboardInterrupt:
         watch.stop()
         panel.end("CANCELLED", note="stopped by Ctrl-C; the worker may still finish it")
@@ -160,7 +163,8 @@ def run_http(magics: Magics, args: argparse.Namespace, cell: str) -> None:
         raise Interrupted(f"{shown} on {args.endpoint!r} abandoned") from None
     except (NbextError, httpx.HTTPError) as exc:
         watch.stop()
-        said = explain(exc) if isinstance(exc, NbextError) else f"{type(exc).__name__}: {exc}"
+        # the client's message names the status, the path and the worker: said as it is
+        said = str(exc) if isinstance(exc, NbextError) else f"{type(exc).__name__}: {exc}"
         panel.end("FAILED", error=said)
         remember(magics, service.mode, panel)
         if args.no_raise:
@@ -184,6 +188,6 @@ def remember(magics: Magics, service: str, panel: HttpPanel) -> None:
         workerId=view.worker,
         error=view.error,
     )
-    record = JobRecord(result.id, view.endpoint_id, service, f"http {view.request}")
+    record = JobRecord(result.id, view.endpoint_id, service, REQUEST_VIA + view.request)
     record.result = result
     magics.connection.registry.add(record)

@@ -3,13 +3,17 @@
 Passive like every panel (``LivePanel``): whoever sends the request
 (``magics/http.py``) feeds it (``waited``, ``answered``, ``add_text``, ``set_answer``,
 ``end``) and it draws ``render_http``'s HTML and text, live at most ten times a second
-and as the same static output at the end. It has no buttons: the kernel's interrupt
-stops a request in every front end, and the panel says so while it is live.
+and as the same static output at the end. Two threads feed it (the cell's, reading the
+answer, and the one that looks at the endpoint and keeps the count going, which also
+draws text the throttle held back), so its changes are made under a lock. It has no
+buttons: the kernel's interrupt stops a request in every front end, and the panel says
+so while it is live.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from typing import Any
 
@@ -33,6 +37,7 @@ class HttpPanel(LivePanel):
         self.started = time.monotonic()
         self.view = HttpView(endpoint_id, request, "IN_QUEUE", live=True, hint=STOP_HINT)
         self._cold_since: float | None = None
+        self._lock = threading.RLock()
 
     @property
     def final(self) -> bool:
@@ -41,15 +46,25 @@ class HttpPanel(LivePanel):
     def rendering(self) -> Rendering:
         view = self.view
         if view.live:
-            view = self._update(elapsed_s=time.monotonic() - self.started)
+            view = dataclasses.replace(view, elapsed_s=time.monotonic() - self.started)
         return render_http(view)
 
-    def _update(self, **changes: Any) -> HttpView:
-        self.view = dataclasses.replace(self.view, **changes)
-        return self.view
+    def refresh(self, force: bool = False) -> bool:
+        with self._lock:
+            return super().refresh(force)
+
+    def _update(self, **changes: Any) -> None:
+        with self._lock:
+            self.view = dataclasses.replace(self.view, **changes)
 
     def waited(self, found: Diagnosis) -> None:
-        """A look at the endpoint while the request waits for a worker."""
+        """A look at the endpoint while the request waits for a worker (one that comes
+        after the answer's head is too late to say anything)."""
+        with self._lock:
+            if self.view.state == "IN_QUEUE":
+                self._waited(found)
+
+    def _waited(self, found: Diagnosis) -> None:
         workers = found.health.workers if found.health is not None else None
         cold = workers is not None and workers.initializing > 0 and workers.ready == 0
         now = time.monotonic()
@@ -76,8 +91,10 @@ class HttpPanel(LivePanel):
         self.refresh(force=True)
 
     def add_text(self, text: str) -> None:
-        self._update(text=(self.view.text or "") + self.redact(text), text_tail=DISPLAY_TEXT_CHARS)
-        self.refresh()
+        with self._lock:
+            text = (self.view.text or "") + self.redact(text)
+            self._update(text=text, text_tail=DISPLAY_TEXT_CHARS)
+            self.refresh()
 
     def set_answer(self, answer: Any) -> None:
         self._update(has_answer=True, answer=answer)
