@@ -161,3 +161,16 @@ def test_a_server_that_never_listens_fails_after_two_minutes_and_why_says_so(
     assert "loading the model from /models/missing" in said
     nb.run("%runpod health mute")
     assert "initializing" in nb.last_plain()
+
+
+def test_chat_with_the_load_balancing_demo_goes_on_across_cells(nb: Notebook) -> None:
+    nb.emu.ensure_deployed("llm-lb", "llm-lb")
+    nb.run("%%runpod_chat llm-lb --max-tokens 4 -o first\nWhat is a cold start?")
+    first = nb.shell.user_ns["first"]
+    assert isinstance(first, str) and first
+    final = nb.outputs()[-1][-1]
+    assert 'data-state="COMPLETED"' in final["text/html"] and "4 tokens" in final["text/plain"]
+    nb.run("%%runpod_chat llm-lb --max-tokens 2\nAnd a warm one?")
+    history = nb.run("%runpod chat history llm-lb")
+    assert list(history["role"]) == ["user", "assistant", "user", "assistant"]
+    assert history["job_id"].iloc[1].startswith("worker-")  # which worker answered
