@@ -37,6 +37,7 @@ SLOW = (
     "tests/emulator/workers/test_offline_worker.py",  # a network namespace: 8 to 18 s
     "tests/emulator/workers/test_oversized_outputs.py",  # a worker posting 70 MB
     "tests/emulator/workers/test_openai_worker.py",
+    "tests/emulator/workers/test_load_balancing.py",  # real servers as workers: 20 s
     "tests/emulator/test_cli_key.py",
     "tests/test_local.py::test_importing_nbext_does_not_import_the_emulator",
     "tests/test_local.py::test_the_v2_rulebook_is_loaded_by_the_first_management_call_not_by_the_first_job",

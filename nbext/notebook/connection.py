@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 
 Mode = Literal["local", "cloud"]
 DEMO_ENDPOINTS = (
-    "echo", "sleep", "fail", "stream-text", "image-gen", "text-to-speech", "llm"
+    "echo", "sleep", "fail", "stream-text", "image-gen", "text-to-speech", "llm", "llm-lb"
 )  # fmt: skip
-"""Demo images of the emulator, deployed as endpoints of the same names."""
+"""Demo images of the emulator, deployed as endpoints of the same names (``llm-lb``: the
+load-balancing demo, an OpenAI-compatible server; its process starts at its first
+request)."""
 
 
 class Service:

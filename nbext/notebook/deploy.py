@@ -58,6 +58,7 @@ def deploy(
     execution_timeout: float | None = None,
     python: str | None = None,
     env: dict[str, str] | None = None,
+    load_balancer: bool = False,
     connection: Connection | None = None,
 ) -> str:
     """Make ``function`` an endpoint of the embedded emulator; returns the endpoint id.
@@ -73,12 +74,20 @@ def deploy(
     the endpoint's environment. The workers get no other variable of the kernel's but
     what a process needs to run (``PATH``, ``HOME``, locale, proxies: docs/workers.md),
     so a secret a worker needs is passed here: ``env={"HF_TOKEN": os.environ["HF_TOKEN"]}``.
+
+    ``load_balancer=True``: the script is an HTTP server (FastAPI, ``http.server``...)
+    serving on ``PORT`` with a health path, and the endpoint a load-balancing one
+    (docs/behaviour.md#load-balancing-endpoints); deploying waits for its first 200.
     """
     settings = _settings(workers_min, workers_max, idle_timeout, execution_timeout)
     if isinstance(function, str | os.PathLike):
+        if load_balancer:
+            settings["load_balancer"] = True
         return _deploy_script(Path(function), name, settings, python, env, connection)
-    if python is not None or env is not None:
-        raise InvalidArgument("python= and env= apply to a worker script, not a function")
+    if python is not None or env is not None or load_balancer:
+        raise InvalidArgument(
+            "python=, env= and load_balancer= apply to a script (a path), not a function"
+        )
     if not callable(function):
         raise WrongType(
             f"deploy needs a function or a worker script's path, got {type(function).__name__}"
@@ -135,6 +144,10 @@ def _deploy_script(
         raise InvalidArgument(f"a worker script is a .py file, not {str(path)!r}")
     if not path.is_file():
         raise InvalidArgument(f"worker script {str(path)!r} not found")
+    # A load-balancing worker is not told a job's execution timeout: its requests have
+    # the service's own limits.
+    if settings.get("load_balancer"):
+        settings.pop("execution_timeout_ms")
     conn = connection or current()
     if conn.mode != "local":
         raise NotebookError(

@@ -1,20 +1,14 @@
-"""Load-balancing endpoints over HTTP: a request to an endpoint's own URL, forwarded to a
-worker's server as it is, its answer streamed back as the worker writes it.
+"""Load-balancing endpoints over HTTP: a request to an endpoint's own URL forwarded to a
+worker's server, its answer streamed back as the worker writes it.
 
-The service gives each load-balancing endpoint a host of its own,
-``https://ENDPOINT_ID.api.runpod.ai``, and the paths under it are the worker's. Here one
-port serves everything, so an endpoint is reached two ways (docs/behaviour.md#load-
-balancing-endpoints): by the ``Host`` header (``http://ID.localhost:PORT/<path>``, what a
-browser or ``curl`` resolves), and by a path prefix any client can use,
-``http://127.0.0.1:PORT/lb/ID/<path>``, which ``requestUrls.base`` gives. Both are
-handled here, in front of the application's routes, as plain ASGI.
-
-Which worker takes a request, waiting for one, the limits' clocks and billing are the
-domain's (``domain/balancer``); this module moves the bytes: the request body (refused
-over 30 MB), the answer (chunk by chunk, SSE included, cut over 30 MB), a WebSocket in
-both directions, ``X-Runpod-Worker-Id`` on every answer a worker was chosen for, and the
-service's error bodies, ``{"error": <the service's reason>, "message": <one line>}``.
-The key the client sent is checked and not passed on: a worker never sees it.
+The service gives each endpoint a host, ``https://ENDPOINT_ID.api.runpod.ai``; here one
+port serves all, so an endpoint is reached by the ``Host`` header
+(``http://ID.localhost:PORT/<path>``) or by a path prefix any client can use
+(``http://127.0.0.1:PORT/lb/ID/<path>``, ``requestUrls.base``), both handled in front of
+the application's routes as plain ASGI (docs/behaviour.md#load-balancing-endpoints).
+Which worker, how long to wait, the limits' clocks and billing are the domain's
+(``domain/balancer``); this module moves the bytes, adds ``X-Runpod-Worker-Id`` and
+answers the service's errors. The client's key is checked and never passed on.
 """
 
 from __future__ import annotations
@@ -22,19 +16,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import h11
 
 from ..domain.balancer import BODY_LIMIT, PROCESSING_S, Lease, Refused
 from ..domain.clock import sleep
 from ..domain.errors import DomainError, NotFound
 from ..emulator import Emulator
 from .http import authorize, error_reply
-
-log = logging.getLogger("nbext.emulator")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -44,25 +36,17 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 PREFIX = "/lb/"
 WORKER_HEADER = "x-runpod-worker-id"
-HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "host",
-        "authorization",
-        "content-length",
-        "date",
-        "server",
-    }
-)
-"""Not forwarded either way: a hop's own headers, the key, lengths httpx sets, and what
-the emulator's server says of itself."""
+HOP_BY_HOP = frozenset(("connection", "keep-alive", "te", "trailer", "transfer-encoding"))
+NOT_FORWARDED = HOP_BY_HOP | {
+    "upgrade",
+    "host",
+    "authorization",
+    "content-length",
+    "date",
+    "server",
+}
+"""Neither way: a hop's own headers, the key, lengths (set anew), and what the emulator's
+server says of itself."""
 MB = 1024 * 1024
 
 
@@ -73,7 +57,8 @@ class LoadBalancing:
     def __init__(self, app: ASGIApp, emulator: Emulator) -> None:
         self.app = app
         self.emulator = emulator
-        self._client: httpx.AsyncClient | None = None
+        self._idle: dict[str, list[_Connection]] = {}
+        """Keep-alive connections to each worker, by worker id."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -85,12 +70,11 @@ class LoadBalancing:
         query = scope.get("query_string", b"").decode("latin-1")
         path_qs = path + (f"?{query}" if query else "")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        lease: Lease | None = None
+        body: _Body | None = None
         try:
             self.emulator.bind()
             authorize(self.emulator, headers.get("authorization"))
-            if scope["type"] == "http":
-                body = await _body(headers.get("content-length"), receive)
+            body = _Body(headers, receive) if scope["type"] == "http" else None
             balancer = self.emulator.balancer
             if endpoint_id not in self.emulator.jobs.endpoints:
                 raise NotFound(
@@ -103,29 +87,43 @@ class LoadBalancing:
             lease = await balancer.acquire(
                 endpoint_id, method, path, headers.get(WORKER_HEADER, "")
             )
-        except _ClientGone:
-            return
         except DomainError as exc:
+            if body is not None:
+                body.close()
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008, "reason": str(exc)[:120]})
             else:
                 await _refuse(send, exc, None)
             return
-        if scope["type"] == "websocket":
+        if body is None:
             await self._websocket(scope, receive, send, lease, path_qs, headers)
         else:
             await self._forward(scope, send, lease, path_qs, headers, body)
 
     # ---- HTTP ------------------------------------------------------------------------
 
-    def client(self) -> httpx.AsyncClient:
-        """One connection pool to the workers per loop (a server started anew gets one)."""
+    async def _connection(self, lease: Lease) -> _Connection:
+        """A keep-alive connection to the lease's worker: an idle one it left, else new."""
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
-            self._client = httpx.AsyncClient(timeout=None, limits=limits, trust_env=False)
-            self._loop = loop
-        return self._client
+        if self._loop is not loop:  # connections belong to a loop: a new server, new ones
+            self._idle, self._loop = {}, loop
+        idle = self._idle.get(lease.worker.id, [])
+        now = loop.time()
+        while idle:
+            conn = idle.pop()
+            if not conn.reader.at_eof() and now - conn.since < IDLE_S:
+                return conn
+            conn.writer.close()
+        reader, writer = await asyncio.open_connection("127.0.0.1", lease.worker.port)
+        return _Connection(reader, writer, h11.Connection(h11.CLIENT))
+
+    def _keep(self, worker_id: str, conn: _Connection) -> None:
+        if conn.h11.our_state is h11.DONE and conn.h11.their_state is h11.DONE:
+            conn.h11.start_next_cycle()
+            conn.since = asyncio.get_running_loop().time()
+            self._idle.setdefault(worker_id, []).append(conn)
+        else:
+            conn.writer.close()
 
     async def _forward(
         self,
@@ -134,15 +132,11 @@ class LoadBalancing:
         lease: Lease,
         path: str,
         headers: dict[str, str],
-        body: bytes,
+        body: _Body,
     ) -> None:
-        """Send the request to the lease's worker and stream its answer back, within the
-        processing limit of the emulator's clock."""
+        """Send the request to the lease's worker, its body as it arrives, and stream the
+        answer back, within the processing limit of the emulator's clock."""
         worker_id = lease.worker.id
-        forwarded = [(k, v) for k, v in headers.items() if k not in HOP_BY_HOP]
-        request = self.client().build_request(
-            scope["method"], f"http://127.0.0.1:{lease.port}{path}", headers=forwarded, content=body
-        )
         clock = self.emulator.clock
         task = asyncio.current_task()
         assert task is not None
@@ -153,49 +147,57 @@ class LoadBalancing:
             task.cancel()
 
         overdue = clock.call_later(PROCESSING_S, expire)
-        started = False
+        started = lost = False
         status: int | None = None
         error: str | None = None
+        conn: _Connection | None = None
         try:
-            response = await self.client().send(request, stream=True)
-            try:
-                status = response.status_code
-                declared = response.headers.get("content-length")
-                if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
-                    status, error = 502, "response too large"
-                    raise _Answer(
-                        502,
-                        error,
-                        f"worker {worker_id} answered {int(declared)} bytes, over the "
-                        f"{BODY_LIMIT // MB} MB limit of a response",
-                    )
-                out = [
-                    (k.encode("latin-1"), v.encode("latin-1"))
-                    for k, v in response.headers.multi_items()
-                    if k.lower() not in HOP_BY_HOP and k.lower() != "content-encoding"
-                ]
-                if declared is not None and "content-encoding" not in response.headers:
-                    out.append((b"content-length", declared.encode()))
-                elif "content-encoding" in response.headers:
-                    out.append((b"content-encoding", response.headers["content-encoding"].encode()))
-                out.append((WORKER_HEADER.encode(), worker_id.encode()))
-                await send({"type": "http.response.start", "status": status, "headers": out})
-                started = True
-                sent = 0
-                gap = lease.endpoint.scenario.chunk_gap() if lease.endpoint.scenario else 0.0
-                async for chunk in response.aiter_raw():
-                    sent += len(chunk)
-                    if sent > BODY_LIMIT:
-                        error = f"response over the {BODY_LIMIT // MB} MB limit: cut"
-                        raise _Cut(error)
-                    if gap > 0:
-                        await sleep(clock, gap)  # the slow-stream scenario
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                await send({"type": "http.response.body", "body": b""})
-            finally:
-                await response.aclose()
-        except _Answer as exc:
+            conn = await self._connection(lease)
+            forwarded = [(k, v) for k, v in headers.items() if k not in NOT_FORWARDED]
+            forwarded += [("host", f"127.0.0.1:{lease.worker.port}"), body.framing]
+            request = h11.Request(method=scope["method"], target=path, headers=forwarded)
+            conn.writer.write(conn.h11.send(request) or b"")
+            while (piece := await body.next()) is not None:
+                conn.writer.writelines(conn.h11.send_with_data_passthrough(h11.Data(piece)) or [])
+                await conn.writer.drain()
+            conn.writer.write(conn.h11.send(h11.EndOfMessage()) or b"")
+            response = await conn.next(h11.Response)
+            status = response.status_code
+            declared = next(
+                (v.decode() for k, v in response.headers if k == b"content-length"), None
+            )
+            if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
+                status, error = 502, "response too large"
+                raise Refused(
+                    502,
+                    error,
+                    f"worker {worker_id} answered {int(declared)} bytes, over the "
+                    f"{BODY_LIMIT // MB} MB limit of a response",
+                )
+            out = [(k, v) for k, v in response.headers if k.decode() not in NOT_FORWARDED]
+            if declared is not None:
+                out.append((b"content-length", declared.encode()))
+            out.append((WORKER_HEADER.encode(), worker_id.encode()))
+            await send({"type": "http.response.start", "status": status, "headers": out})
+            started = True
+            sent = 0
+            gap = lease.endpoint.scenario.chunk_gap() if lease.endpoint.scenario else 0.0
+            while not isinstance(event := await conn.next(h11.Data), h11.EndOfMessage):
+                sent += len(event.data)
+                if sent > BODY_LIMIT:
+                    error = f"response over the {BODY_LIMIT // MB} MB limit: cut"
+                    raise _Cut(error)
+                if gap > 0:
+                    await sleep(clock, gap)  # the slow-stream scenario
+                await send({"type": "http.response.body", "body": event.data, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+            self._keep(worker_id, conn)
+            conn = None
+        except Refused as exc:
+            status, error = exc.status, exc.message
             await _refuse(send, exc, worker_id)
+        except _ClientGone:
+            error = "the client left before its request was sent whole"
         except asyncio.CancelledError:
             if not expired:
                 raise
@@ -203,22 +205,26 @@ class LoadBalancing:
             error = f"worker {worker_id} took longer than {PROCESSING_S:g} s"
             status = None
             if not started:
-                await _refuse(send, _Answer(504, "request timed out", error), worker_id)
+                await _refuse(send, Refused(504, "request timed out", error), worker_id)
             else:
                 raise _Cut(error) from None
-        except httpx.TransportError as exc:
+        except (OSError, h11.ProtocolError, _Closed) as exc:
+            lost = True
             error = (
                 f"worker {worker_id} closed the connection before it answered "
                 f"({type(exc).__name__}): it crashed or exited, and its log says why; the "
                 "next request waits for a new worker"
             )
             if not started:
-                await _refuse(send, _Answer(502, "worker connection lost", error), worker_id)
+                await _refuse(send, Refused(502, "worker connection lost", error), worker_id)
             else:
                 raise _Cut(error) from None
         finally:
             overdue.cancel()
-            self.emulator.balancer.release(lease, status, error)
+            body.close()
+            if conn is not None:
+                conn.writer.close()
+            self.emulator.balancer.release(lease, status, error, lost=lost)
 
     # ---- WebSocket -------------------------------------------------------------------
 
@@ -239,15 +245,10 @@ class LoadBalancing:
         worker_id = lease.worker.id
         error: str | None = None
         try:
-            subprotocols = [
-                p.strip() for p in headers.get("sec-websocket-protocol", "").split(",") if p.strip()
-            ]
-            async with connect(
-                f"ws://127.0.0.1:{lease.port}{path}",
-                subprotocols=subprotocols or None,  # type: ignore[arg-type]
-                max_size=BODY_LIMIT,
-                open_timeout=PROCESSING_S,
-            ) as upstream:
+            protocols = headers.get("sec-websocket-protocol", "").replace(" ", "").split(",")
+            url = f"ws://127.0.0.1:{lease.worker.port}{path}"
+            subprotocols: Any = [p for p in protocols if p] or None
+            async with connect(url, subprotocols=subprotocols, max_size=BODY_LIMIT) as upstream:
                 await receive()  # websocket.connect
                 await send(
                     {
@@ -283,16 +284,42 @@ class LoadBalancing:
             self.emulator.balancer.release(lease, 101, error)
 
 
-class _Answer(DomainError):
-    """An answer the proxy gives instead of the worker's (status, the service's reason)."""
-
-    def __init__(self, status: int, error: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.error = status, error
+IDLE_S = 4.0
+"""An idle connection to a worker is reused this long: under the 5 s after which uvicorn,
+the usual worker server, closes it."""
 
 
-class _TooLarge(_Answer):
-    pass
+@dataclass(eq=False)
+class _Connection:
+    """One HTTP/1.1 connection to a worker, spoken with h11 (the emulator's own server's
+    parser): a proxy moves bytes, and a full client's machinery (httpx: URLs, cookies,
+    pools, decoding) cost ten times the forwarding itself (docs/performance.md)."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    h11: h11.Connection
+    since: float = 0.0
+
+    async def next(self, kind: type[Any]) -> Any:
+        """The next event that matters (``kind``, or the message's end), reading as needed."""
+        while True:
+            event = self.h11.next_event()
+            if event is h11.NEED_DATA:
+                data = await self.reader.read(READ_BYTES)
+                if not data and self.h11.their_state is not h11.SEND_BODY:
+                    raise _Closed("the worker closed the connection")
+                self.h11.receive_data(data)
+            elif isinstance(event, (kind, h11.EndOfMessage)):
+                return event
+            elif isinstance(event, h11.ConnectionClosed):
+                raise _Closed("the worker closed the connection")
+
+
+READ_BYTES = 262_144
+
+
+class _Closed(Exception):
+    """The worker's side of the connection ended before its answer did."""
 
 
 class _ClientGone(Exception):
@@ -319,22 +346,53 @@ def _target(scope: Scope) -> tuple[str, str] | None:
     return None
 
 
-async def _body(declared: str | None, receive: Receive) -> bytes:
-    if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
-        raise _TooLarge(413, "request too large", _over(int(declared)))
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _ClientGone
-        piece = message.get("body", b"")
-        size += len(piece)
-        if size > BODY_LIMIT:
-            raise _TooLarge(413, "request too large", _over(None))
-        parts.append(piece)
-        if not message.get("more_body"):
-            return b"".join(parts)
+class _Body:
+    """A request's body, read as it arrives from the moment the request is routed (so a
+    client is never held past the server's read deadline while a worker starts), and
+    handed on piece by piece once a worker is chosen: a large upload goes to the worker
+    while it is still arriving, not after. Over 30 MB it is refused: at once when
+    ``Content-Length`` says so, else when the count passes it."""
+
+    def __init__(self, headers: dict[str, str], receive: Receive) -> None:
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
+            raise Refused(413, "request too large", _over(int(declared)))
+        if declared is not None:
+            self.framing = ("content-length", declared)
+        elif "chunked" in headers.get("transfer-encoding", ""):
+            self.framing = ("transfer-encoding", "chunked")
+        else:
+            self.framing = ("content-length", "0")
+        self.pieces: asyncio.Queue[bytes | Exception | None] = asyncio.Queue()
+        self.reading = asyncio.ensure_future(self._read(receive))
+
+    async def _read(self, receive: Receive) -> None:
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.pieces.put_nowait(_ClientGone())
+                return
+            piece = message.get("body", b"")
+            size += len(piece)
+            if size > BODY_LIMIT:
+                self.pieces.put_nowait(Refused(413, "request too large", _over(None)))
+                return
+            if piece:
+                self.pieces.put_nowait(piece)
+            if not message.get("more_body"):
+                self.pieces.put_nowait(None)
+                return
+
+    async def next(self) -> bytes | None:
+        """The next piece; None at the end."""
+        piece = await self.pieces.get()
+        if isinstance(piece, Exception):
+            raise piece
+        return piece
+
+    def close(self) -> None:
+        self.reading.cancel()
 
 
 def _over(size: int | None) -> str:
@@ -344,7 +402,7 @@ def _over(size: int | None) -> str:
 
 def _not_served(emulator: Emulator, endpoint_id: str) -> DomainError:
     if emulator.endpoint_type(endpoint_id) != "LOAD_BALANCER":
-        return _Answer(
+        return Refused(
             400,
             "not a load-balancing endpoint",
             f"endpoint {endpoint_id!r} is a queue endpoint: send jobs to "
@@ -360,11 +418,10 @@ def _not_served(emulator: Emulator, endpoint_id: str) -> DomainError:
 
 
 async def _refuse(send: Send, exc: DomainError, worker_id: str | None) -> None:
-    if isinstance(exc, (Refused, _Answer)):
+    if isinstance(exc, Refused):
         status, body = exc.status, {"error": exc.error, "message": exc.message}
     else:
-        status, reply, _ = error_reply(exc, "error")
-        body = reply
+        status, body, _ = error_reply(exc, "error")
     headers = [(b"content-type", b"application/json")]
     if worker_id is not None:
         headers.append((WORKER_HEADER.encode(), worker_id.encode()))

@@ -123,3 +123,17 @@ async def deploy(request: Request) -> Response:
         raise InvalidInput(str(exc)) from None
     endpoint = emulator.jobs.endpoints[endpoint_id]
     return json_response(endpoint_view(endpoint, emulator.clock.now()), 201)
+
+
+@router.get("/endpoints/{endpoint_id}/requests")
+async def lb_requests(endpoint_id: str, request: Request) -> Response:
+    """A load-balancing endpoint's last requests, newest first, each with its worker, its
+    wait and run times (ms) and its cost: the run time at the endpoint's price (a GPU
+    second of the catalog's, times its GPUs), as a queue job's is reckoned."""
+    emulator = authenticate(request)
+    rate = emulator.management.endpoints.get(endpoint_id).rate()  # 404 for an unknown id
+    balanced = emulator.balancer.endpoints.get(endpoint_id)
+    served = list(balanced.served) if balanced is not None else []
+    return json_response(
+        {"requests": [{**r, "costUsd": round(r["executionTime"] / 1000 * rate, 8)} for r in served]}
+    )

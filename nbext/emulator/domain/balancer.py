@@ -69,12 +69,10 @@ class Lease:
 
     endpoint: Endpoint
     worker: RemoteWorker
-    port: int
     method: str
     path: str
     queued_at: float
     started_at: float
-    status: int | None = None
 
 
 @dataclass(eq=False)
@@ -155,8 +153,7 @@ class Balancer:
             self.remote.output.write(endpoint.id, worker.id, f"--- health: {seen}", "system")
         if status == 200:
             remote.taking = True  # it served: an exit now restarts it at once
-            if self.remote.pools.get(endpoint.id) is not None:
-                self.remote.pools[endpoint.id].start_failure = None
+            self.remote.pools[endpoint.id].start_failure = None
             if not worker.ready:
                 self.fleet.ready(worker, endpoint)
                 self.endpoints[endpoint.id].changed.fire()
@@ -171,12 +168,7 @@ class Balancer:
     async def acquire(self, endpoint_id: str, method: str, path: str, affinity: str) -> Lease:
         """A lease on a worker for one request, waiting for one as the rules say."""
         endpoint = self.remote.jobs.endpoint(endpoint_id)
-        balanced = self.endpoints.get(endpoint_id)
-        if balanced is None:
-            raise InvalidInput(
-                f"endpoint {endpoint_id!r} is a queue endpoint: send jobs to "
-                f"/v2/{endpoint_id}/run or /runsync, not to its load-balancing URL"
-            )
+        balanced = self.endpoints[endpoint_id]
         mode, wanted = _affinity(affinity)
         queued_at = self.clock.now()
         deadline = queued_at + (STRICT_WAIT_S if mode else WAIT_S)
@@ -201,11 +193,14 @@ class Balancer:
         if not held:
             self.busy_since[worker.id] = self.clock.now()
             self.fleet.enter(worker, endpoint, W.RUNNING)
-        port = remote.port or 0
-        return Lease(endpoint, remote, port, method, path, queued_at, self.clock.now())
+        return Lease(endpoint, remote, method, path, queued_at, self.clock.now())
 
-    def release(self, lease: Lease, status: int | None, error: str | None = None) -> None:
-        """The request's answer ended (``status`` None: it failed on the way)."""
+    def release(
+        self, lease: Lease, status: int | None, error: str | None = None, *, lost: bool = False
+    ) -> None:
+        """The request's answer ended (``status`` None: it failed on the way; ``lost``:
+        the worker dropped the connection, so it is out of routing until its health
+        path answers 200 again or its exit is seen)."""
         worker = lease.worker.domain
         endpoint = lease.endpoint
         now = self.clock.now()
@@ -217,8 +212,11 @@ class Balancer:
             since = self.busy_since.pop(worker.id, lease.started_at)
             for observer in self.on_execution:
                 observer(endpoint, worker.id, since, now)
-            if worker.state is W.RUNNING:
-                self.fleet.release(worker, endpoint)
+        if lost and worker.state is not W.GONE:
+            self.health_seen[worker.id] = "the connection to it was lost"
+            self.fleet.enter(worker, endpoint, W.UNHEALTHY)
+        elif held <= 0 and worker.state is W.RUNNING:
+            self.fleet.release(worker, endpoint)
         balanced = self.endpoints.get(endpoint.id)
         if balanced is not None:
             balanced.served.appendleft(
@@ -282,37 +280,15 @@ class Balancer:
             self.fleet.add(endpoint)
 
     def _timed_out(self, endpoint: Endpoint, mode: str, wanted: str) -> Refused:
+        """The wait's end, saying what the workers were doing (their states, and what a
+        health path last answered): a script stuck loading is told from one not listening."""
         if mode:
-            return Refused(
-                400,
-                "worker_timeout",
-                f"timed out waiting for worker {wanted} of endpoint {endpoint.id}: it stayed "
-                f"busy for {STRICT_WAIT_S:g} s",
-            )
-        why = self.waiting_for(endpoint)
-        return Refused(
-            503,
-            "no workers available",
-            f"no worker of endpoint {endpoint.id} was ready within {WAIT_S:g} s: {why}",
-        )
-
-    def waiting_for(self, endpoint: Endpoint) -> str:
-        """What the endpoint's workers are doing, in words, for a request that waited."""
-        if endpoint.workers_max == 0:
-            return "its workers.max is 0"
-        if not endpoint.workers:
-            return "no worker is running"
-        seen = [f"{w.id} {w.state}" for w in endpoint.workers]
-        details = [self.health_seen[w.id] for w in endpoint.workers if w.id in self.health_seen]
-        return "; ".join(seen + details[:1])
-
-    # ---- what is shown -------------------------------------------------------------------
-
-    def requests(self, endpoint_id: str) -> list[dict[str, Any]]:
-        """The endpoint's last requests, newest first."""
-        self.remote.jobs.endpoint(endpoint_id)
-        balanced = self.endpoints.get(endpoint_id)
-        return list(balanced.served) if balanced is not None else []
+            why = f"timed out waiting for worker {wanted}: busy for {STRICT_WAIT_S:g} s"
+            return Refused(400, "worker_timeout", why)
+        seen = [f"{w.id} {w.state}" for w in endpoint.workers] or ["no worker started"]
+        seen += [self.health_seen[w.id] for w in endpoint.workers if w.id in self.health_seen][:1]
+        why = f"no worker of endpoint {endpoint.id} was ready within {WAIT_S:g} s: "
+        return Refused(503, "no workers available", why + "; ".join(seen))
 
 
 def _affinity(header: str) -> tuple[str, str]:

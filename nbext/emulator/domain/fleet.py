@@ -9,9 +9,9 @@ gone. A teaching scenario holds a worker's start where its ``hold`` hook says
 (``scenarios``), whatever the worker's body.
 
 What a worker is made of is its endpoint's ``Body``: a handler run in the emulator
-(``IN_PROCESS``: ready as it starts) or a worker script's processes (``remote_workers``:
-ready at their first call); another kind (an HTTP server polled on a health path)
-plugs in the same way, and says ``ready``, ``crashed`` or enters UNHEALTHY as it learns.
+(``IN_PROCESS``: ready as it starts), a worker script's processes (``remote_workers``:
+ready at their first call), or a load-balancing endpoint's servers (``balancer``: ready
+at their health path's first 200, UNHEALTHY while it answers otherwise).
 """
 
 from __future__ import annotations

@@ -99,6 +99,12 @@ def worker_variables(specs: list[str]) -> dict[str, str]:
     help="a variable for a worker script's processes; NAME alone copies the kernel's "
     "(they get no other of its variables but PATH, HOME, locale, proxies); repeatable",
 )
+@argument(
+    "--load-balancer",
+    action="store_true",
+    help="the script is an HTTP server on $PORT (FastAPI, http.server...): a load-balancing "
+    "endpoint, reached at its own paths",
+)
 def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
     """Deploy FUNCTION (a name in the notebook) as an endpoint, callable at once from
     ``%%runpod_job NAME``. Deploying again under the same name switches to the new code.
@@ -112,8 +118,9 @@ def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
     if script:
         what: Any = target
     else:
-        if args.python is not None or args.env:
+        if args.python is not None or args.env or args.load_balancer:
             option = "--python" if args.python is not None else "--env"
+            option = "--load-balancer" if args.load_balancer else option
             raise UsageError(f"{option} applies to a worker script (a .py path), not {target!r}")
         what = magics.user_ns.get(target)
         if what is None:
@@ -132,6 +139,7 @@ def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
                 execution_timeout=args.execution_timeout,
                 python=args.python,
                 env=env,
+                load_balancer=args.load_balancer,
                 connection=magics.connection,
             )
         except WorkerStartFailed as exc:  # its last lines: the traceback's end says why
@@ -139,4 +147,10 @@ def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
                 print(f"  {line}", file=sys.stderr)
             raise
     shown = os.path.basename(target) if script else target
-    print(f"deployed {shown} as endpoint {endpoint_id!r}: %%runpod_job {endpoint_id}")
+    if args.load_balancer:
+        print(
+            f"deployed {shown} as load-balancing endpoint {endpoint_id!r}: "
+            f"%%runpod_http {endpoint_id} GET /ping"
+        )
+    else:
+        print(f"deployed {shown} as endpoint {endpoint_id!r}: %%runpod_job {endpoint_id}")
