@@ -63,6 +63,9 @@ def test_a_json_request_shows_status_worker_and_answer_and_keeps_it(
     row = listed.iloc[0]
     assert row["via"] == "http POST /echo" and row["state"] == "COMPLETED"
     assert row["endpoint"] == "api" and row["id"].startswith("req-")
+    with pytest.raises(UsageError) as caught:
+        nb.run("%runpod retry last")
+    assert "is a request (POST /echo to 'api'), not a job" in str(caught.value)
 
 
 def test_records_are_a_table_pictures_media_and_text_text(nb: Notebook, tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from ..registry import JobRecord
 from ..widgets.http import HttpPanel
 from .common import Magics, check_name, one_line, store, usage_errors
 from .job import cell_value
-from .why import REQUEST_VIA
+from .jobs import REQUEST_VIA
 
 if TYPE_CHECKING:
     import argparse

@@ -24,7 +24,7 @@ from ..errors import describe
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics
-from .jobs import JOB_HELP, LAST, record_of
+from .jobs import JOB_HELP, LAST, REQUEST_VIA, record_of
 
 if TYPE_CHECKING:
     import argparse
@@ -174,10 +174,6 @@ def _removed(found: Findings) -> list[tuple[str, str]]:
     ]
 
 
-REQUEST_VIA = "http "
-"""How a request of ``%%runpod_http`` is listed among the jobs (``via``)."""
-
-
 def why_request(client: Client, endpoint_id: str, via: str, result: JobResult | None) -> None:
     """A request to a load-balancing endpoint: how it ended, and the endpoint now, with
     the log of the worker that answered, or else of one that is starting or unhealthy
@@ -211,7 +207,7 @@ def why(magics: Magics, args: argparse.Namespace) -> None:
     """Diagnose JOB: its state and error, the endpoint's health and settings, the
     worker's last log lines; then one to three causes, each with the command to run next.
     """
-    record = record_of(magics, args.job, args.endpoint)
+    record = record_of(magics, args.job, args.endpoint, requests=True)
     service = magics.connection.service_named(record.service)
     if service is None:
         raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
