@@ -1,22 +1,13 @@
 """``endpoint.http()``: an httpx client for a load-balancing endpoint's own paths.
 
-A load-balancing endpoint (REST v2 ``type: LOAD_BALANCER``) has no job interface: its
-requests go through the service's balancer straight to a worker's own HTTP server, at
-paths the worker defines under the endpoint's ``requestUrls.base``
-(``https://ENDPOINT_ID.api.runpod.ai`` on the service). Users already know httpx, and
-their server's API is theirs, so nbext wraps no verbs of its own: it hands back an
-``httpx.Client`` (or ``AsyncClient``) with the base URL from the endpoint's record, the
-key as ``Authorization: Bearer`` (an ``httpx.Auth``, so no repr shows it), this client's
-timeouts, and two hooks, the one way its answers meet the client's errors:
-
-- a request whose body is over the service's 30 MB is refused before it is sent
-  (``PayloadTooLarge``, ``sent`` False), as a /run over 10 MB is;
-- an answer with an error status becomes the client's typed error
-  (``error_from_response``, as every other call's): 401 ``Unauthorized``, a strict
-  affinity's 404 ``NotFound`` (``reason`` "affinity_worker_gone"), the 2-minute wait's
-  "no workers available", 413 ``PayloadTooLarge``, a crashed worker's 5xx
-  ``ServerError``, the worker's own 4xx too; its message names the worker that answered
-  (``X-Runpod-Worker-Id``).
+A load-balancing endpoint (REST v2 ``type: LOAD_BALANCER``) takes no jobs: requests go
+through the balancer to a worker's own server, at its own paths under the record's
+``requestUrls.base`` (``https://ID.api.runpod.ai`` on the service). Users know httpx and
+the server's API is theirs, so nbext wraps no verbs: it hands back an httpx client with
+that base, the key (an ``httpx.Auth``: no repr shows it), this client's timeouts, and two
+hooks, the one way its answers meet the client's errors: a body over the service's 30 MB
+is refused before it is sent, and an error status raises the client's error for it
+(``error_from_response``, as every call's), naming the worker that answered.
 """
 
 from __future__ import annotations
@@ -42,10 +33,16 @@ WORKER_HEADER = "X-Runpod-Worker-Id"
 asks for that worker (docs/behaviour.md#load-balancing-endpoints-from-the-client)."""
 
 
-def base_url(record: EndpointRecord) -> str:
-    """Where the endpoint's worker paths are; refused in one line for a queue endpoint."""
+def lb_base(record: EndpointRecord) -> str | None:
+    """Where a load-balancing endpoint's worker paths are; None for a queue endpoint."""
     urls = record.request_urls
-    if record.type != LOAD_BALANCER or urls is None or not urls.base:
+    return urls.base.rstrip("/") if record.type == LOAD_BALANCER and urls and urls.base else None
+
+
+def base_url(record: EndpointRecord) -> str:
+    """``lb_base``, refused in one line for a queue endpoint."""
+    base = lb_base(record)
+    if base is None:
         reason = (
             f"endpoint {record.id!r} is queue-based ({record.type or 'QUEUE'}): send it jobs "
             "with run() or run_sync(); http() is for load-balancing endpoints"
@@ -53,7 +50,7 @@ def base_url(record: EndpointRecord) -> str:
         raise BadRequest(
             reason, status=400, sent=False, operation="http", endpoint_id=record.id, reason=reason
         )
-    return urls.base.rstrip("/")
+    return base
 
 
 class Checks:
@@ -111,28 +108,17 @@ class Checks:
 
 
 def settings(
-    base: str,
-    auth: httpx.Auth,
-    user_agent: str,
-    timeout: float,
-    wait_timeout: float,
-    checks: Checks,
-    *,
+    base: str, auth: httpx.Auth, agent: str, timeouts: tuple[float, float], checks: Checks, *,
     awaited: bool,
-) -> dict[str, Any]:
-    """An httpx client's arguments: each read may take ``wait_timeout`` (a request may
-    wait up to 2 minutes for a worker, then run up to 5.5 on the service), connecting,
-    writing and waiting for a free connection ``timeout``."""
+) -> dict[str, Any]:  # fmt: skip
+    """An httpx client's arguments: each read may take the ``wait_timeout`` of
+    ``timeouts`` (a request may wait 2 minutes for a worker, then run 5.5), connecting,
+    writing and waiting for a free connection its ``timeout``."""
+    timeout, wait = timeouts
     hooks: dict[str, list[Callable[..., Any]]] = {
         "request": [checks.arequest if awaited else checks.request],
         "response": [checks.aresponse if awaited else checks.response],
     }
-    return {
-        "base_url": base,
-        "auth": auth,
-        "headers": {"User-Agent": user_agent},
-        "timeout": httpx.Timeout(
-            timeout, connect=min(timeout, CONNECT_TIMEOUT), read=max(timeout, wait_timeout)
-        ),
-        "event_hooks": hooks,
-    }
+    limits = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT), read=max(timeout, wait))
+    return {"base_url": base, "auth": auth, "headers": {"User-Agent": agent}, "timeout": limits,
+            "event_hooks": hooks}  # fmt: skip

@@ -12,6 +12,7 @@ async one; each handle class says that in a one-line ``then``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -25,8 +26,8 @@ from ._budget import Spending
 from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submission_body
 from ._cost import JobCost, job_cost
 from ._diagnosis import diagnose, explained
-from ._errors import BadRequest, NbextError
-from ._http import Checks, base_url, settings
+from ._errors import NbextError
+from ._http import Checks, base_url, lb_base, settings
 from ._map import AsyncMapResults, MapPlan, MapResults
 from ._openai import async_openai, openai_base_url, sync_openai
 from ._phases import QUEUE_THRESHOLD, Phase
@@ -351,14 +352,12 @@ class _EndpointBase(Twins):
         return async_openai(client.config, self._openai_url(), client._ctx.call_timeout, options)
 
     def _openai_url(self) -> str:
-        base = self._client._lb_bases.get(self.id)
-        if base is None and self.id not in self._client._lb_bases:
-            base = self._known_base()
+        bases = self._client._lb_bases
+        if self.id not in bases and isinstance(self, Endpoint):  # its record, read now
+            with contextlib.suppress(NbextError):  # unread: the queue route says what is wrong
+                bases[self.id] = lb_base(self._client.endpoints.get(self.id))
+        base = bases.get(self.id)
         return f"{base}/v1" if base else openai_base_url(self._client.serverless_url, self.id)
-
-    def _known_base(self) -> str | None:
-        """The endpoint's load-balancing base, where it can be read without awaiting."""
-        return None
 
     def _settings(self, record: EndpointRecord, awaited: bool) -> dict[str, Any]:
         client, config = self._client, self._client.config
@@ -368,7 +367,7 @@ class _EndpointBase(Twins):
         checks = Checks(base, self.id, config.api_key, config.key_source)
         agent = client._destination().user_agent
         timeouts = client._ctx.timeout, client._ctx.wait_timeout
-        return settings(base, client._auth, agent, *timeouts, checks, awaited=awaited)
+        return settings(base, client._auth, agent, timeouts, checks, awaited=awaited)
 
     def _lb_client(self, record: EndpointRecord) -> httpx.Client:
         return httpx.Client(**self._settings(record, awaited=False))
@@ -431,16 +430,6 @@ class Endpoint(_EndpointBase):
     map = local(_map, then=_batch)
     http = blocking(_http, then=_EndpointBase._lb_client)
     async_http = blocking(_async_http, then=_EndpointBase._lb_async_client)
-
-    def _known_base(self) -> str | None:
-        try:
-            base: str | None = base_url(self._client.endpoints.get(self.id))
-        except BadRequest:
-            base = None  # a queue endpoint
-        except NbextError:
-            return None  # not known: the queue route, whose own error will say what is wrong
-        self._client._lb_bases[self.id] = base
-        return base
 
 
 class Job(_JobBase):

@@ -44,18 +44,17 @@ from .display.text import (
     to_json,
 )
 from .kernel import MEDIA
-from .phases import phase_html, phase_plain, seconds_text
+from .phases import phase_html, phase_plain
 from .theme import BORDER, ERROR, MUTED, badge_html, state_colour
 
 if TYPE_CHECKING:
     from nbext.client import Phase
 
-TABLE_ROWS = 100
-"""Rows of a JSON answer's records a request's panel shows as a table (the tree has all)."""
-
 PLAIN_TEXT_CHARS = 2_000
 """How much streamed text (or error) the ``text/plain`` form of a job carries."""
 STREAM_STYLE = "white-space:pre-wrap;margin:0.3em 0;max-height:24em;overflow:auto"
+TABLE_ROWS = 100
+"""Rows of an output's records shown as a table (the JSON preview has them all)."""
 
 
 @dataclass(frozen=True)
@@ -127,13 +126,16 @@ def stream_html(text: str, limit: int | None = None) -> str:
 
 
 def output_html(output: Any, *, full_size_files: bool = True) -> str:
-    """The output's media as a gallery, above a JSON preview that opens.
+    """The output's media as a gallery, or its records (a list of objects) as a table,
+    above a JSON preview that opens.
 
     ``full_size_files=False`` writes no full-size file (a streamed preview, replaced a
     moment later: the job's output, drawn at its end, is what the files are for)."""
     found, readable = _media_of(output)
     folder = MEDIA.full_size_dir if full_size_files else ""
     gallery = _gallery_of(output, found, folder).html if found else ""
+    if isinstance(output, list) and output and all(isinstance(r, dict) for r in output):
+        gallery += Table(pd.DataFrame(output[:TABLE_ROWS]))._repr_html_()  # records
     summary = html.escape(compact_json(readable))
     full = html.escape(shorten(to_json(readable, indent=2), EXPANDED_CHARS))
     return (
@@ -491,102 +493,3 @@ def render_health(view: HealthView) -> Rendering:
         body += hint_html(view.hint)
     state = "watching" if view.watching else "stopped"
     return Rendering(_frame("nbext-health-panel", state, body, live=view.watching), view.plain)
-
-
-# ---- a request to a load-balancing endpoint --------------------------------------------
-
-
-@dataclass(frozen=True)
-class HttpView:
-    """One request to a load-balancing endpoint as its panel shows it (texts redacted).
-
-    ``state`` is IN_QUEUE until the answer's head arrives (the request waits for a
-    worker), IN_PROGRESS while its body streams, then COMPLETED, FAILED or CANCELLED;
-    ``status`` the answer's (``200 OK``). ``waiting`` and ``cause``: the endpoint's
-    workers and the likely cause while it waits; ``cold_start_s`` how long workers were
-    seen starting. ``text``: a text answer, or an event stream as it arrives; ``answer``
-    a JSON value or media's bytes (``has_answer``)."""
-
-    endpoint_id: str
-    request: str
-    state: str
-    status: str = ""
-    worker: str | None = None
-    elapsed_s: float = 0.0
-    cold_start_s: float | None = None
-    waiting: str = ""
-    cause: str | None = None
-    text: str | None = None
-    text_tail: int | None = None
-    has_answer: bool = False
-    answer: Any = None
-    error: str | None = None
-    note: str = ""
-    live: bool = False
-    hint: str = ""
-
-
-def http_timing(view: HttpView) -> str:
-    parts = [f"worker {view.worker}"] if view.worker else []
-    parts.append(seconds_text(view.elapsed_s))
-    if view.cold_start_s is not None:
-        parts.append(f"cold start {seconds_text(view.cold_start_s)}")
-    return " · ".join(parts)
-
-
-def _records(answer: Any) -> bool:
-    return isinstance(answer, list) and bool(answer) and all(isinstance(r, dict) for r in answer)
-
-
-def render_http(view: HttpView) -> Rendering:
-    """A request's panel: its status, endpoint and path, the worker and timings; while it
-    waits, the workers and the likely cause; then its answer (records as a table above
-    the JSON tree, media as a gallery, text as text), error, note and how to stop it."""
-    label = view.status or ("waiting" if view.state == "IN_QUEUE" else view.state.lower())
-    parts = [
-        '<div style="display:flex;align-items:center;gap:0.8em;flex-wrap:wrap">'
-        f'<span class="nbext-http-badge">{badge_html(view.state, label)}</span>'
-        f'<span class="nbext-http-title"><b>{html.escape(view.endpoint_id)}</b> '
-        f"<code>{html.escape(view.request)}</code></span>"
-        f'<span class="nbext-http-timing">{html.escape(http_timing(view))}</span></div>'
-    ]
-    if view.waiting:
-        parts.append(f'<div class="nbext-phase-line">{html.escape(view.waiting)}</div>')
-    if view.cause:
-        style = f"color:{MUTED}"
-        parts.append(
-            f'<div class="nbext-phase-cause" style="{style}">why: {html.escape(view.cause)}</div>'
-        )
-    if view.text:
-        parts.append(f'<div class="nbext-http-text">{stream_html(view.text, view.text_tail)}</div>')
-    if view.has_answer:
-        table = (
-            Table(pd.DataFrame(view.answer[:TABLE_ROWS]))._repr_html_()
-            if _records(view.answer)
-            else ""
-        )
-        parts.append(f'<div class="nbext-http-answer">{table}{output_html(view.answer)}</div>')
-    if view.error:
-        style = f"color:{ERROR};white-space:pre-wrap;margin:0.3em 0"
-        parts.append(f'<pre class="nbext-error" style="{style}">{html.escape(view.error)}</pre>')
-    if view.note:
-        parts.append(note_html(view.note))
-    if view.hint:
-        parts.append(hint_html(view.hint))
-    return Rendering(
-        _frame("nbext-http-panel", view.state, "".join(parts), live=view.live), http_plain(view)
-    )
-
-
-def http_plain(view: HttpView) -> str:
-    status = view.status or view.state
-    lines = [f"{view.endpoint_id} {view.request}: {status} · {http_timing(view)}"]
-    lines += [line for line in (view.waiting, view.cause and f"why: {view.cause}") if line]
-    if view.text:
-        lines.append(tail(view.text, PLAIN_TEXT_CHARS))
-    if view.has_answer:
-        lines.append(compact_json(_media_of(view.answer)[1]))
-    if view.error:
-        lines.append("error: " + shorten(view.error, PLAIN_TEXT_CHARS))
-    lines += [line for line in (view.note, view.hint) if line]
-    return "\n".join(lines)

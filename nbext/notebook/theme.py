@@ -61,9 +61,8 @@ def state_colour(state: str) -> str:
     return STATE_COLOURS.get(state, UNKNOWN_COLOUR)
 
 
-def badge_html(state: str, label: str | None = None) -> str:
-    """The state's name (or ``label``: an HTTP answer's status) in a pill with the
-    state's colour as its border.
+def badge_html(state: str) -> str:
+    """The state's name in a pill with the state's colour as its border.
 
     The name is in the page's own text colour (always readable); the colour that tells
     states apart at a glance is a graphic, the border. ``data-state`` lets tests and CSS
@@ -73,6 +72,5 @@ def badge_html(state: str, label: str | None = None) -> str:
     return (
         f'<span class="nbext-state" data-state="{name}" style="border:2px solid '
         f"{state_colour(state)};border-radius:0.8em;padding:0 0.6em;font-size:0.85em;"
-        f'font-weight:600;letter-spacing:0.02em;white-space:nowrap">'
-        f"{html.escape(label) if label else name}</span>"
+        f'font-weight:600;letter-spacing:0.02em;white-space:nowrap">{name}</span>'
     )

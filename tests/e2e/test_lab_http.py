@@ -42,7 +42,7 @@ def test_a_stream_is_drawn_live_and_every_panel_stays_after_reopen(
     lab.open(path.name)
     lab.page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     stream = lab.output(lab.cell_with("%runpod_http api GET /count"))
-    live = stream.locator('.nbext-live.nbext-http-panel[data-state="IN_PROGRESS"]')
+    live = stream.locator('.nbext-live.nbext-job-panel[data-state="IN_PROGRESS"]')
     expect(live).to_contain_text("data: one", timeout=120_000)
     expect(live).not_to_contain_text("data: two")
     lab.screenshot("http-live")
@@ -50,21 +50,21 @@ def test_a_stream_is_drawn_live_and_every_panel_stays_after_reopen(
     expect(stream.locator('.nbext-static[data-state="COMPLETED"]')).to_contain_text("data: two")
     lab.wait_until_idle(timeout_ms=120_000)
     assert lab.errors() == []
-    expect(shown(lab, ".nbext-http-panel .nbext-listing")).to_have_count(1)
-    expect(shown(lab, ".nbext-http-panel img")).to_have_count(1)
-    expect(shown(lab, '.nbext-static.nbext-http-panel[data-state="COMPLETED"]')).to_have_count(4)
+    expect(shown(lab, ".nbext-job-panel .nbext-listing")).to_have_count(1)
+    expect(shown(lab, ".nbext-job-panel img")).to_have_count(1)
+    expect(shown(lab, '.nbext-static.nbext-job-panel[data-state="COMPLETED"]')).to_have_count(4)
 
     save(lab)
     lab.page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
     lab_server.shutdown_kernels()
     lab.open(path.name)  # a fresh page: no kernel of the run
-    panels = shown(lab, '.nbext-static.nbext-http-panel[data-state="COMPLETED"]')
+    panels = shown(lab, '.nbext-static.nbext-job-panel[data-state="COMPLETED"]')
     expect(panels).to_have_count(4)
     expect(panels.first).to_contain_text("200 OK")
-    expect(shown(lab, ".nbext-http-panel img")).to_have_count(1)
+    expect(shown(lab, ".nbext-job-panel img")).to_have_count(1)
     try:
         set_theme(lab, "JupyterLab Dark")
-        text = shown(lab, ".nbext-http-text pre").first
+        text = shown(lab, ".nbext-job-text pre").first
         assert text.evaluate(LUMINANCE) > 0.5  # light text on the dark page
         lab.screenshot("http-dark")
     finally:

@@ -32,7 +32,8 @@ def plains(nb: Notebook) -> list[str]:
 
 
 def final_html(nb: Notebook) -> str:
-    return str(nb.outputs()[-1][-1]["text/html"])
+    """The last state of the newest panel (its controls' output, emptied, follows it)."""
+    return str(next(o[-1]["text/html"] for o in reversed(nb.outputs()) if "text/html" in o[-1]))
 
 
 def when_shown(nb: Notebook, text: str, then: Callable[[], None]) -> threading.Thread:
@@ -54,9 +55,9 @@ def test_a_json_request_shows_status_worker_and_answer_and_keeps_it(
     nb.run('%%runpod_http api POST /echo -o out\n{"text": "hi", "n": 2}')
     assert nb.shell.user_ns["out"] == {"text": "hi", "n": 2}
     html = final_html(nb)
-    assert 'class="nbext-static nbext-http-panel" data-state="COMPLETED"' in html
-    assert "200 OK" in html and "POST /echo" in html and "worker worker-" in html
-    assert "nbext-hint" not in html and "&quot;text&quot;: &quot;hi&quot;" in html
+    assert 'class="nbext-static nbext-job-panel" data-state="COMPLETED"' in html
+    assert "POST /echo · 200 OK" in html and "nbext-hint" not in html
+    assert "&quot;text&quot;: &quot;hi&quot;" in html
     frame = nb.run("%runpod jobs --no-refresh -o listed")
     listed = nb.shell.user_ns["listed"]
     assert frame is None and isinstance(listed, pd.DataFrame)
@@ -99,8 +100,10 @@ def test_a_cold_start_is_shown_while_it_lasts_then_timed(nb: Notebook, tmp_path:
     nb.run('%%runpod_http api POST /echo\n{"a": 1}')
     opener.join()
     waiting = next(p for p in plains(nb) if "initializing" in p)
-    assert "waiting for a worker · workers 0 ready, 1 initializing" in waiting
+    assert "in queue · workers 0 ready, 1 initializing" in waiting
     assert "why: cold start: 1 worker initializing, none ready yet" in waiting
+    running = next(p for p in plains(nb) if "running on worker-" in p)
+    assert "· cold start " in running
     assert "cold start" in final_html(nb) and "200 OK" in final_html(nb)
 
 

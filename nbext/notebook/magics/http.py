@@ -15,6 +15,7 @@ as media, text as text) and ends as static output. Ctrl-C abandons the request.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -24,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from IPython.core.error import UsageError
 
-from nbext.client import Endpoint, NbextError
-from nbext.models import JobResult, JobStatus
+from nbext.client import Diagnosis, Endpoint, NbextError, Phase
+from nbext.models import JobResult, JobStatus, StreamChunk
 
 from ..interrupts import Interrupted
 from ..registry import JobRecord
-from ..widgets.http import HttpPanel
+from ..widgets import JobPanel
 from .common import Magics, check_name, one_line, store, usage_errors
 from .job import cell_value
 from .jobs import REQUEST_VIA
@@ -46,6 +47,7 @@ TICK = 0.25
 """How often the panel is drawn again while the request goes on: its count goes up, and
 text that came within the throttle's interval is shown."""
 WORKER_HEADER = "x-runpod-worker-id"
+STOP_HINT = "interrupt the kernel (■) to stop waiting for the answer"
 
 
 def request_of(args: argparse.Namespace, cell: str, namespace: Any) -> dict[str, Any]:
@@ -78,27 +80,48 @@ def request_of(args: argparse.Namespace, cell: str, namespace: Any) -> dict[str,
 
 
 class _Watch(threading.Thread):
-    """Looks at the endpoint while the request waits for its answer's head, and keeps the
-    panel drawn until the answer has ended."""
+    """While no answer has come, looks at the endpoint and gives the panel the phase a
+    queued job's would have (workers by state, the likely cause, the cold start so far);
+    while the answer streams, redraws the panel (its run time, text the throttle held)."""
 
-    def __init__(self, endpoint: Endpoint, panel: HttpPanel) -> None:
+    def __init__(self, endpoint: Endpoint, panel: JobPanel, lock: threading.Lock) -> None:
         super().__init__(daemon=True, name=f"nbext-http-watch-{endpoint.id}")
-        self.endpoint, self.panel = endpoint, panel
+        self.endpoint, self.panel, self.lock = endpoint, panel, lock
         self.stopped = threading.Event()
+        self.waiting = True
+        self.started = time.monotonic()
+        self.cold_since: float | None = None
 
     def run(self) -> None:
-        look = time.monotonic() + LOOK_AFTER
+        look = self.started + LOOK_AFTER
         while not self.stopped.wait(TICK):
             try:
-                if self.panel.view.state == "IN_QUEUE" and time.monotonic() >= look:
-                    found = self.endpoint.diagnose()
-                    if not self.stopped.is_set():
-                        self.panel.waited(found)
-                    look = time.monotonic() + LOOK_EVERY
-                else:
-                    self.panel.refresh()
+                found = (
+                    self.endpoint.diagnose() if self.waiting and time.monotonic() >= look else None
+                )
+                with self.lock:
+                    if found is not None and self.waiting:
+                        self.saw(found)
+                        look = time.monotonic() + LOOK_EVERY
+                    self.panel.tick()
             except Exception:  # a look that failed: the request goes on, unexplained
                 look = time.monotonic() + LOOK_EVERY
+
+    def saw(self, found: Diagnosis) -> None:
+        workers, now = found.health.workers if found.health else None, time.monotonic()
+        if workers and workers.initializing and not workers.ready and self.cold_since is None:
+            self.cold_since = now
+        waiting = JobResult(id=self.panel.job_id or "-", status=JobStatus.IN_QUEUE)
+        cause = found.cause if workers else None
+        self.panel.phase = Phase(waiting, now - self.started, found.health, cause, self.cold())
+        self.panel.refresh(force=True)
+
+    def cold(self) -> float | None:
+        return time.monotonic() - self.cold_since if self.cold_since is not None else None
+
+    def ms(self) -> tuple[int, int]:
+        """Milliseconds of cold start, and since the request was sent."""
+        return round((self.cold() or 0) * 1000), round((time.monotonic() - self.started) * 1000)
 
     def stop(self) -> None:
         self.stopped.set()
@@ -106,33 +129,27 @@ class _Watch(threading.Thread):
             self.join()
 
 
-def read_answer(response: httpx.Response, panel: HttpPanel) -> Any:
-    """The answer drawn as it comes, and what ``-o`` keeps: JSON's value, text, or bytes."""
+def read_answer(response: httpx.Response, panel: JobPanel, lock: threading.Lock) -> Any:
+    """The answer, text drawn as it comes (an event stream piece by piece), and what
+    ``-o`` keeps: JSON's value, the text, or media's bytes."""
     kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    pieces = response.iter_text() if kind == "text/event-stream" else [response.read()]
+    for piece in pieces:
+        if isinstance(piece, str):
+            with lock:
+                panel.add_chunk(StreamChunk(output=piece))
     if kind == "text/event-stream":
-        for piece in response.iter_text():
-            panel.add_text(piece)
-        return panel.view.text or ""
-    data = response.read()
+        return panel.text
     if kind == "application/json" or kind.endswith("+json"):
-        try:
-            value = response.json()
-        except ValueError:
-            pass
-        else:
-            panel.set_answer(value)
-            return value
+        with contextlib.suppress(ValueError):
+            return response.json()
     if not kind.startswith(("image/", "audio/", "video/")):
-        try:
-            text = data.decode(response.encoding or "utf-8")
-        except (UnicodeDecodeError, LookupError):
-            pass
-        else:
-            if text:
-                panel.add_text(text)
+        with contextlib.suppress(UnicodeDecodeError, LookupError):
+            text = response.content.decode(response.encoding or "utf-8")
+            with lock:
+                panel.add_chunk(StreamChunk(output=text))
             return text
-    panel.set_answer(data)
-    return data
+    return response.content
 
 
 def run_http(magics: Magics, args: argparse.Namespace, cell: str) -> None:
@@ -146,48 +163,56 @@ def run_http(magics: Magics, args: argparse.Namespace, cell: str) -> None:
         http = endpoint.http()
     store(magics, output_name, None)
     shown = f"{request['method']} {args.path}"
-    panel = HttpPanel(args.endpoint, shown, magics.connection.redact)
+    panel = JobPanel(args.endpoint, stream=True, via=shown, redact=magics.connection.redact)
+    panel.hint = STOP_HINT
     panel.show()
-    watch = _Watch(endpoint, panel)
+    panel.start(f"req-{uuid.uuid4().hex[:12]}")
+    lock = threading.Lock()
+    watch = _Watch(endpoint, panel, lock)
     watch.start()
+    ended: dict[str, Any] = {"status": JobStatus.COMPLETED}
+    value = None
     try:
         with http, http.stream(**request) as response:
-            status = f"{response.status_code} {response.reason_phrase}".strip()
-            panel.answered(status, response.headers.get(WORKER_HEADER))
-            value = read_answer(response, panel)
-        watch.stop()
+            worker = response.headers.get(WORKER_HEADER)
+            with lock:
+                watch.waiting = False
+                panel.via = f"{shown} · {response.status_code} {response.reason_phrase}"
+                running = JobResult(id=panel.job_id, status=JobStatus.IN_PROGRESS, workerId=worker)
+                panel.phase = Phase(running, cold_start=watch.cold())
+                panel.set_result(running)
+            value = read_answer(response, panel, lock)
+        if not isinstance(value, str):
+            ended["output"] = value
     except KeyboardInterrupt:
-        watch.stop()
-        panel.end("CANCELLED", note="stopped by Ctrl-C; the worker may still finish it")
-        remember(magics, service.mode, panel)
+        ended = {"status": JobStatus.CANCELLED}
+        panel.note = "stopped by Ctrl-C; the worker may still finish the request"
         raise Interrupted(f"{shown} on {args.endpoint!r} abandoned") from None
     except (NbextError, httpx.HTTPError) as exc:
-        watch.stop()
         # the client's message names the status, the path and the worker: said as it is
         said = str(exc) if isinstance(exc, NbextError) else f"{type(exc).__name__}: {exc}"
-        panel.end("FAILED", error=said)
-        remember(magics, service.mode, panel)
-        if args.no_raise:
-            return
-        raise UsageError(one_line(magics.connection.redact(said))) from None
-    panel.end("COMPLETED")
-    remember(magics, service.mode, panel)
+        ended = {"status": JobStatus.FAILED, "error": said}
+        if not args.no_raise:
+            raise UsageError(one_line(magics.connection.redact(said))) from None
+    finally:
+        watch.stop()
+        end(magics, service.mode, shown, panel, watch, ended)
     store(magics, output_name, value)
 
 
-def remember(magics: Magics, service: str, panel: HttpPanel) -> None:
-    """The request as a row of ``%runpod jobs`` (``via`` says it was one): its wait for a
-    worker as the queue delay, the rest as its run, so its cost is estimated as a job's."""
-    view = panel.view
-    cold_ms = round((view.cold_start_s or 0) * 1000)
+def end(
+    magics: Magics, service: str, shown: str, panel: JobPanel, watch: _Watch, ended: dict[str, Any]
+) -> None:
+    """The panel's final state, and the request as a row of ``%runpod jobs`` (``via``
+    says it was one): its cold start as the queue delay, the rest as its run, so its cost
+    is estimated as a job's."""
+    cold_ms, total_ms = watch.ms()
+    worker = panel.phase.worker_id if panel.phase else None
     result = JobResult(
-        id=f"req-{uuid.uuid4().hex[:12]}",
-        status=JobStatus(view.state),
-        delayTime=cold_ms,
-        executionTime=max(0, round(view.elapsed_s * 1000) - cold_ms),
-        workerId=view.worker,
-        error=view.error,
-    )
-    record = JobRecord(result.id, view.endpoint_id, service, REQUEST_VIA + view.request)
+        id=panel.job_id, delayTime=cold_ms, executionTime=total_ms - cold_ms, workerId=worker,
+        **ended,
+    )  # fmt: skip
+    panel.set_result(result)
+    record = JobRecord(result.id, panel.endpoint_id, service, REQUEST_VIA + shown)
     record.result = result
     magics.connection.registry.add(record)
