@@ -112,7 +112,7 @@ def test_mistakes_are_one_line_before_anything_is_sent(nb: Notebook, tmp_path: P
     nb.deploy(lambda job: job["input"], "queue")
     cases = {
         "%runpod_http queue GET /": "endpoint 'queue' is queue-based (QUEUE): send it jobs",
-        "%runpod_http api FETCH /": "METHOD must be one of GET, POST",
+        "%runpod_http api FETCH /": "invalid choice: 'FETCH' (choose from",
         "%runpod_http api GET items": "PATH is the worker's path and starts with '/'",
         '%%runpod_http api POST /echo\n{"a": }': "the cell body is not valid JSON",
         "%runpod_http api GET / -H nothing": "-H takes 'Name: value'",

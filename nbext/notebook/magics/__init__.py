@@ -46,7 +46,7 @@ from . import (  # noqa: F401  (they register subcommands)
 from .chat import run_chat
 from .commands import SUBCOMMANDS, dispatch, help_text
 from .common import parse_line
-from .http import run_http
+from .http import METHODS, run_http
 from .job import job_option_arguments, run_job
 
 
@@ -235,7 +235,7 @@ class RunpodMagics(Magics):
     @no_var_expand
     @magic_arguments("%runpod_http")
     @argument("endpoint", help="the endpoint id (a load-balancing endpoint)")
-    @argument("method", help="GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS")
+    @argument("method", type=str.upper, choices=METHODS, help="the HTTP method")
     @argument("path", help="the worker's path, such as /generate")
     @argument("--python", action="store_true", help="the body is a Python expression, not JSON")
     @argument(
@@ -252,10 +252,8 @@ class RunpodMagics(Magics):
         """Send the cell as a request to a load-balancing endpoint; show the answer.
 
         The body is JSON, or with --python a Python expression (a dict or list goes as
-        JSON, a str as text, bytes as they are); as a line magic (one %), no body. The
-        panel shows the status, the worker and the answer (an event stream as it
-        arrives), and while it waits, the workers starting. -o NAME keeps the answer
-        (JSON's value, text or bytes). Example::
+        JSON, a str as text, bytes as they are); as a line magic (one %), no body.
+        -o NAME keeps the answer (JSON's value, text or bytes). Example::
 
             %%runpod_http my-api POST /generate -o out
             {"prompt": "hello"}

@@ -254,12 +254,9 @@ async def run_chat_async(magics: Magics, args: argparse.Namespace, cell: str) ->
 def _load_balancing(magics: Magics, args: argparse.Namespace) -> httpx.Client | None:
     """The endpoint's ``http()`` when it is a load-balancing one; None for a queue
     endpoint (or one whose record cannot be read: its job's error will say why)."""
-    with usage_errors():
-        service = magics.connection.service()
-    try:
-        return service.client.endpoint(args.endpoint).http()
-    except NbextError:
-        return None
+    with usage_errors(), contextlib.suppress(NbextError):
+        return magics.connection.service().client.endpoint(args.endpoint).http()
+    return None
 
 
 def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: httpx.Client) -> None:
@@ -274,12 +271,7 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
                 models = http.get(MODELS_ROUTE).json().get("data") or [{}]
             conversation.model = models[0].get("id")
         body = request_body(args, conversation, text)
-        view = ChatView(
-            args.endpoint,
-            conversation.model,
-            text,
-            hint="interrupt the kernel (■) to stop the answer",
-        )
+        view = ChatView(args.endpoint, conversation.model, text, hint=STOP_HINT.split(" and ")[0])
         store(magics, output_name, None)
         handle = display(view.bundle(), raw=True, display_id=True)  # type: ignore[no-untyped-call]
         answer = _Answer(view, handle, magics.connection.redact)
@@ -292,13 +284,11 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
         except KeyboardInterrupt:
             answer.end("CANCELLED", note="stopped by Ctrl-C")
             raise Interrupted(f"the answer of {args.endpoint!r} was stopped") from None
-        except NotAChatEndpoint as exc:
-            answer.end("FAILED", error=_not_chat(args.endpoint, exc))
-            raise UsageError(_not_chat(args.endpoint, exc)) from None
-        except (NbextError, httpx.HTTPError) as exc:
-            said = one_line(magics.connection.redact(f"{type(exc).__name__}: {exc}"))
-            answer.end("FAILED", error=said)
-            raise UsageError(said) from None
+        except (NotAChatEndpoint, NbextError, httpx.HTTPError) as exc:
+            not_chat = isinstance(exc, NotAChatEndpoint)
+            said = _not_chat(args.endpoint, exc) if not_chat else f"{type(exc).__name__}: {exc}"
+            answer.end("FAILED", error=one_line(magics.connection.redact(said)))
+            raise UsageError(one_line(magics.connection.redact(said))) from None
     _keep(magics, conversation, text, view, output_name)
 
 

@@ -1,16 +1,12 @@
 """``%%runpod_http ENDPOINT METHOD PATH``: a request to a load-balancing endpoint from a cell.
 
-The cell's body is the request's: JSON (sent as ``application/json``), or with
-``--python`` an expression (a dict or a list is sent as JSON, a str as text, bytes as
-they are); an empty cell sends no body. ``-H 'Name: value'`` adds a header, such as
-worker affinity (``-H 'X-Runpod-Worker-Id: strict ID'``). The request goes through the
-kernel's client (``endpoint.http()``), so its key, timeouts and errors are the client's.
-
-While no answer has come, a thread looks at the endpoint (``endpoint.diagnose()``, as a
-queued job's phases do): the panel counts the wait, names the workers starting and the
-likely cause, and keeps how long the cold start took. An event stream is drawn as it
-arrives; the answer is drawn by its type (JSON as records and a tree, pictures and sound
-as media, text as text) and ends as static output. Ctrl-C abandons the request.
+The request goes through the kernel's client (``endpoint.http()``), so its key, timeouts
+and errors are the client's, and is drawn in a job's panel, the one way a call is drawn
+waiting, running and ended: while no answer has come, a thread looks at the endpoint
+(``endpoint.diagnose()``) and gives the panel the phase a queued job would have (the
+workers starting, the likely cause, the cold start); then the status and the worker; an
+event stream as it arrives; the answer by its type (JSON, media, text). Ctrl-C abandons
+the request; it is kept among the kernel's jobs (``%runpod jobs``, ``why``).
 """
 
 from __future__ import annotations
@@ -53,9 +49,6 @@ STOP_HINT = "interrupt the kernel (■) to stop waiting for the answer"
 def request_of(args: argparse.Namespace, cell: str, namespace: Any) -> dict[str, Any]:
     """httpx's ``method``, ``url``, ``headers`` and ``content`` of the cell; a mistake in
     any of them is a one-line UsageError, before anything is sent."""
-    method = args.method.upper()
-    if method not in METHODS:
-        raise UsageError(f"METHOD must be one of {', '.join(METHODS)}, got {args.method!r}")
     if not args.path.startswith("/"):
         raise UsageError(f"PATH is the worker's path and starts with '/', got {args.path!r}")
     headers: dict[str, str] = {}
@@ -76,7 +69,7 @@ def request_of(args: argparse.Namespace, cell: str, namespace: Any) -> dict[str,
             except (TypeError, ValueError) as exc:
                 raise UsageError(one_line(f"--python: the value is not JSON: {exc}")) from None
             headers.setdefault("Content-Type", "application/json")
-    return {"method": method, "url": args.path, "headers": headers, "content": content}
+    return {"method": args.method, "url": args.path, "headers": headers, "content": content}
 
 
 class _Watch(threading.Thread):
@@ -118,10 +111,6 @@ class _Watch(threading.Thread):
 
     def cold(self) -> float | None:
         return time.monotonic() - self.cold_since if self.cold_since is not None else None
-
-    def ms(self) -> tuple[int, int]:
-        """Milliseconds of cold start, and since the request was sent."""
-        return round((self.cold() or 0) * 1000), round((time.monotonic() - self.started) * 1000)
 
     def stop(self) -> None:
         self.stopped.set()
@@ -206,7 +195,8 @@ def end(
     """The panel's final state, and the request as a row of ``%runpod jobs`` (``via``
     says it was one): its cold start as the queue delay, the rest as its run, so its cost
     is estimated as a job's."""
-    cold_ms, total_ms = watch.ms()
+    cold_ms = round((watch.cold() or 0) * 1000)
+    total_ms = round((time.monotonic() - watch.started) * 1000)
     worker = panel.phase.worker_id if panel.phase else None
     result = JobResult(
         id=panel.job_id, delayTime=cold_ms, executionTime=total_ms - cold_ms, workerId=worker,

@@ -37,15 +37,14 @@ if TYPE_CHECKING:
 def parse_input(cell: str, *, python: bool, namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The job's input from the cell body; a mistake is a one-line UsageError."""
     value = cell_value(cell, python=python, namespace=namespace)
-    if python and not isinstance(value, Mapping):
-        raise UsageError(
-            f"--python: the expression must give a dict (the job's input), "
-            f"got {type(value).__name__}"
-        )
     if not isinstance(value, Mapping):
-        raise UsageError(
-            f"the cell body must be a JSON object (the job's input), got {_kind(value)}"
+        got = type(value).__name__ if python else _kind(value)
+        what = (
+            "--python: the expression must give a dict"
+            if python
+            else "the cell body must be a JSON object"
         )
+        raise UsageError(f"{what} (the job's input), got {got}")
     return dict(value)
 
 

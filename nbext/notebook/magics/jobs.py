@@ -80,17 +80,14 @@ REQUEST_VIA = "http "
 
 
 def record_of(
-    magics: Magics, job_id: str, endpoint: str | None, *, requests: bool = False
+    magics: Magics, job: str, endpoint: str | None, *, requests: bool = False
 ) -> JobRecord:
     """A job by id (or ``last``): this kernel's records, or (with ``--endpoint``) any job;
     a request to a load-balancing endpoint only where ``requests`` (it has no job)."""
-    record = _record_of(magics, job_id, endpoint)
+    record = _record_of(magics, job, endpoint)
     if record.via.startswith(REQUEST_VIA) and not requests:
-        raise UsageError(
-            f"{record.id} is a request ({record.via.removeprefix(REQUEST_VIA)} to "
-            f"{record.endpoint_id!r}), not a job: there is nothing to cancel or retry; "
-            "send it again"
-        )
+        what = f"{record.via.removeprefix(REQUEST_VIA)} to {record.endpoint_id!r}"
+        raise UsageError(f"{record.id} is a request ({what}), not a job: send it again")
     return record
 
 
