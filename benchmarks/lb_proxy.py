@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import multiprocessing
 import os
 import re
@@ -36,7 +37,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-WORKER = '''
+WORKER = """
 import asyncio, os
 import uvicorn
 from fastapi import FastAPI, Request
@@ -50,7 +51,7 @@ async def ping():
 
 @app.get("/port")
 async def port():
-    return {"port": int(os.environ["PORT"])}
+    return {"port": int(os.environ["PORT"]), "pid": os.getpid()}
 
 @app.get("/hello")
 async def hello():
@@ -72,8 +73,9 @@ async def sse():
     return StreamingResponse(events(), media_type="text/event-stream")
 
 uvicorn.run(app, host="127.0.0.1", port=int(os.environ["PORT"]), log_level="warning")
-'''
+"""
 KEY = "rpa_" + "B" * 40
+WORKER_PID = 0
 BODY = b"z" * (25 * 1024 * 1024)
 
 
@@ -117,6 +119,12 @@ def rps(way: Path_, clients: int, duration: float) -> float:
     for proc in procs:
         proc.join(30)
     return total / duration
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def p50_latency(way: Path_, requests: int) -> float:
@@ -164,21 +172,31 @@ def start(folder: Path) -> tuple[subprocess.Popen[str], Path_, Path_]:
     script = folder / "worker.py"
     script.write_text(WORKER)
     env = {**os.environ, "RUNPOD_API_KEY": KEY}
+    log = (folder / "emulator.log").open("w")  # read by nobody: a pipe would fill and stall it
     proc = subprocess.Popen(
         [sys.executable, "-m", "nbext.emulator", "--port", "0", "--lb-worker", f"bench={script}"],
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
         env=env,
     )  # fmt: skip
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
+    deadline = time.monotonic() + 60
+    while "listening on" not in (line := (folder / "emulator.log").read_text()):
+        assert proc.poll() is None and time.monotonic() < deadline, line
+        time.sleep(0.05)
     match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
     assert match, line
     via = Path_("via", int(match.group(1)), "/lb/bench")
     conn = via.connect()
-    port = int(via.get(conn, "/port").split(b":")[1].rstrip(b"}"))  # waits the cold start
-    return proc, Path_("direct", port, ""), via
+    # One worker kept (workers.min 1): else its idle timeout stops it between measures,
+    # and the direct path would call a port nobody serves any more.
+    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+    conn.request("PATCH", "/v2/serverless/bench", body=b'{"workers": {"min": 1}}', headers=headers)
+    assert conn.getresponse().read() and True
+    found = json.loads(via.get(conn, "/port"))  # waits through the cold start
+    global WORKER_PID
+    WORKER_PID = found["pid"]
+    return proc, Path_("direct", found["port"], ""), via
 
 
 def main() -> None:
@@ -200,11 +218,17 @@ def main() -> None:
             results: dict[str, dict[str, list[float]]] = {
                 k: {"direct": [], "via": []} for k in measures
             }
+            cpu: dict[str, list[float]] = {"emulator": [], "worker": []}
             for r in range(args.rounds):
                 ways = [direct, via] if r % 2 == 0 else [via, direct]
                 for name, measure in measures.items():
                     for way in ways:
+                        before = cpu_s(proc.pid), cpu_s(WORKER_PID)
                         results[name][way.name].append(measure(way))
+                        if name == "rps" and way is via:  # CPU per request, each process
+                            done = results[name]["via"][-1] * args.duration
+                            cpu["emulator"].append((cpu_s(proc.pid) - before[0]) / done)
+                            cpu["worker"].append((cpu_s(WORKER_PID) - before[1]) / done)
         finally:
             proc.terminate()
             proc.wait(30)
@@ -215,6 +239,9 @@ def main() -> None:
     r = med["rps"]
     print(f"requests/s   direct {r['direct']:8.0f}  via {r['via']:8.0f}  "
           f"ratio {r['via'] / r['direct']:.2f} (goal >= 0.5)")  # fmt: skip
+    print(f"CPU per request through the emulator: emulator "
+          f"{statistics.median(cpu['emulator']) * 1e3:.2f} ms, worker "
+          f"{statistics.median(cpu['worker']) * 1e3:.2f} ms")  # fmt: skip
     p = med["p50"]
     print(f"p50 latency  direct {p['direct'] * 1e3:6.2f} ms  via {p['via'] * 1e3:6.2f} ms  "
           f"added {(p['via'] - p['direct']) * 1e3:.2f} ms (goal < 2)")  # fmt: skip

@@ -321,3 +321,43 @@ def test_a_slow_script_is_left_starting_with_a_warning(
         assert deploy(script, connection=nb.conn) == "slow"
     assert nb.emu.jobs.endpoints["slow"].workers  # still starting
     nb.emu.undeploy("slow")
+
+
+LB_SERVER = textwrap.dedent(
+    """
+    import json, os
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"path": self.path}).encode()
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+    """
+)
+
+
+def test_magic_deploys_a_server_as_a_load_balancing_endpoint(
+    nb: Notebook, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import httpx
+
+    script = tmp_path / "server.py"
+    script.write_text(LB_SERVER)
+    nb.run(f"%runpod deploy {script} --load-balancer --name api")
+    out = capsys.readouterr().out
+    assert out.strip() == (
+        "deployed server.py as load-balancing endpoint 'api': %%runpod_http api GET /ping"
+    )
+    assert nb.emu.endpoint_type("api") == "LOAD_BALANCER"
+    answer = httpx.get(
+        f"{nb.server.url}/lb/api/hello", headers={"Authorization": f"Bearer {nb.emu.api_key}"}
+    )
+    assert answer.json() == {"path": "/hello"} and answer.headers["x-runpod-worker-id"]
+    with pytest.raises(NotebookError, match="load_balancer= apply to a script"):
+        deploy(lambda job: job, "f", load_balancer=True, connection=nb.conn)
+    nb.emu.undeploy("api")

@@ -81,8 +81,21 @@ class LoadBalancing:
                     f"endpoint {endpoint_id!r} not found; deployed endpoints: "
                     f"{', '.join(sorted(self.emulator.jobs.endpoints)) or 'none'}"
                 )
+            if self.emulator.endpoint_type(endpoint_id) != "LOAD_BALANCER":
+                raise Refused(
+                    400,
+                    "not a load-balancing endpoint",
+                    f"endpoint {endpoint_id!r} is a queue endpoint: send jobs to "
+                    f"/v2/{endpoint_id}/run or /runsync",
+                )
             if endpoint_id not in balancer.endpoints:
-                raise _not_served(self.emulator, endpoint_id)
+                raise Refused(
+                    503,
+                    "no workers available",
+                    f"endpoint {endpoint_id!r} runs an image the emulator has no server for; "
+                    "deploy a server script (--lb-worker ID=PATH, nbext.deploy(PATH, ID, "
+                    "load_balancer=True)) or use the image llm-lb",
+                )
             method = scope.get("method", "GET")
             lease = await balancer.acquire(
                 endpoint_id, method, path, headers.get(WORKER_HEADER, "")
@@ -364,7 +377,11 @@ class _Body:
         else:
             self.framing = ("content-length", "0")
         self.pieces: asyncio.Queue[bytes | Exception | None] = asyncio.Queue()
-        self.reading = asyncio.ensure_future(self._read(receive))
+        self.reading: asyncio.Future[None] | None = None
+        if self.framing == ("content-length", "0"):
+            self.pieces.put_nowait(None)  # no body (a GET): nothing to read ahead
+        else:
+            self.reading = asyncio.ensure_future(self._read(receive))
 
     async def _read(self, receive: Receive) -> None:
         size = 0
@@ -392,29 +409,13 @@ class _Body:
         return piece
 
     def close(self) -> None:
-        self.reading.cancel()
+        if self.reading is not None:
+            self.reading.cancel()
 
 
 def _over(size: int | None) -> str:
     got = f" ({size} bytes)" if size is not None else ""
     return f"request body{got} is over the {BODY_LIMIT // MB} MB limit of a load-balancing endpoint"
-
-
-def _not_served(emulator: Emulator, endpoint_id: str) -> DomainError:
-    if emulator.endpoint_type(endpoint_id) != "LOAD_BALANCER":
-        return Refused(
-            400,
-            "not a load-balancing endpoint",
-            f"endpoint {endpoint_id!r} is a queue endpoint: send jobs to "
-            f"/v2/{endpoint_id}/run or /runsync",
-        )
-    return Refused(
-        503,
-        "no workers available",
-        f"endpoint {endpoint_id!r} runs an image the emulator has no server for; deploy a "
-        "server script (--lb-worker ID=PATH, nbext.deploy(PATH, ID, load_balancer=True)) "
-        "or use the image llm-lb",
-    )
 
 
 async def _refuse(send: Send, exc: DomainError, worker_id: str | None) -> None:

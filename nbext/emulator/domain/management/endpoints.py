@@ -37,7 +37,6 @@ from nbext.models import (
 )
 from nbext.models.v2 import reserved_endpoint_id
 
-from ..balancer import REQUEST_COUNT_DEFAULT
 from ..clock import Clock
 from ..endpoints import Endpoint as LiveEndpoint
 from ..errors import InvalidInput, NotFound
@@ -278,8 +277,6 @@ def _settings(data: dict[str, Any]) -> dict[str, Any]:
     scaling = data.get("scaling")
     if "type" in data:
         out["type"] = data["type"]
-        if data["type"] == "LOAD_BALANCER" and not scaling:
-            scaling = {"type": "REQUEST_COUNT", "requestCount": REQUEST_COUNT_DEFAULT}
     if scaling:
         value = scaling["requestCount" if scaling["type"] == "REQUEST_COUNT" else "queueDelay"]
         out["scaling"] = scaling["type"]
