@@ -115,7 +115,7 @@ def test_an_unknown_endpoint_far_from_any_lists_them(
     message = plain_message(usage_error(nb, "%runpod health zzzzzz", capsys))
     assert message == (
         "endpoint 'zzzzzz' not found; deployed endpoints: "
-        "echo, fail, image-gen, llm, sleep, stream-text, text-to-speech"
+        "echo, fail, image-gen, llm, llm-lb, sleep, stream-text, text-to-speech"
     )
 
 
