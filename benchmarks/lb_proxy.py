@@ -115,7 +115,7 @@ def rps(way: Path_, clients: int, duration: float) -> float:
     ]
     for proc in procs:
         proc.start()
-    total = sum(counts.get(timeout=duration + 60) for _ in procs)
+    total: int = sum(counts.get(timeout=duration + 60) for _ in procs)
     for proc in procs:
         proc.join(30)
     return total / duration
@@ -219,8 +219,8 @@ def main() -> None:
                 k: {"direct": [], "via": []} for k in measures
             }
             cpu: dict[str, list[float]] = {"emulator": [], "worker": []}
-            for r in range(args.rounds):
-                ways = [direct, via] if r % 2 == 0 else [via, direct]
+            for round_ in range(args.rounds):
+                ways = [direct, via] if round_ % 2 == 0 else [via, direct]
                 for name, measure in measures.items():
                     for way in ways:
                         before = cpu_s(proc.pid), cpu_s(WORKER_PID)

@@ -333,9 +333,8 @@ def banner(server: EmulatorServer, *, key_source: str | None) -> str:
         [
             f"nbext emulator listening on {server.url}",
             f"  jobs:       {server.serverless_url}/{{endpoint_id}}/run ...",
-            f"  load-balancing endpoints: {server.url}/lb/{{endpoint_id}}/<path> (the service's "
-            f"https://{{endpoint_id}}.api.runpod.ai/<path>; http://{{endpoint_id}}.localhost:"
-            f"{server.port}/<path> too)",
+            f"  load-balancing endpoints: {server.url}/lb/{{endpoint_id}}/<path> "
+            "(or Host: {endpoint_id}.localhost)",
             f"  management: {management} (REST v2; REST v1 at {server.url}/v1)",
             f"  endpoints:  {', '.join(sorted(endpoints))}",
             *([f"  scenarios:  {'; '.join(scenarios)}"] if scenarios else []),

@@ -144,10 +144,6 @@ def _deploy_script(
         raise InvalidArgument(f"a worker script is a .py file, not {str(path)!r}")
     if not path.is_file():
         raise InvalidArgument(f"worker script {str(path)!r} not found")
-    # A load-balancing worker is not told a job's execution timeout: its requests have
-    # the service's own limits.
-    if settings.get("load_balancer"):
-        settings.pop("execution_timeout_ms")
     conn = connection or current()
     if conn.mode != "local":
         raise NotebookError(

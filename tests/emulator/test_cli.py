@@ -106,8 +106,9 @@ def test_it_prints_the_urls_and_a_generated_key_and_serves_the_demos(start: Any)
     assert re.fullmatch(r"rpa_[0-9A-F]{40}", cli.printed_key)
     assert f"listening on {cli.url}" in cli.output
     assert f"management: {cli.url}/v2 (REST v2; REST v1 at {cli.url}/v1)" in cli.output
-    demos = "echo, fail, image-gen, llm, sleep, stream-text, text-to-speech"
+    demos = "echo, fail, image-gen, llm, llm-lb, sleep, stream-text, text-to-speech"
     assert f"endpoints:  {demos}" in cli.output
+    assert f"load-balancing endpoints: {cli.url}/lb/{{endpoint_id}}/<path>" in cli.output
     with cli.client(cli.printed_key) as http:
         answer = http.post("/v2/echo/runsync", json={"input": {"hi": 1}})
         assert answer.json()["output"] == {"hi": 1}
