@@ -66,7 +66,7 @@ machine, ``benchmarks/map_over_latency.py``)."""
 
 def _http(ctx: flows.Context, endpoint_id: str) -> flows.Flow[EndpointRecord]:
     """An ``httpx.Client`` for a load-balancing endpoint's own paths: its base URL
-    (``request_urls.base``, read from its record once per client), the key, this
+    (``request_urls.base``, from its record: one management call), the key, this
     client's timeouts; an error answer raises this client's error for its status
     (docs/behaviour.md#load-balancing-endpoints-from-the-client). Close it when done
     (``with endpoint.http() as http:``). A queue endpoint is refused in one line."""
