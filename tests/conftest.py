@@ -30,6 +30,8 @@ SLOW = (
     "tests/emulator/hardening/test_stuck_handlers.py::test_sigterm_ends_the_emulator_while_a_handler_hangs",
     "tests/notebook/test_worker_scripts.py",
     "tests/notebook/test_worker_phases.py",  # a crash loop, a 5 s import: 7-9 s each
+    "tests/client/test_lb_http.py",  # load-balancing workers: FastAPI and http.server
+    "tests/notebook/test_http_magic.py",
     "tests/notebook/test_scenario_round_trips.py::test_a_crash_loop_on_a_warm_worker_script_is_named_and_ends",
     "tests/emulator/workers/test_worker_environment.py",  # the standalone emulator: 9 s
     "tests/emulator/workers/test_offline_worker.py",  # a network namespace: 8 to 18 s

@@ -169,6 +169,9 @@ class _Base:
         """What every management resource speaks: REST v2, or the v1 adapter."""
         self._spending = Spending(Budget(budget_usd), Prices(self._api))
         self._ctx.hooks = self._spending
+        self._lb_bases: dict[str, str | None] = {}
+        """Each endpoint's load-balancing base URL as its record gave it (None: a queue
+        endpoint), for ``openai()``."""
 
     @property
     def budget(self) -> Budget:

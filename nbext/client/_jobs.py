@@ -12,10 +12,14 @@ async one; each handle class says that in a one-line ``then``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Unpack
 
+import httpx
+
 from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
+from nbext.models.v2 import Endpoint as EndpointRecord
 
 from . import _flows as flows
 from ._batches import AsyncBatch, Batch, BatchState, create, found, listing
@@ -23,10 +27,14 @@ from ._budget import Spending
 from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submission_body
 from ._cost import JobCost, job_cost
 from ._diagnosis import diagnose, explained
+from ._errors import NbextError
+from ._http import Checks, base_url, lb_base, settings
 from ._map import AsyncMapResults, MapPlan, MapResults
-from ._openai import async_openai, sync_openai
+from ._openai import async_openai, openai_base_url, sync_openai
 from ._phases import QUEUE_THRESHOLD, Phase
 from ._phases import phases as phases_flow
+from ._resources.endpoints import get as get_record
+from ._resources.rest import V2
 from ._twins import (
     Handle,
     Twins,
@@ -56,6 +64,20 @@ machine, ``benchmarks/map_over_latency.py``)."""
 # ---- what a handle does, written once --------------------------------------------------
 # A flow operation takes the client's flow context and what the handle is about, then
 # the caller's arguments; a local one takes what the handle is about and the arguments.
+
+
+def _http(ctx: flows.Context, endpoint_id: str) -> flows.Flow[EndpointRecord]:
+    """An ``httpx.Client`` for a load-balancing endpoint's own paths: its base URL
+    (``request_urls.base``, from its record: one management call), the key, this
+    client's timeouts; an error answer raises this client's error for its status
+    (docs/behaviour.md#load-balancing-endpoints-from-the-client). Close it when done
+    (``with endpoint.http() as http:``). A queue endpoint is refused in one line."""
+    return (yield from get_record(ctx, V2(), endpoint_id))
+
+
+def _async_http(ctx: flows.Context, endpoint_id: str) -> flows.Flow[EndpointRecord]:
+    """``http()``, as an ``httpx.AsyncClient``."""
+    return (yield from get_record(ctx, V2(), endpoint_id))
 
 
 def _run(
@@ -320,14 +342,40 @@ class _EndpointBase(Twins):
 
         URL, key and timeout (``call_timeout``) come from this client; ``options`` go to
         ``openai.OpenAI`` (``max_retries``, ``http_client``...). Needs ``nbext[llm]``.
+        On a load-balancing endpoint the URL is its base's ``/v1`` (a ``Client`` reads
+        its record; an ``AsyncClient`` knows it once ``await endpoint.http()`` did).
         """
         client = self._client
-        return sync_openai(client.config, self.id, client._ctx.call_timeout, options)
+        return sync_openai(client.config, self._openai_url(), client._ctx.call_timeout, options)
 
     def async_openai(self, **options: Any) -> openai_package.AsyncOpenAI:
         """``openai()``, as the package's ``AsyncOpenAI``."""
         client = self._client
-        return async_openai(client.config, self.id, client._ctx.call_timeout, options)
+        return async_openai(client.config, self._openai_url(), client._ctx.call_timeout, options)
+
+    def _openai_url(self) -> str:
+        bases = self._client._lb_bases
+        if self.id not in bases and isinstance(self, Endpoint):  # its record, read now
+            with contextlib.suppress(NbextError):  # unread: the queue route says what is wrong
+                bases[self.id] = lb_base(self._client.endpoints.get(self.id))
+        base = bases.get(self.id)
+        return f"{base}/v1" if base else openai_base_url(self._client.serverless_url, self.id)
+
+    def _settings(self, record: EndpointRecord, awaited: bool) -> dict[str, Any]:
+        client, config = self._client, self._client.config
+        base = base_url(record)
+        client._lb_bases[self.id] = base
+        assert config.api_key is not None
+        checks = Checks(base, self.id, config.api_key, config.key_source)
+        agent = client._destination().user_agent
+        timeouts = client._ctx.timeout, client._ctx.wait_timeout
+        return settings(base, client._auth, agent, timeouts, checks, awaited=awaited)
+
+    def _lb_client(self, record: EndpointRecord) -> httpx.Client:
+        return httpx.Client(**self._settings(record, awaited=False))
+
+    def _lb_async_client(self, record: EndpointRecord) -> httpx.AsyncClient:
+        return httpx.AsyncClient(**self._settings(record, awaited=True))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
@@ -377,6 +425,8 @@ class Endpoint(_EndpointBase):
     batch = blocking(create, then=_batch_handle)
     batches = blocking(listing)
     get_batch = blocking(found, then=_batch_handle)
+    http = blocking(_http, then=_EndpointBase._lb_client)
+    async_http = blocking(_async_http, then=_EndpointBase._lb_async_client)
 
 
 class Job(_JobBase):
@@ -430,6 +480,8 @@ class AsyncEndpoint(_EndpointBase):
     batch = awaiting(create, then=_batch_handle)
     batches = awaiting(listing)
     get_batch = awaiting(found, then=_batch_handle)
+    http = awaiting(_http, then=_EndpointBase._lb_client)
+    async_http = awaiting(_async_http, then=_EndpointBase._lb_async_client)
 
 
 class AsyncJob(_JobBase):

@@ -1,9 +1,10 @@
 """``endpoint.openai()``: the official ``openai`` package, set up for one endpoint.
 
 An LLM endpoint answers OpenAI's API at ``{serverless_url}/{endpoint_id}/openai/v1``
-(docs/openai.md). Users already know the ``openai`` package, and it already handles
-OpenAI's shapes, streaming and errors well, so nbext writes no OpenAI client of its
-own: it hands back the package's client with the URL, the key and a timeout from this
+(docs/openai.md); a load-balancing one whose server speaks it (vLLM's, say) at its
+own ``{base}/v1``. Users already know the ``openai`` package, and it already handles
+OpenAI's shapes, streaming and errors well, so nbext writes no OpenAI client of its own:
+it hands back the package's client with the URL, the key and a timeout from this
 client's settings. The package is an extra (``nbext[llm]``), imported only here.
 """
 
@@ -38,29 +39,27 @@ def _package() -> Any:
         ) from None
 
 
-def _settings(config: ClientConfig, endpoint_id: str, timeout: float) -> dict[str, Any]:
+def _settings(config: ClientConfig, url: str, timeout: float) -> dict[str, Any]:
     assert config.api_key is not None  # a client is never made without one
     return {
-        "base_url": openai_base_url(config.serverless_url, endpoint_id),
+        "base_url": url,
         "api_key": config.api_key.reveal(),
         "timeout": timeout,
     }
 
 
 def sync_openai(
-    config: ClientConfig, endpoint_id: str, timeout: float, options: dict[str, Any]
+    config: ClientConfig, url: str, timeout: float, options: dict[str, Any]
 ) -> openai.OpenAI:
-    """An ``openai.OpenAI`` for the endpoint; ``options`` go to its constructor."""
-    made: openai.OpenAI = _package().OpenAI(
-        **{**_settings(config, endpoint_id, timeout), **options}
-    )
+    """An ``openai.OpenAI`` on ``url``; ``options`` go to its constructor."""
+    made: openai.OpenAI = _package().OpenAI(**{**_settings(config, url, timeout), **options})
     return made
 
 
 def async_openai(
-    config: ClientConfig, endpoint_id: str, timeout: float, options: dict[str, Any]
+    config: ClientConfig, url: str, timeout: float, options: dict[str, Any]
 ) -> openai.AsyncOpenAI:
-    """An ``openai.AsyncOpenAI`` for the endpoint; ``options`` go to its constructor."""
-    settings = {**_settings(config, endpoint_id, timeout), **options}
+    """An ``openai.AsyncOpenAI`` on ``url``; ``options`` go to its constructor."""
+    settings = {**_settings(config, url, timeout), **options}
     made: openai.AsyncOpenAI = _package().AsyncOpenAI(**settings)
     return made

@@ -28,10 +28,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
 from nbext import media
 from nbext.client import JobCost
 
 from .cost import cost_html, cost_text
+from .display.table import Table
 from .display.text import (
     EXPANDED_CHARS,
     compact_json,
@@ -50,6 +53,8 @@ if TYPE_CHECKING:
 PLAIN_TEXT_CHARS = 2_000
 """How much streamed text (or error) the ``text/plain`` form of a job carries."""
 STREAM_STYLE = "white-space:pre-wrap;margin:0.3em 0;max-height:24em;overflow:auto"
+TABLE_ROWS = 100
+"""Rows of an output's records shown as a table (the JSON preview has them all)."""
 
 
 @dataclass(frozen=True)
@@ -121,13 +126,16 @@ def stream_html(text: str, limit: int | None = None) -> str:
 
 
 def output_html(output: Any, *, full_size_files: bool = True) -> str:
-    """The output's media as a gallery, above a JSON preview that opens.
+    """The output's media as a gallery, or its records (a list of objects) as a table,
+    above a JSON preview that opens.
 
     ``full_size_files=False`` writes no full-size file (a streamed preview, replaced a
     moment later: the job's output, drawn at its end, is what the files are for)."""
     found, readable = _media_of(output)
     folder = MEDIA.full_size_dir if full_size_files else ""
     gallery = _gallery_of(output, found, folder).html if found else ""
+    if isinstance(output, list) and output and all(isinstance(r, dict) for r in output):
+        gallery += Table(pd.DataFrame(output[:TABLE_ROWS]))._repr_html_()  # records
     summary = html.escape(compact_json(readable))
     full = html.escape(shorten(to_json(readable, indent=2), EXPANDED_CHARS))
     return (

@@ -23,6 +23,7 @@ from ..connection import Connection
 from ..ipython import (
     argument,
     cell_magic,
+    line_cell_magic,
     line_magic,
     magic_arguments,
     no_var_expand,
@@ -46,6 +47,7 @@ from . import (  # noqa: F401  (they register subcommands)
 from .chat import run_chat
 from .commands import SUBCOMMANDS, dispatch, help_text
 from .common import parse_line
+from .http import METHODS, run_http
 from .job import job_option_arguments, run_job
 
 
@@ -230,6 +232,34 @@ class RunpodMagics(Magics):
             What is a cold start?
         """
         run_chat(self, parse_line(self.runpod_chat, line), cell)
+
+    @no_var_expand
+    @magic_arguments("%runpod_http")
+    @argument("endpoint", help="the endpoint id (a load-balancing endpoint)")
+    @argument("method", type=str.upper, choices=METHODS, help="the HTTP method")
+    @argument("path", help="the worker's path, such as /generate")
+    @argument("--python", action="store_true", help="the body is a Python expression, not JSON")
+    @argument(
+        "-H",
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="a request header (repeatable), e.g. 'X-Runpod-Worker-Id: strict ID'",
+    )
+    @argument("-o", "--output", metavar="NAME", help="store the answer in NAME")
+    @argument("--no-raise", action="store_true", help="a failed request does not stop the notebook")
+    @line_cell_magic
+    def runpod_http(self, line: str, cell: str | None = None) -> None:
+        """Send the cell as a request to a load-balancing endpoint; show the answer.
+
+        The body is JSON, or with --python a Python expression (a dict or list goes as
+        JSON, a str as text, bytes as they are); as a line magic (one %), no body.
+        -o NAME keeps the answer (JSON's value, text or bytes). Example::
+
+            %%runpod_http my-api POST /generate -o out
+            {"prompt": "hello"}
+        """
+        run_http(self, parse_line(self.runpod_http, line), cell or "")
 
     @no_var_expand
     @line_magic

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pandas as pd
 from IPython.core.error import UsageError
 from IPython.display import DisplayHandle, display
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
 
     from ..connection import Service
 
+WORKER_HEADER = "X-Runpod-Worker-Id"
+"""Which worker answered a load-balancing endpoint's request (kept as the turn's job id)."""
 MODELS_TIMEOUT = 120.0
 """Seconds to wait for an endpoint's model list (a cold worker may have to start)."""
 
@@ -149,28 +152,45 @@ class _Chat:
             if self.magics.raise_on_failure and not self.args.no_raise:
                 raise ChatFailed(one_line(message) + " (--no-raise lets the notebook go on)")
             return
-        conversation.turns.append(Turn("user", self.text))
-        reply = Turn("assistant", view.answer, conversation.model, job.id)
-        reply.ttft_s, reply.tokens, reply.tokens_per_s = view.ttft_s, view.tokens, view.tokens_per_s
-        conversation.turns.append(reply)
-        store(self.magics, self.output_name, view.answer)
+        _keep(self.magics, conversation, self.text, view, self.output_name)
+
+
+def _checked(magics: Magics, args: argparse.Namespace, cell: str) -> tuple[str, str | None]:
+    """The message and the ``-o`` name, each refused in one line if wrong."""
+    text = cell.strip()
+    if not text:
+        raise UsageError("%%runpod_chat ENDPOINT: the cell body is your message, and it is empty")
+    return text, check_name(args.output)
+
+
+def _conversation(magics: Magics, args: argparse.Namespace) -> Conversation:
+    conversation = conversation_for(magics, args.endpoint, new=args.new)
+    if args.system is not None:
+        conversation.system = args.system or None
+    if args.model:
+        conversation.model = args.model
+    return conversation
+
+
+def _keep(
+    magics: Magics, conversation: Conversation, text: str, view: ChatView, name: str | None
+) -> None:
+    """A completed answer: its turn in the conversation, its text in ``-o NAME``."""
+    conversation.turns.append(Turn("user", text))
+    reply = Turn("assistant", view.answer, conversation.model, view.job_id)
+    reply.ttft_s, reply.tokens, reply.tokens_per_s = view.ttft_s, view.tokens, view.tokens_per_s
+    conversation.turns.append(reply)
+    store(magics, name, view.answer)
 
 
 def _start(magics: Magics, args: argparse.Namespace, cell: str, *, hint: str = STOP_HINT) -> _Chat:
     """Check the cell, show the answer's panel and submit the job."""
-    text = cell.strip()
-    if not text:
-        raise UsageError("%%runpod_chat ENDPOINT: the cell body is your message, and it is empty")
-    output_name = check_name(args.output)
-    conversation = conversation_for(magics, args.endpoint, new=args.new)
-    if args.system is not None:
-        conversation.system = args.system or None
+    text, output_name = _checked(magics, args, cell)
+    conversation = _conversation(magics, args)
     with usage_errors():
         service = magics.connection.service()
     endpoint = service.client.endpoint(args.endpoint)
-    if args.model:
-        conversation.model = args.model
-    elif conversation.model is None:
+    if conversation.model is None:
         with usage_errors(f"endpoint {args.endpoint!r}"):
             try:
                 conversation.model = served_model(endpoint)
@@ -191,6 +211,8 @@ def _start(magics: Magics, args: argparse.Namespace, cell: str, *, hint: str = S
 def run_chat(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """The cell magic's body, after its arguments were parsed: blocks until the end,
     Ctrl-C stops it."""
+    if (http := _load_balancing(magics, args)) is not None:
+        return run_chat_http(magics, args, cell, http)
     chat = _start(magics, args, cell)
     with chat.outcomes():
         try:
@@ -204,7 +226,10 @@ def run_chat(magics: Magics, args: argparse.Namespace, cell: str) -> None:
 
 async def run_chat_async(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """The same in a cell that awaits (``nbext.notebook.awaiting``): the kernel hears
-    the Cancel button under the answer while it streams, and Ctrl-C as before."""
+    the Cancel button under the answer while it streams, and Ctrl-C as before. (A
+    load-balancing endpoint's answer is read as a blocking cell reads it.)"""
+    if (http := _load_balancing(magics, args)) is not None:
+        return run_chat_http(magics, args, cell, http)
     chat = _start(magics, args, cell, hint=CANCEL_HINT)
     client = chat.service.async_client()
     job = client.endpoint(chat.job.endpoint_id).job(chat.job.id)
@@ -224,6 +249,47 @@ async def run_chat_async(magics: Magics, args: argparse.Namespace, cell: str) ->
     finally:
         button.remove()
     chat.conclude()
+
+
+def _load_balancing(magics: Magics, args: argparse.Namespace) -> httpx.Client | None:
+    """The endpoint's ``http()`` when it is a load-balancing one; None for a queue
+    endpoint (or one whose record cannot be read: its job's error will say why)."""
+    with usage_errors(), contextlib.suppress(NbextError):
+        return magics.connection.service().client.endpoint(args.endpoint).http()
+    return None
+
+
+def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: httpx.Client) -> None:
+    """A load-balancing endpoint whose server speaks OpenAI's API (vLLM's, the
+    emulator's ``llm-lb``): the same request, conversation and panel, sent to its own
+    ``/v1/chat/completions``; Ctrl-C closes the answer (there is no job to cancel)."""
+    text, output_name = _checked(magics, args, cell)
+    conversation = _conversation(magics, args)
+    with http:
+        if conversation.model is None:
+            with usage_errors(f"endpoint {args.endpoint!r}"):
+                models = http.get(MODELS_ROUTE).json().get("data") or [{}]
+            conversation.model = models[0].get("id")
+        body = request_body(args, conversation, text)
+        view = ChatView(args.endpoint, conversation.model, text, hint=STOP_HINT.split(" and ")[0])
+        store(magics, output_name, None)
+        handle = display(view.bundle(), raw=True, display_id=True)  # type: ignore[no-untyped-call]
+        answer = _Answer(view, handle, magics.connection.redact)
+        try:
+            with http.stream("POST", CHAT_ROUTE, json=body) as response:
+                view.job_id = response.headers.get(WORKER_HEADER)
+                for piece in response.iter_text():
+                    answer.take(piece)
+            answer.finish(JobResult(id="-", status=JobStatus.COMPLETED))
+        except KeyboardInterrupt:
+            answer.end("CANCELLED", note="stopped by Ctrl-C")
+            raise Interrupted(f"the answer of {args.endpoint!r} was stopped") from None
+        except (NotAChatEndpoint, NbextError, httpx.HTTPError) as exc:
+            not_chat = isinstance(exc, NotAChatEndpoint)
+            said = _not_chat(args.endpoint, exc) if not_chat else f"{type(exc).__name__}: {exc}"
+            answer.end("FAILED", error=one_line(magics.connection.redact(said)))
+            raise UsageError(one_line(magics.connection.redact(said))) from None
+    _keep(magics, conversation, text, view, output_name)
 
 
 class CancelButton:

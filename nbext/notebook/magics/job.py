@@ -36,28 +36,37 @@ if TYPE_CHECKING:
 
 def parse_input(cell: str, *, python: bool, namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The job's input from the cell body; a mistake is a one-line UsageError."""
+    value = cell_value(cell, python=python, namespace=namespace)
+    if not isinstance(value, Mapping):
+        got = type(value).__name__ if python else _kind(value)
+        what = (
+            "--python: the expression must give a dict"
+            if python
+            else "the cell body must be a JSON object"
+        )
+        raise UsageError(f"{what} (the job's input), got {got}")
+    return dict(value)
+
+
+def cell_value(cell: str, *, python: bool, namespace: Mapping[str, Any]) -> Any:
+    """The cell body as JSON, or with ``python`` as a Python expression evaluated in
+    the notebook; a mistake is a one-line UsageError."""
     if python:
         try:
-            code = compile(cell.strip(), "<runpod_job input>", "eval")
+            code = compile(cell.strip(), "<cell body>", "eval")
         except SyntaxError as exc:
             raise UsageError(
                 f"--python: the cell body must be one Python expression: {exc.msg} "
                 f"(line {exc.lineno}, column {exc.offset})"
             ) from None
         try:
-            value = eval(code, dict(namespace))
+            return eval(code, dict(namespace))
         except Exception as exc:
             raise UsageError(
                 one_line(f"--python: evaluating the cell body raised {type(exc).__name__}: {exc}")
             ) from None
-        if not isinstance(value, Mapping):
-            raise UsageError(
-                f"--python: the expression must give a dict (the job's input), "
-                f"got {type(value).__name__}"
-            )
-        return dict(value)
     try:
-        value = json.loads(cell)
+        return json.loads(cell)
     except json.JSONDecodeError as exc:
         lines = cell.splitlines() or [""]
         text = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else ""
@@ -68,11 +77,6 @@ def parse_input(cell: str, *, python: bool, namespace: Mapping[str, Any]) -> dic
             + (f" (in `{near}`)" if near else "")
             + "; use --python for a Python expression"
         ) from None
-    if not isinstance(value, dict):
-        raise UsageError(
-            f"the cell body must be a JSON object (the job's input), got {_kind(value)}"
-        )
-    return value
 
 
 def _kind(value: Any) -> str:

@@ -75,8 +75,23 @@ EXTERNAL = "external"
 JOB_HELP = f"the job id, or {LAST!r} for the newest job this kernel submitted"
 
 
-def record_of(magics: Magics, job_id: str, endpoint: str | None) -> JobRecord:
-    """A job by id (or ``last``): this kernel's records, or (with ``--endpoint``) any job."""
+REQUEST_VIA = "http "
+"""How a request of ``%%runpod_http`` is listed among the jobs (``via``)."""
+
+
+def record_of(
+    magics: Magics, job: str, endpoint: str | None, *, requests: bool = False
+) -> JobRecord:
+    """A job by id (or ``last``): this kernel's records, or (with ``--endpoint``) any job;
+    a request to a load-balancing endpoint only where ``requests`` (it has no job)."""
+    record = _record_of(magics, job, endpoint)
+    if record.via.startswith(REQUEST_VIA) and not requests:
+        what = f"{record.via.removeprefix(REQUEST_VIA)} to {record.endpoint_id!r}"
+        raise UsageError(f"{record.id} is a request ({what}), not a job: send it again")
+    return record
+
+
+def _record_of(magics: Magics, job_id: str, endpoint: str | None) -> JobRecord:
     if job_id == LAST:
         if endpoint is not None:
             raise UsageError(f"--endpoint names a job's endpoint by id; {LAST!r} needs none")

@@ -24,7 +24,7 @@ from ..errors import describe
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics
-from .jobs import JOB_HELP, LAST, record_of
+from .jobs import JOB_HELP, LAST, REQUEST_VIA, record_of
 
 if TYPE_CHECKING:
     import argparse
@@ -174,6 +174,31 @@ def _removed(found: Findings) -> list[tuple[str, str]]:
     ]
 
 
+def why_request(client: Client, endpoint_id: str, via: str, result: JobResult | None) -> None:
+    """A request to a load-balancing endpoint: how it ended, and the endpoint now, with
+    the log of the worker that answered, or else of one that is starting or unhealthy
+    (a server that never listens, or fails its health check, says why in its log)."""
+    worker = result.worker_id if result is not None else None
+    if worker is None:
+        try:
+            listed = client.endpoints.workers(endpoint_id)
+        except NbextError:
+            listed = []
+        stuck = ("INITIALIZING", "UNHEALTHY")
+        worker = next((w.id for w in listed if w.status.upper() in stuck), None)
+    found = client.endpoint(endpoint_id).diagnose(worker)
+    state = result.status.value if result is not None else "state unknown"
+    print(f"request {via.removeprefix(REQUEST_VIA)} on {endpoint_id!r}: {state}")
+    if result is not None and result.error:
+        print(f"error: {result.error}")
+    print(f"the endpoint now: {found.cause}")
+    if found.tail is not None and found.tail.lines:
+        logs = f"%runpod logs {endpoint_id} --worker {found.tail.worker}"
+        print(f"worker log (last lines), next: {logs}")
+        for line in found.tail.lines[-LOG_LINES:]:
+            print(f"   {found.tail.worker}: {line}")
+
+
 @subcommand("why", "why a job failed, timed out, was cancelled or is stuck: ranked causes")
 @magic_arguments("runpod why")
 @argument("job", nargs="?", default=LAST, help=JOB_HELP + " (default)")
@@ -182,10 +207,12 @@ def why(magics: Magics, args: argparse.Namespace) -> None:
     """Diagnose JOB: its state and error, the endpoint's health and settings, the
     worker's last log lines; then one to three causes, each with the command to run next.
     """
-    record = record_of(magics, args.job, args.endpoint)
+    record = record_of(magics, args.job, args.endpoint, requests=True)
     service = magics.connection.service_named(record.service)
     if service is None:
         raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
+    if record.via.startswith(REQUEST_VIA):
+        return why_request(service.client, record.endpoint_id, record.via, record.result)
     found = gather(service.client, record.id, record.endpoint_id)
     found.execution_timeout, found.ttl = record.execution_timeout, record.ttl
     found.age = (datetime.now(UTC) - record.submitted).total_seconds()

@@ -1,0 +1,124 @@
+"""``endpoint.http()``: an httpx client for a load-balancing endpoint's own paths.
+
+A load-balancing endpoint (REST v2 ``type: LOAD_BALANCER``) takes no jobs: requests go
+through the balancer to a worker's own server, at its own paths under the record's
+``requestUrls.base`` (``https://ID.api.runpod.ai`` on the service). Users know httpx and
+the server's API is theirs, so nbext wraps no verbs: it hands back an httpx client with
+that base, the key (an ``httpx.Auth``: no repr shows it), this client's timeouts, and two
+hooks, the one way its answers meet the client's errors: a body over the service's 30 MB
+is refused before it is sent, and an error status raises the client's error for it
+(``error_from_response``, as every call's), naming the worker that answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from nbext.models.v2 import Endpoint as EndpointRecord
+
+from ._calls import Call, error_from_response
+from ._config import Secret
+from ._errors import BadRequest, PayloadTooLarge
+from ._retry import Kind
+from ._transport import CONNECT_TIMEOUT
+
+LOAD_BALANCER = "LOAD_BALANCER"
+BODY_LIMIT = 30 * 1024 * 1024
+"""The service's limit on a load-balancing request's body (and its answer's)."""
+WORKER_HEADER = "X-Runpod-Worker-Id"
+"""The worker that answered; sent back (``ID``, ``strict ID``, ``strict-resume ID``) it
+asks for that worker (docs/behaviour.md#load-balancing-endpoints-from-the-client)."""
+
+
+def lb_base(record: EndpointRecord) -> str | None:
+    """Where a load-balancing endpoint's worker paths are; None for a queue endpoint."""
+    urls = record.request_urls
+    return urls.base.rstrip("/") if record.type == LOAD_BALANCER and urls and urls.base else None
+
+
+def base_url(record: EndpointRecord) -> str:
+    """``lb_base``, refused in one line for a queue endpoint."""
+    base = lb_base(record)
+    if base is None:
+        reason = (
+            f"endpoint {record.id!r} is queue-based ({record.type or 'QUEUE'}): send it jobs "
+            "with run() or run_sync(); http() is for load-balancing endpoints"
+        )
+        raise BadRequest(
+            reason, status=400, sent=False, operation="http", endpoint_id=record.id, reason=reason
+        )
+    return base
+
+
+class Checks:
+    """The hooks of one endpoint's httpx client: oversized requests refused, error
+    answers raised as the client's errors (read whole first: the error quotes them)."""
+
+    def __init__(self, base: str, endpoint_id: str, secret: Secret, key_source: str | None) -> None:
+        self.prefix = httpx.URL(base).path.rstrip("/")
+        """The base's own path (the emulator's ``/lb/ID``): messages name the worker's."""
+        self.endpoint_id = endpoint_id
+        self.secret = secret
+        self.key_source = key_source
+
+    def request(self, request: httpx.Request) -> None:
+        size = int(request.headers.get("content-length") or 0)
+        if size > BODY_LIMIT:
+            reason = f"the body is {size:,} bytes, over the service's {BODY_LIMIT:,}"
+            path = self._path(request)
+            raise PayloadTooLarge(
+                f"{request.method} {path} (endpoint {self.endpoint_id!r}): {reason}",
+                status=413,
+                sent=False,
+                method=request.method,
+                path=path,
+                operation="http",
+                endpoint_id=self.endpoint_id,
+                reason=reason,
+            )
+
+    def response(self, response: httpx.Response) -> None:
+        if response.is_error:
+            response.read()
+            raise self._error(response)
+
+    async def arequest(self, request: httpx.Request) -> None:
+        self.request(request)
+
+    async def aresponse(self, response: httpx.Response) -> None:
+        if response.is_error:
+            await response.aread()
+            raise self._error(response)
+
+    def _error(self, response: httpx.Response) -> Exception:
+        worker = response.headers.get(WORKER_HEADER)
+        subject = f"endpoint {self.endpoint_id!r}" + (f", worker {worker}" if worker else "")
+        request = response.request
+        call = Call(
+            request.method, self._path(request), "http", Kind.IDEMPOTENT, self.endpoint_id,
+            subject=subject,
+        )  # fmt: skip
+        return error_from_response(call, response, self.secret, self.key_source)
+
+    def _path(self, request: httpx.Request) -> str:
+        return request.url.path.removeprefix(self.prefix) or "/"
+
+
+def settings(
+    base: str, auth: httpx.Auth, agent: str, timeouts: tuple[float, float], checks: Checks, *,
+    awaited: bool,
+) -> dict[str, Any]:  # fmt: skip
+    """An httpx client's arguments: each read may take the ``wait_timeout`` of
+    ``timeouts`` (a request may wait 2 minutes for a worker, then run 5.5), connecting,
+    writing and waiting for a free connection its ``timeout``."""
+    timeout, wait = timeouts
+    hooks: dict[str, list[Callable[..., Any]]] = {
+        "request": [checks.arequest if awaited else checks.request],
+        "response": [checks.aresponse if awaited else checks.response],
+    }
+    limits = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT), read=max(timeout, wait))
+    return {"base_url": base, "auth": auth, "headers": {"User-Agent": agent}, "timeout": limits,
+            "event_hooks": hooks}  # fmt: skip

@@ -1,0 +1,200 @@
+"""``endpoint.http()``, ``async_http()`` and ``openai()`` on load-balancing endpoints.
+
+Real workers: a FastAPI server and one of the standard library's ``http.server``, run
+unmodified by a real emulator, reached through the real client; the ``openai`` package
+against the emulator's load-balancing demo (``llm-lb``). Waits are bounded polls of a
+condition, never sleeps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from nbext.client import (
+    AsyncClient,
+    BadRequest,
+    Client,
+    NotFound,
+    PayloadTooLarge,
+    ServerError,
+    Unauthorized,
+)
+from nbext.emulator import Emulator, EmulatorServer
+from tests.lb_servers import FASTAPI_SERVER, STDLIB_SERVER, write
+
+KEY = "rpa_5C0FFEE0DDBA11F00D5EED1234567890ABCDEF42"
+START_S = 60.0
+"""Bound for a worker process to start (far above what it takes)."""
+
+
+def until(condition: Callable[[], object], what: str, timeout: float = START_S) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Emulator, EmulatorServer]]:
+    folder = tmp_path_factory.mktemp("lb")
+    emu = Emulator(api_key=KEY)
+    server = EmulatorServer(emu).start()
+    emu.deploy_worker(
+        write(folder, "app.py", FASTAPI_SERVER), endpoint_id="api", load_balancer=True
+    )
+    emu.deploy_worker(
+        write(folder, "plain.py", STDLIB_SERVER), endpoint_id="plain", load_balancer=True
+    )
+    emu.ensure_deployed("echo", "echo")
+    emu.ensure_deployed("llm-lb", "llm-lb")
+    try:
+        yield emu, server
+    finally:
+        server.stop()
+        emu.close()
+
+
+@pytest.fixture
+def client(served: tuple[Emulator, EmulatorServer]) -> Iterator[Client]:
+    _, server = served
+    with Client(KEY, serverless_url=server.serverless_url, base_url=f"{server.url}/v2") as c:
+        yield c
+
+
+def test_http_is_an_httpx_client_on_the_record_s_base_with_the_key(client: Client) -> None:
+    record = client.endpoints.get("api")
+    assert record.type == "LOAD_BALANCER" and record.request_urls is not None
+    with client.endpoint("api").http() as http:
+        assert isinstance(http, httpx.Client)
+        assert str(http.base_url).rstrip("/") == record.request_urls.base
+        assert KEY not in repr(http.headers) and KEY not in repr(http.auth)
+        answer = http.post("/echo", json={"text": "hi"})  # through the cold start
+        assert answer.json() == {"text": "hi"}
+        assert answer.headers["X-Runpod-Worker-Id"].startswith("worker-")
+        assert http.get("/items").json()[2] == {"id": 2, "square": 4}
+        assert http.timeout.read == client._ctx.wait_timeout  # a request may wait for a worker
+
+
+def test_a_standard_library_server_serves_as_well(client: Client) -> None:
+    with client.endpoint("plain").http() as http:
+        assert http.post("/anything", content=b'{"n": 1}').json() == {"n": 1}
+
+
+@pytest.mark.anyio
+async def test_async_http_streams_server_sent_events(
+    served: tuple[Emulator, EmulatorServer],
+) -> None:
+    _, server = served
+    async with AsyncClient(
+        KEY, serverless_url=server.serverless_url, base_url=f"{server.url}/v2"
+    ) as aclient:
+        http = await aclient.endpoint("api").async_http()
+        assert isinstance(http, httpx.AsyncClient)
+        async with http, http.stream("GET", "/count") as answer:
+            lines = [line async for line in answer.aiter_lines() if line]
+        assert lines == ["data: one", "data: two"]
+        # the record was read: openai() of this client now knows the endpoint's base
+        assert str(aclient.endpoint("api").openai().base_url) == f"{http.base_url}v1/"
+
+
+def test_error_answers_are_the_client_s_errors_naming_path_and_worker(client: Client) -> None:
+    with client.endpoint("api").http() as http:
+        http.get("/items")  # a worker is up
+        with pytest.raises(NotFound) as gone:
+            http.get("/items", headers={"X-Runpod-Worker-Id": "strict worker-gone"})
+        assert gone.value.reason == "affinity_worker_gone" and gone.value.status == 404
+        assert str(gone.value) == "404 on GET /items (endpoint 'api'): affinity_worker_gone"
+        with pytest.raises(Exception) as teapot:
+            http.get("/teapot")  # the worker's own error status
+        assert getattr(teapot.value, "status", None) == 418
+        assert "no coffee here" in str(teapot.value) and "worker worker-" in str(teapot.value)
+        http.auth = None  # as a request without the key
+        with pytest.raises(Unauthorized):
+            http.get("/items")
+
+
+def test_a_body_over_30_mb_is_refused_before_it_is_sent(client: Client) -> None:
+    with client.endpoint("api").http() as http, pytest.raises(PayloadTooLarge) as refused:
+        http.post("/echo", content=b"x" * (30 * 1024 * 1024 + 1))
+    assert refused.value.sent is False
+    assert str(refused.value) == (
+        "POST /echo (endpoint 'api'): the body is 31,457,281 bytes, over the service's 31,457,280"
+    )
+
+
+def test_a_crashed_worker_s_request_is_a_server_error_and_a_new_worker_answers_later(
+    client: Client,
+) -> None:
+    with client.endpoint("plain").http() as http:
+        http.get("/ok")
+        with pytest.raises(ServerError) as crashed:
+            http.post("/crash", content=b"{}")
+        assert crashed.value.status == 502 and crashed.value.reason == "worker connection lost"
+
+        def answered() -> bool:
+            try:
+                return http.get("/ok").json() == {"ok": True}
+            except ServerError:
+                return False
+
+        until(answered, "a worker to answer again")
+
+
+def test_each_kind_of_endpoint_refuses_the_other_s_calls_in_one_line(client: Client) -> None:
+    with pytest.raises(BadRequest) as queue:
+        client.endpoint("echo").http()
+    assert queue.value.sent is False and str(queue.value) == (
+        "endpoint 'echo' is queue-based (QUEUE): send it jobs with run() or run_sync(); "
+        "http() is for load-balancing endpoints"
+    )
+    with pytest.raises(BadRequest) as lb:
+        client.endpoint("api").run({"text": "hi"})
+    assert "is a load-balancing endpoint" in str(lb.value) and "\n" not in str(lb.value)
+    with pytest.raises(NotFound):
+        client.endpoint("nope").http()
+
+
+def test_the_openai_package_chats_with_the_load_balancing_demo(client: Client) -> None:
+    llm = client.endpoint("llm-lb").openai(max_retries=0)
+    base = client.endpoints.get("llm-lb").request_urls
+    assert base is not None and str(llm.base_url) == f"{base.base}/v1/"
+    assert isinstance(llm, openai.OpenAI)
+    model = llm.models.list().data[0].id
+    stream = llm.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "hi"}], max_tokens=3, stream=True
+    )
+    pieces = [c.choices[0].delta.content for c in stream if c.choices]
+    assert len([p for p in pieces if p]) == 3
+    assert str(client.endpoint("echo").openai().base_url).endswith("/echo/openai/v1/")
+
+
+def test_a_cold_start_s_request_waits_for_the_first_200(
+    served: tuple[Emulator, EmulatorServer], client: Client, tmp_path: Path
+) -> None:
+    emu, _ = served
+    ready = tmp_path / "ready"
+    emu.deploy_worker(
+        write(tmp_path, "cold.py", FASTAPI_SERVER),
+        endpoint_id="cold",
+        load_balancer=True,
+        env={"READY_FILE": str(ready)},
+    )
+    endpoint = client.endpoint("cold")
+    answers: list[httpx.Response] = []
+    with endpoint.http() as http:
+        import threading
+
+        sender = threading.Thread(target=lambda: answers.append(http.get("/items")))
+        sender.start()
+        until(lambda: endpoint.health().workers.initializing == 1, "a worker at 204")
+        assert "cold start" in endpoint.diagnose().cause and not answers
+        ready.touch()
+        sender.join(START_S)
+    assert answers and answers[0].status_code == 200

@@ -1,0 +1,182 @@
+"""``%%runpod_http`` in a real IPython shell, on real load-balancing workers.
+
+A FastAPI server runs unmodified as the endpoint's workers (``tests/lb_servers.py``); a
+test ends a cold start or lets an event stream go on by creating a file the server
+looks for, from a thread that waits until the panel shows what it must show first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+
+from tests.lb_servers import FASTAPI_SERVER, write
+
+from .conftest import Notebook
+
+START_S = 60.0
+
+
+def deploy(nb: Notebook, folder: Path, name: str = "api", **env: str) -> None:
+    script = write(folder, f"{name}.py", FASTAPI_SERVER)
+    nb.emu.deploy_worker(script, endpoint_id=name, load_balancer=True, env=env)
+
+
+def plains(nb: Notebook) -> list[str]:
+    return [str(o["data"].get("text/plain", "")) for o in nb.displays]
+
+
+def final_html(nb: Notebook) -> str:
+    """The last state of the newest panel (its controls' output, emptied, follows it)."""
+    return str(next(o[-1]["text/html"] for o in reversed(nb.outputs()) if "text/html" in o[-1]))
+
+
+def when_shown(nb: Notebook, text: str, then: Callable[[], None]) -> threading.Thread:
+    """A thread that does ``then`` once a display shows ``text``."""
+
+    def wait() -> None:
+        nb.until(lambda: any(text in p for p in plains(nb)), f"{text!r} shown", START_S)
+        then()
+
+    thread = threading.Thread(target=wait, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_json_request_shows_status_worker_and_answer_and_keeps_it(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    deploy(nb, tmp_path)
+    nb.run('%%runpod_http api POST /echo -o out\n{"text": "hi", "n": 2}')
+    assert nb.shell.user_ns["out"] == {"text": "hi", "n": 2}
+    html = final_html(nb)
+    assert 'class="nbext-static nbext-job-panel" data-state="COMPLETED"' in html
+    assert "POST /echo · 200 OK" in html and "nbext-hint" not in html
+    assert "&quot;text&quot;: &quot;hi&quot;" in html
+    frame = nb.run("%runpod jobs --no-refresh -o listed")
+    listed = nb.shell.user_ns["listed"]
+    assert frame is None and isinstance(listed, pd.DataFrame)
+    row = listed.iloc[0]
+    assert row["via"] == "http POST /echo" and row["state"] == "COMPLETED"
+    assert row["endpoint"] == "api" and row["id"].startswith("req-")
+    with pytest.raises(UsageError) as caught:
+        nb.run("%runpod retry last")
+    assert "is a request (POST /echo to 'api'), not a job" in str(caught.value)
+
+
+def test_records_are_a_table_pictures_media_and_text_text(nb: Notebook, tmp_path: Path) -> None:
+    deploy(nb, tmp_path)
+    nb.run("%runpod_http api GET /items")
+    assert "nbext-listing" in final_html(nb) and "square" in final_html(nb)
+    nb.run("%runpod_http api GET /picture -o picture")
+    assert "<img" in final_html(nb) and nb.shell.user_ns["picture"].startswith(b"\x89PNG")
+    nb.run("%runpod_http api GET /hello -o text")
+    assert nb.shell.user_ns["text"].startswith("hello from ")
+    assert "hello from " in final_html(nb)
+
+
+def test_an_event_stream_is_drawn_as_it_arrives(nb: Notebook, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    deploy(nb, tmp_path, GATE_FILE=str(gate))
+    nb.run("%runpod_http api GET /ping")  # a worker is up
+    opener = when_shown(nb, "data: one", gate.touch)
+    nb.run("%runpod_http api GET /count -o events")
+    opener.join()
+    shown = plains(nb)
+    first = next(i for i, p in enumerate(shown) if "data: one" in p)
+    assert "data: two" not in shown[first] and "data: two" in shown[-1]
+    assert nb.shell.user_ns["events"] == "data: one\n\ndata: two\n\n"
+
+
+def test_a_cold_start_is_shown_while_it_lasts_then_timed(nb: Notebook, tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    deploy(nb, tmp_path, READY_FILE=str(ready))
+    opener = when_shown(nb, "initializing", ready.touch)
+    nb.run('%%runpod_http api POST /echo\n{"a": 1}')
+    opener.join()
+    waiting = next(p for p in plains(nb) if "initializing" in p)
+    assert "in queue · workers 0 ready, 1 initializing" in waiting
+    assert "why: cold start: 1 worker initializing, none ready yet" in waiting
+    running = next(p for p in plains(nb) if "running on worker-" in p)
+    assert "· cold start " in running
+    assert "cold start" in final_html(nb) and "200 OK" in final_html(nb)
+
+
+def test_mistakes_are_one_line_before_anything_is_sent(nb: Notebook, tmp_path: Path) -> None:
+    deploy(nb, tmp_path)
+    nb.deploy(lambda job: job["input"], "queue")
+    cases = {
+        "%runpod_http queue GET /": "endpoint 'queue' is queue-based (QUEUE): send it jobs",
+        "%runpod_http api FETCH /": "invalid choice: 'FETCH' (choose from",
+        "%runpod_http api GET items": "PATH is the worker's path and starts with '/'",
+        '%%runpod_http api POST /echo\n{"a": }': "the cell body is not valid JSON",
+        "%runpod_http api GET / -H nothing": "-H takes 'Name: value'",
+    }
+    for cell, said in cases.items():
+        with pytest.raises(UsageError) as caught:
+            nb.run(cell)
+        assert said in str(caught.value) and "\n" not in str(caught.value), cell
+    assert not list(nb.conn.registry)  # nothing was sent
+
+
+def test_an_error_answer_fails_the_cell_in_one_line_unless_no_raise(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    deploy(nb, tmp_path)
+    with pytest.raises(UsageError) as caught:
+        nb.run("%runpod_http api GET /teapot -o tea")
+    assert "418" in str(caught.value) and "no coffee here" in str(caught.value)
+    assert nb.shell.user_ns["tea"] is None
+    assert 'data-state="FAILED"' in final_html(nb)
+    nb.run("%runpod_http api GET /items -H 'X-Runpod-Worker-Id: strict gone' --no-raise")
+    assert "affinity_worker_gone" in final_html(nb)
+
+
+NEVER_LISTENS = """
+import time
+print("loading the model from /models/missing", flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
+@pytest.mark.parametrize("fake_clock", [True])
+def test_a_server_that_never_listens_fails_after_two_minutes_and_why_says_so(
+    nb: Notebook, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.conn.management_api = "v2"
+    nb.emu.deploy_worker(
+        write(tmp_path, "mute.py", NEVER_LISTENS), endpoint_id="mute", load_balancer=True
+    )
+    when_shown(nb, "initializing", lambda: nb.emu.advance(121))
+    with pytest.raises(UsageError) as caught:
+        nb.run("%runpod_http mute GET /items")
+    assert "503" in str(caught.value) and "no workers available" in str(caught.value)
+    assert "\n" not in str(caught.value) and 'data-state="FAILED"' in final_html(nb)
+    nb.until(lambda: "/models/missing" in "\n".join(nb.emu.worker_logs("mute")), "its log", START_S)
+    capsys.readouterr()
+    nb.run("%runpod why")
+    said = capsys.readouterr().out
+    assert "request GET /items on 'mute': FAILED" in said
+    assert "the endpoint now: cold start: 1 worker initializing" in said
+    assert "loading the model from /models/missing" in said
+    nb.run("%runpod health mute")
+    assert "initializing" in nb.last_plain()
+
+
+def test_chat_with_the_load_balancing_demo_goes_on_across_cells(nb: Notebook) -> None:
+    nb.emu.ensure_deployed("llm-lb", "llm-lb")
+    nb.run("%%runpod_chat llm-lb --max-tokens 4 -o first\nWhat is a cold start?")
+    first = nb.shell.user_ns["first"]
+    assert isinstance(first, str) and first
+    final = nb.outputs()[-1][-1]
+    assert 'data-state="COMPLETED"' in final["text/html"] and "4 tokens" in final["text/plain"]
+    nb.run("%%runpod_chat llm-lb --max-tokens 2\nAnd a warm one?")
+    history = nb.run("%runpod chat history llm-lb")
+    assert list(history["role"]) == ["user", "assistant", "user", "assistant"]
+    assert history["job_id"].iloc[1].startswith("worker-")  # which worker answered
