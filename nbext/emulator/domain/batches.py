@@ -114,12 +114,8 @@ class Batch:
         }
 
     def to_record(self) -> Record:
-        return {
-            "id": self.id,
-            "endpoint_id": self.endpoint_id,
-            "status": self.status.value,
-            "created_at": self.created_at,
-        }
+        return {"id": self.id, "endpoint_id": self.endpoint_id,
+                "status": self.status.value, "created_at": self.created_at}  # fmt: skip
 
 
 class Batches:
@@ -310,11 +306,11 @@ class Batches:
         request = batch.requests.get(job.id) if batch is not None else None
         if batch is None or request is None or request.status.is_final:
             return  # (a request's result is its job's first end; a retry is the job's)
-        if job.removed is not None and batch.status is not B.FINALIZED:
+        if job.removed is not None or job.status.is_final:
             batch.fed -= 1
+        if job.removed is not None and batch.status is not B.FINALIZED:
             self._end(batch, request, S.CANCELLED, None)  # its batch no longer runs
         elif job.removed is not None:  # purge-queue, its TTL: the request is queued again
-            batch.fed -= 1
             if request.status is S.IN_PROGRESS:
                 batch.move(request, S.IN_QUEUE)
             batch.pending.appendleft(request)
@@ -324,7 +320,6 @@ class Batches:
             request.started_at = job.started_at
             batch.move(request, S.IN_PROGRESS)
         elif job.status.is_final:
-            batch.fed -= 1
             self._end(batch, request, job.status, job)
             self._feed(batch)
 
@@ -486,12 +481,8 @@ def _kind(value: Any) -> str:
 
 
 def _batch_from_record(record: Record) -> Batch:
-    return Batch(
-        id=str(record["id"]),
-        endpoint_id=str(record["endpoint_id"]),
-        created_at=float(record["created_at"]),
-        status=B(record["status"]),
-    )
+    fields = (str(record["id"]), str(record["endpoint_id"]), float(record["created_at"]))
+    return Batch(*fields, status=B(record["status"]))
 
 
 def _request_from_record(record: Record) -> tuple[str, Request]:
