@@ -1,15 +1,9 @@
 """Batch jobs: a sweep the service keeps and runs, found again from anywhere by its id.
 
-``endpoint.batch(inputs)`` checks every input locally (a JSON object each, at most 5,000),
-is refused by the budget before anything is sent when its estimate exceeds what is left,
-creates a DRAFT, adds the rest in calls of at most 10 MiB, and finalizes it. A ``Batch``
-handle follows it (``wait``), reads its results (``results``) and cancels it; the service
-keeps all of it, so ``endpoint.get_batch(id)`` works from another kernel or tomorrow.
-
-Input order: the service lists a batch's requests in the order they were added, and the
-client adds inputs in order, one call after the other, so request N of the listing is
-input N. Ended requests never change, so the handle keeps those read, from the first on,
-and reads again only from the first that had not ended. (docs/behaviour.md#batches)
+Inputs are checked and priced locally before anything is sent, then added in order, one
+call after the other, so request N of the service's listing is input N. Ended requests
+never change, so a handle keeps those read and reads again only from the first that had
+not ended. (docs/behaviour.md#batches-from-the-client-and-the-notebook)
 """
 
 from __future__ import annotations
@@ -141,13 +135,9 @@ def create(
     *,
     finalize: bool = True,
 ) -> Flow[BatchState]:
-    """Run ``inputs`` (dicts) as a batch the service keeps: return its ``Batch`` handle.
-
-    Creates a DRAFT, adds the inputs in calls of at most 10 MiB, in order (request N is
-    input N), and finalizes it unless ``finalize=False``. Refused before anything is sent:
-    more than 5,000 inputs, one that is not a JSON object, one over 10 MiB, none to
-    finalize, and a batch whose estimate exceeds what is left of ``budget_usd``.
-    """
+    """Run ``inputs`` (dicts) as a batch the service keeps, finalized unless
+    ``finalize=False``: its state. Whatever would be refused (too many inputs, one not a
+    JSON object or over 10 MiB, none to finalize, over the budget) is, before any call."""
     calls = _calls(endpoint_id, inputs)
     count = sum(map(len, calls))
     if finalize and not count:
@@ -220,9 +210,7 @@ def _priced(ctx: Context, state: BatchState, request: BatchRequest) -> Flow[JobC
 
 
 def _results(ctx: Context, state: BatchState) -> Flow[list[BatchRequest]]:
-    """Every request with its result, one per input in input order, read 1,000 a page
-    (only from the first not read ended before); each has ``id``, ``status``,
-    ``output`` or ``error``, and ``started_at``/``completed_at`` (epoch ms)."""
+    """Every request with its result (``output`` or ``error``), in input order."""
     rest = yield from _read(ctx, state)
     return [*state.ended, *rest]
 

@@ -1,18 +1,9 @@
-"""Batch jobs: many requests run as jobs of one endpoint, their results kept with the batch.
-
-A batch is DRAFT while requests are added, FINALIZED once it runs, then CANCELLED or
-FAILED (docs/behaviour.md#batches). Each request runs as a job of the endpoint with the
-request's id and ``batchId`` in its payload, so workers, billing, timeouts and
-``/status`` treat it as any job; when the job ends its result is copied onto the
-request, kept as long as the batch (a job's 30-minute retention does not apply).
-
-Requests go to the endpoint's queue a few at a time (``window``): the service runs
-batches apart from ``/run`` traffic, so a ``/run`` job waits behind at most that many.
-
-Stored (``--db``): a record per batch and per request, a call's in one transaction
-before it is answered, a request's again when it ends. A restart takes back a request
-that had not ended from its job if the job store kept it, else queues it again: every
-request ends with exactly one result.
+"""Batch jobs (docs/behaviour.md#batches): each request runs as a job of the endpoint, so
+workers, billing, timeouts and ``/status`` treat it as any job; its result is copied onto
+the request when the job ends, to outlive the job's retention. Requests reach the queue a
+``window`` at a time, so a ``/run`` job waits behind at most that many. Stored, a call's
+records go in one transaction before it is answered, so a restart ends every request
+with exactly one result.
 """
 
 from __future__ import annotations
@@ -123,12 +114,8 @@ class Batch:
         }
 
     def to_record(self) -> Record:
-        return {
-            "id": self.id,
-            "endpoint_id": self.endpoint_id,
-            "status": self.status.value,
-            "created_at": self.created_at,
-        }
+        return {"id": self.id, "endpoint_id": self.endpoint_id,
+                "status": self.status.value, "created_at": self.created_at}  # fmt: skip
 
 
 class Batches:
@@ -213,9 +200,8 @@ class Batches:
                     f"requests[{i}]: batch {batch_id} has no request {item['id']!r}; "
                     "nothing was changed"
                 )
-            _check_input(item["input"], f"requests[{i}].input")
             changes.append(Request(old.id, item["input"]))
-        self._store(batch, changes)
+        self.store.put_many([(REQUEST, r.id, r.to_record(batch.id)) for r in changes])
         for request in changes:
             batch.requests[request.id].input = request.input
         return batch
@@ -320,11 +306,11 @@ class Batches:
         request = batch.requests.get(job.id) if batch is not None else None
         if batch is None or request is None or request.status.is_final:
             return  # (a request's result is its job's first end; a retry is the job's)
-        if job.removed is not None and batch.status is not B.FINALIZED:
+        if job.removed is not None or job.status.is_final:
             batch.fed -= 1
+        if job.removed is not None and batch.status is not B.FINALIZED:
             self._end(batch, request, S.CANCELLED, None)  # its batch no longer runs
         elif job.removed is not None:  # purge-queue, its TTL: the request is queued again
-            batch.fed -= 1
             if request.status is S.IN_PROGRESS:
                 batch.move(request, S.IN_QUEUE)
             batch.pending.appendleft(request)
@@ -334,7 +320,6 @@ class Batches:
             request.started_at = job.started_at
             batch.move(request, S.IN_PROGRESS)
         elif job.status.is_final:
-            batch.fed -= 1
             self._end(batch, request, job.status, job)
             self._feed(batch)
 
@@ -394,15 +379,10 @@ class Batches:
                 "for some to start"
             )
 
-    def _store(self, batch: Batch, requests: list[Request], *more: Row) -> None:
-        """Write the requests (and ``more``) in one go, or raise with nothing written."""
-        rows = [(REQUEST, r.id, r.to_record(batch.id)) for r in requests]
-        self.store.put_many([*rows, *more])
-
     def _add(self, batch: Batch, inputs: list[dict[str, Any]], *more: Row) -> None:
         """New requests, stored (with ``more``) then kept, or ``StoreFailed`` and none."""
         requests = [Request(str(uuid.uuid4()), value) for value in inputs]
-        self._store(batch, requests, *more)
+        self.store.put_many([*((REQUEST, r.id, r.to_record(batch.id)) for r in requests), *more])
         batch.requests.update((request.id, request) for request in requests)
         batch.counts[S.IN_QUEUE] += len(requests)
 
@@ -472,8 +452,7 @@ def _requests_of(body: Any, shape: str) -> list[Any]:
         or type(body["requests"]) is not list
     ):
         raise InvalidInput(f"request body must be a JSON object such as {shape}, no more")
-    requests: list[Any] = body["requests"]
-    return requests
+    return list(body["requests"])
 
 
 def _inputs(items: list[Any], where: str) -> list[dict[str, Any]]:
@@ -490,29 +469,20 @@ def _check_item(item: Any, at: str, fields: tuple[str, ...]) -> None:
         got = f"fields {', '.join(map(repr, item))}" if isinstance(item, dict) else _kind(item)
         shape = ", ".join(f'"{name}": ...' for name in fields)
         raise InvalidInput(f"{at} must be an object {{{shape}}}, got {got}; nothing was changed")
-    _check_input(item["input"], f"{at}.input")
-
-
-def _check_input(value: Any, at: str) -> None:
-    if not isinstance(value, dict):
-        raise InvalidInput(f"{at} must be a JSON object, got {_kind(value)}; nothing was changed")
+    if not isinstance(item["input"], dict):
+        got = _kind(item["input"])
+        raise InvalidInput(f"{at}.input must be a JSON object, got {got}; nothing was changed")
 
 
 def _kind(value: Any) -> str:
     """A JSON value's type as JSON names it."""
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
-    if value is None:
-        return "null"
-    return names.get(type(value), "a number")
+    return "null" if value is None else names.get(type(value), "a number")
 
 
 def _batch_from_record(record: Record) -> Batch:
-    return Batch(
-        id=str(record["id"]),
-        endpoint_id=str(record["endpoint_id"]),
-        created_at=float(record["created_at"]),
-        status=B(record["status"]),
-    )
+    fields = (str(record["id"]), str(record["endpoint_id"]), float(record["created_at"]))
+    return Batch(*fields, status=B(record["status"]))
 
 
 def _request_from_record(record: Record) -> tuple[str, Request]:
