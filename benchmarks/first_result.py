@@ -49,7 +49,7 @@ _t2 = _t.perf_counter()
 import nbext.emulator
 _t3 = _t.perf_counter()
 %load_ext nbext
-nbext.notebook.connection.current().service()
+nbext.notebook.kernel.current().service()
 _t4 = _t.perf_counter()
 get_ipython().run_cell_magic("runpod_job", "echo -o reply", '{"n": 1}')
 _t5 = _t.perf_counter()
