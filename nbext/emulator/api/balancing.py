@@ -1,14 +1,9 @@
-"""Load-balancing endpoints over HTTP: a request to an endpoint's own URL forwarded to a
-worker's server, its answer streamed back as the worker writes it.
-
-The service gives each endpoint a host, ``https://ENDPOINT_ID.api.runpod.ai``; here one
-port serves all, so an endpoint is reached by the ``Host`` header
-(``http://ID.localhost:PORT/<path>``) or by a path prefix any client can use
-(``http://127.0.0.1:PORT/lb/ID/<path>``, ``requestUrls.base``), both handled in front of
-the application's routes as plain ASGI (docs/behaviour.md#load-balancing-endpoints).
-Which worker, how long to wait, the limits' clocks and billing are the domain's
-(``domain/balancer``); this module moves the bytes, adds ``X-Runpod-Worker-Id`` and
-answers the service's errors. The client's key is checked and never passed on.
+"""Load-balancing endpoints over HTTP: a request to an endpoint's URL (``Host:
+ID.localhost`` or the path prefix ``/lb/ID/``, docs/behaviour.md#load-balancing-endpoints)
+forwarded to a worker's server, its answer streamed back as the worker writes it, in
+front of the application's routes as plain ASGI. Which worker, the waits and billing are
+the domain's (``domain/balancer``); this module moves the bytes, adds
+``X-Runpod-Worker-Id`` and answers the service's errors. The key is never passed on.
 """
 
 from __future__ import annotations
@@ -16,35 +11,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
 import h11
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..domain.balancer import BODY_LIMIT, PROCESSING_S, Lease, Refused
 from ..domain.clock import sleep
-from ..domain.errors import DomainError, NotFound
+from ..domain.errors import DomainError
 from ..emulator import Emulator
 from .http import authorize, error_reply
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
 PREFIX = "/lb/"
 WORKER_HEADER = "x-runpod-worker-id"
-HOP_BY_HOP = frozenset(("connection", "keep-alive", "te", "trailer", "transfer-encoding"))
-NOT_FORWARDED = HOP_BY_HOP | {
-    "upgrade",
-    "host",
-    "authorization",
-    "content-length",
-    "date",
-    "server",
-}
+NOT_FORWARDED = frozenset(
+    ("connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "host")
+) | {"authorization", "content-length", "date", "server"}
 """Neither way: a hop's own headers, the key, lengths (set anew), and what the emulator's
 server says of itself."""
 MB = 1024 * 1024
@@ -76,11 +59,7 @@ class LoadBalancing:
             authorize(self.emulator, headers.get("authorization"))
             body = _Body(headers, receive) if scope["type"] == "http" else None
             balancer = self.emulator.balancer
-            if endpoint_id not in self.emulator.jobs.endpoints:
-                raise NotFound(
-                    f"endpoint {endpoint_id!r} not found; deployed endpoints: "
-                    f"{', '.join(sorted(self.emulator.jobs.endpoints)) or 'none'}"
-                )
+            self.emulator.jobs.endpoint(endpoint_id)  # NotFound, naming those there are
             if self.emulator.endpoint_type(endpoint_id) != "LOAD_BALANCER":
                 raise Refused(
                     400,
@@ -180,10 +159,9 @@ class LoadBalancing:
                 (v.decode() for k, v in response.headers if k == b"content-length"), None
             )
             if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
-                status, error = 502, "response too large"
                 raise Refused(
                     502,
-                    error,
+                    "response too large",
                     f"worker {worker_id} answered {int(declared)} bytes, over the "
                     f"{BODY_LIMIT // MB} MB limit of a response",
                 )
@@ -211,27 +189,22 @@ class LoadBalancing:
             await _refuse(send, exc, worker_id)
         except _ClientGone:
             error = "the client left before its request was sent whole"
-        except asyncio.CancelledError:
-            if not expired:
-                raise
-            task.uncancel()  # the processing limit cancelled it, not the client leaving
-            error = f"worker {worker_id} took longer than {PROCESSING_S:g} s"
-            status = None
-            if not started:
-                await _refuse(send, Refused(504, "request timed out", error), worker_id)
+        except (asyncio.CancelledError, OSError, h11.ProtocolError, _Closed) as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                if not expired:
+                    raise
+                task.uncancel()  # the processing limit cancelled it, not the client leaving
+                status, why = None, f"worker {worker_id} took longer than {PROCESSING_S:g} s"
+                failed = Refused(504, "request timed out", why)
             else:
+                lost, why = True, f"worker {worker_id} closed the connection before it answered"
+                why += f" ({type(exc).__name__}): it crashed or exited, and its log says why;"
+                why += " the next request waits for a new worker"
+                failed = Refused(502, "worker connection lost", why)
+            error = failed.message
+            if started:
                 raise _Cut(error) from None
-        except (OSError, h11.ProtocolError, _Closed) as exc:
-            lost = True
-            error = (
-                f"worker {worker_id} closed the connection before it answered "
-                f"({type(exc).__name__}): it crashed or exited, and its log says why; the "
-                "next request waits for a new worker"
-            )
-            if not started:
-                await _refuse(send, Refused(502, "worker connection lost", error), worker_id)
-            else:
-                raise _Cut(error) from None
+            await _refuse(send, failed, worker_id)
         finally:
             overdue.cancel()
             body.close()
@@ -370,12 +343,10 @@ class _Body:
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
             raise Refused(413, "request too large", _over(int(declared)))
-        if declared is not None:
-            self.framing = ("content-length", declared)
-        elif "chunked" in headers.get("transfer-encoding", ""):
-            self.framing = ("transfer-encoding", "chunked")
-        else:
-            self.framing = ("content-length", "0")
+        chunked = declared is None and "chunked" in headers.get("transfer-encoding", "")
+        self.framing = (
+            ("transfer-encoding", "chunked") if chunked else ("content-length", declared or "0")
+        )
         self.pieces: asyncio.Queue[bytes | Exception | None] = asyncio.Queue()
         self.reading: asyncio.Future[None] | None = None
         if self.framing == ("content-length", "0"):

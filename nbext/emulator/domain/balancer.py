@@ -1,25 +1,12 @@
-"""Load-balancing endpoints: which worker's own HTTP server a request goes to, and when.
+"""Load-balancing endpoints: which worker's own HTTP server a request goes to, and when
+(the rules: docs/behaviour.md#load-balancing-endpoints).
 
-On a ``LOAD_BALANCER`` endpoint requests skip the queue: each goes to a ready worker's
-server (docs/behaviour.md#load-balancing-endpoints). Its workers are worker-script
-processes like a queue endpoint's (``remote_workers``: the same pools, processes, logs,
-restarts and exits), in the same state table (``fleet``); what differs is said here, as
-the endpoint's ``fleet.Body``:
-
-- a worker is ready when its health path answers 200, initializing while it answers 204
-  or does not listen yet, UNHEALTHY (out of routing) on any other answer; the answers
-  come from the prober outside the domain (``health``), which polls in real time as
-  process supervision does;
-- a request takes a ``Lease`` on a ready worker below its share of in-flight requests
-  (``requestCount``), waiting up to ``WAIT_S`` of the emulator's clock through a cold
-  start; workers are added while requests in flight and waiting exceed what the workers
-  take, between ``workers.min`` and ``workers.max``;
-- ``X-Runpod-Worker-Id`` affinity: a preference, ``strict`` (that worker or none) and
-  ``strict-resume`` (a worker scaled down is started again under its id);
-- a worker is billed while it holds a request (``on_execution``, as a job's run is),
-  and each request is kept (``served``) for the listing and its cost.
-
-The forwarding itself (HTTP, SSE, WebSocket) is the HTTP layer's (``api/balancing``).
+Their workers are worker-script processes as a queue endpoint's are (``remote_workers``:
+the same pools, logs, restarts), in the same state table (``fleet``); what differs is this
+module, the endpoint's ``fleet.Body``: readiness from the health path's answers (polled
+in real time outside the domain, as process supervision is), leases on workers below
+``requestCount``, waits and affinity on the emulator's clock, and billing while a worker
+holds a request. The forwarding itself is the HTTP layer's (``api/balancing``).
 """
 
 from __future__ import annotations
@@ -121,12 +108,11 @@ class Balancer:
         """Its process stops; a worker that was ready when its endpoint let it go (idle
         timeout, a lower ``workers.max``) was scaled down: ``strict-resume`` may start it
         again under its id."""
-        balanced = self.endpoints.get(endpoint.id)
+        balanced = self.endpoints[endpoint.id]
         seen = self.health_seen.pop(worker.id, "")
-        if balanced is not None:
-            if endpoint.id in self.remote.jobs.endpoints and seen.endswith("ready"):
-                balanced.scaled_down.add(worker.id)
-            balanced.changed.fire()
+        if endpoint.id in self.remote.jobs.endpoints and seen.endswith("ready"):
+            balanced.scaled_down.add(worker.id)
+        balanced.changed.fire()
         self.remote.stop(worker, endpoint)
 
     def healthy(self, worker: Worker, now: float) -> bool:
@@ -140,14 +126,10 @@ class Balancer:
         worker = remote.domain
         if endpoint is None or worker not in endpoint.workers or remote.stopping:
             return
+        word = {204: "initializing", 200: "ready"}.get(status or 0, "unhealthy, out of routing")
+        seen = f"GET {path} answered {status}: {word}"
         if status is None:
             seen = f"nothing listens on PORT {remote.port} yet (GET {path} refused)"
-        elif status == 204:
-            seen = f"GET {path} answered 204: initializing"
-        elif status == 200:
-            seen = f"GET {path} answered 200: ready"
-        else:
-            seen = f"GET {path} answered {status}: unhealthy, out of routing"
         if self.health_seen.get(worker.id) != seen:
             self.health_seen[worker.id] = seen
             self.remote.output.write(endpoint.id, worker.id, f"--- health: {seen}", "system")
@@ -217,21 +199,20 @@ class Balancer:
             self.fleet.enter(worker, endpoint, W.UNHEALTHY)
         elif held <= 0 and worker.state is W.RUNNING:
             self.fleet.release(worker, endpoint)
-        balanced = self.endpoints.get(endpoint.id)
-        if balanced is not None:
-            balanced.served.appendleft(
-                {
-                    "method": lease.method,
-                    "path": lease.path,
-                    "status": status,
-                    "error": error,
-                    "workerId": worker.id,
-                    "delayTime": round((lease.started_at - lease.queued_at) * 1000),
-                    "executionTime": round((now - lease.started_at) * 1000),
-                    "startedAt": lease.started_at,
-                }
-            )
-            balanced.changed.fire()
+        balanced = self.endpoints[endpoint.id]
+        balanced.served.appendleft(
+            {
+                "method": lease.method,
+                "path": lease.path,
+                "status": status,
+                "error": error,
+                "workerId": worker.id,
+                "delayTime": round((lease.started_at - lease.queued_at) * 1000),
+                "executionTime": round((now - lease.started_at) * 1000),
+                "startedAt": lease.started_at,
+            }
+        )
+        balanced.changed.fire()
 
     def _pick(
         self, endpoint: Endpoint, balanced: Balanced, mode: str, wanted: str

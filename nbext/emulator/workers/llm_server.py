@@ -17,9 +17,9 @@ import os
 from typing import Any
 
 import uvicorn
+from starlette.types import Receive, Scope, Send
 
 from nbext.emulator import Emulator, create_app
-from nbext.emulator.api.balancing import Receive, Scope, Send
 
 emulator = Emulator(rate_limit=False)
 emulator.deploy("llm", endpoint_id="llm")

@@ -95,10 +95,17 @@ def worker_env(base_url: str, endpoint_id: str, worker: RemoteWorker) -> dict[st
         "RUNPOD_WEBHOOK_PING": f"{api}/ping/$RUNPOD_POD_ID",
         "RUNPOD_PING_INTERVAL": str(PING_INTERVAL_MS),
         "RUNPOD_AI_API_KEY": worker.key,
+        "RUNPOD_SKIP_GPU_CHECK": "true",
+        **_identity(endpoint_id, worker),
+    }
+
+
+def _identity(endpoint_id: str, worker: RemoteWorker) -> dict[str, str]:
+    """What every worker is told of itself, a queue one's and a load-balancing one's."""
+    return {
         "RUNPOD_POD_ID": worker.id,
         "RUNPOD_POD_HOSTNAME": worker.id,
         "RUNPOD_ENDPOINT_ID": endpoint_id,
-        "RUNPOD_SKIP_GPU_CHECK": "true",
         "PYTHONUNBUFFERED": "1",
     }
 
@@ -117,10 +124,7 @@ def lb_worker_env(
         "PORT": str(worker.port),
         "PORT_HEALTH": str(worker.health_port),
         "HEALTH_CHECK_PATH": endpoint_env.get("HEALTH_CHECK_PATH") or "/ping",
-        "RUNPOD_POD_ID": worker.id,
-        "RUNPOD_POD_HOSTNAME": worker.id,
-        "RUNPOD_ENDPOINT_ID": endpoint_id,
-        "PYTHONUNBUFFERED": "1",
+        **_identity(endpoint_id, worker),
     }
 
 
@@ -168,8 +172,8 @@ class Supervisor:
         self,
         workers: RemoteWorkers,
         base_url: str,
-        managed_env: Callable[[str], dict[str, str]] = lambda _endpoint_id: {},
-        balancer: Balancer | None = None,
+        managed_env: Callable[[str], dict[str, str]],
+        balancer: Balancer,
     ) -> None:
         self.workers = workers
         self.balancer = balancer
@@ -258,25 +262,25 @@ class Supervisor:
             if code is None:
                 if proc.kill_at is not None and now >= proc.kill_at:
                     _signal_group(proc.popen, signal.SIGKILL)
-                elif proc.worker.health_port and not proc.probing and now >= proc.probe_at:
+                elif (
+                    (port := proc.worker.health_port) and not proc.probing and now >= proc.probe_at
+                ):
                     proc.probing = True
-                    asyncio.get_running_loop().create_task(self._probe(proc))
+                    asyncio.get_running_loop().create_task(self._probe(proc, port))
                 continue
             _signal_group(proc.popen, signal.SIGKILL)  # its heartbeat process, if left
             del self._procs[worker_id]
             self._exited(proc.worker, _exit_text(code))
         self.workers.reconcile()
 
-    async def _probe(self, proc: _Process) -> None:
+    async def _probe(self, proc: _Process, port: int) -> None:
         """Poll a load-balancing worker's health path once and tell the balancer."""
-        worker, balancer = proc.worker, self.balancer
-        balanced = balancer.endpoints.get(worker.endpoint_id) if balancer else None
+        worker = proc.worker
+        path = self.balancer.endpoints[worker.endpoint_id].health_path
         try:
-            if balancer is None or balanced is None or worker.health_port is None:
-                return
-            status = await probe(worker.health_port, balanced.health_path)
+            status = await probe(port, path)
             if proc.kill_at is None:
-                balancer.health(worker, status, balanced.health_path)
+                self.balancer.health(worker, status, path)
             pace = PROBE_READY_S if worker.domain.ready else PROBE_STARTING_S
             proc.probe_at = time.monotonic() + pace
         finally:
