@@ -98,9 +98,13 @@ class Checks:
         subject = f"endpoint {self.endpoint_id!r}" + (f", worker {worker}" if worker else "")
         request = response.request
         call = Call(
-            request.method, self._path(request), "http", Kind.IDEMPOTENT, self.endpoint_id,
+            request.method,
+            self._path(request),
+            "http",
+            Kind.IDEMPOTENT,
+            self.endpoint_id,
             subject=subject,
-        )  # fmt: skip
+        )
         return error_from_response(call, response, self.secret, self.key_source)
 
     def _path(self, request: httpx.Request) -> str:
@@ -108,9 +112,14 @@ class Checks:
 
 
 def settings(
-    base: str, auth: httpx.Auth, agent: str, timeouts: tuple[float, float], checks: Checks, *,
+    base: str,
+    auth: httpx.Auth,
+    agent: str,
+    timeouts: tuple[float, float],
+    checks: Checks,
+    *,
     awaited: bool,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """An httpx client's arguments: each read may take the ``wait_timeout`` of
     ``timeouts`` (a request may wait 2 minutes for a worker, then run 5.5), connecting,
     writing and waiting for a free connection its ``timeout``."""
@@ -120,5 +129,10 @@ def settings(
         "response": [checks.aresponse if awaited else checks.response],
     }
     limits = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT), read=max(timeout, wait))
-    return {"base_url": base, "auth": auth, "headers": {"User-Agent": agent}, "timeout": limits,
-            "event_hooks": hooks}  # fmt: skip
+    return {
+        "base_url": base,
+        "auth": auth,
+        "headers": {"User-Agent": agent},
+        "timeout": limits,
+        "event_hooks": hooks,
+    }

@@ -67,8 +67,13 @@ class Request:
     def to_record(self, batch_id: str) -> Record:
         record = {name: getattr(self, name) for name in FIELDS}
         output, unset = self.output, self.output is UNSET
-        return {**record, "batch_id": batch_id, "status": self.status.value,
-                "has_output": not unset, "output": None if unset else output}  # fmt: skip
+        return {
+            **record,
+            "batch_id": batch_id,
+            "status": self.status.value,
+            "has_output": not unset,
+            "output": None if unset else output,
+        }
 
 
 @dataclass(eq=False)
@@ -114,8 +119,12 @@ class Batch:
         }
 
     def to_record(self) -> Record:
-        return {"id": self.id, "endpoint_id": self.endpoint_id,
-                "status": self.status.value, "created_at": self.created_at}  # fmt: skip
+        return {
+            "id": self.id,
+            "endpoint_id": self.endpoint_id,
+            "status": self.status.value,
+            "created_at": self.created_at,
+        }
 
 
 class Batches:
@@ -148,8 +157,13 @@ class Batches:
     def listing(self, endpoint_id: str, offset: int, limit: int) -> dict[str, Any]:
         """The endpoint's batches, newest first, a page at a time."""
         mine = [b for b in self.batches.values() if b.endpoint_id == endpoint_id][::-1]
-        return _page("batches", [b.to_wire() for b in mine[offset : offset + limit]],
-                     len(mine), offset, limit)  # fmt: skip
+        return _page(
+            "batches",
+            [b.to_wire() for b in mine[offset : offset + limit]],
+            len(mine),
+            offset,
+            limit,
+        )
 
     def results(self, endpoint_id: str, batch_id: str, offset: int, limit: int) -> dict[str, Any]:
         """A page of the batch's requests, in the order they were added."""
@@ -441,8 +455,13 @@ def _ms(seconds: float | None) -> int | None:
 
 
 def _page(name: str, items: list[Any], total: int, offset: int, limit: int) -> dict[str, Any]:
-    return {name: items, "total": total, "offset": offset, "limit": limit,
-            "hasMore": offset + len(items) < total}  # fmt: skip
+    return {
+        name: items,
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+        "hasMore": offset + len(items) < total,
+    }
 
 
 def _requests_of(body: Any, shape: str) -> list[Any]:

@@ -47,8 +47,10 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
 async def main() -> None:
     port = int(os.environ.get("PORT", "80"))
     health = int(os.environ.get("PORT_HEALTH") or port)
-    configs: list[Any] = [uvicorn.Config(app, host="127.0.0.1", port=p, log_level="warning")
-                          for p in dict.fromkeys((port, health))]  # fmt: skip
+    configs: list[Any] = [
+        uvicorn.Config(app, host="127.0.0.1", port=p, log_level="warning")
+        for p in dict.fromkeys((port, health))
+    ]
     print(f"llm-lb demo: serving on port {port}, health on {health}; loading the model")
     asyncio.get_running_loop().call_later(
         float(os.environ.get("MODEL_LOAD_SECONDS", "1")), loaded.set

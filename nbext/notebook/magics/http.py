@@ -199,9 +199,12 @@ def end(
     total_ms = round((time.monotonic() - watch.started) * 1000)
     worker = panel.phase.worker_id if panel.phase else None
     result = JobResult(
-        id=panel.job_id, delayTime=cold_ms, executionTime=total_ms - cold_ms, workerId=worker,
+        id=panel.job_id,
+        delayTime=cold_ms,
+        executionTime=total_ms - cold_ms,
+        workerId=worker,
         **ended,
-    )  # fmt: skip
+    )
     panel.set_result(result)
     record = JobRecord(result.id, panel.endpoint_id, service, REQUEST_VIA + shown)
     record.result = result
