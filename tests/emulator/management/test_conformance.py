@@ -138,7 +138,7 @@ def make_world() -> World:
     )
     pod_template = m.templates.create({"name": "pods", "image": "img"})
     serverless = m.templates.create({"name": "workers", "image": "echo", "serverless": True})
-    volume = m.volumes.create("v", 10, "EU-RO-1")
+    volume = m.volumes.create({"name": "v", "size": 10, "dataCenter": "EU-RO-1"})
     endpoint = m.endpoints.add(serverless.id, {})
     pod = m.pods.create({"name": "p", "image": "img", "gpu": {"id": "NVIDIA A40"}})
     ids = {

@@ -71,11 +71,11 @@ async def test_usage_and_open_intervals_survive(tmp_path: Path) -> None:
     first.close()
     clock.step(3600)  # the emulator was down; the pod stayed RUNNING all along
     second = emulator(db, clock)
-    billed = [r["timeBilledMs"] for r in second.management.billing.pods(PodBillingQuery())]
+    billed = [r["timeBilledMs"] for r in second.management.v1_billing.pods(PodBillingQuery())]
     assert billed == [7_200_000]
     second.management.pods.stop(pod.id)
     clock.step(3600)
-    billed = [r["timeBilledMs"] for r in second.management.billing.pods(PodBillingQuery())]
+    billed = [r["timeBilledMs"] for r in second.management.v1_billing.pods(PodBillingQuery())]
     assert billed == [7_200_000]
     second.close()
 

@@ -15,16 +15,16 @@ router = APIRouter(prefix="/v1/billing", tags=["billing"])
 @router.get("/pods")
 async def pod_billing(request: Request) -> Response:
     m = management(request)
-    return ok(m.billing.pods(query(request, PodBillingQuery)))
+    return ok(m.v1_billing.pods(query(request, PodBillingQuery)))
 
 
 @router.get("/endpoints")
 async def endpoint_billing(request: Request) -> Response:
     m = management(request)
-    return ok(m.billing.endpoints(query(request, EndpointBillingQuery)))
+    return ok(m.v1_billing.endpoints(query(request, EndpointBillingQuery)))
 
 
 @router.get("/networkvolumes")
 async def network_volume_billing(request: Request) -> Response:
     m = management(request)
-    return ok(m.billing.network_volumes(query(request, NetworkVolumeBillingQuery)))
+    return ok(m.v1_billing.network_volumes(query(request, NetworkVolumeBillingQuery)))

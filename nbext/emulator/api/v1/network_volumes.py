@@ -21,7 +21,7 @@ router = APIRouter(prefix="/v1/networkvolumes", tags=["network volumes"])
 async def create_network_volume(request: Request) -> Response:
     m = management(request)
     given = await body(request, NetworkVolumeCreateInput)
-    made = m.volumes.create(given.name, given.size, str(given.data_center_id))
+    made = m.volumes.create(given)
     return ok(wire(made.v1()))
 
 
@@ -41,7 +41,7 @@ async def update_network_volume(volume_id: str, request: Request) -> Response:
     m = management(request)
     m.volumes.get(volume_id)
     given = await body(request, NetworkVolumeUpdateInput)
-    return ok(wire(m.volumes.update(volume_id, given.name, given.size).v1()))
+    return ok(wire(m.volumes.update(volume_id, given).v1()))
 
 
 @router.delete("/{volume_id}")

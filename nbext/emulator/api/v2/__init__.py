@@ -1,7 +1,7 @@
 """``/v2`` management: REST v2 beside the job interface, over the same domain as ``/v1``.
 
 Routers only parse (against the reference's schemas, ``contract.py``), call the domain
-(``m.pods``, ``m.templates``, ``m.endpoints``, ``m.v2.volumes``, ...: the rules) and
+(``m.pods``, ``m.templates``, ``m.endpoints``, ``m.volumes``, ...: the rules) and
 serialise. A
 path under ``/v2`` is management's when its first segment is one of
 ``MANAGEMENT_SEGMENTS`` (pods, templates, serverless, ...); every other ``/v2`` path is

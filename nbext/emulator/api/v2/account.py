@@ -13,11 +13,11 @@ router = APIRouter(prefix="/v2/account", tags=["v2 account"])
 @router.get("/ssh-keys")
 async def get_ssh_keys(request: Request) -> Response:
     m, _ = management(request, "getSshKeys")
-    return ok({"keys": m.v2.ssh_keys.listing()})
+    return ok({"keys": m.ssh_keys.listing()})
 
 
 @router.put("/ssh-keys")
 async def put_ssh_keys(request: Request) -> Response:
     m, _ = management(request, "updateSshKeys")
     data = await body(request, "UpdateSshKeysRequest")
-    return ok({"keys": m.v2.ssh_keys.replace(data["keys"])})
+    return ok({"keys": m.ssh_keys.replace(data["keys"])})

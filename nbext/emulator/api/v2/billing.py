@@ -1,4 +1,4 @@
-"""``/v2/billing``: parse the query, call the domain's ``V2Billing`` (``m.v2.billing``),
+"""``/v2/billing``: parse the query, call the domain's ``Billing`` (``m.billing``),
 serialise."""
 
 from __future__ import annotations
@@ -14,34 +14,34 @@ router = APIRouter(prefix="/v2/billing", tags=["v2 billing"])
 @router.get("")
 async def billing(request: Request) -> Response:
     m, query = management(request, "listBilling")
-    return ok(m.v2.billing.total(query))
+    return ok(m.billing.total(query))
 
 
 @router.get("/pods")
 async def pod_billing(request: Request) -> Response:
     m, query = management(request, "listPodBilling")
-    return ok(m.v2.billing.pods(query))
+    return ok(m.billing.pods(query))
 
 
 @router.get("/serverless")
 async def serverless_billing(request: Request) -> Response:
     m, query = management(request, "listServerlessBilling")
-    return ok(m.v2.billing.serverless(query))
+    return ok(m.billing.serverless(query))
 
 
 @router.get("/endpoints")
 async def endpoint_billing(request: Request) -> Response:
     m, query = management(request, "listEndpointBilling")
-    return ok(m.v2.billing.public_endpoints(query))
+    return ok(m.billing.public_endpoints(query))
 
 
 @router.get("/network-volumes")
 async def volume_billing(request: Request) -> Response:
     m, query = management(request, "listNetworkVolumeBilling")
-    return ok(m.v2.billing.volumes(query))
+    return ok(m.billing.volumes(query))
 
 
 @router.get("/clusters")
 async def cluster_billing(request: Request) -> Response:
     m, query = management(request, "listClusterBilling")
-    return ok(m.v2.billing.clusters(query))
+    return ok(m.billing.clusters(query))

@@ -13,41 +13,39 @@ router = APIRouter(prefix="/v2/clusters", tags=["v2 clusters"])
 @router.get("")
 async def list_clusters(request: Request) -> Response:
     m, _ = management(request, "listClusters")
-    return ok({"clusters": [m.v2.clusters.summary(c) for c in m.v2.clusters.listing()]})
+    return ok({"clusters": [m.clusters.summary(c) for c in m.clusters.listing()]})
 
 
 @router.post("")
 async def create_cluster(request: Request) -> Response:
     m, _ = management(request, "createCluster")
     data = await body(request, "CreateClusterRequest")
-    return ok(m.v2.clusters.summary(m.v2.clusters.create(data)), 201)
+    return ok(m.clusters.summary(m.clusters.create(data)), 201)
 
 
 @router.get("/{cluster_id}")
 async def get_cluster(cluster_id: str, request: Request) -> Response:
     m, _ = management(request, "getCluster")
-    return ok(m.v2.clusters.summary(m.v2.clusters.get(cluster_id)))
+    return ok(m.clusters.summary(m.clusters.get(cluster_id)))
 
 
 @router.patch("/{cluster_id}")
 async def update_cluster(cluster_id: str, request: Request) -> Response:
     m, _ = management(request, "updateCluster")
-    m.v2.clusters.get(cluster_id)
+    m.clusters.get(cluster_id)
     data = await body(request, "UpdateClusterRequest")
-    return ok(m.v2.clusters.summary(m.v2.clusters.rename(cluster_id, data["name"])))
+    return ok(m.clusters.summary(m.clusters.rename(cluster_id, data["name"])))
 
 
 @router.delete("/{cluster_id}")
 async def delete_cluster(cluster_id: str, request: Request) -> Response:
     m, _ = management(request, "deleteCluster")
-    m.v2.clusters.delete(cluster_id)
+    m.clusters.delete(cluster_id)
     return no_content()
 
 
 @router.get("/{cluster_id}/pods")
 async def list_cluster_pods(cluster_id: str, request: Request) -> Response:
     m, _ = management(request, "listClusterPods")
-    cluster = m.v2.clusters.get(cluster_id)
-    return ok(
-        {"pods": [m.v2.clusters.member_view(cluster, p) for p in m.v2.clusters.members(cluster)]}
-    )
+    cluster = m.clusters.get(cluster_id)
+    return ok({"pods": [m.clusters.member_view(cluster, p) for p in m.clusters.members(cluster)]})

@@ -62,7 +62,7 @@ async def list_workers(endpoint_id: str, request: Request) -> Response:
     e = m.endpoints.get(endpoint_id)
     remote = emulator_of(request).remote_workers
     processes = remote.states(endpoint_id) if endpoint_id in remote.pools else None
-    logs = m.v2.worker_logs
+    logs = m.worker_logs
     health = emulator_of(request).balancer.health_seen
     return ok(endpoint_views.workers(m.endpoints, logs, e, processes, remote.started_at, health))
 
@@ -82,9 +82,9 @@ async def worker_logs(endpoint_id: str, worker_id: str, request: Request) -> Res
         live = m.jobs.endpoints.get(endpoint_id)
         worker = next((w for w in live.workers if w.id == worker_id), None) if live else None
         if worker is not None:
-            m.v2.worker_logs.observe(endpoint_id, worker_id, live.image if live else None)
+            m.worker_logs.observe(endpoint_id, worker_id, live.image if live else None)
         crashed = (worker.started_at, worker.last_line) if worker and worker.last_line else None
-        lines = m.v2.worker_logs.lines(endpoint_id, worker_id, crashed)
+        lines = m.worker_logs.lines(endpoint_id, worker_id, crashed)
     if lines is None:
         raise NotFound(f"worker {worker_id!r} of endpoint {endpoint_id!r} not found")
     return sse(request, query, lines)

@@ -1,37 +1,61 @@
-"""Billing: the usage ledger cut into time buckets and grouped, as the reference asks.
+"""Billing: the usage ledger cut into calendar buckets, as REST v2 reports spend.
 
-A bucket is a calendar period in UTC (hour; day; week from Monday; month; year) and a
-record's ``time`` is its bucket's start. Only usage inside ``startTime``..``endTime``
-counts (an interval crossing either bound is cut there), and nothing after now: open
-intervals run up to the clock. Buckets where nothing was used are left out.
+A bucket is a calendar period in UTC (hour; day; week from Monday; month; year). Only
+usage inside the window counts (an interval crossing either bound is cut there), and
+nothing after now: open intervals run up to the clock. Buckets where nothing was used
+are left out. ``spend`` is the one sum of the ledger; v2's ``Billing`` here and v1's
+``V1Billing`` (``billing_v1.py``) shape what it adds up.
 
-- pods: RUNNING time x ``costPerHr``; grouped by ``gpuTypeId`` (default) or ``podId``.
-- endpoints: worker execution time x the GPU type's serverless price x GPU count;
-  grouped by ``endpointId`` (default), ``podId`` (the worker) or ``gpuTypeId``.
-- network volumes: size x time x the GB-month price; one record per bucket.
+v2's records carry their bucket's ``startTime`` and ``endTime`` and an amount per
+category (GPU, CPU, storage tier, ...), and the answer ends with the window it resolved,
+aligned to bucket boundaries as the service aligns it, and the totals. Categories the
+emulator does not meter (disk, fees, public endpoints, networking) are 0. v2's paths do
+not map to v1's by name (v1's ``/billing/endpoints`` is v2's ``/billing/serverless``;
+v2's ``/billing/endpoints`` is the service's public endpoints, which the emulator has
+none of, so it is always empty). ``query`` is the operation's checked query.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
-from nbext.models import (
-    BillingQuery,
-    BucketSize,
-    EndpointBillingQuery,
-    NetworkVolumeBillingQuery,
-    PodBillingQuery,
-)
+from nbext.models import BucketSize
 
 from ..clock import Clock
+from ..errors import InvalidInput
+from .network_volumes import HIGH_PERFORMANCE, NetworkVolumes
 from .records import iso
+from .refusals import refuse
 from .usage import Usage, UsageLedger
 
 AMOUNT_DECIMALS = 6
+DEFAULT_DAYS = 30
+"""v2's window when none is given: the last 30 days."""
+STEP = {
+    BucketSize.HOUR: timedelta(hours=1),
+    BucketSize.DAY: timedelta(days=1),
+    BucketSize.WEEK: timedelta(days=7),
+}
+AGGREGATE = (
+    "podGpuAmount",
+    "podCpuAmount",
+    "podDiskAmount",
+    "serverlessGpuAmount",
+    "serverlessCpuAmount",
+    "serverlessDiskAmount",
+    "serverlessFeeAmount",
+    "storageStandardAmount",
+    "storageHighPerformanceAmount",
+    "endpointAmount",
+    "clusterGpuAmount",
+    "clusterDiskAmount",
+    "clusterNetworkingAmount",
+)
+K = TypeVar("K", bound=Hashable)
 
 
 def bucket_floor(moment: datetime, size: BucketSize) -> datetime:
@@ -50,16 +74,10 @@ def bucket_floor(moment: datetime, size: BucketSize) -> datetime:
 
 def bucket_next(start: datetime, size: BucketSize) -> datetime:
     """The start of the bucket after the one starting at ``start``."""
-    if size is BucketSize.HOUR:
-        return start + timedelta(hours=1)
-    if size is BucketSize.DAY:
-        return start + timedelta(days=1)
-    if size is BucketSize.WEEK:
-        return start + timedelta(days=7)
+    if size in STEP:
+        return start + STEP[size]
     if size is BucketSize.MONTH:
-        if start.month == 12:
-            return start.replace(year=start.year + 1, month=1)
-        return start.replace(month=start.month + 1)
+        return start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
     return start.replace(year=start.year + 1)
 
 
@@ -75,113 +93,199 @@ def split(start: float, end: float, size: BucketSize) -> Iterable[tuple[float, f
 
 
 @dataclass
-class _Sum:
+class Spent:
     amount: float = 0.0
     seconds: float = 0.0
 
 
-class Billing:
-    """Billing records computed from the usage ledger at the moment of the query."""
+def spend(
+    usages: Iterable[Usage],
+    start: float,
+    end: float,
+    size: BucketSize,
+    now: float,
+    key: Callable[[Usage], K],
+) -> dict[tuple[float, K], Spent]:
+    """What each usage cost and lasted inside ``start``..``end`` (and before ``now``), per
+    (bucket start, ``key`` of the usage), in the order the ledger first reached each."""
+    sums: dict[tuple[float, K], Spent] = defaultdict(Spent)
+    for usage in usages:
+        lo, hi = max(usage.start, start), min(usage.until(now), end)
+        if hi <= lo:
+            continue
+        group = key(usage)
+        for bucket, seconds in split(lo, hi, size):
+            total = sums[(bucket, group)]
+            total.amount += seconds * usage.rate
+            total.seconds += seconds
+    return sums
 
-    def __init__(self, ledger: UsageLedger, clock: Clock) -> None:
-        self.ledger = ledger
-        self.clock = clock
 
-    def _period(self, query: BillingQuery, usages: list[Usage]) -> tuple[float, float]:
-        now = self.clock.now()
-        end = min(query.end_time.timestamp(), now) if query.end_time else now
-        if query.start_time is not None:
-            start = query.start_time.timestamp()
-        else:
-            start = min((u.start for u in usages), default=end)
-        return start, end
+@dataclass(frozen=True)
+class Window:
+    start: datetime
+    end: datetime
+    size: BucketSize
 
-    def _sums(
-        self, query: BillingQuery, usages: list[Usage], key: Callable[[Usage], str | None]
-    ) -> dict[tuple[float, str | None], _Sum]:
-        start, end = self._period(query, usages)
-        now = self.clock.now()
-        sums: dict[tuple[float, str | None], _Sum] = defaultdict(_Sum)
-        for usage in usages:
-            lo, hi = max(usage.start, start), min(usage.until(now), end)
-            if hi <= lo:
-                continue
-            group = key(usage)
-            for bucket, seconds in split(lo, hi, query.bucket_size):
-                total = sums[(bucket, group)]
-                total.amount += seconds * usage.rate
-                total.seconds += seconds
-        return sums
+    def wire(self) -> dict[str, str]:
+        return {
+            "startTime": iso(self.start.timestamp()),
+            "endTime": iso(self.end.timestamp()),
+            "bucketSize": self.size.value,
+        }
 
-    def _records(
-        self, sums: dict[tuple[float, str | None], _Sum], group_field: str
-    ) -> list[dict[str, Any]]:
-        records = []
-        for (bucket, group), total in sorted(
-            sums.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
-        ):
-            record: dict[str, Any] = {
-                "time": iso(bucket),
-                "amount": round(total.amount, AMOUNT_DECIMALS),
-                "timeBilledMs": round(total.seconds * 1000),
-            }
-            if group is not None:
-                record[group_field] = group
-            records.append(record)
-        return records
 
-    def pods(self, query: PodBillingQuery) -> list[dict[str, Any]]:
-        usages = [
-            u
-            for u in self.ledger.of_kind("pod")
-            if (query.pod_id is None or u.labels.get("podId") == query.pod_id)
-            and (query.gpu_type_id is None or u.labels.get("gpuTypeId") == query.gpu_type_id)
-        ]
-        group_field = query.grouping.value
-        sums = self._sums(query, usages, lambda u: u.labels.get(group_field))
-        return self._records(sums, group_field)
-
-    def endpoints(self, query: EndpointBillingQuery) -> list[dict[str, Any]]:
-        gpus = set(query.gpu_type_id or [])
-        centres = set(query.data_center_id or [])
-
-        def wanted(u: Usage) -> bool:
-            labels = u.labels
-            return (
-                (query.endpoint_id is None or labels.get("endpointId") == query.endpoint_id)
-                and (not gpus or labels.get("gpuTypeId") in gpus)
-                and (not centres or labels.get("dataCenterId") in centres)
-                and (query.image_name is None or labels.get("imageName") == query.image_name)
-                and (query.template_id is None or labels.get("templateId") == query.template_id)
+def resolve_window(
+    now: float,
+    size: BucketSize,
+    start: datetime | None,
+    end: datetime | None,
+    last_n: int | None,
+) -> Window:
+    """The aligned window of a query (``lastN`` or ``startTime``/``endTime``, not both)."""
+    moment = datetime.fromtimestamp(now, UTC)
+    if last_n is not None:
+        if start is not None or end is not None:
+            raise InvalidInput(
+                "lastN: give either lastN or startTime/endTime, not both (lastN counts "
+                "buckets back from the current one)"
             )
+        first = bucket_floor(moment, size)
+        for _ in range(min(last_n, 100_000) - 1):
+            first = bucket_floor(first - timedelta(microseconds=1), size)
+            if first.year <= 1970:
+                break
+        return Window(first, bucket_next(bucket_floor(moment, size), size), size)
+    end = (end or moment).astimezone(UTC)
+    start = (start or end - timedelta(days=DEFAULT_DAYS)).astimezone(UTC)
+    if start > end:
+        raise InvalidInput(
+            f"startTime ({iso(start.timestamp())}) must not be after endTime "
+            f"({iso(end.timestamp())})"
+        )
+    aligned_end = bucket_floor(end, size)
+    if aligned_end != end:
+        aligned_end = bucket_next(aligned_end, size)
+    return Window(bucket_floor(start, size), aligned_end, size)
 
-        usages = [u for u in self.ledger.of_kind("worker") if wanted(u)]
-        group_field = query.grouping.value
-        sums = self._sums(query, usages, lambda u: u.labels.get(group_field))
-        return self._records(sums, group_field)
 
-    def network_volumes(self, query: NetworkVolumeBillingQuery) -> list[dict[str, Any]]:
-        usages = list(self.ledger.of_kind("volume"))
-        start, end = self._period(query, usages)
+def _time(name: str, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        raise refuse(name, f"{value!r} is not an RFC 3339 date-time") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class Billing:
+    """Spend in v2's terms: per bucket, in total and per pod, endpoint, volume and cluster."""
+
+    def __init__(self, ledger: UsageLedger, clock: Clock, volumes: NetworkVolumes) -> None:
+        self.ledger, self.clock, self._volumes = ledger, clock, volumes
+
+    def _storage(self, u: Usage, high: str, standard: str) -> str:
+        return high if self._volumes.type_of(u.subject) == HIGH_PERFORMANCE else standard
+
+    def _answer(
+        self,
+        query: dict[str, Any],
+        kinds: tuple[str, ...],
+        key: Callable[[Usage], tuple[str, str]],
+        categories: tuple[str, ...],
+        grouped: tuple[str, str, str] | None = None,
+    ) -> dict[str, Any]:
+        """``key``: a usage's (group id, category). ``grouped``: the query field the records
+        are grouped and filtered by, the usage label it filters, and the field counting
+        the groups."""
+        window = resolve_window(
+            self.clock.now(),
+            BucketSize(query.get("bucketSize", "day")),
+            _time("startTime", query.get("startTime")),
+            _time("endTime", query.get("endTime")),
+            query.get("lastN"),
+        )
         now = self.clock.now()
-        amounts: dict[float, float] = defaultdict(float)
-        sizes: dict[float, dict[str, int]] = defaultdict(dict)
-        for usage in usages:
-            lo, hi = max(usage.start, start), min(usage.until(now), end)
-            if hi <= lo:
-                continue
-            size = int(usage.labels.get("size", 0))
-            for bucket, seconds in split(lo, hi, query.bucket_size):
-                amounts[bucket] += seconds * usage.rate
-                held = sizes[bucket]
-                held[usage.subject] = max(held.get(usage.subject, 0), size)
-        return [
-            {
-                "time": iso(bucket),
-                "amount": round(amounts[bucket], AMOUNT_DECIMALS),
-                "diskSpaceBilledGb": sum(sizes[bucket].values()),
-                "highPerformanceStorageAmount": 0.0,
-                "highPerformanceStorageDiskSpaceBilledGb": 0,
+        usages = [u for kind in kinds for u in self.ledger.of_kind(kind)]
+        if grouped is not None and query.get(grouped[0]) is not None:
+            usages = [u for u in usages if u.labels.get(grouped[1]) == query.get(grouped[0])]
+        lo, hi = window.start.timestamp(), min(window.end.timestamp(), now)
+        sums: dict[tuple[float, str], dict[str, float]] = defaultdict(dict)
+        for (bucket, (group_id, category)), spent in spend(
+            usages, lo, hi, window.size, now, key
+        ).items():
+            sums[(bucket, group_id)][category] = spent.amount
+        records: list[dict[str, Any]] = []
+        for (bucket, group_id), amounts in sorted(sums.items()):
+            start = datetime.fromtimestamp(bucket, UTC)
+            record: dict[str, Any] = {
+                "startTime": iso(bucket),
+                "endTime": iso(bucket_next(start, window.size).timestamp()),
             }
-            for bucket in sorted(amounts)
-        ]
+            if grouped is not None:
+                record[grouped[0]] = group_id
+            for category in categories:
+                record[category] = round(amounts.get(category, 0.0), AMOUNT_DECIMALS)
+            record["totalAmount"] = round(sum(amounts.values()), AMOUNT_DECIMALS)
+            records.append(record)
+        metadata: dict[str, Any] = {"query": window.wire(), "recordCount": len(records)}
+        if grouped is not None:
+            metadata["query"][grouped[0]] = query.get(grouped[0])
+            metadata[grouped[2]] = len({r[grouped[0]] for r in records})
+        metadata["totals"] = {
+            name: round(sum(float(r[name]) for r in records), AMOUNT_DECIMALS)
+            for name in ("totalAmount", *categories)
+        }
+        return {"records": records, "metadata": metadata}
+
+    def total(self, query: dict[str, Any]) -> dict[str, Any]:
+        names = {
+            "pod": ("podGpuAmount", "podCpuAmount"),
+            "worker": ("serverlessGpuAmount", "serverlessCpuAmount"),
+            "cluster": ("clusterGpuAmount", "clusterGpuAmount"),
+        }
+
+        def key(u: Usage) -> tuple[str, str]:
+            if u.kind == "volume":
+                return "all", self._storage(
+                    u, "storageHighPerformanceAmount", "storageStandardAmount"
+                )
+            gpu, cpu = names[u.kind]
+            return "all", gpu if u.labels.get("gpuTypeId") else cpu
+
+        return self._answer(query, ("pod", "worker", "volume", "cluster"), key, AGGREGATE)
+
+    def pods(self, query: dict[str, Any]) -> dict[str, Any]:
+        def key(u: Usage) -> tuple[str, str]:
+            return u.subject, "gpuAmount" if u.labels.get("gpuTypeId") else "cpuAmount"
+
+        categories = ("gpuAmount", "cpuAmount", "diskAmount")
+        return self._answer(query, ("pod",), key, categories, ("podId", "podId", "uniquePodCount"))
+
+    def serverless(self, query: dict[str, Any]) -> dict[str, Any]:
+        def key(u: Usage) -> tuple[str, str]:
+            endpoint = str(u.labels.get("endpointId", ""))
+            return endpoint, "gpuAmount" if u.labels.get("gpuTypeId") else "cpuAmount"
+
+        categories = ("gpuAmount", "cpuAmount", "diskAmount", "feeAmount")
+        grouped = ("serverlessId", "endpointId", "uniqueServerlessCount")
+        return self._answer(query, ("worker",), key, categories, grouped)
+
+    def public_endpoints(self, query: dict[str, Any]) -> dict[str, Any]:
+        return self._answer(query, (), lambda u: ("", ""), ())
+
+    def volumes(self, query: dict[str, Any]) -> dict[str, Any]:
+        def key(u: Usage) -> tuple[str, str]:
+            return u.subject, self._storage(u, "highPerformanceAmount", "standardAmount")
+
+        categories = ("standardAmount", "highPerformanceAmount")
+        grouped = ("networkVolumeId", "volumeId", "uniqueNetworkVolumeCount")
+        return self._answer(query, ("volume",), key, categories, grouped)
+
+    def clusters(self, query: dict[str, Any]) -> dict[str, Any]:
+        categories = ("gpuAmount", "diskAmount", "networkingAmount")
+        grouped = ("clusterId", "clusterId", "uniqueClusterCount")
+        return self._answer(
+            query, ("cluster",), lambda u: (u.subject, "gpuAmount"), categories, grouped
+        )

@@ -6,8 +6,8 @@ asks (a pod checks its template and volume); the questions the other way round (
 auth, volume or template in use, a template changed) are callbacks an area registers on
 the ones it was given (``users``, ``bound``, ``on_change``), as the job service's
 ``on_execution`` is. So the order below is the order of what needs what, and no area
-knows this façade. Nothing here knows about HTTP; the routers under ``api/v1`` call
-these areas, those under ``api/v2`` them and the v2 areas of ``m.v2`` (``V2State``).
+knows this façade. Nothing here knows about HTTP; the routers under ``api/v1`` and
+``api/v2`` call these areas.
 """
 
 from __future__ import annotations
@@ -15,18 +15,23 @@ from __future__ import annotations
 from ..clock import Clock
 from ..job_service import JobService
 from ..store_port import Store
+from .account import SshKeys
 from .billing import Billing
+from .billing_v1 import V1Billing
+from .clusters import Clusters
+from .delegations import Delegations
 from .endpoints import Endpoints
+from .logs import WorkerLogs
 from .network_volumes import NetworkVolumes
 from .pods import Pods
 from .registry_auths import RegistryAuths
 from .templates import Templates
 from .usage import UsageLedger
-from .v2_state import V2State
 
 
 class Management:
-    """Templates, pods, endpoint records, network volumes, registry auths and billing."""
+    """Templates, pods, endpoint records, network volumes, registry auths, SSH keys, ECR
+    delegations, instant clusters, worker logs and billing."""
 
     def __init__(self, clock: Clock, store: Store, jobs: JobService) -> None:
         self.clock = clock
@@ -36,8 +41,10 @@ class Management:
         self.registry_auths = RegistryAuths(store)
         self.templates = Templates(store, self.registry_auths)
         self.volumes = NetworkVolumes(store, self.usage)
-        self.v2 = V2State(store, clock, self.usage, self.volumes, self.registry_auths)
-        """What only the v2 interface shows: SSH keys, clusters, logs, v2's views."""
+        self.ssh_keys = SshKeys(store)
+        self.delegations = Delegations(store, clock)
+        self.clusters = Clusters(store, clock, self.usage)
+        self.worker_logs = WorkerLogs(clock)
         self.pods = Pods(
             store,
             clock,
@@ -45,14 +52,15 @@ class Management:
             auths=self.registry_auths,
             templates=self.templates,
             volumes=self.volumes,
-            clusters=self.v2.clusters,
-            ssh_keys=self.v2.ssh_keys,
+            clusters=self.clusters,
+            ssh_keys=self.ssh_keys,
         )
         self.endpoints = Endpoints(
             store, clock, jobs, self.usage, templates=self.templates, volumes=self.volumes
         )
-        self.billing = Billing(self.usage, clock)
-        jobs.on_execution.append(self.v2.worker_logs.record_execution)
+        self.billing = Billing(self.usage, clock, self.volumes)
+        self.v1_billing = V1Billing(self.usage, clock)
+        jobs.on_execution.append(self.worker_logs.record_execution)
 
     def restore(self) -> None:
         """Take back every stored record; the endpoints go back into the job interface.
@@ -66,7 +74,9 @@ class Management:
             self.volumes.book,
             self.pods.book,
             self.endpoints.book,
+            self.ssh_keys.book,
+            self.delegations.book,
+            self.clusters.book,
         ):
             book.load()
         self.endpoints.restore()
-        self.v2.load()

@@ -1,8 +1,8 @@
 """Network volumes: created in one data centre, only ever grown, billed by size and time.
 
 The record is in REST v2's shape (``id``, ``name``, ``size``, ``dataCenter``, ``type``):
-``/v2/network-volumes`` serves it as it is (``v2_storage.py``) and ``/v1/networkvolumes``
-translates it (``api/v1/network_volumes.py``). The storage ``type`` is v2's: the
+``/v2/network-volumes`` serves it as it is and ``/v1/networkvolumes`` translates it
+(``api/v1/network_volumes.py``). The storage ``type`` is v2's: the
 emulator's volumes are alike, but bill by tier, and HIGH_PERFORMANCE exists only where
 the catalog says so.
 """
@@ -13,14 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from nbext.models import NetworkVolume
+from nbext.models import NetworkVolume, NetworkVolumeCreateInput, NetworkVolumeUpdateInput
+from nbext.models.v2.convert import V1_NAMES
 
 from ..errors import InvalidInput, NotFound
 from ..store_port import Store
 from . import offers
 from .catalog import SECONDS_PER_MONTH, VOLUME_PRICE_PER_GB_MONTH
 from .records import OLD_LAYOUT, Book, atomic, new_id
-from .refusals import refuse
+from .refusals import refuse, validated
 from .usage import UsageLedger
 
 STANDARD = "STANDARD"
@@ -43,6 +44,10 @@ class VolumeEntry:
             "dataCenter": self.data_center,
             "type": self.type,
         }
+
+    def view(self) -> dict[str, Any]:
+        """The volume as v2 shows it: v1 allows sizes v2 cannot state."""
+        return {**self.record(), "size": max(10, min(4096, self.size))}
 
     def v1(self) -> NetworkVolume:
         """The volume as v1 spells it: what ``/v1/networkvolumes`` serves and a v1 pod
@@ -100,22 +105,35 @@ class NetworkVolumes:
             labels={"volumeId": entry.id, "size": entry.size, "dataCenterId": entry.data_center},
         )
 
-    def create(self, name: str, size: int, data_center: str, kind: str = STANDARD) -> VolumeEntry:
-        """A volume of checked ``size`` in a known ``data_center``; ``kind`` is v2's type."""
+    def create(self, body: NetworkVolumeCreateInput | dict[str, Any]) -> VolumeEntry:
+        """A volume from v1's checked body, or from v2's, which v1's rules of size and data
+        centre check here (a refusal names v2's fields); the storage ``type`` is v2's."""
+        kind = STANDARD
+        if isinstance(body, dict):
+            kind = body.get("type", STANDARD)
+            v1 = {"name": body["name"], "size": body["size"], "dataCenterId": body["dataCenter"]}
+            body = validated(NetworkVolumeCreateInput, v1, V1_NAMES)
+        data_center = str(body.data_center_id)
         if kind == HIGH_PERFORMANCE and not offers.place(data_center).high_performance:
             raise refuse(
                 "type",
                 f"data centre {data_center} has no HIGH_PERFORMANCE storage; GET "
                 "/v2/catalog/datacenters?networkVolumeTypes=HIGH_PERFORMANCE lists those that do",
             )
-        entry = VolumeEntry(new_id(10), name, size, data_center, kind)
+        entry = VolumeEntry(new_id(10), body.name, body.size, data_center, kind)
         with atomic():  # the volume and its meter
             self.book.save(entry.id, entry)
             self._bill(entry)
         return entry
 
-    def update(self, volume_id: str, name: str | None, size: int | None) -> VolumeEntry:
+    def update(
+        self, volume_id: str, body: NetworkVolumeUpdateInput | dict[str, Any]
+    ) -> VolumeEntry:
+        """Rename or grow the volume as v1's checked body, or v2's, asks."""
         entry = self.get(volume_id)
+        if isinstance(body, dict):
+            body = validated(NetworkVolumeUpdateInput, body, V1_NAMES)
+        name, size = body.name, body.size
         if size is not None and size < entry.size:
             raise InvalidInput(
                 f"size: a network volume can only grow; {volume_id} has {entry.size} GB, "

@@ -11,6 +11,7 @@ from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
 from ..errors import InvalidInput, NotFound
 from ..store_port import Store
 from .records import Book, new_cuid
+from .refusals import validated
 
 
 @dataclass
@@ -65,7 +66,12 @@ class RegistryAuths:
             )
         return auth_id
 
-    def create(self, body: ContainerRegistryAuthCreateInput) -> ContainerRegistryAuth:
+    def create(
+        self, body: ContainerRegistryAuthCreateInput | dict[str, Any]
+    ) -> ContainerRegistryAuth:
+        """From v1's checked body, or v2's, checked here (a refusal is v2's 422)."""
+        if isinstance(body, dict):
+            body = validated(ContainerRegistryAuthCreateInput, body, {})
         for entry in self.book:
             if entry.view.name == body.name:
                 raise InvalidInput(
