@@ -16,13 +16,9 @@ KEY_LIMIT = 50
 """More keys than this is a mistake (a file of keys pasted twice), not an account."""
 
 
-def _copy(record: dict[str, Any]) -> dict[str, Any]:
-    return dict(record)
-
-
 class SshKeys:
     def __init__(self, store: Store) -> None:
-        self.book: Book[dict[str, Any]] = Book(store, "ssh_keys", _copy, _copy)
+        self.book: Book[dict[str, Any]] = Book(store, "ssh_keys", dict, dict)
 
     def listing(self) -> list[str]:
         found = self.book.get("account")
@@ -35,8 +31,3 @@ class SshKeys:
             raise InvalidInput(f"keys: at most {KEY_LIMIT} keys, got {len(unique)}")
         self.book.save("account", {"id": "account", "keys": unique})
         return unique
-
-    def public_key_env(self) -> str | None:
-        """The ``PUBLIC_KEY`` value a pod started with SSH gets (None without keys)."""
-        keys = self.listing()
-        return "\n".join(keys) if keys else None

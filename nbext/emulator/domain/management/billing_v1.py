@@ -13,6 +13,7 @@ v1's window is not aligned: it runs from ``startTime`` (else the first usage) to
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from nbext.models import (
@@ -23,7 +24,7 @@ from nbext.models import (
 )
 
 from ..clock import Clock
-from .billing import AMOUNT_DECIMALS, spend
+from .billing import AMOUNT_DECIMALS, K, Spent, spend
 from .records import iso
 from .usage import Usage, UsageLedger
 
@@ -33,27 +34,22 @@ class V1Billing:
         self.ledger = ledger
         self.clock = clock
 
-    def _period(self, query: BillingQuery, usages: list[Usage]) -> tuple[float, float]:
+    def _spend(
+        self, query: BillingQuery, usages: list[Usage], key: Callable[[Usage], K]
+    ) -> dict[tuple[float, K], Spent]:
+        """``spend`` over v1's window."""
         now = self.clock.now()
         end = min(query.end_time.timestamp(), now) if query.end_time else now
         if query.start_time is not None:
             start = query.start_time.timestamp()
         else:
             start = min((u.start for u in usages), default=end)
-        return start, end
+        return spend(usages, start, end, query.bucket_size, now, key)
 
     def _grouped(
         self, query: BillingQuery, usages: list[Usage], group_field: str
     ) -> list[dict[str, Any]]:
-        start, end = self._period(query, usages)
-        sums = spend(
-            usages,
-            start,
-            end,
-            query.bucket_size,
-            self.clock.now(),
-            lambda u: u.labels.get(group_field),
-        )
+        sums = self._spend(query, usages, lambda u: u.labels.get(group_field))
         records = []
         for (bucket, group), total in sorted(
             sums.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
@@ -98,15 +94,7 @@ class V1Billing:
         """One record per bucket: what every volume cost, and the GB held (each volume
         at the largest size it had in the bucket)."""
         usages = list(self.ledger.of_kind("volume"))
-        start, end = self._period(query, usages)
-        sums = spend(
-            usages,
-            start,
-            end,
-            query.bucket_size,
-            self.clock.now(),
-            lambda u: (u.subject, int(u.labels.get("size", 0))),
-        )
+        sums = self._spend(query, usages, lambda u: (u.subject, int(u.labels.get("size", 0))))
         amounts: dict[float, float] = defaultdict(float)
         sizes: dict[float, dict[str, int]] = defaultdict(dict)
         for (bucket, (volume_id, size)), spent in sums.items():

@@ -8,12 +8,13 @@ to delete, as one interval of the usage ledger (kind ``cluster``).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from nbext.models.v2 import PodStatus
 
 from ..clock import Clock
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..store_port import Store
 from . import catalog
 from .pod_status import CUDA_DEFAULT, observed_status, runtime, ssh
@@ -27,21 +28,14 @@ ROLES = {
 """The role of the primary (rank 0) and of the others, by cluster type; other types have none."""
 
 
-def _copy(record: dict[str, Any]) -> dict[str, Any]:
-    return dict(record)
-
-
 class Clusters:
     def __init__(self, store: Store, clock: Clock, usage: UsageLedger) -> None:
         self.clock = clock
         self.usage = usage
-        self.book: Book[dict[str, Any]] = Book(store, "cluster", _copy, _copy)
+        self.book: Book[dict[str, Any]] = Book(store, "cluster", dict, dict)
 
     def get(self, cluster_id: str) -> dict[str, Any]:
-        found = self.book.get(cluster_id)
-        if found is None:
-            raise NotFound(f"cluster {cluster_id!r} not found")
-        return found
+        return self.book.need(cluster_id, "cluster")
 
     def listing(self) -> list[dict[str, Any]]:
         return list(self.book)
@@ -133,9 +127,7 @@ class Clusters:
     def summary(self, record: dict[str, Any]) -> dict[str, Any]:
         """The wire's ``Cluster``, without its member pods."""
         members = self.members(record)
-        by_status: dict[str, int] = {}
-        for member in members:
-            by_status[str(member["status"])] = by_status.get(str(member["status"]), 0) + 1
+        by_status = dict(Counter(str(member["status"]) for member in members))
         primary = members[0]
         view: dict[str, Any] = {
             "id": record["id"],

@@ -13,19 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbext.models.v2 import convert
-from nbext.models.v2.convert import V1_NAMES, persistent, to_v2
 
-from .records import fields_of
 from .refusals import Unprocessable, refuse
-
-__all__ = [
-    "V1_NAMES",
-    "Container",
-    "check_compute",
-    "persistent",
-    "split_args",
-    "to_v2",
-]
 
 
 @dataclass
@@ -46,10 +35,6 @@ class Container:
     """The local volume; v2 shows it (``mounts.persistent``) only from 10 GB (and, for a
     pod, only without a network volume)."""
     volume_path: str = "/workspace"
-
-    def record(self) -> dict[str, Any]:
-        """The record as stored: every field, a subclass's too."""
-        return fields_of(self)
 
 
 def split_args(args: str) -> list[str]:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from ..clock import Clock
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..store_port import Store
 from .catalog import USER_ID
 from .records import Book, iso, new_id
@@ -23,14 +23,10 @@ ARN = re.compile(
 )
 
 
-def _copy(record: dict[str, Any]) -> dict[str, Any]:
-    return dict(record)
-
-
 class Delegations:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.clock = clock
-        self.book: Book[dict[str, Any]] = Book(store, "ecr_delegation", _copy, _copy)
+        self.book: Book[dict[str, Any]] = Book(store, "ecr_delegation", dict, dict)
 
     def listing(self) -> list[dict[str, Any]]:
         return list(self.book)
@@ -59,6 +55,5 @@ class Delegations:
         return record
 
     def revoke(self, delegation_id: str) -> None:
-        if delegation_id not in self.book:
-            raise NotFound(f"delegation {delegation_id!r} not found")
+        self.book.need(delegation_id, "delegation")
         self.book.drop(delegation_id)

@@ -12,8 +12,10 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from nbext.models.v2.convert import to_v2
+
 from . import catalog, offers
-from .container import split_args, to_v2
+from .container import split_args
 from .endpoints import EndpointRecord, Endpoints
 from .logs import WorkerLogs
 from .records import iso
@@ -59,12 +61,6 @@ def _gpu(e: EndpointRecord) -> dict[str, Any]:
     return gpu
 
 
-def _scaling(e: EndpointRecord) -> dict[str, Any]:
-    if e.scaling == "REQUEST_COUNT":
-        return {"type": "REQUEST_COUNT", "requestCount": max(1, int(e.scaling_value))}
-    return {"type": "QUEUE_DELAY", "queueDelay": float(e.scaling_value)}
-
-
 def view(endpoints: Endpoints, e: EndpointRecord, base: str) -> dict[str, Any]:
     """The endpoint as ``/v2/serverless`` shows it; ``base`` is the root URL the request
     came to."""
@@ -97,7 +93,9 @@ def view(endpoints: Endpoints, e: EndpointRecord, base: str) -> dict[str, Any]:
             {"id": f, "vcpuCount": vcpus, "memory": vcpus * catalog.cpu(f).memory_per_vcpu_gb}
             for f in e.cpu_flavors
         ]
-    scaling = _scaling(e)
+    scaling: dict[str, Any] = {"type": "QUEUE_DELAY", "queueDelay": float(e.scaling_value)}
+    if e.scaling == "REQUEST_COUNT":
+        scaling = {"type": "REQUEST_COUNT", "requestCount": max(1, int(e.scaling_value))}
     workers: dict[str, Any] = {"min": e.workers_min, "max": e.workers_max}
     idle = math.ceil(e.idle_timeout)  # as v1 shows it too
     if scaling["type"] == "QUEUE_DELAY" and 1 <= idle <= 3600:

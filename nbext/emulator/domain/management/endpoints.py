@@ -49,8 +49,6 @@ from .records import (
     Book,
     after,
     atomic,
-    fields_of,
-    from_fields,
     new_id,
     on_undo,
     to_datetime,
@@ -65,23 +63,8 @@ if TYPE_CHECKING:
 
 CONTAINER = ("image", "args", "disk", "env", "ports", "registry")
 """A v2 body's container settings: an endpoint takes them into a template of its own."""
-
-
-def _default_gpus() -> list[str]:
-    return [str(catalog.DEFAULT_GPU_TYPE)]
-
-
-def _default_flavors() -> list[str]:
-    return [str(catalog.DEFAULT_CPU_FLAVOR)]
-
-
-def _all_centres() -> list[str]:
-    return [str(d) for d in ALL_DATA_CENTERS]
-
-
-def instance_ids(flavors: list[str], vcpus: int) -> list[str]:
-    """v1's ``instanceIds`` of a CPU endpoint: each flavor at the endpoint's vCPUs."""
-    return [f"{f}-{vcpus}-{vcpus * catalog.cpu(f).memory_per_vcpu_gb}" for f in flavors]
+PLAIN = {"name": "name", "timeout": "timeout_ms", "type": "type", "flashboot": "flashboot"}
+"""A v2 body's fields the record keeps as they are, by the record's name for each."""
 
 
 @dataclass
@@ -94,15 +77,15 @@ class EndpointRecord:
     compute_type: str = "GPU"
     type: str = "QUEUE"
     """v2's ``type``: QUEUE, or LOAD_BALANCER (requests go to the workers' own servers)."""
-    gpu_types: list[str] = field(default_factory=_default_gpus)
+    gpu_types: list[str] = field(default_factory=lambda: [str(catalog.DEFAULT_GPU_TYPE)])
     """v2's pools less its excluded types, as types; in v1's order when v1 named them."""
     gpu_count: int = 1
-    cpu_flavors: list[str] = field(default_factory=_default_flavors)
+    cpu_flavors: list[str] = field(default_factory=lambda: [str(catalog.DEFAULT_CPU_FLAVOR)])
     vcpu_count: int = 2
     allowed_cuda_versions: list[str] | None = None
     """``None``: never given (v1 shows no field; v2 shows ``[]``)."""
     min_cuda_version: str | None = None
-    data_center_ids: list[str] = field(default_factory=_all_centres)
+    data_center_ids: list[str] = field(default_factory=lambda: list(map(str, ALL_DATA_CENTERS)))
     workers_min: int = 0
     workers_max: int = WORKERS_MAX_DEFAULT
     idle_timeout: float = 5.0
@@ -137,11 +120,7 @@ class EndpointRecord:
 
     def volume_split(self) -> tuple[str | None, list[str] | None]:
         """v1's ``networkVolumeId`` and ``networkVolumeIds`` for the record's volumes."""
-        if self.v1_volumes is not None and volumes_of(*self.v1_volumes) == self.network_volumes:
-            first, rest = self.v1_volumes
-            return first, rest
-        vols = self.network_volumes
-        return (vols[0] if vols else None), (vols[1:] if len(vols) > 1 else None)
+        return v1_pair(self.network_volumes, self.v1_volumes)
 
     def scaler_value(self) -> int:
         """v1's ``scalerValue``: whole seconds of queue delay, or the request count."""
@@ -159,7 +138,7 @@ class EndpointRecord:
             "computeType": self.compute_type,
             "gpuTypeIds": list(self.gpu_types) if self.gpu else None,
             "gpuCount": self.gpu_count if self.gpu else None,
-            "instanceIds": None if self.gpu else instance_ids(self.cpu_flavors, self.vcpu_count),
+            "instanceIds": None if self.gpu else self.instance_ids(),
             "allowedCudaVersions": self.allowed_cuda_versions,
             "minCudaVersion": self.min_cuda_version,
             "dataCenterIds": list(self.data_center_ids),
@@ -182,10 +161,15 @@ class EndpointRecord:
         view = Endpoint.model_validate({**data, **extra})
         return view.model_dump(by_alias=True, exclude_none=True, mode="json")
 
+    def instance_ids(self) -> list[str]:
+        """v1's ``instanceIds`` of a CPU endpoint: each flavor at the endpoint's vCPUs."""
+        n = self.vcpu_count
+        return [f"{f}-{n}-{n * catalog.cpu(f).memory_per_vcpu_gb}" for f in self.cpu_flavors]
+
     def rate(self) -> float:
         """USD per second of one worker executing."""
         if not self.gpu:
-            flavor = (self.cpu_flavors or _default_flavors())[0]
+            flavor = (self.cpu_flavors or [str(catalog.DEFAULT_CPU_FLAVOR)])[0]
             return catalog.cpu(flavor).serverless_per_vcpu_second * self.vcpu_count
         return catalog.gpu(self.gpu_types[0]).serverless_per_second * self.gpu_count
 
@@ -195,18 +179,20 @@ class EndpointRecord:
     def data_center(self) -> str:
         return (self.data_center_ids or [str(catalog.DATA_CENTERS_DEFAULT)])[0]
 
-    def record(self) -> dict[str, Any]:
-        return fields_of(self)
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> EndpointRecord:
-        return from_fields(cls, record)
-
 
 def volumes_of(first: str | None, rest: list[str] | None) -> list[str]:
     """v2's ``networkVolumes`` for v1's pair."""
     volumes = [first] if first else []
     return volumes + [v for v in rest or [] if v not in volumes]
+
+
+def v1_pair(volumes: list[str], given: list[Any] | None) -> tuple[str | None, list[str] | None]:
+    """v1's pair for ``volumes``: as v1 last ``given`` it while it still names them, else
+    the first volume and the rest (how v1 and v2 alike name them in a refusal too)."""
+    if given is not None and volumes_of(*given) == volumes:
+        first, rest = given
+        return first, rest
+    return (volumes[0] if volumes else None), (volumes[1:] if len(volumes) > 1 else None)
 
 
 # ---- the rules of a v2 body ----------------------------------------------------------------
@@ -242,7 +228,7 @@ def _gpu_types(gpu: dict[str, Any]) -> list[str]:
 
 def _settings(data: dict[str, Any]) -> dict[str, Any]:
     """The record's fields a checked v2 body sets (all but the container and the template)."""
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {field: data[wire] for wire, field in PLAIN.items() if wire in data}
     gpu, cpu = data.get("gpu"), data.get("cpu")
     if gpu is not None:
         if gpu.get("pools"):
@@ -259,30 +245,19 @@ def _settings(data: dict[str, Any]) -> dict[str, Any]:
         out["cpu_flavors"] = list(dict.fromkeys(c["id"] for c in cpu))
         out["vcpu_count"] = max(c["vcpuCount"] for c in cpu)
     workers = data.get("workers") or {}
-    if "min" in workers:
-        out["workers_min"] = workers["min"]
-    if "max" in workers:
-        out["workers_max"] = workers["max"]
+    out.update({f"workers_{k}": workers[k] for k in ("min", "max") if k in workers})
     if "idleTimeout" in workers:
         out["idle_timeout"] = float(workers["idleTimeout"])
-    if "name" in data:
-        out["name"] = data["name"]
     if data.get("dataCenterIds"):
         out["data_center_ids"] = list(data["dataCenterIds"])
     if "networkVolumes" in data:
         out["network_volumes"] = list(data["networkVolumes"])
         out["v1_volumes"] = None
-    if "timeout" in data:
-        out["timeout_ms"] = data["timeout"]
     scaling = data.get("scaling")
-    if "type" in data:
-        out["type"] = data["type"]
     if scaling:
         value = scaling["requestCount" if scaling["type"] == "REQUEST_COUNT" else "queueDelay"]
         out["scaling"] = scaling["type"]
         out["scaling_value"] = float(value)
-    if "flashboot" in data:
-        out["flashboot"] = data["flashboot"]
     return out
 
 
@@ -301,9 +276,7 @@ class Endpoints:
     ) -> None:
         self.clock, self.jobs, self.usage = clock, jobs, usage
         self.templates, self.volumes = templates, volumes
-        self.book: Book[EndpointRecord] = Book(
-            store, "endpoint", EndpointRecord.record, EndpointRecord.from_record
-        )
+        self.book: Book[EndpointRecord] = Book.of(store, "endpoint", EndpointRecord)
         templates.bound.append(
             lambda template_id: [e.id for e in self.book if e.template_id == template_id]
         )
@@ -318,13 +291,15 @@ class Endpoints:
     # ---- lookups -------------------------------------------------------------------------
 
     def get(self, endpoint_id: str) -> EndpointRecord:
-        found = self.book.get(endpoint_id)
-        if found is None:
-            raise NotFound(f"endpoint {endpoint_id!r} not found")
-        return found
+        return self.book.need(endpoint_id, "endpoint")
 
     def template(self, e: EndpointRecord) -> TemplateRecord | None:
         return self.templates.find(e.template_id)
+
+    def _owned(self, e: EndpointRecord) -> TemplateRecord | None:
+        """The template ``e`` runs if it was made for ``e`` (it goes with it), else None."""
+        t = self.templates.book.get(e.template_id)
+        return t if t is not None and t.deployed_for == e.id else None
 
     def serverless_template(self, template_id: str) -> TemplateRecord:
         """The template an endpoint is to run, or 400 saying why it cannot."""
@@ -336,7 +311,11 @@ class Endpoints:
             )
         return template
 
-    def check_volumes(self, volume_id: str | None, volume_ids: list[str] | None) -> None:
+    def check_volumes(self, settings: dict[str, Any]) -> None:
+        """Every volume ``settings`` name exists (a refusal names it as v1 does)."""
+        volume_id, volume_ids = v1_pair(
+            settings.get("network_volumes") or [], settings.get("v1_volumes")
+        )
         self.volumes.require(volume_id, "networkVolumeId")
         for i, other in enumerate(volume_ids or []):
             self.volumes.require(other, f"networkVolumeIds.{i}")
@@ -435,7 +414,8 @@ class Endpoints:
     def create(self, data: dict[str, Any]) -> EndpointRecord:
         """A v2 body: every rule checked, then the endpoint and a template of its own."""
         _check_compute(data, create=True)
-        base = self._named_template(data["templateId"]) if "templateId" in data else None
+        template_id = data.get("templateId")
+        base = None if template_id is None else self.templates.named(template_id, serverless=True)
         gpu = data.get("gpu")
         if base is not None and gpu is not None and "allowedCudaVersions" not in gpu:
             seeded = base.allowed_cuda_versions
@@ -468,9 +448,11 @@ class Endpoints:
             new_template = None
             if "templateId" in data or any(k in data for k in CONTAINER):
                 named = "templateId" in data
-                base = self._named_template(data["templateId"]) if named else self.template(e)
+                base = self.template(e)
+                if named:
+                    base = self.templates.named(data["templateId"], serverless=True)
                 new_template = self._owned_template(e.name, data, base, merge_env=named)
-            old = self.template(e)
+            old = self._owned(e)
             self.note_release(e)  # the release this update follows, if not noted yet
             self.change(
                 endpoint_id,
@@ -480,9 +462,8 @@ class Endpoints:
             )
             if new_template is not None:
                 self._adopt(new_template, e)
-                owned = self.templates.book.get(old.id) if old else None
-                if owned is not None and owned.deployed_for == endpoint_id:
-                    self.templates.book.drop(owned.id)
+                if old is not None:
+                    self.templates.book.drop(old.id)
         return e
 
     def note_release(self, e: EndpointRecord) -> list[dict[str, Any]]:
@@ -501,16 +482,6 @@ class Endpoints:
             e.releases = known
             self.book.save(e.id, e)
         return known
-
-    def _named_template(self, template_id: str) -> TemplateRecord:
-        found = self.templates.find(template_id)
-        if found is None:
-            raise NotFound(f"templateId: no template with id {template_id!r}")
-        if not found.serverless:
-            raise refuse(
-                "templateId", f"template {template_id!r} is a pod template, not serverless"
-            )
-        return found
 
     def _owned_template(
         self,
@@ -557,8 +528,7 @@ class Endpoints:
         """An endpoint running ``template_id`` as it is, with ``settings`` (the record's
         fields; the rest take their defaults): checked, stored, and served at once."""
         template = self.serverless_template(template_id)
-        volume, volumes = _split(settings)
-        self.check_volumes(volume, volumes)
+        self.check_volumes(settings)
         endpoint_id = new_id(14)
         while endpoint_id in self.jobs.endpoints or reserved_endpoint_id(endpoint_id):
             endpoint_id = new_id(14)
@@ -595,7 +565,7 @@ class Endpoints:
         e = self.get(endpoint_id)
         template = self.serverless_template(template_id) if template_id else None
         if "network_volumes" in settings or "v1_volumes" in settings:
-            self.check_volumes(*_split(settings))
+            self.check_volumes(settings)
         low = settings.get("workers_min", e.workers_min)
         high = settings.get("workers_max", e.workers_max)
         if low > high:
@@ -683,8 +653,8 @@ class Endpoints:
         endpoint shares its template's image with whatever else uses that template.
         """
         e = self.get(endpoint_id)
-        owned = self.templates.book.get(e.template_id)
-        if not e.deployed or owned is None or owned.deployed_for != endpoint_id:
+        owned = self._owned(e)
+        if not e.deployed or owned is None:
             raise InvalidInput(
                 f"endpoint {endpoint_id!r} runs template {e.template_id!r}; change that "
                 "template's imageName (PATCH /v1/templates/{id}) to run another image"
@@ -716,17 +686,6 @@ class Endpoints:
             if e is None:
                 return
             self.book.drop(endpoint_id)
-            if e.deployed and e.template_id:
-                owned = self.templates.book.get(e.template_id)
-                if owned is not None and owned.deployed_for == endpoint_id:
-                    self.templates.book.drop(e.template_id)
-
-
-def _split(settings: dict[str, Any]) -> tuple[str | None, list[str] | None]:
-    """The volumes ``settings`` give, as v1's pair (how v1 and v2 alike name them in a
-    refusal)."""
-    if settings.get("v1_volumes") is not None:
-        first, rest = settings["v1_volumes"]
-        return first, rest
-    vols = settings.get("network_volumes") or []
-    return (vols[0] if vols else None), (vols[1:] if len(vols) > 1 else None)
+            owned = self._owned(e) if e.deployed else None
+            if owned is not None:
+                self.templates.book.drop(owned.id)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import weakref
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -107,19 +107,17 @@ def pod_lines(facts: PodFacts, intervals: Iterable[Usage], now: float) -> list[L
     ]
 
 
+@dataclass(slots=True)
 class _Worker:
     """One worker's record: when it was first seen, and its last executions, raw."""
 
-    __slots__ = ("first_seen", "image", "runs", "total")
-
-    def __init__(self, first_seen: float, image: str | None) -> None:
-        self.first_seen = first_seen
-        self.image = image
-        self.runs: deque[tuple[float, float, str, weakref.ref[Job] | None]] = deque(
-            maxlen=WORKER_LINES // 2
-        )
-        self.total = 0
-        """Executions ever recorded (older ones fall out of ``runs``); numbers the lines."""
+    first_seen: float
+    image: str | None
+    runs: deque[tuple[float, float, str, weakref.ref[Job] | None]] = field(
+        default_factory=lambda: deque(maxlen=WORKER_LINES // 2)
+    )
+    total: int = 0
+    """Executions ever recorded (older ones fall out of ``runs``); numbers the lines."""
 
 
 class WorkerLogs:
@@ -196,15 +194,11 @@ def select(
         stamp, _, seq = after.partition("/")
         if seq.isdigit():
             return [line for line in lines if line.seq > int(seq)]
-        cutoff = _parse(stamp)
-        return [line for line in lines if cutoff is None or line.ts > cutoff]
+        try:
+            cutoff = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        except ValueError:  # not a cursor: every line
+            return lines
+        return [line for line in lines if line.ts > cutoff]
     if since is not None:
         return [line for line in lines if line.ts >= since.timestamp()]
     return lines[-tail:] if tail else []
-
-
-def _parse(stamp: str) -> float | None:
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None

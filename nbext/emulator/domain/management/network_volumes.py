@@ -16,7 +16,7 @@ from typing import Any
 from nbext.models import NetworkVolume, NetworkVolumeCreateInput, NetworkVolumeUpdateInput
 from nbext.models.v2.convert import V1_NAMES
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..store_port import Store
 from . import offers
 from .catalog import SECONDS_PER_MONTH, VOLUME_PRICE_PER_GB_MONTH
@@ -75,10 +75,7 @@ class NetworkVolumes:
         naming those attached to it ("endpoint abc"); a volume in use is not deleted."""
 
     def get(self, volume_id: str) -> VolumeEntry:
-        entry = self.book.get(volume_id)
-        if entry is None:
-            raise NotFound(f"network volume {volume_id!r} not found")
-        return entry
+        return self.book.need(volume_id, "network volume")
 
     def listing(self) -> list[VolumeEntry]:
         return list(self.book)

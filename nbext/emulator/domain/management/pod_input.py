@@ -136,16 +136,17 @@ class PodOrder:
     gpu_count: int
     cpu_flavor_id: str | None
     vcpu_count: int
-    min_vcpu_per_gpu: int
-    min_ram_per_gpu: int
     cloud: CloudType
-    interruptible: bool
-    locked: bool
     global_networking: bool
     data_center_ids: list[str]
-    country_codes: list[str] | None
     network_volume_id: str | None
     env: dict[str, str]
     given: dict[str, Any]
     named: dict[str, str]
+    min_vcpu_per_gpu: int = 2
+    min_ram_per_gpu: int = 8
+    """What each GPU's host has at least (v1's defaults; v2 cannot ask for more)."""
+    interruptible: bool = False
+    locked: bool = False
+    country_codes: list[str] | None = None
     cuda_version: str | None = None

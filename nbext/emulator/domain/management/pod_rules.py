@@ -17,24 +17,14 @@ from typing import Any
 
 from nbext.models import ALL_DATA_CENTERS, CloudType
 
-from ..errors import NotFound
 from .container import check_compute, split_args
 from .pod_input import CreatePodRequest, PodChange, PodOrder, UpdatePodRequest
 from .pod_status import CUDA_DEFAULT
 from .refusals import checked, refuse
-from .templates import TemplateRecord, Templates
+from .templates import Templates
 
-UPDATE_FIELDS = {
-    "name": "name",
-    "locked": "locked",
-    "image": "image",
-    "args": "args",
-    "disk": "disk",
-    "env": "env",
-    "ports": "ports",
-    "registry": "registry",
-    "globalNetworking": "global_networking",
-}
+SAME = ("name", "locked", "image", "args", "disk", "env", "ports", "registry")
+UPDATE_FIELDS = {**{same: same for same in SAME}, "globalNetworking": "global_networking"}
 """A v2 update's fields (but ``mounts``), by the record's name for each."""
 
 NAMED = {
@@ -45,20 +35,6 @@ NAMED = {
     "country_codes": "countryCodes",
 }
 """How a v2 body names the fields a refusal of the order may name."""
-
-MIN_VCPU_PER_GPU = 2
-MIN_RAM_PER_GPU = 8
-"""What v2 asks of each GPU's host (v1's defaults; v2 cannot ask for more)."""
-
-
-def pod_template(templates: Templates, template_id: str) -> TemplateRecord:
-    """The template a v2 pod body names: 404 if there is none, 422 if it is serverless."""
-    found = templates.find(template_id)
-    if found is None:
-        raise NotFound(f"templateId: no template with id {template_id!r}")
-    if found.serverless:
-        raise refuse("templateId", f"template {template_id!r} is a serverless template")
-    return found
 
 
 def _startup_env(key: str | None, data: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
@@ -78,7 +54,9 @@ def create_request(templates: Templates, key: str | None, data: dict[str, Any]) 
     data = checked(CreatePodRequest, data)
     check_compute(data, "a pod", required=True)
     gpu, cpu = data.get("gpu"), data.get("cpu")
-    template = pod_template(templates, data["templateId"]) if "templateId" in data else None
+    template = (
+        templates.named(data["templateId"], serverless=False) if "templateId" in data else None
+    )
     if template is None and "image" not in data:
         raise refuse("image", "is required unless templateId is given")
     mounts = data.get("mounts") or {}
@@ -114,14 +92,9 @@ def create_request(templates: Templates, key: str | None, data: dict[str, Any]) 
         gpu_count=gpu.get("count", 1) if gpu is not None else 1,
         cpu_flavor_id=cpu["id"] if cpu is not None else None,
         vcpu_count=cpu["vcpuCount"] if cpu is not None else 2,
-        min_vcpu_per_gpu=MIN_VCPU_PER_GPU,
-        min_ram_per_gpu=MIN_RAM_PER_GPU,
         cloud=CloudType(data.get("cloud", "SECURE")),
-        interruptible=False,
-        locked=False,
         global_networking=data.get("globalNetworking", False),
         data_center_ids=data.get("dataCenterIds") or [str(d) for d in ALL_DATA_CENTERS],
-        country_codes=None,
         network_volume_id=network[0]["volumeId"] if network else None,
         env=_startup_env(key, data, base_env),
         given=given,
@@ -134,14 +107,8 @@ def update_request(templates: Templates, volume: str | None, data: dict[str, Any
     """The checked change a v2 update body asks of a pod (``volume``: its network volume)."""
     data = checked(UpdatePodRequest, data)
     if "templateId" in data:
-        template = pod_template(templates, data["templateId"])
-        spread = {
-            "image": template.image,
-            "args": template.args,
-            "disk": template.disk,
-            "ports": template.ports,
-            "registry": template.registry,
-        }
+        template = templates.named(data["templateId"], serverless=False)
+        spread = {k: getattr(template, k) for k in ("image", "args", "disk", "ports", "registry")}
         env = {**template.env, **data.get("env", {})}
         data = {**{k: v for k, v in spread.items() if v is not None}, **data, "env": env}
     mounts = data.get("mounts")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbext.models.v2 import POD_ACTIONS_BY_STATUS, PodAction, PodStatus
+from nbext.models.v2 import PodStatus
 
 PROVISIONING_S = 3.0
 """From creation until the machine is found and the image pulled."""
@@ -35,12 +35,6 @@ def observed_status(running: bool, started_at: float | None, first: bool, now: f
     if since < boot + STARTING_S:
         return PodStatus.STARTING
     return PodStatus.RUNNING
-
-
-def allowed_actions(status: PodStatus, locked: bool) -> list[PodAction]:
-    """The status's actions; a locked pod cannot be stopped."""
-    actions = POD_ACTIONS_BY_STATUS[status]
-    return [a for a in actions if not (locked and a is PodAction.STOP)]
 
 
 def ssh(pod_id: str, running: bool, ip: str | None, mapped: int | None) -> dict[str, Any]:

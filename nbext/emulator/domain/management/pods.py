@@ -17,43 +17,31 @@ running stretch is an interval of the usage ledger, which billing reads.
 
 from __future__ import annotations
 
-import shlex
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from nbext.models import ComputeType, Pod, PodStatus
-from nbext.models.v2 import PodAction
+from nbext.models.v2 import POD_ACTIONS_BY_STATUS, PodAction
 from nbext.models.v2 import PodStatus as V2Status
+from nbext.models.v2.convert import persistent
 
 from ..clock import Clock
-from ..errors import Conflict, InvalidInput, NotFound
+from ..errors import Conflict, InvalidInput
 from ..store_port import Store
 from . import catalog
 from .account import SshKeys
 from .clusters import Clusters
-from .container import Container, persistent, split_args
+from .container import Container, split_args
 from .logs import LogLine, PodFacts, pod_lines
 from .network_volumes import NetworkVolumes
 from .pod_input import CONTAINER_DEFAULTS, PodChange, PodOrder
 from .pod_rules import create_request, update_request
-from .pod_status import CUDA_DEFAULT, allowed_actions, observed_status, runtime, ssh
-from .records import Book, atomic, event, from_fields, iso, new_id, to_datetime
+from .pod_status import CUDA_DEFAULT, observed_status, runtime, ssh
+from .records import Book, atomic, event, iso, new_id, to_datetime
 from .registry_auths import RegistryAuths
 from .templates import Templates
 from .usage import Usage, UsageLedger
-
-TEMPLATE_FIELDS = {
-    "image": "image_name",
-    "args": "docker_start_cmd",
-    "disk": "container_disk_in_gb",
-    "volume_size": "volume_in_gb",
-    "volume_path": "volume_mount_path",
-    "registry": "container_registry_auth_id",
-    "entrypoint": "docker_entrypoint",
-    "ports": "ports",
-}
-"""A new pod's container field, by the template's (v1 view's) name for it."""
 
 IN_PLACE = frozenset({"name", "locked"})
 """Record fields an update changes without resetting the pod."""
@@ -134,10 +122,6 @@ class PodRecord(Container):
             consumer_user_id=catalog.USER_ID,
         )
 
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> PodRecord:
-        return from_fields(cls, record)
-
 
 def _hash(*parts: str) -> int:
     return zlib.crc32(":".join(parts).encode())
@@ -159,7 +143,7 @@ class Pods:
         self.clock, self.usage = clock, usage
         self.auths, self.templates, self.volumes = auths, templates, volumes
         self.clusters, self.ssh_keys = clusters, ssh_keys
-        self.book: Book[PodRecord] = Book(store, "pod", PodRecord.record, PodRecord.from_record)
+        self.book: Book[PodRecord] = Book.of(store, "pod", PodRecord)
         auths.users.append(
             lambda auth_id: [f"pod {e.id}" for e in self.book if e.registry == auth_id]
         )
@@ -170,10 +154,7 @@ class Pods:
     # ---- lookups -------------------------------------------------------------------------
 
     def entry(self, pod_id: str) -> PodRecord:
-        found = self.book.get(pod_id)
-        if found is None:
-            raise NotFound(f"pod {pod_id!r} not found")
-        return found
+        return self.book.need(pod_id, "pod")
 
     # ---- create --------------------------------------------------------------------------
 
@@ -185,18 +166,16 @@ class Pods:
         """
         named = order.named
         template = (
-            self.templates.require(order.template_id, named["template_id"]).v1()
+            self.templates.require(order.template_id, named["template_id"])
             if order.template_id
             else None
         )
 
         def pick(name: str) -> Any:
             """The body's value if given, else the template's, else the default."""
-            if order.given.get(name) is not None:
-                return order.given[name]
-            value = getattr(template, TEMPLATE_FIELDS[name], None) if template else None
-            if value is not None:
-                return shlex.join(value) if name == "args" else value
+            for source in (order.given, vars(template) if template else {}):
+                if source.get(name) is not None:
+                    return source[name]
             return CONTAINER_DEFAULTS[name]
 
         image = pick("image")
@@ -237,7 +216,7 @@ class Pods:
             registry=auth_id,
             entrypoint=list(pick("entrypoint")),
             args=pick("args"),
-            env={**(template.env or {} if template else {}), **order.env},
+            env={**(template.env if template else {}), **order.env},
             ports=list(pick("ports")),
             interruptible=order.interruptible,
             locked=order.locked,
@@ -410,7 +389,11 @@ class Pods:
             "id": e.id,
             "name": e.name,
             "status": status.value,
-            "actions": [a.value for a in allowed_actions(status, e.locked)],
+            "actions": [  # a locked pod cannot be stopped
+                a.value
+                for a in POD_ACTIONS_BY_STATUS[status]
+                if not (e.locked and a is PodAction.STOP)
+            ],
             "image": e.image,
             "args": e.args,
             "env": dict(e.env),
@@ -478,7 +461,8 @@ class Pods:
 
     def create(self, data: dict[str, Any]) -> PodRecord:
         """Rent the pod a v2 body describes, every rule checked first."""
-        return self.rent(create_request(self.templates, self.ssh_keys.public_key_env(), data))
+        keys = "\n".join(self.ssh_keys.listing()) or None  # PUBLIC_KEY, for startSsh
+        return self.rent(create_request(self.templates, keys, data))
 
     def update(self, pod_id: str, data: dict[str, Any]) -> PodRecord:
         """Change the pod as a v2 body asks: 409 for a cluster's member, 404 if none."""

@@ -15,6 +15,7 @@ with ``after`` until every write is stored.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from ..errors import StoreFailed
+from ..errors import NotFound, StoreFailed
 from ..ids import new_id as new_id  # the id of every record kind, as its modules import it
 from ..store_port import Record, Store, read_record
 
@@ -170,6 +171,11 @@ class Book(Generic[T]):
         self._from_record = from_record
         self.items: dict[str, T] = {}
 
+    @staticmethod
+    def of(store: Store, kind: str, record: type[D]) -> Book[D]:
+        """Records kept as instances of the dataclass ``record``, stored field by field."""
+        return Book(store, kind, fields_of, functools.partial(from_fields, record))
+
     def load(self) -> None:
         """Take back what the store holds (a restart on the same database file)."""
         self.items = {}
@@ -237,11 +243,15 @@ class Book(Generic[T]):
     def get(self, key: str) -> T | None:
         return self.items.get(key)
 
+    def need(self, key: str, what: str) -> T:
+        """The record, or ``NotFound`` naming it as ``what`` ("pod", ...)."""
+        found = self.items.get(key)
+        if found is None:
+            raise NotFound(f"{what} {key!r} not found")
+        return found
+
     def __contains__(self, key: object) -> bool:
         return key in self.items
 
     def __iter__(self) -> Iterator[T]:
         return iter(list(self.items.values()))
-
-    def __len__(self) -> int:
-        return len(self.items)

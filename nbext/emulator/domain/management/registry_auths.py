@@ -8,7 +8,7 @@ from typing import Any
 
 from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..store_port import Store
 from .records import Book, new_cuid
 from .refusals import validated
@@ -47,10 +47,7 @@ class RegistryAuths:
         naming those that name it ("pod abc"); an auth in use is not deleted."""
 
     def get(self, auth_id: str) -> ContainerRegistryAuth:
-        entry = self.book.get(auth_id)
-        if entry is None:
-            raise NotFound(f"container registry auth {auth_id!r} not found")
-        return entry.view
+        return self.book.need(auth_id, "container registry auth").view
 
     def listing(self) -> list[ContainerRegistryAuth]:
         return [e.view for e in self.book]

@@ -30,7 +30,7 @@ from ..errors import InvalidInput, NotFound
 from ..images import DEMO_IMAGES
 from ..store_port import Store
 from .container import Container, split_args
-from .records import Book, atomic, from_fields, new_id
+from .records import Book, atomic, new_id
 from .refusals import Forbidden, refuse, validated
 from .registry_auths import RegistryAuths
 
@@ -38,6 +38,9 @@ OFFICIAL_READONLY = (
     "template {id!r} is an official template and cannot be changed or deleted; create your "
     "own from it instead"
 )
+
+AS_GIVEN = ("name", "image", "disk", "env", "ports", "public", "start_ssh", "start_jupyter")
+"""What an update sets on the record as the body gives it (when it gives it)."""
 
 
 class PersistentInput(InputModel):
@@ -133,31 +136,9 @@ class TemplateRecord(Container):
             runtime_in_min=0,
         )
 
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> TemplateRecord:
-        return from_fields(cls, record)
-
 
 def _joined(command: list[str] | None) -> str:
     return shlex.join(command or [])
-
-
-def official_templates() -> dict[str, TemplateRecord]:
-    """One read-only serverless template per demo image (ids ``demo-echo``, ...)."""
-    return {
-        f"demo-{image}": TemplateRecord(
-            id=f"demo-{image}",
-            name=f"nbext demo: {image}",
-            image=image,
-            category="CPU",
-            disk=5,
-            readme=f"The emulator's demo image `{image}`.",
-            serverless=True,
-            public=True,
-            official=True,
-        )
-        for image in DEMO_IMAGES
-    }
 
 
 class Templates:
@@ -165,10 +146,21 @@ class Templates:
 
     def __init__(self, store: Store, auths: RegistryAuths) -> None:
         self.auths = auths
-        self.book: Book[TemplateRecord] = Book(
-            store, "template", TemplateRecord.record, TemplateRecord.from_record
-        )
-        self.official = official_templates()
+        self.book: Book[TemplateRecord] = Book.of(store, "template", TemplateRecord)
+        self.official = {  # one read-only serverless template per demo image
+            f"demo-{image}": TemplateRecord(
+                id=f"demo-{image}",
+                name=f"nbext demo: {image}",
+                image=image,
+                category="CPU",
+                disk=5,
+                readme=f"The emulator's demo image `{image}`.",
+                serverless=True,
+                public=True,
+                official=True,
+            )
+            for image in DEMO_IMAGES
+        }
         self.bound: list[Callable[[str], list[str]]] = []
         """Which endpoints run a template, by id (``Endpoints`` registers it): one that
         runs is not deleted."""
@@ -195,6 +187,17 @@ class Templates:
         found = self.find(template_id)
         if found is None:
             raise InvalidInput(f"{field}: no template with id {template_id!r}")
+        return found
+
+    def named(self, template_id: str, *, serverless: bool) -> TemplateRecord:
+        """The template a v2 body names for an endpoint (``serverless``) or a pod: 404 if
+        there is none, 422 if it is of the other kind."""
+        found = self.find(template_id)
+        if found is None:
+            raise NotFound(f"templateId: no template with id {template_id!r}")
+        if found.serverless != serverless:
+            kind = "a pod template, not serverless" if serverless else "a serverless template"
+            raise refuse("templateId", f"template {template_id!r} is {kind}")
         return found
 
     def writable(self, template_id: str) -> TemplateRecord:
@@ -298,11 +301,7 @@ class Templates:
         with atomic():  # the template and the endpoints running it, or none of them
             t.args = args
             t.registry = registry
-            for name in ("name", "image", "disk", "env", "ports", "public"):
-                value = getattr(given, name)
-                if value is not None:
-                    setattr(t, name, value)
-            for name in ("start_ssh", "start_jupyter"):
+            for name in AS_GIVEN:
                 value = getattr(given, name)
                 if value is not None:
                     setattr(t, name, value)

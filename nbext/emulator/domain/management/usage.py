@@ -46,16 +46,8 @@ class Usage:
 
 
 def _to_record(usage: Usage) -> Record:
-    """Field by field: ``dataclasses.asdict`` deep-copies, and this runs once per job."""
-    return {
-        "id": usage.id,
-        "kind": usage.kind,
-        "subject": usage.subject,
-        "start": usage.start,
-        "end": usage.end,
-        "rate": usage.rate,
-        "labels": dict(usage.labels),
-    }
+    """Not ``dataclasses.asdict``, which deep-copies: this runs once per job."""
+    return {**vars(usage), "labels": dict(usage.labels)}
 
 
 def _from_record(record: Record) -> Usage:
