@@ -29,6 +29,6 @@ def create_app(emulator: Emulator) -> FastAPI:
     app.include_router(openai.router)
     v1.install(app)
     install_error_handlers(app)
-    v2.install(app)  # after: its handlers defer to those for paths not its own
+    v2.install(app)
     app.add_middleware(LoadBalancing, emulator=emulator)
     return app
