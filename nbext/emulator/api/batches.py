@@ -28,7 +28,6 @@ router = APIRouter(prefix=PREFIX + "/batch", tags=["batches"])
 @asynccontextmanager
 async def admitted(request: Request, endpoint_id: str) -> AsyncIterator[Batches]:
     emulator = authenticate(request)
-    emulator.bind()
     batches = emulator.batches
     batches.known(endpoint_id)  # an unknown one is 404 before it has a rate-limit entry
     limiter = emulator.rate_limiter

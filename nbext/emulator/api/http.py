@@ -15,9 +15,9 @@ import math
 import re
 from collections.abc import AsyncIterator
 from http import HTTPStatus
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException
@@ -37,6 +37,7 @@ from ..domain.errors import (
     TooLarge,
 )
 from ..domain.json_values import MAX_DEPTH, check_depth, check_text, too_deep
+from ..domain.management.facade import Management
 from ..domain.management.refusals import Forbidden, Unprocessable
 from ..emulator import Emulator
 
@@ -101,10 +102,21 @@ def emulator_of(request: Request) -> Emulator:
 
 
 def authenticate(request: Request) -> Emulator:
-    """Accept ``Authorization: Bearer KEY`` or the bare key; anything else is 401."""
+    """Accept ``Authorization: Bearer KEY`` or the bare key; anything else is 401. The
+    emulator is bound to the serving loop (``Emulator.bind``)."""
     emulator = emulator_of(request)
     authorize(emulator, request.headers.get("authorization"))
+    emulator.bind()
     return emulator
+
+
+async def management(request: Request) -> Management:
+    """Authenticate and hand over the emulator's management domain (as ``Managed``, the
+    dependency of every ``/v1`` and ``/v2`` management route, run once a request)."""
+    return authenticate(request).management
+
+
+Managed = Annotated[Management, Depends(management)]
 
 
 def authorize(emulator: Emulator, header: str | None) -> None:

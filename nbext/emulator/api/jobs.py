@@ -68,7 +68,6 @@ Wait = Annotated[str | None, Query(description="milliseconds to wait for the job
 async def admitted(request: Request, endpoint_id: str, operation: str) -> AsyncIterator[Emulator]:
     """Authenticate, check the endpoint exists, and hold a rate/concurrency slot."""
     emulator = authenticate(request)
-    emulator.bind()
     service = emulator.jobs
     service.endpoint(endpoint_id)
     if operation in ("run", "runsync") and emulator.endpoint_type(endpoint_id) == "LOAD_BALANCER":

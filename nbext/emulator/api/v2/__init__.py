@@ -11,11 +11,12 @@ management's paths are problem documents (``http.problem``).
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 
 from . import account, billing, catalog, clusters, docs, pods, serverless, storage, templates
+from .common import checked_query
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(checked_query)])
 for area in (
     templates.router,
     pods.router,
@@ -26,7 +27,6 @@ for area in (
     billing.router,
     account.router,
     clusters.router,
-    docs.router,
 ):
     router.include_router(area)
 
@@ -35,6 +35,7 @@ def install(app: FastAPI) -> None:
     """Serve ``/v2`` management on ``app`` (its problem documents come from
     ``http.install_error_handlers``)."""
     app.include_router(router)
+    app.include_router(docs.router)  # public, and not an operation of the reference
 
 
 __all__ = ["install", "router"]

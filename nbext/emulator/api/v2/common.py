@@ -5,25 +5,28 @@ reference. Its errors are problem documents (``http.problem``); the job routes u
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.responses import Response
 
 from ...domain.errors import InvalidInput
-from ...domain.management.facade import Management
-from ..http import authenticate, encode, parse_json, read_body
-from .contract import check_body, check_query
+from ..http import Managed as Managed
+from ..http import encode, parse_json, read_body
+from .contract import check_body, check_query, operation_at
 
 BODY_LIMIT = 1024 * 1024
 
 
-def management(request: Request, operation_id: str) -> tuple[Management, dict[str, Any]]:
-    """Authenticate; the emulator's management domain and the operation's checked query."""
-    emulator = authenticate(request)
-    query = check_query(operation_id, request.query_params.multi_items())
-    emulator.bind()
-    return emulator.management, query
+async def checked_query(request: Request, _: Managed) -> dict[str, Any]:
+    """The operation's query, typed and checked once the caller is authenticated: the
+    dependency of every v2 management route (``router``), and ``Checked`` for those that
+    read it. The operation is the reference's at the route's method and path."""
+    operation_id = operation_at(request.method, request.scope["route"].path_format)
+    return check_query(operation_id, request.query_params.multi_items())
+
+
+Checked = Annotated[dict[str, Any], Depends(checked_query)]
 
 
 async def body(request: Request, schema: str) -> dict[str, Any]:
