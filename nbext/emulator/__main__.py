@@ -253,21 +253,6 @@ def deployments(args: argparse.Namespace, demos: Sequence[str]) -> list[tuple[st
     return found or [("--endpoint", name, name) for name in demos]
 
 
-def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
-    """The emulator the arguments describe, its ``--endpoint`` images and handlers
-    deployed (``deploy``); ValueError names the bad argument."""
-    emulator = Emulator(
-        api_key=api_key,
-        rate_limit=not args.no_rate_limit,
-        webhook_retry_delay=args.webhook_retry_delay,
-        webhook_concurrency=args.webhook_concurrency,
-        webhook_guard=args.webhook_guard,
-        db=args.db,
-    )
-    deploy(emulator, args, {}, serving=False)
-    return emulator
-
-
 def deploy(
     emulator: Emulator, args: argparse.Namespace, variables: dict[str, str], *, serving: bool
 ) -> None:
@@ -373,42 +358,39 @@ def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> di
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    emulator: Emulator | None = None
+    server: EmulatorServer | None = None
     try:
         deployments(args, [])  # scripts checked before anything is opened
         variables = worker_variables(args, os.environ)
         key = given_key(args, os.environ)
-        emulator = build(args, key[0] if key else None)
-    except (ValueError, StoreFailed) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except sqlite3.Error as exc:
-        print(f"error: --db {args.db}: {exc}", file=sys.stderr)
-        return 2
-    try:
+        emulator = Emulator(
+            api_key=key[0] if key else None,
+            rate_limit=not args.no_rate_limit,
+            webhook_retry_delay=args.webhook_retry_delay,
+            webhook_concurrency=args.webhook_concurrency,
+            webhook_guard=args.webhook_guard,
+            db=args.db,
+        )
+        deploy(emulator, args, variables, serving=False)
         server = EmulatorServer(
             emulator,
             host=args.host,
             port=args.port,
             log_level=args.log_level,
-            request_timeout=args.request_timeout,
+            request_timeout=args.request_timeout,  # ValueError when 0, as --max-connections
             max_connections=args.max_connections,
         )
-    except ValueError as exc:  # --request-timeout 0, --max-connections 0
-        print(f"error: {exc}", file=sys.stderr)
-        emulator.close()
-        return 2
-    try:
-        server.start()
-    except OSError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    try:
+        server.start()  # OSError: the port is taken
         deploy(emulator, args, variables, serving=True)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        server.stop()
-        emulator.close()
-        return 2
+    except (ValueError, StoreFailed, sqlite3.Error, OSError) as exc:
+        where = f"--db {args.db}: " if isinstance(exc, sqlite3.Error) else ""
+        print(f"error: {where}{exc}", file=sys.stderr)
+        if server is not None:
+            server.stop()
+        if emulator is not None:
+            emulator.close()
+        return 1 if isinstance(exc, OSError) else 2
     # What exists by now (modules, the app, the demo images: some 250,000 objects) lives
     # as long as the process. Frozen, it is out of the collector's sight, and a full
     # collection walks only what requests made: under load it ran every few thousand

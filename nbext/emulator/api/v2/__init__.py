@@ -12,9 +12,11 @@ management's paths are problem documents (``http.problem``).
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, FastAPI
+from fastapi.responses import Response
 
-from . import account, billing, catalog, clusters, docs, pods, serverless, storage, templates
+from . import account, billing, catalog, clusters, pods, serverless, storage, templates
 from .common import checked_query
+from .contract import reference_bytes
 
 router = APIRouter(dependencies=[Depends(checked_query)])
 for area in (
@@ -35,7 +37,12 @@ def install(app: FastAPI) -> None:
     """Serve ``/v2`` management on ``app`` (its problem documents come from
     ``http.install_error_handlers``)."""
     app.include_router(router)
-    app.include_router(docs.router)  # public, and not an operation of the reference
+    app.add_api_route("/v2/openapi.json", openapi, tags=["v2 docs"])  # public
+
+
+async def openapi() -> Response:
+    """The reference this interface follows, as shipped with the package."""
+    return Response(reference_bytes(), media_type="application/json")
 
 
 __all__ = ["install", "router"]
