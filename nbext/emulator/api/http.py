@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
@@ -206,18 +206,6 @@ def _finite(text: str) -> float:
             "double-precision float; send it as a string"
         )
     return value
-
-
-def validation_message(exc: ValidationError) -> str:
-    """One line naming each bad field and the rule it broke."""
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "body"
-        message = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "missing":
-            message = "is required"
-        parts.append(f"{loc}: {message}")
-    return "; ".join(parts)
 
 
 def ms_param(name: str, raw: str | None, low: int, high: int, default: int | None) -> int | None:

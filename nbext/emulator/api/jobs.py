@@ -33,12 +33,13 @@ from nbext.models import (
     TTL_MAX_MS,
     TTL_MIN_MS,
     JobSubmission,
+    explain,
 )
 from nbext.models.v2 import MANAGEMENT_SEGMENTS
 
 from ..domain.errors import InvalidInput
 from ..emulator import Emulator
-from .http import authenticate, json_response, ms_param, parse_json, read_body, validation_message
+from .http import authenticate, json_response, ms_param, parse_json, read_body
 
 
 class EndpointIdConvertor(Convertor[str]):
@@ -93,7 +94,7 @@ async def _submission(request: Request, limit: int) -> JobSubmission:
     try:
         return JobSubmission.model_validate(data)
     except ValidationError as exc:
-        raise InvalidInput(validation_message(exc)) from None
+        raise InvalidInput(explain(exc)) from None
 
 
 def _wait(wait: str | None) -> int:
