@@ -67,10 +67,14 @@ Wait = Annotated[str | None, Query(description="milliseconds to wait for the job
 
 @asynccontextmanager
 async def admitted(request: Request, endpoint_id: str, operation: str) -> AsyncIterator[Emulator]:
-    """Authenticate, check the endpoint exists, and hold a rate/concurrency slot."""
+    """Authenticate, check the endpoint exists, and hold a rate/concurrency slot. Batch
+    calls (``operation`` "batch") may read the batches of an endpoint deleted since."""
     emulator = authenticate(request)
     service = emulator.jobs
-    service.endpoint(endpoint_id)
+    if operation == "batch":
+        emulator.batches.known(endpoint_id)
+    else:
+        service.endpoint(endpoint_id)
     if operation in ("run", "runsync") and emulator.endpoint_type(endpoint_id) == "LOAD_BALANCER":
         raise InvalidInput(
             f"endpoint {endpoint_id!r} is a load-balancing endpoint: it takes no jobs; send "
