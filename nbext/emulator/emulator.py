@@ -8,7 +8,6 @@ to the loop and waited for, so the domain never sees two threads at once.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import re
 import secrets
@@ -197,16 +196,11 @@ class Emulator:
                 return fn()
         except RuntimeError:
             pass
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
 
-        def run() -> None:
-            try:
-                future.set_result(fn())
-            except BaseException as exc:
-                future.set_exception(exc)
+        async def run() -> T:
+            return fn()
 
-        loop.call_soon_threadsafe(run)
-        return future.result(timeout=30)
+        return asyncio.run_coroutine_threadsafe(run(), loop).result(timeout=30)
 
     # ---- images and endpoints --------------------------------------------------------
 

@@ -39,7 +39,13 @@ from ..domain.errors import (
 from ..domain.json_values import MAX_DEPTH, check_depth, check_text, too_deep
 from ..domain.management.facade import Management
 from ..domain.management.refusals import Forbidden, Unprocessable
+from ..domain.remote_workers import WorkerRefused
 from ..emulator import Emulator
+
+
+class Unauthorized(DomainError):
+    """Missing or wrong API key (HTTP 401)."""
+
 
 STATUS_OF: dict[type[DomainError], int] = {
     StoreFull: 507,  # before StoreFailed, its base: the first match wins
@@ -50,14 +56,9 @@ STATUS_OF: dict[type[DomainError], int] = {
     TooLarge: 413,
     RateLimited: 429,
     NotServed: 501,
+    Unauthorized: 401,
+    WorkerRefused: 401,  # a worker script's wrong key
 }
-
-
-class Unauthorized(DomainError):
-    """Missing or wrong API key (HTTP 401)."""
-
-
-STATUS_OF[Unauthorized] = 401
 
 
 _ANY = TypeAdapter(Any)
