@@ -21,7 +21,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
-from starlette.convertors import Convertor, register_url_convertor
+from starlette.convertors import StringConvertor, register_url_convertor
 
 from nbext.models import (
     RUN_BODY_LIMIT,
@@ -42,16 +42,10 @@ from ..emulator import Emulator
 from .http import authenticate, json_response, ms_param, parse_json, read_body
 
 
-class EndpointIdConvertor(Convertor[str]):
+class EndpointIdConvertor(StringConvertor):
     """An ``{endpoint_id}`` segment: any segment but a management resource's name."""
 
     regex = "(?!(?:{})/)[^/]+".format("|".join(re.escape(s) for s in sorted(MANAGEMENT_SEGMENTS)))
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
 
 
 register_url_convertor("endpoint_id", EndpointIdConvertor())
