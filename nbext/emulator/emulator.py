@@ -275,11 +275,8 @@ class Emulator:
             raise ValueError("a load-balancing endpoint runs a server, not a handler")
         try:
             self.call_on_loop(lambda: self.management.endpoints.deploy(endpoint, load_balancer))
-        except Exception as exc:
-            message = getattr(exc, "message", None)
-            if message:
-                raise ValueError(message) from None
-            raise
+        except DomainError as exc:
+            raise ValueError(exc.message) from None
         if image in LB_DEMO_IMAGES:
             self.serve_demo_server(endpoint.id)
         return endpoint.id
