@@ -19,16 +19,17 @@ from nbext.models.batches import BATCH_CALL_LIMIT, BATCH_PAGE_DEFAULT, BATCH_PAG
 
 from ..domain.batches import Batches
 from ..domain.errors import InvalidInput, TooLarge
-from . import jobs
 from .http import json_response, parse_json, read_body
+from .jobs import PREFIX
+from .jobs import admitted as admitted_job
 
-router = APIRouter(prefix=jobs.PREFIX + "/batch", tags=["batches"])
+router = APIRouter(prefix=PREFIX + "/batch", tags=["batches"])
 
 
 @asynccontextmanager
 async def admitted(request: Request, endpoint_id: str) -> AsyncIterator[Batches]:
     """One slot of the ``batch`` rate limit, as ``jobs.admitted`` holds the job routes'."""
-    async with jobs.admitted(request, endpoint_id, "batch") as emulator:
+    async with admitted_job(request, endpoint_id, "batch") as emulator:
         yield emulator.batches
 
 
