@@ -237,62 +237,56 @@ def pairs(flag: str, specs: Sequence[str], form: str) -> list[tuple[str, str]]:
     return list(found.items())
 
 
-def build(args: argparse.Namespace, api_key: str | None = None) -> Emulator:
-    """The emulator the arguments describe; ValueError names the bad argument.
+def deployments(args: argparse.Namespace, demos: Sequence[str]) -> list[tuple[str, str, str]]:
+    """``(flag, endpoint id, value)`` of every ``--endpoint ID=IMAGE``, ``--worker ID=PATH``
+    and ``--lb-worker ID=PATH``, each ID once and each script there; without any, every
+    image of ``demos`` under its own name."""
+    given = [("--endpoint", "ID=IMAGE"), ("--worker", "ID=PATH"), ("--lb-worker", "ID=PATH")]
+    found: list[tuple[str, str, str]] = []
+    for flag, form in given:
+        for endpoint_id, value in pairs(flag, getattr(args, flag[2:].replace("-", "_")), form):
+            if flag != "--endpoint" and not Path(value).is_file():
+                raise ValueError(f"{flag} '{endpoint_id}={value}': script {value} does not exist")
+            if endpoint_id in {e for _, e, _ in found}:
+                raise ValueError(f"endpoint {endpoint_id} is given twice; give each ID once")
+            found.append((flag, endpoint_id, value))
+    return found or [("--endpoint", name, name) for name in demos]
+
+
+def deploy(
+    emulator: Emulator, args: argparse.Namespace, variables: dict[str, str], *, serving: bool
+) -> None:
+    """Deploy what the arguments name, in two steps. Before the server starts: images
+    and handlers, so that a bad one is refused before anything listens. Once it serves:
+    what runs processes (worker scripts, servers, the load-balancing demo, which need
+    the server's loop), then the scenarios.
 
     On a database that already holds an endpoint of an ``--endpoint`` (a restart), that
     endpoint is kept, with its queued jobs, and runs what the argument names.
     """
-    emulator = Emulator(
-        api_key=api_key,
-        rate_limit=not args.no_rate_limit,
-        webhook_retry_delay=args.webhook_retry_delay,
-        webhook_concurrency=args.webhook_concurrency,
-        webhook_guard=args.webhook_guard,
-        db=args.db,
-    )
-    # An ID given twice is refused: ensure_deployed would quietly re-point the first one.
-    for endpoint_id, image in pairs("--endpoint", endpoint_specs(args, emulator), "ID=IMAGE"):
-        spec = f"{endpoint_id}={image}"
-        if image in LB_DEMO_IMAGES:
-            continue  # a server: deployed once the emulator serves (``serve``)
-        if image.endswith(".py") or ".py:" in image:
-            emulator.ensure_deployed(endpoint_id, handler=load_handler(image))
-        elif emulator.images.get(image) is None:
+    demos = [*emulator.images.names(), *LB_DEMO_IMAGES]
+    for flag, endpoint_id, value in deployments(args, demos):
+        if serving != (flag != "--endpoint" or value in LB_DEMO_IMAGES):
+            continue  # the other step's
+        if flag != "--endpoint":
+            emulator.deploy_worker(
+                value,
+                endpoint_id=endpoint_id,
+                python=args.worker_python,
+                env=variables,
+                load_balancer=flag == "--lb-worker",
+            )
+        elif value.endswith(".py") or ".py:" in value:
+            emulator.ensure_deployed(endpoint_id, handler=load_handler(value))
+        elif value not in demos:
             raise ValueError(
-                f"--endpoint {spec!r}: unknown image {image!r}; demo images are "
-                f"{', '.join([*emulator.images.names(), *LB_DEMO_IMAGES])}, or give "
-                "path/to/file.py:function"
+                f"--endpoint '{endpoint_id}={value}': unknown image {value!r}; demo images "
+                f"are {', '.join(demos)}, or give path/to/file.py:function"
             )
         else:
-            emulator.ensure_deployed(endpoint_id, image)
-    return emulator
-
-
-def endpoint_specs(args: argparse.Namespace, emulator: Emulator) -> list[str]:
-    """``--endpoint ID=IMAGE`` arguments; without any (nor a worker script), every demo
-    image under its own name, the load-balancing demo's included."""
-    if args.endpoint or args.worker or args.lb_worker:
-        return list(args.endpoint)
-    return [f"{name}={name}" for name in [*emulator.images.names(), *LB_DEMO_IMAGES]]
-
-
-def serve(emulator: Emulator, args: argparse.Namespace, variables: dict[str, str]) -> None:
-    """What runs processes, deployed once the emulator serves: worker scripts, servers
-    (``--lb-worker``) and the load-balancing demo; then the scenarios."""
-    for endpoint_id, path, load_balancer in worker_specs(args):
-        emulator.deploy_worker(
-            path,
-            endpoint_id=endpoint_id,
-            python=args.worker_python,
-            env=variables,
-            load_balancer=load_balancer,
-        )
-    for spec in endpoint_specs(args, emulator):
-        endpoint_id, _, image = spec.partition("=")
-        if image in LB_DEMO_IMAGES:
-            emulator.ensure_deployed(endpoint_id, image)
-    set_scenarios(emulator, args)
+            emulator.ensure_deployed(endpoint_id, value)
+    if serving:
+        set_scenarios(emulator, args)
 
 
 def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
@@ -350,24 +344,6 @@ def banner(server: EmulatorServer, *, key_source: str | None) -> str:
     )
 
 
-def worker_specs(args: argparse.Namespace) -> list[tuple[str, Path, bool]]:
-    """``--worker ID=PATH`` and ``--lb-worker ID=PATH`` arguments (the flag: a server),
-    checked before anything starts."""
-    specs: list[tuple[str, Path, bool]] = []
-    given = [("--worker", args.worker, False), ("--lb-worker", args.lb_worker, True)]
-    for option, values, load_balancer in given:
-        for endpoint_id, path in pairs(option, values, "ID=PATH"):
-            if not Path(path).is_file():
-                spec = f"{endpoint_id}={path}"
-                raise ValueError(f"{option} {spec!r}: script {path} does not exist")
-            if endpoint_id in {e for e, _, _ in specs} or endpoint_id in {
-                e.partition("=")[0] for e in args.endpoint
-            }:
-                raise ValueError(f"endpoint {endpoint_id} is given twice; give each ID once")
-            specs.append((endpoint_id, Path(path), load_balancer))
-    return specs
-
-
 def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
     """``--worker-env`` arguments: the variables every ``--worker`` script gets besides
     the few it needs to run (docs/workers.md). ``NAME`` copies the emulator's own, so a
@@ -382,42 +358,39 @@ def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> di
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    emulator: Emulator | None = None
+    server: EmulatorServer | None = None
     try:
-        worker_specs(args)
+        deployments(args, [])  # scripts checked before anything is opened
         variables = worker_variables(args, os.environ)
         key = given_key(args, os.environ)
-        emulator = build(args, key[0] if key else None)
-    except (ValueError, StoreFailed) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except sqlite3.Error as exc:
-        print(f"error: --db {args.db}: {exc}", file=sys.stderr)
-        return 2
-    try:
+        emulator = Emulator(
+            api_key=key[0] if key else None,
+            rate_limit=not args.no_rate_limit,
+            webhook_retry_delay=args.webhook_retry_delay,
+            webhook_concurrency=args.webhook_concurrency,
+            webhook_guard=args.webhook_guard,
+            db=args.db,
+        )
+        deploy(emulator, args, variables, serving=False)
         server = EmulatorServer(
             emulator,
             host=args.host,
             port=args.port,
             log_level=args.log_level,
-            request_timeout=args.request_timeout,
+            request_timeout=args.request_timeout,  # ValueError when 0, as --max-connections
             max_connections=args.max_connections,
         )
-    except ValueError as exc:  # --request-timeout 0, --max-connections 0
-        print(f"error: {exc}", file=sys.stderr)
-        emulator.close()
-        return 2
-    try:
-        server.start()
-    except OSError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    try:
-        serve(emulator, args, variables)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        server.stop()
-        emulator.close()
-        return 2
+        server.start()  # OSError: the port is taken
+        deploy(emulator, args, variables, serving=True)
+    except (ValueError, StoreFailed, sqlite3.Error, OSError) as exc:
+        where = f"--db {args.db}: " if isinstance(exc, sqlite3.Error) else ""
+        print(f"error: {where}{exc}", file=sys.stderr)
+        if server is not None:
+            server.stop()
+        if emulator is not None:
+            emulator.close()
+        return 1 if isinstance(exc, OSError) else 2
     # What exists by now (modules, the app, the demo images: some 250,000 objects) lives
     # as long as the process. Frozen, it is out of the collector's sight, and a full
     # collection walks only what requests made: under load it ran every few thousand

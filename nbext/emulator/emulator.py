@@ -8,7 +8,6 @@ to the loop and waited for, so the domain never sees two threads at once.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import re
 import secrets
@@ -197,16 +196,11 @@ class Emulator:
                 return fn()
         except RuntimeError:
             pass
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
 
-        def run() -> None:
-            try:
-                future.set_result(fn())
-            except BaseException as exc:
-                future.set_exception(exc)
+        async def run() -> T:
+            return fn()
 
-        loop.call_soon_threadsafe(run)
-        return future.result(timeout=30)
+        return asyncio.run_coroutine_threadsafe(run(), loop).result(timeout=30)
 
     # ---- images and endpoints --------------------------------------------------------
 
@@ -281,12 +275,9 @@ class Emulator:
             raise ValueError("a load-balancing endpoint runs a server, not a handler")
         try:
             self.call_on_loop(lambda: self.management.endpoints.deploy(endpoint, load_balancer))
-        except Exception as exc:
-            message = getattr(exc, "message", None)
-            if message:
-                raise ValueError(message) from None
-            raise
-        if load_balancer is not None and image in LB_DEMO_IMAGES:
+        except DomainError as exc:
+            raise ValueError(exc.message) from None
+        if image in LB_DEMO_IMAGES:
             self.serve_demo_server(endpoint.id)
         return endpoint.id
 
@@ -375,17 +366,12 @@ class Emulator:
         return endpoint_id
 
     def serve_script(self, endpoint_id: str, script: WorkerScript) -> None:
-        """Run the endpoint's workers as processes of ``script`` (a load-balancing one's
-        as servers, the balancer told its scaling and health path)."""
-        supervisor = self._supervisor
-        if supervisor is None:
-            supervisor = self._supervisor = Supervisor(
-                self.remote_workers, self.serving_at or "", self._managed_env, self.balancer
+        """Run the endpoint's workers as processes of ``script``."""
+        if self._supervisor is None:
+            self._supervisor = Supervisor(
+                self.remote_workers, lambda: self.serving_at or "", self._managed_env, self.balancer
             )
-        supervisor.base_url = self.serving_at or ""  # a server started anew may listen elsewhere
-        if script.load_balancer:
-            env = {**self._managed_env(endpoint_id), **dict(script.env)}
-            self.call_on_loop(lambda: self.balancer.add(endpoint_id, env.get("HEALTH_CHECK_PATH")))
+        supervisor = self._supervisor
         self.call_on_loop(lambda: supervisor.add(endpoint_id, script))
 
     def serve_demo_server(self, endpoint_id: str) -> None:
@@ -406,9 +392,7 @@ class Emulator:
         """The endpoint's ``env`` as the management interface shows it (its template's, copied
         onto the record): set through REST, it reaches the worker processes started after."""
         entry = self.management.endpoints.book.get(endpoint_id)
-        if entry is None:
-            return {}
-        return dict(entry.env)
+        return dict(entry.env) if entry is not None else {}
 
     def worker_logs(self, endpoint_id: str, worker_id: str | None = None) -> list[str]:
         """What the endpoint's worker processes printed, each line tagged with its worker."""

@@ -71,16 +71,12 @@ class DeadlineProtocol(H11Protocol):
         """Answer 503 before any request, send no more, and close after a short linger
         (``connection_lost`` takes it out of the server's set)."""
         self._refused = True
-        body = json.dumps(
-            {
-                "error": f"the emulator refused this connection: it serves at most "
-                f"{self.max_connections} at once (--max-connections) and that many are "
-                "open, maybe held by another local process; the request was not run"
-            }
-        ).encode()
-        transport.write(
-            b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
-            b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+        _answer(
+            transport,
+            b"503 Service Unavailable",
+            f"the emulator refused this connection: it serves at most {self.max_connections} "
+            "at once (--max-connections) and that many are open, maybe held by another local "
+            "process; the request was not run",
         )
         if transport.can_write_eof():
             transport.write_eof()
@@ -105,14 +101,18 @@ class DeadlineProtocol(H11Protocol):
         if transport.is_closing():
             return
         if self.cycle is None or self.cycle.response_complete:  # nobody answers it yet
-            body = json.dumps(
-                {"error": f"the request was not sent whole within {self.request_timeout:g} s"}
-            ).encode()
-            transport.write(
-                b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
-                b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
-            )
+            message = f"the request was not sent whole within {self.request_timeout:g} s"
+            _answer(transport, b"408 Request Timeout", message)
         transport.close()
+
+
+def _answer(transport: Any, status: bytes, error: str) -> None:
+    """A whole JSON error answer, written before (or instead of) uvicorn's own."""
+    body = json.dumps({"error": error}).encode()
+    transport.write(
+        b"HTTP/1.1 %s\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        b"content-length: %d\r\n\r\n%s" % (status, len(body), body)
+    )
 
 
 def deadline_protocol(request_timeout: float, max_connections: int) -> type[DeadlineProtocol]:

@@ -1,5 +1,38 @@
-"""The emulator's HTTP layer: FastAPI routers that only translate HTTP <-> domain."""
+"""The emulator's HTTP layer: FastAPI routers that only translate HTTP <-> domain, and
+``create_app``, the ASGI application serving one ``Emulator``."""
 
-from .app import create_app
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from ..emulator import Emulator
+from . import batches, control, jobs, openai, v1, v2, worker_routes
+from .balancing import LoadBalancing
+from .http import install_error_handlers
+
+
+def create_app(emulator: Emulator) -> FastAPI:
+    """The emulator's HTTP interface: ``/v2`` jobs, ``/v1`` and ``/v2`` management,
+    ``/_emulator`` controls; in front of them, load-balancing endpoints' URLs
+    (``balancing``)."""
+    app = FastAPI(
+        title="nbext emulator",
+        summary="A local emulator of a GPU cloud's serverless job and management interfaces",
+        docs_url="/_emulator/docs",
+        redoc_url=None,
+        openapi_url="/_emulator/openapi.json",
+    )
+    app.state.emulator = emulator
+    app.include_router(jobs.router)
+    app.include_router(batches.router)
+    app.include_router(worker_routes.router)
+    app.include_router(control.router)
+    app.include_router(openai.router)
+    v1.install(app)
+    install_error_handlers(app)
+    v2.install(app)
+    app.add_middleware(LoadBalancing, emulator=emulator)
+    return app
+
 
 __all__ = ["create_app"]

@@ -19,26 +19,18 @@ from nbext.models.batches import BATCH_CALL_LIMIT, BATCH_PAGE_DEFAULT, BATCH_PAG
 
 from ..domain.batches import Batches
 from ..domain.errors import InvalidInput, TooLarge
-from .http import authenticate, json_response, parse_json, read_body
+from .http import json_response, parse_json, read_body
 from .jobs import PREFIX
+from .jobs import admitted as admitted_job
 
 router = APIRouter(prefix=PREFIX + "/batch", tags=["batches"])
 
 
 @asynccontextmanager
 async def admitted(request: Request, endpoint_id: str) -> AsyncIterator[Batches]:
-    emulator = authenticate(request)
-    emulator.bind()
-    batches = emulator.batches
-    batches.known(endpoint_id)  # an unknown one is 404 before it has a rate-limit entry
-    limiter = emulator.rate_limiter
-    running = emulator.jobs.running_workers(endpoint_id)
-    held = limiter.enabled and limiter.acquire(endpoint_id, "batch", running)
-    try:
-        yield batches
-    finally:
-        if held:
-            limiter.release(endpoint_id, "batch")
+    """One slot of the ``batch`` rate limit, as ``jobs.admitted`` holds the job routes'."""
+    async with admitted_job(request, endpoint_id, "batch") as emulator:
+        yield emulator.batches
 
 
 async def _body(request: Request) -> Any:

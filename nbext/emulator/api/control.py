@@ -46,7 +46,6 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
 @router.post("/reset")
 async def reset(request: Request) -> Response:
     emulator = authenticate(request)
-    emulator.bind()
     emulator.reset()
     return json_response({"status": "reset"})
 
@@ -62,7 +61,6 @@ async def clock(request: Request) -> Response:
 @router.post("/clock/advance")
 async def advance(request: Request) -> Response:
     emulator = authenticate(request)
-    emulator.bind()
     if not isinstance(emulator.clock, FakeClock):
         raise Conflict("the emulator runs on the real clock; only a fake clock can be advanced")
     data = parse_json(await read_body(request, 4096))
@@ -106,7 +104,6 @@ async def endpoints(request: Request) -> Response:
 async def deploy(request: Request) -> Response:
     """Deploy an image as an endpoint: ``{"image", "id"?, "workersMin"?, ...}``."""
     emulator = authenticate(request)
-    emulator.bind()
     data = parse_json(await read_body(request, 65536))
     if not isinstance(data, dict) or not isinstance(data.get("image"), str):
         raise InvalidInput("body must be a JSON object with a string 'image'")

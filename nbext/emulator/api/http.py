@@ -2,7 +2,10 @@
 
 The routes stay thin: parse, call the domain, serialise. Domain errors become the
 status codes and bodies of docs/behaviour.md#error-bodies here and nowhere else:
-``{"error": ...}`` under ``/v2`` and ``/_emulator``, ``{"message": ...}`` under ``/v1``.
+``{"error": ...}`` under ``/v2`` and ``/_emulator``, ``{"message": ...}`` under ``/v1``,
+and under the management paths of ``/v2`` RFC 9457 problem documents
+(``application/problem+json``: ``title``, ``status``, ``detail``, and ``errors`` listing
+each failure by field), the shape v2's reference declares.
 """
 
 from __future__ import annotations
@@ -11,13 +14,16 @@ import json
 import math
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from http import HTTPStatus
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
+
+from nbext.models.v2 import is_management_path
 
 from ..domain.errors import (
     Conflict,
@@ -31,7 +37,15 @@ from ..domain.errors import (
     TooLarge,
 )
 from ..domain.json_values import MAX_DEPTH, check_depth, check_text, too_deep
+from ..domain.management.facade import Management
+from ..domain.management.refusals import Forbidden, Unprocessable
+from ..domain.remote_workers import WorkerRefused
 from ..emulator import Emulator
+
+
+class Unauthorized(DomainError):
+    """Missing or wrong API key (HTTP 401)."""
+
 
 STATUS_OF: dict[type[DomainError], int] = {
     StoreFull: 507,  # before StoreFailed, its base: the first match wins
@@ -42,18 +56,9 @@ STATUS_OF: dict[type[DomainError], int] = {
     TooLarge: 413,
     RateLimited: 429,
     NotServed: 501,
+    Unauthorized: 401,
+    WorkerRefused: 401,  # a worker script's wrong key
 }
-
-
-class Unauthorized(DomainError):
-    """Missing or wrong API key (HTTP 401)."""
-
-
-STATUS_OF[Unauthorized] = 401
-
-
-def dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 _ANY = TypeAdapter(Any)
@@ -98,10 +103,21 @@ def emulator_of(request: Request) -> Emulator:
 
 
 def authenticate(request: Request) -> Emulator:
-    """Accept ``Authorization: Bearer KEY`` or the bare key; anything else is 401."""
+    """Accept ``Authorization: Bearer KEY`` or the bare key; anything else is 401. The
+    emulator is bound to the serving loop (``Emulator.bind``)."""
     emulator = emulator_of(request)
     authorize(emulator, request.headers.get("authorization"))
+    emulator.bind()
     return emulator
+
+
+async def management(request: Request) -> Management:
+    """Authenticate and hand over the emulator's management domain (as ``Managed``, the
+    dependency of every ``/v1`` and ``/v2`` management route, run once a request)."""
+    return authenticate(request).management
+
+
+Managed = Annotated[Management, Depends(management)]
 
 
 def authorize(emulator: Emulator, header: str | None) -> None:
@@ -193,18 +209,6 @@ def _finite(text: str) -> float:
     return value
 
 
-def validation_message(exc: ValidationError) -> str:
-    """One line naming each bad field and the rule it broke."""
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "body"
-        message = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "missing":
-            message = "is required"
-        parts.append(f"{loc}: {message}")
-    return "; ".join(parts)
-
-
 def ms_param(name: str, raw: str | None, low: int, high: int, default: int | None) -> int | None:
     """``raw`` (a query parameter's value, or None when absent) as milliseconds in range."""
     if raw is None:
@@ -226,6 +230,28 @@ def error_reply(exc: DomainError, key: str) -> tuple[int, dict[str, str], dict[s
     status = next(code for cls, code in STATUS_OF.items() if isinstance(exc, cls))
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
     return status, {key: exc.message}, headers
+
+
+def problem(
+    status: int, detail: str, errors: list[str] | None = None, headers: dict[str, str] | None = None
+) -> Response:
+    """A v2 management error: its status's title (as the reference names those whose
+    name changed), ``detail``, and ``errors`` by field."""
+    title = {413: "Content Too Large", 422: "Unprocessable Entity"}.get(status)
+    body: dict[str, Any] = {"title": title or HTTPStatus(status).phrase, "status": status}
+    body["detail"] = detail
+    if errors:
+        body["errors"] = errors
+    return Response(encode(body), status, headers, "application/problem+json")
+
+
+def problem_of(exc: DomainError) -> Response:
+    """v2's own refusals (422 by field, 403) first, then the status the rest of the
+    emulator gives the error (400 for one it does not know)."""
+    known = [(Unprocessable, 422), (Forbidden, 403), *STATUS_OF.items()]
+    status = next((code for cls, code in known if isinstance(exc, cls)), 400)
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+    return problem(status, exc.message, getattr(exc, "errors", None), headers)
 
 
 def error_key(path: str) -> str:
@@ -250,12 +276,21 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_domain_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, DomainError)
+        if is_management_path(request.url.path):
+            return problem_of(exc)
         status, body, headers = error_reply(exc, error_key(request.url.path))
         return json_response(body, status, headers)
 
     async def on_http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         path = request.url.path
+        headers = dict(exc.headers or {})
+        if is_management_path(path):
+            detail = {
+                404: f"no operation at {path}; the interface is described at /v2/openapi.json",
+                405: f"{request.method} is not an operation of {path}",
+            }.get(exc.status_code, str(exc.detail))
+            return problem(exc.status_code, detail, headers=headers)
         if exc.status_code == 404:
             message = f"no operation at {path}; {_described_at(path)}"
         elif exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
@@ -265,7 +300,6 @@ def install_error_handlers(app: FastAPI) -> None:
             message = f"{request.method} is not an operation of {path}; {_described_at(path)}"
         else:
             message = str(exc.detail)
-        headers = dict(exc.headers or {})
         return json_response({error_key(path): message}, exc.status_code, headers)
 
     async def on_client_gone(request: Request, exc: Exception) -> Response:

@@ -21,7 +21,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
-from starlette.convertors import Convertor, register_url_convertor
+from starlette.convertors import StringConvertor, register_url_convertor
 
 from nbext.models import (
     RUN_BODY_LIMIT,
@@ -33,24 +33,19 @@ from nbext.models import (
     TTL_MAX_MS,
     TTL_MIN_MS,
     JobSubmission,
+    explain,
 )
 from nbext.models.v2 import MANAGEMENT_SEGMENTS
 
 from ..domain.errors import InvalidInput
 from ..emulator import Emulator
-from .http import authenticate, json_response, ms_param, parse_json, read_body, validation_message
+from .http import authenticate, json_response, ms_param, parse_json, read_body
 
 
-class EndpointIdConvertor(Convertor[str]):
+class EndpointIdConvertor(StringConvertor):
     """An ``{endpoint_id}`` segment: any segment but a management resource's name."""
 
     regex = "(?!(?:{})/)[^/]+".format("|".join(re.escape(s) for s in sorted(MANAGEMENT_SEGMENTS)))
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
 
 
 register_url_convertor("endpoint_id", EndpointIdConvertor())
@@ -66,11 +61,14 @@ Wait = Annotated[str | None, Query(description="milliseconds to wait for the job
 
 @asynccontextmanager
 async def admitted(request: Request, endpoint_id: str, operation: str) -> AsyncIterator[Emulator]:
-    """Authenticate, check the endpoint exists, and hold a rate/concurrency slot."""
+    """Authenticate, check the endpoint exists, and hold a rate/concurrency slot. Batch
+    calls (``operation`` "batch") may read the batches of an endpoint deleted since."""
     emulator = authenticate(request)
-    emulator.bind()
     service = emulator.jobs
-    service.endpoint(endpoint_id)
+    if operation == "batch":
+        emulator.batches.known(endpoint_id)
+    else:
+        service.endpoint(endpoint_id)
     if operation in ("run", "runsync") and emulator.endpoint_type(endpoint_id) == "LOAD_BALANCER":
         raise InvalidInput(
             f"endpoint {endpoint_id!r} is a load-balancing endpoint: it takes no jobs; send "
@@ -94,7 +92,7 @@ async def _submission(request: Request, limit: int) -> JobSubmission:
     try:
         return JobSubmission.model_validate(data)
     except ValidationError as exc:
-        raise InvalidInput(validation_message(exc)) from None
+        raise InvalidInput(explain(exc)) from None
 
 
 def _wait(wait: str | None) -> int:

@@ -46,7 +46,6 @@ async def openai_route(endpoint_id: str, path: str, request: Request) -> Respons
 
 async def _serve(endpoint_id: str, path: str, request: Request) -> Response:
     emulator = authenticate(request)
-    emulator.bind()
     service = emulator.jobs
     service.endpoint(endpoint_id)
     route = routes.route_of(path, request.method)

@@ -21,10 +21,8 @@ from fastapi.responses import Response
 from ..domain.errors import InvalidInput, TooLarge
 from ..domain.output_limit import MB, OUTPUT_LIMIT, too_large
 from ..domain.remote_workers import RemoteWorker, WorkerRefused
-from .http import STATUS_OF, emulator_of, json_response
+from .http import emulator_of, json_response
 from .jobs import PREFIX
-
-STATUS_OF[WorkerRefused] = 401
 
 BATCH_MAX = 64
 REFUSAL_DELAY_S = 1.0

@@ -171,13 +171,14 @@ class Supervisor:
     def __init__(
         self,
         workers: RemoteWorkers,
-        base_url: str,
+        base_url: Callable[[], str],
         managed_env: Callable[[str], dict[str, str]],
         balancer: Balancer,
     ) -> None:
         self.workers = workers
         self.balancer = balancer
         self.base_url = base_url
+        """The emulator's server, read at each launch: one started anew may listen elsewhere."""
         self.managed_env = managed_env
         """An endpoint's ``env`` as the management interface has it (its template's
         included), read at each launch: a change reaches the processes started after."""
@@ -189,8 +190,12 @@ class Supervisor:
         _live.add(self)
 
     def add(self, endpoint_id: str, script: WorkerScript) -> None:
-        """Serve ``endpoint_id`` with ``script``; call on the emulator's loop."""
+        """Serve ``endpoint_id`` with ``script``; call on the emulator's loop. A server
+        (a load-balancing endpoint's) is routed to by the balancer, told its health path."""
         self.scripts[endpoint_id] = script
+        if script.load_balancer:
+            env = {**self.managed_env(endpoint_id), **dict(script.env)}
+            self.balancer.add(endpoint_id, env.get("HEALTH_CHECK_PATH"))
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._watch())
         body = self.balancer if script.load_balancer else None
@@ -205,7 +210,7 @@ class Supervisor:
         if script.load_balancer:
             protocol = lb_worker_env(endpoint_id, worker, endpoint_env)
         else:
-            protocol = worker_env(self.base_url, endpoint_id, worker)
+            protocol = worker_env(self.base_url(), endpoint_id, worker)
         env = worker_environment(os.environ, script.python, endpoint_env, protocol)
         self.logs.write(
             endpoint_id, worker.id, f"--- starting {script.python} {script.path}", "system"

@@ -17,19 +17,12 @@ from pydantic import BaseModel, ValidationError
 from nbext.models import explain
 
 from ...domain.errors import InvalidInput
-from ...domain.management.facade import Management
-from ..http import authenticate, json_response, parse_json, read_body
+from ..http import Managed as Managed
+from ..http import json_response, parse_json, read_body
 
 M = TypeVar("M", bound=BaseModel)
 BODY_LIMIT = 1024 * 1024
 """Management bodies are small; a template's readme is the largest field."""
-
-
-def management(request: Request) -> Management:
-    """Authenticate and hand over the emulator's management domain."""
-    emulator = authenticate(request)
-    emulator.bind()
-    return emulator.management
 
 
 async def body(request: Request, model: type[M]) -> M:

@@ -29,7 +29,7 @@ from ...domain.management import catalog
 from ...domain.management.endpoints import EndpointRecord, volumes_of
 from ...domain.management.facade import Management
 from ...domain.management.records import wire
-from .common import body, management, no_content, ok, query
+from .common import Managed, body, no_content, ok, query
 
 router = APIRouter(prefix="/v1/endpoints", tags=["endpoints"])
 
@@ -69,8 +69,7 @@ def answer(m: Management, e: EndpointRecord, includes: EndpointIncludes) -> dict
 
 
 @router.post("")
-async def create_endpoint(request: Request) -> Response:
-    m = management(request)
+async def create_endpoint(request: Request, m: Managed) -> Response:
     given = await body(request, EndpointCreateInput)
     gpu = given.compute_type == ComputeType.GPU
     pair: list[Any] = [given.network_volume_id or None, given.network_volume_ids]
@@ -102,22 +101,19 @@ async def create_endpoint(request: Request) -> Response:
 
 
 @router.get("")
-async def list_endpoints(request: Request) -> Response:
-    m = management(request)
+async def list_endpoints(request: Request, m: Managed) -> Response:
     includes = query(request, EndpointIncludes)
     return ok([answer(m, e, includes) for e in m.endpoints.book])
 
 
 @router.get("/{endpoint_id}")
-async def get_endpoint(endpoint_id: str, request: Request) -> Response:
-    m = management(request)
+async def get_endpoint(endpoint_id: str, request: Request, m: Managed) -> Response:
     return ok(answer(m, m.endpoints.get(endpoint_id), query(request, EndpointIncludes)))
 
 
 @router.patch("/{endpoint_id}")
 @router.post("/{endpoint_id}/update")
-async def update_endpoint(endpoint_id: str, request: Request) -> Response:
-    m = management(request)
+async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Response:
     e = m.endpoints.get(endpoint_id)
     given = await body(request, EndpointUpdateInput)
     named = {
@@ -158,6 +154,6 @@ async def update_endpoint(endpoint_id: str, request: Request) -> Response:
 
 
 @router.delete("/{endpoint_id}")
-async def delete_endpoint(endpoint_id: str, request: Request) -> Response:
-    management(request).endpoints.delete(endpoint_id)
+async def delete_endpoint(endpoint_id: str, m: Managed) -> Response:
+    m.endpoints.delete(endpoint_id)
     return no_content()

@@ -12,39 +12,37 @@ from fastapi.responses import Response
 from nbext.models import NetworkVolumeCreateInput, NetworkVolumeUpdateInput
 
 from ...domain.management.records import wire
-from .common import body, management, no_content, ok
+from .common import Managed, body, no_content, ok
 
 router = APIRouter(prefix="/v1/networkvolumes", tags=["network volumes"])
 
 
 @router.post("")
-async def create_network_volume(request: Request) -> Response:
-    m = management(request)
+async def create_network_volume(request: Request, m: Managed) -> Response:
     given = await body(request, NetworkVolumeCreateInput)
     made = m.volumes.create(given)
     return ok(wire(made.v1()))
 
 
 @router.get("")
-async def list_network_volumes(request: Request) -> Response:
-    return ok([wire(v.v1()) for v in management(request).volumes.listing()])
+async def list_network_volumes(m: Managed) -> Response:
+    return ok([wire(v.v1()) for v in m.volumes.listing()])
 
 
 @router.get("/{volume_id}")
-async def get_network_volume(volume_id: str, request: Request) -> Response:
-    return ok(wire(management(request).volumes.get(volume_id).v1()))
+async def get_network_volume(volume_id: str, m: Managed) -> Response:
+    return ok(wire(m.volumes.get(volume_id).v1()))
 
 
 @router.patch("/{volume_id}")
 @router.post("/{volume_id}/update")
-async def update_network_volume(volume_id: str, request: Request) -> Response:
-    m = management(request)
+async def update_network_volume(volume_id: str, request: Request, m: Managed) -> Response:
     m.volumes.get(volume_id)
     given = await body(request, NetworkVolumeUpdateInput)
     return ok(wire(m.volumes.update(volume_id, given).v1()))
 
 
 @router.delete("/{volume_id}")
-async def delete_network_volume(volume_id: str, request: Request) -> Response:
-    management(request).volumes.delete(volume_id)
+async def delete_network_volume(volume_id: str, m: Managed) -> Response:
+    m.volumes.delete(volume_id)
     return no_content()

@@ -32,7 +32,7 @@ from ...domain.management.facade import Management
 from ...domain.management.pod_input import PodChange, PodOrder
 from ...domain.management.pods import PodRecord
 from ...domain.management.records import wire
-from .common import body, management, no_content, ok, query
+from .common import Managed, body, no_content, ok, query
 
 router = APIRouter(prefix="/v1/pods", tags=["pods"])
 
@@ -213,14 +213,12 @@ def _worker_matches(w: dict[str, Any], centre: str, q: PodListQuery) -> bool:
 
 
 @router.post("")
-async def create_pod(request: Request) -> Response:
-    m = management(request)
+async def create_pod(request: Request, m: Managed) -> Response:
     return ok(answer(m, m.pods.rent(order(await body(request, PodCreateInput)))), 201)
 
 
 @router.get("")
-async def list_pods(request: Request) -> Response:
-    m = management(request)
+async def list_pods(request: Request, m: Managed) -> Response:
     q = query(request, PodListQuery)
     found: list[dict[str, Any]] = []
     if q.endpoint_id is None:
@@ -231,8 +229,7 @@ async def list_pods(request: Request) -> Response:
 
 
 @router.get("/{pod_id}")
-async def get_pod(pod_id: str, request: Request) -> Response:
-    m = management(request)
+async def get_pod(pod_id: str, request: Request, m: Managed) -> Response:
     includes = query(request, PodIncludes)
     found = m.pods.book.get(pod_id)
     if found is not None:
@@ -251,37 +248,32 @@ async def get_pod(pod_id: str, request: Request) -> Response:
 
 @router.patch("/{pod_id}")
 @router.post("/{pod_id}/update")
-async def update_pod(pod_id: str, request: Request) -> Response:
-    m = management(request)
+async def update_pod(pod_id: str, request: Request, m: Managed) -> Response:
     m.pods.entry(pod_id)
     return ok(answer(m, m.pods.change(pod_id, change(await body(request, PodUpdateInput)))))
 
 
 @router.delete("/{pod_id}")
-async def delete_pod(pod_id: str, request: Request) -> Response:
-    management(request).pods.delete(pod_id)
+async def delete_pod(pod_id: str, m: Managed) -> Response:
+    m.pods.delete(pod_id)
     return no_content()
 
 
 @router.post("/{pod_id}/start")
-async def start_pod(pod_id: str, request: Request) -> Response:
-    m = management(request)
+async def start_pod(pod_id: str, m: Managed) -> Response:
     return ok(answer(m, m.pods.start(pod_id)))
 
 
 @router.post("/{pod_id}/stop")
-async def stop_pod(pod_id: str, request: Request) -> Response:
-    m = management(request)
+async def stop_pod(pod_id: str, m: Managed) -> Response:
     return ok(answer(m, m.pods.stop(pod_id)))
 
 
 @router.post("/{pod_id}/restart")
-async def restart_pod(pod_id: str, request: Request) -> Response:
-    m = management(request)
+async def restart_pod(pod_id: str, m: Managed) -> Response:
     return ok(answer(m, m.pods.restart(pod_id)))
 
 
 @router.post("/{pod_id}/reset")
-async def reset_pod(pod_id: str, request: Request) -> Response:
-    m = management(request)
+async def reset_pod(pod_id: str, m: Managed) -> Response:
     return ok(answer(m, m.pods.reset(pod_id)))

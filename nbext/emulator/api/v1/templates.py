@@ -22,7 +22,7 @@ from ...domain.management.facade import Management
 from ...domain.management.records import wire
 from ...domain.management.refusals import Forbidden
 from ...domain.management.templates import TemplateRecord
-from .common import body, management, no_content, ok, query
+from .common import Managed, body, no_content, ok, query
 
 router = APIRouter(prefix="/v1/templates", tags=["templates"])
 
@@ -59,8 +59,7 @@ def v1_refusal(exc: Forbidden) -> InvalidInput:
 
 
 @router.post("")
-async def create_template(request: Request) -> Response:
-    m = management(request)
+async def create_template(request: Request, m: Managed) -> Response:
     given = await body(request, TemplateCreateInput)
     data = {
         "name": given.name,
@@ -83,8 +82,7 @@ async def create_template(request: Request) -> Response:
 
 
 @router.get("")
-async def list_templates(request: Request) -> Response:
-    m = management(request)
+async def list_templates(request: Request, m: Managed) -> Response:
     includes = query(request, TemplateIncludes)
     own = m.templates.own(endpoint_bound=includes.include_endpoint_bound_templates)
     # There are no other users in the emulator, so no community templates to add for
@@ -94,16 +92,14 @@ async def list_templates(request: Request) -> Response:
 
 
 @router.get("/{template_id}")
-async def get_template(template_id: str, request: Request) -> Response:
-    m = management(request)
+async def get_template(template_id: str, request: Request, m: Managed) -> Response:
     query(request, TemplateIncludes)  # validated; an id finds the template whatever they say
     return ok(answer(m.templates.get(template_id)))
 
 
 @router.patch("/{template_id}")
 @router.post("/{template_id}/update")
-async def update_template(template_id: str, request: Request) -> Response:
-    m = management(request)
+async def update_template(template_id: str, request: Request, m: Managed) -> Response:
     m.templates.get(template_id)
     given = await body(request, TemplateUpdateInput)
     data: dict[str, Any] = {}
@@ -129,8 +125,7 @@ def _update(
 
 
 @router.delete("/{template_id}")
-async def delete_template(template_id: str, request: Request) -> Response:
-    m = management(request)
+async def delete_template(template_id: str, m: Managed) -> Response:
     try:
         m.templates.delete(template_id)
     except Forbidden as exc:

@@ -6,26 +6,19 @@ serialise. A
 path under ``/v2`` is management's when its first segment is one of
 ``MANAGEMENT_SEGMENTS`` (pods, templates, serverless, ...); every other ``/v2`` path is
 the job interface's (``api/jobs.py``, whose ``endpoint_id`` never matches those). Errors on
-management's paths are problem documents (``common.problem``); elsewhere the handlers
-installed before this one answer as they did.
+management's paths are problem documents (``http.problem``).
 """
 
 from __future__ import annotations
 
-import inspect
-from typing import Any
-
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import Response
-from starlette.exceptions import HTTPException
 
-from nbext.models.v2 import is_management_path
+from . import account, billing, catalog, clusters, pods, serverless, storage, templates
+from .common import checked_query
+from .contract import reference_bytes
 
-from ...domain.errors import DomainError
-from . import account, billing, catalog, clusters, docs, pods, serverless, storage, templates
-from .common import problem, problem_of
-
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(checked_query)])
 for area in (
     templates.router,
     pods.router,
@@ -36,45 +29,20 @@ for area in (
     billing.router,
     account.router,
     clusters.router,
-    docs.router,
 ):
     router.include_router(area)
 
 
-async def _call(handler: Any, request: Request, exc: Exception) -> Response:
-    """Run an exception handler installed before (sync or async)."""
-    result = handler(request, exc)
-    if inspect.isawaitable(result):
-        result = await result
-    assert isinstance(result, Response)
-    return result
-
-
 def install(app: FastAPI) -> None:
-    """Serve ``/v2`` management on ``app``; call after the app's own error handlers."""
+    """Serve ``/v2`` management on ``app`` (its problem documents come from
+    ``http.install_error_handlers``)."""
     app.include_router(router)
-    on_domain = app.exception_handlers[DomainError]
-    on_http = app.exception_handlers[HTTPException]
+    app.add_api_route("/v2/openapi.json", openapi, tags=["v2 docs"])  # public
 
-    async def domain_error(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, DomainError) and is_management_path(request.url.path):
-            return problem_of(exc)
-        return await _call(on_domain, request, exc)
 
-    async def http_error(request: Request, exc: Exception) -> Response:
-        path = request.url.path
-        if not (isinstance(exc, HTTPException) and is_management_path(path)):
-            return await _call(on_http, request, exc)
-        if exc.status_code == 404:
-            detail = f"no operation at {path}; the interface is described at /v2/openapi.json"
-        elif exc.status_code == 405:
-            detail = f"{request.method} is not an operation of {path}"
-        else:
-            detail = str(exc.detail)
-        return problem(exc.status_code, detail, headers=dict(exc.headers or {}))
-
-    app.add_exception_handler(DomainError, domain_error)
-    app.add_exception_handler(HTTPException, http_error)
+async def openapi() -> Response:
+    """The reference this interface follows, as shipped with the package."""
+    return Response(reference_bytes(), media_type="application/json")
 
 
 __all__ = ["install", "router"]

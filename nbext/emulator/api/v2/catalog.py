@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import Response
 
 from ...domain.errors import InvalidInput, NotFound
 from ...domain.management import catalog, offers
 from ...domain.management.facade import Management
-from .common import management, ok
+from .common import Checked, Managed, ok
 
 router = APIRouter(prefix="/v2/catalog", tags=["v2 catalog"])
 WITH_AVAILABILITY = ("product", "count", "cloud", "countryCodes", "cudaVersions", "minCudaVersion")
@@ -89,15 +89,13 @@ def gpu_view(gpu_id: str, query: dict[str, Any], *, single: bool) -> dict[str, A
 
 
 @router.get("/gpus")
-async def list_gpus(request: Request) -> Response:
-    _, query = management(request, "listGpuTypes")
+async def list_gpus(query: Checked) -> Response:
     views = [gpu_view(g, query, single=False) for g in catalog.GPUS]
     return ok({"gpus": [v for v in views if v is not None]})
 
 
 @router.get("/gpus/{gpu_id}")
-async def get_gpu(gpu_id: str, request: Request) -> Response:
-    _, query = management(request, "getGpuType")
+async def get_gpu(gpu_id: str, query: Checked) -> Response:
     if gpu_id not in catalog.GPUS:
         raise NotFound(f"GPU type {gpu_id!r} not found; GET /v2/catalog/gpus lists them")
     return ok(gpu_view(gpu_id, query, single=True))
@@ -135,14 +133,12 @@ def cpu_view(flavor_id: str, query: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.get("/cpus")
-async def list_cpus(request: Request) -> Response:
-    _, query = management(request, "listCpuTypes")
+async def list_cpus(query: Checked) -> Response:
     return ok({"cpus": [cpu_view(c, query) for c in catalog.CPUS]})
 
 
 @router.get("/cpus/{cpu_id}")
-async def get_cpu(cpu_id: str, request: Request) -> Response:
-    _, query = management(request, "getCpuType")
+async def get_cpu(cpu_id: str, query: Checked) -> Response:
     if cpu_id not in catalog.CPUS:
         raise NotFound(f"CPU flavour {cpu_id!r} not found; GET /v2/catalog/cpus lists them")
     return ok(cpu_view(cpu_id, query))
@@ -175,8 +171,7 @@ def centre_view(centre: str, query: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.get("/datacenters")
-async def list_centres(request: Request) -> Response:
-    _, query = management(request, "listDataCenters")
+async def list_centres(query: Checked) -> Response:
     views = [centre_view(d, query) for d in catalog.DATA_CENTERS]
     if query.get("regions"):
         views = [v for v in views if v["region"] in query["regions"]]
@@ -192,8 +187,7 @@ async def list_centres(request: Request) -> Response:
 
 
 @router.get("/datacenters/{centre_id}")
-async def get_centre(centre_id: str, request: Request) -> Response:
-    _, query = management(request, "getDataCenter")
+async def get_centre(centre_id: str, query: Checked) -> Response:
     if centre_id not in catalog.DATA_CENTERS:
         raise NotFound(f"data centre {centre_id!r} not found")
     return ok(centre_view(centre_id, query))
@@ -207,6 +201,5 @@ def public_templates(m: Management, source: str) -> list[dict[str, Any]]:
 
 
 @router.get("/templates")
-async def list_public_templates(request: Request) -> Response:
-    m, query = management(request, "listPublicTemplates")
+async def list_public_templates(m: Managed, query: Checked) -> Response:
     return ok({"templates": public_templates(m, query.get("source", "official"))[:100]})

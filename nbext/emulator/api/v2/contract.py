@@ -32,6 +32,7 @@ REFERENCE_FILE = "reference.openapi.json"
 UNEXPECTED = re.compile(r"\((.*) (?:was|were) unexpected\)")
 QUOTED = re.compile(r"'([^']*)'")
 """How jsonschema names the fields a schema does not allow."""
+PARAMETER = re.compile(r"\{[^}]*\}")
 
 
 @functools.cache
@@ -58,6 +59,13 @@ def operations() -> dict[str, tuple[str, str, dict[str, Any]]]:
             params = [_resolve(p) for p in [*shared, *op.get("parameters", [])]]
             found[op["operationId"]] = (method.upper(), path, {**op, "parameters": params})
     return found
+
+
+@functools.cache
+def operation_at(method: str, path: str) -> str:
+    """The operationId of ``method path``, whatever its parameters are named."""
+    ids = {(m, PARAMETER.sub("{}", p)): o for o, (m, p, _) in operations().items()}
+    return ids[method, PARAMETER.sub("{}", path)]
 
 
 def _resolve(node: dict[str, Any]) -> dict[str, Any]:

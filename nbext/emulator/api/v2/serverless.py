@@ -12,22 +12,20 @@ from fastapi.responses import Response
 from ...domain.errors import NotFound
 from ...domain.management import endpoint_views
 from ..http import emulator_of
-from .common import body, management, no_content, ok
+from .common import Checked, Managed, body, no_content, ok
 from .streams import sse
 
 router = APIRouter(prefix="/v2/serverless", tags=["v2 serverless"])
 
 
 @router.get("")
-async def list_endpoints(request: Request) -> Response:
-    m, _ = management(request, "listEndpoints")
+async def list_endpoints(request: Request, m: Managed) -> Response:
     base = str(request.base_url)
     return ok({"endpoints": [endpoint_views.view(m.endpoints, e, base) for e in m.endpoints.book]})
 
 
 @router.post("")
-async def create_endpoint(request: Request) -> Response:
-    m, _ = management(request, "createEndpoint")
+async def create_endpoint(request: Request, m: Managed) -> Response:
     made = m.endpoints.create(await body(request, "CreateEndpointRequest"))
     if made.type == "LOAD_BALANCER":
         emulator_of(request).serve_demo_server(made.id)
@@ -35,30 +33,26 @@ async def create_endpoint(request: Request) -> Response:
 
 
 @router.get("/{endpoint_id}")
-async def get_endpoint(endpoint_id: str, request: Request) -> Response:
-    m, _ = management(request, "getEndpoint")
+async def get_endpoint(endpoint_id: str, request: Request, m: Managed) -> Response:
     return ok(endpoint_views.view(m.endpoints, m.endpoints.get(endpoint_id), str(request.base_url)))
 
 
 @router.patch("/{endpoint_id}")
-async def update_endpoint(endpoint_id: str, request: Request) -> Response:
-    m, _ = management(request, "updateEndpoint")
+async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Response:
     m.endpoints.get(endpoint_id)  # 404 before the body is read
     changed = m.endpoints.update(endpoint_id, await body(request, "UpdateEndpointRequest"))
     return ok(endpoint_views.view(m.endpoints, changed, str(request.base_url)))
 
 
 @router.delete("/{endpoint_id}")
-async def delete_endpoint(endpoint_id: str, request: Request) -> Response:
-    m, _ = management(request, "deleteEndpoint")
+async def delete_endpoint(endpoint_id: str, m: Managed) -> Response:
     m.endpoints.get(endpoint_id)
     m.endpoints.delete(endpoint_id)
     return no_content()
 
 
 @router.get("/{endpoint_id}/workers")
-async def list_workers(endpoint_id: str, request: Request) -> Response:
-    m, _ = management(request, "listEndpointWorkers")
+async def list_workers(endpoint_id: str, request: Request, m: Managed) -> Response:
     e = m.endpoints.get(endpoint_id)
     remote = emulator_of(request).remote_workers
     processes = remote.states(endpoint_id) if endpoint_id in remote.pools else None
@@ -68,14 +62,14 @@ async def list_workers(endpoint_id: str, request: Request) -> Response:
 
 
 @router.get("/{endpoint_id}/releases")
-async def list_releases(endpoint_id: str, request: Request) -> Response:
-    m, _ = management(request, "listEndpointReleases")
+async def list_releases(endpoint_id: str, m: Managed) -> Response:
     return ok(endpoint_views.release_listing(m.endpoints, m.endpoints.get(endpoint_id)))
 
 
 @router.get("/{endpoint_id}/workers/{worker_id}/logs")
-async def worker_logs(endpoint_id: str, worker_id: str, request: Request) -> Response:
-    m, query = management(request, "getWorkerLogs")
+async def worker_logs(
+    endpoint_id: str, worker_id: str, request: Request, m: Managed, query: Checked
+) -> Response:
     m.endpoints.get(endpoint_id)
     lines = emulator_of(request).remote_workers.output.log(endpoint_id, worker_id)
     if lines is None:  # not a worker script's process: the jobs its worker ran
