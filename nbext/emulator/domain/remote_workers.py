@@ -33,7 +33,7 @@ from .errors import DomainError, InvalidInput, NotFound
 from .fleet import Body
 from .job_service import JobService
 from .jobs import UNSET, Job
-from .json_values import printable, unservable
+from .json_values import unservable
 from .streaming import to_chunks
 from .worker_output import WorkerOutput
 from .workers import Worker, WorkerState
@@ -409,18 +409,7 @@ class RemoteWorkers:
             job.wake(final=False)
             return
         worker.jobs.pop(job_id, None)
-        error = data.get("error")
-        if error:
-            text = error if isinstance(error, str) else json.dumps(error, default=str)
-            self.jobs.lifecycle.transition(job, S.FAILED, error=printable(text))
-            return
-        output = data.get("output")
-        why = unservable(output)
-        if why is not None:
-            error_text = f"worker output cannot be sent as JSON: {why}"
-            self.jobs.lifecycle.transition(job, S.FAILED, error=error_text)
-            return
-        self.jobs.lifecycle.transition(job, S.COMPLETED, output=output)
+        self.jobs.lifecycle.finish(job, data.get("output"), data.get("error"), "worker output")
 
     # ---- observing jobs --------------------------------------------------------------
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import traceback
 from collections.abc import Callable
@@ -217,21 +216,8 @@ class Scheduler:
         value = outcome.value
         if outcome.streamed and not endpoint.aggregate_stream:
             value = None
-        if isinstance(value, dict) and value.get("error"):
-            error = value["error"]
-            text = error if isinstance(error, str) else json.dumps(error, default=str)
-            self.lifecycle.transition(job, S.FAILED, error=printable(text))
-            return
-        why = unservable(value)
-        if why is not None:
-            error = f"handler output cannot be sent as JSON: {why}"
-            self.lifecycle.transition(job, S.FAILED, error=error)
-            return
-        too_large = oversized(value)
-        if too_large is not None:
-            self.lifecycle.transition(job, S.FAILED, error=too_large)
-            return
-        self.lifecycle.transition(job, S.COMPLETED, output=value)
+        error = value.get("error") if isinstance(value, dict) else None
+        self.lifecycle.finish(job, value, error, "handler output")
 
 
 class _Paced:
