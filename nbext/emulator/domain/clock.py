@@ -151,11 +151,6 @@ class FakeClock:
                 self._now = max(self._now, when)
                 return timer
 
-    def pending(self) -> int:
-        """Timers still waiting (cancelled ones excluded)."""
-        with self._lock:
-            return sum(1 for _, _, t in self._heap if not t.cancelled)
-
     def __repr__(self) -> str:
         return f"FakeClock(now={self._now})"
 
