@@ -315,7 +315,7 @@ class Batches:
         request = batch.requests.get(job.id) if batch is not None else None
         if batch is None or request is None or request.status.is_final:
             return  # (a request's result is its job's first end; a retry is the job's)
-        if job.removed is not None or job.status.is_final:
+        if job.over:
             batch.fed -= 1
         if job.removed is not None and batch.status is not B.FINALIZED:
             self._end(batch, request, S.CANCELLED, None)  # its batch no longer runs

@@ -212,6 +212,19 @@ class Signal:
             if not fut.done():
                 fut.set_result(True)
 
+    async def wait_for(
+        self, clock: Clock, done: Callable[[], bool], timeout: float, *, final_only: bool = False
+    ) -> bool:
+        """Wait until ``done()``, asked again at each ``fire``, for at most ``timeout``
+        seconds of ``clock``; whether it is done."""
+        deadline = clock.now() + timeout
+        while not done():
+            remaining = deadline - clock.now()
+            if remaining <= 0:
+                return False
+            await self.wait(clock, remaining, final_only=final_only)
+        return True
+
     async def wait(self, clock: Clock, timeout: float, *, final_only: bool = False) -> bool:
         """Wait for the next ``fire`` (the next ``fire(final=True)`` with ``final_only``)
         or ``timeout`` seconds of ``clock``; True if fired."""

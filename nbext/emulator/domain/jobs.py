@@ -89,6 +89,11 @@ class Job:
     exec_timer: TimerHandle | None = None
 
     @property
+    def over(self) -> bool:
+        """It ended or was removed: what waits on it need wait no more."""
+        return self.status.is_final or self.removed is not None
+
+    @property
     def signal(self) -> Signal:
         """What ``/runsync`` and ``/stream`` wait on; made when first needed."""
         if self._signal is None:

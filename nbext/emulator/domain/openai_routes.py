@@ -118,12 +118,7 @@ async def reply(service: JobService, job: Job, wait_s: float) -> Reply:
 async def opening(service: JobService, job: Job, wait_s: float) -> Reply | None:
     """For a streaming request: an error answer to send instead of a stream, or None
     once the handler's first chunk is SSE text (the stream may start)."""
-    deadline = service.clock.now() + wait_s
-    while not job.chunks and not job.status.is_final and job.removed is None:
-        remaining = deadline - service.clock.now()
-        if remaining <= 0:
-            break
-        await job.signal.wait(service.clock, remaining)
+    await job.signal.wait_for(service.clock, lambda: job.over or bool(job.chunks), wait_s)
     if job.chunks:
         first = job.chunks[0]["output"]
         if isinstance(first, str) and first.lstrip().startswith(SSE_STARTS):

@@ -101,10 +101,6 @@ class RemoteWorker:
     def id(self) -> str:
         return self.domain.id
 
-    @property
-    def contacted(self) -> bool:
-        return self.contacted_at is not None
-
     def unhealthy(self, now: float) -> bool:
         """It reported a failed startup check, or its last ping is overdue; a worker that
         has called but never pinged is overdue as long after its first call (the SDK's
@@ -288,7 +284,7 @@ class RemoteWorkers:
                 "gave it in RUNPOD_AI_API_KEY (a key in ~/.runpod/config.toml takes "
                 "precedence in the SDK: remove it for local tests)"
             )
-        if not worker.contacted:  # ready now: its idle timeout counts from here
+        if worker.contacted_at is None:  # ready now: its idle timeout counts from here
             worker.contacted_at = self.clock.now()
             endpoint = self.jobs.endpoints.get(endpoint_id)
             if endpoint is not None and worker.domain in endpoint.workers:
@@ -302,12 +298,10 @@ class RemoteWorkers:
             worker.taking = True
             pool.start_failure = None
         endpoint = self.jobs.endpoint(worker.endpoint_id)
-        deadline = self.clock.now() + self.hold_s
-        while not endpoint.queue and not worker.stopping:
-            remaining = deadline - self.clock.now()
-            if remaining <= 0:
-                return []
-            await pool.work.wait(self.clock, remaining)
+        if not await pool.work.wait_for(
+            self.clock, lambda: bool(endpoint.queue) or worker.stopping, self.hold_s
+        ):
+            return []
         if (
             worker.stopping
             or self.by_id.get(worker.id) is not worker
@@ -341,12 +335,9 @@ class RemoteWorkers:
 
     async def stops(self, worker: RemoteWorker) -> list[str]:
         """Ids of jobs the worker must stop, waiting up to the hold time for one."""
-        deadline = self.clock.now() + self.hold_s
-        while not worker.to_stop and not worker.stopping:
-            remaining = deadline - self.clock.now()
-            if remaining <= 0:
-                break
-            await worker.wake.wait(self.clock, remaining)
+        await worker.wake.wait_for(
+            self.clock, lambda: bool(worker.to_stop) or worker.stopping, self.hold_s
+        )
         ids, worker.to_stop = worker.to_stop, []
         return ids
 
