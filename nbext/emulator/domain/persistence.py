@@ -10,7 +10,6 @@ emulator), and that spares one write of the three each job would otherwise cost.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 from nbext.models import JobStatus
@@ -192,8 +191,4 @@ class JobPersistence:
 
     def load_jobs(self) -> list[Job]:
         """Every stored job, in the order they were first stored."""
-        return list(self._each_job())
-
-    def _each_job(self) -> Iterator[Job]:
-        for record in self.store.all(JOB):
-            yield read_record(JOB, record, job_from_record)
+        return [read_record(JOB, record, job_from_record) for record in self.store.all(JOB)]
