@@ -246,24 +246,13 @@ def picture(prompt: str, seed: int, width: int, height: int) -> bytes:
 def step_preview(prompt: str, seed: int, width: int, height: int, step: int, steps: int) -> bytes:
     """Step ``step`` of ``steps``: a small picture that sharpens out of noise as steps pass."""
     w, h = max(32, width // PREVIEW_SCALE), max(32, height // PREVIEW_SCALE)
-    t = step / steps
-    coarse = max(1, round(8 * (1 - t) ** 2))  # blocks of coarse x coarse pixels
-    sw, sh = max(8, w // coarse), max(8, h // coarse)
-    small = paint(prompt, seed, sw, sh)
     grain = random.Random(f"noise\x00{seed}\x00{step}").randbytes(w * h * 3)
-    noise = bytes(96 + v // 2 for v in grain)  # grey-ish, like a latent's noise decoded
-    keep = 1 - (1 - t) ** 1.8
-    out = bytearray(w * h * 3)
-    for y in range(h):
-        sy = min(sh - 1, y * sh // h)
-        src = small[sy * sw * 3 : (sy + 1) * sw * 3]
-        row = b"".join(src[(x * sw // w) * 3 : (x * sw // w) * 3 + 3] for x in range(w))
-        base = y * w * 3
-        n = noise[base : base + w * 3]
-        out[base : base + w * 3] = bytes(
-            round(a * keep + b * (1 - keep)) for a, b in zip(row, n, strict=True)
-        )
-    return png(w, h, bytes(out))
+    keep = 1 - (1 - step / steps) ** 1.8
+    mixed = (  # grey-ish noise, as a latent's noise decoded looks
+        round(a * keep + (96 + b // 2) * (1 - keep))
+        for a, b in zip(paint(prompt, seed, w, h), grain, strict=True)
+    )
+    return png(w, h, bytes(mixed))
 
 
 # ---- the handler ---------------------------------------------------------------------------
