@@ -234,10 +234,6 @@ def png(width: int, height: int, rgb: bytes) -> bytes:
     )
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
 def picture(prompt: str, seed: int, width: int, height: int) -> bytes:
     """The PNG for ``prompt`` and ``seed``."""
     return png(width, height, paint(prompt, seed, width, height))
@@ -293,17 +289,9 @@ class Request:
             stream=stream,
         )
 
-    def seeds(self) -> range:
-        return range(self.seed, self.seed + self.num_images)
-
     def describe(self) -> dict[str, Any]:
-        return {
-            "prompt": self.prompt,
-            "seed": self.seed,
-            "width": self.width,
-            "height": self.height,
-            "steps": self.steps,
-        }
+        """What the final answer repeats of the request (the seed it chose, say)."""
+        return {n: getattr(self, n) for n in ("prompt", "seed", "width", "height", "steps")}
 
 
 async def image_gen(job: dict[str, Any]) -> Any:
@@ -336,7 +324,6 @@ async def _stream(request: Request) -> AsyncIterator[dict[str, Any]]:
 async def _draw(request: Request, draw: Callable[..., bytes], *args: int) -> list[str]:
     """``draw``'s PNG per seed, in base64, drawn in a thread (it takes a fraction of a second)."""
     size = (request.width, request.height)
-    return [
-        _b64(await asyncio.to_thread(draw, request.prompt, seed, *size, *args))
-        for seed in request.seeds()
-    ]
+    seeds = range(request.seed, request.seed + request.num_images)
+    drawn = [await asyncio.to_thread(draw, request.prompt, seed, *size, *args) for seed in seeds]
+    return [base64.b64encode(png).decode("ascii") for png in drawn]
