@@ -47,27 +47,10 @@ COUNTERS = "endpoint_counters"
 
 
 def job_to_record(job: Job) -> dict[str, Any]:
-    # Written out rather than looped over _FIELDS: this runs on every transition.
     output = job.output
     return {
-        "id": job.id,
-        "endpoint_id": job.endpoint_id,
-        "input": job.input,
-        "sync": job.sync,
-        "submitted_at": job.submitted_at,
-        "ttl_ms": job.ttl_ms,
-        "webhook": job.webhook,
-        "s3_config": job.s3_config,
-        "execution_timeout_ms": job.execution_timeout_ms,
-        "low_priority": job.low_priority,
+        **{name: getattr(job, name) for name in _FIELDS},
         "batch_id": job.batch_id,
-        "queued_at": job.queued_at,
-        "started_at": job.started_at,
-        "ended_at": job.ended_at,
-        "error": job.error,
-        "chunks": job.chunks,
-        "stream_cursor": job.stream_cursor,
-        "attempt": job.attempt,
         "status": job.status.value,
         "has_output": output is not UNSET,
         "output": None if output is UNSET else output,
