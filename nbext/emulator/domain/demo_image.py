@@ -209,7 +209,10 @@ def paint(prompt: str, seed: int, width: int, height: int) -> bytes:
         row = bytes(pixels[src * stride : (src + 1) * stride])
         shift = round(math.sin(y * 0.8 + phase) * (1 + 4 * (y - waterline) / height)) * 3
         pixels[y * stride : (y + 1) * stride] = (row[shift:] + row[:shift]).translate(dark)
-    return bytes(pixels)
+    # Grain: the lowest bit of every channel jitters, as a photograph's do, so the PNG
+    # weighs what a generated picture does rather than what a flat drawing does.
+    grain = int.from_bytes(rng.randbytes(len(pixels))) & int.from_bytes(b"\x01" * len(pixels))
+    return (int.from_bytes(pixels) ^ grain).to_bytes(len(pixels))
 
 
 # ---- PNG -----------------------------------------------------------------------------------
@@ -290,7 +293,7 @@ class Request:
         )
 
     def describe(self) -> dict[str, Any]:
-        """What the final answer repeats of the request (the seed it chose, say)."""
+        """What the final answer repeats of the request (a seed drawn for it, say)."""
         return {n: getattr(self, n) for n in ("prompt", "seed", "width", "height", "steps")}
 
 
