@@ -324,14 +324,7 @@ class RemoteWorkers:
         if not self.jobs.scheduler.assign(job, worker.domain, endpoint):
             return None
         worker.jobs[job.id] = job.attempt
-        payload: dict[str, Any] = {"id": job.id, "input": job.input}
-        if job.webhook:
-            payload["webhook"] = job.webhook
-        if job.s3_config:
-            payload["s3Config"] = job.s3_config
-        if job.batch_id:
-            payload["batchId"] = job.batch_id
-        return payload
+        return job.payload(webhook=True)
 
     async def stops(self, worker: RemoteWorker) -> list[str]:
         """Ids of jobs the worker must stop, waiting up to the hold time for one."""

@@ -169,18 +169,13 @@ class Scheduler:
         endpoint = self.endpoints[job.endpoint_id]
         handler = self.handler_for(endpoint)
         assert handler is not None
-        payload: dict[str, Any] = {"id": job.id, "input": job.input}
-        if job.s3_config:
-            payload["s3Config"] = job.s3_config
-        if job.batch_id:
-            payload["batchId"] = job.batch_id
         ctx = JobContext(job.id, self.clock, job.cancel_flag)
         emit = functools.partial(self._emit, job, attempt)
         gap = endpoint.scenario.chunk_gap() if endpoint.scenario else 0.0
         paced = _Paced(self.clock, emit, gap) if gap > 0 else None
         try:
             outcome = await invoke(
-                handler, payload, ctx, paced.emit if paced else emit, self.executor
+                handler, job.payload(), ctx, paced.emit if paced else emit, self.executor
             )
             if paced is not None:
                 await paced.drained()
