@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,15 +85,17 @@ class Batch:
     created_at: float
     status: BatchStatus = B.DRAFT
     requests: dict[str, Request] = field(default_factory=dict)
-    counts: Counter[JobStatus] = field(default_factory=Counter)
     pending: deque[Request] = field(default_factory=deque)
     """Requests of a FINALIZED batch not handed to the queue yet, in order."""
     fed: int = 0
     """Requests handed to the queue whose jobs have not ended."""
 
+    def count(self, *statuses: JobStatus) -> int:
+        return sum(1 for request in self.requests.values() if request.status in statuses)
+
     @property
     def ended(self) -> int:
-        return self.counts[S.COMPLETED] + sum(self.counts[s] for s in NOT_OK)
+        return self.count(S.COMPLETED, *NOT_OK)
 
     @property
     def active(self) -> bool:
@@ -101,20 +103,15 @@ class Batch:
         done = self.ended == len(self.requests)
         return self.status is B.DRAFT or (self.status is B.FINALIZED and not done)
 
-    def move(self, request: Request, status: JobStatus) -> None:
-        self.counts[request.status] -= 1
-        self.counts[status] += 1
-        request.status = status
-
     def to_wire(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "endpointId": self.endpoint_id,
             "status": self.status.value,
             "requestTotal": len(self.requests),
-            "requestInProgress": self.counts[S.IN_PROGRESS],
-            "requestCompleted": self.counts[S.COMPLETED],
-            "requestFailed": sum(self.counts[s] for s in NOT_OK),
+            "requestInProgress": self.count(S.IN_PROGRESS),
+            "requestCompleted": self.count(S.COMPLETED),
+            "requestFailed": self.count(*NOT_OK),
             "createdAt": _ms(self.created_at),
         }
 
@@ -228,7 +225,6 @@ class Batches:
             raise NotFound(f"batch {batch_id} has no request {request_id!r}")
         self.store.delete(REQUEST, request_id)
         del batch.requests[request_id]
-        batch.counts[request.status] -= 1
         return batch
 
     def finalize(self, endpoint_id: str, batch_id: str) -> Batch:
@@ -270,8 +266,7 @@ class Batches:
         batch.status = B.CANCELLED
         batch.pending.clear()
         for request in unfed:
-            request.completed_at = now
-            batch.move(request, S.CANCELLED)
+            request.completed_at, request.status = now, S.CANCELLED
         for request in queued:
             job = self.jobs.jobs.get(request.id)
             if job is not None and job.status is S.IN_QUEUE:
@@ -320,19 +315,17 @@ class Batches:
         request = batch.requests.get(job.id) if batch is not None else None
         if batch is None or request is None or request.status.is_final:
             return  # (a request's result is its job's first end; a retry is the job's)
-        if job.removed is not None or job.status.is_final:
+        if job.over:
             batch.fed -= 1
         if job.removed is not None and batch.status is not B.FINALIZED:
             self._end(batch, request, S.CANCELLED, None)  # its batch no longer runs
         elif job.removed is not None:  # purge-queue, its TTL: the request is queued again
-            if request.status is S.IN_PROGRESS:
-                batch.move(request, S.IN_QUEUE)
+            request.status = S.IN_QUEUE
             batch.pending.appendleft(request)
             # Later, not now: the endpoint itself may be going (its jobs go first).
             self.clock.call_later(0, self._feed, batch)
         elif job.status is S.IN_PROGRESS:
-            request.started_at = job.started_at
-            batch.move(request, S.IN_PROGRESS)
+            request.started_at, request.status = job.started_at, S.IN_PROGRESS
         elif job.status.is_final:
             self._end(batch, request, job.status, job)
             self._feed(batch)
@@ -346,7 +339,7 @@ class Batches:
             request.started_at, request.completed_at = job.started_at, job.ended_at
         else:
             request.error, request.completed_at = error or None, self.clock.now()
-        batch.move(request, status)
+        request.status = status
         self.jobs.persistence.write(REQUEST, request.id, request.to_record(batch.id))
 
     def _fail(self, batch: Batch, reason: str) -> None:
@@ -384,7 +377,7 @@ class Batches:
                 f"make {total:,}; nothing of it was added. Put the rest in another batch"
             )
         queued = sum(1 for j in endpoint.queue.values() if j.batch_id is None) + sum(
-            b.counts[S.IN_QUEUE] for b in self.batches.values() if b.endpoint_id == endpoint.id
+            b.count(S.IN_QUEUE) for b in self.batches.values() if b.endpoint_id == endpoint.id
         )
         if queued + adding > BATCH_QUEUED_MAX:
             raise Conflict(
@@ -398,7 +391,6 @@ class Batches:
         requests = [Request(str(uuid.uuid4()), value) for value in inputs]
         self.store.put_many([*((REQUEST, r.id, r.to_record(batch.id)) for r in requests), *more])
         batch.requests.update((request.id, request) for request in requests)
-        batch.counts[S.IN_QUEUE] += len(requests)
 
     # ---- restart and reset -----------------------------------------------------------
 
@@ -412,7 +404,6 @@ class Batches:
             owner = self.batches.get(batch_id)
             if owner is not None:  # else its batch's creation was never answered
                 owner.requests[request.id] = request
-                owner.counts[request.status] += 1
 
     def restore(self) -> None:
         """Take back what had not ended, once the jobs are back (on the loop)."""
@@ -428,13 +419,9 @@ class Batches:
                     self._end(batch, request, S.CANCELLED, None)
                 elif job is None:
                     continue
-                elif job.status.is_final:  # it ended before its record was written
-                    self._end(batch, request, job.status, job)
-                elif batch.status is B.FINALIZED:
-                    batch.fed += 1
-                    if job.status is S.IN_PROGRESS:
-                        request.started_at = job.started_at
-                        batch.move(request, S.IN_PROGRESS)
+                elif job.status.is_final or batch.status is B.FINALIZED:
+                    batch.fed += 1  # as it was fed; its state (ended, say) follows
+                    self._job_changed(job)
                 else:  # cancelled while it ran, then queued again as its worker died
                     self.jobs.lifecycle.transition(job, S.CANCELLED)
             if batch.status is B.FINALIZED:

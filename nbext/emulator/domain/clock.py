@@ -11,7 +11,6 @@ Timers are plain callbacks run on the emulator's loop thread; they never block.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import heapq
 import itertools
 import threading
@@ -47,26 +46,10 @@ class RealClock:
         return time.time()
 
     def call_later(self, delay: float, callback: Callable[..., None], *args: Any) -> TimerHandle:
-        return asyncio.get_running_loop().call_later(
-            max(0.0, delay), callback, *args, context=_timer_context()
-        )
+        return asyncio.get_running_loop().call_later(max(0.0, delay), callback, *args)
 
     def __repr__(self) -> str:
         return "RealClock()"
-
-
-_thread = threading.local()
-
-
-def _timer_context() -> contextvars.Context:
-    """The context timer callbacks run in: one per thread (so per loop; a context can be
-    entered by one callback at a time). asyncio would copy the caller's context for each
-    timer, one more object kept per pending timer, and a job keeps one timer for as long
-    as it is retained; the emulator's timer callbacks read and set no context variables."""
-    context: contextvars.Context | None = getattr(_thread, "timer_context", None)
-    if context is None:
-        context = _thread.timer_context = contextvars.Context()
-    return context
 
 
 class _FakeTimer:
@@ -151,11 +134,6 @@ class FakeClock:
                 self._now = max(self._now, when)
                 return timer
 
-    def pending(self) -> int:
-        """Timers still waiting (cancelled ones excluded)."""
-        with self._lock:
-            return sum(1 for _, _, t in self._heap if not t.cancelled)
-
     def __repr__(self) -> str:
         return f"FakeClock(now={self._now})"
 
@@ -216,6 +194,19 @@ class Signal:
         for fut in waiters:
             if not fut.done():
                 fut.set_result(True)
+
+    async def wait_for(
+        self, clock: Clock, done: Callable[[], bool], timeout: float, *, final_only: bool = False
+    ) -> bool:
+        """Wait until ``done()``, asked again at each ``fire``, for at most ``timeout``
+        seconds of ``clock``; whether it is done."""
+        deadline = clock.now() + timeout
+        while not done():
+            remaining = deadline - clock.now()
+            if remaining <= 0:
+                return False
+            await self.wait(clock, remaining, final_only=final_only)
+        return True
 
     async def wait(self, clock: Clock, timeout: float, *, final_only: bool = False) -> bool:
         """Wait for the next ``fire`` (the next ``fire(final=True)`` with ``final_only``)

@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import random
 import zlib
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
+from .demo_inputs import integer, number
 from .handlers import current_job
 from .word_model import sentence, text_pieces, topic
 
@@ -34,6 +35,8 @@ COMPLETIONS = "/v1/completions"
 MODELS = "/v1/models"
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 MAX_TOKENS_DEFAULT = 256
+COUNT_MAX = 2**31 - 1
+T = TypeVar("T")
 
 
 class BadRequest(ValueError):
@@ -86,7 +89,7 @@ async def llm(job: dict[str, Any]) -> AsyncIterator[Any]:
         pending = []
     pending.append(request.event(request.delta(None), request.finish_reason, created))
     if request.include_usage:
-        pending.append(_sse(request.usage_chunk(created)))
+        pending.append(_sse(request.answer(created, chunk=True, choices=[], usage=request.usage())))
     pending.append("data: [DONE]\n\n")
     yield "".join(pending)
 
@@ -115,11 +118,11 @@ class _Request:
         options = body.get("stream_options") or {}
         self.include_usage = isinstance(options, dict) and options.get("include_usage") is True
         limit_name = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
-        self.max_tokens = _count(body, limit_name, MAX_TOKENS_DEFAULT)
-        if _count(body, "n", 1) != 1:
+        self.max_tokens = _field(integer, body, limit_name, MAX_TOKENS_DEFAULT, 1, COUNT_MAX)
+        if _field(integer, body, "n", 1, 1, COUNT_MAX) != 1:
             raise BadRequest("n: the demo answers one choice (n=1)", "n")
-        temperature = _number(body, "temperature", 1.0, 0.0, 2.0)
-        rate = _number(body, "tokens_per_second", DEFAULT_TOKENS_PER_SECOND, 0.0, 1e6)
+        temperature = _field(number, body, "temperature", 1.0, 0.0, 2.0)
+        rate = _field(number, body, "tokens_per_second", DEFAULT_TOKENS_PER_SECOND, 0, 1e6)
         self.pace = 1.0 / rate if rate > 0 else 0.0
         stops = _stops(body)
         seed = body.get("seed")
@@ -133,30 +136,23 @@ class _Request:
         self.tokens = pieces[: self.max_tokens]
         self.finish_reason = "length" if len(pieces) > self.max_tokens else "stop"
 
-    @property
-    def text(self) -> str:
-        return "".join(self.tokens)
-
     def usage(self) -> dict[str, int]:
         n = len(self.tokens)
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": n,
-                "total_tokens": self.prompt_tokens + n}  # fmt: skip
+        total = self.prompt_tokens + n
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": n, "total_tokens": total}
+
+    def answer(self, created: int, *, chunk: bool = False, **fields: Any) -> dict[str, Any]:
+        """An OpenAI response object (``chunk``: one of a stream's) with ``fields``."""
+        kind = "text_completion"
+        if self.chat:
+            kind = "chat.completion.chunk" if chunk else "chat.completion"
+        return {"id": self.id, "object": kind, "created": created, "model": MODEL_ID, **fields}
 
     def complete_response(self, created: int) -> dict[str, Any]:
-        if self.chat:
-            choice: dict[str, Any] = {
-                "index": 0,
-                "message": {"role": "assistant", "content": self.text},
-                "logprobs": None,
-                "finish_reason": self.finish_reason,
-            }
-            kind = "chat.completion"
-        else:
-            choice = {"index": 0, "text": self.text, "logprobs": None,
-                      "finish_reason": self.finish_reason}  # fmt: skip
-            kind = "text_completion"
-        return {"id": self.id, "object": kind, "created": created, "model": MODEL_ID,
-                "choices": [choice], "usage": self.usage()}  # fmt: skip
+        text = "".join(self.tokens)
+        said = {"message": {"role": "assistant", "content": text}} if self.chat else {"text": text}
+        choice = {"index": 0, **said, "logprobs": None, "finish_reason": self.finish_reason}
+        return self.answer(created, choices=[choice], usage=self.usage())
 
     def first_delta(self) -> dict[str, Any]:
         return {"role": "assistant", "content": ""} if self.chat else {"text": ""}
@@ -167,20 +163,9 @@ class _Request:
         return {"text": token or ""}
 
     def event(self, delta: dict[str, Any], finish: str | None, created: int) -> str:
-        if self.chat:
-            choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None,
-                                      "finish_reason": finish}  # fmt: skip
-            kind = "chat.completion.chunk"
-        else:
-            choice = {"index": 0, **delta, "logprobs": None, "finish_reason": finish}
-            kind = "text_completion"
-        return _sse({"id": self.id, "object": kind, "created": created, "model": MODEL_ID,
-                     "choices": [choice]})  # fmt: skip
-
-    def usage_chunk(self, created: int) -> dict[str, Any]:
-        kind = "chat.completion.chunk" if self.chat else "text_completion"
-        return {"id": self.id, "object": kind, "created": created, "model": MODEL_ID,
-                "choices": [], "usage": self.usage()}  # fmt: skip
+        said = {"delta": delta} if self.chat else delta
+        choice = {"index": 0, **said, "logprobs": None, "finish_reason": finish}
+        return _sse(self.answer(created, chunk=True, choices=[choice]))
 
 
 def _sse(value: dict[str, Any]) -> str:
@@ -256,22 +241,12 @@ def _flag(body: dict[str, Any], name: str) -> bool:
     return value
 
 
-def _count(body: dict[str, Any], name: str, default: int) -> int:
-    value = body.get(name)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise BadRequest(f"{name} must be an integer >= 1, got {value!r}", name)
-    return value
-
-
-def _number(body: dict[str, Any], name: str, default: float, low: float, high: float) -> float:
-    value = body.get(name)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise BadRequest(f"{name} must be a number from {low:g} to {high:g}, got {value!r}", name)
-    return float(value)
+def _field(check: Callable[..., T], body: dict[str, Any], name: str, *limits: Any) -> T:
+    """``body[name]`` as a media demo's ``check`` reads an input field, refused naming it."""
+    try:
+        return check(body.get(name), name, *limits, where="")
+    except ValueError as exc:
+        raise BadRequest(str(exc), name) from None
 
 
 def _stops(body: dict[str, Any]) -> list[str]:

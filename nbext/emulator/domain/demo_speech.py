@@ -3,9 +3,9 @@
 It is a tiny formant synthesiser: each letter becomes a sound of its class (a vowel's
 formants over a glottal buzz, a hiss for ``s`` or ``f``, a stop and a burst for ``t`` or
 ``k``), the formants glide from one letter to the next as a mouth's would, and the pitch
-falls over a sentence (rising at a question mark). It sounds like someone murmuring
-behind a wall: speech-like, recognisably the text's rhythm, never words. Deterministic
-(same input, same bytes), standard library only (``wave``).
+falls over the text. It sounds like someone murmuring behind a wall: speech-like,
+recognisably the text's rhythm, never words. Deterministic (same input, same bytes),
+standard library only (``wave``).
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ class Segment:
     """Loudness of the buzz (0 silent)."""
     hiss: float = 0.0
     hiss_freq: float = 4000.0
-    question: bool = False
 
 
 def segments(text: str) -> list[Segment]:
@@ -66,7 +65,7 @@ def segments(text: str) -> list[Segment]:
         if unicodedata.combining(ch):
             continue
         if ch in PAUSES or not ch.isalnum():
-            out.append(Segment(PAUSES.get(ch, 0.05), last, 0.0, question=ch == "?"))
+            out.append(Segment(PAUSES.get(ch, 0.05), last, 0.0))
         elif ch in VOWELS or ch.isdigit() or not ch.isascii():
             last = VOWELS.get(ch, VOWELS["a"] if not ch.isdigit() else VOWELS["o"])
             out.append(Segment(0.11, last, 1.0))
@@ -111,8 +110,7 @@ def synthesise(text: str, pitch: float = 140.0, speed: float = 1.0) -> bytes:
     voice = noise = 0.0
     phase = previous = 0.0
     elapsed = 0.0
-    question_at = max((i for i, s in enumerate(segs) if s.question), default=-1)
-    for index, seg in enumerate(segs):
+    for seg in segs:
         count = round(seg.seconds / speed * SAMPLE_RATE)
         hiss.tune(seg.hiss_freq, seg.hiss_freq * 0.35)
         for start in range(0, count, _BLOCK):
@@ -124,11 +122,9 @@ def synthesise(text: str, pitch: float = 140.0, speed: float = 1.0) -> bytes:
             f1.tune(formants[0], 80)
             f2.tune(formants[1], 110)
             f3.tune(formants[2], 160)
-            # The pitch falls through the utterance, with a lilt; a question rises at its end.
+            # The pitch falls through the utterance, with a lilt.
             progress = elapsed / total if total else 0.0
             f0 = pitch * (1.12 - 0.25 * progress + 0.06 * math.sin(elapsed * 5.3))
-            if 0 <= question_at - index < 6:
-                f0 *= 1 + 0.08 * (6 - (question_at - index))
             step = f0 / SAMPLE_RATE
             for _ in range(min(_BLOCK, count - start)):
                 phase = (phase + step) % 1.0

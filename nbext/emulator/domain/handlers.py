@@ -66,41 +66,6 @@ class Outcome:
     streamed: bool
 
 
-ASYNC_GENERATOR, COROUTINE, GENERATOR, PLAIN = "async generator", "coroutine", "generator", "plain"
-_kinds: dict[Any, str] = {}
-_PLAIN = frozenset({dict, list, tuple, str, int, float, bool, type(None)})
-"""Return values that are certainly not awaitables or generators (the common case)."""
-
-
-def handler_kind(handler: Handler) -> str:
-    """How ``handler`` is called: one of the four kinds above.
-
-    Remembered per handler (a few per emulator), because the ``inspect`` checks cost more
-    than a trivial handler's whole run, and this is asked once per job.
-    """
-    try:
-        return _kinds[handler]
-    except KeyError:
-        pass
-    except TypeError:  # an unhashable callable: ask every time
-        return _inspect_kind(handler)
-    kind = _inspect_kind(handler)
-    if len(_kinds) >= 256:  # notebooks may register many; never let this grow unbounded
-        _kinds.clear()
-    _kinds[handler] = kind
-    return kind
-
-
-def _inspect_kind(handler: Handler) -> str:
-    if inspect.isasyncgenfunction(handler):
-        return ASYNC_GENERATOR
-    if inspect.iscoroutinefunction(handler):
-        return COROUTINE
-    if inspect.isgeneratorfunction(handler):
-        return GENERATOR
-    return PLAIN
-
-
 async def invoke(
     handler: Handler,
     payload: dict[str, Any],
@@ -110,12 +75,11 @@ async def invoke(
 ) -> Outcome:
     """Run ``handler`` on ``payload``; ``emit(value, metrics)`` is called on the loop per chunk."""
     _current.set(ctx)
-    kind = handler_kind(handler)
-    if kind is ASYNC_GENERATOR:
+    if inspect.isasyncgenfunction(handler):
         return await _drain_async(handler(payload), ctx, emit)
-    if kind is COROUTINE:
+    if inspect.iscoroutinefunction(handler):
         return await _settle(await handler(payload), ctx, emit, executor)
-    if kind is GENERATOR:
+    if inspect.isgeneratorfunction(handler):
         return await _drain_in_thread(lambda: handler(payload), ctx, emit, executor)
     context = contextvars.copy_context()
     result = await _in_thread(executor, ctx, context.run, handler, payload)
@@ -147,8 +111,6 @@ async def _settle(
     executor: Executor,
 ) -> Outcome:
     """Handle callables that *return* a coroutine or generator instead of being one."""
-    if type(result) in _PLAIN:
-        return Outcome(result, streamed=False)
     if inspect.isawaitable(result):
         result = await result
     if inspect.isasyncgen(result):

@@ -113,18 +113,17 @@ class JobService:
         A new image serves the next job a worker takes; workers follow new scaling at
         once (``Fleet.rescale``); a new execution timeout applies to jobs started from now.
         """
-        endpoint = self.endpoint(endpoint_id)
-        low = endpoint.workers_min if workers_min is None else workers_min
-        high = endpoint.workers_max if workers_max is None else workers_max
-        if low < 0 or high < 0 or low > high:
-            raise InvalidInput(f"workersMin ({low}) must not exceed workersMax ({high})")
+        endpoint = self.endpoint(endpoint_id)  # the settings were checked as they were stored
+        if workers_min is not None:
+            endpoint.workers_min = workers_min
+        if workers_max is not None:
+            endpoint.workers_max = workers_max
         if name is not None:
             endpoint.name = name
         if image is not None:
             endpoint.image = image
         if execution_timeout_ms is not None:
             endpoint.execution_timeout_ms = execution_timeout_ms
-        endpoint.workers_min, endpoint.workers_max = low, high
         if idle_timeout is not None:
             endpoint.idle_timeout = idle_timeout
         self.fleet.rescale(endpoint)
@@ -199,12 +198,7 @@ class JobService:
 
     async def wait_final(self, job: Job, timeout_s: float) -> None:
         """Return when ``job`` is final or removed, or after ``timeout_s`` of the clock."""
-        deadline = self.clock.now() + timeout_s
-        while not job.status.is_final and job.removed is None:
-            remaining = deadline - self.clock.now()
-            if remaining <= 0:
-                return
-            await job.signal.wait(self.clock, remaining, final_only=True)
+        await job.signal.wait_for(self.clock, lambda: job.over, timeout_s, final_only=True)
 
     async def run_sync(
         self, endpoint_id: str, submission: JobSubmission, wait_ms: int
@@ -266,14 +260,9 @@ class JobService:
     async def stream(self, endpoint_id: str, job_id: str, wait_ms: int) -> StreamResponse:
         """``/stream``: chunks not handed out before, waiting up to ``wait_ms`` for one."""
         job = self.job(endpoint_id, job_id)
-        deadline = self.clock.now() + wait_ms / 1000
-        while (
-            job.stream_cursor >= len(job.chunks) and not job.status.is_final and job.removed is None
-        ):
-            remaining = deadline - self.clock.now()
-            if remaining <= 0:
-                break
-            await job.signal.wait(self.clock, remaining)
+        await job.signal.wait_for(
+            self.clock, lambda: job.over or job.stream_cursor < len(job.chunks), wait_ms / 1000
+        )
         if job.removed is not None:
             raise NotFound(f"job {job.id} was removed ({job.removed})")
         chunks = job.chunks[job.stream_cursor :]

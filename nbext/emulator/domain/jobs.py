@@ -88,6 +88,23 @@ class Job:
     retention_timer: TimerHandle | None = None
     exec_timer: TimerHandle | None = None
 
+    def payload(self, *, webhook: bool = False) -> dict[str, Any]:
+        """What its handler is called with, or a worker process takes: ``id``, ``input``,
+        and ``s3Config``, ``batchId`` (and for a process ``webhook``) when it has them."""
+        payload: dict[str, Any] = {"id": self.id, "input": self.input}
+        if webhook and self.webhook:
+            payload["webhook"] = self.webhook
+        if self.s3_config:
+            payload["s3Config"] = self.s3_config
+        if self.batch_id:
+            payload["batchId"] = self.batch_id
+        return payload
+
+    @property
+    def over(self) -> bool:
+        """It ended or was removed: what waits on it need wait no more."""
+        return self.status.is_final or self.removed is not None
+
     @property
     def signal(self) -> Signal:
         """What ``/runsync`` and ``/stream`` wait on; made when first needed."""

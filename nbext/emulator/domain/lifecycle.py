@@ -9,6 +9,7 @@ and when a queue may have work for a worker.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,8 @@ from .cancel import CancelFlag
 from .clock import Clock
 from .endpoints import Endpoint
 from .jobs import UNSET, Job, check_transition, wire_result
+from .json_values import printable, unservable
+from .output_limit import oversized
 from .persistence import JobPersistence
 from .webhooks import WebhookDispatcher
 
@@ -110,6 +113,20 @@ class Lifecycle:
         # A start is not stored (``persistence`` says why).
         self.changed(job, store=target is not S.IN_PROGRESS)
         self.scheduler.dispatch(endpoint)
+
+    def finish(self, job: Job, output: Any, error: Any, what: str) -> None:
+        """End ``job`` with what its handler or worker (``what``: whose output) answered:
+        an ``error`` (text or JSON) fails it, as does an output that JSON cannot carry or
+        that is over the service's limit; else it completes with ``output``."""
+        if error:
+            text = error if isinstance(error, str) else json.dumps(error, default=str)
+            self.transition(job, S.FAILED, error=printable(text))
+        elif (why := unservable(output)) is not None:
+            self.transition(job, S.FAILED, error=f"{what} cannot be sent as JSON: {why}")
+        elif (too_large := oversized(output)) is not None:
+            self.transition(job, S.FAILED, error=too_large)
+        else:
+            self.transition(job, S.COMPLETED, output=output)
 
     def remove(self, job: Job, reason: str) -> None:
         """Delete ``job`` in any state (TTL, retention, purge); later lookups give 404."""

@@ -112,34 +112,19 @@ def wants_stream(body: Any) -> bool:
 async def reply(service: JobService, job: Job, wait_s: float) -> Reply:
     """The answer of a request without ``stream``: once the job ends, or after ``wait_s``."""
     await service.wait_final(job, wait_s)
-    ended = _unfinished(service, job, wait_s)
-    if ended is not None:
-        return ended
-    if job.status is not S.COMPLETED:
-        return _job_failed(job)
-    return _answer(job, _first_output(job))
+    return _ended(service, job, wait_s)
 
 
 async def opening(service: JobService, job: Job, wait_s: float) -> Reply | None:
     """For a streaming request: an error answer to send instead of a stream, or None
     once the handler's first chunk is SSE text (the stream may start)."""
-    deadline = service.clock.now() + wait_s
-    while not job.chunks and not job.status.is_final and job.removed is None:
-        remaining = deadline - service.clock.now()
-        if remaining <= 0:
-            break
-        await job.signal.wait(service.clock, remaining)
+    await job.signal.wait_for(service.clock, lambda: job.over or bool(job.chunks), wait_s)
     if job.chunks:
         first = job.chunks[0]["output"]
         if isinstance(first, str) and first.lstrip().startswith(SSE_STARTS):
             return None
         return _answer(job, first, streaming=True, service=service)
-    ended = _unfinished(service, job, wait_s)
-    if ended is not None:
-        return ended
-    if job.status is not S.COMPLETED:
-        return _job_failed(job)
-    return _answer(job, _first_output(job), streaming=True)
+    return _ended(service, job, wait_s, streaming=True)
 
 
 async def events(service: JobService, job: Job) -> AsyncIterator[str]:
@@ -169,13 +154,16 @@ def _event(body: dict[str, Any]) -> str:
     return f"data: {json.dumps(body, separators=(',', ':'))}\n\n"
 
 
-def _unfinished(service: JobService, job: Job, wait_s: float) -> Reply | None:
-    """A job removed, or still not ended after the wait (then cancelled: nobody waits)."""
+def _ended(service: JobService, job: Job, wait_s: float, streaming: bool = False) -> Reply:
+    """The answer once the wait is over: the job's first output or why it failed; or it
+    was removed, or is still not ended (then cancelled: nobody waits)."""
     if job.removed is not None:
         return Reply(404, error(404, f"job {job.id} was removed before it finished "
                                 f"({job.removed})", "NotFoundError"), retry=False)  # fmt: skip
+    if job.status is S.COMPLETED:
+        return _answer(job, _first_output(job), streaming=streaming)
     if job.status.is_final:
-        return None
+        return _job_failed(job)
     state = job.status.value
     abandon(service, job)
     cause = (

@@ -10,7 +10,6 @@ emulator), and that spares one write of the three each job would otherwise cost.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 from nbext.models import JobStatus
@@ -48,27 +47,10 @@ COUNTERS = "endpoint_counters"
 
 
 def job_to_record(job: Job) -> dict[str, Any]:
-    # Written out rather than looped over _FIELDS: this runs on every transition.
     output = job.output
     return {
-        "id": job.id,
-        "endpoint_id": job.endpoint_id,
-        "input": job.input,
-        "sync": job.sync,
-        "submitted_at": job.submitted_at,
-        "ttl_ms": job.ttl_ms,
-        "webhook": job.webhook,
-        "s3_config": job.s3_config,
-        "execution_timeout_ms": job.execution_timeout_ms,
-        "low_priority": job.low_priority,
+        **{name: getattr(job, name) for name in _FIELDS},
         "batch_id": job.batch_id,
-        "queued_at": job.queued_at,
-        "started_at": job.started_at,
-        "ended_at": job.ended_at,
-        "error": job.error,
-        "chunks": job.chunks,
-        "stream_cursor": job.stream_cursor,
-        "attempt": job.attempt,
         "status": job.status.value,
         "has_output": output is not UNSET,
         "output": None if output is UNSET else output,
@@ -192,8 +174,4 @@ class JobPersistence:
 
     def load_jobs(self) -> list[Job]:
         """Every stored job, in the order they were first stored."""
-        return list(self._each_job())
-
-    def _each_job(self) -> Iterator[Job]:
-        for record in self.store.all(JOB):
-            yield read_record(JOB, record, job_from_record)
+        return [read_record(JOB, record, job_from_record) for record in self.store.all(JOB)]

@@ -33,7 +33,7 @@ from .errors import DomainError, InvalidInput, NotFound
 from .fleet import Body
 from .job_service import JobService
 from .jobs import UNSET, Job
-from .json_values import printable, unservable
+from .json_values import unservable
 from .streaming import to_chunks
 from .worker_output import WorkerOutput
 from .workers import Worker, WorkerState
@@ -100,10 +100,6 @@ class RemoteWorker:
     @property
     def id(self) -> str:
         return self.domain.id
-
-    @property
-    def contacted(self) -> bool:
-        return self.contacted_at is not None
 
     def unhealthy(self, now: float) -> bool:
         """It reported a failed startup check, or its last ping is overdue; a worker that
@@ -288,7 +284,7 @@ class RemoteWorkers:
                 "gave it in RUNPOD_AI_API_KEY (a key in ~/.runpod/config.toml takes "
                 "precedence in the SDK: remove it for local tests)"
             )
-        if not worker.contacted:  # ready now: its idle timeout counts from here
+        if worker.contacted_at is None:  # ready now: its idle timeout counts from here
             worker.contacted_at = self.clock.now()
             endpoint = self.jobs.endpoints.get(endpoint_id)
             if endpoint is not None and worker.domain in endpoint.workers:
@@ -302,12 +298,10 @@ class RemoteWorkers:
             worker.taking = True
             pool.start_failure = None
         endpoint = self.jobs.endpoint(worker.endpoint_id)
-        deadline = self.clock.now() + self.hold_s
-        while not endpoint.queue and not worker.stopping:
-            remaining = deadline - self.clock.now()
-            if remaining <= 0:
-                return []
-            await pool.work.wait(self.clock, remaining)
+        if not await pool.work.wait_for(
+            self.clock, lambda: bool(endpoint.queue) or worker.stopping, self.hold_s
+        ):
+            return []
         if (
             worker.stopping
             or self.by_id.get(worker.id) is not worker
@@ -330,23 +324,13 @@ class RemoteWorkers:
         if not self.jobs.scheduler.assign(job, worker.domain, endpoint):
             return None
         worker.jobs[job.id] = job.attempt
-        payload: dict[str, Any] = {"id": job.id, "input": job.input}
-        if job.webhook:
-            payload["webhook"] = job.webhook
-        if job.s3_config:
-            payload["s3Config"] = job.s3_config
-        if job.batch_id:
-            payload["batchId"] = job.batch_id
-        return payload
+        return job.payload(webhook=True)
 
     async def stops(self, worker: RemoteWorker) -> list[str]:
         """Ids of jobs the worker must stop, waiting up to the hold time for one."""
-        deadline = self.clock.now() + self.hold_s
-        while not worker.to_stop and not worker.stopping:
-            remaining = deadline - self.clock.now()
-            if remaining <= 0:
-                break
-            await worker.wake.wait(self.clock, remaining)
+        await worker.wake.wait_for(
+            self.clock, lambda: bool(worker.to_stop) or worker.stopping, self.hold_s
+        )
         ids, worker.to_stop = worker.to_stop, []
         return ids
 
@@ -409,18 +393,7 @@ class RemoteWorkers:
             job.wake(final=False)
             return
         worker.jobs.pop(job_id, None)
-        error = data.get("error")
-        if error:
-            text = error if isinstance(error, str) else json.dumps(error, default=str)
-            self.jobs.lifecycle.transition(job, S.FAILED, error=printable(text))
-            return
-        output = data.get("output")
-        why = unservable(output)
-        if why is not None:
-            error_text = f"worker output cannot be sent as JSON: {why}"
-            self.jobs.lifecycle.transition(job, S.FAILED, error=error_text)
-            return
-        self.jobs.lifecycle.transition(job, S.COMPLETED, output=output)
+        self.jobs.lifecycle.finish(job, data.get("output"), data.get("error"), "worker output")
 
     # ---- observing jobs --------------------------------------------------------------
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import traceback
 from collections.abc import Callable
@@ -170,18 +169,13 @@ class Scheduler:
         endpoint = self.endpoints[job.endpoint_id]
         handler = self.handler_for(endpoint)
         assert handler is not None
-        payload: dict[str, Any] = {"id": job.id, "input": job.input}
-        if job.s3_config:
-            payload["s3Config"] = job.s3_config
-        if job.batch_id:
-            payload["batchId"] = job.batch_id
         ctx = JobContext(job.id, self.clock, job.cancel_flag)
         emit = functools.partial(self._emit, job, attempt)
         gap = endpoint.scenario.chunk_gap() if endpoint.scenario else 0.0
         paced = _Paced(self.clock, emit, gap) if gap > 0 else None
         try:
             outcome = await invoke(
-                handler, payload, ctx, paced.emit if paced else emit, self.executor
+                handler, job.payload(), ctx, paced.emit if paced else emit, self.executor
             )
             if paced is not None:
                 await paced.drained()
@@ -217,21 +211,8 @@ class Scheduler:
         value = outcome.value
         if outcome.streamed and not endpoint.aggregate_stream:
             value = None
-        if isinstance(value, dict) and value.get("error"):
-            error = value["error"]
-            text = error if isinstance(error, str) else json.dumps(error, default=str)
-            self.lifecycle.transition(job, S.FAILED, error=printable(text))
-            return
-        why = unservable(value)
-        if why is not None:
-            error = f"handler output cannot be sent as JSON: {why}"
-            self.lifecycle.transition(job, S.FAILED, error=error)
-            return
-        too_large = oversized(value)
-        if too_large is not None:
-            self.lifecycle.transition(job, S.FAILED, error=too_large)
-            return
-        self.lifecycle.transition(job, S.COMPLETED, output=value)
+        error = value.get("error") if isinstance(value, dict) else None
+        self.lifecycle.finish(job, value, error, "handler output")
 
 
 class _Paced:
