@@ -60,7 +60,6 @@ from ._resources import (
     Catalog,
     Clusters,
     Endpoints,
-    Moment,
     NetworkVolumes,
     Pods,
     RegistryAuths,
@@ -68,6 +67,7 @@ from ._resources import (
     SshKeys,
     Templates,
 )
+from ._resources.billing import Moment
 from ._retry import RetryPolicy
 
 __all__ = [
