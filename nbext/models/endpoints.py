@@ -138,21 +138,3 @@ class EndpointUpdateInput(InputModel):
     def _workers_in_order(self) -> EndpointUpdateInput:
         check_min_max(self.workers_min, self.workers_max, "workersMin", "workersMax")
         return self
-
-
-class EndpointUpdateInPlaceInput(InputModel):
-    """The reference's update that needs no rollout: name and scaling settings."""
-
-    name: Name191 | None = None
-    workers_min: WorkerCount | None = None
-    workers_max: WorkerCount | None = None
-    idle_timeout: IdleTimeout | None = None
-    execution_timeout_ms: ExecutionTimeout | None = None
-    scaler_type: ScalerType | None = None
-    scaler_value: PositiveInt | None = None
-    flashboot: StrictBool | None = None
-
-    @model_validator(mode="after")
-    def _workers_in_order(self) -> EndpointUpdateInPlaceInput:
-        check_min_max(self.workers_min, self.workers_max, "workersMin", "workersMax")
-        return self

@@ -223,10 +223,3 @@ class PodUpdateInput(InputModel):
     ports: Ports | None = None
     volume_in_gb: DiskGb | None = None
     volume_mount_path: AbsolutePath | None = None
-
-
-class PodUpdateInPlaceInput(InputModel):
-    """The reference's update that needs no reset: rename, lock or unlock."""
-
-    locked: StrictBool | None = None
-    name: Name191 | None = None

@@ -90,13 +90,3 @@ class TemplateUpdateInput(InputModel):
     readme: StrictStr | None = None
     volume_in_gb: DiskGb | None = None
     volume_mount_path: AbsolutePath | None = None
-
-
-class TemplateUpdateInPlaceInput(InputModel):
-    """The reference's update that needs no rollout: name, visibility, readme, volume."""
-
-    is_public: StrictBool | None = None
-    name: NonBlank | None = None
-    readme: StrictStr | None = None
-    volume_in_gb: DiskGb | None = None
-    volume_mount_path: AbsolutePath | None = None
