@@ -215,13 +215,13 @@ def _log_call(
 
 
 def _pod(pod_id: str) -> Where:
-    return ["pods", ident(pod_id, "pod id"), "logs"], f"pod {pod_id!r}"
+    pid, subject = ident(pod_id, "pod")
+    return ["pods", pid, "logs"], subject
 
 
 def _worker(endpoint_id: str, worker_id: str) -> Where:
-    eid, wid = ident(endpoint_id, "endpoint id"), ident(worker_id, "worker id")
-    subject = f"worker {worker_id!r} of endpoint {endpoint_id!r}"
-    return ["serverless", eid, "workers", wid, "logs"], subject
+    (eid, endpoint), (wid, worker) = ident(endpoint_id, "endpoint"), ident(worker_id, "worker")
+    return ["serverless", eid, "workers", wid, "logs"], f"{worker} of {endpoint}"
 
 
 def _followed(

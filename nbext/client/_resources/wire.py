@@ -79,9 +79,10 @@ def management_call(
     )
 
 
-def ident(value: str, what: str) -> str:
-    """An id as one path segment; an empty or non-string id is refused before sending."""
-    return segment(value, what)
+def ident(value: str, what: str) -> tuple[str, str]:
+    """An id of a ``what`` as one path segment, and the subject its messages name
+    (``pod 'abc'``); an empty or non-string id is refused before sending."""
+    return segment(value, f"{what} id"), f"{what} {value!r}"
 
 
 # ---- bodies and queries ---------------------------------------------------------------------
