@@ -45,29 +45,16 @@ from ._errors import (
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
 from ._map import Abandoned, AsyncMapResults, MapResults, MaybeQueued
 from ._phases import Phase, Timings
-from ._resources import (
-    AsyncBilling,
-    AsyncCatalog,
-    AsyncClusters,
-    AsyncEndpoints,
-    AsyncNetworkVolumes,
-    AsyncPods,
-    AsyncRegistryAuths,
-    AsyncRegistryDelegations,
-    AsyncSshKeys,
-    AsyncTemplates,
-    Billing,
-    Catalog,
-    Clusters,
-    Endpoints,
-    Moment,
-    NetworkVolumes,
-    Pods,
-    RegistryAuths,
-    RegistryDelegations,
-    SshKeys,
-    Templates,
-)
+from ._resources.billing import AsyncBilling, Billing, Moment
+from ._resources.catalog import AsyncCatalog, Catalog
+from ._resources.clusters import AsyncClusters, Clusters
+from ._resources.delegations import AsyncRegistryDelegations, RegistryDelegations
+from ._resources.endpoints import AsyncEndpoints, Endpoints
+from ._resources.network_volumes import AsyncNetworkVolumes, NetworkVolumes
+from ._resources.pods import AsyncPods, Pods
+from ._resources.registry_auths import AsyncRegistryAuths, RegistryAuths
+from ._resources.ssh_keys import AsyncSshKeys, SshKeys
+from ._resources.templates import AsyncTemplates, Templates
 from ._retry import RetryPolicy
 
 __all__ = [

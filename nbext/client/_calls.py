@@ -408,6 +408,21 @@ def transport_error(call: Call, exc: httpx.TransportError, secret: Secret | None
     )
 
 
+def call_error(call: Call, message: str, status: int, **kw: Any) -> APIError:
+    """An ``APIError`` about ``call`` that no error status made (an answer the client
+    cannot read, a redirect it does not follow), naming the request as every error does."""
+    endpoint_id = call.endpoint_id or None
+    return APIError(
+        message,
+        status=status,
+        method=call.method,
+        path=call.path,
+        endpoint_id=endpoint_id,
+        job_id=call.job_id,
+        **kw,
+    )
+
+
 def redirect_error(call: Call, response: Answer | None) -> APIError:
     """A redirect the client does not follow: any but a GET's, or a GET's endless one.
 
@@ -415,51 +430,36 @@ def redirect_error(call: Call, response: Answer | None) -> APIError:
     the message names where the server pointed, which is what a user needs to fix the
     URL in their configuration.
     """
-    if response is None:
-        return APIError(
-            f"{call.describe()} ({_where(call)}): too many redirects; check the URL",
-            status=300,  # a redirect, which one no longer matters
-            method=call.method,
-            path=call.path,
-            endpoint_id=call.endpoint_id or None,
-            job_id=call.job_id,
-        )
+    if response is None:  # status 300: a redirect, which one no longer matters
+        text = f"{call.describe()} ({_where(call)}): too many redirects; check the URL"
+        return call_error(call, text, 300)
     location = response.headers.get("location")
     where = f"to {location!r}" if location else "with no Location"
-    return APIError(
+    return call_error(
+        call,
         f"{response.status_code} on {call.describe()} ({_where(call)}): redirected {where}; "
         f"a {call.method} is not followed (it could act twice): use that URL in the "
         "configuration if it is right",
-        status=response.status_code,
-        method=call.method,
-        path=call.path,
-        endpoint_id=call.endpoint_id or None,
-        job_id=call.job_id,
+        response.status_code,
     )
 
 
 def oversized_error(call: Call, limit: int, what: str) -> APIError:
     """An answer past the client's cap: a broken server, or a gzip bomb."""
-    return APIError(
+    return call_error(
+        call,
         f"{call.describe()} ({_where(call)}): the answer is over the client's "
         f"{limit // (1024 * 1024)} MB limit ({what}); it was not read",
-        status=200,
-        method=call.method,
-        path=call.path,
-        endpoint_id=call.endpoint_id or None,
-        job_id=call.job_id,
+        200,
     )
 
 
 def _not_json(call: Call, response: Answer) -> APIError:
-    return APIError(
+    return call_error(
+        call,
         f"{call.describe()} ({_where(call)}) answered {response.status_code} with a body "
         f"that is not JSON: {excerpt(response.text, 120)}",
-        status=response.status_code,
-        method=call.method,
-        path=call.path,
-        endpoint_id=call.endpoint_id,
-        job_id=call.job_id,
+        response.status_code,
     )
 
 
@@ -474,13 +474,10 @@ def model_of(call: Call, response: Answer, model: type[M]) -> M:
     except ValidationError as exc:
         if any(error["type"] == "json_invalid" for error in exc.errors()):
             raise _not_json(call, response) from None
-        raise APIError(
+        raise call_error(
+            call,
             f"{call.describe()} ({_where(call)}) answered with an unexpected shape for "
             f"{model.__name__}: {_validation_text(exc)[:200]}",
-            status=response.status_code,
-            method=call.method,
-            path=call.path,
+            response.status_code,
             body=excerpt(response.text, 200),
-            endpoint_id=call.endpoint_id,
-            job_id=call.job_id,
         ) from None

@@ -20,7 +20,7 @@ from nbext.models import Health, JobStatus
 from ._calls import endpoint_call, model_of
 from ._errors import NbextError, Timeout
 from ._flows import JOB_GOES_ON, Context, Deadline, Flow, JobState, send, status
-from ._resources.logs import _read, _worker_call
+from ._resources.logs import _log_call, _read, _worker
 from ._resources.rest import V2
 from ._resources.serverless_workers import workers
 
@@ -95,7 +95,7 @@ def worker_tail(ctx: Context, endpoint_id: str, worker: str) -> Flow[WorkerTail]
     try:
         # v2's own routes; on a retired v1 base URL they answer 404 and the lines are left out
         query = (LOG_TAIL, None, None)
-        call = _worker_call(V2(), "endpoints.worker_logs", endpoint_id, worker, query)
+        call = _log_call(V2(), "endpoints.worker_logs", _worker(endpoint_id, worker), query)
         events = yield from _read(ctx, call, LOG_QUIET, longest=LOG_QUIET)
     except NbextError:
         return WorkerTail(worker)

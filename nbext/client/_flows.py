@@ -459,22 +459,19 @@ def wait(
     state: JobState,
     deadline: Deadline,
     raise_on_failure: bool = True,
-    *,
-    look_first: bool | None = None,
 ) -> Flow[JobResult]:
     """Return the job's final result; notice its end within max(50 ms, 10 % waited).
 
     A handle that reads its job's /stream waits there (the service answers the moment
-    the job ends) and then reads the output from /status. ``look_first`` says whether
-    to ask /status before that long-poll: by default only when something was heard of
-    the job since it was submitted; a job this handle queued a moment ago is rarely
-    done, and asking would cost a round trip for nothing.
+    the job ends) and then reads the output from /status. It asks /status before that
+    long-poll only when something was heard of the job since it was submitted; a job
+    this handle queued a moment ago is rarely done, and asking would cost a round trip
+    for nothing.
     """
     if state.result is not None and state.result.status.is_final:
         return finish(state, state.result, raise_on_failure, ctx.secret)
     deadline.last_status = state.last_status
-    streaming = state.owns_stream and not state.stream_ended
-    look = (state.heard or not streaming) if look_first is None else look_first
+    look = state.heard or not (state.owns_stream and not state.stream_ended)
     while True:
         if look or not (state.owns_stream and not state.stream_ended):
             result = yield from status(ctx, state, deadline)
@@ -672,13 +669,13 @@ def run_sync(
     wait_s: float,
     timeout: float | None,
     raise_on_failure: bool,
-) -> Flow[tuple[JobState, JobResult]]:
+) -> Flow[JobResult]:
     """/runsync; when the job outlives ``wait``, go on waiting on its id, never re-sending."""
     outer = submission_deadline(ctx, endpoint_id, timeout)
     hold = min(wait_s, max(0.0, outer.remaining(ctx.now())))
     call = runsync_call(endpoint_id, body, hold)
     response = yield from send(ctx, call, outer)
-    return (yield from runsync_outcome(ctx, call, response, outer, raise_on_failure))
+    return (yield from submitted(ctx, call, response, outer, raise_on_failure))
 
 
 def submission_deadline(
@@ -704,7 +701,7 @@ def continued(outer: Deadline, job_id: str, how: str) -> Deadline:
     )
 
 
-def runsync_outcome(
+def submitted(
     ctx: Context,
     call: Call,
     response: Answer,
@@ -712,21 +709,21 @@ def runsync_outcome(
     raise_on_failure: bool,
     *,
     keep_chunks: bool = True,
-) -> Flow[tuple[JobState, JobResult]]:
-    """A /runsync answer: the job's result, or (the job outlived ``wait``) its id to
-    wait on until ``outer``'s deadline, long-polling /stream as the job's submitter."""
-    endpoint_id = call.endpoint_id
-    # One parse: a job still running answers {id, status}, which reads as a JobResult too.
-    result = model_of(call, response, JobResult)
-    ctx.started(endpoint_id, result.id)
+    track: Callable[[str], None] | None = None,
+) -> Flow[JobResult]:
+    """A /runsync or /run answer: the job's result, or (the job outlived /runsync's hold,
+    or was queued by /run) its id to wait on until ``outer``'s deadline, long-polling
+    /stream as the job's submitter. ``track`` is told the job's id as soon as it is read."""
+    if call.operation == "runsync":
+        # One parse: a job still running answers {id, status}, which reads as a JobResult too.
+        result = model_of(call, response, JobResult)
+    else:
+        accepted = model_of(call, response, AcceptedJob)
+        result = JobResult(id=accepted.id, status=accepted.status)
+    if track is not None:
+        track(result.id)
+    ctx.started(call.endpoint_id, result.id)
     ctx.seen(result)
-    if result.status in FINAL_STATES:
-        state = JobState(endpoint_id, result.id, keep_chunks=keep_chunks, result=result)
-        return state, finish(state, result, raise_on_failure, ctx.secret)
-    accepted = AcceptedJob(id=result.id, status=result.status)
-    state = JobState(endpoint_id, accepted.id, keep_chunks=keep_chunks)
-    state.result = JobResult(id=accepted.id, status=accepted.status)
-    result = yield from wait(
-        ctx, state, continued(outer, accepted.id, "/runsync"), raise_on_failure
-    )
-    return state, result
+    state = JobState(call.endpoint_id, result.id, keep_chunks=keep_chunks, result=result)
+    job = continued(outer, result.id, f"/{call.operation}")
+    return (yield from wait(ctx, state, job, raise_on_failure))

@@ -119,8 +119,7 @@ def _run_sync(
     body = submission_body(endpoint_id, "runsync", input, JobOptions.of(options, option_words))
     yield from ctx.admit(endpoint_id)
     flow = flows.run_sync(ctx, endpoint_id, body, wait, timeout, raise_on_failure)
-    _, result = yield from explained(ctx, endpoint_id, flow)
-    return result
+    return (yield from explained(ctx, endpoint_id, flow))
 
 
 def _job(endpoint_id: str, job_id: str) -> flows.JobState:

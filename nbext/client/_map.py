@@ -42,9 +42,9 @@ from concurrent.futures import wait as wait_all
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from nbext.models import AcceptedJob, CancelResult, JobResult, JobStatus
+from nbext.models import CancelResult, JobResult, JobStatus
 
-from ._calls import JobOptions, endpoint_call, job_call, model_of, runsync_call, submission_body
+from ._calls import JobOptions, endpoint_call, job_call, runsync_call, submission_body
 from ._config import Secret
 from ._drive import Steps, aiterate, arun, iterate, run
 from ._errors import (
@@ -65,12 +65,11 @@ from ._flows import (
     JobState,
     Sleep,
     call_model,
-    continued,
     finish,
     pause,
     send,
     submission_deadline,
-    wait,
+    submitted,
 )
 from ._gate import SubmitGate
 
@@ -195,22 +194,8 @@ def submit_and_wait(
             backoff = ctx.policy.delay(refusals, None, ctx.rand())
             gate.refused(ctx.now(), backoff if asked is None else asked)
             refusals += 1
-    if operation == "runsync":
-        # One parse: a job still running answers {id, status}, which reads as a JobResult.
-        result = model_of(call, response, JobResult)
-        track(result.id)
-        ctx.started(endpoint_id, result.id)
-        ctx.seen(result)
-        if result.status.is_final:
-            return result
-    else:
-        accepted = model_of(call, response, AcceptedJob)
-        result = JobResult(id=accepted.id, status=accepted.status)
-        track(result.id)
-        ctx.started(endpoint_id, result.id)
-    state = JobState(endpoint_id, result.id, keep_chunks=False, result=result)
-    job = continued(deadline, result.id, f"/{operation}")
-    return (yield from wait(ctx, state, job, raise_on_failure=False, look_first=False))
+    flow = submitted(ctx, call, response, deadline, False, keep_chunks=False, track=track)
+    return (yield from flow)
 
 
 @dataclass

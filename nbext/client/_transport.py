@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -240,6 +240,7 @@ def undecodable(exc: httpx.DecodingError, request: httpx.Request) -> httpx.Remot
 
 
 HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
+T = TypeVar("T")
 
 
 class _Sender(Generic[HttpT]):
@@ -341,23 +342,28 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
         self._closed = False
 
     def _adopt_loop(self) -> None:
+        if self._loop is asyncio.get_running_loop():
+            return
         if self._closed:
             raise RuntimeError("the client is closed: make a new one to send more requests")
         if self._loop is not None and self._remake is not None:
             self.http = self._remake()  # the old loop's connections cannot serve this one
         self._loop = asyncio.get_running_loop()
 
-    async def send(self, call: Call, timeout: float) -> Reply:
-        if self._loop is not asyncio.get_running_loop():
-            self._adopt_loop()
+    async def _within(self, seconds: float, step: Awaitable[T]) -> T:
+        """``step``, bounded as a whole when the transport may ignore httpx's timeouts."""
         if not self._bounded:
-            return await self._exchange(call, timeout)
+            return await step
         try:
-            async with asyncio.timeout(timeout + 0.05):
-                return await self._exchange(call, timeout)
+            async with asyncio.timeout(seconds + 0.05):
+                return await step
         except TimeoutError:
             pass
-        raise httpx.ReadTimeout(f"no answer within {timeout:g} s")
+        raise httpx.ReadTimeout(f"no answer within {seconds:g} s")
+
+    async def send(self, call: Call, timeout: float) -> Reply:
+        self._adopt_loop()
+        return await self._within(timeout, self._exchange(call, timeout))
 
     async def _exchange(self, call: Call, timeout: float) -> Reply:
         return await self._whole(call, await self._open(call, timeout))
@@ -383,16 +389,8 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
 
     async def listen(self, call: Call, idle: float) -> Reply | AsyncEventStream:
         """``call``'s answer: an event stream left open, else read whole."""
-        if self._loop is not asyncio.get_running_loop():
-            self._adopt_loop()
-        if not self._bounded:
-            response = await self._open(call, idle)
-        else:
-            try:
-                async with asyncio.timeout(idle + 0.05):
-                    response = await self._open(call, idle)
-            except TimeoutError:
-                raise httpx.ReadTimeout(f"no answer within {idle:g} s") from None
+        self._adopt_loop()
+        response = await self._within(idle, self._open(call, idle))
         if _is_event_stream(response):
             return AsyncEventStream(response, idle if self._bounded else None)
         return await self._whole(call, response)

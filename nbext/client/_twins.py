@@ -179,60 +179,23 @@ def _returns(then: Callable[..., Any] | None) -> str | None:
     return None if then is None else str(inspect.signature(then).return_annotation)
 
 
-def _run_method(
-    operation: Callable[..., Any], then: Callable[[Any, Any], Any] | None
+def _iterator(
+    operation: Callable[..., Any],
+    each: Callable[[Any], Any],
+    mapped: Callable[..., Any],
+    shown: str,
 ) -> Callable[..., Any]:
+    """A method handing out what ``operation``'s flow emits through ``mapped`` (the sync or
+    the async loop); the arguments are checked now, before iterating."""
+
     def method(self: Twins, /, *args: Any, **kwargs: Any) -> Any:
         client = self._client
-        result = _guarded(client._ctx, lambda: client._run(_start(self, operation, args, kwargs)))
-        return result if then is None else then(self, result)
-
-    _adopt(method, operation, 2, _returns(then), awaited=False)
-    return method
-
-
-def _await_method(
-    operation: Callable[..., Any], then: Callable[[Any, Any], Any] | None
-) -> Callable[..., Any]:
-    async def method(self: Twins, /, *args: Any, **kwargs: Any) -> Any:
-        masked = None
-        try:
-            result = await self._client._run(_start(self, operation, args, kwargs))
-            return result if then is None else then(self, result)
-        except APIError as error:
-            if (masked := _masked(error, self._client._ctx)) is None:
-                raise
-        raise masked
-
-    _adopt(method, operation, 2, _returns(then), awaited=True)
-    return method
-
-
-def _iterate_method(
-    operation: Callable[..., Any], each: Callable[[Any], Any]
-) -> Callable[..., Any]:
-    def method(self: Twins, /, *args: Any, **kwargs: Any) -> Generator[Any, None, None]:
-        client = self._client  # the arguments are checked now, before iterating
         items = _guarded(
             client._ctx, lambda: client._iterate(_start(self, operation, args, kwargs))
         )
-        return _mapped(items, each, client._ctx)
+        return mapped(items, each, client._ctx)
 
-    _adopt(method, operation, 2, f"Generator[{_returns(each)}, None, None]", False)
-    return method
-
-
-def _aiterate_method(
-    operation: Callable[..., Any], each: Callable[[Any], Any]
-) -> Callable[..., Any]:
-    def method(self: Twins, /, *args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
-        client = self._client
-        items = _guarded(
-            client._ctx, lambda: client._iterate(_start(self, operation, args, kwargs))
-        )
-        return _amapped(items, each, client._ctx)
-
-    _adopt(method, operation, 2, f"AsyncGenerator[{_returns(each)}, None]", False)
+    _adopt(method, operation, 2, shown.format(_returns(each)), False)
     return method
 
 
@@ -286,7 +249,14 @@ def blocking(
 ) -> Callable[Concatenate[Any, P], T | R]:
     """A sync method running ``operation``'s flow to completion, its result handed to
     ``then`` (with the resource or handle) if given."""
-    return _run_method(operation, then)
+
+    def method(self: Twins, /, *args: Any, **kwargs: Any) -> Any:
+        client = self._client
+        result = _guarded(client._ctx, lambda: client._run(_start(self, operation, args, kwargs)))
+        return result if then is None else then(self, result)
+
+    _adopt(method, operation, 2, _returns(then), awaited=False)
+    return method
 
 
 @overload
@@ -304,7 +274,19 @@ def awaiting(
 ) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T | R]]:
     """An async method awaiting ``operation``'s flow, its result handed to ``then`` if
     given."""
-    return _await_method(operation, then)
+
+    async def method(self: Twins, /, *args: Any, **kwargs: Any) -> Any:
+        masked = None
+        try:
+            result = await self._client._run(_start(self, operation, args, kwargs))
+            return result if then is None else then(self, result)
+        except APIError as error:
+            if (masked := _masked(error, self._client._ctx)) is None:
+                raise
+        raise masked
+
+    _adopt(method, operation, 2, _returns(then), awaited=True)
+    return method
 
 
 def iterating(
@@ -313,14 +295,14 @@ def iterating(
     """A sync method iterating over what ``operation``'s flow emits, each item passed
     through ``each``; the arguments are checked at the call, and closing the iterator
     closes the flow."""
-    return _iterate_method(operation, each)
+    return _iterator(operation, each, _mapped, "Generator[{}, None, None]")
 
 
 def aiterating(
     operation: Callable[Concatenate[Context, Any, P], Flow[None]], each: Callable[[Any], R]
 ) -> Callable[Concatenate[Any, P], AsyncGenerator[R, None]]:
     """``iterating`` for ``async for``."""
-    return _aiterate_method(operation, each)
+    return _iterator(operation, each, _amapped, "AsyncGenerator[{}, None]")
 
 
 def local(

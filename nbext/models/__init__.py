@@ -22,7 +22,6 @@ from .endpoints import (
     WORKERS_MIN_DEFAULT,
     Endpoint,
     EndpointCreateInput,
-    EndpointUpdateInPlaceInput,
     EndpointUpdateInput,
 )
 from .enums import (
@@ -89,7 +88,6 @@ from .pods import (
     Machine,
     Pod,
     PodCreateInput,
-    PodUpdateInPlaceInput,
     PodUpdateInput,
     SavingsPlan,
 )
@@ -98,7 +96,6 @@ from .registry_auths import ContainerRegistryAuth, ContainerRegistryAuthCreateIn
 from .templates import (
     Template,
     TemplateCreateInput,
-    TemplateUpdateInPlaceInput,
     TemplateUpdateInput,
 )
 
@@ -148,7 +145,6 @@ __all__ = [
     "EndpointBillingQuery",
     "EndpointCreateInput",
     "EndpointIncludes",
-    "EndpointUpdateInPlaceInput",
     "EndpointUpdateInput",
     "ErrorMessage",
     "GpuType",
@@ -173,7 +169,6 @@ __all__ = [
     "PodIncludes",
     "PodListQuery",
     "PodStatus",
-    "PodUpdateInPlaceInput",
     "PodUpdateInput",
     "Priority",
     "PurgeResult",
@@ -186,7 +181,6 @@ __all__ = [
     "TemplateCategory",
     "TemplateCreateInput",
     "TemplateIncludes",
-    "TemplateUpdateInPlaceInput",
     "TemplateUpdateInput",
     "explain",
 ]

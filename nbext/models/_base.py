@@ -1,8 +1,9 @@
 """The base every wire model shares.
 
-The service speaks camelCase JSON; Python code reads snake_case attributes. Each model
-declares the wire name as an alias, accepts either name on input, and keeps fields it does
-not know (``extra="allow"``) so that a newer service never breaks an older client.
+The service speaks camelCase JSON; Python code reads snake_case attributes. Each field's
+wire name is its name in camelCase (a field whose wire name is spelt otherwise, such as
+``minRAMPerGPU``, declares it as its alias); either name is accepted on input, and fields
+not known are kept (``extra="allow"``) so that a newer service never breaks an older client.
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 
 
 class WireModel(BaseModel):
     """A JSON object of the service's interface: camelCase on the wire, snake_case in Python."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="allow", frozen=False)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=False
+    )
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON object as the service writes it: wire names, unset fields left out."""

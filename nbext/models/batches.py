@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
 from ._base import WireModel
 from .jobs import JobResult
@@ -41,13 +41,13 @@ class BatchRecord(WireModel):
 
     id: str
     status: BatchStatus
-    endpoint_id: str | None = Field(default=None, alias="endpointId")
-    request_total: int = Field(default=0, alias="requestTotal")
-    request_in_progress: int = Field(default=0, alias="requestInProgress")
-    request_completed: int = Field(default=0, alias="requestCompleted")
-    request_failed: int = Field(default=0, alias="requestFailed")
+    endpoint_id: str | None = None
+    request_total: int = 0
+    request_in_progress: int = 0
+    request_completed: int = 0
+    request_failed: int = 0
     """FAILED, TIMED_OUT and CANCELLED requests: every one that did not complete."""
-    created_at: int | None = Field(default=None, alias="createdAt")
+    created_at: int | None = None
     """Epoch milliseconds."""
 
     @property
@@ -66,8 +66,8 @@ class BatchRequest(JobResult):
     ``execution_time`` is ``completedAt - startedAt`` when the service gives no
     ``executionTime``, so a request is priced as a job is."""
 
-    started_at: int | None = Field(default=None, alias="startedAt")
-    completed_at: int | None = Field(default=None, alias="completedAt")
+    started_at: int | None = None
+    completed_at: int | None = None
 
     @model_validator(mode="after")
     def _ran(self) -> BatchRequest:
@@ -80,7 +80,7 @@ class _Page(WireModel):
     total: int
     offset: int = 0
     limit: int = BATCH_PAGE_DEFAULT
-    has_more: bool = Field(default=False, alias="hasMore")
+    has_more: bool = False
 
 
 class BatchPage(_Page):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
 from ._base import WireModel
 from ._fields import QueryModel, UtcDatetime, WireDatetime
@@ -21,11 +21,11 @@ class BillingRecord(WireModel):
 
     time: WireDatetime | None = None
     amount: float | None = None
-    time_billed_ms: int | None = Field(default=None, alias="timeBilledMs")
-    disk_space_billed_gb: int | None = Field(default=None, alias="diskSpaceBilledGb")
-    pod_id: str | None = Field(default=None, alias="podId")
-    endpoint_id: str | None = Field(default=None, alias="endpointId")
-    gpu_type_id: str | None = Field(default=None, alias="gpuTypeId")
+    time_billed_ms: int | None = None
+    disk_space_billed_gb: int | None = None
+    pod_id: str | None = None
+    endpoint_id: str | None = None
+    gpu_type_id: str | None = None
 
 
 class NetworkVolumeBillingRecord(WireModel):
@@ -33,13 +33,9 @@ class NetworkVolumeBillingRecord(WireModel):
 
     time: WireDatetime | None = None
     amount: float | None = None
-    disk_space_billed_gb: int | None = Field(default=None, alias="diskSpaceBilledGb")
-    high_performance_storage_amount: float | None = Field(
-        default=None, alias="highPerformanceStorageAmount"
-    )
-    high_performance_storage_disk_space_billed_gb: int | None = Field(
-        default=None, alias="highPerformanceStorageDiskSpaceBilledGb"
-    )
+    disk_space_billed_gb: int | None = None
+    high_performance_storage_amount: float | None = None
+    high_performance_storage_disk_space_billed_gb: int | None = None
 
 
 class BillingQuery(QueryModel):
@@ -48,9 +44,9 @@ class BillingQuery(QueryModel):
     Left out, ``endTime`` is now and ``startTime`` the beginning of the account's history.
     """
 
-    start_time: UtcDatetime | None = Field(default=None, alias="startTime")
-    end_time: UtcDatetime | None = Field(default=None, alias="endTime")
-    bucket_size: BucketSize = Field(default=BucketSize.DAY, alias="bucketSize")
+    start_time: UtcDatetime | None = None
+    end_time: UtcDatetime | None = None
+    bucket_size: BucketSize = BucketSize.DAY
 
     @model_validator(mode="after")
     def _period_in_order(self) -> Any:
@@ -66,19 +62,19 @@ class PodBillingQuery(BillingQuery):
     """Query of ``GET /billing/pods``."""
 
     grouping: PodBillingGrouping = PodBillingGrouping.GPU_TYPE_ID
-    pod_id: str | None = Field(default=None, alias="podId")
-    gpu_type_id: GpuTypeId | None = Field(default=None, alias="gpuTypeId")
+    pod_id: str | None = None
+    gpu_type_id: GpuTypeId | None = None
 
 
 class EndpointBillingQuery(BillingQuery):
     """Query of ``GET /billing/endpoints``; list filters match any of their values."""
 
     grouping: EndpointBillingGrouping = EndpointBillingGrouping.ENDPOINT_ID
-    endpoint_id: str | None = Field(default=None, alias="endpointId")
-    gpu_type_id: list[GpuTypeId] | None = Field(default=None, alias="gpuTypeId")
-    data_center_id: list[DataCenterId] | None = Field(default=None, alias="dataCenterId")
-    image_name: str | None = Field(default=None, alias="imageName")
-    template_id: str | None = Field(default=None, alias="templateId")
+    endpoint_id: str | None = None
+    gpu_type_id: list[GpuTypeId] | None = None
+    data_center_id: list[DataCenterId] | None = None
+    image_name: str | None = None
+    template_id: str | None = None
 
 
 class NetworkVolumeBillingQuery(BillingQuery):

@@ -55,58 +55,52 @@ class Endpoint(WireModel):
 
     id: str | None = None
     name: str | None = None
-    template_id: str | None = Field(default=None, alias="templateId")
+    template_id: str | None = None
     template: Template | None = None
-    compute_type: Lenient[ComputeType] | None = Field(default=None, alias="computeType")
-    gpu_type_ids: list[Lenient[GpuTypeId]] | None = Field(default=None, alias="gpuTypeIds")
-    gpu_count: int | None = Field(default=None, alias="gpuCount")
-    instance_ids: list[str] | None = Field(default=None, alias="instanceIds")
-    allowed_cuda_versions: list[Lenient[CudaVersion]] | None = Field(
-        default=None, alias="allowedCudaVersions"
-    )
-    min_cuda_version: Lenient[CudaVersion] | None = Field(default=None, alias="minCudaVersion")
-    data_center_ids: list[Lenient[DataCenterId]] | None = Field(default=None, alias="dataCenterIds")
-    workers_min: int | None = Field(default=None, alias="workersMin")
-    workers_max: int | None = Field(default=None, alias="workersMax")
-    idle_timeout: int | None = Field(default=None, alias="idleTimeout")
-    execution_timeout_ms: int | None = Field(default=None, alias="executionTimeoutMs")
-    scaler_type: Lenient[ScalerType] | None = Field(default=None, alias="scalerType")
-    scaler_value: int | None = Field(default=None, alias="scalerValue")
-    network_volume_id: str | None = Field(default=None, alias="networkVolumeId")
-    network_volume_ids: list[str] | None = Field(default=None, alias="networkVolumeIds")
+    compute_type: Lenient[ComputeType] | None = None
+    gpu_type_ids: list[Lenient[GpuTypeId]] | None = None
+    gpu_count: int | None = None
+    instance_ids: list[str] | None = None
+    allowed_cuda_versions: list[Lenient[CudaVersion]] | None = None
+    min_cuda_version: Lenient[CudaVersion] | None = None
+    data_center_ids: list[Lenient[DataCenterId]] | None = None
+    workers_min: int | None = None
+    workers_max: int | None = None
+    idle_timeout: int | None = None
+    execution_timeout_ms: int | None = None
+    scaler_type: Lenient[ScalerType] | None = None
+    scaler_value: int | None = None
+    network_volume_id: str | None = None
+    network_volume_ids: list[str] | None = None
     env: dict[str, str] | None = None
     version: int | None = None
-    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
-    user_id: str | None = Field(default=None, alias="userId")
+    created_at: WireDatetime | None = None
+    user_id: str | None = None
     workers: list[Pod] | None = None
 
 
 class EndpointCreateInput(InputModel):
     """Body of ``POST /endpoints``: ``templateId`` (a serverless template) is required."""
 
-    template_id: NonBlank = Field(alias="templateId")
+    template_id: NonBlank
     name: Name191 | None = None
-    compute_type: ComputeType = Field(default=ComputeType.GPU, alias="computeType")
-    gpu_type_ids: list[GpuTypeId] | None = Field(default=None, alias="gpuTypeIds")
-    gpu_count: PositiveInt = Field(default=1, alias="gpuCount")
-    cpu_flavor_ids: list[ServerlessCpuFlavor] | None = Field(default=None, alias="cpuFlavorIds")
-    vcpu_count: PositiveInt = Field(default=2, alias="vcpuCount")
-    allowed_cuda_versions: list[CudaVersion] | None = Field(
-        default=None, alias="allowedCudaVersions"
-    )
-    min_cuda_version: CudaVersion | None = Field(default=None, alias="minCudaVersion")
-    data_center_ids: list[DataCenterId] = Field(
-        default_factory=lambda: list(ALL_DATA_CENTERS), alias="dataCenterIds"
-    )
-    workers_min: WorkerCount = Field(default=WORKERS_MIN_DEFAULT, alias="workersMin")
-    workers_max: WorkerCount = Field(default=WORKERS_MAX_DEFAULT, alias="workersMax")
-    idle_timeout: IdleTimeout = Field(default=5, alias="idleTimeout")
-    execution_timeout_ms: ExecutionTimeout | None = Field(default=None, alias="executionTimeoutMs")
-    scaler_type: ScalerType = Field(default=ScalerType.QUEUE_DELAY, alias="scalerType")
-    scaler_value: PositiveInt = Field(default=4, alias="scalerValue")
+    compute_type: ComputeType = ComputeType.GPU
+    gpu_type_ids: list[GpuTypeId] | None = None
+    gpu_count: PositiveInt = 1
+    cpu_flavor_ids: list[ServerlessCpuFlavor] | None = None
+    vcpu_count: PositiveInt = 2
+    allowed_cuda_versions: list[CudaVersion] | None = None
+    min_cuda_version: CudaVersion | None = None
+    data_center_ids: list[DataCenterId] = Field(default_factory=lambda: list(ALL_DATA_CENTERS))
+    workers_min: WorkerCount = WORKERS_MIN_DEFAULT
+    workers_max: WorkerCount = WORKERS_MAX_DEFAULT
+    idle_timeout: IdleTimeout = 5
+    execution_timeout_ms: ExecutionTimeout | None = None
+    scaler_type: ScalerType = ScalerType.QUEUE_DELAY
+    scaler_value: PositiveInt = 4
     flashboot: StrictBool | None = None
-    network_volume_id: StrictStr | None = Field(default=None, alias="networkVolumeId")
-    network_volume_ids: list[StrictStr] | None = Field(default=None, alias="networkVolumeIds")
+    network_volume_id: StrictStr | None = None
+    network_volume_ids: list[StrictStr] | None = None
 
     @model_validator(mode="after")
     def _workers_in_order(self) -> EndpointCreateInput:
@@ -121,46 +115,26 @@ class EndpointUpdateInput(InputModel):
     settings apply to the running endpoint at once.
     """
 
-    template_id: NonBlank | None = Field(default=None, alias="templateId")
+    template_id: NonBlank | None = None
     name: Name191 | None = None
-    gpu_type_ids: list[GpuTypeId] | None = Field(default=None, alias="gpuTypeIds")
-    gpu_count: PositiveInt | None = Field(default=None, alias="gpuCount")
-    cpu_flavor_ids: list[ServerlessCpuFlavor] | None = Field(default=None, alias="cpuFlavorIds")
-    vcpu_count: PositiveInt | None = Field(default=None, alias="vcpuCount")
-    allowed_cuda_versions: list[CudaVersion] | None = Field(
-        default=None, alias="allowedCudaVersions"
-    )
-    min_cuda_version: CudaVersion | None = Field(default=None, alias="minCudaVersion")
-    data_center_ids: list[DataCenterId] | None = Field(default=None, alias="dataCenterIds")
-    workers_min: WorkerCount | None = Field(default=None, alias="workersMin")
-    workers_max: WorkerCount | None = Field(default=None, alias="workersMax")
-    idle_timeout: IdleTimeout | None = Field(default=None, alias="idleTimeout")
-    execution_timeout_ms: ExecutionTimeout | None = Field(default=None, alias="executionTimeoutMs")
-    scaler_type: ScalerType | None = Field(default=None, alias="scalerType")
-    scaler_value: PositiveInt | None = Field(default=None, alias="scalerValue")
+    gpu_type_ids: list[GpuTypeId] | None = None
+    gpu_count: PositiveInt | None = None
+    cpu_flavor_ids: list[ServerlessCpuFlavor] | None = None
+    vcpu_count: PositiveInt | None = None
+    allowed_cuda_versions: list[CudaVersion] | None = None
+    min_cuda_version: CudaVersion | None = None
+    data_center_ids: list[DataCenterId] | None = None
+    workers_min: WorkerCount | None = None
+    workers_max: WorkerCount | None = None
+    idle_timeout: IdleTimeout | None = None
+    execution_timeout_ms: ExecutionTimeout | None = None
+    scaler_type: ScalerType | None = None
+    scaler_value: PositiveInt | None = None
     flashboot: StrictBool | None = None
-    network_volume_id: StrictStr | None = Field(default=None, alias="networkVolumeId")
-    network_volume_ids: list[StrictStr] | None = Field(default=None, alias="networkVolumeIds")
+    network_volume_id: StrictStr | None = None
+    network_volume_ids: list[StrictStr] | None = None
 
     @model_validator(mode="after")
     def _workers_in_order(self) -> EndpointUpdateInput:
-        check_min_max(self.workers_min, self.workers_max, "workersMin", "workersMax")
-        return self
-
-
-class EndpointUpdateInPlaceInput(InputModel):
-    """The reference's update that needs no rollout: name and scaling settings."""
-
-    name: Name191 | None = None
-    workers_min: WorkerCount | None = Field(default=None, alias="workersMin")
-    workers_max: WorkerCount | None = Field(default=None, alias="workersMax")
-    idle_timeout: IdleTimeout | None = Field(default=None, alias="idleTimeout")
-    execution_timeout_ms: ExecutionTimeout | None = Field(default=None, alias="executionTimeoutMs")
-    scaler_type: ScalerType | None = Field(default=None, alias="scalerType")
-    scaler_value: PositiveInt | None = Field(default=None, alias="scalerValue")
-    flashboot: StrictBool | None = None
-
-    @model_validator(mode="after")
-    def _workers_in_order(self) -> EndpointUpdateInPlaceInput:
         check_min_max(self.workers_min, self.workers_max, "workersMin", "workersMax")
         return self

@@ -74,18 +74,18 @@ class JobPolicy(WireModel):
 
     execution_timeout: (
         Annotated[StrictInt, _ms_range(EXECUTION_TIMEOUT_MIN_MS, EXECUTION_TIMEOUT_MAX_MS)] | None
-    ) = Field(default=None, alias="executionTimeout")
-    low_priority: StrictBool = Field(default=False, alias="lowPriority")
+    ) = None
+    low_priority: StrictBool = False
     ttl: Annotated[StrictInt, _ms_range(TTL_MIN_MS, TTL_MAX_MS)] | None = None
 
 
 class S3Config(WireModel):
     """Object-storage settings handed to the handler; never part of any response."""
 
-    access_id: str | None = Field(default=None, alias="accessId")
-    access_secret: str | None = Field(default=None, alias="accessSecret", repr=False)
-    bucket_name: str | None = Field(default=None, alias="bucketName")
-    endpoint_url: str | None = Field(default=None, alias="endpointUrl")
+    access_id: str | None = None
+    access_secret: str | None = Field(default=None, repr=False)
+    bucket_name: str | None = None
+    endpoint_url: str | None = None
 
 
 class JobSubmission(WireModel):
@@ -96,7 +96,7 @@ class JobSubmission(WireModel):
     input: dict[str, Any]
     webhook: Annotated[str, AfterValidator(_http_url)] | None = None
     policy: JobPolicy | None = None
-    s3_config: S3Config | None = Field(default=None, alias="s3Config", repr=False)
+    s3_config: S3Config | None = Field(default=None, repr=False)
 
     @field_validator("input", mode="before")
     @classmethod
@@ -136,11 +136,11 @@ class JobResult(WireModel):
 
     id: str
     status: JobStatus
-    delay_time: int | None = Field(default=None, alias="delayTime")
-    execution_time: int | None = Field(default=None, alias="executionTime")
+    delay_time: int | None = None
+    execution_time: int | None = None
     output: Any = None
     error: str | None = None
-    worker_id: str | None = Field(default=None, alias="workerId")
+    worker_id: str | None = None
     """The worker that took the job, once one has."""
 
     @property
@@ -168,8 +168,8 @@ class HealthJobs(WireModel):
 
     completed: int = 0
     failed: int = 0
-    in_progress: int = Field(default=0, alias="inProgress")
-    in_queue: int = Field(default=0, alias="inQueue")
+    in_progress: int = 0
+    in_queue: int = 0
     retried: int = 0
 
 

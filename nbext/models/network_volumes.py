@@ -26,7 +26,7 @@ class NetworkVolume(WireModel):
     id: str | None = None
     name: str | None = None
     size: int | None = None
-    data_center_id: str | None = Field(default=None, alias="dataCenterId")
+    data_center_id: str | None = None
 
 
 class NetworkVolumeCreateInput(InputModel):
@@ -34,7 +34,7 @@ class NetworkVolumeCreateInput(InputModel):
 
     name: NonBlank
     size: VolumeSize
-    data_center_id: DataCenterId = Field(alias="dataCenterId")
+    data_center_id: DataCenterId
 
 
 class NetworkVolumeUpdateInput(InputModel):

@@ -19,35 +19,35 @@ Str191 = Annotated[str, Field(max_length=191)]
 class PodIncludes(QueryModel):
     """Include flags of ``GET /pods`` and ``GET /pods/{id}``."""
 
-    include_machine: bool = Field(default=False, alias="includeMachine")
-    include_network_volume: bool = Field(default=False, alias="includeNetworkVolume")
-    include_savings_plans: bool = Field(default=False, alias="includeSavingsPlans")
-    include_template: bool = Field(default=False, alias="includeTemplate")
-    include_workers: bool = Field(default=False, alias="includeWorkers")
+    include_machine: bool = False
+    include_network_volume: bool = False
+    include_savings_plans: bool = False
+    include_template: bool = False
+    include_workers: bool = False
     """Also list (or find) pods that are serverless workers of an endpoint."""
 
 
 class PodListQuery(PodIncludes):
     """Filters of ``GET /pods``; list filters match any of their values."""
 
-    compute_type: ComputeType | None = Field(default=None, alias="computeType")
-    cpu_flavor_id: list[str] | None = Field(default=None, alias="cpuFlavorId")
-    data_center_id: list[str] | None = Field(default=None, alias="dataCenterId")
-    desired_status: PodStatus | None = Field(default=None, alias="desiredStatus")
-    endpoint_id: Str191 | None = Field(default=None, alias="endpointId")
-    gpu_type_id: list[str] | None = Field(default=None, alias="gpuTypeId")
+    compute_type: ComputeType | None = None
+    cpu_flavor_id: list[str] | None = None
+    data_center_id: list[str] | None = None
+    desired_status: PodStatus | None = None
+    endpoint_id: Str191 | None = None
+    gpu_type_id: list[str] | None = None
     id: str | None = None
-    image_name: str | None = Field(default=None, alias="imageName")
+    image_name: str | None = None
     name: Str191 | None = None
-    network_volume_id: str | None = Field(default=None, alias="networkVolumeId")
-    template_id: str | None = Field(default=None, alias="templateId")
+    network_volume_id: str | None = None
+    template_id: str | None = None
 
 
 class EndpointIncludes(QueryModel):
     """Include flags of ``GET /endpoints`` and ``GET /endpoints/{id}``."""
 
-    include_template: bool = Field(default=False, alias="includeTemplate")
-    include_workers: bool = Field(default=False, alias="includeWorkers")
+    include_template: bool = False
+    include_workers: bool = False
 
 
 class TemplateIncludes(QueryModel):
@@ -56,9 +56,7 @@ class TemplateIncludes(QueryModel):
     By default a listing has the account's own templates not bound to an endpoint.
     """
 
-    include_endpoint_bound_templates: bool = Field(
-        default=False, alias="includeEndpointBoundTemplates"
-    )
-    include_public_templates: bool = Field(default=False, alias="includePublicTemplates")
-    include_runpod_templates: bool = Field(default=False, alias="includeRunpodTemplates")
+    include_endpoint_bound_templates: bool = False
+    include_public_templates: bool = False
+    include_runpod_templates: bool = False
     """Include the operator's official templates."""

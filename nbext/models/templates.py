@@ -29,23 +29,23 @@ class Template(WireModel):
 
     id: str | None = None
     name: str | None = None
-    image_name: str | None = Field(default=None, alias="imageName")
+    image_name: str | None = None
     category: Lenient[TemplateCategory] | None = None
-    container_disk_in_gb: int | None = Field(default=None, alias="containerDiskInGb")
-    volume_in_gb: int | None = Field(default=None, alias="volumeInGb")
-    volume_mount_path: str | None = Field(default=None, alias="volumeMountPath")
-    container_registry_auth_id: str | None = Field(default=None, alias="containerRegistryAuthId")
-    docker_entrypoint: list[str] | None = Field(default=None, alias="dockerEntrypoint")
-    docker_start_cmd: list[str] | None = Field(default=None, alias="dockerStartCmd")
+    container_disk_in_gb: int | None = None
+    volume_in_gb: int | None = None
+    volume_mount_path: str | None = None
+    container_registry_auth_id: str | None = None
+    docker_entrypoint: list[str] | None = None
+    docker_start_cmd: list[str] | None = None
     env: dict[str, str] | None = None
     ports: list[str] | None = None
     readme: str | None = None
-    is_public: bool | None = Field(default=None, alias="isPublic")
-    is_serverless: bool | None = Field(default=None, alias="isServerless")
-    is_runpod: bool | None = Field(default=None, alias="isRunpod")
+    is_public: bool | None = None
+    is_serverless: bool | None = None
+    is_runpod: bool | None = None
     """True for the operator's official templates (the field is named after the operator)."""
     earned: float | None = None
-    runtime_in_min: int | None = Field(default=None, alias="runtimeInMin")
+    runtime_in_min: int | None = None
 
 
 class TemplateCreateInput(InputModel):
@@ -56,21 +56,19 @@ class TemplateCreateInput(InputModel):
     """
 
     name: NonBlank
-    image_name: NonBlank = Field(alias="imageName")
+    image_name: NonBlank
     category: TemplateCategory = TemplateCategory.NVIDIA
-    container_disk_in_gb: DiskGb = Field(default=50, alias="containerDiskInGb")
-    container_registry_auth_id: StrictStr | None = Field(
-        default=None, alias="containerRegistryAuthId"
-    )
-    docker_entrypoint: list[StrictStr] = Field(default_factory=list, alias="dockerEntrypoint")
-    docker_start_cmd: list[StrictStr] = Field(default_factory=list, alias="dockerStartCmd")
+    container_disk_in_gb: DiskGb = 50
+    container_registry_auth_id: StrictStr | None = None
+    docker_entrypoint: list[StrictStr] = Field(default_factory=list)
+    docker_start_cmd: list[StrictStr] = Field(default_factory=list)
     env: Env = Field(default_factory=dict)
-    is_public: StrictBool = Field(default=False, alias="isPublic")
-    is_serverless: StrictBool = Field(default=False, alias="isServerless")
+    is_public: StrictBool = False
+    is_serverless: StrictBool = False
     ports: Ports = Field(default_factory=lambda: list(DEFAULT_PORTS))
     readme: StrictStr = ""
-    volume_in_gb: DiskGb = Field(default=20, alias="volumeInGb")
-    volume_mount_path: AbsolutePath = Field(default="/workspace", alias="volumeMountPath")
+    volume_in_gb: DiskGb = 20
+    volume_mount_path: AbsolutePath = "/workspace"
 
 
 class TemplateUpdateInput(InputModel):
@@ -81,26 +79,14 @@ class TemplateUpdateInput(InputModel):
     """
 
     name: NonBlank | None = None
-    image_name: NonBlank | None = Field(default=None, alias="imageName")
-    container_disk_in_gb: DiskGb | None = Field(default=None, alias="containerDiskInGb")
-    container_registry_auth_id: StrictStr | None = Field(
-        default=None, alias="containerRegistryAuthId"
-    )
-    docker_entrypoint: list[StrictStr] | None = Field(default=None, alias="dockerEntrypoint")
-    docker_start_cmd: list[StrictStr] | None = Field(default=None, alias="dockerStartCmd")
+    image_name: NonBlank | None = None
+    container_disk_in_gb: DiskGb | None = None
+    container_registry_auth_id: StrictStr | None = None
+    docker_entrypoint: list[StrictStr] | None = None
+    docker_start_cmd: list[StrictStr] | None = None
     env: Env | None = None
-    is_public: StrictBool | None = Field(default=None, alias="isPublic")
+    is_public: StrictBool | None = None
     ports: Ports | None = None
     readme: StrictStr | None = None
-    volume_in_gb: DiskGb | None = Field(default=None, alias="volumeInGb")
-    volume_mount_path: AbsolutePath | None = Field(default=None, alias="volumeMountPath")
-
-
-class TemplateUpdateInPlaceInput(InputModel):
-    """The reference's update that needs no rollout: name, visibility, readme, volume."""
-
-    is_public: StrictBool | None = Field(default=None, alias="isPublic")
-    name: NonBlank | None = None
-    readme: StrictStr | None = None
-    volume_in_gb: DiskGb | None = Field(default=None, alias="volumeInGb")
-    volume_mount_path: AbsolutePath | None = Field(default=None, alias="volumeMountPath")
+    volume_in_gb: DiskGb | None = None
+    volume_mount_path: AbsolutePath | None = None

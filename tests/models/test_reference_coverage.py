@@ -30,18 +30,18 @@ OBJECT_MODELS: dict[str, type[BaseModel]] = {
     "Pod": m.Pod,
     "PodCreateInput": m.PodCreateInput,
     "PodUpdateInput": m.PodUpdateInput,
-    "PodUpdateInPlaceInput": m.PodUpdateInPlaceInput,
+    "PodUpdateInPlaceInput": m.PodUpdateInput,
     "NetworkVolume": m.NetworkVolume,
     "NetworkVolumeCreateInput": m.NetworkVolumeCreateInput,
     "NetworkVolumeUpdateInput": m.NetworkVolumeUpdateInput,
     "Template": m.Template,
     "TemplateCreateInput": m.TemplateCreateInput,
     "TemplateUpdateInput": m.TemplateUpdateInput,
-    "TemplateUpdateInPlaceInput": m.TemplateUpdateInPlaceInput,
+    "TemplateUpdateInPlaceInput": m.TemplateUpdateInput,
     "Endpoint": m.Endpoint,
     "EndpointCreateInput": m.EndpointCreateInput,
     "EndpointUpdateInput": m.EndpointUpdateInput,
-    "EndpointUpdateInPlaceInput": m.EndpointUpdateInPlaceInput,
+    "EndpointUpdateInPlaceInput": m.EndpointUpdateInput,
     "SavingsPlan": m.SavingsPlan,
     "Machine": m.Machine,
     "DataCenter": m.DataCenter,
@@ -51,6 +51,8 @@ OBJECT_MODELS: dict[str, type[BaseModel]] = {
     "BillingRecord": m.BillingRecord,
     "NetworkVolumeBillingRecord": m.NetworkVolumeBillingRecord,
 }
+"""The reference's ``*UpdateInPlaceInput`` bodies are subsets of its update bodies: the
+update models read both (every property of each is a field of the update model)."""
 ARRAY_MODELS: dict[str, type[BaseModel]] = {
     "Pods": m.Pod,
     "Templates": m.Template,

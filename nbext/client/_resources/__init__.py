@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Generic, Self, TypeVar, overload
 
 from .._twins import Resource
-from .billing import AsyncBilling, Billing, Moment
+from .billing import AsyncBilling, Billing
 from .catalog import AsyncCatalog, Catalog
 from .clusters import AsyncClusters, Clusters
 from .delegations import AsyncRegistryDelegations, RegistryDelegations
@@ -89,31 +89,3 @@ class AsyncManagement:
     ssh_keys = Area(AsyncSshKeys)
     clusters = Area(AsyncClusters)
     registry_delegations = Area(AsyncRegistryDelegations)
-
-
-__all__ = [
-    "AsyncBilling",
-    "AsyncCatalog",
-    "AsyncClusters",
-    "AsyncEndpoints",
-    "AsyncManagement",
-    "AsyncNetworkVolumes",
-    "AsyncPods",
-    "AsyncRegistryAuths",
-    "AsyncRegistryDelegations",
-    "AsyncSshKeys",
-    "AsyncTemplates",
-    "Billing",
-    "Catalog",
-    "Clusters",
-    "Endpoints",
-    "Moment",
-    "NetworkVolumes",
-    "Pods",
-    "RegistryAuths",
-    "RegistryDelegations",
-    "SshKeys",
-    "SyncManagement",
-    "Templates",
-    "interface",
-]

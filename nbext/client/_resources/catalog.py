@@ -98,8 +98,8 @@ def gpus(
 
 def gpu(ctx: Context, api: V2, gpu_id: str) -> Flow[GpuType]:
     """One GPU type by id (``"NVIDIA GeForce RTX 4090"``); NotFound if there is none."""
-    gid = ident(gpu_id, "GPU type id")
-    call = api.call("GET", ["catalog", "gpus", gid], "catalog.gpu", f"GPU type {gpu_id!r}")
+    gid, subject = ident(gpu_id, "GPU type")
+    call = api.call("GET", ["catalog", "gpus", gid], "catalog.gpu", subject)
     return (yield from api.fetch(ctx, call, one(GpuType)))
 
 
@@ -111,8 +111,8 @@ def cpus(ctx: Context, api: V2) -> Flow[list[CpuType]]:
 
 def cpu(ctx: Context, api: V2, cpu_id: str) -> Flow[CpuType]:
     """One CPU type by id (``"cpu3c"``); NotFound if there is none."""
-    cid = ident(cpu_id, "CPU type id")
-    call = api.call("GET", ["catalog", "cpus", cid], "catalog.cpu", f"CPU type {cpu_id!r}")
+    cid, subject = ident(cpu_id, "CPU type")
+    call = api.call("GET", ["catalog", "cpus", cid], "catalog.cpu", subject)
     return (yield from api.fetch(ctx, call, one(CpuType)))
 
 
@@ -129,8 +129,7 @@ def datacenters(ctx: Context, api: V2) -> Flow[list[DataCenter]]:
 
 def datacenter(ctx: Context, api: V2, datacenter_id: str) -> Flow[DataCenter]:
     """One data centre by id (``"US-KS-2"``); NotFound if there is none."""
-    did = ident(datacenter_id, "data centre id")
-    subject = f"data centre {datacenter_id!r}"
+    did, subject = ident(datacenter_id, "data centre")
     call = api.call("GET", ["catalog", "datacenters", did], "catalog.datacenter", subject)
     return (yield from api.fetch(ctx, call, one(DataCenter)))
 

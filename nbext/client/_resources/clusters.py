@@ -103,36 +103,28 @@ def list_clusters(ctx: Context, api: V2) -> Flow[list[Cluster]]:
 
 def get(ctx: Context, api: V2, cluster_id: str) -> Flow[Cluster]:
     """One cluster by id (NotFound if there is none)."""
-    cid = ident(cluster_id, "cluster id")
-    call = api.call("GET", ["clusters", cid], "clusters.get", f"cluster {cluster_id!r}")
+    cid, subject = ident(cluster_id, "cluster")
+    call = api.call("GET", ["clusters", cid], "clusters.get", subject)
     return (yield from api.fetch(ctx, call, one(Cluster)))
 
 
 def update(ctx: Context, api: V2, cluster_id: str, *, name: str) -> Flow[Cluster]:
     """Rename a cluster: its name is all that can change after creation."""
-    cid = ident(cluster_id, "cluster id")
+    cid, subject = ident(cluster_id, "cluster")
     data = {"name": _text("clusters.update", "name", name)}
-    subject = f"cluster {cluster_id!r}"
     call = api.call("PATCH", ["clusters", cid], "clusters.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(Cluster)))
 
 
 def delete(ctx: Context, api: V2, cluster_id: str) -> Flow[None]:
     """Delete a cluster and its pods; its billing stops."""
-    cid = ident(cluster_id, "cluster id")
-    call = api.call(
-        "DELETE",
-        ["clusters", cid],
-        "clusters.delete",
-        f"cluster {cluster_id!r}",
-    )
-    yield from api.delete(ctx, call)
+    cid, subject = ident(cluster_id, "cluster")
+    yield from api.delete(ctx, api.call("DELETE", ["clusters", cid], "clusters.delete", subject))
 
 
 def pods(ctx: Context, api: V2, cluster_id: str) -> Flow[list[Pod]]:
     """The cluster's member pods, by rank (``pod.cluster`` holds rank, role and address)."""
-    cid = ident(cluster_id, "cluster id")
-    subject = f"cluster {cluster_id!r}"
+    cid, subject = ident(cluster_id, "cluster")
     call = api.call("GET", ["clusters", cid, "pods"], "clusters.pods", subject)
     return (yield from api.fetch(ctx, call, wrapped(Pod, "pods")))
 

@@ -46,7 +46,7 @@ def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> 
 
 def delete(ctx: Context, api: V2, delegation_id: str) -> Flow[None]:
     """Revoke a delegation (NotFound if there is none)."""
-    did = ident(delegation_id, "delegation id")
+    did, _ = ident(delegation_id, "delegation")
     subject = f"registry delegation {delegation_id!r}"
     call = api.call("DELETE", [*PATH, did], "registry_delegations.delete", subject)
     yield from api.delete(ctx, call)

@@ -87,8 +87,8 @@ def list_endpoints(ctx: Context, api: V2) -> Flow[list[Endpoint]]:
 
 def get(ctx: Context, api: V2, endpoint_id: str) -> Flow[Endpoint]:
     """One endpoint by id (NotFound if there is none)."""
-    eid = ident(endpoint_id, "endpoint id")
-    call = api.call("GET", ["serverless", eid], "endpoints.get", f"endpoint {endpoint_id!r}")
+    eid, subject = ident(endpoint_id, "endpoint")
+    call = api.call("GET", ["serverless", eid], "endpoints.get", subject)
     return (yield from api.fetch(ctx, call, one(Endpoint)))
 
 
@@ -121,7 +121,7 @@ def update(
     A ``template_id`` applies that template's container settings once (a rollout, as
     a change of ``image`` is). Not re-sent after it may have reached the service.
     """
-    eid, subject = ident(endpoint_id, "endpoint id"), f"endpoint {endpoint_id!r}"
+    eid, subject = ident(endpoint_id, "endpoint")
     fields = given(locals(), skip=["endpoint_id", "eid", "subject"])
     data = body("endpoints.update", fields, extra_body, NESTED)
     call = api.call("PATCH", ["serverless", eid], "endpoints.update", subject, body=data)
@@ -130,9 +130,8 @@ def update(
 
 def delete(ctx: Context, api: V2, endpoint_id: str) -> Flow[None]:
     """Delete an endpoint; its job address stops serving."""
-    eid = ident(endpoint_id, "endpoint id")
-    call = api.call("DELETE", ["serverless", eid], "endpoints.delete", f"endpoint {endpoint_id!r}")
-    yield from api.delete(ctx, call)
+    eid, subject = ident(endpoint_id, "endpoint")
+    yield from api.delete(ctx, api.call("DELETE", ["serverless", eid], "endpoints.delete", subject))
 
 
 class Endpoints(Resource):

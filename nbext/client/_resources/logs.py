@@ -15,6 +15,7 @@ request is still NotFound).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -27,8 +28,8 @@ from pydantic import ValidationError
 from nbext.models import explain
 from nbext.models.v2 import LogEvent
 
-from .._calls import Call, transport_error
-from .._errors import APIError, NotFound, excerpt
+from .._calls import Call, call_error, transport_error
+from .._errors import NotFound, excerpt
 from .._flows import Context, Emit, Flow, NextEvent, pause, send
 from .rest import V2
 from .wire import _unreadable, ident, refused
@@ -113,13 +114,8 @@ def log_line(call: Call, event: ServerSentEvent) -> LogEvent | None:
     except ValueError as exc:
         detail = explain(exc) if isinstance(exc, ValidationError) else str(exc)
         problem = f"a log event it cannot read: {detail}"
-    raise APIError(
-        f"{call.describe()} ({call.subject}) sent {problem}",
-        status=200,
-        method=call.method,
-        path=call.path,
-        body=excerpt(event.data, 200),
-    )
+    text = f"{call.describe()} ({call.subject}) sent {problem}"
+    raise call_error(call, text, 200, body=excerpt(event.data, 200))
 
 
 def _open(ctx: Context, call: Call, idle: float) -> Flow[Any]:
@@ -202,45 +198,40 @@ def _follow(
         yield pause(ctx, max(MIN_RETRY, retry))
 
 
+Query = tuple[int | None, datetime | str | None, str | None]
+"""A log request's (tail, since, source)."""
+Where = tuple[list[str], str]
+"""A log's path under ``/v2`` and what it is the log of."""
+
+
 def _log_call(
-    api: V2,
-    operation: str,
-    parts: list[str],
-    subject: str,
-    query: tuple[int | None, datetime | str | None, str | None],
-    cursor: str | None = None,
+    api: V2, operation: str, where: Where, query: Query, cursor: str | None = None
 ) -> Call:
-    """A log stream's call: ``query`` is (tail, since, source); ``cursor`` resumes after it."""
+    """A log stream's call; ``cursor`` resumes after that line (``Last-Event-ID``)."""
     params = log_query(operation, *query)
     headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
-    call = api.call("GET", parts, operation, subject, query=params)
+    call = api.call("GET", where[0], operation, where[1], query=params)
     return dataclasses.replace(call, headers=headers)
 
 
-def _pod_call(
-    api: V2,
-    operation: str,
-    pod_id: str,
-    query: tuple[int | None, datetime | str | None, str | None],
-    cursor: str | None = None,
-) -> Call:
-    parts = ["pods", ident(pod_id, "pod id"), "logs"]
-    return _log_call(api, operation, parts, f"pod {pod_id!r}", query, cursor)
+def _pod(pod_id: str) -> Where:
+    pid, subject = ident(pod_id, "pod")
+    return ["pods", pid, "logs"], subject
 
 
-def _worker_call(
-    api: V2,
-    operation: str,
-    endpoint_id: str,
-    worker_id: str,
-    query: tuple[int | None, datetime | str | None, str | None],
-    cursor: str | None = None,
-) -> Call:
-    eid, wid = ident(endpoint_id, "endpoint id"), ident(worker_id, "worker id")
-    subject = f"worker {worker_id!r} of endpoint {endpoint_id!r}"
-    return _log_call(
-        api, operation, ["serverless", eid, "workers", wid, "logs"], subject, query, cursor
-    )
+def _worker(endpoint_id: str, worker_id: str) -> Where:
+    (eid, endpoint), (wid, worker) = ident(endpoint_id, "endpoint"), ident(worker_id, "worker")
+    return ["serverless", eid, "workers", wid, "logs"], f"{worker} of {endpoint}"
+
+
+def _followed(
+    ctx: Context, api: V2, operation: str, where: Where, query: Query, stop: Stop | None
+) -> Flow[None]:
+    """Follow a log from ``query``, each reconnection asking for the lines after the last
+    cursor seen (of the same ``source``)."""
+    first = _log_call(api, operation, where, query)
+    resume = functools.partial(_log_call, api, operation, where, (None, None, query[2]))
+    return _follow(ctx, first, resume, stop)
 
 
 def pod_logs(
@@ -260,7 +251,7 @@ def pod_logs(
     A service that holds the stream open for newer lines has sent what it had once the
     stream stays quiet ``quiet`` seconds; ``follow_logs`` keeps reading instead.
     """
-    call = _pod_call(api, "pods.logs", pod_id, (tail, since, source))
+    call = _log_call(api, "pods.logs", _pod(pod_id), (tail, since, source))
     return (yield from _read(ctx, call, _quiet("pods.logs", quiet)))
 
 
@@ -276,12 +267,8 @@ def follow_pod_logs(
 ) -> Flow[None]:
     """The pod's log lines as they come, starting like ``logs``; ends when the caller
     stops iterating or sets ``stop`` (a ``threading.Event``), or when the pod is gone."""
-    first = _pod_call(api, "pods.follow_logs", pod_id, (tail, since, source))
-
-    def resume(cursor: str) -> Call:
-        return _pod_call(api, "pods.follow_logs", pod_id, (None, None, source), cursor)
-
-    return _follow(ctx, first, resume, stop)
+    query = (tail, since, source)
+    return _followed(ctx, api, "pods.follow_logs", _pod(pod_id), query, stop)
 
 
 def worker_logs(
@@ -297,8 +284,8 @@ def worker_logs(
 ) -> Flow[list[LogEvent]]:
     """A serverless worker's log lines now (``endpoints.workers`` lists the workers);
     ``tail``, ``since``, ``source`` and ``quiet`` as for ``pods.logs``."""
-    op = "endpoints.worker_logs"
-    call = _worker_call(api, op, endpoint_id, worker_id, (tail, since, source))
+    op, where = "endpoints.worker_logs", _worker(endpoint_id, worker_id)
+    call = _log_call(api, op, where, (tail, since, source))
     return (yield from _read(ctx, call, _quiet(op, quiet)))
 
 
@@ -315,13 +302,8 @@ def follow_worker_logs(
 ) -> Flow[None]:
     """A worker's log lines as they come, like ``pods.follow_logs``; ends when the
     worker is gone (the service keeps a worker's log only while it lives)."""
-    op = "endpoints.follow_worker_logs"
-    first = _worker_call(api, op, endpoint_id, worker_id, (tail, since, source))
-
-    def resume(cursor: str) -> Call:
-        return _worker_call(api, op, endpoint_id, worker_id, (None, None, source), cursor)
-
-    return _follow(ctx, first, resume, stop)
+    where, query = _worker(endpoint_id, worker_id), (tail, since, source)
+    return _followed(ctx, api, "endpoints.follow_worker_logs", where, query, stop)
 
 
 def as_line(item: Any) -> LogEvent:

@@ -50,8 +50,7 @@ def list_volumes(ctx: Context, api: V2) -> Flow[list[NetworkVolume]]:
 
 def get(ctx: Context, api: V2, network_volume_id: str) -> Flow[NetworkVolume]:
     """One network volume by id (NotFound if there is none)."""
-    vid = ident(network_volume_id, "network volume id")
-    subject = f"network volume {network_volume_id!r}"
+    vid, subject = ident(network_volume_id, "network volume")
     call = api.call("GET", [PATH, vid], "network_volumes.get", subject)
     return (yield from api.fetch(ctx, call, one(NetworkVolume)))
 
@@ -66,18 +65,16 @@ def update(
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[NetworkVolume]:
     """Rename a volume or grow it to ``size`` GB (a smaller size is BadRequest)."""
-    vid = ident(network_volume_id, "network volume id")
-    fields = given(locals(), skip=["network_volume_id", "vid"])
+    vid, subject = ident(network_volume_id, "network volume")
+    fields = given(locals(), skip=["network_volume_id", "vid", "subject"])
     data = body("network_volumes.update", fields, extra_body)
-    subject = f"network volume {network_volume_id!r}"
     call = api.call("PATCH", [PATH, vid], "network_volumes.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(NetworkVolume)))
 
 
 def delete(ctx: Context, api: V2, network_volume_id: str) -> Flow[None]:
     """Delete a network volume and its data."""
-    vid = ident(network_volume_id, "network volume id")
-    subject = f"network volume {network_volume_id!r}"
+    vid, subject = ident(network_volume_id, "network volume")
     yield from api.delete(ctx, api.call("DELETE", [PATH, vid], "network_volumes.delete", subject))
 
 

@@ -74,7 +74,8 @@ def list_pods(ctx: Context, api: V2, *, include_cluster_pods: bool = False) -> F
 
 def get(ctx: Context, api: V2, pod_id: str) -> Flow[Pod]:
     """One pod by id (NotFound if there is none)."""
-    call = api.call("GET", ["pods", ident(pod_id, "pod id")], "pods.get", f"pod {pod_id!r}")
+    pid, subject = ident(pod_id, "pod")
+    call = api.call("GET", ["pods", pid], "pods.get", subject)
     return (yield from api.fetch(ctx, call, one(Pod)))
 
 
@@ -103,16 +104,17 @@ def update(
     Not re-sent after it may have reached the service: a second send could reset the pod
     again.
     """
-    pid = ident(pod_id, "pod id")
-    data = body("pods.update", given(locals(), skip=["pod_id", "pid"]), extra_body, NESTED)
-    call = api.call("PATCH", ["pods", pid], "pods.update", f"pod {pod_id!r}", body=data)
+    pid, subject = ident(pod_id, "pod")
+    fields = given(locals(), skip=["pod_id", "pid", "subject"])
+    data = body("pods.update", fields, extra_body, NESTED)
+    call = api.call("PATCH", ["pods", pid], "pods.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(Pod)))
 
 
 def delete(ctx: Context, api: V2, pod_id: str) -> Flow[None]:
     """Terminate a pod for good; it is gone (NotFound) afterwards."""
-    call = api.call("DELETE", ["pods", ident(pod_id, "pod id")], "pods.delete", f"pod {pod_id!r}")
-    yield from api.delete(ctx, call)
+    pid, subject = ident(pod_id, "pod")
+    yield from api.delete(ctx, api.call("DELETE", ["pods", pid], "pods.delete", subject))
 
 
 def _action(ctx: Context, api: V2, pod_id: str, action: str) -> Flow[Pod | None]:
@@ -123,8 +125,10 @@ def _action(ctx: Context, api: V2, pod_id: str, action: str) -> Flow[Pod | None]
     once it may have reached the service: the second send would be refused for what the
     first one did (and a second restart would kill what the first one started).
     """
-    parts, op = ["pods", ident(pod_id, "pod id"), "action"], f"pods.{action}"
-    call = api.call("POST", parts, op, f"pod {pod_id!r}", body={"action": action})
+    pid, subject = ident(pod_id, "pod")
+    call = api.call(
+        "POST", ["pods", pid, "action"], f"pods.{action}", subject, body={"action": action}
+    )
     return (yield from api.fetch(ctx, call, maybe(Pod)))
 
 

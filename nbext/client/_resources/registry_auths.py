@@ -44,16 +44,14 @@ def list_auths(ctx: Context, api: V2) -> Flow[list[Registry]]:
 
 def get(ctx: Context, api: V2, auth_id: str) -> Flow[Registry]:
     """One registry auth by id (NotFound if there is none)."""
-    aid = ident(auth_id, "container registry auth id")
-    subject = f"container registry auth {auth_id!r}"
+    aid, subject = ident(auth_id, "container registry auth")
     call = api.call("GET", [PATH, aid], "registry_auths.get", subject)
     return (yield from api.fetch(ctx, call, one(Registry)))
 
 
 def delete(ctx: Context, api: V2, auth_id: str) -> Flow[None]:
     """Delete a registry auth."""
-    aid = ident(auth_id, "container registry auth id")
-    subject = f"container registry auth {auth_id!r}"
+    aid, subject = ident(auth_id, "container registry auth")
     yield from api.delete(ctx, api.call("DELETE", [PATH, aid], "registry_auths.delete", subject))
 
 

@@ -137,10 +137,13 @@ def alias(flow: F, old: str, new: str) -> F:
 # ---- what the old keywords were ------------------------------------------------------------
 
 
-def _volumes(made: dict[str, Any]) -> dict[str, Any]:
+def container_fields(
+    ctx: Context, api: V2, args: tuple[Any, ...], made: dict[str, Any]
+) -> Flow[Any]:
     """v1's ``volume_in_gb``/``volume_mount_path`` as ``mounts.persistent`` (at
     ``/workspace`` unless a path is given; 0 GB: none), or the path of
     ``network_volume_id``'s mount when that is given."""
+    yield from ()
     mounts = made.get("mounts")
     if mounts is None or "persistent" not in mounts:
         return made
@@ -150,13 +153,6 @@ def _volumes(made: dict[str, Any]) -> dict[str, Any]:
     elif volume.get("size"):
         mounts["persistent"] = {"path": "/workspace", **volume}
     return made
-
-
-def container_fields(
-    ctx: Context, api: V2, args: tuple[Any, ...], made: dict[str, Any]
-) -> Flow[Any]:
-    yield from ()
-    return _volumes(made)
 
 
 VOLUME = "mounts={'persistent': {'size': ..., 'path': ...}}"

@@ -16,15 +16,13 @@ from .wire import ident, wrapped
 
 def workers(ctx: Context, api: V2, endpoint_id: str) -> Flow[list[Worker]]:
     """The endpoint's workers now (an endpoint scaled to zero has none)."""
-    eid = ident(endpoint_id, "endpoint id")
-    subject = f"endpoint {endpoint_id!r}"
+    eid, subject = ident(endpoint_id, "endpoint")
     call = api.call("GET", ["serverless", eid, "workers"], "endpoints.workers", subject)
     return (yield from api.fetch(ctx, call, wrapped(Worker, "workers")))
 
 
 def releases(ctx: Context, api: V2, endpoint_id: str) -> Flow[list[Release]]:
     """The endpoint's releases, newest first; ``diff`` says what each one changed."""
-    eid = ident(endpoint_id, "endpoint id")
-    subject = f"endpoint {endpoint_id!r}"
+    eid, subject = ident(endpoint_id, "endpoint")
     call = api.call("GET", ["serverless", eid, "releases"], "endpoints.releases", subject)
     return (yield from api.fetch(ctx, call, wrapped(Release, "releases")))

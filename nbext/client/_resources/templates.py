@@ -65,8 +65,8 @@ def list_templates(ctx: Context, api: V2) -> Flow[list[Template]]:
 
 def get(ctx: Context, api: V2, template_id: str) -> Flow[Template]:
     """One template by id (NotFound if there is none)."""
-    tid = ident(template_id, "template id")
-    call = api.call("GET", ["templates", tid], "templates.get", f"template {template_id!r}")
+    tid, subject = ident(template_id, "template")
+    call = api.call("GET", ["templates", tid], "templates.get", subject)
     return (yield from api.fetch(ctx, call, one(Template)))
 
 
@@ -96,17 +96,17 @@ def update(
 
     Not re-sent after it may have reached the service.
     """
-    tid, op = ident(template_id, "template id"), "templates.update"
-    data = body(op, given(locals(), skip=["template_id", "tid", "op"]), extra_body, NESTED)
-    call = api.call("PATCH", ["templates", tid], op, f"template {template_id!r}", body=data)
+    (tid, subject), op = ident(template_id, "template"), "templates.update"
+    fields = given(locals(), skip=["template_id", "tid", "subject", "op"])
+    data = body(op, fields, extra_body, NESTED)
+    call = api.call("PATCH", ["templates", tid], op, subject, body=data)
     return (yield from api.fetch(ctx, call, one(Template)))
 
 
 def delete(ctx: Context, api: V2, template_id: str) -> Flow[None]:
     """Delete a template (NotFound if there is none)."""
-    tid = ident(template_id, "template id")
-    call = api.call("DELETE", ["templates", tid], "templates.delete", f"template {template_id!r}")
-    yield from api.delete(ctx, call)
+    tid, subject = ident(template_id, "template")
+    yield from api.delete(ctx, api.call("DELETE", ["templates", tid], "templates.delete", subject))
 
 
 class Templates(Resource):

@@ -22,7 +22,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from nbext.models import explain
 
-from .._calls import Answer, Call, segment
+from .._calls import Answer, Call, call_error, segment
 from .._errors import APIError, BadRequest, excerpt
 from .._retry import Kind
 
@@ -79,9 +79,10 @@ def management_call(
     )
 
 
-def ident(value: str, what: str) -> str:
-    """An id as one path segment; an empty or non-string id is refused before sending."""
-    return segment(value, what)
+def ident(value: str, what: str) -> tuple[str, str]:
+    """An id of a ``what`` as one path segment, and the subject its messages name
+    (``pod 'abc'``); an empty or non-string id is refused before sending."""
+    return segment(value, f"{what} id"), f"{what} {value!r}"
 
 
 # ---- bodies and queries ---------------------------------------------------------------------
@@ -181,13 +182,8 @@ def query(model: type[BaseModel], operation: str, fields: dict[str, Any]) -> lis
 
 
 def _unreadable(call: Call, response: Answer, what: str) -> APIError:
-    return APIError(
-        f"{call.describe()} ({call.subject}) answered {response.status_code} with {what}",
-        status=response.status_code,
-        method=call.method,
-        path=call.path,
-        body=excerpt(response.text, 200),
-    )
+    text = f"{call.describe()} ({call.subject}) answered {response.status_code} with {what}"
+    return call_error(call, text, response.status_code, body=excerpt(response.text, 200))
 
 
 def _json(call: Call, response: Answer) -> Any:

@@ -49,7 +49,7 @@ class PersistentMount(WireModel):
 
 
 class NetworkMount(WireModel):
-    volume_id: str = Field(alias="volumeId")
+    volume_id: str
     path: str
 
 
@@ -76,9 +76,9 @@ class Template(ContainerConfig):
     serverless: bool = False
     public: bool = False
     category: str | None = None
-    start_ssh: bool | None = Field(default=None, alias="startSsh")
-    start_jupyter: bool | None = Field(default=None, alias="startJupyter")
-    allowed_cuda_versions: list[str] | None = Field(default=None, alias="allowedCudaVersions")
+    start_ssh: bool | None = None
+    start_jupyter: bool | None = None
+    allowed_cuda_versions: list[str] | None = None
 
 
 class GpuConfig(WireModel):
@@ -86,13 +86,13 @@ class GpuConfig(WireModel):
 
     id: str
     count: int = 1
-    allowed_cuda_versions: list[str] | None = Field(default=None, alias="allowedCudaVersions")
-    min_cuda_version: str | None = Field(default=None, alias="minCudaVersion")
+    allowed_cuda_versions: list[str] | None = None
+    min_cuda_version: str | None = None
 
 
 class CpuConfig(WireModel):
     id: str
-    vcpu_count: int = Field(alias="vcpuCount")
+    vcpu_count: int
     memory: int | None = None
 
 
@@ -124,31 +124,31 @@ class Pod(ContainerConfig):
     gpu: GpuConfig | None = None
     cpu: CpuConfig | None = None
     cloud: str | None = None
-    data_center_id: str | None = Field(default=None, alias="dataCenterId")
-    cuda_version: str | None = Field(default=None, alias="cudaVersion")
+    data_center_id: str | None = None
+    cuda_version: str | None = None
     ssh: PodSsh | None = None
     cluster: PodCluster | None = None
     template: str | None = None
     cost: float = 0.0
     locked: bool = False
-    global_networking: dict[str, Any] | None = Field(default=None, alias="globalNetworking")
+    global_networking: dict[str, Any] | None = None
     runtime: dict[str, Any] | None = None
-    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
-    started_at: WireDatetime | None = Field(default=None, alias="startedAt")
+    created_at: WireDatetime | None = None
+    started_at: WireDatetime | None = None
 
 
 class EndpointGpu(WireModel):
     pools: list[str] = Field(default_factory=list)
-    excluded_types: list[str] | None = Field(default=None, alias="excludedTypes")
+    excluded_types: list[str] | None = None
     count: int = 1
-    allowed_cuda_versions: list[str] = Field(default_factory=list, alias="allowedCudaVersions")
-    min_cuda_version: str | None = Field(default=None, alias="minCudaVersion")
+    allowed_cuda_versions: list[str] = Field(default_factory=list)
+    min_cuda_version: str | None = None
 
 
 class EndpointWorkers(WireModel):
     min: int = 0
     max: int = 0
-    idle_timeout: int | None = Field(default=None, alias="idleTimeout")
+    idle_timeout: int | None = None
 
 
 class Scaling(WireModel):
@@ -156,8 +156,8 @@ class Scaling(WireModel):
     or ``REQUEST_COUNT`` (requests in flight per worker); only its own value is set."""
 
     type: str
-    queue_delay: float | None = Field(default=None, alias="queueDelay")
-    request_count: int | None = Field(default=None, alias="requestCount")
+    queue_delay: float | None = None
+    request_count: int | None = None
 
 
 class RequestUrls(WireModel):
@@ -165,12 +165,12 @@ class RequestUrls(WireModel):
     load-balancing endpoint's ``base`` (its worker-defined paths) and ``health``."""
 
     run: str | None = None
-    run_sync: str | None = Field(default=None, alias="runSync")
+    run_sync: str | None = None
     status: str | None = None
     stream: str | None = None
     cancel: str | None = None
     retry: str | None = None
-    purge_queue: str | None = Field(default=None, alias="purgeQueue")
+    purge_queue: str | None = None
     health: str | None = None
     base: str | None = None
 
@@ -181,39 +181,39 @@ class Endpoint(ContainerConfig):
     id: str
     name: str
     type: str | None = None
-    request_urls: RequestUrls | None = Field(default=None, alias="requestUrls")
+    request_urls: RequestUrls | None = None
     gpu: EndpointGpu | None = None
     cpu: list[CpuConfig] | None = None
     workers: EndpointWorkers
     scaling: Scaling
-    data_center_ids: list[str] = Field(default_factory=list, alias="dataCenterIds")
-    network_volumes: list[str] = Field(default_factory=list, alias="networkVolumes")
+    data_center_ids: list[str] = Field(default_factory=list)
+    network_volumes: list[str] = Field(default_factory=list)
     timeout: int | None = None
     flashboot: str | None = None
-    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
+    created_at: WireDatetime | None = None
 
 
 class Worker(WireModel):
     id: str
     status: str
-    is_stale: bool = Field(default=False, alias="isStale")
+    is_stale: bool = False
     version: int | None = None
-    gpu_count: int = Field(default=0, alias="gpuCount")
+    gpu_count: int = 0
     image: str | None = None
-    uptime_seconds: int | None = Field(default=None, alias="uptimeSeconds")
-    gpu_type_id: str | None = Field(default=None, alias="gpuTypeId")
-    data_center_id: str | None = Field(default=None, alias="dataCenterId")
-    started_at: WireDatetime | None = Field(default=None, alias="startedAt")
+    uptime_seconds: int | None = None
+    gpu_type_id: str | None = None
+    data_center_id: str | None = None
+    started_at: WireDatetime | None = None
 
 
 class Release(WireModel):
     id: str
     version: int | None = None
     source: str
-    build_id: str | None = Field(default=None, alias="buildId")
-    created_by_user_id: str | None = Field(default=None, alias="createdByUserId")
-    worker_count: int = Field(default=0, alias="workerCount")
-    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
+    build_id: str | None = None
+    created_by_user_id: str | None = None
+    worker_count: int = 0
+    created_at: WireDatetime | None = None
     diff: list[dict[str, Any]] = Field(default_factory=list)
 
 
@@ -221,7 +221,7 @@ class NetworkVolume(WireModel):
     id: str
     name: str
     size: int
-    data_center: str = Field(alias="dataCenter")
+    data_center: str
     type: str | None = None
 
 
@@ -233,13 +233,13 @@ class Registry(WireModel):
 class EcrDelegation(WireModel):
     id: str
     name: str | None = None
-    delegator_user_id: str | None = Field(default=None, alias="delegatorUserId")
-    aws_user: str = Field(alias="awsUser")
+    delegator_user_id: str | None = None
+    aws_user: str
     repository: str
     tag: str
-    aws_region: str = Field(alias="awsRegion")
-    docker_registry_uri: str | None = Field(default=None, alias="dockerRegistryUri")
-    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
+    aws_region: str
+    docker_registry_uri: str | None = None
+    created_at: WireDatetime | None = None
 
 
 class Availability(WireModel):
@@ -260,10 +260,10 @@ class GpuType(WireModel):
     community: bool = True
     price: dict[str, float]
     """USD per GPU-hour: ``secure``, ``community``, ``serverless`` (when in a pool)."""
-    max_count: dict[str, int] = Field(alias="maxCount")
+    max_count: dict[str, int]
     availability: str | None = None
-    data_centers: list[Availability] | None = Field(default=None, alias="dataCenters")
-    cuda_versions: list[dict[str, Any]] | None = Field(default=None, alias="cudaVersions")
+    data_centers: list[Availability] | None = None
+    cuda_versions: list[dict[str, Any]] | None = None
 
 
 class CpuType(WireModel):
@@ -271,21 +271,21 @@ class CpuType(WireModel):
     name: str
     group: str | None = None
     vcpu: dict[str, int]
-    ram_gb_per_vcpu: float = Field(alias="ramGbPerVcpu")
+    ram_gb_per_vcpu: float
     price: dict[str, float]
     availability: str | None = None
-    data_centers: list[Availability] | None = Field(default=None, alias="dataCenters")
+    data_centers: list[Availability] | None = None
 
 
 class DataCenter(WireModel):
     id: str
     name: str
     region: str
-    global_network: bool = Field(default=False, alias="globalNetwork")
-    network_volume_types: list[str] = Field(default_factory=list, alias="networkVolumeTypes")
+    global_network: bool = False
+    network_volume_types: list[str] = Field(default_factory=list)
     compliance: list[str] = Field(default_factory=list)
-    gpu_availability: list[Availability] | None = Field(default=None, alias="gpuAvailability")
-    cpu_availability: list[Availability] | None = Field(default=None, alias="cpuAvailability")
+    gpu_availability: list[Availability] | None = None
+    cpu_availability: list[Availability] | None = None
 
 
 class Cluster(WireModel):
@@ -294,20 +294,20 @@ class Cluster(WireModel):
     type: str
     compute: dict[str, Any]
     template: str | None = None
-    data_center_id: str | None = Field(default=None, alias="dataCenterId")
+    data_center_id: str | None = None
     pods: dict[str, Any]
     network: dict[str, Any] | None = None
     primary: dict[str, Any] | None = None
-    created_at: WireDatetime | None = Field(default=None, alias="createdAt")
+    created_at: WireDatetime | None = None
 
 
 class BillingRecord(WireModel):
     """One bucket's spend; the amounts by category (``gpuAmount``, ...) are extra fields,
     as they differ by billing path; ``amounts()`` collects them."""
 
-    start_time: WireDatetime = Field(alias="startTime")
-    end_time: WireDatetime = Field(alias="endTime")
-    total_amount: float = Field(alias="totalAmount")
+    start_time: WireDatetime
+    end_time: WireDatetime
+    total_amount: float
 
     def amounts(self) -> dict[str, float]:
         extra = self.model_extra or {}
