@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -464,41 +465,13 @@ def chat(magics: Magics, args: argparse.Namespace) -> pd.DataFrame:
         known = ", ".join(sorted(conversations)) or "none yet"
         raise UsageError(f"no chat with endpoint {args.endpoint!r} in this kernel (chats: {known})")
     chosen = [args.endpoint] if args.endpoint else sorted(conversations)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for endpoint_id in chosen:
         conversation = conversations[endpoint_id]
         if conversation.system:
-            rows.append(
-                {
-                    "endpoint": endpoint_id,
-                    "turn": 0,
-                    "role": "system",
-                    "content": conversation.system,
-                }
-            )
+            system = {"role": "system", "content": conversation.system}
+            rows.append({"endpoint": endpoint_id, "turn": 0, **system})
         for i, turn in enumerate(conversation.turns):
-            rows.append(
-                {
-                    "endpoint": endpoint_id,
-                    "turn": i // 2 + 1,
-                    "role": turn.role,
-                    "content": turn.content,
-                    "model": turn.model,
-                    "job_id": turn.job_id,
-                    "ttft_s": turn.ttft_s,
-                    "tokens": turn.tokens,
-                    "tokens_per_s": turn.tokens_per_s,
-                }
-            )
-    columns = [
-        "endpoint",
-        "turn",
-        "role",
-        "content",
-        "model",
-        "job_id",
-        "ttft_s",
-        "tokens",
-        "tokens_per_s",
-    ]
+            rows.append({"endpoint": endpoint_id, "turn": i // 2 + 1, **dataclasses.asdict(turn)})
+    columns = ["endpoint", "turn", *(f.name for f in dataclasses.fields(Turn))]
     return pd.DataFrame(rows, columns=columns)
