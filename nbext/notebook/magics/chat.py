@@ -105,9 +105,7 @@ def served_model(endpoint: Endpoint) -> str | None:
     if result.status is not JobStatus.COMPLETED:
         error = f": {result.error}" if result.error else ""
         raise NotAChatEndpoint(f"asked for its models, its job ended {result.status.value}{error}")
-    if not isinstance(answer, dict):
-        raise NotAChatEndpoint(f"asked for its models, {_answered(answer)}")
-    models = answer.get("data")
+    models = answer.get("data") if isinstance(answer, dict) else None
     if not isinstance(models, list):
         raise NotAChatEndpoint(f"asked for its models, {_answered(answer)}")
     first = next((m.get("id") for m in models if isinstance(m, dict)), None)
@@ -156,21 +154,21 @@ class _Chat:
         _keep(self.magics, conversation, self.text, view, self.output_name)
 
 
-def _checked(magics: Magics, args: argparse.Namespace, cell: str) -> tuple[str, str | None]:
-    """The message and the ``-o`` name, each refused in one line if wrong."""
+def _checked(
+    magics: Magics, args: argparse.Namespace, cell: str
+) -> tuple[str, str | None, Conversation]:
+    """The message and the ``-o`` name, each refused in one line if wrong, and the
+    conversation it goes on (``--new``, ``--system`` and ``--model`` applied)."""
     text = cell.strip()
     if not text:
         raise UsageError("%%runpod_chat ENDPOINT: the cell body is your message, and it is empty")
-    return text, check_name(args.output)
-
-
-def _conversation(magics: Magics, args: argparse.Namespace) -> Conversation:
+    output_name = check_name(args.output)
     conversation = conversation_for(magics, args.endpoint, new=args.new)
     if args.system is not None:
         conversation.system = args.system or None
     if args.model:
         conversation.model = args.model
-    return conversation
+    return text, output_name, conversation
 
 
 def _keep(
@@ -186,8 +184,7 @@ def _keep(
 
 def _start(magics: Magics, args: argparse.Namespace, cell: str, *, hint: str = STOP_HINT) -> _Chat:
     """Check the cell, show the answer's panel and submit the job."""
-    text, output_name = _checked(magics, args, cell)
-    conversation = _conversation(magics, args)
+    text, output_name, conversation = _checked(magics, args, cell)
     with usage_errors():
         service = magics.connection.service()
     endpoint = service.client.endpoint(args.endpoint)
@@ -264,8 +261,7 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
     """A load-balancing endpoint whose server speaks OpenAI's API (vLLM's, the
     emulator's ``llm-lb``): the same request, conversation and panel, sent to its own
     ``/v1/chat/completions``; Ctrl-C closes the answer (there is no job to cancel)."""
-    text, output_name = _checked(magics, args, cell)
-    conversation = _conversation(magics, args)
+    text, output_name, conversation = _checked(magics, args, cell)
     with http:
         if conversation.model is None:
             with usage_errors(f"endpoint {args.endpoint!r}"):
