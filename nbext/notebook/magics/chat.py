@@ -41,6 +41,7 @@ from ..chat import (
     Turn,
     describe,
 )
+from ..errors import OneLineError
 from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments, show_updatable
 from ..outputs import RemovedOutput
@@ -58,15 +59,8 @@ MODELS_TIMEOUT = 120.0
 """Seconds to wait for an endpoint's model list (a cold worker may have to start)."""
 
 
-class ChatFailed(Exception):
-    """The answer did not come: shown as one line (the panel above has the details)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"ChatFailed: {self.message}"]
+class ChatFailed(OneLineError):
+    """The answer did not come (the panel above says why)."""
 
 
 def conversation_for(magics: Magics, endpoint_id: str, *, new: bool) -> Conversation:
