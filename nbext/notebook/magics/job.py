@@ -252,8 +252,8 @@ def _recorded(
     args: argparse.Namespace,
 ) -> JobRecord:
     """The job in the kernel's registry, with the policy the magic submitted it with."""
-    policy = {"execution_timeout": args.execution_timeout, "ttl": args.ttl}
-    record = JobRecord(job_id, endpoint_id, service.mode, via, result=result, **policy)
+    record = JobRecord(job_id, endpoint_id, service.mode, via, result=result)
+    record.execution_timeout, record.ttl = args.execution_timeout, args.ttl
     return magics.connection.registry.add(record)
 
 
