@@ -63,13 +63,6 @@ class ChatFailed(OneLineError):
     """The answer did not come (the panel above says why)."""
 
 
-def conversation_for(magics: Magics, endpoint_id: str, *, new: bool) -> Conversation:
-    conversations: dict[str, Conversation] = magics.conversations
-    if new or endpoint_id not in conversations:
-        conversations[endpoint_id] = Conversation(endpoint_id)
-    return conversations[endpoint_id]
-
-
 def request_body(args: argparse.Namespace, conversation: Conversation, text: str) -> dict[str, Any]:
     """The chat completion request: streamed, with the usage at the end."""
     body: dict[str, Any] = {
@@ -129,7 +122,8 @@ class _Chat:
         try:
             yield
         except NotAChatEndpoint as exc:
-            _cancel_quietly(self.job)
+            with contextlib.suppress(NbextError):
+                self.job.cancel()
             self.answer.end("FAILED", error=_not_chat(endpoint_id, exc))
             raise UsageError(_not_chat(endpoint_id, exc)) from None
         except NbextError as exc:
@@ -157,7 +151,10 @@ def _checked(
     if not text:
         raise UsageError("%%runpod_chat ENDPOINT: the cell body is your message, and it is empty")
     output_name = check_name(args.output)
-    conversation = conversation_for(magics, args.endpoint, new=args.new)
+    conversations = magics.conversations
+    if args.new or args.endpoint not in conversations:
+        conversations[args.endpoint] = Conversation(args.endpoint)
+    conversation = conversations[args.endpoint]
     if args.system is not None:
         conversation.system = args.system or None
     if args.model:
@@ -415,11 +412,6 @@ def _error_text(value: dict[str, Any]) -> str:
     if isinstance(error, dict):
         return one_line(str(error.get("message") or error))
     return one_line(str(error if error is not None else value.get("message", value)))
-
-
-def _cancel_quietly(job: Job) -> None:
-    with contextlib.suppress(NbextError):
-        job.cancel()
 
 
 def _cancel(job: Job, answer: _Answer, by: str) -> Interrupted:
