@@ -81,11 +81,10 @@ def await_job_cells(lines: list[str]) -> list[str]:
 
 def install(shell: Any) -> bool:
     """Make ``%%runpod_job`` cells await in ``shell`` when it supports it; whether it did."""
-    transformers: list[Any] = shell.input_transformers_post
-    transformers[:] = [t for t in transformers if t is not await_job_cells]
+    uninstall(shell)
     if not supported(shell):
         return False
-    transformers.append(await_job_cells)
+    shell.input_transformers_post.append(await_job_cells)
     return True
 
 

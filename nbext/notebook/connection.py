@@ -334,12 +334,13 @@ class Connection:
             config = dataclasses.replace(config, key_source=self._key_source)
         return config
 
-    def local(self) -> Service:
-        """The embedded emulator's service, whatever the current mode; started if needed."""
+    def local(self, needs: str = "deploying a notebook function needs") -> Service:
+        """The embedded emulator's service, started if needed; connected to the cloud, a
+        one-line error that says what ``needs`` the emulator."""
         if self.mode != "local":
             raise NotebookError(
-                "this kernel is connected to the RunPod cloud; deploying a notebook function "
-                "needs the local emulator: run `%runpod connect local` first"
+                f"this kernel is connected to the RunPod cloud; {needs} the local emulator: "
+                "run `%runpod connect local` first"
             )
         return self.service()
 

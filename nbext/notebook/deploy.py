@@ -144,13 +144,7 @@ def _deploy_script(
         raise InvalidArgument(f"a worker script is a .py file, not {str(path)!r}")
     if not path.is_file():
         raise InvalidArgument(f"worker script {str(path)!r} not found")
-    conn = connection or current()
-    if conn.mode != "local":
-        raise NotebookError(
-            "this kernel is connected to the RunPod cloud; deploying a worker script needs "
-            "the local emulator: run `%runpod connect local` first"
-        )
-    emulator = conn.local().emulator
+    emulator = (connection or current()).local("deploying a worker script needs").emulator
     assert emulator is not None
     endpoint_id = name or path.stem
     existing = emulator.jobs.endpoints.get(endpoint_id)

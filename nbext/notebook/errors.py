@@ -24,6 +24,19 @@ from nbext.client import (
 )
 
 
+class OneLineError(Exception):
+    """An end a cell states in one line, with no traceback (``_render_traceback_``, which
+    IPython and ipykernel honour): the message is the whole story, and a panel above has
+    the details."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self.message}"]
+
+
 class NotebookError(NbextError):
     """A notebook helper was used where it cannot work (e.g. ``deploy`` on the cloud)."""
 

@@ -242,10 +242,7 @@ class JobFollower:
         Ctrl-C already came (while the job was being submitted).
         """
         with UiPump(enabled=self.panel is not None) as pump:
-            if self.panel is not None:
-                self.panel.cancel_available = pump.available
-                self.panel.hint = INTERRUPT_HINT
-                self.panel.refresh(force=True)
+            self._stoppable(pump.available, INTERRUPT_HINT)
             self._pump = pump
             try:
                 if interrupted:
@@ -262,8 +259,13 @@ class JobFollower:
         kernel hears clicks, so Cancel works again, and an interrupt no longer reaches
         the job: the panel names the command that cancels it."""
         if self.panel is not None and not self.panel.final:
-            self.panel.cancel_available = True
-            self.panel.hint = f"%runpod cancel {self.record.id} to cancel"
+            self._stoppable(True, f"%runpod cancel {self.record.id} to cancel")
+
+    def _stoppable(self, cancel_available: bool, hint: str) -> None:
+        """Whether the panel's Cancel can act now, and how else to stop the job."""
+        if self.panel is not None:
+            self.panel.cancel_available = cancel_available
+            self.panel.hint = hint
             self.panel.refresh(force=True)
 
     def _heard(self, pump: UiPump, seconds: float = 0.0) -> bool:
@@ -383,10 +385,7 @@ class JobFollower:
         as the cancellation of the awaiting cell) cancels the job and raises
         ``Interrupted``.
         """
-        if self.panel is not None:
-            self.panel.cancel_available = True
-            self.panel.hint = INTERRUPT_HINT
-            self.panel.refresh(force=True)
+        self._stoppable(True, INTERRUPT_HINT)
         self._awaited, self._error = True, None
         try:
             if interrupted:

@@ -8,24 +8,14 @@ import signal
 import threading
 from collections.abc import Iterator
 
+from .errors import OneLineError
 
-class Interrupted(Exception):
+
+class Interrupted(OneLineError):
     """Ctrl-C stopped a blocking command; the remote job was cancelled (or said why not).
 
-    Raised rather than swallowed so "Run all" stops at this cell, and shown as one line
-    (``_render_traceback_``, which IPython and ipykernel honour) since the message is the
-    whole story.
+    Raised rather than swallowed so "Run all" stops at this cell, in one line.
     """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"Interrupted: {self.message}"]
-
-    def __str__(self) -> str:
-        return self.message
 
 
 class Held:

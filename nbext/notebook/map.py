@@ -33,8 +33,8 @@ from nbext.models import JobResult
 
 from .connection import Connection
 from .cost import record_cost, record_cost_async
-from .display.frames import Column, ListingSpec, to_frame
-from .display.specs import RESULT_COLUMNS, STATES
+from .display.frames import to_frame
+from .display.specs import MAYBE_QUEUED, RESULTS
 from .errors import InvalidArgument, WrongType
 from .interrupts import Interrupted
 from .kernel import current
@@ -44,18 +44,6 @@ from .widgets.map import MapPanel
 DEFAULT_CONCURRENCY = 8
 TICK = 0.1
 """Seconds between two redraws of a waiting map's elapsed time and ETA."""
-MAYBE_QUEUED = "MAYBE_QUEUED"
-"""The state column of an input whose submission got no answer (``MaybeQueued``)."""
-RESULTS = ListingSpec(
-    "results",
-    tuple(
-        Column("state", "category", categories=(*STATES, MAYBE_QUEUED))
-        if column.name == "state"
-        else column
-        for column in RESULT_COLUMNS
-    ),
-    extra="drop",
-)
 
 
 def inputs_of(inputs: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:

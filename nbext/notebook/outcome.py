@@ -13,25 +13,19 @@ from __future__ import annotations
 from nbext.models import JobResult, JobStatus
 
 from .display.text import shorten
+from .errors import OneLineError
 
 ERROR_CHARS = 200
 """How much of the job's error the one line carries (the panel shows all of it)."""
 NOT_COMPLETED = frozenset({JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED})
 
 
-class JobNotCompleted(Exception):
+class JobNotCompleted(OneLineError):
     """A job of this cell ended FAILED, TIMED_OUT or CANCELLED."""
 
     def __init__(self, message: str, result: JobResult) -> None:
         super().__init__(message)
-        self.message = message
         self.result = result
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"{type(self).__name__}: {self.message}"]
-
-    def __str__(self) -> str:
-        return self.message
 
 
 def check_completed(result: JobResult | None, endpoint_id: str) -> None:

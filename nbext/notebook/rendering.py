@@ -275,10 +275,8 @@ def job_plain(view: JobView) -> str:
         lines.append("text: " + tail(view.text, PLAIN_TEXT_CHARS))
     elif view.text:
         lines.append("text: " + shorten(view.text, PLAIN_TEXT_CHARS))
-    if view.text is not None and view.metrics:
-        line = metrics_line(view.metrics)
-        if line:
-            lines.append("metrics: " + line)
+    if view.text is not None and (line := metrics_line(view.metrics)):
+        lines.append("metrics: " + line)
     if view.has_output:
         lines.append("output: " + compact_json(_media_of(view.output)[1]))
     if view.error:

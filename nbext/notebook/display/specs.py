@@ -52,13 +52,19 @@ HEALTH = ListingSpec(
 )
 """A health panel's samples (``panel.frame()``)."""
 
-RESULT_COLUMNS = (
-    Column("id"),
-    Column("state", "category", categories=STATES),
-    Column("delay_ms", "int"),
-    Column("run_ms", "int"),
-    Column("output", "object"),
-    Column("error", "string"),
+MAYBE_QUEUED = "MAYBE_QUEUED"
+"""The state of a map's input whose submission got no answer (``MaybeQueued``)."""
+RESULTS = ListingSpec(
+    "results",
+    (
+        Column("id"),
+        Column("state", "category", categories=(*STATES, MAYBE_QUEUED)),
+        Column("delay_ms", "int"),
+        Column("run_ms", "int"),
+        Column("output", "object"),
+        Column("error", "string"),
+    ),
+    extra="drop",
 )
 """What a map adds to each input's columns (``%runpod map``, ``run_many``)."""
 

@@ -112,11 +112,12 @@ class RunpodMagics(Magics):
         self._apply_media_limits()
         self._apply_full_size_dir()
 
-    @validate("media_inline_bytes", "media_job_bytes", "media_thumbnail_px")
-    def _check_media_limit(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
+    @validate("display_limit", "media_inline_bytes", "media_job_bytes", "media_thumbnail_px")
+    def _check_not_negative(self, proposal: dict[str, Any]) -> int:
+        value, name = int(proposal["value"]), proposal["trait"].name
         if value < 0:
-            raise TraitError(f"{proposal['trait'].name} must be >= 0, got {value}")
+            every = " (0 shows every row)" if name == "display_limit" else ""
+            raise TraitError(f"{name} must be >= 0{every}, got {value}")
         return value
 
     @observe("media_inline_bytes", "media_job_bytes", "media_thumbnail_px")
@@ -151,13 +152,6 @@ class RunpodMagics(Magics):
         assert self.shell is not None, "the magics are not registered with a shell"
         namespace: dict[str, Any] = self.shell.user_ns
         return namespace
-
-    @validate("display_limit")
-    def _check_limit(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if value < 0:
-            raise TraitError(f"display_limit must be >= 0 (0 shows every row), got {value}")
-        return value
 
     @validate("poll_interval")
     def _check_poll(self, proposal: dict[str, Any]) -> float:

@@ -16,7 +16,7 @@ from ..interrupts import deferred_interrupts
 from ..ipython import argument, magic_arguments
 from ..map import inputs_of
 from .commands import subcommand
-from .common import Magics, check_name, store, usage_errors
+from .common import Magics, check_name, store, store_and_show, usage_errors
 from .job import _loop_running
 
 if TYPE_CHECKING:
@@ -124,5 +124,4 @@ def batches_command(magics: Magics, args: argparse.Namespace) -> None:
     with usage_errors(f"endpoint {args.endpoint!r}"):
         found = magics.connection.service().client.endpoint(args.endpoint).batches()
     frame = to_frame([b.model_dump() for b in found], BATCHES)
-    store(magics, name, frame)
-    show_frame(frame, magics.display_limit, what="batches", stored_as=name)
+    store_and_show(magics, name, frame, "batches")

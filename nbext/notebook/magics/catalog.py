@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..display import show_frame, to_frame
+from ..display import to_frame
 from ..display.specs import GPUS
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
-from .common import Magics, check_name, number_option, store, usage_errors
+from .common import Magics, check_name, number_option, store_and_show, usage_errors
 from .listings import ALL_HELP, columns_shown, management
 
 if TYPE_CHECKING:
@@ -66,11 +66,4 @@ def gpus(magics: Magics, args: argparse.Namespace) -> None:
     if args.cloud is not None and len(frame):
         by = PRICE_COLUMN[args.cloud]
         frame = frame.sort_values(by, kind="stable").reset_index(drop=True)
-    store(magics, name, frame)
-    show_frame(
-        frame,
-        magics.display_limit,
-        what="gpus",
-        stored_as=name,
-        columns=columns_shown(GPUS, args),
-    )
+    store_and_show(magics, name, frame, "gpus", columns_shown(GPUS, args))

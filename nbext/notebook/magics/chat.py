@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -40,6 +41,7 @@ from ..chat import (
     Turn,
     describe,
 )
+from ..errors import OneLineError
 from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments, show_updatable
 from ..outputs import RemovedOutput
@@ -57,22 +59,8 @@ MODELS_TIMEOUT = 120.0
 """Seconds to wait for an endpoint's model list (a cold worker may have to start)."""
 
 
-class ChatFailed(Exception):
-    """The answer did not come: shown as one line (the panel above has the details)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"ChatFailed: {self.message}"]
-
-
-def conversation_for(magics: Magics, endpoint_id: str, *, new: bool) -> Conversation:
-    conversations: dict[str, Conversation] = magics.conversations
-    if new or endpoint_id not in conversations:
-        conversations[endpoint_id] = Conversation(endpoint_id)
-    return conversations[endpoint_id]
+class ChatFailed(OneLineError):
+    """The answer did not come (the panel above says why)."""
 
 
 def request_body(args: argparse.Namespace, conversation: Conversation, text: str) -> dict[str, Any]:
@@ -104,9 +92,7 @@ def served_model(endpoint: Endpoint) -> str | None:
     if result.status is not JobStatus.COMPLETED:
         error = f": {result.error}" if result.error else ""
         raise NotAChatEndpoint(f"asked for its models, its job ended {result.status.value}{error}")
-    if not isinstance(answer, dict):
-        raise NotAChatEndpoint(f"asked for its models, {_answered(answer)}")
-    models = answer.get("data")
+    models = answer.get("data") if isinstance(answer, dict) else None
     if not isinstance(models, list):
         raise NotAChatEndpoint(f"asked for its models, {_answered(answer)}")
     first = next((m.get("id") for m in models if isinstance(m, dict)), None)
@@ -136,7 +122,8 @@ class _Chat:
         try:
             yield
         except NotAChatEndpoint as exc:
-            _cancel_quietly(self.job)
+            with contextlib.suppress(NbextError):
+                self.job.cancel()
             self.answer.end("FAILED", error=_not_chat(endpoint_id, exc))
             raise UsageError(_not_chat(endpoint_id, exc)) from None
         except NbextError as exc:
@@ -155,21 +142,24 @@ class _Chat:
         _keep(self.magics, conversation, self.text, view, self.output_name)
 
 
-def _checked(magics: Magics, args: argparse.Namespace, cell: str) -> tuple[str, str | None]:
-    """The message and the ``-o`` name, each refused in one line if wrong."""
+def _checked(
+    magics: Magics, args: argparse.Namespace, cell: str
+) -> tuple[str, str | None, Conversation]:
+    """The message and the ``-o`` name, each refused in one line if wrong, and the
+    conversation it goes on (``--new``, ``--system`` and ``--model`` applied)."""
     text = cell.strip()
     if not text:
         raise UsageError("%%runpod_chat ENDPOINT: the cell body is your message, and it is empty")
-    return text, check_name(args.output)
-
-
-def _conversation(magics: Magics, args: argparse.Namespace) -> Conversation:
-    conversation = conversation_for(magics, args.endpoint, new=args.new)
+    output_name = check_name(args.output)
+    conversations = magics.conversations
+    if args.new or args.endpoint not in conversations:
+        conversations[args.endpoint] = Conversation(args.endpoint)
+    conversation = conversations[args.endpoint]
     if args.system is not None:
         conversation.system = args.system or None
     if args.model:
         conversation.model = args.model
-    return conversation
+    return text, output_name, conversation
 
 
 def _keep(
@@ -185,8 +175,7 @@ def _keep(
 
 def _start(magics: Magics, args: argparse.Namespace, cell: str, *, hint: str = STOP_HINT) -> _Chat:
     """Check the cell, show the answer's panel and submit the job."""
-    text, output_name = _checked(magics, args, cell)
-    conversation = _conversation(magics, args)
+    text, output_name, conversation = _checked(magics, args, cell)
     with usage_errors():
         service = magics.connection.service()
     endpoint = service.client.endpoint(args.endpoint)
@@ -263,8 +252,7 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
     """A load-balancing endpoint whose server speaks OpenAI's API (vLLM's, the
     emulator's ``llm-lb``): the same request, conversation and panel, sent to its own
     ``/v1/chat/completions``; Ctrl-C closes the answer (there is no job to cancel)."""
-    text, output_name = _checked(magics, args, cell)
-    conversation = _conversation(magics, args)
+    text, output_name, conversation = _checked(magics, args, cell)
     with http:
         if conversation.model is None:
             with usage_errors(f"endpoint {args.endpoint!r}"):
@@ -426,11 +414,6 @@ def _error_text(value: dict[str, Any]) -> str:
     return one_line(str(error if error is not None else value.get("message", value)))
 
 
-def _cancel_quietly(job: Job) -> None:
-    with contextlib.suppress(NbextError):
-        job.cancel()
-
-
 def _cancel(job: Job, answer: _Answer, by: str) -> Interrupted:
     """Ctrl-C or the Cancel button (``by``): cancel the job on the service, end the
     panel, and say what happened."""
@@ -464,41 +447,13 @@ def chat(magics: Magics, args: argparse.Namespace) -> pd.DataFrame:
         known = ", ".join(sorted(conversations)) or "none yet"
         raise UsageError(f"no chat with endpoint {args.endpoint!r} in this kernel (chats: {known})")
     chosen = [args.endpoint] if args.endpoint else sorted(conversations)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for endpoint_id in chosen:
         conversation = conversations[endpoint_id]
         if conversation.system:
-            rows.append(
-                {
-                    "endpoint": endpoint_id,
-                    "turn": 0,
-                    "role": "system",
-                    "content": conversation.system,
-                }
-            )
+            system = {"role": "system", "content": conversation.system}
+            rows.append({"endpoint": endpoint_id, "turn": 0, **system})
         for i, turn in enumerate(conversation.turns):
-            rows.append(
-                {
-                    "endpoint": endpoint_id,
-                    "turn": i // 2 + 1,
-                    "role": turn.role,
-                    "content": turn.content,
-                    "model": turn.model,
-                    "job_id": turn.job_id,
-                    "ttft_s": turn.ttft_s,
-                    "tokens": turn.tokens,
-                    "tokens_per_s": turn.tokens_per_s,
-                }
-            )
-    columns = [
-        "endpoint",
-        "turn",
-        "role",
-        "content",
-        "model",
-        "job_id",
-        "ttft_s",
-        "tokens",
-        "tokens_per_s",
-    ]
+            rows.append({"endpoint": endpoint_id, "turn": i // 2 + 1, **dataclasses.asdict(turn)})
+    columns = ["endpoint", "turn", *(f.name for f in dataclasses.fields(Turn))]
     return pd.DataFrame(rows, columns=columns)

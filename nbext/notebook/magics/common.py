@@ -29,6 +29,8 @@ from ..kernel import current
 if TYPE_CHECKING:
     import argparse
 
+    import pandas as pd
+
     from ..chat import Conversation
     from ..connection import Connection
 
@@ -41,6 +43,7 @@ __all__ = [
     "parse_line",
     "positive",
     "store",
+    "store_and_show",
     "usage_errors",
 ]
 
@@ -139,6 +142,20 @@ def store(magics: Magics, name: str | None, value: Any) -> None:
     """Bind ``name`` in the user's namespace (``-o NAME``)."""
     if name is not None:
         magics.user_ns[name] = value
+
+
+def store_and_show(
+    magics: Magics,
+    name: str | None,
+    frame: pd.DataFrame,
+    what: str,
+    columns: list[str] | None = None,
+) -> None:
+    """``-o NAME`` bound to the whole frame, and its first rows shown (``show_frame``)."""
+    from ..display.show import show_frame
+
+    store(magics, name, frame)
+    show_frame(frame, magics.display_limit, what=what, stored_as=name, columns=columns)
 
 
 def positive(value: float | None, option: str) -> float | None:

@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 from ..errors import one_line
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
-from .common import Magics
+from .common import Magics, usage_errors
 
 if TYPE_CHECKING:
     import argparse
@@ -80,12 +80,7 @@ def emulator_command(magics: Magics, args: argparse.Namespace) -> None:
 
 def local_emulator(magics: Magics) -> Emulator:
     """The kernel's embedded emulator; a one-line error when connected to the cloud."""
-    connection = magics.connection
-    if connection.mode != "local":
-        raise UsageError(
-            "this kernel is connected to the RunPod cloud; teaching scenarios need the local "
-            "emulator: run `%runpod connect local` first"
-        )
-    emulator = connection.service().emulator
+    with usage_errors():
+        emulator = magics.connection.local("teaching scenarios need").emulator
     assert emulator is not None, "the local service runs an emulator"
     return emulator

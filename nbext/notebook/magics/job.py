@@ -242,6 +242,21 @@ def _output_setter(magics: Magics, name: str | None) -> Any:
     return on_end
 
 
+def _recorded(
+    magics: Magics,
+    service: Service,
+    job_id: str,
+    endpoint_id: str,
+    via: str,
+    result: JobResult | None,
+    args: argparse.Namespace,
+) -> JobRecord:
+    """The job in the kernel's registry, with the policy the magic submitted it with."""
+    record = JobRecord(job_id, endpoint_id, service.mode, via, result=result)
+    record.execution_timeout, record.ttl = args.execution_timeout, args.ttl
+    return magics.connection.registry.add(record)
+
+
 def _follower(
     magics: Magics,
     service: Service,
@@ -251,18 +266,7 @@ def _follower(
     output_name: str | None,
 ) -> JobFollower:
     """Record the job, show its panel, and make the follower that will feed them."""
-    connection = magics.connection
-    record = connection.registry.add(
-        JobRecord(
-            job.id,
-            job.endpoint_id,
-            service.mode,
-            "/run",
-            result=job.result,
-            execution_timeout=args.execution_timeout,
-            ttl=args.ttl,
-        )
-    )
+    record = _recorded(magics, service, job.id, job.endpoint_id, "/run", job.result, args)
     panel = None if args.quiet else _panel(magics, job.endpoint_id, stream=args.stream, via="/run")
     if panel is not None:
         panel.start(job.id)
@@ -270,7 +274,7 @@ def _follower(
     store(magics, output_name, None)  # never leave a previous run's value looking current
     return JobFollower(
         service,
-        connection.registry,
+        magics.connection.registry,
         record,
         panel,
         job=job,
@@ -350,23 +354,13 @@ def _run_sync(
         if panel is not None:
             panel.set_removed("the /runsync call failed")
         raise
-    connection = magics.connection
     job_id = outlived if outlived is not None else result.id
-    record = connection.registry.add(
-        JobRecord(
-            job_id,
-            endpoint_id,
-            service.mode,
-            "/runsync",
-            result=None if outlived else result,
-            execution_timeout=args.execution_timeout,
-            ttl=args.ttl,
-        )
-    )
+    kept = None if outlived else result
+    record = _recorded(magics, service, job_id, endpoint_id, "/runsync", kept, args)
     left = None if timeout is None else max(0.001, timeout - (time.monotonic() - started))
     follower = JobFollower(
         service,
-        connection.registry,
+        magics.connection.registry,
         record,
         panel,
         timeout=left,

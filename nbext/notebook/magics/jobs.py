@@ -9,13 +9,13 @@ from IPython.core.error import UsageError
 from nbext.client import Conflict, NbextError, NotFound
 
 from ..cost import record_cost
-from ..display import show_frame, to_frame
+from ..display import to_frame
 from ..display.specs import JOBS
 from ..errors import describe
 from ..ipython import argument, magic_arguments
 from ..registry import JobRecord
 from .commands import subcommand
-from .common import Magics, check_name, explain, store, usage_errors
+from .common import Magics, check_name, explain, store_and_show, usage_errors
 from .job import retry_job
 
 if TYPE_CHECKING:
@@ -59,8 +59,7 @@ def jobs(magics: Magics, args: argparse.Namespace) -> None:
     if not args.no_refresh:
         refresh(magics)
     frame = to_frame(magics.connection.registry, JOBS)
-    store(magics, name, frame)
-    show_frame(frame, magics.display_limit, what="jobs", stored_as=name)
+    store_and_show(magics, name, frame, "jobs")
 
 
 LAST = "last"

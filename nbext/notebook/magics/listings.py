@@ -16,11 +16,11 @@ from IPython.core.error import UsageError
 
 from nbext.client import NbextError
 
-from ..display import ListingSpec, show_frame, to_frame
+from ..display import ListingSpec, to_frame
 from ..display.specs import BILLING, ENDPOINTS, PODS, REGISTRY_AUTHS, TEMPLATES, VOLUMES
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
-from .common import Magics, check_name, store, usage_errors
+from .common import Magics, check_name, store_and_show, usage_errors
 
 if TYPE_CHECKING:
     import argparse
@@ -59,15 +59,7 @@ def _listing(command: str, attribute: str, spec: ListingSpec, summary: str) -> N
         resource = management(magics, attribute, command)
         with usage_errors(command):
             records = resource.list()
-        frame = to_frame(records, spec)
-        store(magics, name, frame)
-        show_frame(
-            frame,
-            magics.display_limit,
-            what=command,
-            stored_as=name,
-            columns=columns_shown(spec, args),
-        )
+        store_and_show(magics, name, to_frame(records, spec), command, columns_shown(spec, args))
 
     # the description first: magic_arguments puts the usage and options after it
     handler.__doc__ = f"{summary[0].upper()}{summary[1:]}, as a DataFrame."
@@ -126,15 +118,9 @@ def billing(magics: Magics, args: argparse.Namespace) -> None:
         records = call(**options)
     spec = BILLING[args.kind]
     frame, added = with_names(to_frame(records, spec), magics)
-    store(magics, name, frame)
     shown = columns_shown(spec, args)
-    show_frame(
-        frame,
-        magics.display_limit,
-        what=f"billing {args.kind}",
-        stored_as=name,
-        columns=None if shown is None else [c for c in frame if c in shown or c in added],
-    )
+    columns = None if shown is None else [c for c in frame if c in shown or c in added]
+    store_and_show(magics, name, frame, f"billing {args.kind}", columns)
     if args.plot:
         plot_billing(frame, args.kind)
 

@@ -171,7 +171,7 @@ class LogFollower:
                 FOLLOWING.remove(panel)
             if panel.following:  # ended by itself (an error, or the loop cancelled it)
                 panel.stop("following ended")
-            panel.redraw()
+            panel.refresh(force=True)
 
     async def _flush(self) -> None:
         while True:

@@ -6,11 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..display import show_frame
 from ..ipython import argument, magic_arguments
 from ..map import DEFAULT_CONCURRENCY, run_many, run_many_async
 from .commands import subcommand
-from .common import Magics, check_name, positive, store, usage_errors
+from .common import Magics, check_name, positive, store_and_show, usage_errors
 from .job import job_option_arguments, job_options
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ def map_command(magics: Magics, args: argparse.Namespace) -> None:
     name, arguments = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
         frame = run_many(**arguments)
-    _show(magics, frame, name)
+    store_and_show(magics, name, frame, "results")
 
 
 async def map_command_async(magics: Magics, args: argparse.Namespace) -> None:
@@ -47,7 +46,7 @@ async def map_command_async(magics: Magics, args: argparse.Namespace) -> None:
     name, arguments = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
         frame = await run_many_async(**arguments)
-    _show(magics, frame, name)
+    store_and_show(magics, name, frame, "results")
 
 
 def _checked(magics: Magics, args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
@@ -68,8 +67,3 @@ def _checked(magics: Magics, args: argparse.Namespace) -> tuple[str | None, dict
         "connection": magics.connection,
     }
     return name, arguments
-
-
-def _show(magics: Magics, frame: Any, name: str | None) -> None:
-    store(magics, name, frame)
-    show_frame(frame, magics.display_limit, what="results", stored_as=name)

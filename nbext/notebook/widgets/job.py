@@ -63,6 +63,26 @@ class JobPanel(LivePanel):
         self.stream = stream
         self.job_id: str | None = None
         self.state = "SUBMITTING"
+        self.retries = 0
+        self._clear_run()
+        self.cancel_available = False
+        """Whether Cancel can act now, as its follower says (a blocking cell in a kernel
+        whose widget messages cannot be handled while it runs cannot; the button is then
+        not shown)."""
+        self._redact = redact or (lambda text: text)
+        self._running_since: float | None = None
+        self._running_base_ms = 0.0
+        self.task: asyncio.Task[Any] | None = None
+        """The background task following the job (``--background``), to ``await``."""
+        # The theme's plain button: a coloured style puts white text on a light colour.
+        self.cancel_button = widgets.Button(description="Cancel", icon="stop")
+        self.cancel_button.add_class("nbext-job-cancel")
+        super().__init__(
+            throttle=throttle, controls=Controls(self.cancel_button, hint=INTERRUPT_HINT)
+        )
+
+    def _clear_run(self) -> None:
+        """What one run of the job shows, before it shows anything (a retry starts again)."""
         self.delay_ms: int | None = None
         self.run_ms: int | None = None
         self.output: Any = None
@@ -73,31 +93,15 @@ class JobPanel(LivePanel):
         self.error: str | None = None
         self.note = ""
         self.metrics: dict[str, Any] = {}
-        self.retries = 0
         self.cost: JobCost | None = None
         """What the job cost, once it ended (set by its follower)."""
         self.chunks = 0
         self.phase: Phase | None = None
         """What the job waits for or where it runs (``job.phases()``; its follower sets it
         before each ``set_result``), kept to the end for its timings."""
-        self.cancel_available = False
-        """Whether Cancel can act now, as its follower says (a blocking cell in a kernel
-        whose widget messages cannot be handled while it runs cannot; the button is then
-        not shown)."""
-        self._redact = redact or (lambda text: text)
-        self._running_since: float | None = None
-        self._running_base_ms = 0.0
         self._pieces: list[str] = []
         self._joined = ""
         self._joined_upto = 0
-        self.task: asyncio.Task[Any] | None = None
-        """The background task following the job (``--background``), to ``await``."""
-        # The theme's plain button: a coloured style puts white text on a light colour.
-        self.cancel_button = widgets.Button(description="Cancel", icon="stop")
-        self.cancel_button.add_class("nbext-job-cancel")
-        super().__init__(
-            throttle=throttle, controls=Controls(self.cancel_button, hint=INTERRUPT_HINT)
-        )
 
     # ---- data (cheap; no widget is touched) ------------------------------------------
 
@@ -122,15 +126,7 @@ class JobPanel(LivePanel):
     def restart(self) -> None:
         """The job was retried: same id, fresh run, fresh stream."""
         self._set_state(JobStatus.IN_QUEUE.value)
-        self.delay_ms = self.run_ms = None
-        self.output, self.has_output, self.error = None, False, None
-        self.streamed_media = None
-        self.metrics = {}
-        self._pieces, self._joined, self._joined_upto = [], "", 0
-        self.chunks = 0
-        self.note = ""
-        self.cost = None
-        self.phase = None
+        self._clear_run()
         self.refresh(force=True)
 
     def add_chunk(self, chunk: StreamChunk, *, draw: bool = True) -> bool:

@@ -173,11 +173,7 @@ class LogPanel(LivePanel):
     def flush(self) -> None:
         """Draw now whatever ``add`` held back (nothing to do when nothing was)."""
         if self._held:
-            self.redraw()
-
-    def redraw(self) -> None:
-        """Draw the panel now, whatever the throttle says."""
-        self.refresh(force=True)
+            self.refresh(force=True)
 
     def set_workers(self, count: int) -> None:
         if count != self.workers:
