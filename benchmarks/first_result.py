@@ -65,8 +65,11 @@ PHASE_NAMES = (
 
 @contextmanager
 def kernel() -> Iterator[Any]:
-    """A new kernel with no key and a home of its own; its blocking client, once ready."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUNPOD", "IPYTHON"))}
+    """A new kernel with no key and a home of its own; its blocking client, once ready.
+    Bytecode is written as a user's Python writes it, so a source file changed since its
+    ``.pyc`` is compiled once, not in every round (``PYTHONDONTWRITEBYTECODE`` dropped)."""
+    drop = ("RUNPOD", "IPYTHON", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     with tempfile.TemporaryDirectory() as home:
         env.update(HOME=home, JUPYTER_CONFIG_DIR=os.path.join(home, ".jupyter"))
         manager = KernelManager(kernel_name="python3")
