@@ -46,6 +46,7 @@ SLOW = (
     "tests/notebook/test_batch_kernels.py",
     "tests/notebook/test_batch_worker_script.py",  # worker processes
     "tests/notebook/test_login.py::test_login_through_a_real_kernel_leaves_the_key_nowhere",
+    "tests/notebook/test_first_result.py",  # a fresh interpreter: what the first job imports
     # the README's commands, as a newcomer runs them: emulators, shells, fresh interpreters
     "tests/test_readme.py::test_python_blocks_run_offline_as_written",
     "tests/test_readme.py::test_magic_blocks_run_in_ipython",

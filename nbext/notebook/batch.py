@@ -18,15 +18,16 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from nbext.client import AsyncBatch, Batch
 from nbext.models.batches import BatchRecord, BatchRequest
 
 from .map import inputs_of, results_frame
 from .widgets.map import MapPanel
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KEPT_INPUTS = Path("nbext-batches")
 """Where the inputs of the batches started here are kept, relative to the kernel's folder."""
@@ -50,6 +51,8 @@ def keep_inputs(batch_id: str, items: list[dict[str, Any]]) -> None:
 
 def kept_inputs(batch_id: str) -> pd.DataFrame:
     """The inputs kept for ``batch_id`` as a frame (empty when none were kept here)."""
+    import pandas as pd
+
     with contextlib.suppress(OSError, ValueError):
         return inputs_of(json.loads((KEPT_INPUTS / f"{batch_id}.json").read_text()))[1]
     return pd.DataFrame()
@@ -58,6 +61,8 @@ def kept_inputs(batch_id: str) -> pd.DataFrame:
 def batch_frame(inputs: pd.DataFrame, results: list[BatchRequest]) -> pd.DataFrame:
     """One row per input: its columns, then the request's id, state, run_ms, output,
     error, and when it started and completed."""
+    import pandas as pd
+
     if len(inputs) != len(results):
         inputs = pd.DataFrame(index=range(len(results)))
     frame = results_frame(inputs, dict(enumerate(results)), len(results))

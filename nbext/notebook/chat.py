@@ -16,25 +16,22 @@ for: time to first token, tokens, and tokens per second.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
-
-from markdown_it import MarkdownIt
+from typing import TYPE_CHECKING, Any
 
 from .theme import BORDER, ERROR, MUTED, badge_html
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 CHAT_ROUTE = "/v1/chat/completions"
 MODELS_ROUTE = "/v1/models"
 UPDATES_PER_SECOND = 10
 """How often a live answer is redrawn at most: smooth to read, cheap for the front end."""
-
-_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
-"""CommonMark with raw HTML escaped (``html: False``); links to ``javascript:`` and the
-like are refused by markdown-it's own link check."""
-
 
 STOP_HINT = "interrupt the kernel (■) to stop the answer and cancel its job"
 """Said while an answer comes: a blocking cell hears Ctrl-C, in every front end."""
@@ -48,8 +45,17 @@ class NotAChatEndpoint(Exception):
 
 def markdown_html(text: str) -> str:
     """``text`` rendered as Markdown; any HTML in it is shown as text, never run."""
-    rendered: str = _MARKDOWN.render(text)
+    rendered: str = _markdown().render(text)
     return rendered
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    """CommonMark with raw HTML escaped (``html: False``); links to ``javascript:`` and the
+    like are refused by markdown-it's own link check. Made by the first chat, not on import."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
 def describe(value: Any) -> str:

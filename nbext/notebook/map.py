@@ -17,9 +17,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, Unpack
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Unpack
 
 from nbext.client import (
     Abandoned,
@@ -41,6 +39,9 @@ from .kernel import current
 from .registry import JobRecord
 from .widgets.map import MapPanel
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 DEFAULT_CONCURRENCY = 8
 TICK = 0.1
 """Seconds between two redraws of a waiting map's elapsed time and ETA."""
@@ -52,6 +53,8 @@ def inputs_of(inputs: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
     A DataFrame gives one input per row (values made JSON-ready: numpy numbers become
     Python numbers, timestamps ISO text); a list gives its dicts as they are.
     """
+    import pandas as pd
+
     if isinstance(inputs, pd.DataFrame):
         frame = inputs.reset_index(drop=True)
         if not all(isinstance(c, str) for c in frame.columns):
@@ -81,6 +84,8 @@ def results_frame(
     input_frame: pd.DataFrame, results: Mapping[int, JobResult | MaybeQueued], total: int
 ) -> pd.DataFrame:
     """Input columns, then the result columns; a clashing input column gets ``input.``."""
+    import pandas as pd
+
     rows: list[dict[str, Any]] = []
     for i in range(total):
         result = results.get(i)

@@ -28,8 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from nbext import media
 from nbext.client import JobCost
 
@@ -135,6 +133,8 @@ def output_html(output: Any, *, full_size_files: bool = True) -> str:
     folder = MEDIA.full_size_dir if full_size_files else ""
     gallery = _gallery_of(output, found, folder).html if found else ""
     if isinstance(output, list) and output and all(isinstance(r, dict) for r in output):
+        import pandas as pd
+
         gallery += Table(pd.DataFrame(output[:TABLE_ROWS]))._repr_html_()  # records
     summary = html.escape(compact_json(readable))
     full = html.escape(shorten(to_json(readable, indent=2), EXPANDED_CHARS))

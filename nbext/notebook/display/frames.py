@@ -18,10 +18,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import Enum
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-import pandas as pd
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Kind = Literal["string", "category", "datetime", "int", "float", "bool", "object"]
 Getter = Callable[[Mapping[str, Any]], Any]
@@ -128,6 +130,8 @@ def _nests(annotation: Any) -> bool:
 
 def to_frame(records: Iterable[Any], spec: ListingSpec) -> pd.DataFrame:
     """The records as a DataFrame with the spec's columns, dtypes and order."""
+    import pandas as pd  # on first use: a kernel that never makes a frame never pays for it
+
     records = list(records)
     rows = [as_mapping(r) for r in records]
     data: dict[str, list[Any]] = {c.name: [c.value(row) for row in rows] for c in spec.columns}
@@ -169,6 +173,8 @@ def _hidden(spec: ListingSpec, key: str) -> bool:
 
 def convert(series: pd.Series, column: Column) -> pd.Series:
     """One column to its dtype; values that do not fit become missing, never errors."""
+    import pandas as pd
+
     kind = column.kind
     if kind == "string":
         return series.map(_text, na_action="ignore").astype("string")
@@ -193,6 +199,8 @@ def convert(series: pd.Series, column: Column) -> pd.Series:
 
 def plain_values(series: pd.Series) -> pd.Series:
     """The values made plain, as objects (``map`` would turn ``[5, None]`` into floats)."""
+    import pandas as pd
+
     return pd.Series([plain_value(v) for v in series], index=series.index, dtype=object)
 
 
@@ -215,6 +223,8 @@ def _text(value: Any) -> str:
 
 
 def _instant(value: Any) -> Any:
+    import pandas as pd
+
     if isinstance(value, int | float) and not isinstance(value, bool):
         # epoch seconds, or milliseconds for values past year 2286 in seconds
         return pd.Timestamp(value, unit="ms" if value > 1e10 else "s", tz="UTC")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..ipython import show
 from .table import Table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def show_frame(

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import math
 from html import escape
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from nbext import media
 
 from .text import MISSING, compact_json
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CSS_CLASS = "nbext-listing"
 NO_WRAP = f"<style>table.{CSS_CLASS} td, table.{CSS_CLASS} th {{ white-space: nowrap; }}</style>"
@@ -40,6 +41,8 @@ CELL_CHARS = 60
 
 def is_missing(value: Any) -> bool:
     """Missing in any of pandas' spellings (a list or a dict is a value, never missing)."""
+    import pandas as pd
+
     if value is None or value is pd.NA or value is pd.NaT:
         return True
     return isinstance(value, float) and math.isnan(value)
@@ -90,6 +93,8 @@ class Table:
         pandas' ``na_rep`` and ``formatters`` never reach ``<NA>`` in its nullable dtypes,
         so the cells are written here, once, for both renderings.
         """
+        import pandas as pd
+
         columns: dict[str, Any] = {}
         for name, series in self.frame.items():
             label = str(name)

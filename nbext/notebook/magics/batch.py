@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from IPython.core.error import UsageError
 
 from ..batch import attach_line, follow, follow_async, keep_inputs, kept_inputs
@@ -21,6 +20,8 @@ from .job import _loop_running
 
 if TYPE_CHECKING:
     import argparse
+
+    import pandas as pd
 
 BACKGROUND: set[asyncio.Task[None]] = set()
 """The batches followed in the background (a task the loop holds only weakly)."""

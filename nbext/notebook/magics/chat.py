@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
-import pandas as pd
 from IPython.core.error import UsageError
 from IPython.display import DisplayHandle, display
 
@@ -50,6 +49,8 @@ from .common import Magics, check_name, explain, one_line, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
+
+    import pandas as pd
 
     from ..connection import Service
 
@@ -442,6 +443,8 @@ def chat(magics: Magics, args: argparse.Namespace) -> pd.DataFrame:
 
     Columns: endpoint, turn, role, content, model, job_id, ttft_s, tokens, tokens_per_s.
     """
+    import pandas as pd
+
     conversations: dict[str, Conversation] = magics.conversations
     if args.endpoint is not None and args.endpoint not in conversations:
         known = ", ".join(sorted(conversations)) or "none yet"

@@ -15,10 +15,9 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
-import pandas as pd
 
 from nbext.models import Health
 
@@ -28,6 +27,9 @@ from ..rendering import HealthView, Rendering, render_health
 from ..theme import MUTED, SERIES_COLOURS
 from .controls import Controls
 from .live import LivePanel
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HISTORY = 120
 """Samples kept for the chart (two minutes at one a second)."""

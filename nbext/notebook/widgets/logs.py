@@ -18,10 +18,9 @@ import dataclasses
 import html
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
-import pandas as pd
 
 from ..display.frames import to_frame
 from ..display.specs import LOGS
@@ -35,6 +34,9 @@ from ..rendering import Rendering
 from .controls import Controls
 from .live import LivePanel
 from .throttle import Throttle
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_MAX_LINES = 1000
 """Lines a panel keeps by default (``RunpodMagics.log_max_lines``)."""
