@@ -483,12 +483,8 @@ class Pods:
         if action is PodAction.TERMINATE:
             self.delete(pod_id)
             return None
-        move = {
-            PodAction.START: self.start,
-            PodAction.STOP: self.stop,
-            PodAction.RESTART: self.restart,
-        }
-        return move[action](pod_id)
+        move: PodRecord = getattr(self, action.value)(pod_id)  # start, stop or restart
+        return move
 
     def changeable(self, pod_id: str) -> PodRecord:
         """The pod, which v2 may change: 409 for a cluster's member, else 404 if none."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
@@ -16,41 +16,27 @@ from .refusals import validated
 
 @dataclass
 class AuthEntry:
-    view: ContainerRegistryAuth
+    id: str
+    name: str
     username: str
-    password: str
+    password: str = field(repr=False)
 
-    def __repr__(self) -> str:
-        return f"AuthEntry(id={self.view.id!r}, name={self.view.name!r}, password=***)"
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "id": self.view.id,
-            "name": self.view.name,
-            "username": self.username,
-            "password": self.password,
-        }
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> AuthEntry:
-        view = ContainerRegistryAuth(id=record["id"], name=record["name"])
-        return cls(view, record["username"], record["password"])
+    def view(self) -> ContainerRegistryAuth:
+        return ContainerRegistryAuth(id=self.id, name=self.name)
 
 
 class RegistryAuths:
     def __init__(self, store: Store) -> None:
-        self.book: Book[AuthEntry] = Book(
-            store, "registry_auth", AuthEntry.record, AuthEntry.from_record
-        )
+        self.book: Book[AuthEntry] = Book.of(store, "registry_auth", AuthEntry)
         self.users: list[Callable[[str], list[str]]] = []
         """Asked before a delete: each area whose records name an auth registers one,
         naming those that name it ("pod abc"); an auth in use is not deleted."""
 
     def get(self, auth_id: str) -> ContainerRegistryAuth:
-        return self.book.need(auth_id, "container registry auth").view
+        return self.book.need(auth_id, "container registry auth").view()
 
     def listing(self) -> list[ContainerRegistryAuth]:
-        return [e.view for e in self.book]
+        return [e.view() for e in self.book]
 
     def require(self, auth_id: str | None, field: str) -> str | None:
         """The auth a request names in ``field`` (empty means none), or 400."""
@@ -70,15 +56,14 @@ class RegistryAuths:
         if isinstance(body, dict):
             body = validated(ContainerRegistryAuthCreateInput, body, {})
         for entry in self.book:
-            if entry.view.name == body.name:
+            if entry.name == body.name:
                 raise InvalidInput(
                     f"name: a container registry auth named {body.name!r} already exists "
-                    f"(id {entry.view.id}); names must be unique"
+                    f"(id {entry.id}); names must be unique"
                 )
-        view = ContainerRegistryAuth(id=new_cuid(), name=body.name)
-        assert view.id is not None
-        self.book.save(view.id, AuthEntry(view, body.username, body.password.get_secret_value()))
-        return view
+        entry = AuthEntry(new_cuid(), body.name, body.username, body.password.get_secret_value())
+        self.book.save(entry.id, entry)
+        return entry.view()
 
     def delete(self, auth_id: str) -> None:
         self.get(auth_id)
