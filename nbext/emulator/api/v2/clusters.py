@@ -42,4 +42,4 @@ async def delete_cluster(cluster_id: str, m: Managed) -> Response:
 @router.get("/{cluster_id}/pods")
 async def list_cluster_pods(cluster_id: str, m: Managed) -> Response:
     cluster = m.clusters.get(cluster_id)
-    return ok({"pods": [m.clusters.member_view(cluster, p) for p in m.clusters.members(cluster)]})
+    return ok({"pods": [m.pods.member_view(cluster, p) for p in m.clusters.members(cluster)]})

@@ -121,27 +121,13 @@ def spend(
     return sums
 
 
-@dataclass(frozen=True)
-class Window:
-    start: datetime
-    end: datetime
-    size: BucketSize
-
-    def wire(self) -> dict[str, str]:
-        return {
-            "startTime": iso(self.start.timestamp()),
-            "endTime": iso(self.end.timestamp()),
-            "bucketSize": self.size.value,
-        }
-
-
 def resolve_window(
     now: float,
     size: BucketSize,
     start: datetime | None,
     end: datetime | None,
     last_n: int | None,
-) -> Window:
+) -> tuple[datetime, datetime]:
     """The aligned window of a query (``lastN`` or ``startTime``/``endTime``, not both)."""
     moment = datetime.fromtimestamp(now, UTC)
     if last_n is not None:
@@ -155,7 +141,7 @@ def resolve_window(
             first = bucket_floor(first - timedelta(microseconds=1), size)
             if first.year <= 1970:
                 break
-        return Window(first, bucket_next(bucket_floor(moment, size), size), size)
+        return first, bucket_next(bucket_floor(moment, size), size)
     end = (end or moment).astimezone(UTC)
     start = (start or end - timedelta(days=DEFAULT_DAYS)).astimezone(UTC)
     if start > end:
@@ -166,7 +152,7 @@ def resolve_window(
     aligned_end = bucket_floor(end, size)
     if aligned_end != end:
         aligned_end = bucket_next(aligned_end, size)
-    return Window(bucket_floor(start, size), aligned_end, size)
+    return bucket_floor(start, size), aligned_end
 
 
 def _time(name: str, value: str | None) -> datetime | None:
@@ -199,9 +185,10 @@ class Billing:
         """``key``: a usage's (group id, category). ``grouped``: the query field the records
         are grouped and filtered by, the usage label it filters, and the field counting
         the groups."""
-        window = resolve_window(
+        size = BucketSize(query.get("bucketSize", "day"))
+        first, last = resolve_window(
             self.clock.now(),
-            BucketSize(query.get("bucketSize", "day")),
+            size,
             _time("startTime", query.get("startTime")),
             _time("endTime", query.get("endTime")),
             query.get("lastN"),
@@ -210,18 +197,16 @@ class Billing:
         usages = [u for kind in kinds for u in self.ledger.of_kind(kind)]
         if grouped is not None and query.get(grouped[0]) is not None:
             usages = [u for u in usages if u.labels.get(grouped[1]) == query.get(grouped[0])]
-        lo, hi = window.start.timestamp(), min(window.end.timestamp(), now)
+        lo, hi = first.timestamp(), min(last.timestamp(), now)
         sums: dict[tuple[float, str], dict[str, float]] = defaultdict(dict)
-        for (bucket, (group_id, category)), spent in spend(
-            usages, lo, hi, window.size, now, key
-        ).items():
+        for (bucket, (group_id, category)), spent in spend(usages, lo, hi, size, now, key).items():
             sums[(bucket, group_id)][category] = spent.amount
         records: list[dict[str, Any]] = []
         for (bucket, group_id), amounts in sorted(sums.items()):
             start = datetime.fromtimestamp(bucket, UTC)
             record: dict[str, Any] = {
                 "startTime": iso(bucket),
-                "endTime": iso(bucket_next(start, window.size).timestamp()),
+                "endTime": iso(bucket_next(start, size).timestamp()),
             }
             if grouped is not None:
                 record[grouped[0]] = group_id
@@ -229,7 +214,8 @@ class Billing:
                 record[category] = round(amounts.get(category, 0.0), AMOUNT_DECIMALS)
             record["totalAmount"] = round(sum(amounts.values()), AMOUNT_DECIMALS)
             records.append(record)
-        metadata: dict[str, Any] = {"query": window.wire(), "recordCount": len(records)}
+        window = {"startTime": iso(lo), "endTime": iso(last.timestamp()), "bucketSize": size.value}
+        metadata: dict[str, Any] = {"query": window, "recordCount": len(records)}
         if grouped is not None:
             metadata["query"][grouped[0]] = query.get(grouped[0])
             metadata[grouped[2]] = len({r[grouped[0]] for r in records})

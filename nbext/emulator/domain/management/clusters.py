@@ -11,13 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from nbext.models.v2 import PodStatus
-
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..store_port import Store
 from . import catalog
-from .pod_status import CUDA_DEFAULT, observed_status, runtime, ssh
+from .pod_status import observed_status
 from .records import Book, iso, new_id
 from .usage import UsageLedger
 
@@ -143,42 +141,3 @@ class Clusters:
         if str(primary["status"]) == "RUNNING":
             view["primary"]["sshEndpoint"] = f"root@{primary['ip']}:22"
         return view
-
-    def member_view(self, cluster: dict[str, Any], member: dict[str, Any]) -> dict[str, Any]:
-        """A cluster's member pod, in the shape of any pod."""
-        compute = cluster["compute"]
-        container = cluster.get("container", {})
-        status = PodStatus(str(member["status"]))
-        now = self.clock.now()
-        count = int(compute["gpuCountPerPod"])
-        offer = catalog.gpu(compute["gpuTypeId"])
-        role = {k: member[k] for k in ("role",) if k in member}
-        running = status is PodStatus.RUNNING
-        return {
-            "id": member["id"],
-            "name": f"{cluster['name']}-{member['rank']}",
-            "status": status.value,
-            "actions": [],  # managed through /v2/clusters
-            "image": container.get("image", ""),
-            "args": container.get("args", ""),
-            "disk": container.get("disk", 50),
-            "env": container.get("env", {}),
-            "ports": container.get("ports", []),
-            "registry": None,
-            "mounts": cluster.get("mounts") or {},
-            "gpu": {"id": compute["gpuTypeId"], "count": count},
-            "cloud": "SECURE",
-            "dataCenterId": cluster["dataCenterId"],
-            "cudaVersion": CUDA_DEFAULT,
-            "ssh": ssh(member["id"], running, None, None),
-            "cluster": {"id": cluster["id"], "rank": member["rank"], "ip": member["ip"], **role},
-            "template": None,
-            "cost": round(offer.secure_price * count, 4),
-            "locked": False,
-            "globalNetworking": {"enabled": False},
-            "runtime": runtime(now, float(member["createdTs"]), count, {}, None)
-            if running
-            else None,
-            "createdAt": iso(float(member["createdTs"])),
-            "startedAt": iso(float(member["createdTs"])),
-        }

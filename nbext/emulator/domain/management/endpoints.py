@@ -293,23 +293,14 @@ class Endpoints:
     def get(self, endpoint_id: str) -> EndpointRecord:
         return self.book.need(endpoint_id, "endpoint")
 
-    def template(self, e: EndpointRecord) -> TemplateRecord | None:
-        return self.templates.find(e.template_id)
+    def template(self, e: EndpointRecord) -> TemplateRecord:
+        """The template ``e`` runs: one cannot go while an endpoint runs it."""
+        return self.templates.get(e.template_id)
 
     def _owned(self, e: EndpointRecord) -> TemplateRecord | None:
         """The template ``e`` runs if it was made for ``e`` (it goes with it), else None."""
         t = self.templates.book.get(e.template_id)
         return t if t is not None and t.deployed_for == e.id else None
-
-    def serverless_template(self, template_id: str) -> TemplateRecord:
-        """The template an endpoint is to run, or 400 saying why it cannot."""
-        template = self.templates.require(template_id, "templateId")
-        if not template.serverless:
-            raise InvalidInput(
-                f"templateId: template {template_id!r} is a pod template (isServerless false); "
-                "an endpoint needs a serverless template"
-            )
-        return template
 
     def check_volumes(self, settings: dict[str, Any]) -> None:
         """Every volume ``settings`` name exists (a refusal names it as v1 does)."""
@@ -381,10 +372,8 @@ class Endpoints:
     def restore(self) -> None:
         """Put every stored endpoint back into the job interface (before its jobs return)."""
         for e in self.book:
-            template = self.template(e)
             if e.id not in self.jobs.endpoints:
-                image = template.image if template else None
-                self.jobs.add_endpoint(self._live(e, image or ""))
+                self.jobs.add_endpoint(self._live(e, self.template(e).image))
 
     def record_execution(
         self, live: LiveEndpoint, worker_id: str, start: float, end: float
@@ -470,13 +459,12 @@ class Endpoints:
         """The endpoint's versions as releases, each noted when first seen (with its image)."""
         known: list[dict[str, Any]] = list(e.releases)
         if not known or known[-1]["version"] < e.version:
-            t = self.template(e)
             known.append(
                 {
                     "id": "rel_" + new_id(10),
                     "version": e.version,
                     "ts": e.created_at if not known else self.clock.now(),
-                    "image": t.image if t else None,
+                    "image": self.template(e).image,
                 }
             )
             e.releases = known
@@ -527,7 +515,7 @@ class Endpoints:
     def add(self, template_id: str, settings: dict[str, Any]) -> EndpointRecord:
         """An endpoint running ``template_id`` as it is, with ``settings`` (the record's
         fields; the rest take their defaults): checked, stored, and served at once."""
-        template = self.serverless_template(template_id)
+        template = self.templates.require(template_id, "templateId", serverless=True)
         self.check_volumes(settings)
         endpoint_id = new_id(14)
         while endpoint_id in self.jobs.endpoints or reserved_endpoint_id(endpoint_id):
@@ -563,7 +551,9 @@ class Endpoints:
         change changes nothing; a refusal names the worker counts by the caller's
         ``names`` (v1's by default)."""
         e = self.get(endpoint_id)
-        template = self.serverless_template(template_id) if template_id else None
+        template = None
+        if template_id:
+            template = self.templates.require(template_id, "templateId", serverless=True)
         if "network_volumes" in settings or "v1_volumes" in settings:
             self.check_volumes(settings)
         low = settings.get("workers_min", e.workers_min)

@@ -28,6 +28,7 @@ from .records import iso
 if TYPE_CHECKING:
     from ..endpoints import Endpoint as LiveEndpoint
     from ..jobs import Job
+    from .container import Container
     from .usage import Usage
 
 WORKER_LINES = 1000
@@ -65,18 +66,9 @@ def literal(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-@dataclass(frozen=True)
-class PodFacts:
-    """What a pod's log lines mention."""
-
-    pod_id: str
-    image: str
-    hardware: str
-    data_center: str
-    ports: tuple[str, ...]
-
-
-def pod_lines(facts: PodFacts, intervals: Iterable[Usage], now: float) -> list[LogLine]:
+def pod_lines(
+    pod: Container, hardware: str, data_center: str, intervals: Iterable[Usage], now: float
+) -> list[LogLine]:
     """The pod's log up to ``now``, from the intervals it ran (oldest first)."""
     raw: list[tuple[float, str, str]] = []
     for i, usage in enumerate(sorted(intervals, key=lambda u: u.start)):
@@ -84,15 +76,15 @@ def pod_lines(facts: PodFacts, intervals: Iterable[Usage], now: float) -> list[L
         boot = start
         if i == 0:
             raw += [
-                (start, "system", f"pod {facts.pod_id}: {facts.hardware} in {facts.data_center}"),
-                (start, "system", f"pulling image {facts.image}"),
-                (start + PROVISIONING_S, "system", f"image {facts.image} pulled"),
+                (start, "system", f"pod {pod.id}: {hardware} in {data_center}"),
+                (start, "system", f"pulling image {pod.image}"),
+                (start + PROVISIONING_S, "system", f"image {pod.image} pulled"),
             ]
             boot = start + PROVISIONING_S
         raw.append((boot, "system", "starting container"))
         up = boot + STARTING_S
         raw.append((up, "container", "container started"))
-        for port in facts.ports:
+        for port in pod.ports:
             number, _, protocol = port.partition("/")
             service = {"8888": "Jupyter Lab", "22": "sshd"}.get(number, "service")
             raw.append((up, "container", f"{service} listening on {number}/{protocol}"))

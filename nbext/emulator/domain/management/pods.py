@@ -33,7 +33,7 @@ from . import catalog
 from .account import SshKeys
 from .clusters import Clusters
 from .container import Container, split_args
-from .logs import LogLine, PodFacts, pod_lines
+from .logs import LogLine, pod_lines
 from .network_volumes import NetworkVolumes
 from .pod_input import CONTAINER_DEFAULTS, PodChange, PodOrder
 from .pod_rules import create_request, update_request
@@ -125,6 +125,26 @@ class PodRecord(Container):
 
 def _hash(*parts: str) -> int:
     return zlib.crc32(":".join(parts).encode())
+
+
+def _member(cluster: dict[str, Any], member: dict[str, Any]) -> PodRecord:
+    """A cluster's member as a pod record: it runs since its cluster was made."""
+    compute, container = cluster["compute"], cluster.get("container", {})
+    count = int(compute["gpuCountPerPod"])
+    return PodRecord(
+        id=member["id"],
+        name=f"{cluster['name']}-{member['rank']}",
+        image=container.get("image", ""),
+        args=container.get("args", ""),
+        disk=container.get("disk", 50),
+        env=container.get("env", {}),
+        ports=container.get("ports", []),
+        gpu_type_id=compute["gpuTypeId"],
+        gpu_count=count,
+        data_center_id=cluster["dataCenterId"],
+        started_at=float(member["createdTs"]),
+        cost_per_hr=round(catalog.gpu(compute["gpuTypeId"]).secure_price * count, 4),
+    )
 
 
 class Pods:
@@ -355,13 +375,13 @@ class Pods:
         if include_cluster_pods:
             clusters = self.clusters
             for cluster in clusters.listing():
-                pods += [clusters.member_view(cluster, p) for p in clusters.members(cluster)]
+                pods += [self.member_view(cluster, p) for p in clusters.members(cluster)]
         return pods
 
     def get(self, pod_id: str) -> dict[str, Any]:
         found = self.clusters.member(pod_id)
         if found is not None:
-            return self.clusters.member_view(*found)
+            return self.member_view(*found)
         return self.view(self.entry(pod_id))
 
     def _starts(self, pod_id: str | None = None) -> dict[str, list[float]]:
@@ -436,28 +456,31 @@ class Pods:
         )
         return out
 
+    def member_view(self, cluster: dict[str, Any], member: dict[str, Any]) -> dict[str, Any]:
+        """A cluster's member pod, in the shape of any pod (managed through /v2/clusters:
+        no actions of its own)."""
+        e = _member(cluster, member)
+        role = {k: member[k] for k in ("role",) if k in member}
+        out = self.view(e, {e.id: [float(member["createdTs"])]})
+        out.update(actions=[], mounts=cluster.get("mounts") or {})
+        out["cluster"] = {"id": cluster["id"], "rank": member["rank"], "ip": member["ip"], **role}
+        return out
+
     def log_lines(self, pod_id: str) -> list[LogLine]:
         """The pod's boot and shutdown lines up to now (a cluster member's since its cluster)."""
-        now = self.clock.now()
         found = self.clusters.member(pod_id)
         if found is not None:  # a cluster's member has run since the cluster was made
-            cluster, member = found
-            compute = cluster["compute"]
-            hardware = f"{compute['gpuCountPerPod']} x {compute['gpuTypeId']}"
-            image = str(cluster.get("container", {}).get("image", ""))
-            ports = tuple(cluster.get("container", {}).get("ports", ()))
-            facts = PodFacts(pod_id, image, hardware, cluster["dataCenterId"], ports)
-            since = float(member["createdTs"])
-            return pod_lines(facts, [Usage("", "", pod_id, since, None, 0)], now)
-        e = self.entry(pod_id)
+            e = _member(*found)
+            intervals = [Usage("", "", pod_id, float(found[1]["createdTs"]), None, 0)]
+        else:
+            e = self.entry(pod_id)
+            intervals = [u for u in self.usage.of_kind("pod") if u.subject == pod_id]
         hardware = (
             f"{e.gpu_count or 1} x {e.gpu_type_id}"
             if e.gpu_type_id
             else f"{int(e.vcpu_count or 0)} vCPU ({e.cpu_flavor_id})"
         )
-        facts = PodFacts(pod_id, e.image, hardware, e.data_center_id, tuple(e.ports))
-        intervals = [u for u in self.usage.of_kind("pod") if u.subject == pod_id]
-        return pod_lines(facts, intervals, now)
+        return pod_lines(e, hardware, e.data_center_id, intervals, self.clock.now())
 
     def create(self, data: dict[str, Any]) -> PodRecord:
         """Rent the pod a v2 body describes, every rule checked first."""

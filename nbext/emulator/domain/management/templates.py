@@ -182,11 +182,17 @@ class Templates:
             raise NotFound(f"template {template_id!r} not found")
         return found
 
-    def require(self, template_id: str, field: str) -> TemplateRecord:
-        """The template a request names in ``field``, or 400 saying it does not exist."""
+    def require(self, template_id: str, field: str, *, serverless: bool = False) -> TemplateRecord:
+        """The template a request names in ``field``, or 400 saying it does not exist (or,
+        for an endpoint, ``serverless``, that it is a pod template)."""
         found = self.find(template_id)
         if found is None:
             raise InvalidInput(f"{field}: no template with id {template_id!r}")
+        if serverless and not found.serverless:
+            raise InvalidInput(
+                f"{field}: template {template_id!r} is a pod template (isServerless false); "
+                "an endpoint needs a serverless template"
+            )
         return found
 
     def named(self, template_id: str, *, serverless: bool) -> TemplateRecord:
