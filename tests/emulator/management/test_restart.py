@@ -73,7 +73,7 @@ async def test_usage_and_open_intervals_survive(tmp_path: Path) -> None:
     second = emulator(db, clock)
     billed = [r["timeBilledMs"] for r in second.management.v1_billing.pods(PodBillingQuery())]
     assert billed == [7_200_000]
-    second.management.pods.stop(pod.id)
+    second.management.pods.move(pod.id, "stop")
     clock.step(3600)
     billed = [r["timeBilledMs"] for r in second.management.v1_billing.pods(PodBillingQuery())]
     assert billed == [7_200_000]

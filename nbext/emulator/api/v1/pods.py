@@ -261,19 +261,19 @@ async def delete_pod(pod_id: str, m: Managed) -> Response:
 
 @router.post("/{pod_id}/start")
 async def start_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.start(pod_id)))
+    return ok(answer(m, m.pods.move(pod_id, "start")))
 
 
 @router.post("/{pod_id}/stop")
 async def stop_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.stop(pod_id)))
+    return ok(answer(m, m.pods.move(pod_id, "stop")))
 
 
 @router.post("/{pod_id}/restart")
 async def restart_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.restart(pod_id)))
+    return ok(answer(m, m.pods.move(pod_id, "restart")))
 
 
 @router.post("/{pod_id}/reset")
 async def reset_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.reset(pod_id)))
+    return ok(answer(m, m.pods.move(pod_id, "reset")))

@@ -603,38 +603,35 @@ class Endpoints:
                 "choose another id"
             )
         image = live.image or ""
-        template = self.templates.create(
-            {  # v1's defaults: deploy made its templates through v1's rules
-                "name": self.templates.unique_name(f"{live.name} ({live.id})"),
-                "image": image,
-                "serverless": True,
-                "ports": list(DEFAULT_PORTS),
-                "mounts": {"persistent": {"size": 20, "path": "/workspace"}},
-            },
-            readme="Made by Emulator.deploy for its endpoint; deleted with it.",
-            deployed_for=live.id,
-        )
-        e = EndpointRecord(
-            id=live.id,
-            name=live.name,
-            template_id=template.id,
-            data_center_ids=[str(catalog.DATA_CENTERS_DEFAULT)],
-            workers_min=live.workers_min,
-            workers_max=live.workers_max,
-            idle_timeout=live.idle_timeout,
-            timeout_ms=live.execution_timeout_ms,
-            created_at=self.clock.now(),
-            aggregate_stream=live.aggregate_stream,
-            deployed=True,
-        )
-        if load_balancer is not None:
-            e.type, e.scaling, e.scaling_value = "LOAD_BALANCER", "REQUEST_COUNT", load_balancer
-        try:
+        with atomic():  # the template and the record, or neither
+            template = self.templates.create(
+                {  # v1's defaults: deploy made its templates through v1's rules
+                    "name": self.templates.unique_name(f"{live.name} ({live.id})"),
+                    "image": image,
+                    "serverless": True,
+                    "ports": list(DEFAULT_PORTS),
+                    "mounts": {"persistent": {"size": 20, "path": "/workspace"}},
+                },
+                readme="Made by Emulator.deploy for its endpoint; deleted with it.",
+                deployed_for=live.id,
+            )
+            e = EndpointRecord(
+                id=live.id,
+                name=live.name,
+                template_id=template.id,
+                data_center_ids=[str(catalog.DATA_CENTERS_DEFAULT)],
+                workers_min=live.workers_min,
+                workers_max=live.workers_max,
+                idle_timeout=live.idle_timeout,
+                timeout_ms=live.execution_timeout_ms,
+                created_at=self.clock.now(),
+                aggregate_stream=live.aggregate_stream,
+                deployed=True,
+            )
+            if load_balancer is not None:
+                e.type, e.scaling, e.scaling_value = "LOAD_BALANCER", "REQUEST_COUNT", load_balancer
+            self.book.save(live.id, e)
             self.jobs.add_endpoint(live)
-        except Exception:
-            self.templates.book.drop(template.id)
-            raise
-        self.book.save(live.id, e)
 
     def set_image(self, endpoint_id: str, image: str) -> None:
         """Run ``image`` from now on (the command line naming another image after a restart).

@@ -306,35 +306,21 @@ class Pods:
             self.book.save(e.id, e)  # first: a pod whose save fails is read back
             self.usage.close("pod", e.id, now)
 
-    def _unlocked(self, e: PodRecord, action: str) -> None:
-        if e.locked:
+    def move(self, pod_id: str, action: str) -> PodRecord:
+        """``start``, ``stop``, ``restart`` or ``reset`` the pod; a locked pod refuses stop
+        and reset. Starting a running pod, or stopping a stopped one, changes nothing."""
+        e = self.entry(pod_id)
+        disabled = {"stop": "stopping", "reset": "resetting"}.get(action)
+        if e.locked and disabled:
             raise InvalidInput(
-                f"pod {e.id} is locked, which disables {action}; unlock it first "
+                f"pod {e.id} is locked, which disables {disabled}; unlock it first "
                 '(PATCH the pod with {"locked": false})'
             )
-
-    def start(self, pod_id: str) -> PodRecord:
-        e = self.entry(pod_id)
-        if not e.running:
-            self._run(e, "Resumed", self.clock.now())
-        return e
-
-    def stop(self, pod_id: str) -> PodRecord:
-        e = self.entry(pod_id)
-        self._unlocked(e, "stopping")
-        if e.running:
-            self._exit(e, self.clock.now())
-        return e
-
-    def restart(self, pod_id: str) -> PodRecord:
-        e = self.entry(pod_id)
-        self._run(e, "Restarted", self.clock.now())
-        return e
-
-    def reset(self, pod_id: str) -> PodRecord:
-        e = self.entry(pod_id)
-        self._unlocked(e, "resetting")
-        self._run(e, "Reset", self.clock.now())
+        now = self.clock.now()
+        if action == "stop" and e.running:
+            self._exit(e, now)
+        elif action != "stop" and not (action == "start" and e.running):
+            self._run(e, {"start": "Resumed", "restart": "Restarted"}.get(action, "Reset"), now)
         return e
 
     def change(self, pod_id: str, change: PodChange) -> PodRecord:
@@ -506,8 +492,7 @@ class Pods:
         if action is PodAction.TERMINATE:
             self.delete(pod_id)
             return None
-        move: PodRecord = getattr(self, action.value)(pod_id)  # start, stop or restart
-        return move
+        return self.move(pod_id, action.value)
 
     def changeable(self, pod_id: str) -> PodRecord:
         """The pod, which v2 may change: 409 for a cluster's member, else 404 if none."""
