@@ -26,7 +26,7 @@ from nbext.models import (
 )
 
 from ...domain.management import catalog
-from ...domain.management.endpoints import EndpointRecord, volumes_of
+from ...domain.management.endpoints import EndpointRecord, v1_pair, volumes_of
 from ...domain.management.facade import Management
 from ...domain.management.records import wire
 from .common import Managed, body, no_content, ok, query
@@ -142,7 +142,7 @@ async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Res
     if (scaling, value) != (e.scaling, e.scaler_value()):
         settings.update(scaling=scaling, scaling_value=float(value))
     if "network_volume_id" in named or "network_volume_ids" in named:
-        first, rest = e.volume_split()
+        first, rest = v1_pair(e.network_volumes, e.v1_volumes)
         pair: list[Any] = [named.get("network_volume_id", first)]
         pair.append(named.get("network_volume_ids", rest))
         settings.update(v1_volumes=pair, network_volumes=volumes_of(*pair))

@@ -26,7 +26,7 @@ async def create_network_volume(request: Request, m: Managed) -> Response:
 
 @router.get("")
 async def list_network_volumes(m: Managed) -> Response:
-    return ok([wire(v.v1()) for v in m.volumes.listing()])
+    return ok([wire(v.v1()) for v in m.volumes.book])
 
 
 @router.get("/{volume_id}")

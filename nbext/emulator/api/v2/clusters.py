@@ -12,7 +12,7 @@ router = APIRouter(prefix="/v2/clusters", tags=["v2 clusters"])
 
 @router.get("")
 async def list_clusters(m: Managed) -> Response:
-    return ok({"clusters": [m.clusters.summary(c) for c in m.clusters.listing()]})
+    return ok({"clusters": [m.clusters.summary(c) for c in m.clusters.book]})
 
 
 @router.post("")

@@ -18,7 +18,7 @@ registries = APIRouter(prefix="/v2/registries", tags=["v2 registries"])
 
 @volumes.get("")
 async def list_volumes(m: Managed) -> Response:
-    return ok({"networkVolumes": [v.view() for v in m.volumes.listing()]})
+    return ok({"networkVolumes": [v.view() for v in m.volumes.book]})
 
 
 @volumes.post("")
@@ -59,7 +59,7 @@ async def create_registry(request: Request, m: Managed) -> Response:
 
 @registries.get("/delegations")
 async def list_delegations(m: Managed) -> Response:
-    return ok({"delegations": m.delegations.listing()})
+    return ok({"delegations": list(m.delegations.book)})
 
 
 @registries.post("/delegations")

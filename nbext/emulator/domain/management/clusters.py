@@ -35,9 +35,6 @@ class Clusters:
     def get(self, cluster_id: str) -> dict[str, Any]:
         return self.book.need(cluster_id, "cluster")
 
-    def listing(self) -> list[dict[str, Any]]:
-        return list(self.book)
-
     def create(self, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` is a validated create request (wire names); refused whole or kept whole."""
         compute = dict(body["compute"])

@@ -28,9 +28,6 @@ class Delegations:
         self.clock = clock
         self.book: Book[dict[str, Any]] = Book(store, "ecr_delegation", dict, dict)
 
-    def listing(self) -> list[dict[str, Any]]:
-        return list(self.book)
-
     def create(self, resource: str, name: str | None) -> dict[str, Any]:
         match = ARN.match(resource.strip())
         if match is None:

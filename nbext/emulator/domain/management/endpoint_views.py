@@ -40,12 +40,6 @@ def request_urls(base: str, endpoint_id: str) -> dict[str, str]:
     }
 
 
-def lb_base(base: str, endpoint_id: str) -> str:
-    """A load-balancing endpoint's base URL on the emulator the request came to: the path
-    form, which every client reaches (``ID.localhost`` needs a resolver that knows it)."""
-    return f"{base.rstrip('/')}/lb/{endpoint_id}"
-
-
 def _gpu(e: EndpointRecord) -> dict[str, Any]:
     pools = sorted({offers.pool_of(g) for g in e.gpu_types if g in catalog.GPUS})
     all_types = offers.pools()
@@ -67,7 +61,8 @@ def view(endpoints: Endpoints, e: EndpointRecord, base: str) -> dict[str, Any]:
     t = endpoints.template(e)
     out: dict[str, Any] = {"id": e.id, "name": e.name or e.id, "type": e.type}
     if e.id in endpoints.jobs.endpoints and e.type == "LOAD_BALANCER":
-        root = lb_base(base, e.id)
+        # the path form, which every client reaches (ID.localhost needs a resolver for it)
+        root = f"{base.rstrip('/')}/lb/{e.id}"
         out["requestUrls"] = {
             "base": root,
             "health": root + e.env.get("HEALTH_CHECK_PATH", "/ping"),

@@ -118,10 +118,6 @@ class EndpointRecord:
     def gpu(self) -> bool:
         return self.compute_type != "CPU"
 
-    def volume_split(self) -> tuple[str | None, list[str] | None]:
-        """v1's ``networkVolumeId`` and ``networkVolumeIds`` for the record's volumes."""
-        return v1_pair(self.network_volumes, self.v1_volumes)
-
     def scaler_value(self) -> int:
         """v1's ``scalerValue``: whole seconds of queue delay, or the request count."""
         if self.scaling == "REQUEST_COUNT":
@@ -130,7 +126,7 @@ class EndpointRecord:
 
     def v1(self) -> dict[str, Any]:
         """The endpoint as ``/v1`` shows it, without its template and workers."""
-        volume, volumes = self.volume_split()
+        volume, volumes = v1_pair(self.network_volumes, self.v1_volumes)
         data: dict[str, Any] = {
             "id": self.id,
             "name": self.name,

@@ -77,9 +77,6 @@ class NetworkVolumes:
     def get(self, volume_id: str) -> VolumeEntry:
         return self.book.need(volume_id, "network volume")
 
-    def listing(self) -> list[VolumeEntry]:
-        return list(self.book)
-
     def require(self, volume_id: str | None, field: str) -> VolumeEntry | None:
         """The volume a request names in ``field`` (empty means none), or 400."""
         if not volume_id:

@@ -360,7 +360,7 @@ class Pods:
         pods = [self.view(e, history) for e in self.book]
         if include_cluster_pods:
             clusters = self.clusters
-            for cluster in clusters.listing():
+            for cluster in clusters.book:
                 pods += [self.member_view(cluster, p) for p in clusters.members(cluster)]
         return pods
 
