@@ -646,9 +646,7 @@ class Endpoints:
 
     def template_changed(self, template_id: str) -> None:
         """A template's image or env changed: a new version of every endpoint using it."""
-        template = self.templates.find(template_id)
-        if template is None:
-            return
+        template = self.templates.get(template_id)  # Templates.update calls it, once saved
         image = template.image
         with atomic():
             for e in self.book:
