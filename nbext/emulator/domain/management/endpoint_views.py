@@ -69,7 +69,16 @@ def view(endpoints: Endpoints, e: EndpointRecord, base: str) -> dict[str, Any]:
         }
     elif e.id in endpoints.jobs.endpoints:
         out["requestUrls"] = request_urls(base, e.id)
-    out.update(to_v2(t.image, split_args(t.args), t.disk, e.env, t.ports, t.registry))
+    out.update(
+        to_v2(
+            t.image if t else None,
+            split_args(t.args) if t else None,
+            t.disk if t else None,
+            e.env,
+            t.ports if t else None,
+            t.registry if t else None,
+        )
+    )
     if e.gpu:
         out["gpu"] = _gpu(e)
     else:

@@ -289,9 +289,10 @@ class Endpoints:
     def get(self, endpoint_id: str) -> EndpointRecord:
         return self.book.need(endpoint_id, "endpoint")
 
-    def template(self, e: EndpointRecord) -> TemplateRecord:
-        """The template ``e`` runs: one cannot go while an endpoint runs it."""
-        return self.templates.get(e.template_id)
+    def template(self, e: EndpointRecord) -> TemplateRecord | None:
+        """The template ``e`` runs: None only when its stored row was damaged and deleted
+        (the way out a damaged database is given), so the endpoint still loads."""
+        return self.templates.find(e.template_id)
 
     def _owned(self, e: EndpointRecord) -> TemplateRecord | None:
         """The template ``e`` runs if it was made for ``e`` (it goes with it), else None."""
@@ -369,7 +370,8 @@ class Endpoints:
         """Put every stored endpoint back into the job interface (before its jobs return)."""
         for e in self.book:
             if e.id not in self.jobs.endpoints:
-                self.jobs.add_endpoint(self._live(e, self.template(e).image))
+                template = self.template(e)
+                self.jobs.add_endpoint(self._live(e, template.image if template else ""))
 
     def record_execution(
         self, live: LiveEndpoint, worker_id: str, start: float, end: float
@@ -455,12 +457,13 @@ class Endpoints:
         """The endpoint's versions as releases, each noted when first seen (with its image)."""
         known: list[dict[str, Any]] = list(e.releases)
         if not known or known[-1]["version"] < e.version:
+            t = self.template(e)
             known.append(
                 {
                     "id": "rel_" + new_id(10),
                     "version": e.version,
                     "ts": e.created_at if not known else self.clock.now(),
-                    "image": self.template(e).image,
+                    "image": t.image if t else None,
                 }
             )
             e.releases = known
