@@ -182,7 +182,7 @@ def _machine(e: PodRecord) -> dict[str, Any]:
 def _matches(e: PodRecord, q: PodListQuery) -> bool:
     desired = PodStatus.RUNNING if e.running else PodStatus.EXITED
     return (
-        (q.compute_type is None or e.compute_type == q.compute_type)
+        (q.compute_type is None or (q.compute_type == ComputeType.GPU) == bool(e.gpu_type_id))
         and (not q.cpu_flavor_id or e.cpu_flavor_id in q.cpu_flavor_id)
         and (not q.data_center_id or e.data_center_id in q.data_center_id)
         and (q.desired_status is None or desired == q.desired_status)

@@ -21,7 +21,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbext.models import ComputeType, Pod, PodStatus
+from nbext.models import Pod, PodStatus
 from nbext.models.v2 import POD_ACTIONS_BY_STATUS, PodAction
 from nbext.models.v2 import PodStatus as V2Status
 from nbext.models.v2.convert import persistent
@@ -84,10 +84,6 @@ class PodRecord(Container):
     """v1's ``lastStatusChange``: v2 has no field for it."""
     machine_id: str | None = None
     """v1's ``machineId``: v2 has no field for it."""
-
-    @property
-    def compute_type(self) -> str:
-        return ComputeType.GPU.value if self.gpu_type_id else ComputeType.CPU.value
 
     def v1(self) -> Pod:
         """The pod in v1's shape: what ``/v1/pods`` serves."""

@@ -137,10 +137,6 @@ class TemplateRecord(Container):
         )
 
 
-def _joined(command: list[str] | None) -> str:
-    return shlex.join(command or [])
-
-
 class Templates:
     """The account's templates and the official ones."""
 
@@ -263,7 +259,7 @@ class Templates:
             id=new_id(10),
             name=given.name,
             image=given.image,
-            args=_joined(args),
+            args=shlex.join(args),
             env=dict(given.env or {}),
             ports=list(given.ports or []),
             registry=registry,
@@ -296,7 +292,7 @@ class Templates:
             if name in data and data[name] != (str(value) if name == "category" else bool(value)):
                 shown = TemplateCategory(value) if name == "category" else value
                 raise refuse(name, f"is fixed when the template is created (it is {shown!r})")
-        args = _joined(split_args(data["args"])) if "args" in data else t.args
+        args = shlex.join(split_args(data["args"])) if "args" in data else t.args
         given = validated(TemplateInput, data, {})
         if given.name is not None:
             self._check_name(given.name, template_id)

@@ -50,16 +50,12 @@ def _to_record(usage: Usage) -> Record:
     return {**vars(usage), "labels": dict(usage.labels)}
 
 
-def _from_record(record: Record) -> Usage:
-    return Usage(**record)
-
-
 class UsageLedger:
     """Every usage interval of the emulator, persisted through the store (kind ``usage``)."""
 
     def __init__(self, store: Store, clock: Clock) -> None:
         self.clock = clock
-        self.book: Book[Usage] = Book(store, "usage", _to_record, _from_record)
+        self.book: Book[Usage] = Book(store, "usage", _to_record, lambda r: Usage(**r))
         self._open: dict[tuple[str, str], str] = {}
         self._last: dict[tuple[str, str], str] = {}
 
