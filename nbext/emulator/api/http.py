@@ -10,11 +10,13 @@ each failure by field), the shape v2's reference declares.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from collections.abc import AsyncIterator
 from http import HTTPStatus
+from importlib import resources
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
@@ -95,6 +97,13 @@ def json_response(value: Any, status: int = 200, headers: dict[str, str] | None 
     return Response(
         encode(value), status_code=status, media_type="application/json", headers=headers
     )
+
+
+@functools.cache
+def reference_bytes(package: str | None) -> bytes:
+    """The service's OpenAPI document that ``package``'s routes follow, shipped beside
+    them (so a tool pointed at the emulator reads the same contract), read once."""
+    return (resources.files(package) / "reference.openapi.json").read_bytes()
 
 
 def emulator_of(request: Request) -> Emulator:

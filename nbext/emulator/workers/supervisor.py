@@ -314,14 +314,6 @@ class Supervisor:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.popen.wait(1.0)
 
-    def pids(self, endpoint_id: str | None = None) -> list[int]:
-        """Process ids of the running workers (of one endpoint, when given)."""
-        return [
-            p.popen.pid
-            for p in self._procs.values()
-            if endpoint_id is None or p.worker.endpoint_id == endpoint_id
-        ]
-
 
 def _parent_death_signal() -> Callable[[], None] | None:
     """On Linux, what the child runs before the script: ask for SIGTERM when the thread
@@ -378,8 +370,6 @@ def read_lines(stream: IO[bytes]) -> Iterator[tuple[bytes, int]]:
 
 
 def _signal_group(popen: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-    if popen.pid <= 0:
-        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(popen.pid, sig)  # start_new_session: its group id is its pid
 

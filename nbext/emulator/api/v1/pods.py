@@ -11,6 +11,7 @@ serverless workers ``includeWorkers`` lists beside the pods.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -259,21 +260,14 @@ async def delete_pod(pod_id: str, m: Managed) -> Response:
     return no_content()
 
 
-@router.post("/{pod_id}/start")
-async def start_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.start(pod_id)))
+def _action(name: str) -> Callable[[str, Management], Awaitable[Response]]:
+    """``POST /{pod_id}/NAME``: the domain's ``Pods.NAME``, answered with the pod."""
+
+    async def act(pod_id: str, m: Managed) -> Response:
+        return ok(answer(m, getattr(m.pods, name)(pod_id)))
+
+    return act
 
 
-@router.post("/{pod_id}/stop")
-async def stop_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.stop(pod_id)))
-
-
-@router.post("/{pod_id}/restart")
-async def restart_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.restart(pod_id)))
-
-
-@router.post("/{pod_id}/reset")
-async def reset_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.reset(pod_id)))
+for _name in ("start", "stop", "restart", "reset"):
+    router.add_api_route(f"/{{pod_id}}/{_name}", _action(_name), methods=["POST"])
