@@ -99,8 +99,12 @@ def json_response(value: Any, status: int = 200, headers: dict[str, str] | None 
     )
 
 
+def no_content() -> Response:
+    return Response(status_code=204)
+
+
 @functools.cache
-def reference_bytes(package: str | None) -> bytes:
+def reference_bytes(package: str) -> bytes:
     """The service's OpenAPI document that ``package``'s routes follow, shipped beside
     them (so a tool pointed at the emulator reads the same contract), read once."""
     return (resources.files(package) / "reference.openapi.json").read_bytes()
