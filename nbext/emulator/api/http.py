@@ -115,19 +115,23 @@ def emulator_of(request: Request) -> Emulator:
     return emulator
 
 
-def authenticate(request: Request) -> Emulator:
+async def authenticate(request: Request) -> Emulator:
     """Accept ``Authorization: Bearer KEY`` or the bare key; anything else is 401. The
-    emulator is bound to the serving loop (``Emulator.bind``)."""
+    emulator is bound to the serving loop (``Emulator.bind``): async, so that FastAPI
+    runs it as a dependency on the loop, not in a thread."""
     emulator = emulator_of(request)
     authorize(emulator, request.headers.get("authorization"))
     emulator.bind()
     return emulator
 
 
-async def management(request: Request) -> Management:
-    """Authenticate and hand over the emulator's management domain (as ``Managed``, the
-    dependency of every ``/v1`` and ``/v2`` management route, run once a request)."""
-    return authenticate(request).management
+Authenticated = Annotated[Emulator, Depends(authenticate)]
+
+
+async def management(emulator: Authenticated) -> Management:
+    """The emulator's management domain (as ``Managed``, the dependency of every ``/v1``
+    and ``/v2`` management route, run once a request)."""
+    return emulator.management
 
 
 Managed = Annotated[Management, Depends(management)]

@@ -3,39 +3,33 @@ serialise."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from ...domain.management.facade import Management
 from .common import Checked, Managed, ok
 
 router = APIRouter(prefix="/v2/billing", tags=["v2 billing"])
+REPORTS = {
+    "": "total",
+    "/pods": "pods",
+    "/serverless": "serverless",
+    "/endpoints": "public_endpoints",
+    "/network-volumes": "volumes",
+    "/clusters": "clusters",
+}
+"""Each path's report, by the name of the ``Billing`` method that makes it."""
 
 
-@router.get("")
-async def billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.total(query))
+def _report(name: str) -> Callable[[Management, dict[str, Any]], Awaitable[Response]]:
+    async def report(m: Managed, query: Checked) -> Response:
+        return ok(getattr(m.billing, name)(query))
+
+    return report
 
 
-@router.get("/pods")
-async def pod_billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.pods(query))
-
-
-@router.get("/serverless")
-async def serverless_billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.serverless(query))
-
-
-@router.get("/endpoints")
-async def endpoint_billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.public_endpoints(query))
-
-
-@router.get("/network-volumes")
-async def volume_billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.volumes(query))
-
-
-@router.get("/clusters")
-async def cluster_billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.clusters(query))
+for _path, _name in REPORTS.items():
+    router.add_api_route(_path, _report(_name), methods=["GET"])
