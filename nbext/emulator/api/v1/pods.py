@@ -31,7 +31,7 @@ from ...domain.errors import InvalidInput, NotFound
 from ...domain.management import catalog
 from ...domain.management.facade import Management
 from ...domain.management.pod_input import PodChange, PodOrder
-from ...domain.management.pods import PodRecord
+from ...domain.management.pods import PodRecord, Pods
 from ...domain.management.records import wire
 from .common import Managed, body, no_content, ok, query
 
@@ -260,14 +260,14 @@ async def delete_pod(pod_id: str, m: Managed) -> Response:
     return no_content()
 
 
-def _action(name: str) -> Callable[[str, Management], Awaitable[Response]]:
-    """``POST /{pod_id}/NAME``: the domain's ``Pods.NAME``, answered with the pod."""
+def _action(act: Callable[[Pods, str], PodRecord]) -> Callable[..., Awaitable[Response]]:
+    """``POST /{pod_id}/start`` and the like: the domain's action, answered with the pod."""
 
-    async def act(pod_id: str, m: Managed) -> Response:
-        return ok(answer(m, getattr(m.pods, name)(pod_id)))
+    async def route(pod_id: str, m: Managed) -> Response:
+        return ok(answer(m, act(m.pods, pod_id)))
 
-    return act
+    return route
 
 
-for _name in ("start", "stop", "restart", "reset"):
-    router.add_api_route(f"/{{pod_id}}/{_name}", _action(_name), methods=["POST"])
+for _act in (Pods.start, Pods.stop, Pods.restart, Pods.reset):
+    router.add_api_route(f"/{{pod_id}}/{_act.__name__}", _action(_act), methods=["POST"])

@@ -9,27 +9,29 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from ...domain.management.billing import Billing
 from ...domain.management.facade import Management
 from .common import Checked, Managed, ok
 
 router = APIRouter(prefix="/v2/billing", tags=["v2 billing"])
-REPORTS = {
-    "": "total",
-    "/pods": "pods",
-    "/serverless": "serverless",
-    "/endpoints": "public_endpoints",
-    "/network-volumes": "volumes",
-    "/clusters": "clusters",
+Report = Callable[[Billing, dict[str, Any]], dict[str, Any]]
+REPORTS: dict[str, Report] = {
+    "": Billing.total,
+    "/pods": Billing.pods,
+    "/serverless": Billing.serverless,
+    "/endpoints": Billing.public_endpoints,
+    "/network-volumes": Billing.volumes,
+    "/clusters": Billing.clusters,
 }
-"""Each path's report, by the name of the ``Billing`` method that makes it."""
+"""Each path's report."""
 
 
-def _report(name: str) -> Callable[[Management, dict[str, Any]], Awaitable[Response]]:
-    async def report(m: Managed, query: Checked) -> Response:
-        return ok(getattr(m.billing, name)(query))
+def _route(report: Report) -> Callable[[Management, dict[str, Any]], Awaitable[Response]]:
+    async def route(m: Managed, query: Checked) -> Response:
+        return ok(report(m.billing, query))
 
-    return report
+    return route
 
 
-for _path, _name in REPORTS.items():
-    router.add_api_route(_path, _report(_name), methods=["GET"])
+for _path, _report in REPORTS.items():
+    router.add_api_route(_path, _route(_report), methods=["GET"])
