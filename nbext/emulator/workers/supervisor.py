@@ -314,6 +314,14 @@ class Supervisor:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.popen.wait(1.0)
 
+    def pids(self, endpoint_id: str | None = None) -> list[int]:
+        """Process ids of the running workers (of one endpoint, when given)."""
+        return [
+            p.popen.pid
+            for p in self._procs.values()
+            if endpoint_id is None or p.worker.endpoint_id == endpoint_id
+        ]
+
 
 def _parent_death_signal() -> Callable[[], None] | None:
     """On Linux, what the child runs before the script: ask for SIGTERM when the thread
