@@ -15,7 +15,7 @@ from ..domain.clock import FakeClock
 from ..domain.endpoints import Endpoint
 from ..domain.errors import Conflict, InvalidInput
 from ..domain.workers import WorkerState
-from .http import authenticate, json_response, parse_json, read_body
+from .http import Authenticated, json_response, parse_json, read_body
 
 router = APIRouter(prefix="/_emulator")
 
@@ -44,23 +44,20 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
 
 
 @router.post("/reset")
-async def reset(request: Request) -> Response:
-    emulator = authenticate(request)
+async def reset(emulator: Authenticated) -> Response:
     emulator.reset()
     return json_response({"status": "reset"})
 
 
 @router.get("/clock")
-async def clock(request: Request) -> Response:
-    emulator = authenticate(request)
+async def clock(emulator: Authenticated) -> Response:
     return json_response(
         {"now": emulator.clock.now(), "fake": isinstance(emulator.clock, FakeClock)}
     )
 
 
 @router.post("/clock/advance")
-async def advance(request: Request) -> Response:
-    emulator = authenticate(request)
+async def advance(request: Request, emulator: Authenticated) -> Response:
     if not isinstance(emulator.clock, FakeClock):
         raise Conflict("the emulator runs on the real clock; only a fake clock can be advanced")
     data = parse_json(await read_body(request, 4096))
@@ -72,16 +69,14 @@ async def advance(request: Request) -> Response:
 
 
 @router.get("/webhooks")
-async def webhooks(request: Request) -> Response:
-    emulator = authenticate(request)
+async def webhooks(emulator: Authenticated) -> Response:
     return json_response([d.to_dict() for d in emulator.webhooks.deliveries])
 
 
 @router.get("/store")
-async def store(request: Request) -> Response:
+async def store(emulator: Authenticated) -> Response:
     """Whether every state change is written: while the store refuses writes (a full
     disk), how many wait to be written and why."""
-    emulator = authenticate(request)
     persistence = emulator.jobs.persistence
     return json_response(
         {
@@ -94,16 +89,14 @@ async def store(request: Request) -> Response:
 
 
 @router.get("/endpoints")
-async def endpoints(request: Request) -> Response:
-    emulator = authenticate(request)
+async def endpoints(emulator: Authenticated) -> Response:
     now = emulator.clock.now()
     return json_response([endpoint_view(e, now) for e in emulator.jobs.endpoints.values()])
 
 
 @router.post("/endpoints")
-async def deploy(request: Request) -> Response:
+async def deploy(request: Request, emulator: Authenticated) -> Response:
     """Deploy an image as an endpoint: ``{"image", "id"?, "workersMin"?, ...}``."""
-    emulator = authenticate(request)
     data = parse_json(await read_body(request, 65536))
     if not isinstance(data, dict) or not isinstance(data.get("image"), str):
         raise InvalidInput("body must be a JSON object with a string 'image'")
@@ -123,11 +116,10 @@ async def deploy(request: Request) -> Response:
 
 
 @router.get("/endpoints/{endpoint_id}/requests")
-async def lb_requests(endpoint_id: str, request: Request) -> Response:
+async def lb_requests(endpoint_id: str, emulator: Authenticated) -> Response:
     """A load-balancing endpoint's last requests, newest first, each with its worker, its
     wait and run times (ms) and its cost: the run time at the endpoint's price (a GPU
     second of the catalog's, times its GPUs), as a queue job's is reckoned."""
-    emulator = authenticate(request)
     rate = emulator.management.endpoints.get(endpoint_id).rate()  # 404 for an unknown id
     balanced = emulator.balancer.endpoints.get(endpoint_id)
     served = list(balanced.served) if balanced is not None else []

@@ -10,11 +10,13 @@ each failure by field), the shape v2's reference declares.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from collections.abc import AsyncIterator
 from http import HTTPStatus
+from importlib import resources
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
@@ -97,24 +99,39 @@ def json_response(value: Any, status: int = 200, headers: dict[str, str] | None 
     )
 
 
+def no_content() -> Response:
+    return Response(status_code=204)
+
+
+@functools.cache
+def reference_bytes(package: str) -> bytes:
+    """The service's OpenAPI document that ``package``'s routes follow, shipped beside
+    them (so a tool pointed at the emulator reads the same contract), read once."""
+    return (resources.files(package) / "reference.openapi.json").read_bytes()
+
+
 def emulator_of(request: Request) -> Emulator:
     emulator: Emulator = request.app.state.emulator
     return emulator
 
 
-def authenticate(request: Request) -> Emulator:
+async def authenticate(request: Request) -> Emulator:
     """Accept ``Authorization: Bearer KEY`` or the bare key; anything else is 401. The
-    emulator is bound to the serving loop (``Emulator.bind``)."""
+    emulator is bound to the serving loop (``Emulator.bind``): async, so that FastAPI
+    runs it as a dependency on the loop, not in a thread."""
     emulator = emulator_of(request)
     authorize(emulator, request.headers.get("authorization"))
     emulator.bind()
     return emulator
 
 
-async def management(request: Request) -> Management:
-    """Authenticate and hand over the emulator's management domain (as ``Managed``, the
-    dependency of every ``/v1`` and ``/v2`` management route, run once a request)."""
-    return authenticate(request).management
+Authenticated = Annotated[Emulator, Depends(authenticate)]
+
+
+async def management(emulator: Authenticated) -> Management:
+    """The emulator's management domain (as ``Managed``, the dependency of every ``/v1``
+    and ``/v2`` management route, run once a request)."""
+    return emulator.management
 
 
 Managed = Annotated[Management, Depends(management)]

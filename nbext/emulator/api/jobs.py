@@ -63,7 +63,7 @@ Wait = Annotated[str | None, Query(description="milliseconds to wait for the job
 async def admitted(request: Request, endpoint_id: str, operation: str) -> AsyncIterator[Emulator]:
     """Authenticate, check the endpoint exists, and hold a rate/concurrency slot. Batch
     calls (``operation`` "batch") may read the batches of an endpoint deleted since."""
-    emulator = authenticate(request)
+    emulator = await authenticate(request)
     service = emulator.jobs
     if operation == "batch":
         emulator.batches.known(endpoint_id)

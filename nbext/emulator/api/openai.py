@@ -45,7 +45,7 @@ async def openai_route(endpoint_id: str, path: str, request: Request) -> Respons
 
 
 async def _serve(endpoint_id: str, path: str, request: Request) -> Response:
-    emulator = authenticate(request)
+    emulator = await authenticate(request)
     service = emulator.jobs
     service.endpoint(endpoint_id)
     route = routes.route_of(path, request.method)

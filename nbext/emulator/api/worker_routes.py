@@ -21,7 +21,7 @@ from fastapi.responses import Response
 from ..domain.errors import InvalidInput, TooLarge
 from ..domain.output_limit import MB, OUTPUT_LIMIT, too_large
 from ..domain.remote_workers import RemoteWorker, WorkerRefused
-from .http import emulator_of, json_response
+from .http import emulator_of, json_response, no_content
 from .jobs import PREFIX
 
 BATCH_MAX = 64
@@ -47,7 +47,7 @@ async def _worker(request: Request, endpoint_id: str, worker_id: str) -> RemoteW
 
 def _taken(value: Any) -> Response:
     """200 with what there is to give, or 204 when there is nothing."""
-    return json_response(value) if value else Response(status_code=204)
+    return json_response(value) if value else no_content()
 
 
 @router.get("/job-take/{worker_id}")

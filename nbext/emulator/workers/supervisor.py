@@ -378,8 +378,6 @@ def read_lines(stream: IO[bytes]) -> Iterator[tuple[bytes, int]]:
 
 
 def _signal_group(popen: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-    if popen.pid <= 0:
-        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(popen.pid, sig)  # start_new_session: its group id is its pid
 

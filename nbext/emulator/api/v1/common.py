@@ -11,7 +11,6 @@ import typing
 from typing import Any, TypeVar
 
 from fastapi import Request
-from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
 from nbext.models import explain
@@ -19,8 +18,10 @@ from nbext.models import explain
 from ...domain.errors import InvalidInput
 from ..http import Managed as Managed
 from ..http import json_response, parse_json, read_body
+from ..http import no_content as no_content
 
 M = TypeVar("M", bound=BaseModel)
+ok = json_response
 BODY_LIMIT = 1024 * 1024
 """Management bodies are small; a template's readme is the largest field."""
 
@@ -29,7 +30,9 @@ async def body(request: Request, model: type[M]) -> M:
     """The JSON object body, validated by ``model``; 400 naming every bad field."""
     data = parse_json(await read_body(request, BODY_LIMIT))
     if not isinstance(data, dict):
-        raise InvalidInput(f"request body must be a JSON object, got {_kind(data)}")
+        raise InvalidInput(
+            f"request body must be a JSON object, got {KIND.get(type(data), 'a number')}"
+        )
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -62,23 +65,5 @@ def _is_list(annotation: Any) -> bool:
     return any(_is_list(arg) for arg in typing.get_args(annotation))
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    return (
-        "a number"
-        if isinstance(value, int | float) and not isinstance(value, bool)
-        else "a boolean"
-    )
-
-
-def ok(value: Any, status: int = 200) -> Response:
-    return json_response(value, status)
-
-
-def no_content() -> Response:
-    return Response(status_code=204)
+KIND = {list: "an array", str: "a string", type(None): "null", bool: "a boolean"}
+"""What a JSON body that is not an object is, by its parsed type (any other: a number)."""

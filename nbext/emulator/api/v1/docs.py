@@ -7,35 +7,27 @@ routes are public, as the reference declares (``security: []``).
 
 from __future__ import annotations
 
-import functools
 import html
 import json
-from importlib import resources
 from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, Response
 
+from ..http import reference_bytes
+
 router = APIRouter(prefix="/v1", tags=["docs"])
-
-REFERENCE_FILE = "reference.openapi.json"
-
-
-@functools.cache
-def reference_bytes() -> bytes:
-    """The reference document, read once from the package."""
-    return (resources.files(__package__) / REFERENCE_FILE).read_bytes()
 
 
 def reference() -> dict[str, Any]:
     """A fresh parsed copy of the reference document."""
-    data: dict[str, Any] = json.loads(reference_bytes())
+    data: dict[str, Any] = json.loads(reference_bytes(__package__))
     return data
 
 
 @router.get("/openapi.json")
 async def get_openapi() -> Response:
-    return Response(reference_bytes(), media_type="application/json")
+    return Response(reference_bytes(__package__), media_type="application/json")
 
 
 @router.get("/docs")

@@ -19,9 +19,7 @@ router = APIRouter(prefix="/v1/networkvolumes", tags=["network volumes"])
 
 @router.post("")
 async def create_network_volume(request: Request, m: Managed) -> Response:
-    given = await body(request, NetworkVolumeCreateInput)
-    made = m.volumes.create(given)
-    return ok(wire(made.v1()))
+    return ok(wire(m.volumes.create(await body(request, NetworkVolumeCreateInput)).v1()))
 
 
 @router.get("")

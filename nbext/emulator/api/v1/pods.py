@@ -11,6 +11,7 @@ serverless workers ``includeWorkers`` lists beside the pods.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -259,21 +260,14 @@ async def delete_pod(pod_id: str, m: Managed) -> Response:
     return no_content()
 
 
-@router.post("/{pod_id}/start")
-async def start_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.move(pod_id, "start")))
+def _move(action: str) -> Callable[..., Awaitable[Response]]:
+    """``POST /{pod_id}/start`` and the like: the domain's move, answered with the pod."""
+
+    async def route(pod_id: str, m: Managed) -> Response:
+        return ok(answer(m, m.pods.move(pod_id, action)))
+
+    return route
 
 
-@router.post("/{pod_id}/stop")
-async def stop_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.move(pod_id, "stop")))
-
-
-@router.post("/{pod_id}/restart")
-async def restart_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.move(pod_id, "restart")))
-
-
-@router.post("/{pod_id}/reset")
-async def reset_pod(pod_id: str, m: Managed) -> Response:
-    return ok(answer(m, m.pods.move(pod_id, "reset")))
+for _action in ("start", "stop", "restart", "reset"):
+    router.add_api_route(f"/{{pod_id}}/{_action}", _move(_action), methods=["POST"])

@@ -9,7 +9,9 @@ fields its body model does not know and applied the record's).
 
 from __future__ import annotations
 
+import contextlib
 import shlex
+from collections.abc import Iterator
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -18,7 +20,6 @@ from fastapi.responses import Response
 from nbext.models import TemplateCreateInput, TemplateIncludes, TemplateUpdateInput
 
 from ...domain.errors import InvalidInput
-from ...domain.management.facade import Management
 from ...domain.management.records import wire
 from ...domain.management.refusals import Forbidden
 from ...domain.management.templates import TemplateRecord
@@ -53,9 +54,13 @@ def answer(t: TemplateRecord) -> dict[str, Any]:
     return wire(t.v1())
 
 
-def v1_refusal(exc: Forbidden) -> InvalidInput:
+@contextlib.contextmanager
+def v1_refusal() -> Iterator[None]:
     """v1 refused a change to an official template with 400, where v2 answers 403."""
-    return InvalidInput(exc.message)
+    try:
+        yield
+    except Forbidden as exc:
+        raise InvalidInput(exc.message) from None
 
 
 @router.post("")
@@ -112,22 +117,12 @@ async def update_template(template_id: str, request: Request, m: Managed) -> Res
             data[V2_FIELDS[name]] = value
         elif name in V1_ONLY and value is not None:
             v1_only[V1_ONLY[name]] = value
-    return ok(answer(_update(m, template_id, data, v1_only)))
-
-
-def _update(
-    m: Management, template_id: str, data: dict[str, Any], v1_only: dict[str, Any]
-) -> TemplateRecord:
-    try:
-        return m.templates.update(template_id, data, **v1_only)
-    except Forbidden as exc:
-        raise v1_refusal(exc) from None
+    with v1_refusal():
+        return ok(answer(m.templates.update(template_id, data, **v1_only)))
 
 
 @router.delete("/{template_id}")
 async def delete_template(template_id: str, m: Managed) -> Response:
-    try:
+    with v1_refusal():
         m.templates.delete(template_id)
-    except Forbidden as exc:
-        raise v1_refusal(exc) from None
     return no_content()

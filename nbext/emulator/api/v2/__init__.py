@@ -14,9 +14,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import Response
 
+from ..http import reference_bytes
 from . import account, billing, catalog, clusters, pods, serverless, storage, templates
 from .common import checked_query
-from .contract import reference_bytes
 
 router = APIRouter(dependencies=[Depends(checked_query)])
 for area in (
@@ -42,7 +42,7 @@ def install(app: FastAPI) -> None:
 
 async def openapi() -> Response:
     """The reference this interface follows, as shipped with the package."""
-    return Response(reference_bytes(), media_type="application/json")
+    return Response(reference_bytes(__package__), media_type="application/json")
 
 
 __all__ = ["install", "router"]

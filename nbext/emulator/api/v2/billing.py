@@ -3,39 +3,35 @@ serialise."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from ...domain.management.billing import Billing
+from ...domain.management.facade import Management
 from .common import Checked, Managed, ok
 
 router = APIRouter(prefix="/v2/billing", tags=["v2 billing"])
+Report = Callable[[Billing, dict[str, Any]], dict[str, Any]]
+REPORTS: dict[str, Report] = {
+    "": Billing.total,
+    "/pods": Billing.pods,
+    "/serverless": Billing.serverless,
+    "/endpoints": Billing.public_endpoints,
+    "/network-volumes": Billing.volumes,
+    "/clusters": Billing.clusters,
+}
+"""Each path's report."""
 
 
-@router.get("")
-async def billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.total(query))
+def _route(report: Report) -> Callable[[Management, dict[str, Any]], Awaitable[Response]]:
+    async def route(m: Managed, query: Checked) -> Response:
+        return ok(report(m.billing, query))
+
+    return route
 
 
-@router.get("/pods")
-async def pod_billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.pods(query))
-
-
-@router.get("/serverless")
-async def serverless_billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.serverless(query))
-
-
-@router.get("/endpoints")
-async def endpoint_billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.public_endpoints(query))
-
-
-@router.get("/network-volumes")
-async def volume_billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.volumes(query))
-
-
-@router.get("/clusters")
-async def cluster_billing(m: Managed, query: Checked) -> Response:
-    return ok(m.billing.clusters(query))
+for _path, _report in REPORTS.items():
+    router.add_api_route(_path, _route(_report), methods=["GET"])

@@ -10,7 +10,6 @@ from fastapi.responses import Response
 
 from ...domain.errors import InvalidInput, NotFound
 from ...domain.management import catalog, offers
-from ...domain.management.facade import Management
 from .common import Checked, Managed, ok
 
 router = APIRouter(prefix="/v2/catalog", tags=["v2 catalog"])
@@ -175,12 +174,9 @@ async def list_centres(query: Checked) -> Response:
     views = [centre_view(d, query) for d in catalog.DATA_CENTERS]
     if query.get("regions"):
         views = [v for v in views if v["region"] in query["regions"]]
-    if query.get("networkVolumeTypes"):
-        wanted = set(query["networkVolumeTypes"])
-        views = [v for v in views if wanted <= set(v["networkVolumeTypes"])]
-    if query.get("compliance"):
-        wanted = set(query["compliance"])
-        views = [v for v in views if wanted <= set(v["compliance"])]
+    for key in ("networkVolumeTypes", "compliance"):
+        if query.get(key):
+            views = [v for v in views if set(query[key]) <= set(v[key])]
     if "globalNetwork" in query:
         views = [v for v in views if v["globalNetwork"] is query["globalNetwork"]]
     return ok({"dataCenters": views})
@@ -193,13 +189,9 @@ async def get_centre(centre_id: str, query: Checked) -> Response:
     return ok(centre_view(centre_id, query))
 
 
-def public_templates(m: Management, source: str) -> list[dict[str, Any]]:
-    """The emulator's official templates; it has no other users to share community ones."""
-    if source != "official":
-        return []
-    return [t.view() for t in m.templates.official.values()]
-
-
 @router.get("/templates")
 async def list_public_templates(m: Managed, query: Checked) -> Response:
-    return ok({"templates": public_templates(m, query.get("source", "official"))[:100]})
+    """The emulator's official templates; it has no other users to share community ones."""
+    source = query.get("source", "official")
+    found = list(m.templates.official.values()) if source == "official" else []
+    return ok({"templates": [t.view() for t in found][:100]})

@@ -8,13 +8,14 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from fastapi.responses import Response
 
 from ...domain.errors import InvalidInput
 from ..http import Managed as Managed
-from ..http import encode, parse_json, read_body
+from ..http import json_response, parse_json, read_body
+from ..http import no_content as no_content
 from .contract import check_body, check_query, operation_at
 
+ok = json_response
 BODY_LIMIT = 1024 * 1024
 
 
@@ -38,11 +39,3 @@ async def body(request: Request, schema: str) -> dict[str, Any]:
     check_body(data, schema)
     assert isinstance(data, dict)
     return data
-
-
-def ok(value: Any, status: int = 200) -> Response:
-    return Response(encode(value), status_code=status, media_type="application/json")
-
-
-def no_content() -> Response:
-    return Response(status_code=204)

@@ -19,16 +19,15 @@ from __future__ import annotations
 import functools
 import json
 import re
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from ...domain.management.refusals import Unprocessable
+from ..http import reference_bytes
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError as SchemaError
 
-REFERENCE_FILE = "reference.openapi.json"
 UNEXPECTED = re.compile(r"\((.*) (?:was|were) unexpected\)")
 QUOTED = re.compile(r"'([^']*)'")
 """How jsonschema names the fields a schema does not allow."""
@@ -36,14 +35,9 @@ PARAMETER = re.compile(r"\{[^}]*\}")
 
 
 @functools.cache
-def reference_bytes() -> bytes:
-    return (resources.files(__package__) / REFERENCE_FILE).read_bytes()
-
-
-@functools.cache
 def reference() -> dict[str, Any]:
     """The parsed reference (shared: callers must not change it)."""
-    data: dict[str, Any] = json.loads(reference_bytes())
+    data: dict[str, Any] = json.loads(reference_bytes(__package__))
     return data
 
 
