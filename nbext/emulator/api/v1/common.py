@@ -14,7 +14,7 @@ from fastapi import Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
-from nbext.models import explain
+from nbext.models import explain, json_kind
 
 from ...domain.errors import InvalidInput
 from ..http import Managed as Managed
@@ -29,7 +29,7 @@ async def body(request: Request, model: type[M]) -> M:
     """The JSON object body, validated by ``model``; 400 naming every bad field."""
     data = parse_json(await read_body(request, BODY_LIMIT))
     if not isinstance(data, dict):
-        raise InvalidInput(f"request body must be a JSON object, got {_kind(data)}")
+        raise InvalidInput(f"request body must be a JSON object, got {json_kind(data)}")
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -60,20 +60,6 @@ def _is_list(annotation: Any) -> bool:
     if typing.get_origin(annotation) is list:
         return True
     return any(_is_list(arg) for arg in typing.get_args(annotation))
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    return (
-        "a number"
-        if isinstance(value, int | float) and not isinstance(value, bool)
-        else "a boolean"
-    )
 
 
 def ok(value: Any, status: int = 200) -> Response:
