@@ -73,6 +73,7 @@ from .jobs import (
     S3Config,
     StreamChunk,
     StreamResponse,
+    json_kind,
 )
 from .network_volumes import (
     VOLUME_SIZE_MAX_GB,
@@ -183,4 +184,5 @@ __all__ = [
     "TemplateIncludes",
     "TemplateUpdateInput",
     "explain",
+    "json_kind",
 ]

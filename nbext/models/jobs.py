@@ -102,22 +102,18 @@ class JobSubmission(WireModel):
     @classmethod
     def _input_is_object(cls, value: Any) -> Any:
         if not isinstance(value, dict):
-            raise ValueError(f"must be a JSON object, got {_json_kind(value)}")
+            raise ValueError(f"must be a JSON object, got {json_kind(value)}")
         return value
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """A JSON value's type as JSON names it ("an array", "null"), for one-line refusals."""
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
+    return names.get(type(value), type(value).__name__)
 
 
 class AcceptedJob(WireModel):

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbext.models import TTL_DEFAULT_MS, JobStatus
+from nbext.models import TTL_DEFAULT_MS, JobStatus, json_kind
 from nbext.models.batches import (
     BATCH_QUEUED_MAX,
     BATCH_REQUESTS_MAX,
@@ -472,18 +472,12 @@ def _check_item(item: Any, at: str, fields: tuple[str, ...]) -> None:
     """``item`` has exactly ``fields``, its ``input`` a JSON object; else one line saying
     which item and what it has."""
     if not isinstance(item, dict) or set(item) != set(fields):
-        got = f"fields {', '.join(map(repr, item))}" if isinstance(item, dict) else _kind(item)
+        got = f"fields {', '.join(map(repr, item))}" if isinstance(item, dict) else json_kind(item)
         shape = ", ".join(f'"{name}": ...' for name in fields)
         raise InvalidInput(f"{at} must be an object {{{shape}}}, got {got}; nothing was changed")
     if not isinstance(item["input"], dict):
-        got = _kind(item["input"])
+        got = json_kind(item["input"])
         raise InvalidInput(f"{at}.input must be a JSON object, got {got}; nothing was changed")
-
-
-def _kind(value: Any) -> str:
-    """A JSON value's type as JSON names it."""
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
-    return "null" if value is None else names.get(type(value), "a number")
 
 
 def _batch_from_record(record: Record) -> Batch:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cancel import CancelFlag
 from .clock import Clock, sleep
 
 Handler = Callable[[dict[str, Any]], Any]
@@ -33,7 +33,7 @@ class JobContext:
 
     job_id: str
     clock: Clock
-    cancel_flag: CancelFlag
+    cancel_flag: threading.Event
     metrics: dict[str, Any] = field(default_factory=dict)
     """Merged into the ``metrics`` of every chunk yielded after it is set."""
     thread_call: Future[Any] | None = None

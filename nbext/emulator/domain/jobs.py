@@ -8,12 +8,12 @@ purge) is not a state: a removed job is gone and answers 404.
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbext.models import RETRYABLE_STATES, JobStatus
 
-from .cancel import CancelFlag
 from .clock import Signal, TimerHandle
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class Job:
     worker_id: str | None = None
     """The worker that took its latest attempt (``workerId``, kept after it ends)."""
     task: asyncio.Task[None] | None = None
-    cancel_flag: CancelFlag = field(default_factory=CancelFlag)
+    cancel_flag: threading.Event = field(default_factory=threading.Event)
     _signal: Signal | None = field(default=None, repr=False)
     removed: str | None = None
     ttl_timer: TimerHandle | None = None

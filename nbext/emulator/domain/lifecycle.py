@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,6 @@ from nbext.models import (
     JobStatus,
 )
 
-from .cancel import CancelFlag
 from .clock import Clock
 from .endpoints import Endpoint
 from .jobs import UNSET, Job, check_transition, wire_result
@@ -84,7 +84,7 @@ class Lifecycle:
             job.started_at = now
             job.attempt += 1
             if job.attempt > 1 or job.cancel_flag.is_set():  # a stale attempt keeps its own
-                job.cancel_flag = CancelFlag()
+                job.cancel_flag = threading.Event()
         elif target is S.IN_QUEUE:  # retry
             job.output, job.error = UNSET, None
             job.chunks, job.stream_cursor = [], 0

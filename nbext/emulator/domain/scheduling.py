@@ -19,7 +19,6 @@ from typing import Any
 
 from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS, JobStatus
 
-from .cancel import STOPPED
 from .clock import Clock, sleep
 from .endpoints import Endpoint
 from .fleet import Fleet
@@ -117,7 +116,6 @@ class Scheduler:
     def stop_execution(self, job: Job, endpoint: Endpoint) -> None:
         """The job leaves IN_PROGRESS: stop its handler and free its worker."""
         job.cancel_flag.set()
-        job.cancel_flag = STOPPED  # the handler keeps its own; the job need not keep one
         if job.exec_timer:
             job.exec_timer.cancel()
             job.exec_timer = None

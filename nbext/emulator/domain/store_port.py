@@ -9,7 +9,6 @@ store (``nbext.emulator.sqlite_store``) implements the same protocol so that an 
 from __future__ import annotations
 
 import copy
-import marshal
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
@@ -78,43 +77,22 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-def _freeze(record: Record) -> bytes | Record:
-    """A private copy of ``record``: its ``marshal`` bytes when it is plain data.
-
-    Every job transition writes a record, so this is on the emulator's hot path:
-    ``marshal`` copies plain dicts, lists, strings and numbers in C, several times faster
-    than ``copy.deepcopy``, and bytes cannot be aliased. Anything else (a datetime, say)
-    falls back to a deep copy.
-    """
-    try:
-        return marshal.dumps(record)
-    except ValueError:
-        return copy.deepcopy(record)
-
-
-def _thaw(frozen: bytes | Record) -> Record:
-    if isinstance(frozen, bytes):
-        record: Record = marshal.loads(frozen)
-        return record
-    return copy.deepcopy(frozen)
-
-
 class MemoryStore:
     """Records in dicts; copies on the way in and out so callers cannot alias state."""
 
     def __init__(self) -> None:
-        self._kinds: dict[str, dict[str, bytes | Record]] = {}
+        self._kinds: dict[str, dict[str, Record]] = {}
         self._lock = threading.Lock()
 
     def put(self, kind: str, key: str, record: Record) -> None:
-        frozen = _freeze(record)
+        copied = copy.deepcopy(record)
         with self._lock:
-            self._kinds.setdefault(kind, {})[key] = frozen
+            self._kinds.setdefault(kind, {})[key] = copied
 
     def put_many(self, items: list[tuple[str, str, Record]]) -> None:
-        frozen = [(kind, key, _freeze(record)) for kind, key, record in items]
+        copied = copy.deepcopy(items)
         with self._lock:
-            for kind, key, value in frozen:
+            for kind, key, value in copied:
                 self._kinds.setdefault(kind, {})[key] = value
 
     def delete(self, kind: str, key: str) -> None:
@@ -123,13 +101,13 @@ class MemoryStore:
 
     def get(self, kind: str, key: str) -> Record | None:
         with self._lock:
-            frozen = self._kinds.get(kind, {}).get(key)
-        return _thaw(frozen) if frozen is not None else None
+            record = self._kinds.get(kind, {}).get(key)
+        return copy.deepcopy(record)
 
     def all(self, kind: str) -> list[Record]:
         with self._lock:
-            frozen = list(self._kinds.get(kind, {}).values())
-        return [_thaw(f) for f in frozen]
+            records = list(self._kinds.get(kind, {}).values())
+        return copy.deepcopy(records)
 
     def clear(self, kind: str) -> None:
         with self._lock:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from nbext.client import Job, JobOptions, NbextError, NotFound, Timeout
-from nbext.models import JobResult, JobStatus
+from nbext.models import JobResult, JobStatus, json_kind
 
 from ..errors import NotebookError
 from ..follow import JobFollower
@@ -38,7 +38,7 @@ def parse_input(cell: str, *, python: bool, namespace: Mapping[str, Any]) -> dic
     """The job's input from the cell body; a mistake is a one-line UsageError."""
     value = cell_value(cell, python=python, namespace=namespace)
     if not isinstance(value, Mapping):
-        got = type(value).__name__ if python else _kind(value)
+        got = type(value).__name__ if python else json_kind(value)
         what = (
             "--python: the expression must give a dict"
             if python
@@ -77,18 +77,6 @@ def cell_value(cell: str, *, python: bool, namespace: Mapping[str, Any]) -> Any:
             + (f" (in `{near}`)" if near else "")
             + "; use --python for a Python expression"
         ) from None
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "null" if value is None else type(value).__name__
 
 
 _JOB_OPTIONS = (

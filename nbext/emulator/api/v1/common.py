@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
-from nbext.models import explain
+from nbext.models import explain, json_kind
 
 from ...domain.errors import InvalidInput
 from ..http import Managed as Managed
@@ -30,9 +30,7 @@ async def body(request: Request, model: type[M]) -> M:
     """The JSON object body, validated by ``model``; 400 naming every bad field."""
     data = parse_json(await read_body(request, BODY_LIMIT))
     if not isinstance(data, dict):
-        raise InvalidInput(
-            f"request body must be a JSON object, got {KIND.get(type(data), 'a number')}"
-        )
+        raise InvalidInput(f"request body must be a JSON object, got {json_kind(data)}")
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -63,7 +61,3 @@ def _is_list(annotation: Any) -> bool:
     if typing.get_origin(annotation) is list:
         return True
     return any(_is_list(arg) for arg in typing.get_args(annotation))
-
-
-KIND = {list: "an array", str: "a string", type(None): "null", bool: "a boolean"}
-"""What a JSON body that is not an object is, by its parsed type (any other: a number)."""
