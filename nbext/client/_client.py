@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import AsyncGenerator, Callable, Generator
 from types import TracebackType
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, Protocol, Self, TypedDict, TypeVar, Unpack
 
 import httpx
 
@@ -55,6 +55,21 @@ def _user_agent() -> str:
 
 
 USER_AGENT = _user_agent()
+
+
+class ClientSettings(TypedDict, total=False):
+    """The settings both clients take by keyword, described on ``Client``."""
+
+    base_url: str | None
+    serverless_url: str | None
+    timeout: float
+    call_timeout: float | None
+    max_retries: int | None
+    wait_timeout: float
+    retry_policy: RetryPolicy | None
+    config_file: str | os.PathLike[str] | None
+    budget_usd: float | None
+    management_api: ManagementAPI | None
 
 
 class SyncClock(Protocol):
@@ -123,17 +138,18 @@ class _Base:
     def __init__(
         self,
         api_key: str | None,
-        base_url: str | None,
-        serverless_url: str | None,
-        timeout: float,
-        call_timeout: float | None,
-        max_retries: int | None,
-        wait_timeout: float,
-        retry_policy: RetryPolicy | None,
-        config_file: str | os.PathLike[str] | None,
         now: Any,
-        budget_usd: float | None,
-        management_api: str | None,
+        *,
+        base_url: str | None = None,
+        serverless_url: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        call_timeout: float | None = None,
+        max_retries: int | None = None,
+        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
+        retry_policy: RetryPolicy | None = None,
+        config_file: str | os.PathLike[str] | None = None,
+        budget_usd: float | None = None,
+        management_api: ManagementAPI | None = None,
     ) -> None:
         self.config: ClientConfig = load_config(
             api_key,
@@ -268,38 +284,16 @@ class Client(_Base, SyncManagement):
         self,
         api_key: str | None = None,
         *,
-        base_url: str | None = None,
-        serverless_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        call_timeout: float | None = None,
-        max_retries: int | None = None,
-        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-        retry_policy: RetryPolicy | None = None,
         http_client: httpx.Client | None = None,
         transport: httpx.BaseTransport | None = None,
-        config_file: str | os.PathLike[str] | None = None,
         clock: SyncClock | None = None,
-        budget_usd: float | None = None,
-        management_api: ManagementAPI | None = None,
+        **settings: Unpack[ClientSettings],
     ) -> None:
         self._clock: SyncClock = clock or _MonotonicClock()
         self._real_time = clock is None
         """Waits are plain sleeps on the monotonic clock (a map's workers cut theirs short
         when the map is left)."""
-        super().__init__(
-            api_key,
-            base_url,
-            serverless_url,
-            timeout,
-            call_timeout,
-            max_retries,
-            wait_timeout,
-            retry_policy,
-            config_file,
-            self._clock.now,
-            budget_usd,
-            management_api,
-        )
+        super().__init__(api_key, self._clock.now, **settings)
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
         self._http = http_client or sync_http(transport)
@@ -359,35 +353,13 @@ class AsyncClient(_Base, AsyncManagement):
         self,
         api_key: str | None = None,
         *,
-        base_url: str | None = None,
-        serverless_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        call_timeout: float | None = None,
-        max_retries: int | None = None,
-        wait_timeout: float = DEFAULT_WAIT_TIMEOUT,
-        retry_policy: RetryPolicy | None = None,
         http_client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        config_file: str | os.PathLike[str] | None = None,
         clock: AsyncClock | None = None,
-        budget_usd: float | None = None,
-        management_api: ManagementAPI | None = None,
+        **settings: Unpack[ClientSettings],
     ) -> None:
         self._clock: AsyncClock = clock or _AsyncMonotonicClock()
-        super().__init__(
-            api_key,
-            base_url,
-            serverless_url,
-            timeout,
-            call_timeout,
-            max_retries,
-            wait_timeout,
-            retry_policy,
-            config_file,
-            self._clock.now,
-            budget_usd,
-            management_api,
-        )
+        super().__init__(api_key, self._clock.now, **settings)
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
         native = http_client is None and transport is None

@@ -22,26 +22,14 @@ The tree::
         ├── JobTimedOut             TIMED_OUT: it ran past its execution timeout
         └── JobCancelled            CANCELLED
 
-Each error carries what a user needs to act on it, as typed attributes a program can
-read without parsing the message (which is written for a log and may change):
-
-- every error: ``endpoint_id`` and ``job_id`` when known, and ``reason``, what went wrong
-  in a few words without the request line (the service's words, a transport failure's,
-  or the local check's);
-- ``APIError``: ``status`` (HTTP), ``code`` (the service's own code for the error, where
-  its answer has one), ``operation`` (``cancel``, ``status``, ``pods.create``...), ``body`` (an
-  excerpt of the answer), ``retry_after`` (seconds, from a ``Retry-After`` header),
-  ``sent`` (False when the client refused it before sending);
-- ``Unauthorized.key_sent``: the masked key and where it came from;
-- ``Conflict.job_status``: the state of the job that the operation did not apply to;
-- ``Timeout``: ``timeout`` and the job's ``last_status``; ``ConnectionError.maybe_sent``;
-- ``JobError``: the job's ``result``, ``status`` (its final state) and ``error``;
-- ``BudgetExceeded``: ``budget_usd``, ``spent_usd`` and ``unpriced`` (jobs not counted).
+Each error carries what a user needs to act on it as typed attributes (each class's
+docstring names its own), so a program reads them instead of parsing the message, which
+is written for a log and may change. Every error has ``endpoint_id`` and ``job_id`` when
+known, and ``reason``: what went wrong in a few words without the request line.
 
 Nothing that would leak: the API key never appears in a message, an attribute or a
-chained exception. Transport
-exceptions of httpx are described in the message rather than chained, because their
-request objects hold the Authorization header.
+chained exception. Transport exceptions of httpx are described in the message rather than
+chained, because their request objects hold the Authorization header.
 """
 
 from __future__ import annotations
@@ -258,7 +246,8 @@ class BudgetExceeded(NbextError):
 
 
 class JobError(NbextError):
-    """The job ended in a state other than COMPLETED; ``result`` is its /status answer."""
+    """The job ended in a state other than COMPLETED; ``result`` is its /status answer,
+    ``status`` (its final state) and ``error`` read from it."""
 
     def __init__(self, message: str, *, result: JobResult, endpoint_id: str | None) -> None:
         super().__init__(message, endpoint_id=endpoint_id, job_id=result.id)
