@@ -248,7 +248,7 @@ def test_health_panel_close_stops_watching() -> None:
     stopped: list[bool] = []
     panel.on_stop = lambda: stopped.append(True)
     panel.close()
-    assert stopped == [True] and not panel.watching
+    assert stopped == [True] and not panel.running
     panel.close()  # twice is harmless
     assert stopped == [True]
 

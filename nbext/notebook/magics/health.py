@@ -34,7 +34,7 @@ async def watch(panel: HealthPanel, endpoint: AsyncEndpoint, every: float) -> No
     panel.on_stop = stopped.set
     WATCHING.append(panel)
     try:
-        while panel.watching:
+        while panel.running:
             try:
                 panel.add(await endpoint.health())
             except NbextError as exc:

@@ -169,7 +169,7 @@ class LogFollower:
             flusher.cancel()
             with contextlib.suppress(ValueError):
                 FOLLOWING.remove(panel)
-            if panel.following:  # ended by itself (an error, or the loop cancelled it)
+            if panel.running:  # ended by itself (an error, or the loop cancelled it)
                 panel.stop("following ended")
             panel.refresh(force=True)
 
@@ -215,7 +215,7 @@ class LogFollower:
 def stop_following(target: str | None = None) -> int:
     """Stop the panels following ``target``, an id or the name it was asked for by
     (every one when None); how many."""
-    FOLLOWING[:] = [p for p in FOLLOWING if p.following]
+    FOLLOWING[:] = [p for p in FOLLOWING if p.running]
     chosen = [p for p in FOLLOWING if target is None or target in (p.target, p.name)]
     for panel in chosen:
         panel.stop("stopped by %runpod logs --stop")
