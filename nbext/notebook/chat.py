@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 
 CHAT_ROUTE = "/v1/chat/completions"
 MODELS_ROUTE = "/v1/models"
-UPDATES_PER_SECOND = 10
-"""How often a live answer is redrawn at most: smooth to read, cheap for the front end."""
 
 STOP_HINT = "interrupt the kernel (■) to stop the answer and cancel its job"
 """Said while an answer comes: a blocking cell hears Ctrl-C, in every front end."""
