@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .rendering import _frame
 from .theme import BORDER, ERROR, MUTED, badge_html
 
 if TYPE_CHECKING:
@@ -202,10 +203,7 @@ class ChatView:
             )
         if self.note:
             tail += f'<div style="{muted}">{html.escape(self.note)}</div>'
-        return (
-            f'<div class="nbext-static nbext-chat" data-state="{html.escape(self.state)}" '
-            f'style="padding:0.3em 0;line-height:1.5">{head}{question}{answer}{tail}</div>'
-        )
+        return _frame("nbext-chat", self.state, head + question + answer + tail, live=False)
 
     def plain(self) -> str:
         lines = [f"{self.title()} [{self.state}] {self.stats()}", self.answer or "…"]

@@ -27,6 +27,7 @@ from nbext.models import JobResult
 from .credentials import config_path
 from .errors import NotebookError
 from .registry import JobRegistry
+from .uipoll import running_loop
 
 if TYPE_CHECKING:
     from nbext.emulator import Emulator, EmulatorServer
@@ -268,13 +269,9 @@ class Connection:
         self.registry.update(result.id, result)
         if not queued_again:
             return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # no loop (a terminal IPython): the next status or wait call shows it
         before = record.follower
-        if before is None:
-            return
+        if (loop := running_loop()) is None or before is None:
+            return  # no loop (a terminal IPython): the next status or wait call shows it
 
         def follow() -> None:
             if record.follower is before and not record.final:

@@ -36,6 +36,7 @@ from nbext.client import NbextError, NotFound
 from ..errors import one_line
 from ..ipython import argument, magic_arguments
 from ..log_rendering import LogLine, Target
+from ..uipoll import running_loop
 from ..widgets.logs import LogPanel
 from .commands import subcommand
 from .common import Magics, check_name, number_option, store, usage_errors
@@ -69,16 +70,12 @@ def resolve(client: Client, target: str) -> tuple[Target, str]:
     endpoint has it.
     """
     with usage_errors("logs"):
-        try:
+        with contextlib.suppress(NotFound):
             client.pods.logs(target, tail=1)
             return "pod", target
-        except NotFound:
-            pass
-        try:
+        with contextlib.suppress(NotFound):
             client.endpoints.workers(target)
             return "endpoint", target
-        except NotFound:
-            pass
         named: list[tuple[Target, str]] = [
             *(("pod", p.id) for p in client.pods.list() if p.name == target and p.id),
             *(("endpoint", e.id) for e in client.endpoints.list() if e.name == target and e.id),
@@ -275,10 +272,7 @@ def logs(magics: Magics, args: argparse.Namespace) -> None:
         raise UsageError("logs needs a pod id or an endpoint id (or --stop)")
     if args.max_lines is not None and not args.follow:
         raise UsageError("--max-lines applies to --follow (without it, use --tail)")
-    loop: asyncio.AbstractEventLoop | None = None
-    if args.follow:
-        with contextlib.suppress(RuntimeError):
-            loop = asyncio.get_running_loop()
+    loop = running_loop() if args.follow else None
     with usage_errors("logs"):
         service = magics.connection.service()
     client = service.client
