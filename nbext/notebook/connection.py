@@ -289,24 +289,20 @@ class Connection:
     def use_key(self, key: str, source: str) -> Service:
         """Talk to the cloud with ``key`` from now on (``source`` says where it came from:
         a login, a Colab secret); a cloud client made with an earlier key is closed."""
-        self._settings["api_key"] = key
-        self._key_source = source
-        self.config = self._load()
-        stale = self._services.pop("cloud", None)
-        if stale is not None:
-            stale.close()
+        self._set_key(key, source)
         return self.connect("cloud")
 
     def forget_key(self) -> None:
         """Stop using a key given with ``use_key``; back to the local emulator unless the
         environment or the config file still has one (``config`` says which)."""
-        self._settings["api_key"] = None
-        self._key_source = None
-        self.config = self._load()
-        stale = self._services.pop("cloud", None)
-        if stale is not None:
-            stale.close()
+        self._set_key(None, None)
         self.mode = "local"
+
+    def _set_key(self, key: str | None, source: str | None) -> None:
+        self._settings["api_key"], self._key_source = key, source
+        self.config = self._load()
+        if (stale := self._services.pop("cloud", None)) is not None:
+            stale.close()
 
     def check_key(self, key: str) -> int:
         """Ask the cloud (this connection's URLs) with ``key``: one listing of the

@@ -32,8 +32,6 @@ WATCHING: list[HealthPanel] = []
 async def watch(panel: HealthPanel, endpoint: AsyncEndpoint, every: float) -> None:
     """Sample ``endpoint``'s health every ``every`` seconds until the panel stops; then
     the cell keeps the chart as static HTML."""
-    stopped = asyncio.Event()
-    panel.on_stop = stopped.set
     WATCHING.append(panel)
     try:
         while panel.running:
@@ -42,7 +40,7 @@ async def watch(panel: HealthPanel, endpoint: AsyncEndpoint, every: float) -> No
             except NbextError as exc:
                 panel.set_error(one_line(str(exc)))
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stopped.wait(), timeout=every)
+                await asyncio.wait_for(panel.stopped.wait(), timeout=every)
     finally:
         WATCHING.remove(panel)
         panel.stop()  # ended by itself (the loop cancelled it): the chart turns static

@@ -88,11 +88,6 @@ def resolve(client: Client, target: str) -> tuple[Target, str]:
     return named[0]
 
 
-def pod_lines(client: Client, pod: str, tail: int | None) -> list[LogLine]:
-    with usage_errors(f"logs of pod {pod!r}"):
-        return [as_line(e) for e in client.pods.logs(pod, tail=tail)]
-
-
 def worker_ids(client: Client, endpoint: str, only: str | None) -> list[str]:
     """The endpoint's workers (just ``only`` when given; unknown: a one-line error)."""
     with usage_errors(f"logs of endpoint {endpoint!r}"):
@@ -105,15 +100,18 @@ def worker_ids(client: Client, endpoint: str, only: str | None) -> list[str]:
     return [only]
 
 
-def endpoint_lines(
-    client: Client, endpoint: str, workers: list[str], tail: int | None
+def last_lines(
+    client: Client, kind: Target, target: str, workers: list[str], tail: int | None
 ) -> list[LogLine]:
-    """The workers' last lines, merged in time order (``tail`` of them in all)."""
-    lines: list[LogLine] = []
-    with usage_errors(f"logs of endpoint {endpoint!r}"):
-        for worker in workers:
-            events = client.endpoints.worker_logs(endpoint, worker, tail=tail)
-            lines += [as_line(e, worker) for e in events]
+    """A pod's last lines, or the workers', merged in time order (``tail`` of them in all)."""
+    with usage_errors(f"logs of {kind} {target!r}"):
+        if kind == "pod":
+            return [as_line(e) for e in client.pods.logs(target, tail=tail)]
+        lines = [
+            as_line(e, worker)
+            for worker in workers
+            for e in client.endpoints.worker_logs(target, worker, tail=tail)
+        ]
     lines.sort(key=lambda line: line.ts)
     return lines[-tail:] if tail else lines
 
@@ -139,9 +137,7 @@ class LogFollower:
         self.worker = worker
         self.tail = tail
         self.rescan = rescan
-        self._stopped = asyncio.Event()
         self._workers: dict[str, asyncio.Task[None]] = {}
-        panel.on_stop = self._stopped.set
         FOLLOWING.append(panel)
 
     async def run(self) -> None:
@@ -150,7 +146,7 @@ class LogFollower:
         try:
             work = self._pod() if panel.kind == "pod" else self._endpoint()
             main = asyncio.create_task(work)
-            stop = asyncio.create_task(self._stopped.wait())
+            stop = asyncio.create_task(panel.stopped.wait())
             try:
                 await asyncio.wait({main, stop}, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -279,15 +275,10 @@ def logs(magics: Magics, args: argparse.Namespace) -> None:
     kind, target = resolve(client, args.target)
     if kind == "pod" and args.worker is not None:
         raise UsageError(f"--worker applies to an endpoint's workers; {args.target!r} is a pod")
-    if kind == "endpoint":
-        workers = worker_ids(client, target, args.worker)
+    workers = worker_ids(client, target, args.worker) if kind == "endpoint" else []
     if not args.follow:
-        if kind == "pod":
-            lines = pod_lines(client, target, args.tail)
-        else:
-            lines = endpoint_lines(client, target, workers, args.tail)
         panel = LogPanel(kind, target, name=args.target, max_lines=magics.log_max_lines)
-        panel.add(lines)
+        panel.add(last_lines(client, kind, target, workers, args.tail))
         if kind == "endpoint":
             panel.set_workers(len(workers))
         panel.show()  # final at once: the cell keeps plain HTML

@@ -14,7 +14,6 @@ if it has any, are ``Controls`` in a second output, shown while ``controls_shown
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
@@ -127,14 +126,14 @@ class LivePanel:
 class StoppablePanel(LivePanel):
     """A panel fed by a task between cells until the user stops it: its Stop button, the
     magic's ``--stop`` that ``hint`` names (an interrupt does not reach a task between
-    cells), or closing the panel. ``on_stop`` ends the task with the panel."""
+    cells), or closing the panel. ``stopped`` is set then: the task ends with the panel."""
 
     def __init__(
         self, *, running: bool, button: str, css: str, hint: str, throttle: Throttle | None = None
     ) -> None:
         self.running = running
         self.task: asyncio.Task[Any] | None = None
-        self.on_stop: Callable[[], None] | None = None
+        self.stopped = asyncio.Event()
         self.stop_button = widgets.Button(description=button, icon="stop")
         self.stop_button.on_click(lambda _b: self.stop())
         self.stop_button.add_class(css)
@@ -145,8 +144,7 @@ class StoppablePanel(LivePanel):
         if not self.running:
             return
         self.running = False
-        if self.on_stop is not None:
-            self.on_stop()
+        self.stopped.set()
         self.draw()
 
     def close(self) -> None:
