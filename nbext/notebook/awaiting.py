@@ -105,10 +105,8 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
         get_ipython().run_cell_magic(name, line, cell)
     elif name == "runpod_job":
         await run_job_async(magics, parse_line(magics.runpod_job, line), cell)
-    elif name == "runpod_chat":
+    else:  # the other of MAGIC_CALLS
         await run_chat_async(magics, parse_line(magics.runpod_chat, line), cell)
-    else:
-        get_ipython().run_cell_magic(name, line, cell)
 
 
 async def run_line_magic(name: str, line: str) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .rendering import _frame
 from .theme import BORDER, ERROR, MUTED, badge_html
 
 if TYPE_CHECKING:
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 
 CHAT_ROUTE = "/v1/chat/completions"
 MODELS_ROUTE = "/v1/models"
-UPDATES_PER_SECOND = 10
-"""How often a live answer is redrawn at most: smooth to read, cheap for the front end."""
 
 STOP_HINT = "interrupt the kernel (■) to stop the answer and cancel its job"
 """Said while an answer comes: a blocking cell hears Ctrl-C, in every front end."""
@@ -204,10 +203,7 @@ class ChatView:
             )
         if self.note:
             tail += f'<div style="{muted}">{html.escape(self.note)}</div>'
-        return (
-            f'<div class="nbext-static nbext-chat" data-state="{html.escape(self.state)}" '
-            f'style="padding:0.3em 0;line-height:1.5">{head}{question}{answer}{tail}</div>'
-        )
+        return _frame("nbext-chat", self.state, head + question + answer + tail, live=False)
 
     def plain(self) -> str:
         lines = [f"{self.title()} [{self.state}] {self.stats()}", self.answer or "…"]

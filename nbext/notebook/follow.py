@@ -46,7 +46,7 @@ from nbext.models import JobResult, JobStatus, StreamChunk
 from .cost import record_cost
 from .errors import NotebookError
 from .interrupts import Interrupted, deferred_interrupts
-from .uipoll import UiPump
+from .uipoll import UiPump, running_loop
 from .widgets.live import INTERRUPT_HINT
 
 if TYPE_CHECKING:
@@ -191,12 +191,10 @@ class JobFollower:
         panel.cost = record.cost
         panel.set_result(result)
 
-    def _limit(self) -> float:
-        return NO_LIMIT if self.timeout is None else self.timeout
-
     def _left(self, started: float) -> float:
         """What is left of the following's time for the stream, once the job runs."""
-        return max(0.0, started + self._limit() - time.monotonic())
+        limit = NO_LIMIT if self.timeout is None else self.timeout
+        return max(0.0, started + limit - time.monotonic())
 
     def _polls_on(self, phase: Phase) -> bool:
         """Show one /status answer and its phase; whether to go on polling: not once the
@@ -352,13 +350,11 @@ class JobFollower:
 
     def start_background(self) -> asyncio.Task[JobResult | None]:
         """Follow the job in a task on the running loop; returns the task (``panel.task``)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        if (loop := running_loop()) is None:
             raise NotebookError(
                 "background mode updates the panel from the kernel's event loop, and no loop "
                 "is running here (a Jupyter kernel has one; a terminal IPython does not)"
-            ) from None
+            )
         self.task = loop.create_task(self._follow_async(), name=f"nbext-job-{self.record.id}")
         if self.panel is not None:
             self.panel.task = self.task
@@ -470,12 +466,10 @@ class JobFollower:
         if self._pump is not None:
             self._cancel_asked = True  # the blocking loop cancels before it reads on
             return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
+        if running_loop() is None:
             self.cancel()
-            return
-        self._spawn(self.cancel_async())
+        else:
+            self._spawn(self.cancel_async())
 
     def _failed(self, exc: NbextError, note: str) -> None:
         """A request about the panel's Cancel failed: a job the service no longer knows

@@ -131,6 +131,3 @@ class JobRegistry:
 
     def __len__(self) -> int:
         return len(self._records)
-
-    def __contains__(self, job_id: object) -> bool:
-        return job_id in self._records

@@ -13,6 +13,7 @@ not act in time.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -24,6 +25,15 @@ STEP = 0.02
 """Seconds between two looks at the kernel's messages while waiting."""
 EVENTS_PER_STEP = 10
 """Messages handled at most per look (a burst of clicks does not stall the wait)."""
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The kernel's event loop, where background panels run; None outside one (a
+    terminal IPython, a script), where nothing would update them between cells."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def kernel_available() -> bool:

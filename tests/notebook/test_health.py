@@ -23,7 +23,7 @@ def test_snapshot(nb: Notebook) -> None:
     assert panel.latest is not None
     assert panel.latest.completed == 1 and panel.latest.failed == 0
     assert panel.latest.idle + panel.latest.running >= 1
-    assert not panel.watching
+    assert not panel.running
     # A snapshot is final at once: one output of plain HTML and text, no controls.
     (snapshot,) = nb.outputs()[-1:]
     assert set(snapshot[-1]) == {"text/html", "text/plain"}
@@ -53,7 +53,7 @@ async def test_watch_charts_history_and_stops_when_closed(nb: Notebook) -> None:
     nb.emu.deploy(image="no-such-image", endpoint_id="held")
     nb.run("%runpod health held --watch 0.1 -o h")
     panel: HealthPanel = nb.shell.user_ns["h"]
-    assert panel.watching and panel.task is not None
+    assert panel.running and panel.task is not None
     controls = nb.outputs()[-1]
     assert WIDGET in controls[-1]  # the Stop button
     assert controls[-1]["text/plain"] == "%runpod health held --stop to stop watching"
@@ -66,7 +66,7 @@ async def test_watch_charts_history_and_stops_when_closed(nb: Notebook) -> None:
     assert panel.frame()["in_queue"].iloc[-1] == 1
     panel.close()
     await asyncio.wait_for(panel.task, 5)
-    assert not panel.watching
+    assert not panel.running
     count = len(panel.samples)
     await asyncio.sleep(0)
     assert len(panel.samples) == count
@@ -100,7 +100,7 @@ async def test_stop_option_stops_a_watch_where_no_button_can_be_drawn(
     nb.run("%runpod health --stop echo")
     await asyncio.wait_for(panel.task, 5)  # type: ignore[arg-type]
     assert "stopped 1 health watch of echo" in capsys.readouterr().out
-    assert not panel.watching
+    assert not panel.running
     final = nb.outputs()[-2][-1]
     assert 'data-state="stopped"' in final["text/html"] and "--stop" not in final["text/plain"]
     nb.run("%runpod health --stop")

@@ -142,7 +142,7 @@ async def test_following_a_pod_streams_lines_then_stops_into_static_output(
     pod = make_pod(v2)
     nb.run(f"%runpod logs {pod} --follow -o panel")
     panel: LogPanel = nb.shell.user_ns["panel"]
-    assert panel.following and panel.task is not None and panel in FOLLOWING
+    assert panel.running and panel.task is not None and panel in FOLLOWING
     content, controls = nb.outputs()[-2:]
     # The lines are plain output, live; the Stop button an output of its own, whose
     # text says how to stop where it cannot be drawn.
@@ -160,7 +160,7 @@ async def test_following_a_pod_streams_lines_then_stops_into_static_output(
     )
     nb.run(f"%runpod logs --stop {pod}")
     await asyncio.wait_for(panel.task, 10)
-    assert not panel.following and panel not in FOLLOWING
+    assert not panel.running and panel not in FOLLOWING
     text = assert_static(nb)
     assert "pulling image acme/lab:1" in text and "stopped by %runpod logs --stop" in text
     assert nb.outputs()[-1][-1] == {"text/plain": ""}  # the button's output is emptied
@@ -208,7 +208,7 @@ def test_without_an_event_loop_the_cell_follows_until_interrupted(nb: Notebook, 
     threading.Thread(target=interrupt_once_lines_came, daemon=True).start()
     nb.run(f"%runpod logs {pod} --follow -o panel")  # returns once interrupted
     panel: LogPanel = nb.shell.user_ns["panel"]
-    assert not panel.following and not FOLLOWING
+    assert not panel.running and not FOLLOWING
     text = assert_static(nb)
     assert "pulling image" in text and "stopped by an interrupt" in text
 
@@ -224,7 +224,7 @@ async def test_stop_by_the_name_following_began_with(
     assert panel.target == pod and panel.name == "desk"
     nb.run("%runpod logs --stop nothing-here")
     assert capsys.readouterr().out.endswith("stopped following 0 logs of nothing-here\n")
-    assert panel.following
+    assert panel.running
     nb.run("%runpod logs --stop desk")
     assert capsys.readouterr().out.endswith("stopped following 1 log of desk\n")
     await asyncio.wait_for(panel.task, 10)  # type: ignore[arg-type]
@@ -240,6 +240,6 @@ async def test_every_follower_stops_when_the_interpreter_ends(nb: Notebook, v2: 
     panels: list[LogPanel] = [nb.shell.user_ns["first"], nb.shell.user_ns["second"]]
     stop_all_at_exit()
     await asyncio.wait_for(asyncio.gather(*(p.task for p in panels if p.task)), 10)
-    assert not FOLLOWING and not any(p.following for p in panels)
+    assert not FOLLOWING and not any(p.running for p in panels)
     assert "the kernel shut down" in assert_static(nb)
     await nb.conn.aclose()

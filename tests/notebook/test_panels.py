@@ -245,12 +245,10 @@ def test_health_panel_counts_chart_and_frame() -> None:
 
 def test_health_panel_close_stops_watching() -> None:
     panel = HealthPanel("echo", watching=True)
-    stopped: list[bool] = []
-    panel.on_stop = lambda: stopped.append(True)
     panel.close()
-    assert stopped == [True] and not panel.watching
+    assert panel.stopped.is_set() and not panel.running
     panel.close()  # twice is harmless
-    assert stopped == [True]
+    assert panel.stopped.is_set() and not panel.running
 
 
 def test_map_panel_is_one_line_with_rate_and_eta() -> None:

@@ -14,9 +14,9 @@ from ..display.specs import BATCHES
 from ..interrupts import deferred_interrupts
 from ..ipython import argument, magic_arguments
 from ..map import inputs_of
+from ..uipoll import running_loop
 from .commands import subcommand
 from .common import Magics, check_name, store, store_and_show, usage_errors
-from .job import _loop_running
 
 if TYPE_CHECKING:
     import argparse
@@ -43,7 +43,7 @@ def batch_command(magics: Magics, args: argparse.Namespace) -> None:
     what = _what(magics, args)
     if what is None:
         return
-    if args.background and not _loop_running():
+    if args.background and running_loop() is None:
         raise UsageError("--background needs the kernel's event loop, and none is running here")
     endpoint, batch_id, items, inputs = what
     service = magics.connection.service()

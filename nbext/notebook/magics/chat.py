@@ -1,6 +1,6 @@
 """``%%runpod_chat ENDPOINT``: the cell is a message to an LLM endpoint; the answer streams.
 
-The answer is drawn as Markdown while it arrives (at most ``UPDATES_PER_SECOND`` redraws),
+The answer is drawn as Markdown while it arrives (at most ten redraws a second, ``Throttle``),
 with time to first token, tokens and tokens per second, and ends as a static output
 (HTML, ``text/markdown`` and ``text/plain``) that a saved or exported notebook shows
 without a kernel. The conversation goes on across cells for that endpoint in this kernel;
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 from IPython.core.error import UsageError
-from IPython.display import DisplayHandle, display
+from IPython.display import display
 
 from nbext.client import AsyncJob, Endpoint, Job, NbextError
 from nbext.models import JobResult, JobStatus
@@ -32,7 +32,6 @@ from ..chat import (
     CHAT_ROUTE,
     MODELS_ROUTE,
     STOP_HINT,
-    UPDATES_PER_SECOND,
     ChatView,
     Conversation,
     EventReader,
@@ -44,6 +43,7 @@ from ..errors import OneLineError
 from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments, show_updatable
 from ..outputs import RemovedOutput
+from ..widgets.throttle import Throttle
 from .commands import subcommand
 from .common import Magics, check_name, explain, one_line, store, usage_errors
 
@@ -187,14 +187,12 @@ def _start(magics: Magics, args: argparse.Namespace, cell: str, *, hint: str = S
             except NotAChatEndpoint as exc:
                 raise UsageError(_not_chat(args.endpoint, exc)) from None
     body = request_body(args, conversation, text)
-    view = ChatView(args.endpoint, conversation.model, text, hint=hint)
+    answer = _Answer(magics, ChatView(args.endpoint, conversation.model, text, hint=hint))
     store(magics, output_name, None)
-    handle = display(view.bundle(), raw=True, display_id=True)  # type: ignore[no-untyped-call]
-    answer = _Answer(view, handle, magics.connection.redact)
     with deferred_interrupts(deliver=False) as held:
         with usage_errors(f"endpoint {args.endpoint!r}"):
             job = endpoint.run({"openai_route": CHAT_ROUTE, "openai_input": body})
-        view.job_id = job.id
+        answer.view.job_id = job.id
     return _Chat(magics, args, text, output_name, conversation, service, job, answer, held.received)
 
 
@@ -261,9 +259,8 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
             conversation.model = models[0].get("id")
         body = request_body(args, conversation, text)
         view = ChatView(args.endpoint, conversation.model, text, hint=STOP_HINT.split(" and ")[0])
+        answer = _Answer(magics, view)
         store(magics, output_name, None)
-        handle = display(view.bundle(), raw=True, display_id=True)  # type: ignore[no-untyped-call]
-        answer = _Answer(view, handle, magics.connection.redact)
         try:
             with http.stream("POST", CHAT_ROUTE, json=body) as response:
                 view.job_id = response.headers.get(WORKER_HEADER)
@@ -318,14 +315,14 @@ def _not_chat(endpoint_id: str, exc: Exception) -> str:
 
 
 class _Answer:
-    """Feeds a ``ChatView`` from the job's stream and redraws it, at most 10 times a second."""
+    """Shows a ``ChatView`` now, then feeds it from the job's stream and redraws it."""
 
-    def __init__(self, view: ChatView, handle: DisplayHandle | None, redact: Any) -> None:
+    def __init__(self, magics: Magics, view: ChatView) -> None:
         self.view = view
-        self.handle = handle
-        self.redact = redact
+        self.handle = display(view.bundle(), raw=True, display_id=True)  # type: ignore[no-untyped-call]
+        self.redact = magics.connection.redact
         self.started = time.monotonic()
-        self.drawn = 0.0
+        self.throttle = Throttle()
         self.reader = EventReader()
         self.usage_tokens: int | None = None
         self.events = 0
@@ -387,12 +384,9 @@ class _Answer:
                 view.tokens += 1
 
     def draw(self, *, final: bool = False) -> None:
-        now = time.monotonic()
-        self.view.elapsed_s = now - self.started
-        if self.handle is None or (not final and now - self.drawn < 1 / UPDATES_PER_SECOND):
-            return
-        self.drawn = now
-        self.handle.update(self.view.bundle(), raw=True)  # type: ignore[no-untyped-call]
+        self.view.elapsed_s = time.monotonic() - self.started
+        if final or self.throttle.ready():
+            self.handle.update(self.view.bundle(), raw=True)
 
     def end(self, state: str, *, error: str | None = None, note: str | None = None) -> None:
         self.view.state = state

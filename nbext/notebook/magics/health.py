@@ -4,6 +4,7 @@ them until stopped."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
@@ -11,6 +12,7 @@ from IPython.core.error import UsageError
 from nbext.client import NbextError
 
 from ..ipython import argument, magic_arguments
+from ..uipoll import running_loop
 from ..widgets.health import HealthPanel
 from .commands import subcommand
 from .common import Magics, check_name, one_line, store, usage_errors
@@ -30,19 +32,15 @@ WATCHING: list[HealthPanel] = []
 async def watch(panel: HealthPanel, endpoint: AsyncEndpoint, every: float) -> None:
     """Sample ``endpoint``'s health every ``every`` seconds until the panel stops; then
     the cell keeps the chart as static HTML."""
-    stopped = asyncio.Event()
-    panel.on_stop = stopped.set
     WATCHING.append(panel)
     try:
-        while panel.watching:
+        while panel.running:
             try:
                 panel.add(await endpoint.health())
             except NbextError as exc:
                 panel.set_error(one_line(str(exc)))
-            try:
-                await asyncio.wait_for(stopped.wait(), timeout=every)
-            except TimeoutError:
-                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(panel.stopped.wait(), timeout=every)
     finally:
         WATCHING.remove(panel)
         panel.stop()  # ended by itself (the loop cancelled it): the chart turns static
@@ -80,21 +78,19 @@ def health(magics: Magics, args: argparse.Namespace) -> None:
         raise UsageError("health needs an endpoint id (or --stop)")
     if args.watch is not None and args.watch < MIN_WATCH:
         raise UsageError(f"--watch must be at least {MIN_WATCH} seconds, got {args.watch:g}")
-    if args.watch is not None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise UsageError(
-                "--watch updates the panel from the kernel's event loop, and none is running "
-                "here (a Jupyter kernel has one); run %runpod health ENDPOINT for a snapshot"
-            ) from None
+    loop = running_loop() if args.watch is not None else None
+    if args.watch is not None and loop is None:
+        raise UsageError(
+            "--watch updates the panel from the kernel's event loop, and none is running "
+            "here (a Jupyter kernel has one); run %runpod health ENDPOINT for a snapshot"
+        )
     with usage_errors(f"endpoint {args.endpoint!r}"):
         service = magics.connection.service()
         first = service.client.endpoint(args.endpoint).health()
     panel = HealthPanel(args.endpoint, watching=args.watch is not None)
     panel.add(first)
     panel.show()  # a snapshot is final at once: the cell keeps plain HTML
-    if args.watch is not None:
+    if loop is not None:
         endpoint = service.async_client().endpoint(args.endpoint)
         panel.task = loop.create_task(watch(panel, endpoint, args.watch))
     store(magics, name, panel)

@@ -25,6 +25,7 @@ from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import F, argument
 from ..outcome import check_completed
 from ..registry import JobRecord
+from ..uipoll import running_loop
 from ..widgets.job import JobPanel
 from .common import Magics, check_name, explain, one_line, positive, store, usage_errors
 
@@ -134,7 +135,7 @@ def _submit(
             "--sync waits for the whole result in one /runsync call; it cannot be combined "
             "with --background or --stream"
         )
-    if args.background and not _loop_running():
+    if args.background and running_loop() is None:
         raise UsageError(
             "--background updates the panel from the kernel's event loop, and none is "
             "running here (a Jupyter kernel has one; a terminal IPython does not)"
@@ -205,16 +206,6 @@ def _conclude(record: JobRecord, result: JobResult | None, *, quiet: bool, raise
         check_completed(result, record.endpoint_id)
     if quiet:
         _report_quietly(record, result)
-
-
-def _loop_running() -> bool:
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def _panel(magics: Magics, endpoint_id: str, *, stream: bool, via: str) -> JobPanel:
@@ -391,7 +382,7 @@ def _retry(
         if service is None:
             raise NotebookError(f"job {record.id} was submitted to a service no longer open")
     job = service.client.endpoint(record.endpoint_id).job(record.id)
-    if background and not _loop_running():
+    if background and running_loop() is None:
         raise UsageError("--background needs the kernel's event loop, and none is running here")
     with deferred_interrupts(deliver=False) as held:
         try:

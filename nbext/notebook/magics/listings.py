@@ -74,18 +74,14 @@ def _listing(command: str, attribute: str, spec: ListingSpec, summary: str) -> N
 for _row in LISTINGS:
     _listing(*_row)
 
-BILLING_CALLS: dict[str, str] = {
-    "summary": "summary",
-    "pods": "pods",
-    "serverless": "serverless",
-    "volumes": "network_volumes",
-}
-"""``%runpod billing KIND`` -> the method of ``client.billing``."""
+BILLING_KINDS = ("pods", "serverless", "summary", "volumes")
+"""``%runpod billing KIND``: the method of ``client.billing`` (``network_volumes`` for
+volumes)."""
 
 
 @subcommand("billing", "what pods, endpoints (serverless) or volumes cost over time; --plot")
 @magic_arguments("runpod billing")
-@argument("kind", choices=sorted(BILLING_CALLS), help="what to bill (summary: everything)")
+@argument("kind", choices=BILLING_KINDS, help="what to bill (summary: everything)")
 @argument("--start", help="start of the period (ISO date or date-time)")
 @argument("--end", help="end of the period (ISO date or date-time)")
 @argument(
@@ -104,16 +100,10 @@ def billing(magics: Magics, args: argparse.Namespace) -> None:
     name = check_name(args.output)
     check_period(args.start, args.end)
     resource = management(magics, "billing", "billing")
-    call: Callable[..., Any] = getattr(resource, BILLING_CALLS[args.kind])
-    options = {
-        key: value
-        for key, value in (
-            ("start_time", args.start),
-            ("end_time", args.end),
-            ("bucket_size", args.bucket),
-        )
-        if value is not None
-    }
+    method = "network_volumes" if args.kind == "volumes" else args.kind
+    call: Callable[..., Any] = getattr(resource, method)
+    period = {"start_time": args.start, "end_time": args.end, "bucket_size": args.bucket}
+    options = {key: value for key, value in period.items() if value is not None}
     with usage_errors(f"billing {args.kind}"):
         records = call(**options)
     spec = BILLING[args.kind]

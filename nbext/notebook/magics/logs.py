@@ -36,6 +36,7 @@ from nbext.client import NbextError, NotFound
 from ..errors import one_line
 from ..ipython import argument, magic_arguments
 from ..log_rendering import LogLine, Target
+from ..uipoll import running_loop
 from ..widgets.logs import LogPanel
 from .commands import subcommand
 from .common import Magics, check_name, number_option, store, usage_errors
@@ -69,16 +70,12 @@ def resolve(client: Client, target: str) -> tuple[Target, str]:
     endpoint has it.
     """
     with usage_errors("logs"):
-        try:
+        with contextlib.suppress(NotFound):
             client.pods.logs(target, tail=1)
             return "pod", target
-        except NotFound:
-            pass
-        try:
+        with contextlib.suppress(NotFound):
             client.endpoints.workers(target)
             return "endpoint", target
-        except NotFound:
-            pass
         named: list[tuple[Target, str]] = [
             *(("pod", p.id) for p in client.pods.list() if p.name == target and p.id),
             *(("endpoint", e.id) for e in client.endpoints.list() if e.name == target and e.id),
@@ -89,11 +86,6 @@ def resolve(client: Client, target: str) -> tuple[Target, str]:
         which = ", ".join(f"{kind} {found}" for kind, found in named)
         raise UsageError(f"logs: {target!r} names more than one: {which}; give the id")
     return named[0]
-
-
-def pod_lines(client: Client, pod: str, tail: int | None) -> list[LogLine]:
-    with usage_errors(f"logs of pod {pod!r}"):
-        return [as_line(e) for e in client.pods.logs(pod, tail=tail)]
 
 
 def worker_ids(client: Client, endpoint: str, only: str | None) -> list[str]:
@@ -108,15 +100,18 @@ def worker_ids(client: Client, endpoint: str, only: str | None) -> list[str]:
     return [only]
 
 
-def endpoint_lines(
-    client: Client, endpoint: str, workers: list[str], tail: int | None
+def last_lines(
+    client: Client, kind: Target, target: str, workers: list[str], tail: int | None
 ) -> list[LogLine]:
-    """The workers' last lines, merged in time order (``tail`` of them in all)."""
-    lines: list[LogLine] = []
-    with usage_errors(f"logs of endpoint {endpoint!r}"):
-        for worker in workers:
-            events = client.endpoints.worker_logs(endpoint, worker, tail=tail)
-            lines += [as_line(e, worker) for e in events]
+    """A pod's last lines, or the workers', merged in time order (``tail`` of them in all)."""
+    with usage_errors(f"logs of {kind} {target!r}"):
+        if kind == "pod":
+            return [as_line(e) for e in client.pods.logs(target, tail=tail)]
+        lines = [
+            as_line(e, worker)
+            for worker in workers
+            for e in client.endpoints.worker_logs(target, worker, tail=tail)
+        ]
     lines.sort(key=lambda line: line.ts)
     return lines[-tail:] if tail else lines
 
@@ -142,9 +137,7 @@ class LogFollower:
         self.worker = worker
         self.tail = tail
         self.rescan = rescan
-        self._stopped = asyncio.Event()
         self._workers: dict[str, asyncio.Task[None]] = {}
-        panel.on_stop = self._stopped.set
         FOLLOWING.append(panel)
 
     async def run(self) -> None:
@@ -153,7 +146,7 @@ class LogFollower:
         try:
             work = self._pod() if panel.kind == "pod" else self._endpoint()
             main = asyncio.create_task(work)
-            stop = asyncio.create_task(self._stopped.wait())
+            stop = asyncio.create_task(panel.stopped.wait())
             try:
                 await asyncio.wait({main, stop}, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -169,7 +162,7 @@ class LogFollower:
             flusher.cancel()
             with contextlib.suppress(ValueError):
                 FOLLOWING.remove(panel)
-            if panel.following:  # ended by itself (an error, or the loop cancelled it)
+            if panel.running:  # ended by itself (an error, or the loop cancelled it)
                 panel.stop("following ended")
             panel.refresh(force=True)
 
@@ -215,7 +208,7 @@ class LogFollower:
 def stop_following(target: str | None = None) -> int:
     """Stop the panels following ``target``, an id or the name it was asked for by
     (every one when None); how many."""
-    FOLLOWING[:] = [p for p in FOLLOWING if p.following]
+    FOLLOWING[:] = [p for p in FOLLOWING if p.running]
     chosen = [p for p in FOLLOWING if target is None or target in (p.target, p.name)]
     for panel in chosen:
         panel.stop("stopped by %runpod logs --stop")
@@ -275,25 +268,17 @@ def logs(magics: Magics, args: argparse.Namespace) -> None:
         raise UsageError("logs needs a pod id or an endpoint id (or --stop)")
     if args.max_lines is not None and not args.follow:
         raise UsageError("--max-lines applies to --follow (without it, use --tail)")
-    loop: asyncio.AbstractEventLoop | None = None
-    if args.follow:
-        with contextlib.suppress(RuntimeError):
-            loop = asyncio.get_running_loop()
+    loop = running_loop() if args.follow else None
     with usage_errors("logs"):
         service = magics.connection.service()
     client = service.client
     kind, target = resolve(client, args.target)
     if kind == "pod" and args.worker is not None:
         raise UsageError(f"--worker applies to an endpoint's workers; {args.target!r} is a pod")
-    if kind == "endpoint":
-        workers = worker_ids(client, target, args.worker)
+    workers = worker_ids(client, target, args.worker) if kind == "endpoint" else []
     if not args.follow:
-        if kind == "pod":
-            lines = pod_lines(client, target, args.tail)
-        else:
-            lines = endpoint_lines(client, target, workers, args.tail)
         panel = LogPanel(kind, target, name=args.target, max_lines=magics.log_max_lines)
-        panel.add(lines)
+        panel.add(last_lines(client, kind, target, workers, args.tail))
         if kind == "endpoint":
             panel.set_workers(len(workers))
         panel.show()  # final at once: the cell keeps plain HTML

@@ -8,16 +8,13 @@ where it cannot be drawn, the panel names the command that stops the watch.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import html
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-
-import ipywidgets as widgets
 
 from nbext.models import Health
 
@@ -25,8 +22,7 @@ from ..display.frames import to_frame
 from ..display.specs import HEALTH
 from ..rendering import HealthView, Rendering, render_health
 from ..theme import MUTED, SERIES_COLOURS
-from .controls import Controls
-from .live import LivePanel
+from .live import StoppablePanel
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -128,27 +124,17 @@ def chart_svg(samples: list[Sample], width: int = 420, height: int = 110) -> str
     return "".join(parts)
 
 
-class HealthPanel(LivePanel):
-    """Counts of one endpoint's jobs and workers; a chart of them while watching.
-
-    ``on_stop`` is called when the user stops watching (the Stop button, ``%runpod
-    health ENDPOINT --stop``, or closing the panel), so the watcher's task ends with the
-    panel.
-    """
+class HealthPanel(StoppablePanel):
+    """Counts of one endpoint's jobs and workers; a chart of them while watching."""
 
     def __init__(self, endpoint_id: str, *, watching: bool = False) -> None:
         self.endpoint_id = endpoint_id
         self.samples: deque[Sample] = deque(maxlen=HISTORY)
-        self.watching = watching
         self.error: str | None = None
-        self.task: asyncio.Task[Any] | None = None
-        self.on_stop: Callable[[], None] | None = None
-        self.stop_button = widgets.Button(description="Stop watching", icon="stop")
-        self.stop_button.on_click(lambda _b: self.stop())
-        self.stop_button.add_class("nbext-health-stop")
-        # The watch runs between cells, where an interrupt does not reach it.
         hint = f"%runpod health {endpoint_id} --stop to stop watching"
-        super().__init__(controls=Controls(self.stop_button, hint=hint))
+        super().__init__(
+            running=watching, button="Stop watching", css="nbext-health-stop", hint=hint
+        )
 
     @property
     def latest(self) -> Sample | None:
@@ -169,28 +155,6 @@ class HealthPanel(LivePanel):
         self.error = error
         self.draw()
 
-    def stop(self) -> None:
-        """Stop watching: the watcher's task ends and the panel keeps its last counts."""
-        if not self.watching:
-            return
-        self.watching = False
-        if self.on_stop is not None:
-            self.on_stop()
-        self.draw()
-
-    def close(self) -> None:
-        """Closing the panel stops its watcher too (a closed panel has no one to show to)."""
-        self.stop()
-        super().close()
-
-    @property
-    def final(self) -> bool:
-        """A snapshot, or a watch that stopped: nothing live is left to show."""
-        return not self.watching
-
-    def controls_shown(self) -> bool:
-        return self.watching
-
     def view(self) -> HealthView:
         sample = self.latest
         cells: list[tuple[str, int]] = []
@@ -208,14 +172,14 @@ class HealthPanel(LivePanel):
             ]
         return HealthView(
             endpoint_id=self.endpoint_id,
-            watching=self.watching,
+            watching=self.running,
             at=sample.at.strftime("%H:%M:%S UTC") if sample is not None else None,
             cells=cells,
             chart=chart_svg(list(self.samples)) if len(self.samples) > 1 else "",
             error=self.error,
             samples=len(self.samples),
             plain=self.plain_text(),
-            hint=self.hint if self.watching else "",
+            hint=self.hint if self.running else "",
         )
 
     def rendering(self) -> Rendering:
@@ -240,7 +204,7 @@ class HealthPanel(LivePanel):
             )
             if len(self.samples) > 1:
                 text += f" ({len(self.samples)} samples watched)"
-        if self.watching:
+        if self.running:
             text += f"\n{self.hint}"
         return text
 

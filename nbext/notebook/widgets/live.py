@@ -13,7 +13,10 @@ if it has any, are ``Controls`` in a second output, shown while ``controls_shown
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+
+import ipywidgets as widgets
 
 from ..outputs import LiveOutput
 from ..rendering import Rendering
@@ -118,3 +121,40 @@ class LivePanel:
     def _repr_mimebundle_(self, **_: Any) -> dict[str, str]:
         """A panel stored with ``-o NAME`` and shown again reads as its rendering."""
         return self.rendering()._repr_mimebundle_()
+
+
+class StoppablePanel(LivePanel):
+    """A panel fed by a task between cells until the user stops it: its Stop button, the
+    magic's ``--stop`` that ``hint`` names (an interrupt does not reach a task between
+    cells), or closing the panel. ``stopped`` is set then: the task ends with the panel."""
+
+    def __init__(
+        self, *, running: bool, button: str, css: str, hint: str, throttle: Throttle | None = None
+    ) -> None:
+        self.running = running
+        self.task: asyncio.Task[Any] | None = None
+        self.stopped = asyncio.Event()
+        self.stop_button = widgets.Button(description=button, icon="stop")
+        self.stop_button.on_click(lambda _b: self.stop())
+        self.stop_button.add_class(css)
+        super().__init__(throttle=throttle, controls=Controls(self.stop_button, hint=hint))
+
+    def stop(self) -> None:
+        """Stop: the task ends and the panel keeps what it shows."""
+        if not self.running:
+            return
+        self.running = False
+        self.stopped.set()
+        self.draw()
+
+    def close(self) -> None:
+        """Closing the panel stops its task too (no one is left to show to)."""
+        self.stop()
+        super().close()
+
+    @property
+    def final(self) -> bool:
+        return not self.running
+
+    def controls_shown(self) -> bool:
+        return self.running

@@ -13,14 +13,11 @@ is the Stop button; where it cannot be drawn, the panel names the command that s
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import html
 from collections import deque
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
-
-import ipywidgets as widgets
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..display.frames import to_frame
 from ..display.specs import LOGS
@@ -31,8 +28,7 @@ from ..log_rendering import (
     render_logs,
 )
 from ..rendering import Rendering
-from .controls import Controls
-from .live import LivePanel
+from .live import StoppablePanel
 from .throttle import Throttle
 
 if TYPE_CHECKING:
@@ -83,12 +79,8 @@ def live_start(lines: tuple[LogLine, ...]) -> int:
     return start
 
 
-class LogPanel(LivePanel):
-    """The last ``max_lines`` lines of one pod's log, or of an endpoint's workers' logs.
-
-    ``on_stop`` is called when the user stops following (the Stop button, ``%runpod logs
-    --stop``, closing the panel), so the follower's task ends with the panel.
-    """
+class LogPanel(StoppablePanel):
+    """The last ``max_lines`` lines of one pod's log, or of an endpoint's workers' logs."""
 
     def __init__(
         self,
@@ -104,25 +96,24 @@ class LogPanel(LivePanel):
         self.target = target
         self.name = name if name != target else None
         """The name the user asked for the target by (None: they gave its id)."""
-        self.following = following
         self.workers: int | None = None
         self.dropped = 0
         self.note = ""
         self.error: str | None = None
-        self.task: asyncio.Task[Any] | None = None
-        self.on_stop: Callable[[], None] | None = None
         self._lines: deque[LogLine] = deque()
         self._shown = 0
         """What the kept lines cost (``cost``), kept under ``MAX_SHOWN``."""
         self._held = False
         """Lines were added since the last drawing."""
         self._max_lines = max(1, max_lines)
-        self.stop_button = widgets.Button(description="Stop following", icon="stop")
-        self.stop_button.on_click(lambda _b: self.stop())
-        self.stop_button.add_class("nbext-logs-stop")
-        # The follower runs between cells, where an interrupt does not reach it.
         hint = f"%runpod logs --stop {name or target} to stop following"
-        super().__init__(throttle=throttle, controls=Controls(self.stop_button, hint=hint))
+        super().__init__(
+            running=following,
+            button="Stop following",
+            css="nbext-logs-stop",
+            hint=hint,
+            throttle=throttle,
+        )
 
     @property
     def max_lines(self) -> int:
@@ -195,46 +186,30 @@ class LogPanel(LivePanel):
         return to_frame([dataclasses.asdict(line) for line in self._lines], LOGS)
 
     def stop(self, note: str = "") -> None:
-        """Stop following: the follower's task ends, the panel keeps its lines and says
-        why it stopped (``note``; by default, that the user stopped it)."""
-        if not self.following:
+        """Stop following, saying why (``note``; by default, that the user stopped it)."""
+        if not self.running:
             if note:
                 self.set_note(note)
             return
         self.note = note or "stopped following"
-        self.following = False
-        if self.on_stop is not None:
-            self.on_stop()
-        self.draw()
-
-    def close(self) -> None:
-        """Closing the panel stops its follower too (no one is left to show lines to)."""
-        self.stop()
-        super().close()
-
-    @property
-    def final(self) -> bool:
-        return not self.following
-
-    def controls_shown(self) -> bool:
-        return self.following
+        super().stop()
 
     def view(self) -> LogView:
         lines = tuple(self._lines)
-        held = live_start(lines) if self.following else 0
+        held = live_start(lines) if self.running else 0
         lines = lines[held:]
         return LogView(
             kind=self.kind,
             target=self.target,
             name=self.name,
             lines=lines,
-            following=self.following,
+            following=self.running,
             dropped=self.dropped,
             held=held,
             workers=self.workers,
             note=self.note,
             error=self.error,
-            hint=self.hint if self.following else "",
+            hint=self.hint if self.running else "",
         )
 
     def draw(self) -> None:
