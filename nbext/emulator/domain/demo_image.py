@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .demo_inputs import integer, number
+from .demo_inputs import flag, integer, number
 from .handlers import current_job
 
 RGB = tuple[int, int, int]
@@ -277,9 +277,6 @@ class Request:
         prompt = job_input.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError(f"input.prompt must be a non-empty string, got {prompt!r}")
-        stream = job_input.get("stream", False)
-        if not isinstance(stream, bool):
-            raise ValueError(f"input.stream must be true or false, got {stream!r}")
         get = job_input.get
         return cls(
             prompt=prompt,
@@ -289,7 +286,7 @@ class Request:
             steps=integer(get("steps"), "steps", DEFAULT_STEPS, 1, 150),
             num_images=integer(get("num_images"), "num_images", 1, 1, 4),
             step_seconds=number(get("step_ms"), "step_ms", STEP_MS, 0, 60_000) / 1000,
-            stream=stream,
+            stream=flag(get("stream"), "stream"),
         )
 
     def describe(self) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
-from .demo_inputs import integer, number
+from .demo_inputs import flag, integer, number
 from .handlers import current_job
 from .word_model import sentence, text_pieces, topic
 
@@ -114,7 +114,7 @@ class _Request:
             raise BadRequest(f"The model `{model}` does not exist; this demo serves "
                              f"`{MODEL_ID}`", "model", 404)  # fmt: skip
         prompt, asked = _messages(body) if self.chat else (_prompt(body),) * 2
-        self.stream = _flag(body, "stream")
+        self.stream = _field(flag, body, "stream")
         options = body.get("stream_options") or {}
         self.include_usage = isinstance(options, dict) and options.get("include_usage") is True
         limit_name = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
@@ -125,10 +125,8 @@ class _Request:
         rate = _field(number, body, "tokens_per_second", DEFAULT_TOKENS_PER_SECOND, 0, 1e6)
         self.pace = 1.0 / rate if rate > 0 else 0.0
         stops = _stops(body)
-        seed = body.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise BadRequest(f"seed must be an integer, got {seed!r}", "seed")
-        rng = random.Random(seed if seed is not None else zlib.crc32(prompt.encode()))
+        seed = _field(integer, body, "seed", zlib.crc32(prompt.encode()), -(2**63), 2**63 - 1)
+        rng = random.Random(seed)
         self.prompt_tokens = len(text_pieces(prompt))
         text = _answer(asked, len(text_pieces(prompt)), rng, temperature)
         text = _cut_at_stop(text, stops)
@@ -230,15 +228,6 @@ def _prompt(body: dict[str, Any]) -> str:
     if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
         return prompt[0]
     raise BadRequest("prompt: a string is required (the demo answers one prompt)", "prompt")
-
-
-def _flag(body: dict[str, Any], name: str) -> bool:
-    value = body.get(name, False)
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise BadRequest(f"{name} must be true or false, got {value!r}", name)
-    return value
 
 
 def _field(check: Callable[..., T], body: dict[str, Any], name: str, *limits: Any) -> T:
