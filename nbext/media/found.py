@@ -8,9 +8,8 @@ or plain bytes with their MIME type. Nothing here changes the output it came fro
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, overload
 
 from .formats import Format, Kind
 
@@ -160,55 +159,41 @@ class Media:
         return f"Media({self.label}: {where})"
 
 
-class MediaList(Sequence[Media]):
+class MediaList(tuple[Media, ...]):
     """The media of one output, in the order they appear; index by position or by path."""
 
-    def __init__(self, items: Sequence[Media] = ()) -> None:
-        self._items = tuple(items)
-
     @overload
-    def __getitem__(self, index: int | str) -> Media: ...
+    def __getitem__(self, index: SupportsIndex | str) -> Media: ...
 
     @overload
     def __getitem__(self, index: slice) -> MediaList: ...
 
-    def __getitem__(self, index: int | str | slice) -> Media | MediaList:
+    def __getitem__(self, index: SupportsIndex | str | slice) -> Media | MediaList:
         if isinstance(index, slice):
-            return MediaList(self._items[index])
+            return MediaList(super().__getitem__(index))
         if isinstance(index, str):
-            for item in self._items:
+            for item in self:
                 if item.path == index:
                     return item
-            paths = ", ".join(item.label for item in self._items) or "none"
+            paths = ", ".join(item.label for item in self) or "none"
             raise KeyError(f"no media at {index!r}; paths found: {paths}")
-        return self._items[index]
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[Media]:
-        return iter(self._items)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, MediaList) and self._items == other._items
-
-    __hash__ = None  # type: ignore[assignment]
+        return super().__getitem__(index)
 
     @property
     def paths(self) -> list[str]:
-        return [item.path for item in self._items]
+        return [item.path for item in self]
 
     @property
     def images(self) -> MediaList:
-        return MediaList([m for m in self._items if m.kind == "image"])
+        return MediaList([m for m in self if m.kind == "image"])
 
     @property
     def audio(self) -> MediaList:
-        return MediaList([m for m in self._items if m.kind == "audio"])
+        return MediaList([m for m in self if m.kind == "audio"])
 
     @property
     def videos(self) -> MediaList:
-        return MediaList([m for m in self._items if m.kind == "video"])
+        return MediaList([m for m in self if m.kind == "video"])
 
     def _repr_html_(self) -> str:
         from .render import gallery_html
@@ -216,4 +201,4 @@ class MediaList(Sequence[Media]):
         return gallery_html(self).html
 
     def __repr__(self) -> str:
-        return "MediaList([" + ", ".join(repr(item) for item in self._items) + "])"
+        return "MediaList([" + ", ".join(repr(item) for item in self) + "])"
