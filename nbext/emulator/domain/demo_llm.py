@@ -75,19 +75,18 @@ async def llm(job: dict[str, Any]) -> AsyncIterator[Any]:
     ctx = current_job()
     ctx.metrics.update(scenario="llm", input_tokens=request.prompt_tokens)
     if not request.stream:
-        for _ in request.tokens:
-            await ctx.sleep(request.pace)
+        await ctx.sleep(request.pace * len(request.tokens))
         yield request.complete_response(int(ctx.clock.now()))
         return
     created = int(ctx.clock.now())
-    pending = [request.event(request.first_delta(), None, created)]
+    pending = [request.event(created, first=True)]
     for i, token in enumerate(request.tokens, start=1):
         await ctx.sleep(request.pace)
-        pending.append(request.event(request.delta(token), None, created))
+        pending.append(request.event(created, token))
         ctx.metrics.update(output_tokens=i)
         yield "".join(pending)
         pending = []
-    pending.append(request.event(request.delta(None), request.finish_reason, created))
+    pending.append(request.event(created, finish=request.finish_reason))
     if request.include_usage:
         pending.append(_sse(request.answer(created, chunk=True, choices=[], usage=request.usage())))
     pending.append("data: [DONE]\n\n")
@@ -152,16 +151,15 @@ class _Request:
         choice = {"index": 0, **said, "logprobs": None, "finish_reason": self.finish_reason}
         return self.answer(created, choices=[choice], usage=self.usage())
 
-    def first_delta(self) -> dict[str, Any]:
-        return {"role": "assistant", "content": ""} if self.chat else {"text": ""}
-
-    def delta(self, token: str | None) -> dict[str, Any]:
+    def event(
+        self, created: int, text: str = "", finish: str | None = None, first: bool = False
+    ) -> str:
+        """A stream's event: completions' carries ``text``; chat's a ``delta`` that names the
+        role in the first event and is empty in the last."""
+        said: dict[str, Any] = {"text": text}
         if self.chat:
-            return {} if token is None else {"content": token}
-        return {"text": token or ""}
-
-    def event(self, delta: dict[str, Any], finish: str | None, created: int) -> str:
-        said = {"delta": delta} if self.chat else delta
+            delta = {"content": text} if text else {}
+            said = {"delta": {"role": "assistant", "content": ""} if first else delta}
         choice = {"index": 0, **said, "logprobs": None, "finish_reason": finish}
         return _sse(self.answer(created, chunk=True, choices=[choice]))
 
