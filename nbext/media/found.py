@@ -116,22 +116,18 @@ class Media:
         from importlib import import_module
 
         display: Any = import_module("IPython.display")  # its constructors are untyped
-        Audio, Image, Video = display.Audio, display.Image, display.Video
-        if self.kind == "image":
-            if self.data is None:
-                return Image(url=self.url)
-            if self.format.name == "SVG":
-                return display.SVG(data=self.data)
-            return Image(data=self.data, format=self.format.mime.split("/")[1])
-        if self.kind == "audio":
-            if self.data is None:
-                return Audio(url=self.url)
-            audio = Audio(data=self.data)
-            audio.mimetype = self.mime
-            return audio
+        kind = {"image": display.Image, "audio": display.Audio, "video": display.Video}[self.kind]
         if self.data is None:
-            return Video(url=self.url)
-        return Video(data=self.data, embed=True, mimetype=self.mime)
+            return kind(url=self.url)
+        if self.format.name == "SVG":
+            return display.SVG(data=self.data)
+        if self.kind == "image":
+            return kind(data=self.data, format=self.format.mime.split("/")[1])
+        if self.kind == "video":
+            return kind(data=self.data, embed=True, mimetype=self.mime)
+        audio = kind(data=self.data)
+        audio.mimetype = self.mime  # Audio takes no MIME type: it would guess WAV
+        return audio
 
     def to_pil(self) -> PILImage:
         """A PIL image (needs Pillow); a URL media must be fetched first."""

@@ -203,29 +203,17 @@ def _messages(body: dict[str, Any]) -> tuple[str, str]:
         if message.get("role") not in ROLES:
             raise BadRequest(f"{where}.role must be one of {', '.join(sorted(ROLES))}, got "
                              f"{message.get('role')!r}", f"{where}.role")  # fmt: skip
-        texts.append(_content(message.get("content"), f"{where}.content"))
+        if not isinstance(content := message.get("content"), str):
+            raise BadRequest(f"{where}.content must be a string", f"{where}.content")
+        texts.append(content)
     users = [t for m, t in zip(messages, texts, strict=True) if m["role"] == "user"]
     return "\n".join(texts), users[-1] if users else texts[-1]
 
 
-def _content(content: Any, where: str) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(
-        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        for p in content
-    ):
-        return "\n".join(p["text"] for p in content)
-    raise BadRequest(f"{where} must be a string or a list of text parts", where)
-
-
 def _prompt(body: dict[str, Any]) -> str:
-    prompt = body.get("prompt")
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
-        return prompt[0]
-    raise BadRequest("prompt: a string is required (the demo answers one prompt)", "prompt")
+    if not isinstance(prompt := body.get("prompt"), str):
+        raise BadRequest("prompt: a string is required (the demo answers one prompt)", "prompt")
+    return prompt
 
 
 def _field(check: Callable[..., T], body: dict[str, Any], name: str, *limits: Any) -> T:
