@@ -185,16 +185,11 @@ def _whole(item: Media, cell: int) -> tuple[str, int]:
     if item.kind == "image":
         return _img(item, src, cell), stored
     preload = "none" if item.data is None else "metadata"
-    if item.kind == "audio":
-        element = (
-            f'<audio controls preload="{preload}" src="{escape(src)}" '
-            f'style="display:block;width:{min(cell, 320) - 10}px"></audio>'
-        )
-    else:
-        element = (
-            f'<video controls preload="{preload}" src="{escape(src)}" '
-            f'style="display:block;max-width:100%"></video>'
-        )
+    width = f"width:{min(cell, 320) - 10}px" if item.kind == "audio" else "max-width:100%"
+    element = (  # <audio ...> or <video ...>
+        f'<{item.kind} controls preload="{preload}" src="{escape(src)}" '
+        f'style="display:block;{width}"></{item.kind}>'
+    )
     return element, stored
 
 
