@@ -27,7 +27,7 @@ from typing import Any
 from .demo_inputs import flag, integer, number
 from .handlers import current_job
 
-RGB = tuple[int, int, int]
+RGB = tuple[int, ...]
 
 DEFAULT_SIZE, DEFAULT_STEPS = 512, 20
 SIZE_RANGE = (256, 1024)
@@ -124,11 +124,7 @@ def scene_for(prompt: str) -> tuple[Sky, Land, bool]:
 
 
 def _mix(a: RGB, b: RGB, t: float) -> RGB:
-    return (
-        round(a[0] + (b[0] - a[0]) * t),
-        round(a[1] + (b[1] - a[1]) * t),
-        round(a[2] + (b[2] - a[2]) * t),
-    )
+    return tuple(round(x + (y - x) * t) for x, y in zip(a, b, strict=True))
 
 
 def _ridge(rng: random.Random, octaves: int, width: int) -> list[float]:

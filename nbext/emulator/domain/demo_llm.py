@@ -105,7 +105,6 @@ class _Request:
     def __init__(self, route: str, body: Any, job_id: str) -> None:
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object", None)
-        self.route = route
         self.chat = route == CHAT
         self.id = ("chatcmpl-" if self.chat else "cmpl-") + job_id
         model = body.get("model", MODEL_ID)
@@ -123,13 +122,12 @@ class _Request:
         temperature = _field(number, body, "temperature", 1.0, 0.0, 2.0)
         rate = _field(number, body, "tokens_per_second", DEFAULT_TOKENS_PER_SECOND, 0, 1e6)
         self.pace = 1.0 / rate if rate > 0 else 0.0
-        stops = _stops(body)
         seed = _field(integer, body, "seed", zlib.crc32(prompt.encode()), -(2**63), 2**63 - 1)
         rng = random.Random(seed)
         self.prompt_tokens = len(text_pieces(prompt))
-        text = _answer(asked, len(text_pieces(prompt)), rng, temperature)
-        text = _cut_at_stop(text, stops)
-        pieces = text_pieces(text)
+        pieces = text_pieces(
+            _cut_at_stop(_answer(asked, self.prompt_tokens, rng, temperature), body)
+        )
         self.tokens = pieces[: self.max_tokens]
         self.finish_reason = "length" if len(pieces) > self.max_tokens else "stop"
 
@@ -224,21 +222,16 @@ def _field(check: Callable[..., T], body: dict[str, Any], name: str, *limits: An
         raise BadRequest(str(exc), name) from None
 
 
-def _stops(body: dict[str, Any]) -> list[str]:
+def _cut_at_stop(text: str, body: dict[str, Any]) -> str:
+    """``text`` up to the first of the request's stop sequences, which is not included
+    (as OpenAI does)."""
     stop = body.get("stop")
-    if stop is None:
-        return []
-    stops = [stop] if isinstance(stop, str) else stop
+    stops = [] if stop is None else [stop] if isinstance(stop, str) else stop
     if (
         not isinstance(stops, list)
         or len(stops) > 4
         or not all(isinstance(s, str) and s for s in stops)
     ):
         raise BadRequest("stop must be a string or a list of up to 4 non-empty strings", "stop")
-    return stops
-
-
-def _cut_at_stop(text: str, stops: list[str]) -> str:
-    """``text`` up to the first stop sequence, which is not included (as OpenAI does)."""
     cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
     return text[:cut] if cut >= 0 else text
