@@ -70,11 +70,8 @@ def segments(text: str) -> list[Segment]:
             last = VOWELS.get(ch, VOWELS["a"] if not ch.isdigit() else VOWELS["o"])
             out.append(Segment(0.11, last, 1.0))
         elif ch in STOPS:
-            out.append(Segment(0.045, last, 0.0))  # the closure: silence
-            voiced = 0.35 if ch in "bdg" else 0.0
-            out.append(
-                Segment(0.025, last, voiced, hiss=0.5, hiss_freq=2500 if ch in "kgqc" else 4000)
-            )
+            voiced, burst = 0.35 if ch in "bdg" else 0.0, 2500 if ch in "kgqc" else 4000
+            out += [Segment(0.045, last, 0.0), Segment(0.025, last, voiced, 0.5, burst)]
         elif ch in HISSES:
             voiced = 0.45 if ch in SONORANTS else 0.0
             out.append(Segment(0.09, SONORANTS.get(ch, last), voiced, 0.55, HISSES[ch]))

@@ -40,8 +40,7 @@ async def stream_text(job: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
     """Yield ``input.text`` a word at a time, like a token-streaming model.
 
     Each chunk's metrics carry the job interface's sample fields (tokens, throughput;
-    docs/behaviour.md#images) so panels
-    have something real to show.
+    docs/behaviour.md#images) so panels have something real to show.
     """
     text = job["input"].get("text", "")
     if not isinstance(text, str):
