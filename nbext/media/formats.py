@@ -43,8 +43,6 @@ WEBM = Format("WebM", "video/webm", "video")
 SNIFF_BYTES = 48
 """How many leading bytes ``sniff`` needs to tell every format apart."""
 
-_MP3_BITRATE_INDEX_BAD = (0x0, 0xF)
-
 
 def sniff(head: bytes) -> Format | None:
     """The format whose signature ``head`` (the first bytes of a file) starts with, if any."""
@@ -80,7 +78,7 @@ def _mp3_frame(head: bytes) -> bool:
         return False
     version, layer = (head[1] >> 3) & 0x3, (head[1] >> 1) & 0x3
     bitrate, rate = head[2] >> 4, (head[2] >> 2) & 0x3
-    return version != 1 and layer != 0 and bitrate not in _MP3_BITRATE_INDEX_BAD and rate != 3
+    return version != 1 and layer != 0 and bitrate not in (0x0, 0xF) and rate != 3
 
 
 def format_for_mime(mime: str) -> Format | None:

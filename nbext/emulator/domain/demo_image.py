@@ -164,10 +164,9 @@ def paint(prompt: str, seed: int, width: int, height: int) -> bytes:
     def column(x: int, top: int, bottom: int, channels: tuple[bytes, bytes, bytes]) -> None:
         top, bottom = max(0, top), min(height, bottom)
         if top < bottom and 0 <= x < width:
+            start = top * stride + x * 3
             for c in range(3):
-                pixels[top * stride + x * 3 + c : bottom * stride : stride] = channels[c][
-                    top:bottom
-                ]
+                pixels[start + c : bottom * stride : stride] = channels[c][top:bottom]
 
     horizon = round(height * rng.uniform(0.5, 0.62))
     waterline = round(horizon + (height - horizon) * 0.18) if water else height
