@@ -217,9 +217,8 @@ def png(width: int, height: int, rgb: bytes) -> bytes:
     """A truecolour PNG of raw RGB rows (no filtering: zlib does the work)."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-        )
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
 
     stride = width * 3
     raw = b"".join(b"\x00" + rgb[y * stride : (y + 1) * stride] for y in range(height))

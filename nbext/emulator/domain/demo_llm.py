@@ -57,10 +57,9 @@ def error_object(message: str, param: str | None, status: int) -> dict[str, Any]
 async def llm(job: dict[str, Any]) -> AsyncIterator[Any]:
     """The demo's handler: one answer object, or SSE strings when the request streams."""
     payload = job["input"]
-    route = payload.get("openai_route")
-    body = payload.get("openai_input") if route is not None else payload
-    if route is None:
-        route = CHAT if "messages" in payload else COMPLETIONS
+    route = payload.get("openai_route")  # absent: a plain job input, sent through /run
+    body = payload if route is None else payload.get("openai_input")
+    route = route or (CHAT if "messages" in payload else COMPLETIONS)
     try:
         if route == MODELS:
             yield models()
@@ -132,15 +131,13 @@ class _Request:
         self.finish_reason = "length" if len(pieces) > self.max_tokens else "stop"
 
     def usage(self) -> dict[str, int]:
-        n = len(self.tokens)
-        total = self.prompt_tokens + n
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": n, "total_tokens": total}
+        n, prompt = len(self.tokens), self.prompt_tokens
+        return {"prompt_tokens": prompt, "completion_tokens": n, "total_tokens": prompt + n}
 
     def answer(self, created: int, *, chunk: bool = False, **fields: Any) -> dict[str, Any]:
         """An OpenAI response object (``chunk``: one of a stream's) with ``fields``."""
-        kind = "text_completion"
-        if self.chat:
-            kind = "chat.completion.chunk" if chunk else "chat.completion"
+        kind = "chat.completion" if self.chat else "text_completion"
+        kind += ".chunk" if self.chat and chunk else ""  # a completions chunk is unmarked
         return {"id": self.id, "object": kind, "created": created, "model": MODEL_ID, **fields}
 
     def complete_response(self, created: int) -> dict[str, Any]:
