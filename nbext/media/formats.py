@@ -43,8 +43,6 @@ WEBM = Format("WebM", "video/webm", "video")
 SNIFF_BYTES = 48
 """How many leading bytes ``sniff`` needs to tell every format apart."""
 
-_MP3_BITRATE_INDEX_BAD = (0x0, 0xF)
-
 
 def sniff(head: bytes) -> Format | None:
     """The format whose signature ``head`` (the first bytes of a file) starts with, if any."""
@@ -80,30 +78,13 @@ def _mp3_frame(head: bytes) -> bool:
         return False
     version, layer = (head[1] >> 3) & 0x3, (head[1] >> 1) & 0x3
     bitrate, rate = head[2] >> 4, (head[2] >> 2) & 0x3
-    return version != 1 and layer != 0 and bitrate not in _MP3_BITRATE_INDEX_BAD and rate != 3
+    return version != 1 and layer != 0 and bitrate not in (0x0, 0xF) and rate != 3
 
 
 def format_for_mime(mime: str) -> Format | None:
     """The format a declared MIME type names (``data:`` URIs, URLs), if it is media."""
-    mime = mime.split(";")[0].strip().lower()
-    for fmt in _BY_MIME:
-        if fmt.mime == mime:
-            return fmt
-    aliases = {
-        "image/jpg": JPEG,
-        "audio/x-wav": WAV,
-        "audio/wave": WAV,
-        "audio/mp3": MP3,
-        "audio/x-flac": FLAC,
-        "audio/opus": OPUS,
-        "audio/webm": WEBM,
-    }
-    if mime in aliases:
-        return aliases[mime]
-    return None
+    return _BY_MIME.get(mime.split(";")[0].strip().lower())
 
-
-_BY_MIME = (PNG, JPEG, WEBP, GIF, SVG, WAV, MP3, OGG, FLAC, M4A, MP4, MOV, WEBM)
 
 EXTENSIONS: dict[str, Format] = {
     "png": PNG, "jpg": JPEG, "jpeg": JPEG, "webp": WEBP, "gif": GIF, "svg": SVG,
@@ -111,6 +92,12 @@ EXTENSIONS: dict[str, Format] = {
     "mp4": MP4, "m4v": MP4, "mov": MOV, "webm": WEBM,
 }  # fmt: skip
 """File name extensions of media a URL may point at."""
+
+_BY_MIME: dict[str, Format] = {
+    **{fmt.mime: fmt for fmt in reversed(EXTENSIONS.values())},  # OGG before OPUS: audio/ogg
+    "image/jpg": JPEG, "audio/x-wav": WAV, "audio/wave": WAV, "audio/mp3": MP3,
+    "audio/x-flac": FLAC, "audio/opus": OPUS, "audio/webm": WEBM,
+}  # fmt: skip
 
 
 # ---- what the headers say ----------------------------------------------------------------

@@ -8,9 +8,8 @@ or plain bytes with their MIME type. Nothing here changes the output it came fro
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, overload
 
 from .formats import Format, Kind
 
@@ -117,22 +116,18 @@ class Media:
         from importlib import import_module
 
         display: Any = import_module("IPython.display")  # its constructors are untyped
-        Audio, Image, Video = display.Audio, display.Image, display.Video
-        if self.kind == "image":
-            if self.data is None:
-                return Image(url=self.url)
-            if self.format.name == "SVG":
-                return display.SVG(data=self.data)
-            return Image(data=self.data, format=self.format.mime.split("/")[1])
-        if self.kind == "audio":
-            if self.data is None:
-                return Audio(url=self.url)
-            audio = Audio(data=self.data)
-            audio.mimetype = self.mime
-            return audio
+        kind = {"image": display.Image, "audio": display.Audio, "video": display.Video}[self.kind]
         if self.data is None:
-            return Video(url=self.url)
-        return Video(data=self.data, embed=True, mimetype=self.mime)
+            return kind(url=self.url)
+        if self.format.name == "SVG":
+            return display.SVG(data=self.data)
+        if self.kind == "image":
+            return kind(data=self.data, format=self.format.mime.split("/")[1])
+        if self.kind == "video":
+            return kind(data=self.data, embed=True, mimetype=self.mime)
+        audio = kind(data=self.data)
+        audio.mimetype = self.mime  # Audio takes no MIME type: it would guess WAV
+        return audio
 
     def to_pil(self) -> PILImage:
         """A PIL image (needs Pillow); a URL media must be fetched first."""
@@ -160,55 +155,41 @@ class Media:
         return f"Media({self.label}: {where})"
 
 
-class MediaList(Sequence[Media]):
+class MediaList(tuple[Media, ...]):
     """The media of one output, in the order they appear; index by position or by path."""
 
-    def __init__(self, items: Sequence[Media] = ()) -> None:
-        self._items = tuple(items)
-
     @overload
-    def __getitem__(self, index: int | str) -> Media: ...
+    def __getitem__(self, index: SupportsIndex | str) -> Media: ...
 
     @overload
     def __getitem__(self, index: slice) -> MediaList: ...
 
-    def __getitem__(self, index: int | str | slice) -> Media | MediaList:
+    def __getitem__(self, index: SupportsIndex | str | slice) -> Media | MediaList:
         if isinstance(index, slice):
-            return MediaList(self._items[index])
+            return MediaList(super().__getitem__(index))
         if isinstance(index, str):
-            for item in self._items:
+            for item in self:
                 if item.path == index:
                     return item
-            paths = ", ".join(item.label for item in self._items) or "none"
+            paths = ", ".join(item.label for item in self) or "none"
             raise KeyError(f"no media at {index!r}; paths found: {paths}")
-        return self._items[index]
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[Media]:
-        return iter(self._items)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, MediaList) and self._items == other._items
-
-    __hash__ = None  # type: ignore[assignment]
+        return super().__getitem__(index)
 
     @property
     def paths(self) -> list[str]:
-        return [item.path for item in self._items]
+        return [item.path for item in self]
 
     @property
     def images(self) -> MediaList:
-        return MediaList([m for m in self._items if m.kind == "image"])
+        return MediaList([m for m in self if m.kind == "image"])
 
     @property
     def audio(self) -> MediaList:
-        return MediaList([m for m in self._items if m.kind == "audio"])
+        return MediaList([m for m in self if m.kind == "audio"])
 
     @property
     def videos(self) -> MediaList:
-        return MediaList([m for m in self._items if m.kind == "video"])
+        return MediaList([m for m in self if m.kind == "video"])
 
     def _repr_html_(self) -> str:
         from .render import gallery_html
@@ -216,4 +197,4 @@ class MediaList(Sequence[Media]):
         return gallery_html(self).html
 
     def __repr__(self) -> str:
-        return "MediaList([" + ", ".join(repr(item) for item in self._items) + "])"
+        return "MediaList([" + ", ".join(repr(item) for item in self) + "])"

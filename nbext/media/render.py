@@ -12,7 +12,7 @@ keeps the pictures and players: the gallery is plainer, never broken.
 
 from __future__ import annotations
 
-import base64
+from base64 import b64encode
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -111,14 +111,12 @@ def inline_html(items: Sequence[Media], px: int = 48, most: int = 4) -> str:
     """
     parts: list[str] = []
     for item in items[:most]:
-        small = thumbnail(item, px * 2) if item.kind == "image" else None  # sharp on HiDPI
-        if small is None:
+        src = _thumbnail_uri(item, px * 2)  # sharp on HiDPI
+        if src is None:
             parts.append(f"<code>{escape(item.tag)}</code>")
             continue
-        mime, data = small
-        if item.data is not None and len(item.data) <= len(data):
-            mime, data = item.mime, item.data  # a small picture is its own thumbnail
-        src = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        if item.data is not None and len(own := item.data_uri()) <= len(src):
+            src = own  # a small picture is its own thumbnail
         alt = f"{item.label}: {item.describe()}"
         parts.append(
             f'<img src="{src}" alt="{escape(alt)}" title="{escape(alt)}" '
@@ -168,15 +166,16 @@ def _place(item: Media, limits: Limits, left: int, cell: int) -> tuple[Placement
         body, stored = _whole(item, cell)
         if stored <= left:
             return "full", body, stored
-    if item.kind == "image":
-        small = thumbnail(item, limits.thumbnail_px)
-        if small is not None:
-            mime, data = small
-            src = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-            stored = len(src)
-            if stored <= left:
-                return "thumbnail", _img(item, src, cell, note="thumbnail"), stored
+    src = _thumbnail_uri(item, limits.thumbnail_px)
+    if src is not None and len(src) <= left:
+        return "thumbnail", _img(item, src, cell, note="thumbnail"), len(src)
     return "placeholder", _placeholder(item, cell), 0
+
+
+def _thumbnail_uri(item: Media, px: int) -> str | None:
+    """A ``data:`` URI of ``item``'s thumbnail; None for what has no thumbnail."""
+    small = thumbnail(item, px) if item.kind == "image" else None
+    return None if small is None else f"data:{small[0]};base64,{b64encode(small[1]).decode()}"
 
 
 def _whole(item: Media, cell: int) -> tuple[str, int]:
@@ -186,16 +185,11 @@ def _whole(item: Media, cell: int) -> tuple[str, int]:
     if item.kind == "image":
         return _img(item, src, cell), stored
     preload = "none" if item.data is None else "metadata"
-    if item.kind == "audio":
-        element = (
-            f'<audio controls preload="{preload}" src="{escape(src)}" '
-            f'style="display:block;width:{min(cell, 320) - 10}px"></audio>'
-        )
-    else:
-        element = (
-            f'<video controls preload="{preload}" src="{escape(src)}" '
-            f'style="display:block;max-width:100%"></video>'
-        )
+    width = f"width:{min(cell, 320) - 10}px" if item.kind == "audio" else "max-width:100%"
+    element = (  # <audio ...> or <video ...>
+        f'<{item.kind} controls preload="{preload}" src="{escape(src)}" '
+        f'style="display:block;{width}"></{item.kind}>'
+    )
     return element, stored
 
 

@@ -24,10 +24,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .demo_inputs import integer, number
+from .demo_inputs import flag, integer, number
 from .handlers import current_job
 
-RGB = tuple[int, int, int]
+RGB = tuple[int, ...]
 
 DEFAULT_SIZE, DEFAULT_STEPS = 512, 20
 SIZE_RANGE = (256, 1024)
@@ -124,11 +124,7 @@ def scene_for(prompt: str) -> tuple[Sky, Land, bool]:
 
 
 def _mix(a: RGB, b: RGB, t: float) -> RGB:
-    return (
-        round(a[0] + (b[0] - a[0]) * t),
-        round(a[1] + (b[1] - a[1]) * t),
-        round(a[2] + (b[2] - a[2]) * t),
-    )
+    return tuple(round(x + (y - x) * t) for x, y in zip(a, b, strict=True))
 
 
 def _ridge(rng: random.Random, octaves: int, width: int) -> list[float]:
@@ -168,10 +164,9 @@ def paint(prompt: str, seed: int, width: int, height: int) -> bytes:
     def column(x: int, top: int, bottom: int, channels: tuple[bytes, bytes, bytes]) -> None:
         top, bottom = max(0, top), min(height, bottom)
         if top < bottom and 0 <= x < width:
+            start = top * stride + x * 3
             for c in range(3):
-                pixels[top * stride + x * 3 + c : bottom * stride : stride] = channels[c][
-                    top:bottom
-                ]
+                pixels[start + c : bottom * stride : stride] = channels[c][top:bottom]
 
     horizon = round(height * rng.uniform(0.5, 0.62))
     waterline = round(horizon + (height - horizon) * 0.18) if water else height
@@ -222,9 +217,8 @@ def png(width: int, height: int, rgb: bytes) -> bytes:
     """A truecolour PNG of raw RGB rows (no filtering: zlib does the work)."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-        )
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
 
     stride = width * 3
     raw = b"".join(b"\x00" + rgb[y * stride : (y + 1) * stride] for y in range(height))
@@ -277,9 +271,6 @@ class Request:
         prompt = job_input.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError(f"input.prompt must be a non-empty string, got {prompt!r}")
-        stream = job_input.get("stream", False)
-        if not isinstance(stream, bool):
-            raise ValueError(f"input.stream must be true or false, got {stream!r}")
         get = job_input.get
         return cls(
             prompt=prompt,
@@ -289,7 +280,7 @@ class Request:
             steps=integer(get("steps"), "steps", DEFAULT_STEPS, 1, 150),
             num_images=integer(get("num_images"), "num_images", 1, 1, 4),
             step_seconds=number(get("step_ms"), "step_ms", STEP_MS, 0, 60_000) / 1000,
-            stream=stream,
+            stream=flag(get("stream"), "stream"),
         )
 
     def describe(self) -> dict[str, Any]:

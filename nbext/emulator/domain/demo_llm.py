@@ -24,7 +24,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
-from .demo_inputs import integer, number
+from .demo_inputs import flag, integer, number
 from .handlers import current_job
 from .word_model import sentence, text_pieces, topic
 
@@ -57,10 +57,9 @@ def error_object(message: str, param: str | None, status: int) -> dict[str, Any]
 async def llm(job: dict[str, Any]) -> AsyncIterator[Any]:
     """The demo's handler: one answer object, or SSE strings when the request streams."""
     payload = job["input"]
-    route = payload.get("openai_route")
-    body = payload.get("openai_input") if route is not None else payload
-    if route is None:
-        route = CHAT if "messages" in payload else COMPLETIONS
+    route = payload.get("openai_route")  # absent: a plain job input, sent through /run
+    body = payload if route is None else payload.get("openai_input")
+    route = route or (CHAT if "messages" in payload else COMPLETIONS)
     try:
         if route == MODELS:
             yield models()
@@ -75,19 +74,18 @@ async def llm(job: dict[str, Any]) -> AsyncIterator[Any]:
     ctx = current_job()
     ctx.metrics.update(scenario="llm", input_tokens=request.prompt_tokens)
     if not request.stream:
-        for _ in request.tokens:
-            await ctx.sleep(request.pace)
+        await ctx.sleep(request.pace * len(request.tokens))
         yield request.complete_response(int(ctx.clock.now()))
         return
     created = int(ctx.clock.now())
-    pending = [request.event(request.first_delta(), None, created)]
+    pending = [request.event(created, first=True)]
     for i, token in enumerate(request.tokens, start=1):
         await ctx.sleep(request.pace)
-        pending.append(request.event(request.delta(token), None, created))
+        pending.append(request.event(created, token))
         ctx.metrics.update(output_tokens=i)
         yield "".join(pending)
         pending = []
-    pending.append(request.event(request.delta(None), request.finish_reason, created))
+    pending.append(request.event(created, finish=request.finish_reason))
     if request.include_usage:
         pending.append(_sse(request.answer(created, chunk=True, choices=[], usage=request.usage())))
     pending.append("data: [DONE]\n\n")
@@ -106,7 +104,6 @@ class _Request:
     def __init__(self, route: str, body: Any, job_id: str) -> None:
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object", None)
-        self.route = route
         self.chat = route == CHAT
         self.id = ("chatcmpl-" if self.chat else "cmpl-") + job_id
         model = body.get("model", MODEL_ID)
@@ -114,7 +111,7 @@ class _Request:
             raise BadRequest(f"The model `{model}` does not exist; this demo serves "
                              f"`{MODEL_ID}`", "model", 404)  # fmt: skip
         prompt, asked = _messages(body) if self.chat else (_prompt(body),) * 2
-        self.stream = _flag(body, "stream")
+        self.stream = _field(flag, body, "stream")
         options = body.get("stream_options") or {}
         self.include_usage = isinstance(options, dict) and options.get("include_usage") is True
         limit_name = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
@@ -124,28 +121,23 @@ class _Request:
         temperature = _field(number, body, "temperature", 1.0, 0.0, 2.0)
         rate = _field(number, body, "tokens_per_second", DEFAULT_TOKENS_PER_SECOND, 0, 1e6)
         self.pace = 1.0 / rate if rate > 0 else 0.0
-        stops = _stops(body)
-        seed = body.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise BadRequest(f"seed must be an integer, got {seed!r}", "seed")
-        rng = random.Random(seed if seed is not None else zlib.crc32(prompt.encode()))
+        seed = _field(integer, body, "seed", zlib.crc32(prompt.encode()), -(2**63), 2**63 - 1)
+        rng = random.Random(seed)
         self.prompt_tokens = len(text_pieces(prompt))
-        text = _answer(asked, len(text_pieces(prompt)), rng, temperature)
-        text = _cut_at_stop(text, stops)
-        pieces = text_pieces(text)
+        pieces = text_pieces(
+            _cut_at_stop(_answer(asked, self.prompt_tokens, rng, temperature), body)
+        )
         self.tokens = pieces[: self.max_tokens]
         self.finish_reason = "length" if len(pieces) > self.max_tokens else "stop"
 
     def usage(self) -> dict[str, int]:
-        n = len(self.tokens)
-        total = self.prompt_tokens + n
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": n, "total_tokens": total}
+        n, prompt = len(self.tokens), self.prompt_tokens
+        return {"prompt_tokens": prompt, "completion_tokens": n, "total_tokens": prompt + n}
 
     def answer(self, created: int, *, chunk: bool = False, **fields: Any) -> dict[str, Any]:
         """An OpenAI response object (``chunk``: one of a stream's) with ``fields``."""
-        kind = "text_completion"
-        if self.chat:
-            kind = "chat.completion.chunk" if chunk else "chat.completion"
+        kind = "chat.completion" if self.chat else "text_completion"
+        kind += ".chunk" if self.chat and chunk else ""  # a completions chunk is unmarked
         return {"id": self.id, "object": kind, "created": created, "model": MODEL_ID, **fields}
 
     def complete_response(self, created: int) -> dict[str, Any]:
@@ -154,16 +146,15 @@ class _Request:
         choice = {"index": 0, **said, "logprobs": None, "finish_reason": self.finish_reason}
         return self.answer(created, choices=[choice], usage=self.usage())
 
-    def first_delta(self) -> dict[str, Any]:
-        return {"role": "assistant", "content": ""} if self.chat else {"text": ""}
-
-    def delta(self, token: str | None) -> dict[str, Any]:
+    def event(
+        self, created: int, text: str = "", finish: str | None = None, first: bool = False
+    ) -> str:
+        """A stream's event: completions' carries ``text``; chat's a ``delta`` that names the
+        role in the first event and is empty in the last."""
+        said: dict[str, Any] = {"text": text}
         if self.chat:
-            return {} if token is None else {"content": token}
-        return {"text": token or ""}
-
-    def event(self, delta: dict[str, Any], finish: str | None, created: int) -> str:
-        said = {"delta": delta} if self.chat else delta
+            delta = {"content": text} if text else {}
+            said = {"delta": {"role": "assistant", "content": ""} if first else delta}
         choice = {"index": 0, **said, "logprobs": None, "finish_reason": finish}
         return _sse(self.answer(created, chunk=True, choices=[choice]))
 
@@ -207,38 +198,17 @@ def _messages(body: dict[str, Any]) -> tuple[str, str]:
         if message.get("role") not in ROLES:
             raise BadRequest(f"{where}.role must be one of {', '.join(sorted(ROLES))}, got "
                              f"{message.get('role')!r}", f"{where}.role")  # fmt: skip
-        texts.append(_content(message.get("content"), f"{where}.content"))
+        if not isinstance(content := message.get("content"), str):
+            raise BadRequest(f"{where}.content must be a string", f"{where}.content")
+        texts.append(content)
     users = [t for m, t in zip(messages, texts, strict=True) if m["role"] == "user"]
     return "\n".join(texts), users[-1] if users else texts[-1]
 
 
-def _content(content: Any, where: str) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(
-        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        for p in content
-    ):
-        return "\n".join(p["text"] for p in content)
-    raise BadRequest(f"{where} must be a string or a list of text parts", where)
-
-
 def _prompt(body: dict[str, Any]) -> str:
-    prompt = body.get("prompt")
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
-        return prompt[0]
-    raise BadRequest("prompt: a string is required (the demo answers one prompt)", "prompt")
-
-
-def _flag(body: dict[str, Any], name: str) -> bool:
-    value = body.get(name, False)
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise BadRequest(f"{name} must be true or false, got {value!r}", name)
-    return value
+    if not isinstance(prompt := body.get("prompt"), str):
+        raise BadRequest("prompt: a string is required (the demo answers one prompt)", "prompt")
+    return prompt
 
 
 def _field(check: Callable[..., T], body: dict[str, Any], name: str, *limits: Any) -> T:
@@ -249,21 +219,16 @@ def _field(check: Callable[..., T], body: dict[str, Any], name: str, *limits: An
         raise BadRequest(str(exc), name) from None
 
 
-def _stops(body: dict[str, Any]) -> list[str]:
+def _cut_at_stop(text: str, body: dict[str, Any]) -> str:
+    """``text`` up to the first of the request's stop sequences, which is not included
+    (as OpenAI does)."""
     stop = body.get("stop")
-    if stop is None:
-        return []
-    stops = [stop] if isinstance(stop, str) else stop
+    stops = [] if stop is None else [stop] if isinstance(stop, str) else stop
     if (
         not isinstance(stops, list)
         or len(stops) > 4
         or not all(isinstance(s, str) and s for s in stops)
     ):
         raise BadRequest("stop must be a string or a list of up to 4 non-empty strings", "stop")
-    return stops
-
-
-def _cut_at_stop(text: str, stops: list[str]) -> str:
-    """``text`` up to the first stop sequence, which is not included (as OpenAI does)."""
     cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
     return text[:cut] if cut >= 0 else text

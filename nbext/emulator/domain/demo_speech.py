@@ -70,11 +70,8 @@ def segments(text: str) -> list[Segment]:
             last = VOWELS.get(ch, VOWELS["a"] if not ch.isdigit() else VOWELS["o"])
             out.append(Segment(0.11, last, 1.0))
         elif ch in STOPS:
-            out.append(Segment(0.045, last, 0.0))  # the closure: silence
-            voiced = 0.35 if ch in "bdg" else 0.0
-            out.append(
-                Segment(0.025, last, voiced, hiss=0.5, hiss_freq=2500 if ch in "kgqc" else 4000)
-            )
+            voiced, burst = 0.35 if ch in "bdg" else 0.0, 2500 if ch in "kgqc" else 4000
+            out += [Segment(0.045, last, 0.0), Segment(0.025, last, voiced, 0.5, burst)]
         elif ch in HISSES:
             voiced = 0.45 if ch in SONORANTS else 0.0
             out.append(Segment(0.09, SONORANTS.get(ch, last), voiced, 0.55, HISSES[ch]))
@@ -104,8 +101,7 @@ def synthesise(text: str, pitch: float = 140.0, speed: float = 1.0) -> bytes:
     rng = random.Random(f"{text}\x00{pitch}\x00{speed}")
     total = sum(s.seconds for s in segs) / speed
     samples: list[float] = []
-    f1, f2, f3 = _Resonator(), _Resonator(), _Resonator()
-    hiss = _Resonator()
+    mouth, hiss = [_Resonator(), _Resonator(), _Resonator()], _Resonator()
     formants = list(segs[0].formants) if segs else [500.0, 1500.0, 2500.0]
     voice = noise = 0.0
     phase = previous = 0.0
@@ -115,13 +111,11 @@ def synthesise(text: str, pitch: float = 140.0, speed: float = 1.0) -> bytes:
         hiss.tune(seg.hiss_freq, seg.hiss_freq * 0.35)
         for start in range(0, count, _BLOCK):
             # Glide towards this letter's mouth shape and loudness.
-            for k in range(3):
+            for k, bandwidth in enumerate((80, 110, 160)):
                 formants[k] += (seg.formants[k] - formants[k]) * 0.25
+                mouth[k].tune(formants[k], bandwidth)
             voice += (seg.voice - voice) * 0.3
             noise += (seg.hiss - noise) * 0.4
-            f1.tune(formants[0], 80)
-            f2.tune(formants[1], 110)
-            f3.tune(formants[2], 160)
             # The pitch falls through the utterance, with a lilt.
             progress = elapsed / total if total else 0.0
             f0 = pitch * (1.12 - 0.25 * progress + 0.06 * math.sin(elapsed * 5.3))
@@ -132,7 +126,7 @@ def synthesise(text: str, pitch: float = 140.0, speed: float = 1.0) -> bytes:
                 source = (glottal - previous) * voice
                 previous = glottal
                 x = source
-                for r in (f1, f2, f3):
+                for r in mouth:
                     y = r.a * x + r.b * r.y1 + r.c * r.y2
                     r.y2, r.y1 = r.y1, y
                     x = y

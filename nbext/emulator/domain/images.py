@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .demo_image import image_gen
+from .demo_inputs import number
 from .demo_llm import llm
 from .demo_speech import text_to_speech
 from .handlers import Handler, current_job
@@ -23,17 +24,9 @@ async def echo(job: dict[str, Any]) -> Any:
     return job["input"]
 
 
-def _number(value: Any, name: str, default: float) -> float:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ValueError(f"input.{name} must be a number >= 0, got {value!r}")
-    return float(value)
-
-
 async def sleep(job: dict[str, Any]) -> dict[str, Any]:
     """Sleep ``input.seconds`` on the emulator's clock; cancelling stops it at once."""
-    seconds = _number(job["input"].get("seconds"), "seconds", 1.0)
+    seconds = number(job["input"].get("seconds"), "seconds", 1.0)
     await current_job().sleep(seconds)
     return {"slept": job["input"].get("seconds", 1.0)}
 
@@ -47,13 +40,12 @@ async def stream_text(job: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
     """Yield ``input.text`` a word at a time, like a token-streaming model.
 
     Each chunk's metrics carry the job interface's sample fields (tokens, throughput;
-    docs/behaviour.md#images) so panels
-    have something real to show.
+    docs/behaviour.md#images) so panels have something real to show.
     """
     text = job["input"].get("text", "")
     if not isinstance(text, str):
         raise ValueError(f"input.text must be a string, got {type(text).__name__}")
-    delay = _number(job["input"].get("delay_ms"), "delay_ms", 0.0) / 1000
+    delay = number(job["input"].get("delay_ms"), "delay_ms", 0.0) / 1000
     ctx = current_job()
     pieces = text_pieces(text)
     started = ctx.clock.now()

@@ -62,7 +62,7 @@ def sentence(rng: random.Random, temperature: float, start: str | None = None) -
         if word == _SENTENCE_END:
             break
         out.append(word)
-    return _join(out) + "."
+    return " ".join(out).replace(" ,", ",").replace(" :", ":") + "."
 
 
 def _pick(counts: Counter[str], rng: random.Random, temperature: float) -> str:
@@ -73,18 +73,7 @@ def _pick(counts: Counter[str], rng: random.Random, temperature: float) -> str:
     return rng.choices(words, weights=weights)[0]
 
 
-def _join(words: list[str]) -> str:
-    text = ""
-    for word in words:
-        text += word if word in {",", ":"} or not text else " " + word
-    return text
-
-
 def text_pieces(text: str) -> list[str]:
-    """Word-like pieces (leading white space kept) that join back into ``text`` exactly."""
-    pieces = re.findall(r"\s*\S+", text)
-    if not pieces:
-        return [text] if text else []
-    tail = text[len("".join(pieces)) :]
-    pieces[-1] += tail
-    return pieces
+    """Word-like pieces (leading white space kept, trailing white space on the last one)
+    that join back into ``text`` exactly."""
+    return re.findall(r"\s*\S+(?:\s+\Z)?|\s+\Z", text)
