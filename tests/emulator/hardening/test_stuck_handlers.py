@@ -63,7 +63,11 @@ async def test_timed_out_handlers_give_their_threads_back(
     await until(lambda: threads.threads <= 2, "the extra threads to retire")
     await settle()
     assert [status_of(emu, "stuck", j.id)["status"] for j in stuck] == ["TIMED_OUT"] * 3
-    assert status_of(emu, "stuck", again.id)["status"] == "COMPLETED"
+    # The new job's handler returns on its thread; its result reaches the loop after that.
+    await until(
+        lambda: status_of(emu, "stuck", again.id)["status"] == "COMPLETED",
+        "the new stuck job to complete once released",
+    )
 
 
 def test_sigterm_ends_the_emulator_while_a_handler_hangs(tmp_path: Path) -> None:
