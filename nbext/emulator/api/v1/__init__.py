@@ -6,18 +6,17 @@ Errors under ``/v1`` are ``{"message": ...}``, including the framework's own 404
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 
 from . import billing, docs, endpoints, network_volumes, pods, registry_auths, templates
 
-router = APIRouter()
-for area in (docs, pods, endpoints, templates, network_volumes, registry_auths, billing):
-    router.include_router(area.router)
-
 
 def install(app: FastAPI) -> None:
-    """Serve ``/v1`` on ``app`` (its error bodies come from ``http.install_error_handlers``)."""
-    app.include_router(router)
+    """Serve ``/v1`` on ``app`` (its error bodies come from ``http.install_error_handlers``).
+    Each area is included straight into the app: FastAPI analyses a route again at every
+    level of inclusion, and an aggregate router would make the emulator's start pay twice."""
+    for area in (docs, pods, endpoints, templates, network_volumes, registry_auths, billing):
+        app.include_router(area.router)
 
 
-__all__ = ["install", "router"]
+__all__ = ["install"]

@@ -11,15 +11,14 @@ management's paths are problem documents (``http.problem``).
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import Response
 
 from ..http import reference_bytes
 from . import account, billing, catalog, clusters, pods, serverless, storage, templates
 from .common import checked_query
 
-router = APIRouter(dependencies=[Depends(checked_query)])
-for area in (
+AREAS = (
     templates.router,
     pods.router,
     serverless.router,
@@ -29,14 +28,15 @@ for area in (
     billing.router,
     account.router,
     clusters.router,
-):
-    router.include_router(area)
+)
 
 
 def install(app: FastAPI) -> None:
     """Serve ``/v2`` management on ``app`` (its problem documents come from
-    ``http.install_error_handlers``)."""
-    app.include_router(router)
+    ``http.install_error_handlers``). Each area is included straight into the app, as
+    ``v1.install`` says why."""
+    for area in AREAS:
+        app.include_router(area, dependencies=[Depends(checked_query)])
     app.add_api_route("/v2/openapi.json", openapi, tags=["v2 docs"])  # public
 
 
@@ -45,4 +45,4 @@ async def openapi() -> Response:
     return Response(reference_bytes(__package__), media_type="application/json")
 
 
-__all__ = ["install", "router"]
+__all__ = ["install"]
