@@ -28,9 +28,12 @@ def create_app(emulator: Emulator) -> FastAPI:
     app.include_router(worker_routes.router)
     app.include_router(control.router)
     app.include_router(openai.router)
+    # FastAPI builds an included router's routes when a request first passes it, in
+    # this order: the job interface first, then v2 management, then v1, which only a user
+    # who asks for it reaches (a first job's cost reads v2's endpoint and catalog).
+    v2.install(app)
     v1.install(app)
     install_error_handlers(app)
-    v2.install(app)
     app.add_middleware(LoadBalancing, emulator=emulator)
     return app
 
