@@ -21,6 +21,7 @@ import asyncio
 import atexit
 import contextlib
 import ctypes
+import functools
 import logging
 import os
 import signal
@@ -334,12 +335,7 @@ def _parent_death_signal() -> Callable[[], None] | None:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    pr_set_pdeathsig = 1
-
-    def ask() -> None:
-        prctl(pr_set_pdeathsig, int(signal.SIGTERM))
-
-    return ask
+    return functools.partial(prctl, 1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG: 1
 
 
 _die_with_parent = _parent_death_signal()
