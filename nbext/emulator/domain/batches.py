@@ -66,14 +66,9 @@ class Request:
 
     def to_record(self, batch_id: str) -> Record:
         record = {name: getattr(self, name) for name in FIELDS}
-        output, unset = self.output, self.output is UNSET
-        return {
-            **record,
-            "batch_id": batch_id,
-            "status": self.status.value,
-            "has_output": not unset,
-            "output": None if unset else output,
-        }
+        unset = self.output is UNSET
+        output = {"has_output": not unset, "output": None if unset else self.output}
+        return {**record, "batch_id": batch_id, "status": self.status.value, **output}
 
 
 @dataclass(eq=False)
@@ -175,9 +170,7 @@ class Batches:
                 f"endpoint {endpoint_id} has {active} active batches, the most it may have; "
                 "a batch stops counting once done or cancelled: wait for one, or cancel one"
             )
-        batch = Batch(
-            id="batch_" + new_id(20), endpoint_id=endpoint_id, created_at=self.clock.now()
-        )
+        batch = Batch("batch_" + new_id(20), endpoint_id, self.clock.now())
         self._check_room(endpoint, batch, len(inputs))
         self._add(batch, inputs, (BATCH, batch.id, batch.to_record()))
         self.batches[batch.id] = batch
