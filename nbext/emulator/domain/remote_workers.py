@@ -105,12 +105,9 @@ class RemoteWorker:
         """It reported a failed startup check, or its last ping is overdue; a worker that
         has called but never pinged is overdue as long after its first call (the SDK's
         heartbeat starts before its first take), one still starting is not."""
-        if self.failed_check is not None:
-            return True
         heard = self.last_ping if self.last_ping is not None else self.contacted_at
-        if heard is None:
-            return False
-        return now - heard > PING_MISSED_AFTER_S
+        overdue = heard is not None and now - heard > PING_MISSED_AFTER_S
+        return self.failed_check is not None or overdue
 
 
 @dataclass(eq=False)
