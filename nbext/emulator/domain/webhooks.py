@@ -107,9 +107,8 @@ class WebhookDispatcher:
     @property
     def deliveries(self) -> list[Delivery]:
         """Every recorded attempt of the jobs still retained, oldest first."""
-        every = [d for records in self._records.values() for d in records]
-        every.sort(key=lambda d: d.at)  # stable: attempts at one instant keep their order
-        return every
+        every = (d for records in self._records.values() for d in records)
+        return sorted(every, key=lambda d: d.at)  # stable: one instant's attempts keep order
 
     def records_of(self, job_id: str) -> list[Delivery]:
         return list(self._records.get(job_id, ()))
