@@ -75,8 +75,7 @@ class JobService:
         self.on_execution: list[Callable[[Endpoint, str, float, float], None]] = (
             self.scheduler.on_execution
         )
-        """Observers of every execution that ended, however (billing listens here):
-        ``(endpoint, worker id, started at, ended at)``."""
+        """``Scheduler.on_execution``: every execution that ended, however (billing listens)."""
 
     # ---- endpoints -------------------------------------------------------------------
 
