@@ -156,10 +156,7 @@ class Balancer:
         deadline = queued_at + (STRICT_WAIT_S if mode else WAIT_S)
         balanced.waiting += 1
         try:
-            while True:
-                remote = self._pick(endpoint, balanced, mode, wanted)
-                if remote is not None:
-                    break
+            while (remote := self._pick(endpoint, balanced, mode, wanted)) is None:
                 self._scale(endpoint, balanced)
                 left = deadline - self.clock.now()
                 if left <= 0:
@@ -230,8 +227,7 @@ class Balancer:
             and self.in_flight.get(w.id, 0) < share
         ]
         if wanted:
-            named = [r for r in ready if r.id == wanted]
-            if named:
+            if named := [r for r in ready if r.id == wanted]:
                 return named[0]
             if mode and not any(w.id == wanted for w in endpoint.workers):
                 if mode == "strict-resume" and wanted in balanced.scaled_down:

@@ -66,14 +66,9 @@ class Request:
 
     def to_record(self, batch_id: str) -> Record:
         record = {name: getattr(self, name) for name in FIELDS}
-        output, unset = self.output, self.output is UNSET
-        return {
-            **record,
-            "batch_id": batch_id,
-            "status": self.status.value,
-            "has_output": not unset,
-            "output": None if unset else output,
-        }
+        unset = self.output is UNSET
+        output = {"has_output": not unset, "output": None if unset else self.output}
+        return {**record, "batch_id": batch_id, "status": self.status.value, **output}
 
 
 @dataclass(eq=False)
@@ -154,19 +149,12 @@ class Batches:
     def listing(self, endpoint_id: str, offset: int, limit: int) -> dict[str, Any]:
         """The endpoint's batches, newest first, a page at a time."""
         mine = [b for b in self.batches.values() if b.endpoint_id == endpoint_id][::-1]
-        return _page(
-            "batches",
-            [b.to_wire() for b in mine[offset : offset + limit]],
-            len(mine),
-            offset,
-            limit,
-        )
+        return _page("batches", mine, offset, limit)
 
     def results(self, endpoint_id: str, batch_id: str, offset: int, limit: int) -> dict[str, Any]:
         """A page of the batch's requests, in the order they were added."""
         requests = list(self.get(endpoint_id, batch_id).requests.values())
-        page = [r.to_wire() for r in requests[offset : offset + limit]]
-        return _page("requests", page, len(requests), offset, limit)
+        return _page("requests", requests, offset, limit)
 
     # ---- drafts ----------------------------------------------------------------------
 
@@ -182,9 +170,7 @@ class Batches:
                 f"endpoint {endpoint_id} has {active} active batches, the most it may have; "
                 "a batch stops counting once done or cancelled: wait for one, or cancel one"
             )
-        batch = Batch(
-            id="batch_" + new_id(20), endpoint_id=endpoint_id, created_at=self.clock.now()
-        )
+        batch = Batch("batch_" + new_id(20), endpoint_id, self.clock.now())
         self._check_room(endpoint, batch, len(inputs))
         self._add(batch, inputs, (BATCH, batch.id, batch.to_record()))
         self.batches[batch.id] = batch
@@ -441,14 +427,10 @@ def _ms(seconds: float | None) -> int | None:
     return None if seconds is None else round(seconds * 1000)
 
 
-def _page(name: str, items: list[Any], total: int, offset: int, limit: int) -> dict[str, Any]:
-    return {
-        name: items,
-        "total": total,
-        "offset": offset,
-        "limit": limit,
-        "hasMore": offset + len(items) < total,
-    }
+def _page(name: str, every: list[Batch] | list[Request], offset: int, limit: int) -> dict[str, Any]:
+    items = [item.to_wire() for item in every[offset : offset + limit]]
+    more = offset + len(items) < len(every)
+    return {name: items, "total": len(every), "offset": offset, "limit": limit, "hasMore": more}
 
 
 def _requests_of(body: Any, shape: str) -> list[Any]:

@@ -151,18 +151,7 @@ async def sleep(clock: Clock, seconds: float) -> None:
         # for the next ``advance`` (a ``sleep`` job of 0 s hung until the clock moved).
         await asyncio.sleep(0)
         return
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
-
-    def wake() -> None:
-        if not done.done():
-            done.set_result(None)
-
-    handle = clock.call_later(seconds, wake)
-    try:
-        await done
-    finally:
-        handle.cancel()
+    await Signal().wait(clock, seconds)  # nothing fires it: its timeout ends the wait
 
 
 class Signal:

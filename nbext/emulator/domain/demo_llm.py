@@ -230,5 +230,4 @@ def _cut_at_stop(text: str, body: dict[str, Any]) -> str:
         or not all(isinstance(s, str) and s for s in stops)
     ):
         raise BadRequest("stop must be a string or a list of up to 4 non-empty strings", "stop")
-    cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
-    return text[:cut] if cut >= 0 else text
+    return text[: min((i for i in (text.find(s) for s in stops) if i >= 0), default=len(text))]

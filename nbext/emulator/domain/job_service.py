@@ -75,8 +75,7 @@ class JobService:
         self.on_execution: list[Callable[[Endpoint, str, float, float], None]] = (
             self.scheduler.on_execution
         )
-        """Observers of every execution that ended, however (billing listens here):
-        ``(endpoint, worker id, started at, ended at)``."""
+        """``Scheduler.on_execution``: every execution that ended, however (billing listens)."""
 
     # ---- endpoints -------------------------------------------------------------------
 
@@ -250,9 +249,6 @@ class JobService:
         self.lifecycle.schedule_ttl(job)
         self.lifecycle.changed(job)
 
-    def result(self, job: Job) -> JobResult:
-        return JobResult.model_validate(self.wire_result(job))
-
     def wire_result(self, job: Job) -> dict[str, Any]:
         """The job result object as sent (``jobs.wire_result``)."""
         return wire_result(job, self.clock.now())
@@ -323,7 +319,7 @@ class JobService:
         self.endpoint(endpoint_id)
         jobs = [j for j in self.jobs.values() if j.endpoint_id == endpoint_id]
         jobs.sort(key=lambda j: j.submitted_at, reverse=True)
-        return [self.result(j) for j in jobs]
+        return [JobResult.model_validate(self.wire_result(j)) for j in jobs]
 
     def running_workers(self, endpoint_id: str) -> int:
         endpoint = self.endpoints.get(endpoint_id)

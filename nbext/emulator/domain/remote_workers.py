@@ -105,12 +105,9 @@ class RemoteWorker:
         """It reported a failed startup check, or its last ping is overdue; a worker that
         has called but never pinged is overdue as long after its first call (the SDK's
         heartbeat starts before its first take), one still starting is not."""
-        if self.failed_check is not None:
-            return True
         heard = self.last_ping if self.last_ping is not None else self.contacted_at
-        if heard is None:
-            return False
-        return now - heard > PING_MISSED_AFTER_S
+        overdue = heard is not None and now - heard > PING_MISSED_AFTER_S
+        return self.failed_check is not None or overdue
 
 
 @dataclass(eq=False)
@@ -141,7 +138,6 @@ class RemoteWorkers:
         self.fleet = jobs.fleet
         self.pools: dict[str, Pool] = {}
         self.by_id: dict[str, RemoteWorker] = {}
-        self.hold_s = TAKE_HOLD_S
         self.closed = False
         """Set by ``stop_all``: no process is started any more (the emulator is stopping)."""
         self.output = WorkerOutput(clock)
@@ -299,7 +295,7 @@ class RemoteWorkers:
             pool.start_failure = None
         endpoint = self.jobs.endpoint(worker.endpoint_id)
         if not await pool.work.wait_for(
-            self.clock, lambda: bool(endpoint.queue) or worker.stopping, self.hold_s
+            self.clock, lambda: bool(endpoint.queue) or worker.stopping, TAKE_HOLD_S
         ):
             return []
         if (
@@ -329,7 +325,7 @@ class RemoteWorkers:
     async def stops(self, worker: RemoteWorker) -> list[str]:
         """Ids of jobs the worker must stop, waiting up to the hold time for one."""
         await worker.wake.wait_for(
-            self.clock, lambda: bool(worker.to_stop) or worker.stopping, self.hold_s
+            self.clock, lambda: bool(worker.to_stop) or worker.stopping, TAKE_HOLD_S
         )
         ids, worker.to_stop = worker.to_stop, []
         return ids

@@ -107,9 +107,8 @@ class WebhookDispatcher:
     @property
     def deliveries(self) -> list[Delivery]:
         """Every recorded attempt of the jobs still retained, oldest first."""
-        every = [d for records in self._records.values() for d in records]
-        every.sort(key=lambda d: d.at)  # stable: attempts at one instant keep their order
-        return every
+        every = (d for records in self._records.values() for d in records)
+        return sorted(every, key=lambda d: d.at)  # stable: one instant's attempts keep order
 
     def records_of(self, job_id: str) -> list[Delivery]:
         return list(self._records.get(job_id, ()))
@@ -135,9 +134,7 @@ class WebhookDispatcher:
 
     def _enqueue(self, pending: _Pending) -> None:
         key = receiver_of(pending.url)
-        receiver = self._receivers.get(key)
-        if receiver is None:
-            receiver = self._receivers[key] = _Receiver()
+        receiver = self._receivers.setdefault(key, _Receiver())
         receiver.queue.append(pending)
         self._pump(key, receiver)
 
@@ -177,19 +174,9 @@ class WebhookDispatcher:
             error = f"{type(exc).__name__}: {exc}"
         ok = status == 200
         records = self._records.get(pending.job_id)
-        if records is not None:
-            records.append(
-                Delivery(
-                    pending.job_id,
-                    pending.url,
-                    pending.attempt,
-                    self.clock.now(),
-                    status,
-                    error,
-                    ok,
-                    pending.body,  # one body per job, shared by its attempts
-                )
-            )
+        if records is not None:  # the body is one per job, shared by its attempts
+            sent = (pending.job_id, pending.url, pending.attempt, self.clock.now())
+            records.append(Delivery(*sent, status, error, ok, pending.body))
         if ok:
             return
         log.info("webhook for job %s attempt %d failed: %s", pending.job_id, pending.attempt, error)

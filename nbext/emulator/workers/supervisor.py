@@ -21,6 +21,7 @@ import asyncio
 import atexit
 import contextlib
 import ctypes
+import functools
 import logging
 import os
 import signal
@@ -131,8 +132,7 @@ def lb_worker_env(
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        return int(sock.getsockname()[1])
 
 
 async def probe(port: int, path: str) -> int | None:
@@ -334,12 +334,7 @@ def _parent_death_signal() -> Callable[[], None] | None:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    pr_set_pdeathsig = 1
-
-    def ask() -> None:
-        prctl(pr_set_pdeathsig, int(signal.SIGTERM))
-
-    return ask
+    return functools.partial(prctl, 1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG: 1
 
 
 _die_with_parent = _parent_death_signal()
