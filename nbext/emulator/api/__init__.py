@@ -23,15 +23,16 @@ def create_app(emulator: Emulator) -> FastAPI:
         openapi_url="/_emulator/openapi.json",
     )
     app.state.emulator = emulator
+    # FastAPI builds an included router's routes when a request first passes it, in this
+    # order: what a notebook's first job asks first (the job, then its cost: v2's endpoint
+    # and catalog), v1 last, which only a user who asks for it reaches. No two routers'
+    # paths overlap, so the order changes no answer.
     app.include_router(jobs.router)
+    v2.install(app)
     app.include_router(batches.router)
     app.include_router(worker_routes.router)
     app.include_router(control.router)
     app.include_router(openai.router)
-    # FastAPI builds an included router's routes when a request first passes it, in
-    # this order: the job interface first, then v2 management, then v1, which only a user
-    # who asks for it reaches (a first job's cost reads v2's endpoint and catalog).
-    v2.install(app)
     v1.install(app)
     install_error_handlers(app)
     app.add_middleware(LoadBalancing, emulator=emulator)
