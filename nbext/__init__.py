@@ -68,22 +68,10 @@ __all__ = [
 ]
 
 
-def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext nbext``: register the magics (imports the notebook layer lazily)."""
-    from importlib import import_module
-
-    import_module("nbext.notebook").load_ipython_extension(ipython)
-
-
-def unload_ipython_extension(ipython: Any) -> None:
-    """``%unload_ext nbext``: close the clients, stop the emulator the kernel started."""
-    from importlib import import_module
-
-    import_module("nbext.notebook").unload_ipython_extension(ipython)
-
-
 _LAZY = {
     "deploy": "nbext.notebook",
+    "load_ipython_extension": "nbext.notebook",  # %load_ext nbext, and %unload_ext
+    "unload_ipython_extension": "nbext.notebook",
     "local_client": "nbext.local",
     "local_async_client": "nbext.local",
 }
@@ -92,7 +80,7 @@ emulator's web stack; ``import nbext`` for the cloud client needs neither."""
 
 
 def __getattr__(name: str) -> Any:
-    """``nbext.deploy``, ``nbext.local_client``, ``nbext.local_async_client``."""
+    """``nbext.deploy``, the extension's hooks, ``nbext.local_client``, ..."""
     if name in _LAZY:
         from importlib import import_module
 

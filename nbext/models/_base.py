@@ -29,3 +29,10 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """The JSON object as the service writes it: wire names, unset fields left out."""
         return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
+class Named(WireModel):
+    """What a v1 resource is known by, first of its fields; the reference requires neither."""
+
+    id: str | None = None
+    name: str | None = None

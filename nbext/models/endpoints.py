@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from ._base import WireModel
+from ._base import Named
 from ._fields import InputModel, Lenient, Name191, NonBlank, WireDatetime, check_min_max
 from .enums import (
     SERVERLESS_CPU_FLAVORS,
@@ -50,11 +50,9 @@ ExecutionTimeout = Annotated[
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 
 
-class Endpoint(WireModel):
+class Endpoint(Named):
     """An endpoint as the service returns it; ``template`` and ``workers`` on request."""
 
-    id: str | None = None
-    name: str | None = None
     template_id: str | None = None
     template: Template | None = None
     compute_type: Lenient[ComputeType] | None = None

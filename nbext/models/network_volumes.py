@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import Field, StrictInt
 
-from ._base import WireModel
+from ._base import Named
 from ._fields import InputModel, NonBlank
 from .enums import DataCenterId
 
@@ -20,11 +20,9 @@ VOLUME_SIZE_MAX_GB = 4000
 VolumeSize = Annotated[StrictInt, Field(ge=0, le=VOLUME_SIZE_MAX_GB)]
 
 
-class NetworkVolume(WireModel):
+class NetworkVolume(Named):
     """A network volume as the service returns it."""
 
-    id: str | None = None
-    name: str | None = None
     size: int | None = None
     data_center_id: str | None = None
 

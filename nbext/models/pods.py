@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from ._base import WireModel
+from ._base import Named, WireModel
 from ._fields import (
     DEFAULT_PORTS,
     AbsolutePath,
@@ -109,11 +109,9 @@ class DataCenter(WireModel):
     id: str | None = None
 
 
-class Pod(WireModel):
+class Pod(Named):
     """A pod as the service returns it (also the shape of a serverless worker)."""
 
-    id: str | None = None
-    name: str | None = None
     image: str | None = None
     desired_status: Lenient[PodStatus] | None = None
     last_started_at: WireDatetime | None = None

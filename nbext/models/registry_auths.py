@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, SecretStr, field_serializer
 
-from ._base import WireModel
+from ._base import Named
 from ._fields import InputModel, NonBlank
 
 
@@ -21,11 +21,8 @@ def _not_empty(value: SecretStr) -> SecretStr:
     return value
 
 
-class ContainerRegistryAuth(WireModel):
+class ContainerRegistryAuth(Named):
     """A registry auth as the service returns it: no credentials, ever."""
-
-    id: str | None = None
-    name: str | None = None
 
 
 class ContainerRegistryAuthCreateInput(InputModel):

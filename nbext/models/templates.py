@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field, StrictBool, StrictStr
 
-from ._base import WireModel
+from ._base import Named
 from ._fields import (
     DEFAULT_PORTS,
     AbsolutePath,
@@ -24,11 +24,9 @@ from ._fields import (
 from .enums import TemplateCategory
 
 
-class Template(WireModel):
+class Template(Named):
     """A template as the service returns it; the reference marks no field required."""
 
-    id: str | None = None
-    name: str | None = None
     image_name: str | None = None
     category: Lenient[TemplateCategory] | None = None
     container_disk_in_gb: int | None = None

@@ -58,6 +58,13 @@ class Mounts(WireModel):
     network: list[NetworkMount] | None = None
 
 
+class Named(WireModel):
+    """What a resource is known by: its id and the name it was given (or has, in a catalog)."""
+
+    id: str
+    name: str
+
+
 class ContainerConfig(WireModel):
     """What templates, pods and endpoints share: the container and how it starts."""
 
@@ -69,9 +76,7 @@ class ContainerConfig(WireModel):
     registry: str | None = None
 
 
-class Template(ContainerConfig):
-    id: str
-    name: str
+class Template(Named, ContainerConfig):
     mounts: Mounts | None = None
     serverless: bool = False
     public: bool = False
@@ -115,9 +120,7 @@ class PodCluster(WireModel):
     ip: str | None = None
 
 
-class Pod(ContainerConfig):
-    id: str
-    name: str
+class Pod(Named, ContainerConfig):
     status: PodStatus
     actions: list[PodAction] = Field(default_factory=list)
     mounts: Mounts | None = None
@@ -175,11 +178,9 @@ class RequestUrls(WireModel):
     base: str | None = None
 
 
-class Endpoint(ContainerConfig):
+class Endpoint(Named, ContainerConfig):
     """A serverless endpoint: ``QUEUE`` (jobs) or ``LOAD_BALANCER`` (``type``)."""
 
-    id: str
-    name: str
     type: str | None = None
     request_urls: RequestUrls | None = None
     gpu: EndpointGpu | None = None
@@ -217,17 +218,14 @@ class Release(WireModel):
     diff: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class NetworkVolume(WireModel):
-    id: str
-    name: str
+class NetworkVolume(Named):
     size: int
     data_center: str
     type: str | None = None
 
 
-class Registry(WireModel):
-    id: str
-    name: str
+class Registry(Named):
+    """A registry auth: its name, never its credentials."""
 
 
 class EcrDelegation(WireModel):
@@ -242,17 +240,13 @@ class EcrDelegation(WireModel):
     created_at: WireDatetime | None = None
 
 
-class Availability(WireModel):
+class Availability(Named):
     """A resource's availability in one data centre (or a data centre's for one resource)."""
 
-    id: str
-    name: str
     availability: str
 
 
-class GpuType(WireModel):
-    id: str
-    name: str
+class GpuType(Named):
     pool: str | None = None
     manufacturer: str | None = None
     memory: int
@@ -266,9 +260,7 @@ class GpuType(WireModel):
     cuda_versions: list[dict[str, Any]] | None = None
 
 
-class CpuType(WireModel):
-    id: str
-    name: str
+class CpuType(Named):
     group: str | None = None
     vcpu: dict[str, int]
     ram_gb_per_vcpu: float
@@ -277,9 +269,7 @@ class CpuType(WireModel):
     data_centers: list[Availability] | None = None
 
 
-class DataCenter(WireModel):
-    id: str
-    name: str
+class DataCenter(Named):
     region: str
     global_network: bool = False
     network_volume_types: list[str] = Field(default_factory=list)
@@ -288,9 +278,7 @@ class DataCenter(WireModel):
     cpu_availability: list[Availability] | None = None
 
 
-class Cluster(WireModel):
-    id: str
-    name: str
+class Cluster(Named):
     type: str
     compute: dict[str, Any]
     template: str | None = None

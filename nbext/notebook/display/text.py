@@ -101,27 +101,22 @@ def metrics_line(metrics: Mapping[str, Any]) -> str:
     Known fields come first with units; other worker-defined numbers follow by name.
     Bookkeeping keys (``stream_index``, the split marker) are left out.
     """
-    parts: list[str] = []
     tokens = [
         f"{label} {fmt.format(metrics[key])}"
         for key, label, fmt in METRIC_LABELS[:2]
         if _is_number(metrics.get(key))
     ]
-    if tokens:
-        parts.append("tokens " + " / ".join(tokens))
-    known = {key for key, _, _ in METRIC_LABELS}
+    parts = ["tokens " + " / ".join(tokens)] if tokens else []
     for key, label, fmt in METRIC_LABELS[2:]:
         value = metrics.get(key)
-        if value is None or (key != "scenario" and not _is_number(value)):
-            continue
-        shown = fmt.format(value)
-        parts.append(f"{label} {shown}" if label else shown)
-    for key in sorted(metrics):
-        if key in known or key in HIDDEN_METRICS:
-            continue
-        value = metrics[key]
-        if _is_number(value) or isinstance(value, str):
-            parts.append(f"{key} {value}")
+        if value is not None and (key == "scenario" or _is_number(value)):
+            parts.append(f"{label} {fmt.format(value)}" if label else fmt.format(value))
+    known = {key for key, _, _ in METRIC_LABELS} | HIDDEN_METRICS
+    parts += [
+        f"{key} {value}"
+        for key, value in sorted(metrics.items())
+        if key not in known and (_is_number(value) or isinstance(value, str))
+    ]
     return " · ".join(parts)
 
 
