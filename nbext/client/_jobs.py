@@ -332,8 +332,9 @@ def _as_output(item: Any) -> Any:
 class _EndpointBase(Twins):
     _client: _Base
 
-    def __init__(self, endpoint_id: str) -> None:
+    def __init__(self, client: _Base, endpoint_id: str) -> None:
         segment(endpoint_id, "endpoint id")
+        self._client = client
         self.id = endpoint_id
 
     def openai(self, **options: Any) -> openai_package.OpenAI:
@@ -386,6 +387,10 @@ class _EndpointBase(Twins):
 class _JobBase(Handle):
     _state: flows.JobState
 
+    def __init__(self, client: _Base, state: flows.JobState) -> None:
+        self._client = client
+        self._state = state
+
     @property
     def result(self) -> JobResult | None:
         """The last /status (or /runsync) answer seen, without asking again."""
@@ -399,10 +404,6 @@ class Endpoint(_EndpointBase):
     """A queue-based endpoint: submit jobs, run them synchronously, map, health, purge."""
 
     _client: Client
-
-    def __init__(self, client: Client, endpoint_id: str) -> None:
-        super().__init__(endpoint_id)
-        self._client = client
 
     def _handle(self, state: flows.JobState) -> Job:
         return Job(self._client, state)
@@ -431,10 +432,6 @@ class Endpoint(_EndpointBase):
 class Job(_JobBase):
     """One job: its status, its result, its stream; cancel and retry it."""
 
-    def __init__(self, client: Client, state: flows.JobState) -> None:
-        self._client = client
-        self._state = state
-
     def _itself(self, _: object) -> Job:
         return self
 
@@ -454,10 +451,6 @@ class AsyncEndpoint(_EndpointBase):
     """``Endpoint`` for ``await``: the same methods, awaited; ``map`` is an async iterator."""
 
     _client: AsyncClient
-
-    def __init__(self, client: AsyncClient, endpoint_id: str) -> None:
-        super().__init__(endpoint_id)
-        self._client = client
 
     def _handle(self, state: flows.JobState) -> AsyncJob:
         return AsyncJob(self._client, state)
@@ -485,10 +478,6 @@ class AsyncEndpoint(_EndpointBase):
 
 class AsyncJob(_JobBase):
     """``Job`` for ``await``: the same methods; its streams are async iterators."""
-
-    def __init__(self, client: AsyncClient, state: flows.JobState) -> None:
-        self._client = client
-        self._state = state
 
     def _itself(self, _: object) -> AsyncJob:
         return self
