@@ -16,7 +16,7 @@ from nbext.models.v2 import Cluster, Pod
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
 from .rest import V2
-from .wire import body, ident, one, refused, wrapped
+from .wire import body, given, ident, one, refused, wrapped
 
 ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]
 TYPES = ("APPLICATION", "TRAINING", "SLURM", "RAY")
@@ -65,6 +65,7 @@ def create(
     ``start_ssh`` gives them the account's ``ssh_keys``. Not re-sent once it may have
     reached the service (it could make two clusters).
     """
+    fields = given(locals(), skip=["gpu_type_id", "gpu_count_per_pod", "pod_count"])
     op = "clusters.create"
     kind = type.upper() if isinstance(type, str) else type
     if kind not in TYPES:
@@ -76,21 +77,8 @@ def create(
     }
     if disk is not None:
         _whole(op, "disk", disk, 1)
-    fields = {
-        "name": _text(op, "name", name),
-        "type": kind,
-        "compute": compute,
-        "image": image,
-        "args": args,
-        "disk": disk,
-        "env": dict(env) if env is not None else None,
-        "ports": list(ports) if ports is not None else None,
-        "dataCenterIds": list(data_center_ids) if data_center_ids is not None else None,
-        "mounts": dict(mounts) if mounts is not None else None,
-        "startJupyter": start_jupyter,
-        "startSsh": start_ssh,
-    }
-    data = body(op, {k: v for k, v in fields.items() if v is not None}, extra_body)
+    fields |= {"name": _text(op, "name", name), "type": kind, "compute": compute}
+    data = body(op, fields, extra_body)
     call = api.call("POST", ["clusters"], op, "a new cluster", body=data)
     return (yield from api.fetch(ctx, call, one(Cluster)))
 
