@@ -24,9 +24,8 @@ from nbext.models.batches import (
     BatchStatus,
 )
 
-from ._budget import Spending
 from ._calls import Call, segment
-from ._cost import JobCost
+from ._cost import JobCost, Spending
 from ._errors import BadRequest, Conflict, NbextError, PayloadTooLarge
 from ._flows import (
     Context,

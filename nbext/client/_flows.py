@@ -150,7 +150,7 @@ Flow = Generator[Effect, Any, T]
 
 class JobHooks(Protocol):
     """What the client is told of the jobs its flows start and see, and asked before a
-    submission: its budget (``_budget.Spending``). The flows know no more of it."""
+    submission: its budget (``_cost.Spending``). The flows know no more of it."""
 
     def started(self, endpoint_id: str, job_id: str) -> None:
         """``job_id`` was submitted (or queued again) by this client."""

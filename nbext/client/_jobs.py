@@ -23,9 +23,8 @@ from nbext.models.v2 import Endpoint as EndpointRecord
 
 from . import _flows as flows
 from ._batches import AsyncBatch, Batch, BatchState, create, found, listing
-from ._budget import Spending
 from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submission_body
-from ._cost import JobCost, job_cost
+from ._cost import JobCost, Spending, job_cost
 from ._diagnosis import diagnose, explained
 from ._errors import NbextError
 from ._http import Checks, base_url, lb_base, settings
