@@ -162,12 +162,8 @@ def to_ms(value: Seconds | None, name: str) -> int | None:
         or not isinstance(seconds, int | float)
         or not math.isfinite(seconds)
     ):
-        raise BadRequest(
-            f"{name} must be a number of seconds, got {value!r}",
-            status=400,
-            sent=False,
-            reason=f"{name} must be a number of seconds, got {value!r}",
-        )
+        reason = f"{name} must be a number of seconds, got {value!r}"
+        raise BadRequest(reason, status=400, sent=False, reason=reason)
     return round(seconds * 1000)
 
 
