@@ -646,6 +646,7 @@ def _change(ctx: Context, state: JobState, call: Call) -> Flow[Answer]:
 
 
 def cancel_job(ctx: Context, state: JobState) -> Flow[CancelResult]:
+    """Cancel the job (Conflict if it already ended other than CANCELLED)."""
     call = job_call("cancel", "POST", state.endpoint_id, state.id)
     answer = model_of(call, (yield from _change(ctx, state, call)), CancelResult)
     ctx.seen(JobResult(id=state.id, status=answer.status))

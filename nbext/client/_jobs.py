@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import httpx
 
-from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
+from nbext.models import Health, JobResult, PurgeResult, StreamChunk
 from nbext.models.v2 import Endpoint as EndpointRecord
 
 from . import _flows as flows
@@ -285,11 +285,6 @@ def _job_cost(ctx: flows.Context, state: flows.JobState) -> flows.Flow[JobCost |
     return (yield from _cost(ctx, state.endpoint_id, result))
 
 
-def _cancel(ctx: flows.Context, state: flows.JobState) -> flows.Flow[CancelResult]:
-    """Cancel the job (Conflict if it already ended other than CANCELLED)."""
-    return (yield from flows.cancel_job(ctx, state))
-
-
 def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
     """Queue a FAILED or TIMED_OUT job again (same id, same input); returns this handle.
 
@@ -442,7 +437,7 @@ class Job(_JobBase):
     stream_batches = iterating(_stream_batches, each=_as_batch)
     stream = iterating(_stream, each=_as_output)
     cost = blocking(_job_cost)
-    cancel = blocking(_cancel)
+    cancel = blocking(flows.cancel_job)
     retry = blocking(_retry, then=_itself)
 
 
@@ -489,5 +484,5 @@ class AsyncJob(_JobBase):
     stream_batches = aiterating(_stream_batches, each=_as_batch)
     stream = aiterating(_stream, each=_as_output)
     cost = awaiting(_job_cost)
-    cancel = awaiting(_cancel)
+    cancel = awaiting(flows.cancel_job)
     retry = awaiting(_retry, then=_itself)
