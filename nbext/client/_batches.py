@@ -271,10 +271,6 @@ def found(ctx: Context, endpoint_id: str, batch_id: str) -> Flow[BatchState]:
 class _BatchBase(Handle):
     _state: BatchState
 
-    def __init__(self, client: Any, state: BatchState) -> None:
-        self._client = client
-        self._state = state
-
     @property
     def record(self) -> BatchRecord | None:
         """The last batch record read, without asking again."""

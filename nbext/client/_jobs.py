@@ -381,10 +381,6 @@ class _EndpointBase(Twins):
 class _JobBase(Handle):
     _state: flows.JobState
 
-    def __init__(self, client: _Base, state: flows.JobState) -> None:
-        self._client = client
-        self._state = state
-
     @property
     def result(self) -> JobResult | None:
         """The last /status (or /runsync) answer seen, without asking again."""
