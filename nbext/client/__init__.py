@@ -15,11 +15,10 @@ Private modules are re-exported here; import from ``nbext.client`` (or ``nbext``
 """
 
 from ._batches import AsyncBatch, Batch
-from ._budget import Budget
 from ._calls import JobOptions, JobOptionWords
 from ._client import AsyncClient, Client
 from ._config import DEFAULT_CONFIG_FILE, DEFAULT_PROFILE, ClientConfig, Secret, load_config, mask
-from ._cost import JobCost, Price, usd_text
+from ._cost import Budget, JobCost, Price, usd_text
 from ._diagnosis import Diagnosis, WorkerTail, why_queued
 from ._errors import (
     APIError,

@@ -24,9 +24,8 @@ from nbext.models.batches import (
     BatchStatus,
 )
 
-from ._budget import Spending
 from ._calls import Call, segment
-from ._cost import JobCost
+from ._cost import JobCost, Spending
 from ._errors import BadRequest, Conflict, NbextError, PayloadTooLarge
 from ._flows import (
     Context,
@@ -271,10 +270,6 @@ def found(ctx: Context, endpoint_id: str, batch_id: str) -> Flow[BatchState]:
 
 class _BatchBase(Handle):
     _state: BatchState
-
-    def __init__(self, client: Any, state: BatchState) -> None:
-        self._client = client
-        self._state = state
 
     @property
     def record(self) -> BatchRecord | None:

@@ -162,12 +162,8 @@ def to_ms(value: Seconds | None, name: str) -> int | None:
         or not isinstance(seconds, int | float)
         or not math.isfinite(seconds)
     ):
-        raise BadRequest(
-            f"{name} must be a number of seconds, got {value!r}",
-            status=400,
-            sent=False,
-            reason=f"{name} must be a number of seconds, got {value!r}",
-        )
+        reason = f"{name} must be a number of seconds, got {value!r}"
+        raise BadRequest(reason, status=400, sent=False, reason=reason)
     return round(seconds * 1000)
 
 
@@ -294,35 +290,29 @@ def _where(call: Call) -> str:
     return ", ".join(parts)
 
 
-def body_excerpt(response: Answer) -> str:
+def _said(response: Answer) -> tuple[str, str | None]:
     """The service's own words: ``error`` (jobs), ``message`` (REST v1), or a REST v2
     problem document's ``detail`` with each of its ``errors`` it does not already say
-    (the field-by-field failures), else the raw text."""
+    (the field-by-field failures), else the raw text; and its own code for the error, where
+    its answer has one (a ``code`` field of a JSON object; neither interface documents one
+    today, so mostly None)."""
     try:
         data = response.json()
     except (ValueError, UnicodeDecodeError):
-        return excerpt(response.text)
-    if isinstance(data, dict):
-        for key in ("error", "message", "detail"):
-            if isinstance(data.get(key), str):
-                text: str = data[key]
-                listed = data.get("errors") if key == "detail" else None
-                if isinstance(listed, list):
-                    more = [str(e) for e in listed if str(e) not in text]
-                    text = "; ".join([text, *more]) if more else text
-                return excerpt(text)
-    return excerpt(json.dumps(data, ensure_ascii=False))
-
-
-def service_code(response: Answer) -> str | None:
-    """The service's own code for an error, where its answer has one (a ``code`` field of
-    a JSON object; neither interface documents one today, so mostly None)."""
-    try:
-        data = response.json()
-    except (ValueError, UnicodeDecodeError):
-        return None
-    code = data.get("code") if isinstance(data, dict) else None
-    return str(code) if isinstance(code, str | int) and not isinstance(code, bool) else None
+        return excerpt(response.text), None
+    if not isinstance(data, dict):
+        return excerpt(json.dumps(data, ensure_ascii=False)), None
+    code = data.get("code")
+    code = str(code) if isinstance(code, str | int) and not isinstance(code, bool) else None
+    for key in ("error", "message", "detail"):
+        if isinstance(data.get(key), str):
+            text: str = data[key]
+            listed = data.get("errors") if key == "detail" else None
+            if isinstance(listed, list):
+                more = [str(e) for e in listed if str(e) not in text]
+                text = "; ".join([text, *more]) if more else text
+            return excerpt(text), code
+    return excerpt(json.dumps(data, ensure_ascii=False)), code
 
 
 def error_from_response(
@@ -330,7 +320,7 @@ def error_from_response(
 ) -> APIError:
     """The one place an error status becomes an exception."""
     status = response.status_code
-    text = body_excerpt(response)
+    text, code = _said(response)
     if secret is not None:
         text = secret.redact(text)
     cls = class_for_status(status)
@@ -343,7 +333,7 @@ def error_from_response(
         "path": call.path,
         "operation": call.operation,
         "body": text,
-        "code": service_code(response),
+        "code": code,
         "retry_after": retry_after,
         "reason": reason,
         "endpoint_id": call.endpoint_id or None,

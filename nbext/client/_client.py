@@ -21,9 +21,8 @@ import httpx
 
 from nbext.models import JobResult
 
-from ._budget import Budget, Spending
 from ._config import ClientConfig, ManagementAPI, Secret, load_config
-from ._cost import Prices
+from ._cost import Budget, Prices, Spending
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint

@@ -150,7 +150,7 @@ Flow = Generator[Effect, Any, T]
 
 class JobHooks(Protocol):
     """What the client is told of the jobs its flows start and see, and asked before a
-    submission: its budget (``_budget.Spending``). The flows know no more of it."""
+    submission: its budget (``_cost.Spending``). The flows know no more of it."""
 
     def started(self, endpoint_id: str, job_id: str) -> None:
         """``job_id`` was submitted (or queued again) by this client."""
@@ -646,6 +646,7 @@ def _change(ctx: Context, state: JobState, call: Call) -> Flow[Answer]:
 
 
 def cancel_job(ctx: Context, state: JobState) -> Flow[CancelResult]:
+    """Cancel the job (Conflict if it already ended other than CANCELLED)."""
     call = job_call("cancel", "POST", state.endpoint_id, state.id)
     answer = model_of(call, (yield from _change(ctx, state, call)), CancelResult)
     ctx.seen(JobResult(id=state.id, status=answer.status))

@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import httpx
 
-from nbext.models import CancelResult, Health, JobResult, PurgeResult, StreamChunk
+from nbext.models import Health, JobResult, PurgeResult, StreamChunk
 from nbext.models.v2 import Endpoint as EndpointRecord
 
 from . import _flows as flows
 from ._batches import AsyncBatch, Batch, BatchState, create, found, listing
-from ._budget import Spending
 from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submission_body
-from ._cost import JobCost, job_cost
+from ._cost import JobCost, Spending, job_cost
 from ._diagnosis import diagnose, explained
 from ._errors import NbextError
 from ._http import Checks, base_url, lb_base, settings
@@ -286,11 +285,6 @@ def _job_cost(ctx: flows.Context, state: flows.JobState) -> flows.Flow[JobCost |
     return (yield from _cost(ctx, state.endpoint_id, result))
 
 
-def _cancel(ctx: flows.Context, state: flows.JobState) -> flows.Flow[CancelResult]:
-    """Cancel the job (Conflict if it already ended other than CANCELLED)."""
-    return (yield from flows.cancel_job(ctx, state))
-
-
 def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
     """Queue a FAILED or TIMED_OUT job again (same id, same input); returns this handle.
 
@@ -332,8 +326,9 @@ def _as_output(item: Any) -> Any:
 class _EndpointBase(Twins):
     _client: _Base
 
-    def __init__(self, endpoint_id: str) -> None:
+    def __init__(self, client: _Base, endpoint_id: str) -> None:
         segment(endpoint_id, "endpoint id")
+        self._client = client
         self.id = endpoint_id
 
     def openai(self, **options: Any) -> openai_package.OpenAI:
@@ -400,10 +395,6 @@ class Endpoint(_EndpointBase):
 
     _client: Client
 
-    def __init__(self, client: Client, endpoint_id: str) -> None:
-        super().__init__(endpoint_id)
-        self._client = client
-
     def _handle(self, state: flows.JobState) -> Job:
         return Job(self._client, state)
 
@@ -431,10 +422,6 @@ class Endpoint(_EndpointBase):
 class Job(_JobBase):
     """One job: its status, its result, its stream; cancel and retry it."""
 
-    def __init__(self, client: Client, state: flows.JobState) -> None:
-        self._client = client
-        self._state = state
-
     def _itself(self, _: object) -> Job:
         return self
 
@@ -446,7 +433,7 @@ class Job(_JobBase):
     stream_batches = iterating(_stream_batches, each=_as_batch)
     stream = iterating(_stream, each=_as_output)
     cost = blocking(_job_cost)
-    cancel = blocking(_cancel)
+    cancel = blocking(flows.cancel_job)
     retry = blocking(_retry, then=_itself)
 
 
@@ -454,10 +441,6 @@ class AsyncEndpoint(_EndpointBase):
     """``Endpoint`` for ``await``: the same methods, awaited; ``map`` is an async iterator."""
 
     _client: AsyncClient
-
-    def __init__(self, client: AsyncClient, endpoint_id: str) -> None:
-        super().__init__(endpoint_id)
-        self._client = client
 
     def _handle(self, state: flows.JobState) -> AsyncJob:
         return AsyncJob(self._client, state)
@@ -486,10 +469,6 @@ class AsyncEndpoint(_EndpointBase):
 class AsyncJob(_JobBase):
     """``Job`` for ``await``: the same methods; its streams are async iterators."""
 
-    def __init__(self, client: AsyncClient, state: flows.JobState) -> None:
-        self._client = client
-        self._state = state
-
     def _itself(self, _: object) -> AsyncJob:
         return self
 
@@ -501,5 +480,5 @@ class AsyncJob(_JobBase):
     stream_batches = aiterating(_stream_batches, each=_as_batch)
     stream = aiterating(_stream, each=_as_output)
     cost = awaiting(_job_cost)
-    cancel = awaiting(_cancel)
+    cancel = awaiting(flows.cancel_job)
     retry = awaiting(_retry, then=_itself)

@@ -83,6 +83,10 @@ class Handle(Twins):
 
     _state: Any
 
+    def __init__(self, client: Any, state: Any) -> None:
+        self._client = client
+        self._state = state
+
     @property
     def id(self) -> str:
         return str(self._state.id)

@@ -15,18 +15,12 @@ from nbext.models.v2 import CpuType, DataCenter, GpuType, Template
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
 from .rest import V2
-from .wire import ident, one, refused, wrapped
+from .wire import choice, ident, one, refused, whole, wrapped
 
 Cloud = Literal["SECURE", "COMMUNITY"]
 Product = Literal["POD", "CLUSTER", "SERVERLESS"]
 UNAVAILABLE = frozenset({"NONE", ""})
 """Availability levels that mean "none to rent" (the service's are NONE, LOW, MEDIUM, HIGH)."""
-
-
-def _choice(operation: str, name: str, value: str, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value.upper() not in allowed:
-        raise refused(operation, f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    return value.upper()
 
 
 def _number(operation: str, name: str, value: float | None) -> float | None:
@@ -68,10 +62,10 @@ def gpus(
     op = "catalog.gpus"
     vram = _number(op, "min_vram_gb", min_vram_gb)
     price_cap = _number(op, "max_price", max_price)
-    chosen_cloud = _choice(op, "cloud", cloud, ("SECURE", "COMMUNITY")) if cloud else None
-    chosen_product = _choice(op, "product", product, ("POD", "CLUSTER", "SERVERLESS"))
-    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
-        raise refused(op, f"count must be a whole number >= 1, got {count!r}")
+    chosen_cloud = choice(op, "cloud", cloud, ("SECURE", "COMMUNITY")) if cloud else None
+    chosen_product = choice(op, "product", product, ("POD", "CLUSTER", "SERVERLESS"))
+    if count is not None:
+        whole(op, "count", count, 1)
     params: list[tuple[str, str]] = []
     if available or chosen_cloud or count is not None:
         params = [("include", "AVAILABILITY"), ("product", chosen_product)]

@@ -16,19 +16,11 @@ from nbext.models.v2 import Cluster, Pod
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
 from .rest import V2
-from .wire import body, ident, one, refused, wrapped
+from .wire import body, choice, given, ident, one, refused, whole, wrapped
 
 ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]
 TYPES = ("APPLICATION", "TRAINING", "SLURM", "RAY")
 MAX_PODS = 250
-
-
-def _whole(operation: str, name: str, value: object, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise refused(operation, f"{name} must be a whole number >= {low}, got {value!r}")
-    if high is not None and value > high:
-        raise refused(operation, f"{name} must be at most {high}, got {value!r}")
-    return value
 
 
 def _text(operation: str, name: str, value: object) -> str:
@@ -65,32 +57,18 @@ def create(
     ``start_ssh`` gives them the account's ``ssh_keys``. Not re-sent once it may have
     reached the service (it could make two clusters).
     """
+    fields = given(locals(), skip=["gpu_type_id", "gpu_count_per_pod", "pod_count"])
     op = "clusters.create"
-    kind = type.upper() if isinstance(type, str) else type
-    if kind not in TYPES:
-        raise refused(op, f"type must be one of {', '.join(TYPES)}, got {type!r}")
+    kind = choice(op, "type", type, TYPES)
     compute = {
         "gpuTypeId": _text(op, "gpu_type_id", gpu_type_id),
-        "gpuCountPerPod": _whole(op, "gpu_count_per_pod", gpu_count_per_pod, 1),
-        "podCount": _whole(op, "pod_count", pod_count, 2, MAX_PODS),
+        "gpuCountPerPod": whole(op, "gpu_count_per_pod", gpu_count_per_pod, 1),
+        "podCount": whole(op, "pod_count", pod_count, 2, MAX_PODS),
     }
     if disk is not None:
-        _whole(op, "disk", disk, 1)
-    fields = {
-        "name": _text(op, "name", name),
-        "type": kind,
-        "compute": compute,
-        "image": image,
-        "args": args,
-        "disk": disk,
-        "env": dict(env) if env is not None else None,
-        "ports": list(ports) if ports is not None else None,
-        "dataCenterIds": list(data_center_ids) if data_center_ids is not None else None,
-        "mounts": dict(mounts) if mounts is not None else None,
-        "startJupyter": start_jupyter,
-        "startSsh": start_ssh,
-    }
-    data = body(op, {k: v for k, v in fields.items() if v is not None}, extra_body)
+        whole(op, "disk", disk, 1)
+    fields |= {"name": _text(op, "name", name), "type": kind, "compute": compute}
+    data = body(op, fields, extra_body)
     call = api.call("POST", ["clusters"], op, "a new cluster", body=data)
     return (yield from api.fetch(ctx, call, one(Cluster)))
 

@@ -106,6 +106,20 @@ def refused(operation: str, detail: str) -> BadRequest:
     )
 
 
+def whole(operation: str, name: str, value: object, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise refused(operation, f"{name} must be a whole number >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise refused(operation, f"{name} must be at most {high}, got {value!r}")
+    return value
+
+
+def choice(operation: str, name: str, value: str, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value.upper() not in allowed:
+        raise refused(operation, f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value.upper()
+
+
 def camel(name: str) -> str:
     """A keyword's wire name: ``data_center_ids`` -> ``dataCenterIds``."""
     return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
