@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .rendering import _frame
+from .rendering import Rendering, _frame
 from .theme import BORDER, ERROR, MUTED, badge_html
 
 if TYPE_CHECKING:
@@ -170,13 +170,8 @@ class ChatView:
         model = f" · {self.model}" if self.model else ""
         return f"{self.endpoint_id}{model}"
 
-    def bundle(self) -> dict[str, str]:
-        """The output's MIME bundle: HTML, the answer as ``text/markdown``, and text."""
-        return {
-            "text/html": self.html(),
-            "text/markdown": self.answer or " ",
-            "text/plain": self.plain(),
-        }
+    def rendering(self) -> ChatRendering:
+        return ChatRendering(self.html(), self.plain(), self.answer or " ")
 
     def html(self) -> str:
         muted = f"color:{MUTED};font-size:0.85em"
@@ -212,6 +207,16 @@ class ChatView:
         if self.note:
             lines.append(self.note)
         return "\n".join(lines)
+
+
+@dataclass(frozen=True, repr=False)
+class ChatRendering(Rendering):
+    """An answer's rendering, with the answer as ``text/markdown`` too."""
+
+    markdown: str
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        return {**super()._repr_mimebundle_(), "text/markdown": self.markdown}
 
 
 def _shorten(text: str, limit: int) -> str:
