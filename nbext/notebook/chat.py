@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .rendering import Rendering, _frame
+from .display.text import shorten
+from .rendering import _frame
 from .theme import BORDER, ERROR, MUTED, badge_html
 
 if TYPE_CHECKING:
@@ -170,9 +171,6 @@ class ChatView:
         model = f" · {self.model}" if self.model else ""
         return f"{self.endpoint_id}{model}"
 
-    def rendering(self) -> ChatRendering:
-        return ChatRendering(self.html(), self.plain(), self.answer or " ")
-
     def html(self) -> str:
         muted = f"color:{MUTED};font-size:0.85em"
         head = (
@@ -183,7 +181,7 @@ class ChatView:
         )
         question = (
             f'<div class="nbext-chat-question" style="{muted};white-space:pre-wrap;'
-            f'margin:0.3em 0">{html.escape(_shorten(self.question, 300))}</div>'
+            f'margin:0.3em 0">{html.escape(shorten(self.question, 300))}</div>'
         )
         answer = (
             f'<div class="nbext-chat-answer" style="border-left:3px solid {BORDER};'
@@ -207,17 +205,3 @@ class ChatView:
         if self.note:
             lines.append(self.note)
         return "\n".join(lines)
-
-
-@dataclass(frozen=True, repr=False)
-class ChatRendering(Rendering):
-    """An answer's rendering, with the answer as ``text/markdown`` too."""
-
-    markdown: str
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
-        return {**super()._repr_mimebundle_(), "text/markdown": self.markdown}
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

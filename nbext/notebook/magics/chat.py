@@ -42,6 +42,7 @@ from ..chat import (
 from ..errors import OneLineError
 from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments
+from ..rendering import Rendering
 from ..widgets.controls import Controls
 from ..widgets.live import LivePanel
 from .commands import subcommand
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..connection import Service
-    from ..rendering import Rendering
 
 WORKER_HEADER = "X-Runpod-Worker-Id"
 """Which worker answered a load-balancing endpoint's request (kept as the turn's job id)."""
@@ -196,7 +196,6 @@ def _start(magics: Magics, args: argparse.Namespace, cell: str, *, awaits: bool 
     hint = CANCEL_HINT if awaits else STOP_HINT
     view = ChatView(args.endpoint, conversation.model, text, job_id=job.id, hint=hint)
     answer = _Answer(magics, view, started, cancel_button=awaits)
-    answer.show()
     return _Chat(magics, args, text, output_name, conversation, service, job, answer, held.received)
 
 
@@ -263,7 +262,6 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
         body = request_body(args, conversation, text)
         view = ChatView(args.endpoint, conversation.model, text, hint=STOP_HINT.split(" and ")[0])
         answer = _Answer(magics, view, time.monotonic())
-        answer.show()
         store(magics, output_name, None)
         try:
             with http.stream("POST", CHAT_ROUTE, json=body) as response:
@@ -290,9 +288,10 @@ def _not_chat(endpoint_id: str, exc: Exception) -> str:
 
 
 class _Answer(LivePanel):
-    """An answer's panel (``LivePanel``): a ``ChatView`` fed from the job's stream. In a
-    cell that awaits, a Cancel button under it (``Controls``, as the live panels'
-    buttons) cancels ``following``; where it cannot be drawn, its text says how to stop."""
+    """An answer's panel (``LivePanel``), shown when made: a ``ChatView`` fed from the
+    job's stream. In a cell that awaits, a Cancel button under it (``Controls``, as the
+    live panels' buttons) cancels ``following``; where it cannot be drawn, its text says
+    how to stop."""
 
     def __init__(
         self, magics: Magics, view: ChatView, started: float, *, cancel_button: bool = False
@@ -313,14 +312,16 @@ class _Answer(LivePanel):
         self.events = 0
         self.following: asyncio.Future[None] | None = None
         self.clicked = False
+        self.show()
 
     @property
     def final(self) -> bool:
         return self.view.state not in ("IN_QUEUE", "IN_PROGRESS")
 
     def rendering(self) -> Rendering:
-        self.view.elapsed_s = time.monotonic() - self.started
-        return self.view.rendering()
+        view = self.view
+        view.elapsed_s = time.monotonic() - self.started
+        return Rendering(view.html(), view.plain(), view.answer or " ")
 
     def controls_shown(self) -> bool:
         return True
