@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .display.text import shorten
 from .rendering import _frame
 from .theme import BORDER, ERROR, MUTED, badge_html
 
@@ -170,14 +171,6 @@ class ChatView:
         model = f" · {self.model}" if self.model else ""
         return f"{self.endpoint_id}{model}"
 
-    def bundle(self) -> dict[str, str]:
-        """The output's MIME bundle: HTML, the answer as ``text/markdown``, and text."""
-        return {
-            "text/html": self.html(),
-            "text/markdown": self.answer or " ",
-            "text/plain": self.plain(),
-        }
-
     def html(self) -> str:
         muted = f"color:{MUTED};font-size:0.85em"
         head = (
@@ -188,7 +181,7 @@ class ChatView:
         )
         question = (
             f'<div class="nbext-chat-question" style="{muted};white-space:pre-wrap;'
-            f'margin:0.3em 0">{html.escape(_shorten(self.question, 300))}</div>'
+            f'margin:0.3em 0">{html.escape(shorten(self.question, 300))}</div>'
         )
         answer = (
             f'<div class="nbext-chat-answer" style="border-left:3px solid {BORDER};'
@@ -212,7 +205,3 @@ class ChatView:
         if self.note:
             lines.append(self.note)
         return "\n".join(lines)
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -9,9 +9,6 @@ output is emptied and their widgets closed, and the content is the final renderi
 saved notebook keeps it with no kernel and no widget state, in JupyterLab, nbconvert's
 HTML, GitHub or VS Code. Later changes (a job retried from another cell) keep updating
 the content, so every output of a job follows it.
-
-The chat panel (``magics/chat.py``) does the same for an answer: content updated through
-its display id, and its Cancel button in an output of its own that it removes at the end.
 """
 
 from __future__ import annotations

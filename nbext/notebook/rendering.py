@@ -61,9 +61,13 @@ class Rendering:
 
     html: str
     plain: str
+    markdown: str | None = None
+    """The content's Markdown source, where it has one (a chat's answer): sent as
+    ``text/markdown`` too, for what reads a saved notebook's Markdown."""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
-        return {"text/html": self.html, "text/plain": self.plain}
+        bundle = {"text/html": self.html, "text/plain": self.plain}
+        return bundle if self.markdown is None else {**bundle, "text/markdown": self.markdown}
 
     def __repr__(self) -> str:
         return self.plain

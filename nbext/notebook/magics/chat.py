@@ -16,13 +16,13 @@ import contextlib
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import ipywidgets
 from IPython.core.error import UsageError
-from IPython.display import display
 
 from nbext.client import AsyncJob, Endpoint, Job, NbextError
 from nbext.models import JobResult, JobStatus
@@ -41,9 +41,10 @@ from ..chat import (
 )
 from ..errors import OneLineError
 from ..interrupts import Interrupted, deferred_interrupts
-from ..ipython import argument, magic_arguments, show_updatable
-from ..outputs import RemovedOutput
-from ..widgets.throttle import Throttle
+from ..ipython import argument, magic_arguments
+from ..rendering import Rendering
+from ..widgets.controls import Controls
+from ..widgets.live import LivePanel
 from .commands import subcommand
 from .common import Magics, check_name, explain, one_line, store, usage_errors
 
@@ -174,8 +175,9 @@ def _keep(
     store(magics, name, view.answer)
 
 
-def _start(magics: Magics, args: argparse.Namespace, cell: str, *, hint: str = STOP_HINT) -> _Chat:
-    """Check the cell, show the answer's panel and submit the job."""
+def _start(magics: Magics, args: argparse.Namespace, cell: str, *, awaits: bool = False) -> _Chat:
+    """Check the cell, submit the job and show the answer's panel (timed from before the
+    submission), with a Cancel button in a cell that awaits."""
     text, output_name, conversation = _checked(magics, args, cell)
     with usage_errors():
         service = magics.connection.service()
@@ -187,12 +189,13 @@ def _start(magics: Magics, args: argparse.Namespace, cell: str, *, hint: str = S
             except NotAChatEndpoint as exc:
                 raise UsageError(_not_chat(args.endpoint, exc)) from None
     body = request_body(args, conversation, text)
-    answer = _Answer(magics, ChatView(args.endpoint, conversation.model, text, hint=hint))
     store(magics, output_name, None)
-    with deferred_interrupts(deliver=False) as held:
-        with usage_errors(f"endpoint {args.endpoint!r}"):
-            job = endpoint.run({"openai_route": CHAT_ROUTE, "openai_input": body})
-        answer.view.job_id = job.id
+    started = time.monotonic()
+    with deferred_interrupts(deliver=False) as held, usage_errors(f"endpoint {args.endpoint!r}"):
+        job = endpoint.run({"openai_route": CHAT_ROUTE, "openai_input": body})
+    hint = CANCEL_HINT if awaits else STOP_HINT
+    view = ChatView(args.endpoint, conversation.model, text, job_id=job.id, hint=hint)
+    answer = _Answer(magics, view, started, cancel_button=awaits)
     return _Chat(magics, args, text, output_name, conversation, service, job, answer, held.received)
 
 
@@ -218,11 +221,10 @@ async def run_chat_async(magics: Magics, args: argparse.Namespace, cell: str) ->
     load-balancing endpoint's answer is read as a blocking cell reads it.)"""
     if (http := _load_balancing(magics, args)) is not None:
         return run_chat_http(magics, args, cell, http)
-    chat = _start(magics, args, cell, hint=CANCEL_HINT)
+    chat = _start(magics, args, cell, awaits=True)
     client = chat.service.async_client()
     job = client.endpoint(chat.job.endpoint_id).job(chat.job.id)
-    following = asyncio.ensure_future(chat.answer.follow_async(job))
-    button = CancelButton(following.cancel)
+    following = chat.answer.following = asyncio.ensure_future(chat.answer.follow_async(job))
     try:
         with chat.outcomes():
             if chat.interrupted:
@@ -232,10 +234,10 @@ async def run_chat_async(magics: Magics, args: argparse.Namespace, cell: str) ->
             except asyncio.CancelledError:
                 current = asyncio.current_task()
                 ctrl_c = current is not None and current.cancelling() > 0
-                by = "Ctrl-C" if ctrl_c or not button.clicked else "the Cancel button"
+                by = "Ctrl-C" if ctrl_c or not chat.answer.clicked else "the Cancel button"
                 raise _cancel(chat.job, chat.answer, by) from None
     finally:
-        button.remove()
+        chat.answer.close()  # ended or not, no button outlives the cell
     chat.conclude()
 
 
@@ -259,7 +261,7 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
             conversation.model = models[0].get("id")
         body = request_body(args, conversation, text)
         view = ChatView(args.endpoint, conversation.model, text, hint=STOP_HINT.split(" and ")[0])
-        answer = _Answer(magics, view)
+        answer = _Answer(magics, view, time.monotonic())
         store(magics, output_name, None)
         try:
             with http.stream("POST", CHAT_ROUTE, json=body) as response:
@@ -278,35 +280,6 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
     _keep(magics, conversation, text, view, output_name)
 
 
-class CancelButton:
-    """A Cancel button under the answer, in its own output (``Controls``, as the live
-    panels' buttons): where it cannot be drawn, its text says how to stop; removed when
-    the answer ends, so a saved notebook keeps no widget view of it."""
-
-    def __init__(self, on_click: Callable[[], object]) -> None:
-        import ipywidgets
-
-        from ..widgets.controls import Controls
-
-        self.clicked = False
-        self.button = ipywidgets.Button(
-            description="Cancel", icon="stop", tooltip="stop the answer and cancel its job"
-        )
-
-        def clicked(_: object) -> None:
-            self.clicked = True
-            self.button.disabled = True
-            on_click()
-
-        self.button.on_click(clicked)
-        self.controls = Controls(self.button, hint=STOP_HINT)
-        self.handle = show_updatable(self.controls)
-
-    def remove(self) -> None:
-        self.handle.update(RemovedOutput())
-        self.controls.close()
-
-
 def _not_chat(endpoint_id: str, exc: Exception) -> str:
     return one_line(
         f"endpoint {endpoint_id!r} does not answer as a chat endpoint (the OpenAI chat "
@@ -314,18 +287,50 @@ def _not_chat(endpoint_id: str, exc: Exception) -> str:
     )
 
 
-class _Answer:
-    """Shows a ``ChatView`` now, then feeds it from the job's stream and redraws it."""
+class _Answer(LivePanel):
+    """An answer's panel (``LivePanel``), shown when made: a ``ChatView`` fed from the
+    job's stream. In a cell that awaits, a Cancel button under it (``Controls``, as the
+    live panels' buttons) cancels ``following``; where it cannot be drawn, its text says
+    how to stop."""
 
-    def __init__(self, magics: Magics, view: ChatView) -> None:
+    def __init__(
+        self, magics: Magics, view: ChatView, started: float, *, cancel_button: bool = False
+    ) -> None:
+        controls = None
+        if cancel_button:
+            button = ipywidgets.Button(
+                description="Cancel", icon="stop", tooltip="stop the answer and cancel its job"
+            )
+            button.on_click(self._clicked)
+            controls = Controls(button, hint=STOP_HINT)
+        super().__init__(controls=controls)
         self.view = view
-        self.handle = display(view.bundle(), raw=True, display_id=True)  # type: ignore[no-untyped-call]
         self.redact = magics.connection.redact
-        self.started = time.monotonic()
-        self.throttle = Throttle()
+        self.started = started
         self.reader = EventReader()
         self.usage_tokens: int | None = None
         self.events = 0
+        self.following: asyncio.Future[None] | None = None
+        self.clicked = False
+        self.show()
+
+    @property
+    def final(self) -> bool:
+        return self.view.state not in ("IN_QUEUE", "IN_PROGRESS")
+
+    def rendering(self) -> Rendering:
+        view = self.view
+        view.elapsed_s = time.monotonic() - self.started
+        return Rendering(view.html(), view.plain(), view.answer or " ")
+
+    def controls_shown(self) -> bool:
+        return True
+
+    def _clicked(self, button: ipywidgets.Button) -> None:
+        self.clicked = True
+        button.disabled = True
+        if self.following is not None:
+            self.following.cancel()
 
     def follow(self, job: Job) -> None:
         for output in job.stream():
@@ -347,7 +352,7 @@ class _Answer:
         for event in self.reader.feed(output):
             self.events += 1
             self._take(event)
-        self.draw()
+        self.refresh()
 
     def finish(self, result: JobResult) -> None:
         """The job ended: the panel's last state, from the events and the job's result."""
@@ -383,16 +388,11 @@ class _Answer:
                 view.answer += content
                 view.tokens += 1
 
-    def draw(self, *, final: bool = False) -> None:
-        self.view.elapsed_s = time.monotonic() - self.started
-        if final or self.throttle.ready():
-            self.handle.update(self.view.bundle(), raw=True)
-
     def end(self, state: str, *, error: str | None = None, note: str | None = None) -> None:
         self.view.state = state
         self.view.error = error or self.view.error
         self.view.note = note
-        self.draw(final=True)
+        self.refresh(force=True)
 
 
 def _answered(value: Any, verb: str = "answered") -> str:

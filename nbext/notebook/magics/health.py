@@ -70,9 +70,11 @@ def health(magics: Magics, args: argparse.Namespace) -> None:
     if args.stop:
         if args.watch is not None or args.output:
             raise UsageError("--stop takes only the ENDPOINT whose watch to stop")
-        stopped = stop_watching(args.endpoint)
+        chosen = [p for p in WATCHING if args.endpoint in (None, p.endpoint_id)]
+        for panel in chosen:
+            panel.stop()
         whose = f" of {args.endpoint}" if args.endpoint else ""
-        print(f"stopped {stopped} health watch{'es' * (stopped != 1)}{whose}")
+        print(f"stopped {len(chosen)} health watch{'es' * (len(chosen) != 1)}{whose}")
         return
     if args.endpoint is None:
         raise UsageError("health needs an endpoint id (or --stop)")
@@ -94,11 +96,3 @@ def health(magics: Magics, args: argparse.Namespace) -> None:
         endpoint = service.async_client().endpoint(args.endpoint)
         panel.task = loop.create_task(watch(panel, endpoint, args.watch))
     store(magics, name, panel)
-
-
-def stop_watching(endpoint_id: str | None = None) -> int:
-    """Stop the health watches of ``endpoint_id`` (every one when None); how many."""
-    chosen = [p for p in WATCHING if endpoint_id in (None, p.endpoint_id)]
-    for panel in chosen:
-        panel.stop()
-    return len(chosen)

@@ -19,7 +19,6 @@ from IPython.core.error import UsageError
 from nbext.client import Job, JobOptions, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus, json_kind
 
-from ..errors import NotebookError
 from ..follow import JobFollower
 from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import F, argument
@@ -377,10 +376,9 @@ def _retry(
 ) -> tuple[JobFollower, bool] | None:
     """Queue the job again and show its new panel; the follower to wait with, and
     whether Ctrl-C came meanwhile (None: ``background`` follows it in a task)."""
-    with usage_errors(f"job {record.id}"):
-        service = magics.connection.service_named(record.service)
-        if service is None:
-            raise NotebookError(f"job {record.id} was submitted to a service no longer open")
+    service = magics.connection.service_named(record.service)
+    if service is None:
+        raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
     job = service.client.endpoint(record.endpoint_id).job(record.id)
     if background and running_loop() is None:
         raise UsageError("--background needs the kernel's event loop, and none is running here")

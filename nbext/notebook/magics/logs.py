@@ -205,16 +205,6 @@ class LogFollower:
             await asyncio.sleep(self.rescan)
 
 
-def stop_following(target: str | None = None) -> int:
-    """Stop the panels following ``target``, an id or the name it was asked for by
-    (every one when None); how many."""
-    FOLLOWING[:] = [p for p in FOLLOWING if p.running]
-    chosen = [p for p in FOLLOWING if target is None or target in (p.target, p.name)]
-    for panel in chosen:
-        panel.stop("stopped by %runpod logs --stop")
-    return len(chosen)
-
-
 @atexit.register
 def stop_all_at_exit() -> None:
     """The interpreter ends (the kernel shuts down): every follower stops."""
@@ -260,9 +250,13 @@ def logs(magics: Magics, args: argparse.Namespace) -> None:
     if args.stop:
         if args.follow or args.tail or args.worker or args.output:
             raise UsageError("--stop takes only the TARGET whose following to stop")
-        stopped = stop_following(args.target)
+        # TARGET is an id, or the name the following was asked by (every log when None)
+        FOLLOWING[:] = [p for p in FOLLOWING if p.running]
+        chosen = [p for p in FOLLOWING if args.target in (None, p.target, p.name)]
+        for panel in chosen:
+            panel.stop("stopped by %runpod logs --stop")
         whose = f" of {args.target}" if args.target else ""
-        print(f"stopped following {stopped} log{'s' * (stopped != 1)}{whose}")
+        print(f"stopped following {len(chosen)} log{'s' * (len(chosen) != 1)}{whose}")
         return
     if args.target is None:
         raise UsageError("logs needs a pod id or an endpoint id (or --stop)")

@@ -1,6 +1,6 @@
 """What every live panel shares: its state drawn as plain output, at a bounded rate.
 
-A panel (job, map, health, log) is a passive view: whoever follows the thing it shows
+A panel (job, map, health, log, chat) is a passive view: whoever follows the thing it shows
 feeds it data, which is cheap; ``refresh`` turns the data into its ``Rendering`` (the
 same renderer as the final static output, ``nbext.notebook.rendering``) at most once per
 throttle interval (``Throttle``) and sends it to the panel's ``LiveOutput`` when it
