@@ -162,9 +162,9 @@ class Emulator:
         return self._api_key
 
     def endpoint_type(self, endpoint_id: str) -> str:
-        """QUEUE, or what the endpoint's record says once records have a ``type``."""
+        """The endpoint record's ``type`` (QUEUE or LOAD_BALANCER); QUEUE without a record."""
         record = self.management.endpoints.book.get(endpoint_id)
-        return str(getattr(record, "type", "QUEUE"))
+        return record.type if record is not None else "QUEUE"
 
     def check_key(self, presented: str) -> bool:
         """Constant-time comparison of a presented key with the emulator's."""

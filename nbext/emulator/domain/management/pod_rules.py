@@ -1,9 +1,10 @@
 """The rules of a v2 pod body: the one place one is checked, before anything changes.
 
-The reference's schema has already said the body's shape (``api/v2/contract.py``), and
-``pod_input``'s models each value's rules, refused in v2's names; what joins fields is
-ruled here: one of ``gpu`` and ``cpu``, the CUDA choice, at most one volume and of which
-kind, a template that is a pod template, what an update may not change. A body that
+The reference's schema has already said the body's shape (``api/v2/contract.py``: an
+``image`` unless ``templateId``, at most one network volume), and ``pod_input``'s models
+each value's rules, refused in v2's names; what joins fields is ruled here: one of
+``gpu`` and ``cpu``, the CUDA choice, one kind of volume, a template that is a pod
+template, what an update may not change. A body that
 passes becomes what ``Pods`` carries out, in the record's terms: a create a
 ``PodOrder``, an update a ``PodChange`` (``pod_input``), each naming v2's fields for a
 refusal of what they refer to.
@@ -57,14 +58,10 @@ def create_request(templates: Templates, key: str | None, data: dict[str, Any]) 
     template = (
         templates.named(data["templateId"], serverless=False) if "templateId" in data else None
     )
-    if template is None and "image" not in data:
-        raise refuse("image", "is required unless templateId is given")
     mounts = data.get("mounts") or {}
     network = mounts.get("network") or []
     if cpu is not None and mounts.get("persistent"):
         raise refuse("mounts.persistent", "a CPU pod has no persistent volume; use a network one")
-    if len(network) > 1:
-        raise refuse("mounts.network", "a pod mounts at most one network volume")
     if network and mounts.get("persistent"):
         raise refuse("mounts", "give a persistent or a network volume, not both")
     given: dict[str, Any] = {k: data[k] for k in ("image", "disk", "registry") if k in data}
