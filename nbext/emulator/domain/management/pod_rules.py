@@ -18,6 +18,7 @@ from typing import Any
 
 from nbext.models import ALL_DATA_CENTERS, CloudType
 
+from . import offers
 from .container import check_compute, split_args
 from .pod_input import CreatePodRequest, PodChange, PodOrder, UpdatePodRequest
 from .pod_status import CUDA_DEFAULT
@@ -80,7 +81,7 @@ def create_request(templates: Templates, key: str | None, data: dict[str, Any]) 
     if gpu is not None:
         allowed = gpu.get("allowedCudaVersions") or []
         minimum = gpu.get("minCudaVersion", "")
-        cuda = allowed[0] if allowed else max(CUDA_DEFAULT, minimum, key=_version)
+        cuda = allowed[0] if allowed else max(CUDA_DEFAULT, minimum, key=offers.cuda_order)
     base_env = {**(template.env if template else {}), **data.get("env", {})}
     return PodOrder(
         name=data["name"],
@@ -128,7 +129,3 @@ def update_request(templates: Templates, volume: str | None, data: dict[str, Any
             values["volume_path"] = p["path"]
         named.update(volume_size="mounts", volume_path="mounts")
     return PodChange(values, named)
-
-
-def _version(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit()) if version else ()
