@@ -14,7 +14,6 @@ import functools
 import json
 import math
 import re
-from collections.abc import AsyncIterator
 from http import HTTPStatus
 from importlib import resources
 from typing import Annotated, Any
@@ -151,18 +150,14 @@ def authorize(emulator: Emulator, header: str | None) -> None:
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it is known to exceed ``limit``."""
-    return await read_limited(request.headers.get("content-length"), request.stream(), limit)
-
-
-async def read_limited(declared: str | None, pieces: AsyncIterator[bytes], limit: int) -> bytes:
-    """Collect ``pieces``; 413 at once when ``declared`` (Content-Length) or the running
-    total exceeds ``limit``, so an oversized body is never held whole."""
+    """The request body; 413 at once when its Content-Length or the running total exceeds
+    ``limit``, so an oversized body is never held whole."""
+    declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise TooLarge(_too_large(int(declared), limit))
     parts: list[bytes] = []
     size = 0
-    async for piece in pieces:
+    async for piece in request.stream():
         parts.append(piece)
         size += len(piece)
         if size > limit:
