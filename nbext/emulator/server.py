@@ -117,7 +117,6 @@ class EmulatorServer:
         return self
 
     def _run(self) -> None:
-        assert self._server is not None and self._socket is not None
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
 
