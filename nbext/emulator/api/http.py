@@ -305,11 +305,10 @@ def install_error_handlers(app: FastAPI) -> None:
             return problem(exc.status_code, detail, headers=headers)
         if exc.status_code == 404:
             message = f"no operation at {path}; {_described_at(path)}"
-        elif exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
-            allowed = exc.headers["Allow"]
-            message = f"{request.method} is not an operation of {path}; it takes {allowed}"
         elif exc.status_code == 405:
-            message = f"{request.method} is not an operation of {path}; {_described_at(path)}"
+            allowed = headers.get("Allow")
+            hint = f"it takes {allowed}" if allowed else _described_at(path)
+            message = f"{request.method} is not an operation of {path}; {hint}"
         else:
             message = str(exc.detail)
         return json_response({error_key(path): message}, exc.status_code, headers)

@@ -130,10 +130,8 @@ def answer(m: Management, e: PodRecord, includes: PodIncludes | None = None) -> 
             out["networkVolume"] = wire(volume.v1())
     if includes.include_savings_plans:
         out["savingsPlans"] = []  # the emulator sells no savings plans
-    if includes.include_template and e.template_id:
-        template = m.templates.find(e.template_id)
-        if template is not None:
-            out["template"] = wire(template.v1())
+    if includes.include_template and e.template_id and (t := m.templates.find(e.template_id)):
+        out["template"] = wire(t.v1())
     return out
 
 
