@@ -162,9 +162,9 @@ class Emulator:
         return self._api_key
 
     def endpoint_type(self, endpoint_id: str) -> str:
-        """QUEUE, or what the endpoint's record says once records have a ``type``."""
+        """The endpoint record's ``type`` (QUEUE or LOAD_BALANCER); QUEUE without a record."""
         record = self.management.endpoints.book.get(endpoint_id)
-        return str(getattr(record, "type", "QUEUE"))
+        return record.type if record is not None else "QUEUE"
 
     def check_key(self, presented: str) -> bool:
         """Constant-time comparison of a presented key with the emulator's."""
@@ -201,6 +201,13 @@ class Emulator:
             return fn()
 
         return asyncio.run_coroutine_threadsafe(run(), loop).result(timeout=30)
+
+    def _change(self, fn: Callable[[], object]) -> None:
+        """``fn`` on the loop; a domain refusal reaches the notebook as a ValueError."""
+        try:
+            self.call_on_loop(fn)
+        except DomainError as exc:
+            raise ValueError(exc.message) from None
 
     # ---- images and endpoints --------------------------------------------------------
 
@@ -273,10 +280,7 @@ class Emulator:
             load_balancer = REQUEST_COUNT_DEFAULT  # a server: a load-balancing endpoint
         if load_balancer is not None and handler is not None:
             raise ValueError("a load-balancing endpoint runs a server, not a handler")
-        try:
-            self.call_on_loop(lambda: self.management.endpoints.deploy(endpoint, load_balancer))
-        except DomainError as exc:
-            raise ValueError(exc.message) from None
+        self._change(lambda: self.management.endpoints.deploy(endpoint, load_balancer))
         if image in LB_DEMO_IMAGES:
             self.serve_demo_server(endpoint.id)
         return endpoint.id
@@ -287,10 +291,7 @@ class Emulator:
         on every kind of worker: handlers run in the emulator and worker scripts alike.
         """
         made = None if scenario is None else scenarios.parse(scenario, self.clock.now())
-        try:
-            self.call_on_loop(lambda: self.jobs.set_scenario(endpoint_id, made))
-        except DomainError as exc:
-            raise ValueError(exc.message) from None
+        self._change(lambda: self.jobs.set_scenario(endpoint_id, made))
         return "none" if made is None else made.describe()
 
     def deploy_worker(
@@ -426,10 +427,7 @@ class Emulator:
         if handler is not None:
             self.register_image(existing.image or handler_image(endpoint_id), handler)
         elif image is not None and image != existing.image:
-            try:
-                self.call_on_loop(lambda: self.management.endpoints.set_image(endpoint_id, image))
-            except DomainError as exc:
-                raise ValueError(exc.message) from None
+            self._change(lambda: self.management.endpoints.set_image(endpoint_id, image))
         return endpoint_id
 
     # ---- time ------------------------------------------------------------------------

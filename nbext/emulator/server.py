@@ -62,12 +62,11 @@ class EmulatorServer:
 
     @property
     def serverless_url(self) -> str:
+        """The job interface and REST v2 management alike (a client's ``serverless_url``
+        and ``base_url``: ``base_url`` is the same property)."""
         return f"{self.url}/v2"
 
-    @property
-    def base_url(self) -> str:
-        """The management interface, REST v2 (a client's ``base_url``)."""
-        return f"{self.url}/v2"
+    base_url = serverless_url
 
     @property
     def running(self) -> bool:
@@ -118,7 +117,6 @@ class EmulatorServer:
         return self
 
     def _run(self) -> None:
-        assert self._server is not None and self._socket is not None
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
 

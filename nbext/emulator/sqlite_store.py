@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS records (
 );
 """
 
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+"""``json.dumps`` with these separators, without building an encoder for every record."""
 _UPSERT = (
     "INSERT INTO records (kind, key, data) VALUES (?, ?, ?) "
     "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data"
@@ -46,14 +48,11 @@ class SQLiteStore:
         self._db.executescript(SCHEMA)
 
     def put(self, kind: str, key: str, record: Record) -> None:
-        self._write(_UPSERT, (kind, key, json.dumps(record, separators=(",", ":"))))
+        self._write(_UPSERT, (kind, key, _encode(record)))
 
     def put_many(self, items: list[tuple[str, str, Record]]) -> None:
         """One transaction: a batch of 5,000 requests is one commit, not 5,000."""
-        rows = [
-            (kind, key, json.dumps(record, separators=(",", ":"))) for kind, key, record in items
-        ]
-        self._write(_UPSERT, rows)
+        self._write(_UPSERT, [(kind, key, _encode(record)) for kind, key, record in items])
 
     def delete(self, kind: str, key: str) -> None:
         self._write("DELETE FROM records WHERE kind = ? AND key = ?", (kind, key))

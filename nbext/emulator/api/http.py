@@ -14,7 +14,6 @@ import functools
 import json
 import math
 import re
-from collections.abc import AsyncIterator
 from http import HTTPStatus
 from importlib import resources
 from typing import Annotated, Any
@@ -151,18 +150,14 @@ def authorize(emulator: Emulator, header: str | None) -> None:
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it is known to exceed ``limit``."""
-    return await read_limited(request.headers.get("content-length"), request.stream(), limit)
-
-
-async def read_limited(declared: str | None, pieces: AsyncIterator[bytes], limit: int) -> bytes:
-    """Collect ``pieces``; 413 at once when ``declared`` (Content-Length) or the running
-    total exceeds ``limit``, so an oversized body is never held whole."""
+    """The request body; 413 at once when its Content-Length or the running total exceeds
+    ``limit``, so an oversized body is never held whole."""
+    declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise TooLarge(_too_large(int(declared), limit))
     parts: list[bytes] = []
     size = 0
-    async for piece in pieces:
+    async for piece in request.stream():
         parts.append(piece)
         size += len(piece)
         if size > limit:
@@ -310,11 +305,10 @@ def install_error_handlers(app: FastAPI) -> None:
             return problem(exc.status_code, detail, headers=headers)
         if exc.status_code == 404:
             message = f"no operation at {path}; {_described_at(path)}"
-        elif exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
-            allowed = exc.headers["Allow"]
-            message = f"{request.method} is not an operation of {path}; it takes {allowed}"
         elif exc.status_code == 405:
-            message = f"{request.method} is not an operation of {path}; {_described_at(path)}"
+            allowed = headers.get("Allow")
+            hint = f"it takes {allowed}" if allowed else _described_at(path)
+            message = f"{request.method} is not an operation of {path}; {hint}"
         else:
             message = str(exc.detail)
         return json_response({error_key(path): message}, exc.status_code, headers)

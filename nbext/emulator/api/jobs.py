@@ -20,7 +20,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
-from pydantic import ValidationError
 from starlette.convertors import StringConvertor, register_url_convertor
 
 from nbext.models import (
@@ -33,11 +32,11 @@ from nbext.models import (
     TTL_MAX_MS,
     TTL_MIN_MS,
     JobSubmission,
-    explain,
 )
 from nbext.models.v2 import MANAGEMENT_SEGMENTS
 
 from ..domain.errors import InvalidInput
+from ..domain.management.refusals import validated
 from ..emulator import Emulator
 from .http import authenticate, json_response, ms_param, parse_json, read_body
 
@@ -89,10 +88,7 @@ async def _submission(request: Request, limit: int) -> JobSubmission:
     data = parse_json(await read_body(request, limit))
     if not isinstance(data, dict):
         raise InvalidInput('request body must be a JSON object such as {"input": {...}}')
-    try:
-        return JobSubmission.model_validate(data)
-    except ValidationError as exc:
-        raise InvalidInput(explain(exc)) from None
+    return validated(JobSubmission, data, {})  # a 400 naming each bad field
 
 
 def _wait(wait: str | None) -> int:

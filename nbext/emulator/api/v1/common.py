@@ -1,7 +1,8 @@
 """What every ``/v1`` route shares: auth, reading a body or a query into its model.
 
 Bodies and queries are validated by the wire models of ``nbext.models`` (the one place
-the rules live); a refusal becomes 400 ``{"message": ...}`` naming each field and rule,
+the rules live); a refusal becomes 400 ``{"message": ...}`` naming each field and rule
+(``validated``'s ``Unprocessable`` is the ``InvalidInput`` it derives from under ``/v1``),
 and nothing is changed.
 """
 
@@ -11,11 +12,12 @@ import typing
 from typing import Any, TypeVar
 
 from fastapi import Request
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from nbext.models import explain, json_kind
+from nbext.models import json_kind
 
 from ...domain.errors import InvalidInput
+from ...domain.management.refusals import validated
 from ..http import Managed as Managed
 from ..http import json_response, parse_json, read_body
 from ..http import no_content as no_content
@@ -31,10 +33,7 @@ async def body(request: Request, model: type[M]) -> M:
     data = parse_json(await read_body(request, BODY_LIMIT))
     if not isinstance(data, dict):
         raise InvalidInput(f"request body must be a JSON object, got {json_kind(data)}")
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise InvalidInput(explain(exc)) from None
+    return validated(model, data, {})
 
 
 def query(request: Request, model: type[M]) -> M:
@@ -51,10 +50,7 @@ def query(request: Request, model: type[M]) -> M:
             data.setdefault(key, []).extend(v for v in value.split(",") if v)
         else:
             data[key] = value
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise InvalidInput(explain(exc)) from None
+    return validated(model, data, {})
 
 
 def _is_list(annotation: Any) -> bool:

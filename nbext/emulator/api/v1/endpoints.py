@@ -59,10 +59,8 @@ def _plain(value: Any) -> Any:
 
 def answer(m: Management, e: EndpointRecord, includes: EndpointIncludes) -> dict[str, Any]:
     out = e.v1()
-    if includes.include_template and e.template_id:
-        template = m.endpoints.template(e)
-        if template is not None:
-            out["template"] = wire(template.v1())
+    if includes.include_template and (template := m.endpoints.template(e)) is not None:
+        out["template"] = wire(template.v1())
     if includes.include_workers:
         out["workers"] = [w for w, _ in m.endpoints.workers_as_pods(e)]
     return out

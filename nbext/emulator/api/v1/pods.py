@@ -23,7 +23,6 @@ from nbext.models import (
     PodCreateInput,
     PodIncludes,
     PodListQuery,
-    PodStatus,
     PodUpdateInput,
 )
 
@@ -54,17 +53,10 @@ RECORD_FIELDS = {
 """A v1 update's fields, by the record's name for each."""
 
 
-ORDER_FIELDS = {
-    "image_name": "image",
-    "docker_start_cmd": "args",
-    "container_disk_in_gb": "disk",
-    "volume_in_gb": "volume_size",
-    "volume_mount_path": "volume_path",
-    "container_registry_auth_id": "registry",
-    "docker_entrypoint": "entrypoint",
-    "ports": "ports",
-}
-"""A v1 create's container fields, by the record's name for each."""
+APART = ("name", "locked", "env", "global_networking")
+ORDER_FIELDS = {k: v for k, v in RECORD_FIELDS.items() if k not in APART}
+"""A v1 create's container fields, by the record's name for each: an update's, less those
+a create takes apart (``APART``)."""
 
 NAMED = {
     "template_id": "templateId",
@@ -138,10 +130,8 @@ def answer(m: Management, e: PodRecord, includes: PodIncludes | None = None) -> 
             out["networkVolume"] = wire(volume.v1())
     if includes.include_savings_plans:
         out["savingsPlans"] = []  # the emulator sells no savings plans
-    if includes.include_template and e.template_id:
-        template = m.templates.find(e.template_id)
-        if template is not None:
-            out["template"] = wire(template.v1())
+    if includes.include_template and e.template_id and (t := m.templates.find(e.template_id)):
+        out["template"] = wire(t.v1())
     return out
 
 
@@ -180,23 +170,9 @@ def _machine(e: PodRecord) -> dict[str, Any]:
     return machine
 
 
-def _matches(e: PodRecord, q: PodListQuery) -> bool:
-    desired = PodStatus.RUNNING if e.running else PodStatus.EXITED
-    return (
-        (q.compute_type is None or (q.compute_type == ComputeType.GPU) == bool(e.gpu_type_id))
-        and (not q.cpu_flavor_id or e.cpu_flavor_id in q.cpu_flavor_id)
-        and (not q.data_center_id or e.data_center_id in q.data_center_id)
-        and (q.desired_status is None or desired == q.desired_status)
-        and (not q.gpu_type_id or e.gpu_type_id in q.gpu_type_id)
-        and (q.id is None or e.id == q.id)
-        and (q.image_name is None or e.image == q.image_name)
-        and (q.name is None or e.name == q.name)
-        and (q.network_volume_id is None or e.network_volume_id == q.network_volume_id)
-        and (q.template_id is None or e.template_id == q.template_id)
-    )
-
-
-def _worker_matches(w: dict[str, Any], centre: str, q: PodListQuery) -> bool:
+def _matches(w: dict[str, Any], centre: str, volume: str | None, q: PodListQuery) -> bool:
+    """Whether a pod or a serverless worker, as v1 shows it, in data centre ``centre`` with
+    network volume ``volume``, passes the list's filters: both are filtered alike."""
     gpu = w.get("gpu") or {}
     return (
         (q.endpoint_id is None or w.get("endpointId") == q.endpoint_id)
@@ -209,7 +185,7 @@ def _worker_matches(w: dict[str, Any], centre: str, q: PodListQuery) -> bool:
         and (q.name is None or w.get("name") == q.name)
         and (not q.cpu_flavor_id or w.get("cpuFlavorId") in q.cpu_flavor_id)
         and (not q.data_center_id or centre in q.data_center_id)
-        and q.network_volume_id is None
+        and (q.network_volume_id is None or volume == q.network_volume_id)
     )
 
 
@@ -221,12 +197,10 @@ async def create_pod(request: Request, m: Managed) -> Response:
 @router.get("")
 async def list_pods(request: Request, m: Managed) -> Response:
     q = query(request, PodListQuery)
-    found: list[dict[str, Any]] = []
-    if q.endpoint_id is None:
-        found = [answer(m, e, q) for e in m.pods.book if _matches(e, q)]
+    found = [(answer(m, e, q), e.data_center_id, e.network_volume_id) for e in m.pods.book]
     if q.include_workers:
-        found += [w for w, centre in m.endpoints.worker_pods() if _worker_matches(w, centre, q)]
-    return ok(found)
+        found += [(w, centre, None) for w, centre in m.endpoints.worker_pods()]
+    return ok([w for w, centre, volume in found if _matches(w, centre, volume, q)])
 
 
 @router.get("/{pod_id}")

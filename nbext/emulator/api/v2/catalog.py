@@ -17,10 +17,6 @@ WITH_AVAILABILITY = ("product", "count", "cloud", "countryCodes", "cudaVersions"
 """Parameters that scope availability, so valid only with include=AVAILABILITY."""
 
 
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split("."))
-
-
 def _availability_query(query: dict[str, Any], only: tuple[str, ...]) -> bool:
     """Whether availability was asked for; refuses its parameters without it (400)."""
     wanted = "AVAILABILITY" in query.get("include", [])
@@ -78,8 +74,8 @@ def gpu_view(gpu_id: str, query: dict[str, Any], *, single: bool) -> dict[str, A
     if query.get("cudaVersions"):
         versions = [v for v in versions if v in query["cudaVersions"]]
     if query.get("minCudaVersion"):
-        floor = _version(query["minCudaVersion"])
-        versions = [v for v in versions if _version(v)[: len(floor)] >= floor]
+        floor = offers.cuda_order(query["minCudaVersion"])
+        versions = [v for v in versions if offers.cuda_order(v)[: len(floor)] >= floor]
     out["availability"] = offers.overall([c["availability"] for c in per_centre])
     if per_centre:
         out["dataCenters"] = per_centre

@@ -10,27 +10,16 @@ and why a follower never holds a connection the emulator would have to time out.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import Response
 
 from ...domain.management.logs import LogLine, select
-from ...domain.management.refusals import Unprocessable
+from ...domain.management.records import moment
 
 RETRY_MS = 1000
 """How long a follower waits before reconnecting for newer lines."""
-
-
-def _since(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        message = f"since: {value!r} is not an RFC 3339 date-time"
-        raise Unprocessable(message, [message]) from None
 
 
 def sse(request: Request, query: dict[str, Any], lines: list[LogLine]) -> Response:
@@ -39,7 +28,7 @@ def sse(request: Request, query: dict[str, Any], lines: list[LogLine]) -> Respon
         lines,
         source=query.get("source"),
         tail=int(query.get("tail", 100)),
-        since=_since(query.get("since")),
+        since=moment("since", query.get("since")),
         after=request.headers.get("last-event-id"),
     )
     parts = [f"retry: {RETRY_MS}\n\n"]

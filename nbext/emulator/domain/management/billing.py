@@ -28,8 +28,7 @@ from nbext.models import BucketSize
 from ..clock import Clock
 from ..errors import InvalidInput
 from .network_volumes import HIGH_PERFORMANCE, NetworkVolumes
-from .records import iso
-from .refusals import refuse
+from .records import iso, moment
 from .usage import Usage, UsageLedger
 
 AMOUNT_DECIMALS = 6
@@ -155,16 +154,6 @@ def resolve_window(
     return bucket_floor(start, size), aligned_end
 
 
-def _time(name: str, value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))
-    except ValueError:
-        raise refuse(name, f"{value!r} is not an RFC 3339 date-time") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 class Billing:
     """Spend in v2's terms: per bucket, in total and per pod, endpoint, volume and cluster."""
 
@@ -189,8 +178,8 @@ class Billing:
         first, last = resolve_window(
             self.clock.now(),
             size,
-            _time("startTime", query.get("startTime")),
-            _time("endTime", query.get("endTime")),
+            moment("startTime", query.get("startTime")),
+            moment("endTime", query.get("endTime")),
             query.get("lastN"),
         )
         now = self.clock.now()

@@ -195,10 +195,10 @@ def v1_pair(volumes: list[str], given: list[Any] | None) -> tuple[str | None, li
 
 
 def _check_compute(data: dict[str, Any], *, create: bool) -> None:
+    """The rules the reference states in words (its schema has refused the rest: a
+    LOAD_BALANCER on QUEUE_DELAY, a ``type`` in an update)."""
     check_compute(data, "an endpoint", required=create)
     scaling = data.get("scaling") or {}
-    if data.get("type") == "LOAD_BALANCER" and scaling.get("type") == "QUEUE_DELAY":
-        raise refuse("scaling.type", "a LOAD_BALANCER endpoint scales on REQUEST_COUNT")
     if scaling.get("type") == "REQUEST_COUNT" and "idleTimeout" in (data.get("workers") or {}):
         raise refuse("workers.idleTimeout", "does not apply to REQUEST_COUNT scaling")
 
@@ -423,8 +423,6 @@ class Endpoints:
         give the endpoint a new template of its own (a new release)."""
         e = self.get(endpoint_id)
         _check_compute(data, create=False)
-        if data.get("type", e.type) != e.type:
-            raise refuse("type", f"this endpoint is {e.type}; an endpoint's type is fixed")
         if data.get("cpu") is not None and e.gpu:
             raise refuse("cpu", "this endpoint runs GPU workers; its compute type is fixed")
         if data.get("gpu") is not None and not e.gpu:

@@ -42,6 +42,11 @@ CUDA_VERSIONS = ("11.8", "12.0", "12.1", "12.2", "12.4", "12.6", "12.8", "12.9",
 """What the emulator's GPU hosts run, oldest first."""
 
 
+def cuda_order(version: str) -> tuple[int, ...]:
+    """A CUDA version as it sorts ("12.10" after "12.9"; "" first)."""
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
 def pool_of(gpu_id: str) -> str:
     offer = catalog.gpu(gpu_id)
     named = POOL_OF_NAME.get(offer.display_name)

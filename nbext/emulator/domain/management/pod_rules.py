@@ -1,9 +1,10 @@
 """The rules of a v2 pod body: the one place one is checked, before anything changes.
 
-The reference's schema has already said the body's shape (``api/v2/contract.py``), and
-``pod_input``'s models each value's rules, refused in v2's names; what joins fields is
-ruled here: one of ``gpu`` and ``cpu``, the CUDA choice, at most one volume and of which
-kind, a template that is a pod template, what an update may not change. A body that
+The reference's schema has already said the body's shape (``api/v2/contract.py``: an
+``image`` unless ``templateId``, at most one network volume), and ``pod_input``'s models
+each value's rules, refused in v2's names; what joins fields is ruled here: one of
+``gpu`` and ``cpu``, the CUDA choice, one kind of volume, a template that is a pod
+template, what an update may not change. A body that
 passes becomes what ``Pods`` carries out, in the record's terms: a create a
 ``PodOrder``, an update a ``PodChange`` (``pod_input``), each naming v2's fields for a
 refusal of what they refer to.
@@ -17,6 +18,7 @@ from typing import Any
 
 from nbext.models import ALL_DATA_CENTERS, CloudType
 
+from . import offers
 from .container import check_compute, split_args
 from .pod_input import CreatePodRequest, PodChange, PodOrder, UpdatePodRequest
 from .pod_status import CUDA_DEFAULT
@@ -57,14 +59,10 @@ def create_request(templates: Templates, key: str | None, data: dict[str, Any]) 
     template = (
         templates.named(data["templateId"], serverless=False) if "templateId" in data else None
     )
-    if template is None and "image" not in data:
-        raise refuse("image", "is required unless templateId is given")
     mounts = data.get("mounts") or {}
     network = mounts.get("network") or []
     if cpu is not None and mounts.get("persistent"):
         raise refuse("mounts.persistent", "a CPU pod has no persistent volume; use a network one")
-    if len(network) > 1:
-        raise refuse("mounts.network", "a pod mounts at most one network volume")
     if network and mounts.get("persistent"):
         raise refuse("mounts", "give a persistent or a network volume, not both")
     given: dict[str, Any] = {k: data[k] for k in ("image", "disk", "registry") if k in data}
@@ -83,7 +81,7 @@ def create_request(templates: Templates, key: str | None, data: dict[str, Any]) 
     if gpu is not None:
         allowed = gpu.get("allowedCudaVersions") or []
         minimum = gpu.get("minCudaVersion", "")
-        cuda = allowed[0] if allowed else max(CUDA_DEFAULT, minimum, key=_version)
+        cuda = allowed[0] if allowed else max(CUDA_DEFAULT, minimum, key=offers.cuda_order)
     base_env = {**(template.env if template else {}), **data.get("env", {})}
     return PodOrder(
         name=data["name"],
@@ -131,7 +129,3 @@ def update_request(templates: Templates, volume: str | None, data: dict[str, Any
             values["volume_path"] = p["path"]
         named.update(volume_size="mounts", volume_path="mounts")
     return PodChange(values, named)
-
-
-def _version(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit()) if version else ()

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from ..errors import NotFound, StoreFailed
 from ..ids import new_id as new_id  # the id of every record kind, as its modules import it
 from ..store_port import Record, Store, read_record
+from .refusals import refuse
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -47,6 +48,19 @@ def to_datetime(ts: float) -> datetime:
 def iso(ts: float) -> str:
     """``2026-01-01T00:00:00.000Z``, the service's timestamp format."""
     return to_datetime(ts).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def moment(name: str, value: str | None) -> datetime | None:
+    """A query's RFC 3339 date-time (``name``: its field), UTC when it names no offset; a
+    422 naming the field when it is not one (format ``date-time`` is not checked by the
+    contract's validator)."""
+    if value is None:
+        return None
+    try:
+        found = datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        raise refuse(name, f"{value!r} is not an RFC 3339 date-time") from None
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
 
 
 def event(what: str, ts: float) -> str:
