@@ -59,10 +59,9 @@ class HandlerThreads(Executor):
             if self._shutdown:
                 raise RuntimeError("the emulator is closed; no handler can start")
             self._work.put((future, fn, args, kwargs))
-        if self._idle.acquire(timeout=0):  # an idle thread will take it
-            return future
-        with self._lock:
-            self._start_thread_if_room()
+        if not self._idle.acquire(timeout=0):  # else an idle thread will take it
+            with self._lock:
+                self._start_thread_if_room()
         return future
 
     def _start_thread_if_room(self) -> None:
