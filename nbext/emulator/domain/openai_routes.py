@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from nbext.models import JobStatus, JobSubmission
@@ -51,11 +51,10 @@ class Reply:
     status: int
     body: dict[str, Any]
     retry: bool = True
-    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def header_values(self) -> dict[str, str]:
-        return self.headers if self.retry else {**self.headers, "x-should-retry": "false"}
+        return {} if self.retry else {"x-should-retry": "false"}
 
 
 def error(status: int, message: str, kind: str, param: str | None = None) -> dict[str, Any]:
