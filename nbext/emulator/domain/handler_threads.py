@@ -58,8 +58,7 @@ class HandlerThreads(Executor):
             if self._shutdown:
                 raise RuntimeError("the emulator is closed; no handler can start")
             self._work.put((future, fn, args, kwargs))
-        if not self._idle.acquire(timeout=0):  # else an idle thread will take it
-            with self._lock:
+            if not self._idle.acquire(blocking=False):  # else an idle thread will take it
                 self._start_thread_if_room()
         return future
 

@@ -59,7 +59,6 @@ class Store(Protocol):
 
     def put_many(self, items: list[tuple[str, str, Record]]) -> None:
         """``put`` each ``(kind, key, record)``, all or none (a batch's requests)."""
-        ...
 
     def delete(self, kind: str, key: str) -> None: ...
 
@@ -67,7 +66,6 @@ class Store(Protocol):
 
     def all(self, kind: str) -> list[Record]:
         """Every record of ``kind``, in insertion order."""
-        ...
 
     def clear(self, kind: str) -> None: ...
 
