@@ -94,8 +94,7 @@ class WebhookSender:
         """Receiver -> its pool, least recently used first."""
 
     async def __call__(self, url: str, body: dict[str, Any]) -> int:
-        key = receiver_of(url)
-        pool = self._pool(key)
+        pool = self._pool(receiver_of(url))
         pool.in_flight += 1
         try:
             response = await pool.client.post(url, json=body)

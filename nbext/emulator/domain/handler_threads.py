@@ -30,11 +30,10 @@ _Work = tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 class HandlerThreads(Executor):
     """An executor of daemon threads, at most ``limit`` of them running live jobs."""
 
-    def __init__(self, limit: int, name: str = "nbext-handler") -> None:
+    def __init__(self, limit: int) -> None:
         if limit < 1:
             raise ValueError("handler threads must be >= 1")
         self.limit = limit
-        self._name = name
         self._numbers = itertools.count(1)
         self._work: queue.SimpleQueue[_Work | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -59,17 +58,15 @@ class HandlerThreads(Executor):
             if self._shutdown:
                 raise RuntimeError("the emulator is closed; no handler can start")
             self._work.put((future, fn, args, kwargs))
-        if self._idle.acquire(timeout=0):  # an idle thread will take it
-            return future
-        with self._lock:
-            self._start_thread_if_room()
+            if not self._idle.acquire(blocking=False):  # else an idle thread will take it
+                self._start_thread_if_room()
         return future
 
     def _start_thread_if_room(self) -> None:
         """Start one more thread if fewer than ``limit`` run live jobs (lock held)."""
         if self._threads - len(self._written_off) < self.limit:
             self._threads += 1
-            name = f"{self._name}-{next(self._numbers)}"
+            name = f"nbext-handler-{next(self._numbers)}"
             threading.Thread(target=self._run, name=name, daemon=True).start()
 
     def write_off(self, future: Future[Any]) -> None:

@@ -14,7 +14,7 @@ import asyncio
 import contextvars
 import inspect
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,17 +73,25 @@ async def invoke(
     emit: Callable[[Any, dict[str, Any]], None],
     executor: Executor,
 ) -> Outcome:
-    """Run ``handler`` on ``payload``; ``emit(value, metrics)`` is called on the loop per chunk."""
+    """Run ``handler`` on ``payload``; ``emit(value, metrics)`` is called on the loop per chunk.
+
+    A callable may also *return* a coroutine or generator instead of being one: what it
+    returns is settled the same way."""
     _current.set(ctx)
-    if inspect.isasyncgenfunction(handler):
-        return await _drain_async(handler(payload), ctx, emit)
     if inspect.iscoroutinefunction(handler):
-        return await _settle(await handler(payload), ctx, emit, executor)
-    if inspect.isgeneratorfunction(handler):
-        return await _drain_in_thread(lambda: handler(payload), ctx, emit, executor)
-    context = contextvars.copy_context()
-    result = await _in_thread(executor, ctx, context.run, handler, payload)
-    return await _settle(result, ctx, emit, executor)
+        result = await handler(payload)
+    elif inspect.isasyncgenfunction(handler) or inspect.isgeneratorfunction(handler):
+        result = handler(payload)  # only makes the generator: its body runs as it is drained
+    else:
+        context = contextvars.copy_context()
+        result = await _in_thread(executor, ctx, context.run, handler, payload)
+    if inspect.isawaitable(result):
+        result = await result
+    if inspect.isasyncgen(result):
+        return await _drain_async(result, ctx, emit)
+    if inspect.isgenerator(result):
+        return await _drain_in_thread(result, ctx, emit, executor)
+    return Outcome(result, streamed=False)
 
 
 async def _in_thread(
@@ -104,23 +112,6 @@ def _unless_cancelled(ctx: JobContext, fn: Callable[..., Any], *args: Any) -> An
     return None if ctx.cancelled else fn(*args)
 
 
-async def _settle(
-    result: Any,
-    ctx: JobContext,
-    emit: Callable[[Any, dict[str, Any]], None],
-    executor: Executor,
-) -> Outcome:
-    """Handle callables that *return* a coroutine or generator instead of being one."""
-    if inspect.isawaitable(result):
-        result = await result
-    if inspect.isasyncgen(result):
-        return await _drain_async(result, ctx, emit)
-    if inspect.isgenerator(result):
-        gen = result
-        return await _drain_in_thread(lambda: gen, ctx, emit, executor)
-    return Outcome(result, streamed=False)
-
-
 async def _drain_async(
     gen: AsyncIterator[Any], ctx: JobContext, emit: Callable[[Any, dict[str, Any]], None]
 ) -> Outcome:
@@ -134,7 +125,7 @@ async def _drain_async(
 
 
 async def _drain_in_thread(
-    make: Callable[[], Iterator[Any]],
+    gen: Generator[Any, Any, Any],
     ctx: JobContext,
     emit: Callable[[Any, dict[str, Any]], None],
     executor: Executor,
@@ -144,7 +135,6 @@ async def _drain_in_thread(
 
     def pump() -> list[Any]:
         items: list[Any] = []
-        gen = make()
         try:
             for item in gen:
                 if ctx.cancelled:
@@ -152,9 +142,7 @@ async def _drain_in_thread(
                 items.append(item)
                 loop.call_soon_threadsafe(emit, item, dict(ctx.metrics))
         finally:
-            close = getattr(gen, "close", None)
-            if close is not None:
-                close()
+            gen.close()
         return items
 
     items: list[Any] = await _in_thread(executor, ctx, context.run, pump)

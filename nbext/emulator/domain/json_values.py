@@ -84,15 +84,13 @@ def unservable(value: Any) -> str | None:
     try:
         json.dumps(value, ensure_ascii=False).encode()
         check_depth(value)
-    except InvalidInput:
+    except (InvalidInput, RecursionError):  # check_depth's, or too deep for the encoder
         return f"it is nested more than {MAX_DEPTH} levels deep"
     except UnicodeEncodeError as exc:
         return (
             f"it holds text that is not valid Unicode "
             f"(\\u{ord(exc.object[exc.start]):04x}, a lone surrogate)"
         )
-    except RecursionError:
-        return f"it is nested more than {MAX_DEPTH} levels deep"
     except (TypeError, ValueError) as exc:
         return printable(str(exc))
     return None

@@ -61,9 +61,8 @@ class Lifecycle:
         self.retention_runsync_s: float = RETENTION_RUNSYNC_S
         self.on_change: list[Callable[[Job], None]] = []
         """Observers of every transition and removal."""
-        # Bound once, so that every job's timers share them rather than each its own.
-        self._on_ttl: Callable[[Job], None] = self._ttl_elapsed
-        self._on_retention: Callable[[Job], None] = self._retention_elapsed
+        # Bound once, so that every job's timers share it rather than each its own.
+        self._remove: Callable[[Job, str], None] = self.remove
 
     def transition(
         self, job: Job, target: JobStatus, *, output: Any = UNSET, error: str | None = None
@@ -167,7 +166,7 @@ class Lifecycle:
         if job.ttl_timer:
             job.ttl_timer.cancel()
         due = job.submitted_at + job.ttl_ms / 1000 - self.clock.now()
-        job.ttl_timer = self.clock.call_later(due, self._on_ttl, job)
+        job.ttl_timer = self.clock.call_later(due, self._remove, job, "ttl elapsed")
 
     def schedule_retention(self, job: Job) -> None:
         """Remove the job when its retention period, counted from its end, runs out."""
@@ -176,11 +175,5 @@ class Lifecycle:
         if job.retention_timer:
             job.retention_timer.cancel()
         job.retention_timer = self.clock.call_later(
-            ended + keep - self.clock.now(), self._on_retention, job
+            ended + keep - self.clock.now(), self._remove, job, "retention period elapsed"
         )
-
-    def _ttl_elapsed(self, job: Job) -> None:
-        self.remove(job, "ttl elapsed")
-
-    def _retention_elapsed(self, job: Job) -> None:
-        self.remove(job, "retention period elapsed")

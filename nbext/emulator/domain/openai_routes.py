@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from nbext.models import JobStatus, JobSubmission
@@ -51,11 +51,10 @@ class Reply:
     status: int
     body: dict[str, Any]
     retry: bool = True
-    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def header_values(self) -> dict[str, str]:
-        return self.headers if self.retry else {**self.headers, "x-should-retry": "false"}
+        return {} if self.retry else {"x-should-retry": "false"}
 
 
 def error(status: int, message: str, kind: str, param: str | None = None) -> dict[str, Any]:
@@ -123,7 +122,7 @@ async def opening(service: JobService, job: Job, wait_s: float) -> Reply | None:
         first = job.chunks[0]["output"]
         if isinstance(first, str) and first.lstrip().startswith(SSE_STARTS):
             return None
-        return _answer(job, first, streaming=True, service=service)
+        return _answer(service, job, first, streaming=True)
     return _ended(service, job, wait_s, streaming=True)
 
 
@@ -161,7 +160,7 @@ def _ended(service: JobService, job: Job, wait_s: float, streaming: bool = False
         return Reply(404, error(404, f"job {job.id} was removed before it finished "
                                 f"({job.removed})", "NotFoundError"), retry=False)  # fmt: skip
     if job.status is S.COMPLETED:
-        return _answer(job, _first_output(job), streaming=streaming)
+        return _answer(service, job, _first_output(job), streaming)
     if job.status.is_final:
         return _job_failed(job)
     state = job.status.value
@@ -200,18 +199,16 @@ def _first_output(job: Job) -> Any:
     return output
 
 
-def _answer(
-    job: Job, value: Any, *, streaming: bool = False, service: JobService | None = None
-) -> Reply:
-    """``value`` (the handler's answer object) as an HTTP answer."""
+def _answer(service: JobService, job: Job, value: Any, streaming: bool) -> Reply:
+    """``value`` (the handler's answer object) as an HTTP answer; a job whose answer is
+    not one is cancelled if it still runs (nobody will read it)."""
     if isinstance(value, dict):
         err = value.get("error")
         if isinstance(err, dict) or value.get("object") == "error":
             return _error_answer(err if isinstance(err, dict) else value)
         if isinstance(value.get("object"), str) and not streaming:
             return Reply(200, value)
-    if service is not None:
-        abandon(service, job)
+    abandon(service, job)
     return Reply(502, error(502, _not_sse(job, value) if streaming else _not_openai(job, value),
                             "BadGatewayError"), retry=False)  # fmt: skip
 

@@ -22,18 +22,15 @@ class CorruptRecord(ValueError):
 
     def __init__(self, kind: str, key: str, detail: str, location: str | None = None) -> None:
         self.kind, self.key, self.detail, self.location = kind, key, detail, location
-        super().__init__(self.explain())
-
-    def explain(self) -> str:
-        where = f"{self.location}: " if self.location else ""
-        text = f"{where}stored record {self.kind} {self.key!r} is damaged ({self.detail})."
-        if self.location:
+        text = f"{location}: " if location else ""
+        text += f"stored record {kind} {key!r} is damaged ({detail})."
+        if location:
             text += (
-                f' To recover, delete that record (it is lost): sqlite3 {self.location} "DELETE '
-                f"FROM records WHERE kind = '{self.kind}' AND key = '{self.key}'\"; or start on "
+                f' To recover, delete that record (it is lost): sqlite3 {location} "DELETE '
+                f"FROM records WHERE kind = '{kind}' AND key = '{key}'\"; or start on "
                 "a new --db file."
             )
-        return text
+        super().__init__(text)
 
     def at(self, location: str) -> CorruptRecord:
         """The same error, naming the file it is in."""
@@ -62,7 +59,6 @@ class Store(Protocol):
 
     def put_many(self, items: list[tuple[str, str, Record]]) -> None:
         """``put`` each ``(kind, key, record)``, all or none (a batch's requests)."""
-        ...
 
     def delete(self, kind: str, key: str) -> None: ...
 
@@ -70,7 +66,6 @@ class Store(Protocol):
 
     def all(self, kind: str) -> list[Record]:
         """Every record of ``kind``, in insertion order."""
-        ...
 
     def clear(self, kind: str) -> None: ...
 
@@ -85,9 +80,7 @@ class MemoryStore:
         self._lock = threading.Lock()
 
     def put(self, kind: str, key: str, record: Record) -> None:
-        copied = copy.deepcopy(record)
-        with self._lock:
-            self._kinds.setdefault(kind, {})[key] = copied
+        self.put_many([(kind, key, record)])
 
     def put_many(self, items: list[tuple[str, str, Record]]) -> None:
         copied = copy.deepcopy(items)

@@ -15,9 +15,13 @@ from typing import Any
 from nbext.models import SPLIT_KEY, STREAM_CHUNK_LIMIT
 
 
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def wire_size(value: Any) -> int:
     """Bytes of ``value`` as the emulator serialises it in a response."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    return len(_compact(value).encode())
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -46,11 +50,8 @@ def to_chunks(
     """The wire chunks for one yielded value, numbered from ``first_index``."""
     if wire_size(output) <= limit:
         return [{"output": output, "metrics": {**metrics, "stream_index": first_index}}]
-    if isinstance(output, str):
-        encoding, parts = "text", split_text(output, limit)
-    else:
-        encoding = "json"
-        parts = split_text(json.dumps(output, ensure_ascii=False, separators=(",", ":")), limit)
+    encoding = "text" if isinstance(output, str) else "json"
+    parts = split_text(output if isinstance(output, str) else _compact(output), limit)
     return [
         {
             "output": part,

@@ -60,10 +60,9 @@ def capped(text: str, cut: int = 0) -> str:
 class _Log:
     """One worker's lines and what they cost."""
 
-    __slots__ = ("endpoint_id", "lines", "size")
+    __slots__ = ("lines", "size")
 
-    def __init__(self, endpoint_id: str) -> None:
-        self.endpoint_id = endpoint_id
+    def __init__(self) -> None:
         self.lines: deque[tuple[LogLine, int]] = deque()
         self.size = 0
 
@@ -99,7 +98,7 @@ class WorkerOutput:
         ``cut``: bytes of it the reader did not keep."""
         line_text = literal(capped(text, cut))
         with self._lock:
-            log = self._logs.pop(worker_id, None) or _Log(endpoint_id)
+            log = self._logs.pop(worker_id, None) or _Log()
             self._logs[worker_id] = log  # the latest writer last
             while len(self._logs) > WORKERS_KEPT:
                 del self._logs[next(iter(self._logs))]
