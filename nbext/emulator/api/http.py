@@ -31,7 +31,6 @@ from ..domain.errors import (
     DomainError,
     InvalidInput,
     NotFound,
-    NotServed,
     RateLimited,
     StoreFailed,
     StoreFull,
@@ -56,7 +55,6 @@ STATUS_OF: dict[type[DomainError], int] = {
     Conflict: 409,
     TooLarge: 413,
     RateLimited: 429,
-    NotServed: 501,
     Unauthorized: 401,
     WorkerRefused: 401,  # a worker script's wrong key
 }

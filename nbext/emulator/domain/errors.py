@@ -38,10 +38,6 @@ class RateLimited(DomainError):
         self.retry_after = retry_after
 
 
-class NotServed(DomainError):
-    """A path of the real service the emulator does not implement (HTTP 501)."""
-
-
 class StoreFailed(DomainError):
     """The emulator could not write to its store; nothing was changed (HTTP 503)."""
 
