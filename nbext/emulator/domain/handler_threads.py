@@ -103,8 +103,8 @@ class HandlerThreads(Executor):
             self._idle.release()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Stop taking work; threads end when idle. Never waits for a stuck handler:
-        ``wait`` only waits for work that is not stuck, at most a few seconds."""
+        """Stop taking work; threads end when idle. Never waits, whatever ``wait`` says
+        (``Executor``'s signature): a stuck handler must not hold up the emulator's stop."""
         with self._lock:
             self._shutdown = True
             if cancel_futures:
