@@ -374,7 +374,12 @@ def _told(exc: BaseException, ledger: _Ledger) -> None:
 
 
 class _Left:
-    """What both map iterators say once left: ``abandoned``."""
+    """What both map iterators say once left: ``abandoned``.
+
+    An iterator's generator holds its ledger, never the iterator: holding it made a cycle
+    that only the cyclic collector frees, so a map left by ``break`` was not closed, and
+    went on submitting (and paying for) every input, until a collection happened to run.
+    """
 
     def __init__(self) -> None:
         self._ledger = _Ledger()
@@ -394,18 +399,22 @@ class MapResults(_Left, Iterator[MapItem]):
     """A sync map's ``(index, result)`` items as the jobs finish (``Endpoint.map``).
 
     ``concurrency`` threads run the workers; results come back here. Leaving it early
-    (``break`` then ``close()``, an exception, Ctrl-C, the iterator collected) stops
-    submitting and cancels the jobs in flight: ``abandoned`` then says which.
+    (``break``, ``close()``, an exception, Ctrl-C) stops submitting and cancels the jobs
+    in flight: ``abandoned`` then says which.
     """
 
     def __init__(self, client: SyncBatchHost, plan: MapPlan) -> None:
         super().__init__()
-        self._items = self._run(client, plan)
+        self._items = self._run(client, plan, self._ledger)
 
-    def _run(self, client: SyncBatchHost, plan: MapPlan) -> Generator[MapItem, None, None]:
+    @staticmethod
+    def _run(
+        client: SyncBatchHost, plan: MapPlan, ledger: _Ledger
+    ) -> Generator[MapItem, None, None]:
+        """The map's items. It must not hold the ``MapResults`` (``_Left`` says why)."""
         results: queue.SimpleQueue[Any] = queue.SimpleQueue()
         stop = threading.Event()
-        batch = _Batch(plan, client._ctx.unobserved(), self._ledger)
+        batch = _Batch(plan, client._ctx.unobserved(), ledger)
 
         def perform(effect: Effect) -> Any:
             if stop.is_set():
@@ -442,18 +451,20 @@ class MapResults(_Left, Iterator[MapItem]):
                     yield _outcome(plan, got, client._ctx)
         finally:
             stop.set()
-            self._stop(client, batch, workers)
+            MapResults._stop(client, batch, workers)
 
-    def _stop(self, client: SyncBatchHost, batch: _Batch, workers: list[threading.Thread]) -> None:
+    @staticmethod
+    def _stop(client: SyncBatchHost, batch: _Batch, workers: list[threading.Thread]) -> None:
         """Cancel the jobs in flight (which ends the waits on them), let the workers end,
         then cancel the jobs whose ids came meanwhile; all within ``CANCEL_BUDGET``."""
         until = time.monotonic() + CANCEL_BUDGET
-        outcomes = self._cancel(client, batch, self._ledger.job_ids(), CANCEL_BUDGET)
+        ledger = batch.ledger
+        outcomes = MapResults._cancel(client, batch, ledger.job_ids(), CANCEL_BUDGET)
         for worker in workers:
             worker.join(max(0.0, until - time.monotonic()))
-        later = [job_id for job_id in self._ledger.job_ids() if job_id not in outcomes]
-        outcomes |= self._cancel(client, batch, later, max(0.1, until - time.monotonic()))
-        self._ledger.left(outcomes)
+        later = [job_id for job_id in ledger.job_ids() if job_id not in outcomes]
+        outcomes |= MapResults._cancel(client, batch, later, max(0.1, until - time.monotonic()))
+        ledger.left(outcomes)
 
     @staticmethod
     def _cancel(
@@ -495,11 +506,15 @@ class AsyncMapResults(_Left, AsyncIterator[MapItem]):
 
     def __init__(self, client: BatchHost, plan: MapPlan) -> None:
         super().__init__()
-        self._items = self._run(client, plan)
+        self._items = self._run(client, plan, self._ledger)
 
-    async def _run(self, client: BatchHost, plan: MapPlan) -> AsyncGenerator[MapItem, None]:
+    @staticmethod
+    async def _run(
+        client: BatchHost, plan: MapPlan, ledger: _Ledger
+    ) -> AsyncGenerator[MapItem, None]:
+        """The map's items. It must not hold the ``AsyncMapResults`` (``_Left`` says why)."""
         results: asyncio.Queue[Any] = asyncio.Queue()
-        batch = _Batch(plan, client._ctx.unobserved(), self._ledger)
+        batch = _Batch(plan, client._ctx.unobserved(), ledger)
 
         async def work() -> None:
             try:
@@ -530,11 +545,11 @@ class AsyncMapResults(_Left, AsyncIterator[MapItem]):
                 job_id: asyncio.ensure_future(
                     arun(_cancel(bounded, plan.endpoint_id, job_id), client._perform)
                 )
-                for job_id in self._ledger.job_ids()
+                for job_id in ledger.job_ids()
             }
             if cancels:
                 await asyncio.wait(cancels.values(), timeout=CANCEL_BUDGET + 1)
-            self._ledger.left({job_id: _status(done) for job_id, done in cancels.items()})
+            ledger.left({job_id: _status(done) for job_id, done in cancels.items()})
             for done in cancels.values():
                 done.cancel()
             await asyncio.gather(*cancels.values(), return_exceptions=True)

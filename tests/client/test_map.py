@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import threading
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -159,22 +161,54 @@ async def test_a_map_with_a_short_timeout_submits_through_run(make: MakeHarness)
 
 
 async def test_breaking_out_of_a_sync_map_stops_submitting(make: MakeHarness) -> None:
+    """``break`` lets go of the map, and that alone stops it, before the loop's next line:
+    no collector has to find it first (a map that held itself in a cycle went on
+    submitting, and its service charging, until a collection ran)."""
     h = await make()
     if h.is_async:
         pytest.skip("sync threads")
 
-    def first_three() -> list[Any]:
-        out = []
-        for item in h.endpoint("echo").map([{"i": i} for i in range(500)], concurrency=2):
-            out.append(item)
-            if len(out) == 3:
-                break
-        return out
+    def first_three() -> tuple[list[Any], bool, list[str], int]:
+        earlier = set(threading.enumerate())
+        gc.disable()  # a collection must not be what stops it
+        try:
+            results = h.endpoint("echo").map([{"i": i} for i in range(500)], concurrency=2)
+            left = weakref.ref(results)
+            out = []
+            for item in results:
+                out.append(item)
+                if len(out) == 3:
+                    break
+            del results
+            workers = [t.name for t in threading.enumerate() if t not in earlier]
+            return out, left() is None, workers, len(h.emu.jobs.jobs)
+        finally:
+            gc.enable()
 
-    got = await anyio.to_thread.run_sync(first_three)
+    got, freed, workers, settled = await anyio.to_thread.run_sync(first_three)
     assert len(got) == 3
-    settled = len(h.emu.jobs.jobs)
-    assert settled < 20  # the workers stopped; they did not run through all 500
+    assert freed and "nbext-map" not in workers  # stopped, its workers ended
+    assert len(h.emu.jobs.jobs) == settled < 500  # and nothing was submitted since
+
+
+async def test_breaking_out_of_an_async_map_frees_it_for_the_loop_to_close(
+    make: MakeHarness,
+) -> None:
+    """``async for`` cannot close at ``break``; the loop closes an async generator once
+    nothing holds it, which needs the map to be free of cycles as the sync one is."""
+    h = await make()
+    if not h.is_async:
+        pytest.skip("async generators")
+    gc.disable()
+    try:
+        results = h.endpoint("echo").map([{"i": i} for i in range(500)], concurrency=2)
+        left = weakref.ref(results)
+        async for _ in results:
+            break
+        del results
+        assert left() is None
+    finally:
+        gc.enable()
 
 
 # ---- a service whose window is not the emulator's ------------------------------------------
