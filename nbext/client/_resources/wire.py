@@ -157,11 +157,23 @@ def body(
     return {**out, **(extra or {})}
 
 
+def _json_shape(value: object) -> dict[Any, Any] | list[Any]:
+    """A keyword typed ``Mapping`` or ``Sequence`` takes any of them (a
+    ``MappingProxyType``, a ``deque``), not only the dict and list ``json`` knows."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def encoded(operation: str, wire: Mapping[str, Any]) -> bytes:
     """``wire`` as compact JSON; strict, so a NaN in ``extra_body`` is refused, not sent as
     null."""
     try:
-        text = json.dumps(wire, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(
+            wire, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_shape
+        )
     except (TypeError, ValueError) as exc:
         raise refused(operation, f"the body is not JSON: {exc}") from None
     return text.encode()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import deque
+from types import MappingProxyType
+
 import pytest
 
 from nbext.client import BadRequest, NotFound
@@ -99,6 +102,24 @@ async def test_bad_cluster_input_is_refused_before_sending(
         await v2.call(v2.client.clusters.create, **{**args, "pod_count": 2, **kw})
     assert fragment in str(caught.value) and caught.value.sent is False
     assert await v2.call(v2.client.clusters.list) == []
+
+
+async def test_a_cluster_takes_any_mapping_and_sequence_its_keywords_are_typed_as(
+    v2: V2Harness,
+) -> None:
+    made = await v2.call(
+        v2.client.clusters.create,
+        name="c",
+        type="TRAINING",
+        gpu_type_id=GPU,
+        gpu_count_per_pod=1,
+        pod_count=2,
+        image="img",
+        env=MappingProxyType({"A": "1"}),
+        ports=deque(["8888/http"]),
+    )
+    members = await v2.call(v2.client.clusters.pods, made.id)
+    assert [(p.env, p.ports) for p in members] == [({"A": "1"}, ["8888/http"])] * 2
 
 
 async def test_the_service_refuses_what_only_it_knows(v2: V2Harness) -> None:
