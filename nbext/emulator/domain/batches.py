@@ -170,7 +170,9 @@ class Batches:
                 f"endpoint {endpoint_id} has {active} active batches, the most it may have; "
                 "a batch stops counting once done or cancelled: wait for one, or cancel one"
             )
-        batch = Batch("batch_" + new_id(20), endpoint_id, self.clock.now())
+        batch = Batch(
+            id="batch_" + new_id(20), endpoint_id=endpoint_id, created_at=self.clock.now()
+        )
         self._check_room(endpoint, batch, len(inputs))
         self._add(batch, inputs, (BATCH, batch.id, batch.to_record()))
         self.batches[batch.id] = batch

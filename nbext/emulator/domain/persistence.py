@@ -117,7 +117,12 @@ class JobPersistence:
         self.write(JOB, job.id, None)
 
     def save_counters(self, endpoint: Endpoint) -> None:
-        record = {key: getattr(endpoint, key) for key in ("id", "completed", "failed", "retried")}
+        record = {
+            "id": endpoint.id,
+            "completed": endpoint.completed,
+            "failed": endpoint.failed,
+            "retried": endpoint.retried,
+        }
         self.write(COUNTERS, endpoint.id, record)
 
     def write(self, kind: str, key: str, record: Record | None) -> None:

@@ -175,8 +175,11 @@ class WebhookDispatcher:
         ok = status == 200
         records = self._records.get(pending.job_id)
         if records is not None:  # the body is one per job, shared by its attempts
-            sent = (pending.job_id, pending.url, pending.attempt, self.clock.now())
-            records.append(Delivery(*sent, status, error, ok, pending.body))
+            at = self.clock.now()
+            attempt = Delivery(
+                pending.job_id, pending.url, pending.attempt, at, status, error, ok, pending.body
+            )
+            records.append(attempt)
         if ok:
             return
         log.info("webhook for job %s attempt %d failed: %s", pending.job_id, pending.attempt, error)
