@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.local_service import stop_service
+
 HERE = Path(__file__).resolve().parent
 _home: tempfile.TemporaryDirectory[str] | None = None
 
@@ -43,7 +45,24 @@ def kernel_environment(home: Path) -> dict[str, str]:
     return env
 
 
+def private_service_dirs() -> tempfile.TemporaryDirectory[str]:
+    """A runtime and a data folder for the local service of this test process alone.
+
+    Every kernel, guide and subprocess a test starts inherits them, so no test ever
+    reaches the user's own local service or its data, and two test processes (xdist
+    workers) never share one; ``stop_service`` ends what ran there."""
+    folder = tempfile.TemporaryDirectory(prefix="nbext-test-service-")
+    os.environ["NBEXT_RUNTIME_DIR"] = str(Path(folder.name) / "run")
+    os.environ["NBEXT_DATA_DIR"] = str(Path(folder.name) / "data")
+    return folder
+
+
+_service_dirs: tempfile.TemporaryDirectory[str] | None = None
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    global _service_dirs
+    _service_dirs = private_service_dirs()
     option = config.option
     sanitize = getattr(option, "nbval_sanitize_with", None)
     if sanitize and not Path(sanitize).is_absolute():
@@ -75,7 +94,11 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    global _home
+    global _home, _service_dirs
+    if _service_dirs is not None:
+        stop_service(Path(os.environ["NBEXT_RUNTIME_DIR"]))
+        _service_dirs.cleanup()
+        _service_dirs = None
     if _home is not None:
         _home.cleanup()
         _home = None

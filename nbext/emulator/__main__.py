@@ -356,7 +356,69 @@ def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> di
     return variables
 
 
+SERVICE_COMMANDS = ("start", "stop", "status", "restart", "log")
+"""The user's local service's commands (``%runpod local ...`` in a notebook)."""
+
+
+def service_command(argv: Sequence[str]) -> int:
+    """``python -m nbext.emulator start|stop|status|restart|log``: the user's local
+    service (docs/behaviour.md#the-local-service), as ``%runpod local`` in a notebook."""
+    from nbext import service
+
+    from . import user_service
+
+    parser = argparse.ArgumentParser(
+        prog="python -m nbext.emulator",
+        description="The user's local service: one emulator shared by every notebook.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    start = commands.add_parser("start", help="start it in the background (or join it)")
+    start.add_argument(
+        "--foreground", action="store_true", help="serve in this process; Ctrl-C stops it"
+    )
+    start.add_argument(
+        "--idle-stop",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop after this long with no call and nothing in flight (default "
+        f"{user_service.IDLE_STOP_DEFAULT_S / 3600:g} h, or NBEXT_IDLE_STOP; 0: never)",
+    )
+    commands.add_parser("stop", help="stop it (its data is kept)")
+    commands.add_parser("status", help="since when it runs, where its data is, who uses it")
+    commands.add_parser("restart", help="stop it and start it again on the same data")
+    log = commands.add_parser("log", help="the last lines of its log")
+    log.add_argument("-n", type=int, default=50, metavar="LINES", help="how many (default 50)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "start" and args.foreground:
+            return user_service.serve(idle_stop=user_service.idle_stop(args.idle_stop))
+        if args.command == "start":
+            print(service.join(idle_stop=args.idle_stop).describe())
+        elif args.command == "restart":
+            print(service.restart().describe())
+        elif args.command == "stop":
+            stopped = service.stop()
+            print(
+                f"stopped the local service (pid {stopped.pid})"
+                if stopped
+                else "no local service runs"
+            )
+        elif args.command == "log":
+            print("\n".join(service.log_lines(args.n)))
+        else:
+            info = service.status()
+            print("\n".join(service.describe(info)) if info else "no local service runs")
+            return 0 if info else 3  # as `systemctl status` says "not running"
+    except (service.ServiceError, service.ServiceFileError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given and given[0] in SERVICE_COMMANDS:
+        return service_command(given)
     args = parse_args(argv)
     emulator: Emulator | None = None
     server: EmulatorServer | None = None

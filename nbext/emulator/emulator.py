@@ -13,6 +13,7 @@ import re
 import secrets
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -131,6 +132,15 @@ class Emulator:
         self.serving_at: str | None = None
         """The server's base URL once one serves this emulator (worker scripts call it)."""
         self._supervisor: Supervisor | None = None
+        self.about: dict[str, Any] = {}
+        """What the user's service says of itself (``user_service``): empty elsewhere."""
+        self.kernels: set[int] = set()
+        """Process ids of the kernels that joined this emulator (``%runpod local status``)."""
+        self.on_stop: Callable[[], None] | None = None
+        """Stops the process serving this emulator, when it is the user's service."""
+        self.last_call = time.monotonic()
+        """When a client last called (the load-balancing middleware notes each call but
+        the worker protocol's): the user's service stops after an idle period."""
 
     def __repr__(self) -> str:
         return (
@@ -413,6 +423,13 @@ class Emulator:
         """Remove an endpoint and every job it has (and the template ``deploy`` made)."""
         self.call_on_loop(lambda: self.management.endpoints.delete(endpoint_id))
 
+    def deploy_demos(self) -> None:
+        """Every demo image as an endpoint of its own name (``llm-lb``: the load-balancing
+        demo, whose process starts at its first request); one kept by the database runs
+        its demo again."""
+        for name in [*self.images.names(), *LB_DEMO_IMAGES]:
+            self.ensure_deployed(name, name)
+
     def ensure_deployed(
         self, endpoint_id: str, image: str | None = None, *, handler: Handler | None = None
     ) -> str:
@@ -429,6 +446,28 @@ class Emulator:
         elif image is not None and image != existing.image:
             self._change(lambda: self.management.endpoints.set_image(endpoint_id, image))
         return endpoint_id
+
+    def busy(self) -> str | None:
+        """What is in flight, in words (None when nothing is): a queued or running job, an
+        open batch, a load-balancing request, a webhook to deliver. The user's service
+        never stops for idleness while any is."""
+        jobs = sum(
+            len(e.queue) + sum(1 for w in e.workers if w.running)
+            for e in self.jobs.endpoints.values()
+        )
+        batches = sum(1 for b in self.batches.batches.values() if b.active)
+        requests = sum(self.balancer.in_flight.values())
+        parts = [
+            f"{count} {what}"
+            for count, what in (
+                (jobs, "jobs queued or running"),
+                (batches, "batches open"),
+                (requests, "load-balancing requests"),
+                (self.webhooks.pending, "webhooks to deliver"),
+            )
+            if count
+        ]
+        return ", ".join(parts) or None
 
     # ---- time ------------------------------------------------------------------------
 

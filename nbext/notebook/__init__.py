@@ -109,13 +109,27 @@ def load_ipython_extension(ipython: Any, connection: Connection | None = None) -
     ipython.configurables[:] = [
         c for c in ipython.configurables if not isinstance(c, RunpodMagics)
     ] + [magics]
+    with contextlib.suppress(ValueError):
+        ipython.events.unregister("pre_run_cell", _rejoin)
+    ipython.events.register("pre_run_cell", _rejoin)
+    if magics.connection.mode == "local" and not magics.connection.private:
+        with contextlib.suppress(NbextError):  # said again by the command that needs it
+            magics.connection.service()  # joined now, so the banner says which
     print(magics.connection.banner())
     return magics
 
 
+def _rejoin(*_: Any) -> None:
+    """Before each cell: a local service that has gone is noticed and joined anew."""
+    with contextlib.suppress(NbextError):
+        current().rejoin()
+
+
 def unload_ipython_extension(ipython: Any) -> None:
-    """``%unload_ext nbext``: close the clients and stop the emulator this kernel started."""
+    """``%unload_ext nbext``: close the clients; the local service runs on."""
     awaiting.uninstall(ipython)
+    with contextlib.suppress(ValueError):
+        ipython.events.unregister("pre_run_cell", _rejoin)
     connection = set_current(None)
     if connection is not None:
         connection.close()

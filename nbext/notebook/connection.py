@@ -1,19 +1,24 @@
-"""Which service the kernel talks to, and the clients and emulator behind it.
+"""Which service the kernel talks to, and the clients behind it.
 
 With an API key configured (argument, ``RUNPOD_API_KEY``, or ``~/.runpod/config.toml``,
 resolved by ``nbext.client.load_config``) the kernel talks to the real service. Without
-one it talks to an emulator embedded in the kernel: started on first use (an
-``EmulatorServer`` on 127.0.0.1, a free port), with the demo images deployed as
-endpoints of the same names, so a notebook runs with no account, offline, in class.
+one it talks to the user's local service (``nbext.service``): one emulator process
+shared by every kernel of the user, started by the first that needs it and outliving
+them all, with the demo images deployed as endpoints of the same names, so a notebook
+runs with no account, offline, in class, and a batch or a warm worker survives a kernel
+restart.
+
+A notebook that needs an emulator of its own (a fake clock that moves only its jobs, a
+test) hands the connection its ``EmulatorServer``: a *private* service, in the kernel.
 
 One ``Connection`` per kernel (``kernel.current()``), holding up to two ``Service``s (local and
-cloud) so switching with ``%runpod connect`` keeps both sides' jobs reachable. Tests hand
-a connection their own ``EmulatorServer`` (on a fake clock) and environment.
+cloud) so switching with ``%runpod connect`` keeps both sides' jobs reachable.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import os
@@ -21,24 +26,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import httpx
+
+from nbext import service as local_service
 from nbext.client import AsyncClient, Budget, Client, ClientConfig, Secret, load_config
 from nbext.models import JobResult
 
 from .credentials import config_path
-from .errors import NotebookError
+from .errors import InvalidArgument, NotebookError
 from .registry import JobRegistry
 from .uipoll import running_loop
 
 if TYPE_CHECKING:
-    from nbext.emulator import Emulator, EmulatorServer
+    from nbext.emulator import EmulatorServer
 
 Mode = Literal["local", "cloud"]
-DEMO_ENDPOINTS = (
-    "echo", "sleep", "fail", "stream-text", "image-gen", "text-to-speech", "llm", "llm-lb"
-)  # fmt: skip
-"""Demo images of the emulator, deployed as endpoints of the same names (``llm-lb``: the
-load-balancing demo, an OpenAI-compatible server; its process starts at its first
-request)."""
 
 
 class Service:
@@ -59,14 +61,17 @@ class Service:
         base_url: str,
         management_api: Literal["v1", "v2"] = "v2",
         server: EmulatorServer | None = None,
-        owns_server: bool = False,
+        joined: local_service.Joined | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         self.mode = mode
         self.key_source = key_source
         self.key = Secret(api_key)
         self.server = server
-        self._owns_server = owns_server
+        """A private emulator's server (in this kernel; never stopped here)."""
+        self.joined = joined
+        """The user's local service this kernel joined (``nbext.service``)."""
+        self._control: httpx.Client | None = None
         self._kwargs = {"management_api": management_api, **(client_kwargs or {})}
         self.client = Client(
             api_key, serverless_url=serverless_url, base_url=base_url, **self._kwargs
@@ -82,8 +87,33 @@ class Service:
         return self.client.base_url
 
     @property
-    def emulator(self) -> Emulator | None:
-        return self.server.emulator if self.server is not None else None
+    def root_url(self) -> str:
+        """The local service's address (``http://127.0.0.1:PORT``), above ``/v2``."""
+        return self.serverless_url.removesuffix("/v2")
+
+    def control(self, method: str, path: str, body: Any = None) -> Any:
+        """A call to the local service's ``/_emulator`` controls, which the real service
+        has no counterpart of (deploying a script, a scenario, the service's status): its
+        answer's JSON, or ``InvalidArgument`` with the service's own one-line refusal."""
+        if self.mode != "local":
+            raise NotebookError("only the local service has emulator controls")
+        if self._control is None:
+            self._control = httpx.Client(
+                base_url=self.root_url,
+                headers={"Authorization": f"Bearer {self.key.reveal()}"},
+                timeout=30.0,
+            )
+        try:
+            answer = self._control.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise NotebookError(
+                f"the local service at {self.root_url} did not answer: {exc}"
+            ) from None
+        data = answer.json() if answer.content else None
+        if answer.is_error:
+            error = data.get("error") if isinstance(data, dict) else None
+            raise InvalidArgument(str(error or f"HTTP {answer.status_code}"))
+        return data
 
     def async_client(self) -> AsyncClient:
         """The async client of the running loop (made on first use on that loop)."""
@@ -100,14 +130,11 @@ class Service:
         return self._async[1]
 
     def describe(self) -> str:
+        if self.joined is not None:
+            return self.joined.describe()
         if self.mode == "local":
-            return f"local emulator at {self.serverless_url} (key {self.key.masked}, generated)"
+            return f"private emulator at {self.serverless_url} (in this kernel)"
         return f"cloud at {self.serverless_url} (key {self.key.masked} from {self.key_source})"
-
-    def endpoints(self) -> list[str]:
-        """Endpoint ids of the embedded emulator (empty for the cloud)."""
-        emulator = self.emulator
-        return sorted(emulator.jobs.endpoints) if emulator is not None else []
 
     async def aclose(self) -> None:
         """Close the async client of the running loop (tests end their loop after this)."""
@@ -116,22 +143,25 @@ class Service:
             await client.aclose()
 
     def close(self) -> None:
+        """Close the clients; the kernel leaves the local service (which runs on)."""
+        if self.joined is not None:
+            with contextlib.suppress(NotebookError):
+                self.control("DELETE", f"/_emulator/service/kernels/{os.getpid()}")
+        if self._control is not None:
+            self._control.close()
         self.client.close()
-        if self.server is not None and self._owns_server:
-            server, self.server = self.server, None
-            server.stop()
-            server.emulator.close()
 
     def __repr__(self) -> str:
         return f"Service({self.describe()})"
 
 
 class Connection:
-    """The kernel's link to a service: the cloud with a key, else the embedded emulator.
+    """The kernel's link to a service: the cloud with a key, else the local service.
 
-    ``server`` hands in an emulator server (tests; a notebook sharing one); it is started
-    if needed and never stopped by ``close``. ``environ`` and ``config_file`` replace
-    the process environment and ``~/.runpod/config.toml`` when resolving the key.
+    ``server`` hands in an emulator server of the notebook's own (a private service: a
+    fake clock, a test); it is started if needed and never stopped by ``close``.
+    ``environ`` and ``config_file`` replace the process environment and
+    ``~/.runpod/config.toml`` when resolving the key.
     ``management_api`` chooses the emulator's management interface, REST v1 or v2.
     """
 
@@ -170,6 +200,11 @@ class Connection:
             self._require_key()
         self.mode: Mode = mode
 
+    @property
+    def private(self) -> bool:
+        """Whether the local service is an emulator of this notebook's own (``server``)."""
+        return self._server is not None
+
     # ---- what the user is told ---------------------------------------------------------
 
     def banner(self) -> str:
@@ -182,10 +217,12 @@ class Connection:
         started = self._services.get("local")
         if started is not None:
             return f"nbext: {started.describe()}"
-        return "nbext: local emulator, starts on first use (no API key configured)"
+        if self.private:
+            return "nbext: a private emulator of this notebook, started on first use"
+        return "nbext: local service, joined on first use (no API key configured)"
 
     def status_lines(self) -> list[str]:
-        """``%runpod status``: service, addresses, masked key, emulator endpoints."""
+        """``%runpod status``: service, addresses, masked key, the local service's state."""
         lines: list[str] = []
         if self.mode == "cloud":
             lines += [
@@ -196,18 +233,23 @@ class Connection:
             ]
         else:
             local = self._services.get("local")
-            lines.append("service: local emulator (embedded in this kernel)")
             if local is None:
-                lines.append("state: not started yet; it starts on the first command")
+                lines.append("service: the local service; joined on the first command")
             else:
-                emulator = local.emulator
-                clock = type(emulator.clock).__name__ if emulator is not None else "?"
+                info = local.control("GET", "/_emulator/service")
+                if info["shared"]:
+                    lines += local_service.describe(info)
+                else:
+                    lines += [
+                        "service: a private emulator, in this kernel",
+                        f"address: {info['url']}",
+                        f"clock: {info['clock']}",
+                        f"endpoints: {', '.join(info['endpoints']) or 'none'}",
+                    ]
                 lines += [
                     f"jobs URL: {local.serverless_url}",
                     f"management URL: {local.base_url}",
-                    f"API key: {local.key.masked} (generated by the emulator)",
-                    f"clock: {clock}",
-                    f"endpoints: {', '.join(local.endpoints()) or 'none'}",
+                    f"API key: {local.key.masked} (generated by the local service)",
                 ]
             if self.config.api_key is not None:
                 lines.append(
@@ -241,6 +283,27 @@ class Connection:
         made.client.budget = self.budget
         made.client.on_job_result(lambda result: self._seen(made, result))
         return made
+
+    def rejoin(self) -> None:
+        """Join the local service anew if the one this kernel joined has gone (stopped,
+        restarted, killed, idle): run before each cell, so the cell's first call reaches
+        a live service, started now if none runs, rather than a closed port. While it is
+        alive this costs a lock test and a small file read."""
+        local = self._services.get("local")
+        if local is None or local.joined is None:
+            return
+        runtime = local_service.files.runtime_dir()
+        now = local_service.files.read(runtime)
+        if (
+            now is not None
+            and now.pid == local.joined.file.pid
+            and local_service.files.alive(runtime)
+        ):
+            return
+        del self._services["local"]
+        local.close()
+        if self.mode == "local":
+            self.service()
 
     def service_named(self, mode: str) -> Service | None:
         """An already started service by name (jobs remember where they were submitted)."""
@@ -324,11 +387,11 @@ class Connection:
         return config
 
     def local(self, needs: str = "deploying a notebook function needs") -> Service:
-        """The embedded emulator's service, started if needed; connected to the cloud, a
-        one-line error that says what ``needs`` the emulator."""
+        """The local service (joined if needed); connected to the cloud, a one-line error
+        that says what ``needs`` it."""
         if self.mode != "local":
             raise NotebookError(
-                f"this kernel is connected to the RunPod cloud; {needs} the local emulator: "
+                f"this kernel is connected to the RunPod cloud; {needs} the local service: "
                 "run `%runpod connect local` first"
             )
         return self.service()
@@ -362,26 +425,39 @@ class Connection:
         )
 
     def _start_local(self) -> Service:
-        from nbext.emulator import EmulatorServer
-
-        owns = self._server is None
+        """The user's local service, joined (started if none runs); or the private
+        emulator this connection was given, with the demo endpoints deployed on it."""
+        server = self._server
+        if server is None:
+            try:
+                joined = local_service.join()
+            except (local_service.ServiceError, local_service.ServiceFileError) as exc:
+                raise NotebookError(str(exc)) from None
+            made = Service(
+                "local",
+                api_key=joined.file.key,
+                key_source="the local service",
+                serverless_url=f"{joined.url}/v2",
+                base_url=f"{joined.url}/{self.management_api}",
+                management_api=self.management_api,
+                joined=joined,
+                client_kwargs=self._client_kwargs,
+            )
+            made.control("PUT", f"/_emulator/service/kernels/{os.getpid()}")
+            return made
         quiet_emulator_log()
-        server = self._server or EmulatorServer()
         if not server.running:
             server.start()
         emulator = server.emulator
-        for name in DEMO_ENDPOINTS:
-            if name not in emulator.jobs.endpoints:
-                emulator.deploy(image=name, endpoint_id=name)
+        emulator.deploy_demos()
         return Service(
             "local",
             api_key=emulator.api_key,
-            key_source="the embedded emulator",
+            key_source="the private emulator",
             serverless_url=server.serverless_url,
             base_url=f"{server.url}/{self.management_api}",
             management_api=self.management_api,
             server=server,
-            owns_server=owns,
             client_kwargs=self._client_kwargs,
         )
 

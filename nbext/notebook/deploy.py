@@ -16,27 +16,25 @@ the endpoint's processes: new jobs run the new code.
 from __future__ import annotations
 
 import os
+import sys
 import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from pydantic.alias_generators import to_camel
 
 from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
 
-from .connection import Connection
+from .connection import Connection, Service
 from .errors import InvalidArgument, NotebookError, WrongType
 from .kernel import current
-
-if TYPE_CHECKING:
-    from nbext.emulator import Emulator
 
 START_TIMEOUT_S = 120.0
 """How long deploying a script waits for its first worker to serve (a cold start that
 loads a model can take this long; the SDK alone takes a second or two)."""
 START_POLL_S = 0.05
-LAST_LINES = 8
-"""Lines of a worker's output shown when it dies at start."""
 
 
 class WorkerStartFailed(NotebookError):
@@ -144,44 +142,32 @@ def _deploy_script(
         raise InvalidArgument(f"a worker script is a .py file, not {str(path)!r}")
     if not path.is_file():
         raise InvalidArgument(f"worker script {str(path)!r} not found")
-    emulator = (connection or current()).local("deploying a worker script needs").emulator
-    assert emulator is not None
+    service = (connection or current()).local("deploying a worker script needs")
     endpoint_id = name or path.stem
-    existing = emulator.jobs.endpoints.get(endpoint_id)
-    if existing is not None:
-        busy = len(existing.queue) + sum(1 for w in existing.workers if w.running)
-        if busy:
-            raise InvalidArgument(
-                f"endpoint {endpoint_id!r} has jobs queued or running: wait for them (or "
-                "purge its queue) before deploying it again"
-            )
-        emulator.undeploy(endpoint_id)
-        emulator.call_on_loop(emulator.remote_workers.reconcile)  # its processes stop
-    try:
-        emulator.deploy_worker(path, endpoint_id=endpoint_id, python=python, env=env, **settings)
-    except ValueError as exc:  # the emulator's word on a bad name, setting, interpreter
-        raise InvalidArgument(str(exc)) from None
-    _await_first_worker(emulator, endpoint_id, path)
+    body = {
+        "path": str(path.resolve()),  # the service runs elsewhere: not the kernel's cwd
+        "python": python or sys.executable,  # the kernel's environment, the user's
+        "env": env or {},
+        "loadBalancer": bool(settings.pop("load_balancer", False)),
+        **{to_camel(key): value for key, value in settings.items()},
+    }
+    service.control("PUT", f"/_emulator/scripts/{endpoint_id}", body)
+    _await_first_worker(service, endpoint_id, path)
     return endpoint_id
 
 
-def _await_first_worker(emulator: Emulator, endpoint_id: str, path: Path) -> None:
-    """Start a worker and wait until it serves; a worker that dies first fails the deploy
-    (and the endpoint is removed, so no job waits on a script that cannot start)."""
-    workers = emulator.remote_workers
-    emulator.call_on_loop(lambda: workers.warm(endpoint_id))
+def _await_first_worker(service: Service, endpoint_id: str, path: Path) -> None:
+    """Wait until a worker serves; a worker that dies first fails the deploy (and the
+    endpoint is removed, so no job waits on a script that cannot start)."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
-        serving, failure = emulator.call_on_loop(lambda: workers.startup(endpoint_id))
-        if serving:
+        startup = service.control("GET", f"/_emulator/endpoints/{endpoint_id}/startup")
+        if startup["serving"]:
             return
+        failure = startup["failure"]
         if failure is not None:
-            output = [
-                line.partition("] ")[2]
-                for line in emulator.worker_logs(endpoint_id)
-                if not line.partition("] ")[2].startswith("--- ")
-            ][-LAST_LINES:]
-            emulator.undeploy(endpoint_id)
+            output = startup["output"]
+            service.control("DELETE", f"/_emulator/endpoints/{endpoint_id}")
             last = next((line for line in reversed(output) if line.strip()), "")
             if failure.startswith("it exited"):  # the end of its traceback says why
                 failure += f": {last.strip()}" if last else ", printing nothing"
@@ -193,6 +179,6 @@ def _await_first_worker(emulator: Emulator, endpoint_id: str, path: Path) -> Non
     # Slow, not dead (a large model loading): the endpoint stays, its jobs wait.
     warnings.warn(
         f"worker script {path.name}: no worker serves yet after {START_TIMEOUT_S:.0f} s; "
-        "jobs wait in the queue until one does (its log: emulator.worker_logs)",
+        "jobs wait in the queue until one does (its log: %runpod logs)",
         stacklevel=3,
     )

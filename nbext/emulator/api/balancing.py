@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,8 @@ NOT_FORWARDED = frozenset(
 """Neither way: a hop's own headers, the key, lengths (set anew), and what the emulator's
 server says of itself."""
 MB = 1024 * 1024
+WORKER_CALL = re.compile(r"^/v2/[^/]+/(job-take|job-take-batch|job-stop|ping|job-stream|job-done)/")
+"""The worker protocol's calls: a warm worker polls all day, which is not a user's use."""
 
 
 class LoadBalancing:
@@ -45,6 +49,8 @@ class LoadBalancing:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan" and WORKER_CALL.search(scope["path"]) is None:
+            self.emulator.last_call = time.monotonic()
         target = _target(scope) if scope["type"] in ("http", "websocket") else None
         if target is None:
             await self.app(scope, receive, send)

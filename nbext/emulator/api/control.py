@@ -6,6 +6,7 @@ from outside the emulator's process.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,9 +16,11 @@ from ..domain.clock import FakeClock
 from ..domain.endpoints import Endpoint
 from ..domain.errors import Conflict, InvalidInput
 from ..domain.workers import WorkerState
-from .http import Authenticated, json_response, parse_json, read_body
+from .http import Authenticated, json_response, no_content, parse_json, read_body
 
 router = APIRouter(prefix="/_emulator")
+LAST_LINES = 8
+"""Lines of a worker's output shown when it cannot start."""
 
 
 def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
@@ -31,6 +34,7 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
         "idleTimeout": endpoint.idle_timeout,
         "executionTimeoutMs": endpoint.execution_timeout_ms,
         "queued": len(endpoint.queue),
+        "scenario": endpoint.scenario.describe() if endpoint.scenario is not None else None,
         "workers": [
             {
                 "id": w.id,
@@ -41,6 +45,55 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
             for w in endpoint.workers
         ],
     }
+
+
+@router.get("/service")
+async def service(emulator: Authenticated) -> Response:
+    """What the service is (the user's shared one says since when and where its data is),
+    who uses it and what it has in flight: ``%runpod local status``."""
+    emulator.kernels = {pid for pid in emulator.kernels if _alive(pid)}
+    return json_response(
+        {
+            **emulator.about,
+            "url": emulator.serving_at,
+            "shared": bool(emulator.about),
+            "clock": "fake" if isinstance(emulator.clock, FakeClock) else "real",
+            "endpoints": sorted(emulator.jobs.endpoints),
+            "kernels": len(emulator.kernels),
+            "busy": emulator.busy(),
+        }
+    )
+
+
+@router.put("/service/kernels/{pid}")
+async def kernel_joined(pid: int, emulator: Authenticated) -> Response:
+    emulator.kernels.add(pid)
+    return no_content()
+
+
+@router.delete("/service/kernels/{pid}")
+async def kernel_left(pid: int, emulator: Authenticated) -> Response:
+    emulator.kernels.discard(pid)
+    return no_content()
+
+
+@router.post("/service/stop")
+async def stop_service(emulator: Authenticated) -> Response:
+    """Stop the user's service (it ends its workers and writes its last changes first)."""
+    if emulator.on_stop is None:
+        raise Conflict("this emulator is not the user's local service: stop what started it")
+    emulator.on_stop()
+    return json_response({"status": "stopping"}, 202)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @router.post("/reset")
@@ -126,3 +179,77 @@ async def lb_requests(endpoint_id: str, emulator: Authenticated) -> Response:
     return json_response(
         {"requests": [{**r, "costUsd": round(r["executionTime"] / 1000 * rate, 8)} for r in served]}
     )
+
+
+@router.put("/endpoints/{endpoint_id}/scenario")
+async def scenario(endpoint_id: str, request: Request, emulator: Authenticated) -> Response:
+    """Give the endpoint a teaching scenario (``{"scenario": "cold-start:seconds=20"}``),
+    or end it (``null``): ``%runpod emulator scenario``."""
+    data = parse_json(await read_body(request, 4096))
+    text = data.get("scenario") if isinstance(data, dict) else None
+    if text is not None and not isinstance(text, str):
+        raise InvalidInput(f"scenario must be a string or null, got {text!r}")
+    emulator.jobs.endpoint(endpoint_id)  # 404 naming the endpoints there are
+    try:
+        described = emulator.set_scenario(endpoint_id, text)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+    return json_response({"scenario": described if text is not None else None})
+
+
+@router.put("/scripts/{endpoint_id}")
+async def deploy_script(endpoint_id: str, request: Request, emulator: Authenticated) -> Response:
+    """Deploy a worker script (``{"path", "python"?, "env"?, "loadBalancer"?, "workersMin"?,
+    ...}``) as the endpoint, replacing the processes of an earlier one of that name (which
+    must have no job queued or running), and start its first worker: ``nbext.deploy``
+    then follows it at ``/startup``."""
+    data = parse_json(await read_body(request, 1 << 20))
+    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
+        raise InvalidInput("body must be a JSON object with a string 'path'")
+    existing = emulator.jobs.endpoints.get(endpoint_id)
+    if existing is not None:
+        if existing.queue or any(w.running for w in existing.workers):
+            raise Conflict(
+                f"endpoint {endpoint_id!r} has jobs queued or running: wait for them (or "
+                "purge its queue) before deploying it again"
+            )
+        emulator.undeploy(endpoint_id)
+        emulator.remote_workers.reconcile()  # its processes stop
+    try:
+        emulator.deploy_worker(
+            data["path"],
+            endpoint_id=endpoint_id,
+            python=data.get("python"),
+            env=data.get("env"),
+            load_balancer=bool(data.get("loadBalancer")),
+            workers_min=int(data.get("workersMin", 0)),
+            workers_max=int(data.get("workersMax", 3)),
+            idle_timeout=float(data.get("idleTimeout", 5.0)),
+            execution_timeout_ms=int(data.get("executionTimeoutMs", 600_000)),
+        )
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(str(exc)) from None
+    emulator.remote_workers.warm(endpoint_id)
+    return json_response({"id": endpoint_id}, 201)
+
+
+@router.get("/endpoints/{endpoint_id}/startup")
+async def startup(endpoint_id: str, emulator: Authenticated) -> Response:
+    """Whether a worker of a script's endpoint serves; if the last one could not start,
+    why, with the last lines it printed."""
+    emulator.jobs.endpoint(endpoint_id)
+    serving, failure = emulator.remote_workers.startup(endpoint_id)
+    output = [
+        line.partition("] ")[2]
+        for line in emulator.worker_logs(endpoint_id)
+        if not line.partition("] ")[2].startswith("--- ")
+    ]
+    return json_response({"serving": serving, "failure": failure, "output": output[-LAST_LINES:]})
+
+
+@router.delete("/endpoints/{endpoint_id}")
+async def undeploy(endpoint_id: str, emulator: Authenticated) -> Response:
+    emulator.jobs.endpoint(endpoint_id)
+    emulator.undeploy(endpoint_id)
+    emulator.remote_workers.reconcile()
+    return no_content()

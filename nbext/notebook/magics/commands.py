@@ -46,6 +46,7 @@ ORDER = (
     "logout",
     "connect",
     "status",
+    "local",
     "deploy",
     "jobs",
     "cancel",

@@ -1,5 +1,10 @@
-"""``%runpod emulator scenario ENDPOINT NAME [KEY=VALUE ...]``: the local emulator's
-teaching scenarios, set and ended from a cell.
+"""``%runpod local start|status|stop|restart|log``: the user's local service; and
+``%runpod emulator scenario ENDPOINT NAME [KEY=VALUE ...]``: its teaching scenarios, set
+and ended from a cell.
+
+The local service runs on after the kernel (docs/behaviour.md#the-local-service): these
+are the notebook's words for what ``python -m nbext.emulator start|status|...`` does in
+a terminal, through the same functions (``nbext.service``).
 
 A class or a demo meets each cause of a job that waits (a cold start, a crash loop, no
 GPU free, jobs that fail, a slow stream) on purpose, in the notebook that explains it,
@@ -13,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from ..errors import one_line
+from nbext import service
+
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics, usage_errors
@@ -21,10 +27,56 @@ from .common import Magics, usage_errors
 if TYPE_CHECKING:
     import argparse
 
-    from nbext.emulator import Emulator
-
 
 OFF = "off"
+
+
+@subcommand("local", "the local service every notebook shares: status, start, stop, restart, log")
+@magic_arguments("runpod local")
+@argument(
+    "action",
+    nargs="?",
+    default="status",
+    choices=["status", "start", "stop", "restart", "log"],
+    help="status (the default): since when it runs, its data, endpoints and kernels; "
+    "start; stop (its data is kept); restart; log: its last lines",
+)
+@argument("-n", "--lines", type=int, default=50, help="log: how many lines (default 50)")
+def local_command(magics: Magics, args: argparse.Namespace) -> None:
+    """The user's local service, which every kernel without an API key joins and which
+    outlives them: its state (``status``), ``start`` it, ``stop`` it (what it holds is kept
+    for its next start), ``restart`` it (after an upgrade of nbext, say), or read its ``log``.
+    Example::
+
+        %runpod local status
+        %runpod local log -n 20
+    """
+    try:
+        if args.action == "start":
+            print(f"nbext: {service.join().describe()}")
+        elif args.action == "restart":
+            print(f"nbext: {service.restart().describe()}")
+            magics.connection.rejoin()
+        elif args.action == "stop":
+            stopped = service.stop()
+            print(
+                f"stopped the local service (pid {stopped.pid}); it starts again at the "
+                "next command that needs it"
+                if stopped
+                else "no local service runs"
+            )
+        elif args.action == "log":
+            print("\n".join(service.log_lines(args.lines)) or "the log is empty")
+        else:
+            info = service.status()
+            print(
+                "\n".join(service.describe(info))
+                if info
+                else "no local service runs: it starts at the first command of a kernel with "
+                "no API key, or with `%runpod local start`"
+            )
+    except (service.ServiceError, service.ServiceFileError) as exc:
+        raise UsageError(str(exc)) from None
 
 
 @subcommand("emulator", "give an endpoint of the local emulator a teaching scenario, or end it")
@@ -54,33 +106,25 @@ def emulator_command(magics: Magics, args: argparse.Namespace) -> None:
         %runpod emulator scenario echo cold-start seconds=20
         %runpod emulator scenario echo off
     """
-    emulator = local_emulator(magics)
-    endpoints = emulator.jobs.endpoints
+    with usage_errors():
+        service = magics.connection.local("teaching scenarios need")
+    endpoints = {e["id"]: e for e in service.control("GET", "/_emulator/endpoints")}
     if args.endpoint not in endpoints:
         known = ", ".join(sorted(endpoints)) or "none"
         raise UsageError(f"endpoint {args.endpoint!r} not found; the emulator's endpoints: {known}")
     if args.name is None:
-        scenario = endpoints[args.endpoint].scenario
-        shown = scenario.describe() if scenario is not None else "none (a healthy fleet)"
+        shown = endpoints[args.endpoint]["scenario"] or "none (a healthy fleet)"
         print(f"endpoint {args.endpoint}: scenario {shown}")
         return
     if args.name == OFF and args.params:
         raise UsageError(f"'off' takes no parameters, got {' '.join(args.params)}")
     params = f":{','.join(args.params)}" if args.params else ""
     text = None if args.name == OFF else f"{args.name}{params}"
-    try:
-        described = emulator.set_scenario(args.endpoint, text)
-    except ValueError as exc:
-        raise UsageError(one_line(str(exc))) from None
+    with usage_errors():
+        described = service.control(
+            "PUT", f"/_emulator/endpoints/{args.endpoint}/scenario", {"scenario": text}
+        )["scenario"]
     if text is None:
         print(f"endpoint {args.endpoint}: scenario ended; its workers are healthy again")
     else:
         print(f"endpoint {args.endpoint}: scenario {described} (end it with: off)")
-
-
-def local_emulator(magics: Magics) -> Emulator:
-    """The kernel's embedded emulator; a one-line error when connected to the cloud."""
-    with usage_errors():
-        emulator = magics.connection.local("teaching scenarios need").emulator
-    assert emulator is not None, "the local service runs an emulator"
-    return emulator

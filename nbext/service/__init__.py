@@ -1,0 +1,293 @@
+"""The user's local service, seen from a kernel or a script: join it, start it, stop it.
+
+One service per user, as LocalStack is: the first kernel with no API key starts it
+(``join``), every other kernel and script of the user finds it through ``service.json``
+(``files``), and it outlives them all, with its endpoints, jobs, batches and warm workers,
+until it is stopped or has been idle for hours (docs/behaviour.md#the-local-service).
+The service itself is ``nbext.emulator.user_service``; this side imports none of the
+emulator, so a kernel that joins a running service pays only for a file read and one
+call.
+
+A script joins it in one line::
+
+    client = nbext.Client(**nbext.service.client_settings())
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from nbext import __version__
+
+from . import files
+from .files import (
+    ServiceFile,
+    ServiceFileError,
+    alive,
+    data_dir,
+    log_path,
+    open_private,
+    private_dir,
+    read,
+    runtime_dir,
+    starting,
+)
+
+__all__ = [
+    "files",
+    "Joined",
+    "ServiceError",
+    "ServiceFileError",
+    "client_settings",
+    "describe",
+    "join",
+    "log_lines",
+    "restart",
+    "status",
+    "stop",
+]
+
+START_TIMEOUT_S = 30.0
+"""How long starting the service may take before it is reported as failed (it takes
+about a second; a loaded machine may take several)."""
+CALL_TIMEOUT_S = 5.0
+"""A service that holds its lock but answers no control call within this is hung."""
+_children: dict[int, subprocess.Popen[bytes]] = {}
+"""Services this process started, reaped once they end (no zombie is left)."""
+
+
+class ServiceError(Exception):
+    """The local service cannot be used: one line that says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Joined:
+    """The running service a kernel joined, and whether this call started it."""
+
+    file: ServiceFile
+    started: bool
+
+    @property
+    def url(self) -> str:
+        return self.file.url
+
+    def describe(self) -> str:
+        """``%load_ext nbext``'s word on it: started now, or running since when."""
+        if self.started:
+            return f"local service at {self.url} (started now; data in {self.file.db})"
+        since = datetime.fromtimestamp(self.file.started_at).strftime("%Y-%m-%d %H:%M")
+        return f"local service at {self.url} (running since {since})"
+
+
+def client_settings(start: bool = True) -> dict[str, str]:
+    """``api_key``, ``serverless_url`` and ``base_url`` of the user's service, for
+    ``nbext.Client(**...)`` or the ``runpod`` SDK; starts it unless ``start`` is False."""
+    joined = join(start=start)
+    return {
+        "api_key": joined.file.key,
+        "serverless_url": f"{joined.url}/v2",
+        "base_url": f"{joined.url}/v2",
+    }
+
+
+def join(*, start: bool = True, idle_stop: float | None = None) -> Joined:
+    """The user's running service; started if there is none (unless ``start`` is False:
+    then ServiceError). A file left by a dead service is removed and a new one started;
+    one of another nbext version is restarted if idle, else refused in one line.
+
+    ``idle_stop``: seconds of idleness after which a service started here stops (its
+    default otherwise, or ``NBEXT_IDLE_STOP``)."""
+    runtime = private_dir(runtime_dir())
+    _reap()
+    found = _running(runtime)
+    if found is not None and found.version == __version__:
+        return Joined(found, started=False)
+    if not start:
+        raise ServiceError("no local service runs: start one with `%runpod local start`")
+    with _one_line(), starting(runtime, START_TIMEOUT_S):
+        found = _running(runtime)  # another process may have started it meanwhile
+        if found is not None and found.version != __version__:
+            _replace_other_version(found)
+            found = None
+        if found is not None:
+            return Joined(found, started=False)
+        return Joined(_start(runtime, idle_stop), started=True)
+
+
+def status() -> dict[str, Any] | None:
+    """What the running service says of itself (``GET /_emulator/service``), or None."""
+    found = _running(private_dir(runtime_dir()))
+    return None if found is None else _call(found, "GET", "/_emulator/service")
+
+
+def stop(timeout: float = 15.0) -> ServiceFile | None:
+    """Stop the running service and wait for it to end; returns its file (None: none ran)."""
+    runtime = private_dir(runtime_dir())
+    found = _running(runtime)
+    if found is None:
+        return None
+    _call(found, "POST", "/_emulator/service/stop")
+    deadline = time.monotonic() + timeout
+    while alive(runtime):
+        if time.monotonic() > deadline:
+            raise ServiceError(
+                f"the local service (pid {found.pid}) did not stop within {timeout:.0f} s: "
+                f"end it with `kill {found.pid}`"
+            )
+        time.sleep(0.02)
+    _reap()
+    return found
+
+
+def restart() -> Joined:
+    """Stop the running service (if any) and start a new one on the same data."""
+    stop()
+    return join()
+
+
+def log_lines(count: int = 50) -> list[str]:
+    """The last ``count`` lines of the service's log."""
+    path = log_path(data_dir())
+    if not path.exists():
+        return []
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 256 * count))
+        text = handle.read().decode("utf-8", "replace")
+    return text.splitlines()[-count:]
+
+
+def describe(info: dict[str, Any]) -> list[str]:
+    """``%runpod local status``'s lines (and the command line's) from ``status()``."""
+    started = datetime.fromtimestamp(info["startedAt"])
+    ran = _duration(time.time() - info["startedAt"])
+    idle = info.get("idleStopS") or 0
+    busy = info.get("busy")
+    return [
+        f"local service: nbext {info['version']}, pid {info['pid']}, "
+        f"running since {started:%Y-%m-%d %H:%M} ({ran})",
+        f"address: {info['url']}",
+        f"data: {info['db']}",
+        f"log: {info['log']} (%runpod local log)",
+        f"endpoints: {', '.join(info['endpoints']) or 'none'}",
+        f"kernels using it: {info['kernels']}",
+        f"in flight: {busy}"
+        if busy
+        else "in flight: nothing"
+        + (f"; it stops by itself after {_duration(idle)} with no call" if idle else ""),
+    ]
+
+
+# ---- how ----------------------------------------------------------------------------
+
+
+def _running(runtime: Any) -> ServiceFile | None:
+    """The live service's file; a file left by a dead one is removed (None)."""
+    found = read(runtime)
+    if not alive(runtime):
+        if found is not None:
+            with contextlib.suppress(FileNotFoundError):
+                (runtime / "service.json").unlink()
+        return None
+    if found is None:
+        return None  # starting: its file is not written yet
+    try:
+        _call(found, "GET", "/_emulator/service")
+    except ServiceError:
+        raise ServiceError(
+            f"the local service (pid {found.pid}) holds its lock but does not answer at "
+            f"{found.url}: end it with `kill {found.pid}`, then run the cell again"
+        ) from None
+    return found
+
+
+def _start(runtime: Any, idle_stop: float | None) -> ServiceFile:
+    data = private_dir(data_dir())
+    command = [sys.executable, "-m", "nbext.emulator", "start", "--foreground"]
+    if idle_stop is not None:
+        command += ["--idle-stop", f"{idle_stop:g}"]
+    with open_private(log_path(data)) as log:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C in the kernel, or its end, does not reach it
+            cwd=data,
+        )
+    _children[process.pid] = process
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        found = read(runtime)
+        if found is not None and found.pid == process.pid:
+            return found
+        if process.poll() is not None:
+            last = next((line for line in reversed(log_lines(20)) if line.strip()), "")
+            raise ServiceError(
+                f"the local service could not start (exit code {process.returncode}): "
+                f"{last.strip() or 'it printed nothing'}"
+            )
+        time.sleep(0.01)
+    raise ServiceError(
+        f"the local service did not start within {START_TIMEOUT_S:.0f} s; its log: {log_path(data)}"
+    )
+
+
+def _replace_other_version(found: ServiceFile) -> None:
+    """Stop a service of another nbext version if nothing runs on it; else say so."""
+    info = _call(found, "GET", "/_emulator/service")
+    if info.get("busy") or info.get("kernels"):
+        why = info.get("busy") or f"{info['kernels']} kernels use it"
+        raise ServiceError(
+            f"the local service runs nbext {found.version} and this kernel has {__version__}; "
+            f"it is in use ({why}): run `%runpod local restart` once that is done"
+        )
+    stop()
+
+
+def _call(found: ServiceFile, method: str, path: str) -> dict[str, Any]:
+    try:
+        answer = httpx.request(
+            method,
+            found.url + path,
+            headers={"Authorization": f"Bearer {found.key}"},
+            timeout=CALL_TIMEOUT_S,
+        )
+        answer.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise ServiceError(f"the local service at {found.url} did not answer: {exc}") from None
+    result: dict[str, Any] = answer.json() if answer.content else {}
+    return result
+
+
+@contextlib.contextmanager
+def _one_line() -> Any:
+    try:
+        yield
+    except TimeoutError as exc:
+        raise ServiceError(f"the local service could not be started: {exc}") from None
+
+
+def _reap() -> None:
+    for pid, process in list(_children.items()):
+        if process.poll() is not None:
+            del _children[pid]
+
+
+def _duration(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes < 60:
+        return f"{minutes} min" if minutes else f"{int(seconds)} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+if os.name != "posix":  # pragma: no cover - the locks are POSIX file locks
+    raise ImportError("nbext's local service needs a POSIX system (Linux, macOS, WSL)")
