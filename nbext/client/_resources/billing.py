@@ -18,7 +18,6 @@ from nbext.models.v2 import BillingRecord
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .renamed import Old, alias, renamed, to
 from .rest import V2
 from .wire import given, query, refused, wrapped
 
@@ -76,10 +75,6 @@ def pods(
     return (yield from _records(ctx, api, "pods", "billing.pods", fields, {"pod_id": "podId"}))
 
 
-@renamed(
-    "billing.serverless",
-    {"endpoint_id": Old("serverless_id=", to("serverless_id"))},
-)
 def serverless(
     ctx: Context,
     api: V2,
@@ -112,9 +107,6 @@ def network_volumes(
     return (yield from _records(ctx, api, "network-volumes", op, fields, ids))
 
 
-endpoints = alias(serverless, "billing.endpoints", "billing.serverless")
-
-
 class Billing(Resource):
     """``client.billing``: ``summary``, ``pods``, ``serverless``, ``network_volumes``."""
 
@@ -122,7 +114,6 @@ class Billing(Resource):
     pods = blocking(pods)
     serverless = blocking(serverless)
     network_volumes = blocking(network_volumes)
-    endpoints = blocking(endpoints)
 
 
 class AsyncBilling(Resource):
@@ -132,4 +123,3 @@ class AsyncBilling(Resource):
     pods = awaiting(pods)
     serverless = awaiting(serverless)
     network_volumes = awaiting(network_volumes)
-    endpoints = awaiting(endpoints)

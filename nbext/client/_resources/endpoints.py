@@ -18,7 +18,6 @@ from nbext.models.v2 import CpuConfig, Endpoint, EndpointGpu, EndpointWorkers, S
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
 from .logs import as_line, follow_worker_logs, worker_logs
-from .renamed import ENDPOINT, endpoint_fields, renamed
 from .rest import V2
 from .serverless_workers import releases, workers
 from .wire import body, given, ident, one, wrapped
@@ -35,7 +34,6 @@ QUEUE_SCALING = {"type": "QUEUE_DELAY", "queueDelay": 4}
 """A queue endpoint's scaling when none is given: a worker more once a job waits 4 s."""
 
 
-@renamed("endpoints.create", ENDPOINT, endpoint_fields)
 def create(
     ctx: Context,
     api: V2,
@@ -92,7 +90,6 @@ def get(ctx: Context, api: V2, endpoint_id: str) -> Flow[Endpoint]:
     return (yield from api.fetch(ctx, call, one(Endpoint)))
 
 
-@renamed("endpoints.update", ENDPOINT, endpoint_fields)
 def update(
     ctx: Context,
     api: V2,

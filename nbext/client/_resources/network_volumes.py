@@ -13,16 +13,13 @@ from nbext.models.v2 import NetworkVolume
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .renamed import Old, renamed, to
 from .rest import V2
 from .wire import body, given, ident, one, wrapped
 
 PATH = "network-volumes"
 VolumeType = Literal["STANDARD", "HIGH_PERFORMANCE"]
-OLD = {"data_center_id": Old("data_center=", to("data_center"))}
 
 
-@renamed("network_volumes.create", OLD)
 def create(
     ctx: Context,
     api: V2,

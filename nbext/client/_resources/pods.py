@@ -20,7 +20,6 @@ from nbext.models.v2 import CpuConfig, GpuConfig, Mounts, Pod
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
 from .logs import as_line, follow_pod_logs, pod_logs
-from .renamed import POD_CREATE, POD_UPDATE, container_fields, renamed
 from .rest import V2
 from .wire import body, given, ident, maybe, one, wrapped
 
@@ -28,7 +27,6 @@ Cloud = Literal["SECURE", "COMMUNITY"]
 NESTED: dict[str, type[BaseModel]] = {"gpu": GpuConfig, "cpu": CpuConfig, "mounts": Mounts}
 
 
-@renamed("pods.create", POD_CREATE, container_fields)
 def create(
     ctx: Context,
     api: V2,
@@ -79,7 +77,6 @@ def get(ctx: Context, api: V2, pod_id: str) -> Flow[Pod]:
     return (yield from api.fetch(ctx, call, one(Pod)))
 
 
-@renamed("pods.update", POD_UPDATE, container_fields)
 def update(
     ctx: Context,
     api: V2,

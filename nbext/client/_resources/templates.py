@@ -15,7 +15,6 @@ from nbext.models.v2 import Mounts, Template
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .renamed import TEMPLATE, container_fields, renamed
 from .rest import V2
 from .wire import body, given, ident, one, wrapped
 
@@ -23,7 +22,6 @@ Category = Literal["NVIDIA", "AMD", "CPU"]
 NESTED: dict[str, type[BaseModel]] = {"mounts": Mounts}
 
 
-@renamed("templates.create", TEMPLATE, container_fields)
 def create(
     ctx: Context,
     api: V2,
@@ -70,7 +68,6 @@ def get(ctx: Context, api: V2, template_id: str) -> Flow[Template]:
     return (yield from api.fetch(ctx, call, one(Template)))
 
 
-@renamed("templates.update", TEMPLATE, container_fields)
 def update(
     ctx: Context,
     api: V2,
