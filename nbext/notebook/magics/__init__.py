@@ -255,7 +255,8 @@ class RunpodMagics(Magics):
     def runpod(self, line: str) -> Any:
         """Talk to the service: %runpod SUBCOMMAND [arguments].
 
-        %runpod help SUBCOMMAND shows a subcommand's options.
+        %runpod help SUBCOMMAND shows a subcommand's options. As in IPython's own
+        magics, $name and {expression} in the line take the notebook's values.
         """
         return dispatch(self, line)
 
