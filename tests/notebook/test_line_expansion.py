@@ -23,6 +23,11 @@ BODY = '{"text": "$x {y} $$z {{w}}"}'
 """A JSON body holding every form the line expands: it must reach the worker as is."""
 
 
+@pytest.fixture(autouse=True)
+def kernel_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # where %runpod batch keeps its inputs
+
+
 @pytest.fixture
 def names(nb: Notebook) -> Notebook:
     nb.run("x, y, z, w = 'X', 'Y', 'Z', 'W'\nendpoint = 'echo'\nname = 'kept'")
