@@ -45,6 +45,10 @@ FASTAPI_SERVER = textwrap.dedent(
     def items():
         return [{{"id": i, "square": i * i}} for i in range(3)]
 
+    @app.get("/items/{{item_id}}")
+    def item(item_id: int, request: Request):
+        return {{"id": item_id, "tag": request.headers.get("x-tag")}}
+
     @app.get("/hello")
     def hello():
         return PlainTextResponse("hello from " + os.environ.get("RUNPOD_POD_ID", "?"))

@@ -11,6 +11,9 @@ as ``--background``, but the cell still ends only when the job does. Ctrl-C, whi
 ipykernel turns into the cancellation of an awaiting cell, cancels the job as in a
 blocking cell.
 
+The line is expanded (``$name``, ``{expr}``) here as IPython's ``run_cell_magic`` and
+``run_line_magic`` would have, in the namespace of the cell that awaits; the body never is.
+
 Elsewhere (a terminal IPython, a test shell, an older kernel) nothing is installed and
 the magic blocks as before; a kernel that still has ``do_one_iteration`` (ipykernel 6)
 handles clicks through ``jupyter-ui-poll`` instead (``nbext.notebook.uipoll``).
@@ -103,7 +106,9 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
     magics = _magics()
     if magics is None:  # unloaded meanwhile: plain IPython
         get_ipython().run_cell_magic(name, line, cell)
-    elif name == "runpod_job":
+        return
+    line = get_ipython().var_expand(line, 1)  # $name, {expr}: in the cell's frame, one up
+    if name == "runpod_job":
         await run_job_async(magics, parse_line(magics.runpod_job, line), cell)
     else:  # the other of MAGIC_CALLS
         await run_chat_async(magics, parse_line(magics.runpod_chat, line), cell)
@@ -122,7 +127,9 @@ async def run_line_magic(name: str, line: str) -> None:
     subcommand, _, rest = line.strip().partition(" ")
     if name != "runpod" or magics is None or subcommand not in ("map", "retry", "batch"):
         get_ipython().run_line_magic(name, line)
-    elif subcommand == "batch":
+        return
+    rest = get_ipython().var_expand(rest, 1)  # as IPython expands a line: in the cell's frame
+    if subcommand == "batch":
         await batch_command_async(magics, parse_line(batch_command, rest))
     elif subcommand == "map":
         await map_command_async(magics, parse_line(map_command, rest))

@@ -66,8 +66,3 @@ def line_magic(func: F) -> F:
 
 def line_cell_magic(func: F) -> F:
     return cast(F, _magic.line_cell_magic(func))
-
-
-def no_var_expand(func: F) -> F:
-    """The magic's line is passed as typed: no ``{name}``/``$name`` expansion."""
-    return _magic.no_var_expand(func)

@@ -6,7 +6,6 @@ import asyncio
 
 import pandas as pd
 import pytest
-from IPython.core.error import UsageError
 from traitlets import TraitError
 
 from nbext.models import JobStatus
@@ -264,9 +263,3 @@ def test_help(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:
     assert "%runpod health" in capsys.readouterr().out and "--watch" in listing + "--watch"
     doc = nb.shell.find_line_magic("runpod").__doc__
     assert doc is not None and "registry-auths" in doc
-
-
-def test_line_magic_arguments_are_not_interpolated(nb: Notebook) -> None:
-    nb.run("name = 'echo'")
-    with pytest.raises(UsageError, match=r"endpoint '\{name\}'"):
-        nb.run("%runpod purge {name}")

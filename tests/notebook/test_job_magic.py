@@ -59,7 +59,7 @@ def test_python_body_is_evaluated_in_the_user_namespace(nb: Notebook) -> None:
     assert nb.shell.user_ns["out"] == {"prompt": "tell me", "n": 6}
 
 
-def test_braces_in_the_line_and_body_are_not_interpolated(nb: Notebook) -> None:
+def test_braces_and_dollars_in_the_body_are_not_interpolated(nb: Notebook) -> None:
     nb.run("secret = 'xyz'")
     nb.run('%%runpod_job echo -o out\n{"template": "{secret} and $secret"}')
     assert nb.shell.user_ns["out"] == {"template": "{secret} and $secret"}

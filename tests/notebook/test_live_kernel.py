@@ -171,3 +171,16 @@ def text_of(client: Any, source: str) -> str:
     reply = client.execute_interactive(source, timeout=30, output_hook=keep)
     assert reply["content"]["status"] == "ok", reply["content"]
     return "".join(printed)
+
+
+def test_a_kernel_expands_magic_lines_never_bodies(kernel: tuple[Any, Any]) -> None:
+    """In a kernel the cells await (``nbext.notebook.awaiting``): their lines are expanded
+    all the same, in the notebook's namespace, and the body reaches the worker as typed."""
+    _, client = kernel
+    run(client, "ep, name, x, y = 'echo', 'got', 'X', 'Y'\nxs = [{'n': 1}]")
+    reply, _ = run(client, '%%runpod_job $ep -o {name}\n{"text": "$x {y}"}')
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert text_of(client, "print(got, end='')") == "{'text': '$x {y}'}"
+    reply, _ = run(client, "%runpod batch $ep xs -o {name + '_rows'} -q")
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert text_of(client, "print(got_rows['output'].tolist(), end='')") == "[{'n': 1}]"

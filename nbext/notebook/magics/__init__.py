@@ -26,7 +26,6 @@ from ..ipython import (
     line_cell_magic,
     line_magic,
     magic_arguments,
-    no_var_expand,
 )
 from ..kernel import MEDIA, current
 from ..widgets.logs import DEFAULT_MAX_LINES
@@ -160,7 +159,6 @@ class RunpodMagics(Magics):
             raise TraitError(f"poll_interval must be between 0.05 and 60 seconds, got {value}")
         return value
 
-    @no_var_expand
     @magic_arguments("%runpod_job")  # the usage line adds one more "%"
     @argument("endpoint", nargs="?", help="the endpoint id (default: the default_endpoint trait)")
     @argument("--python", action="store_true", help="the body is a Python expression, not JSON")
@@ -199,7 +197,6 @@ class RunpodMagics(Magics):
         """
         run_job(self, parse_line(self.runpod_job, line), cell)
 
-    @no_var_expand
     @magic_arguments("%runpod_chat")
     @argument("endpoint", help="the endpoint id (an LLM endpoint: docs/openai.md)")
     @argument("--new", action="store_true", help="start a new conversation with this endpoint")
@@ -227,7 +224,6 @@ class RunpodMagics(Magics):
         """
         run_chat(self, parse_line(self.runpod_chat, line), cell)
 
-    @no_var_expand
     @magic_arguments("%runpod_http")
     @argument("endpoint", help="the endpoint id (a load-balancing endpoint)")
     @argument("method", type=str.upper, choices=METHODS, help="the HTTP method")
@@ -255,12 +251,12 @@ class RunpodMagics(Magics):
         """
         run_http(self, parse_line(self.runpod_http, line), cell or "")
 
-    @no_var_expand
     @line_magic
     def runpod(self, line: str) -> Any:
         """Talk to the service: %runpod SUBCOMMAND [arguments].
 
-        %runpod help SUBCOMMAND shows a subcommand's options.
+        %runpod help SUBCOMMAND shows a subcommand's options. As in IPython's own
+        magics, $name and {expression} in the line take the notebook's values.
         """
         return dispatch(self, line)
 

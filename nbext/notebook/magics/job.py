@@ -1,9 +1,9 @@
 """``%%runpod_job ENDPOINT [options]``: run the cell's input as a job and show it live.
 
 The cell body is the job's ``input``: JSON, or with ``--python`` a Python expression
-evaluated in the user's namespace. There is no ``{name}`` interpolation, in the body or
-the options: JSON braces would collide with it, and ``--python`` is the explicit way to
-use variables.
+evaluated in the user's namespace. IPython expands ``$name`` and ``{expr}`` in the magic's
+line, as in its own magics, and never in the body: JSON braces would collide with it, and
+``--python`` is the explicit way to use variables there.
 """
 
 from __future__ import annotations

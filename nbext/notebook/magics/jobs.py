@@ -65,9 +65,9 @@ def jobs(magics: Magics, args: argparse.Namespace) -> None:
 LAST = "last"
 """What ``cancel`` and ``retry`` accept instead of an id: the newest job of this kernel.
 
-A notebook cannot pass a variable to ``%runpod`` (its line is not expanded), and a job
-id is not known when the notebook is written; ``last`` lets a guide (or a person) act on
-the job the previous cell started.
+A job id is not known when the notebook is written; ``last`` lets a guide (or a person)
+act on the job the previous cell started without keeping its id (``$job_id`` would do, had
+it been kept).
 """
 EXTERNAL = "external"
 """How a job this kernel did not submit, named by id and --endpoint, was met (``via``)."""
