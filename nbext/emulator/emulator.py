@@ -32,7 +32,7 @@ from .domain.endpoints import Endpoint
 from .domain.errors import DomainError
 from .domain.handler_threads import HandlerThreads
 from .domain.handlers import Handler
-from .domain.images import ImageRegistry
+from .domain.images import DEMO_IMAGES, ImageRegistry
 from .domain.job_service import JobService, new_endpoint_id
 from .domain.jobs import Job
 from .domain.management.facade import Management
@@ -427,7 +427,7 @@ class Emulator:
         """Every demo image as an endpoint of its own name (``llm-lb``: the load-balancing
         demo, whose process starts at its first request); one kept by the database runs
         its demo again."""
-        for name in [*self.images.names(), *LB_DEMO_IMAGES]:
+        for name in [*DEMO_IMAGES, *LB_DEMO_IMAGES]:
             self.ensure_deployed(name, name)
 
     def ensure_deployed(
