@@ -153,7 +153,6 @@ def test_worker_routes_refuse_unknown_workers_and_wrong_keys(served: Served) -> 
         assert served.health(ep)["workers"]["unhealthy"] == 1
 
 
-
 def test_jobs_longer_than_a_short_keep_alive_return_their_results(served: Served) -> None:
     """The SDK keeps its connections 15 s (aiohttp) and posts a job's result on the one
     that fetched it, without retrying: a server that dropped idle connections sooner
