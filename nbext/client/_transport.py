@@ -39,8 +39,8 @@ from ._errors import ConfigError
 CONNECT_TIMEOUT = 10.0
 """Longest wait for a connection to open, however long the request may take."""
 KEEPALIVE_EXPIRY = 4.0
-"""Seconds an idle connection is kept for reuse: less than the 5 s after which uvicorn
-(the emulator) and many servers drop idle connections, so a request is not written into
+"""Seconds an idle connection is kept for reuse: less than the 5 s after which many
+servers (uvicorn's default) drop idle connections, so a request is not written into
 a connection the server is closing at that very moment (for /run, a request that may or
 may not have been read is exactly the doubt the client must not create)."""
 LIMITS = httpx.Limits(

@@ -30,6 +30,12 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 REQUEST_TIMEOUT = 30.0
 """Seconds a client has to send one whole request (headers and body)."""
+KEEP_ALIVE_S = 65
+"""Seconds an idle keep-alive connection stays open: longer than any client of the
+emulator keeps one in its pool (the SDK's aiohttp 15 s, httpx 5 s), so a client never
+reuses a connection the server has just closed. uvicorn's default, 5 s, lost worker
+results: the SDK posts a job's result on the connection that fetched it, idle while the
+job ran, and does not retry when it was closed (a 7 s job stayed IN_PROGRESS)."""
 MAX_CONNECTIONS = 1024
 """Open connections served at once; a local emulator's clients need a few dozen."""
 REFUSED_LINGER_S = 2.0

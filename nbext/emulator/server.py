@@ -19,7 +19,7 @@ import uvicorn
 
 from .api import create_app
 from .emulator import Emulator
-from .protocol import MAX_CONNECTIONS, REQUEST_TIMEOUT, deadline_protocol
+from .protocol import KEEP_ALIVE_S, MAX_CONNECTIONS, REQUEST_TIMEOUT, deadline_protocol
 
 
 class EmulatorServer:
@@ -94,6 +94,7 @@ class EmulatorServer:
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=2,
+            timeout_keep_alive=KEEP_ALIVE_S,  # outlasting the clients' pools (``protocol``)
             # A local emulator sits behind no proxy, so X-Forwarded-* is not for it, and
             # the middleware that reads them would cost every request a little.
             proxy_headers=False,

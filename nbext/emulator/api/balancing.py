@@ -93,6 +93,10 @@ class LoadBalancing:
             else:
                 await _refuse(send, exc, None)
             return
+        except asyncio.CancelledError:
+            if body is None or not body.left():
+                raise
+            return  # it waited for a worker: nobody is there to be told
         if body is None:
             await self._websocket(scope, receive, send, lease, path_qs, headers)
         else:
@@ -193,10 +197,11 @@ class LoadBalancing:
         except Refused as exc:
             status, error = exc.status, exc.message
             await _refuse(send, exc, worker_id)
-        except _ClientGone:
-            error = "the client left before its request was sent whole"
         except (asyncio.CancelledError, OSError, h11.ProtocolError, _Closed) as exc:
             if isinstance(exc, asyncio.CancelledError):
+                if body.left():  # the connection to the worker is closed below: it sees that
+                    error = "the client left before its answer ended"
+                    return
                 if not expired:
                     raise
                 task.uncancel()  # the processing limit cancelled it, not the client leaving
@@ -314,10 +319,6 @@ class _Closed(Exception):
     """The worker's side of the connection ended before its answer did."""
 
 
-class _ClientGone(Exception):
-    """The client left before its request was read whole."""
-
-
 class _Cut(Exception):
     """An answer already under way that must end as broken, not as complete: the
     connection is dropped, so the client sees a truncated body."""
@@ -343,7 +344,12 @@ class _Body:
     client is never held past the server's read deadline while a worker starts), and
     handed on piece by piece once a worker is chosen: a large upload goes to the worker
     while it is still arriving, not after. Over 30 MB it is refused: at once when
-    ``Content-Length`` says so, else when the count passes it."""
+    ``Content-Length`` says so, else when the count passes it.
+
+    It also hears the client leave, whenever that is (its body sent or not): the
+    request's task is cancelled then, so a request nobody waits for any more stops
+    waiting for a worker, or is closed toward its worker, at once, and not after the
+    2-minute wait or the worker's answer."""
 
     def __init__(self, headers: dict[str, str], receive: Receive) -> None:
         declared = headers.get("content-length")
@@ -354,18 +360,21 @@ class _Body:
             ("transfer-encoding", "chunked") if chunked else ("content-length", declared or "0")
         )
         self.pieces: asyncio.Queue[bytes | Exception | None] = asyncio.Queue()
-        self.reading: asyncio.Future[None] | None = None
-        if self.framing == ("content-length", "0"):
-            self.pieces.put_nowait(None)  # no body (a GET): nothing to read ahead
-        else:
-            self.reading = asyncio.ensure_future(self._read(receive))
+        task = asyncio.current_task()
+        assert task is not None  # uvicorn runs each request in a task of its own
+        self.task = task
+        self.gone = False
+        self.reading = asyncio.ensure_future(self._read(receive))
 
     async def _read(self, receive: Receive) -> None:
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                self.pieces.put_nowait(_ClientGone())
+                # The client left. (uvicorn says the same once the answer is complete;
+                # ``close`` cancels this reading before then.)
+                self.gone = True
+                self.task.cancel()
                 return
             piece = message.get("body", b"")
             size += len(piece)
@@ -375,8 +384,7 @@ class _Body:
             if piece:
                 self.pieces.put_nowait(piece)
             if not message.get("more_body"):
-                self.pieces.put_nowait(None)
-                return
+                self.pieces.put_nowait(None)  # and read on: the next message is its leaving
 
     async def next(self) -> bytes | None:
         """The next piece; None at the end."""
@@ -385,9 +393,15 @@ class _Body:
             raise piece
         return piece
 
+    def left(self) -> bool:
+        """Whether the client left; if so, the cancellation that told the request so is
+        spent, and the request ends quietly (there is nobody to answer)."""
+        if self.gone:
+            self.task.uncancel()
+        return self.gone
+
     def close(self) -> None:
-        if self.reading is not None:
-            self.reading.cancel()
+        self.reading.cancel()
 
 
 def _over(size: int | None) -> str:

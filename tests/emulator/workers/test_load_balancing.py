@@ -11,8 +11,11 @@ advances it; processes and health checks are real time, waited for with ``until`
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import json
+import logging
 import os
+import socket
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,6 +61,11 @@ CONTROLLED = textwrap.dedent(
                 while not (HERE / "release").exists():
                     time.sleep(0.01)
                 return self.answer(200, b'{"held": true}')
+            if self.path == "/linger":  # answers nothing; notes when its caller leaves
+                (HERE / "lingering").touch()
+                if not self.connection.recv(1):  # the emulator sends nothing more: EOF
+                    (HERE / "closed").touch()
+                return
             if self.path == "/crash":
                 print("crashing on purpose", flush=True)
                 os._exit(3)
@@ -314,6 +322,55 @@ def test_processing_past_five_and_a_half_minutes_is_a_504(lb: LB) -> None:
     answer = pending.result(timeout=60)
     assert answer.status_code == 504 and answer.json()["error"] == "request timed out"
     assert "330 s" in answer.json()["message"]
+
+
+@contextlib.contextmanager
+def leaving(lb: LB, path: str) -> Iterator[None]:
+    """A whole request to the emulator whose connection is closed, its answer unread, when
+    the block ends: a client that gave up (a notebook interrupted, a caller's timeout)."""
+    with socket.create_connection(("127.0.0.1", lb.server.port)) as client:
+        request = f"GET {path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {KEY}\r\n\r\n"
+        client.sendall(request.encode())
+        yield
+
+
+def in_flight(lb: LB, endpoint_id: str) -> int:
+    endpoint = lb.emulator.jobs.endpoints[endpoint_id]
+    return sum(lb.emulator.balancer.in_flight.get(w.id, 0) for w in endpoint.workers)
+
+
+def test_a_request_whose_client_left_stops_waiting_for_a_worker(lb: LB) -> None:
+    lb.deploy(CONTROLLED, "web")  # never ready: its health path answers 204
+    with leaving(lb, "/lb/web/a"):
+        lb.waiting("web")
+    balanced = lb.emulator.balancer.endpoints["web"]
+    until(lambda: balanced.waiting == 0, timeout=10, what="the abandoned request's wait ending")
+
+
+def test_a_request_whose_client_left_is_closed_toward_its_worker(lb: LB) -> None:
+    folder = lb.deploy(CONTROLLED, "web")
+    (folder / "ready").touch()
+    with leaving(lb, "/lb/web/linger"):
+        until(lambda: (folder / "lingering").exists(), what="the request reaching the worker")
+    until(lambda: (folder / "closed").exists(), timeout=10, what="the worker's connection closed")
+    until(lambda: in_flight(lb, "web") == 0, timeout=10, what="the request no longer in flight")
+    [served] = lb.http.get("/_emulator/endpoints/web/requests").json()["requests"]
+    assert served["status"] is None and "client left" in served["error"]
+
+
+def test_stopping_the_emulator_after_an_abandoned_request_logs_no_traceback(
+    lb: LB, caplog: pytest.LogCaptureFixture
+) -> None:
+    uvicorn_log = logging.getLogger("uvicorn")  # it keeps its records from the root logger
+    uvicorn_log.addHandler(caplog.handler)
+    try:
+        lb.deploy(CONTROLLED, "web")
+        with leaving(lb, "/lb/web/a"):  # waiting for a worker that is never ready
+            lb.waiting("web")
+        lb.server.stop()
+    finally:
+        uvicorn_log.removeHandler(caplog.handler)
+    assert [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR] == []
 
 
 def test_a_crash_fails_the_request_in_flight_and_the_next_waits_for_a_new_worker(lb: LB) -> None:

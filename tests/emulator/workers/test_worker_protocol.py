@@ -151,3 +151,23 @@ def test_worker_routes_refuse_unknown_workers_and_wrong_keys(served: Served) -> 
         )
         assert failed.status_code == 200
         assert served.health(ep)["workers"]["unhealthy"] == 1
+
+
+def test_jobs_longer_than_a_short_keep_alive_return_their_results(served: Served) -> None:
+    """The SDK keeps its connections 15 s (aiohttp) and posts a job's result on the one
+    that fetched it, without retrying: a server that dropped idle connections sooner
+    (uvicorn's default, 5 s) lost the results of 7 s and 12 s jobs, left IN_PROGRESS."""
+    ep = served.deploy("plain_worker.py", endpoint_id="lingering", workers_max=2)
+    jobs = {s: served.run(ep, {"mode": "sleep", "seconds": s}) for s in (7, 12)}
+
+    def ended_or_lost() -> bool:
+        logs = "\n".join(served.emulator.worker_logs(ep))
+        if "Failed to return job results" in logs:
+            return True  # lost for good: the SDK does not try again
+        return all(served.status(ep, j)["status"] == "COMPLETED" for j in jobs.values())
+
+    until(ended_or_lost, what="both jobs completed (or a result lost)")
+    assert "Failed to return job results" not in "\n".join(served.emulator.worker_logs(ep))
+    for seconds, job in jobs.items():
+        done = served.status(ep, job)
+        assert done["output"]["echo"] == {"mode": "sleep", "seconds": seconds}
