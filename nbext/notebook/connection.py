@@ -133,7 +133,7 @@ class Service:
         if self.joined is not None:
             return self.joined.describe()
         if self.mode == "local":
-            return f"private emulator at {self.serverless_url} (in this kernel)"
+            return f"private emulator at {self.root_url} (in this kernel)"
         return f"cloud at {self.serverless_url} (key {self.key.masked} from {self.key_source})"
 
     async def aclose(self) -> None:

@@ -1,9 +1,11 @@
-"""Which service the kernel talks to: %load_ext's one line, the embedded emulator,
-``%runpod connect`` and ``status``, and notebook functions deployed as endpoints."""
+"""Which service the kernel talks to: %load_ext's one line, the local service (a private
+emulator when the notebook hands one in), ``%runpod connect`` and ``status``, and
+notebook functions deployed as endpoints."""
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import nbext
 from nbext.notebook import Connection, NotebookError, current, deploy, set_current
-from nbext.notebook.connection import DEMO_ENDPOINTS
+from nbext.emulator import DEMO_IMAGES
+from nbext.service import files
 
 from .conftest import KEY, Notebook
 from .test_job_magic import usage_error
@@ -49,11 +52,19 @@ def load_ext(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> lis
     return lines
 
 
-def test_load_ext_without_a_key_says_local_in_one_line(
+LOCAL = re.compile(
+    r"nbext: local service at http://127\.0\.0\.1:\d+ "
+    r"\((started now; data in .+|running since \d{4}-\d\d-\d\d \d\d:\d\d)\)"
+)
+
+
+def test_load_ext_without_a_key_says_which_local_service_it_joined(
     shell: InteractiveShell, clean_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    lines = load_ext(shell, capsys)
-    assert lines == ["nbext: local emulator, starts on first use (no API key configured)"]
+    (line,) = load_ext(shell, capsys)
+    assert LOCAL.fullmatch(line), line
+    (again,) = load_ext(shell, capsys)  # a second kernel, or the same after a restart
+    assert LOCAL.fullmatch(again) and "running since" in again, again
 
 
 def test_load_ext_with_a_key_in_the_environment(
@@ -95,9 +106,8 @@ def test_load_ext_with_a_bad_configuration_says_so_in_one_line(
     (line,) = [line for line in err.splitlines() if line.strip()]
     assert line.startswith("UsageError: nbext: ") and "RUNPOD_REST_BASE_URL" in line, line
     monkeypatch.delenv("RUNPOD_API_BASE_URL")  # fixed: the extension loads
-    assert load_ext(shell, capsys) == [
-        "nbext: local emulator, starts on first use (no API key configured)"
-    ]
+    (line,) = load_ext(shell, capsys)
+    assert LOCAL.fullmatch(line), line
 
 
 def test_load_ext_keeps_any_emulators_log_out_of_cells(
@@ -120,36 +130,45 @@ def test_load_ext_keeps_any_emulators_log_out_of_cells(
         logger.handlers[:], root.handlers[:] = saved
 
 
-def test_the_first_command_starts_an_emulator_with_the_demo_endpoints(clean_env: Path) -> None:
+def test_the_first_command_joins_the_local_service_which_outlives_the_connection(
+    clean_env: Path,
+) -> None:
     connection = Connection()
     assert connection.mode == "local"
-    assert "not started yet" in "\n".join(connection.status_lines())
+    assert "joined on the first command" in "\n".join(connection.status_lines())
     try:
         service = connection.service()
-        assert service.server is not None and service.server.running
-        assert service.server.host == "127.0.0.1"
+        assert service.server is None and service.joined is not None
         assert service.serverless_url.startswith("http://127.0.0.1:")
-        assert service.endpoints() == sorted(DEMO_ENDPOINTS)
+        info = service.control("GET", "/_emulator/service")
+        assert set(info["endpoints"]) >= {*DEMO_IMAGES, "llm-lb"}
+        assert info["kernels"] == 1
         result = service.client.endpoint("echo").run_sync({"hello": "world"})
         assert result.output == {"hello": "world"}
-        assert connection.banner().startswith("nbext: local emulator at http://127.0.0.1:")
-        server = service.server
+        assert LOCAL.fullmatch(connection.banner())
+        pid = service.joined.file.pid
     finally:
         connection.close()
-    assert not server.running  # the connection started it, so it stopped it
+    runtime = files.runtime_dir()
+    assert files.alive(runtime) and files.read(runtime).pid == pid  # it runs on
+    again = Connection()
+    try:
+        assert again.service().control("GET", "/_emulator/service")["kernels"] == 1
+    finally:
+        again.close()
 
 
 def test_status(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:
     nb.run("%runpod status")
-    assert "state: not started yet; it starts on the first command" in capsys.readouterr().out
+    assert "service: the local service; joined on the first command" in capsys.readouterr().out
     nb.run('%%runpod_job echo -q\n{"a": 1}')
     nb.run("%runpod status")
     out = capsys.readouterr().out
-    assert out.startswith("service: local emulator (embedded in this kernel)\n")
+    assert out.startswith("service: a private emulator, in this kernel\n")
     assert f"jobs URL: {nb.server.serverless_url}" in out
     assert f"management URL: {nb.server.url}/v2" in out
-    assert "API key: rpa_…EF42 (generated by the emulator)" in out
-    assert "clock: RealClock" in out
+    assert "API key: rpa_…EF42 (generated by the local service)" in out
+    assert "clock: real" in out
     assert (
         "endpoints: echo, fail, image-gen, llm, llm-lb, sleep, stream-text, text-to-speech" in out
     )
@@ -201,7 +220,7 @@ def test_connect_switches_services(
         with pytest.raises(NotebookError, match="connect local"):
             deploy(print, "p", connection=connection)
         nb.run("%runpod connect local")
-        assert capsys.readouterr().out.startswith("nbext: local emulator at http://127.0.0.1:")
+        assert capsys.readouterr().out.startswith("nbext: private emulator at http://127.0.0.1:")
         nb.run("%runpod status")
         assert "cloud key available: rpa_…ABCD" in capsys.readouterr().out
     finally:

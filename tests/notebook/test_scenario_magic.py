@@ -97,7 +97,7 @@ def test_help_lists_the_subcommand(nb: Notebook, capsys: pytest.CaptureFixture[s
     assert "usage: %runpod emulator" in out and "crash-loop" in out
 
 
-def test_on_the_cloud_it_says_it_needs_the_local_emulator(
+def test_on_the_cloud_it_says_it_needs_the_local_service(
     nb: Notebook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     connection = Connection(server=nb.server, api_key=CLOUD_KEY, environ={})
@@ -108,7 +108,7 @@ def test_on_the_cloud_it_says_it_needs_the_local_emulator(
         message = usage_error(nb, "%runpod emulator scenario echo crash-loop", capsys)
         assert message == (
             "this kernel is connected to the RunPod cloud; teaching scenarios need the local "
-            "emulator: run `%runpod connect local` first"
+            "service: run `%runpod connect local` first"
         )
     finally:
         nb.magics.connection = nb.conn

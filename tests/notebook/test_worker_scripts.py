@@ -202,7 +202,7 @@ def test_deploying_a_script_on_the_cloud_needs_the_local_emulator(
         message = usage_error(nb, f"%runpod deploy {SCRIPTS / 'plain_worker.py'}", capsys)
         assert message == (
             "deploy: this kernel is connected to the RunPod cloud; deploying a worker script needs "
-            "the local emulator: run `%runpod connect local` first"
+            "the local service: run `%runpod connect local` first"
         )
         with pytest.raises(NotebookError, match="deploying a worker script"):
             deploy(SCRIPTS / "plain_worker.py", connection=cloud)
