@@ -12,9 +12,15 @@ with all its parametrizations.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import os
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+
+from nbext.service import files
+from tests.local_service import stop_service
 
 SLOW = (
     # processes: the standalone emulator, its CLI, worker scripts, a kill -9
@@ -43,7 +49,8 @@ SLOW = (
     "tests/test_local.py::test_the_v2_rulebook_is_loaded_by_the_first_management_call_not_by_the_first_job",
     # a real Jupyter kernel
     "tests/notebook/test_live_kernel.py",
-    "tests/notebook/test_batch_kernels.py",
+    "tests/service/test_kernels.py",
+    "tests/service/test_lifetime.py",  # the local service's own processes
     "tests/notebook/test_batch_worker_script.py",  # worker processes
     "tests/notebook/test_login.py::test_login_through_a_real_kernel_leaves_the_key_nowhere",
     "tests/notebook/test_first_result.py",  # a fresh interpreter: what the first job imports
@@ -110,3 +117,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if is_listed(item.nodeid):
             item.add_marker(pytest.mark.slow)
+
+
+@dataclass
+class Folders:
+    """A local service's runtime and data folders."""
+
+    runtime: Path
+    data: Path
+
+    def service_file(self) -> files.ServiceFile:
+        found = files.read(self.runtime)
+        assert found is not None, "no service.json"
+        return found
+
+
+@pytest.fixture
+def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Folders]:
+    """A local service of this test's own: its folders, inherited by every kernel and
+    process the test starts; whatever service ran there is ended by its id at the end."""
+    made = Folders(tmp_path / "run", tmp_path / "data")
+    monkeypatch.setenv("NBEXT_RUNTIME_DIR", str(made.runtime))
+    monkeypatch.setenv("NBEXT_DATA_DIR", str(made.data))
+    monkeypatch.delenv("NBEXT_IDLE_STOP", raising=False)
+    for name in [n for n in os.environ if n.startswith("RUNPOD_")]:
+        monkeypatch.delenv(name)
+    try:
+        yield made
+    finally:
+        stop_service(made.runtime)

@@ -24,8 +24,7 @@ import pytest
 import nbext
 from nbext import service
 from nbext.service import files
-
-from .conftest import Folders
+from tests.conftest import Folders
 
 pytestmark = pytest.mark.timeout(120)
 
