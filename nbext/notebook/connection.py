@@ -102,6 +102,7 @@ class Service:
                 base_url=self.root_url,
                 headers={"Authorization": f"Bearer {self.key.reveal()}"},
                 timeout=30.0,
+                verify=False,  # plain HTTP on loopback: no certificate is ever read
             )
         try:
             answer = self._control.request(method, path, json=body)
