@@ -236,15 +236,19 @@ async def deploy_script(endpoint_id: str, request: Request, emulator: Authentica
 @router.get("/endpoints/{endpoint_id}/startup")
 async def startup(endpoint_id: str, emulator: Authenticated) -> Response:
     """Whether a worker of a script's endpoint serves; if the last one could not start,
-    why, with the last lines it printed."""
-    emulator.jobs.endpoint(endpoint_id)
+    why, with the last lines it printed; what a load-balancing one's health path said."""
+    endpoint = emulator.jobs.endpoint(endpoint_id)
     serving, failure = emulator.remote_workers.startup(endpoint_id)
+    seen = emulator.balancer.health_seen
+    health = next((seen[w.id] for w in endpoint.workers if w.id in seen), None)
     output = [
         line.partition("] ")[2]
         for line in emulator.worker_logs(endpoint_id)
         if not line.partition("] ")[2].startswith("--- ")
     ]
-    return json_response({"serving": serving, "failure": failure, "output": output[-LAST_LINES:]})
+    return json_response(
+        {"serving": serving, "failure": failure, "health": health, "output": output[-LAST_LINES:]}
+    )
 
 
 @router.delete("/endpoints/{endpoint_id}")

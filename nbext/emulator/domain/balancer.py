@@ -142,6 +142,9 @@ class Balancer:
         elif status is None or status == 204:
             if worker.ready and not self.in_flight.get(worker.id):
                 self.fleet.enter(worker, endpoint, W.INITIALIZING)
+        elif not remote.taking:  # never served: a deploy waiting on it fails now
+            why = f"GET {path} answered {status}, not 200 (ready) or 204 (starting)"
+            self.remote.start_failed(remote, f"its health path {why}")
         elif worker.state is not W.UNHEALTHY and not self.in_flight.get(worker.id):
             self.fleet.enter(worker, endpoint, W.UNHEALTHY)
 
