@@ -111,6 +111,15 @@ STREAMING = textwrap.dedent(
             yield "data: second\\n\\n"
         return StreamingResponse(gen(), media_type="text/event-stream")
 
+    @app.websocket("/ws-seen")
+    async def ws_seen(socket: WebSocket):
+        await socket.accept()
+        await socket.send_json({"headers": dict(socket.headers), "cookies": socket.cookies})
+
+    @app.websocket("/ws-refused")
+    async def ws_refused(socket: WebSocket):
+        await socket.close(code=1008)
+
     @app.websocket("/ws")
     async def ws(socket: WebSocket):
         await socket.accept()
@@ -499,3 +508,47 @@ def test_the_command_line_serves_an_lb_worker(tmp_path: Path) -> None:
     with standalone("--lb-worker", f"web={script}", env=env) as (_proc, url):
         answer = httpx.get(f"{url}/lb/web/x", headers=AUTH, timeout=60)
         assert answer.status_code == 200 and answer.json()["path"] == "/x"
+
+
+def test_websocket_refusals_carry_the_status_and_json_of_http(lb: LB) -> None:
+    """Before accepting, the emulator answers the handshake as it answers HTTP, so a
+    client library reports 401 or 404 and can read why, not a bare 403."""
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    lb.deploy(STREAMING, "api")
+    lb.emulator.deploy("echo", endpoint_id="queue")
+    cases = [("/lb/api/ws", {}), ("/lb/nope/ws", AUTH), ("/lb/queue/ws", AUTH)]
+    for path, headers in cases:
+        over_http = httpx.get(f"{lb.server.url}{path}", headers=headers)
+        with pytest.raises(InvalidStatus) as refused:
+            connect(f"ws://127.0.0.1:{lb.server.port}{path}", additional_headers=headers)
+        answer = refused.value.response
+        assert (answer.status_code, json.loads(answer.body or b"")) == (
+            over_http.status_code,
+            over_http.json(),
+        )
+        assert answer.headers["content-type"] == "application/json"
+    assert [httpx.get(f"{lb.server.url}{p}", headers=h).status_code for p, h in cases] == [
+        401,
+        404,
+        400,
+    ]
+    with pytest.raises(InvalidStatus) as by_worker:  # the worker's own refusal, as it was
+        connect(f"ws://127.0.0.1:{lb.server.port}/lb/api/ws-refused", additional_headers=AUTH)
+    assert by_worker.value.response.status_code == 403
+    assert by_worker.value.response.headers["x-runpod-worker-id"]
+
+
+def test_a_websocket_s_headers_and_cookies_reach_the_worker_but_not_the_key(lb: LB) -> None:
+    from websockets.sync.client import connect
+
+    lb.deploy(STREAMING, "api")
+    sent = {**AUTH, "Cookie": "session=abc; theme=dark", "X-Tag": "t1", "User-Agent": "my-app"}
+    url = f"ws://127.0.0.1:{lb.server.port}/lb/api/ws-seen"
+    with connect(url, additional_headers=sent, user_agent_header=None) as socket:
+        seen = json.loads(socket.recv(timeout=30))
+    assert seen["cookies"] == {"session": "abc", "theme": "dark"}
+    assert seen["headers"]["x-tag"] == "t1" and seen["headers"]["user-agent"] == "my-app"
+    assert "authorization" not in seen["headers"]
+    assert seen["headers"]["host"].startswith("127.0.0.1:")
