@@ -129,7 +129,8 @@ class Balancer:
         word = {204: "initializing", 200: "ready"}.get(status or 0, "unhealthy, out of routing")
         seen = f"GET {path} answered {status}: {word}"
         if status is None:
-            seen = f"nothing listens on PORT {remote.port} yet (GET {path} refused)"
+            port = "PORT" if remote.health_port == remote.port else "PORT_HEALTH"
+            seen = f"nothing listens on {port} {remote.health_port} yet (GET {path} refused)"
         if self.health_seen.get(worker.id) != seen:
             self.health_seen[worker.id] = seen
             self.remote.output.write(endpoint.id, worker.id, f"--- health: {seen}", "system")

@@ -552,3 +552,15 @@ def test_a_websocket_s_headers_and_cookies_reach_the_worker_but_not_the_key(lb: 
     assert seen["headers"]["x-tag"] == "t1" and seen["headers"]["user-agent"] == "my-app"
     assert "authorization" not in seen["headers"]
     assert seen["headers"]["host"].startswith("127.0.0.1:")
+
+
+def test_a_silent_worker_s_health_message_names_the_port_it_is_probed_on(lb: LB) -> None:
+    lb.deploy(SILENT, "apart", env={"PORT_HEALTH": "9001"}, workers_min=1)
+    lb.deploy(SILENT, "together", workers_min=1)
+    [apart] = lb.emulator.remote_workers.pools["apart"].workers.values()
+    [together] = lb.emulator.remote_workers.pools["together"].workers.values()
+    until(lambda: "nothing listens" in str(lb.workers("apart")), what="a refused health check")
+    until(lambda: "nothing listens" in str(lb.workers("together")), what="a refused check")
+    assert apart.health_port != apart.port
+    assert f"nothing listens on PORT_HEALTH {apart.health_port} yet" in str(lb.workers("apart"))
+    assert f"nothing listens on PORT {together.port} yet" in str(lb.workers("together"))
