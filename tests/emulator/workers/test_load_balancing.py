@@ -496,6 +496,14 @@ def test_the_openai_package_against_the_load_balancing_demo(lb: LB) -> None:
     assert completion.choices[0].finish_reason == "length"
     with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model="gpt-4", messages=[{"role": "user", "content": "x"}])
+    unknown = lb.http.get(f"{base}/v1/embeddings").json()["error"]["message"]
+    assert unknown == (
+        "no OpenAI route /v1/embeddings; the routes are POST /v1/chat/completions, "
+        "POST /v1/completions, GET /v1/models"
+    )
+    wrong = lb.http.get(f"{base}/v1/chat/completions")
+    assert wrong.status_code == 405
+    assert wrong.json()["error"]["message"] == "/v1/chat/completions takes POST, not GET"
 
 
 def test_the_command_line_serves_an_lb_worker(tmp_path: Path) -> None:
