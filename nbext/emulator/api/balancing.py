@@ -59,6 +59,8 @@ class LoadBalancing:
         query = scope.get("query_string", b"").decode("latin-1")
         path_qs = path + (f"?{query}" if query else "")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if scope["path"].startswith(PREFIX):  # the worker may build URLs under it
+            headers["x-forwarded-prefix"] = f"{PREFIX}{endpoint_id}"
         body: _Body | None = None
         try:
             self.emulator.bind()

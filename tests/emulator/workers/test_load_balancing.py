@@ -221,6 +221,9 @@ def test_the_host_form_and_the_record_s_urls_reach_the_same_worker(lb: LB) -> No
     host = {"Host": f"web.localhost:{lb.server.port}", **AUTH}
     by_host = httpx.get(f"{lb.server.url}/a", headers=host, timeout=60)
     assert by_path.json()["path"] == by_host.json()["path"] == "/a"
+    seen = [{k.lower(): v for k, v in a.json()["headers"].items()} for a in (by_path, by_host)]
+    assert seen[0]["x-forwarded-prefix"] == "/lb/web"  # where it is served
+    assert "x-forwarded-prefix" not in seen[1]
     assert by_path.headers["x-runpod-worker-id"] == by_host.headers["x-runpod-worker-id"]
 
 
