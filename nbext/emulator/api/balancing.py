@@ -292,7 +292,14 @@ class LoadBalancing:
         except InvalidStatus as exc:  # the worker's own refusal, passed on as it was
             error = f"worker {worker_id} refused the WebSocket: {exc}"
             kind = exc.response.headers.get("content-type", "text/plain")
-            await _deny(scope, send, exc.response.status_code, exc.response.body, kind, worker_id)
+            await _deny(
+                scope,
+                send,
+                exc.response.status_code,
+                bytes(exc.response.body or b""),
+                kind,
+                worker_id,
+            )
         except (OSError, WebSocketException) as exc:
             error = f"worker {worker_id} refused the WebSocket: {exc}"
             with contextlib.suppress(Exception):

@@ -199,10 +199,10 @@ async def scenario(endpoint_id: str, request: Request, emulator: Authenticated) 
 
 @router.put("/scripts/{endpoint_id}")
 async def deploy_script(endpoint_id: str, request: Request, emulator: Authenticated) -> Response:
-    """Deploy a worker script (``{"path", "python"?, "env"?, "loadBalancer"?, "workersMin"?,
-    ...}``) as the endpoint, replacing the processes of an earlier one of that name (which
-    must have no job queued or running), and start its first worker: ``nbext.deploy``
-    then follows it at ``/startup``."""
+    """Deploy a worker script (``{"path", "python"?, "args"?, "env"?, "loadBalancer"?,
+    "workersMin"?, ...}``) as the endpoint, replacing the processes of an earlier one of
+    that name (which must have no job queued or running), and start its first worker:
+    ``nbext.deploy`` then follows it at ``/startup``."""
     data = parse_json(await read_body(request, 1 << 20))
     if not isinstance(data, dict) or not isinstance(data.get("path"), str):
         raise InvalidInput("body must be a JSON object with a string 'path'")
@@ -222,6 +222,7 @@ async def deploy_script(endpoint_id: str, request: Request, emulator: Authentica
             python=data.get("python"),
             env=data.get("env"),
             load_balancer=bool(data.get("loadBalancer")),
+            args=data.get("args", []),
             workers_min=int(data.get("workersMin", 0)),
             workers_max=int(data.get("workersMax", 3)),
             idle_timeout=float(data.get("idleTimeout", 5.0)),

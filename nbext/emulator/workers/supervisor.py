@@ -24,6 +24,7 @@ import ctypes
 import functools
 import logging
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -75,6 +76,8 @@ class WorkerScript:
     worker needs to run, the only ones it gets besides the protocol's."""
     load_balancer: bool = False
     """An HTTP server on ``PORT`` (a load-balancing endpoint's), not a job-taking worker."""
+    args: tuple[str, ...] = ()
+    """Its launch arguments (a container's command's, after the script)."""
 
 
 LB_DEMO_IMAGES = {"llm-lb": Path(__file__).with_name("llm_server.py")}
@@ -235,12 +238,11 @@ class Supervisor:
         else:
             protocol = worker_env(self.base_url(), endpoint_id, worker)
         env = worker_environment(os.environ, script.python, endpoint_env, protocol)
-        self.logs.write(
-            endpoint_id, worker.id, f"--- starting {script.python} {script.path}", "system"
-        )
+        command = [script.python, str(script.path), *script.args]
+        self.logs.write(endpoint_id, worker.id, f"--- starting {shlex.join(command)}", "system")
         try:
             popen = subprocess.Popen(
-                [script.python, str(script.path)],
+                command,
                 cwd=script.path.parent,
                 env=env,
                 stdin=subprocess.DEVNULL,

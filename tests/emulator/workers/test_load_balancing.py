@@ -575,3 +575,56 @@ def test_a_silent_worker_s_health_message_names_the_port_it_is_probed_on(lb: LB)
     assert apart.health_port != apart.port
     assert f"nothing listens on PORT_HEALTH {apart.health_port} yet" in str(lb.workers("apart"))
     assert f"nothing listens on PORT {together.port} yet" in str(lb.workers("together"))
+
+
+ARGV_SERVER = textwrap.dedent(
+    """
+    import json, os, sys
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"argv": sys.argv[1:]}).encode()
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+    """
+)
+
+
+def test_launch_arguments_reach_the_script_from_the_command_line_and_the_deploy_route(
+    lb: LB, tmp_path: Path
+) -> None:
+    from .conftest import standalone
+
+    (tmp_path / "cli").mkdir()  # the fixture's teardown walks folders
+    script = tmp_path / "cli" / "argv.py"
+    script.write_text(ARGV_SERVER)
+    env = {**os.environ, "RUNPOD_API_KEY": KEY}
+    launch = ("--lb-worker", f"web={script}", "--worker-args", "web=--generator --name 'a b'")
+    with standalone(*launch, env=env) as (_proc, url):
+        answer = httpx.get(f"{url}/lb/web/x", headers=AUTH, timeout=60)
+        assert answer.json() == {"argv": ["--generator", "--name", "a b"]}
+    body = {"path": str(script), "loadBalancer": True, "args": ["--rate", "5"]}
+    assert lb.http.put("/_emulator/scripts/api", json=body).status_code == 201
+    assert lb.http.get("/lb/api/x").json() == {"argv": ["--rate", "5"]}
+    refused = lb.http.put("/_emulator/scripts/bad", json={**body, "args": "--rate 5"})
+    assert refused.status_code == 400
+    assert "args must be a list of strings, got '--rate 5'" in refused.text
+
+
+def test_worker_args_for_an_endpoint_that_runs_no_script_is_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    answer = subprocess.run(
+        [sys.executable, "-m", "nbext.emulator", "--port", "0", "--worker-args", "x=--fast"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert answer.returncode != 0
+    assert "--worker-args x: no --worker or --lb-worker x" in answer.stderr
