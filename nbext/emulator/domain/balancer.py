@@ -210,7 +210,7 @@ class Balancer:
                 "workerId": worker.id,
                 "delayTime": round((lease.started_at - lease.queued_at) * 1000),
                 "executionTime": round((now - lease.started_at) * 1000),
-                "startedAt": lease.started_at,
+                "startedAt": round(lease.started_at * 1000),  # epoch ms, as batches
             }
         )
         balanced.changed.fire()

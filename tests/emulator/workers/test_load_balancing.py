@@ -206,6 +206,7 @@ def test_a_request_waits_through_the_cold_start_204_then_200(lb: LB) -> None:
     [served] = lb.http.get("/_emulator/endpoints/web/requests").json()["requests"]
     assert served["path"] == "/hello" and served["status"] == 200
     assert served["workerId"] == worker["id"] and served["costUsd"] >= 0
+    assert served["startedAt"] == round(lb.emulator.clock.now() * 1000)  # epoch ms (fake clock)
 
 
 def test_the_host_form_and_the_record_s_urls_reach_the_same_worker(lb: LB) -> None:
