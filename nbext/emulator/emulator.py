@@ -392,18 +392,23 @@ class Emulator:
             self.undeploy(endpoint_id)
             self.call_on_loop(self.remote_workers.reconcile)
             existing = None
-        scaling = {"workers_min": workers_min, "workers_max": workers_max}
         if existing is None:
             self.deploy(
                 image,
                 endpoint_id=endpoint_id,
+                workers_min=workers_min,
+                workers_max=workers_max,
                 idle_timeout=idle_timeout,
                 execution_timeout_ms=execution_timeout_ms,
-                **scaling,
             )
         else:
             _check_execution_timeout(execution_timeout_ms)
-            settings = {**scaling, "idle_timeout": idle_timeout, "timeout_ms": execution_timeout_ms}
+            settings = {
+                "workers_min": workers_min,
+                "workers_max": workers_max,
+                "idle_timeout": idle_timeout,
+                "timeout_ms": execution_timeout_ms,
+            }
             self._change(lambda: self.management.endpoints.change(endpoint_id, settings))
         return self.call_on_loop(lambda: self.kernels.attach(endpoint_id, kernel))
 

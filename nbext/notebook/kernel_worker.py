@@ -16,6 +16,7 @@ the function is deployed again, from this kernel or another.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import threading
@@ -29,7 +30,7 @@ import httpx
 from .errors import NotebookError
 
 READ_TIMEOUT_S = 30.0
-"""Longer than the emulator holds a poll (5 s for the attach, 10 s for a take)."""
+"""Longer than the emulator holds a poll (2 s for the attach, 10 s for a take)."""
 PING_S = 1.0
 """The ping interval the emulator asks its workers for."""
 RETRY_S = 1.0
@@ -90,11 +91,15 @@ class KernelWorker:
         try:
             answer = self._http.put(path, json={**body, "kernel": self._kernel})
         except httpx.HTTPError as exc:
-            raise NotebookError(f"the emulator at {self.root_url} cannot be reached: {exc}") from None
+            raise NotebookError(
+                f"the emulator at {self.root_url} cannot be reached: {exc}"
+            ) from None
         if answer.status_code == 400:
             raise ValueError(answer.json().get("error", answer.text))
         if answer.status_code != 200:
-            raise NotebookError(f"the emulator refused the deploy: {answer.status_code} {answer.text}")
+            raise NotebookError(
+                f"the emulator refused the deploy: {answer.status_code} {answer.text}"
+            )
         found = answer.json()
         self._kernel, self._attach_path = found["kernel"], found["attach"]
         if self._attacher is None or not self._attacher.is_alive():
@@ -107,10 +112,8 @@ class KernelWorker:
         told at once, so the endpoint's jobs wait for another kernel without delay."""
         self._stopped.set()
         if self._kernel is not None:
-            try:
+            with contextlib.suppress(httpx.HTTPError):  # the emulator is gone too
                 self._http.delete(self._attach_path, timeout=2.0)
-            except httpx.HTTPError:
-                pass  # the emulator is gone too, or sees the polls stop
         self._http.close()
 
     def _spawn(self, target: Callable[..., None], what: str, *args: Any) -> threading.Thread:

@@ -18,6 +18,7 @@ from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
 
 from ..domain.errors import InvalidInput
 from .http import Authenticated, json_response, no_content, parse_json, read_body
+from .worker_routes import unless_gone
 
 router = APIRouter(prefix="/_emulator/kernel-endpoints")
 
@@ -62,9 +63,14 @@ async def deploy(endpoint_id: str, request: Request, emulator: Authenticated) ->
 
 
 @router.get("/{endpoint_id}/kernels/{kernel_id}")
-async def attach(endpoint_id: str, kernel_id: str, emulator: Authenticated) -> Response:
-    """``{"start": [{"id", "key"}], "stop": [ids]}``, or 204 after the hold."""
-    found = await emulator.kernels.poll(endpoint_id, kernel_id)
+async def attach(
+    endpoint_id: str, kernel_id: str, request: Request, emulator: Authenticated
+) -> Response:
+    """``{"start": [{"id", "key"}], "stop": [ids]}``, or 204 after the hold. A kernel
+    that disconnects while its poll is held (killed, its connection closed) is gone."""
+    gone, found = await unless_gone(request, emulator.kernels.poll(endpoint_id, kernel_id))
+    if gone:
+        emulator.kernels.detach(endpoint_id, kernel_id)
     return json_response(found) if found else no_content()
 
 

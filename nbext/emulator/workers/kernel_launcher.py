@@ -7,14 +7,15 @@ kernel speaking the worker protocol, as a worker script's processes do. This
 {id}" for the kernel attached to the endpoint, which fetches them with a long poll
 (``api/kernels.py``).
 
-A kernel is present while it polls. When its polls stop for ``GONE_AFTER_S`` (the kernel
-was shut down, restarted or killed), or it detaches, the workers it ran end as a worker
-process that exits does (a job one was running fails: its work may have been done);
-queued jobs stay queued, and the endpoint's workers wait UNHEALTHY, their last line
-saying the kernel is gone, which ``/health``, the worker logs and so ``%runpod why``
-show. Deploying the function again, from any kernel, attaches that kernel: the waiting
-workers start in it and serve the queue. Everything runs on the emulator's loop; a
-kernel's presence is real time (it is a real process), whatever the emulator's clock.
+A kernel is present while it polls. When it disconnects mid-poll or detaches (it was
+killed, shut down, restarted), or its polls stop for ``GONE_AFTER_S``, the workers it
+ran end as a worker process that exits does (a job one was running fails: its work may
+have been done); queued jobs stay queued, and the endpoint's workers wait UNHEALTHY,
+their last line saying the kernel is gone, which ``/health``, the worker logs and so
+``%runpod why`` show. Deploying the function again, from any kernel, attaches that
+kernel: the waiting workers start in it and serve the queue. Everything runs on the
+emulator's loop; a kernel's presence is real time (it is a real process), whatever the
+emulator's clock.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..domain.errors import Conflict, NotFound
 from ..domain.remote_workers import RemoteWorker, RemoteWorkers
 from ..domain.workers import WorkerState
 
-HOLD_S = 5.0
+HOLD_S = 2.0
 """How long an attach poll is held open when there is nothing to start or stop."""
 GONE_AFTER_S = 3.0
 """A kernel that has not polled for this long since its last poll ended is gone (a live
@@ -97,10 +98,12 @@ class KernelLauncher:
         return kernel.id
 
     def detach(self, endpoint_id: str, kernel_id: str) -> None:
-        """The kernel stops serving (its connection closed): gone at once."""
-        kernel = self._current(endpoint_id, kernel_id)
-        kernel.wake.set()
-        self._gone(endpoint_id, kernel, force=True)
+        """The kernel stops serving (it said so, or its poll's connection closed): gone
+        at once, if it still serves the endpoint."""
+        kernel = self.kernels.get(endpoint_id)
+        if kernel is not None and kernel.id == kernel_id:
+            kernel.wake.set()
+            self._gone(endpoint_id, kernel, force=True)
 
     async def poll(self, endpoint_id: str, kernel_id: str) -> dict[str, Any] | None:
         """What the kernel must start and stop, waiting up to ``HOLD_S`` for something
@@ -165,9 +168,14 @@ class KernelLauncher:
         """The workers a kernel ran end as an exited process does (started again if
         still wanted: in the kernel attached now, or waiting for one)."""
         pool = self.workers.pools.get(endpoint_id)
-        for worker in list(pool.workers.values()) if pool is not None else ():
+        if pool is None:
+            return
+        for worker in list(pool.workers.values()):
             if worker.contacted_at is not None:
                 self.workers.exited(worker, how)
+                worker.stopping = True  # its held polls end, handing it nothing
+                worker.wake.fire()
+                pool.work.fire()
 
     def _waiting(self, endpoint_id: str) -> None:
         """With no kernel, the endpoint's workers not ready wait UNHEALTHY (untimed: no
