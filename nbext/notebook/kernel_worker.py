@@ -261,7 +261,11 @@ def _error(exc: BaseException, worker_id: str) -> str:
         {
             "error_type": str(type(exc)),
             "error_message": str(exc),
-            "error_traceback": traceback.format_exc(),
+            "error_traceback": "".join(  # from the function's own frame on
+                traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next)
+                if exc.__traceback__ is not None
+                else traceback.format_exception_only(type(exc), exc)
+            ),
             "worker_id": worker_id,
         }
     )
