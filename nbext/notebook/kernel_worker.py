@@ -4,10 +4,10 @@ The emulator may run in another process, shared by every notebook, so it cannot 
 function of this kernel; and the function belongs here, beside the model and the data
 the kernel has loaded. So the kernel serves it as the service's workers serve a handler
 (docs/workers.md): it attaches to the function's endpoint (a long poll that hands it the
-workers to start and stop), and each worker is a thread taking jobs (``job-take``),
-running ``function(job)`` and posting what it gives (``job-stream``, ``job-done``),
-with a stop poll beside it and a ping for all of them. Every call but the ping is a long
-poll: idle, the kernel spends no CPU on it.
+workers to start and stop, and stands for their pings), and each worker is a thread
+taking jobs (``job-take``), running ``function(job)`` and posting what it gives
+(``job-stream``, ``job-done``), with a stop poll beside it. Every call is a long poll:
+idle, the kernel spends no CPU on it.
 
 When the kernel ends, the emulator sees its polls stop: the endpoint's jobs wait until
 the function is deployed again, from this kernel or another.
@@ -21,7 +21,7 @@ import inspect
 import json
 import threading
 import traceback
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +31,6 @@ from .errors import NotebookError
 
 READ_TIMEOUT_S = 30.0
 """Longer than the emulator holds a poll (2 s for the attach, 10 s for a take)."""
-PING_S = 1.0
-"""The ping interval the emulator asks its workers for."""
 RETRY_S = 1.0
 """The wait before calling again after a failed call (the emulator restarting)."""
 POSTS = 3
@@ -80,7 +78,6 @@ class KernelWorker:
         self._workers: dict[str, _Worker] = {}
         self._stopped = threading.Event()
         self._attacher: threading.Thread | None = None
-        self._pinger: threading.Thread | None = None
 
     def deploy(self, settings: dict[str, Any]) -> None:
         """Create the endpoint, or update its scaling settings (``workers_min``,
@@ -104,8 +101,6 @@ class KernelWorker:
         self._kernel, self._attach_path = found["kernel"], found["attach"]
         if self._attacher is None or not self._attacher.is_alive():
             self._attacher = self._spawn(self._attach, "attach")
-        if self._pinger is None:
-            self._pinger = self._spawn(self._ping, "ping")
 
     def stop(self) -> None:
         """Stop serving (the kernel shuts down, the connection closes): the emulator is
@@ -159,36 +154,25 @@ class KernelWorker:
             old.ended.set()  # started again, with a new key
         self._workers[worker.id] = worker
         self._spawn(self._serve, worker.id, worker)
-        self._spawn(self._watch_stops, f"{worker.id}-stops", worker)
-
-    def _ping(self) -> None:
-        while not self._stopped.wait(PING_S):
-            for worker in [w for w in list(self._workers.values()) if not w.ended.is_set()]:
-                jobs = {"job_id": ",".join(worker.running)} if worker.running else {}
-                self._get(self._api(worker, "ping"), params=jobs, headers=_auth(worker))
+        self._spawn(self._serve, f"{worker.id}-stops", worker, "job-stop")
 
     # ---- a worker --------------------------------------------------------------------
 
     def _api(self, worker: _Worker, call: str, job_id: str = "") -> str:
         return f"/v2/{self.endpoint_id}/{call}/{worker.id}" + (f"/{job_id}" if job_id else "")
 
-    def _serve(self, worker: _Worker) -> None:
+    def _serve(self, worker: _Worker, call: str = "job-take") -> None:
+        """Take and run jobs (``job-take``), or watch for jobs to stop (``job-stop``)."""
         while not (self._stopped.is_set() or worker.ended.is_set()):
-            answer = self._get(self._api(worker, "job-take"), headers=_auth(worker))
+            answer = self._get(self._api(worker, call), headers=_auth(worker))
             if answer is not None and answer.status_code in ENDED:
                 worker.ended.set()
-            elif answer is not None and answer.status_code == 200:
+            elif answer is not None and answer.status_code == 200 and call == "job-take":
                 self._run(worker, answer.json())
-        if self._workers.get(worker.id) is worker:
-            del self._workers[worker.id]
-
-    def _watch_stops(self, worker: _Worker) -> None:
-        while not (self._stopped.is_set() or worker.ended.is_set()):
-            answer = self._get(self._api(worker, "job-stop"), headers=_auth(worker))
-            if answer is not None and answer.status_code in ENDED:
-                worker.ended.set()
             elif answer is not None and answer.status_code == 200:
                 worker.dropped.update(answer.json()["jobsToStop"])
+        if call == "job-take" and self._workers.get(worker.id) is worker:
+            del self._workers[worker.id]
 
     def _run(self, worker: _Worker, job: dict[str, Any]) -> None:
         job_id = job["id"]
@@ -209,8 +193,6 @@ class KernelWorker:
             output = self.function(job)
             if inspect.iscoroutine(output):
                 output = asyncio.run(output)
-            if inspect.isasyncgen(output):
-                output = _iterate(output)
             if inspect.isgenerator(output):
                 chunks = []
                 for chunk in output:
@@ -269,16 +251,3 @@ def _error(exc: BaseException, worker_id: str) -> str:
             "worker_id": worker_id,
         }
     )
-
-
-def _iterate(chunks: AsyncIterator[Any]) -> Iterator[Any]:
-    """An async generator's chunks, from a loop of the worker's thread."""
-    loop = asyncio.new_event_loop()
-    try:
-        while True:
-            try:
-                yield loop.run_until_complete(anext(chunks))
-            except StopAsyncIteration:
-                return
-    finally:
-        loop.close()

@@ -32,7 +32,8 @@ from ..domain.remote_workers import RemoteWorker, RemoteWorkers
 from ..domain.workers import WorkerState
 
 HOLD_S = 2.0
-"""How long an attach poll is held open when there is nothing to start or stop."""
+"""How long an attach poll is held open when there is nothing to start or stop: it is
+also the pings of the kernel's workers, so well within ``PING_MISSED_AFTER_S``."""
 GONE_AFTER_S = 3.0
 """A kernel that has not polled for this long since its last poll ended is gone (a live
 one polls again within milliseconds)."""
@@ -110,6 +111,10 @@ class KernelLauncher:
         (None: nothing). A kernel that was gone is present again."""
         kernel = self._current(endpoint_id, kernel_id)
         kernel.polls += 1
+        pool = self.workers.pools[endpoint_id]
+        for worker in pool.workers.values():  # threads of a kernel that polls: alive
+            if worker.contacted_at is not None:
+                self.workers.ping(worker)
         if kernel.timer is not None:
             kernel.timer.cancel()
         if not kernel.present:
