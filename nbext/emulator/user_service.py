@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from nbext import __version__
+from nbext._version import __version__
 from nbext.service.files import (
     ServiceFile,
     build,

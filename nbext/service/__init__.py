@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from nbext import __version__
+from nbext._version import __version__
 
 from . import files
 from .files import (
