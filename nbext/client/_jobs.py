@@ -103,9 +103,7 @@ def _openai(ctx: flows.Context, endpoint_id: str, **options: Any) -> flows.Flow[
     return OpenAIPlan(base, ctx.call_timeout, options)
 
 
-def _async_openai(
-    ctx: flows.Context, endpoint_id: str, **options: Any
-) -> flows.Flow[OpenAIPlan]:
+def _async_openai(ctx: flows.Context, endpoint_id: str, **options: Any) -> flows.Flow[OpenAIPlan]:
     """``openai()``, as the package's ``AsyncOpenAI``."""
     return (yield from _openai(ctx, endpoint_id, **options))
 

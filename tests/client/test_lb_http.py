@@ -119,7 +119,7 @@ async def test_async_http_streams_server_sent_events(
         assert isinstance(http, httpx.AsyncClient)
         async with http, http.stream("GET", "/count") as answer:
             lines = [line async for line in answer.aiter_lines() if line]
-        assert lines == ["data: one", "data: two"]
+        assert lines == [": a comment", "data: one", "event: number", 'data: {"n": 2}']
         # openai() finds its URL as the sync client's does: from the record, read once
         llm = await aclient.endpoint("api").async_openai()
         assert str(llm.base_url) == f"{http.base_url}v1/"
