@@ -90,7 +90,7 @@ def _async_http(ctx: flows.Context, endpoint_id: str) -> flows.Flow[str]:
     return (yield from _http(ctx, endpoint_id))
 
 
-def _openai(ctx: flows.Context, endpoint_id: str, **options: Any) -> flows.Flow[OpenAIPlan]:
+def _openai(ctx: flows.Context, endpoint_id: str, /, **options: Any) -> flows.Flow[OpenAIPlan]:
     """The ``openai`` package's client for this endpoint's OpenAI-compatible routes: on a
     load-balancing endpoint its base's ``/v1``, else the service's route (its record, read
     once per client as ``http()``'s, says which; a record that cannot be read is a queue
@@ -103,7 +103,9 @@ def _openai(ctx: flows.Context, endpoint_id: str, **options: Any) -> flows.Flow[
     return OpenAIPlan(base, ctx.call_timeout, options)
 
 
-def _async_openai(ctx: flows.Context, endpoint_id: str, **options: Any) -> flows.Flow[OpenAIPlan]:
+def _async_openai(
+    ctx: flows.Context, endpoint_id: str, /, **options: Any
+) -> flows.Flow[OpenAIPlan]:
     """``openai()``, as the package's ``AsyncOpenAI``."""
     return (yield from _openai(ctx, endpoint_id, **options))
 
