@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from ..rendering import Rendering, _frame, hint_html, note_html
+from ..rendering import Rendering, hint_html, note_html, panel_frame
 from .live import INTERRUPT_HINT, LivePanel
 
 HINT = INTERRUPT_HINT.replace("to cancel", "to stop waiting (the endpoint is removed)")
@@ -52,5 +52,5 @@ class StartupPanel(LivePanel):
         body += note_html(self.outcome) if self.outcome else hint_html(HINT)
         state = "waiting" if self.outcome is None else "ended"
         return Rendering(
-            _frame("nbext-startup-panel", state, body, live=not self.final), "\n".join(shown)
+            panel_frame("nbext-startup-panel", state, body, live=not self.final), "\n".join(shown)
         )
