@@ -38,6 +38,7 @@ from . import (  # noqa: F401  (they register subcommands)
     health,
     jobs,
     listings,
+    recordings,
     login,
     logs,
     map,
