@@ -26,8 +26,8 @@ from ._cost import Budget, Prices, Spending
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
-from ._resources import AsyncManagement, SyncManagement, interface
 from ._recording import Recording
+from ._resources import AsyncManagement, SyncManagement, interface
 from ._retry import RetryPolicy
 from ._transport import (
     AsyncSender,

@@ -48,7 +48,6 @@ from ._calls import (
     unanswered_note,
 )
 from ._config import Secret
-from ._recording import Recording
 from ._errors import (
     APIError,
     ChunksMissing,
@@ -58,6 +57,7 @@ from ._errors import (
     Timeout,
     outcome_error,
 )
+from ._recording import Recording
 from ._retry import RetryPolicy, may_retry_status, may_retry_transport, never_sent
 from ._stream import Reassembler, StreamLedger, StreamProtocolError
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import os
 import threading
-from importlib.metadata import PackageNotFoundError, version
 from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -115,11 +115,7 @@ class Recording:
         calls it kept: the jobs that ended while it recorded."""
         with self._lock:
             self.recording = False
-            ended = [
-                job
-                for job in self._jobs.values()
-                if job["status"] in FINAL
-            ]
+            ended = [job for job in self._jobs.values() if job["status"] in FINAL]
         header = {
             "nbext": _version(),
             "service": self.service,

@@ -113,14 +113,14 @@ def load(
     for endpoint_id, calls in by_endpoint.items():
         if endpoint_id in emulator.jobs.endpoints:
             emulator.undeploy(endpoint_id)
-        cold = _ms(calls[0]["delayTimeMs"]) / 1000 / speed
+        cold = 0.0 if instant else _ms(calls[0]["delayTimeMs"]) / 1000 / speed
         emulator.deploy(
             handler=Replayer(endpoint_id, calls, None if instant else speed),
             endpoint_id=endpoint_id,
             name=f"{endpoint_id} (replay)",
             workers_max=10,
             idle_timeout=60.0,
-            scenario=f"cold-start:seconds={cold}" if cold >= COLD_START_MIN and not instant else None,
+            scenario=f"cold-start:seconds={cold}" if cold >= COLD_START_MIN else None,
         )
     return {
         "endpoints": sorted(by_endpoint),

@@ -1,4 +1,4 @@
-"""Recordings: what a client did with the service, as one JSON Lines file (docs/behaviour.md#recordings).
+"""Recordings: what a client did with a service, as a JSON Lines file (docs/behaviour.md).
 
 The client writes them (``Client.record``) and the emulator serves them (``--replay``),
 and the two never import each other, so the format lives here, with no nbext import.
@@ -107,12 +107,12 @@ def _call(path: Path, number: int, line: str) -> dict[str, Any]:
                 f"recording {path}, line {number}: {key!r} is missing or not a {kind.__name__}"
             )
     try:
-        call = _expand(call, path)
+        expanded: dict[str, Any] = _expand(call, path)
     except (OSError, ValueError) as exc:
         raise RecordingError(f"recording {path}, line {number}: {exc}") from None
-    if digest(call.get("input")) != call["inputDigest"]:
+    if digest(expanded.get("input")) != expanded["inputDigest"]:
         raise RecordingError(f"recording {path}, line {number}: input does not match inputDigest")
-    return call
+    return expanded
 
 
 def _compact(value: Any, path: Path) -> Any:

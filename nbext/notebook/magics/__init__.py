@@ -38,10 +38,10 @@ from . import (  # noqa: F401  (they register subcommands)
     health,
     jobs,
     listings,
-    recordings,
     login,
     logs,
     map,
+    recordings,
     why,
 )
 from .chat import run_chat

@@ -49,7 +49,12 @@ def record(magics: Magics, args: argparse.Namespace) -> None:
 @subcommand("replay", "make the local service answer with a recording's outputs and timings")
 @magic_arguments("runpod replay")
 @argument("path", help="a recording (`%runpod record`)")
-@argument("--speed", type=number_option("--speed", float), default=1.0, help="replay N times faster (default 1: recorded timing)")
+@argument(
+    "--speed",
+    type=number_option("--speed", float),
+    default=1.0,
+    help="replay N times faster (default 1: as recorded)",
+)
 @argument("--instant", action="store_true", help="no waits at all")
 def replay(magics: Magics, args: argparse.Namespace) -> None:
     """Serve PATH's jobs from the local service: its endpoints answer each recorded input
