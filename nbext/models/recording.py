@@ -74,8 +74,8 @@ def read(path: Path) -> Recording:
         raise RecordingError(f"recording {path}: line 1 is not an nbext recording's header")
     if version > VERSION:
         raise RecordingError(
-            f"recording {path} is format version {version}; this nbext reads version "
-            f"{VERSION}: upgrade nbext to replay it"
+            f"recording {path} is format version {version}; this nbext reads {VERSION}: "
+            "upgrade nbext to replay it"
         )
     calls = [_call(path, number, line) for number, line in enumerate(lines[1:], start=2)]
     return Recording(header, calls)

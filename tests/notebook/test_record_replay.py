@@ -7,7 +7,10 @@ the file to the ``runpod`` SDK, unmodified, and to nbext's client on the real cl
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -24,7 +27,7 @@ from nbext.models import recording
 from nbext.notebook import load_ipython_extension
 from nbext.notebook.connection import Connection
 from nbext.notebook.kernel import set_current
-from tests.emulator.test_sdk_compat import Agent, SDKError
+from tests.emulator.test_sdk_compat import Agent
 from tests.standalone import Standalone, emulator_environment
 
 from .conftest import KEY, Notebook
@@ -147,8 +150,8 @@ def test_recorded_session_replays_to_the_sdk_and_on_time(
         seen = [(time.monotonic() - sent, out) for out in job.stream()]
         client.close()
         assert [out for _, out in seen] == [out for _, out in stream]
-        replayed_gaps = [b[0] - a[0] for a, b in zip(seen, seen[1:], strict=False)]
-        recorded_gaps = [(b[0] - a[0]) / 1000 for a, b in zip(stream, stream[1:], strict=False)]
+        replayed_gaps = [b[0] - a[0] for a, b in itertools.pairwise(seen)]
+        recorded_gaps = [(b[0] - a[0]) / 1000 for a, b in itertools.pairwise(stream)]
         for replayed, recorded in zip(replayed_gaps, recorded_gaps, strict=True):
             assert replayed == pytest.approx(recorded, abs=0.06)
     finally:
@@ -189,7 +192,7 @@ JOB = json.dumps(
     [
         (
             json.dumps({"nbextRecording": 2}) + "\n",
-            "is format version 2; this nbext reads version 1",
+            "is format version 2; this nbext reads 1: upgrade nbext",
         ),
         (HEADER + "\n" + JOB[:40], "line 2: not valid JSON"),
         (HEADER + "\n{}\n", "line 2: kind None is not one this nbext replays"),
@@ -223,3 +226,37 @@ def test_replay_on_the_local_service_lists_replays_and_answers_as_recorded(
     assert nb.run("client().endpoint('echo').run_sync({'q': 1}).output") == recorded
     with pytest.raises(Exception, match=r"input \{\"q\": 2\} was never recorded; nearest"):
         nb.run("client().endpoint('echo').run_sync({'q': 2})")
+
+
+OFFLINE = """
+import json, os
+from nbext.emulator import Emulator, EmulatorServer, replay
+emulator = Emulator(api_key="rpa_CLASSROOM", demo_images=False)
+print(json.dumps(replay.load(emulator, PATH, instant=True)))
+with EmulatorServer(emulator) as server:
+    os.environ["RUNPOD_ENDPOINT_BASE_URL"] = server.serverless_url
+    import runpod  # reads the address as it is imported
+    print(json.dumps(runpod.Endpoint("echo", api_key="rpa_CLASSROOM").run_sync({"n": 1}, 30)))
+emulator.close()
+"""
+
+
+def test_a_replay_serves_with_no_network_route_and_no_key(tmp_path: Path) -> None:
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("needs unshare and ip (util-linux, iproute2) for a network namespace")
+    if subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=30).returncode:
+        pytest.skip("cannot make a network namespace here")
+    path = tmp_path / "class.jsonl"
+    job = {"kind": "job", "endpoint": "echo", "call": "runsync", "input": {"n": 1}}
+    job |= {"inputDigest": recording.digest({"n": 1}), "status": "COMPLETED"}
+    job |= {"timeline": [], "stream": [], "output": {"answer": 42}, "executionTimeMs": 900}
+    recording.write(path, {"nbext": "0", "service": "cloud", "recordedAt": "x"}, [job])
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("RUNPOD_")}
+    done = subprocess.run(
+        ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" -c "$1"',
+         sys.executable, f"PATH = {str(path)!r}\n{OFFLINE}"],
+        capture_output=True, text=True, timeout=120, env=clean,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded, answer = (json.loads(line) for line in done.stdout.splitlines()[-2:])
+    assert loaded["endpoints"] == ["echo"] and answer == {"answer": 42}
