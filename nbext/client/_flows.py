@@ -184,6 +184,9 @@ class Context:
     """Told of jobs started and seen, asked before each submission."""
     recording: Recording | None = None
     """Told of each submission, state and stream chunk while it records (``record``)."""
+    lb_bases: dict[str, str | None] = field(default_factory=dict)
+    """Each endpoint's load-balancing base URL as its record gave it (None: a queue
+    endpoint): read once per client, by ``http()`` and ``openai()`` alike."""
 
     def started(
         self, endpoint_id: str, job_id: str, call: Call | None = None, sent_at: float = 0.0
