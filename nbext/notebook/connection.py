@@ -130,6 +130,7 @@ class Service:
             )
             client.budget = self.client.budget  # one cap for the kernel's clients
             self._async = (loop, client)
+        self._async[1].recording = self.client.recording  # one file for the kernel's jobs
         return self._async[1]
 
     def describe(self) -> str:
