@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from .. import replay
 from ..domain.clock import FakeClock
 from ..domain.endpoints import Endpoint
 from ..domain.errors import Conflict, InvalidInput
@@ -195,6 +196,21 @@ async def scenario(endpoint_id: str, request: Request, emulator: Authenticated) 
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
     return json_response({"scenario": described if text is not None else None})
+
+
+@router.put("/replays")
+async def replays(request: Request, emulator: Authenticated) -> Response:
+    """Serve a recording (``{"path", "speed"?, "instant"?}``, a file on this machine):
+    ``%runpod replay``. Its endpoints replace those of the same ids."""
+    data = parse_json(await read_body(request, 65536))
+    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
+        raise InvalidInput("body must be a JSON object with a string 'path'")
+    try:
+        speed = float(data.get("speed", 1.0))
+        answer = replay.load(emulator, data["path"], speed=speed, instant=bool(data.get("instant")))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(str(exc)) from None
+    return json_response(answer)
 
 
 @router.put("/scripts/{endpoint_id}")
