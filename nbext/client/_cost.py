@@ -260,8 +260,8 @@ class Budget:
         """What earlier runs of retried jobs cost."""
         self._endpoints: dict[str, str] = {}
         """Every job started: id -> endpoint id (what a batch's estimate is made of)."""
-        self.batches: set[str] = set()
-        """The batches started through the clients holding this budget."""
+        self.batches: dict[str, int] = {}
+        """The batches started through the clients holding this budget: id -> requests."""
 
     @property
     def budget_usd(self) -> float | None:

@@ -257,7 +257,14 @@ class Connection:
                     f"cloud key available: {self.config.masked_key} from "
                     f"{self.config.key_source} (%runpod connect cloud)"
                 )
-        lines.append(f"jobs submitted from this kernel: {len(self.registry)}")
+        batches, jobs = (
+            self.budget.batches,
+            f"jobs submitted from this kernel: {len(self.registry)}",
+        )
+        if batches:
+            plural = "es" if len(batches) != 1 else ""
+            jobs += f", and {sum(batches.values()):,} requests in {len(batches)} batch{plural}"
+        lines.append(jobs)
         lines.append(f"spent by them: {self.budget.describe()}")
         return lines
 

@@ -182,3 +182,14 @@ async def test_a_call_refused_after_the_create_leaves_a_draft_its_error_names(h:
         f"batch {batch.id} on 'echo' is a DRAFT holding 2 of these 3 inputs; "
         f"endpoint.get_batch({batch.id!r}) finds it, to add() the rest, finalize() or cancel() it"
     ]
+
+
+async def test_a_batch_followed_with_progress_is_priced_on_every_page(h: Harness) -> None:
+    """A batch that has ended by the first poll: the last progress call already has the
+    cost of every request, not of the first page (1,000) only."""
+    batch = await h.call(h.endpoint("echo").batch, inputs(2500))
+    await h.call(batch.wait, timeout=30)
+    priced: list[int] = []
+    await h.call(batch.wait, timeout=30, progress=lambda _: priced.append(len(batch.costs)))
+    assert priced == [2500] and all(c is not None for c in batch.costs)
+    assert len(h.client.budget.costs) == 2500

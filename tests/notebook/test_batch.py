@@ -10,6 +10,7 @@ import ipywidgets
 import pandas as pd
 import pytest
 
+from nbext.client import usd_text
 from nbext.models.batches import BatchStatus
 from nbext.notebook.magics.batch import BACKGROUND
 
@@ -134,3 +135,21 @@ def test_the_cancel_command_cancels_from_any_cell(
     nb.run(f"%runpod batch cancel held {batch_id}")
     assert f"batch {batch_id} CANCELLED" in capsys.readouterr().out
     assert nb.emu.batches.batches[batch_id].status is BatchStatus.CANCELLED
+
+
+def test_a_batch_of_many_pages_is_priced_in_full_and_counted_in_status(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Started from Python and ended before it is attached to: the panel's first poll
+    finds every request ended, three pages of them."""
+    nb.run("xs = [{'n': i} for i in range(2500)]")
+    nb.run("import nbext.notebook as n; b = n.client().endpoint('echo').batch(xs); b.wait()")
+    nb.run(f"%runpod batch attach echo {only_batch(nb)}")
+    final = [d for d in nb.displays if d["update"]][-1]["data"]["text/plain"]
+    costs = nb.conn.budget.costs
+    assert len(costs) == 2500
+    total = sum(c.usd for c in costs.values())
+    assert f"spent {usd_text(total)} on 2,500 jobs (estimate)" in final
+    nb.run("%runpod status")
+    out = capsys.readouterr().out
+    assert "2,500 requests in 1 batch" in out and f"spent by them: {usd_text(total)}" in out
