@@ -153,3 +153,15 @@ def test_a_batch_of_many_pages_is_priced_in_full_and_counted_in_status(
     nb.run("%runpod status")
     out = capsys.readouterr().out
     assert "2,500 requests in 1 batch" in out and f"spent by them: {usd_text(total)}" in out
+
+
+def test_quiet_shows_no_table_and_says_in_one_line_how_it_ended(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.run("xs = [{'n': i} for i in range(3)]")
+    nb.run("%runpod batch echo xs -q -o res")
+    assert nb.displays == [] and len(nb.shell.user_ns["res"]) == 3
+    [line] = capsys.readouterr().out.splitlines()
+    total = usd_text(sum(c.usd for c in nb.conn.budget.costs.values()))
+    assert line.startswith(f"batch {only_batch(nb)} ")
+    assert line.endswith(f": 3 of 3 completed, 0 failed; spent {total} on 3 jobs (estimate)")

@@ -33,7 +33,7 @@ USAGE = "%runpod batch ENDPOINT INPUTS | attach ENDPOINT BATCH_ID | cancel ENDPO
 @argument("words", nargs="+", help=USAGE.removeprefix("%runpod batch "))
 @argument("-o", "--output", help="store the results DataFrame in this variable")
 @argument("--background", action="store_true", help="follow in the background; the cell ends")
-@argument("-q", "--quiet", action="store_true", help="no panel")
+@argument("-q", "--quiet", action="store_true", help="no panel, no table: a line at the end")
 def batch_command(magics: Magics, args: argparse.Namespace) -> None:
     """Start a batch of INPUTS (a list of dicts, or a DataFrame's rows) on ENDPOINT, or
     attach to BATCH_ID, and follow it in a panel; with -o, a DataFrame back: the input's
@@ -111,7 +111,7 @@ def _what(magics: Magics, args: argparse.Namespace) -> tuple[str, str | None, An
 def _show(magics: Magics, args: argparse.Namespace, frame: pd.DataFrame | None) -> None:
     if frame is not None and args.output:
         store(magics, args.output, frame)
-        if not args.background:
+        if not args.background and not args.quiet:
             show_frame(frame, magics.display_limit, what="results", stored_as=args.output)
 
 
