@@ -83,7 +83,9 @@ def _calls(endpoint_id: str, inputs: Iterable[Mapping[str, Any]]) -> list[list[b
     size = ENVELOPE
     for i, item in enumerate(items):
         if not isinstance(item, Mapping):
-            reason = f"input #{i} is a {type(item).__name__}; each must be a JSON object (a dict)"
+            kind = type(item).__name__
+            article = "an" if kind[0] in "aeiou" else "a"
+            reason = f"input #{i} is {article} {kind}; each must be a JSON object (a dict)"
             raise _refused(BadRequest, endpoint_id, reason)
         try:
             piece = json.dumps({"input": item}, separators=(",", ":"), allow_nan=False).encode()

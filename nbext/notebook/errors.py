@@ -70,6 +70,12 @@ Endpoints = Sequence[tuple[str, str | None]]
 """Known endpoints as (id, name), for "did you mean" hints."""
 
 
+def a_kind(value: object) -> str:
+    """``an int``, ``a str``: what a value is, in a sentence."""
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
 def one_line(text: str) -> str:
     return " ".join(str(text).split())
 

@@ -102,6 +102,7 @@ async def test_inputs_past_10_mib_are_sent_in_several_calls_in_order(h: Harness)
     [
         (inputs(5001), BadRequest, "at most 5,000 requests, got 5,001 inputs"),
         ([{"i": 0}, "text"], BadRequest, "input #1 is a str; each must be a JSON object"),
+        ([1], BadRequest, "input #0 is an int; each must be a JSON object"),
         ([{"x": float("nan")}], BadRequest, "input #0 is not JSON"),
         ([{"blob": "x" * (10 * 1024 * 1024)}], PayloadTooLarge, "over the 10 MiB"),
         ([], BadRequest, "no inputs to run"),

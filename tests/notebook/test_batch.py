@@ -83,7 +83,14 @@ def test_attach_without_kept_inputs_still_gives_a_row_per_request(
     ("line", "says"),
     [
         ("%runpod batch echo bad", "input #1 is a str; every input must be a dict"),
+        ("%runpod batch echo nums", "input #0 is an int; every input must be a dict"),
+        (
+            '%runpod batch echo [{"n":1}]',
+            "INPUTS must name a variable holding a list of dicts or a DataFrame; "
+            "no '[{n:1}]' in the notebook's namespace",
+        ),
         ("%runpod batch echo missing", "no 'missing' in the notebook's namespace"),
+        ("%runpod batch echo one", "inputs must be a list of dicts or a DataFrame, got one dict"),
         ("%runpod batch attach echo batch_nope", "batch 'batch_nope' not found"),
         ("%runpod batch attach echo", "usage: %runpod batch ENDPOINT INPUTS | attach"),
         ("%runpod batch echo bad -o 1x", "not a valid Python variable name"),
@@ -92,7 +99,7 @@ def test_attach_without_kept_inputs_still_gives_a_row_per_request(
 def test_bad_input_is_one_line_and_nothing_is_started(
     nb: Notebook, line: str, says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    nb.run("bad = [{'n': 1}, 'text']")
+    nb.run("bad, nums, one = [{'n': 1}, 'text'], [1], {'n': 1}")
     assert says in usage_error(nb, line, capsys)
     assert nb.emu.batches.batches == {}
 

@@ -262,7 +262,7 @@ def test_deploy_command(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> Non
     ("setup", "line", "expected"),
     [
         ("", "%runpod deploy nothing", "no 'nothing' in the notebook's namespace"),
-        ("x = 3", "%runpod deploy x", "'x' is a int, not a function"),
+        ("x = 3", "%runpod deploy x", "'x' is an int, not a function"),
         ("def f(job): return 1", "%runpod deploy f --name 'bad id!'", "must be 1-64 letters"),
     ],
 )

@@ -16,7 +16,7 @@ from ..ipython import argument, magic_arguments
 from ..map import inputs_of
 from ..uipoll import running_loop
 from .commands import subcommand
-from .common import Magics, check_name, store, store_and_show, usage_errors
+from .common import INPUTS, Magics, check_name, store, store_and_show, usage_errors, variable
 
 if TYPE_CHECKING:
     import argparse
@@ -101,10 +101,9 @@ def _what(magics: Magics, args: argparse.Namespace) -> tuple[str, str | None, An
         return None
     if words[0] == "attach":
         return words[1], words[2], None, kept_inputs(words[2])
-    if words[1] not in magics.user_ns:
-        raise UsageError(f"no {words[1]!r} in the notebook's namespace")
+    inputs = variable(magics, words[1], INPUTS)
     with usage_errors(f"batch on {words[0]!r}"):
-        items, frame = inputs_of(magics.user_ns[words[1]])
+        items, frame = inputs_of(inputs)
     return words[0], None, items, frame
 
 

@@ -138,6 +138,17 @@ def check_name(name: str | None, option: str = "-o") -> str | None:
     return name
 
 
+INPUTS = "INPUTS must name a variable holding a list of dicts or a DataFrame"
+
+
+def variable(magics: Magics, name: str, must: str) -> Any:
+    """The notebook variable ``name``; when there is none, one line says what the
+    argument must be (``must``) too: ``[{"n":1}]`` typed where a name goes."""
+    if name not in magics.user_ns:
+        raise UsageError(f"{must}; no {name!r} in the notebook's namespace")
+    return magics.user_ns[name]
+
+
 def store(magics: Magics, name: str | None, value: Any) -> None:
     """Bind ``name`` in the user's namespace (``-o NAME``)."""
     if name is not None:
