@@ -131,11 +131,12 @@ def _joined(subject: str, reason: str) -> str:
 def _api_reason(exc: APIError, endpoints: Endpoints) -> str:
     body = _without_subject(exc.body or "", exc)
     operation = exc.operation
-    if isinstance(exc, NotFound) and (operation or "").startswith("batch"):
-        return body or "not found"  # the service names the batch, or the endpoint
     if isinstance(exc, NotFound):
         ids = {endpoint_id for endpoint_id, _ in endpoints}
-        if exc.endpoint_id and (not exc.job_id or (ids and exc.endpoint_id not in ids)):
+        batch = (operation or "").startswith("batch")
+        if batch and exc.endpoint_id and exc.endpoint_id in ids:  # the batch is unknown
+            return f"{body or 'not found'}; `%runpod batches {exc.endpoint_id}` lists them"
+        if exc.endpoint_id and (not (exc.job_id or batch) or (ids and exc.endpoint_id not in ids)):
             hint = did_you_mean(exc.endpoint_id, endpoints)
             return f"endpoint {exc.endpoint_id!r} not found{hint}"
         if exc.job_id:

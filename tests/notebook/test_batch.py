@@ -91,7 +91,15 @@ def test_attach_without_kept_inputs_still_gives_a_row_per_request(
         ),
         ("%runpod batch echo missing", "no 'missing' in the notebook's namespace"),
         ("%runpod batch echo one", "inputs must be a list of dicts or a DataFrame, got one dict"),
-        ("%runpod batch attach echo batch_nope", "batch 'batch_nope' not found"),
+        (
+            "%runpod batch attach echo batch_nope",
+            "batch 'batch_nope' not found on the endpoint; `%runpod batches echo` lists them",
+        ),
+        ("%runpod batch cancel echo batch_nope", "`%runpod batches echo` lists them"),
+        ("%runpod batch ecko ok", "endpoint 'ecko' not found; did you mean 'echo'?"),
+        ("%runpod batch attach ecko batch_x", "endpoint 'ecko' not found; did you mean 'echo'?"),
+        ("%runpod batches ecko", "endpoint 'ecko' not found; did you mean 'echo'?"),
+        ("%runpod batch", "`%runpod help batch` says how to use it"),
         ("%runpod batch attach echo", "usage: %runpod batch ENDPOINT INPUTS | attach"),
         ("%runpod batch echo bad -o 1x", "not a valid Python variable name"),
     ],
@@ -99,7 +107,7 @@ def test_attach_without_kept_inputs_still_gives_a_row_per_request(
 def test_bad_input_is_one_line_and_nothing_is_started(
     nb: Notebook, line: str, says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    nb.run("bad, nums, one = [{'n': 1}, 'text'], [1], {'n': 1}")
+    nb.run("bad, nums, one, ok = [{'n': 1}, 'text'], [1], {'n': 1}, [{'n': 1}]")
     assert says in usage_error(nb, line, capsys)
     assert nb.emu.batches.batches == {}
 

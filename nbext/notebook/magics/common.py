@@ -113,7 +113,7 @@ def parse_line(magic: Callable[..., Any], line: str) -> argparse.Namespace:
     The line is split into words by shell rules, quotes removed: ``--name "my model"``
     is the name ``my model``, as a user who quotes means it (IPython's own splitting
     keeps the quotes inside the value). An unbalanced quote or a trailing backslash is
-    said in one line; argparse's complaints already are UsageErrors.
+    said in one line; argparse's complaints (UsageErrors) name the help of a subcommand.
     """
     try:
         words = shlex.split(line)
@@ -126,7 +126,13 @@ def parse_line(magic: Callable[..., Any], line: str) -> argparse.Namespace:
             one_line(f"cannot read the arguments: {problem} in `{line.strip()}`")
         ) from None
     parser: argparse.ArgumentParser = magic.parser  # type: ignore[attr-defined]
-    return parser.parse_args(words)
+    try:
+        return parser.parse_args(words)
+    except UsageError as exc:
+        sub = parser.prog.removeprefix("runpod ")
+        if sub == parser.prog:
+            raise
+        raise UsageError(f"{exc}; `%runpod help {sub}` says how to use it") from None
 
 
 def check_name(name: str | None, option: str = "-o") -> str | None:

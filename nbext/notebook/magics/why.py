@@ -207,7 +207,7 @@ def why(magics: Magics, args: argparse.Namespace) -> None:
     """Diagnose JOB: its state and error, the endpoint's health and settings, the
     worker's last log lines; then one to three causes, each with the command to run next.
     """
-    record = record_of(magics, args.job, args.endpoint, requests=True)
+    record = record_of(magics, args.job, args.endpoint, "why", requests=True)
     service = magics.connection.service_named(record.service)
     if service is None:
         raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
