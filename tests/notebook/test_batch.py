@@ -100,6 +100,7 @@ def test_attach_without_kept_inputs_still_gives_a_row_per_request(
         ("%runpod batch attach ecko batch_x", "endpoint 'ecko' not found; did you mean 'echo'?"),
         ("%runpod batches ecko", "endpoint 'ecko' not found; did you mean 'echo'?"),
         ("%runpod batch", "`%runpod help batch` says how to use it"),
+        ("%runpod batch echo ok --background", "%runpod batch without it follows the batch"),
         ("%runpod batch attach echo", "usage: %runpod batch ENDPOINT INPUTS | attach"),
         ("%runpod batch echo bad -o 1x", "not a valid Python variable name"),
     ],

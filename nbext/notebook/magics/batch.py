@@ -44,7 +44,10 @@ def batch_command(magics: Magics, args: argparse.Namespace) -> None:
     if what is None:
         return
     if args.background and running_loop() is None:
-        raise UsageError("--background needs the kernel's event loop, and none is running here")
+        raise UsageError(
+            "--background needs the kernel's event loop, and none is running here: "
+            "%runpod batch without it follows the batch in this cell"
+        )
     endpoint, batch_id, items, inputs = what
     service = magics.connection.service()
     with usage_errors(f"batch on {endpoint!r}"), deferred_interrupts(deliver=False) as held:
