@@ -268,11 +268,8 @@ class Connection:
                     f"cloud key available: {self.config.masked_key} from "
                     f"{self.config.key_source} (%runpod connect cloud)"
                 )
-        batches, jobs = (
-            self.budget.batches,
-            f"jobs submitted from this kernel: {len(self.registry)}",
-        )
-        if batches:
+        jobs = f"jobs submitted from this kernel: {len(self.registry)}"
+        if batches := self.budget.batches:
             plural = "es" if len(batches) != 1 else ""
             jobs += f", and {sum(batches.values()):,} requests in {len(batches)} batch{plural}"
         lines.append(jobs)

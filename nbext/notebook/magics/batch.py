@@ -16,7 +16,7 @@ from ..ipython import argument, magic_arguments
 from ..map import inputs_of
 from ..uipoll import running_loop
 from .commands import subcommand
-from .common import INPUTS, Magics, check_name, store, store_and_show, usage_errors, variable
+from .common import Magics, check_name, inputs_named, store, store_and_show, usage_errors
 
 if TYPE_CHECKING:
     import argparse
@@ -104,7 +104,7 @@ def _what(magics: Magics, args: argparse.Namespace) -> tuple[str, str | None, An
         return None
     if words[0] == "attach":
         return words[1], words[2], None, kept_inputs(words[2])
-    inputs = variable(magics, words[1], INPUTS)
+    inputs = inputs_named(magics, words[1])
     with usage_errors(f"batch on {words[0]!r}"):
         items, frame = inputs_of(inputs)
     return words[0], None, items, frame

@@ -38,6 +38,7 @@ __all__ = [
     "Magics",
     "check_name",
     "explain",
+    "inputs_named",
     "number_option",
     "one_line",
     "parse_line",
@@ -144,14 +145,14 @@ def check_name(name: str | None, option: str = "-o") -> str | None:
     return name
 
 
-INPUTS = "INPUTS must name a variable holding a list of dicts or a DataFrame"
-
-
-def variable(magics: Magics, name: str, must: str) -> Any:
-    """The notebook variable ``name``; when there is none, one line says what the
-    argument must be (``must``) too: ``[{"n":1}]`` typed where a name goes."""
+def inputs_named(magics: Magics, name: str) -> Any:
+    """The variable INPUTS names; when there is none, one line says what INPUTS must be
+    too (``[{"n":1}]`` typed where a name goes)."""
     if name not in magics.user_ns:
-        raise UsageError(f"{must}; no {name!r} in the notebook's namespace")
+        raise UsageError(
+            "INPUTS must name a variable holding a list of dicts or a DataFrame; "
+            f"no {name!r} in the notebook's namespace"
+        )
     return magics.user_ns[name]
 
 

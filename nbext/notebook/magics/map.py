@@ -9,7 +9,7 @@ from IPython.core.error import UsageError
 from ..ipython import argument, magic_arguments
 from ..map import DEFAULT_CONCURRENCY, run_many, run_many_async
 from .commands import subcommand
-from .common import INPUTS, Magics, check_name, positive, store_and_show, usage_errors, variable
+from .common import Magics, check_name, inputs_named, positive, store_and_show, usage_errors
 from .job import job_option_arguments, job_options
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def _checked(magics: Magics, args: argparse.Namespace) -> tuple[str | None, dict
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
     arguments = {
         "endpoint": args.endpoint,
-        "inputs": variable(magics, args.inputs, INPUTS),
+        "inputs": inputs_named(magics, args.inputs),
         "concurrency": args.concurrency,
         "timeout": positive(args.timeout, "--timeout"),
         "options": job_options(args),
