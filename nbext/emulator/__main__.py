@@ -22,6 +22,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from . import replay
 from .domain.errors import StoreFailed
 from .domain.handlers import Handler
 from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
@@ -130,6 +131,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="give endpoint ID a teaching scenario: cold-start, crash-loop, throttled, flaky "
         "or slow-stream, e.g. cold=cold-start:seconds=20 (docs/behaviour.md); repeatable",
     )
+    parser.add_argument(
+        "--replay",
+        metavar="PATH",
+        help="serve a recording (Client.record, %%runpod record): its endpoints answer the "
+        "recorded inputs with the recorded outputs and timing (docs/behaviour.md#recordings)",
+    )
+    replay_pace = parser.add_mutually_exclusive_group()
+    replay_pace.add_argument(
+        "--speed", type=float, default=1.0, metavar="N", help="replay N times faster"
+    )
+    replay_pace.add_argument("--instant", action="store_true", help="replay with no waits")
     parser.add_argument(
         "--worker-python",
         metavar="PYTHON",
@@ -250,7 +262,9 @@ def deployments(args: argparse.Namespace, demos: Sequence[str]) -> list[tuple[st
             if endpoint_id in {e for _, e, _ in found}:
                 raise ValueError(f"endpoint {endpoint_id} is given twice; give each ID once")
             found.append((flag, endpoint_id, value))
-    return found or [("--endpoint", name, name) for name in demos]
+    if found or args.replay:
+        return found
+    return [("--endpoint", name, name) for name in demos]
 
 
 def deploy(
@@ -435,6 +449,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             db=args.db,
         )
         deploy(emulator, args, variables, serving=False)
+        if args.replay:
+            replay.load(emulator, args.replay, speed=args.speed, instant=args.instant)
         server = EmulatorServer(
             emulator,
             host=args.host,

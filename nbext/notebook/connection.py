@@ -41,6 +41,8 @@ from .uipoll import running_loop
 if TYPE_CHECKING:
     from nbext.emulator import EmulatorServer
 
+    from .kernel_worker import KernelWorker
+
 Mode = Literal["local", "cloud"]
 
 
@@ -139,6 +141,7 @@ class Service:
             )
             client.budget = self.client.budget  # one cap for the kernel's clients
             self._async = (loop, client)
+        self._async[1].recording = self.client.recording  # one file for the kernel's jobs
         return self._async[1]
 
     def describe(self) -> str:
@@ -206,6 +209,8 @@ class Connection:
         self.budget = Budget()
         """What the jobs started from this kernel have cost, and ``RunpodMagics.budget_usd``."""
         self._services: dict[str, Service] = {}
+        self.kernel_workers: dict[str, KernelWorker] = {}
+        """The notebook functions this kernel serves, by endpoint id (``deploy``)."""
         if mode is None:
             mode = "cloud" if self.config.api_key is not None and server is None else "local"
         if mode == "cloud":
@@ -301,10 +306,10 @@ class Connection:
         return made
 
     def rejoin(self) -> None:
-        """Join the local service anew if the one this kernel joined has gone (stopped,
-        restarted, killed, idle): run before each cell, so the cell's first call reaches
-        a live service, started now if none runs, rather than a closed port. While it is
-        alive this costs a lock test and a small file read."""
+        """Let go of the local service this kernel joined if it has gone (stopped,
+        restarted, killed, idle): run before each cell, so the cell's first command joins
+        the one running now, or starts one, rather than calling a closed port. While it
+        is alive this costs a lock test and a small file read."""
         local = self._services.get("local")
         if local is None or local.joined is None:
             return
@@ -316,10 +321,8 @@ class Connection:
             and local_service.files.alive(runtime)
         ):
             return
-        del self._services["local"]
+        del self._services["local"]  # the next command joins (or starts) the one running now
         local.close()
-        if self.mode == "local":
-            self.service()
 
     def service_named(self, mode: str) -> Service | None:
         """An already started service by name (jobs remember where they were submitted)."""
@@ -485,6 +488,8 @@ class Connection:
 
     def close(self) -> None:
         """Close every client; stop the emulator this connection started."""
+        while self.kernel_workers:  # first: they tell the emulator they stop
+            self.kernel_workers.popitem()[1].stop()
         for service in self._services.values():
             service.close()
         self._services.clear()

@@ -15,6 +15,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from nbext.notebook import Connection, NotebookError, deploy
@@ -22,6 +23,8 @@ from nbext.notebook.deploy import WorkerStartFailed
 from nbext.notebook.widgets import HealthPanel
 from nbext.notebook.widgets.health import Sample
 from nbext.notebook.widgets.logs import MAX_SHOWN
+from tests.conftest import Folders
+from tests.local_service import stop_service
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
@@ -249,47 +252,47 @@ async def test_health_panel_follows_processes_starting_ready_and_running(
         await nb.conn.aclose()
 
 
-def test_a_kernel_that_stops_leaves_no_worker_process(tmp_path: Path) -> None:
-    """A real kernel (ipykernel, started and shut down by jupyter_client as Jupyter does):
-    its embedded emulator runs a worker script's processes; after the shutdown none is
-    left, nor anything they started."""
+def test_worker_processes_outlive_the_kernel_and_end_with_the_service(
+    tmp_path: Path, folders: Folders
+) -> None:
+    """A real kernel (ipykernel, started and shut down by jupyter_client as Jupyter does)
+    deploys a worker script on the local service: its processes belong to the service,
+    so they stay warm after the kernel's shutdown; when the service stops, none is left,
+    nor anything they started."""
     from jupyter_client.manager import start_new_kernel
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("RUNPOD_")}
-    env["HOME"] = str(tmp_path)  # no ~/.runpod/config.toml: the local emulator
+    env["HOME"] = str(tmp_path)  # no ~/.runpod/config.toml: the local service
     manager, client = start_new_kernel(kernel_name="python3", env=env, cwd=str(tmp_path))
     try:
         script = SCRIPTS / "plain_worker.py"
-        code = (
-            "%load_ext nbext\n"
-            f"%runpod deploy {script} --name k --workers-min 2 --workers-max 2\n"
-            "import nbext.notebook\n"
-            "emulator = nbext.notebook.current().local().emulator\n"
-            "import time\n"
-            "while len(emulator._supervisor.pids()) < 2: time.sleep(0.05)\n"
-            "print('PIDS', *emulator._supervisor.pids())"
-        )
-        printed: list[str] = []
-        reply = client.execute_interactive(
-            code,
-            timeout=COLD_START_S * 2,
-            output_hook=lambda msg: printed.append(msg["content"].get("text", "")),
-        )
+        code = f"%load_ext nbext\n%runpod deploy {script} --name k --workers-min 2 --workers-max 2"
+        reply = client.execute_interactive(code, timeout=COLD_START_S * 2)
         assert reply["content"]["status"] == "ok", reply["content"]
-        (line,) = [x for x in "".join(printed).splitlines() if x.startswith("PIDS")]
-        pids = [int(p) for p in line.split()[1:]]
-        assert len(pids) == 2
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=False)  # what "Shut Down Kernel" does
-    # Each worker's group (the worker and the SDK's heartbeat process) ends with the kernel:
-    # the last of them may take a moment to exit, but none is left behind.
-    deadline = time.monotonic() + 10
-    left = pids
-    while left and time.monotonic() < deadline:
-        left = [pid for pid in pids if group_alive(pid)]
+    service_pid = folders.service_file().pid
+    deadline = time.monotonic() + COLD_START_S
+    while len(workers := worker_pids(service_pid)) < 2:
+        assert time.monotonic() < deadline, "the service did not keep two workers"
         time.sleep(0.05)
-    assert left == [], f"worker groups outlived the kernel: {[group_of(p) for p in left]}"
+    assert all(group_alive(pid) for pid in workers)  # warm after the kernel's end
+    stop_service(folders.runtime)
+    # Each worker's group (the worker and the SDK's heartbeat process) ends with the
+    # service: the last of them may take a moment to exit, but none is left behind.
+    deadline = time.monotonic() + 10
+    left = workers
+    while left and time.monotonic() < deadline:
+        left = [pid for pid in workers if group_alive(pid)]
+        time.sleep(0.05)
+    assert left == [], f"worker groups outlived the service: {[group_of(p) for p in left]}"
+
+
+def worker_pids(service_pid: int) -> list[int]:
+    """The worker processes the service started (each leads a group of its own)."""
+    children = psutil.Process(service_pid).children()
+    return [c.pid for c in children if os.getpgid(c.pid) == c.pid]
 
 
 def group_of(pid: int) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from .. import replay
 from ..domain.clock import FakeClock
 from ..domain.endpoints import Endpoint
 from ..domain.errors import Conflict, InvalidInput
@@ -51,7 +52,7 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
 async def service(emulator: Authenticated) -> Response:
     """What the service is (the user's shared one says since when and where its data is),
     who uses it and what it has in flight: ``%runpod local status``."""
-    emulator.kernels = {pid for pid in emulator.kernels if _alive(pid)}
+    emulator.joined_kernels = {pid for pid in emulator.joined_kernels if _alive(pid)}
     return json_response(
         {
             **emulator.about,
@@ -59,7 +60,7 @@ async def service(emulator: Authenticated) -> Response:
             "shared": bool(emulator.about),
             "clock": "fake" if isinstance(emulator.clock, FakeClock) else "real",
             "endpoints": sorted(emulator.jobs.endpoints),
-            "kernels": len(emulator.kernels),
+            "kernels": len(emulator.joined_kernels),
             "busy": emulator.busy(),
         }
     )
@@ -67,13 +68,13 @@ async def service(emulator: Authenticated) -> Response:
 
 @router.put("/service/kernels/{pid}")
 async def kernel_joined(pid: int, emulator: Authenticated) -> Response:
-    emulator.kernels.add(pid)
+    emulator.joined_kernels.add(pid)
     return no_content()
 
 
 @router.delete("/service/kernels/{pid}")
 async def kernel_left(pid: int, emulator: Authenticated) -> Response:
-    emulator.kernels.discard(pid)
+    emulator.joined_kernels.discard(pid)
     return no_content()
 
 
@@ -195,6 +196,21 @@ async def scenario(endpoint_id: str, request: Request, emulator: Authenticated) 
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
     return json_response({"scenario": described if text is not None else None})
+
+
+@router.put("/replays")
+async def replays(request: Request, emulator: Authenticated) -> Response:
+    """Serve a recording (``{"path", "speed"?, "instant"?}``, a file on this machine):
+    ``%runpod replay``. Its endpoints replace those of the same ids."""
+    data = parse_json(await read_body(request, 65536))
+    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
+        raise InvalidInput("body must be a JSON object with a string 'path'")
+    try:
+        speed = float(data.get("speed", 1.0))
+        answer = replay.load(emulator, data["path"], speed=speed, instant=bool(data.get("instant")))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(str(exc)) from None
+    return json_response(answer)
 
 
 @router.put("/scripts/{endpoint_id}")
