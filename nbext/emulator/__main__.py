@@ -149,6 +149,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "worker's own venv",
     )
     parser.add_argument(
+        "--worker-args",
+        action="append",
+        default=[],
+        metavar="ID=ARGS",
+        help="launch arguments for endpoint ID's --worker or --lb-worker script, as a "
+        "container's command gives them (shell-quoted), e.g. gen='--generator --rate 5'; "
+        "repeatable",
+    )
+    parser.add_argument(
         "--worker-env",
         action="append",
         default=[],
@@ -279,7 +288,12 @@ def deploy(
     endpoint is kept, with its queued jobs, and runs what the argument names.
     """
     demos = [*emulator.images.names(), *LB_DEMO_IMAGES]
-    for flag, endpoint_id, value in deployments(args, demos):
+    found = deployments(args, demos)
+    scripts = {e for flag, e, _ in found if flag != "--endpoint"}
+    launch = {e: shlex.split(a) for e, a in pairs("--worker-args", args.worker_args, "ID=ARGS")}
+    if extra := sorted(set(launch) - scripts):
+        raise ValueError(f"--worker-args {extra[0]}: no --worker or --lb-worker {extra[0]}")
+    for flag, endpoint_id, value in found:
         if serving != (flag != "--endpoint" or value in LB_DEMO_IMAGES):
             continue  # the other step's
         if flag != "--endpoint":
@@ -289,6 +303,7 @@ def deploy(
                 python=args.worker_python,
                 env=variables,
                 load_balancer=flag == "--lb-worker",
+                args=launch.get(endpoint_id, []),
             )
         elif value.endswith(".py") or ".py:" in value:
             emulator.ensure_deployed(endpoint_id, handler=load_handler(value))
