@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import ipaddress
 import logging
 import os
 from collections.abc import Mapping
@@ -43,6 +44,16 @@ if TYPE_CHECKING:
     from .kernel_worker import KernelWorker
 
 Mode = Literal["local", "cloud"]
+
+
+def named(serverless_url: str) -> str:
+    """``RunPod cloud at URL``; a loopback URL (a key with RUNPOD_ENDPOINT_BASE_URL at a
+    standalone emulator) is ``a local emulator at URL``, never called the cloud."""
+    host = httpx.URL(serverless_url).host
+    with contextlib.suppress(ValueError):
+        if host == "localhost" or ipaddress.ip_address(host).is_loopback:
+            return f"a local emulator at {serverless_url}"
+    return f"RunPod cloud at {serverless_url}"
 
 
 class Service:
@@ -138,7 +149,7 @@ class Service:
             return self.joined.describe()
         if self.mode == "local":
             return f"private emulator at {self.root_url} (in this kernel)"
-        return f"cloud at {self.serverless_url} (key {self.key.masked} from {self.key_source})"
+        return f"{named(self.serverless_url)} (key {self.key.masked} from {self.key_source})"
 
     async def aclose(self) -> None:
         """Close the async client of the running loop (tests end their loop after this)."""
@@ -217,7 +228,7 @@ class Connection:
         """The one line ``%load_ext nbext`` prints."""
         if self.mode == "cloud":
             return (
-                f"nbext: RunPod cloud at {self.config.serverless_url}, "
+                f"nbext: {named(self.config.serverless_url)}, "
                 f"key {self.config.masked_key} from {self.config.key_source}"
             )
         started = self._services.get("local")
@@ -232,7 +243,7 @@ class Connection:
         lines: list[str] = []
         if self.mode == "cloud":
             lines += [
-                "service: RunPod cloud",
+                f"service: {named(self.config.serverless_url)}",
                 f"jobs URL: {self.config.serverless_url}",
                 f"management URL: {self.config.base_url}",
                 f"API key: {self.config.masked_key} (from {self.config.key_source})",
@@ -262,7 +273,11 @@ class Connection:
                     f"cloud key available: {self.config.masked_key} from "
                     f"{self.config.key_source} (%runpod connect cloud)"
                 )
-        lines.append(f"jobs submitted from this kernel: {len(self.registry)}")
+        jobs = f"jobs submitted from this kernel: {len(self.registry)}"
+        if batches := self.budget.batches:
+            plural = "es" if len(batches) != 1 else ""
+            jobs += f", and {sum(batches.values()):,} requests in {len(batches)} batch{plural}"
+        lines.append(jobs)
         lines.append(f"spent by them: {self.budget.describe()}")
         return lines
 

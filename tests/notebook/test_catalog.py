@@ -24,6 +24,8 @@ def test_the_catalog_is_a_dataframe_cheapest_first(
     gpus: pd.DataFrame = v2.shell.user_ns["gpus"]
     assert list(gpus.columns[: len(GPUS.names)]) == GPUS.names
     assert len(gpus) > 5 and gpus["id"].is_unique
+    assert gpus["name"].is_unique  # each type once: "NVIDIA  A30" is "NVIDIA A30" again
+    assert not gpus["id"].str.contains("  ").any()
     assert gpus["secure_usd_hr"].is_monotonic_increasing
     assert str(gpus["memory_gb"].dtype) == "Int64" and (gpus["memory_gb"] > 0).all()
     assert (gpus["serverless_usd_hr"] > gpus["secure_usd_hr"]).all()

@@ -197,7 +197,7 @@ def test_connect_cloud_reads_a_key_set_after_start(
     try:
         service = connection.connect("cloud")
         assert service.describe() == (
-            "cloud at https://api.runpod.ai/v2 (key rpa_…ABCD from RUNPOD_API_KEY)"
+            "RunPod cloud at https://api.runpod.ai/v2 (key rpa_…ABCD from RUNPOD_API_KEY)"
         )
     finally:
         connection.close()
@@ -212,7 +212,7 @@ def test_connect_switches_services(
     try:
         nb.run("%runpod connect cloud")
         assert capsys.readouterr().out.strip() == (
-            "nbext: cloud at https://api.runpod.ai/v2 (key rpa_…ABCD from argument)"
+            "nbext: RunPod cloud at https://api.runpod.ai/v2 (key rpa_…ABCD from argument)"
         )
         nb.run("%runpod status")
         out = capsys.readouterr().out
@@ -266,7 +266,7 @@ def test_deploy_command(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> Non
     ("setup", "line", "expected"),
     [
         ("", "%runpod deploy nothing", "no 'nothing' in the notebook's namespace"),
-        ("x = 3", "%runpod deploy x", "'x' is a int, not a function"),
+        ("x = 3", "%runpod deploy x", "'x' is an int, not a function"),
         ("def f(job): return 1", "%runpod deploy f --name 'bad id!'", "must be 1-64 letters"),
     ],
 )
@@ -336,3 +336,28 @@ def test_a_killed_service_is_replaced_before_the_next_cell(
         assert f"pid {folders.service_file().pid}" in capsys.readouterr().out
     finally:
         shell.run_line_magic("unload_ext", "nbext")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]"])
+def test_a_key_with_a_loopback_url_is_a_local_emulator_not_the_cloud(
+    shell: InteractiveShell,
+    clean_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    host: str,
+) -> None:
+    """A standalone emulator (``python -m nbext.emulator``) reached with a key and
+    RUNPOD_ENDPOINT_BASE_URL: the banner and ``%runpod status`` name it as what it is."""
+    monkeypatch.setenv("RUNPOD_API_KEY", CLOUD_KEY)
+    monkeypatch.setenv("RUNPOD_ENDPOINT_BASE_URL", f"http://{host}:8765/v2")
+    shell.extension_manager.loaded.discard("nbext")
+    capsys.readouterr()
+    shell.run_line_magic("load_ext", "nbext")
+    try:
+        shell.run_line_magic("runpod", "status")
+    finally:
+        shell.run_line_magic("unload_ext", "nbext")
+    banner, *status = capsys.readouterr().out.splitlines()
+    assert banner.startswith(f"nbext: a local emulator at http://{host}:8765/v2, key rpa_…ABCD")
+    assert f"service: a local emulator at http://{host}:8765/v2" in status
+    assert "cloud" not in banner + "".join(status).replace("RUNPOD_", "")

@@ -83,6 +83,7 @@ def test_an_endpoints_lines_are_tagged_with_their_worker(nb: Notebook, v2: Clien
     ("line", "expected"),
     [
         ("%runpod logs nowhere", "logs: no pod or endpoint 'nowhere'"),
+        ("%runpod logs ecko", "no pod or endpoint 'ecko' (by id or by name); did you mean 'echo'?"),
         ("%runpod logs echo --worker w-9", "endpoint 'echo' has no worker 'w-9'"),
         ("%runpod logs", "logs needs a pod id or an endpoint id"),
         ("%runpod logs echo --tail 0", "--tail must be more than 0, got 0"),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ..deploy import START_TIMEOUT_S, WorkerStartFailed, deploy
+from ..errors import a_kind
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics, usage_errors
@@ -132,7 +133,7 @@ def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
         if what is None:
             raise UsageError(f"no {target!r} in the notebook's namespace")
         if not callable(what):
-            raise UsageError(f"{target!r} is a {type(what).__name__}, not a function")
+            raise UsageError(f"{target!r} is {a_kind(what)}, not a function")
     env = worker_variables(args.env) if args.env else None
     with usage_errors("deploy"):
         try:
