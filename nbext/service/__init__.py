@@ -43,12 +43,12 @@ from .files import (
 )
 
 __all__ = [
-    "files",
     "Joined",
     "ServiceError",
     "ServiceFileError",
     "client_settings",
     "describe",
+    "files",
     "join",
     "log_lines",
     "restart",

@@ -14,8 +14,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbext
-from nbext.notebook import Connection, NotebookError, current, deploy, set_current
 from nbext.emulator import DEMO_IMAGES
+from nbext.notebook import Connection, NotebookError, current, deploy, set_current
 from nbext.service import files
 
 from .conftest import KEY, Notebook
