@@ -14,10 +14,8 @@ import pytest
 from nbext.emulator import Emulator, FakeClock
 from nbext.emulator.domain.management import catalog
 from nbext.emulator.domain.store_port import CorruptRecord
-from nbext.models import (
-    JobSubmission,
-    PodBillingQuery,
-)
+from nbext.models import JobSubmission
+from nbext.models.v1 import PodBillingQuery
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import EndpointBillingQuery, NetworkVolumeBillingQuery, PodBillingQuery
+from nbext.models.v1 import EndpointBillingQuery, NetworkVolumeBillingQuery, PodBillingQuery
 
 from .common import Managed, ok, query
 

@@ -17,13 +17,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import (
-    EXECUTION_TIMEOUT_DEFAULT_MS,
-    ComputeType,
-    EndpointCreateInput,
-    EndpointIncludes,
-    EndpointUpdateInput,
-)
+from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
+from nbext.models.v1 import ComputeType, EndpointCreateInput, EndpointIncludes, EndpointUpdateInput
 
 from ...domain.management import catalog
 from ...domain.management.endpoints import EndpointRecord, v1_pair, volumes_of

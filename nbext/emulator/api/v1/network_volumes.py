@@ -9,7 +9,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import NetworkVolumeCreateInput, NetworkVolumeUpdateInput
+from nbext.models.v1 import NetworkVolumeCreateInput, NetworkVolumeUpdateInput
 
 from ...domain.management.records import wire
 from .common import Managed, body, no_content, ok

@@ -17,14 +17,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import (
-    CloudType,
-    ComputeType,
-    PodCreateInput,
-    PodIncludes,
-    PodListQuery,
-    PodUpdateInput,
-)
+from nbext.models import CloudType
+from nbext.models.v1 import ComputeType, PodCreateInput, PodIncludes, PodListQuery, PodUpdateInput
 
 from ...domain.errors import InvalidInput, NotFound
 from ...domain.management import catalog

@@ -17,7 +17,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import TemplateCreateInput, TemplateIncludes, TemplateUpdateInput
+from nbext.models.v1 import TemplateCreateInput, TemplateIncludes, TemplateUpdateInput
 
 from ...domain.errors import InvalidInput
 from ...domain.management.records import wire

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from nbext.models import (
+from nbext.models.v1 import (
     BillingQuery,
     EndpointBillingQuery,
     NetworkVolumeBillingQuery,

@@ -26,15 +26,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import (
-    ALL_DATA_CENTERS,
-    DEFAULT_PORTS,
-    EXECUTION_TIMEOUT_DEFAULT_MS,
-    WORKERS_MAX_DEFAULT,
-    Endpoint,
-    Pod,
-    PodStatus,
-)
+from nbext.models import DEFAULT_PORTS, EXECUTION_TIMEOUT_DEFAULT_MS
+from nbext.models.v1 import ALL_DATA_CENTERS, WORKERS_MAX_DEFAULT, Endpoint, Pod, PodStatus
 from nbext.models.v2 import reserved_endpoint_id
 
 from ..clock import Clock

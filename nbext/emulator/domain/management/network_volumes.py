@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from nbext.models import NetworkVolume, NetworkVolumeCreateInput, NetworkVolumeUpdateInput
+from nbext.models.v1 import NetworkVolume, NetworkVolumeCreateInput, NetworkVolumeUpdateInput
 from nbext.models.v2.convert import V1_NAMES
 
 from ..errors import InvalidInput

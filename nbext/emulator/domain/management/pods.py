@@ -21,7 +21,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbext.models import Pod, PodStatus
+from nbext.models.v1 import Pod, PodStatus
 from nbext.models.v2 import POD_ACTIONS_BY_STATUS, PodAction
 from nbext.models.v2 import PodStatus as V2Status
 from nbext.models.v2.convert import persistent

@@ -22,8 +22,9 @@ from typing import Any
 
 from pydantic import Field, StrictBool, StrictStr
 
-from nbext.models import Template, TemplateCategory
+from nbext.models import TemplateCategory
 from nbext.models._fields import AbsolutePath, DiskGb, Env, InputModel, NonBlank, Ports
+from nbext.models.v1 import Template
 from nbext.models.v2.convert import persistent
 
 from ..errors import InvalidInput, NotFound
