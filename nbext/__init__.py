@@ -33,7 +33,7 @@ from .client import (
 if TYPE_CHECKING:  # imported on first use: the emulator is not needed to use the cloud
     from .local import local_async_client, local_client
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "APIError",

@@ -60,11 +60,17 @@ FASTAPI_SERVER = textwrap.dedent(
     @app.get("/count")
     async def count():
         async def events():
-            yield "data: one\\n\\n"
+            yield ": a comment\\ndata: one\\n\\n"
             while GATE and not Path(GATE).exists():
                 await asyncio.sleep(0.01)
-            yield "data: two\\n\\n"
+            yield 'event: number\\ndata: {{"n": 2}}\\n\\n'
         return StreamingResponse(events(), media_type="text/event-stream")
+
+    @app.get("/slow")
+    async def slow():
+        while GATE and not Path(GATE).exists():
+            await asyncio.sleep(0.01)
+        return {{"late": True}}
 
     @app.get("/teapot")
     def teapot():

@@ -204,7 +204,7 @@ def test_magic_blocks_run_in_ipython(tmp_path: Path) -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    assert "nbext: local emulator" in result.stdout
+    assert "nbext: local service at http://127.0.0.1:" in result.stdout
     assert json.loads(result.stdout.splitlines()[-1]) == {"message": "hello"}
 
 

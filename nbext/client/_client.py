@@ -182,9 +182,9 @@ class _Base:
         """What every management resource speaks: REST v2."""
         self._spending = Spending(Budget(budget_usd), Prices(self._api))
         self._ctx.hooks = self._spending
-        self._lb_bases: dict[str, str | None] = {}
-        """Each endpoint's load-balancing base URL as its record gave it (None: a queue
-        endpoint), for ``openai()``."""
+        self._lb_clients: dict[tuple[str, bool], httpx.Client | httpx.AsyncClient] = {}
+        """Each endpoint's ``http()`` (False) and ``async_http()`` (True), made once and
+        reused: one connection pool per endpoint, as httpx advises."""
 
     @property
     def budget(self) -> Budget:
@@ -300,6 +300,11 @@ class Client(_Base, SyncManagement):
         return Endpoint(self, endpoint_id)
 
     def close(self) -> None:
+        """Close the connections, and every endpoint's ``http()`` (an ``async_http()``
+        needs its loop: close it with ``async with``)."""
+        for made in self._lb_clients.values():
+            if isinstance(made, httpx.Client):
+                made.close()
         self._sender.close()
 
     def __enter__(self) -> Self:
@@ -373,6 +378,9 @@ class AsyncClient(_Base, AsyncManagement):
         return AsyncEndpoint(self, endpoint_id)
 
     async def aclose(self) -> None:
+        """Close the connections, and every endpoint's ``http()`` and ``async_http()``."""
+        for made in self._lb_clients.values():
+            await made.aclose() if isinstance(made, httpx.AsyncClient) else made.close()
         await self._sender.aclose()
 
     close = aclose

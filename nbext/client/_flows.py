@@ -181,6 +181,9 @@ class Context:
     """Told every job state the client reads (``on_job_result``), on the caller's thread."""
     hooks: JobHooks | None = None
     """Told of jobs started and seen, asked before each submission."""
+    lb_bases: dict[str, str | None] = field(default_factory=dict)
+    """Each endpoint's load-balancing base URL as its record gave it (None: a queue
+    endpoint): read once per client, by ``http()`` and ``openai()`` alike."""
 
     def started(self, endpoint_id: str, job_id: str) -> None:
         """The client submitted ``job_id`` (or queued it again)."""

@@ -39,18 +39,15 @@ def lb_base(record: EndpointRecord) -> str | None:
     return urls.base.rstrip("/") if record.type == LOAD_BALANCER and urls and urls.base else None
 
 
-def base_url(record: EndpointRecord) -> str:
-    """``lb_base``, refused in one line for a queue endpoint."""
-    base = lb_base(record)
-    if base is None:
-        reason = (
-            f"endpoint {record.id!r} is queue-based ({record.type or 'QUEUE'}): send it jobs "
-            "with run() or run_sync(); http() is for load-balancing endpoints"
-        )
-        raise BadRequest(
-            reason, status=400, sent=False, operation="http", endpoint_id=record.id, reason=reason
-        )
-    return base
+def queue_based(endpoint_id: str) -> BadRequest:
+    """The one-line refusal of ``http()`` on a queue endpoint."""
+    reason = (
+        f"endpoint {endpoint_id!r} is queue-based: send it jobs with run() or run_sync(); "
+        "http() is for load-balancing endpoints"
+    )
+    return BadRequest(
+        reason, status=400, sent=False, operation="http", endpoint_id=endpoint_id, reason=reason
+    )
 
 
 class Checks:

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Unpack
 import httpx
 
 from nbext.models import Health, JobResult, PurgeResult, StreamChunk
-from nbext.models.v2 import Endpoint as EndpointRecord
 
 from . import _flows as flows
 from ._batches import AsyncBatch, Batch, BatchState, create, found, listing
@@ -27,9 +26,9 @@ from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submissi
 from ._cost import JobCost, Spending, job_cost
 from ._diagnosis import diagnose, explained
 from ._errors import NbextError
-from ._http import Checks, base_url, lb_base, settings
+from ._http import Checks, lb_base, queue_based, settings
 from ._map import AsyncMapResults, MapPlan, MapResults
-from ._openai import async_openai, openai_base_url, sync_openai
+from ._openai import OpenAIPlan, async_openai, openai_base_url, sync_openai
 from ._phases import QUEUE_THRESHOLD, Phase
 from ._phases import phases as phases_flow
 from ._resources.endpoints import get as get_record
@@ -65,18 +64,50 @@ machine, ``benchmarks/map_over_latency.py``)."""
 # the caller's arguments; a local one takes what the handle is about and the arguments.
 
 
-def _http(ctx: flows.Context, endpoint_id: str) -> flows.Flow[EndpointRecord]:
+def _lb_base(ctx: flows.Context, endpoint_id: str) -> flows.Flow[str | None]:
+    """The endpoint's load-balancing base URL (None: a queue endpoint), from its REST v2
+    record, read once per client."""
+    if endpoint_id not in ctx.lb_bases:
+        ctx.lb_bases[endpoint_id] = lb_base((yield from get_record(ctx, V2(), endpoint_id)))
+    return ctx.lb_bases[endpoint_id]
+
+
+def _http(ctx: flows.Context, endpoint_id: str) -> flows.Flow[str]:
     """An ``httpx.Client`` for a load-balancing endpoint's own paths: its base URL
-    (``request_urls.base``, from its record: one management call), the key, this
-    client's timeouts; an error answer raises this client's error for its status
-    (docs/behaviour.md#load-balancing-endpoints-from-the-client). Close it when done
-    (``with endpoint.http() as http:``). A queue endpoint is refused in one line."""
-    return (yield from get_record(ctx, V2(), endpoint_id))
+    (``request_urls.base``, from its record, read once), the key, this client's timeouts;
+    an error answer raises this client's error for its status
+    (docs/behaviour.md#load-balancing-endpoints-from-the-client). Made once per endpoint
+    and reused (one connection pool, as httpx advises); the client closes it. A queue
+    endpoint is refused in one line."""
+    base = yield from _lb_base(ctx, endpoint_id)
+    if base is None:
+        raise queue_based(endpoint_id)
+    return base
 
 
-def _async_http(ctx: flows.Context, endpoint_id: str) -> flows.Flow[EndpointRecord]:
-    """``http()``, as an ``httpx.AsyncClient``."""
-    return (yield from get_record(ctx, V2(), endpoint_id))
+def _async_http(ctx: flows.Context, endpoint_id: str) -> flows.Flow[str]:
+    """``http()``, as an ``httpx.AsyncClient`` (one per endpoint too)."""
+    return (yield from _http(ctx, endpoint_id))
+
+
+def _openai(ctx: flows.Context, endpoint_id: str, /, **options: Any) -> flows.Flow[OpenAIPlan]:
+    """The ``openai`` package's client for this endpoint's OpenAI-compatible routes: on a
+    load-balancing endpoint its base's ``/v1``, else the service's route (its record, read
+    once per client as ``http()``'s, says which; a record that cannot be read is a queue
+    endpoint's, whose route says what is wrong). URL, key and timeout (``call_timeout``)
+    come from this client; ``options`` go to ``openai.OpenAI`` (``max_retries``,
+    ``http_client``...). Needs ``nbext[llm]``."""
+    base = None
+    with contextlib.suppress(NbextError):
+        base = yield from _lb_base(ctx, endpoint_id)
+    return OpenAIPlan(base, ctx.call_timeout, options)
+
+
+def _async_openai(
+    ctx: flows.Context, endpoint_id: str, /, **options: Any
+) -> flows.Flow[OpenAIPlan]:
+    """``openai()``, as the package's ``AsyncOpenAI``."""
+    return (yield from _openai(ctx, endpoint_id, **options))
 
 
 def _run(
@@ -331,45 +362,38 @@ class _EndpointBase(Twins):
         self._client = client
         self.id = endpoint_id
 
-    def openai(self, **options: Any) -> openai_package.OpenAI:
-        """The ``openai`` package's client for this endpoint's OpenAI-compatible routes.
+    def _openai_client(self, plan: OpenAIPlan) -> openai_package.OpenAI:
+        return sync_openai(self._client.config, self._openai_url(plan), plan)
 
-        URL, key and timeout (``call_timeout``) come from this client; ``options`` go to
-        ``openai.OpenAI`` (``max_retries``, ``http_client``...). Needs ``nbext[llm]``.
-        On a load-balancing endpoint the URL is its base's ``/v1`` (a ``Client`` reads
-        its record; an ``AsyncClient`` knows it once ``await endpoint.http()`` did).
-        """
-        client = self._client
-        return sync_openai(client.config, self._openai_url(), client._ctx.call_timeout, options)
+    def _async_openai_client(self, plan: OpenAIPlan) -> openai_package.AsyncOpenAI:
+        return async_openai(self._client.config, self._openai_url(plan), plan)
 
-    def async_openai(self, **options: Any) -> openai_package.AsyncOpenAI:
-        """``openai()``, as the package's ``AsyncOpenAI``."""
-        client = self._client
-        return async_openai(client.config, self._openai_url(), client._ctx.call_timeout, options)
+    def _openai_url(self, plan: OpenAIPlan) -> str:
+        if plan.base is not None:
+            return f"{plan.base}/v1"
+        return openai_base_url(self._client.serverless_url, self.id)
 
-    def _openai_url(self) -> str:
-        bases = self._client._lb_bases
-        if self.id not in bases and isinstance(self, Endpoint):  # its record, read now
-            with contextlib.suppress(NbextError):  # unread: the queue route says what is wrong
-                bases[self.id] = lb_base(self._client.endpoints.get(self.id))
-        base = bases.get(self.id)
-        return f"{base}/v1" if base else openai_base_url(self._client.serverless_url, self.id)
+    def _lb_client(self, base: str) -> httpx.Client:
+        made = self._client._lb_clients.get((self.id, False))
+        if not isinstance(made, httpx.Client) or made.is_closed:
+            made = httpx.Client(**self._settings(base, awaited=False))
+            self._client._lb_clients[self.id, False] = made
+        return made
 
-    def _settings(self, record: EndpointRecord, awaited: bool) -> dict[str, Any]:
+    def _lb_async_client(self, base: str) -> httpx.AsyncClient:
+        made = self._client._lb_clients.get((self.id, True))
+        if not isinstance(made, httpx.AsyncClient) or made.is_closed:
+            made = httpx.AsyncClient(**self._settings(base, awaited=True))
+            self._client._lb_clients[self.id, True] = made
+        return made
+
+    def _settings(self, base: str, awaited: bool) -> dict[str, Any]:
         client, config = self._client, self._client.config
-        base = base_url(record)
-        client._lb_bases[self.id] = base
         assert config.api_key is not None
         checks = Checks(base, self.id, config.api_key, config.key_source)
         agent = client._destination().user_agent
         timeouts = client._ctx.timeout, client._ctx.wait_timeout
         return settings(base, client._auth, agent, timeouts, checks, awaited=awaited)
-
-    def _lb_client(self, record: EndpointRecord) -> httpx.Client:
-        return httpx.Client(**self._settings(record, awaited=False))
-
-    def _lb_async_client(self, record: EndpointRecord) -> httpx.AsyncClient:
-        return httpx.AsyncClient(**self._settings(record, awaited=True))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
@@ -417,6 +441,8 @@ class Endpoint(_EndpointBase):
     get_batch = blocking(found, then=_batch_handle)
     http = blocking(_http, then=_EndpointBase._lb_client)
     async_http = blocking(_async_http, then=_EndpointBase._lb_async_client)
+    openai = blocking(_openai, then=_EndpointBase._openai_client)
+    async_openai = blocking(_async_openai, then=_EndpointBase._async_openai_client)
 
 
 class Job(_JobBase):
@@ -464,6 +490,8 @@ class AsyncEndpoint(_EndpointBase):
     get_batch = awaiting(found, then=_batch_handle)
     http = awaiting(_http, then=_EndpointBase._lb_client)
     async_http = awaiting(_async_http, then=_EndpointBase._lb_async_client)
+    openai = awaiting(_openai, then=_EndpointBase._openai_client)
+    async_openai = awaiting(_async_openai, then=_EndpointBase._async_openai_client)
 
 
 class AsyncJob(_JobBase):

@@ -11,6 +11,7 @@ client's settings. The package is an extra (``nbext[llm]``), imported only here.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._config import ClientConfig
@@ -39,27 +40,29 @@ def _package() -> Any:
         ) from None
 
 
-def _settings(config: ClientConfig, url: str, timeout: float) -> dict[str, Any]:
+@dataclass(frozen=True)
+class OpenAIPlan:
+    """What an endpoint's ``openai()`` is made of, once its record was read: the
+    load-balancing base (None: a queue endpoint), the timeout, the caller's options."""
+
+    base: str | None
+    timeout: float
+    options: dict[str, Any]
+
+
+def _settings(config: ClientConfig, url: str, plan: OpenAIPlan) -> dict[str, Any]:
     assert config.api_key is not None  # a client is never made without one
-    return {
-        "base_url": url,
-        "api_key": config.api_key.reveal(),
-        "timeout": timeout,
-    }
+    made = {"base_url": url, "api_key": config.api_key.reveal(), "timeout": plan.timeout}
+    return {**made, **plan.options}
 
 
-def sync_openai(
-    config: ClientConfig, url: str, timeout: float, options: dict[str, Any]
-) -> openai.OpenAI:
-    """An ``openai.OpenAI`` on ``url``; ``options`` go to its constructor."""
-    made: openai.OpenAI = _package().OpenAI(**{**_settings(config, url, timeout), **options})
+def sync_openai(config: ClientConfig, url: str, plan: OpenAIPlan) -> openai.OpenAI:
+    """An ``openai.OpenAI`` on ``url``; the plan's options go to its constructor."""
+    made: openai.OpenAI = _package().OpenAI(**_settings(config, url, plan))
     return made
 
 
-def async_openai(
-    config: ClientConfig, url: str, timeout: float, options: dict[str, Any]
-) -> openai.AsyncOpenAI:
-    """An ``openai.AsyncOpenAI`` on ``url``; ``options`` go to its constructor."""
-    settings = {**_settings(config, url, timeout), **options}
-    made: openai.AsyncOpenAI = _package().AsyncOpenAI(**settings)
+def async_openai(config: ClientConfig, url: str, plan: OpenAIPlan) -> openai.AsyncOpenAI:
+    """An ``openai.AsyncOpenAI`` on ``url``; the plan's options go to its constructor."""
+    made: openai.AsyncOpenAI = _package().AsyncOpenAI(**_settings(config, url, plan))
     return made

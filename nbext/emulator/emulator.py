@@ -43,6 +43,7 @@ from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .domain.webhooks import WebhookDispatcher
 from .sqlite_store import SQLiteStore
 from .webhook_sender import WebhookSender, guard_webhook
+from .workers.kernel_launcher import KernelLauncher
 from .workers.supervisor import LB_DEMO_IMAGES, Supervisor, WorkerScript
 
 T = TypeVar("T")
@@ -64,6 +65,14 @@ def mask_key(key: str) -> str:
     if len(key) <= 8:
         return "…" + key[-2:]
     return f"{key[:4]}…{key[-4:]}"
+
+
+def _check_execution_timeout(ms: int) -> None:
+    """The service's range for a job's executionTimeout; outside it a job would time out
+    at once (<= 0) or fall back to the default without saying so (0)."""
+    low, high = EXECUTION_TIMEOUT_MIN_MS, EXECUTION_TIMEOUT_MAX_MS
+    if isinstance(ms, bool) or not low <= ms <= high:
+        raise ValueError(f"execution_timeout_ms must be between {low} and {high} ms, got {ms!r}")
 
 
 class Emulator:
@@ -134,13 +143,15 @@ class Emulator:
         self._supervisor: Supervisor | None = None
         self.about: dict[str, Any] = {}
         """What the user's service says of itself (``user_service``): empty elsewhere."""
-        self.kernels: set[int] = set()
+        self.joined_kernels: set[int] = set()
         """Process ids of the kernels that joined this emulator (``%runpod local status``)."""
         self.on_stop: Callable[[], None] | None = None
         """Stops the process serving this emulator, when it is the user's service."""
         self.last_call = time.monotonic()
         """When a client last called (the load-balancing middleware notes each call but
         the worker protocol's): the user's service stops after an idle period."""
+        self.kernels = KernelLauncher(self.remote_workers)
+        """The kernels serving notebook functions' endpoints (``deploy_kernel_function``)."""
 
     def __repr__(self) -> str:
         return (
@@ -260,14 +271,7 @@ class Emulator:
             raise ValueError(
                 f"endpoint id {endpoint_id!r} must be 1-64 letters, digits, '_', '.' or '-'"
             )
-        low, high = EXECUTION_TIMEOUT_MIN_MS, EXECUTION_TIMEOUT_MAX_MS
-        if isinstance(execution_timeout_ms, bool) or not low <= execution_timeout_ms <= high:
-            # The service's range for a job's executionTimeout; outside it a job would time
-            # out at once (<= 0) or fall back to the default without saying so (0).
-            raise ValueError(
-                f"execution_timeout_ms must be between {low} and {high} ms, "
-                f"got {execution_timeout_ms!r}"
-            )
+        _check_execution_timeout(execution_timeout_ms)
         name = name or endpoint_id or image or str(getattr(handler, "__name__", "endpoint"))
         endpoint_id = endpoint_id or new_endpoint_id()
         if endpoint_id in self.jobs.endpoints:
@@ -376,6 +380,48 @@ class Emulator:
         self.serve_script(endpoint_id, script)
         return endpoint_id
 
+    def deploy_kernel_function(
+        self,
+        endpoint_id: str,
+        *,
+        kernel: str | None = None,
+        workers_min: int = 0,
+        workers_max: int = 3,
+        idle_timeout: float = 5.0,
+        execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS,
+    ) -> str:
+        """An endpoint whose workers a notebook kernel serves (image ``kernel/<id>``,
+        ``workers/kernel_launcher.py``); returns the id of the kernel attached to it, which
+        polls for its workers. Deployed before, it keeps its queue and counters, its
+        scaling settings updated; ``kernel`` names the kernel serving it (deploying again
+        from it keeps its workers), any other kernel takes over. An endpoint of another
+        image under that id is replaced."""
+        image = f"kernel/{endpoint_id}"
+        existing = self.jobs.endpoints.get(endpoint_id)
+        if existing is not None and existing.image != image:
+            self.undeploy(endpoint_id)
+            self.call_on_loop(self.remote_workers.reconcile)
+            existing = None
+        if existing is None:
+            self.deploy(
+                image,
+                endpoint_id=endpoint_id,
+                workers_min=workers_min,
+                workers_max=workers_max,
+                idle_timeout=idle_timeout,
+                execution_timeout_ms=execution_timeout_ms,
+            )
+        else:
+            _check_execution_timeout(execution_timeout_ms)
+            settings = {
+                "workers_min": workers_min,
+                "workers_max": workers_max,
+                "idle_timeout": idle_timeout,
+                "timeout_ms": execution_timeout_ms,
+            }
+            self._change(lambda: self.management.endpoints.change(endpoint_id, settings))
+        return self.call_on_loop(lambda: self.kernels.attach(endpoint_id, kernel))
+
     def serve_script(self, endpoint_id: str, script: WorkerScript) -> None:
         """Run the endpoint's workers as processes of ``script``."""
         if self._supervisor is None:
@@ -413,11 +459,10 @@ class Emulator:
 
     def stop_workers(self) -> None:
         """Stop every worker process and wait for them (the server does on stop)."""
-        supervisor = self._supervisor
-        if supervisor is not None:
-            with contextlib.suppress(Exception):  # the loop may be gone (interpreter exit)
-                self.call_on_loop(self.remote_workers.stop_all)  # wake their polls
-            supervisor.stop_all()
+        with contextlib.suppress(Exception):  # the loop may be gone (interpreter exit)
+            self.call_on_loop(self.remote_workers.stop_all)  # wake their polls
+        if self._supervisor is not None:
+            self._supervisor.stop_all()
 
     def undeploy(self, endpoint_id: str) -> None:
         """Remove an endpoint and every job it has (and the template ``deploy`` made)."""

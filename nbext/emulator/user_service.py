@@ -26,9 +26,10 @@ import threading
 import time
 from pathlib import Path
 
-from nbext import __version__
+from nbext._version import __version__
 from nbext.service.files import (
     ServiceFile,
+    build,
     data_dir,
     log_path,
     open_private,
@@ -87,6 +88,7 @@ def serve(*, idle_stop: float = IDLE_STOP_DEFAULT_S, log_level: str = "warning")
             started_at=time.time(),
             db=str(db),
             log=str(log_path(data)),
+            build=build(),
         )
         emulator.about = {
             "pid": file.pid,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .display.text import shorten
-from .rendering import _frame
+from .rendering import panel_frame
 from .theme import BORDER, ERROR, MUTED, badge_html
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ class ChatView:
             )
         if self.note:
             tail += f'<div style="{muted}">{html.escape(self.note)}</div>'
-        return _frame("nbext-chat", self.state, head + question + answer + tail, live=False)
+        return panel_frame("nbext-chat", self.state, head + question + answer + tail, live=False)
 
     def plain(self) -> str:
         lines = [f"{self.title()} [{self.state}] {self.stats()}", self.answer or "…"]

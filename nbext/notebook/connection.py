@@ -40,6 +40,8 @@ from .uipoll import running_loop
 if TYPE_CHECKING:
     from nbext.emulator import EmulatorServer
 
+    from .kernel_worker import KernelWorker
+
 Mode = Literal["local", "cloud"]
 
 
@@ -187,6 +189,8 @@ class Connection:
         self.budget = Budget()
         """What the jobs started from this kernel have cost, and ``RunpodMagics.budget_usd``."""
         self._services: dict[str, Service] = {}
+        self.kernel_workers: dict[str, KernelWorker] = {}
+        """The notebook functions this kernel serves, by endpoint id (``deploy``)."""
         if mode is None:
             mode = "cloud" if self.config.api_key is not None and server is None else "local"
         if mode == "cloud":
@@ -459,6 +463,8 @@ class Connection:
 
     def close(self) -> None:
         """Close every client; stop the emulator this connection started."""
+        while self.kernel_workers:  # first: they tell the emulator they stop
+            self.kernel_workers.popitem()[1].stop()
         for service in self._services.values():
             service.close()
         self._services.clear()

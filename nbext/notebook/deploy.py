@@ -1,10 +1,12 @@
 """``nbext.deploy``: a notebook function, or a worker script, as an endpoint of the
 embedded emulator.
 
-A function is bound to an image named after the endpoint, and the endpoint runs that
-image. Deploying again under the same name (re-running the cell after editing the
-function) rebinds the image: the endpoint keeps its queue, counters and running jobs,
-and new jobs run the new code. Changing the scaling settings recreates the endpoint.
+A function runs in this kernel, beside what the kernel has loaded, as a worker of its
+endpoint pulling jobs over the worker protocol (``kernel_worker``): the emulator may be
+another process. Deploying again under the same name (re-running the cell after editing
+the function) rebinds it: the endpoint keeps its queue, counters and running jobs, new
+jobs run the new code, and changed scaling settings apply. Deployed from another kernel,
+that kernel serves it from then on (a kernel that is gone leaves its jobs waiting).
 
 A worker script (a path) runs unmodified in processes of its own, as on the service
 (docs/workers.md). Deploying waits for its first worker to serve, so a script that
@@ -30,6 +32,7 @@ from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
 from .connection import Connection, Service
 from .errors import InvalidArgument, NotebookError, WrongType
 from .kernel import current
+from .kernel_worker import KernelWorker
 
 START_TIMEOUT_S = 120.0
 """How long deploying a script waits for its first worker to serve (a cold start that
@@ -93,25 +96,21 @@ def deploy(
     endpoint_id = name or getattr(function, "__name__", "")
     if not endpoint_id or endpoint_id == "<lambda>":
         raise InvalidArgument("this function has no usable name: pass name='my-endpoint'")
-    service = (connection or current()).local()
-    emulator = service.emulator
-    assert emulator is not None
-    image = f"notebook/{endpoint_id}"
-    existing = emulator.jobs.endpoints.get(endpoint_id)
-    same = (
-        existing is not None
-        and existing.image == image
-        and all(getattr(existing, key) == value for key, value in settings.items())
-    )
-    emulator.register_image(image, function)
-    if same:
-        return endpoint_id
-    if existing is not None:
-        emulator.undeploy(endpoint_id)
+    kernel = connection or current()
+    service = kernel.local()
+    root_url = service.serverless_url.removesuffix("/v2")
+    served = kernel.kernel_workers.get(endpoint_id)
+    if served is None or served.root_url != root_url:
+        served = KernelWorker(root_url, service.key.reveal(), endpoint_id, function)
+    served.function = function  # deploying again: new jobs run the new code
     try:
-        return emulator.deploy(image=image, endpoint_id=endpoint_id, **settings)
+        served.deploy(settings)
     except ValueError as exc:  # the emulator's word on a bad name or setting
         raise InvalidArgument(str(exc)) from None
+    if (before := kernel.kernel_workers.get(endpoint_id)) not in (None, served):
+        before.stop()
+    kernel.kernel_workers[endpoint_id] = served
+    return endpoint_id
 
 
 def _settings(

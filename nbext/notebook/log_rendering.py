@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from .rendering import Rendering, _frame, hint_html, note_html
+from .rendering import Rendering, hint_html, note_html, panel_frame
 from .theme import ERROR, MUTED, jp
 
 Target = Literal["pod", "endpoint"]
@@ -143,4 +143,6 @@ def render_logs(view: LogView) -> Rendering:
         f'<div class="nbext-logs-status">{logs_status_html(view)}</div>'
     )
     state = "following" if view.following else "stopped"
-    return Rendering(_frame("nbext-logs-panel", state, body, live=view.following), logs_plain(view))
+    return Rendering(
+        panel_frame("nbext-logs-panel", state, body, live=view.following), logs_plain(view)
+    )

@@ -1,8 +1,11 @@
-"""The jobs this kernel submitted: what ``%runpod jobs``, ``cancel`` and ``retry`` work on.
+"""The jobs and requests this kernel sent: what ``%runpod jobs``, ``cancel``, ``retry``
+and ``why`` work on.
 
-A record remembers where a job went (endpoint, service) and the last state seen, so a
+A job's record remembers where it went (endpoint, service) and the last state seen, so a
 user can refer to a job by its id alone, and a listing shows this session's work without
-asking the service for anything but fresh states of unfinished jobs.
+asking the service for anything but fresh states of unfinished jobs. A request to a
+load-balancing endpoint (``%%runpod_http``) is no job: it has no id, no queue and no
+state to ask for later, so its record is its own and small (``RequestRecord``).
 """
 
 from __future__ import annotations
@@ -87,8 +90,43 @@ class JobRecord:
             "run_ms": result.execution_time if result else None,
             "cost_usd": self.cost.usd if self.cost else None,
             "cost_is": ("estimate" if self.cost.estimate else "reported") if self.cost else None,
+            "worker": result.worker_id if result else None,
             "submitted": self.submitted,
             "via": self.via,
+            "service": self.service,
+        }
+
+
+@dataclass(eq=False)
+class RequestRecord:
+    """One request of ``%%runpod_http``, once it ended: what was asked, of whom, and how
+    it went (``status`` None: no answer came, ``error`` says why)."""
+
+    endpoint_id: str
+    service: str
+    method: str
+    path: str
+    submitted: datetime = field(default_factory=lambda: datetime.now(UTC))
+    status: int | None = None
+    worker: str | None = None
+    seconds: float | None = None
+    cost: JobCost | None = None
+    """The worker's time at the endpoint's price (its wait for a cold start left out)."""
+    error: str | None = None
+
+    def as_row(self) -> dict[str, Any]:
+        """The request as a row of the same listing as the jobs'."""
+        cost = self.cost
+        return {
+            "endpoint": self.endpoint_id,
+            "request": f"{self.method} {self.path}",
+            "status": self.status,
+            "run_ms": round(self.seconds * 1000) if self.seconds is not None else None,
+            "cost_usd": cost.usd if cost else None,
+            "cost_is": ("estimate" if cost.estimate else "reported") if cost else None,
+            "worker": self.worker,
+            "submitted": self.submitted,
+            "via": "%%runpod_http",
             "service": self.service,
         }
 
@@ -98,6 +136,8 @@ class JobRegistry:
 
     def __init__(self) -> None:
         self._records: dict[str, JobRecord] = {}
+        self.requests: list[RequestRecord] = []
+        """The requests of ``%%runpod_http``, oldest first (listed with the jobs)."""
 
     def add(self, record: JobRecord) -> JobRecord:
         self._records[record.id] = record

@@ -264,7 +264,7 @@ def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
     if view.hint:
         parts.append(hint_html(view.hint))
     return Rendering(
-        _frame("nbext-job-panel", view.state, "".join(parts), live=view.live),
+        panel_frame("nbext-job-panel", view.state, "".join(parts), live=view.live),
         job_plain(view),
     )
 
@@ -299,7 +299,7 @@ def tail(text: str, limit: int) -> str:
     return f"(+{len(text) - limit:,} earlier characters) …{text[-limit:]}"
 
 
-def _frame(kind: str, state: str, body: str, *, live: bool) -> str:
+def panel_frame(kind: str, state: str, body: str, *, live: bool) -> str:
     """The panel's box: ``nbext-live`` while it updates, ``nbext-static`` once final."""
     mode = "live" if live else "static"
     return (
@@ -425,7 +425,7 @@ def render_map(view: MapView) -> Rendering:
         body += hint_html(view.hint)
     state = "done" if view.finished else "running"
     return Rendering(
-        _frame("nbext-map-panel", state, body, live=not view.finished), map_plain(view)
+        panel_frame("nbext-map-panel", state, body, live=not view.finished), map_plain(view)
     )
 
 
@@ -494,4 +494,4 @@ def render_health(view: HealthView) -> Rendering:
     if view.hint:
         body += hint_html(view.hint)
     state = "watching" if view.watching else "stopped"
-    return Rendering(_frame("nbext-health-panel", state, body, live=view.watching), view.plain)
+    return Rendering(panel_frame("nbext-health-panel", state, body, live=view.watching), view.plain)

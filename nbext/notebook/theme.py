@@ -61,7 +61,7 @@ def state_colour(state: str) -> str:
     return STATE_COLOURS.get(state, UNKNOWN_COLOUR)
 
 
-def badge_html(state: str) -> str:
+def badge_html(state: str, colour: str | None = None) -> str:
     """The state's name in a pill with the state's colour as its border.
 
     The name is in the page's own text colour (always readable); the colour that tells
@@ -71,6 +71,6 @@ def badge_html(state: str) -> str:
     name = html.escape(state)
     return (
         f'<span class="nbext-state" data-state="{name}" style="border:2px solid '
-        f"{state_colour(state)};border-radius:0.8em;padding:0 0.6em;font-size:0.85em;"
+        f"{colour or state_colour(state)};border-radius:0.8em;padding:0 0.6em;font-size:0.85em;"
         f'font-weight:600;letter-spacing:0.02em;white-space:nowrap">{name}</span>'
     )

@@ -26,13 +26,14 @@ from typing import Any
 
 import httpx
 
-from nbext import __version__
+from nbext._version import __version__
 
 from . import files
 from .files import (
     ServiceFile,
     ServiceFileError,
     alive,
+    build,
     data_dir,
     log_path,
     open_private,
@@ -109,13 +110,13 @@ def join(*, start: bool = True, idle_stop: float | None = None) -> Joined:
     runtime = private_dir(runtime_dir())
     _reap()
     found = _running(runtime)
-    if found is not None and found.version == __version__:
+    if found is not None and found.build == build():
         return Joined(found, started=False)
     if not start:
         raise ServiceError("no local service runs: start one with `%runpod local start`")
     with _one_line(), starting(runtime, START_TIMEOUT_S):
         found = _running(runtime)  # another process may have started it meanwhile
-        if found is not None and found.version != __version__:
+        if found is not None and found.build != build():
             _replace_other_version(found)
             found = None
         if found is not None:
@@ -239,9 +240,14 @@ def _replace_other_version(found: ServiceFile) -> None:
     info = _call(found, "GET", "/_emulator/service")
     if info.get("busy") or info.get("kernels"):
         why = info.get("busy") or f"{info['kernels']} kernels use it"
+        other = (
+            f"nbext {found.version} and this kernel has {__version__}"
+            if found.version != __version__
+            else f"other code of nbext {found.version} (changed since it started)"
+        )
         raise ServiceError(
-            f"the local service runs nbext {found.version} and this kernel has {__version__}; "
-            f"it is in use ({why}): run `%runpod local restart` once that is done"
+            f"the local service runs {other}; it is in use ({why}): run "
+            "`%runpod local restart` once that is done"
         )
     stop()
 

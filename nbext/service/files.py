@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
+import hashlib
 import json
 import os
 import stat
@@ -85,7 +87,22 @@ class ServiceFile:
     """Unix time the service started."""
     db: str
     log: str
+    build: str = ""
+    """``build()`` of the nbext that started it."""
     format: int = FORMAT
+
+
+@functools.cache
+def build() -> str:
+    """A fingerprint of this nbext's code (its files' names, sizes and times): a service
+    started from other code (an upgrade, an edited checkout) is told apart from one of
+    this code even when both say the same version."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        info = path.stat()
+        digest.update(f"{path.relative_to(package)} {info.st_size} {info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
 
 
 def service_file(folder: Path) -> Path:

@@ -82,6 +82,26 @@ def test_http_is_an_httpx_client_on_the_record_s_base_with_the_key(client: Clien
         assert http.timeout.read == client._ctx.wait_timeout  # a request may wait for a worker
 
 
+def test_http_and_openai_read_the_record_once_and_share_one_pool(
+    served: tuple[Emulator, EmulatorServer],
+) -> None:
+    _, server = served
+    asked: list[str] = []
+    sender = httpx.Client(event_hooks={"request": [lambda r: asked.append(r.url.path)]})
+    urls = {"serverless_url": server.serverless_url, "base_url": f"{server.url}/v2"}
+    with sender, Client(KEY, http_client=sender, **urls) as client:
+        http = client.endpoint("api").http()
+        assert client.endpoint("api").http() is http  # one httpx client per endpoint
+        assert str(client.endpoint("api").openai().base_url) == f"{http.base_url}v1/"
+        assert str(client.endpoint("echo").openai().base_url).endswith("/echo/openai/v1/")
+        client.endpoint("echo").openai()
+        assert asked == ["/v2/serverless/api", "/v2/serverless/echo"]  # each record once
+        http.close()  # its user closed it: the next call makes another, asking nothing
+        again = client.endpoint("api").http()
+        assert again is not http and not again.is_closed and len(asked) == 2
+    assert again.is_closed  # the client closes what it made
+
+
 def test_a_standard_library_server_serves_as_well(client: Client) -> None:
     with client.endpoint("plain").http() as http:
         assert http.post("/anything", content=b'{"n": 1}').json() == {"n": 1}
@@ -99,9 +119,12 @@ async def test_async_http_streams_server_sent_events(
         assert isinstance(http, httpx.AsyncClient)
         async with http, http.stream("GET", "/count") as answer:
             lines = [line async for line in answer.aiter_lines() if line]
-        assert lines == ["data: one", "data: two"]
-        # the record was read: openai() of this client now knows the endpoint's base
-        assert str(aclient.endpoint("api").openai().base_url) == f"{http.base_url}v1/"
+        assert lines == [": a comment", "data: one", "event: number", 'data: {"n": 2}']
+        # openai() finds its URL as the sync client's does: from the record, read once
+        llm = await aclient.endpoint("api").async_openai()
+        assert str(llm.base_url) == f"{http.base_url}v1/"
+        await llm.close()
+        assert await aclient.endpoint("api").async_http() is not http  # closed: made again
 
 
 def test_error_answers_are_the_client_s_errors_naming_path_and_worker(client: Client) -> None:
@@ -151,7 +174,7 @@ def test_each_kind_of_endpoint_refuses_the_other_s_calls_in_one_line(client: Cli
     with pytest.raises(BadRequest) as queue:
         client.endpoint("echo").http()
     assert queue.value.sent is False and str(queue.value) == (
-        "endpoint 'echo' is queue-based (QUEUE): send it jobs with run() or run_sync(); "
+        "endpoint 'echo' is queue-based: send it jobs with run() or run_sync(); "
         "http() is for load-balancing endpoints"
     )
     with pytest.raises(BadRequest) as lb:

@@ -32,7 +32,7 @@ async def test_the_async_client_streams() -> None:
     async with local_async_client(LLM) as client:
         # closed here: an AsyncOpenAI left to the garbage collector closes its pool on
         # whatever loop runs then, which is not this test's
-        async with client.endpoint("llm").async_openai() as llm:
+        async with await client.endpoint("llm").async_openai() as llm:
             assert isinstance(llm, openai.AsyncOpenAI)
             stream = await llm.chat.completions.create(
                 model="nbext-demo-word-model", messages=MESSAGES, max_tokens=4, stream=True,

@@ -138,7 +138,7 @@ def other_version(folders: Folders, tmp_path: Path) -> subprocess.Popen[bytes]:
     """A real service of another nbext version: this nbext, copied and renumbered."""
     package = tmp_path / "old" / "nbext"
     shutil.copytree(Path(nbext.__file__).parent, package)
-    face = package / "__init__.py"
+    face = package / "_version.py"
     face.write_text(face.read_text().replace(f'"{nbext.__version__}"', '"0.0.9"'))
     process = subprocess.Popen(
         [sys.executable, "-m", "nbext.emulator", "start", "--foreground"],

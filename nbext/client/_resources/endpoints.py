@@ -9,6 +9,7 @@ any, and the body's fields over them); changes to scaling apply to the live endp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -84,9 +85,10 @@ def list_endpoints(ctx: Context, api: V2) -> Flow[list[Endpoint]]:
 
 
 def get(ctx: Context, api: V2, endpoint_id: str) -> Flow[Endpoint]:
-    """One endpoint by id (NotFound if there is none)."""
+    """One endpoint by id (NotFound if there is none, naming the endpoint: its
+    ``endpoint_id`` lets a caller say which ones there are)."""
     eid, subject = ident(endpoint_id, "endpoint")
-    call = api.call("GET", ["serverless", eid], "endpoints.get", subject)
+    call = replace(api.call("GET", ["serverless", eid], "endpoints.get", subject), endpoint_id=eid)
     return (yield from api.fetch(ctx, call, one(Endpoint)))
 
 

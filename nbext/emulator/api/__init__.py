@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from ..emulator import Emulator
-from . import batches, control, jobs, openai, v1, v2, worker_routes
+from . import batches, control, jobs, kernels, openai, v1, v2, worker_routes
 from .balancing import LoadBalancing
 from .http import install_error_handlers
 
@@ -32,6 +32,7 @@ def create_app(emulator: Emulator) -> FastAPI:
     app.include_router(batches.router)
     app.include_router(worker_routes.router)
     app.include_router(control.router)
+    app.include_router(kernels.router)
     app.include_router(openai.router)
     v1.install(app)
     install_error_handlers(app)

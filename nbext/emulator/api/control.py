@@ -51,7 +51,7 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
 async def service(emulator: Authenticated) -> Response:
     """What the service is (the user's shared one says since when and where its data is),
     who uses it and what it has in flight: ``%runpod local status``."""
-    emulator.kernels = {pid for pid in emulator.kernels if _alive(pid)}
+    emulator.joined_kernels = {pid for pid in emulator.joined_kernels if _alive(pid)}
     return json_response(
         {
             **emulator.about,
@@ -59,7 +59,7 @@ async def service(emulator: Authenticated) -> Response:
             "shared": bool(emulator.about),
             "clock": "fake" if isinstance(emulator.clock, FakeClock) else "real",
             "endpoints": sorted(emulator.jobs.endpoints),
-            "kernels": len(emulator.kernels),
+            "kernels": len(emulator.joined_kernels),
             "busy": emulator.busy(),
         }
     )
@@ -67,13 +67,13 @@ async def service(emulator: Authenticated) -> Response:
 
 @router.put("/service/kernels/{pid}")
 async def kernel_joined(pid: int, emulator: Authenticated) -> Response:
-    emulator.kernels.add(pid)
+    emulator.joined_kernels.add(pid)
     return no_content()
 
 
 @router.delete("/service/kernels/{pid}")
 async def kernel_left(pid: int, emulator: Authenticated) -> Response:
-    emulator.kernels.discard(pid)
+    emulator.joined_kernels.discard(pid)
     return no_content()
 
 

@@ -12,8 +12,10 @@ describes the whole protocol.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -26,6 +28,7 @@ from .jobs import PREFIX
 
 BATCH_MAX = 64
 REFUSAL_DELAY_S = 1.0
+T = TypeVar("T")
 
 router = APIRouter(prefix=PREFIX, tags=["worker protocol"])
 
@@ -45,6 +48,30 @@ async def _worker(request: Request, endpoint_id: str, worker_id: str) -> RemoteW
         raise
 
 
+async def unless_gone(request: Request, held: Awaitable[T]) -> tuple[bool, T | None]:
+    """``held`` (a long poll), abandoned if its caller disconnects first: whether it went,
+    and what ``held`` gave. A worker killed while its take was held open is so handed no
+    job; the job stays queued for a worker that is there."""
+    work = asyncio.ensure_future(held)
+    gone = asyncio.ensure_future(_disconnect(request))
+    try:
+        await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        went = not work.done()
+        if went:
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await work
+    return (True, None) if went else (False, work.result())
+
+
+async def _disconnect(request: Request) -> None:
+    """Returns when the caller has closed its connection (a GET has no body to read)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
 def _taken(value: Any) -> Response:
     """200 with what there is to give, or 204 when there is nothing."""
     return json_response(value) if value else no_content()
@@ -54,7 +81,7 @@ def _taken(value: Any) -> Response:
 async def take(endpoint_id: str, worker_id: str, request: Request) -> Response:
     """One queued job, held open up to the hold time while there is none."""
     worker = await _worker(request, endpoint_id, worker_id)
-    jobs = await emulator_of(request).remote_workers.take(worker, 1)
+    _, jobs = await unless_gone(request, emulator_of(request).remote_workers.take(worker, 1))
     return _taken(jobs[0] if jobs else None)
 
 
@@ -67,7 +94,8 @@ async def take_batch(
     raw = batch_size or "1"
     if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= BATCH_MAX):
         raise InvalidInput(f"batch_size must be an integer from 1 to {BATCH_MAX}, got {raw!r}")
-    return _taken(await emulator_of(request).remote_workers.take(worker, int(raw)))
+    held = emulator_of(request).remote_workers.take(worker, int(raw))
+    return _taken((await unless_gone(request, held))[1])
 
 
 @router.get("/job-stop/{worker_id}")

@@ -22,10 +22,13 @@ JOBS = ListingSpec(
         Column("id"),
         Column("endpoint", "category"),
         Column("state", "category", categories=STATES),
+        Column("request"),
+        Column("status", "int"),
         Column("delay_ms", "int"),
         Column("run_ms", "int"),
         Column("cost_usd", "float"),
         Column("cost_is", "category", categories=("estimate", "reported")),
+        Column("worker"),
         Column("submitted", "datetime"),
         Column("via", "category"),
         Column("service", "category"),
@@ -33,7 +36,9 @@ JOBS = ListingSpec(
     extra="drop",
     sort=("submitted", False),
 )
-"""``%runpod jobs``: the jobs this kernel submitted, newest first."""
+"""``%runpod jobs``: the jobs this kernel submitted, and its requests to load-balancing
+endpoints (a ``request`` and its HTTP ``status`` in place of an id and a state), newest
+first."""
 
 HEALTH = ListingSpec(
     "health",

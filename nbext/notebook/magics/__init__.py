@@ -45,7 +45,7 @@ from . import (  # noqa: F401  (they register subcommands)
 )
 from .chat import run_chat
 from .commands import SUBCOMMANDS, dispatch, help_text
-from .common import parse_line
+from .common import number_option, parse_line
 from .http import METHODS, run_http
 from .job import job_option_arguments, run_job
 
@@ -236,6 +236,12 @@ class RunpodMagics(Magics):
         metavar="'NAME: VALUE'",
         help="a request header (repeatable), e.g. 'X-Runpod-Worker-Id: strict ID'",
     )
+    @argument(
+        "--timeout",
+        type=number_option("--timeout", float),
+        metavar="SECONDS",
+        help="give up when no answer came within SECONDS (default: the client's wait_timeout)",
+    )
     @argument("-o", "--output", metavar="NAME", help="store the answer in NAME")
     @argument("--no-raise", action="store_true", help="a failed request does not stop the notebook")
     @line_cell_magic
@@ -244,11 +250,14 @@ class RunpodMagics(Magics):
 
         The body is JSON, or with --python a Python expression (a dict or list goes as
         JSON, a str as text, bytes as they are); as a line magic (one %), no body.
-        -o NAME keeps the answer (JSON's value, text or bytes). Example::
+        -o NAME keeps the answer (JSON's value, text or bytes; an event stream's events'
+        data, JSON-decoded where JSON). A worker's error status stops the notebook with
+        the client's error for it (NotFound, APIError...). Example::
 
             %%runpod_http my-api POST /generate -o out
             {"prompt": "hello"}
         """
+        __tracebackhide__ = True  # IPython shows an error raised here as the cell's own
         run_http(self, parse_line(self.runpod_http, line), cell or "")
 
     @line_magic

@@ -252,31 +252,31 @@ def _load_balancing(magics: Magics, args: argparse.Namespace) -> httpx.Client | 
 def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: httpx.Client) -> None:
     """A load-balancing endpoint whose server speaks OpenAI's API (vLLM's, the
     emulator's ``llm-lb``): the same request, conversation and panel, sent to its own
-    ``/v1/chat/completions``; Ctrl-C closes the answer (there is no job to cancel)."""
+    ``/v1/chat/completions``; Ctrl-C closes the answer (there is no job to cancel). The
+    httpx client is the endpoint's, kept by the kernel's client for the next cell."""
     text, output_name, conversation = _checked(magics, args, cell)
-    with http:
-        if conversation.model is None:
-            with usage_errors(f"endpoint {args.endpoint!r}"):
-                models = http.get(MODELS_ROUTE).json().get("data") or [{}]
-            conversation.model = models[0].get("id")
-        body = request_body(args, conversation, text)
-        view = ChatView(args.endpoint, conversation.model, text, hint=STOP_HINT.split(" and ")[0])
-        answer = _Answer(magics, view, time.monotonic())
-        store(magics, output_name, None)
-        try:
-            with http.stream("POST", CHAT_ROUTE, json=body) as response:
-                view.job_id = response.headers.get(WORKER_HEADER)
-                for piece in response.iter_text():
-                    answer.take(piece)
-            answer.finish(JobResult(id="-", status=JobStatus.COMPLETED))
-        except KeyboardInterrupt:
-            answer.end("CANCELLED", note="stopped by Ctrl-C")
-            raise Interrupted(f"the answer of {args.endpoint!r} was stopped") from None
-        except (NotAChatEndpoint, NbextError, httpx.HTTPError) as exc:
-            not_chat = isinstance(exc, NotAChatEndpoint)
-            said = _not_chat(args.endpoint, exc) if not_chat else f"{type(exc).__name__}: {exc}"
-            answer.end("FAILED", error=one_line(magics.connection.redact(said)))
-            raise UsageError(one_line(magics.connection.redact(said))) from None
+    if conversation.model is None:
+        with usage_errors(f"endpoint {args.endpoint!r}"):
+            models = http.get(MODELS_ROUTE).json().get("data") or [{}]
+        conversation.model = models[0].get("id")
+    body = request_body(args, conversation, text)
+    view = ChatView(args.endpoint, conversation.model, text, hint=STOP_HINT.split(" and ")[0])
+    answer = _Answer(magics, view, time.monotonic())
+    store(magics, output_name, None)
+    try:
+        with http.stream("POST", CHAT_ROUTE, json=body) as response:
+            view.job_id = response.headers.get(WORKER_HEADER)
+            for piece in response.iter_text():
+                answer.take(piece)
+        answer.finish(JobResult(id="-", status=JobStatus.COMPLETED))
+    except KeyboardInterrupt:
+        answer.end("CANCELLED", note="stopped by Ctrl-C")
+        raise Interrupted(f"the answer of {args.endpoint!r} was stopped") from None
+    except (NotAChatEndpoint, NbextError, httpx.HTTPError) as exc:
+        not_chat = isinstance(exc, NotAChatEndpoint)
+        said = _not_chat(args.endpoint, exc) if not_chat else f"{type(exc).__name__}: {exc}"
+        answer.end("FAILED", error=one_line(magics.connection.redact(said)))
+        raise UsageError(one_line(magics.connection.redact(said))) from None
     _keep(magics, conversation, text, view, output_name)
 
 

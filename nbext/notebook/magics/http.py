@@ -1,12 +1,14 @@
 """``%%runpod_http ENDPOINT METHOD PATH``: a request to a load-balancing endpoint from a cell.
 
-The request goes through the kernel's client (``endpoint.http()``), so its key, timeouts
-and errors are the client's, and is drawn in a job's panel, the one way a call is drawn
-waiting, running and ended: while no answer has come, a thread looks at the endpoint
-(``endpoint.diagnose()``) and gives the panel the phase a queued job would have (the
-workers starting, the likely cause, the cold start); then the status and the worker; an
-event stream as it arrives; the answer by its type (JSON, media, text). Ctrl-C abandons
-the request; it is kept among the kernel's jobs (``%runpod jobs``, ``why``).
+The request goes through the kernel's client (``endpoint.http()``: one httpx client per
+endpoint, reused by every cell), so its key, timeouts and errors are the client's. It is
+a request, not a job, and is drawn as one (``RequestPanel``): while no answer has come,
+a thread looks at the endpoint (``endpoint.diagnose()``) and says what it waits for
+(workers starting, the likely cause); then the HTTP status and the worker that answered;
+an event stream event by event; the answer by its type (JSON, media, text). A worker's
+error status stops the notebook with the client's error for it (``NotFound``,
+``APIError``...), said once: by the error, not the panel. The request is kept among the
+kernel's work (``%runpod jobs``, ``why``) as a ``RequestRecord``.
 """
 
 from __future__ import annotations
@@ -15,21 +17,21 @@ import contextlib
 import json
 import threading
 import time
-import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import httpx
 from IPython.core.error import UsageError
 
-from nbext.client import Diagnosis, Endpoint, NbextError, Phase
-from nbext.models import JobResult, JobStatus, StreamChunk
+from nbext.client import BadRequest, Endpoint, NbextError
+from nbext.models import JobResult, JobStatus
 
 from ..interrupts import Interrupted
-from ..registry import JobRecord
-from ..widgets import JobPanel
-from .common import Magics, check_name, one_line, store, usage_errors
+from ..phases import workers_text
+from ..registry import RequestRecord
+from ..widgets.request import RequestPanel
+from .common import Magics, check_name, explain, one_line, store
 from .job import cell_value
-from .jobs import REQUEST_VIA
 
 if TYPE_CHECKING:
     import argparse
@@ -40,10 +42,7 @@ LOOK_AFTER = 2.0
 LOOK_EVERY = 5.0
 """Least seconds between two looks while the request waits."""
 TICK = 0.25
-"""How often the panel is drawn again while the request goes on: its count goes up, and
-text that came within the throttle's interval is shown."""
-WORKER_HEADER = "x-runpod-worker-id"
-STOP_HINT = "interrupt the kernel (■) to stop waiting for the answer"
+"""How often the panel is drawn again while the request goes on (its time counts up)."""
 
 
 def request_of(args: argparse.Namespace, cell: str, namespace: Any) -> dict[str, Any]:
@@ -73,44 +72,46 @@ def request_of(args: argparse.Namespace, cell: str, namespace: Any) -> dict[str,
 
 
 class _Watch(threading.Thread):
-    """While no answer has come, looks at the endpoint and gives the panel the phase a
-    queued job's would have (workers by state, the likely cause, the cold start so far);
-    while the answer streams, redraws the panel (its run time, text the throttle held)."""
+    """While no answer has come, looks at the endpoint and says on the panel what the
+    request waits for (workers by state, the likely cause, the cold start so far); until
+    the request ends, redraws the panel (its time counts up)."""
 
-    def __init__(self, endpoint: Endpoint, panel: JobPanel, lock: threading.Lock) -> None:
+    def __init__(self, endpoint: Endpoint, panel: RequestPanel, lock: threading.Lock) -> None:
         super().__init__(daemon=True, name=f"nbext-http-watch-{endpoint.id}")
         self.endpoint, self.panel, self.lock = endpoint, panel, lock
         self.stopped = threading.Event()
-        self.waiting = True
         self.started = time.monotonic()
         self.cold_since: float | None = None
+        self.cold_ended: float | None = None
 
     def run(self) -> None:
         look = self.started + LOOK_AFTER
         while not self.stopped.wait(TICK):
             try:
-                found = (
-                    self.endpoint.diagnose() if self.waiting and time.monotonic() >= look else None
-                )
+                waiting = self.panel.status is None and time.monotonic() >= look
+                found = self.endpoint.diagnose() if waiting else None
                 with self.lock:
-                    if found is not None and self.waiting:
-                        self.saw(found)
+                    if found is not None and self.panel.status is None:
+                        self.saw(found.health.workers if found.health else None, found.cause)
                         look = time.monotonic() + LOOK_EVERY
                     self.panel.tick()
             except Exception:  # a look that failed: the request goes on, unexplained
                 look = time.monotonic() + LOOK_EVERY
 
-    def saw(self, found: Diagnosis) -> None:
-        workers, now = found.health.workers if found.health else None, time.monotonic()
-        if workers and workers.initializing and not workers.ready and self.cold_since is None:
-            self.cold_since = now
-        waiting = JobResult(id=self.panel.job_id or "-", status=JobStatus.IN_QUEUE)
-        cause = found.cause if workers else None
-        self.panel.phase = Phase(waiting, now - self.started, found.health, cause, self.cold())
+    def saw(self, workers: Any, cause: str) -> None:
+        if workers is None:
+            return
+        if workers.initializing and not workers.ready and self.cold_since is None:
+            self.cold_since = time.monotonic()
+        self.panel.waiting = "waiting for a worker · " + workers_text(workers, self.cold())
+        self.panel.cause = cause
         self.panel.refresh(force=True)
 
     def cold(self) -> float | None:
-        return time.monotonic() - self.cold_since if self.cold_since is not None else None
+        """Seconds the request waited for workers to start, as seen."""
+        if self.cold_since is None:
+            return None
+        return (self.cold_ended or time.monotonic()) - self.cold_since
 
     def stop(self) -> None:
         self.stopped.set()
@@ -118,94 +119,140 @@ class _Watch(threading.Thread):
             self.join()
 
 
-def read_answer(response: httpx.Response, panel: JobPanel, lock: threading.Lock) -> Any:
-    """The answer, text drawn as it comes (an event stream piece by piece), and what
-    ``-o`` keeps: JSON's value, the text, or media's bytes."""
+def events(lines: Iterator[str]) -> Iterator[str]:
+    """An event stream's events' data (Server-Sent Events: ``data:`` lines joined, an
+    event ended by a blank line; comments and other fields left out)."""
+    data: list[str] = []
+    for line in lines:
+        if not line:
+            if data:
+                yield "\n".join(data)
+            data = []
+        elif not line.startswith(":"):
+            field, _, value = line.partition(":")
+            if field == "data":
+                data.append(value.removeprefix(" "))
+    if data:
+        yield "\n".join(data)
+
+
+def decoded(data: str) -> Any:
+    """An event's data as JSON's value where it is JSON, else the text."""
+    try:
+        return json.loads(data)
+    except ValueError:
+        return data
+
+
+def read_answer(response: httpx.Response, panel: RequestPanel, lock: threading.Lock) -> Any:
+    """The answer, drawn as it comes (an event stream event by event), and what ``-o``
+    keeps: a stream's events' data (JSON-decoded where JSON), JSON's value, the text, or
+    media's bytes."""
     kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-    pieces = response.iter_text() if kind == "text/event-stream" else [response.read()]
-    for piece in pieces:
-        if isinstance(piece, str):
-            with lock:
-                panel.add_chunk(StreamChunk(output=piece))
     if kind == "text/event-stream":
-        return panel.text
+        kept = []
+        for data in events(response.iter_lines()):
+            kept.append(decoded(data))
+            with lock:
+                panel.event(data)
+        return kept
+    response.read()
+    value: Any = response.content
     if kind == "application/json" or kind.endswith("+json"):
         with contextlib.suppress(ValueError):
-            return response.json()
-    if not kind.startswith(("image/", "audio/", "video/")):
+            value = response.json()
+    elif not kind.startswith(("image/", "audio/", "video/")):
         with contextlib.suppress(UnicodeDecodeError, LookupError):
-            text = response.content.decode(response.encoding or "utf-8")
-            with lock:
-                panel.add_chunk(StreamChunk(output=text))
-            return text
-    return response.content
+            value = response.content.decode(response.encoding or "utf-8")
+    with lock:
+        if isinstance(value, str):
+            panel.text = value
+        else:
+            panel.output, panel.has_output = value, True
+    return value
+
+
+def http_client(magics: Magics, endpoint_id: str) -> tuple[str, Endpoint, httpx.Client]:
+    """The service's name, the endpoint and its (kept) httpx client; an endpoint that is
+    unknown or takes jobs is a one-line UsageError naming what to use."""
+    try:
+        service = magics.connection.service()
+        endpoint = service.client.endpoint(endpoint_id)
+        return service.mode, endpoint, endpoint.http()
+    except BadRequest as exc:
+        if exc.sent or exc.operation != "http":
+            raise UsageError(one_line(explain(exc))) from None
+        raise UsageError(
+            f"endpoint {endpoint_id!r} is a queue endpoint: send it a job with "
+            f"%%runpod_job {endpoint_id}; %%runpod_http is for load-balancing endpoints"
+        ) from None
+    except NbextError as exc:
+        raise UsageError(one_line(explain(exc))) from None
 
 
 def run_http(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """The cell magic's body, after its arguments were parsed."""
+    __tracebackhide__ = True  # IPython shows an error raised here as the cell's own
     output_name = check_name(args.output)
     request = request_of(args, cell, magics.user_ns)
-    with usage_errors():
-        service = magics.connection.service()
-    endpoint = service.client.endpoint(args.endpoint)
-    with usage_errors(f"endpoint {args.endpoint!r}"):
-        http = endpoint.http()
+    mode, endpoint, http = http_client(magics, args.endpoint)
     store(magics, output_name, None)
     shown = f"{request['method']} {args.path}"
-    panel = JobPanel(args.endpoint, stream=True, via=shown, redact=magics.connection.redact)
-    panel.hint = STOP_HINT
+    redact = magics.connection.redact
+    panel = RequestPanel(args.endpoint, shown, redact=redact)
     panel.show()
-    panel.start(f"req-{uuid.uuid4().hex[:12]}")
     lock = threading.Lock()
     watch = _Watch(endpoint, panel, lock)
     watch.start()
-    ended: dict[str, Any] = {"status": JobStatus.COMPLETED}
+    record = RequestRecord(args.endpoint, mode, request["method"], args.path)
     value = None
     try:
-        with http, http.stream(**request) as response:
-            worker = response.headers.get(WORKER_HEADER)
+        with http.stream(**request, timeout=args.timeout or httpx.USE_CLIENT_DEFAULT) as response:
             with lock:
-                watch.waiting = False
-                panel.via = f"{shown} · {response.status_code} {response.reason_phrase}"
-                running = JobResult(id=panel.job_id, status=JobStatus.IN_PROGRESS, workerId=worker)
-                panel.phase = Phase(running, cold_start=watch.cold())
-                panel.set_result(running)
+                watch.cold_ended = time.monotonic() if watch.cold_since else None
+                panel.answered(response)
             value = read_answer(response, panel, lock)
-        if not isinstance(value, str):
-            ended["output"] = value
     except KeyboardInterrupt:
-        ended = {"status": JobStatus.CANCELLED}
-        panel.note = "stopped by Ctrl-C; the worker may still finish the request"
+        record.error = "stopped by Ctrl-C; the worker may still finish the request"
+        panel.note = record.error
         raise Interrupted(f"{shown} on {args.endpoint!r} abandoned") from None
-    except (NbextError, httpx.HTTPError) as exc:
-        # the client's message names the status, the path and the worker: said as it is
-        said = str(exc) if isinstance(exc, NbextError) else f"{type(exc).__name__}: {exc}"
-        ended = {"status": JobStatus.FAILED, "error": said}
+    except NbextError as exc:
+        record.status, record.error = getattr(exc, "status", None), redact(str(exc))
         if not args.no_raise:
-            raise UsageError(one_line(magics.connection.redact(said))) from None
+            raise exc.with_traceback(None) from None  # its message is the whole story
+    except httpx.HTTPError as exc:
+        record.error = redact(f"{type(exc).__name__}: {exc or 'no answer'}")
+        if isinstance(exc, httpx.TimeoutException) and args.timeout:
+            record.error = f"no answer within --timeout {args.timeout:g} s"
+        if not args.no_raise:
+            raise type(exc)(f"{shown} on {args.endpoint!r}: {record.error}") from None
     finally:
         watch.stop()
-        end(magics, service.mode, shown, panel, watch, ended)
+        end(magics, endpoint, panel, watch, record, shown_error=args.no_raise)
     store(magics, output_name, value)
 
 
 def end(
-    magics: Magics, service: str, shown: str, panel: JobPanel, watch: _Watch, ended: dict[str, Any]
+    magics: Magics,
+    endpoint: Endpoint,
+    panel: RequestPanel,
+    watch: _Watch,
+    record: RequestRecord,
+    *,
+    shown_error: bool,
 ) -> None:
-    """The panel's final state, and the request as a row of ``%runpod jobs`` (``via``
-    says it was one): its cold start as the queue delay, the rest as its run, so its cost
-    is estimated as a job's."""
-    cold_ms = round((watch.cold() or 0) * 1000)
-    total_ms = round((time.monotonic() - watch.started) * 1000)
-    worker = panel.phase.worker_id if panel.phase else None
-    result = JobResult(
-        id=panel.job_id,
-        delayTime=cold_ms,
-        executionTime=total_ms - cold_ms,
-        workerId=worker,
-        **ended,
-    )
-    panel.set_result(result)
-    record = JobRecord(result.id, panel.endpoint_id, service, REQUEST_VIA + shown)
-    record.result = result
-    magics.connection.registry.add(record)
+    """The panel's final state, and the request's record, priced: the worker's time (the
+    request's, its wait for a cold start left out) at the endpoint's price."""
+    record.seconds = time.monotonic() - watch.started
+    record.status = panel.status if record.status is None else record.status
+    record.worker = panel.worker
+    if record.status is not None and record.status < 400:
+        worked = round((record.seconds - (watch.cold() or 0)) * 1000)
+        ran = JobResult(id=record.path, status=JobStatus.COMPLETED, executionTime=worked)
+        with contextlib.suppress(NbextError):
+            record.cost = endpoint.cost(ran)
+    magics.connection.registry.requests.append(record)
+    panel.cost = record.cost
+    # an error that stops the cell is said by the error; with --no-raise, by the panel
+    error = record.error or "" if shown_error else ""
+    panel.end(record.seconds, status=record.status, error=error)

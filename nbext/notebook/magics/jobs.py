@@ -52,13 +52,15 @@ def refresh(magics: Magics) -> None:
 def jobs(magics: Magics, args: argparse.Namespace) -> None:
     """The jobs this kernel submitted, newest first: id, endpoint, state, queue delay and
     run time (ms), cost (dollars; ``cost_is`` says whether the service reported it or it
-    is an estimate from the catalog), submission time. Unfinished jobs are asked for their
-    state first.
+    is an estimate from the catalog), worker, submission time; its requests to
+    load-balancing endpoints too (method and path, HTTP status). Unfinished jobs are asked
+    for their state first.
     """
     name = check_name(args.output)
     if not args.no_refresh:
         refresh(magics)
-    frame = to_frame(magics.connection.registry, JOBS)
+    registry = magics.connection.registry
+    frame = to_frame([*registry, *registry.requests], JOBS)
     store_and_show(magics, name, frame, "jobs")
 
 
@@ -74,23 +76,8 @@ EXTERNAL = "external"
 JOB_HELP = f"the job id, or {LAST!r} for the newest job this kernel submitted"
 
 
-REQUEST_VIA = "http "
-"""How a request of ``%%runpod_http`` is listed among the jobs (``via``)."""
-
-
-def record_of(
-    magics: Magics, job: str, endpoint: str | None, *, requests: bool = False
-) -> JobRecord:
-    """A job by id (or ``last``): this kernel's records, or (with ``--endpoint``) any job;
-    a request to a load-balancing endpoint only where ``requests`` (it has no job)."""
-    record = _record_of(magics, job, endpoint)
-    if record.via.startswith(REQUEST_VIA) and not requests:
-        what = f"{record.via.removeprefix(REQUEST_VIA)} to {record.endpoint_id!r}"
-        raise UsageError(f"{record.id} is a request ({what}), not a job: send it again")
-    return record
-
-
-def _record_of(magics: Magics, job_id: str, endpoint: str | None) -> JobRecord:
+def record_of(magics: Magics, job_id: str, endpoint: str | None) -> JobRecord:
+    """A job by id (or ``last``): this kernel's records, or (with ``--endpoint``) any job."""
     if job_id == LAST:
         if endpoint is not None:
             raise UsageError(f"--endpoint names a job's endpoint by id; {LAST!r} needs none")

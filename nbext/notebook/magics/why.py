@@ -24,13 +24,15 @@ from ..errors import describe
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics
-from .jobs import JOB_HELP, LAST, REQUEST_VIA, record_of
+from .jobs import JOB_HELP, LAST, record_of
 
 if TYPE_CHECKING:
     import argparse
 
     from nbext.client import Client
     from nbext.models.v2 import Endpoint
+
+    from ..registry import RequestRecord
 
 
 MAX_CAUSES = 3
@@ -174,11 +176,11 @@ def _removed(found: Findings) -> list[tuple[str, str]]:
     ]
 
 
-def why_request(client: Client, endpoint_id: str, via: str, result: JobResult | None) -> None:
+def why_request(client: Client, request: RequestRecord) -> None:
     """A request to a load-balancing endpoint: how it ended, and the endpoint now, with
     the log of the worker that answered, or else of one that is starting or unhealthy
     (a server that never listens, or fails its health check, says why in its log)."""
-    worker = result.worker_id if result is not None else None
+    endpoint_id, worker = request.endpoint_id, request.worker
     if worker is None:
         try:
             listed = client.endpoints.workers(endpoint_id)
@@ -187,10 +189,10 @@ def why_request(client: Client, endpoint_id: str, via: str, result: JobResult | 
         stuck = ("INITIALIZING", "UNHEALTHY")
         worker = next((w.id for w in listed if w.status.upper() in stuck), None)
     found = client.endpoint(endpoint_id).diagnose(worker)
-    state = result.status.value if result is not None else "state unknown"
-    print(f"request {via.removeprefix(REQUEST_VIA)} on {endpoint_id!r}: {state}")
-    if result is not None and result.error:
-        print(f"error: {result.error}")
+    status = request.status if request.status is not None else "no answer"
+    print(f"request {request.method} {request.path} on {endpoint_id!r}: {status}")
+    if request.error:
+        print(f"error: {request.error}")
     print(f"the endpoint now: {found.cause}")
     if found.tail is not None and found.tail.lines:
         logs = f"%runpod logs {endpoint_id} --worker {found.tail.worker}"
@@ -206,13 +208,19 @@ def why_request(client: Client, endpoint_id: str, via: str, result: JobResult | 
 def why(magics: Magics, args: argparse.Namespace) -> None:
     """Diagnose JOB: its state and error, the endpoint's health and settings, the
     worker's last log lines; then one to three causes, each with the command to run next.
+    With no JOB, after a request of ``%%runpod_http``: how that request ended.
     """
-    record = record_of(magics, args.job, args.endpoint, requests=True)
+    registry = magics.connection.registry
+    request = registry.requests[-1] if registry.requests and args.job == LAST else None
+    jobs = list(registry)
+    if request is not None and (not jobs or jobs[-1].submitted <= request.submitted):
+        service = magics.connection.service_named(request.service)
+        if service is not None:  # the newest thing this kernel sent was a request
+            return why_request(service.client, request)
+    record = record_of(magics, args.job, args.endpoint)
     service = magics.connection.service_named(record.service)
     if service is None:
         raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
-    if record.via.startswith(REQUEST_VIA):
-        return why_request(service.client, record.endpoint_id, record.via, record.result)
     found = gather(service.client, record.id, record.endpoint_id)
     found.execution_timeout, found.ttl = record.execution_timeout, record.ttl
     found.age = (datetime.now(UTC) - record.submitted).total_seconds()
