@@ -43,6 +43,7 @@ from ._errors import (
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
 from ._map import Abandoned, AsyncMapResults, MapResults, MaybeQueued
 from ._phases import Phase, Timings
+from ._recording import Recording
 from ._resources.billing import AsyncBilling, Billing, Moment
 from ._resources.catalog import AsyncCatalog, Catalog
 from ._resources.clusters import AsyncClusters, Clusters
@@ -110,6 +111,7 @@ __all__ = [
     "Pods",
     "Price",
     "RateLimited",
+    "Recording",
     "RegistryAuths",
     "RegistryDelegations",
     "RetryPolicy",

@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import AsyncGenerator, Callable, Generator
 from types import TracebackType
-from typing import Any, Protocol, Self, TypedDict, TypeVar, Unpack
+from typing import Any, Literal, Protocol, Self, TypedDict, TypeVar, Unpack
 
 import httpx
 
@@ -26,6 +26,7 @@ from ._cost import Budget, Prices, Spending
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
+from ._recording import Recording
 from ._resources import AsyncManagement, SyncManagement
 from ._resources.rest import V2
 from ._retry import RetryPolicy
@@ -39,6 +40,7 @@ from ._transport import (
 )
 
 T = TypeVar("T")
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for an answer to a call the service should answer at once."""
@@ -217,6 +219,27 @@ class _Base:
                 self._ctx.listeners.remove(listener)
 
         return unsubscribe
+
+    def record(self, path: str | os.PathLike[str]) -> Recording:
+        """Record the jobs this client submits until ``stop()`` (or the ``with`` block's
+        end) writes them to ``path``, a JSON Lines file the emulator replays
+        (``python -m nbext.emulator --replay PATH``; docs/behaviour.md#recordings)."""
+        host = httpx.URL(self.serverless_url).host
+        service: Literal["cloud", "local"] = "local" if host in LOOPBACK else "cloud"
+        assert self.config.api_key is not None
+        self._ctx.recording = Recording(path, service, self.config.api_key)
+        return self._ctx.recording
+
+    @property
+    def recording(self) -> Recording | None:
+        """The recording this client's jobs go to while it records; assign another
+        client's to record both into one file (the notebook's clients do)."""
+        recording = self._ctx.recording
+        return recording if recording is not None and recording.recording else None
+
+    @recording.setter
+    def recording(self, recording: Recording | None) -> None:
+        self._ctx.recording = recording
 
     @property
     def serverless_url(self) -> str:

@@ -182,6 +182,8 @@ def why_queued(health: Health) -> str:
     if w.idle == 0:
         ahead = f"; {queued} jobs in queue" if queued > 1 else ""
         return f"every worker is busy: {_workers(w.running, 'running')}{ahead}"
+    if queued == 0:  # a load-balancing endpoint's requests are not jobs: none is counted
+        return f"{_workers(w.idle, 'idle')}, ready: a request or job sent now starts at once"
     return (
         f"{_workers(w.idle, 'idle')} yet the job waits (a lowPriority job does not start a worker)"
     )

@@ -128,6 +128,7 @@ class Service:
             )
             client.budget = self.client.budget  # one cap for the kernel's clients
             self._async = (loop, client)
+        self._async[1].recording = self.client.recording  # one file for the kernel's jobs
         return self._async[1]
 
     def describe(self) -> str:
@@ -282,10 +283,10 @@ class Connection:
         return made
 
     def rejoin(self) -> None:
-        """Join the local service anew if the one this kernel joined has gone (stopped,
-        restarted, killed, idle): run before each cell, so the cell's first call reaches
-        a live service, started now if none runs, rather than a closed port. While it is
-        alive this costs a lock test and a small file read."""
+        """Let go of the local service this kernel joined if it has gone (stopped,
+        restarted, killed, idle): run before each cell, so the cell's first command joins
+        the one running now, or starts one, rather than calling a closed port. While it
+        is alive this costs a lock test and a small file read."""
         local = self._services.get("local")
         if local is None or local.joined is None:
             return
@@ -297,10 +298,8 @@ class Connection:
             and local_service.files.alive(runtime)
         ):
             return
-        del self._services["local"]
+        del self._services["local"]  # the next command joins (or starts) the one running now
         local.close()
-        if self.mode == "local":
-            self.service()
 
     def service_named(self, mode: str) -> Service | None:
         """An already started service by name (jobs remember where they were submitted)."""

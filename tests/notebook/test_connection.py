@@ -5,7 +5,10 @@ notebook functions deployed as endpoints."""
 from __future__ import annotations
 
 import logging
+import os
 import re
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ import nbext
 from nbext.emulator import DEMO_IMAGES
 from nbext.notebook import Connection, NotebookError, current, deploy, set_current
 from nbext.service import files
+from tests.conftest import Folders
 
 from .conftest import KEY, Notebook
 from .test_job_magic import usage_error
@@ -302,3 +306,33 @@ def test_the_key_scan_catches_a_leak(nb: Notebook) -> None:
     with pytest.raises(AssertionError, match="displayed"):
         assert_no_key(nb, "")
     nb.displays.pop()
+
+
+def test_a_killed_service_is_replaced_before_the_next_cell(
+    shell: InteractiveShell,
+    clean_env: Path,
+    folders: Folders,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """kill -9 of the service between two cells: the next cell reaches a new one on the
+    same data, at once, and the job done before is still there."""
+    shell.extension_manager.loaded.discard("nbext")
+    shell.run_line_magic("load_ext", "nbext")
+    try:
+        result = shell.run_cell('%%runpod_job echo -q -o before\n{"kept": 1}')
+        result.raise_error()
+        job_id = list(current().registry)[-1].id
+        first = folders.service_file()
+        os.kill(first.pid, signal.SIGKILL)
+        os.waitpid(first.pid, 0)  # this process started it: reaped, so its lock is gone
+        started = time.monotonic()
+        shell.run_cell('%%runpod_job echo -q -o after\n{"n": 2}').raise_error()
+        assert time.monotonic() - started < 10
+        assert shell.user_ns["after"] == {"n": 2}
+        assert folders.service_file().pid != first.pid
+        kept = current().client.endpoint("echo").job(job_id).status()
+        assert kept.output == {"kept": 1}
+        shell.run_line_magic("runpod", "local status")
+        assert f"pid {folders.service_file().pid}" in capsys.readouterr().out
+    finally:
+        shell.run_line_magic("unload_ext", "nbext")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..deploy import WorkerStartFailed, deploy
+from ..deploy import START_TIMEOUT_S, WorkerStartFailed, deploy
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics, usage_errors
@@ -80,6 +80,12 @@ def worker_variables(specs: list[str]) -> dict[str, str]:
     help="the script is an HTTP server on $PORT (FastAPI, http.server...): a load-balancing "
     "endpoint, reached at its own paths",
 )
+@argument(
+    "--start-timeout",
+    type=float,
+    default=START_TIMEOUT_S,
+    help=f"seconds a worker script may take to serve; default {START_TIMEOUT_S:.0f}",
+)
 def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
     """Deploy FUNCTION (a name in the notebook) as an endpoint, callable at once from
     ``%%runpod_job NAME``. Deploying again under the same name switches to the new code.
@@ -115,6 +121,7 @@ def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
                 python=args.python,
                 env=env,
                 load_balancer=args.load_balancer,
+                start_timeout=args.start_timeout,
                 connection=magics.connection,
             )
         except WorkerStartFailed as exc:  # its last lines: the traceback's end says why
