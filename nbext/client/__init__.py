@@ -39,7 +39,6 @@ from ._errors import (
     ServerError,
     Timeout,
     Unauthorized,
-    UnsupportedOperation,
 )
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
 from ._map import Abandoned, AsyncMapResults, MapResults, MaybeQueued
@@ -123,7 +122,6 @@ __all__ = [
     "Timeout",
     "Timings",
     "Unauthorized",
-    "UnsupportedOperation",
     "WorkerTail",
     "load_config",
     "mask",

@@ -10,7 +10,7 @@ billed by the service per worker, not per job, so no job's cost includes them
 
 An endpoint's price takes two calls (the endpoint, the catalog); ``Prices`` keeps each
 endpoint's (and the catalog) for the client's life, so pricing a thousand jobs of one
-endpoint asks once. A price that could not be read (a REST v1 client has no catalog; a
+endpoint asks once. A price that could not be read (a
 CPU endpoint; an endpoint that is not this account's) is kept as unknown, with the
 reason, and not asked again.
 

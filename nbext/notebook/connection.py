@@ -72,7 +72,6 @@ class Service:
         key_source: str,
         serverless_url: str,
         base_url: str,
-        management_api: Literal["v1", "v2"] = "v2",
         server: EmulatorServer | None = None,
         joined: local_service.Joined | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
@@ -85,7 +84,7 @@ class Service:
         self.joined = joined
         """The user's local service this kernel joined (``nbext.service``)."""
         self._control: httpx.Client | None = None
-        self._kwargs = {"management_api": management_api, **(client_kwargs or {})}
+        self._kwargs = dict(client_kwargs or {})
         self.client = Client(
             api_key, serverless_url=serverless_url, base_url=base_url, **self._kwargs
         )
@@ -137,7 +136,6 @@ class Service:
                 self.key.reveal(),
                 serverless_url=self.serverless_url,
                 base_url=self.base_url,
-                management_api=self.client.config.management_api,
             )
             client.budget = self.client.budget  # one cap for the kernel's clients
             self._async = (loop, client)
@@ -177,7 +175,6 @@ class Connection:
     fake clock, a test); it is started if needed and never stopped by ``close``.
     ``environ`` and ``config_file`` replace the process environment and
     ``~/.runpod/config.toml`` when resolving the key.
-    ``management_api`` chooses the emulator's management interface, REST v1 or v2.
     """
 
     def __init__(
@@ -189,7 +186,6 @@ class Connection:
         server: EmulatorServer | None = None,
         mode: Mode | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
-        management_api: Literal["v1", "v2"] = "v2",
     ) -> None:
         self._settings: dict[str, Any] = {
             "api_key": api_key,
@@ -201,10 +197,6 @@ class Connection:
         self.config: ClientConfig = self._load()
         self._server = server
         self._client_kwargs = dict(client_kwargs or {})
-        self.management_api = management_api
-        """The interface the local emulator is managed through (it serves both; v2, as
-        the service today, unless v1 is chosen); the cloud's is its base URL's
-        (``RUNPOD_REST_BASE_URL``)."""
         self.registry = JobRegistry()
         self.budget = Budget()
         """What the jobs started from this kernel have cost, and ``RunpodMagics.budget_usd``."""
@@ -439,7 +431,6 @@ class Connection:
             key_source=self.config.key_source or "configuration",
             serverless_url=self.config.serverless_url,
             base_url=self.config.base_url,
-            management_api=self.config.management_api,
             client_kwargs=self._client_kwargs,
         )
 
@@ -457,8 +448,7 @@ class Connection:
                 api_key=joined.file.key,
                 key_source="the local service",
                 serverless_url=f"{joined.url}/v2",
-                base_url=f"{joined.url}/{self.management_api}",
-                management_api=self.management_api,
+                base_url=f"{joined.url}/v2",
                 joined=joined,
                 client_kwargs=self._client_kwargs,
             )
@@ -474,8 +464,7 @@ class Connection:
             api_key=emulator.api_key,
             key_source="the private emulator",
             serverless_url=server.serverless_url,
-            base_url=f"{server.url}/{self.management_api}",
-            management_api=self.management_api,
+            base_url=f"{server.url}/v2",
             server=server,
             client_kwargs=self._client_kwargs,
         )

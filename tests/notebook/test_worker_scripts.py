@@ -162,7 +162,6 @@ def test_a_workers_log_shows_none_of_the_kernels_secrets(
     }
     for name, value in {**canaries, "HF_TOKEN": "hf_passed_on_purpose"}.items():
         monkeypatch.setenv(name, value)
-    nb.conn.management_api = "v2"  # the workers' logs are a REST v2 route
     script = SCRIPTS / "env_worker.py"
     nb.run(f"%runpod deploy {script} --name envs --env MODEL=small --env HF_TOKEN")
     output = nb.conn.client.endpoint("envs").run_sync({}, timeout=COLD_START_S).output
@@ -180,7 +179,6 @@ def test_a_workers_log_shows_none_of_the_kernels_secrets(
 def test_a_flooded_workers_log_is_a_bounded_cell_that_says_what_it_shows(nb: Notebook) -> None:
     """A worker printed 100 lines of 1 MB: the emulator kept each line's start (marked
     cut), and ``%runpod logs`` shows the last lines that fit its bound, saying so."""
-    nb.conn.management_api = "v2"  # the workers' logs are a REST v2 route
     deploy(SCRIPTS / "flood_worker.py", "flood", connection=nb.conn)
     flood = {"n": 1, "lines": 100, "size": 1_048_576}
     nb.conn.client.endpoint("flood").run_sync(flood, timeout=COLD_START_S)

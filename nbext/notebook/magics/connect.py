@@ -18,10 +18,6 @@ from .common import Magics, usage_errors
 if TYPE_CHECKING:
     import argparse
 
-    from ..connection import Connection
-
-INTERFACES = {"v1": "REST v1", "v2": "REST v2"}
-
 
 @subcommand("connect", "switch between the local emulator and the RunPod cloud")
 @magic_arguments("runpod connect")
@@ -39,30 +35,9 @@ def connect(magics: Magics, args: argparse.Namespace) -> None:
 @subcommand("status", "which service this kernel talks to, its URLs, masked key, endpoints")
 @magic_arguments("runpod status")
 def status(magics: Magics, args: argparse.Namespace) -> None:
-    """Which service, its addresses, the management interface (REST v1 or v2), the API
-    key (masked) and the emulator's endpoints."""
-    lines = magics.connection.status_lines()
-    interface = interface_line(magics.connection)
-    if interface is not None:
-        at = next((i + 1 for i, line in enumerate(lines) if line.startswith("management")), 1)
-        lines.insert(at, interface)
-    print("\n".join(lines))
-
-
-def interface_line(connection: Connection) -> str | None:
-    """Which management interface the current service speaks, at which URL (None: the
-    emulator has not started, so no client has chosen one yet)."""
-    service = connection.service_named(connection.mode)
-    if service is not None:
-        config = service.client.config
-    elif connection.mode == "cloud":
-        config = connection.config
-    else:
-        return None
-    line = f"management interface: {INTERFACES[config.management_api]} at {config.base_url}"
-    if config.management_api == "v1" and connection.mode == "cloud":
-        line += " (retired by the service; unset RUNPOD_MANAGEMENT_API for REST v2)"
-    return line
+    """Which service, its addresses (the management one is REST v2's), the API key
+    (masked) and the emulator's endpoints."""
+    print("\n".join(magics.connection.status_lines()))
 
 
 def worker_variables(specs: list[str]) -> dict[str, str]:
