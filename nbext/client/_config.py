@@ -150,10 +150,11 @@ def _refuse_rest_url_in_sdk_variable(value: str) -> None:
     """
     value = value.strip()
     if "://" in value and value.rstrip("/").endswith(("/v1", "/v2")):
+        v2 = value.rstrip("/").removesuffix("/v1").removesuffix("/v2") + "/v2"
         raise ConfigError(
             f"{ENV_SDK_GRAPHQL_URL}={value[:80]} looks like a management base URL, but that "
-            f"variable is runpod-python's GraphQL host; nbext reads {ENV_BASE_URL}: "
-            f"export {ENV_BASE_URL}={value[:80]}"
+            f"variable is runpod-python's GraphQL host; nbext reads {ENV_BASE_URL}, and "
+            f"speaks REST v2: export {ENV_BASE_URL}={v2[:80]}"
         )
 
 

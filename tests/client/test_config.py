@@ -102,7 +102,7 @@ def test_a_rest_url_under_the_sdk_name_is_refused_with_the_right_name(
     message = str(caught.value)
     assert "\n" not in message
     assert "runpod-python's GraphQL host" in message
-    assert "export RUNPOD_REST_BASE_URL=http://127.0.0.1:8000/v1" in message
+    assert "export RUNPOD_REST_BASE_URL=http://127.0.0.1:8000/v2" in message  # v2: v1 is retired
     with pytest.raises(ConfigError, match="RUNPOD_REST_BASE_URL"):
         Client("k" * 20)
     # said explicitly, nothing is refused: the argument or our own variable wins
