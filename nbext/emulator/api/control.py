@@ -18,6 +18,7 @@ from ..domain.endpoints import Endpoint
 from ..domain.errors import Conflict, InvalidInput
 from ..domain.workers import WorkerState
 from .http import Authenticated, json_response, no_content, parse_json, read_body
+from .kernels import scaling_settings
 
 router = APIRouter(prefix="/_emulator")
 LAST_LINES = 8
@@ -154,14 +155,12 @@ async def deploy(request: Request, emulator: Authenticated) -> Response:
     data = parse_json(await read_body(request, 65536))
     if not isinstance(data, dict) or not isinstance(data.get("image"), str):
         raise InvalidInput("body must be a JSON object with a string 'image'")
+    settings = scaling_settings(data)
     try:
         endpoint_id = emulator.deploy(
             data["image"],
             endpoint_id=data.get("id"),
-            workers_min=int(data.get("workersMin", 0)),
-            workers_max=int(data.get("workersMax", 3)),
-            idle_timeout=float(data.get("idleTimeout", 5.0)),
-            execution_timeout_ms=int(data.get("executionTimeoutMs", 600_000)),
+            **settings,
         )
     except (TypeError, ValueError) as exc:
         raise InvalidInput(str(exc)) from None
@@ -222,6 +221,7 @@ async def deploy_script(endpoint_id: str, request: Request, emulator: Authentica
     data = parse_json(await read_body(request, 1 << 20))
     if not isinstance(data, dict) or not isinstance(data.get("path"), str):
         raise InvalidInput("body must be a JSON object with a string 'path'")
+    settings = scaling_settings(data)
     existing = emulator.jobs.endpoints.get(endpoint_id)
     if existing is not None:
         if existing.queue or any(w.running for w in existing.workers):
@@ -239,10 +239,7 @@ async def deploy_script(endpoint_id: str, request: Request, emulator: Authentica
             env=data.get("env"),
             load_balancer=bool(data.get("loadBalancer")),
             args=data.get("args", []),
-            workers_min=int(data.get("workersMin", 0)),
-            workers_max=int(data.get("workersMax", 3)),
-            idle_timeout=float(data.get("idleTimeout", 5.0)),
-            execution_timeout_ms=int(data.get("executionTimeoutMs", 600_000)),
+            **settings,
         )
     except (TypeError, ValueError) as exc:
         raise InvalidInput(str(exc)) from None

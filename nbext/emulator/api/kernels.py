@@ -28,10 +28,10 @@ SETTINGS = {
     "idleTimeout": ("idle_timeout", float, 5.0),
     "executionTimeoutMs": ("execution_timeout_ms", int, EXECUTION_TIMEOUT_DEFAULT_MS),
 }
-"""The body's scaling settings: wire name -> (keyword, type, default)."""
+"""A body's scaling settings: wire name -> (keyword, type, default)."""
 
 
-def _settings(data: Any) -> dict[str, Any]:
+def scaling_settings(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidInput("body must be a JSON object of settings")
     out: dict[str, Any] = {}
@@ -50,7 +50,7 @@ async def deploy(endpoint_id: str, request: Request, emulator: Authenticated) ->
     """``{"workersMin"?, "workersMax"?, "idleTimeout"?, "executionTimeoutMs"?,
     "kernel"?}``: ``kernel``, the one that deployed it before, keeps its workers."""
     data = parse_json(await read_body(request, 4096))
-    settings = _settings(data)
+    settings = scaling_settings(data)
     kernel = data.get("kernel")
     if kernel is not None and not isinstance(kernel, str):
         raise InvalidInput(f"kernel must be a kernel id (text), got {kernel!r}")
