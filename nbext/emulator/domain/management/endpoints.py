@@ -37,13 +37,7 @@ from . import catalog, offers
 from .container import check_compute
 from .endpoint_input import CreateEndpointRequest, UpdateEndpointRequest
 from .network_volumes import NetworkVolumes
-from .records import (
-    Book,
-    after,
-    atomic,
-    new_id,
-    on_undo,
-)
+from .records import Book, after, atomic, new_id, on_undo
 from .refusals import checked, refuse
 from .templates import TemplateRecord, Templates
 from .usage import UsageLedger
