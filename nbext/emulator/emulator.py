@@ -212,11 +212,9 @@ class Emulator:
         loop = self._loop
         if loop is None or loop.is_closed() or not loop.is_running():
             return fn()
-        try:
+        with contextlib.suppress(RuntimeError):  # no loop runs in this thread
             if asyncio.get_running_loop() is loop:
                 return fn()
-        except RuntimeError:
-            pass
 
         async def run() -> T:
             return fn()
@@ -336,10 +334,9 @@ class Emulator:
         ``python``: the interpreter to run it with (default: this one), e.g. a worker's own
         virtualenv. ``env``: the endpoint's environment, as on the service: with the
         protocol's own and the few a process needs to run (``PATH``, ``HOME``...), the
-        only variables the workers get (docs/workers.md). ``args``: its launch arguments,
-        as a container's command gives them. The endpoint's scaling settings start
-        and stop the processes (docs/workers.md). Needs a running ``EmulatorServer``: the
-        workers call it.
+        only variables the workers get. ``args``: its launch arguments, as a container's
+        command gives them. The endpoint's scaling settings start and stop the processes
+        (docs/workers.md). Needs a running ``EmulatorServer``: the workers call it.
         """
         script_path = Path(path).expanduser().resolve()
         if not script_path.is_file():
