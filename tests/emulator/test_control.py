@@ -154,6 +154,7 @@ async def test_deploy_without_an_id_generates_one(http: httpx.AsyncClient) -> No
         ({"image": "echo", "id": "bad id"}, "must be 1-64 letters"),
         ({"image": "echo", "workersMin": 5, "workersMax": 1}, "must not exceed"),
         ({"image": "echo", "workersMax": "many"}, "many"),
+        ({"image": "echo", "workersMax": True}, "workersMax must be a number >= 0, got True"),
         ({"image": "echo", "executionTimeoutMs": 10}, "between 5000"),
     ],
 )
