@@ -228,7 +228,7 @@ def _start(runtime: Path, idle_stop: float | None) -> ServiceFile:
             last = next((line for line in reversed(log_lines(20)) if line.strip()), "")
             raise ServiceError(
                 f"the local service could not start (exit code {process.returncode}): "
-                f"{last.strip() or 'it printed nothing'}"
+                f"{last.strip().removeprefix('error: ') or 'it printed nothing'}"
             )
         time.sleep(0.01)
     raise ServiceError(
