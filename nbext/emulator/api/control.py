@@ -62,6 +62,7 @@ async def service(emulator: Authenticated) -> Response:
             "clock": "fake" if isinstance(emulator.clock, FakeClock) else "real",
             "endpoints": sorted(emulator.jobs.endpoints),
             "kernels": len(emulator.joined_kernels),
+            "kernelPids": sorted(emulator.joined_kernels),
             "busy": emulator.busy(),
         }
     )
@@ -157,11 +158,7 @@ async def deploy(request: Request, emulator: Authenticated) -> Response:
         raise InvalidInput("body must be a JSON object with a string 'image'")
     settings = scaling_settings(data)
     try:
-        endpoint_id = emulator.deploy(
-            data["image"],
-            endpoint_id=data.get("id"),
-            **settings,
-        )
+        endpoint_id = emulator.deploy(data["image"], endpoint_id=data.get("id"), **settings)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(str(exc)) from None
     endpoint = emulator.jobs.endpoints[endpoint_id]
