@@ -83,9 +83,9 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
         return (yield)
     if _home is None:
         _home = tempfile.TemporaryDirectory(prefix="nbext-nbval-home-")
-    saved = dict(os.environ)
+    saved, scrubbed = dict(os.environ), kernel_environment(Path(_home.name))
     os.environ.clear()
-    os.environ.update(kernel_environment(Path(_home.name)))
+    os.environ.update(scrubbed)
     try:
         return (yield)
     finally:

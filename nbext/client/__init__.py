@@ -39,11 +39,11 @@ from ._errors import (
     ServerError,
     Timeout,
     Unauthorized,
-    UnsupportedOperation,
 )
 from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
 from ._map import Abandoned, AsyncMapResults, MapResults, MaybeQueued
 from ._phases import Phase, Timings
+from ._recording import Recording
 from ._resources.billing import AsyncBilling, Billing, Moment
 from ._resources.catalog import AsyncCatalog, Catalog
 from ._resources.clusters import AsyncClusters, Clusters
@@ -111,6 +111,7 @@ __all__ = [
     "Pods",
     "Price",
     "RateLimited",
+    "Recording",
     "RegistryAuths",
     "RegistryDelegations",
     "RetryPolicy",
@@ -121,7 +122,6 @@ __all__ = [
     "Timeout",
     "Timings",
     "Unauthorized",
-    "UnsupportedOperation",
     "WorkerTail",
     "load_config",
     "mask",

@@ -83,7 +83,9 @@ def _calls(endpoint_id: str, inputs: Iterable[Mapping[str, Any]]) -> list[list[b
     size = ENVELOPE
     for i, item in enumerate(items):
         if not isinstance(item, Mapping):
-            reason = f"input #{i} is a {type(item).__name__}; each must be a JSON object (a dict)"
+            kind = type(item).__name__
+            article = "an" if kind[0] in "aeiou" else "a"
+            reason = f"input #{i} is {article} {kind}; each must be a JSON object (a dict)"
             raise _refused(BadRequest, endpoint_id, reason)
         try:
             piece = json.dumps({"input": item}, separators=(",", ":"), allow_nan=False).encode()
@@ -116,6 +118,8 @@ def _added(
             body = b'{"requests":[' + b",".join(pieces) + b"]}"
             yield from _send(ctx, state, "POST", "/requests", body=body)
             added += len(pieces)
+            if isinstance(ctx.hooks, Spending) and state.id in ctx.hooks.budget.batches:
+                ctx.hooks.budget.batches[state.id] += len(pieces)
         if finalize:
             yield from _finalize(ctx, state)
     except NbextError as exc:
@@ -149,9 +153,10 @@ def create(
     call = _call(endpoint_id, "POST", body=first)
     record = yield from call_model(ctx, call, BatchRecord)
     state = BatchState(endpoint_id, record.id, record)
+    first_count = len(calls[0]) if calls else 0
     if isinstance(ctx.hooks, Spending):  # its requests count in the budget as they end
-        ctx.hooks.budget.batches.add(state.id)
-    yield from _added(ctx, state, calls[1:], len(calls[0]) if calls else 0, finalize)
+        ctx.hooks.budget.batches[state.id] = first_count
+    yield from _added(ctx, state, calls[1:], first_count, finalize)
     return state
 
 
@@ -224,9 +229,10 @@ def _wait(
 
     Polled at once, then every max(50 ms, 10 % of the time waited), up to 15 s.
     ``progress(record)`` is called after each poll; with it, each poll also reads a page
-    of the results that ended (``costs`` is then the cost so far, and ``results()``
-    reads only what is left). Past ``timeout`` (default: the client's ``wait_timeout``)
-    raises Timeout; the batch goes on. A DRAFT is refused: it runs once finalized.
+    of the results that ended, the last poll every page (``costs`` is then the cost so
+    far, and ``results()`` reads only what is left). Past ``timeout`` (default: the
+    client's ``wait_timeout``) raises Timeout; the batch goes on. A DRAFT is refused:
+    it runs once finalized.
     """
     deadline = Deadline(
         ctx.now(), wait_seconds(ctx, timeout), f"batch {state.id} on {state.endpoint_id!r}"
@@ -238,7 +244,7 @@ def _wait(
             raise Conflict(reason, status=409, sent=False, reason=reason)
         if progress is not None:
             if record.ended > len(state.ended):
-                yield from _read(ctx, state, pages=1)
+                yield from _read(ctx, state, pages=None if record.done else 1)
             progress(record)
         if record.done:
             return record

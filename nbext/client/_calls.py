@@ -78,7 +78,7 @@ class Call:
 
     ``hold`` is how long the service may legitimately keep the request open before
     answering (the ``wait`` of /runsync and /stream); the client's read timeout for the
-    call is that plus a margin, never the plain default. Management calls (``/v1``) carry
+    call is that plus a margin, never the plain default. Management calls carry
     their query in ``path`` (repeated keys included) and name what they are about in
     ``subject``, which their messages use instead of the endpoint and job.
     """

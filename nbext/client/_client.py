@@ -15,18 +15,20 @@ import random
 import time
 from collections.abc import AsyncGenerator, Callable, Generator
 from types import TracebackType
-from typing import Any, Protocol, Self, TypedDict, TypeVar, Unpack
+from typing import Any, Literal, Protocol, Self, TypedDict, TypeVar, Unpack
 
 import httpx
 
 from nbext.models import JobResult
 
-from ._config import ClientConfig, ManagementAPI, Secret, load_config
+from ._config import ClientConfig, Secret, load_config
 from ._cost import Budget, Prices, Spending
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
-from ._resources import AsyncManagement, SyncManagement, interface
+from ._recording import Recording
+from ._resources import AsyncManagement, SyncManagement
+from ._resources.rest import V2
 from ._retry import RetryPolicy
 from ._transport import (
     AsyncSender,
@@ -38,6 +40,7 @@ from ._transport import (
 )
 
 T = TypeVar("T")
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for an answer to a call the service should answer at once."""
@@ -68,7 +71,6 @@ class ClientSettings(TypedDict, total=False):
     retry_policy: RetryPolicy | None
     config_file: str | os.PathLike[str] | None
     budget_usd: float | None
-    management_api: ManagementAPI | None
 
 
 class SyncClock(Protocol):
@@ -148,7 +150,6 @@ class _Base:
         retry_policy: RetryPolicy | None = None,
         config_file: str | os.PathLike[str] | None = None,
         budget_usd: float | None = None,
-        management_api: ManagementAPI | None = None,
     ) -> None:
         self.config: ClientConfig = load_config(
             api_key,
@@ -156,7 +157,6 @@ class _Base:
             serverless_url=serverless_url,
             config_file=config_file,
             require_key=True,
-            management_api=management_api,
         )
         assert self.config.api_key is not None
         policy = retry_policy or RetryPolicy()
@@ -180,8 +180,8 @@ class _Base:
             rand=random.random,
             call_timeout=float(call_timeout),
         )
-        self._api = interface(self.config.management_api, self.config.serverless_url)
-        """What every management resource speaks: REST v2, or the v1 adapter."""
+        self._api = V2()
+        """What every management resource speaks: REST v2."""
         self._spending = Spending(Budget(budget_usd), Prices(self._api))
         self._ctx.hooks = self._spending
         self._lb_clients: dict[tuple[str, bool], httpx.Client | httpx.AsyncClient] = {}
@@ -220,6 +220,27 @@ class _Base:
 
         return unsubscribe
 
+    def record(self, path: str | os.PathLike[str]) -> Recording:
+        """Record the jobs this client submits until ``stop()`` (or the ``with`` block's
+        end) writes them to ``path``, a JSON Lines file the emulator replays
+        (``python -m nbext.emulator --replay PATH``; docs/behaviour.md#recordings)."""
+        host = httpx.URL(self.serverless_url).host
+        service: Literal["cloud", "local"] = "local" if host in LOOPBACK else "cloud"
+        assert self.config.api_key is not None
+        self._ctx.recording = Recording(path, service, self.config.api_key)
+        return self._ctx.recording
+
+    @property
+    def recording(self) -> Recording | None:
+        """The recording this client's jobs go to while it records; assign another
+        client's to record both into one file (the notebook's clients do)."""
+        recording = self._ctx.recording
+        return recording if recording is not None and recording.recording else None
+
+    @recording.setter
+    def recording(self, recording: Recording | None) -> None:
+        self._ctx.recording = recording
+
     @property
     def serverless_url(self) -> str:
         return self.config.serverless_url
@@ -252,9 +273,8 @@ class Client(_Base, SyncManagement):
 
     ``api_key``, ``base_url`` and ``serverless_url`` fall back to ``RUNPOD_API_KEY``,
     ``RUNPOD_REST_BASE_URL``, ``RUNPOD_ENDPOINT_BASE_URL``, then ``~/.runpod/config.toml``,
-    then the real service. The management interface is REST v2 whatever ``base_url``
-    looks like; ``management_api="v1"`` (or ``RUNPOD_MANAGEMENT_API=v1``) speaks the
-    retired v1 instead, returning the same v2 records (docs/rest-v2.md#in-the-client).
+    then the real service. The management interface is REST v2 (the service retired v1
+    on 2026-11-15; a ``base_url`` ending in ``/v1`` is refused).
 
     Time limits, each in seconds:
 

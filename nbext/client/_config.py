@@ -12,10 +12,8 @@ The variables (docs/behaviour.md#configuration):
   meaning as in runpod-python, so one export points both at an emulator;
 - ``RUNPOD_REST_BASE_URL``: the management interface's address, REST v2's by default
   (``https://api.runpod.io/v2``). Whatever its shape (a trailing slash, a path prefix, a
-  proxy), the client speaks REST v2 to it;
-- ``RUNPOD_MANAGEMENT_API``: ``v1`` to speak the retired REST v1 instead (a frozen
-  adapter, for an emulator's ``/v1``; its address is then ``https://rest.runpod.io/v1``
-  unless given). Only this setting (or ``management_api=``) chooses v1: never the URL.
+  proxy), the client speaks REST v2 to it. One ending in ``/v1`` is refused: the
+  service retired REST v1 on 2026-11-15, and nbext speaks v2 only.
   Not ``RUNPOD_API_BASE_URL`` for the address:
   runpod-python reads that one as its GraphQL host (``https://api.runpod.io``), and a
   shell set up for the SDK must never send nbext's management calls there. A value of
@@ -31,20 +29,15 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ._errors import ConfigError
 
-ManagementAPI = Literal["v1", "v2"]
-"""The management interface's versions: REST v1 (retired by the service) and REST v2."""
 DEFAULT_BASE_URL = "https://api.runpod.io/v2"
 """The management interface: REST v2, the service's current one (the OpenAPI's server)."""
-REST_V1_BASE_URL = "https://rest.runpod.io/v1"
-"""REST v1, retired by the service on 2026-11-15: the default address when v1 is asked for."""
 DEFAULT_SERVERLESS_URL = "https://api.runpod.ai/v2"
 ENV_API_KEY = "RUNPOD_API_KEY"
 ENV_BASE_URL = "RUNPOD_REST_BASE_URL"
-ENV_MANAGEMENT_API = "RUNPOD_MANAGEMENT_API"
 ENV_SERVERLESS_URL = "RUNPOD_ENDPOINT_BASE_URL"
 ENV_SDK_GRAPHQL_URL = "RUNPOD_API_BASE_URL"
 """runpod-python's GraphQL host; nbext uses no GraphQL and never sends anything there."""
@@ -112,9 +105,6 @@ class ClientConfig:
     base_url: str
     serverless_url: str
     key_source: str | None = None
-    management_api: ManagementAPI = "v2"
-    """The management interface ``base_url`` is spoken to in: REST v2, unless v1 was
-    asked for by name."""
 
     @property
     def masked_key(self) -> str | None:
@@ -123,8 +113,7 @@ class ClientConfig:
     def __repr__(self) -> str:
         return (
             f"ClientConfig(api_key={self.masked_key!r}, key_source={self.key_source!r}, "
-            f"base_url={self.base_url!r}, serverless_url={self.serverless_url!r}, "
-            f"management_api={self.management_api!r})"
+            f"base_url={self.base_url!r}, serverless_url={self.serverless_url!r})"
         )
 
 
@@ -161,10 +150,11 @@ def _refuse_rest_url_in_sdk_variable(value: str) -> None:
     """
     value = value.strip()
     if "://" in value and value.rstrip("/").endswith(("/v1", "/v2")):
+        v2 = value.rstrip("/").removesuffix("/v1").removesuffix("/v2") + "/v2"
         raise ConfigError(
             f"{ENV_SDK_GRAPHQL_URL}={value[:80]} looks like a management base URL, but that "
-            f"variable is runpod-python's GraphQL host; nbext reads {ENV_BASE_URL}: "
-            f"export {ENV_BASE_URL}={value[:80]}"
+            f"variable is runpod-python's GraphQL host; nbext reads {ENV_BASE_URL}, and "
+            f"speaks REST v2: export {ENV_BASE_URL}={v2[:80]}"
         )
 
 
@@ -177,7 +167,6 @@ def load_config(
     config_file: str | os.PathLike[str] | None = None,
     profile: str = DEFAULT_PROFILE,
     require_key: bool = False,
-    management_api: str | None = None,
 ) -> ClientConfig:
     """Resolve the settings: arguments, environment, ``~/.runpod/config.toml``, defaults.
 
@@ -214,17 +203,15 @@ def load_config(
             "instead, use `with nbext.local_client() as client:`"
         )
 
-    api = management_api or env.get(ENV_MANAGEMENT_API, "").strip() or "v2"
-    if api not in ("v1", "v2"):
-        raise ConfigError(
-            f"management_api must be 'v2' (the default) or 'v1', got {api!r} "
-            f"(from the argument or {ENV_MANAGEMENT_API})"
-        )
     base = base_url or env.get(ENV_BASE_URL, "").strip()
     if not base:
         _refuse_rest_url_in_sdk_variable(env.get(ENV_SDK_GRAPHQL_URL, ""))
-    default_base = REST_V1_BASE_URL if api == "v1" else DEFAULT_BASE_URL
-    base = base or from_file("rest_base_url") or default_base
+    base = _url(base or from_file("rest_base_url") or DEFAULT_BASE_URL, "base_url")
+    if base.endswith("/v1"):
+        raise ConfigError(
+            f"base_url {base[:80]} is REST v1, which the service retired on 2026-11-15; "
+            "nbext speaks REST v2: use the same address ending in /v2"
+        )
     serverless = (
         serverless_url
         or env.get(ENV_SERVERLESS_URL, "").strip()
@@ -233,8 +220,7 @@ def load_config(
     )
     return ClientConfig(
         api_key=key,
-        base_url=_url(base, "base_url"),
+        base_url=base,
         serverless_url=_url(serverless, "serverless_url"),
         key_source=source,
-        management_api="v1" if api == "v1" else "v2",
     )

@@ -10,7 +10,7 @@ billed by the service per worker, not per job, so no job's cost includes them
 
 An endpoint's price takes two calls (the endpoint, the catalog); ``Prices`` keeps each
 endpoint's (and the catalog) for the client's life, so pricing a thousand jobs of one
-endpoint asks once. A price that could not be read (a REST v1 client has no catalog; a
+endpoint asks once. A price that could not be read (a
 CPU endpoint; an endpoint that is not this account's) is kept as unknown, with the
 reason, and not asked again.
 
@@ -114,10 +114,11 @@ class JobCost:
 
 
 def usd_text(amount: float) -> str:
-    """Dollars to the precision a job's cost needs: cents, or 3 significant digits below one."""
+    """Dollars to the precision a job's cost needs: cents, or 3 significant digits below
+    one, written out as money is (``$0.00000153``, never ``1.53e-06``)."""
     if amount >= 1 or amount == 0:
         return f"${amount:,.2f}"
-    return f"${amount:.3g}" if amount >= 0.0001 else f"${amount:.2e}"
+    return f"${amount:.{2 - math.floor(math.log10(amount))}f}".rstrip("0")
 
 
 def _dollars(value: object) -> float | None:
@@ -260,8 +261,8 @@ class Budget:
         """What earlier runs of retried jobs cost."""
         self._endpoints: dict[str, str] = {}
         """Every job started: id -> endpoint id (what a batch's estimate is made of)."""
-        self.batches: set[str] = set()
-        """The batches started through the clients holding this budget."""
+        self.batches: dict[str, int] = {}
+        """The batches started through the clients holding this budget: id -> requests."""
 
     @property
     def budget_usd(self) -> float | None:

@@ -90,10 +90,8 @@ def diagnose(ctx: Context, endpoint_id: str, worker: str | None = None) -> Flow[
 
 def worker_tail(ctx: Context, endpoint_id: str, worker: str) -> Flow[WorkerTail]:
     """The worker's last ``LOG_TAIL`` lines (REST v2), read ``LOG_QUIET`` seconds at most;
-    none when they cannot be read (a v1 client, a key without that access, a worker
-    gone)."""
+    none when they cannot be read (a key without that access, a worker gone)."""
     try:
-        # v2's own routes; on a retired v1 base URL they answer 404 and the lines are left out
         query = (LOG_TAIL, None, None)
         call = _log_call(V2(), "endpoints.worker_logs", _worker(endpoint_id, worker), query)
         events = yield from _read(ctx, call, LOG_QUIET, longest=LOG_QUIET)
@@ -184,6 +182,8 @@ def why_queued(health: Health) -> str:
     if w.idle == 0:
         ahead = f"; {queued} jobs in queue" if queued > 1 else ""
         return f"every worker is busy: {_workers(w.running, 'running')}{ahead}"
+    if queued == 0:  # a load-balancing endpoint's requests are not jobs: none is counted
+        return f"{_workers(w.idle, 'idle')}, ready: a request or job sent now starts at once"
     return (
         f"{_workers(w.idle, 'idle')} yet the job waits (a lowPriority job does not start a worker)"
     )

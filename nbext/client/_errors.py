@@ -4,7 +4,6 @@ The tree::
 
     NbextError                      anything this package raises on purpose
     ├── ConfigError                 no API key found, or a config file that does not parse
-    ├── UnsupportedOperation        the operation needs REST v2; the client speaks v1
     ├── APIError                    the service answered with an error status
     │   ├── BadRequest              400, 422: malformed body or parameter (also refused locally)
     │   ├── Unauthorized            401: missing or wrong API key
@@ -76,14 +75,6 @@ class NbextError(Exception):
 
 class ConfigError(NbextError, ValueError):
     """The configuration is incomplete (no API key) or unreadable."""
-
-
-class UnsupportedOperation(NbextError):
-    """The operation (or a field it was given) exists only in REST v2, and the client was
-    asked to speak v1 (``management_api="v1"``).
-
-    Raised before anything is sent: a v1 service has no path for it.
-    """
 
 
 class APIError(NbextError):

@@ -57,6 +57,7 @@ from ._errors import (
     Timeout,
     outcome_error,
 )
+from ._recording import Recording
 from ._retry import RetryPolicy, may_retry_status, may_retry_transport, never_sent
 from ._stream import Reassembler, StreamLedger, StreamProtocolError
 
@@ -181,14 +182,21 @@ class Context:
     """Told every job state the client reads (``on_job_result``), on the caller's thread."""
     hooks: JobHooks | None = None
     """Told of jobs started and seen, asked before each submission."""
+    recording: Recording | None = None
+    """Told of each submission, state and stream chunk while it records (``record``)."""
     lb_bases: dict[str, str | None] = field(default_factory=dict)
     """Each endpoint's load-balancing base URL as its record gave it (None: a queue
     endpoint): read once per client, by ``http()`` and ``openai()`` alike."""
 
-    def started(self, endpoint_id: str, job_id: str) -> None:
-        """The client submitted ``job_id`` (or queued it again)."""
+    def started(
+        self, endpoint_id: str, job_id: str, call: Call | None = None, sent_at: float = 0.0
+    ) -> None:
+        """The client submitted ``job_id`` with ``call``, sent at ``sent_at`` (no call: it
+        queued the job again)."""
         if self.hooks is not None:
             self.hooks.started(endpoint_id, job_id)
+        if self.recording is not None and call is not None:
+            self.recording.submitted(call, job_id, sent_at)
 
     def seen(self, result: JobResult) -> None:
         """Hand ``result`` to the hooks and every listener; a listener that raises is
@@ -196,6 +204,8 @@ class Context:
         the call it watches."""
         if self.hooks is not None:
             self.hooks.seen(result)
+        if self.recording is not None:
+            self.recording.seen(result, self.now())
         for listener in list(self.listeners):
             try:
                 listener(result)
@@ -448,6 +458,8 @@ def stream_poll(ctx: Context, state: JobState, deadline: Deadline) -> Flow[Strea
         state.ledger.maybe_lost()  # an answer that does not read lost its chunks too
         raise
     answer = answer.model_copy(update={"stream": state.ledger.admit(answer.stream)})
+    if ctx.recording is not None:
+        ctx.recording.streamed(state.id, answer, ctx.now())
     state.heard = True
     if state.keep_chunks:
         state.buffer.extend(answer.stream)
@@ -624,10 +636,11 @@ def call_model(ctx: Context, call: Call, model: type[M]) -> Flow[M]:
 def submit(ctx: Context, endpoint_id: str, body: bytes) -> Flow[JobState]:
     """/run: the job's id, at once. Re-sent only after a 429 or a connection never made."""
     call = endpoint_call("run", "POST", endpoint_id, body=body)
+    sent_at = ctx.now()
     response = yield from send(ctx, call)
     accepted = model_of(call, response, AcceptedJob)
     result = JobResult(id=accepted.id, status=accepted.status)
-    ctx.started(endpoint_id, accepted.id)
+    ctx.started(endpoint_id, accepted.id, call, sent_at)
     ctx.seen(result)
     return JobState(endpoint_id, accepted.id, result=result)
 
@@ -726,7 +739,7 @@ def submitted(
         result = JobResult(id=accepted.id, status=accepted.status)
     if track is not None:
         track(result.id)
-    ctx.started(call.endpoint_id, result.id)
+    ctx.started(call.endpoint_id, result.id, call, outer.start)
     ctx.seen(result)
     state = JobState(call.endpoint_id, result.id, keep_chunks=keep_chunks, result=result)
     job = continued(outer, result.id, f"/{call.operation}")

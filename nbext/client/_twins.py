@@ -102,8 +102,8 @@ class Handle(Twins):
 class Resource(Twins):
     """One area of the management interface on a client (``client.pods``...).
 
-    Its operations are about the client's management interface (``_resources/rest``):
-    REST v2, or the v1 adapter, chosen when the client is made.
+    Its operations are about the client's management interface, REST v2
+    (``_resources/rest``).
     """
 
     def __init__(self, client: SyncDriver | AsyncDriver, api: object) -> None:

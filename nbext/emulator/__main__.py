@@ -22,6 +22,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from . import replay
 from .domain.errors import StoreFailed
 from .domain.handlers import Handler
 from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
@@ -131,10 +132,30 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "or slow-stream, e.g. cold=cold-start:seconds=20 (docs/behaviour.md); repeatable",
     )
     parser.add_argument(
+        "--replay",
+        metavar="PATH",
+        help="serve a recording (Client.record, %%runpod record): its endpoints answer the "
+        "recorded inputs with the recorded outputs and timing (docs/behaviour.md#recordings)",
+    )
+    replay_pace = parser.add_mutually_exclusive_group()
+    replay_pace.add_argument(
+        "--speed", type=float, default=1.0, metavar="N", help="replay N times faster"
+    )
+    replay_pace.add_argument("--instant", action="store_true", help="replay with no waits")
+    parser.add_argument(
         "--worker-python",
         metavar="PYTHON",
         help="interpreter for --worker and --lb-worker scripts (default: this one), e.g. a "
         "worker's own venv",
+    )
+    parser.add_argument(
+        "--worker-args",
+        action="append",
+        default=[],
+        metavar="ID=ARGS",
+        help="launch arguments for endpoint ID's --worker or --lb-worker script, as a "
+        "container's command gives them (shell-quoted), e.g. gen='--generator --rate 5'; "
+        "repeatable",
     )
     parser.add_argument(
         "--worker-env",
@@ -250,7 +271,9 @@ def deployments(args: argparse.Namespace, demos: Sequence[str]) -> list[tuple[st
             if endpoint_id in {e for _, e, _ in found}:
                 raise ValueError(f"endpoint {endpoint_id} is given twice; give each ID once")
             found.append((flag, endpoint_id, value))
-    return found or [("--endpoint", name, name) for name in demos]
+    if found or args.replay:
+        return found
+    return [("--endpoint", name, name) for name in demos]
 
 
 def deploy(
@@ -265,7 +288,12 @@ def deploy(
     endpoint is kept, with its queued jobs, and runs what the argument names.
     """
     demos = [*emulator.images.names(), *LB_DEMO_IMAGES]
-    for flag, endpoint_id, value in deployments(args, demos):
+    found = deployments(args, demos)
+    scripts = {e for flag, e, _ in found if flag != "--endpoint"}
+    launch = {e: shlex.split(a) for e, a in pairs("--worker-args", args.worker_args, "ID=ARGS")}
+    if extra := sorted(set(launch) - scripts):
+        raise ValueError(f"--worker-args {extra[0]}: no --worker or --lb-worker {extra[0]}")
+    for flag, endpoint_id, value in found:
         if serving != (flag != "--endpoint" or value in LB_DEMO_IMAGES):
             continue  # the other step's
         if flag != "--endpoint":
@@ -275,6 +303,7 @@ def deploy(
                 python=args.worker_python,
                 env=variables,
                 load_balancer=flag == "--lb-worker",
+                args=launch.get(endpoint_id, []),
             )
         elif value.endswith(".py") or ".py:" in value:
             emulator.ensure_deployed(endpoint_id, handler=load_handler(value))
@@ -409,7 +438,7 @@ def service_command(argv: Sequence[str]) -> int:
             info = service.status()
             print("\n".join(service.describe(info)) if info else "no local service runs")
             return 0 if info else 3  # as `systemctl status` says "not running"
-    except (service.ServiceError, service.ServiceFileError) as exc:
+    except (service.ServiceError, service.ServiceFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
@@ -435,6 +464,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             db=args.db,
         )
         deploy(emulator, args, variables, serving=False)
+        if args.replay:
+            replay.load(emulator, args.replay, speed=args.speed, instant=args.instant)
         server = EmulatorServer(
             emulator,
             host=args.host,

@@ -14,7 +14,7 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -322,6 +322,7 @@ class Emulator:
         env: dict[str, str] | None = None,
         load_balancer: bool = False,
         request_count: int = REQUEST_COUNT_DEFAULT,
+        args: Sequence[str] = (),
     ) -> str:
         """Create an endpoint whose workers are processes running the worker script at
         ``path`` unmodified (``runpod.serverless.start(...)``); returns its id.
@@ -335,7 +336,8 @@ class Emulator:
         ``python``: the interpreter to run it with (default: this one), e.g. a worker's own
         virtualenv. ``env``: the endpoint's environment, as on the service: with the
         protocol's own and the few a process needs to run (``PATH``, ``HOME``...), the
-        only variables the workers get (docs/workers.md). The endpoint's scaling settings start
+        only variables the workers get (docs/workers.md). ``args``: its launch arguments,
+        as a container's command gives them. The endpoint's scaling settings start
         and stop the processes (docs/workers.md). Needs a running ``EmulatorServer``: the
         workers call it.
         """
@@ -376,7 +378,9 @@ class Emulator:
                 load_balancer=request_count if load_balancer else None,
             )
         variables = tuple(sorted((env or {}).items()))
-        script = WorkerScript(script_path, interpreter, variables, load_balancer)
+        if isinstance(args, str) or not all(isinstance(a, str) for a in args):
+            raise ValueError(f"args must be a list of strings, got {args!r}")
+        script = WorkerScript(script_path, interpreter, variables, load_balancer, tuple(args))
         self.serve_script(endpoint_id, script)
         return endpoint_id
 

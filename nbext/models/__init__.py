@@ -1,46 +1,21 @@
 """Pydantic wire models of both interfaces. This package imports nothing else of nbext.
 
-``jobs`` is the job interface (``/v2``); the others are the management interface (``/v1``):
-one response model per schema of the service's OpenAPI reference, one input model per
-create and update body (the rules of both interfaces live in these input models), and
-the query parameters of listings and billing.
+``jobs`` (and ``batches``) are the job interface; ``v2`` is the management interface,
+REST v2, whose records and billing query are re-exported here, so ``nbext.models.Pod``
+is v2's. ``v1`` holds the retired REST v1's models, which only the emulator's ``/v1``
+uses; ``enums`` the catalogues both versions share.
 """
 
 from ._fields import DEFAULT_PORTS, explain
-from .billing import (
-    BillingQuery,
-    BillingRecord,
-    EndpointBillingQuery,
-    NetworkVolumeBillingQuery,
-    NetworkVolumeBillingRecord,
-    PodBillingQuery,
-)
-from .endpoints import (
-    IDLE_TIMEOUT_MAX_S,
-    IDLE_TIMEOUT_MIN_S,
-    WORKERS_MAX_DEFAULT,
-    WORKERS_MIN_DEFAULT,
-    Endpoint,
-    EndpointCreateInput,
-    EndpointUpdateInput,
-)
 from .enums import (
-    SERVERLESS_CPU_FLAVORS,
     BucketSize,
     CloudType,
-    ComputeType,
     CpuFlavorId,
     CudaVersion,
     DataCenterId,
-    EndpointBillingGrouping,
     GpuTypeId,
-    PodBillingGrouping,
-    PodStatus,
-    Priority,
-    ScalerType,
     TemplateCategory,
 )
-from .errors import ErrorMessage
 from .jobs import (
     EXECUTION_TIMEOUT_DEFAULT_MS,
     EXECUTION_TIMEOUT_MAX_MS,
@@ -75,40 +50,25 @@ from .jobs import (
     StreamResponse,
     json_kind,
 )
-from .network_volumes import (
-    VOLUME_SIZE_MAX_GB,
-    NetworkVolume,
-    NetworkVolumeCreateInput,
-    NetworkVolumeUpdateInput,
-)
-from .pods import (
-    ALL_DATA_CENTERS,
+from .v2 import (
+    BillingQuery,
+    BillingRecord,
     CpuType,
     DataCenter,
+    Endpoint,
     GpuType,
-    Machine,
+    NetworkVolume,
     Pod,
-    PodCreateInput,
-    PodUpdateInput,
-    SavingsPlan,
-)
-from .queries import EndpointIncludes, PodIncludes, PodListQuery, TemplateIncludes
-from .registry_auths import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
-from .templates import (
+    PodStatus,
     Template,
-    TemplateCreateInput,
-    TemplateUpdateInput,
 )
 
 __all__ = [
-    "ALL_DATA_CENTERS",
     "DEFAULT_PORTS",
     "EXECUTION_TIMEOUT_DEFAULT_MS",
     "EXECUTION_TIMEOUT_MAX_MS",
     "EXECUTION_TIMEOUT_MIN_MS",
     "FINAL_STATES",
-    "IDLE_TIMEOUT_MAX_S",
-    "IDLE_TIMEOUT_MIN_S",
     "RETENTION_RUNSYNC_S",
     "RETENTION_RUN_S",
     "RETRYABLE_STATES",
@@ -117,37 +77,24 @@ __all__ = [
     "RUNSYNC_WAIT_MAX_MS",
     "RUNSYNC_WAIT_MIN_MS",
     "RUN_BODY_LIMIT",
-    "SERVERLESS_CPU_FLAVORS",
     "SPLIT_KEY",
     "STREAM_CHUNK_LIMIT",
     "STREAM_WAIT_DEFAULT_MS",
     "TTL_DEFAULT_MS",
     "TTL_MAX_MS",
     "TTL_MIN_MS",
-    "VOLUME_SIZE_MAX_GB",
-    "WORKERS_MAX_DEFAULT",
-    "WORKERS_MIN_DEFAULT",
     "AcceptedJob",
     "BillingQuery",
     "BillingRecord",
     "BucketSize",
     "CancelResult",
     "CloudType",
-    "ComputeType",
-    "ContainerRegistryAuth",
-    "ContainerRegistryAuthCreateInput",
     "CpuFlavorId",
     "CpuType",
     "CudaVersion",
     "DataCenter",
     "DataCenterId",
     "Endpoint",
-    "EndpointBillingGrouping",
-    "EndpointBillingQuery",
-    "EndpointCreateInput",
-    "EndpointIncludes",
-    "EndpointUpdateInput",
-    "ErrorMessage",
     "GpuType",
     "GpuTypeId",
     "Health",
@@ -157,32 +104,15 @@ __all__ = [
     "JobResult",
     "JobStatus",
     "JobSubmission",
-    "Machine",
     "NetworkVolume",
-    "NetworkVolumeBillingQuery",
-    "NetworkVolumeBillingRecord",
-    "NetworkVolumeCreateInput",
-    "NetworkVolumeUpdateInput",
     "Pod",
-    "PodBillingGrouping",
-    "PodBillingQuery",
-    "PodCreateInput",
-    "PodIncludes",
-    "PodListQuery",
     "PodStatus",
-    "PodUpdateInput",
-    "Priority",
     "PurgeResult",
     "S3Config",
-    "SavingsPlan",
-    "ScalerType",
     "StreamChunk",
     "StreamResponse",
     "Template",
     "TemplateCategory",
-    "TemplateCreateInput",
-    "TemplateIncludes",
-    "TemplateUpdateInput",
     "explain",
     "json_kind",
 ]

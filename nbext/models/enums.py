@@ -1,4 +1,6 @@
-"""The reference's enumerations, as ``StrEnum`` so members compare equal to their strings.
+"""The reference's enumerations both management versions share (GPU types, data centres,
+CUDA versions...), as ``StrEnum`` so members compare equal to their strings; REST v1's
+own are in ``v1.enums``.
 
 Values are copied from the service's OpenAPI description. Response models accept values
 outside these lists (a newer service may add GPU types or data centres); input models do
@@ -129,42 +131,11 @@ class CpuFlavorId(enum.StrEnum):
     CPU5M = "cpu5m"
 
 
-SERVERLESS_CPU_FLAVORS = frozenset(
-    {CpuFlavorId.CPU3C, CpuFlavorId.CPU3G, CpuFlavorId.CPU5C, CpuFlavorId.CPU5G}
-)
-"""The CPU flavours the reference allows in an endpoint's ``cpuFlavorIds``."""
-
-
-class ComputeType(enum.StrEnum):
-    """Whether a pod or an endpoint's workers have a GPU."""
-
-    GPU = "GPU"
-    CPU = "CPU"
-
-
 class CloudType(enum.StrEnum):
     """Secure Cloud (the service's data centres) or Community Cloud (hosts of the community)."""
 
     SECURE = "SECURE"
     COMMUNITY = "COMMUNITY"
-
-
-class Priority(enum.StrEnum):
-    """How the service picks among listed GPU types, CPU flavours or data centres.
-
-    ``availability``: whichever has capacity now; ``custom``: strictly in list order.
-    """
-
-    AVAILABILITY = "availability"
-    CUSTOM = "custom"
-
-
-class PodStatus(enum.StrEnum):
-    """A pod's ``desiredStatus``."""
-
-    RUNNING = "RUNNING"
-    EXITED = "EXITED"
-    TERMINATED = "TERMINATED"
 
 
 class TemplateCategory(enum.StrEnum):
@@ -175,13 +146,6 @@ class TemplateCategory(enum.StrEnum):
     CPU = "CPU"
 
 
-class ScalerType(enum.StrEnum):
-    """How an endpoint adds workers: by queue delay (seconds) or by request count."""
-
-    QUEUE_DELAY = "QUEUE_DELAY"
-    REQUEST_COUNT = "REQUEST_COUNT"
-
-
 class BucketSize(enum.StrEnum):
     """The length of one billing record's period."""
 
@@ -190,18 +154,3 @@ class BucketSize(enum.StrEnum):
     WEEK = "week"
     MONTH = "month"
     YEAR = "year"
-
-
-class PodBillingGrouping(enum.StrEnum):
-    """What pod billing records are grouped by (default ``gpuTypeId``)."""
-
-    POD_ID = "podId"
-    GPU_TYPE_ID = "gpuTypeId"
-
-
-class EndpointBillingGrouping(enum.StrEnum):
-    """What endpoint billing records are grouped by (default ``endpointId``)."""
-
-    ENDPOINT_ID = "endpointId"
-    POD_ID = "podId"
-    GPU_TYPE_ID = "gpuTypeId"

@@ -135,7 +135,7 @@ async def run_line_magic(name: str, line: str) -> None:
         await map_command_async(magics, parse_line(map_command, rest))
     else:
         args = parse_line(retry, rest)
-        record = record_of(magics, args.job, args.endpoint)
+        record = record_of(magics, args.job, args.endpoint, "retry")
         await retry_job_async(magics, record, background=args.background, quiet=args.quiet)
 
 

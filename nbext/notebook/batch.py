@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from nbext.client import AsyncBatch, Batch
 from nbext.models.batches import BatchRecord, BatchRequest
 
+from .cost import total_text
 from .map import inputs_of, results_frame
 from .widgets.map import MapPanel
 
@@ -107,8 +108,8 @@ class BatchPanel(MapPanel):
 
 
 def follow(batch: Batch, inputs: pd.DataFrame, quiet: bool = False) -> pd.DataFrame | None:
-    """Follow ``batch`` in a panel until every request has ended; its frame (None when
-    the kernel was interrupted: the batch runs on)."""
+    """Follow ``batch`` in a panel (``quiet``: a line at the end) until every request
+    has ended; its frame (None when the kernel was interrupted: the batch runs on)."""
     panel = None
     try:
         if not quiet:
@@ -127,6 +128,13 @@ def follow(batch: Batch, inputs: pd.DataFrame, quiet: bool = False) -> pd.DataFr
     frame = batch_frame(inputs, batch.results())
     if panel is not None:
         panel.end(f"{record.status.value}: every request ended")
+    else:  # quiet: one line
+        spent = total_text(batch.costs)
+        print(
+            f"batch {batch.id} {record.status.value}: {record.request_completed:,} of "
+            f"{record.request_total:,} completed, {record.request_failed:,} failed"
+            + (f"; {spent}" if spent else "")
+        )
     return frame
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import ipaddress
 import logging
 import os
 from collections.abc import Mapping
@@ -45,6 +46,16 @@ if TYPE_CHECKING:
 Mode = Literal["local", "cloud"]
 
 
+def named(serverless_url: str) -> str:
+    """``RunPod cloud at URL``; a loopback URL (a key with RUNPOD_ENDPOINT_BASE_URL at a
+    standalone emulator) is ``a local emulator at URL``, never called the cloud."""
+    host = httpx.URL(serverless_url).host
+    with contextlib.suppress(ValueError):
+        if host == "localhost" or ipaddress.ip_address(host).is_loopback:
+            return f"a local emulator at {serverless_url}"
+    return f"RunPod cloud at {serverless_url}"
+
+
 class Service:
     """One service: its address, its key (masked in every text), its clients.
 
@@ -61,7 +72,6 @@ class Service:
         key_source: str,
         serverless_url: str,
         base_url: str,
-        management_api: Literal["v1", "v2"] = "v2",
         server: EmulatorServer | None = None,
         joined: local_service.Joined | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
@@ -74,7 +84,7 @@ class Service:
         self.joined = joined
         """The user's local service this kernel joined (``nbext.service``)."""
         self._control: httpx.Client | None = None
-        self._kwargs = {"management_api": management_api, **(client_kwargs or {})}
+        self._kwargs = dict(client_kwargs or {})
         self.client = Client(
             api_key, serverless_url=serverless_url, base_url=base_url, **self._kwargs
         )
@@ -126,10 +136,10 @@ class Service:
                 self.key.reveal(),
                 serverless_url=self.serverless_url,
                 base_url=self.base_url,
-                management_api=self.client.config.management_api,
             )
             client.budget = self.client.budget  # one cap for the kernel's clients
             self._async = (loop, client)
+        self._async[1].recording = self.client.recording  # one file for the kernel's jobs
         return self._async[1]
 
     def describe(self) -> str:
@@ -137,7 +147,7 @@ class Service:
             return self.joined.describe()
         if self.mode == "local":
             return f"private emulator at {self.root_url} (in this kernel)"
-        return f"cloud at {self.serverless_url} (key {self.key.masked} from {self.key_source})"
+        return f"{named(self.serverless_url)} (key {self.key.masked} from {self.key_source})"
 
     async def aclose(self) -> None:
         """Close the async client of the running loop (tests end their loop after this)."""
@@ -165,7 +175,6 @@ class Connection:
     fake clock, a test); it is started if needed and never stopped by ``close``.
     ``environ`` and ``config_file`` replace the process environment and
     ``~/.runpod/config.toml`` when resolving the key.
-    ``management_api`` chooses the emulator's management interface, REST v1 or v2.
     """
 
     def __init__(
@@ -177,7 +186,6 @@ class Connection:
         server: EmulatorServer | None = None,
         mode: Mode | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
-        management_api: Literal["v1", "v2"] = "v2",
     ) -> None:
         self._settings: dict[str, Any] = {
             "api_key": api_key,
@@ -189,10 +197,6 @@ class Connection:
         self.config: ClientConfig = self._load()
         self._server = server
         self._client_kwargs = dict(client_kwargs or {})
-        self.management_api = management_api
-        """The interface the local emulator is managed through (it serves both; v2, as
-        the service today, unless v1 is chosen); the cloud's is its base URL's
-        (``RUNPOD_REST_BASE_URL``)."""
         self.registry = JobRegistry()
         self.budget = Budget()
         """What the jobs started from this kernel have cost, and ``RunpodMagics.budget_usd``."""
@@ -216,7 +220,7 @@ class Connection:
         """The one line ``%load_ext nbext`` prints."""
         if self.mode == "cloud":
             return (
-                f"nbext: RunPod cloud at {self.config.serverless_url}, "
+                f"nbext: {named(self.config.serverless_url)}, "
                 f"key {self.config.masked_key} from {self.config.key_source}"
             )
         started = self._services.get("local")
@@ -231,7 +235,7 @@ class Connection:
         lines: list[str] = []
         if self.mode == "cloud":
             lines += [
-                "service: RunPod cloud",
+                f"service: {named(self.config.serverless_url)}",
                 f"jobs URL: {self.config.serverless_url}",
                 f"management URL: {self.config.base_url}",
                 f"API key: {self.config.masked_key} (from {self.config.key_source})",
@@ -261,7 +265,11 @@ class Connection:
                     f"cloud key available: {self.config.masked_key} from "
                     f"{self.config.key_source} (%runpod connect cloud)"
                 )
-        lines.append(f"jobs submitted from this kernel: {len(self.registry)}")
+        jobs = f"jobs submitted from this kernel: {len(self.registry)}"
+        if batches := self.budget.batches:
+            plural = "es" if len(batches) != 1 else ""
+            jobs += f", and {sum(batches.values()):,} requests in {len(batches)} batch{plural}"
+        lines.append(jobs)
         lines.append(f"spent by them: {self.budget.describe()}")
         return lines
 
@@ -290,10 +298,10 @@ class Connection:
         return made
 
     def rejoin(self) -> None:
-        """Join the local service anew if the one this kernel joined has gone (stopped,
-        restarted, killed, idle): run before each cell, so the cell's first call reaches
-        a live service, started now if none runs, rather than a closed port. While it is
-        alive this costs a lock test and a small file read."""
+        """Let go of the local service this kernel joined if it has gone (stopped,
+        restarted, killed, idle): run before each cell, so the cell's first command joins
+        the one running now, or starts one, rather than calling a closed port. While it
+        is alive this costs a lock test and a small file read."""
         local = self._services.get("local")
         if local is None or local.joined is None:
             return
@@ -305,10 +313,8 @@ class Connection:
             and local_service.files.alive(runtime)
         ):
             return
-        del self._services["local"]
+        del self._services["local"]  # the next command joins (or starts) the one running now
         local.close()
-        if self.mode == "local":
-            self.service()
 
     def service_named(self, mode: str) -> Service | None:
         """An already started service by name (jobs remember where they were submitted)."""
@@ -425,7 +431,6 @@ class Connection:
             key_source=self.config.key_source or "configuration",
             serverless_url=self.config.serverless_url,
             base_url=self.config.base_url,
-            management_api=self.config.management_api,
             client_kwargs=self._client_kwargs,
         )
 
@@ -443,8 +448,7 @@ class Connection:
                 api_key=joined.file.key,
                 key_source="the local service",
                 serverless_url=f"{joined.url}/v2",
-                base_url=f"{joined.url}/{self.management_api}",
-                management_api=self.management_api,
+                base_url=f"{joined.url}/v2",
                 joined=joined,
                 client_kwargs=self._client_kwargs,
             )
@@ -460,8 +464,7 @@ class Connection:
             api_key=emulator.api_key,
             key_source="the private emulator",
             serverless_url=server.serverless_url,
-            base_url=f"{server.url}/{self.management_api}",
-            management_api=self.management_api,
+            base_url=f"{server.url}/v2",
             server=server,
             client_kwargs=self._client_kwargs,
         )

@@ -83,6 +83,6 @@ def total_text(costs: list[JobCost | None]) -> str:
     total = sum(c.usd for c in known)
     kinds = sorted({kind(c) for c in known})
     plural = "s" if len(known) != 1 else ""
-    line = f"spent {usd_text(total)} on {len(known)} job{plural} ({' and '.join(kinds)})"
+    line = f"spent {usd_text(total)} on {len(known):,} job{plural} ({' and '.join(kinds)})"
     unknown = len(costs) - len(known)
     return line + (f"; {unknown} of unknown cost" if unknown else "")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,11 +32,14 @@ from .connection import Connection, Service
 from .errors import InvalidArgument, NotebookError, WrongType
 from .kernel import current
 from .kernel_worker import KernelWorker
+from .widgets.startup import StartupPanel
 
 START_TIMEOUT_S = 120.0
-"""How long deploying a script waits for its first worker to serve (a cold start that
-loads a model can take this long; the SDK alone takes a second or two)."""
+"""How long deploying a script waits for its first worker to serve by default (a cold
+start that loads a model can take this long; the SDK alone takes a second or two)."""
 START_POLL_S = 0.05
+PANEL_AFTER_S = 1.0
+"""A start longer than this is drawn as a live panel (a quick one prints one line)."""
 
 
 class WorkerStartFailed(NotebookError):
@@ -60,6 +62,7 @@ def deploy(
     python: str | None = None,
     env: dict[str, str] | None = None,
     load_balancer: bool = False,
+    start_timeout: float = START_TIMEOUT_S,
     connection: Connection | None = None,
 ) -> str:
     """Make ``function`` an endpoint of the embedded emulator; returns the endpoint id.
@@ -79,12 +82,16 @@ def deploy(
     ``load_balancer=True``: the script is an HTTP server (FastAPI, ``http.server``...)
     serving on ``PORT`` with a health path, and the endpoint a load-balancing one
     (docs/behaviour.md#load-balancing-endpoints); deploying waits for its first 200.
+    A script's deploy waits ``start_timeout`` seconds at most for its first worker to
+    serve (a live panel counts a long wait); past it, or at Ctrl-C, the endpoint is
+    removed and this raises.
     """
     settings = _settings(workers_min, workers_max, idle_timeout, execution_timeout)
     if isinstance(function, str | os.PathLike):
         if load_balancer:
             settings["load_balancer"] = True
-        return _deploy_script(Path(function), name, settings, python, env, connection)
+        script = Path(function)
+        return _deploy_script(script, name, settings, python, env, start_timeout, connection)
     if python is not None or env is not None or load_balancer:
         raise InvalidArgument(
             "python=, env= and load_balancer= apply to a script (a path), not a function"
@@ -135,12 +142,15 @@ def _deploy_script(
     settings: dict[str, Any],
     python: str | None,
     env: dict[str, str] | None,
+    start_timeout: float,
     connection: Connection | None,
 ) -> str:
     if path.suffix != ".py":
         raise InvalidArgument(f"a worker script is a .py file, not {str(path)!r}")
     if not path.is_file():
         raise InvalidArgument(f"worker script {str(path)!r} not found")
+    if not start_timeout > 0:
+        raise InvalidArgument(f"start_timeout is seconds above 0, got {start_timeout!r}")
     service = (connection or current()).local("deploying a worker script needs")
     endpoint_id = name or path.stem
     body = {
@@ -151,33 +161,50 @@ def _deploy_script(
         **{to_camel(key): value for key, value in settings.items()},
     }
     service.control("PUT", f"/_emulator/scripts/{endpoint_id}", body)
-    _await_first_worker(service, endpoint_id, path)
+    _await_first_worker(service, path.name, endpoint_id, start_timeout)
     return endpoint_id
 
 
-def _await_first_worker(service: Service, endpoint_id: str, path: Path) -> None:
-    """Wait until a worker serves; a worker that dies first fails the deploy (and the
-    endpoint is removed, so no job waits on a script that cannot start)."""
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        startup = service.control("GET", f"/_emulator/endpoints/{endpoint_id}/startup")
-        if startup["serving"]:
-            return
-        failure = startup["failure"]
-        if failure is not None:
-            output = startup["output"]
-            service.control("DELETE", f"/_emulator/endpoints/{endpoint_id}")
-            last = next((line for line in reversed(output) if line.strip()), "")
-            if failure.startswith("it exited"):  # the end of its traceback says why
-                failure += f": {last.strip()}" if last else ", printing nothing"
-            raise WorkerStartFailed(
-                f"worker script {path.name} could not start: {failure}",
-                output,
-            )
-        time.sleep(START_POLL_S)
-    # Slow, not dead (a large model loading): the endpoint stays, its jobs wait.
-    warnings.warn(
-        f"worker script {path.name}: no worker serves yet after {START_TIMEOUT_S:.0f} s; "
-        "jobs wait in the queue until one does (its log: %runpod logs)",
-        stacklevel=3,
-    )
+def _await_first_worker(service: Service, name: str, endpoint_id: str, limit: float) -> None:
+    """Wait until a worker serves, drawing the wait once it is long (``StartupPanel``). A
+    worker that cannot start (it died, its health path refused, it serves HTTP unasked),
+    the limit, or an interrupt fails the deploy and removes the endpoint: no request
+    waits on a script that is not serving."""
+    started = time.monotonic()
+    panel: StartupPanel | None = None
+    outcome = f"stopped by an interrupt: endpoint {endpoint_id!r} removed"
+    try:
+        while (waited := time.monotonic() - started) < limit:
+            startup = service.control("GET", f"/_emulator/endpoints/{endpoint_id}/startup")
+            if startup["serving"]:
+                outcome = f"serving after {waited:.1f} s"
+                return
+            if (failure := startup["failure"]) is not None:
+                outcome = f"{name} could not start: {failure}"
+                raise _failed(outcome, startup["output"])
+            if panel is None and waited >= PANEL_AFTER_S:
+                panel = StartupPanel(name, endpoint_id, limit)
+            if panel is not None:
+                panel.wait(waited, startup["health"] or "")
+            time.sleep(START_POLL_S)
+        seen = f" ({startup['health']})" if startup["health"] else ""
+        outcome = f"{name} could not start: no worker served within {limit:.0f} s{seen}"
+        raise WorkerStartFailed(
+            f"worker script {outcome}; the endpoint was removed (a worker that takes "
+            "longer to load: start_timeout=SECONDS, --start-timeout)",
+            startup["output"],
+        )
+    except (KeyboardInterrupt, WorkerStartFailed):
+        service.control("DELETE", f"/_emulator/endpoints/{endpoint_id}")
+        raise
+    finally:
+        if panel is not None:
+            panel.end(outcome)
+
+
+def _failed(outcome: str, output: list[str]) -> WorkerStartFailed:
+    """The failure, ending with the last line it printed (a traceback's end says why)."""
+    last = next((line.strip() for line in reversed(output) if line.strip()), "")
+    if last or "it exited" in outcome:
+        outcome += f": {last}" if last else ", printing nothing"
+    return WorkerStartFailed(f"worker script {outcome}", output)

@@ -70,6 +70,12 @@ Endpoints = Sequence[tuple[str, str | None]]
 """Known endpoints as (id, name), for "did you mean" hints."""
 
 
+def a_kind(value: object) -> str:
+    """``an int``, ``a str``: what a value is, in a sentence."""
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
 def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -125,11 +131,12 @@ def _joined(subject: str, reason: str) -> str:
 def _api_reason(exc: APIError, endpoints: Endpoints) -> str:
     body = _without_subject(exc.body or "", exc)
     operation = exc.operation
-    if isinstance(exc, NotFound) and (operation or "").startswith("batch"):
-        return body or "not found"  # the service names the batch, or the endpoint
     if isinstance(exc, NotFound):
         ids = {endpoint_id for endpoint_id, _ in endpoints}
-        if exc.endpoint_id and (not exc.job_id or (ids and exc.endpoint_id not in ids)):
+        batch = (operation or "").startswith("batch")
+        if batch and exc.endpoint_id and exc.endpoint_id in ids:  # the batch is unknown
+            return f"{body or 'not found'}; `%runpod batches {exc.endpoint_id}` lists them"
+        if exc.endpoint_id and (not (exc.job_id or batch) or (ids and exc.endpoint_id not in ids)):
             hint = did_you_mean(exc.endpoint_id, endpoints)
             return f"endpoint {exc.endpoint_id!r} not found{hint}"
         if exc.job_id:

@@ -33,7 +33,7 @@ from .connection import Connection
 from .cost import record_cost, record_cost_async
 from .display.frames import to_frame
 from .display.specs import MAYBE_QUEUED, RESULTS
-from .errors import InvalidArgument, WrongType
+from .errors import InvalidArgument, WrongType, a_kind
 from .interrupts import Interrupted
 from .kernel import current
 from .registry import JobRecord
@@ -75,7 +75,7 @@ def inputs_of(inputs: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
     for i, item in enumerate(items):
         if not isinstance(item, Mapping):
             raise WrongType(
-                f"input #{i} is a {type(item).__name__}; every input must be a dict (a JSON object)"
+                f"input #{i} is {a_kind(item)}; every input must be a dict (a JSON object)"
             )
     return [dict(item) for item in items], pd.DataFrame.from_records(items, index=range(len(items)))
 

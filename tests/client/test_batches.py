@@ -102,6 +102,7 @@ async def test_inputs_past_10_mib_are_sent_in_several_calls_in_order(h: Harness)
     [
         (inputs(5001), BadRequest, "at most 5,000 requests, got 5,001 inputs"),
         ([{"i": 0}, "text"], BadRequest, "input #1 is a str; each must be a JSON object"),
+        ([1], BadRequest, "input #0 is an int; each must be a JSON object"),
         ([{"x": float("nan")}], BadRequest, "input #0 is not JSON"),
         ([{"blob": "x" * (10 * 1024 * 1024)}], PayloadTooLarge, "over the 10 MiB"),
         ([], BadRequest, "no inputs to run"),
@@ -182,3 +183,14 @@ async def test_a_call_refused_after_the_create_leaves_a_draft_its_error_names(h:
         f"batch {batch.id} on 'echo' is a DRAFT holding 2 of these 3 inputs; "
         f"endpoint.get_batch({batch.id!r}) finds it, to add() the rest, finalize() or cancel() it"
     ]
+
+
+async def test_a_batch_followed_with_progress_is_priced_on_every_page(h: Harness) -> None:
+    """A batch that has ended by the first poll: the last progress call already has the
+    cost of every request, not of the first page (1,000) only."""
+    batch = await h.call(h.endpoint("echo").batch, inputs(2500))
+    await h.call(batch.wait, timeout=30)
+    priced: list[int] = []
+    await h.call(batch.wait, timeout=30, progress=lambda _: priced.append(len(batch.costs)))
+    assert priced == [2500] and all(c is not None for c in batch.costs)
+    assert len(h.client.budget.costs) == 2500

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,6 @@ from nbext.client import AsyncClient, Client, ConfigError, load_config, mask
 from nbext.client._config import (
     DEFAULT_BASE_URL,
     DEFAULT_SERVERLESS_URL,
-    REST_V1_BASE_URL,
     Secret,
 )
 
@@ -42,7 +42,6 @@ def write_config(home: Path, text: str) -> Path:
 def test_defaults_are_the_real_service(home: Path) -> None:
     config = load_config("k" * 20)
     assert config.base_url == DEFAULT_BASE_URL == "https://api.runpod.io/v2"
-    assert config.management_api == "v2"
     assert config.serverless_url == DEFAULT_SERVERLESS_URL == "https://api.runpod.ai/v2"
     assert config.key_source == "argument"
 
@@ -61,23 +60,23 @@ def test_environment_beats_file_and_arguments_beat_both(
 ) -> None:
     write_config(
         home,
-        '[default]\napi_key = "from-file-key-0000"\nrest_base_url = "http://file/v1"\n'
+        '[default]\napi_key = "from-file-key-0000"\nrest_base_url = "http://file/v2"\n'
         'endpoint_base_url = "http://file/v2"\n',
     )
     assert load_config().serverless_url == "http://file/v2"
-    assert load_config().base_url == "http://file/v1"
+    assert load_config().base_url == "http://file/v2"
     monkeypatch.setenv("RUNPOD_API_KEY", "from-env-key-00000")
     monkeypatch.setenv("RUNPOD_ENDPOINT_BASE_URL", "http://env/v2/")
-    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://env/v1")
+    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://env/v2")
     config = load_config()
     assert config.api_key is not None and config.api_key.reveal() == "from-env-key-00000"
     assert config.key_source == "RUNPOD_API_KEY"
-    assert config.serverless_url == "http://env/v2" and config.base_url == "http://env/v1"
+    assert config.serverless_url == "http://env/v2" and config.base_url == "http://env/v2"
     config = load_config(
-        "from-arg-key-00000", serverless_url="http://arg/v2", base_url="http://arg/v1"
+        "from-arg-key-00000", serverless_url="http://arg/v2", base_url="http://arg/v2"
     )
     assert config.api_key is not None and config.api_key.reveal() == "from-arg-key-00000"
-    assert (config.serverless_url, config.base_url) == ("http://arg/v2", "http://arg/v1")
+    assert (config.serverless_url, config.base_url) == ("http://arg/v2", "http://arg/v2")
 
 
 def test_the_sdk_graphql_host_variable_never_moves_nbext(
@@ -89,8 +88,8 @@ def test_the_sdk_graphql_host_variable_never_moves_nbext(
         config = load_config("k" * 20)
         assert config.base_url == DEFAULT_BASE_URL
         assert config.serverless_url == DEFAULT_SERVERLESS_URL
-    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8000/v1")
-    assert load_config("k" * 20).base_url == "http://127.0.0.1:8000/v1"
+    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8000/v2")
+    assert load_config("k" * 20).base_url == "http://127.0.0.1:8000/v2"
 
 
 def test_a_rest_url_under_the_sdk_name_is_refused_with_the_right_name(
@@ -103,13 +102,13 @@ def test_a_rest_url_under_the_sdk_name_is_refused_with_the_right_name(
     message = str(caught.value)
     assert "\n" not in message
     assert "runpod-python's GraphQL host" in message
-    assert "export RUNPOD_REST_BASE_URL=http://127.0.0.1:8000/v1" in message
+    assert "export RUNPOD_REST_BASE_URL=http://127.0.0.1:8000/v2" in message  # v2: v1 is retired
     with pytest.raises(ConfigError, match="RUNPOD_REST_BASE_URL"):
         Client("k" * 20)
     # said explicitly, nothing is refused: the argument or our own variable wins
-    assert load_config("k" * 20, base_url="http://a/v1").base_url == "http://a/v1"
-    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://b/v1")
-    assert load_config("k" * 20).base_url == "http://b/v1"
+    assert load_config("k" * 20, base_url="http://a/v2").base_url == "http://a/v2"
+    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://b/v2")
+    assert load_config("k" * 20).base_url == "http://b/v2"
 
 
 def test_other_profiles_and_explicit_files(home: Path) -> None:
@@ -154,25 +153,27 @@ def test_client_reads_the_environment(home: Path, monkeypatch: pytest.MonkeyPatc
         )
 
 
-def test_the_management_interface_is_v2_unless_v1_is_asked_for_by_name(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_rest_v1_base_url_is_refused_in_one_line(
+    home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """REST v2 whatever the base URL looks like (a path ending in /v1, a trailing slash, a
-    prefix, a proxy): only ``management_api`` or ``RUNPOD_MANAGEMENT_API`` choose the
-    frozen v1, never a guess from the URL."""
-    for url in ("http://127.0.0.1:8000/v1/", "https://proxy.example/runpod", REST_V1_BASE_URL):
-        assert load_config("k" * 20, base_url=url).management_api == "v2"
-    assert load_config("k" * 20).management_api == "v2"
-    v1 = load_config("k" * 20, management_api="v1")
-    assert (v1.management_api, v1.base_url) == ("v1", REST_V1_BASE_URL)  # its own default
-    assert "management_api='v1'" in repr(v1)
-    monkeypatch.setenv("RUNPOD_MANAGEMENT_API", "v1")
-    assert load_config("k" * 20, base_url="http://x/v2").management_api == "v1"
-    assert load_config("k" * 20, management_api="v2").management_api == "v2"  # argument first
-    monkeypatch.setenv("RUNPOD_MANAGEMENT_API", "v3")
-    with pytest.raises(ConfigError, match=r"management_api must be 'v2' .* or 'v1', got 'v3'"):
-        load_config("k" * 20)
-    monkeypatch.delenv("RUNPOD_MANAGEMENT_API")
+    """The service retired REST v1 on 2026-11-15 and nbext speaks only v2: a base URL
+    ending in /v1 (however it is given) is refused, naming the date and the fix; any
+    other shape (a trailing slash, a prefix, a proxy) is REST v2's."""
+    for url in ("https://proxy.example/runpod", "http://127.0.0.1:8000/v1/rest/"):
+        assert load_config("k" * 20, base_url=url).base_url == url.rstrip("/")
+    toml = tmp_path / "config.toml"
+    toml.write_text('[default]\nrest_base_url = "https://rest.runpod.io/v1"\n')
+    ways: list[tuple[dict[str, str], dict[str, Any]]] = [
+        ({}, {"base_url": "http://127.0.0.1:8000/v1/"}),
+        ({"RUNPOD_REST_BASE_URL": "https://api.runpod.io/v1"}, {}),
+        ({}, {"config_file": toml}),
+    ]
+    for environ, kw in ways:
+        with pytest.raises(ConfigError) as info:
+            load_config("k" * 20, environ=environ, **kw)
+        message = str(info.value)
+        assert "REST v1, which the service retired on 2026-11-15" in message
+        assert "ending in /v2" in message and "\n" not in message
     monkeypatch.setenv("RUNPOD_API_BASE_URL", "https://api.runpod.io/v2")
     with pytest.raises(
         ConfigError, match=r"export RUNPOD_REST_BASE_URL=https://api\.runpod\.io/v2"

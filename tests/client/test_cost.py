@@ -2,7 +2,7 @@
 
 A job's cost is its execution time x its endpoint's serverless price (the catalog's, per
 GPU-hour) x GPUs per worker, or the ``output.cost`` its output reports. The emulator's
-serverless billing, v2 and v1, must come to the same sum. Time is the fake clock's.
+serverless billing must come to the same sum. Time is the fake clock's.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def test_a_budget_that_is_not_dollars_is_refused_in_one_line(bad: Any) -> None:
 
 
 async def test_emulator_billing_is_the_sum_of_its_jobs_costs(h: Harness) -> None:
-    """Serverless billing, REST v2 and v1, equals the jobs' costs, a cancelled one's too."""
+    """Serverless billing equals the jobs' costs, a cancelled one's too."""
     gpu = await only(h, "NVIDIA L4", 2)
     l4 = await h.call(h.client.endpoints.create, template_id="demo-sleep", gpu=gpu)
     jobs = [await ran(h, "sleep", 2), await ran(h, "sleep", 5), await ran(h, l4.id, 7)]
@@ -176,22 +176,10 @@ async def test_emulator_billing_is_the_sum_of_its_jobs_costs(h: Harness) -> None
     assert all(c is not None and c.estimate for c in costs)
     assert costs[-1].execution_s == 4
     total = sum(c.usd for c in costs)
-    v2 = await h.call(h.client.billing.serverless)
-    v1_client = v1_of(h)
-    try:
-        v1 = await h.call(v1_client.billing.serverless)
-    finally:
-        await h.call(v1_client.close)
-    for records in (v2, v1):
-        assert sum(r.total_amount for r in records) == pytest.approx(total, abs=1e-6 * len(records))
-    by_endpoint = {(r.model_extra or {})["serverlessId"]: r.total_amount for r in v2}
+    records = await h.call(h.client.billing.serverless)
+    assert sum(r.total_amount for r in records) == pytest.approx(total, abs=1e-6 * len(records))
+    by_endpoint = {(r.model_extra or {})["serverlessId"]: r.total_amount for r in records}
     assert by_endpoint[l4.id] == pytest.approx(costs[2].usd + costs[3].usd, abs=1e-6)
-
-
-def v1_of(h: Harness, **kw: Any) -> Any:
-    """A client of the same emulator through the v1 adapter."""
-    root = h.server.url if h.server is not None else "http://emulator"
-    return h.new_client(base_url=f"{root}/v1", management_api="v1", **kw)
 
 
 async def test_prices_are_read_once_per_client() -> None:
@@ -307,23 +295,21 @@ async def test_a_cost_asked_for_counts_in_the_budget_at_once(h: Harness) -> None
 
 
 async def test_jobs_of_unknown_cost_are_named_not_counted(h: Harness) -> None:
-    """A REST v1 client has no catalog, and a CPU endpoint no GPU price: no estimate."""
+    """A CPU endpoint has no GPU price: no estimate, and the budget names the jobs."""
     cpu = await h.call(
         h.client.endpoints.create, template_id="demo-echo", cpu=[{"id": "cpu3c", "vcpu_count": 2}]
     )
-    done = await h.call(h.endpoint(cpu.id).run_sync, {"x": 1})
-    assert await h.call(h.endpoint(cpu.id).cost, done) is None
-    v1 = v1_of(h, budget_usd=0.001)
+    capped = h.new_client(budget_usd=0.001)
     try:
         for _ in range(2):
-            result = await h.call(v1.endpoint("echo").run_sync, {"x": 1})
-        assert await h.call(v1.endpoint("echo").cost, result) is None
-        v1.budget.budget_usd = 0
+            result = await h.call(capped.endpoint(cpu.id).run_sync, {"x": 1})
+        assert await h.call(capped.endpoint(cpu.id).cost, result) is None
+        capped.budget.budget_usd = 0
         with pytest.raises(BudgetExceeded) as info:
-            await h.call(v1.endpoint("echo").run, {"x": 2})
+            await h.call(capped.endpoint(cpu.id).run, {"x": 2})
     finally:
-        await h.call(v1.close)
-    assert len(v1.budget.unpriced) == 2 and info.value.unpriced == 2
+        await h.call(capped.close)
+    assert len(capped.budget.unpriced) == 2 and info.value.unpriced == 2
     assert "; 2 job(s) of unknown cost not counted;" in str(info.value)
 
 

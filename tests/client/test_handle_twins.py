@@ -44,9 +44,10 @@ def public_methods(cls: type) -> dict[str, Any]:
     }
 
 
-NO_REQUEST = {"job", "openai", "async_openai"}
-"""Methods that only make a handle or a client: neither twin waits for anything."""
-SHARED = {"openai", "async_openai"}
+NO_REQUEST = {"job"}
+"""Methods that only make a handle: neither twin waits for anything (``openai()`` reads
+the endpoint's record, once per client, so its async twin is awaited)."""
+SHARED: set[str] = set()
 """Methods both twins inherit from one base (the same function, so twins by construction)."""
 
 

@@ -221,3 +221,5 @@ def test_a_cold_start_s_request_waits_for_the_first_200(
         ready.touch()
         sender.join(START_S)
     assert answers and answers[0].status_code == 200
+    idle = endpoint.diagnose().cause  # no job waits on a load-balancing endpoint
+    assert idle == "1 worker idle, ready: a request or job sent now starts at once"

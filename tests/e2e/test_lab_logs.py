@@ -28,7 +28,7 @@ CELLS: list[str | dict[str, Any]] = [
     "\n"
     "emulator = Emulator()\n"
     "server = EmulatorServer(emulator).start()\n"
-    'set_current(Connection(server=server, management_api="v2"))\n'
+    "set_current(Connection(server=server))\n"
     "with Client(emulator.api_key, base_url=server.base_url,"
     " serverless_url=server.serverless_url) as v2:\n"
     '    v2.pods.create(name="desk", image="acme/lab:1", gpu={"id": "NVIDIA A40"})',

@@ -17,7 +17,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-import nbext.models as m
+import nbext.models.v1 as m
+from nbext.models import CudaVersion, GpuTypeId
 
 REFERENCE = json.loads(
     (
@@ -192,7 +193,7 @@ def test_responses_keep_enum_values_they_do_not_know(name: str) -> None:
 
 
 def test_the_cuda_versions_schema_is_within_the_enum() -> None:
-    assert set(SCHEMAS["CudaVersions"]["enum"]) <= {v.value for v in m.CudaVersion}
+    assert set(SCHEMAS["CudaVersions"]["enum"]) <= {v.value for v in CudaVersion}
 
 
 @pytest.mark.parametrize("name", INPUTS)
@@ -263,4 +264,4 @@ def test_minimum_and_maximum_are_enforced(name: str) -> None:
 def test_string_schemas_are_plain_strings() -> None:
     for name in STRING_SCHEMAS:
         assert SCHEMAS[name]["type"] == "string"
-    assert isinstance(m.GpuTypeId.GEFORCE_RTX_4090, str)
+    assert isinstance(GpuTypeId.GEFORCE_RTX_4090, str)

@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-import nbext.models as m
+import nbext.models.v1 as m
+from nbext.models import DataCenterId, GpuTypeId, explain
 
 
 def refusal(model: type[BaseModel], body: dict[str, Any]) -> str:
     with pytest.raises(ValidationError) as info:
         model.model_validate(body)
-    return m.explain(info.value)
+    return explain(info.value)
 
 
 def test_template_defaults_are_the_services() -> None:
@@ -101,7 +102,7 @@ def test_pod_needs_an_image_or_a_template() -> None:
     assert m.PodCreateInput.model_validate({"templateId": "abc"}).image_name is None
     pod = m.PodCreateInput.model_validate({"imageName": "i"})
     assert pod.gpu_count == 1 and pod.name == "my pod" and pod.cloud_type == "SECURE"
-    assert pod.data_center_ids == list(m.DataCenterId)
+    assert pod.data_center_ids == list(DataCenterId)
 
 
 @pytest.mark.parametrize(
@@ -221,7 +222,7 @@ def test_billing_queries() -> None:
     assert m.PodBillingQuery().grouping == "gpuTypeId"
     assert m.EndpointBillingQuery().grouping == "endpointId"
     q2 = m.EndpointBillingQuery(
-        gpu_type_id=[m.GpuTypeId.A40, m.GpuTypeId.L4],
+        gpu_type_id=[GpuTypeId.A40, GpuTypeId.L4],
         start_time=datetime(2026, 1, 1, 12),
         end_time=datetime(2026, 1, 2, tzinfo=UTC),
     )

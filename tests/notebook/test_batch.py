@@ -10,6 +10,7 @@ import ipywidgets
 import pandas as pd
 import pytest
 
+from nbext.client import usd_text
 from nbext.models.batches import BatchStatus
 from nbext.notebook.magics.batch import BACKGROUND
 
@@ -82,8 +83,24 @@ def test_attach_without_kept_inputs_still_gives_a_row_per_request(
     ("line", "says"),
     [
         ("%runpod batch echo bad", "input #1 is a str; every input must be a dict"),
+        ("%runpod batch echo nums", "input #0 is an int; every input must be a dict"),
+        (
+            '%runpod batch echo [{"n":1}]',
+            "INPUTS must name a variable holding a list of dicts or a DataFrame; "
+            "no '[{n:1}]' in the notebook's namespace",
+        ),
         ("%runpod batch echo missing", "no 'missing' in the notebook's namespace"),
-        ("%runpod batch attach echo batch_nope", "batch 'batch_nope' not found"),
+        ("%runpod batch echo one", "inputs must be a list of dicts or a DataFrame, got one dict"),
+        (
+            "%runpod batch attach echo batch_nope",
+            "batch 'batch_nope' not found on the endpoint; `%runpod batches echo` lists them",
+        ),
+        ("%runpod batch cancel echo batch_nope", "`%runpod batches echo` lists them"),
+        ("%runpod batch ecko ok", "endpoint 'ecko' not found; did you mean 'echo'?"),
+        ("%runpod batch attach ecko batch_x", "endpoint 'ecko' not found; did you mean 'echo'?"),
+        ("%runpod batches ecko", "endpoint 'ecko' not found; did you mean 'echo'?"),
+        ("%runpod batch", "`%runpod help batch` says how to use it"),
+        ("%runpod batch echo ok --background", "%runpod batch without it follows the batch"),
         ("%runpod batch attach echo", "usage: %runpod batch ENDPOINT INPUTS | attach"),
         ("%runpod batch echo bad -o 1x", "not a valid Python variable name"),
     ],
@@ -91,7 +108,7 @@ def test_attach_without_kept_inputs_still_gives_a_row_per_request(
 def test_bad_input_is_one_line_and_nothing_is_started(
     nb: Notebook, line: str, says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    nb.run("bad = [{'n': 1}, 'text']")
+    nb.run("bad, nums, one, ok = [{'n': 1}, 'text'], [1], {'n': 1}, [{'n': 1}]")
     assert says in usage_error(nb, line, capsys)
     assert nb.emu.batches.batches == {}
 
@@ -134,3 +151,33 @@ def test_the_cancel_command_cancels_from_any_cell(
     nb.run(f"%runpod batch cancel held {batch_id}")
     assert f"batch {batch_id} CANCELLED" in capsys.readouterr().out
     assert nb.emu.batches.batches[batch_id].status is BatchStatus.CANCELLED
+
+
+def test_a_batch_of_many_pages_is_priced_in_full_and_counted_in_status(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Started from Python and ended before it is attached to: the panel's first poll
+    finds every request ended, three pages of them."""
+    nb.run("xs = [{'n': i} for i in range(2500)]")
+    nb.run("import nbext.notebook as n; b = n.client().endpoint('echo').batch(xs); b.wait()")
+    nb.run(f"%runpod batch attach echo {only_batch(nb)}")
+    final = [d for d in nb.displays if d["update"]][-1]["data"]["text/plain"]
+    costs = nb.conn.budget.costs
+    assert len(costs) == 2500
+    total = sum(c.usd for c in costs.values())
+    assert f"spent {usd_text(total)} on 2,500 jobs (estimate)" in final
+    nb.run("%runpod status")
+    out = capsys.readouterr().out
+    assert "2,500 requests in 1 batch" in out and f"spent by them: {usd_text(total)}" in out
+
+
+def test_quiet_shows_no_table_and_says_in_one_line_how_it_ended(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb.run("xs = [{'n': i} for i in range(3)]")
+    nb.run("%runpod batch echo xs -q -o res")
+    assert nb.displays == [] and len(nb.shell.user_ns["res"]) == 3
+    [line] = capsys.readouterr().out.splitlines()
+    total = usd_text(sum(c.usd for c in nb.conn.budget.costs.values()))
+    assert line.startswith(f"batch {only_batch(nb)} ")
+    assert line.endswith(f": 3 of 3 completed, 0 failed; spent {total} on 3 jobs (estimate)")

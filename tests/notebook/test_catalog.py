@@ -11,44 +11,40 @@ from .conftest import Notebook
 from .test_job_magic import usage_error
 
 
-@pytest.fixture
-def v2(nb: Notebook) -> Notebook:
-    nb.conn.management_api = "v2"
-    return nb
-
-
 def test_the_catalog_is_a_dataframe_cheapest_first(
-    v2: Notebook, capsys: pytest.CaptureFixture[str]
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    v2.run("%runpod gpus -o gpus")
-    gpus: pd.DataFrame = v2.shell.user_ns["gpus"]
+    nb.run("%runpod gpus -o gpus")
+    gpus: pd.DataFrame = nb.shell.user_ns["gpus"]
     assert list(gpus.columns[: len(GPUS.names)]) == GPUS.names
     assert len(gpus) > 5 and gpus["id"].is_unique
+    assert gpus["name"].is_unique  # each type once: "NVIDIA  A30" is "NVIDIA A30" again
+    assert not gpus["id"].str.contains("  ").any()
     assert gpus["secure_usd_hr"].is_monotonic_increasing
     assert str(gpus["memory_gb"].dtype) == "Int64" and (gpus["memory_gb"] > 0).all()
     assert (gpus["serverless_usd_hr"] > gpus["secure_usd_hr"]).all()
     assert (gpus["max_count"] >= 1).all()
-    shown = str(v2.displays[-1]["data"]["text/plain"])
+    shown = str(nb.displays[-1]["data"]["text/plain"])
     assert "secure_usd_hr" in shown and "pool" not in shown  # the useful few columns
     assert "--all shows every column" in capsys.readouterr().out
 
 
-def test_filters_by_memory_availability_and_price(v2: Notebook) -> None:
-    v2.run("%runpod gpus -o every")
-    every: pd.DataFrame = v2.shell.user_ns["every"]
-    v2.run("%runpod gpus --min-vram 24 --available -o big")
-    big: pd.DataFrame = v2.shell.user_ns["big"]
+def test_filters_by_memory_availability_and_price(nb: Notebook) -> None:
+    nb.run("%runpod gpus -o every")
+    every: pd.DataFrame = nb.shell.user_ns["every"]
+    nb.run("%runpod gpus --min-vram 24 --available -o big")
+    big: pd.DataFrame = nb.shell.user_ns["big"]
     assert 0 < len(big) < len(every)
     assert (big["memory_gb"] >= 24).all()
     assert big["availability"].notna().all() and (big["availability"] != "NONE").all()
     assert set(every.loc[every["memory_gb"] >= 24, "id"]) >= set(big["id"])
-    v2.run("%runpod gpus --max-price 1.5 -o cheap")
-    cheap: pd.DataFrame = v2.shell.user_ns["cheap"]
+    nb.run("%runpod gpus --max-price 1.5 -o cheap")
+    cheap: pd.DataFrame = nb.shell.user_ns["cheap"]
     cheaper = every[["secure_usd_hr", "community_usd_hr"]].min(axis=1)
     assert 0 < len(cheap) < len(every)
     assert set(cheap["id"]) == set(every.loc[cheaper <= 1.5, "id"])
-    v2.run("%runpod gpus --cloud community -o community")
-    assert v2.shell.user_ns["community"]["community_usd_hr"].is_monotonic_increasing
+    nb.run("%runpod gpus --cloud community -o community")
+    assert nb.shell.user_ns["community"]["community_usd_hr"].is_monotonic_increasing
 
 
 @pytest.mark.parametrize(
@@ -63,17 +59,9 @@ def test_filters_by_memory_availability_and_price(v2: Notebook) -> None:
     ],
 )
 def test_mistakes_are_one_line(
-    v2: Notebook, capsys: pytest.CaptureFixture[str], line: str, expected: str
+    nb: Notebook, capsys: pytest.CaptureFixture[str], line: str, expected: str
 ) -> None:
-    assert expected in usage_error(v2, line, capsys)
-
-
-def test_a_v1_connection_says_the_catalog_needs_rest_v2(
-    nb: Notebook, capsys: pytest.CaptureFixture[str]
-) -> None:
-    nb.conn.management_api = "v1"
-    message = usage_error(nb, "%runpod gpus", capsys)
-    assert message.startswith("gpus: ") and "v2" in message
+    assert expected in usage_error(nb, line, capsys)
 
 
 def test_help_lists_the_new_subcommands(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,10 +26,13 @@ def test_jobs_lists_this_kernels_jobs_with_dtypes(nb: Notebook) -> None:
         "id",
         "endpoint",
         "state",
+        "request",
+        "status",
         "delay_ms",
         "run_ms",
         "cost_usd",
         "cost_is",
+        "worker",
         "submitted",
         "via",
         "service",
@@ -228,7 +231,16 @@ def test_purge_removes_queued_jobs(nb: Notebook, capsys: pytest.CaptureFixture[s
         ("%runpod jbos", "unknown %runpod subcommand 'jbos'; did you mean 'jobs'?"),
         ("%runpod jobs --bogus", "unrecognized arguments: --bogus"),
         ("%runpod jobs -o 'not a name'", "not a valid Python variable name"),
-        ("%runpod cancel", "the following arguments are required: job"),
+        (
+            "%runpod cancel",
+            "the following arguments are required: job; `%runpod help cancel` says how to use it",
+        ),
+        (
+            "%runpod cancel job_nope",
+            "job 'job_nope' was not submitted from this kernel; give its endpoint: "
+            "%runpod cancel job_nope --endpoint ENDPOINT",
+        ),
+        ("%runpod why job_nope", "%runpod why job_nope --endpoint ENDPOINT"),
         ("%runpod help nothing", "no %runpod subcommand 'nothing'"),
     ],
 )

@@ -5,7 +5,10 @@ notebook functions deployed as endpoints."""
 from __future__ import annotations
 
 import logging
+import os
 import re
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ import nbext
 from nbext.emulator import DEMO_IMAGES
 from nbext.notebook import Connection, NotebookError, current, deploy, set_current
 from nbext.service import files
+from tests.conftest import Folders
 
 from .conftest import KEY, Notebook
 from .test_job_magic import usage_error
@@ -193,7 +197,7 @@ def test_connect_cloud_reads_a_key_set_after_start(
     try:
         service = connection.connect("cloud")
         assert service.describe() == (
-            "cloud at https://api.runpod.ai/v2 (key rpa_…ABCD from RUNPOD_API_KEY)"
+            "RunPod cloud at https://api.runpod.ai/v2 (key rpa_…ABCD from RUNPOD_API_KEY)"
         )
     finally:
         connection.close()
@@ -208,7 +212,7 @@ def test_connect_switches_services(
     try:
         nb.run("%runpod connect cloud")
         assert capsys.readouterr().out.strip() == (
-            "nbext: cloud at https://api.runpod.ai/v2 (key rpa_…ABCD from argument)"
+            "nbext: RunPod cloud at https://api.runpod.ai/v2 (key rpa_…ABCD from argument)"
         )
         nb.run("%runpod status")
         out = capsys.readouterr().out
@@ -262,7 +266,7 @@ def test_deploy_command(nb: Notebook, capsys: pytest.CaptureFixture[str]) -> Non
     ("setup", "line", "expected"),
     [
         ("", "%runpod deploy nothing", "no 'nothing' in the notebook's namespace"),
-        ("x = 3", "%runpod deploy x", "'x' is a int, not a function"),
+        ("x = 3", "%runpod deploy x", "'x' is an int, not a function"),
         ("def f(job): return 1", "%runpod deploy f --name 'bad id!'", "must be 1-64 letters"),
     ],
 )
@@ -302,3 +306,58 @@ def test_the_key_scan_catches_a_leak(nb: Notebook) -> None:
     with pytest.raises(AssertionError, match="displayed"):
         assert_no_key(nb, "")
     nb.displays.pop()
+
+
+def test_a_killed_service_is_replaced_before_the_next_cell(
+    shell: InteractiveShell,
+    clean_env: Path,
+    folders: Folders,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """kill -9 of the service between two cells: the next cell reaches a new one on the
+    same data, at once, and the job done before is still there."""
+    shell.extension_manager.loaded.discard("nbext")
+    shell.run_line_magic("load_ext", "nbext")
+    try:
+        result = shell.run_cell('%%runpod_job echo -q -o before\n{"kept": 1}')
+        result.raise_error()
+        job_id = list(current().registry)[-1].id
+        first = folders.service_file()
+        os.kill(first.pid, signal.SIGKILL)
+        os.waitpid(first.pid, 0)  # this process started it: reaped, so its lock is gone
+        started = time.monotonic()
+        shell.run_cell('%%runpod_job echo -q -o after\n{"n": 2}').raise_error()
+        assert time.monotonic() - started < 10
+        assert shell.user_ns["after"] == {"n": 2}
+        assert folders.service_file().pid != first.pid
+        kept = current().client.endpoint("echo").job(job_id).status()
+        assert kept.output == {"kept": 1}
+        shell.run_line_magic("runpod", "local status")
+        assert f"pid {folders.service_file().pid}" in capsys.readouterr().out
+    finally:
+        shell.run_line_magic("unload_ext", "nbext")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]"])
+def test_a_key_with_a_loopback_url_is_a_local_emulator_not_the_cloud(
+    shell: InteractiveShell,
+    clean_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    host: str,
+) -> None:
+    """A standalone emulator (``python -m nbext.emulator``) reached with a key and
+    RUNPOD_ENDPOINT_BASE_URL: the banner and ``%runpod status`` name it as what it is."""
+    monkeypatch.setenv("RUNPOD_API_KEY", CLOUD_KEY)
+    monkeypatch.setenv("RUNPOD_ENDPOINT_BASE_URL", f"http://{host}:8765/v2")
+    shell.extension_manager.loaded.discard("nbext")
+    capsys.readouterr()
+    shell.run_line_magic("load_ext", "nbext")
+    try:
+        shell.run_line_magic("runpod", "status")
+    finally:
+        shell.run_line_magic("unload_ext", "nbext")
+    banner, *status = capsys.readouterr().out.splitlines()
+    assert banner.startswith(f"nbext: a local emulator at http://{host}:8765/v2, key rpa_…ABCD")
+    assert f"service: a local emulator at http://{host}:8765/v2" in status
+    assert "cloud" not in banner + "".join(status).replace("RUNPOD_", "")

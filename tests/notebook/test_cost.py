@@ -201,3 +201,15 @@ async def test_an_awaited_map_stopped_by_the_budget_says_so_without_a_panel(
     assert frame["state"].isna().sum() == 2
     out = capsys.readouterr().out
     assert out.startswith("map on 'public' stopped: budget reached: jobs started from ")
+
+
+def test_costs_in_a_listing_read_as_money(nb: Notebook) -> None:
+    nb.deploy(reports(1.527778e-06), "tiny")
+    nb.deploy(reports(12.5), "big")
+    nb.run('%%runpod_job tiny -q\n{"n": 1}')
+    nb.run('%%runpod_job big -q\n{"n": 1}')
+    nb.run("%runpod jobs")
+    shown = nb.displays[-1]["data"]
+    for text in (shown["text/plain"], shown["text/html"]):
+        assert "$0.00000153" in text and "$12.50" in text and "e-06" not in text
+    assert usd_text(1.527778e-06) == "$0.00000153" and usd_text(0.000307) == "$0.000307"

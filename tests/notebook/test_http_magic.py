@@ -189,7 +189,6 @@ while True:
 def test_a_server_that_never_listens_fails_after_two_minutes_and_why_says_so(
     nb: Notebook, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    nb.conn.management_api = "v2"
     nb.emu.deploy_worker(
         write(tmp_path, "mute.py", NEVER_LISTENS), endpoint_id="mute", load_balancer=True
     )

@@ -157,8 +157,11 @@ def test_a_killed_kernel_leaves_its_jobs_waiting_until_deployed_again(
         assert served == f"HI (served by pid {kernel.pid})"
         kernel.send_signal(signal.SIGKILL)
         kernel.wait(WAIT_S)
-        job = endpoint.run({"text": "again"})
+        # Once the emulator has seen the kernel go, a job waits for the next one. (A job
+        # sent in the moment before, while a take of the dead kernel is still held, may
+        # be handed to it and then fail as a job of an exited worker does.)
         until(lambda: kernel_gone(endpoint), "the diagnosis to say the kernel is gone")
+        job = endpoint.run({"text": "again"})
         assert job.status().status is JobStatus.IN_QUEUE
         nb.run("%runpod why --endpoint shout " + job.id)
         out = capsys.readouterr().out

@@ -26,13 +26,11 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 
 @pytest.fixture
 def v2(nb: Notebook) -> Iterator[Client]:
-    """``nb`` managed through REST v2; the returned client makes things (through v2 too:
-    the emulator's two interfaces share one state)."""
-    nb.conn.management_api = "v2"
+    """A client of ``nb``'s emulator, to make things with (REST v2, as the notebook)."""
     with Client(
         nb.emu.api_key, base_url=nb.server.base_url, serverless_url=nb.server.serverless_url
-    ) as v1:
-        yield v1
+    ) as client:
+        yield client
 
 
 def make_pod(v1: Client, name: str = "desk") -> str:
@@ -83,6 +81,7 @@ def test_an_endpoints_lines_are_tagged_with_their_worker(nb: Notebook, v2: Clien
     ("line", "expected"),
     [
         ("%runpod logs nowhere", "logs: no pod or endpoint 'nowhere'"),
+        ("%runpod logs ecko", "no pod or endpoint 'ecko' (by id or by name); did you mean 'echo'?"),
         ("%runpod logs echo --worker w-9", "endpoint 'echo' has no worker 'w-9'"),
         ("%runpod logs", "logs needs a pod id or an endpoint id"),
         ("%runpod logs echo --tail 0", "--tail must be more than 0, got 0"),
@@ -117,14 +116,6 @@ def test_worker_does_not_apply_to_a_pod(
     pod = make_pod(v2)
     message = usage_error(nb, f"%runpod logs {pod} --worker w-1", capsys)
     assert f"--worker applies to an endpoint's workers; '{pod}' is a pod" in message
-
-
-def test_a_v1_connection_says_logs_need_rest_v2(
-    nb: Notebook, capsys: pytest.CaptureFixture[str]
-) -> None:
-    nb.conn.management_api = "v1"
-    message = usage_error(nb, "%runpod logs echo", capsys)
-    assert "v2" in message
 
 
 # ---- following -----------------------------------------------------------------------

@@ -73,7 +73,7 @@ def test_failures_are_rows_like_the_others(nb: Notebook) -> None:
 def test_run_many_from_python(nb: Notebook) -> None:
     df = run_many("echo", [{"x": 1}, {"x": 2}], concurrency=2, connection=nb.conn, quiet=True)
     assert df["output"].tolist() == [{"x": 1}, {"x": 2}]
-    with pytest.raises(TypeError, match="input #1 is a int"):
+    with pytest.raises(TypeError, match="input #1 is an int"):
         run_many("echo", [{"x": 1}, 2], connection=nb.conn)
     with pytest.raises(TypeError, match="list of dicts or a DataFrame, got one dict"):
         run_many("echo", {"x": 1}, connection=nb.conn)
@@ -99,7 +99,7 @@ def test_job_options_reach_every_job_of_a_batch(nb: Notebook) -> None:
     ("setup", "line", "expected"),
     [
         ("", "%runpod map echo missing", "no 'missing' in the notebook's namespace"),
-        ("xs = [1, 2]", "%runpod map echo xs", "input #0 is a int; every input must be a dict"),
+        ("xs = [1, 2]", "%runpod map echo xs", "input #0 is an int; every input must be a dict"),
         ("xs = [{}]", "%runpod map echo xs --concurrency 0", "--concurrency must be at least 1"),
         ("xs = [{}]", "%runpod map nowhere xs", "endpoint 'nowhere' not found"),
         ("xs = [{}]", "%runpod map echo xs --ttl -1", "--ttl must be a number of seconds > 0"),

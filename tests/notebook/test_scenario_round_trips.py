@@ -102,7 +102,6 @@ async def test_apply_end_and_reapply(
     nb: Notebook, capsys: pytest.CaptureFixture[str], start: str, name: str
 ) -> None:
     case = CASES[name]
-    nb.conn.management_api = "v2"  # the workers' list and logs are REST v2 routes
     nb.deploy(three_chunks, "teach", idle_timeout=IDLE_TIMEOUT_S)
     endpoint = nb.conn.client.endpoint("teach")
     healthy = dict.fromkeys(WORKER_KEYS, 0) | {"idle": 1, "ready": 1}
@@ -148,7 +147,6 @@ HEALTHY_SCRIPT = textwrap.dedent(
 async def test_a_crash_loop_on_a_warm_worker_script_is_named_and_ends(
     nb: Notebook, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    nb.conn.management_api = "v2"
     script = tmp_path / "served.py"
     script.write_text(HEALTHY_SCRIPT)
     nb.emu.deploy_worker(script, endpoint_id="served", workers_min=1, workers_max=1)

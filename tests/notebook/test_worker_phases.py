@@ -60,7 +60,6 @@ def bundles_of(nb: Notebook, text: str) -> list[str]:
 def test_a_script_that_exits_at_import_is_a_crash_loop_named_with_its_last_line(
     nb: Notebook, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    nb.conn.management_api = "v2"  # the workers' list and logs are REST v2 routes
     script = tmp_path / "crashing.py"
     script.write_text(CRASHING)
     nb.emu.deploy_worker(script, endpoint_id="crashing", workers_min=1, workers_max=1)

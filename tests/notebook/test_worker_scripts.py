@@ -5,23 +5,28 @@ their own, against the test's emulator (on the real clock: workers poll in real 
 
 from __future__ import annotations
 
+import _thread
 import asyncio
-import importlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
+from IPython.core.error import UsageError
 
 from nbext.notebook import Connection, NotebookError, deploy
 from nbext.notebook.deploy import WorkerStartFailed
 from nbext.notebook.widgets import HealthPanel
 from nbext.notebook.widgets.health import Sample
 from nbext.notebook.widgets.logs import MAX_SHOWN
+from tests.conftest import Folders
+from tests.local_service import stop_service
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
@@ -157,7 +162,6 @@ def test_a_workers_log_shows_none_of_the_kernels_secrets(
     }
     for name, value in {**canaries, "HF_TOKEN": "hf_passed_on_purpose"}.items():
         monkeypatch.setenv(name, value)
-    nb.conn.management_api = "v2"  # the workers' logs are a REST v2 route
     script = SCRIPTS / "env_worker.py"
     nb.run(f"%runpod deploy {script} --name envs --env MODEL=small --env HF_TOKEN")
     output = nb.conn.client.endpoint("envs").run_sync({}, timeout=COLD_START_S).output
@@ -175,7 +179,6 @@ def test_a_workers_log_shows_none_of_the_kernels_secrets(
 def test_a_flooded_workers_log_is_a_bounded_cell_that_says_what_it_shows(nb: Notebook) -> None:
     """A worker printed 100 lines of 1 MB: the emulator kept each line's start (marked
     cut), and ``%runpod logs`` shows the last lines that fit its bound, saying so."""
-    nb.conn.management_api = "v2"  # the workers' logs are a REST v2 route
     deploy(SCRIPTS / "flood_worker.py", "flood", connection=nb.conn)
     flood = {"n": 1, "lines": 100, "size": 1_048_576}
     nb.conn.client.endpoint("flood").run_sync(flood, timeout=COLD_START_S)
@@ -249,47 +252,47 @@ async def test_health_panel_follows_processes_starting_ready_and_running(
         await nb.conn.aclose()
 
 
-def test_a_kernel_that_stops_leaves_no_worker_process(tmp_path: Path) -> None:
-    """A real kernel (ipykernel, started and shut down by jupyter_client as Jupyter does):
-    its embedded emulator runs a worker script's processes; after the shutdown none is
-    left, nor anything they started."""
+def test_worker_processes_outlive_the_kernel_and_end_with_the_service(
+    tmp_path: Path, folders: Folders
+) -> None:
+    """A real kernel (ipykernel, started and shut down by jupyter_client as Jupyter does)
+    deploys a worker script on the local service: its processes belong to the service,
+    so they stay warm after the kernel's shutdown; when the service stops, none is left,
+    nor anything they started."""
     from jupyter_client.manager import start_new_kernel
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("RUNPOD_")}
-    env["HOME"] = str(tmp_path)  # no ~/.runpod/config.toml: the local emulator
+    env["HOME"] = str(tmp_path)  # no ~/.runpod/config.toml: the local service
     manager, client = start_new_kernel(kernel_name="python3", env=env, cwd=str(tmp_path))
     try:
         script = SCRIPTS / "plain_worker.py"
-        code = (
-            "%load_ext nbext\n"
-            f"%runpod deploy {script} --name k --workers-min 2 --workers-max 2\n"
-            "import nbext.notebook\n"
-            "emulator = nbext.notebook.current().local().emulator\n"
-            "import time\n"
-            "while len(emulator._supervisor.pids()) < 2: time.sleep(0.05)\n"
-            "print('PIDS', *emulator._supervisor.pids())"
-        )
-        printed: list[str] = []
-        reply = client.execute_interactive(
-            code,
-            timeout=COLD_START_S * 2,
-            output_hook=lambda msg: printed.append(msg["content"].get("text", "")),
-        )
+        code = f"%load_ext nbext\n%runpod deploy {script} --name k --workers-min 2 --workers-max 2"
+        reply = client.execute_interactive(code, timeout=COLD_START_S * 2)
         assert reply["content"]["status"] == "ok", reply["content"]
-        (line,) = [x for x in "".join(printed).splitlines() if x.startswith("PIDS")]
-        pids = [int(p) for p in line.split()[1:]]
-        assert len(pids) == 2
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=False)  # what "Shut Down Kernel" does
-    # Each worker's group (the worker and the SDK's heartbeat process) ends with the kernel:
-    # the last of them may take a moment to exit, but none is left behind.
-    deadline = time.monotonic() + 10
-    left = pids
-    while left and time.monotonic() < deadline:
-        left = [pid for pid in pids if group_alive(pid)]
+    service_pid = folders.service_file().pid
+    deadline = time.monotonic() + COLD_START_S
+    while len(workers := worker_pids(service_pid)) < 2:
+        assert time.monotonic() < deadline, "the service did not keep two workers"
         time.sleep(0.05)
-    assert left == [], f"worker groups outlived the kernel: {[group_of(p) for p in left]}"
+    assert all(group_alive(pid) for pid in workers)  # warm after the kernel's end
+    stop_service(folders.runtime)
+    # Each worker's group (the worker and the SDK's heartbeat process) ends with the
+    # service: the last of them may take a moment to exit, but none is left behind.
+    deadline = time.monotonic() + 10
+    left = workers
+    while left and time.monotonic() < deadline:
+        left = [pid for pid in workers if group_alive(pid)]
+        time.sleep(0.05)
+    assert left == [], f"worker groups outlived the service: {[group_of(p) for p in left]}"
+
+
+def worker_pids(service_pid: int) -> list[int]:
+    """The worker processes the service started (each leads a group of its own)."""
+    children = psutil.Process(service_pid).children()
+    return [c.pid for c in children if os.getpgid(c.pid) == c.pid]
 
 
 def group_of(pid: int) -> str:
@@ -309,18 +312,117 @@ def group_alive(pid: int) -> bool:
     return False
 
 
-def test_a_slow_script_is_left_starting_with_a_warning(
-    nb: Notebook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+HEALTH_SERVER = textwrap.dedent(
+    """
+    import os, sys
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(int(os.environ["HEALTH_STATUS"]))
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    print("weights not found in /models", flush=True)
+    ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+    """
+)
+
+
+def startup_panels(nb: Notebook) -> list[list[dict[str, str]]]:
+    return [o for o in nb.outputs() if "nbext-startup-panel" in o[0]["text/html"]]
+
+
+def test_a_health_path_answering_503_fails_the_deploy_at_once_with_the_servers_last_line(
+    nb: Notebook, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """A worker may load a model for minutes: past the wait, the endpoint stays."""
-    deploying = importlib.import_module("nbext.notebook.deploy")  # the module, not the function
-    script = tmp_path / "slow.py"
-    script.write_text("import time\ntime.sleep(600)\n")
-    monkeypatch.setattr(deploying, "START_TIMEOUT_S", 0.5)
-    with pytest.warns(UserWarning, match="no worker serves yet after 0 s"):
-        assert deploy(script, connection=nb.conn) == "slow"
-    assert nb.emu.jobs.endpoints["slow"].workers  # still starting
-    nb.emu.undeploy("slow")
+    script = tmp_path / "broken_server.py"
+    script.write_text(HEALTH_SERVER)
+    started = time.monotonic()
+    with pytest.raises(UsageError) as caught:
+        nb.run(f"%runpod deploy {script} --load-balancer --env HEALTH_STATUS=503")
+    assert time.monotonic() - started < COLD_START_S / 2  # seconds, not the 120 s limit
+    assert str(caught.value) == (
+        "deploy: worker script broken_server.py could not start: its health path GET /ping "
+        "answered 503, not 200 (ready) or 204 (starting): weights not found in /models"
+    )
+    assert "deployed" not in capsys.readouterr().out
+    assert "broken_server" not in nb.emu.jobs.endpoints  # no request waits on it
+
+
+@pytest.mark.usefixtures("sigint_handled")  # the Ctrl-C arrives under nohup too
+def test_a_start_that_never_ends_is_counted_live_and_ctrl_c_stops_it(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    script = tmp_path / "loading.py"
+    script.write_text(HEALTH_SERVER)
+
+    def interrupt_once_the_wait_is_drawn() -> None:
+        nb.until(
+            lambda: any("answered 204" in o[-1]["text/plain"] for o in startup_panels(nb)),
+            "the startup panel saying what the health path answered",
+            COLD_START_S,
+        )
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_once_the_wait_is_drawn, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        deploy(script, load_balancer=True, env={"HEALTH_STATUS": "204"}, connection=nb.conn)
+    [panel] = startup_panels(nb)
+    assert panel[0]["text/plain"].startswith(
+        "deploying loading.py as endpoint 'loading': waited 1 s of 120 s"
+    )
+    assert "interrupt the kernel" in panel[0]["text/plain"]
+    assert panel[-1]["text/plain"].endswith(
+        "GET /ping answered 204: initializing\nstopped by an interrupt: endpoint 'loading' removed"
+    )
+    assert "loading" not in nb.emu.jobs.endpoints
+
+
+def test_a_start_past_its_limit_raises_and_removes_the_endpoint(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    """A worker may load a model for minutes: ``start_timeout`` says how long to wait."""
+    script = tmp_path / "loading.py"
+    script.write_text(HEALTH_SERVER)
+    with pytest.raises(WorkerStartFailed) as caught:
+        deploy(
+            script,
+            load_balancer=True,
+            env={"HEALTH_STATUS": "204"},
+            start_timeout=2.5,
+            connection=nb.conn,
+        )
+    assert str(caught.value) == (
+        "worker script loading.py could not start: no worker served within 2 s (GET /ping "
+        "answered 204: initializing); the endpoint was removed (a worker that takes longer "
+        "to load: start_timeout=SECONDS, --start-timeout)"
+    )
+    assert "loading" not in nb.emu.jobs.endpoints
+    [panel] = startup_panels(nb)
+    assert "could not start: no worker served within 2 s" in panel[-1]["text/plain"]
+    with pytest.raises(NotebookError, match="start_timeout is seconds above 0, got 0"):
+        deploy(script, start_timeout=0, connection=nb.conn)
+
+
+def test_a_server_deployed_as_a_queue_worker_is_told_to_use_the_load_balancer(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    script = tmp_path / "api.py"
+    script.write_text(
+        "import os\nimport uvicorn\nfrom fastapi import FastAPI\napp = FastAPI()\n"
+        'uvicorn.run(app, host="127.0.0.1", port=int(os.environ.get("PORT", 0)))\n'
+    )
+    started = time.monotonic()
+    with pytest.raises(WorkerStartFailed, match=r"it serves HTTP on port \d+ and never") as caught:
+        deploy(script, connection=nb.conn)
+    assert time.monotonic() - started < 20
+    assert "%runpod deploy --load-balancer" in str(caught.value)
+    assert "load_balancer=True" in str(caught.value)
+    assert "api" not in nb.emu.jobs.endpoints
 
 
 LB_SERVER = textwrap.dedent(

@@ -5,8 +5,7 @@ make ``client.templates``, ``client.pods``, ``client.endpoints``,
 ``client.network_volumes``, ``client.registry_auths``, ``client.billing``,
 ``client.catalog``, ``client.ssh_keys``, ``client.clusters`` and
 ``client.registry_delegations`` on first use (no request is made until a method is
-called). Each is handed the client's interface: REST v2 (``rest.V2``), or the frozen
-v1 adapter (``v1.V1``) when v1 was asked for.
+called). Each is handed the client's interface, REST v2 (``rest.V2``).
 """
 
 from __future__ import annotations
@@ -25,14 +24,8 @@ from .registry_auths import AsyncRegistryAuths, RegistryAuths
 from .rest import V2
 from .ssh_keys import AsyncSshKeys, SshKeys
 from .templates import AsyncTemplates, Templates
-from .v1 import V1
 
 R = TypeVar("R", bound=Resource)
-
-
-def interface(management_api: str, serverless_url: str) -> V2:
-    """The interface a client speaks, as its configuration names it."""
-    return V1(serverless_url) if management_api == "v1" else V2()
 
 
 class Area(Generic[R]):

@@ -13,32 +13,23 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from nbext.models import BillingQuery, BucketSize
-from nbext.models.v2 import BillingRecord
+from nbext.models import BillingQuery, BillingRecord, BucketSize
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
 from .rest import V2
-from .wire import given, query, refused, wrapped
+from .wire import given, query, wrapped
 
 Moment = dt.datetime | dt.date | str
 """A point in time as a caller may have it: a datetime, a date, or ISO 8601 text."""
-PERIOD = ("start_time", "end_time", "bucket_size")
+PERIOD = ("start_time", "end_time", "bucket_size", "last_n")
 
 
 def _records(
     ctx: Context, api: V2, kind: str, operation: str, fields: dict[str, Any], ids: dict[str, str]
 ) -> Flow[list[BillingRecord]]:
     """``GET /billing[/kind]``: the period checked here, ``ids`` (keyword -> query name)."""
-    last_n = fields.get("last_n")
-    if last_n is not None:
-        if isinstance(last_n, bool) or not isinstance(last_n, int) or last_n < 1:
-            raise refused(operation, f"last_n: must be a whole number from 1, got {last_n!r}")
-        if fields.get("start_time") is not None or fields.get("end_time") is not None:
-            raise refused(operation, "last_n: give last_n or start_time/end_time, not both")
     params = query(BillingQuery, operation, {k: v for k, v in fields.items() if k in PERIOD})
-    if last_n is not None:
-        params.append(("lastN", str(last_n)))
     params += [(name, str(fields[key])) for key, name in ids.items() if key in fields]
     parts = ["billing", kind] if kind else ["billing"]
     call = api.call("GET", parts, operation, f"billing of {kind or 'the account'}", query=params)

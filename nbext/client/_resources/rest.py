@@ -2,9 +2,7 @@
 
 A resource operation makes its call in REST v2's terms (``api.call``: the method, the
 path under the base URL, the body as v2 spells it) and sends it with ``api.fetch`` or
-``api.delete``, reading the answer as v2's record. ``V2`` sends the calls as they are;
-the one other interface, ``v1.V1``, is a frozen adapter that translates them for a
-service that still speaks REST v1, asked for explicitly (``management_api="v1"``).
+``api.delete``, reading the answer as v2's record. ``V2`` sends the calls as they are.
 
 Retries come from the job interface's ``send``: GET and DELETE are retried on
 connection trouble, 429 and 5xx; creates and updates only when the service certainly

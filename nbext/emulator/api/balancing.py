@@ -59,6 +59,8 @@ class LoadBalancing:
         query = scope.get("query_string", b"").decode("latin-1")
         path_qs = path + (f"?{query}" if query else "")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if scope["path"].startswith(PREFIX):  # the worker may build URLs under it
+            headers["x-forwarded-prefix"] = f"{PREFIX}{endpoint_id}"
         body: _Body | None = None
         try:
             self.emulator.bind()
@@ -88,10 +90,7 @@ class LoadBalancing:
         except DomainError as exc:
             if body is not None:
                 body.close()
-            if scope["type"] == "websocket":
-                await send({"type": "websocket.close", "code": 1008, "reason": str(exc)[:120]})
-            else:
-                await _refuse(send, exc, None)
+            await _refuse(scope, send, exc, None)
             return
         except asyncio.CancelledError:
             if body is None or not body.left():
@@ -196,7 +195,7 @@ class LoadBalancing:
             conn = None
         except Refused as exc:
             status, error = exc.status, exc.message
-            await _refuse(send, exc, worker_id)
+            await _refuse(scope, send, exc, worker_id)
         except (asyncio.CancelledError, OSError, h11.ProtocolError, _Closed) as exc:
             if isinstance(exc, asyncio.CancelledError):
                 if body.left():  # the connection to the worker is closed below: it sees that
@@ -215,7 +214,7 @@ class LoadBalancing:
             error = failed.message
             if started:
                 raise _Cut(error) from None
-            await _refuse(send, failed, worker_id)
+            await _refuse(scope, send, failed, worker_id)
         finally:
             overdue.cancel()
             body.close()
@@ -234,19 +233,36 @@ class LoadBalancing:
         path: str,
         headers: dict[str, str],
     ) -> None:
-        """Open the same path on the worker, then pass messages both ways until either
-        side closes; the lease (and the worker's billing) lasts as long."""
+        """Open the same path on the worker, with the client's headers (its cookies, its
+        own; not the key), then pass messages both ways until either side closes; the
+        lease (and the worker's billing) lasts as long. A worker that refuses the
+        handshake is answered as it answered (its status and body)."""
         from websockets.asyncio.client import connect  # the one route that needs it
-        from websockets.exceptions import ConnectionClosed, WebSocketException
+        from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
         worker_id = lease.worker.id
         error: str | None = None
+        accepted = False
         try:
             protocols = headers.get("sec-websocket-protocol", "").replace(" ", "").split(",")
             url = f"ws://127.0.0.1:{lease.worker.port}{path}"
             subprotocols: Any = [p for p in protocols if p] or None
-            async with connect(url, subprotocols=subprotocols, max_size=BODY_LIMIT) as upstream:
+            passed = [
+                (k, v)
+                for k, v in headers.items()
+                if k not in NOT_FORWARDED
+                and k != "user-agent"
+                and not k.startswith("sec-websocket-")
+            ]
+            async with connect(
+                url,
+                subprotocols=subprotocols,
+                max_size=BODY_LIMIT,
+                additional_headers=passed,
+                user_agent_header=headers.get("user-agent"),
+            ) as upstream:
                 await receive()  # websocket.connect
+                accepted = True
                 await send(
                     {
                         "type": "websocket.accept",
@@ -273,10 +289,26 @@ class LoadBalancing:
                     pump.cancel()
                     with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
                         await pump
+        except InvalidStatus as exc:  # the worker's own refusal, passed on as it was
+            error = f"worker {worker_id} refused the WebSocket: {exc}"
+            kind = exc.response.headers.get("content-type", "text/plain")
+            await _deny(
+                scope,
+                send,
+                exc.response.status_code,
+                bytes(exc.response.body or b""),
+                kind,
+                worker_id,
+            )
         except (OSError, WebSocketException) as exc:
             error = f"worker {worker_id} refused the WebSocket: {exc}"
             with contextlib.suppress(Exception):
-                await send({"type": "websocket.close", "code": 1011, "reason": error[:120]})
+                if accepted:
+                    await send({"type": "websocket.close", "code": 1011, "reason": error[:120]})
+                else:
+                    await _refuse(
+                        scope, send, Refused(502, "worker connection lost", error), worker_id
+                    )
         finally:
             self.emulator.balancer.release(lease, 101, error)
 
@@ -409,13 +441,29 @@ def _over(size: int | None) -> str:
     return f"request body{got} is over the {BODY_LIMIT // MB} MB limit of a load-balancing endpoint"
 
 
-async def _refuse(send: Send, exc: DomainError, worker_id: str | None) -> None:
+async def _refuse(scope: Scope, send: Send, exc: DomainError, worker_id: str | None) -> None:
     if isinstance(exc, Refused):
         status, body = exc.status, {"error": exc.error, "message": exc.message}
     else:
         status, body, _ = error_reply(exc, "error")
-    headers = [(b"content-type", b"application/json")]
+    await _deny(scope, send, status, json.dumps(body).encode(), "application/json", worker_id)
+
+
+async def _deny(
+    scope: Scope, send: Send, status: int, body: bytes | None, kind: str, worker_id: str | None
+) -> None:
+    """An HTTP answer; to a WebSocket's handshake too, before it is accepted (the ASGI
+    ``websocket.http.response`` extension): the same status and body as over HTTP.
+    A server without the extension can only close it (1008, the reason cut short)."""
+    prefix = "http.response"
+    if scope["type"] == "websocket":
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            reason = (body or b"").decode("utf-8", "replace")[:120]
+            await send({"type": "websocket.close", "code": 1008, "reason": reason})
+            return
+        prefix = "websocket.http.response"
+    headers = [(b"content-type", kind.encode())]
     if worker_id is not None:
         headers.append((WORKER_HEADER.encode(), worker_id.encode()))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+    await send({"type": f"{prefix}.start", "status": status, "headers": headers})
+    await send({"type": f"{prefix}.body", "body": body or b""})

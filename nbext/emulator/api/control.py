@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from .. import replay
 from ..domain.clock import FakeClock
 from ..domain.endpoints import Endpoint
 from ..domain.errors import Conflict, InvalidInput
@@ -60,6 +61,7 @@ async def service(emulator: Authenticated) -> Response:
             "clock": "fake" if isinstance(emulator.clock, FakeClock) else "real",
             "endpoints": sorted(emulator.jobs.endpoints),
             "kernels": len(emulator.joined_kernels),
+            "kernelPids": sorted(emulator.joined_kernels),
             "busy": emulator.busy(),
         }
     )
@@ -154,18 +156,22 @@ async def deploy(request: Request, emulator: Authenticated) -> Response:
     if not isinstance(data, dict) or not isinstance(data.get("image"), str):
         raise InvalidInput("body must be a JSON object with a string 'image'")
     try:
-        endpoint_id = emulator.deploy(
-            data["image"],
-            endpoint_id=data.get("id"),
-            workers_min=int(data.get("workersMin", 0)),
-            workers_max=int(data.get("workersMax", 3)),
-            idle_timeout=float(data.get("idleTimeout", 5.0)),
-            execution_timeout_ms=int(data.get("executionTimeoutMs", 600_000)),
-        )
+        endpoint_id = emulator.deploy(data["image"], endpoint_id=data.get("id"), **_scaling(data))
     except (TypeError, ValueError) as exc:
         raise InvalidInput(str(exc)) from None
     endpoint = emulator.jobs.endpoints[endpoint_id]
     return json_response(endpoint_view(endpoint, emulator.clock.now()), 201)
+
+
+def _scaling(data: dict[str, Any]) -> dict[str, Any]:
+    """A deploy body's scaling settings (``workersMin``, ...), the console's defaults for
+    those it leaves out; TypeError or ValueError for a value of the wrong kind."""
+    return {
+        "workers_min": int(data.get("workersMin", 0)),
+        "workers_max": int(data.get("workersMax", 3)),
+        "idle_timeout": float(data.get("idleTimeout", 5.0)),
+        "execution_timeout_ms": int(data.get("executionTimeoutMs", 600_000)),
+    }
 
 
 @router.get("/endpoints/{endpoint_id}/requests")
@@ -197,12 +203,27 @@ async def scenario(endpoint_id: str, request: Request, emulator: Authenticated) 
     return json_response({"scenario": described if text is not None else None})
 
 
+@router.put("/replays")
+async def replays(request: Request, emulator: Authenticated) -> Response:
+    """Serve a recording (``{"path", "speed"?, "instant"?}``, a file on this machine):
+    ``%runpod replay``. Its endpoints replace those of the same ids."""
+    data = parse_json(await read_body(request, 65536))
+    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
+        raise InvalidInput("body must be a JSON object with a string 'path'")
+    try:
+        speed = float(data.get("speed", 1.0))
+        answer = replay.load(emulator, data["path"], speed=speed, instant=bool(data.get("instant")))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(str(exc)) from None
+    return json_response(answer)
+
+
 @router.put("/scripts/{endpoint_id}")
 async def deploy_script(endpoint_id: str, request: Request, emulator: Authenticated) -> Response:
-    """Deploy a worker script (``{"path", "python"?, "env"?, "loadBalancer"?, "workersMin"?,
-    ...}``) as the endpoint, replacing the processes of an earlier one of that name (which
-    must have no job queued or running), and start its first worker: ``nbext.deploy``
-    then follows it at ``/startup``."""
+    """Deploy a worker script (``{"path", "python"?, "args"?, "env"?, "loadBalancer"?,
+    "workersMin"?, ...}``) as the endpoint, replacing the processes of an earlier one of
+    that name (which must have no job queued or running), and start its first worker:
+    ``nbext.deploy`` then follows it at ``/startup``."""
     data = parse_json(await read_body(request, 1 << 20))
     if not isinstance(data, dict) or not isinstance(data.get("path"), str):
         raise InvalidInput("body must be a JSON object with a string 'path'")
@@ -222,10 +243,8 @@ async def deploy_script(endpoint_id: str, request: Request, emulator: Authentica
             python=data.get("python"),
             env=data.get("env"),
             load_balancer=bool(data.get("loadBalancer")),
-            workers_min=int(data.get("workersMin", 0)),
-            workers_max=int(data.get("workersMax", 3)),
-            idle_timeout=float(data.get("idleTimeout", 5.0)),
-            execution_timeout_ms=int(data.get("executionTimeoutMs", 600_000)),
+            args=data.get("args", []),
+            **_scaling(data),
         )
     except (TypeError, ValueError) as exc:
         raise InvalidInput(str(exc)) from None
@@ -236,15 +255,19 @@ async def deploy_script(endpoint_id: str, request: Request, emulator: Authentica
 @router.get("/endpoints/{endpoint_id}/startup")
 async def startup(endpoint_id: str, emulator: Authenticated) -> Response:
     """Whether a worker of a script's endpoint serves; if the last one could not start,
-    why, with the last lines it printed."""
-    emulator.jobs.endpoint(endpoint_id)
+    why, with the last lines it printed; what a load-balancing one's health path said."""
+    endpoint = emulator.jobs.endpoint(endpoint_id)
     serving, failure = emulator.remote_workers.startup(endpoint_id)
+    seen = emulator.balancer.health_seen
+    health = next((seen[w.id] for w in endpoint.workers if w.id in seen), None)
     output = [
         line.partition("] ")[2]
         for line in emulator.worker_logs(endpoint_id)
         if not line.partition("] ")[2].startswith("--- ")
     ]
-    return json_response({"serving": serving, "failure": failure, "output": output[-LAST_LINES:]})
+    return json_response(
+        {"serving": serving, "failure": failure, "health": health, "output": output[-LAST_LINES:]}
+    )
 
 
 @router.delete("/endpoints/{endpoint_id}")

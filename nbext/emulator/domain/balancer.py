@@ -129,7 +129,8 @@ class Balancer:
         word = {204: "initializing", 200: "ready"}.get(status or 0, "unhealthy, out of routing")
         seen = f"GET {path} answered {status}: {word}"
         if status is None:
-            seen = f"nothing listens on PORT {remote.port} yet (GET {path} refused)"
+            port = "PORT" if remote.health_port == remote.port else "PORT_HEALTH"
+            seen = f"nothing listens on {port} {remote.health_port} yet (GET {path} refused)"
         if self.health_seen.get(worker.id) != seen:
             self.health_seen[worker.id] = seen
             self.remote.output.write(endpoint.id, worker.id, f"--- health: {seen}", "system")
@@ -142,6 +143,9 @@ class Balancer:
         elif status is None or status == 204:
             if worker.ready and not self.in_flight.get(worker.id):
                 self.fleet.enter(worker, endpoint, W.INITIALIZING)
+        elif not remote.taking:  # never served: a deploy waiting on it fails now
+            why = f"GET {path} answered {status}, not 200 (ready) or 204 (starting)"
+            self.remote.start_failed(remote, f"its health path {why}")
         elif worker.state is not W.UNHEALTHY and not self.in_flight.get(worker.id):
             self.fleet.enter(worker, endpoint, W.UNHEALTHY)
 
@@ -206,7 +210,7 @@ class Balancer:
                 "workerId": worker.id,
                 "delayTime": round((lease.started_at - lease.queued_at) * 1000),
                 "executionTime": round((now - lease.started_at) * 1000),
-                "startedAt": lease.started_at,
+                "startedAt": round(lease.started_at * 1000),  # epoch ms, as batches
             }
         )
         balanced.changed.fire()

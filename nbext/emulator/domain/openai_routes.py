@@ -62,17 +62,18 @@ def error(status: int, message: str, kind: str, param: str | None = None) -> dic
     return {"error": {"message": message, "type": kind, "param": param, "code": status}}
 
 
-def route_of(path: str, method: str) -> str:
-    """The ``openai_route`` for ``path`` (after ``/openai/``), or a ``RouteRefused``."""
+def route_of(path: str, method: str, mount: str = "/openai") -> str:
+    """The ``openai_route`` for ``path`` (after ``{mount}/``), or a ``RouteRefused``
+    naming the paths as the client sees them (``llm-lb`` serves them at ``/v1``)."""
     version, _, rest = path.partition("/")
     known = ROUTES.get(rest) if version == "v1" else None
     if known is None:
-        names = ", ".join(f"{m} /openai/v1/{p}" for p, (m, _) in ROUTES.items())
-        raise RouteRefused(Reply(404, error(404, f"no OpenAI route /openai/{path}; the "
+        names = ", ".join(f"{m} {mount}/v1/{p}" for p, (m, _) in ROUTES.items())
+        raise RouteRefused(Reply(404, error(404, f"no OpenAI route {mount}/{path}; the "
                                             f"routes are {names}", "NotFoundError")))  # fmt: skip
     expected, route = known
     if method != expected:
-        raise RouteRefused(Reply(405, error(405, f"/openai/{path} takes {expected}, not "
+        raise RouteRefused(Reply(405, error(405, f"{mount}/{path} takes {expected}, not "
                                             f"{method}", "BadRequestError")))  # fmt: skip
     return route
 

@@ -246,6 +246,16 @@ class RemoteWorkers:
         elif not worker.stopping:
             self.fleet.crashed(domain, endpoint)
 
+    def start_failed(self, worker: RemoteWorker, why: str) -> None:
+        """The worker, which never served, cannot serve as it runs (``why``): its
+        endpoint's ``startup`` says so, and it is out of routing (unhealthy)."""
+        endpoint = self.jobs.endpoints.get(worker.endpoint_id)
+        if worker.taking or endpoint is None or worker.domain not in endpoint.workers:
+            return
+        self.pools[endpoint.id].start_failure = why
+        if worker.domain.state is not WorkerState.UNHEALTHY:
+            self.fleet.enter(worker.domain, endpoint, WorkerState.UNHEALTHY)
+
     def stop_all(self) -> None:
         """Stop every worker for good: the emulator is stopping."""
         self.closed = True
@@ -267,14 +277,12 @@ class RemoteWorkers:
         if scheme.lower() == "bearer" and rest:
             presented = rest.strip()
         if not secrets.compare_digest(presented.encode(), worker.key.encode()):
-            endpoint = self.jobs.endpoints.get(endpoint_id)
-            if not worker.taking and endpoint is not None and worker.domain in endpoint.workers:
-                self.pools[endpoint_id].start_failure = (
-                    "the emulator refuses its calls: it sends another key than the one it "
-                    "was given (a key in ~/.runpod/config.toml takes precedence in the SDK: "
-                    "remove it for local tests)"
-                )
-                self.fleet.enter(worker.domain, endpoint, WorkerState.UNHEALTHY)
+            self.start_failed(
+                worker,
+                "the emulator refuses its calls: it sends another key than the one it "
+                "was given (a key in ~/.runpod/config.toml takes precedence in the SDK: "
+                "remove it for local tests)",
+            )
             raise WorkerRefused(
                 f"wrong key for worker {worker_id!r}; a worker sends the key the emulator "
                 "gave it in RUNPOD_AI_API_KEY (a key in ~/.runpod/config.toml takes "

@@ -13,6 +13,7 @@ see a cold start's 204 before its 200), then 200.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from typing import Any
 
@@ -20,6 +21,7 @@ import uvicorn
 from starlette.types import Receive, Scope, Send
 
 from nbext.emulator import Emulator, create_app
+from nbext.emulator.domain.openai_routes import RouteRefused, route_of
 
 emulator = Emulator(rate_limit=False)
 emulator.deploy("llm", endpoint_id="llm")
@@ -37,6 +39,14 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.body", "body": b""})
         return
     if scope["type"] == "http":
+        try:  # refused here, so the answer names this server's paths, not the queue's
+            route_of(scope["path"][1:], scope["method"], mount="")
+        except RouteRefused as refused:
+            kind = [(b"content-type", b"application/json")]
+            answer = refused.reply
+            await send({"type": "http.response.start", "status": answer.status, "headers": kind})
+            await send({"type": "http.response.body", "body": json.dumps(answer.body).encode()})
+            return
         path = "/v2/llm/openai" + scope["path"]
         headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
         scope = {**scope, "path": path, "raw_path": path.encode(), "headers": headers}

@@ -24,6 +24,7 @@ import ctypes
 import functools
 import logging
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -58,6 +59,10 @@ PROBE_READY_S = 1.0
 """How often once it is ready (or unhealthy): a change is seen within a second."""
 PROBE_TIMEOUT_S = 2.0
 """A health answer slower than this counts as none yet."""
+SERVER_AFTER_S = 5.0
+"""A queue worker's process that listens on a TCP port and has not called the emulator
+this long after it started is an HTTP server deployed without ``load_balancer``: the
+SDK calls within a second or two, and a script's side server (metrics) is rarer still."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ class WorkerScript:
     worker needs to run, the only ones it gets besides the protocol's."""
     load_balancer: bool = False
     """An HTTP server on ``PORT`` (a load-balancing endpoint's), not a job-taking worker."""
+    args: tuple[str, ...] = ()
+    """Its launch arguments (a container's command's, after the script)."""
 
 
 LB_DEMO_IMAGES = {"llm-lb": Path(__file__).with_name("llm_server.py")}
@@ -155,6 +162,24 @@ async def probe(port: int, path: str) -> int | None:
             writer.close()
 
 
+def listening_port(pid: int) -> int | None:
+    """A TCP port process ``pid`` listens on: its socket descriptors found among the
+    listening sockets of ``/proc/PID/net/tcp``, ``tcp6`` (Linux); None: none, or no
+    ``/proc`` to tell by."""
+    try:
+        links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    except OSError:  # another system, or it exited (a descriptor closed while read)
+        return None
+    inodes = {link[8:-1] for link in links if link.startswith("socket:[")}
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/net/{table}") as rows:
+            for row in list(rows)[1:]:
+                fields = row.split()
+                if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                    return int(fields[1].rpartition(":")[2], 16)
+    return None
+
+
 @dataclass(eq=False)
 class _Process:
     worker: RemoteWorker
@@ -163,6 +188,7 @@ class _Process:
     probe_at: float = 0.0
     """When its health path is polled next (a load-balancing worker's)."""
     probing: bool = False
+    started: float = field(default_factory=time.monotonic)
 
 
 class Supervisor:
@@ -212,12 +238,11 @@ class Supervisor:
         else:
             protocol = worker_env(self.base_url(), endpoint_id, worker)
         env = worker_environment(os.environ, script.python, endpoint_env, protocol)
-        self.logs.write(
-            endpoint_id, worker.id, f"--- starting {script.python} {script.path}", "system"
-        )
+        command = [script.python, str(script.path), *script.args]
+        self.logs.write(endpoint_id, worker.id, f"--- starting {shlex.join(command)}", "system")
         try:
             popen = subprocess.Popen(
-                [script.python, str(script.path)],
+                command,
                 cwd=script.path.parent,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -267,9 +292,12 @@ class Supervisor:
             if code is None:
                 if proc.kill_at is not None and now >= proc.kill_at:
                     _signal_group(proc.popen, signal.SIGKILL)
-                elif (
-                    (port := proc.worker.health_port) and not proc.probing and now >= proc.probe_at
-                ):
+                elif (port := proc.worker.health_port) is None:  # a queue worker
+                    if proc.worker.contacted_at is None and now >= max(
+                        proc.probe_at, proc.started + SERVER_AFTER_S
+                    ):
+                        self._serves_http(proc, now)
+                elif not proc.probing and now >= proc.probe_at:
                     proc.probing = True
                     asyncio.get_running_loop().create_task(self._probe(proc, port))
                 continue
@@ -290,6 +318,21 @@ class Supervisor:
             proc.probe_at = time.monotonic() + pace
         finally:
             proc.probing = False
+
+    def _serves_http(self, proc: _Process, now: float) -> None:
+        """A queue worker that never called but listens is a server: say how to deploy it."""
+        worker = proc.worker
+        proc.probe_at = now + PROBE_READY_S
+        if (port := listening_port(proc.popen.pid)) is None:
+            return
+        proc.probe_at = float("inf")  # told once
+        why = (
+            f"it serves HTTP on port {port} and never asks for a job: an HTTP server is "
+            "deployed as a load-balancing endpoint (%runpod deploy --load-balancer, "
+            "nbext.deploy(..., load_balancer=True), --lb-worker)"
+        )
+        self.logs.write(worker.endpoint_id, worker.id, f"--- {why}", "system")
+        self.workers.start_failed(worker, why)
 
     def _exited(self, worker: RemoteWorker, how: str) -> None:
         self.logs.write(worker.endpoint_id, worker.id, f"--- exited ({how})", "system")

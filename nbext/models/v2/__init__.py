@@ -6,6 +6,7 @@ imports nothing else of nbext.
 """
 
 from .paths import MANAGEMENT_SEGMENTS, is_management_path, reserved_endpoint_id
+from .queries import BillingQuery
 from .resources import (
     LIST_KEYS,
     BillingRecord,
@@ -37,6 +38,7 @@ __all__ = [
     "LIST_KEYS",
     "MANAGEMENT_SEGMENTS",
     "POD_ACTIONS_BY_STATUS",
+    "BillingQuery",
     "BillingRecord",
     "Cluster",
     "CpuConfig",

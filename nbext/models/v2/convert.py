@@ -1,6 +1,5 @@
-"""A container's settings in v1's flat fields and in v2's, both directions: pure functions
-the emulator (its ``/v1`` adapter over v2's records) and the client (its v1 adapter,
-``management_api="v1"``) share, so the two cannot disagree on a field.
+"""A container's settings in v1's flat fields and in v2's: pure functions of the
+emulator's ``/v1`` adapter over v2's records.
 
 v1 keeps a start command as a list and a volume as two fields; v2 writes ``args`` as one
 string (split and joined the way a shell would) and a volume as ``mounts.persistent``.
@@ -9,7 +8,6 @@ string (split and joined the way a shell would) and a volume as ``mounts.persist
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
 from typing import Any
 
 V1_NAMES = {
@@ -29,24 +27,6 @@ def split_args(args: str) -> list[str]:
         return shlex.split(args)
     except ValueError as exc:
         raise ValueError(f"args: {exc}") from None
-
-
-def to_v1(body: Mapping[str, Any]) -> dict[str, Any]:
-    """v1's fields for the container settings ``body`` gives, and only those."""
-    names = {
-        "image": "imageName",
-        "disk": "containerDiskInGb",
-        "registry": "containerRegistryAuthId",
-    }
-    out = {names.get(k, k): v for k, v in body.items() if k in (*names, "env", "ports")}
-    if "args" in body:
-        out["dockerStartCmd"] = split_args(body["args"])
-    if "mounts" in body:
-        persistent = (body["mounts"] or {}).get("persistent")
-        out["volumeInGb"] = persistent["size"] if persistent else 0
-        if persistent:
-            out["volumeMountPath"] = persistent["path"]
-    return out
 
 
 def to_v2(

@@ -155,7 +155,7 @@ ENDPOINTS = ListingSpec(
         Column("timeout", "int"),
         Column("flashboot", "category"),
         Column("created_at", "datetime"),
-        Column("request_urls.base"),  # a load-balancing endpoint's; None through REST v1
+        Column("request_urls.base"),  # a load-balancing endpoint's
     ),
     hidden=frozenset({"env"}),
     sort=("name", True),

@@ -19,6 +19,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from nbext import media
+from nbext.client import usd_text
 
 from .text import MISSING, compact_json
 
@@ -35,6 +36,11 @@ NOT_MATH = ("tex2jax_ignore", "mathjax_ignore")
 formulas: these classes (MathJax 2's and 3's names) tell it to leave the table alone,
 as pandas' own ``display.html.use_mathjax = False`` does. An HTML entity for ``$`` would
 not help: MathJax reads the text the entity has already become."""
+MONEY = frozenset(
+    {"cost_usd", "cost", "total_amount", "secure_usd_hr", "community_usd_hr", "serverless_usd_hr"}
+)
+"""The listings' columns of dollars: shown as money (``$0.00000153``), not as pandas
+shows a small float (``1.527778e-06``)."""
 CELL_CHARS = 60
 """How much of a nested value (a job's output, a list of ports) one cell shows."""
 
@@ -102,6 +108,8 @@ class Table:
                 label = f"{name} ({series.dt.tz})"
                 pattern = time_format(series)
                 columns[label] = [MISSING if is_missing(v) else v.strftime(pattern) for v in series]
+            elif name in MONEY:
+                columns[label] = [MISSING if is_missing(v) else usd_text(v) for v in series]
             elif series.dtype == "float64":
                 columns[label] = series  # NaN is marked by na_rep
             else:

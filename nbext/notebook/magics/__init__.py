@@ -41,6 +41,7 @@ from . import (  # noqa: F401  (they register subcommands)
     login,
     logs,
     map,
+    recordings,
     why,
 )
 from .chat import run_chat

@@ -16,7 +16,7 @@ from ..ipython import argument, magic_arguments
 from ..map import inputs_of
 from ..uipoll import running_loop
 from .commands import subcommand
-from .common import Magics, check_name, store, store_and_show, usage_errors
+from .common import Magics, check_name, inputs_named, store, store_and_show, usage_errors
 
 if TYPE_CHECKING:
     import argparse
@@ -33,7 +33,7 @@ USAGE = "%runpod batch ENDPOINT INPUTS | attach ENDPOINT BATCH_ID | cancel ENDPO
 @argument("words", nargs="+", help=USAGE.removeprefix("%runpod batch "))
 @argument("-o", "--output", help="store the results DataFrame in this variable")
 @argument("--background", action="store_true", help="follow in the background; the cell ends")
-@argument("-q", "--quiet", action="store_true", help="no panel")
+@argument("-q", "--quiet", action="store_true", help="no panel, no table: a line at the end")
 def batch_command(magics: Magics, args: argparse.Namespace) -> None:
     """Start a batch of INPUTS (a list of dicts, or a DataFrame's rows) on ENDPOINT, or
     attach to BATCH_ID, and follow it in a panel; with -o, a DataFrame back: the input's
@@ -44,7 +44,10 @@ def batch_command(magics: Magics, args: argparse.Namespace) -> None:
     if what is None:
         return
     if args.background and running_loop() is None:
-        raise UsageError("--background needs the kernel's event loop, and none is running here")
+        raise UsageError(
+            "--background needs the kernel's event loop, and none is running here: "
+            "%runpod batch without it follows the batch in this cell"
+        )
     endpoint, batch_id, items, inputs = what
     service = magics.connection.service()
     with usage_errors(f"batch on {endpoint!r}"), deferred_interrupts(deliver=False) as held:
@@ -101,17 +104,16 @@ def _what(magics: Magics, args: argparse.Namespace) -> tuple[str, str | None, An
         return None
     if words[0] == "attach":
         return words[1], words[2], None, kept_inputs(words[2])
-    if words[1] not in magics.user_ns:
-        raise UsageError(f"no {words[1]!r} in the notebook's namespace")
+    inputs = inputs_named(magics, words[1])
     with usage_errors(f"batch on {words[0]!r}"):
-        items, frame = inputs_of(magics.user_ns[words[1]])
+        items, frame = inputs_of(inputs)
     return words[0], None, items, frame
 
 
 def _show(magics: Magics, args: argparse.Namespace, frame: pd.DataFrame | None) -> None:
     if frame is not None and args.output:
         store(magics, args.output, frame)
-        if not args.background:
+        if not args.background and not args.quiet:
             show_frame(frame, magics.display_limit, what="results", stored_as=args.output)
 
 

@@ -3,7 +3,6 @@
 What a user picking a GPU asks: which types have enough memory, which are available
 now, and what they cost. The filters are the client's (``client.catalog.gpus``); the
 rows come cheapest first, by the price of the cloud asked for (secure by default).
-The catalog is a REST v2 resource: on a v1 connection the client's one line says so.
 """
 
 from __future__ import annotations

@@ -58,6 +58,8 @@ ORDER = (
     "batch",
     "batches",
     "chat",
+    "record",
+    "replay",
     "templates",
     "pods",
     "endpoints",

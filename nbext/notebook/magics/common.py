@@ -38,6 +38,7 @@ __all__ = [
     "Magics",
     "check_name",
     "explain",
+    "inputs_named",
     "number_option",
     "one_line",
     "parse_line",
@@ -113,7 +114,7 @@ def parse_line(magic: Callable[..., Any], line: str) -> argparse.Namespace:
     The line is split into words by shell rules, quotes removed: ``--name "my model"``
     is the name ``my model``, as a user who quotes means it (IPython's own splitting
     keeps the quotes inside the value). An unbalanced quote or a trailing backslash is
-    said in one line; argparse's complaints already are UsageErrors.
+    said in one line; argparse's complaints (UsageErrors) name the help of a subcommand.
     """
     try:
         words = shlex.split(line)
@@ -126,7 +127,13 @@ def parse_line(magic: Callable[..., Any], line: str) -> argparse.Namespace:
             one_line(f"cannot read the arguments: {problem} in `{line.strip()}`")
         ) from None
     parser: argparse.ArgumentParser = magic.parser  # type: ignore[attr-defined]
-    return parser.parse_args(words)
+    try:
+        return parser.parse_args(words)
+    except UsageError as exc:
+        sub = parser.prog.removeprefix("runpod ")
+        if sub == parser.prog:
+            raise
+        raise UsageError(f"{exc}; `%runpod help {sub}` says how to use it") from None
 
 
 def check_name(name: str | None, option: str = "-o") -> str | None:
@@ -136,6 +143,17 @@ def check_name(name: str | None, option: str = "-o") -> str | None:
     if not name.isidentifier() or keyword.iskeyword(name):
         raise UsageError(f"{option} {name!r}: not a valid Python variable name")
     return name
+
+
+def inputs_named(magics: Magics, name: str) -> Any:
+    """The variable INPUTS names; when there is none, one line says what INPUTS must be
+    too (``[{"n":1}]`` typed where a name goes)."""
+    if name not in magics.user_ns:
+        raise UsageError(
+            "INPUTS must name a variable holding a list of dicts or a DataFrame; "
+            f"no {name!r} in the notebook's namespace"
+        )
+    return magics.user_ns[name]
 
 
 def store(magics: Magics, name: str | None, value: Any) -> None:

@@ -9,17 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..deploy import WorkerStartFailed, deploy
+from ..deploy import START_TIMEOUT_S, WorkerStartFailed, deploy
+from ..errors import a_kind
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics, usage_errors
 
 if TYPE_CHECKING:
     import argparse
-
-    from ..connection import Connection
-
-INTERFACES = {"v1": "REST v1", "v2": "REST v2"}
 
 
 @subcommand("connect", "switch between the local emulator and the RunPod cloud")
@@ -38,30 +35,9 @@ def connect(magics: Magics, args: argparse.Namespace) -> None:
 @subcommand("status", "which service this kernel talks to, its URLs, masked key, endpoints")
 @magic_arguments("runpod status")
 def status(magics: Magics, args: argparse.Namespace) -> None:
-    """Which service, its addresses, the management interface (REST v1 or v2), the API
-    key (masked) and the emulator's endpoints."""
-    lines = magics.connection.status_lines()
-    interface = interface_line(magics.connection)
-    if interface is not None:
-        at = next((i + 1 for i, line in enumerate(lines) if line.startswith("management")), 1)
-        lines.insert(at, interface)
-    print("\n".join(lines))
-
-
-def interface_line(connection: Connection) -> str | None:
-    """Which management interface the current service speaks, at which URL (None: the
-    emulator has not started, so no client has chosen one yet)."""
-    service = connection.service_named(connection.mode)
-    if service is not None:
-        config = service.client.config
-    elif connection.mode == "cloud":
-        config = connection.config
-    else:
-        return None
-    line = f"management interface: {INTERFACES[config.management_api]} at {config.base_url}"
-    if config.management_api == "v1" and connection.mode == "cloud":
-        line += " (retired by the service; unset RUNPOD_MANAGEMENT_API for REST v2)"
-    return line
+    """Which service, its addresses (the management one is REST v2's), the API key
+    (masked) and the emulator's endpoints."""
+    print("\n".join(magics.connection.status_lines()))
 
 
 def worker_variables(specs: list[str]) -> dict[str, str]:
@@ -105,6 +81,12 @@ def worker_variables(specs: list[str]) -> dict[str, str]:
     help="the script is an HTTP server on $PORT (FastAPI, http.server...): a load-balancing "
     "endpoint, reached at its own paths",
 )
+@argument(
+    "--start-timeout",
+    type=float,
+    default=START_TIMEOUT_S,
+    help=f"seconds a worker script may take to serve; default {START_TIMEOUT_S:.0f}",
+)
 def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
     """Deploy FUNCTION (a name in the notebook) as an endpoint, callable at once from
     ``%%runpod_job NAME``. Deploying again under the same name switches to the new code.
@@ -126,7 +108,7 @@ def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
         if what is None:
             raise UsageError(f"no {target!r} in the notebook's namespace")
         if not callable(what):
-            raise UsageError(f"{target!r} is a {type(what).__name__}, not a function")
+            raise UsageError(f"{target!r} is {a_kind(what)}, not a function")
     env = worker_variables(args.env) if args.env else None
     with usage_errors("deploy"):
         try:
@@ -140,6 +122,7 @@ def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
                 python=args.python,
                 env=env,
                 load_balancer=args.load_balancer,
+                start_timeout=args.start_timeout,
                 connection=magics.connection,
             )
         except WorkerStartFailed as exc:  # its last lines: the traceback's end says why

@@ -76,8 +76,9 @@ EXTERNAL = "external"
 JOB_HELP = f"the job id, or {LAST!r} for the newest job this kernel submitted"
 
 
-def record_of(magics: Magics, job_id: str, endpoint: str | None) -> JobRecord:
-    """A job by id (or ``last``): this kernel's records, or (with ``--endpoint``) any job."""
+def record_of(magics: Magics, job_id: str, endpoint: str | None, magic: str) -> JobRecord:
+    """A job by id (or ``last``): this kernel's records, or (with ``--endpoint``) any job;
+    ``magic`` (``cancel``) is the subcommand asking, for the line a mistake suggests."""
     if job_id == LAST:
         if endpoint is not None:
             raise UsageError(f"--endpoint names a job's endpoint by id; {LAST!r} needs none")
@@ -93,7 +94,7 @@ def record_of(magics: Magics, job_id: str, endpoint: str | None) -> JobRecord:
     if endpoint is None:
         raise UsageError(
             f"job {job_id!r} was not submitted from this kernel; give its endpoint: "
-            f"--endpoint ENDPOINT"
+            f"%runpod {magic} {job_id} --endpoint ENDPOINT"
         )
     with usage_errors():
         service = magics.connection.service()
@@ -106,7 +107,7 @@ def record_of(magics: Magics, job_id: str, endpoint: str | None) -> JobRecord:
 @argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
 def cancel(magics: Magics, args: argparse.Namespace) -> None:
     """Cancel JOB: a queued job never starts, a running one is told to stop."""
-    record = record_of(magics, args.job, args.endpoint)
+    record = record_of(magics, args.job, args.endpoint, "cancel")
     service = magics.connection.service_named(record.service)
     if service is None:
         raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
@@ -140,7 +141,7 @@ def cancel(magics: Magics, args: argparse.Namespace) -> None:
 @argument("-q", "--quiet", action="store_true", help="no panel")
 def retry(magics: Magics, args: argparse.Namespace) -> None:
     """Retry JOB (same id, same input) and show it in a new panel until it ends."""
-    record = record_of(magics, args.job, args.endpoint)
+    record = record_of(magics, args.job, args.endpoint, "retry")
     retry_job(magics, record, background=args.background, quiet=args.quiet)
 
 

@@ -33,7 +33,7 @@ from IPython.core.error import UsageError
 
 from nbext.client import NbextError, NotFound
 
-from ..errors import one_line
+from ..errors import did_you_mean, one_line
 from ..ipython import argument, magic_arguments
 from ..log_rendering import LogLine, Target
 from ..uipoll import running_loop
@@ -76,12 +76,14 @@ def resolve(client: Client, target: str) -> tuple[Target, str]:
         with contextlib.suppress(NotFound):
             client.endpoints.workers(target)
             return "endpoint", target
+        endpoints = [(e.id, e.name) for e in client.endpoints.list() if e.id]
         named: list[tuple[Target, str]] = [
             *(("pod", p.id) for p in client.pods.list() if p.name == target and p.id),
-            *(("endpoint", e.id) for e in client.endpoints.list() if e.name == target and e.id),
+            *(("endpoint", i) for i, name in endpoints if name == target),
         ]
     if not named:
-        raise UsageError(f"logs: no pod or endpoint {target!r} (by id or by name)")
+        hint = did_you_mean(target, endpoints)
+        raise UsageError(f"logs: no pod or endpoint {target!r} (by id or by name){hint}")
     if len(named) > 1:
         which = ", ".join(f"{kind} {found}" for kind, found in named)
         raise UsageError(f"logs: {target!r} names more than one: {which}; give the id")

@@ -9,7 +9,7 @@ from IPython.core.error import UsageError
 from ..ipython import argument, magic_arguments
 from ..map import DEFAULT_CONCURRENCY, run_many, run_many_async
 from .commands import subcommand
-from .common import Magics, check_name, positive, store_and_show, usage_errors
+from .common import Magics, check_name, inputs_named, positive, store_and_show, usage_errors
 from .job import job_option_arguments, job_options
 
 if TYPE_CHECKING:
@@ -53,13 +53,11 @@ def _checked(magics: Magics, args: argparse.Namespace) -> tuple[str | None, dict
     """The arguments checked: ``-o`` NAME, and ``run_many``'s arguments (the same for
     ``run_many`` and ``run_many_async``)."""
     name = check_name(args.output)
-    if args.inputs not in magics.user_ns:
-        raise UsageError(f"no {args.inputs!r} in the notebook's namespace")
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
     arguments = {
         "endpoint": args.endpoint,
-        "inputs": magics.user_ns[args.inputs],
+        "inputs": inputs_named(magics, args.inputs),
         "concurrency": args.concurrency,
         "timeout": positive(args.timeout, "--timeout"),
         "options": job_options(args),

@@ -217,7 +217,7 @@ def why(magics: Magics, args: argparse.Namespace) -> None:
         service = magics.connection.service_named(request.service)
         if service is not None:  # the newest thing this kernel sent was a request
             return why_request(service.client, request)
-    record = record_of(magics, args.job, args.endpoint)
+    record = record_of(magics, args.job, args.endpoint, "why")
     service = magics.connection.service_named(record.service)
     if service is None:
         raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")

@@ -1,10 +1,8 @@
-"""Management tests: the client's resources against the emulator, four ways, per interface.
+"""Management tests: the client's resources against the emulator, four ways.
 
 ``V2Harness`` is the job tests' ``Harness`` (see ``tests/client/conftest.py``) with the
-client's ``base_url`` pointed at the emulator's ``/v2`` (REST v2, the default);
-``V1Harness`` asks for the frozen v1 adapter (``management_api="v1"``) and points it at
-the emulator's ``/v1``. Both return REST v2's records. The emulator starts empty (no
-demo endpoints): what a test finds is what it made.
+client's ``base_url`` pointed at the emulator's ``/v2`` (REST v2). The emulator starts
+empty (no demo endpoints): what a test finds is what it made.
 
 ``Recorder`` is the network, not the service: a transport that keeps every request
 and answers each with one canned response. Tests of what the client *sends* (and of
@@ -15,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -27,65 +25,14 @@ from nbext.emulator import Emulator, FakeClock
 from ..conftest import KEY, MODES, Harness
 
 
-class V1Harness(Harness):
-    """A ``Harness`` whose clients speak the emulator's ``/v1`` through the v1 adapter."""
-
-    version = "v1"
+class V2Harness(Harness):
+    """A ``Harness`` whose clients speak the emulator's ``/v2`` (REST v2)."""
 
     def transport_kwargs(self) -> dict[str, Any]:
         kw = super().transport_kwargs()
         root = self.server.url if self.server is not None else "http://emulator"
-        kw["base_url"] = f"{root}/{self.version}"
-        kw["management_api"] = self.version
+        kw["base_url"] = f"{root}/v2"
         return kw
-
-    def client_of(self, version: str) -> Any:
-        """Another client of the same emulator, speaking management ``version``."""
-        kw = self.transport_kwargs()
-        kw["base_url"] = kw["base_url"].rsplit("/", 1)[0] + "/" + version
-        return self.new_client(**{**kw, "management_api": version})
-
-    async def close_client(self, client: Any) -> None:
-        if self.is_async:
-            await client.aclose()
-        else:
-            client.close()
-
-
-class V2Harness(V1Harness):
-    """The same, with the client speaking REST v2, the default."""
-
-    version = "v2"
-
-    @property
-    def resources(self) -> Any:
-        """The client itself: ``h.resources.pods.create(...)`` reads as what it calls."""
-        return self.client
-
-
-MakeV1 = Callable[..., Awaitable[V1Harness]]
-
-
-@pytest.fixture(params=MODES)
-async def make_v1(request: pytest.FixtureRequest) -> AsyncIterator[MakeV1]:
-    """``h = await make_v1(**client_kw)``: an empty emulator on a fake clock, one client."""
-    made: list[V1Harness] = []
-
-    async def factory(**client_kw: Any) -> V1Harness:
-        emu = Emulator(api_key=KEY, clock=FakeClock(), rate_limit=False)
-        harness = V1Harness(request.param, emu)
-        made.append(harness)
-        return await harness.start(False, client_kw)  # type: ignore[return-value]
-
-    yield factory
-    for harness in made:
-        with contextlib.suppress(Exception):
-            await harness.close()
-
-
-@pytest.fixture
-async def v1(make_v1: MakeV1) -> V1Harness:
-    return await make_v1()
 
 
 @pytest.fixture(params=MODES)

@@ -56,7 +56,7 @@ LOCAL: list[tuple[str, str, tuple[Any, ...], dict[str, Any], str]] = [
         {"start_time": "2026-01-03T00:00:00Z", "end_time": "2026-01-02"},
         "startTime (2026-01-03T00:00:00+00:00) must not be after endTime",
     ),
-    ("billing", "summary", (), {"last_n": 0}, "last_n: must be a whole number from 1, got 0"),
+    ("billing", "summary", (), {"last_n": 0}, "last_n (lastN): must be a whole number from 1"),
     ("billing", "summary", (), {"last_n": 2, "end_time": "2026-01-02"}, "not both"),
 ]
 

@@ -2,7 +2,7 @@
 
 The emulator tests show the calls work; these pin down the requests themselves (paths
 under ``base_url``, wire names, only what the caller gave, query encodings, time
-formats), for REST v2 and for the v1 adapter, against a recording transport, and the
+formats), against a recording transport, and the
 reading of answers the emulator would never send (unknown fields, empty bodies, wrong
 shapes).
 """
@@ -43,7 +43,6 @@ from .conftest import Recorder, call, recorded_client
 
 pytestmark = pytest.mark.anyio
 BASE = "https://mgmt.example/v2"
-V1 = {"base_url": "https://mgmt.example/v1", "management_api": "v1"}
 REFERENCE = json.loads(
     (Path(__file__).parents[3] / "nbext/emulator/api/v2/reference.openapi.json").read_text()
 )
@@ -75,28 +74,20 @@ async def test_a_create_sends_only_what_was_given_under_wire_names(flavour: str)
 @pytest.mark.parametrize(
     "base_url",
     [
-        "https://mgmt.example/v1",
         "https://mgmt.example/v2/",
         "https://proxy.example/runpod/management",
-        "http://127.0.0.1:8080/prefix/v1/",
+        "http://127.0.0.1:8080/prefix/v1/rest",
     ],
 )
-async def test_any_base_url_speaks_v2_unless_v1_is_asked_for_by_name(
-    flavour: str, base_url: str
-) -> None:
-    """A trailing slash, a path prefix, a proxy, even a path ending in /v1: v2 all the same."""
+async def test_any_base_url_speaks_v2(flavour: str, base_url: str) -> None:
+    """A trailing slash, a path prefix, a proxy: REST v2 all the same."""
     recorder = Recorder(body={"endpoints": []})
     client = recorded_client(flavour == "async", recorder, base_url=base_url)
-    assert client.config.management_api == "v2"
     await call(client, client.endpoints.list)
     assert str(recorder.last.url) == base_url.rstrip("/") + "/serverless"
     recorder.body = {"id": "j", "status": "IN_QUEUE"}
     await call(client, client.endpoint("e1").run, {"x": 1})
     assert str(recorder.last.url) == "https://jobs.example/v2/e1/run"
-    recorder.body = []
-    v1 = recorded_client(flavour == "async", recorder, base_url=base_url, management_api="v1")
-    assert v1.config.management_api == "v1" and await call(v1, v1.endpoints.list) == []
-    assert str(recorder.last.url) == base_url.rstrip("/") + "/endpoints"
 
 
 async def test_every_operation_has_its_method_and_path(flavour: str) -> None:
@@ -164,67 +155,6 @@ async def test_every_operation_has_its_method_and_path(flavour: str) -> None:
         else:
             assert isinstance(result, BaseModel)
     assert len(recorder.requests) == len(expected) == 31
-
-
-async def test_the_v1_adapter_spells_each_call_the_v1_way(flavour: str) -> None:
-    recorder = Recorder()
-    client = recorded_client(flavour == "async", recorder, **V1)
-    c = client
-    cases: list[tuple[Any, tuple[Any, ...], dict[str, Any], str, str, Any]] = [
-        (
-            c.templates.create,
-            (),
-            {"name": "t", "image": "i", "args": "a 'b c'", "public": True},
-            "POST templates",
-            {"name": "t", "imageName": "i", "dockerStartCmd": ["a", "b c"], "isPublic": True},
-            {"id": "t1", "name": "t"},
-        ),
-        (
-            c.pods.create,
-            (),
-            {"image": "i", "gpu": {"id": "G", "count": 2}, "cloud": "SECURE"},
-            "POST pods",
-            {"name": "my pod", "imageName": "i", "cloudType": "SECURE", "computeType": "GPU"}
-            | {"gpuTypeIds": ["G"], "gpuCount": 2},
-            {"id": "p1", "name": "p"},
-        ),
-        (c.pods.stop, ("p1",), {}, "POST pods/p1/stop", None, {"id": "p1", "name": "p"}),
-        (
-            c.pods.update,
-            ("p1",),
-            {"locked": True},
-            "PATCH pods/p1",
-            {"locked": True},
-            {"id": "p", "name": "p"},
-        ),
-        (
-            c.endpoints.create,
-            (),
-            {"template_id": "t", "workers": {"max": 2}, "timeout": 9000},
-            "POST endpoints",
-            {"name": "t", "templateId": "t", "executionTimeoutMs": 9000, "workersMax": 2}
-            | {"scalerType": "QUEUE_DELAY", "scalerValue": 4},
-            {"id": "e1", "name": "t"},
-        ),
-        (
-            c.network_volumes.create,
-            (),
-            {"name": "v", "size": 10, "data_center": "EU-RO-1"},
-            "POST networkvolumes",
-            {"name": "v", "size": 10, "dataCenterId": "EU-RO-1"},
-            {"id": "v1", "name": "v", "size": 10, "dataCenterId": "EU-RO-1"},
-        ),
-        (c.registry_auths.list, (), {}, "GET containerregistryauth", None, []),
-        (c.billing.pods, (), {"pod_id": "p"}, "GET billing/pods", None, []),
-    ]
-    for fn, args, kw, sent, body, answer in cases:
-        recorder.body = answer
-        await call(client, fn, *args, **kw)
-        method, path = sent.split()
-        assert (recorder.last.method, recorder.last.url.path) == (method, f"/v1/{path}")
-        if body is not None:
-            assert recorder.last_json() == body
-    assert query_pairs(recorder.last) == [("podId", "p"), ("grouping", "podId")]
 
 
 POD = {"id": "p1", "name": "p", "status": "RUNNING"}
@@ -442,17 +372,12 @@ def test_base_url_comes_from_the_environment_then_the_default(
 ) -> None:
     recorder = Recorder(body={"pods": []})
     none = tmp_path / "absent.toml"
-    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8123/v1/")
+    monkeypatch.setenv("RUNPOD_REST_BASE_URL", "http://127.0.0.1:8123/v2/")
     with Client(KEY, transport=recorder, config_file=none) as client:
         client.pods.list()
-    assert str(recorder.last.url) == "http://127.0.0.1:8123/v1/pods"  # v2, at that address
+    assert str(recorder.last.url) == "http://127.0.0.1:8123/v2/pods"
     monkeypatch.delenv("RUNPOD_REST_BASE_URL")
     recorder.body = {"networkVolumes": []}
     with Client(KEY, transport=recorder, config_file=none) as client:
         assert client.network_volumes.list() == []
     assert str(recorder.last.url) == "https://api.runpod.io/v2/network-volumes"
-    monkeypatch.setenv("RUNPOD_MANAGEMENT_API", "v1")
-    recorder.body = []
-    with Client(KEY, transport=recorder, config_file=none) as client:
-        assert client.network_volumes.list() == []
-    assert str(recorder.last.url) == "https://rest.runpod.io/v1/networkvolumes"

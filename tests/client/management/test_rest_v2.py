@@ -15,7 +15,7 @@ import pytest
 from nbext.client import BadRequest, Conflict, NotFound
 from nbext.models import v2 as m2
 
-from .conftest import Recorder, V1Harness, V2Harness, call, recorded_client
+from .conftest import Recorder, V2Harness, call, recorded_client
 
 pytestmark = pytest.mark.anyio
 
@@ -215,56 +215,6 @@ async def test_cluster_pods_are_listed_when_asked(v2: V2Harness) -> None:
     assert await v2.call(c.pods.list) == []
     members = await v2.call(c.pods.list, include_cluster_pods=True)
     assert len(members) == 2 and all(p.cluster is not None for p in members)
-
-
-# ---- one state, two interfaces --------------------------------------------------------------
-
-
-async def test_made_through_a_v1_client_read_through_a_v2_client(v1: V1Harness) -> None:
-    other = v1.client_of("v2")
-    try:
-        t = await v1.call(
-            v1.client.templates.create,
-            name="shared",
-            image="img:3",
-            args="run it",
-            mounts={"persistent": {"size": 30, "path": "/workspace"}},
-        )
-        pod = await v1.call(v1.client.pods.create, template_id=t.id, gpu={"id": GPU})
-        seen = await v1.call(other.templates.get, t.id)
-        assert seen.to_wire() == {**t.to_wire(), **{k: seen.to_wire()[k] for k in V2_ONLY}}
-        via_v2 = await v1.call(other.pods.get, pod.id)
-        assert via_v2.image == "img:3" and via_v2.template == t.id
-        await v1.call(other.pods.stop, pod.id)
-        assert (await v1.call(v1.client.pods.get, pod.id)).status == "EXITED"
-    finally:
-        await v1.close_client(other)
-
-
-V2_ONLY = ("startSsh", "startJupyter", "allowedCudaVersions")
-"""What v2 shows of a template and the v1 adapter cannot (v1 has no such field)."""
-
-
-async def test_made_through_a_v2_client_read_through_a_v1_client(v2: V2Harness) -> None:
-    other = v2.client_of("v1")
-    try:
-        vol = await v2.call(
-            v2.client.network_volumes.create, name="d", size=40, data_center="EU-RO-1"
-        )
-        t = await v2.call(v2.client.templates.create, name="two", image="img:4", env={"K": "v"})
-        seen_vol = await v2.call(other.network_volumes.get, vol.id)
-        assert (seen_vol.id, seen_vol.name, seen_vol.size, seen_vol.data_center) == (
-            vol.id,
-            "d",
-            40,
-            "EU-RO-1",
-        )
-        seen = await v2.call(other.templates.get, t.id)
-        assert (seen.name, seen.image, seen.env) == ("two", "img:4", {"K": "v"})
-        await v2.call(other.templates.update, t.id, image="img:5")
-        assert (await v2.call(v2.client.templates.get, t.id)).image == "img:5"
-    finally:
-        await v2.close_client(other)
 
 
 # ---- what goes over the wire ----------------------------------------------------------------

@@ -38,9 +38,7 @@ from schemathesis.specs.openapi.checks import (
 
 from nbext.emulator import Emulator, FakeClock, create_app
 from nbext.emulator.api.v1.docs import reference
-from nbext.models import (
-    ContainerRegistryAuthCreateInput,
-)
+from nbext.models.v1 import ContainerRegistryAuthCreateInput
 
 pytestmark = pytest.mark.slow
 

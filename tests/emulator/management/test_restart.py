@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 
 from nbext.emulator import Emulator, FakeClock
+from nbext.emulator.api.v1.billing import V1Billing
 from nbext.emulator.domain.management import catalog
 from nbext.emulator.domain.store_port import CorruptRecord
-from nbext.models import (
-    JobSubmission,
-    PodBillingQuery,
-)
+from nbext.models import JobSubmission
+from nbext.models.v1 import PodBillingQuery
 
 pytestmark = pytest.mark.anyio
 
@@ -71,11 +70,15 @@ async def test_usage_and_open_intervals_survive(tmp_path: Path) -> None:
     first.close()
     clock.step(3600)  # the emulator was down; the pod stayed RUNNING all along
     second = emulator(db, clock)
-    billed = [r["timeBilledMs"] for r in second.management.v1_billing.pods(PodBillingQuery())]
+    billed = [
+        r["timeBilledMs"] for r in V1Billing(second.management.usage, clock).pods(PodBillingQuery())
+    ]
     assert billed == [7_200_000]
     second.management.pods.move(pod.id, "stop")
     clock.step(3600)
-    billed = [r["timeBilledMs"] for r in second.management.v1_billing.pods(PodBillingQuery())]
+    billed = [
+        r["timeBilledMs"] for r in V1Billing(second.management.usage, clock).pods(PodBillingQuery())
+    ]
     assert billed == [7_200_000]
     second.close()
 

@@ -111,6 +111,15 @@ STREAMING = textwrap.dedent(
             yield "data: second\\n\\n"
         return StreamingResponse(gen(), media_type="text/event-stream")
 
+    @app.websocket("/ws-seen")
+    async def ws_seen(socket: WebSocket):
+        await socket.accept()
+        await socket.send_json({"headers": dict(socket.headers), "cookies": socket.cookies})
+
+    @app.websocket("/ws-refused")
+    async def ws_refused(socket: WebSocket):
+        await socket.close(code=1008)
+
     @app.websocket("/ws")
     async def ws(socket: WebSocket):
         await socket.accept()
@@ -197,6 +206,7 @@ def test_a_request_waits_through_the_cold_start_204_then_200(lb: LB) -> None:
     [served] = lb.http.get("/_emulator/endpoints/web/requests").json()["requests"]
     assert served["path"] == "/hello" and served["status"] == 200
     assert served["workerId"] == worker["id"] and served["costUsd"] >= 0
+    assert served["startedAt"] == round(lb.emulator.clock.now() * 1000)  # epoch ms (fake clock)
 
 
 def test_the_host_form_and_the_record_s_urls_reach_the_same_worker(lb: LB) -> None:
@@ -212,6 +222,9 @@ def test_the_host_form_and_the_record_s_urls_reach_the_same_worker(lb: LB) -> No
     host = {"Host": f"web.localhost:{lb.server.port}", **AUTH}
     by_host = httpx.get(f"{lb.server.url}/a", headers=host, timeout=60)
     assert by_path.json()["path"] == by_host.json()["path"] == "/a"
+    seen = [{k.lower(): v for k, v in a.json()["headers"].items()} for a in (by_path, by_host)]
+    assert seen[0]["x-forwarded-prefix"] == "/lb/web"  # where it is served
+    assert "x-forwarded-prefix" not in seen[1]
     assert by_path.headers["x-runpod-worker-id"] == by_host.headers["x-runpod-worker-id"]
 
 
@@ -487,6 +500,14 @@ def test_the_openai_package_against_the_load_balancing_demo(lb: LB) -> None:
     assert completion.choices[0].finish_reason == "length"
     with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model="gpt-4", messages=[{"role": "user", "content": "x"}])
+    unknown = lb.http.get(f"{base}/v1/embeddings").json()["error"]["message"]
+    assert unknown == (
+        "no OpenAI route /v1/embeddings; the routes are POST /v1/chat/completions, "
+        "POST /v1/completions, GET /v1/models"
+    )
+    wrong = lb.http.get(f"{base}/v1/chat/completions")
+    assert wrong.status_code == 405
+    assert wrong.json()["error"]["message"] == "/v1/chat/completions takes POST, not GET"
 
 
 def test_the_command_line_serves_an_lb_worker(tmp_path: Path) -> None:
@@ -499,3 +520,112 @@ def test_the_command_line_serves_an_lb_worker(tmp_path: Path) -> None:
     with standalone("--lb-worker", f"web={script}", env=env) as (_proc, url):
         answer = httpx.get(f"{url}/lb/web/x", headers=AUTH, timeout=60)
         assert answer.status_code == 200 and answer.json()["path"] == "/x"
+
+
+def test_websocket_refusals_carry_the_status_and_json_of_http(lb: LB) -> None:
+    """Before accepting, the emulator answers the handshake as it answers HTTP, so a
+    client library reports 401 or 404 and can read why, not a bare 403."""
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    lb.deploy(STREAMING, "api")
+    lb.emulator.deploy("echo", endpoint_id="queue")
+    cases = [("/lb/api/ws", {}), ("/lb/nope/ws", AUTH), ("/lb/queue/ws", AUTH)]
+    for path, headers in cases:
+        over_http = httpx.get(f"{lb.server.url}{path}", headers=headers)
+        with pytest.raises(InvalidStatus) as refused:
+            connect(f"ws://127.0.0.1:{lb.server.port}{path}", additional_headers=headers)
+        answer = refused.value.response
+        assert (answer.status_code, json.loads(answer.body or b"")) == (
+            over_http.status_code,
+            over_http.json(),
+        )
+        assert answer.headers["content-type"] == "application/json"
+    assert [httpx.get(f"{lb.server.url}{p}", headers=h).status_code for p, h in cases] == [
+        401,
+        404,
+        400,
+    ]
+    with pytest.raises(InvalidStatus) as by_worker:  # the worker's own refusal, as it was
+        connect(f"ws://127.0.0.1:{lb.server.port}/lb/api/ws-refused", additional_headers=AUTH)
+    assert by_worker.value.response.status_code == 403
+    assert by_worker.value.response.headers["x-runpod-worker-id"]
+
+
+def test_a_websocket_s_headers_and_cookies_reach_the_worker_but_not_the_key(lb: LB) -> None:
+    from websockets.sync.client import connect
+
+    lb.deploy(STREAMING, "api")
+    sent = {**AUTH, "Cookie": "session=abc; theme=dark", "X-Tag": "t1", "User-Agent": "my-app"}
+    url = f"ws://127.0.0.1:{lb.server.port}/lb/api/ws-seen"
+    with connect(url, additional_headers=sent, user_agent_header=None) as socket:
+        seen = json.loads(socket.recv(timeout=30))
+    assert seen["cookies"] == {"session": "abc", "theme": "dark"}
+    assert seen["headers"]["x-tag"] == "t1" and seen["headers"]["user-agent"] == "my-app"
+    assert "authorization" not in seen["headers"]
+    assert seen["headers"]["host"].startswith("127.0.0.1:")
+
+
+def test_a_silent_worker_s_health_message_names_the_port_it_is_probed_on(lb: LB) -> None:
+    lb.deploy(SILENT, "apart", env={"PORT_HEALTH": "9001"}, workers_min=1)
+    lb.deploy(SILENT, "together", workers_min=1)
+    [apart] = lb.emulator.remote_workers.pools["apart"].workers.values()
+    [together] = lb.emulator.remote_workers.pools["together"].workers.values()
+    until(lambda: "nothing listens" in str(lb.workers("apart")), what="a refused health check")
+    until(lambda: "nothing listens" in str(lb.workers("together")), what="a refused check")
+    assert apart.health_port != apart.port
+    assert f"nothing listens on PORT_HEALTH {apart.health_port} yet" in str(lb.workers("apart"))
+    assert f"nothing listens on PORT {together.port} yet" in str(lb.workers("together"))
+
+
+ARGV_SERVER = textwrap.dedent(
+    """
+    import json, os, sys
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"argv": sys.argv[1:]}).encode()
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+    """
+)
+
+
+def test_launch_arguments_reach_the_script_from_the_command_line_and_the_deploy_route(
+    lb: LB, tmp_path: Path
+) -> None:
+    from .conftest import standalone
+
+    (tmp_path / "cli").mkdir()  # the fixture's teardown walks folders
+    script = tmp_path / "cli" / "argv.py"
+    script.write_text(ARGV_SERVER)
+    env = {**os.environ, "RUNPOD_API_KEY": KEY}
+    launch = ("--lb-worker", f"web={script}", "--worker-args", "web=--generator --name 'a b'")
+    with standalone(*launch, env=env) as (_proc, url):
+        answer = httpx.get(f"{url}/lb/web/x", headers=AUTH, timeout=60)
+        assert answer.json() == {"argv": ["--generator", "--name", "a b"]}
+    body = {"path": str(script), "loadBalancer": True, "args": ["--rate", "5"]}
+    assert lb.http.put("/_emulator/scripts/api", json=body).status_code == 201
+    assert lb.http.get("/lb/api/x").json() == {"argv": ["--rate", "5"]}
+    refused = lb.http.put("/_emulator/scripts/bad", json={**body, "args": "--rate 5"})
+    assert refused.status_code == 400
+    assert "args must be a list of strings, got '--rate 5'" in refused.text
+
+
+def test_worker_args_for_an_endpoint_that_runs_no_script_is_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    answer = subprocess.run(
+        [sys.executable, "-m", "nbext.emulator", "--port", "0", "--worker-args", "x=--fast"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert answer.returncode != 0
+    assert "--worker-args x: no --worker or --lb-worker x" in answer.stderr

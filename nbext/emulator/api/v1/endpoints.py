@@ -17,19 +17,15 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import (
-    EXECUTION_TIMEOUT_DEFAULT_MS,
-    ComputeType,
-    EndpointCreateInput,
-    EndpointIncludes,
-    EndpointUpdateInput,
-)
+from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
+from nbext.models.v1 import ComputeType, EndpointCreateInput, EndpointIncludes, EndpointUpdateInput
 
 from ...domain.management import catalog
 from ...domain.management.endpoints import EndpointRecord, v1_pair, volumes_of
 from ...domain.management.facade import Management
 from ...domain.management.records import wire
 from .common import Managed, body, no_content, ok, query
+from .views import endpoint_view, scaler_value, template_view, workers_as_pods
 
 router = APIRouter(prefix="/v1/endpoints", tags=["endpoints"])
 
@@ -58,11 +54,11 @@ def _plain(value: Any) -> Any:
 
 
 def answer(m: Management, e: EndpointRecord, includes: EndpointIncludes) -> dict[str, Any]:
-    out = e.v1()
+    out = endpoint_view(e)
     if includes.include_template and (template := m.endpoints.template(e)) is not None:
-        out["template"] = wire(template.v1())
+        out["template"] = wire(template_view(template))
     if includes.include_workers:
-        out["workers"] = [w for w, _ in m.endpoints.workers_as_pods(e)]
+        out["workers"] = [w for w, _ in workers_as_pods(m, e)]
     return out
 
 
@@ -136,8 +132,8 @@ async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Res
             kept = e.flashboot if e.flashboot != "OFF" else "FLASHBOOT"
             settings["flashboot"] = kept if value else "OFF"
     scaling = _plain(named.get("scaler_type", e.scaling))
-    value = named.get("scaler_value", e.scaler_value())
-    if (scaling, value) != (e.scaling, e.scaler_value()):
+    value = named.get("scaler_value", scaler_value(e))
+    if (scaling, value) != (e.scaling, scaler_value(e)):
         settings.update(scaling=scaling, scaling_value=float(value))
     if "network_volume_id" in named or "network_volume_ids" in named:
         first, rest = v1_pair(e.network_volumes, e.v1_volumes)

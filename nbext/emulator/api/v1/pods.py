@@ -17,14 +17,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import (
-    CloudType,
-    ComputeType,
-    PodCreateInput,
-    PodIncludes,
-    PodListQuery,
-    PodUpdateInput,
-)
+from nbext.models import CloudType
+from nbext.models.v1 import ComputeType, PodCreateInput, PodIncludes, PodListQuery, PodUpdateInput
 
 from ...domain.errors import InvalidInput, NotFound
 from ...domain.management import catalog
@@ -33,6 +27,7 @@ from ...domain.management.pod_input import PodChange, PodOrder
 from ...domain.management.pods import PodRecord
 from ...domain.management.records import wire
 from .common import Managed, body, no_content, ok, query
+from .views import pod_view, template_view, volume_view, worker_pods
 
 router = APIRouter(prefix="/v1/pods", tags=["pods"])
 
@@ -121,17 +116,17 @@ def change(body: PodUpdateInput) -> PodChange:
 def answer(m: Management, e: PodRecord, includes: PodIncludes | None = None) -> dict[str, Any]:
     """The pod as v1 serves it, with what the include flags ask for."""
     includes = includes or PodIncludes()
-    out = wire(e.v1())
+    out = wire(pod_view(e))
     if includes.include_machine:
         out["machine"] = _machine(e)
     if includes.include_network_volume and e.network_volume_id:
         volume = m.volumes.book.get(e.network_volume_id)
         if volume is not None:
-            out["networkVolume"] = wire(volume.v1())
+            out["networkVolume"] = wire(volume_view(volume))
     if includes.include_savings_plans:
         out["savingsPlans"] = []  # the emulator sells no savings plans
     if includes.include_template and e.template_id and (t := m.templates.find(e.template_id)):
-        out["template"] = wire(t.v1())
+        out["template"] = wire(template_view(t))
     return out
 
 
@@ -199,7 +194,7 @@ async def list_pods(request: Request, m: Managed) -> Response:
     q = query(request, PodListQuery)
     found = [(answer(m, e, q), e.data_center_id, e.network_volume_id) for e in m.pods.book]
     if q.include_workers:
-        found += [(w, centre, None) for w, centre in m.endpoints.worker_pods()]
+        found += [(w, centre, None) for w, centre in worker_pods(m)]
     return ok([w for w, centre, volume in found if _matches(w, centre, volume, q)])
 
 
@@ -210,7 +205,7 @@ async def get_pod(pod_id: str, request: Request, m: Managed) -> Response:
     if found is not None:
         return ok(answer(m, found, includes))
     if includes.include_workers:
-        for worker, _ in m.endpoints.worker_pods():
+        for worker, _ in worker_pods(m):
             if worker.get("id") == pod_id:
                 return ok(worker)
     hint = (

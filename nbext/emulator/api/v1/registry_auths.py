@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import ContainerRegistryAuthCreateInput
+from nbext.models.v1 import ContainerRegistryAuthCreateInput
 
 from ...domain.management.records import wire
 from .common import Managed, body, no_content, ok

@@ -17,13 +17,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nbext.models import TemplateCreateInput, TemplateIncludes, TemplateUpdateInput
+from nbext.models.v1 import TemplateCreateInput, TemplateIncludes, TemplateUpdateInput
 
 from ...domain.errors import InvalidInput
 from ...domain.management.records import wire
 from ...domain.management.refusals import Forbidden
 from ...domain.management.templates import TemplateRecord
 from .common import Managed, body, no_content, ok, query
+from .views import template_view
 
 router = APIRouter(prefix="/v1/templates", tags=["templates"])
 
@@ -51,7 +52,7 @@ under those names, as unknown fields, so the adapter does too."""
 
 
 def answer(t: TemplateRecord) -> dict[str, Any]:
-    return wire(t.v1())
+    return wire(template_view(t))
 
 
 @contextlib.contextmanager

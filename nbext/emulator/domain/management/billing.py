@@ -4,7 +4,7 @@ A bucket is a calendar period in UTC (hour; day; week from Monday; month; year).
 usage inside the window counts (an interval crossing either bound is cut there), and
 nothing after now: open intervals run up to the clock. Buckets where nothing was used
 are left out. ``spend`` is the one sum of the ledger; v2's ``Billing`` here and v1's
-``V1Billing`` (``billing_v1.py``) shape what it adds up.
+``V1Billing`` (``nbext/emulator/api/v1/billing.py``) shape what it adds up.
 
 v2's records carry their bucket's ``startTime`` and ``endTime`` and an amount per
 category (GPU, CPU, storage tier, ...), and the answer ends with the window it resolved,

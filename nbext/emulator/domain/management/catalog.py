@@ -157,13 +157,18 @@ _GPUS: list[tuple[GpuTypeId, str, int, float]] = [
     (G.RTX_PRO_6000_BLACKWELL_MAX_Q_WORKSTATION_EDITION, "RTX PRO 6000 MaxQ", 96, 1.59),
     (G.A5000_ADA, "A5000 Ada", 32, 0.45),
     (G.TESLA_V100_PCIE_32GB, "V100 PCIe 32GB", 32, 0.35),
-    (G.RTX_A4500_DOUBLE_SPACE, "RTX A4500", 20, 0.25),
-    (G.A30_DOUBLE_SPACE, "A30", 24, 0.22),
-    (G.GEFORCE_RTX_3080TI, "RTX 3080 Ti", 12, 0.20),
     (G.TESLA_T4, "Tesla T4", 16, 0.14),
     (G.RTX_A30, "RTX A30", 24, 0.22),
 ]
 GPUS: dict[str, GpuOffer] = {g.value: GpuOffer(g.value, name, mem, p) for g, name, mem, p in _GPUS}
+"""Each type once, by the one id v2's catalog names it by."""
+ALIASES: dict[str, str] = {
+    G.RTX_A4500_DOUBLE_SPACE: G.RTX_A4500,
+    G.A30_DOUBLE_SPACE: G.A30,
+    G.GEFORCE_RTX_3080TI: G.GEFORCE_RTX_3080_TI,
+}
+"""Other spellings v1's reference accepts for a type (a doubled space, "3080TI"): the
+same offer, never listed again."""
 
 C = CpuFlavorId
 CPUS: dict[str, CpuOffer] = {
@@ -213,8 +218,9 @@ DATA_CENTERS: dict[str, DataCenterInfo] = {
 
 
 def gpu(gpu_type_id: str) -> GpuOffer:
-    """The offer for a GPU type; the input models only let known ids through."""
-    return GPUS[gpu_type_id]
+    """The offer for a GPU type (or an alias of one); the input models only let known
+    ids through."""
+    return GPUS[ALIASES.get(gpu_type_id, gpu_type_id)]
 
 
 def cpu(flavor_id: str) -> CpuOffer:

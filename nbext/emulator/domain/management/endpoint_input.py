@@ -20,7 +20,7 @@ from pydantic import BeforeValidator, Field, StrictInt, StrictStr, model_validat
 
 from nbext.models import CudaVersion, DataCenterId
 from nbext.models._fields import InputModel, Name191, NonBlank, check_min_max
-from nbext.models.endpoints import (
+from nbext.models.v1.endpoints import (
     ExecutionTimeout,
     IdleTimeout,
     PositiveInt,

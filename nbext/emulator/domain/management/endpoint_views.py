@@ -41,9 +41,10 @@ def request_urls(base: str, endpoint_id: str) -> dict[str, str]:
 
 
 def _gpu(e: EndpointRecord) -> dict[str, Any]:
-    pools = sorted({offers.pool_of(g) for g in e.gpu_types if g in catalog.GPUS})
+    types = [catalog.ALIASES.get(g, g) for g in e.gpu_types]  # v1 spellings: the type
+    pools = sorted({offers.pool_of(g) for g in types if g in catalog.GPUS})
     all_types = offers.pools()
-    excluded = [g for p in pools for g in all_types[p] if g not in e.gpu_types]
+    excluded = [g for p in pools for g in all_types[p] if g not in types]
     gpu: dict[str, Any] = {
         "pools": pools or [offers.pool_of(str(catalog.DEFAULT_GPU_TYPE))],
         "count": e.gpu_count,

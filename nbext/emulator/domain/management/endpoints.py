@@ -22,19 +22,11 @@ scaling, timeouts); deleting the record removes the endpoint and its jobs.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nbext.models import (
-    ALL_DATA_CENTERS,
-    DEFAULT_PORTS,
-    EXECUTION_TIMEOUT_DEFAULT_MS,
-    WORKERS_MAX_DEFAULT,
-    Endpoint,
-    Pod,
-    PodStatus,
-)
+from nbext.models import DEFAULT_PORTS, EXECUTION_TIMEOUT_DEFAULT_MS
+from nbext.models.v1 import ALL_DATA_CENTERS, WORKERS_MAX_DEFAULT
 from nbext.models.v2 import reserved_endpoint_id
 
 from ..clock import Clock
@@ -51,8 +43,6 @@ from .records import (
     atomic,
     new_id,
     on_undo,
-    to_datetime,
-    wire,
 )
 from .refusals import checked, refuse
 from .templates import TemplateRecord, Templates
@@ -117,50 +107,6 @@ class EndpointRecord:
     @property
     def gpu(self) -> bool:
         return self.compute_type != "CPU"
-
-    def scaler_value(self) -> int:
-        """v1's ``scalerValue``: whole seconds of queue delay, or the request count."""
-        if self.scaling == "REQUEST_COUNT":
-            return int(self.scaling_value)
-        return max(1, math.ceil(self.scaling_value))
-
-    def v1(self) -> dict[str, Any]:
-        """The endpoint as ``/v1`` shows it, without its template and workers."""
-        volume, volumes = v1_pair(self.network_volumes, self.v1_volumes)
-        data: dict[str, Any] = {
-            "id": self.id,
-            "name": self.name,
-            "templateId": self.template_id,
-            "computeType": self.compute_type,
-            "gpuTypeIds": list(self.gpu_types) if self.gpu else None,
-            "gpuCount": self.gpu_count if self.gpu else None,
-            "instanceIds": None if self.gpu else self.instance_ids(),
-            "allowedCudaVersions": self.allowed_cuda_versions,
-            "minCudaVersion": self.min_cuda_version,
-            "dataCenterIds": list(self.data_center_ids),
-            "workersMin": self.workers_min,
-            "workersMax": self.workers_max,
-            "idleTimeout": math.ceil(self.idle_timeout),
-            "executionTimeoutMs": self.timeout_ms,
-            "scalerType": self.scaling,
-            "scalerValue": self.scaler_value(),
-            "networkVolumeId": volume,
-            "networkVolumeIds": volumes,
-            "env": dict(self.env),
-            "version": self.version,
-            "createdAt": to_datetime(self.created_at),
-            "userId": catalog.USER_ID,
-        }
-        extra = dict(self.v1_extra)
-        if "flashboot" in extra:
-            extra["flashboot"] = self.flashboot != "OFF"
-        view = Endpoint.model_validate({**data, **extra})
-        return view.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-    def instance_ids(self) -> list[str]:
-        """v1's ``instanceIds`` of a CPU endpoint: each flavor at the endpoint's vCPUs."""
-        n = self.vcpu_count
-        return [f"{f}-{n}-{n * catalog.cpu(f).memory_per_vcpu_gb}" for f in self.cpu_flavors]
 
     def rate(self) -> float:
         """USD per second of one worker executing."""
@@ -307,49 +253,6 @@ class Endpoints:
         self.volumes.require(volume_id, "networkVolumeId")
         for i, other in enumerate(volume_ids or []):
             self.volumes.require(other, f"networkVolumeIds.{i}")
-
-    # ---- workers as pods -----------------------------------------------------------------
-
-    def workers_as_pods(self, e: EndpointRecord) -> list[tuple[dict[str, Any], str]]:
-        """The live endpoint's workers in v1's Pod shape, with their data centre."""
-        live = self.jobs.endpoints.get(e.id)
-        if live is None:
-            return []
-        t = self.template(e)
-        cost = round(e.rate() * 3600, 4)
-        gpu = e.gpu_type_id()
-        views = []
-        for worker in live.workers:
-            pod = Pod(
-                id=worker.id,
-                name=f"{e.name} worker",
-                image=live.image,
-                desired_status=PodStatus.RUNNING,
-                last_status_change="running a job" if worker.running else "idle",
-                cost_per_hr=cost,
-                adjusted_cost_per_hr=cost,
-                gpu=catalog.gpu(gpu).wire(e.gpu_count) if gpu else None,
-                cpu_flavor_id=None if gpu else e.cpu_flavors[0],
-                vcpu_count=e.vcpu_count if not gpu else 8 * e.gpu_count,
-                container_disk_in_gb=t.disk if t else None,
-                volume_in_gb=t.volume_size if t else None,
-                volume_mount_path=t.volume_path if t else None,
-                env=dict(t.env) if t else None,
-                ports=list(t.ports) if t else None,
-                interruptible=False,
-                locked=False,
-                template_id=e.template_id,
-                endpoint_id=e.id,
-                ai_api_id=e.id,
-                sls_version=e.version,
-                consumer_user_id=catalog.USER_ID,
-            )
-            views.append((wire(pod), e.data_center()))
-        return views
-
-    def worker_pods(self) -> list[tuple[dict[str, Any], str]]:
-        """Every endpoint's workers, for ``GET /pods?includeWorkers=true``."""
-        return [pair for e in self.book for pair in self.workers_as_pods(e)]
 
     # ---- the live side -------------------------------------------------------------------
 

@@ -17,7 +17,6 @@ from ..job_service import JobService
 from ..store_port import Store
 from .account import SshKeys
 from .billing import Billing
-from .billing_v1 import V1Billing
 from .clusters import Clusters
 from .delegations import Delegations
 from .endpoints import Endpoints
@@ -59,7 +58,6 @@ class Management:
             store, clock, jobs, self.usage, templates=self.templates, volumes=self.volumes
         )
         self.billing = Billing(self.usage, clock, self.volumes)
-        self.v1_billing = V1Billing(self.usage, clock)
         jobs.on_execution.append(self.worker_logs.record_execution)
 
     def restore(self) -> None:

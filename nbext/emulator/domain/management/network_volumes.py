@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from nbext.models import NetworkVolume, NetworkVolumeCreateInput, NetworkVolumeUpdateInput
+from nbext.models.v1 import NetworkVolumeCreateInput, NetworkVolumeUpdateInput
 from nbext.models.v2.convert import V1_NAMES
 
 from ..errors import InvalidInput
@@ -48,13 +48,6 @@ class VolumeEntry:
     def view(self) -> dict[str, Any]:
         """The volume as v2 shows it: v1 allows sizes v2 cannot state."""
         return {**self.record(), "size": max(10, min(4096, self.size))}
-
-    def v1(self) -> NetworkVolume:
-        """The volume as v1 spells it: what ``/v1/networkvolumes`` serves and a v1 pod
-        includes (``includeNetworkVolume``); v1 has no storage type."""
-        return NetworkVolume(
-            id=self.id, name=self.name, size=self.size, data_center_id=self.data_center
-        )
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> VolumeEntry:

@@ -21,7 +21,7 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from nbext.models import DEFAULT_PORTS, CloudType, CpuFlavorId, CudaVersion, DataCenterId, GpuTypeId
 from nbext.models._fields import AbsolutePath, Env, InputModel, Name191, NonBlank, Ports
-from nbext.models.endpoints import PositiveInt
+from nbext.models.v1.endpoints import PositiveInt
 from nbext.models.v2.convert import MIN_PERSISTENT_GB
 
 

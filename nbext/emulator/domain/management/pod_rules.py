@@ -16,7 +16,8 @@ import secrets
 import shlex
 from typing import Any
 
-from nbext.models import ALL_DATA_CENTERS, CloudType
+from nbext.models import CloudType
+from nbext.models.v1 import ALL_DATA_CENTERS
 
 from . import offers
 from .container import check_compute, split_args

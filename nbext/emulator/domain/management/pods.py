@@ -21,7 +21,6 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbext.models import Pod, PodStatus
 from nbext.models.v2 import POD_ACTIONS_BY_STATUS, PodAction
 from nbext.models.v2 import PodStatus as V2Status
 from nbext.models.v2.convert import persistent
@@ -32,13 +31,13 @@ from ..store_port import Store
 from . import catalog
 from .account import SshKeys
 from .clusters import Clusters
-from .container import Container, split_args
+from .container import Container
 from .logs import LogLine, pod_lines
 from .network_volumes import NetworkVolumes
 from .pod_input import CONTAINER_DEFAULTS, PodChange, PodOrder
 from .pod_rules import create_request, update_request
 from .pod_status import CUDA_DEFAULT, observed_status, runtime, ssh
-from .records import Book, atomic, event, iso, new_id, to_datetime
+from .records import Book, atomic, event, iso, new_id
 from .registry_auths import RegistryAuths
 from .templates import Templates
 from .usage import Usage, UsageLedger
@@ -84,39 +83,6 @@ class PodRecord(Container):
     """v1's ``lastStatusChange``: v2 has no field for it."""
     machine_id: str | None = None
     """v1's ``machineId``: v2 has no field for it."""
-
-    def v1(self) -> Pod:
-        """The pod in v1's shape: what ``/v1/pods`` serves."""
-        return Pod(
-            id=self.id,
-            name=self.name,
-            image=self.image,
-            template_id=self.template_id,
-            desired_status=PodStatus.RUNNING if self.running else PodStatus.EXITED,
-            last_started_at=to_datetime(self.started_at) if self.started_at is not None else None,
-            last_status_change=self.status_change,
-            cost_per_hr=self.cost_per_hr,
-            adjusted_cost_per_hr=self.cost_per_hr,
-            gpu=catalog.gpu(self.gpu_type_id).wire(self.gpu_count) if self.gpu_type_id else None,
-            cpu_flavor_id=self.cpu_flavor_id,
-            vcpu_count=self.vcpu_count,
-            memory_in_gb=self.memory,
-            container_disk_in_gb=self.disk,
-            volume_in_gb=self.volume_size,
-            volume_mount_path=self.volume_path,
-            volume_encrypted=False,
-            container_registry_auth_id=self.registry,
-            docker_entrypoint=list(self.entrypoint),
-            docker_start_cmd=split_args(self.args),
-            env=dict(self.env),
-            ports=list(self.ports),
-            port_mappings=dict(self.port_mappings),
-            public_ip=self.public_ip,
-            interruptible=self.interruptible,
-            locked=self.locked,
-            machine_id=self.machine_id,
-            consumer_user_id=catalog.USER_ID,
-        )
 
 
 def _hash(*parts: str) -> int:

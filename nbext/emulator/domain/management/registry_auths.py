@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbext.models import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
+from nbext.models.v1 import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
 
 from ..errors import InvalidInput
 from ..store_port import Store

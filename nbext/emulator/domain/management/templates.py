@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import Field, StrictBool, StrictStr
 
-from nbext.models import Template, TemplateCategory
+from nbext.models import TemplateCategory
 from nbext.models._fields import AbsolutePath, DiskGb, Env, InputModel, NonBlank, Ports
 from nbext.models.v2.convert import persistent
 
@@ -112,29 +112,6 @@ class TemplateRecord(Container):
         out["startJupyter"] = self.start_jupyter
         out["allowedCudaVersions"] = list(self.allowed_cuda_versions)
         return out
-
-    def v1(self) -> Template:
-        """The template in v1's shape: what ``/v1`` serves and v1's ``includeTemplate`` adds."""
-        return Template(
-            id=self.id,
-            name=self.name,
-            image_name=self.image,
-            category=self.category,
-            container_disk_in_gb=self.disk,
-            volume_in_gb=self.volume_size,
-            volume_mount_path=self.volume_path,
-            container_registry_auth_id=self.registry,
-            docker_entrypoint=list(self.entrypoint),
-            docker_start_cmd=split_args(self.args),
-            env=dict(self.env),
-            ports=list(self.ports),
-            readme=self.readme,
-            is_public=self.public,
-            is_serverless=self.serverless,
-            is_runpod=self.official,
-            earned=0.0,
-            runtime_in_min=0,
-        )
 
 
 class Templates:

@@ -11,9 +11,9 @@ from typing import Annotated
 
 from pydantic import Field, StrictInt
 
-from ._base import Named
-from ._fields import InputModel, NonBlank
-from .enums import DataCenterId
+from .._base import Named
+from .._fields import InputModel, NonBlank
+from ..enums import DataCenterId
 
 VOLUME_SIZE_MAX_GB = 4000
 

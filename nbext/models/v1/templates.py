@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pydantic import Field, StrictBool, StrictStr
 
-from ._base import Named
-from ._fields import (
+from .._base import Named
+from .._fields import (
     DEFAULT_PORTS,
     AbsolutePath,
     DiskGb,
@@ -21,7 +21,7 @@ from ._fields import (
     NonBlank,
     Ports,
 )
-from .enums import TemplateCategory
+from ..enums import TemplateCategory
 
 
 class Template(Named):

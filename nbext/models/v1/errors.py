@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import WireModel
+from .._base import WireModel
 
 
 class ErrorMessage(WireModel):

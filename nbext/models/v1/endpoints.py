@@ -11,18 +11,11 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from ._base import Named
-from ._fields import InputModel, Lenient, Name191, NonBlank, WireDatetime, check_min_max
-from .enums import (
-    SERVERLESS_CPU_FLAVORS,
-    ComputeType,
-    CpuFlavorId,
-    CudaVersion,
-    DataCenterId,
-    GpuTypeId,
-    ScalerType,
-)
-from .jobs import EXECUTION_TIMEOUT_MAX_MS, EXECUTION_TIMEOUT_MIN_MS
+from .._base import Named
+from .._fields import InputModel, Lenient, Name191, NonBlank, WireDatetime, check_min_max
+from ..enums import CpuFlavorId, CudaVersion, DataCenterId, GpuTypeId
+from ..jobs import EXECUTION_TIMEOUT_MAX_MS, EXECUTION_TIMEOUT_MIN_MS
+from .enums import SERVERLESS_CPU_FLAVORS, ComputeType, ScalerType
 from .pods import ALL_DATA_CENTERS, Pod
 from .templates import Template
 

@@ -10,8 +10,8 @@ from typing import Annotated
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from ._base import Named, WireModel
-from ._fields import (
+from .._base import Named, WireModel
+from .._fields import (
     DEFAULT_PORTS,
     AbsolutePath,
     DiskGb,
@@ -24,16 +24,8 @@ from ._fields import (
     Ports,
     WireDatetime,
 )
-from .enums import (
-    CloudType,
-    ComputeType,
-    CpuFlavorId,
-    CudaVersion,
-    DataCenterId,
-    GpuTypeId,
-    PodStatus,
-    Priority,
-)
+from ..enums import CloudType, CpuFlavorId, CudaVersion, DataCenterId, GpuTypeId
+from .enums import ComputeType, PodStatus, Priority
 from .network_volumes import NetworkVolume
 
 ALL_DATA_CENTERS: tuple[DataCenterId, ...] = tuple(DataCenterId)

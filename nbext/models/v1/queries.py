@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ._fields import QueryModel
+from .._fields import QueryModel
 from .enums import ComputeType, PodStatus
 
 Str191 = Annotated[str, Field(max_length=191)]

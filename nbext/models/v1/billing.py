@@ -11,9 +11,10 @@ from typing import Any
 
 from pydantic import model_validator
 
-from ._base import WireModel
-from ._fields import QueryModel, UtcDatetime, WireDatetime
-from .enums import BucketSize, DataCenterId, EndpointBillingGrouping, GpuTypeId, PodBillingGrouping
+from .._base import WireModel
+from .._fields import QueryModel, UtcDatetime, WireDatetime
+from ..enums import BucketSize, DataCenterId, GpuTypeId
+from .enums import EndpointBillingGrouping, PodBillingGrouping
 
 
 class BillingRecord(WireModel):

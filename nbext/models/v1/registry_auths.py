@@ -11,8 +11,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, SecretStr, field_serializer
 
-from ._base import Named
-from ._fields import InputModel, NonBlank
+from .._base import Named
+from .._fields import InputModel, NonBlank
 
 
 def _not_empty(value: SecretStr) -> SecretStr:

@@ -1,0 +1,177 @@
+"""The records as ``/v1`` shows them: v1's wire models filled from v2-shaped records.
+
+The domain keeps every record in v2's shape (with the few facts only v1 shows beside
+its fields); how a record reads in v1 (names, a start command as a list, a desired
+status, a queue delay in whole seconds, an endpoint's workers as pods) is this adapter's
+alone, so the domain imports no v1 model.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from nbext.models.v1 import Endpoint, NetworkVolume, Pod, PodStatus, Template
+
+from ...domain.management import catalog
+from ...domain.management.container import split_args
+from ...domain.management.endpoints import EndpointRecord, v1_pair
+from ...domain.management.facade import Management
+from ...domain.management.network_volumes import VolumeEntry
+from ...domain.management.pods import PodRecord
+from ...domain.management.records import to_datetime, wire
+from ...domain.management.templates import TemplateRecord
+
+
+def template_view(t: TemplateRecord) -> Template:
+    """The template in v1's shape: what ``/v1`` serves and v1's ``includeTemplate`` adds."""
+    return Template(
+        id=t.id,
+        name=t.name,
+        image_name=t.image,
+        category=t.category,
+        container_disk_in_gb=t.disk,
+        volume_in_gb=t.volume_size,
+        volume_mount_path=t.volume_path,
+        container_registry_auth_id=t.registry,
+        docker_entrypoint=list(t.entrypoint),
+        docker_start_cmd=split_args(t.args),
+        env=dict(t.env),
+        ports=list(t.ports),
+        readme=t.readme,
+        is_public=t.public,
+        is_serverless=t.serverless,
+        is_runpod=t.official,
+        earned=0.0,
+        runtime_in_min=0,
+    )
+
+
+def volume_view(v: VolumeEntry) -> NetworkVolume:
+    """The volume as v1 spells it: what ``/v1/networkvolumes`` serves and a v1 pod
+    includes (``includeNetworkVolume``); v1 has no storage type."""
+    return NetworkVolume(id=v.id, name=v.name, size=v.size, data_center_id=v.data_center)
+
+
+def pod_view(p: PodRecord) -> Pod:
+    """The pod in v1's shape: what ``/v1/pods`` serves."""
+    return Pod(
+        id=p.id,
+        name=p.name,
+        image=p.image,
+        template_id=p.template_id,
+        desired_status=PodStatus.RUNNING if p.running else PodStatus.EXITED,
+        last_started_at=to_datetime(p.started_at) if p.started_at is not None else None,
+        last_status_change=p.status_change,
+        cost_per_hr=p.cost_per_hr,
+        adjusted_cost_per_hr=p.cost_per_hr,
+        gpu=catalog.gpu(p.gpu_type_id).wire(p.gpu_count) if p.gpu_type_id else None,
+        cpu_flavor_id=p.cpu_flavor_id,
+        vcpu_count=p.vcpu_count,
+        memory_in_gb=p.memory,
+        container_disk_in_gb=p.disk,
+        volume_in_gb=p.volume_size,
+        volume_mount_path=p.volume_path,
+        volume_encrypted=False,
+        container_registry_auth_id=p.registry,
+        docker_entrypoint=list(p.entrypoint),
+        docker_start_cmd=split_args(p.args),
+        env=dict(p.env),
+        ports=list(p.ports),
+        port_mappings=dict(p.port_mappings),
+        public_ip=p.public_ip,
+        interruptible=p.interruptible,
+        locked=p.locked,
+        machine_id=p.machine_id,
+        consumer_user_id=catalog.USER_ID,
+    )
+
+
+def scaler_value(e: EndpointRecord) -> int:
+    """v1's ``scalerValue``: whole seconds of queue delay, or the request count."""
+    if e.scaling == "REQUEST_COUNT":
+        return int(e.scaling_value)
+    return max(1, math.ceil(e.scaling_value))
+
+
+def instance_ids(e: EndpointRecord) -> list[str]:
+    """v1's ``instanceIds`` of a CPU endpoint: each flavor at the endpoint's vCPUs."""
+    n = e.vcpu_count
+    return [f"{f}-{n}-{n * catalog.cpu(f).memory_per_vcpu_gb}" for f in e.cpu_flavors]
+
+
+def endpoint_view(e: EndpointRecord) -> dict[str, Any]:
+    """The endpoint as ``/v1`` shows it, without its template and workers."""
+    volume, volumes = v1_pair(e.network_volumes, e.v1_volumes)
+    data: dict[str, Any] = {
+        "id": e.id,
+        "name": e.name,
+        "templateId": e.template_id,
+        "computeType": e.compute_type,
+        "gpuTypeIds": list(e.gpu_types) if e.gpu else None,
+        "gpuCount": e.gpu_count if e.gpu else None,
+        "instanceIds": None if e.gpu else instance_ids(e),
+        "allowedCudaVersions": e.allowed_cuda_versions,
+        "minCudaVersion": e.min_cuda_version,
+        "dataCenterIds": list(e.data_center_ids),
+        "workersMin": e.workers_min,
+        "workersMax": e.workers_max,
+        "idleTimeout": math.ceil(e.idle_timeout),
+        "executionTimeoutMs": e.timeout_ms,
+        "scalerType": e.scaling,
+        "scalerValue": scaler_value(e),
+        "networkVolumeId": volume,
+        "networkVolumeIds": volumes,
+        "env": dict(e.env),
+        "version": e.version,
+        "createdAt": to_datetime(e.created_at),
+        "userId": catalog.USER_ID,
+    }
+    extra = dict(e.v1_extra)
+    if "flashboot" in extra:
+        extra["flashboot"] = e.flashboot != "OFF"
+    view = Endpoint.model_validate({**data, **extra})
+    return view.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def workers_as_pods(m: Management, e: EndpointRecord) -> list[tuple[dict[str, Any], str]]:
+    """The live endpoint's workers in v1's Pod shape, with their data centre."""
+    live = m.endpoints.jobs.endpoints.get(e.id)
+    if live is None:
+        return []
+    t = m.endpoints.template(e)
+    cost = round(e.rate() * 3600, 4)
+    gpu = e.gpu_type_id()
+    views = []
+    for worker in live.workers:
+        pod = Pod(
+            id=worker.id,
+            name=f"{e.name} worker",
+            image=live.image,
+            desired_status=PodStatus.RUNNING,
+            last_status_change="running a job" if worker.running else "idle",
+            cost_per_hr=cost,
+            adjusted_cost_per_hr=cost,
+            gpu=catalog.gpu(gpu).wire(e.gpu_count) if gpu else None,
+            cpu_flavor_id=None if gpu else e.cpu_flavors[0],
+            vcpu_count=e.vcpu_count if not gpu else 8 * e.gpu_count,
+            container_disk_in_gb=t.disk if t else None,
+            volume_in_gb=t.volume_size if t else None,
+            volume_mount_path=t.volume_path if t else None,
+            env=dict(t.env) if t else None,
+            ports=list(t.ports) if t else None,
+            interruptible=False,
+            locked=False,
+            template_id=e.template_id,
+            endpoint_id=e.id,
+            ai_api_id=e.id,
+            sls_version=e.version,
+            consumer_user_id=catalog.USER_ID,
+        )
+        views.append((wire(pod), e.data_center()))
+    return views
+
+
+def worker_pods(m: Management) -> list[tuple[dict[str, Any], str]]:
+    """Every endpoint's workers, for ``GET /pods?includeWorkers=true``."""
+    return [pair for e in m.endpoints.book for pair in workers_as_pods(m, e)]

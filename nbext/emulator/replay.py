@@ -1,0 +1,130 @@
+"""Serving a recording: each recorded endpoint becomes an endpoint of the emulator whose
+handler answers the recorded jobs, with their chunks and timing (docs/behaviour.md#recordings).
+
+``--replay PATH`` on the command line and ``PUT /_emulator/replays`` (``%runpod replay``)
+load one. The handler is an ordinary one (``domain.handlers``), so a replayed job queues,
+runs on a worker, streams, is cancelled and billed as any other.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nbext.models import recording as fmt
+
+from .domain.handlers import current_job
+
+if TYPE_CHECKING:
+    from .emulator import Emulator
+
+COLD_START_MIN = 0.5
+"""A first job's recorded delay from this many seconds on is replayed as a cold start."""
+NEAREST = 3
+
+
+class Replayer:
+    """One endpoint's recorded jobs, answered by input digest in recorded order (round
+    and round: a notebook run twice gets the same answers twice)."""
+
+    def __init__(self, endpoint_id: str, calls: list[dict[str, Any]], speed: float | None):
+        self.endpoint_id = endpoint_id
+        self.speed = speed
+        """How many times faster than recorded; None: no waits at all."""
+        self._calls: dict[str, list[dict[str, Any]]] = {}
+        for call in calls:
+            self._calls.setdefault(call["inputDigest"], []).append(call)
+        self._next: dict[str, int] = {}
+        self._inputs = [json.dumps(c[0]["input"], sort_keys=True) for c in self._calls.values()]
+
+    async def __call__(self, job: dict[str, Any]) -> Any:
+        calls = self._calls.get(fmt.digest(job["input"]))
+        if calls is None:
+            return {"error": self.miss(job["input"])}
+        digest = calls[0]["inputDigest"]
+        turn = self._next.get(digest, 0)
+        self._next[digest] = turn + 1
+        call = calls[turn % len(calls)]
+        start = current_job().clock.now()
+        if call["stream"]:
+            return self._stream(call, start)  # a generator: the emulator streams its items
+        await self._until(start, _ms(call["executionTimeMs"]))
+        if call["status"] == "FAILED":
+            return {"error": call["error"] or "the recorded job failed"}
+        return call["output"]
+
+    async def _stream(self, call: dict[str, Any], start: float) -> AsyncIterator[Any]:
+        started = _started_ms(call)
+        for at, output in call["stream"]:
+            await self._until(start, at - started)
+            yield output
+        await self._until(start, _ms(call["executionTimeMs"]))
+
+    async def _until(self, start: float, ms: float) -> None:
+        """Sleep until ``ms`` after ``start`` on the emulator's clock, at ``speed``."""
+        if self.speed is None:
+            return
+        job = current_job()
+        left = start + ms / 1000 / self.speed - job.clock.now()
+        if left > 0:
+            await job.sleep(left)
+
+    def miss(self, job_input: Any) -> str:
+        text = json.dumps(job_input, sort_keys=True)
+        near = difflib.get_close_matches(text, self._inputs, n=NEAREST, cutoff=0.0)
+        shown = "; ".join(_short(n) for n in near)
+        return (
+            f"replay of endpoint {self.endpoint_id!r}: input {_short(text)} was never "
+            f"recorded; nearest recorded inputs: {shown}"
+        )
+
+
+def _ms(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+def _started_ms(call: dict[str, Any]) -> float:
+    """When the job started, in ms after its submission: its recorded delay, else its
+    first state read (a job only streamed is never read whole)."""
+    if isinstance(call.get("delayTimeMs"), int | float):
+        return float(call["delayTimeMs"])
+    return float(call["timeline"][0][0]) if call["timeline"] else 0.0
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def load(
+    emulator: Emulator, path: str | Path, *, speed: float = 1.0, instant: bool = False
+) -> dict[str, Any]:
+    """Deploy the recording at ``path`` (replacing endpoints of the same ids); what it
+    holds: ``{"endpoints", "jobs", "service", "recordedAt"}``. A damaged file is a
+    one-line ``RecordingError`` and nothing is deployed."""
+    if not speed > 0:
+        raise ValueError(f"speed must be a number > 0, got {speed}")
+    recording = fmt.read(Path(path))
+    by_endpoint: dict[str, list[dict[str, Any]]] = {}
+    for call in recording.calls:
+        by_endpoint.setdefault(call["endpoint"], []).append(call)
+    for endpoint_id, calls in by_endpoint.items():
+        if endpoint_id in emulator.jobs.endpoints:
+            emulator.undeploy(endpoint_id)
+        cold = 0.0 if instant else _ms(calls[0]["delayTimeMs"]) / 1000 / speed
+        emulator.deploy(
+            handler=Replayer(endpoint_id, calls, None if instant else speed),
+            endpoint_id=endpoint_id,
+            name=f"{endpoint_id} (replay)",
+            workers_max=10,
+            idle_timeout=60.0,
+            scenario=f"cold-start:seconds={cold}" if cold >= COLD_START_MIN else None,
+        )
+    return {
+        "endpoints": sorted(by_endpoint),
+        "jobs": len(recording.calls),
+        "service": recording.header.get("service"),
+        "recordedAt": recording.header.get("recordedAt"),
+    }

@@ -1,0 +1,116 @@
+"""REST v1's wire models, for the emulator's ``/v1`` alone.
+
+The service retired REST v1 on 2026-11-15 and nbext's client speaks v2 only; the
+emulator still serves ``/v1`` for the programs recorded against it, and checks its
+bodies and queries with these models (one response model per schema of v1's OpenAPI
+reference, one input model per create and update body, the query parameters of
+listings and billing), so ``/v1`` refuses what it always did, in its words.
+"""
+
+from .billing import (
+    BillingQuery,
+    BillingRecord,
+    EndpointBillingQuery,
+    NetworkVolumeBillingQuery,
+    NetworkVolumeBillingRecord,
+    PodBillingQuery,
+)
+from .endpoints import (
+    IDLE_TIMEOUT_MAX_S,
+    IDLE_TIMEOUT_MIN_S,
+    WORKERS_MAX_DEFAULT,
+    WORKERS_MIN_DEFAULT,
+    Endpoint,
+    EndpointCreateInput,
+    EndpointUpdateInput,
+)
+from .enums import (
+    SERVERLESS_CPU_FLAVORS,
+    ComputeType,
+    EndpointBillingGrouping,
+    PodBillingGrouping,
+    PodStatus,
+    Priority,
+    ScalerType,
+)
+from .errors import (
+    ErrorMessage,
+)
+from .network_volumes import (
+    VOLUME_SIZE_MAX_GB,
+    NetworkVolume,
+    NetworkVolumeCreateInput,
+    NetworkVolumeUpdateInput,
+)
+from .pods import (
+    ALL_DATA_CENTERS,
+    CpuType,
+    DataCenter,
+    GpuType,
+    Machine,
+    Pod,
+    PodCreateInput,
+    PodUpdateInput,
+    SavingsPlan,
+)
+from .queries import (
+    EndpointIncludes,
+    PodIncludes,
+    PodListQuery,
+    TemplateIncludes,
+)
+from .registry_auths import (
+    ContainerRegistryAuth,
+    ContainerRegistryAuthCreateInput,
+)
+from .templates import (
+    Template,
+    TemplateCreateInput,
+    TemplateUpdateInput,
+)
+
+__all__ = [
+    "ALL_DATA_CENTERS",
+    "IDLE_TIMEOUT_MAX_S",
+    "IDLE_TIMEOUT_MIN_S",
+    "SERVERLESS_CPU_FLAVORS",
+    "VOLUME_SIZE_MAX_GB",
+    "WORKERS_MAX_DEFAULT",
+    "WORKERS_MIN_DEFAULT",
+    "BillingQuery",
+    "BillingRecord",
+    "ComputeType",
+    "ContainerRegistryAuth",
+    "ContainerRegistryAuthCreateInput",
+    "CpuType",
+    "DataCenter",
+    "Endpoint",
+    "EndpointBillingGrouping",
+    "EndpointBillingQuery",
+    "EndpointCreateInput",
+    "EndpointIncludes",
+    "EndpointUpdateInput",
+    "ErrorMessage",
+    "GpuType",
+    "Machine",
+    "NetworkVolume",
+    "NetworkVolumeBillingQuery",
+    "NetworkVolumeBillingRecord",
+    "NetworkVolumeCreateInput",
+    "NetworkVolumeUpdateInput",
+    "Pod",
+    "PodBillingGrouping",
+    "PodBillingQuery",
+    "PodCreateInput",
+    "PodIncludes",
+    "PodListQuery",
+    "PodStatus",
+    "PodUpdateInput",
+    "Priority",
+    "SavingsPlan",
+    "ScalerType",
+    "Template",
+    "TemplateCreateInput",
+    "TemplateIncludes",
+    "TemplateUpdateInput",
+]
