@@ -112,7 +112,6 @@ class RequestPanel(LivePanel):
         return badge_html(f"{self.status} {phrase}".strip(), STATE_COLOURS[state])
 
     def rendering(self) -> Rendering:
-        """The panel as HTML and text: live while the request goes on, then static."""
         seconds = self.seconds if self.final else self._throttle.now() - self._started
         took = seconds_text(seconds or 0.0) + ("" if self.final else "…")
         worker = f" · worker <code>{html.escape(self.worker)}</code>" if self.worker else ""
