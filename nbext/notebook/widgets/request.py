@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 
-from nbext import media
 from nbext.client import JobCost
 
 from ..cost import cost_html, cost_text
@@ -26,6 +25,7 @@ from ..rendering import (
     PLAIN_TEXT_CHARS,
     Rendering,
     hint_html,
+    media_of,
     note_html,
     output_html,
     panel_frame,
@@ -144,8 +144,7 @@ class RequestPanel(LivePanel):
         if self.has_output:
             drawn = output_html(self.output, full_size_files=self.final)
             parts.append(f'<div class="nbext-request-output">{self._redact(drawn)}</div>')
-            readable = media.preview(self.output) if media.find(self.output) else self.output
-            plain.append("answer: " + self._redact(compact_json(readable)))
+            plain.append("answer: " + self._redact(compact_json(media_of(self.output)[1])))
         if self.error:
             error = self._redact(self.error)
             style = f"color:{ERROR};white-space:pre-wrap;margin:0.3em 0"
