@@ -33,14 +33,7 @@ from nbext.client import JobCost
 
 from .cost import cost_html, cost_text
 from .display.table import Table
-from .display.text import (
-    EXPANDED_CHARS,
-    compact_json,
-    format_ms,
-    metrics_line,
-    shorten,
-    to_json,
-)
+from .display.text import EXPANDED_CHARS, compact_json, format_ms, metrics_line, shorten, to_json
 from .kernel import MEDIA
 from .phases import phase_html, phase_plain
 from .theme import BORDER, ERROR, MUTED, badge_html, state_colour
