@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib.metadata
 import os
 import random
 import time
@@ -19,6 +18,7 @@ from typing import Any, Literal, Protocol, Self, TypedDict, TypeVar, Unpack
 
 import httpx
 
+from nbext._version import __version__
 from nbext.models import JobResult
 
 from ._config import ClientConfig, Secret, load_config
@@ -49,14 +49,7 @@ DEFAULT_WAIT_TIMEOUT = 900.0
 timeout (10 min) plus 5 min for queueing. Pass ``timeout=`` for longer jobs."""
 
 
-def _user_agent() -> str:
-    try:
-        return f"nbext/{importlib.metadata.version('nbext')}"
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
-        return "nbext"
-
-
-USER_AGENT = _user_agent()
+USER_AGENT = f"nbext/{__version__}"
 
 
 class ClientSettings(TypedDict, total=False):

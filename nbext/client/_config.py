@@ -14,12 +14,8 @@ The variables (docs/behaviour.md#configuration):
   (``https://api.runpod.io/v2``). Whatever its shape (a trailing slash, a path prefix, a
   proxy), the client speaks REST v2 to it. One ending in ``/v1`` is refused: the
   service retired REST v1 on 2026-11-15, and nbext speaks v2 only.
-  Not ``RUNPOD_API_BASE_URL`` for the address:
-  runpod-python reads that one as its GraphQL host (``https://api.runpod.io``), and a
-  shell set up for the SDK must never send nbext's management calls there. A value of
-  ``RUNPOD_API_BASE_URL`` ending in ``/v1`` or ``/v2`` is nobody's GraphQL host: it was meant for
-  nbext, and is refused with the right name rather than ignored, so the calls do not
-  go to the real service instead of the intended one.
+  Not ``RUNPOD_API_BASE_URL``: runpod-python reads that one as its GraphQL host
+  (``https://api.runpod.io``), and nbext's management calls must never go there.
 """
 
 from __future__ import annotations

@@ -12,11 +12,11 @@ import json
 import os
 import threading
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
+from nbext._version import __version__
 from nbext.models import FINAL_STATES, JobResult, StreamResponse
 from nbext.models import recording as fmt
 
@@ -117,7 +117,7 @@ class Recording:
             self.recording = False
             ended = [job for job in self._jobs.values() if job["status"] in FINAL]
         header = {
-            "nbext": _version(),
+            "nbext": __version__,
             "service": self.service,
             "recordedAt": datetime.now(UTC).isoformat(timespec="seconds"),
         }
@@ -139,10 +139,3 @@ class Recording:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-def _version() -> str:
-    try:
-        return version("nbext")
-    except PackageNotFoundError:  # pragma: no cover - source checkout
-        return "unknown"

@@ -438,7 +438,7 @@ def service_command(argv: Sequence[str]) -> int:
             info = service.status()
             print("\n".join(service.describe(info)) if info else "no local service runs")
             return 0 if info else 3  # as `systemctl status` says "not running"
-    except (service.ServiceError, service.ServiceFileError) as exc:
+    except (service.ServiceError, service.ServiceFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -22,6 +22,7 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -190,7 +191,7 @@ def describe(info: dict[str, Any]) -> list[str]:
 # ---- how ----------------------------------------------------------------------------
 
 
-def _running(runtime: Any) -> ServiceFile | None:
+def _running(runtime: Path) -> ServiceFile | None:
     """The live service's file; a file left by a dead one is removed (None). Its lock
     says it lives; whether it answers, the caller's first call says (a hung service is
     named with its process id, ``_call``)."""
@@ -203,7 +204,7 @@ def _running(runtime: Any) -> ServiceFile | None:
     return found  # None: starting, its file is not written yet
 
 
-def _start(runtime: Any, idle_stop: float | None) -> ServiceFile:
+def _start(runtime: Path, idle_stop: float | None) -> ServiceFile:
     data = private_dir(data_dir())
     command = [sys.executable, "-m", "nbext.emulator", "start", "--foreground"]
     if idle_stop is not None:
@@ -227,7 +228,7 @@ def _start(runtime: Any, idle_stop: float | None) -> ServiceFile:
             last = next((line for line in reversed(log_lines(20)) if line.strip()), "")
             raise ServiceError(
                 f"the local service could not start (exit code {process.returncode}): "
-                f"{last.strip() or 'it printed nothing'}"
+                f"{last.strip().removeprefix('error: ') or 'it printed nothing'}"
             )
         time.sleep(0.01)
     raise ServiceError(
@@ -238,8 +239,9 @@ def _start(runtime: Any, idle_stop: float | None) -> ServiceFile:
 def _replace_other_version(found: ServiceFile) -> None:
     """Stop a service of another nbext version if nothing runs on it; else say so."""
     info = _call(found, "GET", "/_emulator/service")
-    if info.get("busy") or info.get("kernels"):
-        why = info.get("busy") or f"{info['kernels']} kernels use it"
+    others = [pid for pid in info.get("kernelPids", []) if pid != os.getpid()]
+    if info.get("busy") or others:
+        why = info.get("busy") or f"{len(others)} other kernels use it"
         other = (
             f"nbext {found.version} and this kernel has {__version__}"
             if found.version != __version__

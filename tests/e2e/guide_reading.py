@@ -23,7 +23,7 @@ GUIDES = ("01-quickstart.ipynb", "07-images-and-audio.ipynb", "08-chat-with-an-l
 
 KEY_TEXT: dict[str, dict[str, tuple[str, ...]]] = {
     "01-quickstart.ipynb": {
-        "%load_ext nbext": ("local emulator",),
+        "%load_ext nbext": ("local service",),
         "%%runpod_job echo -o reply": ("COMPLETED", "hello from my first job"),
         "print(reply)": ("'hello from my first job'",),
         "%%runpod_job stream-text --stream": ("COMPLETED", "so an idle endpoint costs nothing."),

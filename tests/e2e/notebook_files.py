@@ -52,3 +52,16 @@ PANELS = [
 (completed, streamed, failed), a map, a health snapshot and a stopped watch."""
 STATIC_PANELS = 6
 """How many static renderings ``PANELS`` leaves once it has run."""
+
+
+def newest_job_cell(endpoint: str) -> str:
+    """A cell printing the state of ``endpoint``'s newest job as the service keeps it
+    (``GET /v2/<endpoint>/requests``, newest first): the kernel's local service is shared
+    by the test process's kernels, so the newest is the one the test's cell sent."""
+    return (
+        "import httpx\n"
+        "_service = get_ipython().magics_manager.registry['RunpodMagics'].connection.service()\n"
+        f"_jobs = httpx.get(_service.serverless_url + '/{endpoint}/requests',\n"
+        "    headers={'Authorization': 'Bearer ' + _service.key.reveal()}).json()\n"
+        f"print('newest {endpoint} job:', _jobs[0]['status'])"
+    )

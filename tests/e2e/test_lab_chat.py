@@ -15,7 +15,7 @@ from playwright.sync_api import BrowserContext, expect
 from .browser import open_offline
 from .jupyter import JupyterLabServer
 from .lab import LabPage
-from .notebook_files import write_notebook
+from .notebook_files import newest_job_cell, write_notebook
 from .test_lab_media import set_theme
 from .test_lab_panels import save, shown
 
@@ -104,9 +104,7 @@ CANCEL = [
     "%load_ext nbext",
     "%%runpod_chat llm\nTell me a long story",
     "after = True",
-    "_service = get_ipython().magics_manager.registry['RunpodMagics'].connection.service()\n"
-    "print('llm jobs:', sorted(j.status.value for j in _service.emulator.jobs.jobs.values()\n"
-    "      if j.endpoint_id == 'llm'))",
+    newest_job_cell("llm"),
 ]
 
 
@@ -130,7 +128,7 @@ def test_cancel_while_the_answer_streams(lab: LabPage, lab_server: JupyterLabSer
     expect(lab.cell_with("after = True").locator(".jp-InputPrompt")).to_have_text("[ ]:")
     check = lab.cell_with("_service = ")
     lab.start_cell(check)
-    lab.wait_for_output(check, "llm jobs: ['CANCELLED', 'COMPLETED']")  # and /v1/models
+    lab.wait_for_output(check, "newest llm job: CANCELLED")
     save(lab)
     saved = nbformat.read(path, as_version=4)
     kinds = {kind for c in saved.cells for o in c.get("outputs", []) for kind in o.get("data", {})}

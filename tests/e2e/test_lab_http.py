@@ -1,19 +1,26 @@
-"""``%%runpod_http`` in real JupyterLab: an event stream's first half is in the page before
-its worker sends the second, and every request's panel stays after save and reopen, in the
-Dark theme, with no widget saved. The worker is a FastAPI server (``tests/lb_servers.py``)
-deployed from the notebook with ``%runpod deploy --load-balancer``; the test lets the
-stream go on by creating the file the server waits for, once the page shows the first
-event.
+"""``%%runpod_http`` in real JupyterLab: a request's panel says what HTTP says (the status
+as its badge, the method and path, the worker that answered, time and cost), never a
+job's words; an event stream is drawn event by event while it goes on, and every
+request's panel stays after save and reopen, in the Dark theme, and in nbconvert's HTML
+opened with no network, with no widget saved.
+
+The worker is a FastAPI server (``tests/lb_servers.py``) deployed from the notebook with
+``%runpod deploy --load-balancer``; its event stream holds its second event until the
+test creates the file the server waits for, once the page shows the first.
 """
 
 from __future__ import annotations
 
+import re
+
 import nbformat
 import pytest
-from playwright.sync_api import expect
+from nbconvert import HTMLExporter
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.lb_servers import FASTAPI_SERVER, write
 
+from .browser import open_offline
 from .jupyter import JupyterLabServer
 from .lab import LabPage
 from .notebook_files import write_notebook
@@ -23,9 +30,31 @@ from .test_lab_panels import save, shown
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
+JOB_WORDS = re.compile(r"\bjob\b|queue|COMPLETED|IN_PROGRESS|data:", re.IGNORECASE)
+"""What a request's panel never says: a job's words, or an event stream's raw lines."""
+STREAM = "%runpod_http api GET /count"
+FINAL = '.nbext-static.nbext-request-panel[data-state="ended"]'
 
-def test_a_stream_is_drawn_live_and_every_panel_stays_after_reopen(
-    lab: LabPage, lab_server: JupyterLabServer
+
+def check_panels(panels: Locator, page: Page) -> None:
+    """The four requests' final panels, as a reader sees them wherever they are drawn."""
+    expect(panels).to_have_count(4)
+    for panel in panels.all():
+        expect(panel.locator('.nbext-state[data-state="200 OK"]')).to_have_text("200 OK")
+        expect(panel).to_contain_text(re.compile(r"· worker worker-\S+"))
+        expect(panel).not_to_contain_text(JOB_WORDS)
+    stream = panels.first
+    expect(stream).to_contain_text("api GET /count")
+    expect(stream.locator(".nbext-request-text pre")).to_have_text('one\n{"n": 2}')
+    expect(stream.locator(".nbext-request-cost")).to_contain_text("$")
+    expect(panels.nth(1).locator(".nbext-listing")).to_have_count(1)
+    expect(panels.nth(2).locator("img")).to_have_count(1)
+    expect(panels.nth(3)).to_contain_text("hello")
+    expect(page.locator(".nbext-live")).to_have_count(0)
+
+
+def test_a_request_is_drawn_live_event_by_event_and_stays_after_reopen_dark_and_exported(
+    lab: LabPage, lab_server: JupyterLabServer, browser: BrowserContext
 ) -> None:
     root = lab_server.root_dir
     write(root, "lb_app.py", FASTAPI_SERVER)
@@ -33,7 +62,7 @@ def test_a_stream_is_drawn_live_and_every_panel_stays_after_reopen(
     cells = [
         "%load_ext nbext",
         f"%runpod deploy lb_app.py --load-balancer --name api --env GATE_FILE={gate}",
-        "%runpod_http api GET /count",
+        STREAM,
         "%runpod_http api GET /items",
         "%runpod_http api GET /picture",
         '%%runpod_http api POST /echo\n{"text": "hello"}',
@@ -41,35 +70,44 @@ def test_a_stream_is_drawn_live_and_every_panel_stays_after_reopen(
     path = write_notebook(root / "http.ipynb", cells)
     lab.open(path.name)
     lab.page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-    stream = lab.output(lab.cell_with("%runpod_http api GET /count"))
-    live = stream.locator('.nbext-live.nbext-job-panel[data-state="IN_PROGRESS"]')
-    expect(live).to_contain_text("data: one", timeout=120_000)
-    expect(live).not_to_contain_text("data: two")
+    output = lab.output(lab.cell_with(STREAM))
+    live = output.locator('.nbext-live.nbext-request-panel[data-state="answering"]')
+    expect(live.locator(".nbext-request-text pre")).to_have_text("one", timeout=120_000)
+    expect(live.locator('.nbext-state[data-state="200 OK"]')).to_be_visible()
+    expect(live).to_contain_text(re.compile(r"api GET /count · worker worker-\S+"))
+    expect(live).to_contain_text("interrupt the kernel")
+    expect(live).not_to_contain_text(JOB_WORDS)
     lab.screenshot("http-live")
     gate.touch()
-    expect(stream.locator('.nbext-static[data-state="COMPLETED"]')).to_contain_text("data: two")
+    expect(output.locator(FINAL)).to_be_visible(timeout=60_000)
     lab.wait_until_idle(timeout_ms=120_000)
     assert lab.errors() == []
-    expect(shown(lab, ".nbext-job-panel .nbext-listing")).to_have_count(1)
-    expect(shown(lab, ".nbext-job-panel img")).to_have_count(1)
-    expect(shown(lab, '.nbext-static.nbext-job-panel[data-state="COMPLETED"]')).to_have_count(4)
+    notebook = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+    check_panels(shown(lab, FINAL), lab.page.locator(notebook))
 
     save(lab)
     lab.page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
     lab_server.shutdown_kernels()
     lab.open(path.name)  # a fresh page: no kernel of the run
-    panels = shown(lab, '.nbext-static.nbext-job-panel[data-state="COMPLETED"]')
-    expect(panels).to_have_count(4)
-    expect(panels.first).to_contain_text("200 OK")
-    expect(shown(lab, ".nbext-job-panel img")).to_have_count(1)
+    check_panels(shown(lab, FINAL), lab.page.locator(notebook))
     try:
         set_theme(lab, "JupyterLab Dark")
-        text = shown(lab, ".nbext-job-text pre").first
+        text = shown(lab, ".nbext-request-text pre").first
         assert text.evaluate(LUMINANCE) > 0.5  # light text on the dark page
         lab.screenshot("http-dark")
     finally:
         set_theme(lab, "JupyterLab Light")
+
     saved = nbformat.read(path, as_version=4)
     kinds = {kind for c in saved.cells for o in c.get("outputs", []) for kind in o.get("data", {})}
     assert {"text/html", "text/plain"} <= kinds
     assert "application/vnd.jupyter.widget-view+json" not in kinds, kinds
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(saved)
+    page_file = path.with_suffix(".html")
+    page_file.write_text(body)
+    page, refused = open_offline(browser, page_file)
+    try:
+        check_panels(page.locator(FINAL), page)
+    finally:
+        page.close()
+    assert all(url.split("?")[0].endswith(".js") for url in refused), refused

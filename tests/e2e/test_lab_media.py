@@ -168,3 +168,4 @@ def set_theme(lab: LabPage, theme: str) -> None:
         "(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme
     )
     lab.page.wait_for_function("(theme) => document.body.dataset.jpThemeName === theme", arg=theme)
+    expect(lab.page.locator("#jupyterlab-splash")).to_have_count(0)  # screenshots see the page

@@ -18,24 +18,30 @@ import pytest
 from playwright.sync_api import Locator, expect
 
 from .lab import LabPage
-from .notebook_files import write_notebook
+from .notebook_files import newest_job_cell, write_notebook
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
 WORDS = " ".join(f"word{n}" for n in range(30))
-CELLS: list[str | dict[str, Any]] = [
-    "%load_ext nbext",
-    f'%%runpod_job stream-text --stream\n{{"text": "{WORDS}", "delay_ms": 150}}',
-    "naps = [{'seconds': 0.4} for _ in range(8)]\n%runpod map sleep naps --concurrency 2",
-    "%runpod health echo --watch 0.2",
-    "import asyncio\nawait asyncio.sleep(3)\n%runpod health --stop echo",
-    # A pod's log, followed (the kernel's emulator starts a pod 8 s after its creation).
-    "from nbext.notebook import client\n"
-    'client().pods.create(name="desk", image="acme/lab:1", gpu={"id": "NVIDIA A40"})',
-    "%runpod logs desk --follow",
-    "await asyncio.sleep(12)\n%runpod logs --stop desk",
-]
+
+
+def cells(pod: str) -> list[str | dict[str, Any]]:
+    """The notebook, with a pod of its own: the test process's kernels share one local
+    service, where a pod another front end's run created stays, so a name used twice
+    would name two pods."""
+    return [
+        "%load_ext nbext",
+        f'%%runpod_job stream-text --stream\n{{"text": "{WORDS}", "delay_ms": 150}}',
+        "naps = [{'seconds': 0.4} for _ in range(8)]\n%runpod map sleep naps --concurrency 2",
+        "%runpod health echo --watch 0.2",
+        "import asyncio\nawait asyncio.sleep(3)\n%runpod health --stop echo",
+        # A pod's log, followed (the emulator starts a pod 8 s after its creation).
+        "from nbext.notebook import client\n"
+        f'client().pods.create(name="{pod}", image="acme/lab:1", gpu={{"id": "NVIDIA A40"}})',
+        f"%runpod logs {pod} --follow",
+        f"await asyncio.sleep(12)\n%runpod logs --stop {pod}",
+    ]
 
 
 BEYOND_LAB = ["lab-no-widgets", "notebook7"]
@@ -77,7 +83,10 @@ def test_live_state_shows_without_the_widget_manager_and_stays_after_reopen(
 ) -> None:
     lab = front_end
     bare = lab.server.disabled_extensions == (WIDGET_MANAGER,)
-    path = write_notebook(lab.server.root_dir / f"bare-{lab.server.log_path.stem}.ipynb", CELLS)
+    pod = f"desk-{lab.server.log_path.stem}"
+    path = write_notebook(
+        lab.server.root_dir / f"bare-{lab.server.log_path.stem}.ipynb", cells(pod)
+    )
     lab.open(path.name)
     disabled = lab.page.evaluate(
         "() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
@@ -122,10 +131,10 @@ def test_live_state_shows_without_the_widget_manager_and_stays_after_reopen(
     expect(lab.output(watch).locator(".nbext-static svg.nbext-health-chart")).to_be_visible()
     # The log: its lines arrive in the page while followed; the Stop button's place
     # names the command, which the last cell runs.
-    logs = lab.cell_with("%runpod logs desk --follow")
+    logs = lab.cell_with(f"%runpod logs {pod} --follow")
     if bare:
         fallback = lab.output(logs).locator('[data-mime-type="text/plain"]')
-        hint = "%runpod logs --stop desk to stop following"
+        hint = f"%runpod logs --stop {pod} to stop following"
         expect(fallback).to_have_text(hint, timeout=60_000)
     else:
         expect(lab.button(logs, "Stop following")).to_be_visible(timeout=60_000)
@@ -152,7 +161,7 @@ def test_live_state_shows_without_the_widget_manager_and_stays_after_reopen(
     expect(lab.page.locator(f"{VISIBLE} .nbext-static")).to_have_count(4)
     expect(lab.output(lab.cell_with("%%runpod_job stream-text"))).to_contain_text(WORDS)
     expect(lab.output(lab.cell_with("%runpod map sleep"))).to_contain_text("8/8 · COMPLETED 8")
-    expect(lab.output(lab.cell_with("%runpod logs desk --follow"))).to_contain_text("started")
+    expect(lab.output(lab.cell_with(f"%runpod logs {pod} --follow"))).to_contain_text("started")
     lab.screenshot(f"no-widgets-reopened-{lab.server.log_path.stem}")
 
 
@@ -160,9 +169,7 @@ SLEEP = [
     "%load_ext nbext",
     '%%runpod_job sleep -o out\n{"seconds": 60}',
     "after = True",
-    "_service = get_ipython().magics_manager.registry['RunpodMagics'].connection.service()\n"
-    "print('sleep jobs:', [j.status.value for j in _service.emulator.jobs.jobs.values()\n"
-    "      if j.endpoint_id == 'sleep'])",
+    newest_job_cell("sleep"),
 ]
 
 
@@ -188,5 +195,5 @@ def test_interrupting_the_kernel_cancels_the_running_job(front_end: LabPage) -> 
     expect(lab.cell_with("after = True").locator(".jp-InputPrompt")).to_have_text("[ ]:")
     check = lab.cell_with("_service = ")
     lab.start_cell(check)
-    lab.wait_for_output(check, "sleep jobs: ['CANCELLED']")
+    lab.wait_for_output(check, "newest sleep job: CANCELLED")
     lab.screenshot(f"interrupt-after-{lab.server.log_path.stem}")

@@ -2,7 +2,7 @@
 
 A resource operation makes its call in REST v2's terms (``api.call``: the method, the
 path under the base URL, the body as v2 spells it) and sends it with ``api.fetch`` or
-``api.delete``, reading the answer as v2's record. ``V2`` sends the calls as they are.
+``api.delete``, reading the answer as v2's record.
 
 Retries come from the job interface's ``send``: GET and DELETE are retried on
 connection trouble, 429 and 5xx; creates and updates only when the service certainly
@@ -29,7 +29,7 @@ T = TypeVar("T")
 
 
 class V2:
-    """REST v2 (the default): every call goes as it is made."""
+    """REST v2: every call goes as it is made."""
 
     def call(
         self,

@@ -61,6 +61,7 @@ async def service(emulator: Authenticated) -> Response:
             "clock": "fake" if isinstance(emulator.clock, FakeClock) else "real",
             "endpoints": sorted(emulator.jobs.endpoints),
             "kernels": len(emulator.joined_kernels),
+            "kernelPids": sorted(emulator.joined_kernels),
             "busy": emulator.busy(),
         }
     )
@@ -155,18 +156,22 @@ async def deploy(request: Request, emulator: Authenticated) -> Response:
     if not isinstance(data, dict) or not isinstance(data.get("image"), str):
         raise InvalidInput("body must be a JSON object with a string 'image'")
     try:
-        endpoint_id = emulator.deploy(
-            data["image"],
-            endpoint_id=data.get("id"),
-            workers_min=int(data.get("workersMin", 0)),
-            workers_max=int(data.get("workersMax", 3)),
-            idle_timeout=float(data.get("idleTimeout", 5.0)),
-            execution_timeout_ms=int(data.get("executionTimeoutMs", 600_000)),
-        )
+        endpoint_id = emulator.deploy(data["image"], endpoint_id=data.get("id"), **_scaling(data))
     except (TypeError, ValueError) as exc:
         raise InvalidInput(str(exc)) from None
     endpoint = emulator.jobs.endpoints[endpoint_id]
     return json_response(endpoint_view(endpoint, emulator.clock.now()), 201)
+
+
+def _scaling(data: dict[str, Any]) -> dict[str, Any]:
+    """A deploy body's scaling settings (``workersMin``, ...), the console's defaults for
+    those it leaves out; TypeError or ValueError for a value of the wrong kind."""
+    return {
+        "workers_min": int(data.get("workersMin", 0)),
+        "workers_max": int(data.get("workersMax", 3)),
+        "idle_timeout": float(data.get("idleTimeout", 5.0)),
+        "execution_timeout_ms": int(data.get("executionTimeoutMs", 600_000)),
+    }
 
 
 @router.get("/endpoints/{endpoint_id}/requests")
@@ -239,10 +244,7 @@ async def deploy_script(endpoint_id: str, request: Request, emulator: Authentica
             env=data.get("env"),
             load_balancer=bool(data.get("loadBalancer")),
             args=data.get("args", []),
-            workers_min=int(data.get("workersMin", 0)),
-            workers_max=int(data.get("workersMax", 3)),
-            idle_timeout=float(data.get("idleTimeout", 5.0)),
-            execution_timeout_ms=int(data.get("executionTimeoutMs", 600_000)),
+            **_scaling(data),
         )
     except (TypeError, ValueError) as exc:
         raise InvalidInput(str(exc)) from None

@@ -16,10 +16,7 @@ from .billing import (
     PodBillingQuery,
 )
 from .endpoints import (
-    IDLE_TIMEOUT_MAX_S,
-    IDLE_TIMEOUT_MIN_S,
     WORKERS_MAX_DEFAULT,
-    WORKERS_MIN_DEFAULT,
     Endpoint,
     EndpointCreateInput,
     EndpointUpdateInput,
@@ -27,17 +24,12 @@ from .endpoints import (
 from .enums import (
     SERVERLESS_CPU_FLAVORS,
     ComputeType,
-    EndpointBillingGrouping,
-    PodBillingGrouping,
     PodStatus,
-    Priority,
-    ScalerType,
 )
 from .errors import (
     ErrorMessage,
 )
 from .network_volumes import (
-    VOLUME_SIZE_MAX_GB,
     NetworkVolume,
     NetworkVolumeCreateInput,
     NetworkVolumeUpdateInput,
@@ -71,12 +63,8 @@ from .templates import (
 
 __all__ = [
     "ALL_DATA_CENTERS",
-    "IDLE_TIMEOUT_MAX_S",
-    "IDLE_TIMEOUT_MIN_S",
     "SERVERLESS_CPU_FLAVORS",
-    "VOLUME_SIZE_MAX_GB",
     "WORKERS_MAX_DEFAULT",
-    "WORKERS_MIN_DEFAULT",
     "BillingQuery",
     "BillingRecord",
     "ComputeType",
@@ -85,7 +73,6 @@ __all__ = [
     "CpuType",
     "DataCenter",
     "Endpoint",
-    "EndpointBillingGrouping",
     "EndpointBillingQuery",
     "EndpointCreateInput",
     "EndpointIncludes",
@@ -99,16 +86,13 @@ __all__ = [
     "NetworkVolumeCreateInput",
     "NetworkVolumeUpdateInput",
     "Pod",
-    "PodBillingGrouping",
     "PodBillingQuery",
     "PodCreateInput",
     "PodIncludes",
     "PodListQuery",
     "PodStatus",
     "PodUpdateInput",
-    "Priority",
     "SavingsPlan",
-    "ScalerType",
     "Template",
     "TemplateCreateInput",
     "TemplateIncludes",
