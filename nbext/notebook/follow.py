@@ -408,16 +408,10 @@ class JobFollower:
             self._tick()
 
     async def _follow_async(self) -> JobResult | None:
-        ticker = asyncio.get_running_loop().create_task(self._ticking())
-        try:
-            return await self._follow_async_inner()
-        finally:
-            ticker.cancel()
-
-    async def _follow_async_inner(self) -> JobResult | None:
         """The client's states, then its stream, with the async client on the loop."""
         job = self._async_job()
         started = time.monotonic()
+        ticker = asyncio.get_running_loop().create_task(self._ticking())
         try:
             result = await self._apolled(job, started)
             if self.stream:
@@ -430,6 +424,8 @@ class JobFollower:
         except Exception as exc:  # a task's error would otherwise go unseen
             self._stopped(exc, reraise=False)
             return None
+        finally:
+            ticker.cancel()
         self.finish(result)
         return result
 
@@ -479,11 +475,6 @@ class JobFollower:
         else:
             self._note(f"{note}: {exc}")
 
-    def _cancelled(self, note: str) -> None:
-        if self.panel is not None:
-            self.panel.note = note
-            self.panel.refresh(force=True)
-
     def cancel(self, *, follow: bool = True) -> None:
         """Cancel the job (sync client) and show the outcome.
 
@@ -498,7 +489,7 @@ class JobFollower:
         except NbextError as exc:
             self._failed(exc, "cancel failed")
             return
-        self._cancelled(CANCELLED_NOTE)
+        self._note(CANCELLED_NOTE)
         if follow:
             self._show_now()
 
@@ -527,7 +518,7 @@ class JobFollower:
         if self.following:
             if cancelled is not None:
                 self._result(JobResult(id=cancelled.id, status=cancelled.status))
-                self._cancelled(CANCELLED_NOTE)
+                self._note(CANCELLED_NOTE)
             if self._polling is not None:
                 self._polling.cancel()  # the follower reads the job's state now
             return

@@ -46,7 +46,6 @@ class _Worker:
 
     id: str
     key: str
-    running: set[str] = field(default_factory=set)
     dropped: set[str] = field(default_factory=set)
     """Jobs the emulator stopped (cancelled, timed out) while the function ran them."""
     ended: threading.Event = field(default_factory=threading.Event)
@@ -176,11 +175,7 @@ class KernelWorker:
 
     def _run(self, worker: _Worker, job: dict[str, Any]) -> None:
         job_id = job["id"]
-        worker.running.add(job_id)
-        try:
-            body = self._call(worker, job)
-        finally:
-            worker.running.discard(job_id)
+        body = self._call(worker, job)
         if job_id in worker.dropped:
             worker.dropped.discard(job_id)
             return

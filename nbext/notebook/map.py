@@ -19,14 +19,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 
-from nbext.client import (
-    Abandoned,
-    BudgetExceeded,
-    JobCost,
-    JobOptions,
-    JobOptionWords,
-    MaybeQueued,
-)
+from nbext.client import Abandoned, BudgetExceeded, JobCost, JobOptions, JobOptionWords, MaybeQueued
 from nbext.models import JobResult
 
 from .connection import Connection

@@ -33,14 +33,7 @@ from nbext.client import JobCost
 
 from .cost import cost_html, cost_text
 from .display.table import Table
-from .display.text import (
-    EXPANDED_CHARS,
-    compact_json,
-    format_ms,
-    metrics_line,
-    shorten,
-    to_json,
-)
+from .display.text import EXPANDED_CHARS, compact_json, format_ms, metrics_line, shorten, to_json
 from .kernel import MEDIA
 from .phases import phase_html, phase_plain
 from .theme import BORDER, ERROR, MUTED, badge_html, state_colour
@@ -133,7 +126,7 @@ def output_html(output: Any, *, full_size_files: bool = True) -> str:
 
     ``full_size_files=False`` writes no full-size file (a streamed preview, replaced a
     moment later: the job's output, drawn at its end, is what the files are for)."""
-    found, readable = _media_of(output)
+    found, readable = media_of(output)
     folder = MEDIA.full_size_dir if full_size_files else ""
     gallery = _gallery_of(output, found, folder).html if found else ""
     if isinstance(output, list) and output and all(isinstance(r, dict) for r in output):
@@ -153,7 +146,7 @@ _last_media: tuple[Any, media.MediaList, Any] | None = None
 _last_gallery: tuple[Any, tuple[media.Limits, str], media.Rendered] | None = None
 
 
-def _media_of(output: Any) -> tuple[media.MediaList, Any]:
+def media_of(output: Any) -> tuple[media.MediaList, Any]:
     """The media found in ``output``, and the output with each blob as a short tag.
 
     A live panel redraws up to ten times a second with the same output object; searching
@@ -170,7 +163,7 @@ def _media_of(output: Any) -> tuple[media.MediaList, Any]:
 
 
 def _gallery_of(output: Any, found: media.MediaList, folder: str) -> media.Rendered:
-    """The gallery of ``output``'s media, kept like ``_media_of``'s answer: a large image's
+    """The gallery of ``output``'s media, kept like ``media_of``'s answer: a large image's
     thumbnail is made, and its full file written into ``folder``, once, not at each redraw
     and again for the static rendering."""
     global _last_gallery
@@ -282,7 +275,7 @@ def job_plain(view: JobView) -> str:
     if view.text is not None and (line := metrics_line(view.metrics)):
         lines.append("metrics: " + line)
     if view.has_output:
-        lines.append("output: " + compact_json(_media_of(view.output)[1]))
+        lines.append("output: " + compact_json(media_of(view.output)[1]))
     if view.error:
         lines.append("error: " + shorten(view.error, PLAIN_TEXT_CHARS))
     if view.note:

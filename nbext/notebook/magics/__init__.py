@@ -20,13 +20,7 @@ from nbext.client import Budget
 
 from ..chat import Conversation
 from ..connection import Connection
-from ..ipython import (
-    argument,
-    cell_magic,
-    line_cell_magic,
-    line_magic,
-    magic_arguments,
-)
+from ..ipython import argument, cell_magic, line_cell_magic, line_magic, magic_arguments
 from ..kernel import MEDIA, current
 from ..widgets.logs import DEFAULT_MAX_LINES
 from . import (  # noqa: F401  (they register subcommands)

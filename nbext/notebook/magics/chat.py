@@ -45,6 +45,7 @@ from ..ipython import argument, magic_arguments
 from ..rendering import Rendering
 from ..widgets.controls import Controls
 from ..widgets.live import LivePanel
+from ..widgets.request import WORKER_HEADER
 from .commands import subcommand
 from .common import Magics, check_name, explain, one_line, store, usage_errors
 
@@ -55,8 +56,6 @@ if TYPE_CHECKING:
 
     from ..connection import Service
 
-WORKER_HEADER = "X-Runpod-Worker-Id"
-"""Which worker answered a load-balancing endpoint's request (kept as the turn's job id)."""
 MODELS_TIMEOUT = 120.0
 """Seconds to wait for an endpoint's model list (a cold worker may have to start)."""
 
@@ -265,7 +264,7 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
     store(magics, output_name, None)
     try:
         with http.stream("POST", CHAT_ROUTE, json=body) as response:
-            view.job_id = response.headers.get(WORKER_HEADER)
+            view.job_id = response.headers.get(WORKER_HEADER)  # kept as the turn's job id
             for piece in response.iter_text():
                 answer.take(piece)
         answer.finish(JobResult(id="-", status=JobStatus.COMPLETED))

@@ -2,13 +2,10 @@
 
 The request goes through the kernel's client (``endpoint.http()``: one httpx client per
 endpoint, reused by every cell), so its key, timeouts and errors are the client's. It is
-a request, not a job, and is drawn as one (``RequestPanel``): while no answer has come,
-a thread looks at the endpoint (``endpoint.diagnose()``) and says what it waits for
-(workers starting, the likely cause); then the HTTP status and the worker that answered;
-an event stream event by event; the answer by its type (JSON, media, text). A worker's
-error status stops the notebook with the client's error for it (``NotFound``,
-``APIError``...), said once: by the error, not the panel. The request is kept among the
-kernel's work (``%runpod jobs``, ``why``) as a ``RequestRecord``.
+drawn as a request, not a job (``RequestPanel``), while a thread (``_Watch``) says what it
+waits for. A worker's error status is said once: by the client's error, not the panel.
+The request is kept among the kernel's work (``%runpod jobs``, ``why``) as a
+``RequestRecord``.
 """
 
 from __future__ import annotations
@@ -115,8 +112,7 @@ class _Watch(threading.Thread):
 
     def stop(self) -> None:
         self.stopped.set()
-        if self.is_alive():
-            self.join()
+        self.join()
 
 
 def events(lines: Iterator[str]) -> Iterator[str]:

@@ -32,8 +32,7 @@ def record(magics: Magics, args: argparse.Namespace) -> None:
         if not RECORDING:
             raise UsageError("nothing is being recorded: start with `%runpod record PATH`")
         recording = RECORDING.pop()
-        kept = recording.stop()
-        print(f"recorded {kept} calls to {recording.path}")
+        print(f"recorded {recording.stop()} calls to {recording.path}")
         return
     if RECORDING:
         raise UsageError(f"already recording to {RECORDING[0].path}: `%runpod record stop` first")

@@ -6,9 +6,4 @@ from .job import JobPanel
 from .map import MapPanel
 from .throttle import Throttle
 
-__all__ = [
-    "HealthPanel",
-    "JobPanel",
-    "MapPanel",
-    "Throttle",
-]
+__all__ = ["HealthPanel", "JobPanel", "MapPanel", "Throttle"]

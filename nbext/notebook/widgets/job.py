@@ -227,8 +227,6 @@ class JobPanel(LivePanel):
         return self.hint
 
     def rendering(self) -> Rendering:
-        """The panel as HTML and text: live while the job runs, what the cell keeps once
-        it ended."""
         # The output is redacted as drawn: the view keeps the value itself for -o NAME.
         view = self.view()
         rendering = render_job(view, full_size_files=self.has_output)

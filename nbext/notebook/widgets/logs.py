@@ -21,12 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..display.frames import to_frame
 from ..display.specs import LOGS
-from ..log_rendering import (
-    LogLine,
-    LogView,
-    Target,
-    render_logs,
-)
+from ..log_rendering import LogLine, LogView, Target, render_logs
 from ..rendering import Rendering
 from .live import StoppablePanel
 from .throttle import Throttle

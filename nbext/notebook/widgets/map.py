@@ -56,10 +56,6 @@ class MapPanel(LivePanel):
         self._elapsed: float | None = None
 
     @property
-    def done(self) -> int:
-        return sum(self.counts.values())
-
-    @property
     def final(self) -> bool:
         return self.finished
 
@@ -111,4 +107,4 @@ class MapPanel(LivePanel):
         return self.cancel_available
 
     def __repr__(self) -> str:
-        return f"MapPanel({self.endpoint_id!r}, {self.done}/{self.total})"
+        return f"MapPanel({self.endpoint_id!r}, {self.counts.total()}/{self.total})"

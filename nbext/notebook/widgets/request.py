@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 
-from nbext import media
 from nbext.client import JobCost
 
 from ..cost import cost_html, cost_text
@@ -26,6 +25,7 @@ from ..rendering import (
     PLAIN_TEXT_CHARS,
     Rendering,
     hint_html,
+    media_of,
     note_html,
     output_html,
     panel_frame,
@@ -112,7 +112,6 @@ class RequestPanel(LivePanel):
         return badge_html(f"{self.status} {phrase}".strip(), STATE_COLOURS[state])
 
     def rendering(self) -> Rendering:
-        """The panel as HTML and text: live while the request goes on, then static."""
         seconds = self.seconds if self.final else self._throttle.now() - self._started
         took = seconds_text(seconds or 0.0) + ("" if self.final else "…")
         worker = f" · worker <code>{html.escape(self.worker)}</code>" if self.worker else ""
@@ -145,8 +144,7 @@ class RequestPanel(LivePanel):
         if self.has_output:
             drawn = output_html(self.output, full_size_files=self.final)
             parts.append(f'<div class="nbext-request-output">{self._redact(drawn)}</div>')
-            readable = media.preview(self.output) if media.find(self.output) else self.output
-            plain.append("answer: " + self._redact(compact_json(readable)))
+            plain.append("answer: " + self._redact(compact_json(media_of(self.output)[1])))
         if self.error:
             error = self._redact(self.error)
             style = f"color:{ERROR};white-space:pre-wrap;margin:0.3em 0"
