@@ -361,3 +361,31 @@ def test_a_key_with_a_loopback_url_is_a_local_emulator_not_the_cloud(
     assert banner.startswith(f"nbext: a local emulator at http://{host}:8765/v2, key rpa_…ABCD")
     assert f"service: a local emulator at http://{host}:8765/v2" in status
     assert "cloud" not in banner + "".join(status).replace("RUNPOD_", "")
+
+
+def test_runpod_local_restart_log_and_stop(
+    shell: InteractiveShell,
+    clean_env: Path,
+    folders: Folders,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The service's controls from a cell; its own log never reaches a cell."""
+    shell.extension_manager.loaded.discard("nbext")
+    shell.run_line_magic("load_ext", "nbext")
+    try:
+        first = folders.service_file().pid
+        shell.run_cell('%%runpod_job fail -q --no-raise\n{"message": "boom"}').raise_error()
+        shell.run_line_magic("runpod", "local restart")
+        out = capsys.readouterr()
+        assert "Traceback" not in out.out + out.err  # the service's log stays in its file
+        assert "started now" in out.out and folders.service_file().pid != first
+        shell.run_cell('%%runpod_job echo -q -o back\n{"n": 1}').raise_error()
+        assert shell.user_ns["back"] == {"n": 1}  # the kernel follows the new service
+        shell.run_line_magic("runpod", "local log -n 200")
+        assert "boom" in capsys.readouterr().out  # the failed handler, in the service's log
+        shell.run_line_magic("runpod", "local stop")
+        assert capsys.readouterr().out.startswith("stopped the local service (pid ")
+        shell.run_line_magic("runpod", "local status")
+        assert capsys.readouterr().out.startswith("no local service runs")
+    finally:
+        shell.run_line_magic("unload_ext", "nbext")
