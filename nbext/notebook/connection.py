@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
-from nbext import service as local_service
 from nbext.client import AsyncClient, Budget, Client, ClientConfig, Secret, load_config
 from nbext.models import JobResult
 
@@ -39,6 +38,7 @@ from .registry import JobRegistry
 from .uipoll import running_loop
 
 if TYPE_CHECKING:
+    from nbext import service as local_service
     from nbext.emulator import EmulatorServer
 
     from .kernel_worker import KernelWorker
@@ -247,6 +247,8 @@ class Connection:
             else:
                 info = local.control("GET", "/_emulator/service")
                 if info["shared"]:
+                    from nbext import service as local_service  # POSIX only: when used
+
                     lines += local_service.describe(info)
                 else:
                     lines += [
@@ -305,6 +307,8 @@ class Connection:
         local = self._services.get("local")
         if local is None or local.joined is None:
             return
+        from nbext import service as local_service  # POSIX only: when used
+
         runtime = local_service.files.runtime_dir()
         now = local_service.files.read(runtime)
         if (
@@ -439,6 +443,8 @@ class Connection:
         emulator this connection was given, with the demo endpoints deployed on it."""
         server = self._server
         if server is None:
+            from nbext import service as local_service  # POSIX only: when used
+
             try:
                 joined = local_service.join()
             except (local_service.ServiceError, local_service.ServiceFileError) as exc:

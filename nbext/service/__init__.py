@@ -292,7 +292,3 @@ def _duration(seconds: float) -> str:
     if minutes < 60:
         return f"{minutes} min" if minutes else f"{int(seconds)} s"
     return f"{minutes // 60} h {minutes % 60:02d} min"
-
-
-if os.name != "posix":  # pragma: no cover - the locks are POSIX file locks
-    raise ImportError("nbext's local service needs a POSIX system (Linux, macOS, WSL)")

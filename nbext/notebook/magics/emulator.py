@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from nbext import service
-
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics, usage_errors
@@ -51,6 +49,8 @@ def local_command(magics: Magics, args: argparse.Namespace) -> None:
         %runpod local status
         %runpod local log -n 20
     """
+    from nbext import service  # POSIX file locks: imported where used
+
     try:
         if args.action == "start":
             print(f"nbext: {service.join().describe()}")
