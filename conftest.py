@@ -46,7 +46,8 @@ def kernel_environment(home: Path) -> dict[str, str]:
 
 
 def private_service_dirs() -> tempfile.TemporaryDirectory[str]:
-    """A runtime and a data folder for the local service of this test process alone.
+    """A runtime and a data folder for a local service of the tests' own, set in this
+    process's environment.
 
     Every kernel, guide and subprocess a test starts inherits them, so no test ever
     reaches the user's own local service or its data, and two test processes (xdist
@@ -58,6 +59,17 @@ def private_service_dirs() -> tempfile.TemporaryDirectory[str]:
 
 
 _service_dirs: tempfile.TemporaryDirectory[str] | None = None
+_guide: tuple[Path, tempfile.TemporaryDirectory[str]] | None = None
+"""The guide whose cells run now, and its local service's folders: each guide starts on
+a service of its own, as on a fresh machine, not on what earlier tests or guides left."""
+
+
+def end_guide_service() -> None:
+    global _guide
+    if _guide is not None:
+        stop_service(Path(_guide[1].name) / "run")
+        _guide[1].cleanup()
+        _guide = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -77,13 +89,20 @@ def is_guide_cell(item: pytest.Item) -> bool:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
-    """Start a notebook's kernel (nbval does it in the first cell's setup) scrubbed."""
-    global _home
+    """Start a notebook's kernel (nbval does it in the first cell's setup) scrubbed, on
+    a local service of the guide's own."""
+    global _home, _guide
     if not is_guide_cell(item):
         return (yield)
     if _home is None:
         _home = tempfile.TemporaryDirectory(prefix="nbext-nbval-home-")
-    saved, scrubbed = dict(os.environ), kernel_environment(Path(_home.name))
+    saved = dict(os.environ)
+    if _guide is None or _guide[0] != item.path:
+        end_guide_service()
+        _guide = (item.path, private_service_dirs())  # a new guide: a new service
+    os.environ["NBEXT_RUNTIME_DIR"] = str(Path(_guide[1].name) / "run")
+    os.environ["NBEXT_DATA_DIR"] = str(Path(_guide[1].name) / "data")
+    scrubbed = kernel_environment(Path(_home.name))
     os.environ.clear()
     os.environ.update(scrubbed)
     try:
@@ -95,6 +114,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     global _home, _service_dirs
+    end_guide_service()
     if _service_dirs is not None:
         stop_service(Path(os.environ["NBEXT_RUNTIME_DIR"]))
         _service_dirs.cleanup()

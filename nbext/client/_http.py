@@ -13,7 +13,7 @@ is refused before it is sent, and an error status raises the client's error for 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -106,6 +106,32 @@ class Checks:
 
     def _path(self, request: httpx.Request) -> str:
         return request.url.path.removeprefix(self.prefix) or "/"
+
+
+class EndpointClient(httpx.Client):
+    """``endpoint.http()``'s client: one per endpoint and nbext client, reused by every
+    call. A ``with`` block closes it, as it closes any httpx client (the next ``http()``
+    makes a new one), and may begin on one an earlier call already opened."""
+
+    def __enter__(self) -> Self:
+        try:
+            return super().__enter__()
+        except RuntimeError:  # httpx: "cannot open a client instance more than once"
+            if self.is_closed:
+                raise
+            return self
+
+
+class AsyncEndpointClient(httpx.AsyncClient):
+    """``endpoint.async_http()``'s client (see ``EndpointClient``)."""
+
+    async def __aenter__(self) -> Self:
+        try:
+            return await super().__aenter__()
+        except RuntimeError:
+            if self.is_closed:
+                raise
+            return self
 
 
 def settings(

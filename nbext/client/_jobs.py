@@ -26,7 +26,7 @@ from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submissi
 from ._cost import JobCost, Spending, job_cost
 from ._diagnosis import diagnose, explained
 from ._errors import NbextError
-from ._http import Checks, lb_base, queue_based, settings
+from ._http import AsyncEndpointClient, Checks, EndpointClient, lb_base, queue_based, settings
 from ._map import AsyncMapResults, MapPlan, MapResults
 from ._openai import OpenAIPlan, async_openai, openai_base_url, sync_openai
 from ._phases import QUEUE_THRESHOLD, Phase
@@ -376,14 +376,14 @@ class _EndpointBase(Twins):
     def _lb_client(self, base: str) -> httpx.Client:
         made = self._client._lb_clients.get((self.id, False))
         if not isinstance(made, httpx.Client) or made.is_closed:
-            made = httpx.Client(**self._settings(base, awaited=False))
+            made = EndpointClient(**self._settings(base, awaited=False))
             self._client._lb_clients[self.id, False] = made
         return made
 
     def _lb_async_client(self, base: str) -> httpx.AsyncClient:
         made = self._client._lb_clients.get((self.id, True))
         if not isinstance(made, httpx.AsyncClient) or made.is_closed:
-            made = httpx.AsyncClient(**self._settings(base, awaited=True))
+            made = AsyncEndpointClient(**self._settings(base, awaited=True))
             self._client._lb_clients[self.id, True] = made
         return made
 

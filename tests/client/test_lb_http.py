@@ -223,3 +223,19 @@ def test_a_cold_start_s_request_waits_for_the_first_200(
     assert answers and answers[0].status_code == 200
     idle = endpoint.diagnose().cause  # no job waits on a load-balancing endpoint
     assert idle == "1 worker idle, ready: a request or job sent now starts at once"
+
+
+def test_a_with_block_on_the_endpoint_s_client_after_a_call_works_and_closes_it(
+    client: Client,
+) -> None:
+    """The endpoint's one client, already opened by an earlier call (a cell of
+    %%runpod_http, say), still serves a ``with`` block, which closes it as httpx does; the
+    next ``http()`` is a new one."""
+    endpoint = client.endpoint("api")  # the fixture's FastAPI worker
+    first = endpoint.http()
+    assert first.get("/items").status_code == 200  # opened by this call
+    with endpoint.http() as http:
+        assert http is first and http.get("/items").status_code == 200
+    assert first.is_closed
+    again = endpoint.http()
+    assert again is not first and again.get("/items").status_code == 200
