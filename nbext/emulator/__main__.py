@@ -22,6 +22,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from nbext.models.enums import SCENARIOS
+
 from . import replay
 from .domain.errors import StoreFailed
 from .domain.handlers import Handler
@@ -128,8 +130,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         default=[],
         metavar="ID=NAME[:KEY=VALUE,...]",
-        help="give endpoint ID a teaching scenario: cold-start, crash-loop, throttled, flaky "
-        "or slow-stream, e.g. cold=cold-start:seconds=20 (docs/behaviour.md); repeatable",
+        help=f"give endpoint ID a teaching scenario ({', '.join(SCENARIOS)}), "
+        "e.g. cold=cold-start:seconds=20 (docs/behaviour.md); repeatable",
     )
     parser.add_argument(
         "--replay",
