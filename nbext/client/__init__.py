@@ -54,11 +54,13 @@ from ._resources.pods import AsyncPods, Pods
 from ._resources.registry_auths import AsyncRegistryAuths, RegistryAuths
 from ._resources.ssh_keys import AsyncSshKeys, SshKeys
 from ._resources.templates import AsyncTemplates, Templates
+from ._resources.wire import NOT_GIVEN, NotGiven
 from ._retry import RetryPolicy
 
 __all__ = [
     "DEFAULT_CONFIG_FILE",
     "DEFAULT_PROFILE",
+    "NOT_GIVEN",
     "APIError",
     "Abandoned",
     "AsyncBatch",
@@ -106,6 +108,7 @@ __all__ = [
     "NbextError",
     "NetworkVolumes",
     "NotFound",
+    "NotGiven",
     "PayloadTooLarge",
     "Phase",
     "Pods",

@@ -14,7 +14,7 @@ from nbext.models.v2 import NetworkVolume
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
 from .rest import V2
-from .wire import body, given, ident, one, wrapped
+from .wire import NOT_GIVEN, NotGiven, body, given, ident, one, wrapped
 
 PATH = "network-volumes"
 VolumeType = Literal["STANDARD", "HIGH_PERFORMANCE"]
@@ -57,13 +57,13 @@ def update(
     api: V2,
     network_volume_id: str,
     *,
-    name: str | None = None,
-    size: int | None = None,
+    name: str | NotGiven = NOT_GIVEN,
+    size: int | NotGiven = NOT_GIVEN,
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[NetworkVolume]:
     """Rename a volume or grow it to ``size`` GB (a smaller size is BadRequest)."""
     vid, subject = ident(network_volume_id, "network volume")
-    fields = given(locals(), skip=["network_volume_id", "vid", "subject"])
+    fields = given(locals(), skip=["network_volume_id", "vid", "subject"], update=True)
     data = body("network_volumes.update", fields, extra_body)
     call = api.call("PATCH", [PATH, vid], "network_volumes.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(NetworkVolume)))
