@@ -71,20 +71,14 @@ def await_job_cells(lines: list[str]) -> list[str]:
         return lines
     if lines and lines[0].startswith(MAGIC_CALLS):
         return [AWAITED_CALL + lines[0][len("get_ipython().run_cell_magic(") :], *lines[1:]]
-    calls = _awaited_lines()
+    from .magics.commands import SUBCOMMANDS
+
+    # a line of a subcommand with an awaited twin, at the start of a line: not in a
+    # block, where ``await`` could not go
+    calls = tuple(f"{LINE_CALL}'runpod', '{n} " for n, c in SUBCOMMANDS.items() if c.awaited)
     return [
         AWAITED_LINE + line[len(LINE_CALL) :] if line.startswith(calls) else line for line in lines
     ]
-
-
-def _awaited_lines() -> tuple[str, ...]:
-    """How IPython writes a ``%runpod`` line of a subcommand that awaits (``map``,
-    ``retry``, ``batch``: those registered with an ``awaited`` twin), at the start of a
-    line: not in a block, where ``await`` could not go."""
-    from .magics.commands import SUBCOMMANDS
-
-    found = (name for name, command in SUBCOMMANDS.items() if command.awaited)
-    return tuple(f"{LINE_CALL}'runpod', '{name} " for name in found)
 
 
 def install(shell: Any) -> bool:

@@ -68,7 +68,7 @@ def create(
     ``execution_timeout_ms`` bounds one job (v2's ``timeout``). A create that may have
     reached the service is not re-sent.
     """
-    fields = _wire(given(locals()))
+    fields = given(locals())
     if name is None and template_id is not None:
         fields["name"] = template_id
     data = body("endpoints.create", fields, extra_body, NESTED)
@@ -76,14 +76,6 @@ def create(
         data.setdefault("scaling", QUEUE_SCALING)
     call = api.call("POST", ["serverless"], "endpoints.create", "a new endpoint", body=data)
     return (yield from api.fetch(ctx, call, one(Endpoint)))
-
-
-RENAMED = {"execution_timeout_ms": "timeout"}
-"""Keywords named apart from their v2 field: ``timeout`` is the client's HTTP seconds."""
-
-
-def _wire(fields: dict[str, Any]) -> dict[str, Any]:
-    return {RENAMED.get(name, name): value for name, value in fields.items()}
 
 
 def list_endpoints(ctx: Context, api: V2) -> Flow[list[Endpoint]]:
@@ -129,7 +121,7 @@ def update(
     a change of ``image`` is). Not re-sent after it may have reached the service.
     """
     eid, subject = ident(endpoint_id, "endpoint")
-    fields = _wire(given(locals(), skip=["endpoint_id", "eid", "subject"], update=True))
+    fields = given(locals(), skip=["endpoint_id", "eid", "subject"], update=True)
     data = body("endpoints.update", fields, extra_body, NESTED)
     call = api.call("PATCH", ["serverless", eid], "endpoints.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(Endpoint)))

@@ -106,15 +106,14 @@ NOT_GIVEN = NotGiven()
 def given(
     arguments: Mapping[str, Any], *, skip: Sequence[str] = (), update: bool = False
 ) -> dict[str, Any]:
-    """The keyword arguments the caller actually gave: a create's ``None`` (its default)
-    and an update's NOT_GIVEN are left out; ``None`` given to an ``update`` is sent."""
+    """The keyword arguments the caller gave: NOT_GIVEN and a create's ``None`` (its
+    default) are left out; ``None`` given to an ``update`` is sent as null."""
     return {
         name: value
         for name, value in arguments.items()
         if not isinstance(value, NotGiven)
         and (update or value is not None)
-        and name not in NOT_FIELDS
-        and name not in skip
+        and name not in {*NOT_FIELDS, *skip}
     }
 
 
@@ -141,9 +140,13 @@ def choice(operation: str, name: str, value: str, allowed: tuple[str, ...]) -> s
     return value.upper()
 
 
+RENAMED = {"execution_timeout_ms": "timeout"}
+"""Keywords named apart from their v2 field: ``timeout`` is the client's HTTP seconds."""
+
+
 def camel(name: str) -> str:
     """A keyword's wire name: ``data_center_ids`` -> ``dataCenterIds``."""
-    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
+    return RENAMED.get(name) or re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
 
 
 def nested(operation: str, keyword: str, model: type[BaseModel], value: Any) -> Any:

@@ -37,7 +37,7 @@ from nbext.client import (
     RegistryAuths,
     Templates,
 )
-from nbext.client._resources.endpoints import RENAMED
+from nbext.client._resources.wire import RENAMED
 
 from ..conftest import KEY
 from .conftest import Recorder, call, recorded_client
