@@ -118,6 +118,6 @@ def test_a_replayed_job_says_replay_there_and_in_the_jobs_listing(
 def test_the_key_is_in_no_saved_output(saved: nbformat.NotebookNode) -> None:
     outputs = [o for cell in saved.cells[1:] for o in cell.outputs]
     said = [o.metadata["nbext"] for o in outputs if "nbext" in o.get("metadata", {})]
-    assert len(said) == 8  # the jobs', the chat's, the request's and the map's
+    assert len(said) == 7  # the jobs', the chat's, the request's and the map's
     assert KEY not in json.dumps(outputs)
     assert "http" not in json.dumps(said)  # no address, which may carry the key
