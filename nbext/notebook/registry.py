@@ -40,10 +40,6 @@ def provenance(
     return {"service": source, "endpoint": endpoint_id, **said, "nbext": __version__}
 
 
-def _total(*parts: float | None) -> float | None:
-    return None if None in parts else sum(p for p in parts if p is not None)
-
-
 class Follower(Protocol):
     """What a record knows of whoever follows its job's latest run (a
     ``follow.JobFollower``): said here, so that records need not import what follows
@@ -120,7 +116,7 @@ class JobRecord:
             inputDigest=self.input_digest,
             delayMs=delay,
             executionMs=run,
-            totalMs=_total(delay, run),
+            totalMs=None if delay is None or run is None else delay + run,
         )
 
     def as_row(self) -> dict[str, Any]:
