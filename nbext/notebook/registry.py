@@ -36,7 +36,7 @@ def provenance(
     when not None, the cost and nbext's version."""
     said = {name: value for name, value in known.items() if value is not None}
     if cost is not None:
-        said |= {"costUsd": cost.usd, "costIs": "estimate" if cost.estimate else "reported"}
+        said |= {"costUsd": cost.usd, "costIs": cost.source}
     return {"service": source, "endpoint": endpoint_id, **said, "nbext": __version__}
 
 
@@ -129,7 +129,7 @@ class JobRecord:
             "delay_ms": result.delay_time if result else None,
             "run_ms": result.execution_time if result else None,
             "cost_usd": self.cost.usd if self.cost else None,
-            "cost_is": ("estimate" if self.cost.estimate else "reported") if self.cost else None,
+            "cost_is": self.cost.source if self.cost else None,
             "worker": result.worker_id if result else None,
             "submitted": self.submitted,
             "via": self.via,
@@ -184,7 +184,7 @@ class RequestRecord:
             "status": self.status,
             "run_ms": round(self.seconds * 1000) if self.seconds is not None else None,
             "cost_usd": cost.usd if cost else None,
-            "cost_is": ("estimate" if cost.estimate else "reported") if cost else None,
+            "cost_is": cost.source if cost else None,
             "worker": self.worker,
             "submitted": self.submitted,
             "via": "%%runpod_http",
