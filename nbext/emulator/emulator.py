@@ -71,8 +71,7 @@ def mask_key(key: str) -> str:
 
 
 def _workers(given: Mapping[str, float] | None) -> dict[str, float]:
-    """v2's ``workers`` (``min``, ``max``, ``idleTimeout`` seconds), the defaults filling
-    in what is not given; a ValueError names a wrong key or value."""
+    """v2's ``workers``, the defaults filling in what is not given."""
     if not isinstance(given, Mapping | None):
         raise ValueError(f'workers is {{"min": N, "max": N, "idleTimeout": S}}, got {given!r}')
     if unknown := sorted(set(given or {}) - set(WORKERS_DEFAULT)):
@@ -271,19 +270,13 @@ class Emulator:
     ) -> str:
         """Create an endpoint running ``image`` or ``handler``; returns its id.
 
-        The settings are REST v2's: ``type`` is ``QUEUE`` or ``LOAD_BALANCER`` (a server
-        scaled on requests in flight per worker: a load-balancing demo of ``DEMOS``, whose
-        type is the default, or a script: ``deploy_worker``); ``workers`` is ``{"min",
-        "max", "idleTimeout"}``, by default the service console's 0 to 3 workers and 5 s;
-        the execution timeout is 10 min by default. ``scenario`` gives it a teaching
-        scenario (``set_scenario``).
-
-        It goes the way ``POST /v1/endpoints`` goes: a serverless template for the image
-        and an endpoint record from it, both listed under ``/v1``. A handler becomes an
-        image of its own (``python/<endpoint id>``). An endpoint of that id this emulator
-        did not make (kept by its database, made through REST) is taken back: it keeps its
-        queue and settings and runs ``image`` or ``handler`` from now on (a command line
-        given again after a restart).
+        REST v2's settings: ``type`` QUEUE or LOAD_BALANCER (a demo of ``DEMOS`` has its
+        own; a script: ``deploy_worker``), ``workers`` ``{"min", "max", "idleTimeout"}``
+        (by default the console's 0 to 3 and 5 s). It goes the way ``POST /v1/endpoints``
+        does: a template for the image and a record from it. A handler becomes an image
+        of its own (``python/<endpoint id>``). An endpoint of that id this emulator did
+        not make (kept by its database, made through REST) is taken back: it keeps its
+        queue and settings and runs ``image`` or ``handler`` (a command line given again).
         """
         if (image is None) == (handler is None):
             raise ValueError("deploy needs exactly one of image= or handler=")
@@ -361,11 +354,10 @@ class Emulator:
         """``deploy`` with a worker script: an endpoint whose workers are processes running
         the script at ``path`` unmodified (``runpod.serverless.start(...)``); returns its id.
 
-        ``type="LOAD_BALANCER"``: the script is an HTTP server on ``PORT`` instead, and the
-        endpoint a load-balancing one, scaled on requests in flight per worker
-        (docs/behaviour.md#load-balancing-endpoints). It needs no server to
-        start, and may run on a fake clock (the waits and limits of its requests are
-        the clock's; its processes and health checks are real time).
+        ``type="LOAD_BALANCER"``: the script is an HTTP server on ``PORT`` instead
+        (docs/behaviour.md#load-balancing-endpoints). It needs no server to start, and may
+        run on a fake clock (its requests' waits and limits are the clock's; its
+        processes and health checks are real time).
 
         ``python``: the interpreter to run it with (default: this one), e.g. a worker's own
         virtualenv. ``env``: the endpoint's environment, as on the service: with the
@@ -465,9 +457,8 @@ class Emulator:
         self.call_on_loop(lambda: supervisor.add(endpoint_id, script))
 
     def serve_demo_server(self, endpoint_id: str) -> None:
-        """A load-balancing endpoint (``deploy``'s, or made through REST v2) whose image is
-        a demo's server (``DEMOS``) runs it; any other image has no server here (its
-        requests are told so)."""
+        """A load-balancing endpoint (made here or through REST v2) whose image is a demo's
+        server (``DEMOS``) runs it; another image has no server here (requests are told)."""
         record = self.management.endpoints.get(endpoint_id)
         template = self.management.endpoints.template(record)
         demo = DEMOS.get(template.image if template else "")

@@ -66,9 +66,8 @@ async def stream_text(job: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Demo:
-    """A demo endpoint: a ``QUEUE`` one runs its handler in the emulator, a
-    ``LOAD_BALANCER`` one its server script as worker processes (started at its first
-    request)."""
+    """A ``QUEUE`` demo runs its handler in the emulator, a ``LOAD_BALANCER`` one its
+    server script as worker processes."""
 
     type: Literal["QUEUE", "LOAD_BALANCER"]
     handler: Handler | None = None
