@@ -55,7 +55,7 @@ def _served(endpoints: Endpoints | None, emulator: Emulator | None) -> Iterator[
 def _deployed(emulator: Emulator, endpoints: Endpoints | None) -> EmulatorServer:
     """A server for ``emulator``, the demo images and ``endpoints`` deployed on it."""
     for name in emulator.images.names():
-        if name not in emulator.jobs.endpoints:
+        if name not in emulator.jobs.endpoints and name not in (endpoints or {}):
             emulator.deploy(name, endpoint_id=name)
     for endpoint_id, runs in (endpoints or {}).items():
         if isinstance(runs, str):
