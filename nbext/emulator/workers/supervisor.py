@@ -84,6 +84,10 @@ LB_DEMO_IMAGES = {"llm-lb": Path(__file__).with_name("llm_server.py")}
 """Images whose server the emulator ships: a load-balancing endpoint running one (made
 through REST v2 too) runs the script (docs/behaviour.md#load-balancing-endpoints)."""
 
+PREFIX_SITE = str(Path(__file__).with_name("prefix_site"))
+"""First on a load-balancing worker's ``PYTHONPATH``: its ``sitecustomize`` has uvicorn
+honour ``X-Forwarded-Prefix``, so an app's ``/docs`` works under ``/lb/ID/``."""
+
 OFFLINE = {"RUNPOD_SKIP_AUTO_SYSTEM_CHECKS": "true"}
 """Defaults a worker gets unless its endpoint's ``env`` says otherwise. The SDK's fleet
 fitness checks open a connection to a public DNS server at start; offline (a lab server,
@@ -238,6 +242,8 @@ class Supervisor:
         else:
             protocol = worker_env(self.base_url(), endpoint_id, worker)
         env = worker_environment(os.environ, script.python, endpoint_env, protocol)
+        if script.load_balancer:  # uvicorn told the /lb/ID/ prefix (prefix_site/)
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [PREFIX_SITE, env.get("PYTHONPATH")]))
         command = [script.python, str(script.path), *script.args]
         self.logs.write(endpoint_id, worker.id, f"--- starting {shlex.join(command)}", "system")
         try:
