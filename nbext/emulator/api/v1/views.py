@@ -15,12 +15,13 @@ from nbext.models.v1 import Endpoint, NetworkVolume, Pod, PodStatus, Template
 
 from ...domain.management import catalog
 from ...domain.management.container import split_args
-from ...domain.management.endpoints import EndpointRecord, v1_pair
+from ...domain.management.endpoints import EndpointRecord
 from ...domain.management.facade import Management
 from ...domain.management.network_volumes import VolumeEntry
 from ...domain.management.pods import PodRecord
 from ...domain.management.records import to_datetime, wire
 from ...domain.management.templates import TemplateRecord
+from .notes import v1_pair
 
 
 def template_view(t: TemplateRecord) -> Template:
@@ -100,9 +101,10 @@ def instance_ids(e: EndpointRecord) -> list[str]:
     return [f"{f}-{n}-{n * catalog.cpu(f).memory_per_vcpu_gb}" for f in e.cpu_flavors]
 
 
-def endpoint_view(e: EndpointRecord) -> dict[str, Any]:
-    """The endpoint as ``/v1`` shows it, without its template and workers."""
-    volume, volumes = v1_pair(e.network_volumes, e.v1_volumes)
+def endpoint_view(e: EndpointRecord, notes: dict[str, Any]) -> dict[str, Any]:
+    """The endpoint as ``/v1`` shows it, without its template and workers (``notes``:
+    what ``/v1`` kept of it, ``api/v1/notes.py``)."""
+    volume, volumes = v1_pair(e.network_volumes, notes.get("volumes"))
     data: dict[str, Any] = {
         "id": e.id,
         "name": e.name,
@@ -127,8 +129,8 @@ def endpoint_view(e: EndpointRecord) -> dict[str, Any]:
         "createdAt": to_datetime(e.created_at),
         "userId": catalog.USER_ID,
     }
-    extra = dict(e.v1_extra)
-    if "flashboot" in extra:
+    extra = dict(notes.get("extra", {}))
+    if "flashboot" in extra or e.flashboot != "OFF":  # v1 showed it once it was set
         extra["flashboot"] = e.flashboot != "OFF"
     view = Endpoint.model_validate({**data, **extra})
     return view.model_dump(by_alias=True, exclude_none=True, mode="json")
