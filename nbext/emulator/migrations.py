@@ -11,27 +11,38 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 UPSERT = (
     "INSERT INTO records (kind, key, data) VALUES (?, ?, ?) "
     "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data"
 )
+V1_ONLY: dict[str, dict[str, str]] = {
+    "endpoint": {"v1_volumes": "volumes", "v1_extra": "extra"},
+    "template": {"entrypoint": "entrypoint", "readme": "readme"},
+}
+"""Fields records kept beside v2's for ``/v1`` alone, by kind, with their names as
+``/v1`` keeps them now (notes of kind ``v1``, ``api/v1/notes.py``)."""
 
 
 def _v1_notes(db: sqlite3.Connection) -> None:
-    """Endpoint records kept v1's volume split (``v1_volumes``) and the fields a v1 body
-    named that the record has none for (``v1_extra``) beside v2's fields; ``/v1`` keeps
-    them itself now, as notes of kind ``v1`` (``api/v1/notes.py``)."""
-    rows = db.execute("SELECT key, data FROM records WHERE kind = 'endpoint'").fetchall()
-    for key, data in rows:
+    """Endpoints and templates lose their v1-only fields to ``/v1``'s notes; a pod's
+    entrypoint is noted too (a pod v2 made shows its template's, from those notes)."""
+    rows = db.execute(
+        "SELECT kind, key, data FROM records WHERE kind IN ('endpoint', 'template', 'pod')"
+    ).fetchall()
+    for kind, key, data in rows:
         try:
-            record = json.loads(data)
-            volumes, extra = record.pop("v1_volumes", None), record.pop("v1_extra", {})
-        except (ValueError, AttributeError):
+            record: dict[str, Any] = json.loads(data)
+            moved = {
+                new: record.pop(old) for old, new in V1_ONLY.get(kind, {}).items() if old in record
+            }
+            if kind == "pod":
+                moved["entrypoint"] = record["entrypoint"]
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
-        db.execute(UPSERT, ("endpoint", key, json.dumps(record)))
-        note = {"id": key, "volumes": volumes, "extra": extra}
-        db.execute(UPSERT, ("v1", key, json.dumps(note)))
+        db.execute(UPSERT, (kind, key, json.dumps(record)))
+        db.execute(UPSERT, ("v1", key, json.dumps({"id": key, **moved})))
 
 
 STEPS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_notes,)

@@ -58,7 +58,7 @@ def _plain(value: Any) -> Any:
 def answer(m: Management, e: EndpointRecord, includes: EndpointIncludes) -> dict[str, Any]:
     out = endpoint_view(e, notes.of(m, e.id))
     if includes.include_template and (template := m.endpoints.template(e)) is not None:
-        out["template"] = wire(template_view(template))
+        out["template"] = wire(template_view(m, template))
     if includes.include_workers:
         out["workers"] = [w for w, _ in workers_as_pods(m, e)]
     return out

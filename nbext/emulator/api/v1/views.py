@@ -21,11 +21,24 @@ from ...domain.management.network_volumes import VolumeEntry
 from ...domain.management.pods import PodRecord
 from ...domain.management.records import to_datetime, wire
 from ...domain.management.templates import TemplateRecord
+from . import notes
 from .notes import v1_pair
 
 
-def template_view(t: TemplateRecord) -> Template:
+def readme(t: TemplateRecord) -> str:
+    """The readme of a template v1 did not make: the emulator's own say what they are for."""
+    if t.official:
+        return f"The emulator's demo image `{t.image}`."
+    if t.deployed_for is None:
+        return ""
+    if t.name.startswith(f"{t.deployed_for} (") or f"({t.deployed_for})" in t.name:
+        return "Made by Emulator.deploy for its endpoint; deleted with it."
+    return "Made for a v2 serverless endpoint; deleted with it."
+
+
+def template_view(m: Management, t: TemplateRecord) -> Template:
     """The template in v1's shape: what ``/v1`` serves and v1's ``includeTemplate`` adds."""
+    kept = notes.of(m, t.id)
     return Template(
         id=t.id,
         name=t.name,
@@ -35,11 +48,11 @@ def template_view(t: TemplateRecord) -> Template:
         volume_in_gb=t.volume_size,
         volume_mount_path=t.volume_path,
         container_registry_auth_id=t.registry,
-        docker_entrypoint=list(t.entrypoint),
+        docker_entrypoint=list(kept.get("entrypoint", [])),
         docker_start_cmd=split_args(t.args),
         env=dict(t.env),
         ports=list(t.ports),
-        readme=t.readme,
+        readme=kept.get("readme", readme(t)),
         is_public=t.public,
         is_serverless=t.serverless,
         is_runpod=t.official,
@@ -54,8 +67,12 @@ def volume_view(v: VolumeEntry) -> NetworkVolume:
     return NetworkVolume(id=v.id, name=v.name, size=v.size, data_center_id=v.data_center)
 
 
-def pod_view(p: PodRecord) -> Pod:
-    """The pod in v1's shape: what ``/v1/pods`` serves."""
+def pod_view(m: Management, p: PodRecord) -> Pod:
+    """The pod in v1's shape: what ``/v1/pods`` serves. A pod v2 made shows its template's
+    entrypoint, as ``/v1`` keeps it."""
+    kept = notes.of(m, p.id)
+    template = notes.of(m, p.template_id) if p.template_id else {}
+    entrypoint = kept.get("entrypoint", p.entrypoint or template.get("entrypoint", []))
     return Pod(
         id=p.id,
         name=p.name,
@@ -75,7 +92,7 @@ def pod_view(p: PodRecord) -> Pod:
         volume_mount_path=p.volume_path,
         volume_encrypted=False,
         container_registry_auth_id=p.registry,
-        docker_entrypoint=list(p.entrypoint),
+        docker_entrypoint=list(entrypoint),
         docker_start_cmd=split_args(p.args),
         env=dict(p.env),
         ports=list(p.ports),

@@ -367,8 +367,7 @@ class Endpoints:
         registry = data.get("registry", base.registry if base else None)
         if registry:
             given["registry"] = registry
-        readme = "Made for a v2 serverless endpoint; deleted with it."
-        return self.templates.create(given, readme=readme)
+        return self.templates.create(given)
 
     def _adopt(self, template: TemplateRecord, e: EndpointRecord) -> None:
         """The endpoint owns ``template``: it goes when the endpoint does."""
@@ -477,7 +476,6 @@ class Endpoints:
                     "ports": list(DEFAULT_PORTS),
                     "mounts": {"persistent": {"size": 20, "path": "/workspace"}},
                 },
-                readme="Made by Emulator.deploy for its endpoint; deleted with it.",
                 deployed_for=live.id,
             )
             e = EndpointRecord(

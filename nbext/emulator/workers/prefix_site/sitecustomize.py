@@ -10,12 +10,14 @@ default, trusting 127.0.0.1, where the emulator connects from) also sets the req
 """
 
 import contextlib
+from typing import Any
 
 with contextlib.suppress(ImportError):
     import uvicorn.config
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-    class _PrefixHeaders(uvicorn.config.ProxyHeadersMiddleware):  # type: ignore[misc]
-        async def __call__(self, scope, receive, send):  # type: ignore[no-untyped-def]
+    class _PrefixHeaders(ProxyHeadersMiddleware):
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
             headers = dict(scope.get("headers") or ())
             prefix = headers.get(b"x-forwarded-prefix", b"").decode("latin-1").rstrip("/")
             client = (scope.get("client") or ("",))[0]
@@ -28,4 +30,4 @@ with contextlib.suppress(ImportError):
                 }
             await super().__call__(scope, receive, send)
 
-    uvicorn.config.ProxyHeadersMiddleware = _PrefixHeaders  # type: ignore[misc]
+    uvicorn.config.ProxyHeadersMiddleware = _PrefixHeaders  # type: ignore[attr-defined]
