@@ -23,10 +23,9 @@ from nbext.models.v1 import ComputeType, EndpointCreateInput, EndpointIncludes, 
 from ...domain.management import catalog
 from ...domain.management.endpoints import EndpointRecord
 from ...domain.management.facade import Management
-from ...domain.management.records import wire
-from . import notes
+from ...domain.management.records import atomic, wire
 from .common import Managed, body, no_content, ok, query
-from .notes import v1_pair, volumes_of
+from .notes import forget, keep, kept_for, v1_pair, volumes_of
 from .views import endpoint_view, scaler_value, template_view, workers_as_pods
 
 router = APIRouter(prefix="/v1/endpoints", tags=["endpoints"])
@@ -56,7 +55,7 @@ def _plain(value: Any) -> Any:
 
 
 def answer(m: Management, e: EndpointRecord, includes: EndpointIncludes) -> dict[str, Any]:
-    out = endpoint_view(e, notes.of(m, e.id))
+    out = endpoint_view(e, kept_for(m, e.id))
     if includes.include_template and (template := m.endpoints.template(e)) is not None:
         out["template"] = wire(template_view(m, template))
     if includes.include_workers:
@@ -92,9 +91,10 @@ async def create_endpoint(request: Request, m: Managed) -> Response:
     if given.flashboot is not None:
         settings["flashboot"] = "FLASHBOOT" if given.flashboot else "OFF"
     m.endpoints.check_volumes(*pair)
-    made = m.endpoints.add(given.template_id, settings)
     extra = {} if given.flashboot is None else {"flashboot": True}
-    notes.keep(m, made.id, volumes=pair, extra=extra)
+    with atomic():  # the record and v1's notes of it, or neither
+        made = m.endpoints.add(given.template_id, settings)
+        keep(m, made.id, volumes=pair, extra=extra)
     return ok(answer(m, made, EndpointIncludes()))
 
 
@@ -113,7 +113,7 @@ async def get_endpoint(endpoint_id: str, request: Request, m: Managed) -> Respon
 @router.post("/{endpoint_id}/update")
 async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Response:
     e = m.endpoints.get(endpoint_id)
-    kept = notes.of(m, endpoint_id)
+    kept = kept_for(m, endpoint_id)
     given = await body(request, EndpointUpdateInput)
     named = {
         n: getattr(given, n)
@@ -150,13 +150,14 @@ async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Res
     extra = {**kept.get("extra", {}), **extra}
     if "flashboot" in named:  # shown from now on, after what v1 showed before
         extra.setdefault("flashboot", True)
-    changed = m.endpoints.change(endpoint_id, settings, template_id=named.get("template_id"))
-    notes.keep(m, endpoint_id, extra=extra, volumes=pair or kept.get("volumes"))
+    with atomic():
+        changed = m.endpoints.change(endpoint_id, settings, template_id=named.get("template_id"))
+        keep(m, endpoint_id, extra=extra, volumes=pair or kept.get("volumes"))
     return ok(answer(m, changed, EndpointIncludes()))
 
 
 @router.delete("/{endpoint_id}")
 async def delete_endpoint(endpoint_id: str, m: Managed) -> Response:
     m.endpoints.delete(endpoint_id)
-    notes.forget(m, endpoint_id)
+    forget(m, endpoint_id)
     return no_content()

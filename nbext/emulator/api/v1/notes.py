@@ -12,23 +12,38 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...domain.errors import StoreFailed
 from ...domain.management.facade import Management
+from ...domain.management.records import on_undo
 
 KIND = "v1"
 
 
-def of(m: Management, record_id: str) -> dict[str, Any]:
+def kept_for(m: Management, record_id: str) -> dict[str, Any]:
     """The record's notes (empty: none kept)."""
     return m.store.get(KIND, record_id) or {}
 
 
 def keep(m: Management, record_id: str, **notes: Any) -> None:
-    """Keep ``notes`` for the record, beside those it has."""
-    m.store.put(KIND, record_id, {**of(m, record_id), "id": record_id, **notes})
+    """Keep ``notes`` for the record, beside those it has; part of the change being made
+    (``records.atomic``): a refused change takes them back."""
+    before = m.store.get(KIND, record_id)
+    m.store.put(KIND, record_id, {**(before or {}), "id": record_id, **notes})
+    on_undo(lambda: _restore(m, record_id, before))
 
 
 def forget(m: Management, record_id: str) -> None:
     m.store.delete(KIND, record_id)
+
+
+def _restore(m: Management, record_id: str, before: dict[str, Any] | None) -> None:
+    try:
+        if before is None:
+            m.store.delete(KIND, record_id)
+        else:
+            m.store.put(KIND, record_id, before)
+    except StoreFailed:  # as a record's undo: memory is right, the file keeps the newer
+        pass
 
 
 def volumes_of(first: str | None, rest: list[str] | None) -> list[str]:

@@ -25,9 +25,9 @@ from ...domain.management import catalog
 from ...domain.management.facade import Management
 from ...domain.management.pod_input import PodChange, PodOrder
 from ...domain.management.pods import PodRecord
-from ...domain.management.records import wire
-from . import notes
+from ...domain.management.records import atomic, wire
 from .common import Managed, body, no_content, ok, query
+from .notes import forget, keep, kept_for
 from .views import pod_view, template_view, volume_view, worker_pods
 
 router = APIRouter(prefix="/v1/pods", tags=["pods"])
@@ -69,7 +69,7 @@ def order(m: Management, body: PodCreateInput) -> PodOrder:
     GPU type or CPU flavor."""
     given: dict[str, Any] = {}
     if body.template_id:
-        given["entrypoint"] = notes.of(m, body.template_id).get("entrypoint")
+        given["entrypoint"] = kept_for(m, body.template_id).get("entrypoint")
     for name in body.model_fields_set & ORDER_FIELDS.keys():
         value = getattr(body, name)
         given[ORDER_FIELDS[name]] = shlex.join(value) if name == "docker_start_cmd" else value
@@ -190,8 +190,10 @@ def _matches(w: dict[str, Any], centre: str, volume: str | None, q: PodListQuery
 
 @router.post("")
 async def create_pod(request: Request, m: Managed) -> Response:
-    made = m.pods.rent(order(m, await body(request, PodCreateInput)))
-    notes.keep(m, made.id, entrypoint=made.entrypoint)
+    asked = order(m, await body(request, PodCreateInput))
+    with atomic():  # the pod and v1's notes of it, or neither
+        made = m.pods.rent(asked)
+        keep(m, made.id, entrypoint=made.entrypoint)
     return ok(answer(m, made), 201)
 
 
@@ -227,16 +229,17 @@ async def get_pod(pod_id: str, request: Request, m: Managed) -> Response:
 async def update_pod(pod_id: str, request: Request, m: Managed) -> Response:
     m.pods.entry(pod_id)
     asked = change(await body(request, PodUpdateInput))
-    changed = m.pods.change(pod_id, asked)
-    if "entrypoint" in asked.values:
-        notes.keep(m, pod_id, entrypoint=changed.entrypoint)
+    with atomic():
+        changed = m.pods.change(pod_id, asked)
+        if "entrypoint" in asked.values:
+            keep(m, pod_id, entrypoint=changed.entrypoint)
     return ok(answer(m, changed))
 
 
 @router.delete("/{pod_id}")
 async def delete_pod(pod_id: str, m: Managed) -> Response:
     m.pods.delete(pod_id)
-    notes.forget(m, pod_id)
+    forget(m, pod_id)
     return no_content()
 
 

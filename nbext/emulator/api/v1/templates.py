@@ -21,11 +21,11 @@ from nbext.models.v1 import TemplateCreateInput, TemplateIncludes, TemplateUpdat
 
 from ...domain.errors import InvalidInput
 from ...domain.management.facade import Management
-from ...domain.management.records import wire
+from ...domain.management.records import atomic, wire
 from ...domain.management.refusals import Forbidden
 from ...domain.management.templates import TemplateRecord
-from . import notes
 from .common import Managed, body, no_content, ok, query
+from .notes import forget, keep
 from .views import template_view
 
 router = APIRouter(prefix="/v1/templates", tags=["templates"])
@@ -85,8 +85,9 @@ async def create_template(request: Request, m: Managed) -> Response:
     }
     if given.container_registry_auth_id is not None:
         data["registry"] = given.container_registry_auth_id
-    made = m.templates.create(data)
-    notes.keep(m, made.id, entrypoint=list(given.docker_entrypoint), readme=given.readme)
+    with atomic():  # the template and v1's notes of it, or neither
+        made = m.templates.create(data)
+        keep(m, made.id, entrypoint=list(given.docker_entrypoint), readme=given.readme)
     return ok(answer(m, made))
 
 
@@ -124,10 +125,10 @@ async def update_template(template_id: str, request: Request, m: Managed) -> Res
             v1_only[V1_ONLY[name]] = value
         elif name in NOTED and value is not None:
             noted[NOTED[name]] = value
-    with v1_refusal():
+    with v1_refusal(), atomic():
         changed = m.templates.update(template_id, data, **v1_only)
-    if noted:
-        notes.keep(m, template_id, **noted)
+        if noted:
+            keep(m, template_id, **noted)
     return ok(answer(m, changed))
 
 
@@ -135,5 +136,5 @@ async def update_template(template_id: str, request: Request, m: Managed) -> Res
 async def delete_template(template_id: str, m: Managed) -> Response:
     with v1_refusal():
         m.templates.delete(template_id)
-    notes.forget(m, template_id)
+    forget(m, template_id)
     return no_content()

@@ -21,8 +21,7 @@ from ...domain.management.network_volumes import VolumeEntry
 from ...domain.management.pods import PodRecord
 from ...domain.management.records import to_datetime, wire
 from ...domain.management.templates import TemplateRecord
-from . import notes
-from .notes import v1_pair
+from .notes import kept_for, v1_pair
 
 
 def readme(t: TemplateRecord) -> str:
@@ -38,7 +37,7 @@ def readme(t: TemplateRecord) -> str:
 
 def template_view(m: Management, t: TemplateRecord) -> Template:
     """The template in v1's shape: what ``/v1`` serves and v1's ``includeTemplate`` adds."""
-    kept = notes.of(m, t.id)
+    kept = kept_for(m, t.id)
     return Template(
         id=t.id,
         name=t.name,
@@ -70,8 +69,8 @@ def volume_view(v: VolumeEntry) -> NetworkVolume:
 def pod_view(m: Management, p: PodRecord) -> Pod:
     """The pod in v1's shape: what ``/v1/pods`` serves. A pod v2 made shows its template's
     entrypoint, as ``/v1`` keeps it."""
-    kept = notes.of(m, p.id)
-    template = notes.of(m, p.template_id) if p.template_id else {}
+    kept = kept_for(m, p.id)
+    template = kept_for(m, p.template_id) if p.template_id else {}
     entrypoint = kept.get("entrypoint", p.entrypoint or template.get("entrypoint", []))
     return Pod(
         id=p.id,
