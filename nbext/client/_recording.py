@@ -96,10 +96,11 @@ class Recording:
         """A state of a job, read at ``now``: the timeline grows when the state changes."""
         with self._lock:
             job = self._jobs.get(result.id)
-            if job is None or job["status"] in FINAL:
-                return
-            self._state(job, result.status.value, now)
-            if result.status.is_final:
+            if job is None or job["workerId"] is not None:
+                return  # its final state was read: it has all it will have
+            if job["status"] not in FINAL:
+                self._state(job, result.status.value, now)
+            if result.status.is_final:  # also after its stream ended: the phases, the worker
                 job.update(
                     workerId=result.worker_id or job["workerId"],
                     output=result.output,
@@ -166,6 +167,10 @@ class Recording:
             self.recording = False
             ended = [job for job in self._jobs.values() if job["status"] in FINAL]
         for call in ended:
+            if call["executionTimeMs"] is None and call["timeline"]:  # only streamed
+                times = dict((status, at) for at, status in call["timeline"])
+                call["delayTimeMs"] = times.get("IN_PROGRESS", call["timeline"][0][0])
+                call["executionTimeMs"] = call["timeline"][-1][0] - call["delayTimeMs"]
             call["costUsd"] = self._cost(call)
         header = {
             "nbext": __version__,
