@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
@@ -27,7 +28,7 @@ from nbext.notebook.connection import Connection
 from nbext.notebook.kernel import set_current
 from tests.standalone import Standalone
 
-from .conftest import KEY
+from .conftest import KEY, Notebook
 from .test_record_replay import CapturedOut
 
 pytestmark = pytest.mark.slow
@@ -133,8 +134,8 @@ with EmulatorServer(emulator) as server:
         words = [(time.monotonic() - sent, w.decode()) for w in r.iter_raw()]
         headers = dict(r.headers)
     missed = lb.post("/sum", json={"numbers": [4]})
-    print(json.dumps({"models": models, "tokens": tokens, "total": total, "words": words, "headers": headers,
-                      "missed": [missed.status_code, missed.json()]}))
+    print(json.dumps({"models": models, "tokens": tokens, "total": total, "words": words,
+                      "headers": headers, "missed": [missed.status_code, missed.json()]}))
 emulator.close()
 """
 
@@ -209,3 +210,25 @@ def test_chat_and_load_balancing_replay_offline_as_recorded(
     assert status == 404 and "\n" not in error["error"]
     assert error["error"].startswith("replay of endpoint 'api': input ")
     assert '"path": "/sum"' in error["error"] and "nearest recorded inputs" in error["error"]
+
+
+def test_a_replayed_load_balancing_endpoint_is_listed_and_stops_the_notebook_on_a_miss(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    path = tmp_path / "lb.jsonl"
+    asked = {"method": "POST", "path": "/sum", "body": '{"numbers":[1,2]}'}
+    call = {"kind": "http", "endpoint": "api", "call": "http", "input": asked}
+    call |= {"inputDigest": recording.digest(asked), "status": "COMPLETED", "httpStatus": 200}
+    call |= {"headers": {"content-type": "application/json"}, "timeline": []}
+    call |= {"stream": [[40, '{"sum": 3}']], "delayTimeMs": 40, "executionTimeMs": 41}
+    recording.write(path, {"nbext": "0", "service": "cloud", "recordedAt": "x"}, [call])
+    nb.run(f"%runpod replay {path} --instant")
+    frame: Any = nb.run("%runpod endpoints -o listed\nlisted")
+    assert "api (replay)" in list(frame["name"])
+    nb.run("from nbext.notebook import client\napi = client().endpoint('api').http()")
+    assert nb.run("api.post('/sum', content=b'{\"numbers\":[1,2]}').json()") == {"sum": 3}
+    with pytest.raises(Exception, match="never recorded") as missed:
+        nb.run("api.post('/sum', content=b'{\"numbers\":[5]}')")
+    said = str(missed.value)
+    assert "\n" not in said and "replay of endpoint 'api'" in said, said
+    assert '"path": "/sum"' in said and "nearest recorded inputs" in said, said
