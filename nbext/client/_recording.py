@@ -68,29 +68,23 @@ class Recording:
 
     def submitted(self, call: Call, job_id: str, sent_at: float) -> None:
         """``call`` (/run or /runsync) was sent at ``sent_at`` and made ``job_id``."""
-        body = json.loads(call.body or b"{}")
-        job_input = body.get("input")
+        job_input = json.loads(call.body or b"{}").get("input")
+        self._add(job_id, sent_at, "job", call.endpoint_id, call.operation, job_input)
+
+    def _add(
+        self, job_id: str, sent_at: float, kind: str, endpoint_id: str, call: str, value: Any,
+        **known: Any,
+    ) -> bool:  # fmt: skip
+        """A call's line, filled in as it is seen; False if it records no more."""
+        line = {"kind": kind, "endpoint": endpoint_id, "call": call, "input": value}
+        line |= {"jobId": job_id, "timeline": [], "stream": []}
+        line |= dict.fromkeys(("workerId", "status", "output", "error", "costUsd"))
+        line |= {"delayTimeMs": None, "executionTimeMs": None, **known}
         with self._lock:
-            if not self.recording:
-                return
-            self._sent[job_id] = sent_at
-            self._jobs[job_id] = {
-                "kind": "job",
-                "endpoint": call.endpoint_id,
-                "call": call.operation,
-                "input": job_input,
-                "inputDigest": fmt.digest(job_input),
-                "jobId": job_id,
-                "workerId": None,
-                "status": None,
-                "timeline": [],
-                "stream": [],
-                "output": None,
-                "error": None,
-                "delayTimeMs": None,
-                "executionTimeMs": None,
-                "costUsd": None,
-            }
+            if self.recording and job_id not in self._jobs:
+                self._sent[job_id], self._jobs[job_id] = sent_at, line
+                return True
+        return False
 
     def seen(self, result: JobResult, now: float) -> None:
         """A state of a job, read at ``now``: the timeline grows when the state changes."""
@@ -131,26 +125,13 @@ class Recording:
         ran as (a replay runs a batch's requests as jobs of its endpoint)."""
         with self._lock:
             inputs = self._batches.get(batch_id, [])
-            if not self.recording or index >= len(inputs) or request.id in self._jobs:
-                return
-            self._jobs[request.id] = {
-                "kind": "job",
-                "endpoint": endpoint_id,
-                "call": "batch",
-                "batch": batch_id,
-                "input": inputs[index],
-                "inputDigest": "",
-                "jobId": request.id,
-                "workerId": request.worker_id,
-                "status": request.status.value,
-                "timeline": [],
-                "stream": [],
-                "output": request.output,
-                "error": request.error,
-                "delayTimeMs": request.delay_time,
-                "executionTimeMs": request.execution_time,
-                "costUsd": None,
-            }
+        if index < len(inputs):
+            self._add(
+                request.id, 0.0, "job", endpoint_id, "batch", inputs[index], batch=batch_id,
+                workerId=request.worker_id, status=request.status.value, output=request.output,
+                error=request.error, delayTimeMs=request.delay_time,
+                executionTimeMs=request.execution_time,
+            )  # fmt: skip
 
     def _state(self, job: dict[str, Any], status: str, now: float) -> None:
         if job["status"] != status:
@@ -168,7 +149,7 @@ class Recording:
             ended = [job for job in self._jobs.values() if job["status"] in FINAL]
         for call in ended:
             if call["executionTimeMs"] is None and call["timeline"]:  # only streamed
-                times = dict((status, at) for at, status in call["timeline"])
+                times = {status: at for at, status in call["timeline"]}
                 call["delayTimeMs"] = times.get("IN_PROGRESS", call["timeline"][0][0])
                 call["executionTimeMs"] = call["timeline"][-1][0] - call["delayTimeMs"]
             call["costUsd"] = self._cost(call)
@@ -202,31 +183,24 @@ class Recording:
     ) -> None:
         """``response`` of a load-balancing endpoint to a request sent at ``sent_at``: its
         body is read through a tap that keeps each chunk with its time on ``now``."""
-        request = response.request
+        request, headers = response.request, response.headers
         job_id = f"http-{id(response):x}"
-        body = fmt.text_of(request.content)
-        with self._lock:
-            if not self.recording:
-                return
-            self._sent[job_id] = sent_at
-            self._jobs[job_id] = {
-                "kind": "http",
-                "endpoint": endpoint_id,
-                "call": "http",
-                "input": {"method": request.method, "path": path, "body": body},
-                "inputDigest": "",
-                "jobId": job_id,
-                "workerId": response.headers.get("x-runpod-worker-id"),
-                "status": "IN_PROGRESS",
-                "httpStatus": response.status_code,
-                "headers": {k: v for k, v in response.headers.items() if k in KEPT_HEADERS},
-                "timeline": [],
-                "stream": [],
-                "delayTimeMs": None,
-                "executionTimeMs": None,
-                "costUsd": None,
-            }
-        response.stream = _Tap(response.stream, self, job_id, now)
+        asked = {"method": request.method, "path": path, "body": fmt.text_of(request.content)}
+        kept = {k: v for k, v in headers.items() if k in KEPT_HEADERS}
+        worker = headers.get("x-runpod-worker-id")
+        if self._add(
+            job_id,
+            sent_at,
+            "http",
+            endpoint_id,
+            "http",
+            asked,
+            workerId=worker,
+            status="IN_PROGRESS",
+            httpStatus=response.status_code,
+            headers=kept,
+        ):
+            response.stream = _Tap(response.stream, self, job_id, now)  # fmt: skip
 
     def chunk(self, job_id: str, data: bytes | None, now: float) -> None:
         """A chunk of an answer's body, read at ``now``; None: the body has ended."""
