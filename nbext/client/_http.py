@@ -110,10 +110,8 @@ class Checks:
     def _record(self, response: httpx.Response) -> None:
         """While the client records, the answer goes to the recording as it is read."""
         if (recording := self.ctx.recording) is not None:
-            request = response.request
-            path = self._path(request) + (
-                f"?{request.url.query.decode()}" if request.url.query else ""
-            )
+            request = response.request  # the path as sent, with its query: as a worker reads it
+            path = request.url.raw_path.decode().removeprefix(self.prefix) or "/"
             sent = request.extensions.get("nbext_sent", self.ctx.now())
             recording.tap(self.endpoint_id, path, response, sent, self.ctx.now)
 

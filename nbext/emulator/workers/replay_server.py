@@ -29,22 +29,13 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def answer(self) -> None:
-        if self.path == health_path:
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == health_path:
+            return self.whole(200, b"")
         asked = {"method": self.command, "path": self.path, "body": fmt.text_of(body)}
         call = calls.answer(asked)
         if call is None:
-            error = json.dumps({"error": calls.miss(asked)}).encode()
-            self.send_response(404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(error)))
-            self.end_headers()
-            self.wfile.write(error)
-            return
+            return self.whole(404, json.dumps({"error": calls.miss(asked)}).encode())
         self.send_response(call["httpStatus"])
         for name, value in call["headers"].items():
             self.send_header(name, value)
@@ -58,6 +49,13 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
+
+    def whole(self, status: int, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = answer
 
