@@ -27,7 +27,7 @@ from nbext.models._fields import AbsolutePath, DiskGb, Env, InputModel, NonBlank
 from nbext.models.v2.convert import persistent
 
 from ..errors import InvalidInput, NotFound
-from ..images import DEMO_IMAGES
+from ..images import DEMOS
 from ..store_port import Store
 from .container import Container, split_args
 from .records import Book, atomic, new_id
@@ -132,7 +132,8 @@ class Templates:
                 public=True,
                 official=True,
             )
-            for image in DEMO_IMAGES
+            for image, demo in DEMOS.items()
+            if demo.type == "QUEUE"
         }
         self.bound: list[Callable[[str], list[str]]] = []
         """Which endpoints run a template, by id (``Endpoints`` registers it): one that
