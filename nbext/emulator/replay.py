@@ -132,7 +132,7 @@ def load(
                 SERVER,
                 endpoint_id=endpoint_id,
                 name=f"{endpoint_id} (replay)",
-                load_balancer=True,
+                type="LOAD_BALANCER",
                 args=[str(Path(path).resolve()), endpoint_id, "0" if instant else str(speed)],
             )
             continue
