@@ -87,14 +87,14 @@ class Recording:
         return False
 
     def seen(self, result: JobResult, now: float) -> None:
-        """A state of a job, read at ``now``: the timeline grows when the state changes."""
+        """A state of a job, read at ``now``: the timeline grows when the state changes. A
+        final one is kept even when /stream said first that the job ended (``wait()``)."""
         with self._lock:
             job = self._jobs.get(result.id)
-            if job is None or job["workerId"] is not None:
-                return  # its final state was read: it has all it will have
-            if job["status"] not in FINAL:
-                self._state(job, result.status.value, now)
-            if result.status.is_final:  # also after its stream ended: the phases, the worker
+            if job is None or (job["status"] in FINAL and not result.status.is_final):
+                return
+            self._state(job, result.status.value, now)
+            if result.status.is_final:
                 job.update(
                     workerId=result.worker_id or job["workerId"],
                     output=result.output,
