@@ -390,7 +390,7 @@ class _EndpointBase(Twins):
     def _settings(self, base: str, awaited: bool) -> dict[str, Any]:
         client, config = self._client, self._client.config
         assert config.api_key is not None
-        checks = Checks(base, self.id, config.api_key, config.key_source)
+        checks = Checks(base, self.id, client._ctx)
         agent = client._destination().user_agent
         timeouts = client._ctx.timeout, client._ctx.wait_timeout
         return settings(base, client._auth, agent, timeouts, checks, awaited=awaited)

@@ -467,8 +467,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             db=args.db,
         )
         deploy(emulator, args, variables, serving=False)
-        if args.replay:
-            replay.load(emulator, args.replay, speed=args.speed, instant=args.instant)
         server = EmulatorServer(
             emulator,
             host=args.host,
@@ -479,6 +477,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         server.start()  # OSError: the port is taken
         deploy(emulator, args, variables, serving=True)
+        if args.replay:  # after the start: a load-balancing endpoint's server runs on its loop
+            replay.load(emulator, args.replay, speed=args.speed, instant=args.instant)
     except (ValueError, StoreFailed, sqlite3.Error, OSError) as exc:
         where = f"--db {args.db}: " if isinstance(exc, sqlite3.Error) else ""
         print(f"error: {where}{exc}", file=sys.stderr)
