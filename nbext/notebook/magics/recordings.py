@@ -66,6 +66,5 @@ def replay(magics: Magics, args: argparse.Namespace) -> None:
     with usage_errors("replay"):
         service = magics.connection.local("replaying a recording needs")
         answer = service.control("PUT", "/_emulator/replays", body)
-    service.replayed.update(answer["endpoints"])
     endpoints = ", ".join(answer["endpoints"])
     print(f"replaying {answer['jobs']} recorded jobs as endpoints {endpoints}")
