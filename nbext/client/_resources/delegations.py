@@ -10,21 +10,17 @@ from __future__ import annotations
 import re
 
 from nbext.models.v2 import EcrDelegation
+from nbext.models.v2.resources import REGISTRY_DELEGATIONS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
+from .crud import deleting, listing
 from .rest import V2
-from .wire import ident, one, refused, wrapped
+from .wire import one, refused
 
 ECR_ARN = re.compile(r"arn:aws[a-z-]*:ecr:[a-z0-9-]+:\d{12}:repository/\S+")
 """An ECR repository ARN (any AWS partition), optionally with ``:TAG``."""
-PATH = ["registries", "delegations"]
-
-
-def list_delegations(ctx: Context, api: V2) -> Flow[list[EcrDelegation]]:
-    """The account's ECR delegations."""
-    call = api.call("GET", PATH, "registry_delegations.list", "registry delegations")
-    return (yield from api.fetch(ctx, call, wrapped(EcrDelegation, "delegations")))
+PATH = [ROW.segment]
 
 
 def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> Flow[EcrDelegation]:
@@ -44,25 +40,17 @@ def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> 
     return (yield from api.fetch(ctx, call, one(EcrDelegation)))
 
 
-def delete(ctx: Context, api: V2, delegation_id: str) -> Flow[None]:
-    """Revoke a delegation (NotFound if there is none)."""
-    did, _ = ident(delegation_id, "delegation")
-    subject = f"registry delegation {delegation_id!r}"
-    call = api.call("DELETE", [*PATH, did], "registry_delegations.delete", subject)
-    yield from api.delete(ctx, call)
-
-
 class RegistryDelegations(Resource):
     """``client.registry_delegations``: list, create, delete ECR delegations."""
 
-    list = blocking(list_delegations)
+    list = blocking(listing(ROW))
     create = blocking(create)
-    delete = blocking(delete)
+    delete = blocking(deleting(ROW))
 
 
 class AsyncRegistryDelegations(Resource):
     """``client.registry_delegations`` of an ``AsyncClient``: the same methods, awaited."""
 
-    list = awaiting(list_delegations)
+    list = awaiting(listing(ROW))
     create = awaiting(create)
-    delete = awaiting(delete)
+    delete = awaiting(deleting(ROW))

@@ -15,10 +15,12 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from nbext.models.v2 import CpuConfig, Endpoint, EndpointGpu, EndpointWorkers, Scaling
+from nbext.models.v2.resources import ENDPOINTS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
 from .logs import as_line, follow_worker_logs, worker_logs
+from .crud import deleting
 from .rest import V2
 from .serverless_workers import releases, workers
 from .wire import body, given, ident, one, wrapped
@@ -127,12 +129,6 @@ def update(
     return (yield from api.fetch(ctx, call, one(Endpoint)))
 
 
-def delete(ctx: Context, api: V2, endpoint_id: str) -> Flow[None]:
-    """Delete an endpoint; its job address stops serving."""
-    eid, subject = ident(endpoint_id, "endpoint")
-    yield from api.delete(ctx, api.call("DELETE", ["serverless", eid], "endpoints.delete", subject))
-
-
 class Endpoints(Resource):
     """``client.endpoints``: create, list, get, update, delete endpoint records; their
     workers, releases and workers' logs."""
@@ -141,7 +137,7 @@ class Endpoints(Resource):
     list = blocking(list_endpoints)
     get = blocking(get)
     update = blocking(update)
-    delete = blocking(delete)
+    delete = blocking(deleting(ROW))
     workers = blocking(workers)
     releases = blocking(releases)
     worker_logs = blocking(worker_logs)
@@ -155,7 +151,7 @@ class AsyncEndpoints(Resource):
     list = awaiting(list_endpoints)
     get = awaiting(get)
     update = awaiting(update)
-    delete = awaiting(delete)
+    delete = awaiting(deleting(ROW))
     workers = awaiting(workers)
     releases = awaiting(releases)
     worker_logs = awaiting(worker_logs)

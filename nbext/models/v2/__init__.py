@@ -8,7 +8,9 @@ imports nothing else of nbext.
 from .paths import MANAGEMENT_SEGMENTS, is_management_path, reserved_endpoint_id
 from .queries import BillingQuery
 from .resources import (
+    CRUD,
     LIST_KEYS,
+    RESOURCES,
     BillingRecord,
     Cluster,
     CpuConfig,
@@ -28,6 +30,7 @@ from .resources import (
     Registry,
     Release,
     RequestUrls,
+    Rest,
     Scaling,
     Template,
     Worker,
@@ -35,9 +38,11 @@ from .resources import (
 from .states import POD_ACTIONS_BY_STATUS, PodAction, PodStatus
 
 __all__ = [
+    "CRUD",
     "LIST_KEYS",
     "MANAGEMENT_SEGMENTS",
     "POD_ACTIONS_BY_STATUS",
+    "RESOURCES",
     "BillingQuery",
     "BillingRecord",
     "Cluster",
@@ -60,6 +65,7 @@ __all__ = [
     "Registry",
     "Release",
     "RequestUrls",
+    "Rest",
     "Scaling",
     "Template",
     "Worker",

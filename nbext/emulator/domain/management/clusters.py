@@ -35,6 +35,22 @@ class Clusters:
     def get(self, cluster_id: str) -> dict[str, Any]:
         return self.book.need(cluster_id, "cluster")
 
+    # ---- as ``/v2`` serves them (``api/v2/records.py``): their summaries -----------------
+
+    def views(self) -> list[dict[str, Any]]:
+        return [self.summary(c) for c in self.book]
+
+    def shown(self, cluster_id: str) -> dict[str, Any]:
+        return self.summary(self.get(cluster_id))
+
+    def added(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self.summary(self.create(body))
+
+    changeable = get
+
+    def changed(self, cluster_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self.summary(self.rename(cluster_id, body["name"]))
+
     def create(self, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` is a validated create request (wire names); refused whole or kept whole."""
         compute = dict(body["compute"])

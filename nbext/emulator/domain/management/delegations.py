@@ -28,7 +28,12 @@ class Delegations:
         self.clock = clock
         self.book: Book[dict[str, Any]] = Book(store, "ecr_delegation", dict, dict)
 
-    def create(self, resource: str, name: str | None) -> dict[str, Any]:
+    def views(self) -> list[dict[str, Any]]:
+        return list(self.book)
+
+    def added(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A delegation of ``body``'s ``resource`` (an ECR repository's ARN) and ``name``."""
+        resource: str = body["resource"]
         match = ARN.match(resource.strip())
         if match is None:
             raise InvalidInput(
@@ -39,7 +44,7 @@ class Delegations:
         delegation_id = "deleg_" + new_id(12)
         record = {
             "id": delegation_id,
-            "name": name,
+            "name": body.get("name"),
             "delegatorUserId": USER_ID,
             "awsUser": account,
             "repository": match["repository"],
@@ -51,6 +56,6 @@ class Delegations:
         self.book.save(delegation_id, record)
         return record
 
-    def revoke(self, delegation_id: str) -> None:
+    def delete(self, delegation_id: str) -> None:
         self.book.need(delegation_id, "delegation")
         self.book.drop(delegation_id)

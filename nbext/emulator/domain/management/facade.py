@@ -32,6 +32,16 @@ class Management:
     """Templates, pods, endpoint records, network volumes, registry auths, SSH keys, ECR
     delegations, instant clusters, worker logs and billing."""
 
+    SERVED = {
+        "templates": "templates",
+        "network-volumes": "volumes",
+        "registries/delegations": "delegations",
+        "registries": "registry_auths",
+        "clusters": "clusters",
+    }
+    """A resource's path under ``/v2`` -> its area here, for the resources ``/v2`` serves
+    through its generic routes (``api/v2/records.py``)."""
+
     def __init__(self, clock: Clock, store: Store, jobs: JobService) -> None:
         self.clock = clock
         self.store = store

@@ -70,6 +70,22 @@ class NetworkVolumes:
     def get(self, volume_id: str) -> VolumeEntry:
         return self.book.need(volume_id, "network volume")
 
+    # ---- as ``/v2`` serves them (``api/v2/records.py``) ----------------------------------
+
+    def views(self) -> list[dict[str, Any]]:
+        return [entry.view() for entry in self.book]
+
+    def shown(self, volume_id: str) -> dict[str, Any]:
+        return self.get(volume_id).view()
+
+    def added(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self.create(body).view()
+
+    changeable = get
+
+    def changed(self, volume_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self.update(volume_id, body).view()
+
     def require(self, volume_id: str | None, field: str) -> VolumeEntry | None:
         """The volume a request names in ``field`` (empty means none), or 400."""
         if not volume_id:

@@ -10,7 +10,7 @@ from nbext.models.v1 import ContainerRegistryAuth, ContainerRegistryAuthCreateIn
 
 from ..errors import InvalidInput
 from ..store_port import Store
-from .records import Book, new_cuid
+from .records import Book, new_cuid, wire
 from .refusals import validated
 
 
@@ -37,6 +37,17 @@ class RegistryAuths:
 
     def listing(self) -> list[ContainerRegistryAuth]:
         return [e.view() for e in self.book]
+
+    # ---- as ``/v2`` serves them (``api/v2/records.py``): v1's auth, its id and name ------
+
+    def views(self) -> list[dict[str, Any]]:
+        return [wire(auth) for auth in self.listing()]
+
+    def shown(self, auth_id: str) -> dict[str, Any]:
+        return wire(self.get(auth_id))
+
+    def added(self, body: dict[str, Any]) -> dict[str, Any]:
+        return wire(self.create(body))
 
     def require(self, auth_id: str | None, field: str) -> str | None:
         """The auth a request names in ``field`` (empty means none), or 400."""

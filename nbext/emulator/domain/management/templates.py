@@ -194,6 +194,22 @@ class Templates:
         ``endpoint_bound``."""
         return [t for t in self.book if endpoint_bound or not self.bound_endpoints(t.id)]
 
+    # ---- as ``/v2`` serves them (``api/v2/records.py``) ----------------------------------
+
+    def views(self) -> list[dict[str, Any]]:
+        return [t.view() for t in self.own()]
+
+    def shown(self, template_id: str) -> dict[str, Any]:
+        return self.get(template_id).view()
+
+    def added(self, data: dict[str, Any]) -> dict[str, Any]:
+        return self.create(data).view()
+
+    changeable = writable
+
+    def changed(self, template_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        return self.update(template_id, data).view()
+
     def unique_name(self, base: str) -> str:
         """``base``, or ``base (2)``, ... : a name no template has yet."""
         taken = {t.name for t in [*self.book, *self.official.values()]}

@@ -1,0 +1,71 @@
+"""The operations every management resource has alike, made from its row of the table
+(``nbext.models.v2.RESOURCES``): ``list``, ``get`` and ``delete``.
+
+What differs by resource, a create's or an update's keywords and its checks, stays in
+the resource's own module; these take only an id, so one of each serves them all. Each
+is a flow builder like any other (``_twins``), with its resource's names in its
+signature, docstring and messages.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from nbext.models.v2 import Rest
+
+from .._flows import Context, Flow
+from .rest import V2
+from .wire import ident, one, wrapped
+
+M = TypeVar("M")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _named(row: Rest[Any], operation: F, doc: str, returns: str) -> F:
+    """``operation`` as ``help()`` and the twins show it: its id named for the resource
+    (``network_volume_id``; positional, as the operation takes it), its docstring, its
+    return type."""
+    params = list(inspect.signature(operation).parameters.values())
+    if len(params) > 2:
+        params[2] = params[2].replace(name=row.id_name, annotation="str")
+    operation.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        params, return_annotation=f"Flow[{returns}]"
+    )
+    operation.__doc__ = doc
+    return operation
+
+
+def listing(row: Rest[M]) -> Callable[[Context, V2], Flow[list[M]]]:  # type: ignore[type-var]
+    """``list()``: every record of ``row`` the account has."""
+
+    def list_all(ctx: Context, api: V2) -> Flow[list[M]]:
+        call = api.call("GET", [row.segment], f"{row.attribute}.list", f"{row.what}s")
+        return (yield from api.fetch(ctx, call, wrapped(row.model, row.list_key)))
+
+    model = row.model.__name__
+    return _named(row, list_all, f"The account's {row.what}s.", f"list[{model}]")
+
+
+def getting(row: Rest[M]) -> Callable[[Context, V2, str], Flow[M]]:  # type: ignore[type-var]
+    """``get(id)``: one record of ``row``."""
+
+    def get(ctx: Context, api: V2, record_id: str, /) -> Flow[M]:
+        rid, subject = ident(record_id, row.what)
+        call = api.call("GET", [row.segment, rid], f"{row.attribute}.get", subject)
+        return (yield from api.fetch(ctx, call, one(row.model)))
+
+    doc = f"One {row.what} by id (NotFound if there is none)."
+    return _named(row, get, doc, row.model.__name__)
+
+
+def deleting(row: Rest[Any]) -> Callable[[Context, V2, str], Flow[None]]:
+    """``delete(id)``: a DELETE where a 404 after a retry is success (``V2.delete``)."""
+
+    def delete(ctx: Context, api: V2, record_id: str, /) -> Flow[None]:
+        rid, subject = ident(record_id, row.what)
+        call = api.call("DELETE", [row.segment, rid], f"{row.attribute}.delete", subject)
+        yield from api.delete(ctx, call)
+
+    return _named(row, delete, f"Delete a {row.what} (NotFound if there is none).", "None")
