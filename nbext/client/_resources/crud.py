@@ -13,13 +13,14 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from nbext.models._base import WireModel
 from nbext.models.v2 import Rest
 
 from .._flows import Context, Flow
 from .rest import V2
 from .wire import ident, one, wrapped
 
-M = TypeVar("M")
+M = TypeVar("M", bound=WireModel)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -37,7 +38,7 @@ def _named(row: Rest[Any], operation: F, doc: str, returns: str) -> F:
     return operation
 
 
-def listing(row: Rest[M]) -> Callable[[Context, V2], Flow[list[M]]]:  # type: ignore[type-var]
+def listing(row: Rest[M]) -> Callable[[Context, V2], Flow[list[M]]]:
     """``list()``: every record of ``row`` the account has."""
 
     def list_all(ctx: Context, api: V2) -> Flow[list[M]]:
@@ -48,7 +49,7 @@ def listing(row: Rest[M]) -> Callable[[Context, V2], Flow[list[M]]]:  # type: ig
     return _named(row, list_all, f"The account's {row.what}s.", f"list[{model}]")
 
 
-def getting(row: Rest[M]) -> Callable[[Context, V2, str], Flow[M]]:  # type: ignore[type-var]
+def getting(row: Rest[M]) -> Callable[[Context, V2, str], Flow[M]]:
     """``get(id)``: one record of ``row``."""
 
     def get(ctx: Context, api: V2, record_id: str, /) -> Flow[M]:

@@ -19,8 +19,8 @@ from nbext.models.v2.resources import ENDPOINTS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
-from .logs import as_line, follow_worker_logs, worker_logs
 from .crud import deleting
+from .logs import as_line, follow_worker_logs, worker_logs
 from .rest import V2
 from .serverless_workers import releases, workers
 from .wire import body, given, ident, one, wrapped

@@ -20,8 +20,8 @@ from nbext.models.v2.resources import PODS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
-from .logs import as_line, follow_pod_logs, pod_logs
 from .crud import deleting, getting
+from .logs import as_line, follow_pod_logs, pod_logs
 from .rest import V2
 from .wire import body, given, ident, maybe, one, wrapped
 

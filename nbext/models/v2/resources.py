@@ -20,6 +20,7 @@ from .._base import WireModel
 from .._fields import WireDatetime
 from .states import PodAction, PodStatus
 
+
 class Problem(WireModel):
     """An RFC 9457 problem document: every v2 error body."""
 

@@ -44,7 +44,7 @@ def columns_shown(spec: ListingSpec, args: argparse.Namespace) -> list[str] | No
 
 
 def _listing(attribute: str, spec: ListingSpec, summary: str) -> None:
-    command = spec.name
+    command = spec.kind
 
     def handler(magics: Magics, args: argparse.Namespace) -> None:
         name = check_name(args.output)

@@ -15,10 +15,10 @@ from __future__ import annotations
 from fastapi import Depends, FastAPI
 from fastapi.responses import Response
 
-from ..http import reference_bytes
 from nbext.models.v2 import RESOURCES
 
 from ...domain.management.facade import Management
+from ..http import reference_bytes
 from . import account, billing, catalog, clusters, pods, records, serverless
 from .common import checked_query
 

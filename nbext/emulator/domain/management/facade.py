@@ -12,6 +12,8 @@ knows this façade. Nothing here knows about HTTP; the routers under ``api/v1`` 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ..clock import Clock
 from ..job_service import JobService
 from ..store_port import Store
@@ -32,7 +34,7 @@ class Management:
     """Templates, pods, endpoint records, network volumes, registry auths, SSH keys, ECR
     delegations, instant clusters, worker logs and billing."""
 
-    SERVED = {
+    SERVED: ClassVar[dict[str, str]] = {
         "templates": "templates",
         "network-volumes": "volumes",
         "registries/delegations": "delegations",
