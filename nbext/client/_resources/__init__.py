@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Generic, Self, TypeVar, overload
 
 from .._twins import Resource
-from .billing import AsyncBilling, Billing
+from .billing import AsyncBilling, Billing, Moment
 from .catalog import AsyncCatalog, Catalog
 from .clusters import AsyncClusters, Clusters
 from .delegations import AsyncRegistryDelegations, RegistryDelegations
@@ -26,6 +26,31 @@ from .ssh_keys import AsyncSshKeys, SshKeys
 from .templates import AsyncTemplates, Templates
 
 R = TypeVar("R", bound=Resource)
+
+__all__ = [
+    "AsyncBilling",
+    "AsyncCatalog",
+    "AsyncClusters",
+    "AsyncEndpoints",
+    "AsyncNetworkVolumes",
+    "AsyncPods",
+    "AsyncRegistryAuths",
+    "AsyncRegistryDelegations",
+    "AsyncSshKeys",
+    "AsyncTemplates",
+    "Billing",
+    "Catalog",
+    "Clusters",
+    "Endpoints",
+    "Moment",
+    "NetworkVolumes",
+    "Pods",
+    "RegistryAuths",
+    "RegistryDelegations",
+    "SshKeys",
+    "Templates",
+]
+"""The resource classes: ``nbext.client`` exports them from here."""
 
 
 class Area(Generic[R]):

@@ -90,6 +90,9 @@ def pods(ctx: Context, api: V2, cluster_id: str) -> Flow[list[Pod]]:
     return (yield from api.fetch(ctx, call, wrapped(Pod, "pods")))
 
 
+delete = deleting(ROW, "Its pods go with it, and its billing stops.")
+
+
 class Clusters(Resource):
     """``client.clusters``: create, list, get, update (rename), delete, pods."""
 
@@ -97,7 +100,7 @@ class Clusters(Resource):
     list = blocking(listing(ROW))
     get = blocking(getting(ROW))
     update = blocking(update)
-    delete = blocking(deleting(ROW))
+    delete = blocking(delete)
     pods = blocking(pods)
 
 
@@ -108,5 +111,5 @@ class AsyncClusters(Resource):
     list = awaiting(listing(ROW))
     get = awaiting(getting(ROW))
     update = awaiting(update)
-    delete = awaiting(deleting(ROW))
+    delete = awaiting(delete)
     pods = awaiting(pods)

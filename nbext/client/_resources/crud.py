@@ -38,15 +38,15 @@ def _named(row: Rest[Any], operation: F, doc: str, returns: str) -> F:
     return operation
 
 
-def listing(row: Rest[M]) -> Callable[[Context, V2], Flow[list[M]]]:
-    """``list()``: every record of ``row`` the account has."""
+def listing(row: Rest[M], note: str = "") -> Callable[[Context, V2], Flow[list[M]]]:
+    """``list()``: every record of ``row`` the account has (``note``: what else to know)."""
 
     def list_all(ctx: Context, api: V2) -> Flow[list[M]]:
         call = api.call("GET", [row.segment], f"{row.attribute}.list", f"{row.what}s")
         return (yield from api.fetch(ctx, call, wrapped(row.model, row.list_key)))
 
     model = row.model.__name__
-    return _named(row, list_all, f"The account's {row.what}s.", f"list[{model}]")
+    return _named(row, list_all, f"The account's {row.what}s. {note}".strip(), f"list[{model}]")
 
 
 def getting(row: Rest[M]) -> Callable[[Context, V2, str], Flow[M]]:
@@ -61,12 +61,14 @@ def getting(row: Rest[M]) -> Callable[[Context, V2, str], Flow[M]]:
     return _named(row, get, doc, row.model.__name__)
 
 
-def deleting(row: Rest[Any]) -> Callable[[Context, V2, str], Flow[None]]:
-    """``delete(id)``: a DELETE where a 404 after a retry is success (``V2.delete``)."""
+def deleting(row: Rest[Any], note: str = "") -> Callable[[Context, V2, str], Flow[None]]:
+    """``delete(id)``: a DELETE where a 404 after a retry is success (``V2.delete``);
+    ``note`` says what else it does."""
 
     def delete(ctx: Context, api: V2, record_id: str, /) -> Flow[None]:
         rid, subject = ident(record_id, row.what)
         call = api.call("DELETE", [row.segment, rid], f"{row.attribute}.delete", subject)
         yield from api.delete(ctx, call)
 
-    return _named(row, delete, f"Delete a {row.what} (NotFound if there is none).", "None")
+    doc = f"Delete a {row.what} (NotFound if there is none). {note}".strip()
+    return _named(row, delete, doc, "None")

@@ -40,12 +40,15 @@ def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> 
     return (yield from api.fetch(ctx, call, one(EcrDelegation)))
 
 
+delete = deleting(ROW, "The service can no longer pull from its repository.")
+
+
 class RegistryDelegations(Resource):
     """``client.registry_delegations``: list, create, delete ECR delegations."""
 
     list = blocking(listing(ROW))
     create = blocking(create)
-    delete = blocking(deleting(ROW))
+    delete = blocking(delete)
 
 
 class AsyncRegistryDelegations(Resource):
@@ -53,4 +56,4 @@ class AsyncRegistryDelegations(Resource):
 
     list = awaiting(listing(ROW))
     create = awaiting(create)
-    delete = awaiting(deleting(ROW))
+    delete = awaiting(delete)

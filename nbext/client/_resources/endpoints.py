@@ -129,6 +129,9 @@ def update(
     return (yield from api.fetch(ctx, call, one(Endpoint)))
 
 
+delete = deleting(ROW, "Its job address stops serving.")
+
+
 class Endpoints(Resource):
     """``client.endpoints``: create, list, get, update, delete endpoint records; their
     workers, releases and workers' logs."""
@@ -137,7 +140,7 @@ class Endpoints(Resource):
     list = blocking(list_endpoints)
     get = blocking(get)
     update = blocking(update)
-    delete = blocking(deleting(ROW))
+    delete = blocking(delete)
     workers = blocking(workers)
     releases = blocking(releases)
     worker_logs = blocking(worker_logs)
@@ -151,7 +154,7 @@ class AsyncEndpoints(Resource):
     list = awaiting(list_endpoints)
     get = awaiting(get)
     update = awaiting(update)
-    delete = awaiting(deleting(ROW))
+    delete = awaiting(delete)
     workers = awaiting(workers)
     releases = awaiting(releases)
     worker_logs = awaiting(worker_logs)

@@ -58,6 +58,9 @@ def update(
     return (yield from api.fetch(ctx, call, one(NetworkVolume)))
 
 
+delete = deleting(ROW, "Its data goes with it.")
+
+
 class NetworkVolumes(Resource):
     """``client.network_volumes``: create, list, get, update, delete."""
 
@@ -65,7 +68,7 @@ class NetworkVolumes(Resource):
     list = blocking(listing(ROW))
     get = blocking(getting(ROW))
     update = blocking(update)
-    delete = blocking(deleting(ROW))
+    delete = blocking(delete)
 
 
 class AsyncNetworkVolumes(Resource):
@@ -75,4 +78,4 @@ class AsyncNetworkVolumes(Resource):
     list = awaiting(listing(ROW))
     get = awaiting(getting(ROW))
     update = awaiting(update)
-    delete = awaiting(deleting(ROW))
+    delete = awaiting(delete)

@@ -133,6 +133,9 @@ def restart(ctx: Context, api: V2, pod_id: str) -> Flow[Pod | None]:
     return (yield from _action(ctx, api, pod_id, "restart"))
 
 
+delete = deleting(ROW, "It is terminated for good.")
+
+
 class Pods(Resource):
     """``client.pods``: create, list, get, update, delete, start, stop, restart, logs."""
 
@@ -140,7 +143,7 @@ class Pods(Resource):
     list = blocking(list_pods)
     get = blocking(getting(ROW))
     update = blocking(update)
-    delete = blocking(deleting(ROW))
+    delete = blocking(delete)
     start = blocking(start)
     stop = blocking(stop)
     restart = blocking(restart)
@@ -155,7 +158,7 @@ class AsyncPods(Resource):
     list = awaiting(list_pods)
     get = awaiting(getting(ROW))
     update = awaiting(update)
-    delete = awaiting(deleting(ROW))
+    delete = awaiting(delete)
     start = awaiting(start)
     stop = awaiting(stop)
     restart = awaiting(restart)

@@ -38,11 +38,14 @@ def create(
     return (yield from api.fetch(ctx, call, one(Registry)))
 
 
+list_all = listing(ROW, "Ids and names, never the credentials.")
+
+
 class RegistryAuths(Resource):
     """``client.registry_auths``: create, list, get, delete container registry auths."""
 
     create = blocking(create)
-    list = blocking(listing(ROW))
+    list = blocking(list_all)
     get = blocking(getting(ROW))
     delete = blocking(deleting(ROW))
 
@@ -51,6 +54,6 @@ class AsyncRegistryAuths(Resource):
     """``client.registry_auths`` of an ``AsyncClient``: ``RegistryAuths``' methods, awaited."""
 
     create = awaiting(create)
-    list = awaiting(listing(ROW))
+    list = awaiting(list_all)
     get = awaiting(getting(ROW))
     delete = awaiting(deleting(ROW))

@@ -88,11 +88,16 @@ def update(
     return (yield from api.fetch(ctx, call, one(Template)))
 
 
+list_all = listing(
+    ROW, "Endpoints' ones included (the service's are ``client.catalog.templates()``)."
+)
+
+
 class Templates(Resource):
     """``client.templates``: create, list, get, update, delete."""
 
     create = blocking(create)
-    list = blocking(listing(ROW))
+    list = blocking(list_all)
     get = blocking(getting(ROW))
     update = blocking(update)
     delete = blocking(deleting(ROW))
@@ -102,7 +107,7 @@ class AsyncTemplates(Resource):
     """``client.templates`` of an ``AsyncClient``: ``Templates``' methods, awaited."""
 
     create = awaiting(create)
-    list = awaiting(listing(ROW))
+    list = awaiting(list_all)
     get = awaiting(getting(ROW))
     update = awaiting(update)
     delete = awaiting(deleting(ROW))

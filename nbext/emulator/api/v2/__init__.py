@@ -15,9 +15,8 @@ from __future__ import annotations
 from fastapi import Depends, FastAPI
 from fastapi.responses import Response
 
-from nbext.models.v2 import RESOURCES
+from nbext.models.v2.resources import ENDPOINTS, PODS, RESOURCES
 
-from ...domain.management.facade import Management
 from ..http import reference_bytes
 from . import account, billing, catalog, clusters, pods, records, serverless
 from .common import checked_query
@@ -26,7 +25,7 @@ AREAS = (  # the most asked first (``create_app`` says why)
     serverless.router,
     catalog.router,
     pods.router,
-    *(records.router(row) for row in RESOURCES if row.segment in Management.SERVED),
+    *(records.router(row) for row in RESOURCES if row not in (PODS, ENDPOINTS)),  # own routers
     billing.router,
     account.router,
     clusters.router,

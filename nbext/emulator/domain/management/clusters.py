@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from nbext.models.v2.resources import CLUSTERS
+
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..store_port import Store
@@ -27,6 +29,8 @@ ROLES = {
 
 
 class Clusters:
+    ROW = CLUSTERS
+
     def __init__(self, store: Store, clock: Clock, usage: UsageLedger) -> None:
         self.clock = clock
         self.usage = usage
@@ -35,21 +39,10 @@ class Clusters:
     def get(self, cluster_id: str) -> dict[str, Any]:
         return self.book.need(cluster_id, "cluster")
 
-    # ---- as ``/v2`` serves them (``api/v2/records.py``): their summaries -----------------
+    changeable = get  # as ``api/v2/records.py`` asks (``Served``), served as summaries
 
-    def views(self) -> list[dict[str, Any]]:
-        return [self.summary(c) for c in self.book]
-
-    def shown(self, cluster_id: str) -> dict[str, Any]:
-        return self.summary(self.get(cluster_id))
-
-    def added(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self.summary(self.create(body))
-
-    changeable = get
-
-    def changed(self, cluster_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        return self.summary(self.rename(cluster_id, body["name"]))
+    def listed(self) -> list[dict[str, Any]]:
+        return list(self.book)
 
     def create(self, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` is a validated create request (wire names); refused whole or kept whole."""
@@ -92,8 +85,9 @@ class Clusters:
         )
         return record
 
-    def rename(self, cluster_id: str, name: str) -> dict[str, Any]:
-        record = {**self.get(cluster_id), "name": name}
+    def update(self, cluster_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Rename: a cluster's name is all that can change."""
+        record = {**self.get(cluster_id), "name": body["name"]}
         self.book.save(cluster_id, record)
         return record
 
@@ -135,7 +129,7 @@ class Clusters:
                 return record, member
         return None
 
-    def summary(self, record: dict[str, Any]) -> dict[str, Any]:
+    def served(self, record: dict[str, Any]) -> dict[str, Any]:
         """The wire's ``Cluster``, without its member pods."""
         members = self.members(record)
         by_status = dict(Counter(str(member["status"]) for member in members))

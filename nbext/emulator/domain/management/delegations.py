@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from nbext.models.v2.resources import REGISTRY_DELEGATIONS
+
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..store_port import Store
@@ -24,14 +26,19 @@ ARN = re.compile(
 
 
 class Delegations:
+    ROW = REGISTRY_DELEGATIONS
+
     def __init__(self, store: Store, clock: Clock) -> None:
         self.clock = clock
         self.book: Book[dict[str, Any]] = Book(store, "ecr_delegation", dict, dict)
 
-    def views(self) -> list[dict[str, Any]]:
+    def listed(self) -> list[dict[str, Any]]:
         return list(self.book)
 
-    def added(self, body: dict[str, Any]) -> dict[str, Any]:
+    def served(self, record: dict[str, Any]) -> dict[str, Any]:
+        return record
+
+    def create(self, body: dict[str, Any]) -> dict[str, Any]:
         """A delegation of ``body``'s ``resource`` (an ECR repository's ARN) and ``name``."""
         resource: str = body["resource"]
         match = ARN.match(resource.strip())

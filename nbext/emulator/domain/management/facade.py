@@ -12,7 +12,9 @@ knows this façade. Nothing here knows about HTTP; the routers under ``api/v1`` 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any
+
+from nbext.models.v2 import Rest
 
 from ..clock import Clock
 from ..job_service import JobService
@@ -25,6 +27,7 @@ from .endpoints import Endpoints
 from .logs import WorkerLogs
 from .network_volumes import NetworkVolumes
 from .pods import Pods
+from .records import Book, Served
 from .registry_auths import RegistryAuths
 from .templates import Templates
 from .usage import UsageLedger
@@ -33,16 +36,6 @@ from .usage import UsageLedger
 class Management:
     """Templates, pods, endpoint records, network volumes, registry auths, SSH keys, ECR
     delegations, instant clusters, worker logs and billing."""
-
-    SERVED: ClassVar[dict[str, str]] = {
-        "templates": "templates",
-        "network-volumes": "volumes",
-        "registries/delegations": "delegations",
-        "registries": "registry_auths",
-        "clusters": "clusters",
-    }
-    """A resource's path under ``/v2`` -> its area here, for the resources ``/v2`` serves
-    through its generic routes (``api/v2/records.py``)."""
 
     def __init__(self, clock: Clock, store: Store, jobs: JobService) -> None:
         self.clock = clock
@@ -71,6 +64,13 @@ class Management:
         )
         self.billing = Billing(self.usage, clock, self.volumes)
         jobs.on_execution.append(self.worker_logs.record_execution)
+        self.served: dict[str, Served[Any]] = {
+            area.ROW.segment: area
+            for area in vars(self).values()
+            if isinstance(getattr(area, "ROW", None), Rest)
+        }
+        """A resource's path under ``/v2`` -> the area that declares it its ``ROW``: those
+        ``/v2`` serves by its generic routes (``api/v2/records.py``)."""
 
     def restore(self) -> None:
         """Take back every stored record; the endpoints go back into the job interface.
@@ -78,15 +78,7 @@ class Management:
         Call before ``JobService.restore``: stored jobs need their endpoints.
         """
         self.usage.load()
-        for book in (
-            self.registry_auths.book,
-            self.templates.book,
-            self.volumes.book,
-            self.pods.book,
-            self.endpoints.book,
-            self.ssh_keys.book,
-            self.delegations.book,
-            self.clusters.book,
-        ):
-            book.load()
+        for area in vars(self).values():
+            if area is not self.usage and isinstance(getattr(area, "book", None), Book):
+                area.book.load()
         self.endpoints.restore()

@@ -15,6 +15,7 @@ from typing import Any
 
 from nbext.models.v1 import NetworkVolumeCreateInput, NetworkVolumeUpdateInput
 from nbext.models.v2.convert import V1_NAMES
+from nbext.models.v2.resources import NETWORK_VOLUMES
 
 from ..errors import InvalidInput
 from ..store_port import Store
@@ -58,6 +59,8 @@ class VolumeEntry:
 
 
 class NetworkVolumes:
+    ROW = NETWORK_VOLUMES
+
     def __init__(self, store: Store, usage: UsageLedger) -> None:
         self.usage = usage
         self.book: Book[VolumeEntry] = Book(
@@ -70,21 +73,13 @@ class NetworkVolumes:
     def get(self, volume_id: str) -> VolumeEntry:
         return self.book.need(volume_id, "network volume")
 
-    # ---- as ``/v2`` serves them (``api/v2/records.py``) ----------------------------------
+    changeable = get  # as ``api/v2/records.py`` asks (``Served``), with these two
 
-    def views(self) -> list[dict[str, Any]]:
-        return [entry.view() for entry in self.book]
+    def listed(self) -> list[VolumeEntry]:
+        return list(self.book)
 
-    def shown(self, volume_id: str) -> dict[str, Any]:
-        return self.get(volume_id).view()
-
-    def added(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self.create(body).view()
-
-    changeable = get
-
-    def changed(self, volume_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        return self.update(volume_id, body).view()
+    def served(self, record: VolumeEntry) -> dict[str, Any]:
+        return record.view()
 
     def require(self, volume_id: str | None, field: str) -> VolumeEntry | None:
         """The volume a request names in ``field`` (empty means none), or 400."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbext.models.v1 import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
+from nbext.models.v2.resources import REGISTRY_AUTHS
 
 from ..errors import InvalidInput
 from ..store_port import Store
@@ -26,6 +27,8 @@ class AuthEntry:
 
 
 class RegistryAuths:
+    ROW = REGISTRY_AUTHS
+
     def __init__(self, store: Store) -> None:
         self.book: Book[AuthEntry] = Book.of(store, "registry_auth", AuthEntry)
         self.users: list[Callable[[str], list[str]]] = []
@@ -38,16 +41,10 @@ class RegistryAuths:
     def listing(self) -> list[ContainerRegistryAuth]:
         return [e.view() for e in self.book]
 
-    # ---- as ``/v2`` serves them (``api/v2/records.py``): v1's auth, its id and name ------
+    listed = listing  # as ``api/v2/records.py`` asks (``Served``): v1's auth, id and name
 
-    def views(self) -> list[dict[str, Any]]:
-        return [wire(auth) for auth in self.listing()]
-
-    def shown(self, auth_id: str) -> dict[str, Any]:
-        return wire(self.get(auth_id))
-
-    def added(self, body: dict[str, Any]) -> dict[str, Any]:
-        return wire(self.create(body))
+    def served(self, record: ContainerRegistryAuth) -> dict[str, Any]:
+        return wire(record)
 
     def require(self, auth_id: str | None, field: str) -> str | None:
         """The auth a request names in ``field`` (empty means none), or 400."""

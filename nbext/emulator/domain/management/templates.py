@@ -25,6 +25,7 @@ from pydantic import Field, StrictBool, StrictStr
 from nbext.models import TemplateCategory
 from nbext.models._fields import AbsolutePath, DiskGb, Env, InputModel, NonBlank, Ports
 from nbext.models.v2.convert import persistent
+from nbext.models.v2.resources import TEMPLATES
 
 from ..errors import InvalidInput, NotFound
 from ..images import DEMO_IMAGES
@@ -117,6 +118,8 @@ class TemplateRecord(Container):
 class Templates:
     """The account's templates and the official ones."""
 
+    ROW = TEMPLATES
+
     def __init__(self, store: Store, auths: RegistryAuths) -> None:
         self.auths = auths
         self.book: Book[TemplateRecord] = Book.of(store, "template", TemplateRecord)
@@ -194,21 +197,10 @@ class Templates:
         ``endpoint_bound``."""
         return [t for t in self.book if endpoint_bound or not self.bound_endpoints(t.id)]
 
-    # ---- as ``/v2`` serves them (``api/v2/records.py``) ----------------------------------
+    listed, changeable = own, writable  # as ``api/v2/records.py`` asks (``Served``)
 
-    def views(self) -> list[dict[str, Any]]:
-        return [t.view() for t in self.own()]
-
-    def shown(self, template_id: str) -> dict[str, Any]:
-        return self.get(template_id).view()
-
-    def added(self, data: dict[str, Any]) -> dict[str, Any]:
-        return self.create(data).view()
-
-    changeable = writable
-
-    def changed(self, template_id: str, data: dict[str, Any]) -> dict[str, Any]:
-        return self.update(template_id, data).view()
+    def served(self, record: TemplateRecord) -> dict[str, Any]:
+        return record.view()
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base (2)``, ... : a name no template has yet."""
