@@ -1,11 +1,8 @@
 """The management interface: one resource per area, hung off the clients.
 
 ``Client`` and ``AsyncClient`` inherit ``SyncManagement`` / ``AsyncManagement``, which
-make ``client.templates``, ``client.pods``, ``client.endpoints``,
-``client.network_volumes``, ``client.registry_auths``, ``client.billing``,
-``client.catalog``, ``client.ssh_keys``, ``client.clusters`` and
-``client.registry_delegations`` on first use (no request is made until a method is
-called). Each is handed the client's interface, REST v2 (``rest.V2``).
+make ``client.templates``, ``client.pods``, ... on first use (no request is made until a
+method is called). Each is handed the client's interface, REST v2 (``rest.V2``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ imports nothing else of nbext.
 from .paths import MANAGEMENT_SEGMENTS, is_management_path, reserved_endpoint_id
 from .queries import BillingQuery
 from .resources import (
-    CRUD,
     LIST_KEYS,
     RESOURCES,
     BillingRecord,
@@ -38,7 +37,6 @@ from .resources import (
 from .states import POD_ACTIONS_BY_STATUS, PodAction, PodStatus
 
 __all__ = [
-    "CRUD",
     "LIST_KEYS",
     "MANAGEMENT_SEGMENTS",
     "POD_ACTIONS_BY_STATUS",

@@ -317,22 +317,20 @@ class Rest(Generic[M]):
     """Its name on a client (``client.network_volumes``) and in operation names."""
     what: str
     """A record as messages name it: ``network volume 'abc'``."""
-    id_name: str
-    """The id's keyword in the client's methods: ``network_volume_id``."""
     operations: frozenset[str] = CRUD
     """Which of ``CRUD`` REST v2 offers on it (more may be the resource's own)."""
 
+    @property
+    def id_name(self) -> str:
+        """The id's name in the client's methods: ``network_volume_id``."""
+        return self.what.replace(" ", "_") + "_id"
 
-TEMPLATES = Rest("templates", "templates", Template, "templates", "template", "template_id")
-PODS = Rest("pods", "pods", Pod, "pods", "pod", "pod_id")
-ENDPOINTS = Rest("serverless", "endpoints", Endpoint, "endpoints", "endpoint", "endpoint_id")
+
+TEMPLATES = Rest("templates", "templates", Template, "templates", "template")
+PODS = Rest("pods", "pods", Pod, "pods", "pod")
+ENDPOINTS = Rest("serverless", "endpoints", Endpoint, "endpoints", "endpoint")
 NETWORK_VOLUMES = Rest(
-    "network-volumes",
-    "networkVolumes",
-    NetworkVolume,
-    "network_volumes",
-    "network volume",
-    "network_volume_id",
+    "network-volumes", "networkVolumes", NetworkVolume, "network_volumes", "network volume"
 )
 REGISTRY_DELEGATIONS = Rest(
     "registries/delegations",
@@ -340,7 +338,6 @@ REGISTRY_DELEGATIONS = Rest(
     EcrDelegation,
     "registry_delegations",
     "registry delegation",
-    "delegation_id",
     frozenset({"list", "create", "delete"}),
 )
 REGISTRY_AUTHS = Rest(
@@ -349,21 +346,21 @@ REGISTRY_AUTHS = Rest(
     Registry,
     "registry_auths",
     "container registry auth",
-    "auth_id",
     CRUD - {"update"},
 )
-CLUSTERS = Rest("clusters", "clusters", Cluster, "clusters", "cluster", "cluster_id")
+CLUSTERS = Rest("clusters", "clusters", Cluster, "clusters", "cluster")
 
 RESOURCES: tuple[Rest[Any], ...] = (
     TEMPLATES,
     PODS,
     ENDPOINTS,
     NETWORK_VOLUMES,
-    REGISTRY_DELEGATIONS,  # before registries: its path is under theirs
+    REGISTRY_DELEGATIONS,
     REGISTRY_AUTHS,
     CLUSTERS,
 )
-"""Every management resource with records of its own, one row each."""
+"""Every management resource with records of its own, one row each (delegations before
+registries: their path is under theirs)."""
 
 LIST_KEYS = {row.segment: row.list_key for row in RESOURCES} | {
     "catalog/gpus": "gpus",

@@ -64,5 +64,5 @@ class Delegations:
         return record
 
     def delete(self, delegation_id: str) -> None:
-        self.book.need(delegation_id, "delegation")
+        self.book.need(delegation_id, self.ROW.what)
         self.book.drop(delegation_id)
