@@ -20,7 +20,6 @@ from .wire import one, refused
 
 ECR_ARN = re.compile(r"arn:aws[a-z-]*:ecr:[a-z0-9-]+:\d{12}:repository/\S+")
 """An ECR repository ARN (any AWS partition), optionally with ``:TAG``."""
-PATH = [ROW.segment]
 
 
 def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> Flow[EcrDelegation]:
@@ -36,7 +35,7 @@ def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> 
     if name is not None and not isinstance(name, str):
         raise refused(op, f"name must be a string, got {name!r}")
     wire = {"resource": resource.strip(), **({"name": name} if name is not None else {})}
-    call = api.call("POST", PATH, op, "a new registry delegation", body=wire)
+    call = api.call("POST", [ROW.segment], op, "a new registry delegation", body=wire)
     return (yield from api.fetch(ctx, call, one(EcrDelegation)))
 
 

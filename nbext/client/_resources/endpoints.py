@@ -19,11 +19,11 @@ from nbext.models.v2.resources import ENDPOINTS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
-from .crud import deleting
+from .crud import deleting, listing
 from .logs import as_line, follow_worker_logs, worker_logs
 from .rest import V2
 from .serverless_workers import releases, workers
-from .wire import body, given, ident, one, wrapped
+from .wire import body, given, ident, one
 
 EndpointType = Literal["QUEUE", "LOAD_BALANCER"]
 FlashBoot = Literal["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"]
@@ -80,12 +80,6 @@ def create(
     return (yield from api.fetch(ctx, call, one(Endpoint)))
 
 
-def list_endpoints(ctx: Context, api: V2) -> Flow[list[Endpoint]]:
-    """The account's endpoints."""
-    call = api.call("GET", ["serverless"], "endpoints.list", "endpoints")
-    return (yield from api.fetch(ctx, call, wrapped(Endpoint, "endpoints")))
-
-
 def get(ctx: Context, api: V2, endpoint_id: str) -> Flow[Endpoint]:
     """One endpoint by id (NotFound if there is none, naming the endpoint: its
     ``endpoint_id`` lets a caller say which ones there are)."""
@@ -137,7 +131,7 @@ class Endpoints(Resource):
     workers, releases and workers' logs."""
 
     create = blocking(create)
-    list = blocking(list_endpoints)
+    list = blocking(listing(ROW))
     get = blocking(get)
     update = blocking(update)
     delete = blocking(delete)
@@ -151,7 +145,7 @@ class AsyncEndpoints(Resource):
     """``client.endpoints`` of an ``AsyncClient``: ``Endpoints``' methods, awaited."""
 
     create = awaiting(create)
-    list = awaiting(list_endpoints)
+    list = awaiting(listing(ROW))
     get = awaiting(get)
     update = awaiting(update)
     delete = awaiting(delete)

@@ -19,8 +19,6 @@ from .crud import deleting, getting, listing
 from .rest import V2
 from .wire import one, refused
 
-PATH = ROW.segment
-
 
 def create(
     ctx: Context, api: V2, *, name: str, username: str, password: str | SecretStr
@@ -34,7 +32,7 @@ def create(
             shown = "" if field == "password" else f", got {value!r}"
             raise refused(op, f"{field} must be a non-empty string{shown}")
     data = {"name": name, "username": username, "password": secret}
-    call = api.call("POST", [PATH], op, "a new container registry auth", body=data)
+    call = api.call("POST", [ROW.segment], op, "a new container registry auth", body=data)
     return (yield from api.fetch(ctx, call, one(Registry)))
 
 

@@ -18,7 +18,7 @@ from ..errors import InvalidInput
 from ..store_port import Store
 from . import catalog
 from .pod_status import observed_status
-from .records import Book, iso, new_id
+from .records import Book, Served, iso, new_id
 from .usage import UsageLedger
 
 ROLES = {
@@ -28,21 +28,13 @@ ROLES = {
 """The role of the primary (rank 0) and of the others, by cluster type; other types have none."""
 
 
-class Clusters:
+class Clusters(Served[dict[str, Any]]):
     ROW = CLUSTERS
 
     def __init__(self, store: Store, clock: Clock, usage: UsageLedger) -> None:
         self.clock = clock
         self.usage = usage
         self.book: Book[dict[str, Any]] = Book(store, "cluster", dict, dict)
-
-    def get(self, cluster_id: str) -> dict[str, Any]:
-        return self.book.need(cluster_id, "cluster")
-
-    changeable = get  # as ``api/v2/records.py`` asks (``Served``), served as summaries
-
-    def listed(self) -> list[dict[str, Any]]:
-        return list(self.book)
 
     def create(self, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` is a validated create request (wire names); refused whole or kept whole."""

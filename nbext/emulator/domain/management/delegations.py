@@ -17,7 +17,7 @@ from ..clock import Clock
 from ..errors import InvalidInput
 from ..store_port import Store
 from .catalog import USER_ID
-from .records import Book, iso, new_id
+from .records import Book, Served, iso, new_id
 
 ARN = re.compile(
     r"^arn:aws:ecr:(?P<region>[a-z]{2}(-[a-z]+)+-\d):(?P<account>\d{12}):"
@@ -25,18 +25,12 @@ ARN = re.compile(
 )
 
 
-class Delegations:
+class Delegations(Served[dict[str, Any]]):
     ROW = REGISTRY_DELEGATIONS
 
     def __init__(self, store: Store, clock: Clock) -> None:
         self.clock = clock
         self.book: Book[dict[str, Any]] = Book(store, "ecr_delegation", dict, dict)
-
-    def listed(self) -> list[dict[str, Any]]:
-        return list(self.book)
-
-    def served(self, record: dict[str, Any]) -> dict[str, Any]:
-        return record
 
     def create(self, body: dict[str, Any]) -> dict[str, Any]:
         """A delegation of ``body``'s ``resource`` (an ECR repository's ARN) and ``name``."""
@@ -62,7 +56,3 @@ class Delegations:
         }
         self.book.save(delegation_id, record)
         return record
-
-    def delete(self, delegation_id: str) -> None:
-        self.book.need(delegation_id, self.ROW.what)
-        self.book.drop(delegation_id)

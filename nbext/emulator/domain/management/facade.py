@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbext.models.v2 import Rest
-
 from ..clock import Clock
 from ..job_service import JobService
 from ..store_port import Store
@@ -65,9 +63,7 @@ class Management:
         self.billing = Billing(self.usage, clock, self.volumes)
         jobs.on_execution.append(self.worker_logs.record_execution)
         self.served: dict[str, Served[Any]] = {
-            area.ROW.segment: area
-            for area in vars(self).values()
-            if isinstance(getattr(area, "ROW", None), Rest)
+            area.ROW.segment: area for area in vars(self).values() if isinstance(area, Served)
         }
         """A resource's path under ``/v2`` -> the area that declares it its ``ROW``: those
         ``/v2`` serves by its generic routes (``api/v2/records.py``)."""

@@ -21,7 +21,7 @@ from ..errors import InvalidInput
 from ..store_port import Store
 from . import offers
 from .catalog import SECONDS_PER_MONTH, VOLUME_PRICE_PER_GB_MONTH
-from .records import OLD_LAYOUT, Book, atomic, new_id
+from .records import OLD_LAYOUT, Book, Served, atomic, new_id
 from .refusals import refuse, validated
 from .usage import UsageLedger
 
@@ -58,7 +58,7 @@ class VolumeEntry:
         return cls(record["id"], record["name"], record["size"], record["dataCenter"], kind)
 
 
-class NetworkVolumes:
+class NetworkVolumes(Served[VolumeEntry]):
     ROW = NETWORK_VOLUMES
 
     def __init__(self, store: Store, usage: UsageLedger) -> None:
@@ -69,14 +69,6 @@ class NetworkVolumes:
         self.users: list[Callable[[str], list[str]]] = []
         """Asked before a delete: each area whose records attach volumes registers one,
         naming those attached to it ("endpoint abc"); a volume in use is not deleted."""
-
-    def get(self, volume_id: str) -> VolumeEntry:
-        return self.book.need(volume_id, "network volume")
-
-    changeable = get  # as ``api/v2/records.py`` asks (``Served``), with these two
-
-    def listed(self) -> list[VolumeEntry]:
-        return list(self.book)
 
     def served(self, record: VolumeEntry) -> dict[str, Any]:
         return record.view()

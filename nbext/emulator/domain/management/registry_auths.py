@@ -11,7 +11,7 @@ from nbext.models.v2.resources import REGISTRY_AUTHS
 
 from ..errors import InvalidInput
 from ..store_port import Store
-from .records import Book, new_cuid, wire
+from .records import Book, Served, new_cuid, wire
 from .refusals import validated
 
 
@@ -26,7 +26,7 @@ class AuthEntry:
         return ContainerRegistryAuth(id=self.id, name=self.name)
 
 
-class RegistryAuths:
+class RegistryAuths(Served[ContainerRegistryAuth]):
     ROW = REGISTRY_AUTHS
 
     def __init__(self, store: Store) -> None:
@@ -41,7 +41,7 @@ class RegistryAuths:
     def listing(self) -> list[ContainerRegistryAuth]:
         return [e.view() for e in self.book]
 
-    listed = listing  # as ``api/v2/records.py`` asks (``Served``): v1's auth, id and name
+    listed = listing  # as ``api/v2/records.py`` asks: v1's auth, its id and name
 
     def served(self, record: ContainerRegistryAuth) -> dict[str, Any]:
         return wire(record)

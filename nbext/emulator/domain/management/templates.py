@@ -31,7 +31,7 @@ from ..errors import InvalidInput, NotFound
 from ..images import DEMO_IMAGES
 from ..store_port import Store
 from .container import Container, split_args
-from .records import Book, atomic, new_id
+from .records import Book, Served, atomic, new_id
 from .refusals import Forbidden, refuse, validated
 from .registry_auths import RegistryAuths
 
@@ -115,7 +115,7 @@ class TemplateRecord(Container):
         return out
 
 
-class Templates:
+class Templates(Served[TemplateRecord]):
     """The account's templates and the official ones."""
 
     ROW = TEMPLATES
@@ -197,7 +197,7 @@ class Templates:
         ``endpoint_bound``."""
         return [t for t in self.book if endpoint_bound or not self.bound_endpoints(t.id)]
 
-    listed, changeable = own, writable  # as ``api/v2/records.py`` asks (``Served``)
+    changeable = writable  # as ``api/v2/records.py`` asks
 
     def served(self, record: TemplateRecord) -> dict[str, Any]:
         return record.view()
