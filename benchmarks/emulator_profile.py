@@ -114,7 +114,7 @@ async def cpu_per_call(one: Callable[[], Awaitable[Any]], requests: int, rounds:
 
 async def measure(requests: int, rounds: int) -> None:
     emulator = Emulator(api_key=KEY, rate_limit=False)
-    emulator.ensure_deployed("echo", "echo")
+    emulator.deploy("echo", endpoint_id="echo")
     emulator.bind()
     submission = JobSubmission.model_validate({"input": {"prompt": "hello", "n": 1}})
 

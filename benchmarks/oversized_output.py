@@ -76,9 +76,9 @@ def main() -> int:
         script = Path(tmp) / "big_worker.py"
         script.write_text(WORKER)
         emulator.deploy("big", endpoint_id="inproc")
-        emulator.deploy_worker(script, endpoint_id="worker", workers_min=1, workers_max=1)
+        emulator.deploy_worker(script, endpoint_id="worker", workers={"min": 1, "max": 1})
         emulator.deploy_worker(
-            script, endpoint_id="stream", workers_min=1, workers_max=1, env={"STREAM": "1"}
+            script, endpoint_id="stream", workers={"min": 1, "max": 1}, env={"STREAM": "1"}
         )
         headers = {"Authorization": f"Bearer {emulator.api_key}"}
         with httpx.Client(base_url=server.url, headers=headers, timeout=90) as http:

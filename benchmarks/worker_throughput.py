@@ -95,7 +95,7 @@ def emulator_case(
         headers = {"Authorization": f"Bearer {KEY}"}
         t0 = time.monotonic()
         ep = emulator.deploy_worker(
-            script, endpoint_id="echo", workers_max=1, env={"CONCURRENCY": str(concurrency)}
+            script, endpoint_id="echo", workers={"max": 1}, env={"CONCURRENCY": str(concurrency)}
         )
         url = f"{server.url}/v2/{ep}/runsync"
         r = httpx.post(url, json={"input": {"first": True}}, headers=headers, timeout=120)

@@ -55,7 +55,7 @@ def _served(endpoints: Endpoints | None, emulator: Emulator | None) -> Iterator[
 def _deployed(emulator: Emulator, endpoints: Endpoints | None) -> EmulatorServer:
     """A server for ``emulator``, the demo images and ``endpoints`` deployed on it."""
     for name in emulator.images.names():
-        if name not in emulator.jobs.endpoints:
+        if name not in emulator.jobs.endpoints and name not in (endpoints or {}):
             emulator.deploy(name, endpoint_id=name)
     for endpoint_id, runs in (endpoints or {}).items():
         if isinstance(runs, str):
@@ -64,9 +64,9 @@ def _deployed(emulator: Emulator, endpoints: Endpoints | None) -> EmulatorServer
                     f"endpoint {endpoint_id!r}: unknown image {runs!r}; demo images are "
                     f"{', '.join(emulator.images.names())}, or give a handler function"
                 )
-            emulator.ensure_deployed(endpoint_id, runs)
+            emulator.deploy(runs, endpoint_id=endpoint_id)
         elif callable(runs):
-            emulator.ensure_deployed(endpoint_id, handler=runs)
+            emulator.deploy(handler=runs, endpoint_id=endpoint_id)
         else:
             raise TypeError(
                 f"endpoint {endpoint_id!r}: give a demo image's name or a handler function, "

@@ -76,10 +76,11 @@ class Recording:
             }
 
     def seen(self, result: JobResult, now: float) -> None:
-        """A state of a job, read at ``now``: the timeline grows when the state changes."""
+        """A state of a job, read at ``now``: the timeline grows when the state changes. A
+        final one is kept even when /stream said first that the job ended (``wait()``)."""
         with self._lock:
             job = self._jobs.get(result.id)
-            if job is None or job["status"] in FINAL:
+            if job is None or (job["status"] in FINAL and not result.status.is_final):
                 return
             self._state(job, result.status.value, now)
             if result.status.is_final:

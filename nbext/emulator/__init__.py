@@ -8,12 +8,12 @@ that on a loopback port in a background thread (what notebooks use), and
 from .api import create_app
 from .domain.clock import Clock, FakeClock, RealClock
 from .domain.handlers import JobContext, current_job
-from .domain.images import DEMO_IMAGES
+from .domain.images import DEMOS
 from .emulator import Emulator, generate_api_key, mask_key
 from .server import EmulatorServer
 
 __all__ = [
-    "DEMO_IMAGES",
+    "DEMOS",
     "Clock",
     "Emulator",
     "EmulatorServer",

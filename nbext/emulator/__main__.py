@@ -25,12 +25,12 @@ from pathlib import Path
 from . import replay
 from .domain.errors import StoreFailed
 from .domain.handlers import Handler
+from .domain.images import DEMOS
 from .domain.webhooks import CONCURRENCY as WEBHOOK_CONCURRENCY
 from .emulator import Emulator, mask_key
 from .protocol import MAX_CONNECTIONS, REQUEST_TIMEOUT
 from .server import EmulatorServer
 from .workers.environment import named_variables
-from .workers.supervisor import LB_DEMO_IMAGES
 
 
 def load_handler(spec: str) -> Handler:
@@ -103,8 +103,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         default=[],
         metavar="ID=IMAGE",
-        help="deploy IMAGE (a demo image name or path/to/file.py:function) as endpoint ID; "
-        "repeatable. Without any (nor --worker), every demo image is deployed under its own name.",
+        help=f"deploy IMAGE (a demo: {', '.join(DEMOS)}; or path/to/file.py:function) as "
+        "endpoint ID; repeatable. Without any (nor --worker), every demo is deployed under "
+        "its own name.",
     )
     parser.add_argument(
         "--worker",
@@ -258,10 +259,10 @@ def pairs(flag: str, specs: Sequence[str], form: str) -> list[tuple[str, str]]:
     return list(found.items())
 
 
-def deployments(args: argparse.Namespace, demos: Sequence[str]) -> list[tuple[str, str, str]]:
+def deployments(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     """``(flag, endpoint id, value)`` of every ``--endpoint ID=IMAGE``, ``--worker ID=PATH``
     and ``--lb-worker ID=PATH``, each ID once and each script there; without any, every
-    image of ``demos`` under its own name."""
+    demo under its own name."""
     given = [("--endpoint", "ID=IMAGE"), ("--worker", "ID=PATH"), ("--lb-worker", "ID=PATH")]
     found: list[tuple[str, str, str]] = []
     for flag, form in given:
@@ -273,7 +274,7 @@ def deployments(args: argparse.Namespace, demos: Sequence[str]) -> list[tuple[st
             found.append((flag, endpoint_id, value))
     if found or args.replay:
         return found
-    return [("--endpoint", name, name) for name in demos]
+    return [("--endpoint", name, name) for name in DEMOS]
 
 
 def deploy(
@@ -287,14 +288,14 @@ def deploy(
     On a database that already holds an endpoint of an ``--endpoint`` (a restart), that
     endpoint is kept, with its queued jobs, and runs what the argument names.
     """
-    demos = [*emulator.images.names(), *LB_DEMO_IMAGES]
-    found = deployments(args, demos)
+    found = deployments(args)
     scripts = {e for flag, e, _ in found if flag != "--endpoint"}
     launch = {e: shlex.split(a) for e, a in pairs("--worker-args", args.worker_args, "ID=ARGS")}
     if extra := sorted(set(launch) - scripts):
         raise ValueError(f"--worker-args {extra[0]}: no --worker or --lb-worker {extra[0]}")
     for flag, endpoint_id, value in found:
-        if serving != (flag != "--endpoint" or value in LB_DEMO_IMAGES):
+        server = value in DEMOS and DEMOS[value].type == "LOAD_BALANCER"
+        if serving != (flag != "--endpoint" or server):
             continue  # the other step's
         if flag != "--endpoint":
             emulator.deploy_worker(
@@ -302,18 +303,18 @@ def deploy(
                 endpoint_id=endpoint_id,
                 python=args.worker_python,
                 env=variables,
-                load_balancer=flag == "--lb-worker",
+                type="LOAD_BALANCER" if flag == "--lb-worker" else "QUEUE",
                 args=launch.get(endpoint_id, []),
             )
         elif value.endswith(".py") or ".py:" in value:
-            emulator.ensure_deployed(endpoint_id, handler=load_handler(value))
-        elif value not in demos:
+            emulator.deploy(handler=load_handler(value), endpoint_id=endpoint_id)
+        elif value not in DEMOS:
             raise ValueError(
                 f"--endpoint '{endpoint_id}={value}': unknown image {value!r}; demo images "
-                f"are {', '.join(demos)}, or give path/to/file.py:function"
+                f"are {', '.join(DEMOS)}, or give path/to/file.py:function"
             )
         else:
-            emulator.ensure_deployed(endpoint_id, value)
+            emulator.deploy(value, endpoint_id=endpoint_id)
     if serving:
         set_scenarios(emulator, args)
 
@@ -452,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     emulator: Emulator | None = None
     server: EmulatorServer | None = None
     try:
-        deployments(args, [])  # scripts checked before anything is opened
+        deployments(args)  # scripts checked before anything is opened
         variables = worker_variables(args, os.environ)
         key = given_key(args, os.environ)
         emulator = Emulator(

@@ -14,9 +14,9 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from nbext.models import (
     EXECUTION_TIMEOUT_DEFAULT_MS,
@@ -32,7 +32,7 @@ from .domain.endpoints import Endpoint
 from .domain.errors import DomainError
 from .domain.handler_threads import HandlerThreads
 from .domain.handlers import Handler
-from .domain.images import DEMO_IMAGES, ImageRegistry
+from .domain.images import DEMOS, ImageRegistry
 from .domain.job_service import JobService, new_endpoint_id
 from .domain.jobs import Job
 from .domain.management.facade import Management
@@ -44,10 +44,13 @@ from .domain.webhooks import WebhookDispatcher
 from .sqlite_store import SQLiteStore
 from .webhook_sender import WebhookSender, guard_webhook
 from .workers.kernel_launcher import KernelLauncher
-from .workers.supervisor import LB_DEMO_IMAGES, Supervisor, WorkerScript
+from .workers.supervisor import Supervisor, WorkerScript
 
 T = TypeVar("T")
 ENDPOINT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+EndpointType = Literal["QUEUE", "LOAD_BALANCER"]
+WORKERS_DEFAULT: dict[str, float] = {"min": 0, "max": 3, "idleTimeout": 5.0}
+"""REST v2's ``workers`` with the service console's defaults: 0 to 3, 5 s idle."""
 
 
 def handler_image(endpoint_id: str) -> str:
@@ -65,6 +68,22 @@ def mask_key(key: str) -> str:
     if len(key) <= 8:
         return "…" + key[-2:]
     return f"{key[:4]}…{key[-4:]}"
+
+
+def _workers(given: Mapping[str, float] | None) -> dict[str, float]:
+    """v2's ``workers``, the defaults filling in what is not given."""
+    if not isinstance(given, Mapping | None):
+        raise ValueError(f'workers is {{"min": N, "max": N, "idleTimeout": S}}, got {given!r}')
+    if unknown := sorted(set(given or {}) - set(WORKERS_DEFAULT)):
+        raise ValueError(f"workers has no {unknown[0]!r}: give min, max and idleTimeout")
+    out = {**WORKERS_DEFAULT, **(given or {})}
+    for key, value in out.items():
+        whole = key != "idleTimeout"
+        number = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+        if not number or (whole and value != int(value)):
+            kind = "a whole number" if whole else "seconds"
+            raise ValueError(f"workers.{key} must be {kind} >= 0, got {value!r}")
+    return out
 
 
 def _check_execution_timeout(ms: int) -> None:
@@ -136,7 +155,7 @@ class Emulator:
         self.remote_workers = RemoteWorkers(self.clock, self.jobs)
         """Workers that are processes running worker scripts (``deploy_worker``)."""
         self.balancer = Balancer(self.clock, self.remote_workers, self._request_count)
-        """Load-balancing endpoints' routing (``deploy_worker(load_balancer=True)``)."""
+        """Load-balancing endpoints' routing (``type="LOAD_BALANCER"``)."""
         self.balancer.on_execution = self.jobs.on_execution  # billed and logged as jobs are
         self.serving_at: str | None = None
         """The server's base URL once one serves this emulator (worker scripts call it)."""
@@ -152,6 +171,8 @@ class Emulator:
         the worker protocol's): the user's service stops after an idle period."""
         self.kernels = KernelLauncher(self.remote_workers)
         """The kernels serving notebook functions' endpoints (``deploy_kernel_function``)."""
+        self._made: set[str] = set()
+        """Endpoints ``deploy`` made: deploying one again is refused, another is taken back."""
 
     def __repr__(self) -> str:
         return (
@@ -241,35 +262,40 @@ class Emulator:
         handler: Handler | None = None,
         endpoint_id: str | None = None,
         name: str | None = None,
-        workers_min: int = 0,
-        workers_max: int = 3,
-        idle_timeout: float = 5.0,
+        type: EndpointType | None = None,
+        workers: Mapping[str, float] | None = None,
         execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS,
         aggregate_stream: bool = True,
         scenario: str | None = None,
-        load_balancer: int | None = None,
     ) -> str:
         """Create an endpoint running ``image`` or ``handler``; returns its id.
 
-        ``scenario`` gives it a teaching scenario (``set_scenario``). ``load_balancer``:
-        a ``LOAD_BALANCER`` endpoint scaled on that many requests in flight per worker
-        (an image of ``LB_DEMO_IMAGES``, or a script: ``deploy_worker``).
-
-        The defaults are the service console's: 0 to 3 workers, 5 s idle timeout,
-        10 min execution timeout. It goes the way ``POST /v1/endpoints`` goes: a serverless
-        template for the image and an endpoint record from it, both listed under ``/v1``.
-        A handler becomes an image of its own (``python/<endpoint id>``), so an emulator
-        restarted on the same database file runs it again once it is registered anew.
+        REST v2's settings: ``type`` QUEUE or LOAD_BALANCER (a demo of ``DEMOS`` has its
+        own; a script: ``deploy_worker``), ``workers`` ``{"min", "max", "idleTimeout"}``
+        (by default the console's 0 to 3 and 5 s). It goes the way ``POST /v1/endpoints``
+        does: a template for the image and a record from it. A handler becomes an image
+        of its own (``python/<endpoint id>``). An endpoint of that id this emulator did
+        not make (kept by its database, made through REST) is taken back: it keeps its
+        queue and settings and runs ``image`` or ``handler`` (a command line given again).
         """
         if (image is None) == (handler is None):
             raise ValueError("deploy needs exactly one of image= or handler=")
         if handler is not None and not callable(handler):
             raise TypeError("handler must be callable: handler(job) -> output")
+        demo = DEMOS.get(image or "")
+        kind = type or (demo.type if demo is not None else "QUEUE")
+        if kind not in ("QUEUE", "LOAD_BALANCER"):
+            raise ValueError(f"type is QUEUE or LOAD_BALANCER, got {kind!r}")
+        if kind == "LOAD_BALANCER" and handler is not None:
+            raise ValueError("a load-balancing endpoint runs a server, not a handler")
+        scaling = _workers(workers)
+        _check_execution_timeout(execution_timeout_ms)
         if endpoint_id is not None and not ENDPOINT_ID.match(endpoint_id):
             raise ValueError(
                 f"endpoint id {endpoint_id!r} must be 1-64 letters, digits, '_', '.' or '-'"
             )
-        _check_execution_timeout(execution_timeout_ms)
+        if endpoint_id in self.jobs.endpoints and endpoint_id not in self._made:
+            return self._take_back(endpoint_id, image, handler)
         name = name or endpoint_id or image or str(getattr(handler, "__name__", "endpoint"))
         endpoint_id = endpoint_id or new_endpoint_id()
         if endpoint_id in self.jobs.endpoints:
@@ -278,9 +304,9 @@ class Emulator:
             id=endpoint_id,
             name=name,
             image=image or handler_image(endpoint_id),
-            workers_min=workers_min,
-            workers_max=workers_max,
-            idle_timeout=idle_timeout,
+            workers_min=int(scaling["min"]),
+            workers_max=int(scaling["max"]),
+            idle_timeout=float(scaling["idleTimeout"]),
             execution_timeout_ms=execution_timeout_ms,
             aggregate_stream=aggregate_stream,
         )
@@ -288,14 +314,20 @@ class Emulator:
             endpoint.scenario = scenarios.parse(scenario, self.clock.now())
         if handler is not None:
             self.images.register(handler_image(endpoint_id), handler)
-        if image in LB_DEMO_IMAGES and load_balancer is None:
-            load_balancer = REQUEST_COUNT_DEFAULT  # a server: a load-balancing endpoint
-        if load_balancer is not None and handler is not None:
-            raise ValueError("a load-balancing endpoint runs a server, not a handler")
-        self._change(lambda: self.management.endpoints.deploy(endpoint, load_balancer))
-        if image in LB_DEMO_IMAGES:
-            self.serve_demo_server(endpoint.id)
-        return endpoint.id
+        per_worker = REQUEST_COUNT_DEFAULT if kind == "LOAD_BALANCER" else None
+        self._change(lambda: self.management.endpoints.deploy(endpoint, per_worker))
+        self._made.add(endpoint_id)
+        self.serve_demo_server(endpoint_id)
+        return endpoint_id
+
+    def _take_back(self, endpoint_id: str, image: str | None, handler: Handler | None) -> str:
+        existing = self.jobs.endpoints[endpoint_id]
+        if handler is not None:
+            self.register_image(existing.image or handler_image(endpoint_id), handler)
+        elif image is not None and image != existing.image:
+            self._change(lambda: self.management.endpoints.set_image(endpoint_id, image))
+        self.serve_demo_server(endpoint_id)
+        return endpoint_id
 
     def set_scenario(self, endpoint_id: str, scenario: str | None) -> str:
         """Give an endpoint a teaching scenario: ``NAME`` or ``NAME:key=value,...`` (see
@@ -313,23 +345,19 @@ class Emulator:
         endpoint_id: str | None = None,
         python: str | None = None,
         name: str | None = None,
-        workers_min: int = 0,
-        workers_max: int = 3,
-        idle_timeout: float = 5.0,
+        type: EndpointType = "QUEUE",
+        workers: Mapping[str, float] | None = None,
         execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS,
         env: dict[str, str] | None = None,
-        load_balancer: bool = False,
-        request_count: int = REQUEST_COUNT_DEFAULT,
         args: Sequence[str] = (),
     ) -> str:
-        """Create an endpoint whose workers are processes running the worker script at
-        ``path`` unmodified (``runpod.serverless.start(...)``); returns its id.
+        """``deploy`` with a worker script: an endpoint whose workers are processes running
+        the script at ``path`` unmodified (``runpod.serverless.start(...)``); returns its id.
 
-        ``load_balancer``: the script is an HTTP server on ``PORT`` instead, and the
-        endpoint a ``LOAD_BALANCER`` one, scaled on ``request_count`` requests in flight
-        per worker (docs/behaviour.md#load-balancing-endpoints). It needs no server to
-        start, and may run on a fake clock (the waits and limits of its requests are
-        the clock's; its processes and health checks are real time).
+        ``type="LOAD_BALANCER"``: the script is an HTTP server on ``PORT`` instead
+        (docs/behaviour.md#load-balancing-endpoints). It needs no server to start, and may
+        run on a fake clock (its requests' waits and limits are the clock's; its
+        processes and health checks are real time).
 
         ``python``: the interpreter to run it with (default: this one), e.g. a worker's own
         virtualenv. ``env``: the endpoint's environment, as on the service: with the
@@ -338,6 +366,7 @@ class Emulator:
         command gives them. The endpoint's scaling settings start and stop the processes
         (docs/workers.md). Needs a running ``EmulatorServer``: the workers call it.
         """
+        load_balancer = type == "LOAD_BALANCER"
         script_path = Path(path).expanduser().resolve()
         if not script_path.is_file():
             raise ValueError(f"worker script {path} does not exist")
@@ -368,11 +397,9 @@ class Emulator:
                 f"worker/{script_path.name}",
                 endpoint_id=endpoint_id,
                 name=name or script_path.stem,
-                workers_min=workers_min,
-                workers_max=workers_max,
-                idle_timeout=idle_timeout,
+                type=type,
+                workers=workers,
                 execution_timeout_ms=execution_timeout_ms,
-                load_balancer=request_count if load_balancer else None,
             )
         variables = tuple(sorted((env or {}).items()))
         if isinstance(args, str) or not all(isinstance(a, str) for a in args):
@@ -386,9 +413,7 @@ class Emulator:
         endpoint_id: str,
         *,
         kernel: str | None = None,
-        workers_min: int = 0,
-        workers_max: int = 3,
-        idle_timeout: float = 5.0,
+        workers: Mapping[str, float] | None = None,
         execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS,
     ) -> str:
         """An endpoint whose workers a notebook kernel serves (image ``kernel/<id>``,
@@ -407,17 +432,16 @@ class Emulator:
             self.deploy(
                 image,
                 endpoint_id=endpoint_id,
-                workers_min=workers_min,
-                workers_max=workers_max,
-                idle_timeout=idle_timeout,
+                workers=workers,
                 execution_timeout_ms=execution_timeout_ms,
             )
         else:
             _check_execution_timeout(execution_timeout_ms)
+            scaling = _workers(workers)
             settings = {
-                "workers_min": workers_min,
-                "workers_max": workers_max,
-                "idle_timeout": idle_timeout,
+                "workers_min": int(scaling["min"]),
+                "workers_max": int(scaling["max"]),
+                "idle_timeout": float(scaling["idleTimeout"]),
                 "timeout_ms": execution_timeout_ms,
             }
             self._change(lambda: self.management.endpoints.change(endpoint_id, settings))
@@ -433,14 +457,14 @@ class Emulator:
         self.call_on_loop(lambda: supervisor.add(endpoint_id, script))
 
     def serve_demo_server(self, endpoint_id: str) -> None:
-        """A load-balancing endpoint made through REST v2 whose image is a demo server
-        (``LB_DEMO_IMAGES``) runs it; any other image has no server here (its requests
-        are told so)."""
+        """A load-balancing endpoint (made here or through REST v2) whose image is a demo's
+        server (``DEMOS``) runs it; another image has no server here (requests are told)."""
         record = self.management.endpoints.get(endpoint_id)
         template = self.management.endpoints.template(record)
-        script = LB_DEMO_IMAGES.get(template.image if template else "")
-        if script is not None and endpoint_id not in self.remote_workers.pools:
-            self.serve_script(endpoint_id, WorkerScript(script, load_balancer=True))
+        demo = DEMOS.get(template.image if template else "")
+        server = demo.server if demo is not None and record.type == "LOAD_BALANCER" else None
+        if server is not None and endpoint_id not in self.remote_workers.pools:
+            self.serve_script(endpoint_id, WorkerScript(server, load_balancer=True))
 
     def _request_count(self, endpoint_id: str) -> int:
         entry = self.management.endpoints.book.get(endpoint_id)
@@ -468,30 +492,15 @@ class Emulator:
     def undeploy(self, endpoint_id: str) -> None:
         """Remove an endpoint and every job it has (and the template ``deploy`` made)."""
         self.call_on_loop(lambda: self.management.endpoints.delete(endpoint_id))
+        self._made.discard(endpoint_id)
 
     def deploy_demos(self) -> None:
-        """Every demo image as an endpoint of its own name (``llm-lb``: the load-balancing
-        demo, whose process starts at its first request); one kept by the database runs
-        its demo again."""
-        for name in [*DEMO_IMAGES, *LB_DEMO_IMAGES]:
-            self.ensure_deployed(name, name)
-
-    def ensure_deployed(
-        self, endpoint_id: str, image: str | None = None, *, handler: Handler | None = None
-    ) -> str:
-        """``deploy``, unless ``endpoint_id`` came back from the database: then make it run
-        ``image`` or ``handler`` (a command line given again after a restart)."""
-        existing = self.jobs.endpoints.get(endpoint_id)
-        if existing is None:
-            return self.deploy(image, handler=handler, endpoint_id=endpoint_id)
-        if image in LB_DEMO_IMAGES and existing.image == image:
-            self.serve_demo_server(endpoint_id)  # kept by the database; serve it again
-            return endpoint_id
-        if handler is not None:
-            self.register_image(existing.image or handler_image(endpoint_id), handler)
-        elif image is not None and image != existing.image:
-            self._change(lambda: self.management.endpoints.set_image(endpoint_id, image))
-        return endpoint_id
+        """Every demo of ``DEMOS`` as an endpoint of its own name, but those deployed
+        already (``llm-lb``'s process starts at its first request); one kept by the
+        database runs its demo again."""
+        for name in DEMOS:
+            if name not in self._made:
+                self.deploy(name, endpoint_id=name)
 
     def busy(self) -> str | None:
         """What is in flight, in words (None when nothing is): a queued or running job, an

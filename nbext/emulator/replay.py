@@ -118,8 +118,7 @@ def load(
             handler=Replayer(endpoint_id, calls, None if instant else speed),
             endpoint_id=endpoint_id,
             name=f"{endpoint_id} (replay)",
-            workers_max=10,
-            idle_timeout=60.0,
+            workers={"max": 10, "idleTimeout": 60.0},
             scenario=f"cold-start:seconds={cold}" if cold >= COLD_START_MIN else None,
         )
     return {

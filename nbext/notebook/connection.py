@@ -83,6 +83,9 @@ class Service:
         """A private emulator's server (in this kernel; never stopped here)."""
         self.joined = joined
         """The user's local service this kernel joined (``nbext.service``)."""
+        self.replayed: set[str] = set()
+        """The endpoints that answer with a recording (``%runpod replay`` from this kernel):
+        their outputs say ``replay`` where they came from."""
         self._control: httpx.Client | None = None
         self._kwargs = dict(client_kwargs or {})
         self.client = Client(

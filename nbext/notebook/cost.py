@@ -52,15 +52,11 @@ async def record_cost_async(service: Service, record: JobRecord) -> JobCost | No
     return record.cost
 
 
-def kind(cost: JobCost) -> str:
-    return "estimate" if cost.estimate else "reported"
-
-
 def cost_text(cost: JobCost | None) -> str:
     """``cost $0.000307 (estimate)``; empty when unknown."""
     if cost is None:
         return ""
-    return f"cost {usd_text(cost.usd)} ({kind(cost)})"
+    return f"cost {usd_text(cost.usd)} ({cost.source})"
 
 
 def cost_html(cost: JobCost | None) -> str:
@@ -81,7 +77,7 @@ def total_text(costs: list[JobCost | None]) -> str:
     if not known:
         return ""
     total = sum(c.usd for c in known)
-    kinds = sorted({kind(c) for c in known})
+    kinds = sorted({c.source for c in known})
     plural = "s" if len(known) != 1 else ""
     line = f"spent {usd_text(total)} on {len(known):,} job{plural} ({' and '.join(kinds)})"
     unknown = len(costs) - len(known)

@@ -20,11 +20,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
-
-from pydantic.alias_generators import to_camel
+from typing import Any, Literal
 
 from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
 
@@ -55,13 +53,11 @@ def deploy(
     function: Callable[..., Any] | str | os.PathLike[str],
     name: str | None = None,
     *,
-    workers_max: int = 3,
-    workers_min: int = 0,
-    idle_timeout: float = 5.0,
+    workers: Mapping[str, float] | None = None,
     execution_timeout: float | None = None,
+    type: Literal["QUEUE", "LOAD_BALANCER"] = "QUEUE",
     python: str | None = None,
     env: dict[str, str] | None = None,
-    load_balancer: bool = False,
     start_timeout: float = START_TIMEOUT_S,
     connection: Connection | None = None,
 ) -> str:
@@ -69,8 +65,10 @@ def deploy(
 
     ``function(job)`` follows the service's worker convention: ``job["input"]`` is the
     input, the return value the output, a generator streams. ``name`` defaults to the
-    function's name. ``execution_timeout`` is seconds (default 10 minutes). Only the
-    local emulator runs notebook functions: connected to the cloud this raises.
+    function's name. ``workers`` is REST v2's ``{"min": 0, "max": 3, "idleTimeout": 5}``
+    (those are the defaults; give only what differs). ``execution_timeout`` is seconds
+    (default 10 minutes). Only the local emulator runs notebook functions: connected to
+    the cloud this raises.
 
     Given a path (``"worker.py"``), deploys that worker script instead: its processes
     call ``runpod.serverless.start`` as on the service. ``name`` defaults to the file's
@@ -79,26 +77,27 @@ def deploy(
     what a process needs to run (``PATH``, ``HOME``, locale, proxies: docs/workers.md),
     so a secret a worker needs is passed here: ``env={"HF_TOKEN": os.environ["HF_TOKEN"]}``.
 
-    ``load_balancer=True``: the script is an HTTP server (FastAPI, ``http.server``...)
+    ``type="LOAD_BALANCER"``: the script is an HTTP server (FastAPI, ``http.server``...)
     serving on ``PORT`` with a health path, and the endpoint a load-balancing one
     (docs/behaviour.md#load-balancing-endpoints); deploying waits for its first 200.
     A script's deploy waits ``start_timeout`` seconds at most for its first worker to
     serve (a live panel counts a long wait); past it, or at Ctrl-C, the endpoint is
     removed and this raises.
     """
-    settings = _settings(workers_min, workers_max, idle_timeout, execution_timeout)
+    settings: dict[str, Any] = {
+        "executionTimeoutMs": EXECUTION_TIMEOUT_DEFAULT_MS
+        if execution_timeout is None
+        else round(float(execution_timeout) * 1000),
+        **({} if workers is None else {"workers": workers}),
+    }
     if isinstance(function, str | os.PathLike):
-        if load_balancer:
-            settings["load_balancer"] = True
-        script = Path(function)
-        return _deploy_script(script, name, settings, python, env, start_timeout, connection)
-    if python is not None or env is not None or load_balancer:
-        raise InvalidArgument(
-            "python=, env= and load_balancer= apply to a script (a path), not a function"
-        )
+        body = {**settings, "type": type}
+        return _deploy_script(Path(function), name, body, python, env, start_timeout, connection)
+    if python is not None or env is not None or type != "QUEUE":
+        raise InvalidArgument("python=, env= and type= apply to a script (a path), not a function")
     if not callable(function):
         raise WrongType(
-            f"deploy needs a function or a worker script's path, got {type(function).__name__}"
+            f"deploy needs a function or a worker script's path, got {function.__class__.__name__}"
         )
     endpoint_id = name or getattr(function, "__name__", "")
     if not endpoint_id or endpoint_id == "<lambda>":
@@ -118,22 +117,6 @@ def deploy(
         before.stop()
     kernel.kernel_workers[endpoint_id] = served
     return endpoint_id
-
-
-def _settings(
-    workers_min: int, workers_max: int, idle_timeout: float, execution_timeout: float | None
-) -> dict[str, Any]:
-    timeout_ms = (
-        EXECUTION_TIMEOUT_DEFAULT_MS
-        if execution_timeout is None
-        else round(float(execution_timeout) * 1000)
-    )
-    return {
-        "workers_min": workers_min,
-        "workers_max": workers_max,
-        "idle_timeout": idle_timeout,
-        "execution_timeout_ms": timeout_ms,
-    }
 
 
 def _deploy_script(
@@ -157,8 +140,7 @@ def _deploy_script(
         "path": str(path.resolve()),  # the service runs elsewhere: not the kernel's cwd
         "python": python or sys.executable,  # the kernel's environment, the user's
         "env": env or {},
-        "loadBalancer": bool(settings.pop("load_balancer", False)),
-        **{to_camel(key): value for key, value in settings.items()},
+        **settings,
     }
     service.control("PUT", f"/_emulator/scripts/{endpoint_id}", body)
     _await_first_worker(service, path.name, endpoint_id, start_timeout)

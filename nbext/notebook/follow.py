@@ -110,6 +110,7 @@ class JobFollower:
         self._own_change = False
         record.follower = self
         if panel is not None:
+            panel.provenance = record.provenance
             panel.cancel_button.on_click(self._cancel_clicked)
             record.watchers.append(self._record_changed)
 

@@ -79,13 +79,12 @@ class KernelWorker:
         self._attacher: threading.Thread | None = None
 
     def deploy(self, settings: dict[str, Any]) -> None:
-        """Create the endpoint, or update its scaling settings (``workers_min``,
-        ``workers_max``, ``idle_timeout``, ``execution_timeout_ms``), and serve it. A
-        refused setting raises ValueError with the emulator's words."""
-        body = {_camel(name): value for name, value in settings.items()}
+        """Create the endpoint, or update its settings (``workers``, REST v2's, and
+        ``executionTimeoutMs``), and serve it. A refused setting raises ValueError with
+        the emulator's words."""
         path = f"/_emulator/kernel-endpoints/{self.endpoint_id}"
         try:
-            answer = self._http.put(path, json={**body, "kernel": self._kernel})
+            answer = self._http.put(path, json={**settings, "kernel": self._kernel})
         except httpx.HTTPError as exc:
             raise NotebookError(
                 f"the emulator at {self.root_url} cannot be reached: {exc}"
@@ -225,11 +224,6 @@ class KernelWorker:
 def _auth(worker: _Worker) -> dict[str, str]:
     """A worker sends its own key, bare, as the SDK does."""
     return {"Authorization": worker.key}
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def _error(exc: BaseException, worker_id: str) -> str:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from nbext.client import Abandoned, BudgetExceeded, JobCost, JobOptions, JobOptionWords, MaybeQueued
 from nbext.models import JobResult
+from nbext.models.recording import digest
 
 from .connection import Connection
 from .cost import record_cost, record_cost_async
@@ -29,7 +30,7 @@ from .display.specs import MAYBE_QUEUED, RESULTS
 from .errors import InvalidArgument, WrongType, a_kind
 from .interrupts import Interrupted
 from .kernel import current
-from .registry import JobRecord
+from .registry import JobRecord, provenance
 from .widgets.map import MapPanel
 
 if TYPE_CHECKING:
@@ -122,6 +123,7 @@ class _Run:
         self.conn = connection or current()
         self.service = self.conn.service()
         self.results: dict[int, JobResult | MaybeQueued] = {}
+        self.records: list[JobRecord] = []
         self.started = time.monotonic()
         self.cancelled = asyncio.Event() if cancellable else None
         self.panel = None if quiet else MapPanel(endpoint, len(self.items))
@@ -138,9 +140,10 @@ class _Run:
             if self.panel is not None:
                 self.panel.add(MAYBE_QUEUED)
             return None
-        record = self.conn.registry.add(
-            JobRecord(result.id, self.endpoint, self.service.mode, "map", result=result)
-        )
+        record = JobRecord(result.id, self.endpoint, self.service.mode, "map", result=result)
+        record.replayed = self.endpoint in self.service.replayed
+        record.input_digest = digest(self.items[index])
+        self.records.append(self.conn.registry.add(record))
         if self.panel is not None:
             self.panel.add(result.status.value)
         return record
@@ -156,7 +159,13 @@ class _Run:
 
     def close(self, note: str = "") -> None:
         if self.panel is not None:  # the line becomes static: a saved notebook keeps it
+            self.panel.provenance = self.provenance
             self.panel.finish(time.monotonic() - self.started, note)
+
+    def provenance(self) -> dict[str, Any]:
+        """Where the map's results came from: each job's ``provenance``."""
+        source = "replay" if self.endpoint in self.service.replayed else self.service.mode
+        return provenance(source, self.endpoint, jobs=[r.provenance() for r in self.records])
 
     def stopped(self, how: str, abandoned: Abandoned | None) -> Interrupted:
         """The map was stopped (Ctrl-C, Cancel): the panel says so, and what became of

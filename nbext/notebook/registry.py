@@ -6,6 +6,7 @@ user can refer to a job by its id alone, and a listing shows this session's work
 asking the service for anything but fresh states of unfinished jobs. A request to a
 load-balancing endpoint (``%%runpod_http``) is no job: it has no id, no queue and no
 state to ask for later, so its record is its own and small (``RequestRecord``).
+Each record says where its outputs came from (``provenance``), for the notebook to keep.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nbext._version import __version__
 from nbext.models import JobResult
 
 if TYPE_CHECKING:
@@ -23,6 +25,19 @@ if TYPE_CHECKING:
 
 REMOVED = "REMOVED"
 """The state shown for a job the service no longer knows (purged, TTL, retention)."""
+
+
+def provenance(
+    source: str, endpoint_id: str, *, cost: JobCost | None = None, **known: Any
+) -> dict[str, Any]:
+    """Where an output came from, as its saved metadata says (docs/behaviour.md#provenance):
+    the service (``cloud``, ``local`` or ``replay``; never an address, which may hold the
+    key), the endpoint, what ``known`` gives (ids, worker, input digest, timings in ms)
+    when not None, the cost and nbext's version."""
+    said = {name: value for name, value in known.items() if value is not None}
+    if cost is not None:
+        said |= {"costUsd": cost.usd, "costIs": cost.source}
+    return {"service": source, "endpoint": endpoint_id, **said, "nbext": __version__}
 
 
 class Follower(Protocol):
@@ -63,6 +78,10 @@ class JobRecord:
     """Seconds the job was allowed to live from submission (``--ttl``); None: 24 hours.
     Kept because the service never says a job's policy back: ``%runpod why`` compares
     it with what happened."""
+    replayed: bool = False
+    """The job went to an endpoint that serves a recording (``%runpod replay``)."""
+    input_digest: str | None = None
+    """The input's digest, as recordings name it (``nbext.models.recording.digest``)."""
     follower: Follower | None = None
     """The follower of the job's latest run (the one a new panel of it belongs to)."""
     watchers: list[Callable[[JobRecord], None]] = field(default_factory=list, repr=False)
@@ -79,6 +98,27 @@ class JobRecord:
     def final(self) -> bool:
         return self.removed is not None or (self.result is not None and self.result.status.is_final)
 
+    @property
+    def source(self) -> str:
+        """``cloud``, ``local`` or ``replay``: what answered the job."""
+        return "replay" if self.replayed else self.service
+
+    def provenance(self) -> dict[str, Any]:
+        """Where the job's outputs came from (``provenance``), as last seen."""
+        result = self.result
+        delay, run = (result.delay_time, result.execution_time) if result else (None, None)
+        return provenance(
+            self.source,
+            self.endpoint_id,
+            cost=self.cost,
+            job=self.id,
+            worker=result.worker_id if result else None,
+            inputDigest=self.input_digest,
+            delayMs=delay,
+            executionMs=run,
+            totalMs=None if delay is None or run is None else delay + run,
+        )
+
     def as_row(self) -> dict[str, Any]:
         """The record as a listing row (``display.specs.JOBS`` gives the dtypes)."""
         result = self.result
@@ -89,11 +129,11 @@ class JobRecord:
             "delay_ms": result.delay_time if result else None,
             "run_ms": result.execution_time if result else None,
             "cost_usd": self.cost.usd if self.cost else None,
-            "cost_is": ("estimate" if self.cost.estimate else "reported") if self.cost else None,
+            "cost_is": self.cost.source if self.cost else None,
             "worker": result.worker_id if result else None,
             "submitted": self.submitted,
             "via": self.via,
-            "service": self.service,
+            "service": self.source,
         }
 
 
@@ -113,6 +153,27 @@ class RequestRecord:
     cost: JobCost | None = None
     """The worker's time at the endpoint's price (its wait for a cold start left out)."""
     error: str | None = None
+    waited: float | None = None
+    """Seconds the request waited for workers to start, as seen."""
+    replayed: bool = False
+    input_digest: str | None = None
+
+    def provenance(self) -> dict[str, Any]:
+        """Where the request's output came from (``provenance``)."""
+        total = None if self.seconds is None else round(self.seconds * 1000)
+        delay = None if self.waited is None else round(self.waited * 1000)
+        return provenance(
+            "replay" if self.replayed else self.service,
+            self.endpoint_id,
+            cost=self.cost,
+            request=f"{self.method} {self.path}",
+            status=self.status,
+            worker=self.worker,
+            inputDigest=self.input_digest,
+            delayMs=delay,
+            executionMs=None if total is None else total - (delay or 0),
+            totalMs=total,
+        )
 
     def as_row(self) -> dict[str, Any]:
         """The request as a row of the same listing as the jobs'."""
@@ -123,11 +184,11 @@ class RequestRecord:
             "status": self.status,
             "run_ms": round(self.seconds * 1000) if self.seconds is not None else None,
             "cost_usd": cost.usd if cost else None,
-            "cost_is": ("estimate" if cost.estimate else "reported") if cost else None,
+            "cost_is": cost.source if cost else None,
             "worker": self.worker,
             "submitted": self.submitted,
             "via": "%%runpod_http",
-            "service": self.service,
+            "service": "replay" if self.replayed else self.service,
         }
 
 

@@ -57,10 +57,15 @@ class Rendering:
     markdown: str | None = None
     """The content's Markdown source, where it has one (a chat's answer): sent as
     ``text/markdown`` too, for what reads a saved notebook's Markdown."""
+    provenance: Mapping[str, Any] | None = None
+    """Where the content came from (``registry.provenance``): the output's metadata's
+    ``nbext`` entry, which a saved notebook keeps."""
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = {"text/html": self.html, "text/plain": self.plain}
-        return bundle if self.markdown is None else {**bundle, "text/markdown": self.markdown}
+        if self.markdown is not None:
+            bundle["text/markdown"] = self.markdown
+        return bundle if self.provenance is None else (bundle, {"nbext": self.provenance})
 
     def __repr__(self) -> str:
         return self.plain

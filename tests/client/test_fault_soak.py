@@ -61,7 +61,7 @@ class Tally:
 def served() -> Iterator[EmulatorServer]:
     emu = Emulator(api_key=KEY, rate_limit=False)
     emu.deploy(image="echo", endpoint_id="echo")
-    emu.deploy(handler=words, endpoint_id="words", workers_max=50)
+    emu.deploy(handler=words, endpoint_id="words", workers={"max": 50})
     server = EmulatorServer(emu).start()
     try:
         yield server

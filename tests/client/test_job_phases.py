@@ -138,7 +138,7 @@ async def test_a_job_that_starts_at_once_costs_no_health_call(make: MakeHarness)
 
 
 async def test_the_threshold_is_the_callers(h: Harness) -> None:
-    h.emu.deploy("echo", endpoint_id="stuck", workers_max=0)
+    h.emu.deploy("echo", endpoint_id="stuck", workers={"max": 0})
     job = await h.call(h.endpoint("stuck").run, {})
     with pytest.raises(ValueError, match="threshold must be >= 0 seconds, got -1"):
         await h.collect(job.phases(threshold=-1))

@@ -47,13 +47,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Emulator,
     emu = Emulator(api_key=KEY)
     server = EmulatorServer(emu).start()
     emu.deploy_worker(
-        write(folder, "app.py", FASTAPI_SERVER), endpoint_id="api", load_balancer=True
+        write(folder, "app.py", FASTAPI_SERVER), endpoint_id="api", type="LOAD_BALANCER"
     )
     emu.deploy_worker(
-        write(folder, "plain.py", STDLIB_SERVER), endpoint_id="plain", load_balancer=True
+        write(folder, "plain.py", STDLIB_SERVER), endpoint_id="plain", type="LOAD_BALANCER"
     )
-    emu.ensure_deployed("echo", "echo")
-    emu.ensure_deployed("llm-lb", "llm-lb")
+    emu.deploy("echo", endpoint_id="echo")
+    emu.deploy("llm-lb", endpoint_id="llm-lb")
     try:
         yield emu, server
     finally:
@@ -206,7 +206,7 @@ def test_a_cold_start_s_request_waits_for_the_first_200(
     emu.deploy_worker(
         write(tmp_path, "cold.py", FASTAPI_SERVER),
         endpoint_id="cold",
-        load_balancer=True,
+        type="LOAD_BALANCER",
         env={"READY_FILE": str(ready)},
     )
     endpoint = client.endpoint("cold")

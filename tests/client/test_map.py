@@ -54,7 +54,7 @@ async def test_map_accepts_a_lazy_iterable_and_bounds_concurrency(make: MakeHarn
             with lock:
                 running -= 1
 
-    h.emu.deploy(handler=counted, endpoint_id="counted", workers_max=50)
+    h.emu.deploy(handler=counted, endpoint_id="counted", workers={"max": 50})
     results = await collect_map(h, "counted", ({"i": i} for i in range(40)), concurrency=4)
     assert sorted(i for i, _ in results) == list(range(40))
     assert 1 <= peak <= 4

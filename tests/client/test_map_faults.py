@@ -35,7 +35,7 @@ class Served(ServedEmulator):
         self.release = threading.Event()
         self.fail = threading.Event()
         self.emu.deploy(image="echo", endpoint_id="echo")
-        self.emu.deploy(handler=self.gated, endpoint_id="gated", workers_max=10)
+        self.emu.deploy(handler=self.gated, endpoint_id="gated", workers={"max": 10})
 
     def gated(self, job: dict[str, Any]) -> Any:
         if job["input"].get("quick"):

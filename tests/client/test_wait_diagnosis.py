@@ -59,7 +59,7 @@ async def test_a_timeout_names_what_the_workers_are_doing(
 
 
 async def test_busy_workers_and_the_queue_ahead(h: Harness) -> None:
-    h.emu.deploy("sleep", endpoint_id="one", workers_max=1)
+    h.emu.deploy("sleep", endpoint_id="one", workers={"max": 1})
     await h.call(h.endpoint("one").run, {"seconds": 100})
     await h.until(lambda: h.emu.jobs.endpoint("one").running_workers == 1, "a running job")
     await h.call(h.endpoint("one").run, {"seconds": 1})
@@ -70,7 +70,7 @@ async def test_busy_workers_and_the_queue_ahead(h: Harness) -> None:
 
 
 async def test_an_endpoint_whose_workers_cannot_start(h: Harness) -> None:
-    h.emu.deploy("echo", endpoint_id="none", workers_max=0)
+    h.emu.deploy("echo", endpoint_id="none", workers={"max": 0})
     err = await timed_out_wait(h, "none")
     assert err.cause is not None and err.cause.startswith("no worker is running or starting")
 

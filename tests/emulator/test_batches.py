@@ -73,7 +73,7 @@ async def finished(emu: Emulator, http: Http, endpoint: str, batch_id: str) -> d
 
 
 def gated(emu: Emulator, gates: Gates, workers: int = 1) -> str:
-    return emu.deploy(handler=gates.handler, endpoint_id="gated", workers_max=workers)
+    return emu.deploy(handler=gates.handler, endpoint_id="gated", workers={"max": workers})
 
 
 # ---- the calls of the table --------------------------------------------------------------
@@ -408,7 +408,7 @@ async def test_a_restart_on_the_same_database_finishes_the_batch_once_per_reques
 ) -> None:
     db = tmp_path / "batches.db"
     first = make_emulator(db=db)
-    first.deploy(handler=gates.handler, endpoint_id="gated", workers_max=2)
+    first.deploy(handler=gates.handler, endpoint_id="gated", workers={"max": 2})
     async with client_for(first) as http:
         batch_id = await create(http, "gated", 10, finalize=True)
         draft_id = await create(http, "gated", 2)
@@ -423,7 +423,7 @@ async def test_a_restart_on_the_same_database_finishes_the_batch_once_per_reques
     first.store.close()  # as a kill leaves it: nothing more is written
     later = Gates()
     second = make_emulator(db=db, demos=False)
-    second.ensure_deployed("gated", handler=later.handler)
+    second.deploy(handler=later.handler, endpoint_id="gated")
     async with client_for(second) as http:
         assert (await batch_of(http, "gated", batch_id))["requestCompleted"] == 1
         assert (await batch_of(http, "gated", draft_id))["status"] == "DRAFT"

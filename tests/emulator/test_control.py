@@ -89,7 +89,7 @@ async def test_clock_advance_is_refused_on_the_real_clock(make_emulator: MakeEmu
 async def test_endpoints_lists_each_endpoint_with_its_workers(
     emu: Emulator, http: httpx.AsyncClient
 ) -> None:
-    emu.deploy("sleep", endpoint_id="pool", workers_min=1, workers_max=2, idle_timeout=7)
+    emu.deploy("sleep", endpoint_id="pool", workers={"min": 1, "max": 2, "idleTimeout": 7})
     job = submit(emu, "pool", {"seconds": 60})
     submit(emu, "pool", {"seconds": 60})
     submit(emu, "pool", {"seconds": 60})
@@ -111,7 +111,7 @@ async def test_endpoints_lists_each_endpoint_with_its_workers(
 async def test_endpoints_shows_how_long_a_worker_has_been_idle(
     emu: Emulator, http: httpx.AsyncClient
 ) -> None:
-    emu.deploy("echo", endpoint_id="warm", workers_min=1)
+    emu.deploy("echo", endpoint_id="warm", workers={"min": 1})
     await http.post("/_emulator/clock/advance", json={"seconds": 2.5})
     listed = {e["id"]: e for e in (await http.get("/_emulator/endpoints")).json()}
     (worker,) = listed["warm"]["workers"]
@@ -123,7 +123,7 @@ async def test_deploy_creates_an_endpoint_that_serves_jobs_at_once(
 ) -> None:
     response = await http.post(
         "/_emulator/endpoints",
-        json={"image": "echo", "id": "made", "workersMin": 1, "workersMax": 2},
+        json={"image": "echo", "id": "made", "workers": {"min": 1, "max": 2}},
     )
     assert response.status_code == 201
     body = response.json()
@@ -152,9 +152,14 @@ async def test_deploy_without_an_id_generates_one(http: httpx.AsyncClient) -> No
         ([], "string 'image'"),
         ({"image": "echo", "id": "echo"}, "already exists"),
         ({"image": "echo", "id": "bad id"}, "must be 1-64 letters"),
-        ({"image": "echo", "workersMin": 5, "workersMax": 1}, "must not exceed"),
-        ({"image": "echo", "workersMax": "many"}, "many"),
-        ({"image": "echo", "workersMax": True}, "workersMax must be a number >= 0, got True"),
+        ({"image": "echo", "workers": {"min": 5, "max": 1}}, "must not exceed"),
+        ({"image": "echo", "workers": {"max": "many"}}, "many"),
+        (
+            {"image": "echo", "workers": {"max": True}},
+            "workers.max must be a whole number >= 0, got True",
+        ),
+        ({"image": "echo", "workers": {"maximum": 2}}, "workers has no 'maximum': give min, max"),
+        ({"image": "echo", "workersMax": 2}, "workersMax is not a setting: give workers"),
         ({"image": "echo", "executionTimeoutMs": 10}, "between 5000"),
     ],
 )

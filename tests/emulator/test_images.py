@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from nbext.emulator import DEMO_IMAGES, Emulator
+from nbext.emulator import DEMOS, Emulator
 from nbext.emulator.domain.clock import settle
 from nbext.emulator.domain.word_model import text_pieces
 
@@ -15,8 +15,8 @@ from .conftest import advance, status_of, submit
 pytestmark = pytest.mark.anyio
 
 
-def test_the_demo_images_are_echo_sleep_fail_stream_text_llm_and_the_media_demos() -> None:
-    assert sorted(DEMO_IMAGES) == [
+def test_the_demos_are_the_queue_images_and_the_load_balancing_llm_server() -> None:
+    assert sorted(n for n, d in DEMOS.items() if d.type == "QUEUE") == [
         "echo",
         "fail",
         "image-gen",
@@ -25,6 +25,8 @@ def test_the_demo_images_are_echo_sleep_fail_stream_text_llm_and_the_media_demos
         "stream-text",
         "text-to-speech",
     ]
+    assert [n for n, d in DEMOS.items() if d.type == "LOAD_BALANCER"] == ["llm-lb"]
+    assert all((d.handler is None) == (d.type == "LOAD_BALANCER") for d in DEMOS.values())
 
 
 # ---- echo --------------------------------------------------------------------------------
@@ -206,10 +208,15 @@ async def test_deploy_uses_the_console_defaults(emu: Emulator) -> None:
         ({"image": "echo", "endpoint_id": "x" * 65}, ValueError, "must be 1-64 letters"),
         ({"image": "echo", "endpoint_id": "-lead"}, ValueError, "must be 1-64 letters"),
         ({"image": "echo", "endpoint_id": "echo"}, ValueError, "already exists"),
-        ({"image": "echo", "workers_min": 4, "workers_max": 3}, ValueError, "must not exceed"),
-        ({"image": "echo", "workers_min": -1}, ValueError, "must be >= 0"),
-        ({"image": "echo", "workers_max": -1}, ValueError, "must be >= 0"),
-        ({"image": "echo", "idle_timeout": -1}, ValueError, "idle_timeout must be >= 0"),
+        ({"image": "echo", "workers": {"min": 4, "max": 3}}, ValueError, "must not exceed"),
+        ({"image": "echo", "workers": {"min": -1}}, ValueError, "min must be a whole number"),
+        ({"image": "echo", "workers": {"max": -1}}, ValueError, "max must be a whole number"),
+        ({"image": "echo", "workers": {"idleTimeout": -1}}, ValueError, "Timeout must be sec"),
+        ({"image": "echo", "workers": {"max": 1.5}}, ValueError, "max must be a whole number"),
+        ({"image": "echo", "workers": {"idle": 1}}, ValueError, "workers has no 'idle'"),
+        ({"image": "echo", "workers": 3}, ValueError, 'workers is {"min": N'),
+        ({"image": "echo", "type": "QUEUED"}, ValueError, "type is QUEUE or LOAD_BALANCER"),
+        ({"handler": print, "type": "LOAD_BALANCER"}, ValueError, "runs a server, not a"),
         ({"image": "echo", "execution_timeout_ms": 0}, ValueError, "execution_timeout_ms"),
         ({"image": "echo", "execution_timeout_ms": 4_999}, ValueError, "execution_timeout_ms"),
         ({"image": "echo", "execution_timeout_ms": 604_800_001}, ValueError, "between 5000"),

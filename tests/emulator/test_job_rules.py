@@ -133,7 +133,7 @@ async def test_ttl_defaults_to_24_hours_from_submission(emu: Emulator) -> None:
 
 async def test_ttl_counts_queue_time_plus_execution_time(emu: Emulator) -> None:
     """The TTL runs from submission, not from the start: queue time uses it up too."""
-    emu.deploy("sleep", endpoint_id="one", workers_max=1)
+    emu.deploy("sleep", endpoint_id="one", workers={"max": 1})
     blocker = submit(emu, "one", {"seconds": 8})
     job = submit(emu, "one", {"seconds": 5}, policy={"ttl": 12_000})
     await settle()
@@ -268,7 +268,7 @@ async def test_a_retried_job_is_not_removed_by_its_old_retention(
 
 
 async def test_a_cancelled_queued_job_never_starts(emu: Emulator, gates: Gates) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="one", workers_max=1)
+    emu.deploy(handler=gates.handler, endpoint_id="one", workers={"max": 1})
     first, second = submit(emu, "one"), submit(emu, "one")
     await settle()
     emu.jobs.cancel("one", second.id)
@@ -335,7 +335,7 @@ async def test_cancelling_an_unknown_job_is_not_found(emu: Emulator) -> None:
 async def test_retry_keeps_id_and_input_and_clears_output_and_error(
     emu: Emulator, gates: Gates, state: str
 ) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="g", workers_max=1)
+    emu.deploy(handler=gates.handler, endpoint_id="g", workers={"max": 1})
     job = submit(emu, "g", {"n": 1}, policy={"executionTimeout": 5_000})
     await settle()
     if state == "FAILED":
@@ -407,7 +407,7 @@ async def test_retry_of_an_expired_job_is_not_found(emu: Emulator) -> None:
 
 
 async def test_purge_removes_only_queued_jobs_and_running_ones_go_on(emu: Emulator) -> None:
-    emu.deploy("sleep", endpoint_id="two", workers_max=2)
+    emu.deploy("sleep", endpoint_id="two", workers={"max": 2})
     running = [submit(emu, "two", {"seconds": 10}) for _ in range(2)]
     queued = [submit(emu, "two", {"seconds": 10}) for _ in range(3)]
     await settle()
@@ -446,7 +446,7 @@ async def test_purge_wakes_a_runsync_waiting_on_a_purged_job(emu: Emulator) -> N
 
 
 async def test_health_counts_every_kind_of_job(emu: Emulator, gates: Gates) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="g", workers_max=2)
+    emu.deploy(handler=gates.handler, endpoint_id="g", workers={"max": 2})
     jobs = [submit(emu, "g") for _ in range(5)]
     await settle()
     health = emu.jobs.health("g").to_wire()
@@ -503,7 +503,7 @@ async def test_a_timed_out_job_counts_as_failed(emu: Emulator) -> None:
 
 
 async def test_delay_and_execution_times_come_from_the_clock(emu: Emulator) -> None:
-    emu.deploy("sleep", endpoint_id="one", workers_max=1)
+    emu.deploy("sleep", endpoint_id="one", workers={"max": 1})
     submit(emu, "one", {"seconds": 2})
     job = submit(emu, "one", {"seconds": 3})
     await settle()

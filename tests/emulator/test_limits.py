@@ -227,7 +227,7 @@ async def test_running_workers_raise_the_limit_by_requests_per_worker(
     make_emulator: MakeEmulator,
 ) -> None:
     emu = make_emulator(requests_per_worker=5)
-    emu.deploy("sleep", endpoint_id="busy", workers_max=2)
+    emu.deploy("sleep", endpoint_id="busy", workers={"max": 2})
     async with client_for(emu) as http:
         for _ in range(2):
             await http.post("/v2/busy/run", json={"input": {"seconds": 60}})

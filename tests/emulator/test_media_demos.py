@@ -19,7 +19,7 @@ import pytest
 from PIL import Image, ImageChops, ImageStat
 
 import nbext
-from nbext.emulator import DEMO_IMAGES, Emulator
+from nbext.emulator import DEMOS, Emulator
 from nbext.emulator.domain.clock import settle
 from nbext.emulator.domain.jobs import Job
 
@@ -66,7 +66,7 @@ def difference(a: Image.Image, b: Image.Image) -> float:
 
 
 def test_the_media_demos_are_demo_images() -> None:
-    assert {"image-gen", "text-to-speech"} <= set(DEMO_IMAGES)
+    assert {"image-gen", "text-to-speech"} <= set(DEMOS)
 
 
 # ---- image-gen ---------------------------------------------------------------------------

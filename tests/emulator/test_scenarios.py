@@ -96,7 +96,7 @@ async def test_a_crash_loop_with_nothing_queued_stops_restarting(
     emu: Emulator, http: httpx.AsyncClient
 ) -> None:
     emu.deploy("echo", endpoint_id="crash", scenario="crash-loop")
-    emu.deploy("echo", endpoint_id="kept", workers_min=1, scenario="crash-loop")
+    emu.deploy("echo", endpoint_id="kept", workers={"min": 1}, scenario="crash-loop")
     job_id = await run(http, "crash")
     await advance(emu, 5)
     assert (await http.post(f"/v2/crash/cancel/{job_id}")).status_code == 200
@@ -194,7 +194,7 @@ async def test_slow_stream_spaces_chunks_on_the_clock(
 async def test_set_scenario_on_a_warm_endpoint_restarts_idle_workers(
     emu: Emulator, http: httpx.AsyncClient
 ) -> None:
-    emu.deploy("echo", endpoint_id="warm", workers_min=2)
+    emu.deploy("echo", endpoint_id="warm", workers={"min": 2})
     assert (await workers(http, "warm"))["idle"] == 2
     assert emu.set_scenario("warm", "cold-start:seconds=3") == "cold-start (seconds=3)"
     assert (await workers(http, "warm"))["initializing"] == 2
@@ -204,7 +204,7 @@ async def test_set_scenario_on_a_warm_endpoint_restarts_idle_workers(
 
 
 async def test_the_worker_table_refuses_a_change_it_does_not_list(emu: Emulator) -> None:
-    emu.deploy("echo", endpoint_id="warm", workers_min=1)
+    emu.deploy("echo", endpoint_id="warm", workers={"min": 1})
     endpoint = emu.jobs.endpoint("warm")
     (worker,) = endpoint.workers
     timer = worker.timer
@@ -257,7 +257,7 @@ async def test_a_worker_script_endpoint_follows_its_scenario(
     call and takes the job; a cold start holds the next process back as long."""
     from .workers.test_worker_health import NoProcesses
 
-    emu.deploy("worker/train.py", endpoint_id="script", workers_max=1, idle_timeout=60)
+    emu.deploy("worker/train.py", endpoint_id="script", workers={"max": 1, "idleTimeout": 60})
     launcher = NoProcesses()
     emu.remote_workers.add_pool("script", launcher)
     emu.set_scenario("script", "crash-loop")

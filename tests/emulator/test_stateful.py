@@ -191,7 +191,7 @@ class JobMachine(RuleBasedStateMachine):
             self.emu.deploy(
                 handler=self.gates.handler,
                 endpoint_id="g",
-                workers_max=WORKERS,
+                workers={"max": WORKERS},
                 execution_timeout_ms=ENDPOINT_TIMEOUT_S * 1000,
             )
 

@@ -44,7 +44,7 @@ async def test_runsync_creates_a_job_in_queue_while_it_waits(emu: Emulator) -> N
 
 
 async def test_a_job_waits_in_queue_while_no_worker_is_free(emu: Emulator, gates: Gates) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="one", workers_max=1)
+    emu.deploy(handler=gates.handler, endpoint_id="one", workers={"max": 1})
     first, second = submit(emu, "one"), submit(emu, "one")
     await settle()
     assert first.status is S.IN_PROGRESS
@@ -55,7 +55,7 @@ async def test_a_job_waits_in_queue_while_no_worker_is_free(emu: Emulator, gates
 async def test_a_queued_job_starts_when_a_worker_becomes_available(
     emu: Emulator, gates: Gates
 ) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="one", workers_max=1)
+    emu.deploy(handler=gates.handler, endpoint_id="one", workers={"max": 1})
     first, second = submit(emu, "one"), submit(emu, "one")
     await settle()
     gates.open(first.id)
@@ -100,7 +100,7 @@ async def test_cancel_moves_a_running_job_to_cancelled(emu: Emulator) -> None:
 
 
 async def test_retry_moves_a_failed_job_back_to_in_queue(emu: Emulator, gates: Gates) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="g", workers_max=1)
+    emu.deploy(handler=gates.handler, endpoint_id="g", workers={"max": 1})
     blocker = submit(emu, "g")
     job = submit(emu, "g")
     await settle()

@@ -27,17 +27,17 @@ def workers(emu: Emulator, endpoint_id: str) -> tuple[int, int]:
 
 
 async def test_an_endpoint_starts_with_workers_min_idle_workers(emu: Emulator) -> None:
-    emu.deploy("echo", endpoint_id="warm", workers_min=2, workers_max=4)
+    emu.deploy("echo", endpoint_id="warm", workers={"min": 2, "max": 4})
     assert workers(emu, "warm") == (2, 0)
 
 
 async def test_an_endpoint_with_workers_min_0_starts_with_none(emu: Emulator) -> None:
-    emu.deploy("echo", endpoint_id="cold", workers_min=0, workers_max=4)
+    emu.deploy("echo", endpoint_id="cold", workers={"min": 0, "max": 4})
     assert workers(emu, "cold") == (0, 0)
 
 
 async def test_queued_jobs_scale_workers_up_to_workers_max(emu: Emulator, gates: Gates) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="g", workers_min=0, workers_max=3)
+    emu.deploy(handler=gates.handler, endpoint_id="g", workers={"min": 0, "max": 3})
     jobs = [submit(emu, "g") for _ in range(5)]
     await settle()
     assert workers(emu, "g") == (0, 3)
@@ -48,7 +48,7 @@ async def test_queued_jobs_scale_workers_up_to_workers_max(emu: Emulator, gates:
 async def test_an_idle_worker_is_reused_before_a_new_one_starts(
     emu: Emulator, gates: Gates
 ) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="g", workers_min=1, workers_max=3)
+    emu.deploy(handler=gates.handler, endpoint_id="g", workers={"min": 1, "max": 3})
     job = submit(emu, "g")
     await settle()
     assert workers(emu, "g") == (0, 1)
@@ -61,7 +61,7 @@ async def test_an_idle_worker_is_reused_before_a_new_one_starts(
 
 
 async def test_workers_max_0_keeps_every_job_queued(emu: Emulator) -> None:
-    emu.deploy("echo", endpoint_id="off", workers_min=0, workers_max=0)
+    emu.deploy("echo", endpoint_id="off", workers={"min": 0, "max": 0})
     job = submit(emu, "off")
     await settle()
     assert status_of(emu, "off", job.id)["status"] == "IN_QUEUE"
@@ -69,7 +69,7 @@ async def test_workers_max_0_keeps_every_job_queued(emu: Emulator) -> None:
 
 
 async def test_a_worker_stops_after_idle_timeout(emu: Emulator) -> None:
-    emu.deploy("echo", endpoint_id="e", workers_min=0, workers_max=3, idle_timeout=5)
+    emu.deploy("echo", endpoint_id="e", workers={"min": 0, "max": 3, "idleTimeout": 5})
     submit(emu, "e")
     await settle()
     assert workers(emu, "e") == (1, 0)
@@ -80,7 +80,9 @@ async def test_a_worker_stops_after_idle_timeout(emu: Emulator) -> None:
 
 
 async def test_idle_timeout_never_goes_below_workers_min(emu: Emulator, gates: Gates) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="g", workers_min=1, workers_max=3, idle_timeout=5)
+    emu.deploy(
+        handler=gates.handler, endpoint_id="g", workers={"min": 1, "max": 3, "idleTimeout": 5}
+    )
     jobs = [submit(emu, "g") for _ in range(3)]
     await settle()
     assert workers(emu, "g") == (0, 3)
@@ -103,7 +105,7 @@ async def run_one(emu: Emulator, gates: Gates) -> None:
 async def test_a_worker_taking_a_job_before_its_idle_timeout_stays(
     emu: Emulator, gates: Gates
 ) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="g", workers_max=1, idle_timeout=5)
+    emu.deploy(handler=gates.handler, endpoint_id="g", workers={"max": 1, "idleTimeout": 5})
     await run_one(emu, gates)
     await advance(emu, 4)
     second = submit(emu, "g")
@@ -119,7 +121,7 @@ async def test_a_worker_taking_a_job_before_its_idle_timeout_stays(
 async def test_the_idle_timeout_counts_from_the_end_of_the_last_job(emu: Emulator) -> None:
     """A worker that ran jobs at 0 s and 3 s stops at 8 s, not at the 5 s its first
     idle period would have ended."""
-    emu.deploy("echo", endpoint_id="e", workers_min=0, workers_max=1, idle_timeout=5)
+    emu.deploy("echo", endpoint_id="e", workers={"min": 0, "max": 1, "idleTimeout": 5})
     submit(emu, "e")
     await settle()
     await advance(emu, 3)
@@ -134,7 +136,7 @@ async def test_the_idle_timeout_counts_from_the_end_of_the_last_job(emu: Emulato
 async def test_a_shorter_idle_timeout_applies_to_a_worker_that_was_running(
     emu: Emulator, gates: Gates
 ) -> None:
-    emu.deploy(handler=gates.handler, endpoint_id="g", workers_max=1, idle_timeout=30)
+    emu.deploy(handler=gates.handler, endpoint_id="g", workers={"max": 1, "idleTimeout": 30})
     await run_one(emu, gates)
     second = submit(emu, "g")
     await settle()
@@ -150,7 +152,7 @@ async def test_a_shorter_idle_timeout_applies_to_a_worker_that_was_running(
 
 
 async def test_a_low_priority_job_never_starts_a_worker(emu: Emulator) -> None:
-    emu.deploy("echo", endpoint_id="e", workers_min=0, workers_max=3)
+    emu.deploy("echo", endpoint_id="e", workers={"min": 0, "max": 3})
     job = submit(emu, "e", policy={"lowPriority": True})
     await settle()
     await advance(emu, 60)
@@ -159,7 +161,7 @@ async def test_a_low_priority_job_never_starts_a_worker(emu: Emulator) -> None:
 
 
 async def test_a_low_priority_job_runs_on_an_idle_worker(emu: Emulator) -> None:
-    emu.deploy("echo", endpoint_id="e", workers_min=1, workers_max=3)
+    emu.deploy("echo", endpoint_id="e", workers={"min": 1, "max": 3})
     job = submit(emu, "e", {"low": True}, policy={"lowPriority": True})
     await settle()
     assert status_of(emu, "e", job.id)["output"] == {"low": True}
@@ -170,7 +172,7 @@ async def test_low_priority_jobs_do_not_add_workers_behind_a_normal_job(
     emu: Emulator, gates: Gates
 ) -> None:
     """One normal job may start one worker, however many low-priority jobs queue with it."""
-    emu.deploy(handler=gates.handler, endpoint_id="g", workers_min=0, workers_max=3)
+    emu.deploy(handler=gates.handler, endpoint_id="g", workers={"min": 0, "max": 3})
     low = [submit(emu, "g", policy={"lowPriority": True}) for _ in range(2)]
     await settle()
     assert workers(emu, "g") == (0, 0)

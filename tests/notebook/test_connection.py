@@ -17,7 +17,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbext
-from nbext.emulator import DEMO_IMAGES
+from nbext.emulator import DEMOS
 from nbext.notebook import Connection, NotebookError, current, deploy, set_current
 from nbext.service import files
 from tests.conftest import Folders
@@ -145,7 +145,7 @@ def test_the_first_command_joins_the_local_service_which_outlives_the_connection
         assert service.server is None and service.joined is not None
         assert service.serverless_url.startswith("http://127.0.0.1:")
         info = service.control("GET", "/_emulator/service")
-        assert set(info["endpoints"]) >= {*DEMO_IMAGES, "llm-lb"}
+        assert set(info["endpoints"]) >= set(DEMOS)
         assert info["kernels"] == 1
         result = service.client.endpoint("echo").run_sync({"hello": "world"})
         assert result.output == {"hello": "world"}
@@ -235,14 +235,14 @@ def test_deploy_a_notebook_function(nb: Notebook, capsys: pytest.CaptureFixture[
     def double(job: dict[str, Any]) -> dict[str, Any]:
         return {"doubled": job["input"]["x"] * 2}
 
-    assert deploy(double, workers_max=2, connection=nb.conn) == "double"
+    assert deploy(double, workers={"max": 2}, connection=nb.conn) == "double"
     nb.run('%%runpod_job double -o out\n{"x": 21}')
     assert nb.shell.user_ns["out"] == {"doubled": 42}
 
     def double_v2(job: dict[str, Any]) -> dict[str, Any]:
         return {"doubled": job["input"]["x"] * 2, "version": 2}
 
-    deploy(double_v2, "double", workers_max=2, connection=nb.conn)  # the cell re-run, edited
+    deploy(double_v2, "double", workers={"max": 2}, connection=nb.conn)  # the cell re-run, edited
     nb.run('%%runpod_job double -o out\n{"x": 1}')
     assert nb.shell.user_ns["out"] == {"doubled": 2, "version": 2}
     health = nb.conn.client.endpoint("double").health()

@@ -27,7 +27,7 @@ START_S = 60.0
 
 def deploy(nb: Notebook, folder: Path, name: str = "api", **env: str) -> None:
     script = write(folder, f"{name}.py", FASTAPI_SERVER)
-    nb.emu.deploy_worker(script, endpoint_id=name, load_balancer=True, env=env)
+    nb.emu.deploy_worker(script, endpoint_id=name, type="LOAD_BALANCER", env=env)
 
 
 def plains(nb: Notebook) -> list[str]:
@@ -190,7 +190,7 @@ def test_a_server_that_never_listens_fails_after_two_minutes_and_why_says_so(
     nb: Notebook, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     nb.emu.deploy_worker(
-        write(tmp_path, "mute.py", NEVER_LISTENS), endpoint_id="mute", load_balancer=True
+        write(tmp_path, "mute.py", NEVER_LISTENS), endpoint_id="mute", type="LOAD_BALANCER"
     )
     when_shown(nb, "initializing", lambda: nb.emu.advance(121))
     with pytest.raises(ServerError) as caught:
@@ -211,7 +211,7 @@ def test_a_server_that_never_listens_fails_after_two_minutes_and_why_says_so(
 
 
 def test_chat_with_the_load_balancing_demo_goes_on_across_cells(nb: Notebook) -> None:
-    nb.emu.ensure_deployed("llm-lb", "llm-lb")
+    nb.emu.deploy_demos()
     nb.run("%%runpod_chat llm-lb --max-tokens 4 -o first\nWhat is a cold start?")
     first = nb.shell.user_ns["first"]
     assert isinstance(first, str) and first

@@ -93,7 +93,7 @@ def test_ctrl_c_during_runsync_says_the_job_could_not_be_cancelled(nb: Notebook)
 
 def test_ctrl_c_during_a_map_stops_it(nb: Notebook) -> None:
     release = threading.Event()
-    nb.deploy(interrupting_handler(release), "slow", workers_max=1)
+    nb.deploy(interrupting_handler(release), "slow", workers={"max": 1})
     nb.run("inputs = [{'i': i} for i in range(3)]")
     try:
         with pytest.raises(Interrupted) as caught:
@@ -172,7 +172,7 @@ def test_ctrl_c_during_a_batch_detaches_and_the_batch_runs_on(
         release.wait(10)
         return {"finished": True}
 
-    nb.deploy(handler, "slow", workers_max=1)
+    nb.deploy(handler, "slow", workers={"max": 1})
     nb.run("inputs = [{'i': i} for i in range(3)]")
     try:
         nb.run("%runpod batch slow inputs -o res")  # no error: the cell just lets go

@@ -66,7 +66,7 @@ def test_a_function_runs_in_its_kernel(nb: Notebook) -> None:
     assert (refused.status, refused.error) == (JobStatus.FAILED, "input too long")
 
     assert nb.emu.jobs.endpoints["scale"].image == "kernel/scale"
-    deploy(scale, workers_max=1, connection=nb.conn)  # a new setting: the endpoint follows
+    deploy(scale, workers={"max": 1}, connection=nb.conn)  # a new setting: the endpoint follows
     assert nb.conn.client.endpoints.get("scale").workers.max == 1
     assert endpoint.run_sync({"x": 1}, wait=WAIT_S).output == {"scaled": 10}
     jobs = endpoint.health().jobs  # the same endpoint throughout
@@ -93,7 +93,7 @@ def test_a_cancelled_job_runs_on_but_its_result_is_dropped(nb: Notebook) -> None
         ran.append(job["id"])
         return "done"
 
-    deploy(slow, workers_max=1, connection=nb.conn)
+    deploy(slow, workers={"max": 1}, connection=nb.conn)
     endpoint = nb.conn.client.endpoint("slow")
     job = endpoint.run({"wait": True})
     until(lambda: job.status().status is JobStatus.IN_PROGRESS, "the job to start")
@@ -134,7 +134,7 @@ KERNEL = textwrap.dedent(
         return job["input"]["text"].upper() + " (served by pid %d)" % os.getpid()
 
     worker = KernelWorker(sys.argv[1], os.environ["EMULATOR_KEY"], "shout", shout)
-    worker.deploy({"workers_min": 1, "workers_max": 1})
+    worker.deploy({"workers": {"min": 1, "max": 1}})
     print("deployed", flush=True)
     threading.Event().wait()
     """
@@ -182,4 +182,16 @@ def test_a_refused_setting_is_one_line(nb: Notebook) -> None:
     with pytest.raises(InvalidArgument, match="execution_timeout_ms must be between"):
         deploy(lambda job: 1, "quick", execution_timeout=0.001, connection=nb.conn)
     with pytest.raises(InvalidArgument, match="must not exceed"):
-        deploy(lambda job: 1, "quick", workers_min=4, workers_max=2, connection=nb.conn)
+        deploy(lambda job: 1, "quick", workers={"min": 4, "max": 2}, connection=nb.conn)
+    with pytest.raises(InvalidArgument, match="workers has no 'maximum': give min, max"):
+        deploy(lambda job: 1, "quick", workers={"maximum": 2}, connection=nb.conn)
+    assert "quick" not in nb.emu.jobs.endpoints
+
+
+@pytest.mark.parametrize(
+    "v1", [{"workers_max": 2}, {"workers_min": 1}, {"idle_timeout": 5}, {"load_balancer": True}]
+)
+def test_v1s_flat_names_are_not_deploys_words(nb: Notebook, v1: dict[str, Any]) -> None:
+    """One vocabulary, REST v2's: ``workers={"max": 2}``, ``type="LOAD_BALANCER"``."""
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{next(iter(v1))}'"):
+        deploy(lambda job: 1, "quick", connection=nb.conn, **v1)

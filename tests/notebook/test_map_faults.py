@@ -97,7 +97,7 @@ def test_ctrl_c_during_a_map_cancels_its_jobs_and_the_panel_says_so(
         nb.until(lambda: len(past_hold(nb)) == 2, "two jobs waited on by id")
         press_ctrl_c()
 
-    nb.deploy(gated(release), "slow", workers_max=5)
+    nb.deploy(gated(release), "slow", workers={"max": 5})
     nb.run("inputs = [{'i': i} for i in range(3)]")
     presser = threading.Thread(target=press_ctrl_c_when_both_wait, daemon=True)
     presser.start()
@@ -122,7 +122,7 @@ async def test_cancel_on_an_awaiting_map_cancels_its_jobs_and_the_panel_says_so(
     nb: Notebook,
 ) -> None:
     release = threading.Event()
-    nb.deploy(gated(release), "slow", workers_max=5)
+    nb.deploy(gated(release), "slow", workers={"max": 5})
     nb.run("inputs = [{'i': i} for i in range(3)]")
     cell = asyncio.ensure_future(
         awaiting.run_line_magic("runpod", "map slow inputs -o res --concurrency 2")

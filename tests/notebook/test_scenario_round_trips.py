@@ -102,7 +102,7 @@ async def test_apply_end_and_reapply(
     nb: Notebook, capsys: pytest.CaptureFixture[str], start: str, name: str
 ) -> None:
     case = CASES[name]
-    nb.deploy(three_chunks, "teach", idle_timeout=IDLE_TIMEOUT_S)
+    nb.deploy(three_chunks, "teach", workers={"idleTimeout": IDLE_TIMEOUT_S})
     endpoint = nb.conn.client.endpoint("teach")
     healthy = dict.fromkeys(WORKER_KEYS, 0) | {"idle": 1, "ready": 1}
     if start == "warm":
@@ -149,7 +149,7 @@ async def test_a_crash_loop_on_a_warm_worker_script_is_named_and_ends(
 ) -> None:
     script = tmp_path / "served.py"
     script.write_text(HEALTHY_SCRIPT)
-    nb.emu.deploy_worker(script, endpoint_id="served", workers_min=1, workers_max=1)
+    nb.emu.deploy_worker(script, endpoint_id="served", workers={"min": 1, "max": 1})
     endpoint = nb.conn.client.endpoint("served")
     await nb.auntil(lambda: endpoint.health().workers.idle == 1, "a warm worker", COLD_START_S)
     nb.run("%runpod emulator scenario served crash-loop")

@@ -62,7 +62,7 @@ def test_a_script_that_exits_at_import_is_a_crash_loop_named_with_its_last_line(
 ) -> None:
     script = tmp_path / "crashing.py"
     script.write_text(CRASHING)
-    nb.emu.deploy_worker(script, endpoint_id="crashing", workers_min=1, workers_max=1)
+    nb.emu.deploy_worker(script, endpoint_id="crashing", workers={"min": 1, "max": 1})
     endpoint = nb.conn.client.endpoint("crashing")
     nb.until(lambda: endpoint.health().workers.unhealthy == 1, "the worker to crash", COLD_START_S)
     nb.until(
@@ -105,7 +105,7 @@ async def test_a_script_that_sleeps_at_import_is_a_timed_cold_start(
 ) -> None:
     script = tmp_path / "slow.py"
     script.write_text(SLOW)
-    nb.emu.deploy_worker(script, endpoint_id="slow", workers_max=1)
+    nb.emu.deploy_worker(script, endpoint_id="slow", workers={"max": 1})
     nb.run("%%runpod_job slow --background -o out\n{}")
     endpoint = nb.conn.client.endpoint("slow")
     job = endpoint.job(nb.record().id)

@@ -69,11 +69,11 @@ def test_deploying_again_runs_the_edited_script(nb: Notebook, tmp_path: Path) ->
         """
     )
     script.write_text(template.format(VERSION="first"))
-    assert deploy(script, workers_max=1, connection=nb.conn) == "worker"
+    assert deploy(script, workers={"max": 1}, connection=nb.conn) == "worker"
     client = nb.conn.client.endpoint("worker")
     assert client.run_sync({}, timeout=COLD_START_S).output == "first"
     script.write_text(template.format(VERSION="second"))
-    assert deploy(str(script), workers_max=1, connection=nb.conn) == "worker"
+    assert deploy(str(script), workers={"max": 1}, connection=nb.conn) == "worker"
     assert client.run_sync({}, timeout=COLD_START_S).output == "second"
 
 
@@ -222,7 +222,9 @@ def latest(panel: HealthPanel) -> Sample:
 async def test_health_panel_follows_processes_starting_ready_and_running(
     nb: Notebook, tmp_path: Path
 ) -> None:
-    ep = nb.emu.deploy_worker(SCRIPTS / "async_worker.py", endpoint_id="watched", workers_min=1)
+    ep = nb.emu.deploy_worker(
+        SCRIPTS / "async_worker.py", endpoint_id="watched", workers={"min": 1}
+    )
     nb.run(f"%runpod health {ep} --watch 0.1 -o h")
     panel: HealthPanel = nb.shell.user_ns["h"]
     try:
@@ -370,7 +372,7 @@ def test_a_start_that_never_ends_is_counted_live_and_ctrl_c_stops_it(
 
     threading.Thread(target=interrupt_once_the_wait_is_drawn, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
-        deploy(script, load_balancer=True, env={"HEALTH_STATUS": "204"}, connection=nb.conn)
+        deploy(script, type="LOAD_BALANCER", env={"HEALTH_STATUS": "204"}, connection=nb.conn)
     [panel] = startup_panels(nb)
     assert panel[0]["text/plain"].startswith(
         "deploying loading.py as endpoint 'loading': waited 1 s of 120 s"
@@ -391,7 +393,7 @@ def test_a_start_past_its_limit_raises_and_removes_the_endpoint(
     with pytest.raises(WorkerStartFailed) as caught:
         deploy(
             script,
-            load_balancer=True,
+            type="LOAD_BALANCER",
             env={"HEALTH_STATUS": "204"},
             start_timeout=2.5,
             connection=nb.conn,
@@ -421,7 +423,7 @@ def test_a_server_deployed_as_a_queue_worker_is_told_to_use_the_load_balancer(
         deploy(script, connection=nb.conn)
     assert time.monotonic() - started < 20
     assert "%runpod deploy --load-balancer" in str(caught.value)
-    assert "load_balancer=True" in str(caught.value)
+    assert 'type="LOAD_BALANCER"' in str(caught.value)
     assert "api" not in nb.emu.jobs.endpoints
 
 
@@ -460,6 +462,6 @@ def test_magic_deploys_a_server_as_a_load_balancing_endpoint(
         f"{nb.server.url}/lb/api/hello", headers={"Authorization": f"Bearer {nb.emu.api_key}"}
     )
     assert answer.json() == {"path": "/hello"} and answer.headers["x-runpod-worker-id"]
-    with pytest.raises(NotebookError, match="load_balancer= apply to a script"):
-        deploy(lambda job: job, "f", load_balancer=True, connection=nb.conn)
+    with pytest.raises(NotebookError, match="type= apply to a script"):
+        deploy(lambda job: job, "f", type="LOAD_BALANCER", connection=nb.conn)
     nb.emu.undeploy("api")

@@ -81,7 +81,7 @@ class LoadBalancing:
                     "no workers available",
                     f"endpoint {endpoint_id!r} runs an image the emulator has no server for; "
                     "deploy a server script (--lb-worker ID=PATH, nbext.deploy(PATH, ID, "
-                    "load_balancer=True)) or use the image llm-lb",
+                    "type='LOAD_BALANCER')) or use the image llm-lb",
                 )
             method = scope.get("method", "GET")
             lease = await balancer.acquire(

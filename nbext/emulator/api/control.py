@@ -18,7 +18,7 @@ from ..domain.endpoints import Endpoint
 from ..domain.errors import Conflict, InvalidInput
 from ..domain.workers import WorkerState
 from .http import Authenticated, json_response, no_content, parse_json, read_body
-from .kernels import scaling_settings
+from .kernels import deploy_settings
 
 router = APIRouter(prefix="/_emulator")
 LAST_LINES = 8
@@ -152,13 +152,16 @@ async def endpoints(emulator: Authenticated) -> Response:
 
 @router.post("/endpoints")
 async def deploy(request: Request, emulator: Authenticated) -> Response:
-    """Deploy an image as an endpoint: ``{"image", "id"?, "workersMin"?, ...}``."""
+    """Deploy an image as an endpoint: ``{"image", "id"?, "type"?, "workers"?,
+    "executionTimeoutMs"?}``."""
     data = parse_json(await read_body(request, 65536))
     if not isinstance(data, dict) or not isinstance(data.get("image"), str):
         raise InvalidInput("body must be a JSON object with a string 'image'")
-    settings = scaling_settings(data)
+    settings = deploy_settings(data)
     try:
-        endpoint_id = emulator.deploy(data["image"], endpoint_id=data.get("id"), **settings)
+        endpoint_id = emulator.deploy(
+            data["image"], endpoint_id=data.get("id"), type=data.get("type"), **settings
+        )
     except (TypeError, ValueError) as exc:
         raise InvalidInput(str(exc)) from None
     endpoint = emulator.jobs.endpoints[endpoint_id]
@@ -211,14 +214,14 @@ async def replays(request: Request, emulator: Authenticated) -> Response:
 
 @router.put("/scripts/{endpoint_id}")
 async def deploy_script(endpoint_id: str, request: Request, emulator: Authenticated) -> Response:
-    """Deploy a worker script (``{"path", "python"?, "args"?, "env"?, "loadBalancer"?,
-    "workersMin"?, ...}``) as the endpoint, replacing the processes of an earlier one of
-    that name (which must have no job queued or running), and start its first worker:
+    """Deploy a worker script (``{"path", "python"?, "args"?, "env"?, "type"?, "workers"?,
+    "executionTimeoutMs"?}``) as the endpoint, replacing the processes of an earlier one
+    of that name (which must have no job queued or running), and start its first worker:
     ``nbext.deploy`` then follows it at ``/startup``."""
     data = parse_json(await read_body(request, 1 << 20))
     if not isinstance(data, dict) or not isinstance(data.get("path"), str):
         raise InvalidInput("body must be a JSON object with a string 'path'")
-    settings = scaling_settings(data)
+    settings = deploy_settings(data)
     existing = emulator.jobs.endpoints.get(endpoint_id)
     if existing is not None:
         if existing.queue or any(w.running for w in existing.workers):
@@ -234,7 +237,7 @@ async def deploy_script(endpoint_id: str, request: Request, emulator: Authentica
             endpoint_id=endpoint_id,
             python=data.get("python"),
             env=data.get("env"),
-            load_balancer=bool(data.get("loadBalancer")),
+            type=data.get("type", "QUEUE"),
             args=data.get("args", []),
             **settings,
         )

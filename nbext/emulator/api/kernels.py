@@ -22,35 +22,30 @@ from .worker_routes import unless_gone
 
 router = APIRouter(prefix="/_emulator/kernel-endpoints")
 
-SETTINGS = {
-    "workersMin": ("workers_min", int, 0),
-    "workersMax": ("workers_max", int, 3),
-    "idleTimeout": ("idle_timeout", float, 5.0),
-    "executionTimeoutMs": ("execution_timeout_ms", int, EXECUTION_TIMEOUT_DEFAULT_MS),
-}
-"""A body's scaling settings: wire name -> (keyword, type, default)."""
 
-
-def scaling_settings(data: Any) -> dict[str, Any]:
+def deploy_settings(data: Any) -> dict[str, Any]:
+    """A deploy body's settings, in REST v2's words: ``workers`` (``{"min", "max",
+    "idleTimeout"}``) and ``executionTimeoutMs``, as ``Emulator.deploy`` takes them (it
+    checks them)."""
     if not isinstance(data, dict):
         raise InvalidInput("body must be a JSON object of settings")
-    out: dict[str, Any] = {}
-    for wire, (name, kind, default) in SETTINGS.items():
-        value = data.get(wire, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise InvalidInput(f"{wire} must be a number >= 0, got {value!r}")
-        if kind is int and value != int(value):
-            raise InvalidInput(f"{wire} must be a whole number, got {value!r}")
-        out[name] = kind(value)
-    return out
+    if flat := sorted({"workersMin", "workersMax", "idleTimeout", "loadBalancer"} & data.keys()):
+        raise InvalidInput(
+            f'{flat[0]} is not a setting: give workers {{"min", "max", '
+            '"idleTimeout"}} and type, as REST v2 does'
+        )
+    timeout = data.get("executionTimeoutMs", EXECUTION_TIMEOUT_DEFAULT_MS)
+    if isinstance(timeout, bool) or not isinstance(timeout, int):
+        raise InvalidInput(f"executionTimeoutMs must be a whole number of ms, got {timeout!r}")
+    return {"workers": data.get("workers"), "execution_timeout_ms": timeout}
 
 
 @router.put("/{endpoint_id}")
 async def deploy(endpoint_id: str, request: Request, emulator: Authenticated) -> Response:
-    """``{"workersMin"?, "workersMax"?, "idleTimeout"?, "executionTimeoutMs"?,
-    "kernel"?}``: ``kernel``, the one that deployed it before, keeps its workers."""
+    """``{"workers"?, "executionTimeoutMs"?, "kernel"?}``: ``kernel``, the one that
+    deployed it before, keeps its workers."""
     data = parse_json(await read_body(request, 4096))
-    settings = scaling_settings(data)
+    settings = deploy_settings(data)
     kernel = data.get("kernel")
     if kernel is not None and not isinstance(kernel, str):
         raise InvalidInput(f"kernel must be a kernel id (text), got {kernel!r}")

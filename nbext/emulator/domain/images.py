@@ -1,4 +1,4 @@
-"""Images: names bound to handlers, and the demo images every emulator ships.
+"""Images: names bound to handlers, and the demo endpoints every emulator ships.
 
 A template's ``imageName`` (or ``Emulator.deploy(image=...)``) selects the image; an
 endpoint whose image has no handler keeps its jobs queued, as the real service does when
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
 
 from .demo_image import image_gen
 from .demo_inputs import number
@@ -62,15 +64,27 @@ async def stream_text(job: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         yield {"text": [piece], "input_tokens": len(pieces), "output_tokens": i}
 
 
-DEMO_IMAGES: dict[str, Handler] = {
-    "echo": echo,
-    "sleep": sleep,
-    "fail": fail,
-    "stream-text": stream_text,
-    "image-gen": image_gen,
-    "text-to-speech": text_to_speech,
-    "llm": llm,
+@dataclass(frozen=True)
+class Demo:
+    """A ``QUEUE`` demo runs its handler in the emulator, a ``LOAD_BALANCER`` one its
+    server script as worker processes."""
+
+    type: Literal["QUEUE", "LOAD_BALANCER"]
+    handler: Handler | None = None
+    server: Path | None = None
+
+
+DEMOS: dict[str, Demo] = {
+    "echo": Demo("QUEUE", echo),
+    "sleep": Demo("QUEUE", sleep),
+    "fail": Demo("QUEUE", fail),
+    "stream-text": Demo("QUEUE", stream_text),
+    "image-gen": Demo("QUEUE", image_gen),
+    "text-to-speech": Demo("QUEUE", text_to_speech),
+    "llm": Demo("QUEUE", llm),
+    "llm-lb": Demo("LOAD_BALANCER", server=Path(__file__).parents[1] / "workers/llm_server.py"),
 }
+"""The one list of demos: ``deploy_demos``, the command line and the help texts use it."""
 
 
 class ImageRegistry:
@@ -78,7 +92,8 @@ class ImageRegistry:
 
     def __init__(self, with_demos: bool = True) -> None:
         self._lock = threading.Lock()
-        self._images: dict[str, Handler] = dict(DEMO_IMAGES) if with_demos else {}
+        demos = {n: d.handler for n, d in DEMOS.items() if d.handler is not None}
+        self._images: dict[str, Handler] = demos if with_demos else {}
         self.listeners: list[Callable[[str], None]] = []
 
     def register(self, name: str, handler: Handler) -> None:

@@ -80,10 +80,6 @@ class WorkerScript:
     """Its launch arguments (a container's command's, after the script)."""
 
 
-LB_DEMO_IMAGES = {"llm-lb": Path(__file__).with_name("llm_server.py")}
-"""Images whose server the emulator ships: a load-balancing endpoint running one (made
-through REST v2 too) runs the script (docs/behaviour.md#load-balancing-endpoints)."""
-
 OFFLINE = {"RUNPOD_SKIP_AUTO_SYSTEM_CHECKS": "true"}
 """Defaults a worker gets unless its endpoint's ``env`` says otherwise. The SDK's fleet
 fitness checks open a connection to a public DNS server at start; offline (a lab server,
@@ -329,7 +325,7 @@ class Supervisor:
         why = (
             f"it serves HTTP on port {port} and never asks for a job: an HTTP server is "
             "deployed as a load-balancing endpoint (%runpod deploy --load-balancer, "
-            "nbext.deploy(..., load_balancer=True), --lb-worker)"
+            'nbext.deploy(..., type="LOAD_BALANCER"), --lb-worker)'
         )
         self.logs.write(worker.endpoint_id, worker.id, f"--- {why}", "system")
         self.workers.start_failed(worker, why)

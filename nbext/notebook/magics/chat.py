@@ -26,6 +26,7 @@ from IPython.core.error import UsageError
 
 from nbext.client import AsyncJob, Endpoint, Job, NbextError
 from nbext.models import JobResult, JobStatus
+from nbext.models.recording import digest
 
 from ..chat import (
     CANCEL_HINT,
@@ -39,9 +40,11 @@ from ..chat import (
     Turn,
     describe,
 )
+from ..cost import record_cost
 from ..errors import OneLineError
 from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments
+from ..registry import JobRecord, RequestRecord
 from ..rendering import Rendering
 from ..widgets.controls import Controls
 from ..widgets.live import LivePanel
@@ -114,6 +117,7 @@ class _Chat:
     answer: _Answer
     interrupted: bool
     """Ctrl-C came while the job was being submitted."""
+    record: JobRecord
 
     @contextlib.contextmanager
     def outcomes(self) -> Iterator[None]:
@@ -134,6 +138,8 @@ class _Chat:
     def conclude(self) -> None:
         """The answer ended: keep it in the conversation, or say it did not complete."""
         view, job, conversation = self.answer.view, self.job, self.conversation
+        if record_cost(self.service, self.record) is not None:
+            self.answer.refresh(force=True)  # its output's metadata says the cost
         if view.state != "COMPLETED":
             where = f"job {job.id} on {self.args.endpoint!r}"
             message = f"{where} ended {view.state}: {view.error or ''}"
@@ -190,12 +196,17 @@ def _start(magics: Magics, args: argparse.Namespace, cell: str, *, awaits: bool 
     body = request_body(args, conversation, text)
     store(magics, output_name, None)
     started = time.monotonic()
+    job_input = {"openai_route": CHAT_ROUTE, "openai_input": body}
     with deferred_interrupts(deliver=False) as held, usage_errors(f"endpoint {args.endpoint!r}"):
-        job = endpoint.run({"openai_route": CHAT_ROUTE, "openai_input": body})
+        job = endpoint.run(job_input)
+    record = JobRecord(job.id, args.endpoint, service.mode, "chat")
+    record.replayed, record.input_digest = args.endpoint in service.replayed, digest(job_input)
     hint = CANCEL_HINT if awaits else STOP_HINT
     view = ChatView(args.endpoint, conversation.model, text, job_id=job.id, hint=hint)
-    answer = _Answer(magics, view, started, cancel_button=awaits)
-    return _Chat(magics, args, text, output_name, conversation, service, job, answer, held.received)
+    answer = _Answer(magics, view, started, cancel_button=awaits, record=record)
+    return _Chat(
+        magics, args, text, output_name, conversation, service, job, answer, held.received, record
+    )
 
 
 def run_chat(magics: Magics, args: argparse.Namespace, cell: str) -> None:
@@ -260,13 +271,18 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
         conversation.model = models[0].get("id")
     body = request_body(args, conversation, text)
     view = ChatView(args.endpoint, conversation.model, text, hint=STOP_HINT.split(" and ")[0])
-    answer = _Answer(magics, view, time.monotonic())
+    service = magics.connection.service()
+    record = RequestRecord(args.endpoint, service.mode, "POST", CHAT_ROUTE)
+    record.replayed, record.input_digest = args.endpoint in service.replayed, digest(body)
+    answer = _Answer(magics, view, time.monotonic(), record=record)
     store(magics, output_name, None)
     try:
         with http.stream("POST", CHAT_ROUTE, json=body) as response:
-            view.job_id = response.headers.get(WORKER_HEADER)  # kept as the turn's job id
+            view.job_id = record.worker = response.headers.get(WORKER_HEADER)  # the turn's id
+            record.status = response.status_code
             for piece in response.iter_text():
                 answer.take(piece)
+        record.seconds = time.monotonic() - answer.started
         answer.finish(JobResult(id="-", status=JobStatus.COMPLETED))
     except KeyboardInterrupt:
         answer.end("CANCELLED", note="stopped by Ctrl-C")
@@ -293,7 +309,13 @@ class _Answer(LivePanel):
     how to stop."""
 
     def __init__(
-        self, magics: Magics, view: ChatView, started: float, *, cancel_button: bool = False
+        self,
+        magics: Magics,
+        view: ChatView,
+        started: float,
+        *,
+        record: JobRecord | RequestRecord,
+        cancel_button: bool = False,
     ) -> None:
         controls = None
         if cancel_button:
@@ -311,6 +333,8 @@ class _Answer(LivePanel):
         self.events = 0
         self.following: asyncio.Future[None] | None = None
         self.clicked = False
+        self.record = record
+        self.provenance = record.provenance
         self.show()
 
     @property
@@ -356,6 +380,8 @@ class _Answer(LivePanel):
     def finish(self, result: JobResult) -> None:
         """The job ended: the panel's last state, from the events and the job's result."""
         view = self.view
+        if isinstance(self.record, JobRecord):
+            self.record.result = result  # its output's metadata: worker, timings
         if result.status is JobStatus.COMPLETED and not self.events:
             output = result.output
             raise NotAChatEndpoint(

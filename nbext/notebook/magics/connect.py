@@ -115,13 +115,16 @@ def deploy_command(magics: Magics, args: argparse.Namespace) -> None:
             endpoint_id = deploy(
                 what,
                 args.name or (None if script else target),
-                workers_max=args.workers_max,
-                workers_min=args.workers_min,
-                idle_timeout=args.idle_timeout,
+                # the flags' flat names, in REST v2's words from here on
+                workers={
+                    "min": args.workers_min,
+                    "max": args.workers_max,
+                    "idleTimeout": args.idle_timeout,
+                },
                 execution_timeout=args.execution_timeout,
+                type="LOAD_BALANCER" if args.load_balancer else "QUEUE",
                 python=args.python,
                 env=env,
-                load_balancer=args.load_balancer,
                 start_timeout=args.start_timeout,
                 connection=magics.connection,
             )

@@ -22,6 +22,7 @@ from IPython.core.error import UsageError
 
 from nbext.client import BadRequest, Endpoint, NbextError
 from nbext.models import JobResult, JobStatus
+from nbext.models.recording import digest
 
 from ..interrupts import Interrupted
 from ..phases import workers_text
@@ -32,6 +33,8 @@ from .job import cell_value
 
 if TYPE_CHECKING:
     import argparse
+
+    from ..connection import Service
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 LOOK_AFTER = 2.0
@@ -168,13 +171,23 @@ def read_answer(response: httpx.Response, panel: RequestPanel, lock: threading.L
     return value
 
 
-def http_client(magics: Magics, endpoint_id: str) -> tuple[str, Endpoint, httpx.Client]:
-    """The service's name, the endpoint and its (kept) httpx client; an endpoint that is
+def body_digest(content: bytes | None) -> str | None:
+    """A request body's digest: its JSON value's, as a job input's, else its text's."""
+    if content is None:
+        return None
+    text = content.decode("utf-8", "replace")
+    with contextlib.suppress(ValueError):
+        return digest(json.loads(text))
+    return digest(text)
+
+
+def http_client(magics: Magics, endpoint_id: str) -> tuple[Service, Endpoint, httpx.Client]:
+    """The service, the endpoint and its (kept) httpx client; an endpoint that is
     unknown or takes jobs is a one-line UsageError naming what to use."""
     try:
         service = magics.connection.service()
         endpoint = service.client.endpoint(endpoint_id)
-        return service.mode, endpoint, endpoint.http()
+        return service, endpoint, endpoint.http()
     except BadRequest as exc:
         if exc.sent or exc.operation != "http":
             raise UsageError(one_line(explain(exc))) from None
@@ -191,7 +204,7 @@ def run_http(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     __tracebackhide__ = True  # IPython shows an error raised here as the cell's own
     output_name = check_name(args.output)
     request = request_of(args, cell, magics.user_ns)
-    mode, endpoint, http = http_client(magics, args.endpoint)
+    service, endpoint, http = http_client(magics, args.endpoint)
     store(magics, output_name, None)
     shown = f"{request['method']} {args.path}"
     redact = magics.connection.redact
@@ -200,7 +213,10 @@ def run_http(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     lock = threading.Lock()
     watch = _Watch(endpoint, panel, lock)
     watch.start()
-    record = RequestRecord(args.endpoint, mode, request["method"], args.path)
+    record = RequestRecord(args.endpoint, service.mode, request["method"], args.path)
+    record.replayed = args.endpoint in service.replayed
+    record.input_digest = body_digest(request["content"])
+    panel.provenance = record.provenance
     value = None
     try:
         with http.stream(**request, timeout=args.timeout or httpx.USE_CLIENT_DEFAULT) as response:
@@ -239,11 +255,11 @@ def end(
 ) -> None:
     """The panel's final state, and the request's record, priced: the worker's time (the
     request's, its wait for a cold start left out) at the endpoint's price."""
-    record.seconds = time.monotonic() - watch.started
+    record.seconds, record.waited = time.monotonic() - watch.started, watch.cold()
     record.status = panel.status if record.status is None else record.status
     record.worker = panel.worker
     if record.status is not None and record.status < 400:
-        worked = round((record.seconds - (watch.cold() or 0)) * 1000)
+        worked = round((record.seconds - (record.waited or 0)) * 1000)
         ran = JobResult(id=record.path, status=JobStatus.COMPLETED, executionTime=worked)
         with contextlib.suppress(NbextError):
             record.cost = endpoint.cost(ran)

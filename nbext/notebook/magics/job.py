@@ -18,6 +18,7 @@ from IPython.core.error import UsageError
 
 from nbext.client import Job, JobOptions, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus, json_kind
+from nbext.models.recording import digest
 
 from ..follow import JobFollower
 from ..interrupts import Interrupted, deferred_interrupts
@@ -151,7 +152,7 @@ def _submit(
     with deferred_interrupts(deliver=False) as held:
         with usage_errors(f"endpoint {endpoint_id!r}"):
             job = service.client.endpoint(endpoint_id).run(job_input, options)
-        follower = _follower(magics, service, job, args, timeout, output_name)
+        follower = _follower(magics, service, job, job_input, args, timeout, output_name)
     if args.background and not held.received:
         follower.start_background()
         return None
@@ -228,9 +229,11 @@ def _recorded(
     via: str,
     result: JobResult | None,
     args: argparse.Namespace,
+    job_input: dict[str, Any],
 ) -> JobRecord:
     """The job in the kernel's registry, with the policy the magic submitted it with."""
     record = JobRecord(job_id, endpoint_id, service.mode, via, result=result)
+    record.replayed, record.input_digest = endpoint_id in service.replayed, digest(job_input)
     record.execution_timeout, record.ttl = args.execution_timeout, args.ttl
     return magics.connection.registry.add(record)
 
@@ -239,12 +242,15 @@ def _follower(
     magics: Magics,
     service: Service,
     job: Job,
+    job_input: dict[str, Any],
     args: argparse.Namespace,
     timeout: float | None,
     output_name: str | None,
 ) -> JobFollower:
     """Record the job, show its panel, and make the follower that will feed them."""
-    record = _recorded(magics, service, job.id, job.endpoint_id, "/run", job.result, args)
+    record = _recorded(
+        magics, service, job.id, job.endpoint_id, "/run", job.result, args, job_input
+    )
     panel = None if args.quiet else _panel(magics, job.endpoint_id, stream=args.stream, via="/run")
     if panel is not None:
         panel.start(job.id)
@@ -334,7 +340,7 @@ def _run_sync(
         raise
     job_id = outlived if outlived is not None else result.id
     kept = None if outlived else result
-    record = _recorded(magics, service, job_id, endpoint_id, "/runsync", kept, args)
+    record = _recorded(magics, service, job_id, endpoint_id, "/runsync", kept, args, job_input)
     left = None if timeout is None else max(0.001, timeout - (time.monotonic() - started))
     follower = JobFollower(
         service,

@@ -64,8 +64,8 @@ def replay(magics: Magics, args: argparse.Namespace) -> None:
         "instant": args.instant,
     }
     with usage_errors("replay"):
-        answer = magics.connection.local("replaying a recording needs").control(
-            "PUT", "/_emulator/replays", body
-        )
+        service = magics.connection.local("replaying a recording needs")
+        answer = service.control("PUT", "/_emulator/replays", body)
+    service.replayed.update(answer["endpoints"])
     endpoints = ", ".join(answer["endpoints"])
     print(f"replaying {answer['jobs']} recorded jobs as endpoints {endpoints}")

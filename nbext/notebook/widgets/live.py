@@ -14,6 +14,8 @@ if it has any, are ``Controls`` in a second output, shown while ``controls_shown
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
@@ -39,6 +41,9 @@ class LivePanel:
         """How many drawings changed the output (what the throttle bounds)."""
         self.cell_output: LiveOutput | None = None
         self._drawn: tuple[Rendering, bool] | None = None
+        self.provenance: Callable[[], dict[str, Any]] | None = None
+        """Where the panel's content came from, put in its output's metadata (set by
+        whoever feeds the panel: a job's record, a map's runner)."""
 
     @property
     def hint(self) -> str:
@@ -81,7 +86,10 @@ class LivePanel:
 
     def _state(self) -> tuple[Rendering, bool]:
         shown = self.controls is not None and not self.final and self.controls_shown()
-        return self.rendering(), shown
+        rendering = self.rendering()
+        if self.provenance is not None:
+            rendering = dataclasses.replace(rendering, provenance=self.provenance())
+        return rendering, shown
 
     def throttle_wait(self) -> float:
         """Seconds until the throttle lets the next refresh through."""
@@ -118,7 +126,7 @@ class LivePanel:
         if self.controls is not None:
             self.controls.close()
 
-    def _repr_mimebundle_(self, **_: Any) -> dict[str, str]:
+    def _repr_mimebundle_(self, **_: Any) -> Any:
         """A panel stored with ``-o NAME`` and shown again reads as its rendering."""
         return self.rendering()._repr_mimebundle_()
 

@@ -36,7 +36,7 @@ async def test_timed_out_handlers_give_their_threads_back(
     make_emulator: MakeEmulator, blocking: Blocking
 ) -> None:
     emu: Emulator = make_emulator(handler_threads=2, demos=False)
-    emu.deploy(handler=blocking.handler, endpoint_id="stuck", workers_max=3,
+    emu.deploy(handler=blocking.handler, endpoint_id="stuck", workers={"max": 3},
                execution_timeout_ms=5_000)  # fmt: skip
     emu.deploy(handler=quick, endpoint_id="quick")
     stuck = [submit(emu, "stuck", {"n": n}) for n in range(3)]

@@ -241,7 +241,7 @@ async def test_volumes_attach_to_endpoints(api: httpx.AsyncClient) -> None:
 
 
 async def test_deploy_goes_the_same_way(api: httpx.AsyncClient, emu: Emulator) -> None:
-    emu.deploy("echo", endpoint_id="by-deploy", workers_min=1, idle_timeout=2.5)
+    emu.deploy("echo", endpoint_id="by-deploy", workers={"min": 1, "idleTimeout": 2.5})
     emu.deploy(handler=lambda job: {"py": job["input"]}, endpoint_id="py")
     listed = {e["id"]: e for e in await ok(api.get("/v1/endpoints?includeTemplate=true"))}
     assert set(listed) == {"by-deploy", "py"}

@@ -29,23 +29,23 @@ def emulator(db: Path, clock: FakeClock) -> Emulator:
     return emu
 
 
-async def test_ensure_deployed_keeps_a_restored_endpoint(tmp_path: Path) -> None:
+async def test_deploy_takes_back_a_restored_endpoint(tmp_path: Path) -> None:
     db, clock = tmp_path / "s.db", FakeClock()
     first = emulator(db, clock)
-    first.ensure_deployed("a", "echo")
-    first.ensure_deployed("h", handler=lambda job: "one")
+    first.deploy("echo", endpoint_id="a")
+    first.deploy(endpoint_id="h", handler=lambda job: "one")
     first.management.endpoints.change("a", {"workers_max": 7})
     first.close()
 
     second = emulator(db, clock)
-    assert second.ensure_deployed("a", "echo") == "a"  # no "already exists"
+    assert second.deploy("echo", endpoint_id="a") == "a"  # no "already exists"
     assert second.jobs.endpoints["a"].workers_max == 7  # and nothing was reset
-    second.ensure_deployed("a", "sleep")  # another image: the endpoint runs it now
+    second.deploy("sleep", endpoint_id="a")  # another image: the endpoint runs it now
     assert second.jobs.endpoints["a"].image == "sleep"
     record = second.management.endpoints.get("a")
     assert second.management.templates.get(record.template_id).image == "sleep"
     assert record.version == 1
-    second.ensure_deployed("h", handler=lambda job: "two")
+    second.deploy(endpoint_id="h", handler=lambda job: "two")
     submission = JobSubmission.model_validate({"input": {}})
     result = await second.jobs.run_sync("h", submission, 5000)
     assert result["output"] == "two"
@@ -56,7 +56,7 @@ async def test_a_v1_endpoint_keeps_its_templates_image(tmp_path: Path) -> None:
     emu = emulator(tmp_path / "s.db", FakeClock())
     endpoint = emu.management.endpoints.add("demo-echo", {})
     with pytest.raises(ValueError, match="change that template's imageName"):
-        emu.ensure_deployed(endpoint.id, "sleep")
+        emu.deploy("sleep", endpoint_id=endpoint.id)
     assert emu.jobs.endpoints[endpoint.id].image == "echo"
     emu.close()
 
@@ -88,7 +88,7 @@ async def test_a_job_running_at_a_restart_runs_again_with_its_later_ttl(tmp_path
     new worker; a TTL set while it ran is kept, still counted from its submission."""
     db, clock = tmp_path / "s.db", FakeClock()
     first = emulator(db, FakeClock(clock.now()))
-    first.deploy("sleep", endpoint_id="s", workers_min=0, workers_max=1)
+    first.deploy("sleep", endpoint_id="s", workers={"min": 0, "max": 1})
     submission = JobSubmission.model_validate({"input": {"seconds": 300}})
     job = first.jobs.submit("s", submission, sync=False)
     assert job.status.value == "IN_PROGRESS"
@@ -100,7 +100,7 @@ async def test_a_job_running_at_a_restart_runs_again_with_its_later_ttl(tmp_path
 
     clock.step(30)
     second = emulator(db, clock)
-    second.ensure_deployed("s", "sleep")
+    second.deploy("sleep", endpoint_id="s")
     await second.advance_async(0)
     again = second.jobs.jobs[job.id]
     assert again.status.value == "IN_PROGRESS" and again.started_at == clock.now()

@@ -51,7 +51,7 @@ def test_js_sdk_run_sync_falls_back_to_status_sync(served: Served, tmp_path: Pat
     if node is None:
         pytest.skip("node is not installed: the JS SDK test needs node (and npm) on PATH")
     where = sdk_dir()
-    ep = served.deploy("plain_worker.py", endpoint_id="jssdk", workers_min=1, workers_max=1)
+    ep = served.deploy("plain_worker.py", endpoint_id="jssdk", workers={"min": 1, "max": 1})
     until(lambda: served.health(ep)["workers"]["ready"] == 1, what="a ready worker")
     result = subprocess.run(
         [node, "status_sync.mjs", served.server.url, KEY, ep, str(tmp_path)],

@@ -147,7 +147,7 @@ class LB:
         folder.mkdir()
         script = folder / "server.py"
         script.write_text(source)
-        self.emulator.deploy_worker(script, endpoint_id=endpoint_id, load_balancer=True, **kw)
+        self.emulator.deploy_worker(script, endpoint_id=endpoint_id, type="LOAD_BALANCER", **kw)
         return folder
 
     def background(self, method: str, url: str, **kw: Any) -> concurrent.futures.Future[Any]:
@@ -292,7 +292,7 @@ def test_bodies_over_30_mb_are_refused_both_ways_and_25_mb_passes(lb: LB) -> Non
 
 
 def test_strict_affinity_gone_and_busy_and_a_preference_for_an_unknown_worker(lb: LB) -> None:
-    folder = lb.deploy(CONTROLLED, "web", workers_max=1)
+    folder = lb.deploy(CONTROLLED, "web", workers={"max": 1})
     lb.emulator.management.endpoints.get("web").scaling_value = 1  # one request a worker
     (folder / "ready").touch()
     first = lb.http.get("/lb/web/a")
@@ -315,7 +315,7 @@ def test_strict_affinity_gone_and_busy_and_a_preference_for_an_unknown_worker(lb
 
 
 def test_strict_resume_starts_a_scaled_down_worker_again_under_its_id(lb: LB) -> None:
-    folder = lb.deploy(CONTROLLED, "web", idle_timeout=5)
+    folder = lb.deploy(CONTROLLED, "web", workers={"idleTimeout": 5})
     (folder / "ready").touch()
     worker = lb.http.get("/lb/web/a").headers["x-runpod-worker-id"]
     lb.emulator.advance(6)
@@ -400,7 +400,7 @@ def test_a_crash_fails_the_request_in_flight_and_the_next_waits_for_a_new_worker
 
 
 def test_requests_in_flight_scale_the_endpoint_up_to_workers_max(lb: LB) -> None:
-    folder = lb.deploy(CONTROLLED, "web", workers_max=2)
+    folder = lb.deploy(CONTROLLED, "web", workers={"max": 2})
     lb.emulator.management.endpoints.get("web").scaling_value = 1
     (folder / "ready").touch()
     held = [lb.background("GET", "/lb/web/hold") for _ in range(3)]
@@ -418,7 +418,7 @@ def test_requests_in_flight_scale_the_endpoint_up_to_workers_max(lb: LB) -> None
 def test_a_queue_route_on_a_load_balancing_endpoint_and_the_reverse_are_one_line(
     lb: LB,
 ) -> None:
-    lb.deploy(SILENT, "web", workers_max=0)
+    lb.deploy(SILENT, "web", workers={"max": 0})
     lb.emulator.deploy("echo", endpoint_id="queue")
     run = lb.http.post("/v2/web/run", json={"input": {}})
     assert run.status_code == 400 and "load-balancing endpoint" in run.json()["error"]
@@ -567,8 +567,8 @@ def test_a_websocket_s_headers_and_cookies_reach_the_worker_but_not_the_key(lb: 
 
 
 def test_a_silent_worker_s_health_message_names_the_port_it_is_probed_on(lb: LB) -> None:
-    lb.deploy(SILENT, "apart", env={"PORT_HEALTH": "9001"}, workers_min=1)
-    lb.deploy(SILENT, "together", workers_min=1)
+    lb.deploy(SILENT, "apart", env={"PORT_HEALTH": "9001"}, workers={"min": 1})
+    lb.deploy(SILENT, "together", workers={"min": 1})
     [apart] = lb.emulator.remote_workers.pools["apart"].workers.values()
     [together] = lb.emulator.remote_workers.pools["together"].workers.values()
     until(lambda: "nothing listens" in str(lb.workers("apart")), what="a refused health check")
@@ -609,7 +609,7 @@ def test_launch_arguments_reach_the_script_from_the_command_line_and_the_deploy_
     with standalone(*launch, env=env) as (_proc, url):
         answer = httpx.get(f"{url}/lb/web/x", headers=AUTH, timeout=60)
         assert answer.json() == {"argv": ["--generator", "--name", "a b"]}
-    body = {"path": str(script), "loadBalancer": True, "args": ["--rate", "5"]}
+    body = {"path": str(script), "type": "LOAD_BALANCER", "args": ["--rate", "5"]}
     assert lb.http.put("/_emulator/scripts/api", json=body).status_code == 201
     assert lb.http.get("/lb/api/x").json() == {"argv": ["--rate", "5"]}
     refused = lb.http.put("/_emulator/scripts/bad", json={**body, "args": "--rate 5"})

@@ -14,7 +14,7 @@ def client_for(served: Served, endpoint: str) -> openai.OpenAI:
 
 
 def test_a_worker_script_answers_models_chat_and_a_stream(served: Served) -> None:
-    endpoint = served.deploy("openai_worker.py", workers_max=1)
+    endpoint = served.deploy("openai_worker.py", workers={"max": 1})
     messages = [{"role": "user", "content": "one two three"}]
     with client_for(served, endpoint) as client:
         assert [m.id for m in client.models.list()] == ["tiny-echo-model"]
@@ -28,7 +28,7 @@ def test_a_worker_script_answers_models_chat_and_a_stream(served: Served) -> Non
 
 
 def test_a_worker_s_error_object_keeps_its_status(served: Served) -> None:
-    endpoint = served.deploy("openai_worker.py", workers_max=1)
+    endpoint = served.deploy("openai_worker.py", workers={"max": 1})
     with client_for(served, endpoint) as client:
         try:
             client.chat.completions.create(model="tiny-echo-model", messages=[])

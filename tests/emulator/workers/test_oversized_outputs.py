@@ -18,8 +18,7 @@ def deploy(served: Served, endpoint_id: str, **env: str) -> str:
     return served.deploy(
         "big_worker.py",
         endpoint_id=endpoint_id,
-        workers_min=1,
-        workers_max=1,
+        workers={"min": 1, "max": 1},
         execution_timeout_ms=TIMEOUT_MS,
         env=env,
     )

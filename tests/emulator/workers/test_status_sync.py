@@ -8,7 +8,7 @@ from .conftest import Served
 
 
 def test_status_sync_waits_for_the_end_and_answers_the_status_shape(served: Served) -> None:
-    ep = served.deploy("plain_worker.py", endpoint_id="js", workers_min=1, workers_max=1)
+    ep = served.deploy("plain_worker.py", endpoint_id="js", workers={"min": 1, "max": 1})
     job = served.run(ep, {"x": 7})
     deadline = time.monotonic() + 60
     while True:  # the JS SDK's loop: ask again while the job has not ended

@@ -38,7 +38,9 @@ def test_a_worker_gets_its_endpoint_env_and_what_it_needs_to_run_and_no_secret(
 ) -> None:
     for name, value in {**CANARIES, **RUN_WITH}.items():
         monkeypatch.setenv(name, value)
-    ep = served.deploy("env_worker.py", endpoint_id="envs", workers_max=1, env={"MODEL": "small"})
+    ep = served.deploy(
+        "env_worker.py", endpoint_id="envs", workers={"max": 1}, env={"MODEL": "small"}
+    )
     done = served.final(ep, served.run(ep, {}))
     assert done["status"] == "COMPLETED", done
     got: dict[str, str] = done["output"]
@@ -73,7 +75,7 @@ def test_an_endpoint_env_overrides_the_passed_variables_but_not_the_protocol(
     ep = served.deploy(
         "env_worker.py",
         endpoint_id="envs2",
-        workers_max=1,
+        workers={"max": 1},
         env={"LANG": "fr_FR.UTF-8", "RUNPOD_ENDPOINT_ID": "spoofed"},
     )
     got = served.final(ep, served.run(ep, {}))["output"]
@@ -84,7 +86,9 @@ def test_an_endpoint_env_overrides_the_passed_variables_but_not_the_protocol(
 def test_an_env_set_through_the_management_interface_reaches_new_workers(
     served: Served,
 ) -> None:
-    ep = served.deploy("env_worker.py", endpoint_id="envs3", workers_max=1, env={"A": "deploy"})
+    ep = served.deploy(
+        "env_worker.py", endpoint_id="envs3", workers={"max": 1}, env={"A": "deploy"}
+    )
     r = served.http.patch(f"/v2/serverless/{ep}", json={"env": {"B": "rest", "A": "rest"}})
     assert r.status_code == 200, r.text
     got = served.final(ep, served.run(ep, {}))["output"]  # its first process starts now

@@ -35,7 +35,7 @@ async def test_a_worker_that_never_pinged_is_unhealthy_once_its_first_ping_is_ov
 ) -> None:
     clock = emu.clock
     assert isinstance(clock, FakeClock)
-    emu.deploy("worker/silent.py", endpoint_id="silent", workers_min=1, workers_max=1)
+    emu.deploy("worker/silent.py", endpoint_id="silent", workers={"min": 1, "max": 1})
     launcher = NoProcesses()
     workers = emu.remote_workers
     workers.add_pool("silent", launcher)

@@ -21,7 +21,7 @@ from .conftest import KEY, SCRIPTS, Served, alive, standalone, until
 def test_a_crash_mid_job_fails_that_job_and_the_worker_is_restarted(
     served: Served, tmp_path: Path
 ) -> None:
-    ep = served.deploy("plain_worker.py", endpoint_id="crash", workers_min=1, workers_max=1)
+    ep = served.deploy("plain_worker.py", endpoint_id="crash", workers={"min": 1, "max": 1})
     before = served.final(ep, served.run(ep, {"x": 0}))["output"]["pid"]
     job = served.run(ep, {"mode": "crash_once", "marker": str(tmp_path / "crashed")})
     crashed = served.final(ep, job)
@@ -54,7 +54,7 @@ def test_a_webhook_is_sent_when_a_worker_finishes_a_job(served: Served) -> None:
     hook = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
     threading.Thread(target=hook.serve_forever, daemon=True).start()
     try:
-        ep = served.deploy("plain_worker.py", endpoint_id="hooked", workers_max=1)
+        ep = served.deploy("plain_worker.py", endpoint_id="hooked", workers={"max": 1})
         url = f"http://127.0.0.1:{hook.server_address[1]}/done"
         job = served.run(ep, {"x": 3}, webhook=url)
         assert served.final(ep, job)["status"] == "COMPLETED"
@@ -67,7 +67,9 @@ def test_a_webhook_is_sent_when_a_worker_finishes_a_job(served: Served) -> None:
 
 
 def test_workers_scale_up_with_the_queue_and_down_when_idle(served: Served, tmp_path: Path) -> None:
-    ep = served.deploy("async_worker.py", endpoint_id="scale", workers_max=2, idle_timeout=1.0)
+    ep = served.deploy(
+        "async_worker.py", endpoint_id="scale", workers={"max": 2, "idleTimeout": 1.0}
+    )
     assert served.pids() == [] and served.health(ep)["workers"]["ready"] == 0  # workersMin 0
     jobs = [served.run(ep, {"dir": str(tmp_path), "hang": True}) for _ in range(2)]
     workers = until(
@@ -88,7 +90,7 @@ def test_workers_scale_up_with_the_queue_and_down_when_idle(served: Served, tmp_
 
 def test_stopping_the_server_leaves_no_worker_process(own_server: Served) -> None:
     served = own_server
-    ep = served.deploy("plain_worker.py", endpoint_id="orphans", workers_min=2, workers_max=2)
+    ep = served.deploy("plain_worker.py", endpoint_id="orphans", workers={"min": 2, "max": 2})
     until(lambda: served.health(ep)["workers"]["ready"] == 2, what="two ready workers")
     pids = served.pids()
     served.server.stop()
@@ -128,7 +130,7 @@ def test_cli_refuses_a_missing_worker_script(tmp_path: Path) -> None:
 def test_a_worker_that_misses_its_pings_is_unhealthy_until_it_pings_again(
     served: Served,
 ) -> None:
-    ep = served.deploy("plain_worker.py", endpoint_id="pings", workers_min=1, workers_max=1)
+    ep = served.deploy("plain_worker.py", endpoint_id="pings", workers={"min": 1, "max": 1})
     until(lambda: served.health(ep)["workers"]["ready"] == 1, what="a ready worker")
     (pid,) = served.pids()
     os.killpg(pid, signal.SIGSTOP)  # the whole worker, heartbeat process included
@@ -188,7 +190,7 @@ time.sleep(600)
 
 
 def test_a_batch_reaches_worker_scripts_as_jobs_carrying_batch_id(served: Served) -> None:
-    ep = served.deploy("plain_worker.py", endpoint_id="batched", workers_max=2)
+    ep = served.deploy("plain_worker.py", endpoint_id="batched", workers={"max": 2})
     inputs = [{"input": {"x": i}} for i in range(6)]
     batch_id = served.http.post(f"/v2/{ep}/batch", json=inputs).json()["id"]
     assert served.http.post(f"/v2/{ep}/batch/{batch_id}/finalize").status_code == 200

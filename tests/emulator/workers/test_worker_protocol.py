@@ -12,7 +12,7 @@ from .conftest import KEY, Served, until
 
 
 def test_plain_handler_results_errors_and_progress(served: Served, tmp_path: Path) -> None:
-    ep = served.deploy("plain_worker.py", endpoint_id="plain", workers_min=1, workers_max=1)
+    ep = served.deploy("plain_worker.py", endpoint_id="plain", workers={"min": 1, "max": 1})
     done = served.final(ep, served.run(ep, {"x": 1}))
     assert done["status"] == "COMPLETED"
     assert done["output"]["echo"] == {"x": 1}
@@ -47,7 +47,7 @@ def test_plain_handler_results_errors_and_progress(served: Served, tmp_path: Pat
 
 
 def test_refresh_worker_restarts_that_worker(served: Served) -> None:
-    ep = served.deploy("plain_worker.py", endpoint_id="fresh", workers_min=1, workers_max=1)
+    ep = served.deploy("plain_worker.py", endpoint_id="fresh", workers={"min": 1, "max": 1})
     first = served.final(ep, served.run(ep, {"mode": "refresh"}))
     assert first["status"] == "COMPLETED" and "refresh_worker" not in first["output"]
     second = served.final(ep, served.run(ep, {"x": 2}))
@@ -58,7 +58,7 @@ def test_refresh_worker_restarts_that_worker(served: Served) -> None:
 def test_generator_chunks_are_visible_at_once_and_aggregated(
     served: Served, tmp_path: Path
 ) -> None:
-    ep = served.deploy("stream_worker.py", endpoint_id="gen", workers_min=1, workers_max=1)
+    ep = served.deploy("stream_worker.py", endpoint_id="gen", workers={"min": 1, "max": 1})
     gate = str(tmp_path / "gate")
     job = served.run(ep, {"n": 3, "gate": gate})
     seen: list[object] = []
@@ -79,7 +79,9 @@ def test_generator_chunks_are_visible_at_once_and_aggregated(
 
 
 def test_async_generator_without_aggregate_stream(served: Served) -> None:
-    ep = served.deploy("async_worker.py", endpoint_id="agen", workers_min=1, env={"ASYNC_GEN": "1"})
+    ep = served.deploy(
+        "async_worker.py", endpoint_id="agen", workers={"min": 1}, env={"ASYNC_GEN": "1"}
+    )
     job = served.run(ep, {"n": 4})
     done = served.final(ep, job)
     assert done["status"] == "COMPLETED" and done["output"] == []  # not aggregated
@@ -88,7 +90,7 @@ def test_async_generator_without_aggregate_stream(served: Served) -> None:
 
 
 def test_concurrency_modifier_runs_jobs_side_by_side(served: Served, tmp_path: Path) -> None:
-    ep = served.deploy("async_worker.py", endpoint_id="conc", workers_min=1, workers_max=1)
+    ep = served.deploy("async_worker.py", endpoint_id="conc", workers={"min": 1, "max": 1})
     until(lambda: served.health(ep)["workers"]["idle"] == 1, what="the worker ready")
     jobs = [served.run(ep, {"dir": str(tmp_path), "wait_for": 4}) for _ in range(3)]
     until(lambda: len(list(tmp_path.glob("started-*"))) == 3, what="three jobs started")
@@ -101,7 +103,7 @@ def test_concurrency_modifier_runs_jobs_side_by_side(served: Served, tmp_path: P
 
 
 def test_cancel_reaches_the_worker_through_job_stop(served: Served, tmp_path: Path) -> None:
-    ep = served.deploy("async_worker.py", endpoint_id="stop", workers_min=1, workers_max=1)
+    ep = served.deploy("async_worker.py", endpoint_id="stop", workers={"min": 1, "max": 1})
     job = served.run(ep, {"dir": str(tmp_path), "hang": True})
     until(lambda: (tmp_path / f"started-{job}").exists(), what="the job to start")
     assert served.status(ep, job)["status"] == "IN_PROGRESS"
@@ -121,8 +123,7 @@ def test_execution_timeout_stops_the_job_on_the_worker(served: Served, tmp_path:
     ep = served.deploy(
         "async_worker.py",
         endpoint_id="slow",
-        workers_min=1,
-        workers_max=1,
+        workers={"min": 1, "max": 1},
         execution_timeout_ms=5000,
     )
     job = served.run(ep, {"dir": str(tmp_path), "hang": True})
@@ -132,7 +133,7 @@ def test_execution_timeout_stops_the_job_on_the_worker(served: Served, tmp_path:
 
 
 def test_worker_routes_refuse_unknown_workers_and_wrong_keys(served: Served) -> None:
-    ep = served.deploy("plain_worker.py", endpoint_id="auth", workers_min=1, workers_max=1)
+    ep = served.deploy("plain_worker.py", endpoint_id="auth", workers={"min": 1, "max": 1})
     worker = served.emulator.remote_workers.pools[ep].workers
     worker_id = next(iter(worker))
     with httpx.Client(base_url=served.server.url) as raw:
@@ -157,7 +158,7 @@ def test_jobs_longer_than_a_short_keep_alive_return_their_results(served: Served
     """The SDK keeps its connections 15 s (aiohttp) and posts a job's result on the one
     that fetched it, without retrying: a server that dropped idle connections sooner
     (uvicorn's default, 5 s) lost the results of 7 s and 12 s jobs, left IN_PROGRESS."""
-    ep = served.deploy("plain_worker.py", endpoint_id="lingering", workers_max=2)
+    ep = served.deploy("plain_worker.py", endpoint_id="lingering", workers={"max": 2})
     jobs = {s: served.run(ep, {"mode": "sleep", "seconds": s}) for s in (7, 12)}
 
     def ended_or_lost() -> bool:

@@ -33,7 +33,7 @@ def workers(served: Served, ep: str) -> dict[str, Any]:
 def test_the_workers_list_shows_processes_as_they_start_serve_and_run(
     served: Served, tmp_path: Path
 ) -> None:
-    ep = served.deploy("async_worker.py", endpoint_id="v2list", workers_min=1, workers_max=1)
+    ep = served.deploy("async_worker.py", endpoint_id="v2list", workers={"min": 1, "max": 1})
     assert workers(served, ep)["workers"] != []
     first = workers(served, ep)  # the process was started at deploy: importing the SDK
     assert [w["status"] for w in first["workers"]] == ["INITIALIZING"]
@@ -54,7 +54,7 @@ def test_the_workers_list_shows_processes_as_they_start_serve_and_run(
 
 
 def test_worker_logs_are_the_process_output_and_can_be_followed(served: Served) -> None:
-    ep = served.deploy("plain_worker.py", endpoint_id="v2logs", workers_min=1, workers_max=1)
+    ep = served.deploy("plain_worker.py", endpoint_id="v2logs", workers={"min": 1, "max": 1})
     first = served.final(ep, served.run(ep, {"x": 1}))
     worker_id = first["output"]["worker"]
     path = f"/v2/serverless/{ep}/workers/{worker_id}/logs"
@@ -85,7 +85,7 @@ def test_worker_logs_are_the_process_output_and_can_be_followed(served: Served) 
 
 
 def test_a_crashed_workers_log_goes_on_across_its_restart(served: Served, tmp_path: Path) -> None:
-    ep = served.deploy("plain_worker.py", endpoint_id="v2crash", workers_min=1, workers_max=1)
+    ep = served.deploy("plain_worker.py", endpoint_id="v2crash", workers={"min": 1, "max": 1})
     job = served.run(ep, {"mode": "crash_once", "marker": str(tmp_path / "crashed")})
     assert served.final(ep, job)["status"] == "FAILED"
     after = served.final(ep, served.run(ep, {"x": 1}))

@@ -28,7 +28,7 @@ from nbext.models.v2.convert import persistent
 from nbext.models.v2.resources import TEMPLATES
 
 from ..errors import InvalidInput, NotFound
-from ..images import DEMO_IMAGES
+from ..images import DEMOS
 from ..store_port import Store
 from .container import Container, split_args
 from .records import Book, Served, atomic, new_id
@@ -135,7 +135,8 @@ class Templates(Served[TemplateRecord]):
                 public=True,
                 official=True,
             )
-            for image in DEMO_IMAGES
+            for image, demo in DEMOS.items()
+            if demo.type == "QUEUE"
         }
         self.bound: list[Callable[[str], list[str]]] = []
         """Which endpoints run a template, by id (``Endpoints`` registers it): one that
