@@ -1,11 +1,6 @@
-"""The operations every management resource has alike, made from its row of the table
-(``nbext.models.v2.RESOURCES``): ``list``, ``get`` and ``delete``.
-
-What differs by resource, a create's or an update's keywords and its checks, stays in
-the resource's own module; these take only an id, so one of each serves them all. Each
-is a flow builder like any other (``_twins``), with its resource's names in its
-signature, docstring and messages.
-"""
+"""``list``, ``get`` and ``delete``, alike for every management resource, made from its
+row of ``nbext.models.v2.RESOURCES`` as flow builders (``_twins``) named for it; a
+create's or an update's keywords and checks stay in the resource's own module."""
 
 from __future__ import annotations
 

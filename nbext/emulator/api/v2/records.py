@@ -1,12 +1,7 @@
-"""The ``/v2`` routes every management resource has alike, made from its row of the table
-(``nbext.models.v2.RESOURCES``): list, get, create, update and delete, as its row's
-``operations`` name.
-
-Each calls the area of the domain that declares the row its ``ROW`` (``Management.served``;
-what it offers: ``records.Served``). A request's schema is the reference's for the
-route's operation. What a resource has beyond these (a pod's actions, an endpoint's
-workers) is routed by its own module.
-"""
+"""The ``/v2`` routes alike for every management resource, made from its row of
+``nbext.models.v2.RESOURCES`` (those of its ``operations``), calling the domain's area
+that declares the row its ``ROW`` (``Management.served``, a ``records.Served``). What a
+resource has beyond these (a pod's actions) its own module routes."""
 
 from __future__ import annotations
 
