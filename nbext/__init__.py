@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import media
 from .client import (
+    NOT_GIVEN,
     APIError,
     AsyncClient,
     BadRequest,
@@ -23,6 +24,7 @@ from .client import (
     MaybeQueued,
     NbextError,
     NotFound,
+    NotGiven,
     PayloadTooLarge,
     RateLimited,
     ServerError,
@@ -36,6 +38,7 @@ if TYPE_CHECKING:  # imported on first use: the emulator is not needed to use th
 from ._version import __version__
 
 __all__ = [
+    "NOT_GIVEN",
     "APIError",
     "AsyncClient",
     "BadRequest",
@@ -53,6 +56,7 @@ __all__ = [
     "MaybeQueued",
     "NbextError",
     "NotFound",
+    "NotGiven",
     "PayloadTooLarge",
     "RateLimited",
     "ServerError",

@@ -46,11 +46,13 @@ from ._map import Abandoned, AsyncMapResults, MapResults, MaybeQueued
 from ._phases import Phase, Timings
 from ._recording import Recording
 from ._resources import *  # noqa: F403  the resource classes, listed once there
+from ._resources.wire import NOT_GIVEN, NotGiven
 from ._retry import RetryPolicy
 
 __all__ = [
     "DEFAULT_CONFIG_FILE",
     "DEFAULT_PROFILE",
+    "NOT_GIVEN",
     "APIError",
     "Abandoned",
     "AsyncBatch",
@@ -82,6 +84,7 @@ __all__ = [
     "MaybeQueued",
     "NbextError",
     "NotFound",
+    "NotGiven",
     "PayloadTooLarge",
     "Phase",
     "Price",

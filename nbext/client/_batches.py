@@ -117,6 +117,7 @@ def _added(
         for pieces in calls:
             body = b'{"requests":[' + b",".join(pieces) + b"]}"
             yield from _send(ctx, state, "POST", "/requests", body=body)
+            _recorded(ctx, state, pieces)
             added += len(pieces)
             if isinstance(ctx.hooks, Spending) and state.id in ctx.hooks.budget.batches:
                 ctx.hooks.budget.batches[state.id] += len(pieces)
@@ -153,11 +154,18 @@ def create(
     call = _call(endpoint_id, "POST", body=first)
     record = yield from call_model(ctx, call, BatchRecord)
     state = BatchState(endpoint_id, record.id, record)
+    _recorded(ctx, state, calls[0] if calls else [])
     first_count = len(calls[0]) if calls else 0
     if isinstance(ctx.hooks, Spending):  # its requests count in the budget as they end
         ctx.hooks.budget.batches[state.id] = first_count
     yield from _added(ctx, state, calls[1:], first_count, finalize)
     return state
+
+
+def _recorded(ctx: Context, state: BatchState, pieces: list[bytes]) -> None:
+    """While the client records, the inputs added, to know each request's input."""
+    if ctx.recording is not None:
+        ctx.recording.batch(state.id, [json.loads(piece)["input"] for piece in pieces])
 
 
 def _add(ctx: Context, state: BatchState, inputs: Iterable[Mapping[str, Any]]) -> Flow[None]:
@@ -198,6 +206,8 @@ def _read(ctx: Context, state: BatchState, pages: int | None = None) -> Flow[lis
     while rest and rest[0].status.is_final:
         request = rest.pop(0)
         state.ended.append(request)
+        if ctx.recording is not None:
+            ctx.recording.batched(state.endpoint_id, state.id, len(state.ended) - 1, request)
         state.costs.append((yield from _priced(ctx, state, request)))
     return rest
 

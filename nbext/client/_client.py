@@ -22,11 +22,11 @@ from nbext._version import __version__
 from nbext.models import JobResult
 
 from ._config import ClientConfig, Secret, load_config
-from ._cost import Budget, Prices, Spending
+from ._cost import Budget, Ended, Prices, Spending
 from ._drive import Steps, aiterate, arun, iterate, log_answer, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
-from ._recording import Recording
+from ._recording import Pricer, Recording
 from ._resources import AsyncManagement, SyncManagement
 from ._resources.rest import V2
 from ._retry import RetryPolicy
@@ -220,8 +220,12 @@ class _Base:
         host = httpx.URL(self.serverless_url).host
         service: Literal["cloud", "local"] = "local" if host in LOOPBACK else "cloud"
         assert self.config.api_key is not None
-        self._ctx.recording = Recording(path, service, self.config.api_key)
+        self._ctx.recording = Recording(path, service, self.config.api_key, self._pricer())
         return self._ctx.recording
+
+    def _pricer(self) -> Pricer | None:
+        """How a recording prices the calls the service did not (a blocking client's)."""
+        return None
 
     @property
     def recording(self) -> Recording | None:
@@ -350,6 +354,18 @@ class Client(_Base, SyncManagement):
         if isinstance(effect, Listen):
             return self._sender.listen(effect.call, effect.idle)
         raise TypeError(f"unexpected effect {effect!r}")
+
+    def _pricer(self) -> Pricer:
+        def cost(endpoint_id: str, result: JobResult) -> float | None:
+            ended = Ended.of(endpoint_id, result)
+            unreported = ended.reported is None
+            price = (
+                self._run(self._spending.prices.of(self._ctx, endpoint_id)) if unreported else None
+            )
+            found = ended.cost(price)
+            return found.usd if found is not None else None
+
+        return cost
 
     def _run(self, flow: Flow[T]) -> T:
         """Perform ``flow``'s effects until it returns."""

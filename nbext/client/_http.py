@@ -20,8 +20,8 @@ import httpx
 from nbext.models.v2 import Endpoint as EndpointRecord
 
 from ._calls import Call, error_from_response
-from ._config import Secret
 from ._errors import BadRequest, PayloadTooLarge
+from ._flows import Context
 from ._retry import Kind
 from ._transport import CONNECT_TIMEOUT
 
@@ -54,14 +54,14 @@ class Checks:
     """The hooks of one endpoint's httpx client: oversized requests refused, error
     answers raised as the client's errors (read whole first: the error quotes them)."""
 
-    def __init__(self, base: str, endpoint_id: str, secret: Secret, key_source: str | None) -> None:
+    def __init__(self, base: str, endpoint_id: str, ctx: Context) -> None:
         self.prefix = httpx.URL(base).path.rstrip("/")
         """The base's own path (the emulator's ``/lb/ID``): messages name the worker's."""
         self.endpoint_id = endpoint_id
-        self.secret = secret
-        self.key_source = key_source
+        self.ctx = ctx
 
     def request(self, request: httpx.Request) -> None:
+        request.extensions["nbext_sent"] = self.ctx.now()
         size = int(request.headers.get("content-length") or 0)
         if size > BODY_LIMIT:
             reason = f"the body is {size:,} bytes, over the service's {BODY_LIMIT:,}"
@@ -78,6 +78,7 @@ class Checks:
             )
 
     def response(self, response: httpx.Response) -> None:
+        self._record(response)
         if response.is_error:
             response.read()
             raise self._error(response)
@@ -86,6 +87,7 @@ class Checks:
         self.request(request)
 
     async def aresponse(self, response: httpx.Response) -> None:
+        self._record(response)
         if response.is_error:
             await response.aread()
             raise self._error(response)
@@ -102,7 +104,16 @@ class Checks:
             self.endpoint_id,
             subject=subject,
         )
-        return error_from_response(call, response, self.secret, self.key_source)
+        assert self.ctx.secret is not None
+        return error_from_response(call, response, self.ctx.secret, self.ctx.key_source)
+
+    def _record(self, response: httpx.Response) -> None:
+        """While the client records, the answer goes to the recording as it is read."""
+        if (recording := self.ctx.recording) is not None:
+            request = response.request  # the path as sent, with its query: as a worker reads it
+            path = request.url.raw_path.decode().removeprefix(self.prefix) or "/"
+            sent = request.extensions.get("nbext_sent", self.ctx.now())
+            recording.tap(self.endpoint_id, path, response, sent, self.ctx.now)
 
     def _path(self, request: httpx.Request) -> str:
         return request.url.path.removeprefix(self.prefix) or "/"

@@ -190,7 +190,7 @@ def _map(
     options: JobOptions | None = None,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
-    timeout: float | None = None,
+    deadline: float | None = None,
     raise_on_failure: bool = False,
     **option_words: Unpack[JobOptionWords],
 ) -> MapPlan:
@@ -198,21 +198,21 @@ def _map(
 
     At most ``concurrency`` jobs are in flight. Failed jobs are yielded like the rest
     (their ``status`` says so) unless ``raise_on_failure``: in a batch, one failure
-    should not hide every other result. ``timeout`` is each job's deadline, counted
+    should not hide every other result. ``deadline`` is each job's, in seconds counted
     from its submission. ``options`` as ``run``'s, for every job.
 
     Each input goes to /runsync with a 1 s hold, so a quick job costs one call and
     its result arrives in the answer; a longer one is then waited for by its id.
     Such jobs are kept by the service for 1 minute after they end (30 for /run):
     the result is in hand, but ``job(result.id)`` finds nothing after that. With a
-    ``timeout`` under 2 s, inputs go to /run instead. A 429 pauses the map for the
+    ``deadline`` under 2 s, inputs go to /run instead. A 429 pauses the map for the
     service's Retry-After, then the input is sent again; a submission whose answer
     was lost never is (it could run twice): that input is yielded as ``MaybeQueued``
     and the map goes on. A map left before its end cancels the jobs in flight
     (``abandoned`` on the iterator says which).
     """
     options = JobOptions.of(options, option_words)
-    return MapPlan(endpoint_id, inputs, concurrency, options, timeout, raise_on_failure)
+    return MapPlan(endpoint_id, inputs, concurrency, options, deadline, raise_on_failure)
 
 
 def _status(ctx: flows.Context, state: flows.JobState) -> flows.Flow[JobResult]:
@@ -390,7 +390,7 @@ class _EndpointBase(Twins):
     def _settings(self, base: str, awaited: bool) -> dict[str, Any]:
         client, config = self._client, self._client.config
         assert config.api_key is not None
-        checks = Checks(base, self.id, config.api_key, config.key_source)
+        checks = Checks(base, self.id, client._ctx)
         agent = client._destination().user_agent
         timeouts = client._ctx.timeout, client._ctx.wait_timeout
         return settings(base, client._auth, agent, timeouts, checks, awaited=awaited)

@@ -8,7 +8,7 @@ outlives the hold comes back as its id, and is waited for like any job this clie
 submitted (a /stream long-poll that the service answers the moment the job ends, then
 /status for the output). The price is the hold itself: a connection that drops during
 it leaves a job whose id we never learned, for up to ``MAP_HOLD`` instead of the
-milliseconds /run takes to answer. A map with a ``timeout`` too short for the hold
+milliseconds /run takes to answer. A map with a ``deadline`` too short for the hold
 (under ``2 * MAP_HOLD``) submits through /run instead, whose id comes back at once.
 
 A submission whose answer was lost may have been queued, so it is never sent again; it
@@ -207,18 +207,18 @@ class MapPlan:
     concurrency: int
     options: JobOptions
     """Every job's, checked with each input's body as the input is taken."""
-    timeout: float | None
+    deadline: float | None
     raise_on_failure: bool
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
-        if self.timeout is not None and not self.timeout >= 0:
-            raise ValueError(f"timeout must be >= 0 seconds, got {self.timeout}")
+        if self.deadline is not None and not self.deadline >= 0:
+            raise ValueError(f"deadline must be >= 0 seconds, got {self.deadline}")
 
     @property
     def operation(self) -> Operation:
-        return operation_for(self.timeout)
+        return operation_for(self.deadline)
 
     def checked(
         self, index: int, result: JobResult, secret: Secret | None
@@ -320,7 +320,7 @@ class _Batch:
                     plan.operation,
                     plan.endpoint_id,
                     body,
-                    plan.timeout,
+                    plan.deadline,
                     track=functools.partial(ledger.track, index),
                 )
                 try:

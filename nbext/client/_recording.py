@@ -1,9 +1,11 @@
-"""``Recording``: the jobs a client submits, as the flows see them, kept for replay.
+"""``Recording``: the jobs a client submits, as the flows see them, and the requests it
+sends to load-balancing endpoints, as their answers stream back, kept for replay.
 
 The flows tell their context of every submission, state and stream chunk (``Context``);
 a context with a recording hands them on here, so a recording sees exactly what the
-client did, whichever driver, map or handle did it. The file's format is
-``nbext.models.recording`` (docs/behaviour.md#recordings).
+client did, whichever driver, map or handle did it. An ``http()`` client's hooks hand
+each answer here (``tap``), whose body is read through a tap that times its chunks.
+The file's format is ``nbext.models.recording`` (docs/behaviour.md#recordings).
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
+
+import httpx
 
 from nbext._version import __version__
 from nbext.models import FINAL_STATES, JobResult, StreamResponse
@@ -24,6 +29,10 @@ from ._calls import Call
 from ._config import Secret
 
 FINAL = {status.value for status in FINAL_STATES}
+KEPT_HEADERS = ("content-type", "content-encoding", "cache-control", "x-request-id")
+"""The answer headers a replay gives back; never a key, a cookie or a hop's own."""
+Pricer = Callable[[str, JobResult], float | None]
+"""A call's cost in dollars, as ``job.cost()`` works it out (the client's)."""
 
 
 class Recording:
@@ -35,45 +44,47 @@ class Recording:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], service: Literal["cloud", "local"], secret: Secret
+        self,
+        path: str | os.PathLike[str],
+        service: Literal["cloud", "local"],
+        secret: Secret,
+        price: Pricer | None = None,
     ) -> None:
         self.path = Path(path).expanduser().resolve()
         if not self.path.parent.is_dir():
             raise ValueError(f"cannot record to {self.path}: {self.path.parent} is no folder")
         self.service = service
         self._secret = secret
+        self._price = price
+        """An endpoint's price, for the cost of calls the service did not price itself."""
         self._lock = threading.Lock()
         self._jobs: dict[str, dict[str, Any]] = {}
         self._sent: dict[str, float] = {}
+        self._batches: dict[str, list[Any]] = {}
+        """The inputs of each batch created while it records, in the service's order."""
         self.recording = True
         self.kept = 0
         """How many calls ``stop()`` wrote."""
 
     def submitted(self, call: Call, job_id: str, sent_at: float) -> None:
         """``call`` (/run or /runsync) was sent at ``sent_at`` and made ``job_id``."""
-        body = json.loads(call.body or b"{}")
-        job_input = body.get("input")
+        job_input = json.loads(call.body or b"{}").get("input")
+        self._add(job_id, sent_at, "job", call.endpoint_id, call.operation, job_input)
+
+    def _add(
+        self, job_id: str, sent_at: float, kind: str, endpoint_id: str, call: str, value: Any,
+        **known: Any,
+    ) -> bool:  # fmt: skip
+        """A call's line, filled in as it is seen; False if it records no more."""
+        line = {"kind": kind, "endpoint": endpoint_id, "call": call, "input": value}
+        line |= {"jobId": job_id, "timeline": [], "stream": []}
+        line |= dict.fromkeys(("workerId", "status", "output", "error", "costUsd"))
+        line |= {"delayTimeMs": None, "executionTimeMs": None, **known}
         with self._lock:
-            if not self.recording:
-                return
-            self._sent[job_id] = sent_at
-            self._jobs[job_id] = {
-                "kind": "job",
-                "endpoint": call.endpoint_id,
-                "call": call.operation,
-                "input": job_input,
-                "inputDigest": fmt.digest(job_input),
-                "jobId": job_id,
-                "workerId": None,
-                "status": None,
-                "timeline": [],
-                "stream": [],
-                "output": None,
-                "error": None,
-                "delayTimeMs": None,
-                "executionTimeMs": None,
-                "costUsd": None,
-            }
+            if self.recording and job_id not in self._jobs:
+                self._sent[job_id], self._jobs[job_id] = sent_at, line
+                return True
+        return False
 
     def seen(self, result: JobResult, now: float) -> None:
         """A state of a job, read at ``now``: the timeline grows when the state changes. A
@@ -103,6 +114,25 @@ class Recording:
             job["stream"].extend([at, chunk.output] for chunk in answer.stream)
             self._state(job, answer.status.value, now)
 
+    def batch(self, batch_id: str, inputs: list[Any]) -> None:
+        """``inputs`` were added to ``batch_id``, after those before: its requests' order."""
+        with self._lock:
+            if self.recording:
+                self._batches.setdefault(batch_id, []).extend(inputs)
+
+    def batched(self, endpoint_id: str, batch_id: str, index: int, request: JobResult) -> None:
+        """Request ``index`` of ``batch_id`` was read to have ended: kept as the job it
+        ran as (a replay runs a batch's requests as jobs of its endpoint)."""
+        with self._lock:
+            inputs = self._batches.get(batch_id, [])
+        if index < len(inputs):
+            self._add(
+                request.id, 0.0, "job", endpoint_id, "batch", inputs[index], batch=batch_id,
+                workerId=request.worker_id, status=request.status.value, output=request.output,
+                error=request.error, delayTimeMs=request.delay_time,
+                executionTimeMs=request.execution_time,
+            )  # fmt: skip
+
     def _state(self, job: dict[str, Any], status: str, now: float) -> None:
         if job["status"] != status:
             job["timeline"].append([self._ms(job["jobId"], now), status])
@@ -117,6 +147,12 @@ class Recording:
         with self._lock:
             self.recording = False
             ended = [job for job in self._jobs.values() if job["status"] in FINAL]
+        for call in ended:
+            if call["executionTimeMs"] is None and call["timeline"]:  # only streamed
+                times = {status: at for at, status in call["timeline"]}
+                call["delayTimeMs"] = times.get("IN_PROGRESS", call["timeline"][0][0])
+                call["executionTimeMs"] = call["timeline"][-1][0] - call["delayTimeMs"]
+            call["costUsd"] = self._cost(call)
         header = {
             "nbext": __version__,
             "service": self.service,
@@ -130,6 +166,55 @@ class Recording:
         self.kept = len(ended)
         return self.kept
 
+    def _cost(self, call: dict[str, Any]) -> float | None:
+        if self._price is None:
+            return None
+        ended = {"id": call["jobId"], "status": "COMPLETED", "output": call.get("output")}
+        ended["executionTime"] = call["executionTimeMs"]
+        return self._price(call["endpoint"], JobResult.model_validate(ended))
+
+    def tap(
+        self,
+        endpoint_id: str,
+        path: str,
+        response: httpx.Response,
+        sent_at: float,
+        now: Callable[[], float],
+    ) -> None:
+        """``response`` of a load-balancing endpoint to a request sent at ``sent_at``: its
+        body is read through a tap that keeps each chunk with its time on ``now``."""
+        request, headers = response.request, response.headers
+        job_id = f"http-{id(response):x}"
+        asked = {"method": request.method, "path": path, "body": fmt.text_of(request.content)}
+        kept = {k: v for k, v in headers.items() if k in KEPT_HEADERS}
+        worker = headers.get("x-runpod-worker-id")
+        if self._add(
+            job_id,
+            sent_at,
+            "http",
+            endpoint_id,
+            "http",
+            asked,
+            workerId=worker,
+            status="IN_PROGRESS",
+            httpStatus=response.status_code,
+            headers=kept,
+        ):
+            response.stream = _Tap(response.stream, self, job_id, now)  # fmt: skip
+
+    def chunk(self, job_id: str, data: bytes | None, now: float) -> None:
+        """A chunk of an answer's body, read at ``now``; None: the body has ended."""
+        with self._lock:
+            call = self._jobs[job_id]
+            at = self._ms(job_id, now)
+            if data is None:
+                call["status"] = "COMPLETED"
+                call["executionTimeMs"] = at
+            elif data:
+                if call["delayTimeMs"] is None:
+                    call["delayTimeMs"] = at  # the first byte: queue and cold start behind
+                call["stream"].append([at, fmt.text_of(data)])
+
     def __enter__(self) -> Recording:
         return self
 
@@ -140,3 +225,30 @@ class Recording:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class _Tap(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """An answer's body as it was, each chunk told to the recording as it is read."""
+
+    def __init__(
+        self, stream: Any, recording: Recording, job_id: str, now: Callable[[], float]
+    ) -> None:
+        self._stream, self._recording, self._job_id, self._now = stream, recording, job_id, now
+
+    def __iter__(self) -> Iterator[bytes]:
+        for data in self._stream:
+            self._recording.chunk(self._job_id, data, self._now())
+            yield data
+        self._recording.chunk(self._job_id, None, self._now())
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for data in self._stream:
+            self._recording.chunk(self._job_id, data, self._now())
+            yield data
+        self._recording.chunk(self._job_id, None, self._now())
+
+    def close(self) -> None:
+        self._stream.close()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()

@@ -22,6 +22,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from nbext.models.enums import SCENARIOS
+
 from . import replay
 from .domain.errors import StoreFailed
 from .domain.handlers import Handler
@@ -129,8 +131,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         default=[],
         metavar="ID=NAME[:KEY=VALUE,...]",
-        help="give endpoint ID a teaching scenario: cold-start, crash-loop, throttled, flaky "
-        "or slow-stream, e.g. cold=cold-start:seconds=20 (docs/behaviour.md); repeatable",
+        help=f"give endpoint ID a teaching scenario ({', '.join(SCENARIOS)}), "
+        "e.g. cold=cold-start:seconds=20 (docs/behaviour.md); repeatable",
     )
     parser.add_argument(
         "--replay",
@@ -465,8 +467,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             db=args.db,
         )
         deploy(emulator, args, variables, serving=False)
-        if args.replay:
-            replay.load(emulator, args.replay, speed=args.speed, instant=args.instant)
         server = EmulatorServer(
             emulator,
             host=args.host,
@@ -477,6 +477,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         server.start()  # OSError: the port is taken
         deploy(emulator, args, variables, serving=True)
+        if args.replay:  # after the start: a load-balancing endpoint's server runs on its loop
+            replay.load(emulator, args.replay, speed=args.speed, instant=args.instant)
     except (ValueError, StoreFailed, sqlite3.Error, OSError) as exc:
         where = f"--db {args.db}: " if isinstance(exc, sqlite3.Error) else ""
         print(f"error: {where}{exc}", file=sys.stderr)

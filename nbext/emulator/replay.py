@@ -3,7 +3,9 @@ handler answers the recorded jobs, with their chunks and timing (docs/behaviour.
 
 ``--replay PATH`` on the command line and ``PUT /_emulator/replays`` (``%runpod replay``)
 load one. The handler is an ordinary one (``domain.handlers``), so a replayed job queues,
-runs on a worker, streams, is cancelled and billed as any other.
+runs on a worker, streams, is cancelled and billed as any other; a chat through the
+OpenAI routes is such a job. A recorded load-balancing endpoint runs ``SERVER`` as its
+worker script, which answers the recorded requests, so it is balanced as any other.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from nbext.models import recording as fmt
 
 from .domain.handlers import current_job
 
+SERVER = Path(__file__).with_name("workers") / "replay_server.py"
+
 if TYPE_CHECKING:
     from .emulator import Emulator
 
@@ -26,8 +30,8 @@ COLD_START_MIN = 0.5
 NEAREST = 3
 
 
-class Replayer:
-    """One endpoint's recorded jobs, answered by input digest in recorded order (round
+class Calls:
+    """One endpoint's recorded calls, answered by input digest in recorded order (round
     and round: a notebook run twice gets the same answers twice)."""
 
     def __init__(self, endpoint_id: str, calls: list[dict[str, Any]], speed: float | None):
@@ -40,14 +44,33 @@ class Replayer:
         self._next: dict[str, int] = {}
         self._inputs = [json.dumps(c[0]["input"], sort_keys=True) for c in self._calls.values()]
 
-    async def __call__(self, job: dict[str, Any]) -> Any:
-        calls = self._calls.get(fmt.digest(job["input"]))
+    def answer(self, value: Any) -> dict[str, Any] | None:
+        """The next recorded call made with input ``value``; None if none was."""
+        digest = fmt.digest(value)
+        calls = self._calls.get(digest)
         if calls is None:
-            return {"error": self.miss(job["input"])}
-        digest = calls[0]["inputDigest"]
+            return None
         turn = self._next.get(digest, 0)
         self._next[digest] = turn + 1
-        call = calls[turn % len(calls)]
+        return calls[turn % len(calls)]
+
+    def miss(self, value: Any) -> str:
+        text = json.dumps(value, sort_keys=True)
+        near = difflib.get_close_matches(text, self._inputs, n=NEAREST, cutoff=0.0)
+        shown = "; ".join(_short(n) for n in near)
+        return (
+            f"replay of endpoint {self.endpoint_id!r}: input {_short(text)} was never "
+            f"recorded; nearest recorded inputs: {shown}"
+        )
+
+
+class Replayer(Calls):
+    """A queue endpoint's handler: each job answered as recorded."""
+
+    async def __call__(self, job: dict[str, Any]) -> Any:
+        call = self.answer(job["input"])
+        if call is None:
+            return {"error": self.miss(job["input"])}
         start = current_job().clock.now()
         if call["stream"]:
             return self._stream(call, start)  # a generator: the emulator streams its items
@@ -57,7 +80,7 @@ class Replayer:
         return call["output"]
 
     async def _stream(self, call: dict[str, Any], start: float) -> AsyncIterator[Any]:
-        started = _started_ms(call)
+        started = started_ms(call)
         for at, output in call["stream"]:
             await self._until(start, at - started)
             yield output
@@ -72,21 +95,12 @@ class Replayer:
         if left > 0:
             await job.sleep(left)
 
-    def miss(self, job_input: Any) -> str:
-        text = json.dumps(job_input, sort_keys=True)
-        near = difflib.get_close_matches(text, self._inputs, n=NEAREST, cutoff=0.0)
-        shown = "; ".join(_short(n) for n in near)
-        return (
-            f"replay of endpoint {self.endpoint_id!r}: input {_short(text)} was never "
-            f"recorded; nearest recorded inputs: {shown}"
-        )
-
 
 def _ms(value: Any) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-def _started_ms(call: dict[str, Any]) -> float:
+def started_ms(call: dict[str, Any]) -> float:
     """When the job started, in ms after its submission: its recorded delay, else its
     first state read (a job only streamed is never read whole)."""
     if isinstance(call.get("delayTimeMs"), int | float):
@@ -113,6 +127,15 @@ def load(
     for endpoint_id, calls in by_endpoint.items():
         if endpoint_id in emulator.jobs.endpoints:
             emulator.undeploy(endpoint_id)
+        if calls[0]["kind"] == "http":
+            emulator.deploy_worker(
+                SERVER,
+                endpoint_id=endpoint_id,
+                name=f"{endpoint_id} (replay)",
+                type="LOAD_BALANCER",
+                args=[str(Path(path).resolve()), endpoint_id, "0" if instant else str(speed)],
+            )
+            continue
         cold = 0.0 if instant else _ms(calls[0]["delayTimeMs"]) / 1000 / speed
         emulator.deploy(
             handler=Replayer(endpoint_id, calls, None if instant else speed),

@@ -17,6 +17,7 @@ from typing import Any
 
 from .domain.errors import StoreFailed, StoreFull
 from .domain.store_port import CorruptRecord, Record
+from .migrations import migrate
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -46,6 +47,7 @@ class SQLiteStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        migrate(self._db)
 
     def put(self, kind: str, key: str, record: Record) -> None:
         self._write(_UPSERT, (kind, key, _encode(record)))

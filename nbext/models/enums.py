@@ -10,6 +10,7 @@ not, so a typo is refused before it is sent.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 
 
 class GpuTypeId(enum.StrEnum):
@@ -154,3 +155,14 @@ class BucketSize(enum.StrEnum):
     WEEK = "week"
     MONTH = "month"
     YEAR = "year"
+
+
+SCENARIOS: Mapping[str, Mapping[str, float]] = {
+    "cold-start": {"seconds": 10.0},
+    "crash-loop": {},
+    "throttled": {"seconds": 30.0},
+    "flaky": {"fraction": 0.3, "seed": 0.0},
+    "slow-stream": {"seconds": 2.0},
+}
+"""The emulator's teaching scenarios and their parameters' defaults: the one list its
+scenarios are made from (``nbext/emulator/domain/scenarios.py``) and help texts name."""

@@ -23,6 +23,12 @@ MEDIA_MIN_CHARS = 4096
 """Strings at least this long that are base64 (maybe a ``data:`` URI) go to the folder."""
 _DATA_URI = re.compile(r"^data:[\w.+-]+/[\w.+-]+(;[\w=.+-]+)*;base64,")
 _JOB_KEYS = {"endpoint": str, "inputDigest": str, "status": str, "stream": list, "timeline": list}
+KINDS: dict[Any, dict[str, Any]] = {
+    "job": _JOB_KEYS,
+    "http": {**_JOB_KEYS, "httpStatus": int, "headers": dict},
+}
+"""Each kind of call, and the keys its line must have: a job (its ``input`` the job's),
+or a load-balancing request (its ``input`` ``{"method", "path", "body"}``)."""
 
 
 class RecordingError(ValueError):
@@ -39,6 +45,20 @@ def digest(value: Any) -> str:
     however their keys were ordered, have one digest."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def text_of(data: bytes) -> str | dict[str, str]:
+    """A request's or an answer's bytes as text when they are UTF-8, else
+    ``{"base64": ...}``: exact either way."""
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(data).decode()}
+
+
+def bytes_of(text: str | dict[str, str]) -> bytes:
+    """``text_of``'s bytes back."""
+    return text.encode() if isinstance(text, str) else base64.b64decode(text["base64"])
 
 
 def media_dir(path: Path) -> Path:
@@ -96,12 +116,13 @@ def _line(path: Path, number: int, line: str) -> dict[str, Any]:
 
 def _call(path: Path, number: int, line: str) -> dict[str, Any]:
     call = _line(path, number, line)
-    if call.get("kind") != "job":
+    keys = KINDS.get(call.get("kind"))
+    if keys is None:
         raise RecordingError(
             f"recording {path}, line {number}: kind {call.get('kind')!r} is not one this "
-            "nbext replays (job)"
+            f"nbext replays ({', '.join(KINDS)})"
         )
-    for key, kind in _JOB_KEYS.items():
+    for key, kind in keys.items():
         if not isinstance(call.get(key), kind):
             raise RecordingError(
                 f"recording {path}, line {number}: {key!r} is missing or not a {kind.__name__}"

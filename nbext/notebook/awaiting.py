@@ -1,5 +1,6 @@
-"""``%%runpod_job`` and ``%%runpod_chat`` cells (and ``%runpod map``, ``retry``, ``batch``) that
-wait by awaiting, so the kernel hears clicks meanwhile.
+"""``%%runpod_job`` and ``%%runpod_chat`` cells (and the ``%runpod`` subcommands
+registered with an ``awaited`` twin: ``map``, ``retry``, ``batch``) that wait by
+awaiting, so the kernel hears clicks meanwhile.
 
 A cell that blocks its thread keeps the kernel from reading anything else: a click on
 the panel's Cancel would be handled after the cell ended. A cell that *awaits* leaves
@@ -36,14 +37,10 @@ MAGIC_CALLS = tuple(
 )
 """How IPython writes a ``%%runpod_job`` or ``%%runpod_chat`` cell once its magic syntax
 is transformed."""
-LINE_CALLS = tuple(
-    f"get_ipython().run_line_magic('runpod', '{name} " for name in ("map", "retry", "batch")
-)
-"""How IPython writes a ``%runpod map``, ``retry`` or ``batch`` line (at the start of a line: not
-in a block, where ``await`` could not go)."""
 MODULE = "await __import__('nbext.notebook.awaiting', fromlist=['_'])"
 AWAITED_CALL = f"{MODULE}.run_cell_magic("
 AWAITED_LINE = f"{MODULE}.run_line_magic("
+LINE_CALL = "get_ipython().run_line_magic("
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -66,19 +63,21 @@ def supported(shell: Any) -> bool:
 
 
 def await_job_cells(lines: list[str]) -> list[str]:
-    """Input transformer: a ``%%runpod_job`` or ``%%runpod_chat`` cell, and a ``%runpod
-    map`` or ``retry`` line outside any block, become awaited calls (unless
+    """Input transformer: a ``%%runpod_job`` or ``%%runpod_chat`` cell, and a ``%runpod``
+    line of a subcommand that awaits outside any block, become awaited calls (unless
     ``%autoawait`` is off: then a top-level ``await`` would not run at all)."""
     shell = get_ipython()
     if shell is None or not getattr(shell, "autoawait", False):
         return lines
     if lines and lines[0].startswith(MAGIC_CALLS):
         return [AWAITED_CALL + lines[0][len("get_ipython().run_cell_magic(") :], *lines[1:]]
+    from .magics.commands import SUBCOMMANDS
+
+    # a line of a subcommand with an awaited twin, at the start of a line: not in a
+    # block, where ``await`` could not go
+    calls = tuple(f"{LINE_CALL}'runpod', '{n} " for n, c in SUBCOMMANDS.items() if c.awaited)
     return [
-        AWAITED_LINE + line[len("get_ipython().run_line_magic(") :]
-        if line.startswith(LINE_CALLS)
-        else line
-        for line in lines
+        AWAITED_LINE + line[len(LINE_CALL) :] if line.startswith(calls) else line for line in lines
     ]
 
 
@@ -115,28 +114,19 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
 
 
 async def run_line_magic(name: str, line: str) -> None:
-    """What an awaited ``%runpod map``, ``retry`` or ``batch`` line runs: the command, the panel's
-    Cancel heard meanwhile."""
-    from .magics.batch import batch_command, batch_command_async
+    """What an awaited ``%runpod`` line runs: the subcommand's ``awaited`` twin, the
+    panel's Cancel heard meanwhile."""
+    from .magics.commands import SUBCOMMANDS
     from .magics.common import parse_line
-    from .magics.job import retry_job_async
-    from .magics.jobs import record_of, retry
-    from .magics.map import map_command, map_command_async
 
     magics = _magics()
     subcommand, _, rest = line.strip().partition(" ")
-    if name != "runpod" or magics is None or subcommand not in ("map", "retry", "batch"):
+    command = SUBCOMMANDS.get(subcommand)
+    if name != "runpod" or magics is None or command is None or command.awaited is None:
         get_ipython().run_line_magic(name, line)
         return
     rest = get_ipython().var_expand(rest, 1)  # as IPython expands a line: in the cell's frame
-    if subcommand == "batch":
-        await batch_command_async(magics, parse_line(batch_command, rest))
-    elif subcommand == "map":
-        await map_command_async(magics, parse_line(map_command, rest))
-    else:
-        args = parse_line(retry, rest)
-        record = record_of(magics, args.job, args.endpoint, "retry")
-        await retry_job_async(magics, record, background=args.background, quiet=args.quiet)
+    await command.awaited(magics, parse_line(command.handler, rest))
 
 
 def _magics() -> RunpodMagics | None:

@@ -209,7 +209,7 @@ def run_many(
     options: JobOptions | None = None,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
-    timeout: float | None = None,
+    deadline: float | None = None,
     quiet: bool = False,
     connection: Connection | None = None,
     **option_words: Unpack[JobOptionWords],
@@ -217,7 +217,7 @@ def run_many(
     """Run every input as a job of ``endpoint``; a DataFrame of the results.
 
     ``inputs``: a list of dicts, or a DataFrame whose rows are the inputs. At most
-    ``concurrency`` jobs run at once; ``timeout`` bounds each job's wait (seconds).
+    ``concurrency`` jobs run at once; ``deadline`` bounds each job's wait (seconds).
     ``options`` (a ``JobOptions``, or its fields as keywords: ``ttl=``,
     ``execution_timeout=``...) go with every job.
     Failed jobs are rows like the others (their ``state`` and ``error`` say so).
@@ -228,7 +228,7 @@ def run_many(
     """
     run = _Run(endpoint, inputs, quiet=quiet, cancellable=False, connection=connection)
     batch = run.service.client.endpoint(endpoint).map(
-        run.items, options, concurrency=concurrency, timeout=timeout, **option_words
+        run.items, options, concurrency=concurrency, deadline=deadline, **option_words
     )
     try:
         for index, result in batch:
@@ -254,7 +254,7 @@ async def run_many_async(
     options: JobOptions | None = None,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
-    timeout: float | None = None,
+    deadline: float | None = None,
     quiet: bool = False,
     connection: Connection | None = None,
     **option_words: Unpack[JobOptionWords],
@@ -266,7 +266,7 @@ async def run_many_async(
     assert run.cancelled is not None
     client = run.service.async_client()
     batch = client.endpoint(endpoint).map(
-        run.items, options, concurrency=concurrency, timeout=timeout, **option_words
+        run.items, options, concurrency=concurrency, deadline=deadline, **option_words
     )
     cancel: asyncio.Future[Any] = asyncio.ensure_future(run.cancelled.wait())
     following: asyncio.Future[Any] | None = None

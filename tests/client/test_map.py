@@ -148,15 +148,17 @@ async def test_map_jobs_that_outlive_the_hold_are_waited_for_not_sent_again(h: H
     assert all(job_id.startswith("sync-") for job_id in h.emu.jobs.jobs)
 
 
-async def test_a_map_with_a_short_timeout_submits_through_run(make: MakeHarness) -> None:
+async def test_a_map_with_a_short_deadline_submits_through_run(make: MakeHarness) -> None:
     # A /runsync hold could outlast a 1.5 s deadline and leave a job whose id never came.
     h = await make(virtual_time=True)
-    results = await collect_map(h, "echo", [{"i": i} for i in range(5)], timeout=1.5)
+    results = await collect_map(h, "echo", [{"i": i} for i in range(5)], deadline=1.5)
     assert sorted(i for i, _ in results) == list(range(5))
     assert not any(job_id.startswith("sync-") for job_id in h.emu.jobs.jobs)
     assert len(h.emu.jobs.jobs) == 5
-    with pytest.raises(ValueError, match="timeout must be >= 0 seconds, got -1"):
-        await collect_map(h, "echo", [{"i": 0}], timeout=-1)
+    with pytest.raises(ValueError, match="deadline must be >= 0 seconds, got -1"):
+        await collect_map(h, "echo", [{"i": 0}], deadline=-1)
+    with pytest.raises(TypeError, match="unknown job option 'timeout'"):
+        await collect_map(h, "echo", [{"i": 0}], timeout=1.5)  # timeout is HTTP seconds
     assert len(h.emu.jobs.jobs) == 5  # refused before anything was sent
 
 

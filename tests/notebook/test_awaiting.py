@@ -8,6 +8,7 @@ button is clicked as the browser's message would click it.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import time
 
@@ -217,3 +218,33 @@ async def test_an_awaiting_retry_follows_the_job_again(nb: Notebook) -> None:
     assert nb.record().state == "COMPLETED" and nb.shell.user_ns["out"] == {"attempt": 2}
     assert nb.panel().via == "retry" and nb.panel().retries == 1
     await nb.conn.aclose()
+
+
+async def test_a_subcommand_awaits_when_it_is_registered_with_an_awaited_twin(
+    nb: Notebook,
+) -> None:
+    """One list: the table of subcommands says which await; nothing else names them."""
+    from nbext.notebook.ipython import argument, magic_arguments
+    from nbext.notebook.magics.commands import SUBCOMMANDS, subcommand
+
+    ran: list[tuple[str, str]] = []
+
+    async def awaited(magics: object, args: argparse.Namespace) -> None:
+        ran.append(("awaited", args.word))
+
+    @subcommand("probe", "a subcommand of this test", awaited=awaited)
+    @magic_arguments("runpod probe")
+    @argument("word")
+    def probe(magics: object, args: argparse.Namespace) -> None:
+        ran.append(("blocking", args.word))
+
+    try:
+        assert transformed(nb, "%runpod probe {1 + 1}").startswith(awaiting.AWAITED_LINE)
+        await awaiting.run_line_magic("runpod", "probe {1 + 1}")
+        nb.run("%runpod probe three")
+        assert ran == [("awaited", "2"), ("blocking", "three")]
+        awaits = {name for name, command in SUBCOMMANDS.items() if command.awaited}
+        assert awaits == {"map", "retry", "batch", "probe"}
+    finally:
+        del SUBCOMMANDS["probe"]
+    assert not transformed(nb, "%runpod probe x").startswith(awaiting.AWAITED_LINE)

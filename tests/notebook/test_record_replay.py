@@ -260,3 +260,32 @@ def test_a_replay_serves_with_no_network_route_and_no_key(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr[-2000:]
     loaded, answer = (json.loads(line) for line in done.stdout.splitlines()[-2:])
     assert loaded["endpoints"] == ["echo"] and answer == {"answer": 42}
+
+
+MAPPED = "[r.output for _, r in sorted(client().endpoint('echo').map(xs * 3), key=lambda p: p[0])]"
+
+
+def test_a_batch_and_a_map_of_repeated_inputs_replay_as_recorded(
+    nb: Notebook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the batch magic keeps its inputs in the kernel's folder
+    path = tmp_path / "sweep.jsonl"
+    nb.run("from nbext.notebook import client\nxs = [{'n': 1}, {'n': 2}, {'n': 1}]")
+    nb.run(f"%runpod record {path}")
+    nb.run("%runpod batch echo xs -o first -q")
+    nb.run(f"mapped = {MAPPED}")
+    nb.run("%runpod record stop")
+    kept = recording.read(path).calls
+    batched = [c for c in kept if c["call"] == "batch"]
+    assert [c["input"] for c in batched] == [{"n": 1}, {"n": 2}, {"n": 1}]
+    assert all(c["batch"] and c["executionTimeMs"] is not None for c in batched)
+    assert all(c["costUsd"] is not None for c in kept)  # a batch's requests name no worker
+    assert all(c["workerId"] for c in kept if c["call"] != "batch")
+    assert len(kept) == 3 + 9
+    nb.run(f"%runpod replay {path} --instant")
+    nb.run("%runpod batch echo xs -o again -q")
+    assert nb.shell.user_ns["again"]["output"].tolist() == [{"n": 1}, {"n": 2}, {"n": 1}]
+    assert nb.run(MAPPED) == nb.shell.user_ns["mapped"] == nb.shell.user_ns["xs"] * 3
+    nb.run("ys = [{'n': 3}]\n%runpod batch echo ys -o missed -q")
+    [error] = nb.shell.user_ns["missed"]["error"].tolist()
+    assert 'input {"n": 3} was never recorded; nearest recorded inputs: {"n": ' in error

@@ -113,3 +113,23 @@ def test_on_the_cloud_it_says_it_needs_the_local_service(
     finally:
         nb.magics.connection = nb.conn
         connection.close()
+
+
+def test_the_help_texts_name_every_scenario_of_the_one_list(
+    nb: Notebook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``SCENARIOS`` makes the emulator's scenarios; both help texts are made from it."""
+    from nbext.emulator.__main__ import parse_args
+    from nbext.emulator.domain.scenarios import KINDS, parse
+    from nbext.models.enums import SCENARIOS
+
+    assert list(KINDS) == list(SCENARIOS)
+    assert all(parse(name).params == SCENARIOS[name] for name in SCENARIOS)
+    nb.run("%runpod help emulator")
+    magic = " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    cli = " ".join(capsys.readouterr().out.split())
+    assert f"teaching scenario ({', '.join(SCENARIOS)})" in cli
+    assert f"name {', '.join(SCENARIOS)}; off ends the scenario" in magic
+    assert "flaky fraction seed; slow-stream seconds" in magic

@@ -23,7 +23,7 @@ from .crud import deleting, listing
 from .logs import as_line, follow_worker_logs, worker_logs
 from .rest import V2
 from .serverless_workers import releases, workers
-from .wire import body, given, ident, one
+from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
 
 EndpointType = Literal["QUEUE", "LOAD_BALANCER"]
 FlashBoot = Literal["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"]
@@ -49,7 +49,7 @@ def create(
     cpu: Sequence[CpuConfig | Mapping[str, Any]] | None = None,
     workers: EndpointWorkers | Mapping[str, Any] | None = None,
     scaling: Scaling | Mapping[str, Any] | None = None,
-    timeout: int | None = None,
+    execution_timeout_ms: int | None = None,
     flashboot: FlashBoot | str | None = None,
     data_center_ids: Sequence[str] | None = None,
     network_volumes: Sequence[str] | None = None,
@@ -66,9 +66,9 @@ def create(
     its GPUs by the catalog's pools (``client.catalog.gpus()`` names each type's),
     or ``cpu=[{"id": ..., "vcpu_count": ...}]`` makes it a CPU endpoint;
     ``workers={"min": 0, "max": 3, "idle_timeout": 5}``; ``scaling`` by default
-    ``{"type": "QUEUE_DELAY", "queue_delay": 4}`` for a queue endpoint; ``timeout``
-    bounds one job, in milliseconds. A create that may have reached the service is not
-    re-sent.
+    ``{"type": "QUEUE_DELAY", "queue_delay": 4}`` for a queue endpoint;
+    ``execution_timeout_ms`` bounds one job (v2's ``timeout``). A create that may have
+    reached the service is not re-sent.
     """
     fields = given(locals())
     if name is None and template_id is not None:
@@ -93,22 +93,22 @@ def update(
     api: V2,
     endpoint_id: str,
     *,
-    name: str | None = None,
-    template_id: str | None = None,
-    image: str | None = None,
-    gpu: EndpointGpu | Mapping[str, Any] | None = None,
-    cpu: Sequence[CpuConfig | Mapping[str, Any]] | None = None,
-    workers: EndpointWorkers | Mapping[str, Any] | None = None,
-    scaling: Scaling | Mapping[str, Any] | None = None,
-    timeout: int | None = None,
-    flashboot: FlashBoot | str | None = None,
-    data_center_ids: Sequence[str] | None = None,
-    network_volumes: Sequence[str] | None = None,
-    args: str | None = None,
-    disk: int | None = None,
-    env: Mapping[str, str] | None = None,
-    ports: Sequence[str] | None = None,
-    registry: str | None = None,
+    name: str | NotGiven = NOT_GIVEN,
+    template_id: str | NotGiven = NOT_GIVEN,
+    image: str | NotGiven = NOT_GIVEN,
+    gpu: EndpointGpu | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+    cpu: Sequence[CpuConfig | Mapping[str, Any]] | NotGiven = NOT_GIVEN,
+    workers: EndpointWorkers | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+    scaling: Scaling | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+    execution_timeout_ms: int | NotGiven = NOT_GIVEN,
+    flashboot: FlashBoot | str | NotGiven = NOT_GIVEN,
+    data_center_ids: Sequence[str] | NotGiven = NOT_GIVEN,
+    network_volumes: Sequence[str] | NotGiven = NOT_GIVEN,
+    args: str | NotGiven = NOT_GIVEN,
+    disk: int | NotGiven = NOT_GIVEN,
+    env: Mapping[str, str] | NotGiven = NOT_GIVEN,
+    ports: Sequence[str] | NotGiven = NOT_GIVEN,
+    registry: str | NotGiven | None = NOT_GIVEN,
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[Endpoint]:
     """Change the fields given; scaling settings apply to the running endpoint at once.
@@ -117,7 +117,7 @@ def update(
     a change of ``image`` is). Not re-sent after it may have reached the service.
     """
     eid, subject = ident(endpoint_id, "endpoint")
-    fields = given(locals(), skip=["endpoint_id", "eid", "subject"])
+    fields = given(locals(), skip=["endpoint_id", "eid", "subject"], update=True)
     data = body("endpoints.update", fields, extra_body, NESTED)
     call = api.call("PATCH", ["serverless", eid], "endpoints.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(Endpoint)))

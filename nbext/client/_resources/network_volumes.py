@@ -16,7 +16,7 @@ from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
 from .crud import deleting, getting, listing
 from .rest import V2
-from .wire import body, given, ident, one
+from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
 
 PATH = ROW.segment
 VolumeType = Literal["STANDARD", "HIGH_PERFORMANCE"]
@@ -46,13 +46,13 @@ def update(
     api: V2,
     network_volume_id: str,
     *,
-    name: str | None = None,
-    size: int | None = None,
+    name: str | NotGiven = NOT_GIVEN,
+    size: int | NotGiven = NOT_GIVEN,
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[NetworkVolume]:
     """Rename a volume or grow it to ``size`` GB (a smaller size is BadRequest)."""
     vid, subject = ident(network_volume_id, "network volume")
-    fields = given(locals(), skip=["network_volume_id", "vid", "subject"])
+    fields = given(locals(), skip=["network_volume_id", "vid", "subject"], update=True)
     data = body("network_volumes.update", fields, extra_body)
     call = api.call("PATCH", [PATH, vid], "network_volumes.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(NetworkVolume)))

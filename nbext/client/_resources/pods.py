@@ -23,7 +23,7 @@ from .._twins import Resource, aiterating, awaiting, blocking, iterating
 from .crud import deleting, getting
 from .logs import as_line, follow_pod_logs, pod_logs
 from .rest import V2
-from .wire import body, given, ident, maybe, one, wrapped
+from .wire import NOT_GIVEN, NotGiven, body, given, ident, maybe, one, wrapped
 
 Cloud = Literal["SECURE", "COMMUNITY"]
 NESTED: dict[str, type[BaseModel]] = {"gpu": GpuConfig, "cpu": CpuConfig, "mounts": Mounts}
@@ -77,17 +77,17 @@ def update(
     api: V2,
     pod_id: str,
     *,
-    name: str | None = None,
-    locked: bool | None = None,
-    image: str | None = None,
-    args: str | None = None,
-    disk: int | None = None,
-    env: Mapping[str, str] | None = None,
-    ports: Sequence[str] | None = None,
-    registry: str | None = None,
-    mounts: Mounts | Mapping[str, Any] | None = None,
-    global_networking: bool | None = None,
-    template_id: str | None = None,
+    name: str | NotGiven = NOT_GIVEN,
+    locked: bool | NotGiven = NOT_GIVEN,
+    image: str | NotGiven = NOT_GIVEN,
+    args: str | NotGiven = NOT_GIVEN,
+    disk: int | NotGiven = NOT_GIVEN,
+    env: Mapping[str, str] | NotGiven = NOT_GIVEN,
+    ports: Sequence[str] | NotGiven = NOT_GIVEN,
+    registry: str | NotGiven | None = NOT_GIVEN,
+    mounts: Mounts | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+    global_networking: bool | NotGiven = NOT_GIVEN,
+    template_id: str | NotGiven = NOT_GIVEN,
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[Pod]:
     """Change the fields given. ``name`` and ``locked`` change in place; a container field
@@ -97,7 +97,7 @@ def update(
     again.
     """
     pid, subject = ident(pod_id, "pod")
-    fields = given(locals(), skip=["pod_id", "pid", "subject"])
+    fields = given(locals(), skip=["pod_id", "pid", "subject"], update=True)
     data = body("pods.update", fields, extra_body, NESTED)
     call = api.call("PATCH", ["pods", pid], "pods.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(Pod)))

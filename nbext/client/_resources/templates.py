@@ -18,7 +18,7 @@ from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
 from .crud import deleting, getting, listing
 from .rest import V2
-from .wire import body, given, ident, one
+from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
 
 Category = Literal["NVIDIA", "AMD", "CPU"]
 NESTED: dict[str, type[BaseModel]] = {"mounts": Mounts}
@@ -61,20 +61,20 @@ def update(
     api: V2,
     template_id: str,
     *,
-    name: str | None = None,
-    image: str | None = None,
-    args: str | None = None,
-    disk: int | None = None,
-    env: Mapping[str, str] | None = None,
-    ports: Sequence[str] | None = None,
-    registry: str | None = None,
-    mounts: Mounts | Mapping[str, Any] | None = None,
-    category: Category | str | None = None,
-    public: bool | None = None,
-    serverless: bool | None = None,
-    start_ssh: bool | None = None,
-    start_jupyter: bool | None = None,
-    allowed_cuda_versions: Sequence[str] | None = None,
+    name: str | NotGiven = NOT_GIVEN,
+    image: str | NotGiven = NOT_GIVEN,
+    args: str | NotGiven = NOT_GIVEN,
+    disk: int | NotGiven = NOT_GIVEN,
+    env: Mapping[str, str] | NotGiven = NOT_GIVEN,
+    ports: Sequence[str] | NotGiven = NOT_GIVEN,
+    registry: str | NotGiven | None = NOT_GIVEN,
+    mounts: Mounts | Mapping[str, Any] | NotGiven = NOT_GIVEN,
+    category: Category | str | NotGiven = NOT_GIVEN,
+    public: bool | NotGiven = NOT_GIVEN,
+    serverless: bool | NotGiven = NOT_GIVEN,
+    start_ssh: bool | NotGiven = NOT_GIVEN,
+    start_jupyter: bool | NotGiven = NOT_GIVEN,
+    allowed_cuda_versions: Sequence[str] | NotGiven = NOT_GIVEN,
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[Template]:
     """Change the fields given; endpoints made from the template keep their own settings.
@@ -82,7 +82,7 @@ def update(
     Not re-sent after it may have reached the service.
     """
     (tid, subject), op = ident(template_id, "template"), "templates.update"
-    fields = given(locals(), skip=["template_id", "tid", "subject", "op"])
+    fields = given(locals(), skip=["template_id", "tid", "subject", "op"], update=True)
     data = body(op, fields, extra_body, NESTED)
     call = api.call("PATCH", ["templates", tid], op, subject, body=data)
     return (yield from api.fetch(ctx, call, one(Template)))

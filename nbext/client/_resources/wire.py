@@ -15,7 +15,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Literal, Protocol, TypeVar, cast
 from urllib.parse import urlencode
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -88,12 +88,32 @@ def ident(value: str, what: str) -> tuple[str, str]:
 # ---- bodies and queries ---------------------------------------------------------------------
 
 
-def given(arguments: Mapping[str, Any], *, skip: Sequence[str] = ()) -> dict[str, Any]:
-    """The keyword arguments the caller actually gave (``None`` means "leave it out")."""
+class NotGiven:
+    """The type of ``NOT_GIVEN``, an update's default: leave the field out (as in
+    openai-python). ``None`` given to an update is a value: JSON null, which clears a
+    field the service lets be null (an endpoint's ``registry``)."""
+
+    def __bool__(self) -> Literal[False]:
+        return False
+
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+
+NOT_GIVEN = NotGiven()
+
+
+def given(
+    arguments: Mapping[str, Any], *, skip: Sequence[str] = (), update: bool = False
+) -> dict[str, Any]:
+    """The keyword arguments the caller gave: NOT_GIVEN and a create's ``None`` (its
+    default) are left out; ``None`` given to an ``update`` is sent as null."""
     return {
         name: value
         for name, value in arguments.items()
-        if value is not None and name not in NOT_FIELDS and name not in skip
+        if not isinstance(value, NotGiven)
+        and (update or value is not None)
+        and name not in {*NOT_FIELDS, *skip}
     }
 
 
@@ -120,9 +140,13 @@ def choice(operation: str, name: str, value: str, allowed: tuple[str, ...]) -> s
     return value.upper()
 
 
+RENAMED = {"execution_timeout_ms": "timeout"}
+"""Keywords named apart from their v2 field: ``timeout`` is the client's HTTP seconds."""
+
+
 def camel(name: str) -> str:
     """A keyword's wire name: ``data_center_ids`` -> ``dataCenterIds``."""
-    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
+    return RENAMED.get(name) or re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
 
 
 def nested(operation: str, keyword: str, model: type[BaseModel], value: Any) -> Any:
@@ -150,7 +174,9 @@ def body(
     out: dict[str, Any] = {}
     for name, value in fields.items():
         model = (models or {}).get(name)
-        out[camel(name)] = value if model is None else nested(operation, name, model, value)
+        out[camel(name)] = (
+            value if model is None or value is None else nested(operation, name, model, value)
+        )
     clash = sorted(set(out) & set(extra or ()))
     if clash:
         raise refused(operation, f"extra_body repeats {', '.join(clash)}: give each once")

@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar, NamedTuple
 
+from nbext.models.enums import SCENARIOS
+
 from .workers import Worker, WorkerState, backoff
 
 CRASH_LINE = "Worker is unhealthy, exiting (the crash-loop scenario: it exits at start)"
@@ -39,7 +41,7 @@ class Scenario:
     scenario overrides the hook of its trouble."""
 
     name: ClassVar[str]
-    defaults: ClassVar[dict[str, float]] = {}
+    """Its entry in ``SCENARIOS``, which holds its parameters' defaults."""
 
     def __init__(self, params: dict[str, float], set_at: float = 0.0) -> None:
         self.params = params
@@ -66,7 +68,6 @@ class ColdStart(Scenario):
     """Each new worker initializes for ``seconds`` before it takes a job."""
 
     name = "cold-start"
-    defaults: ClassVar[dict[str, float]] = {"seconds": 10.0}
 
     def hold(self, worker: Worker, now: float) -> Hold | None:
         seconds = self.params["seconds"]
@@ -87,7 +88,6 @@ class Throttled(Scenario):
     """No GPU is free for ``seconds`` from when it is set: new workers are throttled."""
 
     name = "throttled"
-    defaults: ClassVar[dict[str, float]] = {"seconds": 30.0}
 
     def hold(self, worker: Worker, now: float) -> Hold | None:
         until = self.set_at + self.params["seconds"]
@@ -98,7 +98,6 @@ class Flaky(Scenario):
     """A ``fraction`` of jobs fail, chosen by a ``seed``ed draw: the same on every run."""
 
     name = "flaky"
-    defaults: ClassVar[dict[str, float]] = {"fraction": 0.3, "seed": 0.0}
 
     def __init__(self, params: dict[str, float], set_at: float = 0.0) -> None:
         super().__init__(params, set_at)
@@ -114,7 +113,6 @@ class SlowStream(Scenario):
     """A stream's chunks are passed on ``seconds`` apart."""
 
     name = "slow-stream"
-    defaults: ClassVar[dict[str, float]] = {"seconds": 2.0}
 
     def chunk_gap(self) -> float:
         return self.params["seconds"]
@@ -123,19 +121,20 @@ class SlowStream(Scenario):
 KINDS: dict[str, type[Scenario]] = {
     kind.name: kind for kind in (ColdStart, CrashLoop, Throttled, Flaky, SlowStream)
 }
+"""The class of each of ``SCENARIOS`` (a test holds them equal)."""
 
 
 def parse(text: str, now: float = 0.0) -> Scenario:
     """``NAME`` or ``NAME:key=value,...`` as a scenario; a one-line ScenarioError else."""
     name, _, rest = text.strip().partition(":")
     if name not in KINDS:
-        raise ScenarioError(f"unknown scenario {name!r}; the scenarios are {', '.join(KINDS)}")
+        raise ScenarioError(f"unknown scenario {name!r}; the scenarios are {', '.join(SCENARIOS)}")
     kind = KINDS[name]
-    values = dict(kind.defaults)
+    values = dict(SCENARIOS[name])
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, sep, value = item.partition("=")
         if not sep or key not in values:
-            known = ", ".join(kind.defaults) or "none"
+            known = ", ".join(SCENARIOS[name]) or "none"
             raise ScenarioError(
                 f"scenario {name}: {item!r} is not a parameter of it (parameters: {known})"
             )

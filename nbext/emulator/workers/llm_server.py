@@ -33,23 +33,30 @@ health_path = os.environ.get("HEALTH_CHECK_PATH") or "/ping"
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     """``/v1/...`` is the ``llm`` endpoint's OpenAI routes; the health path says whether
-    the model has loaded."""
-    if scope["type"] == "http" and scope["path"] == health_path:
+    the model has loaded. Paths are read below the prefix it is served under (``/lb/ID``)."""
+    own = scope["path"].removeprefix(scope.get("root_path", "")) if "path" in scope else ""
+    if scope["type"] == "http" and own == health_path:
         await send({"type": "http.response.start", "status": 200 if loaded.is_set() else 204})
         await send({"type": "http.response.body", "body": b""})
         return
     if scope["type"] == "http":
         try:  # refused here, so the answer names this server's paths, not the queue's
-            route_of(scope["path"][1:], scope["method"], mount="")
+            route_of(own[1:], scope["method"], mount="")
         except RouteRefused as refused:
             kind = [(b"content-type", b"application/json")]
             answer = refused.reply
             await send({"type": "http.response.start", "status": answer.status, "headers": kind})
             await send({"type": "http.response.body", "body": json.dumps(answer.body).encode()})
             return
-        path = "/v2/llm/openai" + scope["path"]
+        path = "/v2/llm/openai" + own
         headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
-        scope = {**scope, "path": path, "raw_path": path.encode(), "headers": headers}
+        scope = {
+            **scope,
+            "path": path,
+            "raw_path": path.encode(),
+            "root_path": "",
+            "headers": headers,
+        }
         scope["headers"].append((b"authorization", key))
     await routes(scope, receive, send)
 

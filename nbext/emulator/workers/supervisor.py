@@ -80,6 +80,10 @@ class WorkerScript:
     """Its launch arguments (a container's command's, after the script)."""
 
 
+PREFIX_SITE = str(Path(__file__).with_name("prefix_site"))
+"""First on a load-balancing worker's ``PYTHONPATH``: its ``sitecustomize`` has uvicorn
+honour ``X-Forwarded-Prefix``, so an app's ``/docs`` works under ``/lb/ID/``."""
+
 OFFLINE = {"RUNPOD_SKIP_AUTO_SYSTEM_CHECKS": "true"}
 """Defaults a worker gets unless its endpoint's ``env`` says otherwise. The SDK's fleet
 fitness checks open a connection to a public DNS server at start; offline (a lab server,
@@ -234,6 +238,8 @@ class Supervisor:
         else:
             protocol = worker_env(self.base_url(), endpoint_id, worker)
         env = worker_environment(os.environ, script.python, endpoint_env, protocol)
+        if script.load_balancer:  # uvicorn told the /lb/ID/ prefix (prefix_site/)
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [PREFIX_SITE, env.get("PYTHONPATH")]))
         command = [script.python, str(script.path), *script.args]
         self.logs.write(endpoint_id, worker.id, f"--- starting {shlex.join(command)}", "system")
         try:

@@ -28,7 +28,20 @@ BACKGROUND: set[asyncio.Task[None]] = set()
 USAGE = "%runpod batch ENDPOINT INPUTS | attach ENDPOINT BATCH_ID | cancel ENDPOINT BATCH_ID"
 
 
-@subcommand("batch", "run inputs as a batch the service keeps; attach to one, or cancel it")
+async def batch_command_async(magics: Magics, args: argparse.Namespace) -> None:
+    """``%runpod batch`` in a cell that awaits (``nbext.notebook.awaiting``): the
+    panel's Cancel is heard while it runs."""
+    if args.background or args.quiet:
+        batch_command(magics, args)
+    elif (what := _what(magics, args)) is not None:
+        await _followed_async(magics, args, what)
+
+
+@subcommand(
+    "batch",
+    "run inputs as a batch the service keeps; attach to one, or cancel it",
+    awaited=batch_command_async,
+)
 @magic_arguments("runpod batch")
 @argument("words", nargs="+", help=USAGE.removeprefix("%runpod batch "))
 @argument("-o", "--output", help="store the results DataFrame in this variable")
@@ -66,15 +79,6 @@ def batch_command(magics: Magics, args: argparse.Namespace) -> None:
         print(f"batch {batch.id} followed in the background; from any kernel: {attach_line(batch)}")
         return
     _show(magics, args, follow(batch, inputs, quiet=args.quiet))
-
-
-async def batch_command_async(magics: Magics, args: argparse.Namespace) -> None:
-    """``%runpod batch`` in a cell that awaits (``nbext.notebook.awaiting``): the
-    panel's Cancel is heard while it runs."""
-    if args.background or args.quiet:
-        batch_command(magics, args)
-    elif (what := _what(magics, args)) is not None:
-        await _followed_async(magics, args, what)
 
 
 async def _followed_async(magics: Magics, args: argparse.Namespace, what: Any) -> None:

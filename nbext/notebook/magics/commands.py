@@ -9,7 +9,7 @@ Each subcommand is a function of ``(magics, args)`` declared with IPython's
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 
 Handler = Callable[[Magics, "argparse.Namespace"], Any]
+AsyncHandler = Callable[[Magics, "argparse.Namespace"], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,9 @@ class Subcommand:
     name: str
     summary: str
     handler: Handler
+    awaited: AsyncHandler | None = None
+    """What the line runs in a cell that awaits (``nbext.notebook.awaiting``), so the
+    panel's Cancel is heard meanwhile; None: the subcommand blocks there too."""
 
     @property
     def help(self) -> str:
@@ -78,13 +82,16 @@ def names() -> list[str]:
     return known + sorted(n for n in SUBCOMMANDS if n not in ORDER)
 
 
-def subcommand(name: str, summary: str) -> Callable[[Handler], Handler]:
-    """Register a ``magic_arguments``-decorated function as ``%runpod NAME``."""
+def subcommand(
+    name: str, summary: str, *, awaited: AsyncHandler | None = None
+) -> Callable[[Handler], Handler]:
+    """Register a ``magic_arguments``-decorated function as ``%runpod NAME`` (and its
+    ``awaited`` twin, taking the same arguments, if it has one)."""
 
     def register(handler: Handler) -> Handler:
         if not hasattr(handler, "parser"):
             raise TypeError(f"%runpod {name}: decorate the handler with @magic_arguments")
-        SUBCOMMANDS[name] = Subcommand(name, summary, handler)
+        SUBCOMMANDS[name] = Subcommand(name, summary, handler, awaited)
         return handler
 
     return register

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
+from nbext.models.enums import SCENARIOS
+
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics, usage_errors
@@ -86,15 +88,14 @@ def local_command(magics: Magics, args: argparse.Namespace) -> None:
 @argument(
     "name",
     nargs="?",
-    help="cold-start, crash-loop, throttled, flaky or slow-stream; off ends the scenario; "
-    "none given: show the endpoint's scenario",
+    help=f"{', '.join(SCENARIOS)}; off ends the scenario; none given: show the endpoint's",
 )
 @argument(
     "params",
     nargs="*",
     metavar="KEY=VALUE",
-    help="the scenario's parameters, e.g. seconds=20 (cold-start, throttled, slow-stream), "
-    "fraction=0.5 seed=3 (flaky)",
+    help="the scenario's parameters: "
+    + "; ".join(f"{name} {' '.join(p) or '(none)'}" for name, p in SCENARIOS.items()),
 )
 def emulator_command(magics: Magics, args: argparse.Namespace) -> None:
     """Give ENDPOINT deterministic troubles on the emulator's clock: its workers

@@ -16,7 +16,7 @@ from ..ipython import argument, magic_arguments
 from ..registry import JobRecord
 from .commands import subcommand
 from .common import Magics, check_name, explain, store_and_show, usage_errors
-from .job import retry_job
+from .job import retry_job, retry_job_async
 
 if TYPE_CHECKING:
     import argparse
@@ -133,7 +133,13 @@ def cancel(magics: Magics, args: argparse.Namespace) -> None:
         print(f"{where}: {state.value}")
 
 
-@subcommand("retry", "queue a FAILED or TIMED_OUT job again and follow it")
+async def retry_async(magics: Magics, args: argparse.Namespace) -> None:
+    """``%runpod retry`` in a cell that awaits: the panel's Cancel is heard meanwhile."""
+    record = record_of(magics, args.job, args.endpoint, "retry")
+    await retry_job_async(magics, record, background=args.background, quiet=args.quiet)
+
+
+@subcommand("retry", "queue a FAILED or TIMED_OUT job again and follow it", awaited=retry_async)
 @magic_arguments("runpod retry")
 @argument("job", help=JOB_HELP)
 @argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")

@@ -16,7 +16,20 @@ if TYPE_CHECKING:
     import argparse
 
 
-@subcommand("map", "run a list of inputs (or a DataFrame's rows) as jobs; a DataFrame back")
+async def map_command_async(magics: Magics, args: argparse.Namespace) -> None:
+    """``%runpod map`` in a cell that awaits (``nbext.notebook.awaiting``): the panel's
+    Cancel stops the map while it runs."""
+    name, arguments = _checked(magics, args)
+    with usage_errors(f"map on {args.endpoint!r}"):
+        frame = await run_many_async(**arguments)
+    store_and_show(magics, name, frame, "results")
+
+
+@subcommand(
+    "map",
+    "run a list of inputs (or a DataFrame's rows) as jobs; a DataFrame back",
+    awaited=map_command_async,
+)
 @magic_arguments("runpod map")
 @argument("endpoint", help="the endpoint id")
 @argument("inputs", help="a notebook variable: a list of dicts, or a DataFrame (one job per row)")
@@ -27,7 +40,7 @@ if TYPE_CHECKING:
     default=DEFAULT_CONCURRENCY,
     help=f"jobs in flight at once (default {DEFAULT_CONCURRENCY})",
 )
-@argument("--timeout", type=float, help="seconds to wait for each job")
+@argument("--deadline", type=float, help="seconds to wait for each job")
 @job_option_arguments
 @argument("-q", "--quiet", action="store_true", help="no progress panel")
 def map_command(magics: Magics, args: argparse.Namespace) -> None:
@@ -37,15 +50,6 @@ def map_command(magics: Magics, args: argparse.Namespace) -> None:
     name, arguments = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
         frame = run_many(**arguments)
-    store_and_show(magics, name, frame, "results")
-
-
-async def map_command_async(magics: Magics, args: argparse.Namespace) -> None:
-    """``%runpod map`` in a cell that awaits (``nbext.notebook.awaiting``): the panel's
-    Cancel stops the map while it runs."""
-    name, arguments = _checked(magics, args)
-    with usage_errors(f"map on {args.endpoint!r}"):
-        frame = await run_many_async(**arguments)
     store_and_show(magics, name, frame, "results")
 
 
@@ -59,7 +63,7 @@ def _checked(magics: Magics, args: argparse.Namespace) -> tuple[str | None, dict
         "endpoint": args.endpoint,
         "inputs": inputs_named(magics, args.inputs),
         "concurrency": args.concurrency,
-        "timeout": positive(args.timeout, "--timeout"),
+        "deadline": positive(args.deadline, "--deadline"),
         "options": job_options(args),
         "quiet": args.quiet,
         "connection": magics.connection,

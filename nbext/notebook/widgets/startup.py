@@ -49,7 +49,7 @@ class StartupPanel(LivePanel):
         lines = [f"{self.title}: waited {counted}", self.seen, self.outcome or HINT]
         shown = [line for line in lines if line]
         body = f"<b>{html.escape(shown[0])}</b><br>" + "<br>".join(map(html.escape, shown[1:-1]))
-        body += note_html(self.outcome) if self.outcome else hint_html(HINT)
+        body += f"<div>{note_html(self.outcome)}</div>" if self.outcome else hint_html(HINT)
         state = "waiting" if self.outcome is None else "ended"
         return Rendering(
             panel_frame("nbext-startup-panel", state, body, live=not self.final), "\n".join(shown)

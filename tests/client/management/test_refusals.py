@@ -113,7 +113,7 @@ SERVICE: list[tuple[str, dict[str, Any], str]] = [
     ("endpoints", {**E, "scaling": {"type": "CPU", "queue_delay": 4}}, "scaling"),
     ("endpoints", {**E, "gpu": {"pools": ["NOPE"]}}, "gpu.pools.0"),
     ("endpoints", {**E, "cpu": [{"id": "cpu5m", "vcpu_count": 2}]}, "cpu.0"),
-    ("endpoints", {**E, "timeout": 10}, "timeout"),
+    ("endpoints", {**E, "execution_timeout_ms": 10}, "timeout"),
     ("endpoints", {**E, "workers": {"min": 4, "max": 3}}, "workers.min"),
     ("network_volumes", {"name": "v", "size": 5000, "data_center": "EU-RO-1"}, "size"),
     ("network_volumes", {"name": "v", "size": 10, "data_center": "EU-XX-9"}, "dataCenter"),

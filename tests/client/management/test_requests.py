@@ -37,6 +37,7 @@ from nbext.client import (
     RegistryAuths,
     Templates,
 )
+from nbext.client._resources.wire import RENAMED
 
 from ..conftest import KEY
 from .conftest import Recorder, call, recorded_client
@@ -111,7 +112,7 @@ async def test_every_operation_has_its_method_and_path(flavour: str) -> None:
         (c.endpoints.create, (), {"template_id": "t"}, "POST", "serverless", {}),
         (c.endpoints.list, (), {}, "GET", "serverless", {"endpoints": []}),
         (c.endpoints.get, ("e1",), {}, "GET", "serverless/e1", {}),
-        (c.endpoints.update, ("e1",), {"timeout": 9000}, "PATCH", "serverless/e1", {}),
+        (c.endpoints.update, ("e1",), {"execution_timeout_ms": 9000}, "PATCH", "serverless/e1", {}),
         (c.endpoints.delete, ("e1",), {}, "DELETE", "serverless/e1", None),
         (
             c.network_volumes.create,
@@ -363,6 +364,7 @@ def test_every_field_of_the_v2_reference_is_a_keyword(
 ) -> None:
     """A field added to the reference without a keyword (or a keyword with a typo) fails."""
     params = set(inspect.signature(method).parameters) - {"self", "extra_body"} - path_params
+    params = {RENAMED.get(name, name) for name in params}  # timeout is HTTP seconds
     wire = reference_fields(REFERENCE["components"]["schemas"][schema])
     assert {re.sub(r"(?<=[a-z])(?=[A-Z])", "_", f).lower() for f in wire} == params
 

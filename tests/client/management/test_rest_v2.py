@@ -32,7 +32,7 @@ async def test_an_endpoint_record_is_v2s_with_its_type_and_request_urls(v2: V2Ha
         gpu=m2.EndpointGpu(pools=["ADA_24"], count=2),
         workers={"max": 2, "idleTimeout": 30},  # a mapping may use the wire spelling too
         scaling={"type": "QUEUE_DELAY", "queue_delay": 3},
-        timeout=60_000,
+        execution_timeout_ms=60_000,
         env={"MODE": "x"},
     )
     assert isinstance(ep, m2.Endpoint) and ep.id and ep.type == "QUEUE"
@@ -252,3 +252,26 @@ async def test_a_v2_pod_create_sends_v2s_nested_body(flavour: str) -> None:
     assert (await call(client, client.pods.stop, "p1")).status == "EXITED"
     assert str(stop.last.url) == "https://mgmt.example/v2/pods/p1/action"
     assert stop.last_json() == {"action": "stop"}
+
+
+async def test_an_update_leaves_out_what_is_not_given_and_clears_what_is_none(
+    v2: V2Harness,
+) -> None:
+    """NOT_GIVEN (an update's default) leaves a field alone; None is JSON null, which
+    clears a field v2 lets be null (a container's ``registry``)."""
+    import nbext
+
+    assert nbext.NOT_GIVEN is nbext.client.NOT_GIVEN and not nbext.NOT_GIVEN
+    assert repr(nbext.NOT_GIVEN) == "NOT_GIVEN"
+    c = v2.client
+    auth = await v2.call(c.registry_auths.create, name="ghcr", username="me", password="pw-123")
+    tpl = await v2.call(c.templates.create, name="srv", image="echo", serverless=True)
+    made = {"template_id": tpl.id, "gpu": {"pools": ["ADA_24"]}, "registry": auth.id}
+    ep = await v2.call(c.endpoints.create, **made)
+    assert ep.registry == auth.id
+    renamed = await v2.call(c.endpoints.update, ep.id, name="kept")
+    assert (renamed.name, renamed.registry) == ("kept", auth.id)
+    cleared = await v2.call(c.endpoints.update, ep.id, registry=None)
+    assert (cleared.name, cleared.registry) == ("kept", None)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'timeout'"):
+        await v2.call(c.endpoints.update, ep.id, timeout=9000)  # timeout is HTTP seconds

@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import socket
 import textwrap
 from collections.abc import Iterator
@@ -443,6 +444,21 @@ def test_sse_streams_unbuffered_and_a_websocket_is_forwarded(lb: LB) -> None:
     with connect(url, additional_headers=AUTH) as socket:
         socket.send("hello")
         assert socket.recv(timeout=30) == "HELLO"
+
+
+def test_an_unmodified_fastapi_app_s_docs_work_under_the_path_prefix(lb: LB) -> None:
+    """FastAPI's /docs page names its schema by the prefix the worker is served under
+    (``/lb/ID``), and that URL reaches the worker through the emulator; the Host form,
+    served at the root, keeps the plain path."""
+    lb.deploy(STREAMING, "api")
+    page = lb.http.get("/lb/api/docs")
+    assert page.status_code == 200
+    [schema_url] = re.findall(r"url: '([^']+)'", page.text)
+    assert schema_url == "/lb/api/openapi.json"
+    schema = lb.http.get(schema_url)
+    assert schema.status_code == 200 and "/events" in schema.json()["paths"]
+    hosted = lb.http.get("/docs", headers={"Host": "api.localhost"})
+    assert re.findall(r"url: '([^']+)'", hosted.text) == ["/openapi.json"]
 
 
 def test_a_cold_start_scenario_holds_a_load_balancing_worker_on_the_clock(lb: LB) -> None:

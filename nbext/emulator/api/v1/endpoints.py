@@ -6,8 +6,8 @@ fields and answers with the record's v1 view. What v1 does its own way stays her
 endpoint runs the template it names as it is (v2 gives each endpoint its own), its GPU
 types keep the order given, ``networkVolumeId``/``networkVolumeIds`` keep v1's split, an
 idle timeout may be set under REQUEST_COUNT scaling, and an update keeps the fields its
-body model does not know and shows them after its own. A created endpoint serves
-``/v2/{id}`` at once.
+body model does not know and shows them after its own (both kept in ``notes``). A created
+endpoint serves ``/v2/{id}`` at once.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from nbext.models import EXECUTION_TIMEOUT_DEFAULT_MS
 from nbext.models.v1 import ComputeType, EndpointCreateInput, EndpointIncludes, EndpointUpdateInput
 
 from ...domain.management import catalog
-from ...domain.management.endpoints import EndpointRecord, v1_pair, volumes_of
+from ...domain.management.endpoints import EndpointRecord
 from ...domain.management.facade import Management
-from ...domain.management.records import wire
+from ...domain.management.records import atomic, wire
 from .common import Managed, body, no_content, ok, query
+from .notes import forget, keep, kept_for, v1_pair, volumes_of
 from .views import endpoint_view, scaler_value, template_view, workers_as_pods
 
 router = APIRouter(prefix="/v1/endpoints", tags=["endpoints"])
@@ -54,9 +55,9 @@ def _plain(value: Any) -> Any:
 
 
 def answer(m: Management, e: EndpointRecord, includes: EndpointIncludes) -> dict[str, Any]:
-    out = endpoint_view(e)
+    out = endpoint_view(e, kept_for(m, e.id))
     if includes.include_template and (template := m.endpoints.template(e)) is not None:
-        out["template"] = wire(template_view(template))
+        out["template"] = wire(template_view(m, template))
     if includes.include_workers:
         out["workers"] = [w for w, _ in workers_as_pods(m, e)]
     return out
@@ -81,7 +82,6 @@ async def create_endpoint(request: Request, m: Managed) -> Response:
         "scaling": _plain(given.scaler_type),
         "scaling_value": float(given.scaler_value),
         "network_volumes": volumes_of(*pair),
-        "v1_volumes": pair,
     }
     if given.name:
         settings["name"] = given.name
@@ -90,7 +90,11 @@ async def create_endpoint(request: Request, m: Managed) -> Response:
         settings["gpu_count"] = given.gpu_count
     if given.flashboot is not None:
         settings["flashboot"] = "FLASHBOOT" if given.flashboot else "OFF"
-    made = m.endpoints.add(given.template_id, settings)
+    m.endpoints.check_volumes(*pair)
+    extra = {} if given.flashboot is None else {"flashboot": True}
+    with atomic():  # the record and v1's notes of it, or neither
+        made = m.endpoints.add(given.template_id, settings)
+        keep(m, made.id, volumes=pair, extra=extra)
     return ok(answer(m, made, EndpointIncludes()))
 
 
@@ -109,6 +113,7 @@ async def get_endpoint(endpoint_id: str, request: Request, m: Managed) -> Respon
 @router.post("/{endpoint_id}/update")
 async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Response:
     e = m.endpoints.get(endpoint_id)
+    kept = kept_for(m, endpoint_id)
     given = await body(request, EndpointUpdateInput)
     named = {
         n: getattr(given, n)
@@ -117,6 +122,7 @@ async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Res
     }
     settings: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+    pair: list[Any] | None = None
     for name, value in named.items():
         if name in SAME_NAMES:
             settings[SAME_NAMES[name]] = _plain(value)
@@ -129,25 +135,29 @@ async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Res
         elif name == "idle_timeout":
             settings["idle_timeout"] = float(value)
         elif name == "flashboot":
-            kept = e.flashboot if e.flashboot != "OFF" else "FLASHBOOT"
-            settings["flashboot"] = kept if value else "OFF"
+            mode = e.flashboot if e.flashboot != "OFF" else "FLASHBOOT"
+            settings["flashboot"] = mode if value else "OFF"
     scaling = _plain(named.get("scaler_type", e.scaling))
     value = named.get("scaler_value", scaler_value(e))
     if (scaling, value) != (e.scaling, scaler_value(e)):
         settings.update(scaling=scaling, scaling_value=float(value))
     if "network_volume_id" in named or "network_volume_ids" in named:
-        first, rest = v1_pair(e.network_volumes, e.v1_volumes)
-        pair: list[Any] = [named.get("network_volume_id", first)]
-        pair.append(named.get("network_volume_ids", rest))
-        settings.update(v1_volumes=pair, network_volumes=volumes_of(*pair))
+        first, rest = v1_pair(e.network_volumes, kept.get("volumes"))
+        pair = [named.get("network_volume_id", first), named.get("network_volume_ids", rest)]
+        settings["network_volumes"] = volumes_of(*pair)
+        m.endpoints.check_volumes(*pair)
     extra.update({k: v for k, v in (given.model_extra or {}).items() if v is not None})
-    if extra:
-        settings["v1_extra"] = {**e.v1_extra, **extra}
-    changed = m.endpoints.change(endpoint_id, settings, template_id=named.get("template_id"))
+    extra = {**kept.get("extra", {}), **extra}
+    if "flashboot" in named:  # shown from now on, after what v1 showed before
+        extra.setdefault("flashboot", True)
+    with atomic():
+        changed = m.endpoints.change(endpoint_id, settings, template_id=named.get("template_id"))
+        keep(m, endpoint_id, extra=extra, volumes=pair or kept.get("volumes"))
     return ok(answer(m, changed, EndpointIncludes()))
 
 
 @router.delete("/{endpoint_id}")
 async def delete_endpoint(endpoint_id: str, m: Managed) -> Response:
     m.endpoints.delete(endpoint_id)
+    forget(m, endpoint_id)
     return no_content()

@@ -25,8 +25,9 @@ from ...domain.management import catalog
 from ...domain.management.facade import Management
 from ...domain.management.pod_input import PodChange, PodOrder
 from ...domain.management.pods import PodRecord
-from ...domain.management.records import wire
+from ...domain.management.records import atomic, wire
 from .common import Managed, body, no_content, ok, query
+from .notes import forget, keep, kept_for
 from .views import pod_view, template_view, volume_view, worker_pods
 
 router = APIRouter(prefix="/v1/pods", tags=["pods"])
@@ -62,10 +63,13 @@ NAMED = {
 }
 
 
-def order(body: PodCreateInput) -> PodOrder:
+def order(m: Management, body: PodCreateInput) -> PodOrder:
     """What a v1 create asks, in the record's terms: the container fields it gave (the
-    rest the template's or the default), its first GPU type or CPU flavor."""
+    rest the template's, its entrypoint as ``/v1`` keeps it, or the default), its first
+    GPU type or CPU flavor."""
     given: dict[str, Any] = {}
+    if body.template_id:
+        given["entrypoint"] = kept_for(m, body.template_id).get("entrypoint")
     for name in body.model_fields_set & ORDER_FIELDS.keys():
         value = getattr(body, name)
         given[ORDER_FIELDS[name]] = shlex.join(value) if name == "docker_start_cmd" else value
@@ -116,7 +120,7 @@ def change(body: PodUpdateInput) -> PodChange:
 def answer(m: Management, e: PodRecord, includes: PodIncludes | None = None) -> dict[str, Any]:
     """The pod as v1 serves it, with what the include flags ask for."""
     includes = includes or PodIncludes()
-    out = wire(pod_view(e))
+    out = wire(pod_view(m, e))
     if includes.include_machine:
         out["machine"] = _machine(e)
     if includes.include_network_volume and e.network_volume_id:
@@ -126,7 +130,7 @@ def answer(m: Management, e: PodRecord, includes: PodIncludes | None = None) -> 
     if includes.include_savings_plans:
         out["savingsPlans"] = []  # the emulator sells no savings plans
     if includes.include_template and e.template_id and (t := m.templates.find(e.template_id)):
-        out["template"] = wire(template_view(t))
+        out["template"] = wire(template_view(m, t))
     return out
 
 
@@ -186,7 +190,11 @@ def _matches(w: dict[str, Any], centre: str, volume: str | None, q: PodListQuery
 
 @router.post("")
 async def create_pod(request: Request, m: Managed) -> Response:
-    return ok(answer(m, m.pods.rent(order(await body(request, PodCreateInput)))), 201)
+    asked = order(m, await body(request, PodCreateInput))
+    with atomic():  # the pod and v1's notes of it, or neither
+        made = m.pods.rent(asked)
+        keep(m, made.id, entrypoint=made.entrypoint)
+    return ok(answer(m, made), 201)
 
 
 @router.get("")
@@ -220,12 +228,18 @@ async def get_pod(pod_id: str, request: Request, m: Managed) -> Response:
 @router.post("/{pod_id}/update")
 async def update_pod(pod_id: str, request: Request, m: Managed) -> Response:
     m.pods.entry(pod_id)
-    return ok(answer(m, m.pods.change(pod_id, change(await body(request, PodUpdateInput)))))
+    asked = change(await body(request, PodUpdateInput))
+    with atomic():
+        changed = m.pods.change(pod_id, asked)
+        if "entrypoint" in asked.values:
+            keep(m, pod_id, entrypoint=changed.entrypoint)
+    return ok(answer(m, changed))
 
 
 @router.delete("/{pod_id}")
 async def delete_pod(pod_id: str, m: Managed) -> Response:
     m.pods.delete(pod_id)
+    forget(m, pod_id)
     return no_content()
 
 

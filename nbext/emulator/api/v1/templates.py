@@ -20,10 +20,12 @@ from fastapi.responses import Response
 from nbext.models.v1 import TemplateCreateInput, TemplateIncludes, TemplateUpdateInput
 
 from ...domain.errors import InvalidInput
-from ...domain.management.records import wire
+from ...domain.management.facade import Management
+from ...domain.management.records import atomic, wire
 from ...domain.management.refusals import Forbidden
 from ...domain.management.templates import TemplateRecord
 from .common import Managed, body, no_content, ok, query
+from .notes import forget, keep
 from .views import template_view
 
 router = APIRouter(prefix="/v1/templates", tags=["templates"])
@@ -38,9 +40,9 @@ V2_FIELDS = {
     "container_registry_auth_id": "registry",
 }
 """v1's update fields that are v2's too, by the v2 name the domain takes."""
+NOTED = {"docker_entrypoint": "entrypoint", "readme": "readme"}
+"""v1's fields v2 has none for, kept by ``/v1`` itself (``notes``)."""
 V1_ONLY = {
-    "docker_entrypoint": "entrypoint",
-    "readme": "readme",
     "volume_in_gb": "volume_size",
     "volume_mount_path": "volume_path",
     "category": "category",
@@ -51,8 +53,8 @@ V1_ONLY = {
 under those names, as unknown fields, so the adapter does too."""
 
 
-def answer(t: TemplateRecord) -> dict[str, Any]:
-    return wire(template_view(t))
+def answer(m: Management, t: TemplateRecord) -> dict[str, Any]:
+    return wire(template_view(m, t))
 
 
 @contextlib.contextmanager
@@ -83,8 +85,10 @@ async def create_template(request: Request, m: Managed) -> Response:
     }
     if given.container_registry_auth_id is not None:
         data["registry"] = given.container_registry_auth_id
-    made = m.templates.create(data, entrypoint=list(given.docker_entrypoint), readme=given.readme)
-    return ok(answer(made))
+    with atomic():  # the template and v1's notes of it, or neither
+        made = m.templates.create(data)
+        keep(m, made.id, entrypoint=list(given.docker_entrypoint), readme=given.readme)
+    return ok(answer(m, made))
 
 
 @router.get("")
@@ -94,13 +98,13 @@ async def list_templates(request: Request, m: Managed) -> Response:
     # There are no other users in the emulator, so no community templates to add for
     # includePublicTemplates: the account's own public ones are listed anyway.
     official = list(m.templates.official.values()) if includes.include_runpod_templates else []
-    return ok([answer(t) for t in [*own, *official]])
+    return ok([answer(m, t) for t in [*own, *official]])
 
 
 @router.get("/{template_id}")
 async def get_template(template_id: str, request: Request, m: Managed) -> Response:
     query(request, TemplateIncludes)  # validated; an id finds the template whatever they say
-    return ok(answer(m.templates.get(template_id)))
+    return ok(answer(m, m.templates.get(template_id)))
 
 
 @router.patch("/{template_id}")
@@ -110,6 +114,7 @@ async def update_template(template_id: str, request: Request, m: Managed) -> Res
     given = await body(request, TemplateUpdateInput)
     data: dict[str, Any] = {}
     v1_only: dict[str, Any] = {}
+    noted: dict[str, Any] = {}
     for name in given.model_fields_set:
         value = getattr(given, name)
         if name == "docker_start_cmd":
@@ -118,12 +123,18 @@ async def update_template(template_id: str, request: Request, m: Managed) -> Res
             data[V2_FIELDS[name]] = value
         elif name in V1_ONLY and value is not None:
             v1_only[V1_ONLY[name]] = value
-    with v1_refusal():
-        return ok(answer(m.templates.update(template_id, data, **v1_only)))
+        elif name in NOTED and value is not None:
+            noted[NOTED[name]] = value
+    with v1_refusal(), atomic():
+        changed = m.templates.update(template_id, data, **v1_only)
+        if noted:
+            keep(m, template_id, **noted)
+    return ok(answer(m, changed))
 
 
 @router.delete("/{template_id}")
 async def delete_template(template_id: str, m: Managed) -> Response:
     with v1_refusal():
         m.templates.delete(template_id)
+    forget(m, template_id)
     return no_content()

@@ -15,16 +15,29 @@ from nbext.models.v1 import Endpoint, NetworkVolume, Pod, PodStatus, Template
 
 from ...domain.management import catalog
 from ...domain.management.container import split_args
-from ...domain.management.endpoints import EndpointRecord, v1_pair
+from ...domain.management.endpoints import EndpointRecord
 from ...domain.management.facade import Management
 from ...domain.management.network_volumes import VolumeEntry
 from ...domain.management.pods import PodRecord
 from ...domain.management.records import to_datetime, wire
 from ...domain.management.templates import TemplateRecord
+from .notes import kept_for, v1_pair
 
 
-def template_view(t: TemplateRecord) -> Template:
+def readme(t: TemplateRecord) -> str:
+    """The readme of a template v1 did not make: the emulator's own say what they are for."""
+    if t.official:
+        return f"The emulator's demo image `{t.image}`."
+    if t.deployed_for is None:
+        return ""
+    if t.name.startswith(f"{t.deployed_for} (") or f"({t.deployed_for})" in t.name:
+        return "Made by Emulator.deploy for its endpoint; deleted with it."
+    return "Made for a v2 serverless endpoint; deleted with it."
+
+
+def template_view(m: Management, t: TemplateRecord) -> Template:
     """The template in v1's shape: what ``/v1`` serves and v1's ``includeTemplate`` adds."""
+    kept = kept_for(m, t.id)
     return Template(
         id=t.id,
         name=t.name,
@@ -34,11 +47,11 @@ def template_view(t: TemplateRecord) -> Template:
         volume_in_gb=t.volume_size,
         volume_mount_path=t.volume_path,
         container_registry_auth_id=t.registry,
-        docker_entrypoint=list(t.entrypoint),
+        docker_entrypoint=list(kept.get("entrypoint", [])),
         docker_start_cmd=split_args(t.args),
         env=dict(t.env),
         ports=list(t.ports),
-        readme=t.readme,
+        readme=kept.get("readme", readme(t)),
         is_public=t.public,
         is_serverless=t.serverless,
         is_runpod=t.official,
@@ -53,8 +66,12 @@ def volume_view(v: VolumeEntry) -> NetworkVolume:
     return NetworkVolume(id=v.id, name=v.name, size=v.size, data_center_id=v.data_center)
 
 
-def pod_view(p: PodRecord) -> Pod:
-    """The pod in v1's shape: what ``/v1/pods`` serves."""
+def pod_view(m: Management, p: PodRecord) -> Pod:
+    """The pod in v1's shape: what ``/v1/pods`` serves. A pod v2 made shows its template's
+    entrypoint, as ``/v1`` keeps it."""
+    kept = kept_for(m, p.id)
+    template = kept_for(m, p.template_id) if p.template_id else {}
+    entrypoint = kept.get("entrypoint", p.entrypoint or template.get("entrypoint", []))
     return Pod(
         id=p.id,
         name=p.name,
@@ -74,7 +91,7 @@ def pod_view(p: PodRecord) -> Pod:
         volume_mount_path=p.volume_path,
         volume_encrypted=False,
         container_registry_auth_id=p.registry,
-        docker_entrypoint=list(p.entrypoint),
+        docker_entrypoint=list(entrypoint),
         docker_start_cmd=split_args(p.args),
         env=dict(p.env),
         ports=list(p.ports),
@@ -100,9 +117,10 @@ def instance_ids(e: EndpointRecord) -> list[str]:
     return [f"{f}-{n}-{n * catalog.cpu(f).memory_per_vcpu_gb}" for f in e.cpu_flavors]
 
 
-def endpoint_view(e: EndpointRecord) -> dict[str, Any]:
-    """The endpoint as ``/v1`` shows it, without its template and workers."""
-    volume, volumes = v1_pair(e.network_volumes, e.v1_volumes)
+def endpoint_view(e: EndpointRecord, notes: dict[str, Any]) -> dict[str, Any]:
+    """The endpoint as ``/v1`` shows it, without its template and workers (``notes``:
+    what ``/v1`` kept of it, ``api/v1/notes.py``)."""
+    volume, volumes = v1_pair(e.network_volumes, notes.get("volumes"))
     data: dict[str, Any] = {
         "id": e.id,
         "name": e.name,
@@ -127,8 +145,8 @@ def endpoint_view(e: EndpointRecord) -> dict[str, Any]:
         "createdAt": to_datetime(e.created_at),
         "userId": catalog.USER_ID,
     }
-    extra = dict(e.v1_extra)
-    if "flashboot" in extra:
+    extra = dict(notes.get("extra", {}))
+    if "flashboot" in extra or e.flashboot != "OFF":  # v1 showed it once it was set
         extra["flashboot"] = e.flashboot != "OFF"
     view = Endpoint.model_validate({**data, **extra})
     return view.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -4,11 +4,8 @@ the live endpoints of the job interface they stand for.
 An endpoint is one record whichever interface made it, and the record is v2's (GPU types
 and count, CPU flavors, ``workers``, ``scaling`` with its exact queue delay, ``timeout``,
 ``networkVolumes``, the ``flashboot`` mode): ``/v2/serverless`` serves it
-(``endpoint_views``), ``/v1/endpoints`` translates (``api/v1``) and answers with the
-record's ``v1()``. v1 has a few details v2 cannot say back, kept on the record beside v2's
-fields so v1 answers as it always did: how it split the volumes into ``networkVolumeId``
-and ``networkVolumeIds``, and the fields an update named that the record has none for
-(v1 kept and showed them; ``flashboot`` is one, shown where v1 first got it).
+(``endpoint_views``), ``/v1/endpoints`` translates (``api/v1``), which keeps the few
+details only v1 shows itself (``api/v1/notes.py``).
 
 Creating a record adds an endpoint to ``JobService`` at once, so ``/v2/{id}/...`` serves
 jobs the moment the create answers; its workers run the image of the template it is bound
@@ -53,7 +50,7 @@ PLAIN = {"name": "name", "timeout": "timeout_ms", "type": "type", "flashboot": "
 
 @dataclass
 class EndpointRecord:
-    """One endpoint: v2's fields, then what only v1 shows, then the emulator's own."""
+    """One endpoint: v2's fields, then the emulator's own."""
 
     id: str
     name: str
@@ -86,12 +83,6 @@ class EndpointRecord:
     """The template's env, copied when the endpoint is made and each time it changes."""
     version: int = 0
     created_at: float = 0.0
-    v1_volumes: list[Any] | None = None
-    """``[networkVolumeId, networkVolumeIds]`` as v1 last gave them, shown while they
-    still name ``network_volumes``; v1 then shows the first volume and the rest."""
-    v1_extra: dict[str, Any] = field(default_factory=dict)
-    """What a v1 body named that the record has no field for, in the order v1 got it:
-    v1 kept such fields and showed them after its own."""
     aggregate_stream: bool = True
     deployed: bool = False
     """Owns its template (``Emulator.deploy``'s, or one a v2 body made): it goes with it."""
@@ -114,21 +105,6 @@ class EndpointRecord:
 
     def data_center(self) -> str:
         return (self.data_center_ids or [str(catalog.DATA_CENTERS_DEFAULT)])[0]
-
-
-def volumes_of(first: str | None, rest: list[str] | None) -> list[str]:
-    """v2's ``networkVolumes`` for v1's pair."""
-    volumes = [first] if first else []
-    return volumes + [v for v in rest or [] if v not in volumes]
-
-
-def v1_pair(volumes: list[str], given: list[Any] | None) -> tuple[str | None, list[str] | None]:
-    """v1's pair for ``volumes``: as v1 last ``given`` it while it still names them, else
-    the first volume and the rest (how v1 and v2 alike name them in a refusal too)."""
-    if given is not None and volumes_of(*given) == volumes:
-        first, rest = given
-        return first, rest
-    return (volumes[0] if volumes else None), (volumes[1:] if len(volumes) > 1 else None)
 
 
 # ---- the rules of a v2 body ----------------------------------------------------------------
@@ -188,7 +164,6 @@ def _settings(data: dict[str, Any]) -> dict[str, Any]:
         out["data_center_ids"] = list(data["dataCenterIds"])
     if "networkVolumes" in data:
         out["network_volumes"] = list(data["networkVolumes"])
-        out["v1_volumes"] = None
     scaling = data.get("scaling")
     if scaling:
         value = scaling["requestCount" if scaling["type"] == "REQUEST_COUNT" else "queueDelay"]
@@ -239,13 +214,11 @@ class Endpoints:
         t = self.templates.book.get(e.template_id)
         return t if t is not None and t.deployed_for == e.id else None
 
-    def check_volumes(self, settings: dict[str, Any]) -> None:
-        """Every volume ``settings`` name exists (a refusal names it as v1 does)."""
-        volume_id, volume_ids = v1_pair(
-            settings.get("network_volumes") or [], settings.get("v1_volumes")
-        )
-        self.volumes.require(volume_id, "networkVolumeId")
-        for i, other in enumerate(volume_ids or []):
+    def check_volumes(self, first: str | None, rest: list[str] | None) -> None:
+        """Every volume named exists; a refusal names it as v1 does, the first volume
+        ``networkVolumeId`` and the rest ``networkVolumeIds.N`` (v2 alike)."""
+        self.volumes.require(first, "networkVolumeId")
+        for i, other in enumerate(rest or []):
             self.volumes.require(other, f"networkVolumeIds.{i}")
 
     # ---- the live side -------------------------------------------------------------------
@@ -394,8 +367,7 @@ class Endpoints:
         registry = data.get("registry", base.registry if base else None)
         if registry:
             given["registry"] = registry
-        readme = "Made for a v2 serverless endpoint; deleted with it."
-        return self.templates.create(given, readme=readme)
+        return self.templates.create(given)
 
     def _adopt(self, template: TemplateRecord, e: EndpointRecord) -> None:
         """The endpoint owns ``template``: it goes when the endpoint does."""
@@ -410,7 +382,8 @@ class Endpoints:
         """An endpoint running ``template_id`` as it is, with ``settings`` (the record's
         fields; the rest take their defaults): checked, stored, and served at once."""
         template = self.templates.require(template_id, "templateId", serverless=True)
-        self.check_volumes(settings)
+        volumes = settings.get("network_volumes") or []
+        self.check_volumes(volumes[0] if volumes else None, volumes[1:])
         endpoint_id = new_id(14)
         while endpoint_id in self.jobs.endpoints or reserved_endpoint_id(endpoint_id):
             endpoint_id = new_id(14)
@@ -424,8 +397,6 @@ class Endpoints:
             created_at=self.clock.now(),
             **given,
         )
-        if "flashboot" in settings:
-            e.v1_extra["flashboot"] = True
         with atomic():  # the record stored and the endpoint served, or neither
             self.book.save(endpoint_id, e)
             self.jobs.add_endpoint(self._live(e, template.image))
@@ -448,8 +419,9 @@ class Endpoints:
         template = None
         if template_id:
             template = self.templates.require(template_id, "templateId", serverless=True)
-        if "network_volumes" in settings or "v1_volumes" in settings:
-            self.check_volumes(settings)
+        if "network_volumes" in settings:
+            volumes = settings["network_volumes"]
+            self.check_volumes(volumes[0] if volumes else None, volumes[1:])
         low = settings.get("workers_min", e.workers_min)
         high = settings.get("workers_max", e.workers_max)
         if low > high:
@@ -459,8 +431,6 @@ class Endpoints:
         with atomic():  # stored first; the live endpoint follows once it is
             for name, value in settings.items():
                 setattr(e, name, value)
-            if "flashboot" in settings and "flashboot" not in e.v1_extra:
-                e.v1_extra = {**e.v1_extra, "flashboot": True}
             if template is not None and template_id != e.template_id:
                 e.template_id = template.id
                 e.env = dict(template.env)
@@ -506,7 +476,6 @@ class Endpoints:
                     "ports": list(DEFAULT_PORTS),
                     "mounts": {"persistent": {"size": 20, "path": "/workspace"}},
                 },
-                readme="Made by Emulator.deploy for its endpoint; deleted with it.",
                 deployed_for=live.id,
             )
             e = EndpointRecord(

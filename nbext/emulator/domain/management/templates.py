@@ -3,9 +3,8 @@ that run them.
 
 A template is one record whichever interface made it, and the record is v2's (``image``,
 ``args`` as one string, ``disk``, ``mounts.persistent``, ``registry``, ``startSsh``...):
-``/v2/templates`` serves its ``view()``, ``/v1/templates`` translates (``api/v1``). v1 has
-a few things v2 has no field for, kept on the record beside v2's fields so v1 answers as
-it always did: the entrypoint, the readme, and a local volume under v2's 10 GB minimum
+``/v2/templates`` serves its ``view()``, ``/v1/templates`` translates (``api/v1``, which
+keeps v1's entrypoint and readme itself). A local volume under v2's 10 GB minimum is kept
 (v2 shows no volume then; v1 shows its size and path). The defaults and naming rules are
 docs/behaviour.md#templates.
 
@@ -75,7 +74,7 @@ class TemplateInput(InputModel):
 
 @dataclass
 class TemplateRecord(Container):
-    """One template: v2's fields, then what only v1 shows."""
+    """One template: v2's fields, then the emulator's own."""
 
     serverless: bool = False
     public: bool = False
@@ -84,10 +83,6 @@ class TemplateRecord(Container):
     start_ssh: bool = True
     start_jupyter: bool = True
     allowed_cuda_versions: list[str] = field(default_factory=list)
-    entrypoint: list[str] = field(default_factory=list)
-    """v1's ``dockerEntrypoint``: v2 has no field for it."""
-    readme: str = ""
-    """v1's ``readme``: v2 has no field for it."""
     official: bool = False
     deployed_for: str | None = None
     """The endpoint this template was made for; it goes when that does."""
@@ -130,7 +125,6 @@ class Templates(Served[TemplateRecord]):
                 image=image,
                 category="CPU",
                 disk=5,
-                readme=f"The emulator's demo image `{image}`.",
                 serverless=True,
                 public=True,
                 official=True,
@@ -226,12 +220,9 @@ class Templates(Served[TemplateRecord]):
         self,
         data: dict[str, Any],
         *,
-        entrypoint: list[str] | None = None,
-        readme: str = "",
         deployed_for: str | None = None,
     ) -> TemplateRecord:
-        """A template from a v2 body (every rule checked first); ``entrypoint`` and
-        ``readme`` are v1's, which v2 has no field for."""
+        """A template from a v2 body (every rule checked first)."""
         args = split_args(data["args"]) if "args" in data else []
         given = validated(TemplateInput, data, {})
         if given.name is None:
@@ -258,8 +249,6 @@ class Templates(Served[TemplateRecord]):
             start_ssh=True if given.start_ssh is None else given.start_ssh,
             start_jupyter=True if given.start_jupyter is None else given.start_jupyter,
             allowed_cuda_versions=[str(v) for v in given.allowed_cuda_versions or []],
-            entrypoint=list(entrypoint or []),
-            readme=readme,
             deployed_for=deployed_for,
         )
         self.book.save(record.id, record)
@@ -269,8 +258,8 @@ class Templates(Served[TemplateRecord]):
         """Change what the v2 body ``data`` names; checks everything before changing
         anything. ``serverless`` and ``category`` are fixed when the template is made.
 
-        ``v1_only`` are v1's fields v2 has none for (``entrypoint``, ``readme``), and what
-        v1 let an update change although it is fixed (``category``, ``serverless``).
+        ``v1_only`` are v1's fields v2 has none for (a volume under 10 GB), and what v1
+        let an update change although it is fixed (``category``, ``serverless``).
         """
         t = self.writable(template_id)
         fixed = {"serverless": t.serverless, "category": t.category}
