@@ -20,8 +20,8 @@ from nbext.emulator.replay import Calls
 from nbext.models import recording as fmt
 
 path, endpoint_id, speed = sys.argv[1], sys.argv[2], float(sys.argv[3])
-calls = Calls(endpoint_id, [c for c in fmt.read(Path(path)).calls if c["endpoint"] == endpoint_id],
-              speed or None)  # fmt: skip
+recorded = [c for c in fmt.read(Path(path)).calls if c["endpoint"] == endpoint_id]
+calls = Calls(endpoint_id, recorded, speed or None)
 health_path = os.environ.get("HEALTH_CHECK_PATH") or "/ping"
 
 
