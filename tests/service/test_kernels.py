@@ -91,7 +91,7 @@ def test_a_warm_worker_stays_warm_across_a_kernel_restart(folders: Folders, tmp_
     first = run(
         tmp_path,
         "%load_ext nbext",
-        "import nbext\nnbext.deploy('slow_model.py', idle_timeout=120)",
+        "import nbext\nnbext.deploy('slow_model.py', workers={'idleTimeout': 120})",
         "%%runpod_job slow_model -o out\n{}",
         "print(out['pid'])",
     )
