@@ -60,8 +60,12 @@ class Checks:
         self.endpoint_id = endpoint_id
         self.ctx = ctx
 
-    def request(self, request: httpx.Request) -> None:
+    def stamp(self, request: httpx.Request) -> None:
+        """When the request was sent: a recording's times count from it."""
         request.extensions["nbext_sent"] = self.ctx.now()
+
+    def request(self, request: httpx.Request) -> None:
+        self.stamp(request)
         size = int(request.headers.get("content-length") or 0)
         if size > BODY_LIMIT:
             reason = f"the body is {size:,} bytes, over the service's {BODY_LIMIT:,}"
@@ -78,7 +82,7 @@ class Checks:
             )
 
     def response(self, response: httpx.Response) -> None:
-        self._record(response)
+        self.record(response)
         if response.is_error:
             response.read()
             raise self._error(response)
@@ -87,7 +91,7 @@ class Checks:
         self.request(request)
 
     async def aresponse(self, response: httpx.Response) -> None:
-        self._record(response)
+        self.record(response)
         if response.is_error:
             await response.aread()
             raise self._error(response)
@@ -107,7 +111,7 @@ class Checks:
         assert self.ctx.secret is not None
         return error_from_response(call, response, self.ctx.secret, self.ctx.key_source)
 
-    def _record(self, response: httpx.Response) -> None:
+    def record(self, response: httpx.Response) -> None:
         """While the client records, the answer goes to the recording as it is read."""
         if (recording := self.ctx.recording) is not None:
             request = response.request  # the path as sent, with its query: as a worker reads it
@@ -117,6 +121,20 @@ class Checks:
 
     def _path(self, request: httpx.Request) -> str:
         return request.url.path.removeprefix(self.prefix) or "/"
+
+    def hooks(self, *, awaited: bool) -> dict[str, list[Callable[..., Any]]]:
+        """Only the recording's hooks, for a client that raises its own errors (the
+        ``openai`` package's): its requests are recorded as ``http()``'s are."""
+
+        async def astamp(request: httpx.Request) -> None:
+            self.stamp(request)
+
+        async def arecord(response: httpx.Response) -> None:
+            self.record(response)
+
+        if awaited:
+            return {"request": [astamp], "response": [arecord]}
+        return {"request": [self.stamp], "response": [self.record]}
 
 
 class EndpointClient(httpx.Client):

@@ -35,7 +35,7 @@ class Handler(BaseHTTPRequestHandler):
         asked = {"method": self.command, "path": self.path, "body": fmt.text_of(body)}
         call = calls.answer(asked)
         if call is None:
-            return self.whole(404, json.dumps({"error": calls.miss(asked)}).encode())
+            return self.whole(404, json.dumps({"message": calls.miss(asked)}).encode())
         self.send_response(call["httpStatus"])
         for name, value in call["headers"].items():
             self.send_header(name, value)
