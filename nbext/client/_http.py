@@ -54,20 +54,19 @@ class Checks:
     """The hooks of one endpoint's httpx client: oversized requests refused, error
     answers raised as the client's errors (read whole first: the error quotes them)."""
 
-    def __init__(self, base: str, endpoint_id: str, ctx: Context) -> None:
+    def __init__(self, base: str, endpoint_id: str, ctx: Context, *, checked: bool = True):
         self.prefix = httpx.URL(base).path.rstrip("/")
         """The base's own path (the emulator's ``/lb/ID``): messages name the worker's."""
         self.endpoint_id = endpoint_id
         self.ctx = ctx
-
-    def stamp(self, request: httpx.Request) -> None:
-        """When the request was sent: a recording's times count from it."""
-        request.extensions["nbext_sent"] = self.ctx.now()
+        self.checked = checked
+        """False: the hooks only record, for a client that raises its own errors (the
+        ``openai`` package's): its requests are recorded as ``http()``'s are."""
 
     def request(self, request: httpx.Request) -> None:
-        self.stamp(request)
+        request.extensions["nbext_sent"] = self.ctx.now()  # a recording's times count from it
         size = int(request.headers.get("content-length") or 0)
-        if size > BODY_LIMIT:
+        if self.checked and size > BODY_LIMIT:
             reason = f"the body is {size:,} bytes, over the service's {BODY_LIMIT:,}"
             path = self._path(request)
             raise PayloadTooLarge(
@@ -82,8 +81,8 @@ class Checks:
             )
 
     def response(self, response: httpx.Response) -> None:
-        self.record(response)
-        if response.is_error:
+        self._record(response)
+        if self.checked and response.is_error:
             response.read()
             raise self._error(response)
 
@@ -91,8 +90,8 @@ class Checks:
         self.request(request)
 
     async def aresponse(self, response: httpx.Response) -> None:
-        self.record(response)
-        if response.is_error:
+        self._record(response)
+        if self.checked and response.is_error:
             await response.aread()
             raise self._error(response)
 
@@ -111,7 +110,7 @@ class Checks:
         assert self.ctx.secret is not None
         return error_from_response(call, response, self.ctx.secret, self.ctx.key_source)
 
-    def record(self, response: httpx.Response) -> None:
+    def _record(self, response: httpx.Response) -> None:
         """While the client records, the answer goes to the recording as it is read."""
         if (recording := self.ctx.recording) is not None:
             request = response.request  # the path as sent, with its query: as a worker reads it
@@ -123,18 +122,10 @@ class Checks:
         return request.url.path.removeprefix(self.prefix) or "/"
 
     def hooks(self, *, awaited: bool) -> dict[str, list[Callable[..., Any]]]:
-        """Only the recording's hooks, for a client that raises its own errors (the
-        ``openai`` package's): its requests are recorded as ``http()``'s are."""
-
-        async def astamp(request: httpx.Request) -> None:
-            self.stamp(request)
-
-        async def arecord(response: httpx.Response) -> None:
-            self.record(response)
-
+        """An httpx client's ``event_hooks``."""
         if awaited:
-            return {"request": [astamp], "response": [arecord]}
-        return {"request": [self.stamp], "response": [self.record]}
+            return {"request": [self.arequest], "response": [self.aresponse]}
+        return {"request": [self.request], "response": [self.response]}
 
 
 class EndpointClient(httpx.Client):
@@ -176,15 +167,11 @@ def settings(
     ``timeouts`` (a request may wait 2 minutes for a worker, then run 5.5), connecting,
     writing and waiting for a free connection its ``timeout``."""
     timeout, wait = timeouts
-    hooks: dict[str, list[Callable[..., Any]]] = {
-        "request": [checks.arequest if awaited else checks.request],
-        "response": [checks.aresponse if awaited else checks.response],
-    }
     limits = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT), read=max(timeout, wait))
     return {
         "base_url": base,
         "auth": auth,
         "headers": {"User-Agent": agent},
         "timeout": limits,
-        "event_hooks": hooks,
+        "event_hooks": checks.hooks(awaited=awaited),
     }

@@ -375,7 +375,8 @@ class _EndpointBase(Twins):
         are (paths after the endpoint's base: ``/openai/v1/...`` on a queue endpoint)."""
         base = plan.base or f"{self._client.serverless_url.rstrip('/')}/{self.id}"
         url = f"{base}/v1" if plan.base else f"{base}/openai/v1"
-        return url, Checks(base, self.id, self._client._ctx).hooks(awaited=awaited)
+        checks = Checks(base, self.id, self._client._ctx, checked=False)
+        return url, checks.hooks(awaited=awaited)
 
     def _lb_client(self, base: str) -> httpx.Client:
         made = self._client._lb_clients.get((self.id, False))
