@@ -197,6 +197,7 @@ class Recording:
             asked,
             workerId=worker,
             status="IN_PROGRESS",
+            timeline=[[round((now() - sent_at) * 1000), "IN_PROGRESS"]],  # its headers came
             httpStatus=response.status_code,
             headers=kept,
         ):

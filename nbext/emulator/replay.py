@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,7 @@ class Calls:
         for call in calls:
             self._calls.setdefault(call["inputDigest"], []).append(call)
         self._next: dict[str, int] = {}
+        self._turns = threading.Lock()
         self._inputs = [json.dumps(c[0]["input"], sort_keys=True) for c in self._calls.values()]
 
     def answer(self, value: Any) -> dict[str, Any] | None:
@@ -54,8 +56,9 @@ class Calls:
         calls = self._calls.get(digest)
         if calls is None:
             return None
-        turn = self._next.get(digest, 0)
-        self._next[digest] = turn + 1
+        with self._turns:  # the replay server answers from several threads
+            turn = self._next.get(digest, 0)
+            self._next[digest] = turn + 1
         return calls[turn % len(calls)]
 
     def miss(self, value: Any) -> str:
