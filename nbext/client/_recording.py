@@ -204,10 +204,13 @@ class Recording:
             response.stream = _Tap(response.stream, self, job_id, now)  # fmt: skip
 
     def chunk(self, job_id: str, data: bytes | None, now: float) -> None:
-        """A chunk of an answer's body, read at ``now``; None: the body has ended."""
+        """A chunk of an answer's body, read at ``now``; None: the body has ended, or was
+        closed (the ``openai`` package closes a stream at its ``[DONE]``): it is as read."""
         with self._lock:
             call = self._jobs[job_id]
             at = self._ms(job_id, now)
+            if call["status"] == "COMPLETED":
+                return
             if data is None:
                 call["status"] = "COMPLETED"
                 call["executionTimeMs"] = at
@@ -249,7 +252,9 @@ class _Tap(httpx.SyncByteStream, httpx.AsyncByteStream):
         self._recording.chunk(self._job_id, None, self._now())
 
     def close(self) -> None:
+        self._recording.chunk(self._job_id, None, self._now())
         self._stream.close()
 
     async def aclose(self) -> None:
+        self._recording.chunk(self._job_id, None, self._now())
         await self._stream.aclose()

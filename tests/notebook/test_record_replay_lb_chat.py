@@ -212,9 +212,9 @@ def test_chat_and_load_balancing_replay_offline_as_recorded(
     for replayed, recorded in zip(replayed_gaps, recorded_gaps, strict=True):
         assert replayed == pytest.approx(recorded, abs=0.08)
     status, error = got["missed"]
-    assert status == 404 and "\n" not in error["error"]
-    assert error["error"].startswith("replay of endpoint 'api': input ")
-    assert '"path": "/sum"' in error["error"] and "nearest recorded inputs" in error["error"]
+    assert status == 404 and "\n" not in error["message"]
+    assert error["message"].startswith("replay of endpoint 'api': input ")
+    assert '"path": "/sum"' in error["message"] and "nearest recorded inputs" in error["message"]
 
 
 def test_a_replayed_load_balancing_endpoint_is_listed_and_stops_the_notebook_on_a_miss(

@@ -35,7 +35,7 @@ class Handler(BaseHTTPRequestHandler):
         asked = {"method": self.command, "path": self.path, "body": fmt.text_of(body)}
         call = calls.answer(asked)
         if call is None:
-            return self.whole(404, json.dumps({"error": calls.miss(asked)}).encode())
+            return self.whole(404, json.dumps({"message": calls.miss(asked)}).encode())
         start = time.monotonic()
         headers_at = call["timeline"][0][0] if call["timeline"] else 0
         self.wait(start, headers_at)  # the queue and cold start the recorded request saw
