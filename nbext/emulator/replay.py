@@ -125,8 +125,10 @@ def _as_job(call: dict[str, Any]) -> dict[str, Any]:
     if call["kind"] != "http" or not asked["path"].startswith("/openai/v1/"):
         return call
     body = fmt.bytes_of(asked["body"])
-    job_input = {"openai_route": asked["path"].removeprefix("/openai"),
-                 "openai_input": json.loads(body) if body else {}}  # fmt: skip
+    job_input = {
+        "openai_route": asked["path"].removeprefix("/openai"),
+        "openai_input": json.loads(body) if body else {},
+    }
     return call | {"input": job_input, "inputDigest": fmt.digest(job_input)}
 
 

@@ -220,7 +220,7 @@ def test_replay_on_the_local_service_lists_replays_and_answers_as_recorded(
     )
     nb.run("%runpod record stop")
     nb.run(f"%runpod replay {path} --instant")
-    assert "replaying 1 recorded jobs as endpoints echo" in capsys.readouterr().out
+    assert "replaying 1 recorded calls as endpoints echo" in capsys.readouterr().out
     frame: Any = nb.run("%runpod endpoints -o listed\nlisted")
     assert "echo (replay)" in list(frame["name"])
     assert nb.run("client().endpoint('echo').run_sync({'q': 1}).output") == recorded
