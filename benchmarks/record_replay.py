@@ -15,7 +15,8 @@ in one run.
     alternates), ``--rounds`` pairs; the median of the pairs' recorded / not recorded,
     and the client's CPU a job each way. Goal: <= 1.05.
 (c) a replayed map: the last recorded map of (b) replayed at speed 1 behind the same
-    round trip; its time / that recorded map's. Goal: <= 1.0 (at least as fast).
+    round trip, ``--rounds`` times; the median of those / the median of (b)'s recorded
+    maps. Goal: <= 1.0 (at least as fast).
 
 Each emulator runs in a child process (the client's CPU is not shared with it), on
 127.0.0.1 only, with its default rate limits reset before each map; every child ends
@@ -187,18 +188,21 @@ def part_b_c(remote: Remote, folder: Path, jobs: int, rtt: float, rounds: int) -
     replay = Replay(path)
     proxy = Proxy(int(replay.url.rsplit(":", 1)[1]), rtt)
     try:
-        replay.do("rate_limit")
-        replayed = timed_map(proxy.url, jobs, None).elapsed
+        replayed = []
+        for _ in range(rounds):
+            replay.do("rate_limit")
+            replayed.append(timed_map(proxy.url, jobs, None).elapsed)
     finally:
         proxy.stop()
         replay.stop()
-    last = recorded[-1].elapsed
+    again, was = statistics.median(replayed), median(recorded, "elapsed")
     print(
         f"(c) the last recorded map ({kept} jobs kept) replayed at speed 1 over +{rtt * 1000:.0f} "
-        f"ms: {replayed:.2f} s, recorded {last:.2f} s -> {replayed / last:.3f}x (goal <= 1.0): "
-        f"{'met' if replayed <= last else 'MISSED'}"
+        f"ms, {rounds} times: {', '.join(f'{t:.2f}' for t in replayed)}; median {again:.2f} s, "
+        f"recorded maps' median {was:.2f} s -> {again / was:.3f}x (goal <= 1.0): "
+        f"{'met' if again <= was else 'MISSED'}"
     )
-    return ratio <= GOAL_OVERHEAD and replayed <= last
+    return ratio <= GOAL_OVERHEAD and again <= was
 
 
 def median(runs: list[Timed], figure: str) -> float:

@@ -60,6 +60,8 @@ class Recording:
         self._lock = threading.Lock()
         self._jobs: dict[str, dict[str, Any]] = {}
         self._sent: dict[str, float] = {}
+        self._queued: dict[str, int] = {}
+        """When each job was last read waiting, in ms after its submission."""
         self._batches: dict[str, list[Any]] = {}
         """The inputs of each batch created while it records, in the service's order."""
         self.recording = True
@@ -149,6 +151,8 @@ class Recording:
             )
 
     def _state(self, job: dict[str, Any], status: str, now: float) -> None:
+        if status == "IN_QUEUE":
+            self._queued[job["jobId"]] = self._ms(job["jobId"], now)
         if job["status"] != status:
             job["timeline"].append([self._ms(job["jobId"], now), status])
             job["status"] = status
@@ -164,8 +168,11 @@ class Recording:
             ended = [job for job in self._jobs.values() if job["status"] in FINAL]
         for call in ended:
             if call["executionTimeMs"] is None and call["timeline"]:  # only streamed
+                # it started after it was last read waiting: a /stream read finds it running
+                # only with its first chunk, so its first read running is too late a start
                 times = {status: at for at, status in call["timeline"]}
-                call["delayTimeMs"] = times.get("IN_PROGRESS", call["timeline"][0][0])
+                started = times.get("IN_PROGRESS", call["timeline"][0][0])
+                call["delayTimeMs"] = self._queued.get(call["jobId"], started)
                 call["executionTimeMs"] = call["timeline"][-1][0] - call["delayTimeMs"]
             call["costUsd"] = self._cost(call)
         header = {
