@@ -5,7 +5,7 @@ same run.
     .venv/bin/python benchmarks/warm_restart.py [--rounds 3] [--load-s 4]
 
 Each round: a new local service (folders of this run's own), a first kernel deploys the
-script (``nbext.deploy(path, idle_timeout=120)``, which waits for its first worker) and
+script (``nbext.deploy(path, workers={"idleTimeout": 120})``, which waits for its first worker) and
 runs one job: the baseline, timed from the deploy cell to the job's result, is what a
 kernel restart cost when the worker died with the kernel (deploy again, load again).
 It then shuts down, as a kernel restart does. A second, new kernel runs one job on the
@@ -79,7 +79,7 @@ def one_round(load_s: float) -> tuple[float, float]:
             NBEXT_RUNTIME_DIR=str(folder / "run"),
             NBEXT_DATA_DIR=str(folder / "data"),
         )
-        deploy = "import nbext\nnbext.deploy('slow_model.py', idle_timeout=120)"
+        deploy = "import nbext\nnbext.deploy('slow_model.py', workers={'idleTimeout': 120})"
         try:
             cold = run_kernel(folder, env, ["%load_ext nbext"], [deploy])
             warm = run_kernel(folder, env, ["%load_ext nbext"], [])

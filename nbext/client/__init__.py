@@ -14,6 +14,7 @@
 Private modules are re-exported here; import from ``nbext.client`` (or ``nbext``).
 """
 
+from . import _resources
 from ._batches import AsyncBatch, Batch
 from ._calls import JobOptions, JobOptionWords
 from ._client import AsyncClient, Client
@@ -44,16 +45,7 @@ from ._jobs import AsyncEndpoint, AsyncJob, Endpoint, Job
 from ._map import Abandoned, AsyncMapResults, MapResults, MaybeQueued
 from ._phases import Phase, Timings
 from ._recording import Recording
-from ._resources.billing import AsyncBilling, Billing, Moment
-from ._resources.catalog import AsyncCatalog, Catalog
-from ._resources.clusters import AsyncClusters, Clusters
-from ._resources.delegations import AsyncRegistryDelegations, RegistryDelegations
-from ._resources.endpoints import AsyncEndpoints, Endpoints
-from ._resources.network_volumes import AsyncNetworkVolumes, NetworkVolumes
-from ._resources.pods import AsyncPods, Pods
-from ._resources.registry_auths import AsyncRegistryAuths, RegistryAuths
-from ._resources.ssh_keys import AsyncSshKeys, SshKeys
-from ._resources.templates import AsyncTemplates, Templates
+from ._resources import *  # noqa: F403  the resource classes, listed once there
 from ._resources.wire import NOT_GIVEN, NotGiven
 from ._retry import RetryPolicy
 
@@ -64,36 +56,22 @@ __all__ = [
     "APIError",
     "Abandoned",
     "AsyncBatch",
-    "AsyncBilling",
-    "AsyncCatalog",
     "AsyncClient",
-    "AsyncClusters",
     "AsyncEndpoint",
-    "AsyncEndpoints",
     "AsyncJob",
     "AsyncMapResults",
-    "AsyncNetworkVolumes",
-    "AsyncPods",
-    "AsyncRegistryAuths",
-    "AsyncRegistryDelegations",
-    "AsyncSshKeys",
-    "AsyncTemplates",
     "BadRequest",
     "Batch",
-    "Billing",
     "Budget",
     "BudgetExceeded",
-    "Catalog",
     "ChunksMissing",
     "Client",
     "ClientConfig",
-    "Clusters",
     "ConfigError",
     "Conflict",
     "ConnectionError",
     "Diagnosis",
     "Endpoint",
-    "Endpoints",
     "Job",
     "JobCancelled",
     "JobCost",
@@ -104,24 +82,17 @@ __all__ = [
     "JobTimedOut",
     "MapResults",
     "MaybeQueued",
-    "Moment",
     "NbextError",
-    "NetworkVolumes",
     "NotFound",
     "NotGiven",
     "PayloadTooLarge",
     "Phase",
-    "Pods",
     "Price",
     "RateLimited",
     "Recording",
-    "RegistryAuths",
-    "RegistryDelegations",
     "RetryPolicy",
     "Secret",
     "ServerError",
-    "SshKeys",
-    "Templates",
     "Timeout",
     "Timings",
     "Unauthorized",
@@ -130,4 +101,5 @@ __all__ = [
     "mask",
     "usd_text",
     "why_queued",
+    *_resources.__all__,
 ]

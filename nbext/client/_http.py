@@ -54,16 +54,19 @@ class Checks:
     """The hooks of one endpoint's httpx client: oversized requests refused, error
     answers raised as the client's errors (read whole first: the error quotes them)."""
 
-    def __init__(self, base: str, endpoint_id: str, ctx: Context) -> None:
+    def __init__(self, base: str, endpoint_id: str, ctx: Context, *, checked: bool = True):
         self.prefix = httpx.URL(base).path.rstrip("/")
         """The base's own path (the emulator's ``/lb/ID``): messages name the worker's."""
         self.endpoint_id = endpoint_id
         self.ctx = ctx
+        self.checked = checked
+        """False: the hooks only record, for a client that raises its own errors (the
+        ``openai`` package's): its requests are recorded as ``http()``'s are."""
 
     def request(self, request: httpx.Request) -> None:
-        request.extensions["nbext_sent"] = self.ctx.now()
+        request.extensions["nbext_sent"] = self.ctx.now()  # a recording's times count from it
         size = int(request.headers.get("content-length") or 0)
-        if size > BODY_LIMIT:
+        if self.checked and size > BODY_LIMIT:
             reason = f"the body is {size:,} bytes, over the service's {BODY_LIMIT:,}"
             path = self._path(request)
             raise PayloadTooLarge(
@@ -79,7 +82,7 @@ class Checks:
 
     def response(self, response: httpx.Response) -> None:
         self._record(response)
-        if response.is_error:
+        if self.checked and response.is_error:
             response.read()
             raise self._error(response)
 
@@ -88,7 +91,7 @@ class Checks:
 
     async def aresponse(self, response: httpx.Response) -> None:
         self._record(response)
-        if response.is_error:
+        if self.checked and response.is_error:
             await response.aread()
             raise self._error(response)
 
@@ -117,6 +120,12 @@ class Checks:
 
     def _path(self, request: httpx.Request) -> str:
         return request.url.path.removeprefix(self.prefix) or "/"
+
+    def hooks(self, *, awaited: bool) -> dict[str, list[Callable[..., Any]]]:
+        """An httpx client's ``event_hooks``."""
+        if awaited:
+            return {"request": [self.arequest], "response": [self.aresponse]}
+        return {"request": [self.request], "response": [self.response]}
 
 
 class EndpointClient(httpx.Client):
@@ -158,15 +167,11 @@ def settings(
     ``timeouts`` (a request may wait 2 minutes for a worker, then run 5.5), connecting,
     writing and waiting for a free connection its ``timeout``."""
     timeout, wait = timeouts
-    hooks: dict[str, list[Callable[..., Any]]] = {
-        "request": [checks.arequest if awaited else checks.request],
-        "response": [checks.aresponse if awaited else checks.response],
-    }
     limits = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT), read=max(timeout, wait))
     return {
         "base_url": base,
         "auth": auth,
         "headers": {"User-Agent": agent},
         "timeout": limits,
-        "event_hooks": hooks,
+        "event_hooks": checks.hooks(awaited=awaited),
     }

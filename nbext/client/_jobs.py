@@ -28,7 +28,7 @@ from ._diagnosis import diagnose, explained
 from ._errors import NbextError
 from ._http import AsyncEndpointClient, Checks, EndpointClient, lb_base, queue_based, settings
 from ._map import AsyncMapResults, MapPlan, MapResults
-from ._openai import OpenAIPlan, async_openai, openai_base_url, sync_openai
+from ._openai import Hooks, OpenAIPlan, async_openai, sync_openai
 from ._phases import QUEUE_THRESHOLD, Phase
 from ._phases import phases as phases_flow
 from ._resources.endpoints import get as get_record
@@ -363,15 +363,20 @@ class _EndpointBase(Twins):
         self.id = endpoint_id
 
     def _openai_client(self, plan: OpenAIPlan) -> openai_package.OpenAI:
-        return sync_openai(self._client.config, self._openai_url(plan), plan)
+        url, hooks = self._openai_route(plan, awaited=False)
+        return sync_openai(self._client.config, url, plan, hooks)
 
     def _async_openai_client(self, plan: OpenAIPlan) -> openai_package.AsyncOpenAI:
-        return async_openai(self._client.config, self._openai_url(plan), plan)
+        url, hooks = self._openai_route(plan, awaited=True)
+        return async_openai(self._client.config, url, plan, hooks)
 
-    def _openai_url(self, plan: OpenAIPlan) -> str:
-        if plan.base is not None:
-            return f"{plan.base}/v1"
-        return openai_base_url(self._client.serverless_url, self.id)
+    def _openai_route(self, plan: OpenAIPlan, awaited: bool) -> tuple[str, Hooks]:
+        """The OpenAI routes' URL, and the hooks that record their requests as ``http()``'s
+        are (paths after the endpoint's base: ``/openai/v1/...`` on a queue endpoint)."""
+        base = plan.base or f"{self._client.serverless_url.rstrip('/')}/{self.id}"
+        url = f"{base}/v1" if plan.base else f"{base}/openai/v1"
+        checks = Checks(base, self.id, self._client._ctx, checked=False)
+        return url, checks.hooks(awaited=awaited)
 
     def _lb_client(self, base: str) -> httpx.Client:
         made = self._client._lb_clients.get((self.id, False))

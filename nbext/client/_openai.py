@@ -5,14 +5,19 @@ An LLM endpoint answers OpenAI's API at ``{serverless_url}/{endpoint_id}/openai/
 own ``{base}/v1``. Users already know the ``openai`` package, and it already handles
 OpenAI's shapes, streaming and errors well, so nbext writes no OpenAI client of its own:
 it hands back the package's client with the URL, the key and a timeout from this
-client's settings. The package is an extra (``nbext[llm]``), imported only here.
+client's settings, and an httpx client whose hooks are ``http()``'s recording ones (a
+recording keeps its chats, token by token). The package is an extra (``nbext[llm]``),
+imported only here.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import httpx
 
 from ._config import ClientConfig
 
@@ -20,15 +25,11 @@ if TYPE_CHECKING:
     import openai
 
 EXTRA = "nbext[llm]"
+Hooks = dict[str, list[Callable[..., Any]]]
 
 
 class MissingExtra(ImportError):
     """A feature needs a package that an extra of nbext installs."""
-
-
-def openai_base_url(serverless_url: str, endpoint_id: str) -> str:
-    """Where an endpoint's OpenAI-compatible routes are."""
-    return f"{serverless_url.rstrip('/')}/{endpoint_id}/openai/v1"
 
 
 def _package() -> Any:
@@ -50,19 +51,28 @@ class OpenAIPlan:
     options: dict[str, Any]
 
 
-def _settings(config: ClientConfig, url: str, plan: OpenAIPlan) -> dict[str, Any]:
+def _settings(
+    config: ClientConfig, url: str, plan: OpenAIPlan, http: httpx.Client | httpx.AsyncClient
+) -> dict[str, Any]:
+    """The constructor's arguments; an ``http_client`` among the options replaces ours
+    (its requests are then not recorded)."""
     assert config.api_key is not None  # a client is never made without one
     made = {"base_url": url, "api_key": config.api_key.reveal(), "timeout": plan.timeout}
-    return {**made, **plan.options}
+    return {**made, "http_client": http, **plan.options}
 
 
-def sync_openai(config: ClientConfig, url: str, plan: OpenAIPlan) -> openai.OpenAI:
-    """An ``openai.OpenAI`` on ``url``; the plan's options go to its constructor."""
-    made: openai.OpenAI = _package().OpenAI(**_settings(config, url, plan))
+def sync_openai(config: ClientConfig, url: str, plan: OpenAIPlan, hooks: Hooks) -> openai.OpenAI:
+    """An ``openai.OpenAI`` on ``url``, its requests going through ``hooks`` (a recording
+    keeps them as ``http()``'s); the plan's options go to its constructor."""
+    http = httpx.Client(event_hooks=hooks, follow_redirects=True)
+    made: openai.OpenAI = _package().OpenAI(**_settings(config, url, plan, http))
     return made
 
 
-def async_openai(config: ClientConfig, url: str, plan: OpenAIPlan) -> openai.AsyncOpenAI:
-    """An ``openai.AsyncOpenAI`` on ``url``; the plan's options go to its constructor."""
-    made: openai.AsyncOpenAI = _package().AsyncOpenAI(**_settings(config, url, plan))
+def async_openai(
+    config: ClientConfig, url: str, plan: OpenAIPlan, hooks: Hooks
+) -> openai.AsyncOpenAI:
+    """``sync_openai``, as an ``openai.AsyncOpenAI``."""
+    http = httpx.AsyncClient(event_hooks=hooks, follow_redirects=True)
+    made: openai.AsyncOpenAI = _package().AsyncOpenAI(**_settings(config, url, plan, http))
     return made

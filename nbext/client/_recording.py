@@ -72,9 +72,15 @@ class Recording:
         self._add(job_id, sent_at, "job", call.endpoint_id, call.operation, job_input)
 
     def _add(
-        self, job_id: str, sent_at: float, kind: str, endpoint_id: str, call: str, value: Any,
+        self,
+        job_id: str,
+        sent_at: float,
+        kind: str,
+        endpoint_id: str,
+        call: str,
+        value: Any,
         **known: Any,
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         """A call's line, filled in as it is seen; False if it records no more."""
         line = {"kind": kind, "endpoint": endpoint_id, "call": call, "input": value}
         line |= {"jobId": job_id, "timeline": [], "stream": []}
@@ -127,11 +133,20 @@ class Recording:
             inputs = self._batches.get(batch_id, [])
         if index < len(inputs):
             self._add(
-                request.id, 0.0, "job", endpoint_id, "batch", inputs[index], batch=batch_id,
-                workerId=request.worker_id, status=request.status.value, output=request.output,
-                error=request.error, delayTimeMs=request.delay_time,
+                request.id,
+                0.0,
+                "job",
+                endpoint_id,
+                "batch",
+                inputs[index],
+                batch=batch_id,
+                workerId=request.worker_id,
+                status=request.status.value,
+                output=request.output,
+                error=request.error,
+                delayTimeMs=request.delay_time,
                 executionTimeMs=request.execution_time,
-            )  # fmt: skip
+            )
 
     def _state(self, job: dict[str, Any], status: str, now: float) -> None:
         if job["status"] != status:
@@ -197,16 +212,20 @@ class Recording:
             asked,
             workerId=worker,
             status="IN_PROGRESS",
+            timeline=[[round((now() - sent_at) * 1000), "IN_PROGRESS"]],  # its headers came
             httpStatus=response.status_code,
             headers=kept,
         ):
-            response.stream = _Tap(response.stream, self, job_id, now)  # fmt: skip
+            response.stream = _Tap(response.stream, self, job_id, now)
 
     def chunk(self, job_id: str, data: bytes | None, now: float) -> None:
-        """A chunk of an answer's body, read at ``now``; None: the body has ended."""
+        """A chunk of an answer's body, read at ``now``; None: the body has ended, or was
+        closed (the ``openai`` package closes a stream at its ``[DONE]``): it is as read."""
         with self._lock:
             call = self._jobs[job_id]
             at = self._ms(job_id, now)
+            if call["status"] == "COMPLETED":
+                return
             if data is None:
                 call["status"] = "COMPLETED"
                 call["executionTimeMs"] = at
@@ -248,7 +267,9 @@ class _Tap(httpx.SyncByteStream, httpx.AsyncByteStream):
         self._recording.chunk(self._job_id, None, self._now())
 
     def close(self) -> None:
+        self._recording.chunk(self._job_id, None, self._now())
         self._stream.close()
 
     async def aclose(self) -> None:
+        self._recording.chunk(self._job_id, None, self._now())
         await self._stream.aclose()

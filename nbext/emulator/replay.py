@@ -4,14 +4,18 @@ handler answers the recorded jobs, with their chunks and timing (docs/behaviour.
 ``--replay PATH`` on the command line and ``PUT /_emulator/replays`` (``%runpod replay``)
 load one. The handler is an ordinary one (``domain.handlers``), so a replayed job queues,
 runs on a worker, streams, is cancelled and billed as any other; a chat through the
-OpenAI routes is such a job. A recorded load-balancing endpoint runs ``SERVER`` as its
-worker script, which answers the recorded requests, so it is balanced as any other.
+OpenAI routes is such a job; so a chat the ``openai`` package sent there, recorded as
+the request it was (``http``, path ``/openai/v1/...``), is answered as the job the route
+makes of it, with the recorded body's chunks. A recorded load-balancing endpoint runs
+``SERVER`` as its worker script, which answers the recorded requests, so it is
+balanced as any other.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from nbext.models import recording as fmt
 
 from .domain.handlers import current_job
+from .domain.openai_routes import error
 
 SERVER = Path(__file__).with_name("workers") / "replay_server.py"
 
@@ -42,6 +47,7 @@ class Calls:
         for call in calls:
             self._calls.setdefault(call["inputDigest"], []).append(call)
         self._next: dict[str, int] = {}
+        self._turns = threading.Lock()
         self._inputs = [json.dumps(c[0]["input"], sort_keys=True) for c in self._calls.values()]
 
     def answer(self, value: Any) -> dict[str, Any] | None:
@@ -50,8 +56,9 @@ class Calls:
         calls = self._calls.get(digest)
         if calls is None:
             return None
-        turn = self._next.get(digest, 0)
-        self._next[digest] = turn + 1
+        with self._turns:  # the replay server answers from several threads
+            turn = self._next.get(digest, 0)
+            self._next[digest] = turn + 1
         return calls[turn % len(calls)]
 
     def miss(self, value: Any) -> str:
@@ -70,8 +77,14 @@ class Replayer(Calls):
     async def __call__(self, job: dict[str, Any]) -> Any:
         call = self.answer(job["input"])
         if call is None:
-            return {"error": self.miss(job["input"])}
+            missed = self.miss(job["input"])
+            return _once(error(404, missed, "NotFoundError")) if _routed(job) else {"error": missed}
         start = current_job().clock.now()
+        if call["kind"] == "http":  # a route's answer: its body, SSE text if it streamed
+            if call["headers"].get("content-type", "").startswith("text/event-stream"):
+                return self._stream(call, start)
+            await self._until(start, _ms(call["executionTimeMs"]) - started_ms(call))
+            return json.loads(b"".join(fmt.bytes_of(text) for _, text in call["stream"]))
         if call["stream"]:
             return self._stream(call, start)  # a generator: the emulator streams its items
         await self._until(start, _ms(call["executionTimeMs"]))
@@ -83,7 +96,7 @@ class Replayer(Calls):
         started = started_ms(call)
         for at, output in call["stream"]:
             await self._until(start, at - started)
-            yield output
+            yield fmt.bytes_of(output).decode() if call["kind"] == "http" else output
         await self._until(start, _ms(call["executionTimeMs"]))
 
     async def _until(self, start: float, ms: float) -> None:
@@ -94,6 +107,29 @@ class Replayer(Calls):
         left = start + ms / 1000 / self.speed - job.clock.now()
         if left > 0:
             await job.sleep(left)
+
+
+async def _once(answer: Any) -> AsyncIterator[Any]:
+    """``answer`` yielded, as a route's answer (returned, an ``error`` fails the job)."""
+    yield answer
+
+
+def _routed(job: dict[str, Any]) -> bool:
+    return isinstance(job["input"], dict) and "openai_route" in job["input"]
+
+
+def _as_job(call: dict[str, Any]) -> dict[str, Any]:
+    """A request the ``openai`` package sent to a queue endpoint's route, as the job
+    input the route makes of it (the body parsed: its digest is the same however sent)."""
+    asked = call["input"]
+    if call["kind"] != "http" or not asked["path"].startswith("/openai/v1/"):
+        return call
+    body = fmt.bytes_of(asked["body"])
+    job_input = {
+        "openai_route": asked["path"].removeprefix("/openai"),
+        "openai_input": json.loads(body) if body else {},
+    }
+    return call | {"input": job_input, "inputDigest": fmt.digest(job_input)}
 
 
 def _ms(value: Any) -> float:
@@ -123,11 +159,11 @@ def load(
     recording = fmt.read(Path(path))
     by_endpoint: dict[str, list[dict[str, Any]]] = {}
     for call in recording.calls:
-        by_endpoint.setdefault(call["endpoint"], []).append(call)
+        by_endpoint.setdefault(call["endpoint"], []).append(_as_job(call))
     for endpoint_id, calls in by_endpoint.items():
         if endpoint_id in emulator.jobs.endpoints:
             emulator.undeploy(endpoint_id)
-        if calls[0]["kind"] == "http":
+        if calls[0]["kind"] == "http" and "method" in calls[0]["input"]:
             emulator.deploy_worker(
                 SERVER,
                 endpoint_id=endpoint_id,

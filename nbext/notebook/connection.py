@@ -83,9 +83,6 @@ class Service:
         """A private emulator's server (in this kernel; never stopped here)."""
         self.joined = joined
         """The user's local service this kernel joined (``nbext.service``)."""
-        self.replayed: set[str] = set()
-        """The endpoints that answer with a recording (``%runpod replay`` from this kernel):
-        their outputs say ``replay`` where they came from."""
         self._control: httpx.Client | None = None
         self._kwargs = dict(client_kwargs or {})
         self.client = Client(
@@ -130,6 +127,16 @@ class Service:
             error = data.get("error") if isinstance(data, dict) else None
             raise InvalidArgument(str(error or f"HTTP {answer.status_code}"))
         return data
+
+    def replays(self, endpoint_id: str) -> bool:
+        """Whether the endpoint answers with a recording, as the service says: it names
+        such an endpoint ``ID (replay)`` whoever loaded it (``%runpod replay`` from any
+        kernel, ``--replay``), and a redeploy renames it. Asked once per cell or map that
+        submits; the cloud never replays."""
+        if self.mode != "local":
+            return False
+        named = {e["id"]: e["name"] for e in self.control("GET", "/_emulator/endpoints")}
+        return named.get(endpoint_id) == f"{endpoint_id} (replay)"
 
     def async_client(self) -> AsyncClient:
         """The async client of the running loop (made on first use on that loop)."""

@@ -122,6 +122,7 @@ class _Run:
         self.items, self.input_frame = inputs_of(inputs)
         self.conn = connection or current()
         self.service = self.conn.service()
+        self.replayed = self.service.replays(endpoint)
         self.results: dict[int, JobResult | MaybeQueued] = {}
         self.records: list[JobRecord] = []
         self.started = time.monotonic()
@@ -141,7 +142,7 @@ class _Run:
                 self.panel.add(MAYBE_QUEUED)
             return None
         record = JobRecord(result.id, self.endpoint, self.service.mode, "map", result=result)
-        record.replayed = self.endpoint in self.service.replayed
+        record.replayed = self.replayed
         record.input_digest = digest(self.items[index])
         self.records.append(self.conn.registry.add(record))
         if self.panel is not None:
@@ -164,7 +165,7 @@ class _Run:
 
     def provenance(self) -> dict[str, Any]:
         """Where the map's results came from: each job's ``provenance``."""
-        source = "replay" if self.endpoint in self.service.replayed else self.service.mode
+        source = "replay" if self.replayed else self.service.mode
         return provenance(source, self.endpoint, jobs=[r.provenance() for r in self.records])
 
     def stopped(self, how: str, abandoned: Abandoned | None) -> Interrupted:

@@ -220,7 +220,7 @@ def test_replay_on_the_local_service_lists_replays_and_answers_as_recorded(
     )
     nb.run("%runpod record stop")
     nb.run(f"%runpod replay {path} --instant")
-    assert "replaying 1 recorded jobs as endpoints echo" in capsys.readouterr().out
+    assert "replaying 1 recorded calls as endpoints echo" in capsys.readouterr().out
     frame: Any = nb.run("%runpod endpoints -o listed\nlisted")
     assert "echo (replay)" in list(frame["name"])
     assert nb.run("client().endpoint('echo').run_sync({'q': 1}).output") == recorded
@@ -289,3 +289,48 @@ def test_a_batch_and_a_map_of_repeated_inputs_replay_as_recorded(
     nb.run("ys = [{'n': 3}]\n%runpod batch echo ys -o missed -q")
     [error] = nb.shell.user_ns["missed"]["error"].tolist()
     assert 'input {"n": 3} was never recorded; nearest recorded inputs: {"n": ' in error
+
+
+COUNTER = """\
+import runpod
+
+seen = 0
+
+
+def handler(job):
+    global seen
+    seen += 1
+    return {"asked": job["input"]["q"], "answer": seen}
+
+
+runpod.serverless.start({"handler": handler})
+"""
+
+
+def test_identical_inputs_replay_in_recorded_order(tmp_path: Path) -> None:
+    script = tmp_path / "counter.py"
+    script.write_text(COUNTER)
+    path = tmp_path / "same.jsonl"
+    cloud = Standalone.module("--api-key", KEY, "--worker", f"count={script}")
+    try:
+        with settings_client(cloud) as client, client.record(path):
+            recorded = [client.endpoint("count").run_sync({"q": "same"}).output for _ in "abc"]
+    finally:
+        cloud.stop()
+    assert [r["answer"] for r in recorded] == [1, 2, 3]  # one worker, three answers
+    replay = Standalone.module("--replay", str(path), "--api-key", KEY)
+    try:
+        with settings_client(replay) as client:
+            again = [client.endpoint("count").run_sync({"q": "same"}).output for _ in "abcd"]
+    finally:
+        replay.stop()
+    assert again == [*recorded, recorded[0]]  # in recorded order, then round again
+
+
+def settings_client(service: Standalone) -> Client:
+    """nbext's client on ``service``, as a user's script with the key would make it."""
+    return Client(
+        KEY,
+        serverless_url=service.exports["RUNPOD_ENDPOINT_BASE_URL"],
+        base_url=service.exports["RUNPOD_REST_BASE_URL"],
+    )

@@ -33,6 +33,7 @@ from .test_record_replay import CapturedOut
 
 pytestmark = pytest.mark.slow
 GAP_S = 0.2
+FIRST_S = 0.4  # the answer's headers wait: a stand-in for a cold start
 
 LB_SERVER = """
 import json, os, time
@@ -45,6 +46,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/ping":
             self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
             return
+        time.sleep(FIRST_S)
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Set-Cookie", "session=s3cret")
@@ -72,7 +74,7 @@ ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forev
 def cloud(tmp_path: Path) -> Iterator[Standalone]:
     """The stand-in for the cloud: the ``llm`` demo and the load-balancing ``api``."""
     server = tmp_path / "server.py"
-    server.write_text(f"GAP_S = {GAP_S}\n{LB_SERVER}")
+    server.write_text(f"GAP_S = {GAP_S}\nFIRST_S = {FIRST_S}\n{LB_SERVER}")
     service = Standalone.module(
         "--api-key", KEY, "--endpoint", "llm=llm", "--lb-worker", f"api={server}"
     )
@@ -129,8 +131,8 @@ with EmulatorServer(emulator) as server:
     lb = httpx.Client(base_url=server.serverless_url.removesuffix("/v2") + "/lb/api",
                       headers={"Authorization": "Bearer rpa_CLASSROOM"}, timeout=60)
     total = lb.post("/sum", json=SUM).json()
+    sent = time.monotonic()
     with lb.stream("GET", "/words") as r:
-        sent = time.monotonic()
         words = [(time.monotonic() - sent, w.decode()) for w in r.iter_raw()]
         headers = dict(r.headers)
     missed = lb.post("/sum", json={"numbers": [4]})
@@ -203,13 +205,16 @@ def test_chat_and_load_balancing_replay_offline_as_recorded(
     assert got["total"] == {"sum": 6}
     assert [w for _, w in got["words"]] == ["alpha", "beta", "gamma"]
     assert got["headers"]["content-type"] == "text/plain" and "set-cookie" not in got["headers"]
+    assert words["timeline"][0][0] / 1000 >= FIRST_S  # when its headers came
+    recorded_first = words["stream"][0][0] / 1000
+    assert got["words"][0][0] == pytest.approx(recorded_first, abs=0.15)  # cold start kept
     replayed_gaps = [b[0] - a[0] for a, b in itertools.pairwise(got["words"])]
     for replayed, recorded in zip(replayed_gaps, recorded_gaps, strict=True):
         assert replayed == pytest.approx(recorded, abs=0.08)
     status, error = got["missed"]
-    assert status == 404 and "\n" not in error["error"]
-    assert error["error"].startswith("replay of endpoint 'api': input ")
-    assert '"path": "/sum"' in error["error"] and "nearest recorded inputs" in error["error"]
+    assert status == 404 and "\n" not in error["message"]
+    assert error["message"].startswith("replay of endpoint 'api': input ")
+    assert '"path": "/sum"' in error["message"] and "nearest recorded inputs" in error["message"]
 
 
 def test_a_replayed_load_balancing_endpoint_is_listed_and_stops_the_notebook_on_a_miss(

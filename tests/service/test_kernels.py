@@ -23,13 +23,20 @@ from tests.conftest import Folders
 pytestmark = pytest.mark.timeout(240)
 
 
-def run(folder: Path, *cells: str) -> list[str]:
-    """Run ``cells`` in a fresh kernel in ``folder``, then shut it down; each cell's text."""
+def executed(folder: Path, *cells: str) -> nbformat.NotebookNode:
+    """``cells`` run in a fresh kernel in ``folder`` (then shut down), saved and read back."""
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     client = NotebookClient(
         notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
     )
     client.execute()
+    nbformat.write(notebook, folder / "saved.ipynb")
+    return nbformat.read(folder / "saved.ipynb", as_version=4)
+
+
+def run(folder: Path, *cells: str) -> list[str]:
+    """Run ``cells`` in a fresh kernel in ``folder``, then shut it down; each cell's text."""
+    notebook = executed(folder, *cells)
     texts = []
     for cell in notebook.cells:
         parts = [o.get("text", "") for o in cell.outputs]
@@ -84,7 +91,7 @@ def test_a_warm_worker_stays_warm_across_a_kernel_restart(folders: Folders, tmp_
     first = run(
         tmp_path,
         "%load_ext nbext",
-        "import nbext\nnbext.deploy('slow_model.py', idle_timeout=120)",
+        "import nbext\nnbext.deploy('slow_model.py', workers={'idleTimeout': 120})",
         "%%runpod_job slow_model -o out\n{}",
         "print(out['pid'])",
     )
@@ -114,3 +121,33 @@ def test_three_kernels_started_at_once_share_one_service(folders: Folders, tmp_p
     banners = sorted("started now" in out[0] for out in outputs)
     assert banners == [False, False, True], [out[0] for out in outputs]
     assert files.alive(folders.runtime)
+
+
+def sources(notebook: nbformat.NotebookNode) -> list[str | None]:
+    """Each cell's saved ``service`` (provenance), None for a cell without one."""
+    said = [
+        [o.metadata["nbext"]["service"] for o in cell.outputs if "nbext" in o.get("metadata", {})]
+        for cell in notebook.cells
+    ]
+    return [s[0] if s else None for s in said]
+
+
+def test_a_replay_is_said_by_the_service_to_every_kernel_until_a_redeploy(
+    folders: Folders, tmp_path: Path
+) -> None:
+    job = '%%runpod_job echo\n{"as": "recorded"}'
+    first = executed(
+        tmp_path,
+        "%load_ext nbext",
+        "%runpod record class.jsonl",
+        job,
+        "%runpod record stop\n%runpod replay class.jsonl --instant",
+        job,
+        "import nbext\ndef echo(job):\n    return job['input']\nnbext.deploy(echo)",
+        '%%runpod_job echo\n{"as": "redeployed"}',
+        "%runpod replay class.jsonl --instant",
+    )
+    assert sources(first)[2:7] == ["local", None, "replay", None, "local"], sources(first)
+    mapped = "xs = [{'as': 'recorded'}]\n%runpod map echo xs"
+    second = executed(tmp_path, "%load_ext nbext", job, mapped)
+    assert sources(second)[1:] == ["replay", "replay"], sources(second)

@@ -1,11 +1,8 @@
 """The management interface: one resource per area, hung off the clients.
 
 ``Client`` and ``AsyncClient`` inherit ``SyncManagement`` / ``AsyncManagement``, which
-make ``client.templates``, ``client.pods``, ``client.endpoints``,
-``client.network_volumes``, ``client.registry_auths``, ``client.billing``,
-``client.catalog``, ``client.ssh_keys``, ``client.clusters`` and
-``client.registry_delegations`` on first use (no request is made until a method is
-called). Each is handed the client's interface, REST v2 (``rest.V2``).
+make ``client.templates``, ``client.pods``, ... on first use (no request is made until a
+method is called). Each is handed the client's interface, REST v2 (``rest.V2``).
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Generic, Self, TypeVar, overload
 
 from .._twins import Resource
-from .billing import AsyncBilling, Billing
+from .billing import AsyncBilling, Billing, Moment
 from .catalog import AsyncCatalog, Catalog
 from .clusters import AsyncClusters, Clusters
 from .delegations import AsyncRegistryDelegations, RegistryDelegations
@@ -26,6 +23,31 @@ from .ssh_keys import AsyncSshKeys, SshKeys
 from .templates import AsyncTemplates, Templates
 
 R = TypeVar("R", bound=Resource)
+
+__all__ = [
+    "AsyncBilling",
+    "AsyncCatalog",
+    "AsyncClusters",
+    "AsyncEndpoints",
+    "AsyncNetworkVolumes",
+    "AsyncPods",
+    "AsyncRegistryAuths",
+    "AsyncRegistryDelegations",
+    "AsyncSshKeys",
+    "AsyncTemplates",
+    "Billing",
+    "Catalog",
+    "Clusters",
+    "Endpoints",
+    "Moment",
+    "NetworkVolumes",
+    "Pods",
+    "RegistryAuths",
+    "RegistryDelegations",
+    "SshKeys",
+    "Templates",
+]
+"""The resource classes: ``nbext.client`` exports them from here."""
 
 
 class Area(Generic[R]):

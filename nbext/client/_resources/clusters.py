@@ -12,9 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from nbext.models.v2 import Cluster, Pod
+from nbext.models.v2.resources import CLUSTERS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
+from .crud import deleting, getting, listing
 from .rest import V2
 from .wire import body, choice, given, ident, one, refused, whole, wrapped
 
@@ -73,31 +75,12 @@ def create(
     return (yield from api.fetch(ctx, call, one(Cluster)))
 
 
-def list_clusters(ctx: Context, api: V2) -> Flow[list[Cluster]]:
-    """The account's clusters."""
-    call = api.call("GET", ["clusters"], "clusters.list", "clusters")
-    return (yield from api.fetch(ctx, call, wrapped(Cluster, "clusters")))
-
-
-def get(ctx: Context, api: V2, cluster_id: str) -> Flow[Cluster]:
-    """One cluster by id (NotFound if there is none)."""
-    cid, subject = ident(cluster_id, "cluster")
-    call = api.call("GET", ["clusters", cid], "clusters.get", subject)
-    return (yield from api.fetch(ctx, call, one(Cluster)))
-
-
 def update(ctx: Context, api: V2, cluster_id: str, *, name: str) -> Flow[Cluster]:
     """Rename a cluster: its name is all that can change after creation."""
     cid, subject = ident(cluster_id, "cluster")
     data = {"name": _text("clusters.update", "name", name)}
     call = api.call("PATCH", ["clusters", cid], "clusters.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(Cluster)))
-
-
-def delete(ctx: Context, api: V2, cluster_id: str) -> Flow[None]:
-    """Delete a cluster and its pods; its billing stops."""
-    cid, subject = ident(cluster_id, "cluster")
-    yield from api.delete(ctx, api.call("DELETE", ["clusters", cid], "clusters.delete", subject))
 
 
 def pods(ctx: Context, api: V2, cluster_id: str) -> Flow[list[Pod]]:
@@ -107,12 +90,15 @@ def pods(ctx: Context, api: V2, cluster_id: str) -> Flow[list[Pod]]:
     return (yield from api.fetch(ctx, call, wrapped(Pod, "pods")))
 
 
+delete = deleting(ROW, "Its pods go with it, and its billing stops.")
+
+
 class Clusters(Resource):
     """``client.clusters``: create, list, get, update (rename), delete, pods."""
 
     create = blocking(create)
-    list = blocking(list_clusters)
-    get = blocking(get)
+    list = blocking(listing(ROW))
+    get = blocking(getting(ROW))
     update = blocking(update)
     delete = blocking(delete)
     pods = blocking(pods)
@@ -122,8 +108,8 @@ class AsyncClusters(Resource):
     """``client.clusters`` of an ``AsyncClient``: ``Clusters``' methods, awaited."""
 
     create = awaiting(create)
-    list = awaiting(list_clusters)
-    get = awaiting(get)
+    list = awaiting(listing(ROW))
+    get = awaiting(getting(ROW))
     update = awaiting(update)
     delete = awaiting(delete)
     pods = awaiting(pods)

@@ -10,21 +10,16 @@ from __future__ import annotations
 import re
 
 from nbext.models.v2 import EcrDelegation
+from nbext.models.v2.resources import REGISTRY_DELEGATIONS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
+from .crud import deleting, listing
 from .rest import V2
-from .wire import ident, one, refused, wrapped
+from .wire import one, refused
 
 ECR_ARN = re.compile(r"arn:aws[a-z-]*:ecr:[a-z0-9-]+:\d{12}:repository/\S+")
 """An ECR repository ARN (any AWS partition), optionally with ``:TAG``."""
-PATH = ["registries", "delegations"]
-
-
-def list_delegations(ctx: Context, api: V2) -> Flow[list[EcrDelegation]]:
-    """The account's ECR delegations."""
-    call = api.call("GET", PATH, "registry_delegations.list", "registry delegations")
-    return (yield from api.fetch(ctx, call, wrapped(EcrDelegation, "delegations")))
 
 
 def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> Flow[EcrDelegation]:
@@ -40,22 +35,17 @@ def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> 
     if name is not None and not isinstance(name, str):
         raise refused(op, f"name must be a string, got {name!r}")
     wire = {"resource": resource.strip(), **({"name": name} if name is not None else {})}
-    call = api.call("POST", PATH, op, "a new registry delegation", body=wire)
+    call = api.call("POST", [ROW.segment], op, "a new registry delegation", body=wire)
     return (yield from api.fetch(ctx, call, one(EcrDelegation)))
 
 
-def delete(ctx: Context, api: V2, delegation_id: str) -> Flow[None]:
-    """Revoke a delegation (NotFound if there is none)."""
-    did, _ = ident(delegation_id, "delegation")
-    subject = f"registry delegation {delegation_id!r}"
-    call = api.call("DELETE", [*PATH, did], "registry_delegations.delete", subject)
-    yield from api.delete(ctx, call)
+delete = deleting(ROW, "The service can no longer pull from its repository.")
 
 
 class RegistryDelegations(Resource):
     """``client.registry_delegations``: list, create, delete ECR delegations."""
 
-    list = blocking(list_delegations)
+    list = blocking(listing(ROW))
     create = blocking(create)
     delete = blocking(delete)
 
@@ -63,6 +53,6 @@ class RegistryDelegations(Resource):
 class AsyncRegistryDelegations(Resource):
     """``client.registry_delegations`` of an ``AsyncClient``: the same methods, awaited."""
 
-    list = awaiting(list_delegations)
+    list = awaiting(listing(ROW))
     create = awaiting(create)
     delete = awaiting(delete)

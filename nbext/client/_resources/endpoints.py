@@ -15,13 +15,15 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from nbext.models.v2 import CpuConfig, Endpoint, EndpointGpu, EndpointWorkers, Scaling
+from nbext.models.v2.resources import ENDPOINTS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
+from .crud import deleting, listing
 from .logs import as_line, follow_worker_logs, worker_logs
 from .rest import V2
 from .serverless_workers import releases, workers
-from .wire import NOT_GIVEN, NotGiven, body, given, ident, one, wrapped
+from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
 
 EndpointType = Literal["QUEUE", "LOAD_BALANCER"]
 FlashBoot = Literal["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"]
@@ -78,12 +80,6 @@ def create(
     return (yield from api.fetch(ctx, call, one(Endpoint)))
 
 
-def list_endpoints(ctx: Context, api: V2) -> Flow[list[Endpoint]]:
-    """The account's endpoints."""
-    call = api.call("GET", ["serverless"], "endpoints.list", "endpoints")
-    return (yield from api.fetch(ctx, call, wrapped(Endpoint, "endpoints")))
-
-
 def get(ctx: Context, api: V2, endpoint_id: str) -> Flow[Endpoint]:
     """One endpoint by id (NotFound if there is none, naming the endpoint: its
     ``endpoint_id`` lets a caller say which ones there are)."""
@@ -127,10 +123,7 @@ def update(
     return (yield from api.fetch(ctx, call, one(Endpoint)))
 
 
-def delete(ctx: Context, api: V2, endpoint_id: str) -> Flow[None]:
-    """Delete an endpoint; its job address stops serving."""
-    eid, subject = ident(endpoint_id, "endpoint")
-    yield from api.delete(ctx, api.call("DELETE", ["serverless", eid], "endpoints.delete", subject))
+delete = deleting(ROW, "Its job address stops serving.")
 
 
 class Endpoints(Resource):
@@ -138,7 +131,7 @@ class Endpoints(Resource):
     workers, releases and workers' logs."""
 
     create = blocking(create)
-    list = blocking(list_endpoints)
+    list = blocking(listing(ROW))
     get = blocking(get)
     update = blocking(update)
     delete = blocking(delete)
@@ -152,7 +145,7 @@ class AsyncEndpoints(Resource):
     """``client.endpoints`` of an ``AsyncClient``: ``Endpoints``' methods, awaited."""
 
     create = awaiting(create)
-    list = awaiting(list_endpoints)
+    list = awaiting(listing(ROW))
     get = awaiting(get)
     update = awaiting(update)
     delete = awaiting(delete)

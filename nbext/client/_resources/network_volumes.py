@@ -10,13 +10,15 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from nbext.models.v2 import NetworkVolume
+from nbext.models.v2.resources import NETWORK_VOLUMES as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
+from .crud import deleting, getting, listing
 from .rest import V2
-from .wire import NOT_GIVEN, NotGiven, body, given, ident, one, wrapped
+from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
 
-PATH = "network-volumes"
+PATH = ROW.segment
 VolumeType = Literal["STANDARD", "HIGH_PERFORMANCE"]
 
 
@@ -39,19 +41,6 @@ def create(
     return (yield from api.fetch(ctx, call, one(NetworkVolume)))
 
 
-def list_volumes(ctx: Context, api: V2) -> Flow[list[NetworkVolume]]:
-    """The account's network volumes."""
-    call = api.call("GET", [PATH], "network_volumes.list", "network volumes")
-    return (yield from api.fetch(ctx, call, wrapped(NetworkVolume, "networkVolumes")))
-
-
-def get(ctx: Context, api: V2, network_volume_id: str) -> Flow[NetworkVolume]:
-    """One network volume by id (NotFound if there is none)."""
-    vid, subject = ident(network_volume_id, "network volume")
-    call = api.call("GET", [PATH, vid], "network_volumes.get", subject)
-    return (yield from api.fetch(ctx, call, one(NetworkVolume)))
-
-
 def update(
     ctx: Context,
     api: V2,
@@ -69,18 +58,15 @@ def update(
     return (yield from api.fetch(ctx, call, one(NetworkVolume)))
 
 
-def delete(ctx: Context, api: V2, network_volume_id: str) -> Flow[None]:
-    """Delete a network volume and its data."""
-    vid, subject = ident(network_volume_id, "network volume")
-    yield from api.delete(ctx, api.call("DELETE", [PATH, vid], "network_volumes.delete", subject))
+delete = deleting(ROW, "Its data goes with it.")
 
 
 class NetworkVolumes(Resource):
     """``client.network_volumes``: create, list, get, update, delete."""
 
     create = blocking(create)
-    list = blocking(list_volumes)
-    get = blocking(get)
+    list = blocking(listing(ROW))
+    get = blocking(getting(ROW))
     update = blocking(update)
     delete = blocking(delete)
 
@@ -89,7 +75,7 @@ class AsyncNetworkVolumes(Resource):
     """``client.network_volumes`` of an ``AsyncClient``: ``NetworkVolumes``' methods, awaited."""
 
     create = awaiting(create)
-    list = awaiting(list_volumes)
-    get = awaiting(get)
+    list = awaiting(listing(ROW))
+    get = awaiting(getting(ROW))
     update = awaiting(update)
     delete = awaiting(delete)

@@ -16,9 +16,11 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from nbext.models.v2 import CpuConfig, GpuConfig, Mounts, Pod
+from nbext.models.v2.resources import PODS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
+from .crud import deleting, getting
 from .logs import as_line, follow_pod_logs, pod_logs
 from .rest import V2
 from .wire import NOT_GIVEN, NotGiven, body, given, ident, maybe, one, wrapped
@@ -70,13 +72,6 @@ def list_pods(ctx: Context, api: V2, *, include_cluster_pods: bool = False) -> F
     return (yield from api.fetch(ctx, call, wrapped(Pod, "pods")))
 
 
-def get(ctx: Context, api: V2, pod_id: str) -> Flow[Pod]:
-    """One pod by id (NotFound if there is none)."""
-    pid, subject = ident(pod_id, "pod")
-    call = api.call("GET", ["pods", pid], "pods.get", subject)
-    return (yield from api.fetch(ctx, call, one(Pod)))
-
-
 def update(
     ctx: Context,
     api: V2,
@@ -106,12 +101,6 @@ def update(
     data = body("pods.update", fields, extra_body, NESTED)
     call = api.call("PATCH", ["pods", pid], "pods.update", subject, body=data)
     return (yield from api.fetch(ctx, call, one(Pod)))
-
-
-def delete(ctx: Context, api: V2, pod_id: str) -> Flow[None]:
-    """Terminate a pod for good; it is gone (NotFound) afterwards."""
-    pid, subject = ident(pod_id, "pod")
-    yield from api.delete(ctx, api.call("DELETE", ["pods", pid], "pods.delete", subject))
 
 
 def _action(ctx: Context, api: V2, pod_id: str, action: str) -> Flow[Pod | None]:
@@ -144,12 +133,15 @@ def restart(ctx: Context, api: V2, pod_id: str) -> Flow[Pod | None]:
     return (yield from _action(ctx, api, pod_id, "restart"))
 
 
+delete = deleting(ROW, "It is terminated for good.")
+
+
 class Pods(Resource):
     """``client.pods``: create, list, get, update, delete, start, stop, restart, logs."""
 
     create = blocking(create)
     list = blocking(list_pods)
-    get = blocking(get)
+    get = blocking(getting(ROW))
     update = blocking(update)
     delete = blocking(delete)
     start = blocking(start)
@@ -164,7 +156,7 @@ class AsyncPods(Resource):
 
     create = awaiting(create)
     list = awaiting(list_pods)
-    get = awaiting(get)
+    get = awaiting(getting(ROW))
     update = awaiting(update)
     delete = awaiting(delete)
     start = awaiting(start)

@@ -11,13 +11,13 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from nbext.models.v2 import Registry
+from nbext.models.v2.resources import REGISTRY_AUTHS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
+from .crud import deleting, getting, listing
 from .rest import V2
-from .wire import ident, one, refused, wrapped
-
-PATH = "registries"
+from .wire import one, refused
 
 
 def create(
@@ -32,42 +32,26 @@ def create(
             shown = "" if field == "password" else f", got {value!r}"
             raise refused(op, f"{field} must be a non-empty string{shown}")
     data = {"name": name, "username": username, "password": secret}
-    call = api.call("POST", [PATH], op, "a new container registry auth", body=data)
+    call = api.call("POST", [ROW.segment], op, "a new container registry auth", body=data)
     return (yield from api.fetch(ctx, call, one(Registry)))
 
 
-def list_auths(ctx: Context, api: V2) -> Flow[list[Registry]]:
-    """The account's registry auths (ids and names, never credentials)."""
-    call = api.call("GET", [PATH], "registry_auths.list", "container registry auths")
-    return (yield from api.fetch(ctx, call, wrapped(Registry, "registries")))
-
-
-def get(ctx: Context, api: V2, auth_id: str) -> Flow[Registry]:
-    """One registry auth by id (NotFound if there is none)."""
-    aid, subject = ident(auth_id, "container registry auth")
-    call = api.call("GET", [PATH, aid], "registry_auths.get", subject)
-    return (yield from api.fetch(ctx, call, one(Registry)))
-
-
-def delete(ctx: Context, api: V2, auth_id: str) -> Flow[None]:
-    """Delete a registry auth."""
-    aid, subject = ident(auth_id, "container registry auth")
-    yield from api.delete(ctx, api.call("DELETE", [PATH, aid], "registry_auths.delete", subject))
+list_all = listing(ROW, "Ids and names, never the credentials.")
 
 
 class RegistryAuths(Resource):
     """``client.registry_auths``: create, list, get, delete container registry auths."""
 
     create = blocking(create)
-    list = blocking(list_auths)
-    get = blocking(get)
-    delete = blocking(delete)
+    list = blocking(list_all)
+    get = blocking(getting(ROW))
+    delete = blocking(deleting(ROW))
 
 
 class AsyncRegistryAuths(Resource):
     """``client.registry_auths`` of an ``AsyncClient``: ``RegistryAuths``' methods, awaited."""
 
     create = awaiting(create)
-    list = awaiting(list_auths)
-    get = awaiting(get)
-    delete = awaiting(delete)
+    list = awaiting(list_all)
+    get = awaiting(getting(ROW))
+    delete = awaiting(deleting(ROW))

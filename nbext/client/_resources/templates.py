@@ -12,11 +12,13 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from nbext.models.v2 import Mounts, Template
+from nbext.models.v2.resources import TEMPLATES as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
+from .crud import deleting, getting, listing
 from .rest import V2
-from .wire import NOT_GIVEN, NotGiven, body, given, ident, one, wrapped
+from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
 
 Category = Literal["NVIDIA", "AMD", "CPU"]
 NESTED: dict[str, type[BaseModel]] = {"mounts": Mounts}
@@ -54,20 +56,6 @@ def create(
     return (yield from api.fetch(ctx, call, one(Template)))
 
 
-def list_templates(ctx: Context, api: V2) -> Flow[list[Template]]:
-    """The account's templates, those of its endpoints included (the service's public
-    ones are ``client.catalog.templates()``)."""
-    call = api.call("GET", ["templates"], "templates.list", "templates")
-    return (yield from api.fetch(ctx, call, wrapped(Template, "templates")))
-
-
-def get(ctx: Context, api: V2, template_id: str) -> Flow[Template]:
-    """One template by id (NotFound if there is none)."""
-    tid, subject = ident(template_id, "template")
-    call = api.call("GET", ["templates", tid], "templates.get", subject)
-    return (yield from api.fetch(ctx, call, one(Template)))
-
-
 def update(
     ctx: Context,
     api: V2,
@@ -100,27 +88,26 @@ def update(
     return (yield from api.fetch(ctx, call, one(Template)))
 
 
-def delete(ctx: Context, api: V2, template_id: str) -> Flow[None]:
-    """Delete a template (NotFound if there is none)."""
-    tid, subject = ident(template_id, "template")
-    yield from api.delete(ctx, api.call("DELETE", ["templates", tid], "templates.delete", subject))
+list_all = listing(
+    ROW, "Endpoints' ones included (the service's are ``client.catalog.templates()``)."
+)
 
 
 class Templates(Resource):
     """``client.templates``: create, list, get, update, delete."""
 
     create = blocking(create)
-    list = blocking(list_templates)
-    get = blocking(get)
+    list = blocking(list_all)
+    get = blocking(getting(ROW))
     update = blocking(update)
-    delete = blocking(delete)
+    delete = blocking(deleting(ROW))
 
 
 class AsyncTemplates(Resource):
     """``client.templates`` of an ``AsyncClient``: ``Templates``' methods, awaited."""
 
     create = awaiting(create)
-    list = awaiting(list_templates)
-    get = awaiting(get)
+    list = awaiting(list_all)
+    get = awaiting(getting(ROW))
     update = awaiting(update)
-    delete = awaiting(delete)
+    delete = awaiting(deleting(ROW))

@@ -16,12 +16,12 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from nbext.emulator.replay import Calls, started_ms
+from nbext.emulator.replay import Calls
 from nbext.models import recording as fmt
 
 path, endpoint_id, speed = sys.argv[1], sys.argv[2], float(sys.argv[3])
-calls = Calls(endpoint_id, [c for c in fmt.read(Path(path)).calls if c["endpoint"] == endpoint_id],
-              speed or None)  # fmt: skip
+recorded = [c for c in fmt.read(Path(path)).calls if c["endpoint"] == endpoint_id]
+calls = Calls(endpoint_id, recorded, speed or None)
 health_path = os.environ.get("HEALTH_CHECK_PATH") or "/ping"
 
 
@@ -35,20 +35,26 @@ class Handler(BaseHTTPRequestHandler):
         asked = {"method": self.command, "path": self.path, "body": fmt.text_of(body)}
         call = calls.answer(asked)
         if call is None:
-            return self.whole(404, json.dumps({"error": calls.miss(asked)}).encode())
+            return self.whole(404, json.dumps({"message": calls.miss(asked)}).encode())
+        start = time.monotonic()
+        headers_at = call["timeline"][0][0] if call["timeline"] else 0
+        self.wait(start, headers_at)  # the queue and cold start the recorded request saw
         self.send_response(call["httpStatus"])
         for name, value in call["headers"].items():
             self.send_header(name, value)
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        start, first = time.monotonic(), started_ms(call)
         for at, text in call["stream"]:
-            if calls.speed is not None:  # the gaps as recorded, from the first byte on
-                time.sleep(max(0.0, start + (at - first) / 1000 / calls.speed - time.monotonic()))
+            self.wait(start, at)
             data = fmt.bytes_of(text)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
+
+    def wait(self, start: float, at_ms: float) -> None:
+        """Until ``at_ms`` after the request came, as recorded (scaled by the speed)."""
+        if calls.speed is not None:
+            time.sleep(max(0.0, start + at_ms / 1000 / calls.speed - time.monotonic()))
 
     def whole(self, status: int, data: bytes) -> None:
         self.send_response(status)

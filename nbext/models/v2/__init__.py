@@ -9,6 +9,7 @@ from .paths import MANAGEMENT_SEGMENTS, is_management_path, reserved_endpoint_id
 from .queries import BillingQuery
 from .resources import (
     LIST_KEYS,
+    RESOURCES,
     BillingRecord,
     Cluster,
     CpuConfig,
@@ -28,6 +29,7 @@ from .resources import (
     Registry,
     Release,
     RequestUrls,
+    Rest,
     Scaling,
     Template,
     Worker,
@@ -38,6 +40,7 @@ __all__ = [
     "LIST_KEYS",
     "MANAGEMENT_SEGMENTS",
     "POD_ACTIONS_BY_STATUS",
+    "RESOURCES",
     "BillingQuery",
     "BillingRecord",
     "Cluster",
@@ -60,6 +63,7 @@ __all__ = [
     "Registry",
     "Release",
     "RequestUrls",
+    "Rest",
     "Scaling",
     "Template",
     "Worker",

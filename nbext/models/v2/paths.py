@@ -8,19 +8,11 @@ its id: ``/v2/pods/run`` would otherwise be both a pod and a job submission.
 
 from __future__ import annotations
 
+from .resources import RESOURCES
+
 MANAGEMENT_SEGMENTS = frozenset(
-    {
-        "account",
-        "billing",
-        "catalog",
-        "clusters",
-        "network-volumes",
-        "openapi.json",
-        "pods",
-        "registries",
-        "serverless",
-        "templates",
-    }
+    {row.segment.split("/")[0] for row in RESOURCES}
+    | {"account", "billing", "catalog", "openapi.json"}
 )
 """First path segments under ``/v2`` that name management resources."""
 

@@ -3,35 +3,22 @@
 One model per response schema a client reads; like v1's, each keeps fields it does not
 know (``extra="allow"``), accepts wire or Python names, and marks optional what the
 service may leave out. Lists come wrapped by resource name: ``LIST_KEYS`` says by which.
+
+``RESOURCES`` is the table of the management resources: one row each (its path, list
+key, model, ...), from which the client's ``list``/``get``/``delete``, the emulator's
+routes and the notebook's listings are made (docs/architecture.md).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from pydantic import Field
 
 from .._base import WireModel
 from .._fields import WireDatetime
 from .states import PodAction, PodStatus
-
-LIST_KEYS = {
-    "templates": "templates",
-    "pods": "pods",
-    "serverless": "endpoints",
-    "network-volumes": "networkVolumes",
-    "registries": "registries",
-    "registries/delegations": "delegations",
-    "clusters": "clusters",
-    "catalog/gpus": "gpus",
-    "catalog/cpus": "cpus",
-    "catalog/datacenters": "dataCenters",
-    "catalog/templates": "templates",
-    "serverless/{id}/workers": "workers",
-    "serverless/{id}/releases": "releases",
-    "clusters/{id}/pods": "pods",
-}
-"""Path under ``/v2`` -> the key its list answer wraps the records in."""
 
 
 class Problem(WireModel):
@@ -310,3 +297,78 @@ class LogEvent(WireModel):
     source: str
     line: str
     cursor: str | None = None
+
+
+M = TypeVar("M", bound=WireModel)
+
+CRUD = frozenset({"list", "get", "create", "update", "delete"})
+
+
+@dataclass(frozen=True)
+class Rest(Generic[M]):
+    """One management resource of REST v2: a row of ``RESOURCES``."""
+
+    segment: str
+    """Its path under ``/v2``: ``network-volumes``; a record's is ``network-volumes/ID``."""
+    list_key: str
+    """The key its list answer wraps the records in: ``networkVolumes``."""
+    model: type[M]
+    attribute: str
+    """Its name on a client (``client.network_volumes``) and in operation names."""
+    what: str
+    """A record as messages name it: ``network volume 'abc'``."""
+    operations: frozenset[str] = CRUD
+    """Which of ``CRUD`` REST v2 offers on it (more may be the resource's own)."""
+
+    @property
+    def id_name(self) -> str:
+        """The id's name in the client's methods: ``network_volume_id``."""
+        return self.what.replace(" ", "_") + "_id"
+
+
+TEMPLATES = Rest("templates", "templates", Template, "templates", "template")
+PODS = Rest("pods", "pods", Pod, "pods", "pod")
+ENDPOINTS = Rest("serverless", "endpoints", Endpoint, "endpoints", "endpoint")
+NETWORK_VOLUMES = Rest(
+    "network-volumes", "networkVolumes", NetworkVolume, "network_volumes", "network volume"
+)
+REGISTRY_DELEGATIONS = Rest(
+    "registries/delegations",
+    "delegations",
+    EcrDelegation,
+    "registry_delegations",
+    "registry delegation",
+    frozenset({"list", "create", "delete"}),
+)
+REGISTRY_AUTHS = Rest(
+    "registries",
+    "registries",
+    Registry,
+    "registry_auths",
+    "container registry auth",
+    CRUD - {"update"},
+)
+CLUSTERS = Rest("clusters", "clusters", Cluster, "clusters", "cluster")
+
+RESOURCES: tuple[Rest[Any], ...] = (
+    TEMPLATES,
+    PODS,
+    ENDPOINTS,
+    NETWORK_VOLUMES,
+    REGISTRY_DELEGATIONS,
+    REGISTRY_AUTHS,
+    CLUSTERS,
+)
+"""Every management resource with records of its own, one row each (delegations before
+registries: their path is under theirs)."""
+
+LIST_KEYS = {row.segment: row.list_key for row in RESOURCES} | {
+    "catalog/gpus": "gpus",
+    "catalog/cpus": "cpus",
+    "catalog/datacenters": "dataCenters",
+    "catalog/templates": "templates",
+    "serverless/{id}/workers": "workers",
+    "serverless/{id}/releases": "releases",
+    "clusters/{id}/pods": "pods",
+}
+"""Path under ``/v2`` -> the key its list answer wraps the records in."""

@@ -190,6 +190,16 @@ REGISTRY_AUTHS = ListingSpec(
     sort=("name", True),
 )
 
+MANAGEMENT: dict[str, tuple[ListingSpec, str]] = {
+    "templates": (TEMPLATES, "the account's templates, endpoints' ones included"),
+    "pods": (PODS, "the account's pods"),
+    "endpoints": (ENDPOINTS, "the account's serverless endpoints"),
+    "network_volumes": (VOLUMES, "the account's network volumes"),
+    "registry_auths": (REGISTRY_AUTHS, "container registry credentials"),
+}
+"""A management resource's client attribute (``client.network_volumes``) -> its listing's
+spec and summary: ``%runpod <spec name>`` lists it (``magics/listings.py``)."""
+
 
 def billing(kind: str, *ids: str) -> ListingSpec:
     """A bill: one row per bucket (and pod or endpoint, ``ids``), the amounts by category

@@ -200,7 +200,7 @@ def _start(magics: Magics, args: argparse.Namespace, cell: str, *, awaits: bool 
     with deferred_interrupts(deliver=False) as held, usage_errors(f"endpoint {args.endpoint!r}"):
         job = endpoint.run(job_input)
     record = JobRecord(job.id, args.endpoint, service.mode, "chat")
-    record.replayed, record.input_digest = args.endpoint in service.replayed, digest(job_input)
+    record.replayed, record.input_digest = service.replays(args.endpoint), digest(job_input)
     hint = CANCEL_HINT if awaits else STOP_HINT
     view = ChatView(args.endpoint, conversation.model, text, job_id=job.id, hint=hint)
     answer = _Answer(magics, view, started, cancel_button=awaits, record=record)
@@ -273,7 +273,7 @@ def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: htt
     view = ChatView(args.endpoint, conversation.model, text, hint=STOP_HINT.split(" and ")[0])
     service = magics.connection.service()
     record = RequestRecord(args.endpoint, service.mode, "POST", CHAT_ROUTE)
-    record.replayed, record.input_digest = args.endpoint in service.replayed, digest(body)
+    record.replayed, record.input_digest = service.replays(args.endpoint), digest(body)
     answer = _Answer(magics, view, time.monotonic(), record=record)
     store(magics, output_name, None)
     try:

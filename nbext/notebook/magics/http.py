@@ -214,7 +214,7 @@ def run_http(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     watch = _Watch(endpoint, panel, lock)
     watch.start()
     record = RequestRecord(args.endpoint, service.mode, request["method"], args.path)
-    record.replayed = args.endpoint in service.replayed
+    record.replayed = service.replays(args.endpoint)
     record.input_digest = body_digest(request["content"])
     panel.provenance = record.provenance
     value = None

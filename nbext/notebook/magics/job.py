@@ -233,7 +233,7 @@ def _recorded(
 ) -> JobRecord:
     """The job in the kernel's registry, with the policy the magic submitted it with."""
     record = JobRecord(job_id, endpoint_id, service.mode, via, result=result)
-    record.replayed, record.input_digest = endpoint_id in service.replayed, digest(job_input)
+    record.replayed, record.input_digest = service.replays(endpoint_id), digest(job_input)
     record.execution_timeout, record.ttl = args.execution_timeout, args.ttl
     return magics.connection.registry.add(record)
 

@@ -1,8 +1,8 @@
 """``%runpod templates | pods | endpoints | volumes | registry-auths`` and ``billing``.
 
 Each listing is the client's management call plus a column spec (``display.specs``):
-REST v2's records, with its names. The subcommands are made from a table, so a new
-resource is one row here.
+REST v2's records, with its names. The subcommands are made from ``specs.MANAGEMENT``,
+so a new resource's listing is one entry there.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from IPython.core.error import UsageError
 from nbext.client import NbextError
 
 from ..display import ListingSpec, to_frame
-from ..display.specs import BILLING, ENDPOINTS, PODS, REGISTRY_AUTHS, TEMPLATES, VOLUMES
+from ..display.specs import BILLING, MANAGEMENT
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics, check_name, store_and_show, usage_errors
@@ -26,16 +26,6 @@ if TYPE_CHECKING:
     import argparse
 
     import pandas as pd
-
-
-LISTINGS: tuple[tuple[str, str, ListingSpec, str], ...] = (
-    ("templates", "templates", TEMPLATES, "the account's templates, endpoints' ones included"),
-    ("pods", "pods", PODS, "the account's pods"),
-    ("endpoints", "endpoints", ENDPOINTS, "the account's serverless endpoints"),
-    ("volumes", "network_volumes", VOLUMES, "the account's network volumes"),
-    ("registry-auths", "registry_auths", REGISTRY_AUTHS, "container registry credentials"),
-)
-"""(subcommand, client attribute, column spec, summary)."""
 
 
 def management(magics: Magics, attribute: str, command: str) -> Any:
@@ -53,7 +43,9 @@ def columns_shown(spec: ListingSpec, args: argparse.Namespace) -> list[str] | No
     return None if args.all else spec.default_columns
 
 
-def _listing(command: str, attribute: str, spec: ListingSpec, summary: str) -> None:
+def _listing(attribute: str, spec: ListingSpec, summary: str) -> None:
+    command = spec.kind
+
     def handler(magics: Magics, args: argparse.Namespace) -> None:
         name = check_name(args.output)
         resource = management(magics, attribute, command)
@@ -71,8 +63,8 @@ def _listing(command: str, attribute: str, spec: ListingSpec, summary: str) -> N
     subcommand(command, f"{summary} (a DataFrame)")(decorated)
 
 
-for _row in LISTINGS:
-    _listing(*_row)
+for _attribute, (_spec, _summary) in MANAGEMENT.items():
+    _listing(_attribute, _spec, _summary)
 
 BILLING_KINDS = ("pods", "serverless", "summary", "volumes")
 """``%runpod billing KIND``: the method of ``client.billing`` (``network_volumes`` for

@@ -42,7 +42,7 @@ def record(magics: Magics, args: argparse.Namespace) -> None:
         RECORDING.append(service.client.record(args.path))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(f"recording this kernel's jobs on the {service.mode} service to {RECORDING[0].path}")
+    print(f"recording this kernel's calls to the {service.mode} service in {RECORDING[0].path}")
 
 
 @subcommand("replay", "make the local service answer with a recording's outputs and timings")
@@ -66,6 +66,5 @@ def replay(magics: Magics, args: argparse.Namespace) -> None:
     with usage_errors("replay"):
         service = magics.connection.local("replaying a recording needs")
         answer = service.control("PUT", "/_emulator/replays", body)
-    service.replayed.update(answer["endpoints"])
     endpoints = ", ".join(answer["endpoints"])
-    print(f"replaying {answer['jobs']} recorded jobs as endpoints {endpoints}")
+    print(f"replaying {answer['jobs']} recorded calls as endpoints {endpoints}")

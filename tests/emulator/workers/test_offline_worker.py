@@ -27,7 +27,7 @@ PROGRAM = textwrap.dedent(
 
     emulator = Emulator(api_key=KEY, rate_limit=False, demo_images=False)
     with EmulatorServer(emulator) as server:
-        endpoint = emulator.deploy_worker(SCRIPT, workers_max=1, env=ENV)
+        endpoint = emulator.deploy_worker(SCRIPT, workers={"max": 1}, env=ENV)
         answer = httpx.post(
             f"{server.serverless_url}/{endpoint}/runsync",
             params={"wait": WAIT_MS},

@@ -172,7 +172,7 @@ import sys, time
 from nbext.emulator import Emulator, EmulatorServer
 emulator = Emulator(api_key="k")
 EmulatorServer(emulator).start()
-emulator.deploy_worker({str(SCRIPTS / "plain_worker.py")!r}, workers_min=1)
+emulator.deploy_worker({str(SCRIPTS / "plain_worker.py")!r}, workers={{"min": 1}})
 while not emulator._supervisor.pids():
     time.sleep(0.01)
 print(emulator._supervisor.pids()[0], flush=True)

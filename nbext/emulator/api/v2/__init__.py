@@ -2,7 +2,8 @@
 
 Routers only parse (against the reference's schemas, ``contract.py``), call the domain
 (``m.pods``, ``m.templates``, ``m.endpoints``, ``m.volumes``, ...: the rules) and
-serialise. A
+serialise. A resource's list, get, create, update and delete are routed alike, from its
+row of ``nbext.models.v2.RESOURCES`` (``records.py``); its own module routes the rest. A
 path under ``/v2`` is management's when its first segment is one of
 ``MANAGEMENT_SEGMENTS`` (pods, templates, serverless, ...); every other ``/v2`` path is
 the job interface's (``api/jobs.py``, whose ``endpoint_id`` never matches those). Errors on
@@ -14,17 +15,17 @@ from __future__ import annotations
 from fastapi import Depends, FastAPI
 from fastapi.responses import Response
 
+from nbext.models.v2.resources import ENDPOINTS, PODS, RESOURCES
+
 from ..http import reference_bytes
-from . import account, billing, catalog, clusters, pods, serverless, storage, templates
+from . import account, billing, catalog, clusters, pods, records, serverless
 from .common import checked_query
 
 AREAS = (  # the most asked first (``create_app`` says why)
     serverless.router,
     catalog.router,
-    templates.router,
     pods.router,
-    storage.volumes,
-    storage.registries,
+    *(records.router(row) for row in RESOURCES if row not in (PODS, ENDPOINTS)),  # own routers
     billing.router,
     account.router,
     clusters.router,

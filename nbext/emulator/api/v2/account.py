@@ -17,5 +17,5 @@ async def get_ssh_keys(m: Managed) -> Response:
 
 @router.put("/ssh-keys")
 async def put_ssh_keys(request: Request, m: Managed) -> Response:
-    data = await body(request, "UpdateSshKeysRequest")
+    data = await body(request)
     return ok({"keys": m.ssh_keys.replace(data["keys"])})

@@ -13,7 +13,7 @@ from ...domain.errors import InvalidInput
 from ..http import Managed as Managed
 from ..http import json_response, parse_json, read_body
 from ..http import no_content as no_content
-from .contract import check_body, check_query, operation_at
+from .contract import check_body, check_query, operation_at, request_schema
 
 ok = json_response
 BODY_LIMIT = 1024 * 1024
@@ -30,8 +30,9 @@ async def checked_query(request: Request, _: Managed) -> dict[str, Any]:
 Checked = Annotated[dict[str, Any], Depends(checked_query)]
 
 
-async def body(request: Request, schema: str) -> dict[str, Any]:
-    """The JSON body, checked against the reference's ``schema``."""
+async def body(request: Request) -> dict[str, Any]:
+    """The JSON body, checked against the schema the reference gives the route's operation."""
+    schema = request_schema(operation_at(request.method, request.scope["route"].path_format))
     raw = await read_body(request, BODY_LIMIT)
     if not raw.strip():
         raise InvalidInput(f"request body is empty; send a JSON object ({schema})")

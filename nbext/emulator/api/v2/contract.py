@@ -62,6 +62,13 @@ def operation_at(method: str, path: str) -> str:
     return ids[method, PARAMETER.sub("{}", path)]
 
 
+def request_schema(operation_id: str) -> str:
+    """The name of the schema an operation's JSON body follows (``CreatePodRequest``)."""
+    content = operations()[operation_id][2]["requestBody"]["content"]
+    ref: str = content["application/json"]["schema"]["$ref"]
+    return ref.rsplit("/", 1)[-1]
+
+
 def _resolve(node: dict[str, Any]) -> dict[str, Any]:
     while "$ref" in node:
         target: Any = reference()

@@ -25,7 +25,7 @@ async def list_pods(m: Managed, query: Checked) -> Response:
 
 @router.post("")
 async def create_pod(request: Request, m: Managed) -> Response:
-    return ok(m.pods.view(m.pods.create(await body(request, "CreatePodRequest"))), 201)
+    return ok(m.pods.view(m.pods.create(await body(request))), 201)
 
 
 @router.get("/{pod_id}")
@@ -36,7 +36,7 @@ async def get_pod(pod_id: str, m: Managed) -> Response:
 @router.patch("/{pod_id}")
 async def update_pod(pod_id: str, request: Request, m: Managed) -> Response:
     m.pods.changeable(pod_id)  # 409 or 404 before the body is read
-    return ok(m.pods.view(m.pods.update(pod_id, await body(request, "UpdatePodRequest"))))
+    return ok(m.pods.view(m.pods.update(pod_id, await body(request))))
 
 
 @router.delete("/{pod_id}")
@@ -49,7 +49,7 @@ async def delete_pod(pod_id: str, m: Managed) -> Response:
 @router.post("/{pod_id}/action")
 async def pod_action(pod_id: str, request: Request, m: Managed) -> Response:
     m.pods.changeable(pod_id)
-    action = PodAction((await body(request, "PodActionRequest"))["action"])
+    action = PodAction((await body(request))["action"])
     done = m.pods.act(pod_id, action)
     return no_content() if done is None else ok(m.pods.view(done))
 

@@ -26,7 +26,7 @@ async def list_endpoints(request: Request, m: Managed) -> Response:
 
 @router.post("")
 async def create_endpoint(request: Request, m: Managed) -> Response:
-    made = m.endpoints.create(await body(request, "CreateEndpointRequest"))
+    made = m.endpoints.create(await body(request))
     if made.type == "LOAD_BALANCER":
         emulator_of(request).serve_demo_server(made.id)
     return ok(endpoint_views.view(m.endpoints, made, str(request.base_url)), 201)
@@ -40,7 +40,7 @@ async def get_endpoint(endpoint_id: str, request: Request, m: Managed) -> Respon
 @router.patch("/{endpoint_id}")
 async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Response:
     m.endpoints.get(endpoint_id)  # 404 before the body is read
-    changed = m.endpoints.update(endpoint_id, await body(request, "UpdateEndpointRequest"))
+    changed = m.endpoints.update(endpoint_id, await body(request))
     return ok(endpoint_views.view(m.endpoints, changed, str(request.base_url)))
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from nbext.models.v2.resources import CLUSTERS
+
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..store_port import Store
 from . import catalog
 from .pod_status import observed_status
-from .records import Book, iso, new_id
+from .records import Book, Served, iso, new_id
 from .usage import UsageLedger
 
 ROLES = {
@@ -26,14 +28,13 @@ ROLES = {
 """The role of the primary (rank 0) and of the others, by cluster type; other types have none."""
 
 
-class Clusters:
+class Clusters(Served[dict[str, Any]]):
+    ROW = CLUSTERS
+
     def __init__(self, store: Store, clock: Clock, usage: UsageLedger) -> None:
         self.clock = clock
         self.usage = usage
         self.book: Book[dict[str, Any]] = Book(store, "cluster", dict, dict)
-
-    def get(self, cluster_id: str) -> dict[str, Any]:
-        return self.book.need(cluster_id, "cluster")
 
     def create(self, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` is a validated create request (wire names); refused whole or kept whole."""
@@ -76,8 +77,9 @@ class Clusters:
         )
         return record
 
-    def rename(self, cluster_id: str, name: str) -> dict[str, Any]:
-        record = {**self.get(cluster_id), "name": name}
+    def update(self, cluster_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Rename: a cluster's name is all that can change."""
+        record = {**self.get(cluster_id), "name": body["name"]}
         self.book.save(cluster_id, record)
         return record
 
@@ -119,7 +121,7 @@ class Clusters:
                 return record, member
         return None
 
-    def summary(self, record: dict[str, Any]) -> dict[str, Any]:
+    def served(self, record: dict[str, Any]) -> dict[str, Any]:
         """The wire's ``Cluster``, without its member pods."""
         members = self.members(record)
         by_status = dict(Counter(str(member["status"]) for member in members))

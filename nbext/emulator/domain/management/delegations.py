@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from nbext.models.v2.resources import REGISTRY_DELEGATIONS
+
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..store_port import Store
 from .catalog import USER_ID
-from .records import Book, iso, new_id
+from .records import Book, Served, iso, new_id
 
 ARN = re.compile(
     r"^arn:aws:ecr:(?P<region>[a-z]{2}(-[a-z]+)+-\d):(?P<account>\d{12}):"
@@ -23,12 +25,16 @@ ARN = re.compile(
 )
 
 
-class Delegations:
+class Delegations(Served[dict[str, Any]]):
+    ROW = REGISTRY_DELEGATIONS
+
     def __init__(self, store: Store, clock: Clock) -> None:
         self.clock = clock
         self.book: Book[dict[str, Any]] = Book(store, "ecr_delegation", dict, dict)
 
-    def create(self, resource: str, name: str | None) -> dict[str, Any]:
+    def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A delegation of ``body``'s ``resource`` (an ECR repository's ARN) and ``name``."""
+        resource: str = body["resource"]
         match = ARN.match(resource.strip())
         if match is None:
             raise InvalidInput(
@@ -39,7 +45,7 @@ class Delegations:
         delegation_id = "deleg_" + new_id(12)
         record = {
             "id": delegation_id,
-            "name": name,
+            "name": body.get("name"),
             "delegatorUserId": USER_ID,
             "awsUser": account,
             "repository": match["repository"],
@@ -50,7 +56,3 @@ class Delegations:
         }
         self.book.save(delegation_id, record)
         return record
-
-    def revoke(self, delegation_id: str) -> None:
-        self.book.need(delegation_id, "delegation")
-        self.book.drop(delegation_id)

@@ -12,6 +12,8 @@ knows this façade. Nothing here knows about HTTP; the routers under ``api/v1`` 
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..clock import Clock
 from ..job_service import JobService
 from ..store_port import Store
@@ -23,6 +25,7 @@ from .endpoints import Endpoints
 from .logs import WorkerLogs
 from .network_volumes import NetworkVolumes
 from .pods import Pods
+from .records import Book, Served
 from .registry_auths import RegistryAuths
 from .templates import Templates
 from .usage import UsageLedger
@@ -59,6 +62,11 @@ class Management:
         )
         self.billing = Billing(self.usage, clock, self.volumes)
         jobs.on_execution.append(self.worker_logs.record_execution)
+        self.served: dict[str, Served[Any]] = {
+            area.ROW.segment: area for area in vars(self).values() if isinstance(area, Served)
+        }
+        """A resource's path under ``/v2`` -> the area that declares it its ``ROW``: those
+        ``/v2`` serves by its generic routes (``api/v2/records.py``)."""
 
     def restore(self) -> None:
         """Take back every stored record; the endpoints go back into the job interface.
@@ -66,15 +74,7 @@ class Management:
         Call before ``JobService.restore``: stored jobs need their endpoints.
         """
         self.usage.load()
-        for book in (
-            self.registry_auths.book,
-            self.templates.book,
-            self.volumes.book,
-            self.pods.book,
-            self.endpoints.book,
-            self.ssh_keys.book,
-            self.delegations.book,
-            self.clusters.book,
-        ):
-            book.load()
+        for area in vars(self).values():
+            if area is not self.usage and isinstance(getattr(area, "book", None), Book):
+                area.book.load()
         self.endpoints.restore()

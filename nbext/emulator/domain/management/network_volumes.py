@@ -15,12 +15,13 @@ from typing import Any
 
 from nbext.models.v1 import NetworkVolumeCreateInput, NetworkVolumeUpdateInput
 from nbext.models.v2.convert import V1_NAMES
+from nbext.models.v2.resources import NETWORK_VOLUMES
 
 from ..errors import InvalidInput
 from ..store_port import Store
 from . import offers
 from .catalog import SECONDS_PER_MONTH, VOLUME_PRICE_PER_GB_MONTH
-from .records import OLD_LAYOUT, Book, atomic, new_id
+from .records import OLD_LAYOUT, Book, Served, atomic, new_id
 from .refusals import refuse, validated
 from .usage import UsageLedger
 
@@ -57,7 +58,9 @@ class VolumeEntry:
         return cls(record["id"], record["name"], record["size"], record["dataCenter"], kind)
 
 
-class NetworkVolumes:
+class NetworkVolumes(Served[VolumeEntry]):
+    ROW = NETWORK_VOLUMES
+
     def __init__(self, store: Store, usage: UsageLedger) -> None:
         self.usage = usage
         self.book: Book[VolumeEntry] = Book(
@@ -67,8 +70,8 @@ class NetworkVolumes:
         """Asked before a delete: each area whose records attach volumes registers one,
         naming those attached to it ("endpoint abc"); a volume in use is not deleted."""
 
-    def get(self, volume_id: str) -> VolumeEntry:
-        return self.book.need(volume_id, "network volume")
+    def served(self, record: VolumeEntry) -> dict[str, Any]:
+        return record.view()
 
     def require(self, volume_id: str | None, field: str) -> VolumeEntry | None:
         """The volume a request names in ``field`` (empty means none), or 400."""

@@ -16,14 +16,16 @@ with ``after`` until every write is stored.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import MISSING, fields
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel
+
+from nbext.models.v2 import Rest
 
 from ..errors import NotFound, StoreFailed
 from ..ids import new_id as new_id  # the id of every record kind, as its modules import it
@@ -264,3 +266,39 @@ class Book(Generic[T]):
 
     def __iter__(self) -> Iterator[T]:
         return iter(list(self.items.values()))
+
+
+R = TypeVar("R")
+
+
+class Served(Generic[R]):
+    """An area whose records ``/v2`` serves by its generic routes (``api/v2/records.py``):
+    it names its row of ``nbext.models.v2.RESOURCES`` as ``ROW``, and has, of these, what
+    its row's operations need; ``served`` is a record in v2's shape. The defaults are
+    a book's plain records."""
+
+    ROW: Rest[Any]
+    book: Book[Any]
+
+    def listed(self) -> Iterable[R]:
+        return list(self.book)
+
+    def get(self, record_id: str, /) -> R:
+        return cast(R, self.book.need(record_id, self.ROW.what))
+
+    def create(self, body: dict[str, Any], /) -> R:
+        raise NotImplementedError  # each area's own, as its update is
+
+    def update(self, record_id: str, body: dict[str, Any], /) -> R:
+        raise NotImplementedError
+
+    def changeable(self, record_id: str, /) -> object:
+        """404 (or 403, 409) before an update's body is read."""
+        return self.get(record_id)
+
+    def delete(self, record_id: str, /) -> None:
+        self.get(record_id)
+        self.book.drop(record_id)
+
+    def served(self, record: R, /) -> dict[str, Any]:
+        return cast(dict[str, Any], record)

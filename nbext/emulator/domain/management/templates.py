@@ -24,12 +24,13 @@ from pydantic import Field, StrictBool, StrictStr
 from nbext.models import TemplateCategory
 from nbext.models._fields import AbsolutePath, DiskGb, Env, InputModel, NonBlank, Ports
 from nbext.models.v2.convert import persistent
+from nbext.models.v2.resources import TEMPLATES
 
 from ..errors import InvalidInput, NotFound
 from ..images import DEMOS
 from ..store_port import Store
 from .container import Container, split_args
-from .records import Book, atomic, new_id
+from .records import Book, Served, atomic, new_id
 from .refusals import Forbidden, refuse, validated
 from .registry_auths import RegistryAuths
 
@@ -109,8 +110,10 @@ class TemplateRecord(Container):
         return out
 
 
-class Templates:
+class Templates(Served[TemplateRecord]):
     """The account's templates and the official ones."""
+
+    ROW = TEMPLATES
 
     def __init__(self, store: Store, auths: RegistryAuths) -> None:
         self.auths = auths
@@ -188,6 +191,11 @@ class Templates:
         """The account's templates; without those bound to an endpoint if not
         ``endpoint_bound``."""
         return [t for t in self.book if endpoint_bound or not self.bound_endpoints(t.id)]
+
+    changeable = writable  # as ``api/v2/records.py`` asks
+
+    def served(self, record: TemplateRecord) -> dict[str, Any]:
+        return record.view()
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base (2)``, ... : a name no template has yet."""
