@@ -23,6 +23,8 @@ V1_ONLY: dict[str, dict[str, str]] = {
 }
 """Fields records kept beside v2's for ``/v1`` alone, by kind, with their names as
 ``/v1`` keeps them now (notes of kind ``v1``, ``api/v1/notes.py``)."""
+POD_V1_ONLY = ("entrypoint", "status_change", "machine_id")
+"""A pod's, which ``/v1`` keeps by the same names (a later step)."""
 
 
 def _v1_notes(db: sqlite3.Connection) -> None:
@@ -45,7 +47,28 @@ def _v1_notes(db: sqlite3.Connection) -> None:
         db.execute(UPSERT, ("v1", key, json.dumps({"id": key, **moved})))
 
 
-STEPS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_notes,)
+def _v2_names(db: sqlite3.Connection) -> None:
+    """Pods lose v1's entrypoint, status change and machine to ``/v1``'s notes (an empty
+    entrypoint is the template's, not noted); an endpoint's scaler type takes v2's name,
+    ``scaling_type`` (v2's ``scaling.type``)."""
+    notes = dict(db.execute("SELECT key, data FROM records WHERE kind = 'v1'").fetchall())
+    rows = db.execute("SELECT kind, key, data FROM records WHERE kind IN ('endpoint', 'pod')")
+    for kind, key, data in rows.fetchall():
+        try:
+            record: dict[str, Any] = json.loads(data)
+            if kind == "endpoint" and "scaling" in record:
+                record["scaling_type"] = record.pop("scaling")
+            elif kind == "pod":
+                moved = {f: record.pop(f, None) for f in POD_V1_ONLY}
+                kept = {f: v for f, v in moved.items() if v}
+                note = {"id": key, **kept, **json.loads(notes.get(key, "{}"))}
+                db.execute(UPSERT, ("v1", key, json.dumps(note)))
+        except (ValueError, TypeError, AttributeError):
+            continue
+        db.execute(UPSERT, (kind, key, json.dumps(record)))
+
+
+STEPS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_notes, _v2_names)
 
 
 def migrate(db: sqlite3.Connection) -> None:

@@ -34,7 +34,7 @@ def create_app(emulator: Emulator) -> FastAPI:
     app.include_router(control.router)
     app.include_router(kernels.router)
     app.include_router(openai.router)
-    v1.install(app)
+    v1.install(app, emulator.management)
     install_error_handlers(app)
     app.add_middleware(LoadBalancing, emulator=emulator)
     return app

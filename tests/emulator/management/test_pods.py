@@ -291,3 +291,28 @@ async def test_serverless_workers_are_pods_only_when_asked(
     assert await ok(api.get("/v1/pods?includeWorkers=true&dataCenterId=EU-FR-1")) == workers
     assert await ok(api.get(f"/v1/pods/{worker['id']}?includeWorkers=true")) == worker
     await refused(api.get(f"/v1/pods/{worker['id']}"), "includeWorkers=true", status=404)
+
+
+async def test_a_pod_record_holds_v2_s_fields_and_v1_shows_the_rest(
+    api: httpx.AsyncClient, emu: Emulator
+) -> None:
+    """The record keeps no entrypoint, status change or machine: ``/v1`` keeps or derives
+    them, and notes how the pod last changed whichever interface changed it."""
+    p = await pod(api, dockerEntrypoint=["sh"], locked=True)
+    url = f"/v1/pods/{p['id']}"
+    record = emu.store.get("pod", p["id"]) or {}
+    assert not {"entrypoint", "status_change", "machine_id"} & record.keys()
+    await refused(api.patch(url, json={"dockerEntrypoint": ["bash"]}), "is locked", "dockerEntry")
+    await ok(api.patch(url, json={"locked": False}))
+    await advance(emu, 10)
+    changed = await ok(api.patch(url, json={"dockerEntrypoint": ["bash"]}))
+    assert changed["dockerEntrypoint"] == ["bash"] and changed["lastStartedAt"] == at(10)
+    assert changed["machineId"] == p["machineId"]
+    for action, shown in [("stop", "Exited"), ("start", "Resumed"), ("restart", "Restarted")]:
+        await advance(emu, 10)
+        await ok(api.post(f"/v2/pods/{p['id']}/action", json={"action": action}))
+        assert (await ok(api.get(url)))["lastStatusChange"].startswith(f"{shown} by User")
+    await ok(api.patch(f"/v2/pods/{p['id']}", json={"image": "other"}))
+    assert (await ok(api.get(url)))["lastStatusChange"].startswith("Reset by User")
+    await ok(api.post(f"/v2/pods/{p['id']}/action", json={"action": "terminate"}), 204)
+    assert emu.store.get("v1", p["id"]) is None

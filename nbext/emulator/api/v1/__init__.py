@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from ...domain.management.facade import Management
 from . import billing, docs, endpoints, network_volumes, pods, registry_auths, templates
 
 
-def install(app: FastAPI) -> None:
+def install(app: FastAPI, m: Management) -> None:
     """Serve ``/v1`` on ``app`` (its error bodies come from ``http.install_error_handlers``).
     Each area is included straight into the app: FastAPI analyses a route again at every
     level of inclusion, and an aggregate router would make the emulator's start pay twice."""
     for area in (docs, pods, endpoints, templates, network_volumes, registry_auths, billing):
         app.include_router(area.router)
+    notes = pods.StatusNotes(m)
+    if notes not in m.pods.moved:  # once, however many apps serve ``m``
+        m.pods.moved.append(notes)
 
 
 __all__ = ["install"]

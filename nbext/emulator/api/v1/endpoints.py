@@ -79,7 +79,7 @@ async def create_endpoint(request: Request, m: Managed) -> Response:
         "workers_max": given.workers_max,
         "idle_timeout": float(given.idle_timeout),
         "timeout_ms": given.execution_timeout_ms or EXECUTION_TIMEOUT_DEFAULT_MS,
-        "scaling": _plain(given.scaler_type),
+        "scaling_type": _plain(given.scaler_type),
         "scaling_value": float(given.scaler_value),
         "network_volumes": volumes_of(*pair),
     }
@@ -137,10 +137,10 @@ async def update_endpoint(endpoint_id: str, request: Request, m: Managed) -> Res
         elif name == "flashboot":
             mode = e.flashboot if e.flashboot != "OFF" else "FLASHBOOT"
             settings["flashboot"] = mode if value else "OFF"
-    scaling = _plain(named.get("scaler_type", e.scaling))
+    scaling = _plain(named.get("scaler_type", e.scaling_type))
     value = named.get("scaler_value", scaler_value(e))
-    if (scaling, value) != (e.scaling, scaler_value(e)):
-        settings.update(scaling=scaling, scaling_value=float(value))
+    if (scaling, value) != (e.scaling_type, scaler_value(e)):
+        settings.update(scaling_type=scaling, scaling_value=float(value))
     if "network_volume_id" in named or "network_volume_ids" in named:
         first, rest = v1_pair(e.network_volumes, kept.get("volumes"))
         pair = [named.get("network_volume_id", first), named.get("network_volume_ids", rest)]

@@ -4,14 +4,16 @@ restart, reset.
 The domain keeps a pod in v2's shape (``domain/management/pods.py``); this adapter hands
 it v1's bodies, checked by v1's wire models (so v1 refuses what it always refused, in its
 words), and answers with the record's v1 view. What only v1 has stays here: its list
-filters, the include flags (machine, network volume, savings plans, template) and the
-serverless workers ``includeWorkers`` lists beside the pods.
+filters, the include flags (machine, network volume, savings plans, template), the
+serverless workers ``includeWorkers`` lists beside the pods, and its notes of a pod's
+entrypoint and last change of status (``StatusNotes``: v2 has no field for either).
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -25,7 +27,7 @@ from ...domain.management import catalog
 from ...domain.management.facade import Management
 from ...domain.management.pod_input import PodChange, PodOrder
 from ...domain.management.pods import PodRecord
-from ...domain.management.records import atomic, wire
+from ...domain.management.records import atomic, new_id, to_datetime, wire
 from .common import Managed, body, no_content, ok, query
 from .notes import forget, keep, kept_for
 from .views import pod_view, template_view, volume_view, worker_pods
@@ -38,7 +40,6 @@ RECORD_FIELDS = {
     "image_name": "image",
     "container_disk_in_gb": "disk",
     "container_registry_auth_id": "registry",
-    "docker_entrypoint": "entrypoint",
     "docker_start_cmd": "args",
     "env": "env",
     "global_networking": "global_networking",
@@ -46,7 +47,7 @@ RECORD_FIELDS = {
     "volume_in_gb": "volume_size",
     "volume_mount_path": "volume_path",
 }
-"""A v1 update's fields, by the record's name for each."""
+"""A v1 update's fields, by the record's name for each (its entrypoint ``/v1`` keeps)."""
 
 
 APART = ("name", "locked", "env", "global_networking")
@@ -65,11 +66,8 @@ NAMED = {
 
 def order(m: Management, body: PodCreateInput) -> PodOrder:
     """What a v1 create asks, in the record's terms: the container fields it gave (the
-    rest the template's, its entrypoint as ``/v1`` keeps it, or the default), its first
-    GPU type or CPU flavor."""
+    rest the template's, or the default), its first GPU type or CPU flavor."""
     given: dict[str, Any] = {}
-    if body.template_id:
-        given["entrypoint"] = kept_for(m, body.template_id).get("entrypoint")
     for name in body.model_fields_set & ORDER_FIELDS.keys():
         value = getattr(body, name)
         given[ORDER_FIELDS[name]] = shlex.join(value) if name == "docker_start_cmd" else value
@@ -96,6 +94,13 @@ def order(m: Management, body: PodCreateInput) -> PodOrder:
     )
 
 
+def entrypoint(m: Management, body: PodCreateInput) -> list[str]:
+    """A v1 create's entrypoint: the body's, else its template's as ``/v1`` keeps it."""
+    if "docker_entrypoint" in body.model_fields_set or not body.template_id:
+        return list(body.docker_entrypoint)
+    return list(kept_for(m, body.template_id).get("entrypoint", []))
+
+
 def change(body: PodUpdateInput) -> PodChange:
     """What a v1 update asks, in the record's fields; a field v1 does not know is refused
     (400, naming the fields there are), as v1 always did."""
@@ -111,10 +116,11 @@ def change(body: PodUpdateInput) -> PodChange:
     named: dict[str, str] = {}
     for name in body.model_fields_set:
         value = getattr(body, name)
-        if name in fields and value is not None:
+        if name in RECORD_FIELDS and value is not None:
             values[RECORD_FIELDS[name]] = shlex.join(value) if name == "docker_start_cmd" else value
             named[RECORD_FIELDS[name]] = fields[name].alias or name
-    return PodChange(values, named)
+    unheld = ("dockerEntrypoint",) if body.docker_entrypoint is not None else ()
+    return PodChange(values, named, unheld)
 
 
 def answer(m: Management, e: PodRecord, includes: PodIncludes | None = None) -> dict[str, Any]:
@@ -190,10 +196,10 @@ def _matches(w: dict[str, Any], centre: str, volume: str | None, q: PodListQuery
 
 @router.post("")
 async def create_pod(request: Request, m: Managed) -> Response:
-    asked = order(m, await body(request, PodCreateInput))
+    given = await body(request, PodCreateInput)
     with atomic():  # the pod and v1's notes of it, or neither
-        made = m.pods.rent(asked)
-        keep(m, made.id, entrypoint=made.entrypoint)
+        made = m.pods.rent(order(m, given))
+        keep(m, made.id, entrypoint=entrypoint(m, given))
     return ok(answer(m, made), 201)
 
 
@@ -228,18 +234,17 @@ async def get_pod(pod_id: str, request: Request, m: Managed) -> Response:
 @router.post("/{pod_id}/update")
 async def update_pod(pod_id: str, request: Request, m: Managed) -> Response:
     m.pods.entry(pod_id)
-    asked = change(await body(request, PodUpdateInput))
+    given = await body(request, PodUpdateInput)
     with atomic():
-        changed = m.pods.change(pod_id, asked)
-        if "entrypoint" in asked.values:
-            keep(m, pod_id, entrypoint=changed.entrypoint)
+        changed = m.pods.change(pod_id, change(given))
+        if given.docker_entrypoint is not None:
+            keep(m, pod_id, entrypoint=list(given.docker_entrypoint))
     return ok(answer(m, changed))
 
 
 @router.delete("/{pod_id}")
 async def delete_pod(pod_id: str, m: Managed) -> Response:
     m.pods.delete(pod_id)
-    forget(m, pod_id)
     return no_content()
 
 
@@ -254,3 +259,33 @@ def _move(action: str) -> Callable[..., Awaitable[Response]]:
 
 for _action in ("start", "stop", "restart", "reset"):
     router.add_api_route(f"/{{pod_id}}/{_action}", _move(_action), methods=["POST"])
+
+
+CHANGES = {
+    "create": "Rented",
+    "start": "Resumed",
+    "stop": "Exited",
+    "restart": "Restarted",
+    "reset": "Reset",
+}
+"""v1's word for each move of a pod (``Pods.moved``'s action)."""
+
+
+def event(what: str, ts: float) -> str:
+    """A pod's ``lastStatusChange``: ``Rented by User: Thu Jan 01 2026 00:00:00 GMT+0000``."""
+    return f"{what} by User: {to_datetime(ts).strftime('%a %b %d %Y %H:%M:%S')} GMT+0000 (UTC)"
+
+
+@dataclass(frozen=True)
+class StatusNotes:
+    """Told each move of a pod (``Pods.moved``), whichever interface made it: notes its
+    ``lastStatusChange``, a new pod's ``machineId``, and forgets a deleted pod's notes."""
+
+    m: Management
+
+    def __call__(self, pod_id: str, action: str, at: float) -> None:
+        if action == "terminate":
+            forget(self.m, pod_id)
+            return
+        machine = {"machine_id": new_id(12)} if action == "create" else {}
+        keep(self.m, pod_id, status_change=event(CHANGES[action], at), **machine)

@@ -71,7 +71,7 @@ def pod_view(m: Management, p: PodRecord) -> Pod:
     entrypoint, as ``/v1`` keeps it."""
     kept = kept_for(m, p.id)
     template = kept_for(m, p.template_id) if p.template_id else {}
-    entrypoint = kept.get("entrypoint", p.entrypoint or template.get("entrypoint", []))
+    entrypoint = kept.get("entrypoint", template.get("entrypoint", []))
     return Pod(
         id=p.id,
         name=p.name,
@@ -79,7 +79,7 @@ def pod_view(m: Management, p: PodRecord) -> Pod:
         template_id=p.template_id,
         desired_status=PodStatus.RUNNING if p.running else PodStatus.EXITED,
         last_started_at=to_datetime(p.started_at) if p.started_at is not None else None,
-        last_status_change=p.status_change,
+        last_status_change=kept.get("status_change"),
         cost_per_hr=p.cost_per_hr,
         adjusted_cost_per_hr=p.cost_per_hr,
         gpu=catalog.gpu(p.gpu_type_id).wire(p.gpu_count) if p.gpu_type_id else None,
@@ -99,14 +99,14 @@ def pod_view(m: Management, p: PodRecord) -> Pod:
         public_ip=p.public_ip,
         interruptible=p.interruptible,
         locked=p.locked,
-        machine_id=p.machine_id,
+        machine_id=kept.get("machine_id"),
         consumer_user_id=catalog.USER_ID,
     )
 
 
 def scaler_value(e: EndpointRecord) -> int:
     """v1's ``scalerValue``: whole seconds of queue delay, or the request count."""
-    if e.scaling == "REQUEST_COUNT":
+    if e.scaling_type == "REQUEST_COUNT":
         return int(e.scaling_value)
     return max(1, math.ceil(e.scaling_value))
 
@@ -136,7 +136,7 @@ def endpoint_view(e: EndpointRecord, notes: dict[str, Any]) -> dict[str, Any]:
         "workersMax": e.workers_max,
         "idleTimeout": math.ceil(e.idle_timeout),
         "executionTimeoutMs": e.timeout_ms,
-        "scalerType": e.scaling,
+        "scalerType": e.scaling_type,
         "scalerValue": scaler_value(e),
         "networkVolumeId": volume,
         "networkVolumeIds": volumes,

@@ -90,7 +90,7 @@ def view(endpoints: Endpoints, e: EndpointRecord, base: str) -> dict[str, Any]:
             for f in e.cpu_flavors
         ]
     scaling: dict[str, Any] = {"type": "QUEUE_DELAY", "queueDelay": float(e.scaling_value)}
-    if e.scaling == "REQUEST_COUNT":
+    if e.scaling_type == "REQUEST_COUNT":
         scaling = {"type": "REQUEST_COUNT", "requestCount": max(1, int(e.scaling_value))}
     workers: dict[str, Any] = {"min": e.workers_min, "max": e.workers_max}
     idle = math.ceil(e.idle_timeout)  # as v1 shows it too

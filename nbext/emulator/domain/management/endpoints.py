@@ -73,9 +73,10 @@ class EndpointRecord:
     """Exact (``Emulator.deploy`` takes fractions); both interfaces show it rounded up.
     Kept under REQUEST_COUNT scaling too, where v2 does not show it."""
     timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS
-    scaling: str = "QUEUE_DELAY"
+    scaling_type: str = "QUEUE_DELAY"
+    """v2's ``scaling.type``: QUEUE_DELAY or REQUEST_COUNT."""
     scaling_value: float = 4.0
-    """v2's exact ``queueDelay`` (v1 shows it rounded up), or its ``requestCount``."""
+    """v2's exact ``scaling.queueDelay`` (v1 shows it rounded up), or its ``requestCount``."""
     network_volumes: list[str] = field(default_factory=list)
     flashboot: str = "OFF"
     """v2's mode: OFF, FLASHBOOT or PRIORITY_FLASHBOOT (v1's flag is "not OFF")."""
@@ -167,7 +168,7 @@ def _settings(data: dict[str, Any]) -> dict[str, Any]:
     scaling = data.get("scaling")
     if scaling:
         value = scaling["requestCount" if scaling["type"] == "REQUEST_COUNT" else "queueDelay"]
-        out["scaling"] = scaling["type"]
+        out["scaling_type"] = scaling["type"]
         out["scaling_value"] = float(value)
     return out
 
@@ -492,7 +493,8 @@ class Endpoints:
                 deployed=True,
             )
             if load_balancer is not None:
-                e.type, e.scaling, e.scaling_value = "LOAD_BALANCER", "REQUEST_COUNT", load_balancer
+                e.type, e.scaling_value = "LOAD_BALANCER", load_balancer
+                e.scaling_type = "REQUEST_COUNT"
             self.book.save(live.id, e)
             self.jobs.add_endpoint(live)
 

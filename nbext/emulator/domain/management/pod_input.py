@@ -105,6 +105,9 @@ class PodChange:
 
     values: dict[str, Any]
     named: dict[str, str]
+    unheld: tuple[str, ...] = ()
+    """What else changes, which the record does not hold (v1's entrypoint, which ``/v1``
+    keeps), by the caller's names: it resets the pod as a change of the record does."""
 
 
 CONTAINER_DEFAULTS: dict[str, Any] = {
@@ -114,7 +117,6 @@ CONTAINER_DEFAULTS: dict[str, Any] = {
     "volume_size": 20,
     "volume_path": "/workspace",
     "registry": None,
-    "entrypoint": [],
     "ports": list(DEFAULT_PORTS),
 }
 """A new pod's container fields when neither its body nor its template gives them."""

@@ -5,7 +5,7 @@ A pod is one record whichever interface made it, and the record is v2's (``image
 ``args`` as one string, ``disk``, the volume, the GPU type and count or CPU flavor,
 whether it is meant to run); ``/v2/pods`` serves ``Pods.view``, ``/v1/pods`` the record's
 ``v1()`` (``api/v1/pods.py``). What only v1 shows (the entrypoint, ``lastStatusChange``,
-``machineId``) is kept on the record beside v2's fields, as a template's is.
+``machineId``) ``/v1`` keeps or derives itself; ``moved`` tells it each change of status.
 
 The life cycle of docs/behaviour.md#pods: create puts a pod RUNNING; stop makes it
 EXITED; start makes it RUNNING again; restart and reset make it RUNNING with a new start
@@ -18,6 +18,7 @@ running stretch is an interval of the usage ledger, which billing reads.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ from .network_volumes import NetworkVolumes
 from .pod_input import CONTAINER_DEFAULTS, PodChange, PodOrder
 from .pod_rules import create_request, update_request
 from .pod_status import CUDA_DEFAULT, observed_status, runtime, ssh
-from .records import Book, atomic, event, iso, new_id
+from .records import Book, atomic, iso, new_id
 from .registry_auths import RegistryAuths
 from .templates import Templates
 from .usage import Usage, UsageLedger
@@ -54,7 +55,7 @@ GPU_RAM_GB = 31
 @dataclass
 class PodRecord(Container):
     """One pod: v2's fields (its container, compute, placement and whether it is meant to
-    run), then what only v1 shows."""
+    run) and the emulator's (its start time, price and address)."""
 
     network_volume_id: str | None = None
     gpu_type_id: str | None = None
@@ -77,12 +78,6 @@ class PodRecord(Container):
     cost_per_hr: float = 0.0
     public_ip: str | None = None
     port_mappings: dict[str, int] = field(default_factory=dict)
-    entrypoint: list[str] = field(default_factory=list)
-    """v1's ``dockerEntrypoint``: v2 has no field for it."""
-    status_change: str | None = None
-    """v1's ``lastStatusChange``: v2 has no field for it."""
-    machine_id: str | None = None
-    """v1's ``machineId``: v2 has no field for it."""
 
 
 def _hash(*parts: str) -> int:
@@ -126,6 +121,9 @@ class Pods:
         self.auths, self.templates, self.volumes = auths, templates, volumes
         self.clusters, self.ssh_keys = clusters, ssh_keys
         self.book: Book[PodRecord] = Book.of(store, "pod", PodRecord)
+        self.moved: list[Callable[[str, str, float], None]] = []
+        """Told each move of a pod, within it: the pod, the move (``create``, v2's action,
+        or ``reset``: v1's, or an update's) and when."""
         auths.users.append(
             lambda auth_id: [f"pod {e.id}" for e in self.book if e.registry == auth_id]
         )
@@ -196,7 +194,6 @@ class Pods:
             volume_path=pick("volume_path"),
             network_volume_id=volume.id if volume else None,
             registry=auth_id,
-            entrypoint=list(pick("entrypoint")),
             args=pick("args"),
             env={**(template.env if template else {}), **order.env},
             ports=list(pick("ports")),
@@ -206,9 +203,8 @@ class Pods:
             cloud=order.cloud.value,
             data_center_id=centre,
             cuda_version=order.cuda_version,
-            machine_id=new_id(12),
         )
-        self._run(entry, "Rented", now)
+        self._run(entry, "create", now)
         return entry
 
     def _data_center(self, order: PodOrder, volume_centre: str | None) -> str:
@@ -237,12 +233,11 @@ class Pods:
 
     # ---- the life cycle ------------------------------------------------------------------
 
-    def _run(self, e: PodRecord, what: str, now: float) -> None:
+    def _run(self, e: PodRecord, action: str, now: float) -> None:
         """RUNNING from ``now``: a new start time, an address, and the meter running."""
-        with atomic():  # the pod and its meter
+        with atomic():  # the pod, its meter and what is told of it
             e.running = True
             e.started_at = now
-            e.status_change = event(what, now)
             h = _hash(e.id, str(now))
             e.public_ip = f"100.65.{h % 250 + 1}.{h // 250 % 250 + 1}"
             e.port_mappings = {
@@ -251,6 +246,7 @@ class Pods:
                 if port.endswith("/tcp")
             }
             self.book.save(e.id, e)  # first: a pod whose save fails is read back
+            self._tell(e.id, action, now)
             self.usage.open(
                 "pod",
                 e.id,
@@ -260,13 +256,17 @@ class Pods:
             )
 
     def _exit(self, e: PodRecord, now: float) -> None:
-        with atomic():  # the pod and its meter
+        with atomic():  # the pod, its meter and what is told of it
             e.running = False
-            e.status_change = event("Exited", now)
             e.public_ip = None
             e.port_mappings = {}
             self.book.save(e.id, e)  # first: a pod whose save fails is read back
             self.usage.close("pod", e.id, now)
+            self._tell(e.id, "stop", now)
+
+    def _tell(self, pod_id: str, action: str, now: float) -> None:
+        for listener in self.moved:
+            listener(pod_id, action, now)
 
     def move(self, pod_id: str, action: str) -> PodRecord:
         """``start``, ``stop``, ``restart`` or ``reset`` the pod; a locked pod refuses stop
@@ -282,18 +282,17 @@ class Pods:
         if action == "stop" and e.running:
             self._exit(e, now)
         elif action != "stop" and not (action == "start" and e.running):
-            self._run(e, {"start": "Resumed", "restart": "Restarted"}.get(action, "Reset"), now)
+            self._run(e, action, now)
         return e
 
     def change(self, pod_id: str, change: PodChange) -> PodRecord:
         """Rename or (un)lock in place; any other change resets the pod with it."""
         e = self.entry(pod_id)
         values = change.values
-        resets = set(values) - IN_PLACE
+        resets = {change.named[n] for n in set(values) - IN_PLACE} | set(change.unheld)
         if resets and e.locked and values.get("locked") is not False:
-            wire_names = {change.named[n] for n in resets}
             raise InvalidInput(
-                f"pod {pod_id} is locked, and changing {', '.join(sorted(wire_names))} would reset "
+                f"pod {pod_id} is locked, and changing {', '.join(sorted(resets))} would reset "
                 'it; unlock it first (or send "locked": false with the change)'
             )
         auth_id = e.registry
@@ -304,7 +303,7 @@ class Pods:
                 setattr(e, name, value)
             e.registry = auth_id
             if resets and e.running:
-                self._run(e, "Reset", self.clock.now())
+                self._run(e, "reset", self.clock.now())
             else:
                 self.book.save(pod_id, e)
         return e
@@ -314,6 +313,7 @@ class Pods:
         with atomic():
             self.usage.close("pod", pod_id)
             self.book.drop(pod_id)
+            self._tell(pod_id, "terminate", self.clock.now())
 
     # ---- REST v2: the pod as it shows it, its bodies, its actions --------------------------
 

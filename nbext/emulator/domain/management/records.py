@@ -65,11 +65,6 @@ def moment(name: str, value: str | None) -> datetime | None:
     return found if found.tzinfo else found.replace(tzinfo=UTC)
 
 
-def event(what: str, ts: float) -> str:
-    """A pod's ``lastStatusChange``: ``Rented by User: Thu Jan 01 2026 00:00:00 GMT+0000``."""
-    return f"{what} by User: {to_datetime(ts).strftime('%a %b %d %Y %H:%M:%S')} GMT+0000 (UTC)"
-
-
 def wire(model: BaseModel) -> dict[str, Any]:
     """A record as served: wire names, absent values left out (never ``null``)."""
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
