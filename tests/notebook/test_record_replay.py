@@ -117,6 +117,8 @@ def test_recorded_session_replays_to_the_sdk_and_on_time(
     ]
     stream = kept[0]["stream"]
     assert len(stream) == len(TEXT.split())
+    # it started before its first chunk came (each word comes GAP_MS after the last)
+    assert kept[0]["delayTimeMs"] <= stream[0][0] - GAP_MS / 2
     # the planted key is in no byte written, the file's nor its media's
     media = list((tmp_path / "class.jsonl.media").iterdir())
     assert len(media) == 1 and PICTURE not in path.read_text()
