@@ -10,13 +10,14 @@ no widget repr or renderer failure, no blank output in a page, no raw HTML in a 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
+
+from tests.offline import offline
 
 from .browser import open_offline
 from .guide_reading import (
@@ -110,27 +111,13 @@ def test_the_guide_reads_the_same_run_reopened_and_exported_offline(
     html = tmp_path / guide.replace(".ipynb", ".html")
     command = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html"]
     command += [f"--output-dir={tmp_path}", str(front_end.server.root_dir / guide)]
-    offline(command, scrubbed_environment(front_end.server.home), timeout=120)
+    offline(command, env=scrubbed_environment(front_end.server.home), timeout=120)
     page, _refused = open_offline(browser, html)
     try:
         assert problems_in_page(page, "body", guide) == []
         page.screenshot(path=str(ROOT / "test-artifacts" / "e2e" / f"exported-{name}.png"))
     finally:
         page.close()
-
-
-def offline(command: list[str], env: dict[str, str], timeout: float) -> None:
-    """Run ``command`` in a network namespace with loopback only (as root: ``unshare -n``)."""
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("needs unshare and ip (util-linux, iproute2) for a network namespace")
-    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=30)
-    if probe.returncode != 0:
-        pytest.skip(f"cannot make a network namespace here: {probe.stderr.decode()[:200]}")
-    done = subprocess.run(
-        ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *command],
-        capture_output=True, text=True, timeout=timeout, env=env,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
 
 
 DRIVE = """

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -28,6 +26,7 @@ from nbext.notebook import load_ipython_extension
 from nbext.notebook.connection import Connection
 from nbext.notebook.kernel import set_current
 from tests.emulator.test_sdk_compat import Agent
+from tests.offline import python_offline
 from tests.standalone import Standalone, emulator_environment
 
 from .conftest import KEY, Notebook
@@ -244,23 +243,13 @@ emulator.close()
 
 
 def test_a_replay_serves_with_no_network_route_and_no_key(tmp_path: Path) -> None:
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("needs unshare and ip (util-linux, iproute2) for a network namespace")
-    if subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=30).returncode:
-        pytest.skip("cannot make a network namespace here")
     path = tmp_path / "class.jsonl"
     job = {"kind": "job", "endpoint": "echo", "call": "runsync", "input": {"n": 1}}
     job |= {"inputDigest": recording.digest({"n": 1}), "status": "COMPLETED"}
     job |= {"timeline": [], "stream": [], "output": {"answer": 42}, "executionTimeMs": 900}
     recording.write(path, {"nbext": "0", "service": "cloud", "recordedAt": "x"}, [job])
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("RUNPOD_")}
-    done = subprocess.run(
-        ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" -c "$1"',
-         sys.executable, f"PATH = {str(path)!r}\n{OFFLINE}"],
-        capture_output=True, text=True, timeout=120, env=clean,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    loaded, answer = (json.loads(line) for line in done.stdout.splitlines()[-2:])
+    printed = python_offline(f"PATH = {str(path)!r}\n{OFFLINE}")
+    loaded, answer = (json.loads(line) for line in printed[-2:])
     assert loaded["endpoints"] == ["echo"] and answer == {"answer": 42}
 
 

@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +22,7 @@ from nbext.models import recording
 from nbext.notebook import load_ipython_extension
 from nbext.notebook.connection import Connection
 from nbext.notebook.kernel import set_current
+from tests.offline import python_offline
 from tests.standalone import Standalone
 
 from .conftest import KEY, Notebook
@@ -145,10 +142,6 @@ emulator.close()
 def test_chat_and_load_balancing_replay_offline_as_recorded(
     shell: InteractiveShell, cloud: Standalone, tmp_path: Path
 ) -> None:
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("needs unshare and ip (util-linux, iproute2) for a network namespace")
-    if subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=30).returncode:
-        pytest.skip("cannot make a network namespace here")
     path = tmp_path / "class.jsonl"
     printed = record(shell, cloud, path)
     assert f"to {path}" in printed
@@ -176,17 +169,10 @@ def test_chat_and_load_balancing_replay_offline_as_recorded(
     assert body["messages"][-1]["content"].endswith("My key is rpa_…EF42")
     asked = {"model": body["model"], "messages": body["messages"], "max_tokens": 12}
     asked |= {"stream": True, "stream_options": {"include_usage": True}}
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("RUNPOD_")}
     script = (
         f"PATH = {str(path)!r}\nCHAT = {asked!r}\nSUM = {json.loads(summed['input']['body'])!r}\n"
     )
-    done = subprocess.run(
-        ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" -c "$1"',
-         sys.executable, script + OFFLINE],
-        capture_output=True, text=True, timeout=120, env=clean,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(done.stdout.splitlines()[-1])
+    got = json.loads(python_offline(script + OFFLINE)[-1])
     events = [
         json.loads(line.removeprefix("data: "))
         for _, text in chat["stream"]

@@ -13,10 +13,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +21,7 @@ import pytest
 
 from nbext.client import Client
 from nbext.models import recording
+from tests.offline import python_offline
 from tests.standalone import Standalone
 
 from .conftest import KEY
@@ -108,10 +105,6 @@ def text(chunks: list[Any]) -> str:
 def test_openai_chats_record_and_replay_offline_token_by_token(
     cloud: Standalone, tmp_path: Path
 ) -> None:
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("needs unshare and ip (util-linux, iproute2) for a network namespace")
-    if subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=30).returncode:
-        pytest.skip("cannot make a network namespace here")
     path = tmp_path / "chats.jsonl"
     got = chats(path, cloud)
     written = path.read_bytes()
@@ -133,16 +126,9 @@ def test_openai_chats_record_and_replay_offline_token_by_token(
     assert all(a[0] <= b[0] for a, b in itertools.pairwise(streamed["stream"]))
 
     asked = {k: v for k, v in got.items() if k.endswith("_asked")}
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("RUNPOD_")}
     masked = json.loads(json.dumps(asked).replace(KEY, "rpa_…EF42"))  # as recorded
     script = f"PATH = {str(path)!r}\nASKED = {masked!r}\n"
-    done = subprocess.run(
-        ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" -c "$1"',
-         sys.executable, script + OFFLINE],
-        capture_output=True, text=True, timeout=120, env=clean,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    replayed = json.loads(done.stdout.splitlines()[-1])
+    replayed = json.loads(python_offline(script + OFFLINE)[-1])
     for name in ("queue", "lb"):
         assert text([c for _, c in replayed[name]]) == text(got[name]) != ""
         assert replayed[name + "_models"] == [got[name + "_asked"]["model"]]

@@ -9,13 +9,11 @@ of their own with loopback only (``unshare -n``), so the test proves it offline.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from tests.offline import python_offline
 
 from .conftest import KEY, SCRIPTS
 
@@ -44,22 +42,10 @@ PROGRAM = textwrap.dedent(
 
 
 def offline(env: dict[str, str], wait_ms: int = 90_000) -> list[str]:
-    if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("needs unshare and ip (util-linux, iproute2) for a network namespace")
-    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=30)
-    if probe.returncode != 0:
-        pytest.skip(f"cannot make a network namespace here: {probe.stderr.decode()[:200]}")
     code = f"KEY = {KEY!r}\nSCRIPT = {str(SCRIPTS / 'plain_worker.py')!r}\nENV = {env!r}\n"
     code += f"WAIT_MS = {wait_ms}\n"
     code += PROGRAM
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("RUNPOD_")}
-    done = subprocess.run(
-        ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" -c "$1"',
-         sys.executable, code],
-        capture_output=True, text=True, timeout=240, env=clean,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout.split()
+    return python_offline(code, timeout=240)
 
 
 def test_a_worker_script_serves_with_no_network_route() -> None:
