@@ -74,7 +74,9 @@ def test_an_output_without_media_reads_as_before(nb: Notebook) -> None:
 
 def test_streamed_previews_update_one_picture_and_the_text_keeps_tags(nb: Notebook) -> None:
     nb.emu.deploy(image="image-gen", endpoint_id="art")
-    streamed = PICTURE.replace("}", ', "steps": 4, "stream": true}')
+    # a step every 150 ms, so the panel is drawn while the job runs (with no wait between
+    # steps the job could end before the first /stream read, on a loaded machine)
+    streamed = PICTURE.replace('"step_ms": 0}', '"step_ms": 150, "steps": 4, "stream": true}')
     nb.run(f"%%runpod_job art --stream -o steps\n{streamed}")
     chunks = nb.shell.user_ns["steps"]
     assert len(chunks) == 4 and all("images" in chunk for chunk in chunks)  # -o: raw
