@@ -443,7 +443,6 @@ class JobFollower:
     def cancel(self, *, follow: bool = True) -> None:
         """Cancel the job (sync client) and show the outcome; ``follow=False`` leaves
         reading the final state to the caller's loop (a blocking follow)."""
-
         try:
             self.job.cancel()
         except Conflict:
