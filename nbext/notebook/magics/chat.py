@@ -41,7 +41,7 @@ from ..chat import (
     describe,
 )
 from ..cost import record_cost
-from ..errors import OneLineError
+from ..errors import OneLineError, one_line
 from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments
 from ..registry import JobRecord, RequestRecord
@@ -50,7 +50,7 @@ from ..widgets.controls import Controls
 from ..widgets.live import LivePanel
 from ..widgets.request import WORKER_HEADER
 from .commands import subcommand
-from .common import Magics, check_name, explain, one_line, store, usage_errors
+from .common import Magics, check_name, explain, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse

@@ -24,11 +24,12 @@ from nbext.client import BadRequest, Endpoint, NbextError
 from nbext.models import JobResult, JobStatus
 from nbext.models.recording import digest
 
+from ..errors import one_line
 from ..interrupts import Interrupted
 from ..phases import workers_text
 from ..registry import RequestRecord
 from ..widgets.request import RequestPanel
-from .common import Magics, check_name, explain, one_line, store
+from .common import Magics, check_name, explain, store
 from .job import cell_value
 
 if TYPE_CHECKING:

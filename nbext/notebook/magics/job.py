@@ -20,6 +20,7 @@ from nbext.client import Job, JobOptions, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus, json_kind
 from nbext.models.recording import digest
 
+from ..errors import one_line
 from ..follow import JobFollower
 from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import F, argument
@@ -27,7 +28,7 @@ from ..outcome import check_completed
 from ..registry import JobRecord
 from ..uipoll import running_loop
 from ..widgets.job import JobPanel
-from .common import Magics, check_name, explain, one_line, positive, store, usage_errors
+from .common import Magics, check_name, explain, positive, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse

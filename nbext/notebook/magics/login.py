@@ -19,10 +19,10 @@ from IPython.core.error import StdinNotImplementedError, UsageError
 from nbext.client import ConnectionError, NbextError, Unauthorized, mask
 
 from ..credentials import ConfigUnreadable, check_key_text, remove_key, write_key
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, one_line
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
-from .common import Magics, one_line
+from .common import Magics
 
 if TYPE_CHECKING:
     import argparse
