@@ -1,11 +1,6 @@
-"""``RunpodMagics``: ``%%runpod_job`` and ``%runpod``, configured with ``%config``.
-
-Traits (``%config RunpodMagics.<name> = value``): ``display_limit``, ``poll_interval``,
-``default_endpoint``, ``raise_on_failure``, ``log_max_lines``, and what media may add to a
-saved notebook: ``media_inline_bytes``, ``media_job_bytes``, ``media_thumbnail_px``, and
-where the full size of media kept small is written, ``media_full_size_dir``; and
-``budget_usd``, what the jobs started from this kernel may cost. The magics
-hold the kernel's ``Connection``; tests hand them one bound to their own emulator.
+"""``RunpodMagics``: ``%%runpod_job``, ``%%runpod_chat``, ``%%runpod_http`` and ``%runpod``,
+configured with ``%config RunpodMagics.<trait> = value``. The magics hold the kernel's
+``Connection``; tests hand them one bound to their own emulator.
 """
 
 from __future__ import annotations
