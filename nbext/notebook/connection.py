@@ -53,12 +53,9 @@ def named(serverless_url: str) -> str:
 
 
 class Service:
-    """One service: its address, its key (masked in every text), its clients.
-
-    The sync ``client`` serves blocking commands from the cell's thread; an
-    ``AsyncClient`` per event loop serves background panels (an httpx async pool belongs
-    to the loop it was opened on, and a kernel has one loop for its whole life).
-    """
+    """One service: its address, its key (masked in every text), its clients: the sync
+    ``client`` for the cell's thread, and an ``AsyncClient`` per event loop (an httpx
+    async pool belongs to the loop it was opened on)."""
 
     def __init__(
         self,
@@ -175,9 +172,8 @@ class Service:
 class Connection:
     """The kernel's link to a service: the cloud with a key, else the local service.
 
-    ``server`` hands in an emulator server of the notebook's own (a private service: a
-    fake clock, a test); it is started if needed and never stopped by ``close``.
-    ``environ`` and ``config_file`` replace the process environment and
+    ``server``: an emulator server of the notebook's own (started if needed, never
+    stopped here); ``environ`` and ``config_file`` replace the environment and
     ``~/.runpod/config.toml`` when resolving the key.
     """
 

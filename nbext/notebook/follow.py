@@ -55,12 +55,9 @@ TICK = 0.1
 class JobFollower:
     """Follows one job for its panel and record; performs the panel's Cancel.
 
-    ``job`` is the sync handle (from ``endpoint.run``, or made from the record);
-    ``stream`` reads the job's stream for the panel's text (``--stream``);
-    ``timeout`` is how long to follow (None: until the job ends);
-    ``on_end`` is called with the record each time the job reaches a final state
-    (again after a retry), e.g. to store its output under ``-o NAME``. The panel
-    draws each change into its cell's output itself (``LivePanel``).
+    ``job``: the sync handle (made from the record if None); ``stream``: read the job's
+    stream for the panel (``--stream``); ``timeout``: how long to follow (None: to the
+    end); ``on_end``: called with the record at each final state (``-o NAME``).
     """
 
     def __init__(
