@@ -415,19 +415,15 @@ class JobFollower:
 
     # ---- Cancel ------------------------------------------------------------------------
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._actions.add(task)
-        task.add_done_callback(self._actions.discard)
-
     def _cancel_clicked(self, _button: Any = None) -> None:
         if self._pump is not None:
             self._cancel_asked = True  # the blocking loop cancels before it reads on
-            return
-        if running_loop() is None:
+        elif (loop := running_loop()) is None:
             self.cancel()
         else:
-            self._spawn(self.cancel_async())
+            task = loop.create_task(self.cancel_async())
+            self._actions.add(task)  # the loop holds its tasks only weakly
+            task.add_done_callback(self._actions.discard)
 
     def _failed(self, exc: NbextError, note: str) -> None:
         """A request about the panel's Cancel failed: a job the service no longer knows

@@ -250,10 +250,9 @@ def job_plain(view: JobView) -> str:
     lines = [f"{view.endpoint_id} {view.via} job {job}: {view.state} · {timing_text(view)}{cost}"]
     if view.phase is not None and (phase := phase_plain(view.phase)):
         lines.append(phase)
-    if view.text and view.text_tail is not None:
-        lines.append("text: " + tail(view.text, PLAIN_TEXT_CHARS))
-    elif view.text:
-        lines.append("text: " + shorten(view.text, PLAIN_TEXT_CHARS))
+    if view.text:
+        cut = tail if view.text_tail is not None else shorten
+        lines.append("text: " + cut(view.text, PLAIN_TEXT_CHARS))
     if view.text is not None and (line := metrics_line(view.metrics)):
         lines.append("metrics: " + line)
     if view.has_output:

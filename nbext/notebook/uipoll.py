@@ -65,11 +65,6 @@ class UiPump:
             events, self._events, self._poll = self._events, None, None
             events.__exit__(exc_type, exc, tb)
 
-    def poll(self) -> None:
-        """Handle the widget messages that arrived (a click runs its callback here)."""
-        if self._poll is not None:
-            self._poll(EVENTS_PER_STEP)
-
     def wait(
         self,
         seconds: float,
@@ -80,7 +75,8 @@ class UiPump:
         is called at every look (a panel redraws its running clock)."""
         deadline = time.monotonic() + seconds
         while True:
-            self.poll()
+            if self._poll is not None:
+                self._poll(EVENTS_PER_STEP)  # a click runs its callback here
             tick()
             left = deadline - time.monotonic()
             if until() or left <= 0:
