@@ -73,16 +73,11 @@ def said(what: str, message: str) -> bool:
 def explain(exc: NbextError) -> str:
     """``describe(exc)``, told the service's endpoints when something was not found, so an
     unknown endpoint gets "did you mean" (an extra request, on the error path only)."""
-    return describe(exc, endpoints=_endpoints_for(exc))
-
-
-def _endpoints_for(exc: NbextError) -> Endpoints:
-    """The service's endpoints (id, name), asked only when something was not found."""
-    if not (isinstance(exc, NotFound) and exc.endpoint_id):
-        return ()
-    with contextlib.suppress(NbextError):
-        return [(e.id, e.name) for e in current().client.endpoints.list() if e.id]
-    return ()
+    endpoints: Endpoints = ()
+    if isinstance(exc, NotFound) and exc.endpoint_id:
+        with contextlib.suppress(NbextError):
+            endpoints = [(e.id, e.name) for e in current().client.endpoints.list() if e.id]
+    return describe(exc, endpoints=endpoints)
 
 
 def parse_line(magic: Callable[..., Any], line: str) -> argparse.Namespace:

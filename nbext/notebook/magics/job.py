@@ -175,10 +175,8 @@ async def run_job_async(magics: Magics, args: argparse.Namespace, cell: str) -> 
 
 def _wait(follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool) -> None:
     """Follow the job from this thread to its end, then conclude (``_conclude``)."""
-    try:
+    with usage_errors():
         result = follower.follow(interrupted=interrupted)
-    except NbextError as exc:
-        raise UsageError(explain(exc)) from None
     _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
@@ -186,10 +184,8 @@ async def _wait_async(
     follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool
 ) -> None:
     """Follow the job by awaiting it, then conclude (``_conclude``)."""
-    try:
+    with usage_errors():
         result = await follower.follow_async(interrupted=interrupted)
-    except NbextError as exc:
-        raise UsageError(explain(exc)) from None
     _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
