@@ -65,8 +65,7 @@ async def service(emulator: Authenticated) -> Response:
             "shared": bool(emulator.about),
             "clock": "fake" if isinstance(emulator.clock, FakeClock) else "real",
             "endpoints": sorted(emulator.jobs.endpoints),
-            "kernels": len(emulator.joined_kernels),
-            "kernelPids": sorted(emulator.joined_kernels),
+            "kernels": sorted(emulator.joined_kernels),
             "busy": emulator.busy(),
         }
     )
