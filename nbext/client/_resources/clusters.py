@@ -16,9 +16,9 @@ from nbext.models.v2.resources import CLUSTERS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import deleting, getting, listing
+from .crud import created, deleting, getting, listing
 from .rest import V2
-from .wire import body, choice, given, ident, one, refused, whole, wrapped
+from .wire import choice, given, ident, one, refused, whole, wrapped
 
 ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]
 TYPES = ("APPLICATION", "TRAINING", "SLURM", "RAY")
@@ -70,9 +70,7 @@ def create(
     if disk is not None:
         whole(op, "disk", disk, 1)
     fields |= {"name": _text(op, "name", name), "type": kind, "compute": compute}
-    data = body(op, fields, extra_body)
-    call = api.call("POST", ["clusters"], op, "a new cluster", body=data)
-    return (yield from api.fetch(ctx, call, one(Cluster)))
+    return (yield from created(ctx, api, ROW, fields, extra_body))
 
 
 def update(ctx: Context, api: V2, cluster_id: str, *, name: str) -> Flow[Cluster]:
