@@ -219,14 +219,7 @@ def query(model: type[BaseModel], operation: str, fields: dict[str, Any]) -> lis
     try:
         instance = model.model_validate(fields)
     except ValidationError as exc:
-        parts = []
-        for err in exc.errors(include_url=False):
-            loc = [_label(model, str(p)) if i == 0 else str(p) for i, p in enumerate(err["loc"])]
-            message = err["msg"].removeprefix("Value error, ")
-            if err["type"] == "enum":
-                message += f", got {err['input']!r}"
-            parts.append(f"{'.'.join(loc)}: {message}" if loc else message)
-        raise refused(operation, "; ".join(parts)) from None
+        raise refused(operation, explain(exc, functools.partial(_label, model))) from None
     return cast(QueryParams, instance).to_params()
 
 
