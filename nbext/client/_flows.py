@@ -24,7 +24,6 @@ import httpx
 from pydantic import BaseModel
 
 from nbext.models import (
-    FINAL_STATES,
     STREAM_WAIT_DEFAULT_MS,
     AcceptedJob,
     CancelResult,
@@ -248,7 +247,8 @@ class Deadline:
 
     def expired(self, detail: str = "") -> Timeout:
         seen = f" (last seen {self.last_status.value})" if self.last_status else ""
-        still = JOB_GOES_ON if self.job_id and not self._final() else ""
+        ended = self.last_status is not None and self.last_status.is_final
+        still = JOB_GOES_ON if self.job_id and not ended else ""
         extra = f"; {detail}" if detail else ""
         return Timeout(
             f"{self.what} did not finish within {self.timeout:g} s{seen}{extra}{still}",
@@ -257,9 +257,6 @@ class Deadline:
             endpoint_id=self.endpoint_id,
             job_id=self.job_id,
         )
-
-    def _final(self) -> bool:
-        return self.last_status is not None and self.last_status.is_final
 
 
 JOB_GOES_ON = "; the job goes on: wait again, or cancel it"
@@ -428,15 +425,11 @@ def status(ctx: Context, state: JobState, deadline: Deadline | None = None) -> F
 
 
 def finish(
-    state: JobState, result: JobResult, raise_on_failure: bool, secret: Secret | None
+    endpoint_id: str, result: JobResult, raise_on_failure: bool, secret: Secret | None
 ) -> JobResult:
     """COMPLETED results are returned; other final states raise unless told not to."""
-    if (
-        raise_on_failure
-        and result.status in FINAL_STATES
-        and result.status is not JobStatus.COMPLETED
-    ):
-        raise outcome_error(result, state.endpoint_id, secret)
+    if raise_on_failure and result.status.is_final and result.status is not JobStatus.COMPLETED:
+        raise outcome_error(result, endpoint_id, secret)
     return result
 
 
@@ -484,14 +477,14 @@ def wait(
     for nothing.
     """
     if state.result is not None and state.result.status.is_final:
-        return finish(state, state.result, raise_on_failure, ctx.secret)
+        return finish(state.endpoint_id, state.result, raise_on_failure, ctx.secret)
     deadline.last_status = state.last_status
     look = state.heard or not (state.owns_stream and not state.stream_ended)
     while True:
         if look or not (state.owns_stream and not state.stream_ended):
             result = yield from status(ctx, state, deadline)
             if result.status.is_final:
-                return finish(state, result, raise_on_failure, ctx.secret)
+                return finish(state.endpoint_id, result, raise_on_failure, ctx.secret)
         look = True
         if state.owns_stream and not state.stream_ended:
             yield from _until_stream_ends(ctx, state, deadline)
@@ -707,17 +700,6 @@ def submission_deadline(
     )
 
 
-def continued(outer: Deadline, job_id: str, how: str) -> Deadline:
-    """``outer``'s deadline, now about the job whose id a submission (``how``) returned."""
-    return Deadline(
-        start=outer.start,
-        timeout=outer.timeout,
-        what=f"job {job_id} on endpoint {outer.endpoint_id!r} (submitted by {how})",
-        endpoint_id=outer.endpoint_id,
-        job_id=job_id,
-    )
-
-
 def submitted(
     ctx: Context,
     call: Call,
@@ -742,5 +724,6 @@ def submitted(
     ctx.started(call.endpoint_id, result.id, call, outer.start)
     ctx.seen(result)
     state = JobState(call.endpoint_id, result.id, keep_chunks=keep_chunks, result=result)
-    job = continued(outer, result.id, f"/{call.operation}")
+    what = f"job {result.id} on endpoint {outer.endpoint_id!r} (submitted by /{call.operation})"
+    job = replace(outer, what=what, job_id=result.id)
     return (yield from wait(ctx, state, job, raise_on_failure))

@@ -1,13 +1,6 @@
-"""Endpoint and Job handles, sync and async, made from one set of operations.
-
-Everything a handle does is written once, as an operation on what the handle is about
-(its endpoint's id, or its job's state): a flow that its client's driver runs, or, for
-what needs no request (``job``, a ``map``'s plan), a plain function. The sync and async
-methods are made from it by ``_twins`` (``blocking``/``awaiting``,
-``iterating``/``aiterating``, ``local``), the one mechanism that also makes the
-management resources' twins, so the twins cannot differ in what they accept. What does
-differ is what a method hands back: a ``Job`` or an ``AsyncJob``, an iterator or an
-async one; each handle class says that in a one-line ``then``.
+"""Endpoint and Job handles, sync and async: each operation is written once here and
+made into both twins by ``_twins``; each handle class says in a one-line ``then`` what
+its methods hand back (a ``Job`` or an ``AsyncJob``...).
 """
 
 from __future__ import annotations
@@ -60,8 +53,6 @@ machine, ``benchmarks/map_over_latency.py``)."""
 
 
 # ---- what a handle does, written once --------------------------------------------------
-# A flow operation takes the client's flow context and what the handle is about, then
-# the caller's arguments; a local one takes what the handle is about and the arguments.
 
 
 def _lb_base(ctx: flows.Context, endpoint_id: str) -> flows.Flow[str | None]:

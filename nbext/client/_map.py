@@ -62,7 +62,6 @@ from ._flows import (
     Effect,
     Emit,
     Flow,
-    JobState,
     Sleep,
     call_model,
     finish,
@@ -225,7 +224,7 @@ class MapPlan:
     ) -> tuple[int, JobResult]:
         if self.raise_on_failure:
             try:
-                finish(JobState(self.endpoint_id, result.id), result, True, secret)
+                finish(self.endpoint_id, result, True, secret)
             except Exception as exc:
                 exc.add_note(f"map: input #{index}")
                 raise
