@@ -1,15 +1,10 @@
 """What the client does, written once for sync and async: generators of effects.
 
-A flow is a generator that yields *effects* (``Send`` a call, ``Sleep``, ``Emit`` a
-streamed value) and receives their results; a driver performs them, with blocking
-sockets and ``time.sleep`` in ``Client`` or an event loop in ``AsyncClient`` (and in a
-sync client's batch). Retries, deadlines, the wait strategy and stream reassembly
-therefore cannot drift apart between the clients, and tests can drive a flow by hand.
-
-A transport failure of a ``Send`` is thrown into the flow (``generator.throw``) so the
-flow decides whether to retry; drivers throw it outside their own ``except`` blocks, so
-no httpx exception (whose request holds the Authorization header) ends up chained to
-an error the user sees.
+A flow yields *effects* (``Send`` a call, ``Sleep``, ``Emit`` a streamed value) and
+receives their results; a driver performs them, blocking or on an event loop. Retries,
+deadlines, the wait strategy and stream reassembly so cannot drift apart between the
+clients, and tests can drive a flow by hand. A transport failure of a ``Send`` is
+thrown into the flow, which decides whether to retry (``_drive``).
 """
 
 from __future__ import annotations
