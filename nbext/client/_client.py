@@ -352,11 +352,9 @@ class Client(_Base, SyncManagement):
     def _pricer(self) -> Pricer:
         def cost(endpoint_id: str, result: JobResult) -> float | None:
             ended = Ended.of(endpoint_id, result)
-            unreported = ended.reported is None
-            price = (
-                self._run(self._spending.prices.of(self._ctx, endpoint_id)) if unreported else None
-            )
-            found = ended.cost(price)
+            if ended.reported is not None:
+                return ended.reported
+            found = ended.cost(self._run(self._spending.prices.of(self._ctx, endpoint_id)))
             return found.usd if found is not None else None
 
         return cost
