@@ -509,32 +509,34 @@ def states(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
 
 
 def _until_stream_ends(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
-    last_asked: float | None = None
-    last_had_chunks = False
+    polls = _Polls()
     while not state.stream_ended:
-        yield from _pace(ctx, deadline, last_asked, last_had_chunks)
-        last_asked = ctx.now()
-        answer = yield from stream_poll(ctx, state, deadline)
-        last_had_chunks = bool(answer.stream)
+        yield from polls.next(ctx, state, deadline)
 
 
-def _pace(
-    ctx: Context, deadline: Deadline, last_asked: float | None, last_had_chunks: bool
-) -> Flow[None]:
-    """Space /stream calls when the service answers early.
+@dataclass
+class _Polls:
+    """A reader's /stream long-polls, spaced when the service answers early.
 
     The emulator (and the service) hold a /stream call until a chunk or the job's end;
     one that comes back empty at once means the server does not hold it, and the calls
     fall back to the adaptive poll interval instead of spinning.
     """
-    if last_asked is None:
-        return
-    now = ctx.now()
-    gap = STREAM_SPACING if last_had_chunks else poll_interval(now - deadline.start)
-    wait_for = last_asked + gap - now
-    if wait_for > 0:
-        wait_for = min(wait_for, max(0.0, deadline.remaining(now)))
-        yield pause(ctx, wait_for)
+
+    asked: float | None = None
+    had_chunks: bool = False
+
+    def next(self, ctx: Context, state: JobState, deadline: Deadline) -> Flow[StreamResponse]:
+        if self.asked is not None:
+            now = ctx.now()
+            gap = STREAM_SPACING if self.had_chunks else poll_interval(now - deadline.start)
+            wait_for = self.asked + gap - now
+            if wait_for > 0:
+                yield pause(ctx, min(wait_for, max(0.0, deadline.remaining(now))))
+        self.asked = ctx.now()
+        answer = yield from stream_poll(ctx, state, deadline)
+        self.had_chunks = bool(answer.stream)
+        return answer
 
 
 def stream(
@@ -563,8 +565,7 @@ def stream(
 
 
 def _stream(ctx: Context, state: JobState, deadline: Deadline, batches: bool) -> Flow[None]:
-    last_asked: float | None = None
-    last_had_chunks = False
+    polls = _Polls()
     while True:
         batch: list[StreamChunk] = []
         while state.buffer:
@@ -592,10 +593,7 @@ def _stream(ctx: Context, state: JobState, deadline: Deadline, batches: bool) ->
             if state.reassembler.pending:
                 log.warning("job %s ended in the middle of a split output; dropped", state.id)
             return
-        yield from _pace(ctx, deadline, last_asked, last_had_chunks)
-        last_asked = ctx.now()
-        answer = yield from stream_poll(ctx, state, deadline)
-        last_had_chunks = bool(answer.stream)
+        answer = yield from polls.next(ctx, state, deadline)
         if not state.keep_chunks:  # a handle that drops chunks still streams what it reads
             state.buffer.extend(answer.stream)
 
