@@ -318,24 +318,20 @@ def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
 # ---- what each emitted item is -----------------------------------------------------------
 
 
-def _as_result(item: Any) -> JobResult:
-    result: JobResult = item
-    return result
+def _as_result(item: JobResult) -> JobResult:
+    return item
 
 
-def _as_phase(item: Any) -> Phase:
-    phase: Phase = item
-    return phase
+def _as_phase(item: Phase) -> Phase:
+    return item
 
 
-def _as_chunk(item: Any) -> StreamChunk:
-    chunk: StreamChunk = item
-    return chunk
+def _as_chunk(item: StreamChunk) -> StreamChunk:
+    return item
 
 
-def _as_batch(item: Any) -> list[StreamChunk]:
-    batch: list[StreamChunk] = item
-    return batch
+def _as_batch(item: list[StreamChunk]) -> list[StreamChunk]:
+    return item
 
 
 def _as_output(item: Any) -> Any:
