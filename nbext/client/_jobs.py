@@ -380,8 +380,7 @@ class _EndpointBase(Twins):
         return made
 
     def _settings(self, base: str, awaited: bool) -> dict[str, Any]:
-        client, config = self._client, self._client.config
-        assert config.api_key is not None
+        client = self._client
         checks = Checks(base, self.id, client._ctx)
         agent = client._destination().user_agent
         timeouts = client._ctx.timeout, client._ctx.wait_timeout
