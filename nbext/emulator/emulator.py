@@ -70,8 +70,8 @@ def mask_key(key: str) -> str:
     return f"{key[:4]}…{key[-4:]}"
 
 
-def _workers(given: Mapping[str, float] | None) -> dict[str, float]:
-    """v2's ``workers``, the defaults filling in what is not given."""
+def _scaling(given: Mapping[str, float] | None) -> dict[str, Any]:
+    """v2's ``workers`` as the record's fields, the defaults filling in what is not given."""
     if not isinstance(given, Mapping | None):
         raise ValueError(f'workers is {{"min": N, "max": N, "idleTimeout": S}}, got {given!r}')
     if unknown := sorted(set(given or {}) - set(WORKERS_DEFAULT)):
@@ -83,7 +83,11 @@ def _workers(given: Mapping[str, float] | None) -> dict[str, float]:
         if not number or (whole and value != int(value)):
             kind = "a whole number" if whole else "seconds"
             raise ValueError(f"workers.{key} must be {kind} >= 0, got {value!r}")
-    return out
+    return {
+        "workers_min": int(out["min"]),
+        "workers_max": int(out["max"]),
+        "idle_timeout": float(out["idleTimeout"]),
+    }
 
 
 def _check_execution_timeout(ms: int) -> None:
@@ -288,7 +292,7 @@ class Emulator:
             raise ValueError(f"type is QUEUE or LOAD_BALANCER, got {kind!r}")
         if kind == "LOAD_BALANCER" and handler is not None:
             raise ValueError("a load-balancing endpoint runs a server, not a handler")
-        scaling = _workers(workers)
+        scaling = _scaling(workers)
         _check_execution_timeout(execution_timeout_ms)
         if endpoint_id is not None and not ENDPOINT_ID.match(endpoint_id):
             raise ValueError(
@@ -304,9 +308,7 @@ class Emulator:
             id=endpoint_id,
             name=name,
             image=image or handler_image(endpoint_id),
-            workers_min=int(scaling["min"]),
-            workers_max=int(scaling["max"]),
-            idle_timeout=float(scaling["idleTimeout"]),
+            **scaling,
             execution_timeout_ms=execution_timeout_ms,
             aggregate_stream=aggregate_stream,
         )
@@ -437,13 +439,7 @@ class Emulator:
             )
         else:
             _check_execution_timeout(execution_timeout_ms)
-            scaling = _workers(workers)
-            settings = {
-                "workers_min": int(scaling["min"]),
-                "workers_max": int(scaling["max"]),
-                "idle_timeout": float(scaling["idleTimeout"]),
-                "timeout_ms": execution_timeout_ms,
-            }
+            settings = {**_scaling(workers), "timeout_ms": execution_timeout_ms}
             self._change(lambda: self.management.endpoints.change(endpoint_id, settings))
         return self.call_on_loop(lambda: self.kernels.attach(endpoint_id, kernel))
 
