@@ -21,6 +21,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from nbext.models.enums import SCENARIOS
 
@@ -80,6 +81,9 @@ def _seconds(text: str) -> float:
     return seconds
 
 
+REPEATABLE: dict[str, Any] = {"action": "append", "default": []}
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m nbext.emulator",
@@ -102,8 +106,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--endpoint",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="ID=IMAGE",
         help=f"deploy IMAGE (a demo: {', '.join(DEMOS)}; or path/to/file.py:function) as "
         "endpoint ID; repeatable. Without any (nor --worker), every demo is deployed under "
@@ -111,16 +114,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--worker",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="ID=PATH",
         help="deploy endpoint ID whose workers are processes running the worker script PATH "
         "(runpod.serverless.start(...)) unmodified; repeatable",
     )
     parser.add_argument(
         "--lb-worker",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="ID=PATH",
         help="deploy load-balancing endpoint ID whose workers run the HTTP server script PATH "
         "unmodified (it serves on $PORT, health on $PORT_HEALTH$HEALTH_CHECK_PATH); "
@@ -128,8 +129,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--scenario",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="ID=NAME[:KEY=VALUE,...]",
         help=f"give endpoint ID a teaching scenario ({', '.join(SCENARIOS)}), "
         "e.g. cold=cold-start:seconds=20 (docs/behaviour.md); repeatable",
@@ -153,8 +153,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--worker-args",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="ID=ARGS",
         help="launch arguments for endpoint ID's --worker or --lb-worker script, as a "
         "container's command gives them (shell-quoted), e.g. gen='--generator --rate 5'; "
@@ -162,8 +161,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--worker-env",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="NAME[=VALUE]",
         help="give --worker and --lb-worker scripts this variable: NAME alone copies it from "
         "this environment (workers get no other variable of it but PATH, HOME, locale, "

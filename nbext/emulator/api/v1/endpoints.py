@@ -1,13 +1,10 @@
 """``/v1/endpoints``: create, list and get (with include flags), update (two ways), delete.
 
-The domain keeps an endpoint in v2's shape; this adapter reads v1's bodies (checked by
-v1's wire models, so v1 refuses what it always refused, in its words) into the record's
-fields and answers with the record's v1 view. What v1 does its own way stays here: an
-endpoint runs the template it names as it is (v2 gives each endpoint its own), its GPU
-types keep the order given, ``networkVolumeId``/``networkVolumeIds`` keep v1's split, an
-idle timeout may be set under REQUEST_COUNT scaling, and an update keeps the fields its
-body model does not know and shows them after its own (both kept in ``notes``). A created
-endpoint serves ``/v2/{id}`` at once.
+v1's own ways: an endpoint runs the template it names as it is (v2 gives each endpoint
+its own), its GPU types keep the order given, ``networkVolumeId``/``networkVolumeIds``
+keep v1's split, an idle timeout may be set under REQUEST_COUNT scaling, and an update
+keeps the fields its body model does not know and shows them after its own (both kept in
+``notes``). A created endpoint serves ``/v2/{id}`` at once.
 """
 
 from __future__ import annotations
