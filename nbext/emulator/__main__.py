@@ -71,7 +71,6 @@ def _port(text: str) -> int:
 
 
 def _seconds(text: str) -> float:
-    """A non-negative number of seconds."""
     try:
         seconds = float(text)
     except ValueError:
@@ -216,14 +215,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def given_key(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[str, str] | None:
-    """The key the user gave and where it came from, as the banner says it ("given with
-    --api-key", "read from --api-key-file PATH", "from RUNPOD_API_KEY"), or None: the
-    emulator makes one (or keeps its ``--db``'s).
-
-    A key on the command line is seen by every local user in ``ps``; a file or the
-    environment is not, and ``RUNPOD_API_KEY`` is what the banner's ``export`` sets, so a
-    shell that pasted it starts the emulator again with the same key. ValueError (one
-    line) for a file that cannot be read, is empty or holds more than a key.
+    """The key the user gave and where it came from, as the banner says it, or None: the
+    emulator makes one (or keeps its ``--db``'s). ``RUNPOD_API_KEY`` is what the banner's
+    ``export`` sets, so a shell that pasted it starts the emulator again with the same key.
     """
     if args.api_key is not None:
         if not args.api_key.strip():
@@ -334,13 +328,10 @@ def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
 
 
 def banner(server: EmulatorServer, *, key_source: str | None) -> str:
-    """What the server prints once it serves: its addresses, and the lines to paste.
-
-    The ``export`` lines are everything ``nbext.Client()`` and runpod-python need to talk
-    to this emulator instead of the real service: the key, the job interface and the
-    management interface (docs/behaviour.md#configuration). A key the user gave
-    (``key_source`` says how: ``given_key``) is their own, maybe a secret kept in a CI
-    log: it is shown masked, and its export line asks for it rather than printing it.
+    """What the server prints once it serves: its addresses, and the ``export`` lines that
+    point ``nbext.Client()`` and runpod-python here (docs/behaviour.md#configuration). A
+    key the user gave (``key_source``: ``given_key``) may be a secret kept in a CI log: it
+    is shown masked, and its export line asks for it rather than printing it.
     """
     emulator = server.emulator
     key = emulator.api_key
@@ -376,8 +367,7 @@ def banner(server: EmulatorServer, *, key_source: str | None) -> str:
 
 def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
     """``--worker-env`` arguments: the variables every ``--worker`` script gets besides
-    the few it needs to run (docs/workers.md). ``NAME`` copies the emulator's own, so a
-    secret a worker needs is not typed on a command line that ``ps`` shows."""
+    the few it needs to run (docs/workers.md)."""
     variables = named_variables(args.worker_env, environ, "--worker-env")
     if variables and not args.worker and not args.lb_worker:
         raise ValueError(
@@ -387,7 +377,6 @@ def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> di
 
 
 SERVICE_COMMANDS = ("start", "stop", "status", "restart", "log")
-"""The user's local service's commands (``%runpod local ...`` in a notebook)."""
 
 
 def service_command(argv: Sequence[str]) -> int:

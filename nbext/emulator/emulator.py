@@ -275,12 +275,11 @@ class Emulator:
         """Create an endpoint running ``image`` or ``handler``; returns its id.
 
         REST v2's settings: ``type`` QUEUE or LOAD_BALANCER (a demo of ``DEMOS`` has its
-        own; a script: ``deploy_worker``), ``workers`` ``{"min", "max", "idleTimeout"}``
-        (by default the console's 0 to 3 and 5 s). It goes the way ``POST /v1/endpoints``
-        does: a template for the image and a record from it. A handler becomes an image
-        of its own (``python/<endpoint id>``). An endpoint of that id this emulator did
-        not make (kept by its database, made through REST) is taken back: it keeps its
-        queue and settings and runs ``image`` or ``handler`` (a command line given again).
+        own), ``workers`` ``{"min", "max", "idleTimeout"}`` (``WORKERS_DEFAULT``). Like
+        ``POST /v1/endpoints``, it makes a template for the image and a record from it. An
+        endpoint of that id this emulator did not make (kept by its database, made through
+        REST) is taken back: it keeps its queue and settings and runs ``image`` or
+        ``handler`` (a command line given again).
         """
         if (image is None) == (handler is None):
             raise ValueError("deploy needs exactly one of image= or handler=")
@@ -361,12 +360,10 @@ class Emulator:
         run on a fake clock (its requests' waits and limits are the clock's; its
         processes and health checks are real time).
 
-        ``python``: the interpreter to run it with (default: this one), e.g. a worker's own
-        virtualenv. ``env``: the endpoint's environment, as on the service: with the
-        protocol's own and the few a process needs to run (``PATH``, ``HOME``...), the
-        only variables the workers get. ``args``: its launch arguments, as a container's
-        command gives them. The endpoint's scaling settings start and stop the processes
-        (docs/workers.md). Needs a running ``EmulatorServer``: the workers call it.
+        ``python``: the interpreter (default: this one), e.g. a worker's own virtualenv.
+        ``env``: the endpoint's environment, as on the service (``workers/environment.py``).
+        ``args``: its launch arguments, as a container's command gives them. Needs a
+        running ``EmulatorServer``: the workers call it (docs/workers.md).
         """
         load_balancer = type == "LOAD_BALANCER"
         script_path = Path(path).expanduser().resolve()

@@ -150,10 +150,10 @@ def remove(folder: Path, pid: int) -> None:
             service_file(folder).unlink()
 
 
-def open_private(path: Path, mode: str = "a") -> IO[Any]:
+def open_private(path: Path) -> IO[Any]:
     """``path`` opened for appending (made 0600 if new; a log, a lock)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    return os.fdopen(fd, mode, encoding="utf-8")
+    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 def try_lock(handle: IO[Any]) -> bool:
