@@ -141,9 +141,7 @@ class Emulator:
             self.clock, self.images, self.webhooks, self.executor, store=self.store
         )
         self.management = Management(self.clock, self.store, self.jobs)
-        """Templates, pods, endpoint records, volumes, registry auths, billing (``/v1``)."""
         self.batches = Batches(self.clock, self.jobs, self.endpoint_type)
-        """Batch jobs (``/v2/{endpoint_id}/batch``), their requests run as jobs."""
         with self._reading_store(db):
             # Endpoints come back now, so the jobs bind() restores find them; the jobs
             # are read now too, so a damaged record is reported before anything starts.
@@ -159,7 +157,6 @@ class Emulator:
         self.remote_workers = RemoteWorkers(self.clock, self.jobs)
         """Workers that are processes running worker scripts (``deploy_worker``)."""
         self.balancer = Balancer(self.clock, self.remote_workers, self._request_count)
-        """Load-balancing endpoints' routing (``type="LOAD_BALANCER"``)."""
         self.balancer.on_execution = self.jobs.on_execution  # billed and logged as jobs are
         self.serving_at: str | None = None
         """The server's base URL once one serves this emulator (worker scripts call it)."""
@@ -174,7 +171,6 @@ class Emulator:
         """When a client last called (the load-balancing middleware notes each call but
         the worker protocol's): the user's service stops after an idle period."""
         self.kernels = KernelLauncher(self.remote_workers)
-        """The kernels serving notebook functions' endpoints (``deploy_kernel_function``)."""
         self._made: set[str] = set()
         """Endpoints ``deploy`` made: deploying one again is refused, another is taken back."""
 
@@ -199,8 +195,7 @@ class Emulator:
         if record is None:
             record = {"value": generate_api_key()}
             self.store.put("settings", "api_key", record)
-        key: str = record["value"]
-        return key
+        return str(record["value"])
 
     @property
     def api_key(self) -> str:
@@ -464,8 +459,6 @@ class Emulator:
         return int(entry.scaling_value) if entry is not None else REQUEST_COUNT_DEFAULT
 
     def _managed_env(self, endpoint_id: str) -> dict[str, str]:
-        """The endpoint's ``env`` as the management interface shows it (its template's, copied
-        onto the record): set through REST, it reaches the worker processes started after."""
         entry = self.management.endpoints.book.get(endpoint_id)
         return dict(entry.env) if entry is not None else {}
 

@@ -191,9 +191,6 @@ def describe(info: dict[str, Any]) -> list[str]:
     ]
 
 
-# ---- how ----------------------------------------------------------------------------
-
-
 def _running(runtime: Path) -> ServiceFile | None:
     """The live service's file; a file left by a dead one is removed (None). Its lock
     says it lives; whether it answers, the caller's first call says (a hung service is

@@ -139,8 +139,7 @@ class LoadBalancing:
         answer back, within the processing limit of the emulator's clock."""
         worker_id = lease.worker.id
         clock = self.emulator.clock
-        task = asyncio.current_task()
-        assert task is not None
+        task = body.task
         expired: list[bool] = []
 
         def expire() -> None:

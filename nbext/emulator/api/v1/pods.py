@@ -216,15 +216,12 @@ async def get_pod(pod_id: str, request: Request, m: Managed) -> Response:
     found = m.pods.book.get(pod_id)
     if found is not None:
         return ok(answer(m, found, includes))
+    hint = " (a serverless worker is found only with includeWorkers=true)"
     if includes.include_workers:
+        hint = ""
         for worker, _ in worker_pods(m):
             if worker.get("id") == pod_id:
                 return ok(worker)
-    hint = (
-        ""
-        if includes.include_workers
-        else " (a serverless worker is found only with includeWorkers=true)"
-    )
     raise NotFound(f"pod {pod_id!r} not found{hint}")
 
 
