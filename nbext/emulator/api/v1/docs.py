@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, Response
@@ -16,6 +17,12 @@ from fastapi.responses import HTMLResponse, Response
 from ..http import reference_bytes
 
 router = APIRouter(prefix="/v1", tags=["docs"])
+
+
+def reference() -> dict[str, Any]:
+    """A fresh parsed copy of the reference document."""
+    data: dict[str, Any] = json.loads(reference_bytes(__package__))
+    return data
 
 
 @router.get("/openapi.json")
@@ -26,7 +33,7 @@ async def get_openapi() -> Response:
 @router.get("/docs")
 async def get_docs() -> HTMLResponse:
     """A plain page of every operation: no script, no CDN, readable offline."""
-    doc = json.loads(reference_bytes(__package__))
+    doc = reference()
     rows = []
     for path, operations in doc["paths"].items():
         for method, op in operations.items():

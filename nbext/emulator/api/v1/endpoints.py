@@ -63,7 +63,6 @@ def answer(m: Management, e: EndpointRecord, includes: EndpointIncludes) -> dict
 @router.post("")
 async def create_endpoint(request: Request, m: Managed) -> Response:
     given = await body(request, EndpointCreateInput)
-    gpu = given.compute_type == ComputeType.GPU
     pair: list[Any] = [given.network_volume_id or None, given.network_volume_ids]
     settings: dict[str, Any] = {
         "compute_type": _plain(given.compute_type),
@@ -82,7 +81,7 @@ async def create_endpoint(request: Request, m: Managed) -> Response:
     }
     if given.name:
         settings["name"] = given.name
-    if gpu:
+    if given.compute_type == ComputeType.GPU:
         settings["gpu_types"] = _plain(given.gpu_type_ids or [catalog.DEFAULT_GPU_TYPE])
         settings["gpu_count"] = given.gpu_count
     if given.flashboot is not None:

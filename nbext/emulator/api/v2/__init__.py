@@ -30,9 +30,8 @@ AREAS = (  # the most asked first (``create_app`` says why)
 
 
 def install(app: FastAPI) -> None:
-    """Serve ``/v2`` management on ``app`` (its problem documents come from
-    ``http.install_error_handlers``). Each area is included straight into the app, as
-    ``v1.install`` says why."""
+    """Serve ``/v2`` management on ``app``, each area included straight into it
+    (``v1.install`` says why)."""
     for area in AREAS:
         app.include_router(area, dependencies=[Depends(checked_query)])
     app.add_api_route("/v2/openapi.json", openapi, tags=["v2 docs"])  # public
