@@ -183,7 +183,7 @@ def describe(info: dict[str, Any]) -> list[str]:
         f"data: {info['db']}",
         f"log: {info['log']} (%runpod local log)",
         f"endpoints: {', '.join(info['endpoints']) or 'none'}",
-        f"kernels using it: {info['kernels']}",
+        f"kernels using it: {len(info['kernels'])}",
         f"in flight: {busy}"
         if busy
         else "in flight: nothing"
@@ -239,7 +239,7 @@ def _start(runtime: Path, idle_stop: float | None) -> ServiceFile:
 def _replace_other_version(found: ServiceFile) -> None:
     """Stop a service of another nbext version if nothing runs on it; else say so."""
     info = _call(found, "GET", "/_emulator/service")
-    others = [pid for pid in info.get("kernelPids", []) if pid != os.getpid()]
+    others = [pid for pid in info.get("kernels", []) if pid != os.getpid()]
     if info.get("busy") or others:
         why = info.get("busy") or f"{len(others)} other kernels use it"
         other = (

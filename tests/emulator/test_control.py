@@ -96,16 +96,14 @@ async def test_endpoints_lists_each_endpoint_with_its_workers(
     await settle()
     listed = {e["id"]: e for e in (await http.get("/_emulator/endpoints")).json()}
     pool = listed["pool"]
-    assert {k: pool[k] for k in ("image", "workersMin", "workersMax", "idleTimeout")} == {
-        "image": "sleep",
-        "workersMin": 1,
-        "workersMax": 2,
-        "idleTimeout": 7,
-    }
+    # the settings in the words a deploy takes them in (v2's), the fleet apart
+    assert pool["image"] == "sleep"
+    assert pool["workers"] == {"min": 1, "max": 2, "idleTimeout": 7}
+    assert not {"workersMin", "workersMax", "idleTimeout"} & pool.keys()
     assert pool["executionTimeoutMs"] == 600_000 and pool["queued"] == 1
-    assert [w["state"] for w in pool["workers"]] == ["running", "running"]
-    assert job.id in {w["jobId"] for w in pool["workers"]}
-    assert listed["held"]["workers"] == [] and listed["held"]["queued"] == 0
+    assert [w["state"] for w in pool["fleet"]] == ["running", "running"]
+    assert job.id in {w["jobId"] for w in pool["fleet"]}
+    assert listed["held"]["fleet"] == [] and listed["held"]["queued"] == 0
 
 
 async def test_endpoints_shows_how_long_a_worker_has_been_idle(
@@ -114,7 +112,7 @@ async def test_endpoints_shows_how_long_a_worker_has_been_idle(
     emu.deploy("echo", endpoint_id="warm", workers={"min": 1})
     await http.post("/_emulator/clock/advance", json={"seconds": 2.5})
     listed = {e["id"]: e for e in (await http.get("/_emulator/endpoints")).json()}
-    (worker,) = listed["warm"]["workers"]
+    (worker,) = listed["warm"]["fleet"]
     assert worker["state"] == "idle" and worker["jobId"] is None and worker["idleForS"] == 2.5
 
 
@@ -127,7 +125,7 @@ async def test_deploy_creates_an_endpoint_that_serves_jobs_at_once(
     )
     assert response.status_code == 201
     body = response.json()
-    assert (body["id"], body["image"], body["workersMin"], body["workersMax"]) == (
+    assert (body["id"], body["image"], body["workers"]["min"], body["workers"]["max"]) == (
         "made",
         "echo",
         1,

@@ -11,20 +11,19 @@ import pytest
 from nbext.client import Client, NotFound
 from nbext.models.v2 import BillingRecord, Endpoint, NetworkVolume, Pod, Registry, Template
 from nbext.notebook.display import Column, ListingSpec, to_frame
-from nbext.notebook.display.specs import (
-    BILLING,
-    ENDPOINTS,
-    PODS,
-    REGISTRY_AUTHS,
-    TEMPLATES,
-    VOLUMES,
-)
+from nbext.notebook.display.specs import BILLING, MANAGEMENT
 from nbext.notebook.display.table import Table
 from nbext.notebook.magics.listings import legend_labels
 from tests.media.conftest import b64, noise_png
 
 from .conftest import Notebook
 from .test_job_magic import usage_error
+
+TEMPLATES = MANAGEMENT["templates"]
+PODS = MANAGEMENT["pods"]
+ENDPOINTS = MANAGEMENT["endpoints"]
+VOLUMES = MANAGEMENT["network_volumes"]
+REGISTRY_AUTHS = MANAGEMENT["registry_auths"]
 
 
 def dtypes(frame: pd.DataFrame) -> dict[str, str]:

@@ -26,18 +26,22 @@ LAST_LINES = 8
 
 
 def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
+    """An endpoint's settings in the words a deploy takes them in (v2's ``workers``), and
+    its fleet as it is now."""
     return {
         "id": endpoint.id,
         "name": endpoint.name,
         "image": endpoint.image,
         "handler": getattr(endpoint.handler, "__qualname__", None) if endpoint.handler else None,
-        "workersMin": endpoint.workers_min,
-        "workersMax": endpoint.workers_max,
-        "idleTimeout": endpoint.idle_timeout,
+        "workers": {
+            "min": endpoint.workers_min,
+            "max": endpoint.workers_max,
+            "idleTimeout": endpoint.idle_timeout,
+        },
         "executionTimeoutMs": endpoint.execution_timeout_ms,
         "queued": len(endpoint.queue),
         "scenario": endpoint.scenario.describe() if endpoint.scenario is not None else None,
-        "workers": [
+        "fleet": [
             {
                 "id": w.id,
                 "state": str(w.state),
@@ -61,8 +65,7 @@ async def service(emulator: Authenticated) -> Response:
             "shared": bool(emulator.about),
             "clock": "fake" if isinstance(emulator.clock, FakeClock) else "real",
             "endpoints": sorted(emulator.jobs.endpoints),
-            "kernels": len(emulator.joined_kernels),
-            "kernelPids": sorted(emulator.joined_kernels),
+            "kernels": sorted(emulator.joined_kernels),
             "busy": emulator.busy(),
         }
     )

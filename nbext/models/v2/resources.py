@@ -5,8 +5,8 @@ know (``extra="allow"``), accepts wire or Python names, and marks optional what 
 service may leave out. Lists come wrapped by resource name: ``LIST_KEYS`` says by which.
 
 ``RESOURCES`` is the table of the management resources: one row each (its path, list
-key, model, ...), from which the client's ``list``/``get``/``delete``, the emulator's
-routes and the notebook's listings are made (docs/architecture.md).
+key, model, listing ...), from which the client's ``list``/``get``/``delete``, the
+emulator's routes and the notebook's listings are made (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pydantic import Field
 
 from .._base import WireModel
 from .._fields import WireDatetime
+from ..listing import Column, ListingSpec
 from .states import PodAction, PodStatus
 
 
@@ -319,6 +320,10 @@ class Rest(Generic[M]):
     """A record as messages name it: ``network volume 'abc'``."""
     operations: frozenset[str] = CRUD
     """Which of ``CRUD`` REST v2 offers on it (more may be the resource's own)."""
+    listing: ListingSpec | None = None
+    """How ``%runpod <listing.kind>`` lists its records, if it does: REST v2's field
+    names, nested ones flattened with dots; ``env`` is never shown (it holds passwords
+    as often as not)."""
 
     @property
     def id_name(self) -> str:
@@ -326,11 +331,125 @@ class Rest(Generic[M]):
         return self.what.replace(" ", "_") + "_id"
 
 
-TEMPLATES = Rest("templates", "templates", Template, "templates", "template")
-PODS = Rest("pods", "pods", Pod, "pods", "pod")
-ENDPOINTS = Rest("serverless", "endpoints", Endpoint, "endpoints", "endpoint")
+TEMPLATES = Rest(
+    "templates",
+    "templates",
+    Template,
+    "templates",
+    "template",
+    listing=ListingSpec(
+        "templates",
+        (
+            Column("id"),
+            Column("name"),
+            Column("image"),
+            Column("serverless", "bool"),
+            Column("category", "category"),
+            Column("disk", "int"),
+            Column("mounts.persistent.size", "int"),
+            Column("mounts.persistent.path"),
+            Column("ports", "object"),
+            Column("public", "bool"),
+            Column("registry"),
+        ),
+        hidden=frozenset({"env", "mounts.network"}),
+        sort=("name", True),
+        shown=("id", "name", "image", "serverless", "category", "disk", "mounts.persistent.size"),
+        summary="the account's templates, endpoints' ones included",
+    ),
+)
+PODS = Rest(
+    "pods",
+    "pods",
+    Pod,
+    "pods",
+    "pod",
+    listing=ListingSpec(
+        "pods",
+        (
+            Column("id"),
+            Column("name"),
+            Column("status", "category", categories=tuple(s.value for s in PodStatus)),
+            Column("image"),
+            Column("gpu.id", "category"),
+            Column("gpu.count", "int"),
+            Column("cpu.id", "category"),
+            Column("cpu.vcpu_count", "int"),
+            Column("cost", "float"),
+            Column("started_at", "datetime"),
+            Column("created_at", "datetime"),
+            Column("template"),
+            Column("locked", "bool"),
+            Column("disk", "int"),
+            Column("mounts.persistent.size", "int"),
+        ),
+        hidden=frozenset({"env", "ssh", "runtime"}),
+        sort=("name", True),
+        shown=("id", "name", "status", "image", "gpu.id", "gpu.count", "cost", "started_at"),
+        summary="the account's pods",
+    ),
+)
+ENDPOINTS = Rest(
+    "serverless",
+    "endpoints",
+    Endpoint,
+    "endpoints",
+    "endpoint",
+    listing=ListingSpec(
+        "endpoints",
+        (
+            Column("id"),
+            Column("name"),
+            Column("type", "category"),
+            Column("image"),
+            Column("gpu.pools", "object"),
+            Column("gpu.count", "int"),
+            Column("cpu", "object"),
+            Column("workers.min", "int"),
+            Column("workers.max", "int"),
+            Column("workers.idle_timeout", "int"),
+            Column("scaling.type", "category"),
+            Column("scaling.queue_delay", "float"),
+            Column("scaling.request_count", "int"),
+            Column("timeout", "int"),
+            Column("flashboot", "category"),
+            Column("created_at", "datetime"),
+            Column("request_urls.base"),  # a load-balancing endpoint's
+        ),
+        hidden=frozenset({"env"}),
+        sort=("name", True),
+        shown=(
+            "id",
+            "name",
+            "type",
+            "image",
+            "gpu.pools",
+            "workers.min",
+            "workers.max",
+            "scaling.type",
+            "created_at",
+        ),
+        summary="the account's serverless endpoints",
+    ),
+)
 NETWORK_VOLUMES = Rest(
-    "network-volumes", "networkVolumes", NetworkVolume, "network_volumes", "network volume"
+    "network-volumes",
+    "networkVolumes",
+    NetworkVolume,
+    "network_volumes",
+    "network volume",
+    listing=ListingSpec(
+        "volumes",
+        (
+            Column("id"),
+            Column("name"),
+            Column("size", "int"),
+            Column("data_center", "category"),
+            Column("type", "category"),
+        ),
+        sort=("name", True),
+        summary="the account's network volumes",
+    ),
 )
 REGISTRY_DELEGATIONS = Rest(
     "registries/delegations",
@@ -347,6 +466,12 @@ REGISTRY_AUTHS = Rest(
     "registry_auths",
     "container registry auth",
     CRUD - {"update"},
+    listing=ListingSpec(
+        "registry-auths",
+        (Column("id"), Column("name")),
+        sort=("name", True),
+        summary="container registry credentials",
+    ),
 )
 CLUSTERS = Rest("clusters", "clusters", Cluster, "clusters", "cluster")
 

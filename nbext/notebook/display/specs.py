@@ -10,8 +10,8 @@ A wide listing (a pod has some thirty fields) names the few a cell shows by defa
 from __future__ import annotations
 
 from nbext.models import JobStatus
-
-from .frames import Column, ListingSpec
+from nbext.models.listing import Column, ListingSpec
+from nbext.models.v2 import RESOURCES
 
 STATES: tuple[str, ...] = (*(s.value for s in JobStatus), "REMOVED")
 """Job states in lifecycle order, plus REMOVED (purged, TTL or retention elapsed)."""
@@ -87,118 +87,12 @@ BATCHES = ListingSpec(
 )
 """``%runpod batches``: an endpoint's batches, newest first (the service's order)."""
 
-TEMPLATES = ListingSpec(
-    "templates",
-    (
-        Column("id"),
-        Column("name"),
-        Column("image"),
-        Column("serverless", "bool"),
-        Column("category", "category"),
-        Column("disk", "int"),
-        Column("mounts.persistent.size", "int"),
-        Column("mounts.persistent.path"),
-        Column("ports", "object"),
-        Column("public", "bool"),
-        Column("registry"),
-    ),
-    hidden=frozenset({"env", "mounts.network"}),
-    sort=("name", True),
-    shown=("id", "name", "image", "serverless", "category", "disk", "mounts.persistent.size"),
-)
-"""``%runpod templates``. Every listing of a management record has REST v2's field
-names (``nbext.models.v2``), nested ones flattened with dots; ``env`` is never shown
-(it holds passwords as often as not)."""
-
-POD_STATES = ("PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED")
-
-PODS = ListingSpec(
-    "pods",
-    (
-        Column("id"),
-        Column("name"),
-        Column("status", "category", categories=POD_STATES),
-        Column("image"),
-        Column("gpu.id", "category"),
-        Column("gpu.count", "int"),
-        Column("cpu.id", "category"),
-        Column("cpu.vcpu_count", "int"),
-        Column("cost", "float"),
-        Column("started_at", "datetime"),
-        Column("created_at", "datetime"),
-        Column("template"),
-        Column("locked", "bool"),
-        Column("disk", "int"),
-        Column("mounts.persistent.size", "int"),
-    ),
-    hidden=frozenset({"env", "ssh", "runtime"}),
-    sort=("name", True),
-    shown=("id", "name", "status", "image", "gpu.id", "gpu.count", "cost", "started_at"),
-)
-
-ENDPOINTS = ListingSpec(
-    "endpoints",
-    (
-        Column("id"),
-        Column("name"),
-        Column("type", "category"),
-        Column("image"),
-        Column("gpu.pools", "object"),
-        Column("gpu.count", "int"),
-        Column("cpu", "object"),
-        Column("workers.min", "int"),
-        Column("workers.max", "int"),
-        Column("workers.idle_timeout", "int"),
-        Column("scaling.type", "category"),
-        Column("scaling.queue_delay", "float"),
-        Column("scaling.request_count", "int"),
-        Column("timeout", "int"),
-        Column("flashboot", "category"),
-        Column("created_at", "datetime"),
-        Column("request_urls.base"),  # a load-balancing endpoint's
-    ),
-    hidden=frozenset({"env"}),
-    sort=("name", True),
-    shown=(
-        "id",
-        "name",
-        "type",
-        "image",
-        "gpu.pools",
-        "workers.min",
-        "workers.max",
-        "scaling.type",
-        "created_at",
-    ),
-)
-
-VOLUMES = ListingSpec(
-    "volumes",
-    (
-        Column("id"),
-        Column("name"),
-        Column("size", "int"),
-        Column("data_center", "category"),
-        Column("type", "category"),
-    ),
-    sort=("name", True),
-)
-
-REGISTRY_AUTHS = ListingSpec(
-    "registry-auths",
-    (Column("id"), Column("name")),
-    sort=("name", True),
-)
-
-MANAGEMENT: dict[str, tuple[ListingSpec, str]] = {
-    "templates": (TEMPLATES, "the account's templates, endpoints' ones included"),
-    "pods": (PODS, "the account's pods"),
-    "endpoints": (ENDPOINTS, "the account's serverless endpoints"),
-    "network_volumes": (VOLUMES, "the account's network volumes"),
-    "registry_auths": (REGISTRY_AUTHS, "container registry credentials"),
+MANAGEMENT: dict[str, ListingSpec] = {
+    row.attribute: row.listing for row in RESOURCES if row.listing is not None
 }
-"""A management resource's client attribute (``client.network_volumes``) -> its listing's
-spec and summary: ``%runpod <spec name>`` lists it (``magics/listings.py``)."""
+"""A management resource's client attribute (``client.network_volumes``) -> its listing,
+which its row of ``RESOURCES`` gives: ``%runpod <spec name>`` lists it
+(``magics/listings.py``)."""
 
 
 def billing(kind: str, *ids: str) -> ListingSpec:

@@ -23,21 +23,14 @@ from ..connection import Connection
 from ..ipython import argument, cell_magic, line_cell_magic, line_magic, magic_arguments
 from ..kernel import MEDIA, current
 from ..widgets.logs import DEFAULT_MAX_LINES
-from . import (  # noqa: F401  (they register subcommands)
-    batch,
-    catalog,
-    chat,
-    connect,
-    emulator,
-    health,
-    jobs,
-    listings,
-    login,
-    logs,
-    map,
-    recordings,
-    why,
-)
+
+# isort: off
+# The modules register their subcommands as they are imported, and help lists them in
+# that order: a session's, from signing in to the account's records.
+from . import login, connect, emulator, jobs, why, health, map, batch, chat  # noqa: F401
+from . import recordings, listings, catalog, logs  # noqa: F401
+
+# isort: on
 from .chat import run_chat
 from .commands import SUBCOMMANDS, dispatch, help_text
 from .common import number_option, parse_line

@@ -45,41 +45,11 @@ class Subcommand:
 
 
 SUBCOMMANDS: dict[str, Subcommand] = {}
-ORDER = (
-    "login",
-    "logout",
-    "connect",
-    "status",
-    "local",
-    "deploy",
-    "jobs",
-    "cancel",
-    "retry",
-    "why",
-    "purge",
-    "health",
-    "map",
-    "batch",
-    "batches",
-    "chat",
-    "record",
-    "replay",
-    "templates",
-    "pods",
-    "endpoints",
-    "volumes",
-    "registry-auths",
-    "billing",
-    "gpus",
-    "logs",
-    "emulator",
-)
-"""How help lists the subcommands: the session's order, not the modules'."""
 
 
 def names() -> list[str]:
-    known = [n for n in ORDER if n in SUBCOMMANDS]
-    return known + sorted(n for n in SUBCOMMANDS if n not in ORDER)
+    """The subcommands in the order they were registered (``magics/__init__.py``)."""
+    return list(SUBCOMMANDS)
 
 
 def subcommand(

@@ -43,8 +43,8 @@ def columns_shown(spec: ListingSpec, args: argparse.Namespace) -> list[str] | No
     return None if args.all else spec.default_columns
 
 
-def _listing(attribute: str, spec: ListingSpec, summary: str) -> None:
-    command = spec.kind
+def _listing(attribute: str, spec: ListingSpec) -> None:
+    command, summary = spec.kind, spec.summary
 
     def handler(magics: Magics, args: argparse.Namespace) -> None:
         name = check_name(args.output)
@@ -63,8 +63,8 @@ def _listing(attribute: str, spec: ListingSpec, summary: str) -> None:
     subcommand(command, f"{summary} (a DataFrame)")(decorated)
 
 
-for _attribute, (_spec, _summary) in MANAGEMENT.items():
-    _listing(_attribute, _spec, _summary)
+for _attribute, _spec in MANAGEMENT.items():
+    _listing(_attribute, _spec)
 
 BILLING_KINDS = ("pods", "serverless", "summary", "volumes")
 """``%runpod billing KIND``: the method of ``client.billing`` (``network_volumes`` for
