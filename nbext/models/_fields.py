@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, TypeVar
 
@@ -170,8 +171,9 @@ def check_min_max(low: int | None, high: int | None, low_name: str, high_name: s
         raise ValueError(f"{low_name} ({low}) must not exceed {high_name} ({high})")
 
 
-def explain(exc: ValidationError) -> str:
-    """One line naming each bad field (by its wire name) and the rule it broke.
+def explain(exc: ValidationError, name: Callable[[str], str] = str) -> str:
+    """One line naming each bad field (by its wire name, or ``name`` of it) and the rule
+    it broke.
 
     Errors of a whole body (a rule over two fields) already name their fields.
     """
@@ -182,6 +184,6 @@ def explain(exc: ValidationError) -> str:
             message = "is required"
         elif err["type"] == "enum":  # the value of a choice is never a secret: echo it
             message += f", got {err['input']!r}"
-        loc = ".".join(str(p) for p in err["loc"])
+        loc = ".".join(name(str(p)) if i == 0 else str(p) for i, p in enumerate(err["loc"]))
         parts.append(f"{loc}: {message}" if loc else message)
     return "; ".join(parts)

@@ -18,19 +18,18 @@ from nbext.models import BillingQuery, BillingRecord, BucketSize
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
 from .rest import V2
-from .wire import given, query, wrapped
+from .wire import camel, given, query, wrapped
 
 Moment = dt.datetime | dt.date | str
 """A point in time as a caller may have it: a datetime, a date, or ISO 8601 text."""
 PERIOD = ("start_time", "end_time", "bucket_size", "last_n")
 
 
-def _records(
-    ctx: Context, api: V2, kind: str, operation: str, fields: dict[str, Any], ids: dict[str, str]
-) -> Flow[list[BillingRecord]]:
-    """``GET /billing[/kind]``: the period checked here, ``ids`` (keyword -> query name)."""
+def _records(ctx: Context, api: V2, kind: str, fields: dict[str, Any]) -> Flow[list[BillingRecord]]:
+    """``GET /billing[/kind]``: the period checked here; any other field is the id kept."""
+    operation = f"billing.{kind.replace('-', '_') or 'summary'}"
     params = query(BillingQuery, operation, {k: v for k, v in fields.items() if k in PERIOD})
-    params += [(name, str(fields[key])) for key, name in ids.items() if key in fields]
+    params += [(camel(key), str(value)) for key, value in fields.items() if key not in PERIOD]
     parts = ["billing", kind] if kind else ["billing"]
     call = api.call("GET", parts, operation, f"billing of {kind or 'the account'}", query=params)
     return (yield from api.fetch(ctx, call, wrapped(BillingRecord, "records")))
@@ -48,7 +47,7 @@ def summary(
     """Everything the account spent, per bucket, by category (``/billing``): each
     record's ``amounts()`` gives them (``podGpuAmount``, ``serverlessGpuAmount``,
     ``storageStandardAmount``, ...)."""
-    return (yield from _records(ctx, api, "", "billing.summary", given(locals()), {}))
+    return (yield from _records(ctx, api, "", given(locals())))
 
 
 def pods(
@@ -62,8 +61,7 @@ def pods(
     pod_id: str | None = None,
 ) -> Flow[list[BillingRecord]]:
     """Pod spending, one record per pod and bucket (``pod_id``; ``pod_id=`` keeps one)."""
-    fields = given(locals())
-    return (yield from _records(ctx, api, "pods", "billing.pods", fields, {"pod_id": "podId"}))
+    return (yield from _records(ctx, api, "pods", given(locals())))
 
 
 def serverless(
@@ -78,8 +76,7 @@ def serverless(
 ) -> Flow[list[BillingRecord]]:
     """Serverless spending, one record per endpoint and bucket (``serverless_id``, the
     endpoint's id; ``serverless_id=`` keeps one), with each category (``amounts()``)."""
-    fields, ids = given(locals()), {"serverless_id": "serverlessId"}
-    return (yield from _records(ctx, api, "serverless", "billing.serverless", fields, ids))
+    return (yield from _records(ctx, api, "serverless", given(locals())))
 
 
 def network_volumes(
@@ -93,9 +90,7 @@ def network_volumes(
     network_volume_id: str | None = None,
 ) -> Flow[list[BillingRecord]]:
     """Network volume storage spending, per bucket, standard and high-performance."""
-    fields, ids = given(locals()), {"network_volume_id": "networkVolumeId"}
-    op = "billing.network_volumes"
-    return (yield from _records(ctx, api, "network-volumes", op, fields, ids))
+    return (yield from _records(ctx, api, "network-volumes", given(locals())))
 
 
 class Billing(Resource):

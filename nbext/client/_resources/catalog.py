@@ -112,12 +112,7 @@ def cpu(ctx: Context, api: V2, cpu_id: str) -> Flow[CpuType]:
 
 def datacenters(ctx: Context, api: V2) -> Flow[list[DataCenter]]:
     """The data centres: region, network volume types, compliance, global networking."""
-    call = api.call(
-        "GET",
-        ["catalog", "datacenters"],
-        "catalog.datacenters",
-        "the data centres",
-    )
+    call = api.call("GET", ["catalog", "datacenters"], "catalog.datacenters", "the data centres")
     return (yield from api.fetch(ctx, call, wrapped(DataCenter, "dataCenters")))
 
 

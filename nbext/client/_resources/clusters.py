@@ -16,9 +16,9 @@ from nbext.models.v2.resources import CLUSTERS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import deleting, getting, listing
+from .crud import created, deleting, getting, listing, updated
 from .rest import V2
-from .wire import body, choice, given, ident, one, refused, whole, wrapped
+from .wire import choice, given, ident, refused, whole, wrapped
 
 ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]
 TYPES = ("APPLICATION", "TRAINING", "SLURM", "RAY")
@@ -70,17 +70,14 @@ def create(
     if disk is not None:
         whole(op, "disk", disk, 1)
     fields |= {"name": _text(op, "name", name), "type": kind, "compute": compute}
-    data = body(op, fields, extra_body)
-    call = api.call("POST", ["clusters"], op, "a new cluster", body=data)
-    return (yield from api.fetch(ctx, call, one(Cluster)))
+    return (yield from created(ctx, api, ROW, fields, extra_body))
 
 
 def update(ctx: Context, api: V2, cluster_id: str, *, name: str) -> Flow[Cluster]:
     """Rename a cluster: its name is all that can change after creation."""
-    cid, subject = ident(cluster_id, "cluster")
-    data = {"name": _text("clusters.update", "name", name)}
-    call = api.call("PATCH", ["clusters", cid], "clusters.update", subject, body=data)
-    return (yield from api.fetch(ctx, call, one(Cluster)))
+    ident(cluster_id, "cluster")  # a wrong id is refused before a wrong name, as ever
+    fields = {"name": _text("clusters.update", "name", name)}
+    return (yield from updated(ctx, api, ROW, cluster_id, fields))
 
 
 def pods(ctx: Context, api: V2, cluster_id: str) -> Flow[list[Pod]]:

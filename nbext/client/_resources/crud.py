@@ -1,19 +1,22 @@
 """``list``, ``get`` and ``delete``, alike for every management resource, made from its
 row of ``nbext.models.v2.RESOURCES`` as flow builders (``_twins``) named for it; a
-create's or an update's keywords and checks stay in the resource's own module."""
+create's or an update's keywords and checks stay in the resource's own module, which
+sends its body with ``created`` or ``updated``."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from nbext.models._base import WireModel
 from nbext.models.v2 import Rest
 
 from .._flows import Context, Flow
 from .rest import V2
-from .wire import ident, one, wrapped
+from .wire import body, ident, one, wrapped
 
 M = TypeVar("M", bound=WireModel)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,3 +70,35 @@ def deleting(row: Rest[Any], note: str = "") -> Callable[[Context, V2, str], Flo
 
     doc = f"Delete a {row.what} (NotFound if there is none). {note}".strip()
     return _named(row, delete, doc, "None")
+
+
+def created(
+    ctx: Context,
+    api: V2,
+    row: Rest[M],
+    fields: Mapping[str, Any],
+    extra: Mapping[str, Any] | None = None,
+    nested: Mapping[str, type[BaseModel]] | None = None,
+) -> Flow[M]:
+    """``POST`` a new record of ``row`` made of ``fields`` (``wire.body``): the record."""
+    op = f"{row.attribute}.create"
+    data = body(op, fields, extra, nested)
+    call = api.call("POST", [row.segment], op, f"a new {row.what}", body=data)
+    return (yield from api.fetch(ctx, call, one(row.model)))
+
+
+def updated(
+    ctx: Context,
+    api: V2,
+    row: Rest[M],
+    record_id: str,
+    fields: Mapping[str, Any],
+    extra: Mapping[str, Any] | None = None,
+    nested: Mapping[str, type[BaseModel]] | None = None,
+) -> Flow[M]:
+    """``PATCH`` the record ``record_id`` of ``row`` with ``fields``: the record now."""
+    rid, subject = ident(record_id, row.what)
+    op = f"{row.attribute}.update"
+    data = body(op, fields, extra, nested)
+    call = api.call("PATCH", [row.segment, rid], op, subject, body=data)
+    return (yield from api.fetch(ctx, call, one(row.model)))

@@ -14,9 +14,9 @@ from nbext.models.v2.resources import REGISTRY_DELEGATIONS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import deleting, listing
+from .crud import created, deleting, listing
 from .rest import V2
-from .wire import one, refused
+from .wire import given, refused
 
 ECR_ARN = re.compile(r"arn:aws[a-z-]*:ecr:[a-z0-9-]+:\d{12}:repository/\S+")
 """An ECR repository ARN (any AWS partition), optionally with ``:TAG``."""
@@ -34,9 +34,8 @@ def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> 
         )
     if name is not None and not isinstance(name, str):
         raise refused(op, f"name must be a string, got {name!r}")
-    wire = {"resource": resource.strip(), **({"name": name} if name is not None else {})}
-    call = api.call("POST", [ROW.segment], op, "a new registry delegation", body=wire)
-    return (yield from api.fetch(ctx, call, one(EcrDelegation)))
+    fields = given({"resource": resource.strip(), "name": name})
+    return (yield from created(ctx, api, ROW, fields))
 
 
 delete = deleting(ROW, "The service can no longer pull from its repository.")

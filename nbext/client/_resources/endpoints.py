@@ -19,7 +19,7 @@ from nbext.models.v2.resources import ENDPOINTS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
-from .crud import deleting, listing
+from .crud import deleting, listing, updated
 from .logs import as_line, follow_worker_logs, worker_logs
 from .rest import V2
 from .serverless_workers import releases, workers
@@ -116,11 +116,8 @@ def update(
     A ``template_id`` applies that template's container settings once (a rollout, as
     a change of ``image`` is). Not re-sent after it may have reached the service.
     """
-    eid, subject = ident(endpoint_id, "endpoint")
-    fields = given(locals(), skip=["endpoint_id", "eid", "subject"], update=True)
-    data = body("endpoints.update", fields, extra_body, NESTED)
-    call = api.call("PATCH", ["serverless", eid], "endpoints.update", subject, body=data)
-    return (yield from api.fetch(ctx, call, one(Endpoint)))
+    fields = given(locals(), skip=["endpoint_id"], update=True)
+    return (yield from updated(ctx, api, ROW, endpoint_id, fields, extra_body, NESTED))
 
 
 delete = deleting(ROW, "Its job address stops serving.")

@@ -14,11 +14,10 @@ from nbext.models.v2.resources import NETWORK_VOLUMES as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import deleting, getting, listing
+from .crud import created, deleting, getting, listing, updated
 from .rest import V2
-from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
+from .wire import NOT_GIVEN, NotGiven, given
 
-PATH = ROW.segment
 VolumeType = Literal["STANDARD", "HIGH_PERFORMANCE"]
 
 
@@ -35,10 +34,7 @@ def create(
     """Create a volume of ``size`` GB in ``data_center`` (``"EU-RO-1"``...); ``type`` is
     the data centre's default tier unless given. A create that may have reached the
     service is not re-sent (it could make, and bill, two volumes)."""
-    data = body("network_volumes.create", given(locals()), extra_body)
-    subject = "a new network volume"
-    call = api.call("POST", [PATH], "network_volumes.create", subject, body=data)
-    return (yield from api.fetch(ctx, call, one(NetworkVolume)))
+    return (yield from created(ctx, api, ROW, given(locals()), extra_body))
 
 
 def update(
@@ -51,11 +47,8 @@ def update(
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[NetworkVolume]:
     """Rename a volume or grow it to ``size`` GB (a smaller size is BadRequest)."""
-    vid, subject = ident(network_volume_id, "network volume")
-    fields = given(locals(), skip=["network_volume_id", "vid", "subject"], update=True)
-    data = body("network_volumes.update", fields, extra_body)
-    call = api.call("PATCH", [PATH, vid], "network_volumes.update", subject, body=data)
-    return (yield from api.fetch(ctx, call, one(NetworkVolume)))
+    fields = given(locals(), skip=["network_volume_id"], update=True)
+    return (yield from updated(ctx, api, ROW, network_volume_id, fields, extra_body))
 
 
 delete = deleting(ROW, "Its data goes with it.")

@@ -20,10 +20,10 @@ from nbext.models.v2.resources import PODS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
-from .crud import deleting, getting
+from .crud import created, deleting, getting, updated
 from .logs import as_line, follow_pod_logs, pod_logs
 from .rest import V2
-from .wire import NOT_GIVEN, NotGiven, body, given, ident, maybe, one, wrapped
+from .wire import NOT_GIVEN, NotGiven, given, ident, maybe, wrapped
 
 Cloud = Literal["SECURE", "COMMUNITY"]
 NESTED: dict[str, type[BaseModel]] = {"gpu": GpuConfig, "cpu": CpuConfig, "mounts": Mounts}
@@ -60,9 +60,7 @@ def create(
     (``{"network": [{"volume_id": ..., "path": ...}]}``). A create that may have reached
     the service is never sent again (it could rent two pods).
     """
-    data = body("pods.create", given(locals()), extra_body, NESTED)
-    call = api.call("POST", ["pods"], "pods.create", "a new pod", body=data)
-    return (yield from api.fetch(ctx, call, one(Pod)))
+    return (yield from created(ctx, api, ROW, given(locals()), extra_body, NESTED))
 
 
 def list_pods(ctx: Context, api: V2, *, include_cluster_pods: bool = False) -> Flow[list[Pod]]:
@@ -96,11 +94,8 @@ def update(
     Not re-sent after it may have reached the service: a second send could reset the pod
     again.
     """
-    pid, subject = ident(pod_id, "pod")
-    fields = given(locals(), skip=["pod_id", "pid", "subject"], update=True)
-    data = body("pods.update", fields, extra_body, NESTED)
-    call = api.call("PATCH", ["pods", pid], "pods.update", subject, body=data)
-    return (yield from api.fetch(ctx, call, one(Pod)))
+    fields = given(locals(), skip=["pod_id"], update=True)
+    return (yield from updated(ctx, api, ROW, pod_id, fields, extra_body, NESTED))
 
 
 def _action(ctx: Context, api: V2, pod_id: str, action: str) -> Flow[Pod | None]:

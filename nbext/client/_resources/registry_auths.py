@@ -15,9 +15,9 @@ from nbext.models.v2.resources import REGISTRY_AUTHS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import deleting, getting, listing
+from .crud import created, deleting, getting, listing
 from .rest import V2
-from .wire import one, refused
+from .wire import refused
 
 
 def create(
@@ -32,8 +32,7 @@ def create(
             shown = "" if field == "password" else f", got {value!r}"
             raise refused(op, f"{field} must be a non-empty string{shown}")
     data = {"name": name, "username": username, "password": secret}
-    call = api.call("POST", [ROW.segment], op, "a new container registry auth", body=data)
-    return (yield from api.fetch(ctx, call, one(Registry)))
+    return (yield from created(ctx, api, ROW, data))
 
 
 list_all = listing(ROW, "Ids and names, never the credentials.")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
 import httpx
 
@@ -21,8 +22,8 @@ from .._calls import Call
 from .._drive import Steps
 from .._errors import NotFound
 from .._flows import Context, Flow, Send, send
-from .._retry import never_sent
-from .wire import Reader, encoded, management_call
+from .._retry import Kind, never_sent
+from .wire import Reader, encoded
 
 log = logging.getLogger("nbext.client")
 T = TypeVar("T")
@@ -41,9 +42,19 @@ class V2:
         body: Mapping[str, Any] | None = None,
         query: Sequence[tuple[str, str]] = (),
     ) -> Call:
-        """The call of ``operation``: ``parts`` are literal path segments under ``/v2``."""
+        """The call of ``operation``: ``parts`` are literal path segments under ``/v2``.
+
+        GET and DELETE are idempotent (sending twice leaves the service as sending once);
+        everything else may create or change something twice, and is not sent again once
+        it may have reached the service (an update of a pod's container resets it, an
+        endpoint's rolls its workers over).
+        """
+        path = "/".join(parts)
+        if query:
+            path += "?" + urlencode(list(query))
+        kind = Kind.IDEMPOTENT if method in ("GET", "DELETE") else Kind.SUBMIT
         data = None if body is None else encoded(operation, body)
-        return management_call(method, parts, operation, subject, query=query, body=data)
+        return Call(method, path, operation, kind, "", body=data, management=True, subject=subject)
 
     def fetch(self, ctx: Context, call: Call, read: Reader[T]) -> Flow[T]:
         """Send ``call`` (with the retries its kind allows) and read the answer."""

@@ -16,9 +16,9 @@ from nbext.models.v2.resources import TEMPLATES as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import deleting, getting, listing
+from .crud import created, deleting, getting, listing, updated
 from .rest import V2
-from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
+from .wire import NOT_GIVEN, NotGiven, given
 
 Category = Literal["NVIDIA", "AMD", "CPU"]
 NESTED: dict[str, type[BaseModel]] = {"mounts": Mounts}
@@ -51,9 +51,7 @@ def create(
     ``{"persistent": {"size": GB, "path": "/workspace"}}``. ``extra_body`` carries fields
     (wire names) newer than this client.
     """
-    data = body("templates.create", given(locals()), extra_body, NESTED)
-    call = api.call("POST", ["templates"], "templates.create", "a new template", body=data)
-    return (yield from api.fetch(ctx, call, one(Template)))
+    return (yield from created(ctx, api, ROW, given(locals()), extra_body, NESTED))
 
 
 def update(
@@ -81,11 +79,8 @@ def update(
 
     Not re-sent after it may have reached the service.
     """
-    (tid, subject), op = ident(template_id, "template"), "templates.update"
-    fields = given(locals(), skip=["template_id", "tid", "subject", "op"], update=True)
-    data = body(op, fields, extra_body, NESTED)
-    call = api.call("PATCH", ["templates", tid], op, subject, body=data)
-    return (yield from api.fetch(ctx, call, one(Template)))
+    fields = given(locals(), skip=["template_id"], update=True)
+    return (yield from updated(ctx, api, ROW, template_id, fields, extra_body, NESTED))
 
 
 list_all = listing(

@@ -1,4 +1,4 @@
-"""Management calls as data, their bodies and queries, and the reading of answers.
+"""Management calls' bodies and queries, and the reading of answers.
 
 Pure: no I/O. A resource method's keywords are REST v2's fields in Python's spelling
 (``start_ssh`` is ``startSsh``, ``workers={"min": 0, "max": 3}`` is ``workers``); a
@@ -16,7 +16,6 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar, cast
-from urllib.parse import urlencode
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -24,7 +23,6 @@ from nbext.models import explain
 
 from .._calls import Answer, Call, call_error, segment
 from .._errors import APIError, BadRequest, excerpt
-from .._retry import Kind
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -41,42 +39,6 @@ class QueryParams(Protocol):
 
 NOT_FIELDS = frozenset({"ctx", "api", "extra_body"})
 """Parameters of an operation that are not fields of its body or query."""
-
-
-def management_call(
-    method: str,
-    parts: Sequence[str],
-    operation: str,
-    subject: str,
-    *,
-    query: Sequence[tuple[str, str]] = (),
-    body: bytes | None = None,
-    kind: Kind | None = None,
-    endpoint_id: str = "",
-) -> Call:
-    """One call of the management interface, ``parts`` being literal path segments under
-    the base URL.
-
-    ``kind`` defaults by method: GET and DELETE are idempotent (sending twice leaves the
-    service as sending once); everything else may create or change something twice, and
-    is not sent again once it may have reached the service (an update of a pod's
-    container resets it, an endpoint's rolls its workers over).
-    """
-    path = "/".join(parts)
-    if query:
-        path += "?" + urlencode(list(query))
-    if kind is None:
-        kind = Kind.IDEMPOTENT if method in ("GET", "DELETE") else Kind.SUBMIT
-    return Call(
-        method,
-        path,
-        operation,
-        kind,
-        endpoint_id,
-        body=body,
-        management=True,
-        subject=subject,
-    )
 
 
 def ident(value: str, what: str) -> tuple[str, str]:
@@ -219,14 +181,7 @@ def query(model: type[BaseModel], operation: str, fields: dict[str, Any]) -> lis
     try:
         instance = model.model_validate(fields)
     except ValidationError as exc:
-        parts = []
-        for err in exc.errors(include_url=False):
-            loc = [_label(model, str(p)) if i == 0 else str(p) for i, p in enumerate(err["loc"])]
-            message = err["msg"].removeprefix("Value error, ")
-            if err["type"] == "enum":
-                message += f", got {err['input']!r}"
-            parts.append(f"{'.'.join(loc)}: {message}" if loc else message)
-        raise refused(operation, "; ".join(parts)) from None
+        raise refused(operation, explain(exc, functools.partial(_label, model))) from None
     return cast(QueryParams, instance).to_params()
 
 

@@ -15,25 +15,10 @@ from .billing import (
     NetworkVolumeBillingRecord,
     PodBillingQuery,
 )
-from .endpoints import (
-    WORKERS_MAX_DEFAULT,
-    Endpoint,
-    EndpointCreateInput,
-    EndpointUpdateInput,
-)
-from .enums import (
-    SERVERLESS_CPU_FLAVORS,
-    ComputeType,
-    PodStatus,
-)
-from .errors import (
-    ErrorMessage,
-)
-from .network_volumes import (
-    NetworkVolume,
-    NetworkVolumeCreateInput,
-    NetworkVolumeUpdateInput,
-)
+from .endpoints import WORKERS_MAX_DEFAULT, Endpoint, EndpointCreateInput, EndpointUpdateInput
+from .enums import SERVERLESS_CPU_FLAVORS, ComputeType, PodStatus
+from .errors import ErrorMessage
+from .network_volumes import NetworkVolume, NetworkVolumeCreateInput, NetworkVolumeUpdateInput
 from .pods import (
     ALL_DATA_CENTERS,
     CpuType,
@@ -45,21 +30,9 @@ from .pods import (
     PodUpdateInput,
     SavingsPlan,
 )
-from .queries import (
-    EndpointIncludes,
-    PodIncludes,
-    PodListQuery,
-    TemplateIncludes,
-)
-from .registry_auths import (
-    ContainerRegistryAuth,
-    ContainerRegistryAuthCreateInput,
-)
-from .templates import (
-    Template,
-    TemplateCreateInput,
-    TemplateUpdateInput,
-)
+from .queries import EndpointIncludes, PodIncludes, PodListQuery, TemplateIncludes
+from .registry_auths import ContainerRegistryAuth, ContainerRegistryAuthCreateInput
+from .templates import Template, TemplateCreateInput, TemplateUpdateInput
 
 __all__ = [
     "ALL_DATA_CENTERS",

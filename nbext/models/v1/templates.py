@@ -11,16 +11,7 @@ from __future__ import annotations
 from pydantic import Field, StrictBool, StrictStr
 
 from .._base import Named
-from .._fields import (
-    DEFAULT_PORTS,
-    AbsolutePath,
-    DiskGb,
-    Env,
-    InputModel,
-    Lenient,
-    NonBlank,
-    Ports,
-)
+from .._fields import DEFAULT_PORTS, AbsolutePath, DiskGb, Env, InputModel, Lenient, NonBlank, Ports
 from ..enums import TemplateCategory
 
 

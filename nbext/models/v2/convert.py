@@ -10,9 +10,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-V1_NAMES = {
-    "dataCenterId": "dataCenter",
-}
+V1_NAMES = {"dataCenterId": "dataCenter"}
 """v1 wire name -> v2 field path, for naming a field the way the other version does: a v2
 network volume is still checked by v1's model, whose ``dataCenterId`` v2 calls
 ``dataCenter``. Templates, pods and endpoints have v2 models of their own."""
