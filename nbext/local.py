@@ -1,22 +1,11 @@
 """``nbext.local_client()``: a client on an emulator of its own, for scripts and tests.
 
-The notebook layer starts an emulator by itself when no key is configured; a script or a
-test has no such layer, and ``Client()`` without a key is an error there, on purpose (a
-script that meant the cloud must not quietly run against a local emulator). So the
-local case is asked for by name::
-
-    with nbext.local_client() as client:
-        client.endpoint("echo").run_sync({"hello": "world"})
-
-The emulator serves on a free loopback port in a background thread, with the demo
-images deployed as endpoints of the same names (``echo``, ``sleep``, ``fail``,
-``stream-text``) plus any ``endpoints`` given, and stops when the block ends. The client
-talks to it over HTTP, exactly as it talks to the service. This module sits above the
-client and the emulator, which never import each other (docs/architecture.md#layers).
-
-A failing handler is the job's error (``JobFailed``), so its traceback is not also
-printed to the script's stderr; a script that configured ``logging`` still gets the
-emulator's record of it, with the traceback.
+``Client()`` without a key is an error in a script, on purpose (a script that meant the
+cloud must not quietly run against a local emulator), so the local case is asked for by
+name. The emulator serves the demo endpoints on a loopback port in a background thread
+until the block ends, and the client talks to it over HTTP, as to the service. This
+module sits above the client and the emulator, which never import each other
+(docs/architecture.md#layers).
 """
 
 from __future__ import annotations
@@ -42,7 +31,7 @@ def _served(endpoints: Endpoints | None, emulator: Emulator | None) -> Iterator[
     """The emulator (a new one unless given) with its endpoints, on a server not yet
     started; a new emulator is closed at the end, also when an endpoint is refused."""
     logger = logging.getLogger("nbext.emulator")
-    if not logger.handlers:  # else Python's last-resort handler prints to stderr
+    if not logger.handlers:  # a failed handler is JobFailed; don't also print it to stderr
         logger.addHandler(logging.NullHandler())
     served = emulator if emulator is not None else Emulator()
     try:

@@ -274,14 +274,10 @@ def deployments(args: argparse.Namespace) -> list[tuple[str, str, str]]:
 def deploy(
     emulator: Emulator, args: argparse.Namespace, variables: dict[str, str], *, serving: bool
 ) -> None:
-    """Deploy what the arguments name, in two steps. Before the server starts: images
-    and handlers, so that a bad one is refused before anything listens. Once it serves:
-    what runs processes (worker scripts, servers, the load-balancing demo, which need
-    the server's loop), then the scenarios.
-
-    On a database that already holds an endpoint of an ``--endpoint`` (a restart), that
-    endpoint is kept, with its queued jobs, and runs what the argument names.
-    """
+    """Deploy what the arguments name: images and handlers before the server starts, so
+    a bad one is refused before anything listens; what runs processes (they need the
+    server's loop) and the scenarios once it serves. An endpoint the database kept (a
+    restart) keeps its queued jobs and runs what the argument names."""
     found = deployments(args)
     scripts = {e for flag, e, _ in found if flag != "--endpoint"}
     launch = {e: shlex.split(a) for e, a in pairs("--worker-args", args.worker_args, "ID=ARGS")}

@@ -1,22 +1,12 @@
 """uvicorn's HTTP protocol, with a deadline for reading each request and a connection cap.
 
-Why this exists at all: uvicorn times out an idle keep-alive connection, but not a
-request that is never finished. A client that sends half its headers, or a body that
-never ends, holds its connection (and a socket) for as long as it likes, and thousands
-of them pile up (the hardening tests make them). Here every request must be read whole
-within ``request_timeout`` seconds of its connection being made or its first byte
-arriving; otherwise the client gets a 408 (or, when its handler already started, the
-connection is closed, which the handler sees as the client gone). Beyond
-``max_connections`` open connections a new one is answered at once with a 503 that says
-the emulator refused the connection, and closed: a client then reports that, rather
-than a connection closed without an answer, which for a submission it must take as "the
-job may have been queued".
-
-It is uvicorn's own pure-Python protocol (h11, the one uvicorn always has), watched
-after each batch of parsed bytes: h11's state of the client's side says whether a
-request is under way (its head begun, or its body being read) or read whole. The
-deadlines run on the loop's own clock, never the emulator's (a test's fake clock governs
-jobs, not sockets).
+uvicorn times out an idle keep-alive connection but not a request never finished: a
+client that sends half its headers, or a body that never ends, holds its socket for as
+long as it likes. The limits and their answers (408, and a 503 for a connection beyond
+the cap) are in docs/behaviour.md#connections. It is uvicorn's pure-Python h11 protocol,
+watched after each batch of parsed bytes: h11's state of the client's side says whether
+a request is under way. The deadlines run on the loop's clock, never the emulator's (a
+test's fake clock governs jobs, not sockets).
 """
 
 from __future__ import annotations
@@ -31,11 +21,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 REQUEST_TIMEOUT = 30.0
 """Seconds a client has to send one whole request (headers and body)."""
 KEEP_ALIVE_S = 65
-"""Seconds an idle keep-alive connection stays open: longer than any client of the
-emulator keeps one in its pool (the SDK's aiohttp 15 s, httpx 5 s), so a client never
-reuses a connection the server has just closed. uvicorn's default, 5 s, lost worker
-results: the SDK posts a job's result on the connection that fetched it, idle while the
-job ran, and does not retry when it was closed (a 7 s job stayed IN_PROGRESS)."""
+"""Seconds an idle keep-alive connection stays open: longer than any client keeps one in
+its pool, as the SDK does not retry a result posted on a connection the server closed
+(docs/behaviour.md#connections)."""
 MAX_CONNECTIONS = 1024
 """Open connections served at once; a local emulator's clients need a few dozen."""
 REFUSED_LINGER_S = 2.0
@@ -74,8 +62,8 @@ class DeadlineProtocol(H11Protocol):
         super().data_received(data)
 
     def _refuse(self, transport: asyncio.Transport) -> None:
-        """Answer 503 before any request, send no more, and close after a short linger
-        (``connection_lost`` takes it out of the server's set)."""
+        """Answer 503 before any request and close after a short linger (``connection_lost``
+        takes it out of the server's set)."""
         self._refused = True
         _answer(
             transport,

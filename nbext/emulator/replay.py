@@ -1,14 +1,10 @@
 """Serving a recording: each recorded endpoint becomes an endpoint of the emulator whose
 handler answers the recorded jobs, with their chunks and timing (docs/behaviour.md#recordings).
 
-``--replay PATH`` on the command line and ``PUT /_emulator/replays`` (``%runpod replay``)
-load one. The handler is an ordinary one (``domain.handlers``), so a replayed job queues,
-runs on a worker, streams, is cancelled and billed as any other; a chat through the
-OpenAI routes is such a job; so a chat the ``openai`` package sent there, recorded as
-the request it was (``http``, path ``/openai/v1/...``), is answered as the job the route
-makes of it, with the recorded body's chunks. A recorded load-balancing endpoint runs
-``SERVER`` as its worker script, which answers the recorded requests, so it is
-balanced as any other.
+The handler is an ordinary one (``domain.handlers``), so a replayed job queues, runs,
+streams, is cancelled and billed as any other, and a recorded OpenAI chat is answered as
+the job its route makes. A recorded load-balancing endpoint runs ``SERVER`` as its worker
+script, so it is balanced as any other.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """The user's local service: one emulator process per user, shared by every kernel.
 
 A kernel restart must not lose a batch, cool a warm worker or part two notebooks, so the
-emulator a notebook talks to by default is not in the kernel: it is this process,
-started by the first kernel that needs it (``nbext.service.join``) or by the user
-(``python -m nbext.emulator start``), and found by every other through ``service.json``
-in the user's runtime folder (``nbext.service.files``). What it holds is in SQLite in
-the user's data folder, so a restart of the service loses nothing either.
-
-It serves on 127.0.0.1 only, with the key kept in its database and handed over in the
-0600 ``service.json``, never on a command line; its ``service.lock`` keeps a second one
-from starting. It stops by itself once it has had no call and nothing in flight for
-``idle_stop`` seconds.
+emulator a notebook talks to by default is this process, with its state in SQLite
+(docs/behaviour.md#the-local-service). It serves on 127.0.0.1 only, with the key kept in
+its database and handed over in the 0600 ``service.json``, never on a command line.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Sending webhooks over HTTP: a small connection pool per receiver, and the opt-in guard.
 
-Each receiver (scheme, host, port) gets an httpx client of its own whose pool holds as
-many connections as the dispatcher lets attempts be in flight to it. One shared pool
-would hold every receiver's connections, and httpcore looks through all of them (a
-system call each) whenever a request starts or ends, so a slow receiver's many open
-connections made every webhook, and with them the job interface, slow. Clients of
-receivers not written to lately are closed beyond ``MAX_RECEIVERS``.
-
-The guard (``--webhook-guard``; off by default, as on a laptop a webhook may go anywhere)
-refuses link-local and cloud metadata addresses: an emulator shared on a network or a
-cloud machine would otherwise let any client with its key reach what only the machine
-should, such as the metadata service at 169.254.169.254, which hands out credentials.
-The host is resolved at each attempt and every address it resolves to is checked.
+Each receiver (scheme, host, port) gets an httpx client of its own: in one shared pool,
+httpcore looks through every receiver's connections (a system call each) whenever a
+request starts or ends, so a slow receiver's many open connections made every webhook,
+and the job interface, slow. The guard (``--webhook-guard``, docs/behaviour.md#webhooks)
+resolves the host at each attempt and checks every address it resolves to, since the
+metadata service at 169.254.169.254 hands out credentials.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The user's local service, seen from a kernel or a script: join it, start it, stop it.
 
-One service per user, as LocalStack is: the first kernel with no API key starts it
-(``join``), every other kernel and script of the user finds it through ``service.json``
-(``files``), and it outlives them all, with its endpoints, jobs, batches and warm workers,
-until it is stopped or has been idle for hours (docs/behaviour.md#the-local-service).
-The service itself is ``nbext.emulator.user_service``; this side imports none of the
-emulator, so a kernel that joins a running service pays only for a file read and one
-call.
-
-A script joins it in one line::
-
-    client = nbext.Client(**nbext.service.client_settings())
+One service per user, found through ``service.json`` (``files``), outliving every kernel
+(docs/behaviour.md#the-local-service). The service itself is
+``nbext.emulator.user_service``; this side imports none of the emulator, so a kernel that
+joins a running service pays only for a file read and one call. A script joins it with
+``nbext.Client(**nbext.service.client_settings())``.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """Where the user's local service lives on disk, and the one file that finds it.
 
-Two folders, both the user's alone (0700), as Jupyter's runtime and data folders are:
+The runtime folder holds ``service.json`` (address, key, process id, version; 0600),
+``service.lock`` (held for the service's whole life, so a stale file is told apart from a
+live one without trusting a process id that may have been reused) and ``start.lock`` (so
+two kernels starting at once start one service); the data folder holds the database and
+the log. Where they are and how to move them: docs/behaviour.md#the-local-service.
 
-- the *runtime* folder holds ``service.json`` (the running service's address, key,
-  process id and version, 0600), ``service.lock`` (held by the service for its whole
-  life, so a file left by a killed service is told apart from a live one without
-  trusting a process id that may have been reused) and ``start.lock`` (taken by whoever
-  starts one, so two kernels that start at the same moment start one service);
-- the *data* folder holds the service's SQLite database and its log.
-
-``NBEXT_RUNTIME_DIR`` and ``NBEXT_DATA_DIR`` move them (the tests give each service a
-private pair); else ``$XDG_RUNTIME_DIR/nbext`` and ``$XDG_DATA_HOME/nbext`` (by default
-``~/.local/share/nbext``, with the runtime folder under it when the session has no
-``XDG_RUNTIME_DIR``, as for root in a container).
-
-Only the standard library: both sides read this module, the service (in the emulator's
-process) and every kernel that joins it, and a kernel must find its service without
-importing the emulator.
+Only the standard library: a kernel must find its service without importing the emulator.
 """
 
 from __future__ import annotations

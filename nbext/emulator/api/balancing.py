@@ -366,16 +366,11 @@ def _target(scope: Scope) -> tuple[str, str] | None:
 
 
 class _Body:
-    """A request's body, read as it arrives from the moment the request is routed (so a
-    client is never held past the server's read deadline while a worker starts), and
-    handed on piece by piece once a worker is chosen: a large upload goes to the worker
-    while it is still arriving, not after. Over 30 MB it is refused: at once when
-    ``Content-Length`` says so, else when the count passes it.
-
-    It also hears the client leave, whenever that is (its body sent or not): the
-    request's task is cancelled then, so a request nobody waits for any more stops
-    waiting for a worker, or is closed toward its worker, at once, and not after the
-    2-minute wait or the worker's answer."""
+    """A request's body, read from the moment the request is routed (so a client is never
+    held past the server's read deadline while a worker starts) and handed on piece by
+    piece once a worker is chosen, so a large upload streams through. It also hears the
+    client leave, whenever that is: the request's task is cancelled then, rather than
+    after the 2-minute wait or the worker's answer."""
 
     def __init__(self, headers: dict[str, str], receive: Receive) -> None:
         declared = headers.get("content-length")

@@ -64,14 +64,10 @@ _ANY = TypeAdapter(Any)
 
 
 def encode(value: Any) -> bytes:
-    """A response body; pydantic models are written with their wire names.
-
-    Plain values (the job routes answer dicts, not models) are written as a model would
-    write them: NaN and infinities, which JSON lacks, become ``null``. Text that is not
-    valid Unicode (a lone surrogate; input refuses it, but a record from an older
-    database may hold one) is written as a ``\\u`` escape, so no record can make a read
-    fail.
-    """
+    """A response body; pydantic models are written with their wire names, and plain
+    values as a model would be: NaN and infinities become ``null``. A lone surrogate (an
+    older database's record may hold one) is written as a ``\\u`` escape, so no record
+    can make a read fail."""
     if isinstance(value, BaseModel):
         value = value.model_dump(by_alias=True, exclude_unset=True, mode="json")
     try:

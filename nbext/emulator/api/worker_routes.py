@@ -126,10 +126,9 @@ async def _posted(
 ) -> tuple[RemoteWorker, bytes]:
     """The worker and what it posts (a result or a chunk), if within ``OUTPUT_LIMIT``.
 
-    A post past the limit fails its job at once, as the worker's own error post would,
-    with the size in the error, and is answered 413: the SDK only logs a refusal, and the
-    job would otherwise wait for its execution timeout. The rest of the body is read and
-    dropped, never held, to count it and to answer the worker cleanly.
+    A post past the limit fails its job at once and is answered 413: the SDK only logs a
+    refusal, and the job would otherwise wait for its execution timeout. The rest of the
+    body is read and dropped, to count it and answer the worker cleanly.
     """
     worker = await _worker(request, endpoint_id, worker_id)
     pieces: list[bytes] = []

@@ -1,15 +1,10 @@
 """What a worker process's environment holds: what a worker on the service gets, no more.
 
-A worker script is the user's code, and often someone else's (a template, an example):
-it may print its environment, send it in a result, or log it on a crash, and its log is
-shown by ``%runpod logs``. On the service it gets the protocol's variables and its
-endpoint's (and template's) ``env``, never the secrets of whoever deployed it. Here the
-emulator, or the kernel it is embedded in, holds the user's own secrets
-(``RUNPOD_API_KEY``, cloud credentials, tokens), so a worker does not inherit that
-environment: it gets only what it needs to run at all (``PASSED``), the endpoint's
-``env``, and the protocol's variables (docs/workers.md#the-workers-environment). A user
-who needs another variable puts it in the endpoint's ``env`` (``--worker-env NAME``
-copies one from the emulator's environment).
+A worker script is the user's code, often someone else's, and may print, return or log
+its environment. On the service it never gets the secrets of whoever deployed it; here
+the emulator, or the kernel it is embedded in, holds the user's (``RUNPOD_API_KEY``,
+cloud credentials), so a worker gets only ``PASSED``, its endpoint's ``env`` and the
+protocol's variables (docs/workers.md#the-workers-environment).
 """
 
 from __future__ import annotations

@@ -2,20 +2,11 @@
 
 A notebook function runs in the kernel that deployed it, where its model and data are
 loaded, while the emulator may be another process: so its workers are threads of that
-kernel speaking the worker protocol, as a worker script's processes do. This
-``Launcher`` starts no process: it queues "start worker {id, key}" and "stop worker
-{id}" for the kernel attached to the endpoint, which fetches them with a long poll
-(``api/kernels.py``).
-
-A kernel is present while it polls. When it disconnects mid-poll or detaches (it was
-killed, shut down, restarted), or its polls stop for ``GONE_AFTER_S``, the workers it
-ran end as a worker process that exits does (a job one was running fails: its work may
-have been done); queued jobs stay queued, and the endpoint's workers wait UNHEALTHY,
-their last line saying the kernel is gone, which ``/health``, the worker logs and so
-``%runpod why`` show. Deploying the function again, from any kernel, attaches that
-kernel: the waiting workers start in it and serve the queue. Everything runs on the
-emulator's loop; a kernel's presence is real time (it is a real process), whatever the
-emulator's clock.
+kernel speaking the worker protocol. This ``Launcher`` starts no process: it queues
+"start worker {id, key}" and "stop worker {id}" for the kernel attached to the endpoint,
+which fetches them with a long poll (``api/kernels.py``). What happens when the kernel
+goes is in docs/behaviour.md#a-notebook-functions-kernel. A kernel's presence is real
+time (it is a real process), whatever the emulator's clock.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """``llm-lb``: the load-balancing demo, an OpenAI-compatible server as vLLM's is.
 
-Run as a load-balancing worker (``python llm_server.py``, with ``PORT``, ``PORT_HEALTH``
-and ``HEALTH_CHECK_PATH`` from its environment), it serves ``/v1/chat/completions``,
-``/v1/completions`` (``"stream": true`` as Server-Sent Events), ``/v1/models`` and the
-health path. The answers are the queue demo ``llm``'s through the emulator's own OpenAI
-routes (docs/openai.md), served by an emulator inside this process: the two demos say the
-same things in the same shapes, errors included, from one piece of code. The health path
-answers 204 while the "model" loads (``MODEL_LOAD_SECONDS``, default 1: long enough to
-see a cold start's 204 before its 200), then 200.
+Its answers are the queue demo ``llm``'s, through the emulator's own OpenAI routes
+(docs/openai.md) served by an emulator inside this process: the two demos say the same
+things in the same shapes, errors included, from one piece of code. The health path
+answers 204 while the "model" loads (``MODEL_LOAD_SECONDS``, long enough to see a cold
+start's 204), then 200.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Worker scripts as processes: start them, keep their logs, restart them, stop them all.
 
-A worker script runs unmodified, as on the service: ``python worker.py`` with the
-variables the ``runpod`` SDK reads in worker mode (``worker_env``) and none of the
-emulator's secrets (``environment``). Each process gets its own session (process group),
-because the SDK starts a heartbeat process of its own; stopping a worker signals the
-whole group, so nothing it started outlives it, and an ``atexit`` hook does the same for
-every worker when the interpreter ends (a kernel shut down, a script that never stopped
-its server).
-
-The supervisor polls its processes from the emulator's loop: an exit is reported to
-``RemoteWorkers.exited``, which fails the jobs the process held and, when the worker is
-still wanted, has it start again by the worker state table (a process that keeps dying
-at start is restarted after a growing backoff, so a broken script does not spin).
+Each process gets its own session (process group), because the SDK starts a heartbeat
+process of its own: stopping a worker signals the whole group, so nothing it started
+outlives it, and an ``atexit`` hook does the same for every worker when the interpreter
+ends. An exit is reported to ``RemoteWorkers.exited``, which fails the jobs the process
+held and restarts it by the worker state table, after a growing backoff when it keeps
+dying at start.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """The v2 reference as the emulator's rulebook: bodies and queries are checked against it.
 
-The service's own OpenAPI document (OpenAPI 3.1, so JSON Schema 2020-12) ships with the
-package, and every request body and query is validated by its schemas with ``jsonschema``,
-so the emulator refuses exactly what the reference forbids, unknown fields included
-(``unevaluatedProperties: false``), and names the field. Rules the reference states only
-in prose (both ``gpu`` and ``cpu``, ``minCudaVersion`` beside ``allowedCudaVersions``)
-are the domain's (``domain/management``).
-
-``jsonschema`` is imported when the first validator is built, by the first management
-request, not with the emulator: importing it imports the optional dependencies of its
-format checkers, and one of them (``rfc3987_syntax``, which JupyterLab's environment
-installs) compiles a grammar at import, about a second that would otherwise delay every
-notebook's first job for a check its job routes never make.
+Every request body and query is validated by the service's own OpenAPI 3.1 schemas with
+``jsonschema``, so the emulator refuses exactly what the reference forbids, unknown
+fields included, and names the field; rules the reference states only in prose are the
+domain's (``domain/management``). ``jsonschema`` is imported by the first management
+request, not with the emulator: its format checkers' optional dependencies (such as
+``rfc3987_syntax``, which compiles a grammar) take about a second to import, which would
+delay every notebook's first job.
 """
 
 from __future__ import annotations

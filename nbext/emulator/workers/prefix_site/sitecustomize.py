@@ -1,12 +1,7 @@
-"""Run at the start of a load-balancing worker (its directory is first on the worker's
-``PYTHONPATH``): uvicorn honours the ``X-Forwarded-Prefix`` the emulator sends.
-
-The emulator serves a load-balancing endpoint under ``/lb/ID/`` as well as at the root
-of ``ID.localhost``, and strips the prefix before forwarding. uvicorn reads no prefix
-header, so an unmodified FastAPI app would not know it: its ``/docs`` page would fetch
-``/openapi.json`` from the emulator's root. Here uvicorn's proxy-header middleware (on by
-default, trusting 127.0.0.1, where the emulator connects from) also sets the request's
-``root_path`` from the header, as ``--root-path`` would. Not a package: nothing imports it.
+"""Run at the start of a load-balancing worker (first on its ``PYTHONPATH``): uvicorn
+honours the ``X-Forwarded-Prefix`` the emulator sends when it serves an endpoint under
+``/lb/ID/``, as ``--root-path`` would, so an unmodified FastAPI app's ``/docs`` fetches
+its ``/openapi.json`` under the prefix. Not a package: nothing imports it.
 """
 
 import contextlib
