@@ -1,9 +1,7 @@
 """``/_emulator/kernel-endpoints``: a notebook kernel deploys a function it serves itself.
 
-``PUT /{endpoint_id}`` creates the endpoint (or updates its scaling) and attaches the
-kernel; the kernel then long-polls ``GET /{endpoint_id}/kernels/{kernel}`` for the
-workers to start and stop (``workers/kernel_launcher.py``), and its workers pull jobs over
-the worker protocol. ``DELETE`` there detaches it. A replaced kernel is answered 409, a
+The kernel long-polls for the workers to start and stop (``workers/kernel_launcher.py``),
+and its workers pull jobs over the worker protocol. A replaced kernel is answered 409, a
 deleted endpoint 404: either way the kernel stops serving it.
 """
 

@@ -68,11 +68,9 @@ def named_variables(
 
 
 def virtualenv_of(python: str) -> Path | None:
-    """The virtualenv whose interpreter ``python`` is (None: not one).
-
-    The path is not resolved: a virtualenv's ``bin/python`` is a link to the base
-    interpreter, and what marks the virtualenv is the ``pyvenv.cfg`` beside its ``bin``.
-    """
+    """The virtualenv whose interpreter ``python`` is (None: not one). The path is not
+    resolved: a virtualenv's ``bin/python`` links to the base interpreter, and what marks
+    the virtualenv is the ``pyvenv.cfg`` beside its ``bin``."""
     found = shutil.which(python) or python
     root = Path(os.path.abspath(found)).parent.parent
     return root if (root / "pyvenv.cfg").is_file() else None

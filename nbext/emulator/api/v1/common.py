@@ -37,12 +37,9 @@ async def body(request: Request, model: type[M]) -> M:
 
 
 def query(request: Request, model: type[M]) -> M:
-    """Query parameters, validated by ``model``.
-
-    Array parameters are taken as repeated keys (``?gpuTypeId=a&gpuTypeId=b``, the
-    OpenAPI default) or comma-separated (``?gpuTypeId=a,b``); for the others the last
-    value wins.
-    """
+    """Query parameters, validated by ``model``: an array as repeated keys (the OpenAPI
+    default, ``?gpuTypeId=a&gpuTypeId=b``) or comma-separated (``?gpuTypeId=a,b``); for
+    the others the last value wins."""
     lists = {(f.alias or name) for name, f in model.model_fields.items() if _is_list(f.annotation)}
     data: dict[str, Any] = {}
     for key, value in request.query_params.multi_items():

@@ -113,12 +113,10 @@ def _where(error: SchemaError) -> str:
 
 
 def _explain(error: SchemaError, schema: str) -> list[str]:
-    """One line per failure, naming the field (for an unknown field, the field itself).
-
-    A field the schema declares is never called unknown: JSON Schema counts the fields of
-    a part that failed (``scaling`` missing fails the part declaring ``gpu`` and ``name``)
-    as unevaluated, and the part's own failure is the problem to name.
-    """
+    """One line per failure, naming the field. A field the schema declares is never
+    called unknown: JSON Schema counts the fields of a part that failed (``scaling``
+    missing fails the part declaring ``gpu`` and ``name``) as unevaluated, and the part's
+    own failure is the problem to name."""
     where = _where(error)
     if error.validator in ("unevaluatedProperties", "additionalProperties"):
         listed = UNEXPECTED.search(error.message)

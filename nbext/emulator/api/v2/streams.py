@@ -1,10 +1,8 @@
 """Log lines as the reference serves them: Server-Sent Events, resumable by cursor.
 
-Each line is one event whose ``id`` is its cursor and whose ``data`` is
-``{"ts", "source", "line"}``. The emulator sends the lines asked for and ends the
-stream with a ``retry`` hint; an EventSource (or ``nbext``'s client) reconnects after
-it with ``Last-Event-ID`` and receives only newer lines: that is how logs are followed,
-and why a follower never holds a connection the emulator would have to time out.
+Each line is one event whose ``id`` is its cursor. The stream ends with a ``retry`` hint
+after the lines asked for; the client reconnects with ``Last-Event-ID`` for newer lines,
+so a follower never holds a connection the emulator would have to time out.
 """
 
 from __future__ import annotations
