@@ -1,9 +1,7 @@
-"""``SQLiteStore``: the emulator's records in one SQLite file.
+"""``SQLiteStore``: the emulator's records in one SQLite file (the domain's ``Store`` port).
 
-Given ``--db FILE`` (or ``Emulator(db=...)``), every template, endpoint, pod, volume,
-registry auth, usage record and job is written through on each change, committed at
-once (WAL, one row per record), so stopping the emulator, even killing it, loses
-nothing that was accepted. It implements the domain's ``Store`` port.
+Every record is written through on each change and committed at once (WAL, one row per
+record), so stopping the emulator, even killing it, loses nothing that was accepted.
 """
 
 from __future__ import annotations

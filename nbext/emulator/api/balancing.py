@@ -1,9 +1,8 @@
-"""Load-balancing endpoints over HTTP: a request to an endpoint's URL (``Host:
-ID.localhost`` or the path prefix ``/lb/ID/``, docs/behaviour.md#load-balancing-endpoints)
-forwarded to a worker's server, its answer streamed back as the worker writes it, in
-front of the application's routes as plain ASGI. Which worker, the waits and billing are
-the domain's (``domain/balancer``); this module moves the bytes, adds
-``X-Runpod-Worker-Id`` and answers the service's errors. The key is never passed on.
+"""Load-balancing endpoints over HTTP, in front of the application's routes as plain ASGI
+(docs/behaviour.md#load-balancing-endpoints). Which worker, the waits and billing are
+the domain's (``domain/balancer``); this module moves the bytes, streaming the answer as
+the worker writes it, adds ``X-Runpod-Worker-Id`` and answers the service's errors. The
+key is never passed on.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """What every ``/v1`` route shares: auth, reading a body or a query into its model.
 
 Bodies and queries are validated by the wire models of ``nbext.models`` (the one place
-the rules live); a refusal becomes 400 ``{"message": ...}`` naming each field and rule
-(``validated``'s ``Unprocessable`` is the ``InvalidInput`` it derives from under ``/v1``),
-and nothing is changed.
+the rules live); a refusal is a 400 ``{"message": ...}`` naming each field and rule
+(``validated``'s ``Unprocessable`` is, under ``/v1``, the ``InvalidInput`` it derives
+from), and nothing is changed.
 """
 
 from __future__ import annotations

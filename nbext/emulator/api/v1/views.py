@@ -1,9 +1,8 @@
 """The records as ``/v1`` shows them: v1's wire models filled from v2-shaped records.
 
-The domain keeps every record in v2's shape (with the few facts only v1 shows beside
-its fields); how a record reads in v1 (names, a start command as a list, a desired
-status, a queue delay in whole seconds, an endpoint's workers as pods) is this adapter's
-alone, so the domain imports no v1 model.
+How a record reads in v1 (names, a start command as a list, a desired status, a queue
+delay in whole seconds, an endpoint's workers as pods) is this adapter's alone, so the
+domain imports no v1 model.
 """
 
 from __future__ import annotations
