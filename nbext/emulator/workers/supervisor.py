@@ -55,7 +55,7 @@ PROBE_TIMEOUT_S = 2.0
 SERVER_AFTER_S = 5.0
 """A queue worker's process that listens on a TCP port and has not called the emulator
 this long after it started is an HTTP server deployed without ``load_balancer``: the
-SDK calls within a second or two, and a script's side server (metrics) is rarer still."""
+SDK calls within a second or two."""
 
 
 @dataclass(frozen=True)
@@ -78,11 +78,9 @@ PREFIX_SITE = str(Path(__file__).with_name("prefix_site"))
 honour ``X-Forwarded-Prefix``, so an app's ``/docs`` works under ``/lb/ID/``."""
 
 OFFLINE = {"RUNPOD_SKIP_AUTO_SYSTEM_CHECKS": "true"}
-"""Defaults a worker gets unless its endpoint's ``env`` says otherwise. The SDK's fleet
-fitness checks open a connection to a public DNS server at start; offline (a lab server,
-a train, a classroom) that fails, and the SDK exits with "Worker is unhealthy, exiting"
-before it takes a job, for ever. An endpoint env of ``RUNPOD_SKIP_AUTO_SYSTEM_CHECKS=
-false`` turns the checks back on."""
+"""Defaults a worker gets unless its endpoint's ``env`` says otherwise: the SDK's fitness
+checks reach a public DNS server at start, and offline it exits before it takes a job
+(docs/workers.md#the-workers-environment)."""
 
 
 def worker_env(base_url: str, endpoint_id: str, worker: RemoteWorker) -> dict[str, str]:
@@ -114,10 +112,9 @@ def _identity(endpoint_id: str, worker: RemoteWorker) -> dict[str, str]:
 def lb_worker_env(
     endpoint_id: str, worker: RemoteWorker, endpoint_env: dict[str, str]
 ) -> dict[str, str]:
-    """A load-balancing worker's variables: the service's ``PORT``, ``PORT_HEALTH`` and
-    ``HEALTH_CHECK_PATH`` (docs/workers.md#load-balancing-workers), and the names a queue
-    worker gets; no job protocol and no key, since it takes no jobs. Every worker of the
-    machine shares its ports, so the emulator chooses them (a free one each)."""
+    """A load-balancing worker's variables (docs/workers.md#load-balancing-workers): no job
+    protocol and no key, since it takes no jobs. Every worker of the machine shares its
+    ports, so the emulator chooses them (a free one each)."""
     worker.port = _free_port()
     separate = endpoint_env.get("PORT_HEALTH", endpoint_env.get("PORT"))
     worker.health_port = _free_port() if separate != endpoint_env.get("PORT") else worker.port
