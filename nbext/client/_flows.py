@@ -365,11 +365,10 @@ def send(
 class JobState:
     """What a job handle knows, shared by the sync and async handles.
 
-    ``owns_stream``: the handle's client submitted the job, so its /stream is ours to
-    read; ``wait`` then long-polls /stream (event-driven, it returns within milliseconds
-    of the job's end) and keeps the chunks it reads for this handle's ``stream()``. A
-    handle on someone else's job (``endpoint.job(id)``) never touches /stream in
-    ``wait``, because reading it hands chunks out once: it polls /status instead.
+    ``owns_stream``: the handle's client submitted the job, so ``wait`` long-polls its
+    /stream (it returns within milliseconds of the job's end) and keeps the chunks for
+    ``stream()``. A handle on someone else's job polls /status instead: reading /stream
+    hands chunks out once.
     """
 
     endpoint_id: str
@@ -456,11 +455,9 @@ def wait(
 ) -> Flow[JobResult]:
     """Return the job's final result; notice its end within max(50 ms, 10 % waited).
 
-    A handle that reads its job's /stream waits there (the service answers the moment
-    the job ends) and then reads the output from /status. It asks /status before that
-    long-poll only when something was heard of the job since it was submitted; a job
-    this handle queued a moment ago is rarely done, and asking would cost a round trip
-    for nothing.
+    A handle that reads its job's /stream waits there, then reads the output from
+    /status. It asks /status before that long-poll only when something was heard of the
+    job since it was submitted: a job queued a moment ago is rarely done.
     """
     if state.result is not None and state.result.status.is_final:
         return finish(state.endpoint_id, state.result, raise_on_failure, ctx.secret)
