@@ -4,17 +4,12 @@ An endpoint deployed from a worker script has no in-process handler, so the sche
 never hands its jobs out: its workers *take* them, as the service's workers do
 (docs/workers.md). The queue, the job states and their side effects stay
 ``Lifecycle``'s, so cancel, TTL, retention, execution timeout, webhooks and health
-counters are the same as for in-process handlers. What this module adds:
+counters are the same as for in-process handlers.
 
-- which process holds which jobs, and the per-worker key it authenticates with;
-- the long-polls: a take waits for a queued job, a stop poll for a job to stop;
-- the results a worker posts (chunks, progress, output, errors);
-- the body of the endpoint's workers (``fleet.Body``): each worker follows the worker
-  state table as any does, scaled by the endpoint's rules, and a ``Launcher`` (the
-  process supervisor, outside the domain) starts a process as it boots and stops it as
-  it is removed. A process is ready at its first call; one that dies before it served
-  crashes the worker (restarted after a backoff), one that served is started again.
-
+This module is also the body of the endpoint's workers (``fleet.Body``): a ``Launcher``
+(the process supervisor, outside the domain) starts a process as a worker boots and
+stops it as it is removed. A process is ready at its first call; one that dies before it
+served crashes the worker (restarted after a backoff), one that served is started again.
 Everything runs on the emulator's loop.
 """
 

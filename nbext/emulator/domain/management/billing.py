@@ -6,13 +6,10 @@ nothing after now: open intervals run up to the clock. Buckets where nothing was
 are left out. ``spend`` is the one sum of the ledger; v2's ``Billing`` here and v1's
 ``V1Billing`` (``nbext/emulator/api/v1/billing.py``) shape what it adds up.
 
-v2's records carry their bucket's ``startTime`` and ``endTime`` and an amount per
-category (GPU, CPU, storage tier, ...), and the answer ends with the window it resolved,
-aligned to bucket boundaries as the service aligns it, and the totals. Categories the
-emulator does not meter (disk, fees, public endpoints, networking) are 0. v2's paths do
-not map to v1's by name (v1's ``/billing/endpoints`` is v2's ``/billing/serverless``;
-v2's ``/billing/endpoints`` is the service's public endpoints, which the emulator has
-none of, so it is always empty). ``query`` is the operation's checked query.
+Categories the emulator does not meter (disk, fees, public endpoints, networking) are 0.
+v2's paths do not map to v1's by name (v1's ``/billing/endpoints`` is v2's
+``/billing/serverless``; v2's ``/billing/endpoints`` is the service's public endpoints,
+which the emulator has none of, so it is always empty).
 """
 
 from __future__ import annotations

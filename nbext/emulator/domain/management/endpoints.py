@@ -1,19 +1,14 @@
 """Serverless endpoints, kept in REST v2's shape: the rules of a v2 body, the records, and
 the live endpoints of the job interface they stand for.
 
-An endpoint is one record whichever interface made it, and the record is v2's (GPU types
-and count, CPU flavors, ``workers``, ``scaling`` with its exact queue delay, ``timeout``,
-``networkVolumes``, the ``flashboot`` mode): ``/v2/serverless`` serves it
-(``endpoint_views``), ``/v1/endpoints`` translates (``api/v1``), which keeps the few
-details only v1 shows itself (``api/v1/notes.py``).
+An endpoint is one record whichever interface made it, and the record is v2's:
+``/v2/serverless`` serves it (``endpoint_views``), ``/v1/endpoints`` translates
+(``api/v1``, which keeps the few details only v1 shows in ``api/v1/notes.py``).
 
 Creating a record adds an endpoint to ``JobService`` at once, so ``/v2/{id}/...`` serves
-jobs the moment the create answers; its workers run the image of the template it is bound
-to. v1 binds an endpoint to the template it names; v2 gives each endpoint a template of
-its own, made from the body and the template it names, so later edits of that template do
-not reach the endpoint, as the reference says. Updates reach the live endpoint (image,
-scaling, timeouts); deleting the record removes the endpoint and its jobs.
-``Emulator.deploy`` comes through here too.
+jobs the moment the create answers. v1 binds an endpoint to the template it names; v2
+gives each endpoint a template of its own, made from the body and the template it names,
+so later edits of that template do not reach the endpoint, as the reference says.
 """
 
 from __future__ import annotations

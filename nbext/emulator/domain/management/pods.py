@@ -7,12 +7,9 @@ whether it is meant to run); ``/v2/pods`` serves ``Pods.view``, ``/v1/pods`` the
 ``v1()`` (``api/v1/pods.py``). What only v1 shows (the entrypoint, ``lastStatusChange``,
 ``machineId``) ``/v1`` keeps or derives itself; ``moved`` tells it each change of status.
 
-The life cycle of docs/behaviour.md#pods: create puts a pod RUNNING; stop makes it
-EXITED; start makes it RUNNING again; restart and reset make it RUNNING with a new start
-time; delete removes it. v2's observed status (PROVISIONING, STARTING, RUNNING, EXITED)
-follows from that and the clock (``pod_status.py``). A locked pod refuses stop and reset
-(and an update that would reset it). While RUNNING a pod accrues ``costPerHr``: each
-running stretch is an interval of the usage ledger, which billing reads.
+The life cycle is docs/behaviour.md#pods; v2's observed status follows from it and the
+clock (``pod_status.py``). Each running stretch is an interval of the usage ledger, at
+the pod's ``costPerHr``, which billing reads.
 """
 
 from __future__ import annotations
@@ -151,8 +148,7 @@ class Pods:
             else None
         )
 
-        def pick(name: str) -> Any:
-            """The body's value if given, else the template's, else the default."""
+        def pick(name: str) -> Any:  # the body's, else the template's, else the default
             for source in (order.given, vars(template) if template else {}):
                 if source.get(name) is not None:
                     return source[name]
@@ -321,9 +317,8 @@ class Pods:
         history = self._starts()
         pods = [self.view(e, history) for e in self.book]
         if include_cluster_pods:
-            clusters = self.clusters
-            for cluster in clusters.book:
-                pods += [self.member_view(cluster, p) for p in clusters.members(cluster)]
+            for cluster in self.clusters.book:
+                pods += [self.member_view(cluster, p) for p in self.clusters.members(cluster)]
         return pods
 
     def get(self, pod_id: str) -> dict[str, Any]:
