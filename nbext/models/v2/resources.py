@@ -318,7 +318,7 @@ class Rest(Generic[M]):
     """Which of ``CRUD`` REST v2 offers on it (more may be the resource's own)."""
     listing: ListingSpec | None = None
     """How ``%runpod <listing.kind>`` lists its records, if it does (REST v2's field
-    names, nested ones dotted)."""
+    names, nested ones dotted); it hides ``env``, which holds passwords as often as not."""
 
     @property
     def id_name(self) -> str:
