@@ -1,11 +1,8 @@
 """Time for the emulator, injectable so tests move it instead of sleeping.
 
-Every deadline of the job interface (TTL, retention, execution timeout, webhook retry
-delay, worker idle timeout, the rate-limit window, server-side waits) is a timer on one
-``Clock``. ``RealClock`` maps timers onto the running asyncio loop; ``FakeClock`` keeps
-them in a heap and fires them, in order, only when a test calls ``advance``.
-
-Timers are plain callbacks run on the emulator's loop thread; they never block.
+Every deadline of the job interface is a timer on one ``Clock``: ``RealClock`` maps
+timers onto the running asyncio loop; ``FakeClock`` fires them in order only when a test
+calls ``advance``. Timers are plain callbacks on the loop thread; they never block.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Templates, kept in REST v2's shape: the rules of a v2 body, unique names, the endpoints
-that run them.
+that run them (defaults and naming rules: docs/behaviour.md#templates).
 
-A template is one record whichever interface made it, and the record is v2's (``image``,
-``args`` as one string, ``disk``, ``mounts.persistent``, ``registry``, ``startSsh``...):
-``/v2/templates`` serves its ``view()``, ``/v1/templates`` translates (``api/v1``, which
-keeps v1's entrypoint and readme itself). A local volume under v2's 10 GB minimum is kept
-(v2 shows no volume then; v1 shows its size and path). The defaults and naming rules are
-docs/behaviour.md#templates.
-
-The emulator ships one official template per demo image, so an endpoint can be created
-with nothing else set up; they are read-only (403 under ``/v2``).
+A template is one v2 record whichever interface made it: ``/v2/templates`` serves its
+``view()``, ``/v1/templates`` translates it. A local volume under v2's 10 GB minimum is
+kept (v2 shows none, v1 its size). One read-only official template per demo image lets an
+endpoint be created with nothing else set up.
 """
 
 from __future__ import annotations
