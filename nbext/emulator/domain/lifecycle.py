@@ -157,10 +157,6 @@ class Lifecycle:
             except Exception:  # an observer never stops a state change half-way
                 log.exception("an observer of job %s failed", job.id)
 
-    # Timers take their arguments rather than closures: a job keeps its TTL and retention
-    # timers for as long as it is retained, and every object kept per job is work for
-    # the garbage collector at thousands of jobs a second.
-
     def schedule_ttl(self, job: Job) -> None:
         if job.ttl_timer:
             job.ttl_timer.cancel()

@@ -491,11 +491,8 @@ class Endpoints:
             self.jobs.add_endpoint(live)
 
     def set_image(self, endpoint_id: str, image: str) -> None:
-        """Run ``image`` from now on (the command line naming another image after a restart).
-
-        Only for an endpoint ``Emulator.deploy`` made: its template is its own. Another
-        endpoint shares its template's image with whatever else uses that template.
-        """
+        """Run ``image`` from now on (the command line naming another image after a restart);
+        only an endpoint ``Emulator.deploy`` made, whose template no other endpoint shares."""
         e = self.get(endpoint_id)
         owned = self._owned(e)
         if not e.deployed or owned is None:

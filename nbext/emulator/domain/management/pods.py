@@ -130,11 +130,8 @@ class Pods:
     # ---- create --------------------------------------------------------------------------
 
     def rent(self, order: PodOrder) -> PodRecord:
-        """Check every reference an order makes, then rent the pod (RUNNING).
-
-        Both interfaces rent through here (``pod_rules`` makes a v2 body's order,
-        ``api/v1/pods.py`` a v1 body's), so a pod is one record whichever made it.
-        """
+        """Check every reference an order makes, then rent the pod (RUNNING); v2's
+        ``pod_rules`` and ``api/v1/pods.py`` both make the order."""
         named = order.named
         template = (
             self.templates.require(order.template_id, named["template_id"])
