@@ -2,9 +2,9 @@
 
 Python cannot stop a thread, so with a fixed pool a few handlers blocked for good used up
 every thread and later jobs sat IN_PROGRESS for ever. Here a thread the scheduler gave up
-on (``write_off``) no longer counts against ``limit``, and retires if it ever returns.
-The threads are daemons nothing joins: a ``ThreadPoolExecutor``'s are joined at exit,
-which hung SIGTERM.
+on (``write_off``) no longer counts against ``limit``; should it return, it retires once
+there are more than enough. The threads are daemons nothing joins: a
+``ThreadPoolExecutor``'s are joined at exit, which hung SIGTERM.
 """
 
 from __future__ import annotations

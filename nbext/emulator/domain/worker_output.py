@@ -7,8 +7,9 @@ reader passing its last cursor (``Last-Event-ID``) gets exactly the lines after 
 
 The logs live in the kernel's memory, so they are bounded by bytes: a 200 MB line or
 1 MB lines in a loop must cost a few MB. A line keeps its first ``LINE_BYTES`` (marked
-with how much was cut), a worker its last ``WORKER_BYTES`` and ``LOG_LINES``, and only
-the ``WORKERS_KEPT`` workers that wrote last are kept.
+with how much was cut; pipes are read in pieces, so the rest is never held), a worker
+its last ``WORKER_BYTES`` and ``LOG_LINES``, and only the ``WORKERS_KEPT`` workers that
+wrote last are kept.
 """
 
 from __future__ import annotations

@@ -56,8 +56,7 @@ def _gpu(e: EndpointRecord) -> dict[str, Any]:
 
 
 def view(endpoints: Endpoints, e: EndpointRecord, base: str) -> dict[str, Any]:
-    """The endpoint as ``/v2/serverless`` shows it; ``base`` is the root URL the request
-    came to."""
+    """The endpoint as ``/v2/serverless`` shows it; ``base`` is the root URL the request came to."""
     t = endpoints.template(e)
     out: dict[str, Any] = {"id": e.id, "name": e.name or e.id, "type": e.type}
     if e.id in endpoints.jobs.endpoints and e.type == "LOAD_BALANCER":

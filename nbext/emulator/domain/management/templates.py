@@ -183,8 +183,7 @@ class Templates(Served[TemplateRecord]):
         return [e for bound in self.bound for e in bound(template_id)]
 
     def own(self, *, endpoint_bound: bool = True) -> list[TemplateRecord]:
-        """The account's templates; without those bound to an endpoint if not
-        ``endpoint_bound``."""
+        """The account's templates; without those bound to an endpoint if not ``endpoint_bound``."""
         return [t for t in self.book if endpoint_bound or not self.bound_endpoints(t.id)]
 
     changeable = writable  # as ``api/v2/records.py`` asks
