@@ -1,10 +1,8 @@
 """The Jupyter surface: ``%load_ext nbext``, ``%%runpod_job``, ``%runpod``, live panels.
 
-``%load_ext nbext`` registers the magics and says in one line which service the kernel
-talks to: the RunPod cloud when an API key is configured, else a local emulator that
-starts inside the kernel on first use. From Python: ``nbext.deploy`` makes a notebook
-function an endpoint of that emulator, ``run_many`` runs many inputs as jobs with a progress panel,
-``client()`` is the kernel's own client, whose calls the job panels follow.
+``%load_ext nbext`` registers the magics and says which service the kernel talks to.
+From Python: ``deploy`` makes a notebook function an endpoint, ``run_many`` runs many
+inputs as jobs, ``client()`` is the kernel's client, whose calls the panels follow.
 """
 
 from __future__ import annotations
@@ -88,12 +86,8 @@ def load_ipython_extension(ipython: Any, connection: Connection | None = None) -
         set_current(connection)
     try:
         connection = current()
-    except ConfigError as exc:
-        # A configuration the user can fix (a bad config.toml, a URL under the wrong
-        # variable): one line, no traceback, and %load_ext nbext again once it is fixed.
+    except ConfigError as exc:  # the user can fix it, then %load_ext nbext again
         raise UsageError(f"nbext: {exc}") from None
-    # Any emulator in this kernel (the embedded one, or one a notebook makes itself, on a
-    # fake clock say) would otherwise print a failed handler's traceback into a cell.
     quiet_emulator_log()
     colab.enable_widgets()
     if connection.config.api_key is None:

@@ -1,23 +1,14 @@
-"""``%%runpod_job`` and ``%%runpod_chat`` cells (and the ``%runpod`` subcommands
-registered with an ``awaited`` twin: ``map``, ``retry``, ``batch``) that wait by
-awaiting, so the kernel hears clicks meanwhile.
+"""``%%runpod_job`` and ``%%runpod_chat`` cells (and the ``%runpod`` subcommands with an
+``awaited`` twin: ``map``, ``retry``, ``batch``) that wait by awaiting, so the kernel
+hears clicks meanwhile.
 
-A cell that blocks its thread keeps the kernel from reading anything else: a click on
-the panel's Cancel would be handled after the cell ended. A cell that *awaits* leaves
-the kernel's event loop running, and ipykernel (7.4 and later) dispatches widget
-messages while such a cell waits. So in those kernels, ``install`` adds an input
-transformer that turns a ``%%runpod_job`` cell into an awaited call of
-``run_cell_magic`` here: the same magic, following the job with the same async logic
-as ``--background``, but the cell still ends only when the job does. Ctrl-C, which
-ipykernel turns into the cancellation of an awaiting cell, cancels the job as in a
-blocking cell.
-
-The line is expanded (``$name``, ``{expr}``) here as IPython's ``run_cell_magic`` and
-``run_line_magic`` would have, in the namespace of the cell that awaits; the body never is.
-
-Elsewhere (a terminal IPython, a test shell, an older kernel) nothing is installed and
-the magic blocks as before; a kernel that still has ``do_one_iteration`` (ipykernel 6)
-handles clicks through ``jupyter-ui-poll`` instead (``nbext.notebook.uipoll``).
+A cell that blocks its thread keeps the kernel from reading a click on Cancel until it
+ends; ipykernel 7.4+ dispatches widget messages while a cell *awaits*. So there,
+``install`` adds an input transformer that turns such a cell into an awaited call here:
+the same magic, following with the async logic of ``--background``, ending when the job
+does; Ctrl-C (the awaiting cell's cancellation) cancels the job. The line is expanded
+(``$name``, ``{expr}``) here as IPython would have; the body never is. Elsewhere nothing
+is installed and the magic blocks (ipykernel 6 hears clicks through ``uipoll``).
 """
 
 from __future__ import annotations
@@ -35,8 +26,7 @@ MIN_IPYKERNEL = (7, 4)
 MAGIC_CALLS = tuple(
     f"get_ipython().run_cell_magic('{name}', " for name in ("runpod_job", "runpod_chat")
 )
-"""How IPython writes a ``%%runpod_job`` or ``%%runpod_chat`` cell once its magic syntax
-is transformed."""
+"""How IPython writes a ``%%runpod_job`` or ``%%runpod_chat`` cell once transformed."""
 MODULE = "await __import__('nbext.notebook.awaiting', fromlist=['_'])"
 AWAITED_CALL = f"{MODULE}.run_cell_magic("
 AWAITED_LINE = f"{MODULE}.run_line_magic("

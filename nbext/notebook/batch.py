@@ -1,11 +1,9 @@
 """``%runpod batch``: a sweep the service keeps, followed in the map's panel, a DataFrame back.
 
-A batch outlives the kernel, so its panel is the map's (counts, bar, cost so far) with
-what a map lacks: the batch's id and how to attach to it from any kernel, said while it
-runs and kept in the saved output. Interrupting the kernel detaches (the batch runs on);
-the panel's Cancel, or ``%runpod batch cancel``, cancels it. The service lists no
-inputs, so the inputs of a batch started here are kept beside the notebook
-(``nbext-batches/ID.json``, 0600): a kernel attaching later gives the same rows.
+A batch outlives the kernel, so its panel names the batch and how to attach to it from
+any kernel. Interrupting the kernel detaches (the batch runs on); Cancel, or ``%runpod
+batch cancel``, cancels it. The service lists no inputs, so a batch's inputs are kept
+beside the notebook (``nbext-batches/ID.json``, 0600) for a kernel attaching later.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Chat with an LLM endpoint from a cell: conversations, the answer's events, its panel.
 
-An LLM endpoint answers the service's OpenAI-compatible contract: a job whose input is
-``{"openai_route": "/v1/chat/completions", "openai_input": {...}}`` and, for a streaming
-request, outputs that are Server-Sent Events text (docs/openai.md). The notebook sends
-that job through the job interface rather than the ``/openai/v1`` route, because a job it
-submitted has an id: Ctrl-C can cancel it on the service, which a dropped HTTP answer
-would not do, and the client's stream already delivers every chunk exactly once.
-
-What is here is what the panel needs, and no OpenAI client: ``EventReader`` turns the
-chunks' text into the events' JSON objects, ``Conversation`` keeps one endpoint's
-messages across cells, and ``ChatView`` draws an answer as Markdown rendered with raw
-HTML escaped (a model's HTML is never run), with the timings a user of a chat tool looks
-for: time to first token, tokens, and tokens per second.
+An LLM endpoint answers the service's OpenAI-compatible contract as a job (docs/openai.md)
+whose streamed outputs are Server-Sent Events text. The notebook sends a job rather than
+call ``/openai/v1``, because a job has an id: Ctrl-C can cancel it on the service.
+``EventReader`` turns the chunks into events, ``Conversation`` keeps one endpoint's
+messages across cells, and ``ChatView`` draws an answer as Markdown with raw HTML escaped
+(a model's HTML is never run), with time to first token, tokens and tokens per second.
 """
 
 from __future__ import annotations
@@ -51,8 +45,7 @@ def markdown_html(text: str) -> str:
 
 @functools.cache
 def _markdown() -> MarkdownIt:
-    """CommonMark with raw HTML escaped (``html: False``); links to ``javascript:`` and the
-    like are refused by markdown-it's own link check. Made by the first chat, not on import."""
+    """CommonMark with raw HTML escaped; markdown-it refuses ``javascript:`` links."""
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])

@@ -1,17 +1,10 @@
 """Google Colab: its widget manager, and the key from its secrets.
 
-Colab ships ipywidgets 7.7.1, which nbext accepts, but draws widgets of another version
-(an ipywidgets 8 that another package installed) only after
-``google.colab.output.enable_custom_widget_manager()``; without it a panel's controls
-are blank. ``%load_ext nbext`` calls it once, before any panel, so the controls show
-whichever version the runtime has.
-
-Colab users cannot set up ``~/.runpod/config.toml`` or the kernel's environment easily,
-so they paste keys into cells, where they stay. Colab has a place for secrets instead:
-the key icon in its sidebar, read with ``google.colab.userdata.get``, which asks the user
-to grant the notebook access. nbext reads ``RUNPOD_API_KEY`` there once, and only when
-neither the environment nor ``config.toml`` has a key; a refused access is said plainly,
-a missing secret is not an error (the emulator is used).
+Colab draws widgets of another ipywidgets version than its own only after
+``enable_custom_widget_manager()`` (else a panel's controls are blank), so
+``%load_ext nbext`` calls it once. Colab users paste keys into cells, where they stay;
+its secrets (the sidebar's key icon) are the better place, so ``RUNPOD_API_KEY`` is read
+there once when no other key is configured; a missing secret is not an error.
 """
 
 from __future__ import annotations
@@ -44,11 +37,8 @@ def enable_widgets() -> None:
 
 
 def secret_key() -> tuple[str | None, str | None]:
-    """The key from Colab's secrets, and what to tell the user (None: nothing).
-
-    Asked once per kernel; a secret that does not exist is no news (most notebooks run
-    on the emulator), an access the user refused is.
-    """
+    """The key from Colab's secrets, once per kernel, and what to tell the user (None:
+    nothing; a refused access is news, a missing secret is not)."""
     if not in_colab() or "secret" in _done:
         return None, None
     _done.add("secret")

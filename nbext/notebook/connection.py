@@ -1,18 +1,14 @@
 """Which service the kernel talks to, and the clients behind it.
 
-With an API key configured (argument, ``RUNPOD_API_KEY``, or ``~/.runpod/config.toml``,
-resolved by ``nbext.client.load_config``) the kernel talks to the real service. Without
-one it talks to the user's local service (``nbext.service``): one emulator process
-shared by every kernel of the user, started by the first that needs it and outliving
-them all, with the demo images deployed as endpoints of the same names, so a notebook
-runs with no account, offline, in class, and a batch or a warm worker survives a kernel
-restart.
+With an API key configured (``nbext.client.load_config``) the kernel talks to the real
+service. Without one it joins the user's local service (``nbext.service``): one emulator
+process shared by the user's kernels, outliving them, with the demo endpoints deployed,
+so a notebook runs with no account or network and a warm worker survives a kernel
+restart. A notebook that hands in its own ``EmulatorServer`` (a fake clock, a test) gets
+a *private* service in the kernel.
 
-A notebook that needs an emulator of its own (a fake clock that moves only its jobs, a
-test) hands the connection its ``EmulatorServer``: a *private* service, in the kernel.
-
-One ``Connection`` per kernel (``kernel.current()``), holding up to two ``Service``s (local and
-cloud) so switching with ``%runpod connect`` keeps both sides' jobs reachable.
+One ``Connection`` per kernel (``kernel.current()``) holds up to two ``Service``s (local
+and cloud), so switching with ``%runpod connect`` keeps both sides' jobs reachable.
 """
 
 from __future__ import annotations
@@ -57,12 +53,9 @@ def named(serverless_url: str) -> str:
 
 
 class Service:
-    """One service: its address, its key (masked in every text), its clients.
-
-    The sync ``client`` serves blocking commands from the cell's thread; an
-    ``AsyncClient`` per event loop serves background panels (an httpx async pool belongs
-    to the loop it was opened on, and a kernel has one loop for its whole life).
-    """
+    """One service: its address, its key (masked in every text), its clients: the sync
+    ``client`` for the cell's thread, and an ``AsyncClient`` per event loop (an httpx
+    async pool belongs to the loop it was opened on)."""
 
     def __init__(
         self,
@@ -129,10 +122,8 @@ class Service:
         return data
 
     def replays(self, endpoint_id: str) -> bool:
-        """Whether the endpoint answers with a recording, as the service says: it names
-        such an endpoint ``ID (replay)`` whoever loaded it (``%runpod replay`` from any
-        kernel, ``--replay``), and a redeploy renames it. Asked once per cell or map that
-        submits; the cloud never replays."""
+        """Whether the endpoint answers with a recording: the service names it ``ID
+        (replay)`` whoever loaded it, so it is asked, once per cell or map that submits."""
         if self.mode != "local":
             return False
         named = {e["id"]: e["name"] for e in self.control("GET", "/_emulator/endpoints")}
@@ -181,9 +172,8 @@ class Service:
 class Connection:
     """The kernel's link to a service: the cloud with a key, else the local service.
 
-    ``server`` hands in an emulator server of the notebook's own (a private service: a
-    fake clock, a test); it is started if needed and never stopped by ``close``.
-    ``environ`` and ``config_file`` replace the process environment and
+    ``server``: an emulator server of the notebook's own (started if needed, never
+    stopped here); ``environ`` and ``config_file`` replace the environment and
     ``~/.runpod/config.toml`` when resolving the key.
     """
 
@@ -291,6 +281,7 @@ class Connection:
         """Switch to ``mode`` (starting the emulator for ``local``); returns the service."""
         if mode not in ("local", "cloud"):
             raise NotebookError(f"connect to 'local' or 'cloud', not {mode!r}")
+
         if mode == "cloud" and "cloud" not in self._services:
             # a key set since the kernel started (os.environ, `runpod config`) counts
             self.config = self._load()
@@ -310,10 +301,8 @@ class Connection:
         return made
 
     def rejoin(self) -> None:
-        """Let go of the local service this kernel joined if it has gone (stopped,
-        restarted, killed, idle): run before each cell, so the cell's first command joins
-        the one running now, or starts one, rather than calling a closed port. While it
-        is alive this costs a lock test and a small file read."""
+        """Let go of the joined local service if it has gone: run before each cell, so its
+        first command joins (or starts) the one running now, not a closed port."""
         local = self._services.get("local")
         if local is None or local.joined is None:
             return
@@ -339,15 +328,9 @@ class Connection:
         return self.service().client
 
     def _seen(self, service: Service, result: JobResult) -> None:
-        """The kernel's client read a job's state (a Python call in a cell, or a command):
-        the job's record, and so every panel of it, follows.
-
-        A job of this kernel's cells queued again from Python (``job.retry()``) is
-        followed in the background by its follower, as ``%runpod retry`` follows it, so
-        its panels reach its end without a further call; a command that queues it again
-        starts its own follower meanwhile, and then this one is not needed. A job with
-        no follower (a map's) shows its new run at its next read (``%runpod jobs``).
-        """
+        """The kernel's client read a job's state: its record, and so its panels, follow.
+        A job queued again from Python (``job.retry()``) is followed in the background
+        unless a command started a follower of its own meanwhile."""
         record = self.registry.get(result.id)
         if record is None or record.service != service.mode:
             return
@@ -449,8 +432,6 @@ class Connection:
         )
 
     def _start_local(self) -> Service:
-        """The user's local service, joined (started if none runs); or the private
-        emulator this connection was given, with the demo endpoints deployed on it."""
         server = self._server
         if server is None:
             from nbext import service as local_service  # POSIX only: when used
@@ -504,12 +485,8 @@ class Connection:
 
 
 def quiet_emulator_log() -> None:
-    """Keep the embedded emulator's log out of cell outputs.
-
-    A handler's traceback is logged by the emulator; with no logging configured Python
-    would print it to stderr, i.e. into whatever cell runs at that moment. The job's
-    panel already shows the error; a configured root logger still gets the record.
-    """
+    """Keep the embedded emulator's log out of cell outputs: unconfigured, Python prints a
+    handler's logged traceback into whatever cell runs; the panel shows the error."""
     logger = logging.getLogger("nbext.emulator")
     if not logger.handlers:
         logger.addHandler(logging.NullHandler())

@@ -1,11 +1,9 @@
 """What a job cost, in the notebook: asked of the client once per job, said in one line.
 
-The client prices a job that has ended (``endpoint.cost``: the service's ``output.cost``,
-else an estimate from the catalog); this module keeps the answer on the job's record, so
-a listing, a panel and a retry ask once, and says it the same way everywhere: a job's
-panel and ``%runpod jobs`` ("$0.000307 · estimate"), a map's running total. A cost that
-cannot be had (no price for the endpoint, the service not answering) is left out rather
-than shown as zero. docs/behaviour.md#what-a-job-costs
+The client prices an ended job (``endpoint.cost``: reported, else estimated); the answer
+is kept on the job's record, so a listing, a panel and a retry ask once, and said the
+same way everywhere. A cost that cannot be had is left out, never shown as zero
+(docs/behaviour.md#what-a-job-costs).
 """
 
 from __future__ import annotations
@@ -70,9 +68,8 @@ def cost_html(cost: JobCost | None) -> str:
 
 
 def total_text(costs: list[JobCost | None]) -> str:
-    """A map's running total: ``spent $0.0123 on 12 jobs (estimate)``; empty with no cost.
-
-    Jobs whose cost is unknown are named, so the total is never taken for the whole."""
+    """A map's running total: ``spent $0.0123 on 12 jobs (estimate)``, naming the jobs of
+    unknown cost (so it is never taken for the whole); empty with no cost."""
     known = [c for c in costs if c is not None]
     if not known:
         return ""

@@ -1,11 +1,9 @@
 """The API key on disk: ``~/.runpod/config.toml``, as the service's ``runpod`` tools keep it.
 
-``%runpod login`` writes the key there so that nbext and the service's own CLI and SDK
-share one file (``[default]`` / ``api_key = "..."``, the layout ``runpod config``
-writes), and ``%runpod logout`` takes it out. The file is the user's alone (mode 0600,
-its folder 0700), is replaced in one step (a temporary file renamed over it), and keeps
-whatever else it holds, comments included. A file that does not parse as TOML is never
-overwritten unless the user says so: it may hold settings only they can restore.
+``%runpod login`` writes it there so nbext and the service's CLI and SDK share one file;
+``%runpod logout`` takes it out. The file is the user's alone (0600), replaced in one
+step, and keeps whatever else it holds; one that is not TOML is never overwritten unless
+the user says so (it may hold settings only they can restore).
 """
 
 from __future__ import annotations
@@ -24,9 +22,8 @@ from nbext.client import DEFAULT_CONFIG_FILE, DEFAULT_PROFILE
 from .errors import InvalidArgument
 
 KEY_SHAPE = re.compile(r"[A-Za-z0-9_\-]{20,256}")
-"""What a key can look like: the service's keys are ``rpa_`` and 40 letters and digits;
-older ones 32 upper-case letters and digits. Anything with spaces, quotes or other
-characters is a paste gone wrong (a whole line, a shell command), not a key."""
+"""What a key can look like (``rpa_`` and 40 letters and digits, or 32 of them); spaces
+or quotes are a paste gone wrong, not a key."""
 
 
 class ConfigUnreadable(InvalidArgument):
@@ -67,34 +64,27 @@ def _document(path: Path, *, replace_unreadable: bool) -> tomlkit.TOMLDocument:
         ) from None
 
 
-def write_key(
-    path: Path, key: str, profile: str = DEFAULT_PROFILE, *, replace_unreadable: bool = False
-) -> None:
-    """Set ``[profile] api_key`` in ``path``, keeping the rest; the file ends up 0600.
-
-    Raises ``ConfigUnreadable`` (nothing written) or ``OSError`` (an unwritable home).
-    """
+def write_key(path: Path, key: str, *, replace_unreadable: bool = False) -> None:
+    """Set the default profile's ``api_key`` in ``path``, keeping the rest; the file ends
+    up 0600. Raises ``ConfigUnreadable`` (nothing written) or ``OSError``."""
     document = _document(path, replace_unreadable=replace_unreadable)
-    table = document.get(profile)
+    table = document.get(DEFAULT_PROFILE)
     if not isinstance(table, dict):
-        table = tomlkit.table()
-        document[profile] = table
+        table = document[DEFAULT_PROFILE] = tomlkit.table()
     table["api_key"] = key
     _replace(path, tomlkit.dumps(document))
 
 
-def remove_key(path: Path, profile: str = DEFAULT_PROFILE) -> bool:
-    """Take ``[profile] api_key`` out of ``path``; False if it held none.
-
-    A profile left empty goes too, and so does a file left empty.
-    """
+def remove_key(path: Path) -> bool:
+    """Take the default profile's ``api_key`` out of ``path``; False if it held none. A
+    profile, or a file, left empty goes too."""
     document = _document(path, replace_unreadable=False)
-    table = document.get(profile)
+    table = document.get(DEFAULT_PROFILE)
     if not isinstance(table, dict) or "api_key" not in table:
         return False
     del table["api_key"]
     if not table:
-        del document[profile]
+        del document[DEFAULT_PROFILE]
     text = tomlkit.dumps(document)
     if text.strip():
         _replace(path, text)

@@ -1,18 +1,11 @@
 """``nbext.deploy``: a notebook function, or a worker script, as an endpoint of the
 embedded emulator.
 
-A function runs in this kernel, beside what the kernel has loaded, as a worker of its
-endpoint pulling jobs over the worker protocol (``kernel_worker``): the emulator may be
-another process. Deploying again under the same name (re-running the cell after editing
-the function) rebinds it: the endpoint keeps its queue, counters and running jobs, new
-jobs run the new code, and changed scaling settings apply. Deployed from another kernel,
-that kernel serves it from then on (a kernel that is gone leaves its jobs waiting).
-
-A worker script (a path) runs unmodified in processes of its own, as on the service
-(docs/workers.md). Deploying waits for its first worker to serve, so a script that
-cannot start says so in the deploying cell, with the last lines it printed, rather than
-leaving the first job queued. Deploying it again (after editing the script) replaces
-the endpoint's processes: new jobs run the new code.
+A function runs in this kernel, as a worker of its endpoint over the worker protocol
+(``kernel_worker``). Deploying again under the same name rebinds it: the endpoint keeps
+its queue and running jobs, new jobs run the new code. A worker script (a path) runs
+unmodified in processes of its own (docs/workers.md); deploying waits for its first
+worker to serve, so a script that cannot start says so in the deploying cell.
 """
 
 from __future__ import annotations
@@ -33,8 +26,7 @@ from .kernel_worker import KernelWorker
 from .widgets.startup import StartupPanel
 
 START_TIMEOUT_S = 120.0
-"""How long deploying a script waits for its first worker to serve by default (a cold
-start that loads a model can take this long; the SDK alone takes a second or two)."""
+"""How long deploying a script waits for its first worker to serve (a model may load)."""
 START_POLL_S = 0.05
 PANEL_AFTER_S = 1.0
 """A start longer than this is drawn as a live panel (a quick one prints one line)."""
@@ -148,10 +140,8 @@ def _deploy_script(
 
 
 def _await_first_worker(service: Service, name: str, endpoint_id: str, limit: float) -> None:
-    """Wait until a worker serves, drawing the wait once it is long (``StartupPanel``). A
-    worker that cannot start (it died, its health path refused, it serves HTTP unasked),
-    the limit, or an interrupt fails the deploy and removes the endpoint: no request
-    waits on a script that is not serving."""
+    """Wait until a worker serves, drawing a long wait (``StartupPanel``). A worker that
+    cannot start, the limit, or an interrupt fails the deploy and removes the endpoint."""
     started = time.monotonic()
     panel: StartupPanel | None = None
     outcome = f"stopped by an interrupt: endpoint {endpoint_id!r} removed"

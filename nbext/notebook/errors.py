@@ -1,9 +1,8 @@
 """Errors of the notebook layer, and how they are said to a user.
 
-User mistakes in magics are IPython's ``UsageError`` (shown as one line, no traceback).
-What is here is for the rest: misuse from Python code (``NotebookError`` and its
-``InvalidArgument`` / ``WrongType``), and ``describe``, which says any of nbext's errors
-as one line in the user's terms. Ctrl-C has a module of its own (``interrupts``).
+User mistakes in magics are IPython's ``UsageError`` (one line, no traceback). Here:
+misuse from Python code (``NotebookError``, ``InvalidArgument``, ``WrongType``), and
+``describe``, which says any of nbext's errors as one line in the user's terms.
 """
 
 from __future__ import annotations
@@ -42,11 +41,8 @@ class NotebookError(NbextError):
 
 
 class InvalidArgument(NotebookError, ValueError):
-    """A value given to a notebook helper cannot be used: the caller's mistake.
-
-    Also a ``ValueError``, as Python code expects of a bad argument. The magics show it
-    as a one-line ``UsageError``; a plain ``ValueError`` or ``TypeError`` is not a mistake
-    of the user's but a bug, and keeps its traceback.
+    """A value given to a notebook helper cannot be used: the caller's mistake. The
+    magics show it in one line; a plain ``ValueError`` is a bug and keeps its traceback.
     """
 
 
@@ -83,14 +79,10 @@ def one_line(text: str) -> str:
 def describe(exc: BaseException, *, endpoints: Endpoints = (), named: bool = True) -> str:
     """``exc`` as one line a user can act on: the job or endpoint once, then what happened.
 
-    The client's messages are written for logs (the HTTP method, path and status, and
-    the job id in the path, the context and the service's text); here the same facts
-    come from its typed attributes (never from the message's text), said the way a
-    notebook user thinks of them: "job X on 'echo' is COMPLETED; only FAILED or
-    TIMED_OUT jobs can be retried". ``endpoints`` (id,
-    name) adds "did you mean" to an unknown endpoint, and tells a job that is missing
-    because its endpoint is from one that is not. ``named=False`` leaves the job or
-    endpoint out, for a place that already shows it (a job's panel).
+    The client's messages are written for logs; the same facts come here from its typed
+    attributes, said as a notebook user thinks of them ("job X on 'echo' is COMPLETED;
+    only FAILED or TIMED_OUT jobs can be retried"). ``endpoints`` (id, name) adds "did you
+    mean" to an unknown endpoint; ``named=False`` leaves the job or endpoint out.
     """
     if not isinstance(exc, NbextError):
         return one_line(f"{type(exc).__name__}: {exc}")
@@ -180,11 +172,8 @@ def _without_subject(text: str, exc: APIError) -> str:
 
 
 def did_you_mean(name: str, endpoints: Endpoints) -> str:
-    """``; did you mean 'echo'?`` for a mistyped endpoint id, or how to name one by its id.
-
-    On the cloud an endpoint's id is generated and its name is the user's, so a user
-    typing the name is told the id; a near miss of either is offered as an id. With no
-    near miss, the endpoints there are (the first few) say what can be typed.
+    """``; did you mean 'echo'?`` for a mistyped endpoint id; a name (the cloud generates
+    ids) is told its id; with no near miss, the first few endpoints there are listed.
     """
     ids = {endpoint_id for endpoint_id, _ in endpoints}
     by_name = {label: endpoint_id for endpoint_id, label in endpoints if label}

@@ -1,35 +1,21 @@
 """Following a job to its end: feeding its panel and record, and the panel's Cancel.
 
-The following is the client's own: ``job.phases()`` (each /status answer until the job
-ends, at the client's poll pace, with what it waits for: the panel's phase line) and,
-for ``--stream``, ``job.stream_batches()`` once the job leaves the queue, then
-``job.wait()`` for the final result. Nothing here decides
-when to ask the service again. Blocking (``follow``): the sync client, from the cell's
-thread; Ctrl-C cancels the remote job. Async: the async client on the running loop,
-either in a task (``start_background``: the cell returns at once) or awaited by the cell
-(``follow_async``: in ipykernel 7.4+, see ``nbext.notebook.awaiting``).
+The polling and streaming are the client's (``job.phases()``, then with ``--stream``
+``job.stream_batches()`` once the job leaves the queue, then ``job.wait()``); nothing here
+decides when to ask the service again. Blocking (``follow``): the sync client from the
+cell's thread, Ctrl-C cancels the job. Async: the async client on the loop, in a task
+(``start_background``) or awaited by the cell (``follow_async``, ``nbext.notebook.awaiting``).
 
-The panel draws once per answer of the service, at most once per throttle interval:
-when a stream's answer comes sooner after the last drawing, the follower pauses for
-the rest of the interval before drawing it and reading on (the chunks that arrive
-meanwhile wait on the service and come in the next answer). So text is never held back
-longer than one interval, and a fast stream costs the browser ten drawings a second,
-not one per chunk. Between answers the panel's run time counts up (``tick``).
+The panel draws at most once per throttle interval: a stream answer that comes sooner
+waits out the interval before it is drawn (its chunks wait on the service meanwhile), so
+a fast stream costs the browser ten drawings a second, not one per chunk.
 
-The panel's Cancel acts while the cell waits: an awaiting cell leaves the kernel free to
-deliver the click, and a blocking one handles widget messages after each answer of the
-service where the kernel allows (``UiPump``, ipykernel 6): there the click only asks,
-and the follower cancels the job before it reads on, so the click is acted on within
-one poll or stream read. After a cancel the states start again (their first answer is
-asked at once), so the job's end shows without waiting for the client's next poll.
-Where no kernel can deliver the click, the panel does not show Cancel.
-
-Every panel of a job follows the job's record: a change made elsewhere (``%runpod
-cancel``, a retry from another cell) reaches it through the record's watchers, and a
-cancel that lost a race with the job's end (409) shows the state the job ended in.
-
-Widgets are only ever touched from the thread that owns them (the cell's, or the
-loop's); nothing here writes to a widget from another thread.
+Cancel acts while the cell waits: an awaiting cell leaves the kernel free to deliver the
+click; a blocking one handles widget messages between answers (``UiPump``), where the
+click only asks and the follower cancels before it reads on. After a cancel the states
+start again, so the job's end shows at once. Every panel of a job follows its record: a
+change made elsewhere reaches it through the record's watchers. Widgets are only touched
+from the thread that owns them.
 """
 
 from __future__ import annotations
@@ -69,12 +55,9 @@ TICK = 0.1
 class JobFollower:
     """Follows one job for its panel and record; performs the panel's Cancel.
 
-    ``job`` is the sync handle (from ``endpoint.run``, or made from the record);
-    ``stream`` reads the job's stream for the panel's text (``--stream``);
-    ``timeout`` is how long to follow (None: until the job ends);
-    ``on_end`` is called with the record each time the job reaches a final state
-    (again after a retry), e.g. to store its output under ``-o NAME``. The panel
-    draws each change into its cell's output itself (``LivePanel``).
+    ``job``: the sync handle (made from the record if None); ``stream``: read the job's
+    stream for the panel (``--stream``); ``timeout``: how long to follow (None: to the
+    end); ``on_end``: called with the record at each final state (``-o NAME``).
     """
 
     def __init__(
@@ -125,11 +108,8 @@ class JobFollower:
         return self.panel.throttle_wait()
 
     def _draw(self) -> None:
-        """Draw what a stream answer brought, unless the throttle's tick already did.
-
-        The pause before this call ends where the throttle allows a draw, and the tick in
-        that pause draws then; forcing a second draw here sent each state twice (its
-        clock a few ms on), two messages per interval where the throttle allows one."""
+        """Draw what a stream answer brought, unless the throttle's tick already did (a
+        forced draw here sent each state twice per interval)."""
         if self.panel is not None:
             self.panel.refresh()
 
@@ -164,9 +144,7 @@ class JobFollower:
             self.panel.set_note(note)
 
     def finish(self, result: JobResult) -> None:
-        """Show a final result: record, panel and its cost, ``on_end`` (``-o NAME``),
-        display. The cost is asked of the blocking client: nothing for a reported one,
-        and an endpoint's price is read once per kernel."""
+        """Show a final result: record, panel and its cost, ``on_end`` (``-o NAME``)."""
         self._result(result)
         if self.panel is not None:
             self.panel.cost = record_cost(self.service, self.record)
@@ -233,13 +211,9 @@ class JobFollower:
     # ---- blocking ----------------------------------------------------------------------
 
     def follow(self, interrupted: bool = False) -> JobResult | None:
-        """Follow the job from the calling thread until it ends; the final result.
-
-        Returns None when the job was removed or ``timeout`` passed (the panel says
-        which). The panel's Cancel works meanwhile in a Jupyter kernel. Ctrl-C cancels
-        the job, waits for CANCELLED and raises ``Interrupted``; ``interrupted`` says
-        Ctrl-C already came (while the job was being submitted).
-        """
+        """Follow the job from the calling thread; the final result, or None when the job
+        was removed or ``timeout`` passed. Ctrl-C cancels the job, waits for CANCELLED and
+        raises ``Interrupted``; ``interrupted``: Ctrl-C came during the submission."""
         with UiPump(enabled=self.panel is not None) as pump:
             self._stoppable(pump.available, INTERRUPT_HINT)
             self._pump = pump
@@ -278,9 +252,8 @@ class JobFollower:
         return True
 
     def _polled(self, pump: UiPump, started: float) -> JobResult:
-        """The client's states until one ends the polling. After a Cancel click the
-        states start again, so the job's new state is read at once, not at the client's
-        next poll."""
+        """The client's states until one ends the polling; they start again after a
+        Cancel click, so the job's new state is read at once."""
         while True:
             with contextlib.closing(self.job.phases(timeout=self._left(started))) as phases:
                 for phase in phases:
@@ -291,8 +264,6 @@ class JobFollower:
                 return phase.result
 
     def _follow_sync(self, pump: UiPump) -> JobResult | None:
-        """The client's states, then its stream, with the sync client from the cell's
-        thread."""
         started = time.monotonic()
         try:
             result = self._polled(pump, started)
@@ -363,9 +334,8 @@ class JobFollower:
         return self.task
 
     def follow_again(self) -> None:
-        """The job was queued again from elsewhere (``job.retry()`` in a cell): a new
-        follower with no panel of its own follows the new run in the background (every
-        panel of the job follows its record); ``on_end`` is called again at its end."""
+        """The job was queued again from elsewhere (``job.retry()``): a follower with no
+        panel follows the new run in the background (the panels follow its record)."""
         JobFollower(self.service, self.registry, self.record, on_end=self.on_end).start_background()
 
     @property
@@ -374,14 +344,8 @@ class JobFollower:
         return self._awaited or (self.task is not None and not self.task.done())
 
     async def follow_async(self, interrupted: bool = False) -> JobResult | None:
-        """Follow the job by awaiting it (an awaiting cell: the kernel hears clicks).
-
-        The same following as the background task, and the same outcome as ``follow``:
-        the final result, None when the job was removed or ``timeout`` passed, an
-        ``NbextError`` that stopped the following, and Ctrl-C (which ipykernel delivers
-        as the cancellation of the awaiting cell) cancels the job and raises
-        ``Interrupted``.
-        """
+        """``follow`` for an awaiting cell (the kernel hears clicks meanwhile); Ctrl-C
+        comes as the cell's cancellation. An ``NbextError`` that stopped it is raised."""
         self._stoppable(True, INTERRUPT_HINT)
         self._awaited, self._error = True, None
         try:
@@ -398,18 +362,15 @@ class JobFollower:
         return result
 
     def _async_job(self) -> AsyncJob:
-        """The job's handle on the running loop's async client."""
         client = self.service.async_client()
         return client.endpoint(self.record.endpoint_id).job(self.record.id)
 
     async def _ticking(self) -> None:
-        """Redraw the running clock between the service's answers."""
         while True:
             await asyncio.sleep(TICK)
             self._tick()
 
     async def _follow_async(self) -> JobResult | None:
-        """The client's states, then its stream, with the async client on the loop."""
         job = self._async_job()
         started = time.monotonic()
         ticker = asyncio.get_running_loop().create_task(self._ticking())
@@ -454,19 +415,15 @@ class JobFollower:
 
     # ---- Cancel ------------------------------------------------------------------------
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._actions.add(task)
-        task.add_done_callback(self._actions.discard)
-
     def _cancel_clicked(self, _button: Any = None) -> None:
         if self._pump is not None:
             self._cancel_asked = True  # the blocking loop cancels before it reads on
-            return
-        if running_loop() is None:
+        elif (loop := running_loop()) is None:
             self.cancel()
         else:
-            self._spawn(self.cancel_async())
+            task = loop.create_task(self.cancel_async())
+            self._actions.add(task)  # the loop holds its tasks only weakly
+            task.add_done_callback(self._actions.discard)
 
     def _failed(self, exc: NbextError, note: str) -> None:
         """A request about the panel's Cancel failed: a job the service no longer knows
@@ -477,11 +434,8 @@ class JobFollower:
             self._note(f"{note}: {exc}")
 
     def cancel(self, *, follow: bool = True) -> None:
-        """Cancel the job (sync client) and show the outcome.
-
-        A job that ended meanwhile (409) shows the state it ended in. ``follow=False``
-        leaves reading the final state to the caller's loop (a blocking follow).
-        """
+        """Cancel the job (sync client) and show the outcome; ``follow=False`` leaves
+        reading the final state to the caller's loop (a blocking follow)."""
         try:
             self.job.cancel()
         except Conflict:

@@ -13,9 +13,7 @@ from .errors import OneLineError
 
 class Interrupted(OneLineError):
     """Ctrl-C stopped a blocking command; the remote job was cancelled (or said why not).
-
-    Raised rather than swallowed so "Run all" stops at this cell, in one line.
-    """
+    Raised, so "Run all" stops at this cell, in one line."""
 
 
 class Held:
@@ -27,13 +25,11 @@ class Held:
 
 @contextlib.contextmanager
 def deferred_interrupts(deliver: bool = True) -> Iterator[Held]:
-    """Hold Ctrl-C until the block ends; then raise it (``deliver``) or just report it.
+    """Hold Ctrl-C until the block ends; then raise it (``deliver``) or just report it
+    (the caller reads ``held.received``, e.g. to cancel the job it now knows).
 
-    Wraps what must not be cut in half: ``/run`` and the setup after it (an interrupt
-    while its answer is read would leave a job running whose id we never learn, one
-    just after would skip the code that cancels it) and ``/cancel``. With
-    ``deliver=False`` the caller reads ``held.received`` and acts on it (cancels the job
-    it now knows). Only the main thread receives signals; elsewhere this does nothing.
+    Wraps what must not be cut in half: ``/run`` and the setup after it (else a job
+    could run whose id we never learn) and ``/cancel``. Off the main thread, a no-op.
     """
     held = Held()
     if threading.current_thread() is not threading.main_thread():

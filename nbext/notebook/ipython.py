@@ -23,13 +23,9 @@ class Handle(Protocol):
 
 
 def updates_in_place() -> bool:
-    """Whether the front end replaces an output in place when it is updated.
-
-    A kernel's front ends (JupyterLab, VS Code, Colab, nbclient) do. IPython's own
-    display publisher, which a terminal IPython uses, prints every update as a new block
-    of text, and outside IPython there is no front end at all: there a live output shows
-    its first state and its last, not ten blocks a second.
-    """
+    """Whether the front end replaces an output in place when it is updated: a kernel's
+    do; a terminal IPython prints each update anew, so there a live output shows only
+    its first state and its last."""
     from IPython import get_ipython
     from IPython.core.displaypub import DisplayPublisher
 

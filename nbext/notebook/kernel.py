@@ -1,11 +1,7 @@
-"""What the cells of one kernel share: its connection, and how media are kept.
-
-Every magic, panel and Python call of a notebook works with the same ``Connection``
-(``current()``: made from the environment on first use, replaced by ``set_current``
-in a test or a guide) and draws media within the same limits (``MEDIA``, which the
-``RunpodMagics.media_*`` traits set). They live here, in no module of their users, so
-that the magics, the panels and the package's face read them without importing each
-other.
+"""What the cells of one kernel share: its ``Connection`` (``current()``, replaced by
+``set_current`` in a test) and the media limits (``MEDIA``, set by the ``media_*``
+traits), kept here so the magics, panels and package read them without importing
+each other.
 """
 
 from __future__ import annotations

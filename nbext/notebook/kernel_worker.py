@@ -1,16 +1,11 @@
 """A notebook function served from the kernel that deployed it, over the worker protocol.
 
-The emulator may run in another process, shared by every notebook, so it cannot call a
-function of this kernel; and the function belongs here, beside the model and the data
-the kernel has loaded. So the kernel serves it as the service's workers serve a handler
-(docs/workers.md): it attaches to the function's endpoint (a long poll that hands it the
-workers to start and stop, and stands for their pings), and each worker is a thread
-taking jobs (``job-take``), running ``function(job)`` and posting what it gives
-(``job-stream``, ``job-done``), with a stop poll beside it. Every call is a long poll:
-idle, the kernel spends no CPU on it.
-
-When the kernel ends, the emulator sees its polls stop: the endpoint's jobs wait until
-the function is deployed again, from this kernel or another.
+The emulator may run in another process, so it cannot call a function of this kernel;
+and the function belongs here, beside what the kernel has loaded. So the kernel serves
+it as the service's workers serve a handler (docs/workers.md): it attaches to the
+endpoint (a long poll naming the workers to start and stop), and each worker is a thread
+taking jobs, running ``function(job)`` and posting what it gives, with a stop poll
+beside it. Every call is a long poll: idle, the kernel spends no CPU on it.
 """
 
 from __future__ import annotations
@@ -53,11 +48,8 @@ class _Worker:
 
 class KernelWorker:
     """Serves ``function`` for one endpoint of the emulator at ``root_url``, in daemon
-    threads, until ``stop``.
-
-    A job the emulator stops while the function runs it (a cancel, its execution
-    timeout) cannot be stopped: a thread cannot be killed. It runs to its end, and what it
-    returns is dropped; a generator is not resumed after its stop is seen.
+    threads, until ``stop``. A job the emulator stops meanwhile runs to its end (a thread
+    cannot be killed) and its result is dropped; a generator is not resumed.
     """
 
     def __init__(
@@ -79,9 +71,8 @@ class KernelWorker:
         self._attacher: threading.Thread | None = None
 
     def deploy(self, settings: dict[str, Any]) -> None:
-        """Create the endpoint, or update its settings (``workers``, REST v2's, and
-        ``executionTimeoutMs``), and serve it. A refused setting raises ValueError with
-        the emulator's words."""
+        """Create or update the endpoint, and serve it; a refused setting raises
+        ValueError with the emulator's words."""
         path = f"/_emulator/kernel-endpoints/{self.endpoint_id}"
         try:
             answer = self._http.put(path, json={**settings, "kernel": self._kernel})
@@ -101,8 +92,7 @@ class KernelWorker:
             self._attacher = self._spawn(self._attach, "attach")
 
     def stop(self) -> None:
-        """Stop serving (the kernel shuts down, the connection closes): the emulator is
-        told at once, so the endpoint's jobs wait for another kernel without delay."""
+        """Stop serving, telling the emulator at once (the jobs wait for another kernel)."""
         self._stopped.set()
         if self._kernel is not None:
             with contextlib.suppress(httpx.HTTPError):  # the emulator is gone too

@@ -1,12 +1,6 @@
 """A log, as HTML and text: what ``%runpod logs`` shows once, and what a followed log's
-cell keeps when following stops.
-
-The same fragments draw the live panel (``widgets.logs.LogPanel``), so a log looks the
-same before and after it turns static. Lines are shown in a monospaced block that
-scrolls; an endpoint's lines say which worker wrote them. Only the last lines are kept
-(the panel's ``max_lines``, and as many as fit its size bound): a log followed for a day,
-or a worker printing megabyte lines, must not grow the saved notebook without bound, and
-the block says it shows the last N lines and how many earlier ones were left out.
+cell keeps when following stops (the live ``LogPanel`` draws with the same fragments).
+Only the last lines are kept, and the block says how many earlier ones were left out.
 """
 
 from __future__ import annotations
@@ -78,15 +72,19 @@ def dropped_note(view: LogView) -> str:
     return f"… showing the last {shown:,} line{'s' * (shown != 1)}; {'; '.join(parts)}"
 
 
+def count_text(view: LogView) -> str:
+    count = f"{len(view.lines)} line{'s' * (len(view.lines) != 1)}"
+    if view.workers is not None:
+        count += f" from {view.workers} worker{'s' * (view.workers != 1)}"
+    return count
+
+
 def logs_title_html(view: LogView) -> str:
     mode = "following" if view.following else "log"
     whose = f"{view.kind} <b>{html.escape(view.name or view.target)}</b>"
     if view.name:
         whose += f" <code>{html.escape(view.target)}</code>"
-    count = f"{len(view.lines)} line{'s' * (len(view.lines) != 1)}"
-    if view.workers is not None:
-        count += f" from {view.workers} worker{'s' * (view.workers != 1)}"
-    return f"{whose} <span>{mode} · {count}</span>"
+    return f"{whose} <span>{mode} · {html.escape(count_text(view))}</span>"
 
 
 def logs_lines_html(view: LogView) -> str:
@@ -119,11 +117,7 @@ def logs_status_html(view: LogView) -> str:
 def logs_plain(view: LogView) -> str:
     """The ``text/plain`` twin: a title line, then the lines as a terminal shows them."""
     who = f"{view.name} ({view.target})" if view.name else view.target
-    title = f"{view.kind} {who}: {'following, ' if view.following else ''}"
-    title += f"{len(view.lines)} line{'s' * (len(view.lines) != 1)}"
-    if view.workers is not None:
-        title += f" from {view.workers} worker{'s' * (view.workers != 1)}"
-    lines = [title]
+    lines = [f"{view.kind} {who}: {'following, ' if view.following else ''}{count_text(view)}"]
     if view.dropped or view.held:
         lines.append(dropped_note(view))
     lines += [line.text() for line in view.lines]

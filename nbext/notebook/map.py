@@ -1,14 +1,10 @@
 """``run_many``: many inputs as jobs of one endpoint, a progress panel, a DataFrame back.
 
-Built on the client's ``endpoint.map`` (bounded concurrency, paced under the service's
-rate limit, results as they finish). The panel counts finished jobs by state; the
-DataFrame has one row per input, in input order: the input's columns, then the job's
-id, state, queue delay and run time (ms), output and error. An input whose submission
-got no answer is a row too, state ``MAYBE_QUEUED``: the service may have queued it, and
-it was not sent again (docs/behaviour.md#maps-under-faults). A map stopped before its
-end (Ctrl-C, Cancel, an error) cancels the jobs it had in flight, and its panel says so.
-The panel keeps a running total of what the finished jobs cost; a map stopped by the
-kernel's budget (``RunpodMagics.budget_usd``) returns what finished, its panel saying why.
+Built on the client's ``endpoint.map`` (bounded concurrency, paced, results as they
+finish). The DataFrame has one row per input, in input order; an input whose submission
+got no answer is a ``MAYBE_QUEUED`` row, not sent again (docs/behaviour.md#maps-under-faults).
+A map stopped before its end cancels its jobs in flight, and its panel says so; one
+stopped by the kernel's budget returns what finished.
 """
 
 from __future__ import annotations
@@ -103,11 +99,8 @@ def results_frame(
 
 
 class _Run:
-    """One map being run: its panel and output, the results so far, the records.
-
-    Shared by the blocking ``run_many`` and the awaiting ``run_many_async``: they differ
-    only in how they wait for the next result.
-    """
+    """One map being run: its panel, the results so far, the records (shared by
+    ``run_many`` and ``run_many_async``, which differ in how they wait)."""
 
     def __init__(
         self,
@@ -169,8 +162,7 @@ class _Run:
         return provenance(source, self.endpoint, jobs=[r.provenance() for r in self.records])
 
     def stopped(self, how: str, abandoned: Abandoned | None) -> Interrupted:
-        """The map was stopped (Ctrl-C, Cancel): the panel says so, and what became of
-        the jobs it had in flight; the error to raise."""
+        """The map was stopped (Ctrl-C, Cancel): the panel says so; the error to raise."""
         done, total = len(self.results), len(self.items)
         left = _left(abandoned)
         self.close(f"{how}: {done} of {total} finished; {left}")
@@ -183,9 +175,8 @@ class _Run:
         self.close(f"stopped: {exc}; {_left(abandoned)}")
 
     def budget_reached(self, exc: BudgetExceeded, abandoned: Abandoned | None) -> pd.DataFrame:
-        """The kernel's budget stopped the map: what finished is kept (the frame), and
-        the panel (or, quiet, a printed line) says why and what became of the jobs in
-        flight (docs/behaviour.md#budget)."""
+        """The kernel's budget stopped the map: the panel (or, quiet, a printed line) says
+        why; the frame of what finished (docs/behaviour.md#budget)."""
         line = f"stopped: {exc}; {_left(abandoned)}"
         self.close(line)
         if self.panel is None:

@@ -1,11 +1,7 @@
-"""A job that did not complete stops the notebook at its cell.
-
-A failed job whose cell stays green lets Run All (and nbval, papermill) carry on into
-cells that then break on a missing output, far from the cause. So a cell whose job ends
-FAILED, TIMED_OUT or CANCELLED raises ``JobNotCompleted`` after its panel shows the final
-state. Like an SQL error in jupysql, it is shown as one line and no traceback (the panel
-above has the details); ``--no-raise`` or ``%config RunpodMagics.raise_on_failure =
-False`` keep the cell going.
+"""A job that did not complete stops the notebook at its cell: a green cell would let Run
+All (nbval, papermill) carry on into cells that break far from the cause. It is said in
+one line, no traceback (the panel has the details); ``--no-raise`` or
+``RunpodMagics.raise_on_failure = False`` keep the cell going.
 """
 
 from __future__ import annotations

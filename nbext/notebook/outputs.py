@@ -1,14 +1,10 @@
 """A live output's place in its cell: content updated in place, and its controls below.
 
-``LiveOutput`` displays a panel's ``Rendering`` (HTML and ``text/plain``) with a display
-id and replaces it on each change, through ``update_display_data``: plain output, which
-JupyterLab, Notebook 7, VS Code, Colab, nbclient and a terminal all show, with or without
-a widget manager. Controls (a Cancel button) are widgets in an output of their own under
-it (``widgets.controls``), shown while they can act. When the panel ends, the controls'
-output is emptied and their widgets closed, and the content is the final rendering: a
-saved notebook keeps it with no kernel and no widget state, in JupyterLab, nbconvert's
-HTML, GitHub or VS Code. Later changes (a job retried from another cell) keep updating
-the content, so every output of a job follows it.
+``LiveOutput`` displays a panel's ``Rendering`` with a display id and replaces it on each
+change (``update_display_data``): plain output every front end shows, with or without a
+widget manager. Controls are widgets in an output of their own under it, emptied when the
+panel ends, so a saved notebook keeps the final rendering with no widget state. Later
+changes (a retry from another cell) keep updating the content.
 """
 
 from __future__ import annotations
@@ -33,11 +29,9 @@ class RemovedOutput:
 class LiveOutput:
     """One panel's outputs in a cell: its content and, when it has any, its controls.
 
-    Updates are sent from an empty context: a background task inherits the context of
-    the cell that started it, and ipykernel would address the update to that finished
-    cell, which headless runners (nbclient, nbval) no longer listen to; without the
-    inherited context it goes out under the cell running now, and the display id routes
-    it home.
+    Updates are sent from an empty context: a background task's inherited context would
+    address them to its finished cell, which headless runners no longer listen to; the
+    display id routes them home.
     """
 
     def __init__(self, content: Rendering, controls: Controls | None, shown: bool) -> None:
@@ -56,8 +50,7 @@ class LiveOutput:
             self._controls = show_updatable(controls if shown else RemovedOutput())
 
     def update(self, content: Rendering, controls_shown: bool) -> None:
-        """Show ``content``; show or hide the controls (only when that, or the text in
-        their place, changed)."""
+        """Show ``content``; show or hide the controls (when that changed)."""
         if self.in_place:
             contextvars.Context().run(self._update, content, controls_shown)
 
@@ -70,8 +63,7 @@ class LiveOutput:
         self._content.update(content)
 
     def end(self, content: Rendering) -> None:
-        """The panel ended: its final content (in a terminal too); its controls removed
-        and closed."""
+        """The panel ended: its final content (in a terminal too); its controls closed."""
         self.ended = True
         contextvars.Context().run(self._update, content, False)
         if self.controls is not None:

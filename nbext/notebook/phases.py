@@ -2,14 +2,10 @@
 the end, and a folded tail of a worker's log.
 
 "Is it broken or just cold?" is answered by the line under the state: while the job
-waits, the workers by state and how long the cold start has taken ("in queue · workers
-0 ready, 1 initializing (12 s)") with the likely cause under it; once it runs, where
-("running on worker-ab12"); when it ended, what each phase took ("queued 3.1 s, cold
-start 6.7 s, ran 0.16 s", when there was a cold start: else the panel's own "queue ·
-run" line says it all), which the saved notebook keeps. What a worker that cannot
-start said last is error text; the rest of its log is folded in a ``<details>``, so the
-panel stays one glance tall. The data is the client's (``nbext.client.Phase``); this
-module only draws it, as HTML (escaped, theme colours) and as ``text/plain``.
+waits, the workers by state and the cold start so far, with the likely cause; once it
+runs, where; when it ended after a cold start, what each phase took. A worker's log is
+folded in a ``<details>``, so the panel stays one glance tall. The data is the client's
+(``nbext.client.Phase``); this module only draws it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The jobs and requests this kernel sent: what ``%runpod jobs``, ``cancel``, ``retry``
 and ``why`` work on.
 
-A job's record remembers where it went (endpoint, service) and the last state seen, so a
-user can refer to a job by its id alone, and a listing shows this session's work without
-asking the service for anything but fresh states of unfinished jobs. A request to a
-load-balancing endpoint (``%%runpod_http``) is no job: it has no id, no queue and no
-state to ask for later, so its record is its own and small (``RequestRecord``).
-Each record says where its outputs came from (``provenance``), for the notebook to keep.
+A job's record remembers where it went and the last state seen, so a user can name a job
+by its id alone. A request to a load-balancing endpoint (``%%runpod_http``) has no id or
+state to ask for later, so its record is its own (``RequestRecord``). Each record says
+where its outputs came from (``provenance``), for the notebook to keep.
 """
 
 from __future__ import annotations
@@ -41,9 +39,7 @@ def provenance(
 
 
 class Follower(Protocol):
-    """What a record knows of whoever follows its job's latest run (a
-    ``follow.JobFollower``): said here, so that records need not import what follows
-    them."""
+    """What a record knows of its job's ``follow.JobFollower`` (records do not import it)."""
 
     task: asyncio.Task[JobResult | None] | None
     """The background task or awaited cell that follows (None: a blocking cell)."""
@@ -75,9 +71,8 @@ class JobRecord:
     execution_timeout: float | None = None
     """Seconds the job was allowed to run (``--execution-timeout``); None: the endpoint's."""
     ttl: float | None = None
-    """Seconds the job was allowed to live from submission (``--ttl``); None: 24 hours.
-    Kept because the service never says a job's policy back: ``%runpod why`` compares
-    it with what happened."""
+    """Seconds the job may live from submission (``--ttl``); None: 24 hours. Kept for
+    ``%runpod why``: the service never says a job's policy back."""
     replayed: bool = False
     """The job went to an endpoint that serves a recording (``%runpod replay``)."""
     input_digest: str | None = None
@@ -85,8 +80,7 @@ class JobRecord:
     follower: Follower | None = None
     """The follower of the job's latest run (the one a new panel of it belongs to)."""
     watchers: list[Callable[[JobRecord], None]] = field(default_factory=list, repr=False)
-    """Called on every change of this record, whoever made it: each panel of the job
-    follows its state (a cancel from ``%runpod``, a retry from another cell)."""
+    """Called on every change of this record, whoever made it (each panel of the job)."""
 
     @property
     def state(self) -> str:
@@ -104,7 +98,6 @@ class JobRecord:
         return "replay" if self.replayed else self.service
 
     def provenance(self) -> dict[str, Any]:
-        """Where the job's outputs came from (``provenance``), as last seen."""
         result = self.result
         delay, run = (result.delay_time, result.execution_time) if result else (None, None)
         return provenance(
@@ -159,7 +152,6 @@ class RequestRecord:
     input_digest: str | None = None
 
     def provenance(self) -> dict[str, Any]:
-        """Where the request's output came from (``provenance``)."""
         total = None if self.seconds is None else round(self.seconds * 1000)
         delay = None if self.waited is None else round(self.waited * 1000)
         return provenance(

@@ -1,23 +1,12 @@
 """Every panel drawn as plain HTML and text, live and final: what a saved notebook keeps.
 
-A widget shows only while its kernel lives: reopened later, exported with nbconvert, or
-shown on GitHub, it reads "model not found" or nothing at all. So a panel is drawn as a
-``Rendering``: self-contained HTML (inline styles, JupyterLab's theme variables, no
-script, no network) with a ``text/plain`` twin for terminals, headless runs and diffs,
-updated in place while it is live and left as its final state when a job, a map, a
-health snapshot or a watch ends.
-
-Each panel describes its state as a frozen *view* (``JobView``, ``MapView``,
-``HealthView``); ``render_job``, ``render_map`` and ``render_health`` turn a view into a
-``Rendering``, the same function live and final, so a panel looks the same before and
-after it turns static.
-
-Media found in a job's output (``nbext.media``: pictures, sound, video, at any depth) are
-drawn as a gallery within the kernel's media limits (``kernel.MEDIA``), so a saved
-notebook stays small, above a JSON preview in which each blob is a short tag rather than
-its base64 text. An item kept small links to its full bytes, written once into a folder
-beside the notebook: a plain link, which works with no kernel, where a widget would not
-load.
+A widget shows only while its kernel lives (reopened, exported or on GitHub it reads
+"model not found"), so a panel is drawn as a ``Rendering``: self-contained HTML (inline
+styles, JupyterLab's theme variables, no script) with a ``text/plain`` twin, updated in
+place while live and left as its final state. Each panel describes its state as a frozen
+view (``JobView``, ``MapView``, ``HealthView``) that one function draws, live and final
+alike. Media in a job's output are drawn as a gallery within ``kernel.MEDIA``'s limits,
+an item kept small linking to its full bytes written beside the notebook.
 """
 
 from __future__ import annotations
@@ -55,11 +44,9 @@ class Rendering:
     html: str
     plain: str
     markdown: str | None = None
-    """The content's Markdown source, where it has one (a chat's answer): sent as
-    ``text/markdown`` too, for what reads a saved notebook's Markdown."""
+    """The content's Markdown source, where it has one (a chat's answer)."""
     provenance: Mapping[str, Any] | None = None
-    """Where the content came from (``registry.provenance``): the output's metadata's
-    ``nbext`` entry, which a saved notebook keeps."""
+    """Where the content came from (``registry.provenance``): the output's ``nbext`` metadata."""
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = {"text/html": self.html, "text/plain": self.plain}
@@ -126,11 +113,8 @@ def stream_html(text: str, limit: int | None = None) -> str:
 
 
 def output_html(output: Any, *, full_size_files: bool = True) -> str:
-    """The output's media as a gallery, or its records (a list of objects) as a table,
-    above a JSON preview that opens.
-
-    ``full_size_files=False`` writes no full-size file (a streamed preview, replaced a
-    moment later: the job's output, drawn at its end, is what the files are for)."""
+    """The output's media as a gallery, or its records as a table, above a JSON preview;
+    ``full_size_files=False`` writes no full-size file (a streamed preview)."""
     found, readable = media_of(output)
     folder = MEDIA.full_size_dir if full_size_files else ""
     gallery = _gallery_of(output, found, folder).html if found else ""
@@ -154,9 +138,8 @@ _last_gallery: tuple[Any, tuple[media.Limits, str], media.Rendered] | None = Non
 def media_of(output: Any) -> tuple[media.MediaList, Any]:
     """The media found in ``output``, and the output with each blob as a short tag.
 
-    A live panel redraws up to ten times a second with the same output object; searching
-    a large output each time would cost the kernel, so the last answer is kept (with a
-    reference to its output, so the identity check cannot be fooled by a reused id).
+    A live panel redraws the same output ten times a second, so the last answer is kept
+    (with its output, so a reused id cannot fool the identity check).
     """
     global _last_media
     if _last_media is not None and _last_media[0] is output:
@@ -168,9 +151,8 @@ def media_of(output: Any) -> tuple[media.MediaList, Any]:
 
 
 def _gallery_of(output: Any, found: media.MediaList, folder: str) -> media.Rendered:
-    """The gallery of ``output``'s media, kept like ``media_of``'s answer: a large image's
-    thumbnail is made, and its full file written into ``folder``, once, not at each redraw
-    and again for the static rendering."""
+    """The gallery of ``output``'s media, kept like ``media_of``'s answer, so thumbnails
+    and full-size files are made once, not at each redraw."""
     global _last_gallery
     settings = (MEDIA.limits, folder)
     if _last_gallery is not None and _last_gallery[0] is output and _last_gallery[1] == settings:
@@ -183,9 +165,8 @@ def _gallery_of(output: Any, found: media.MediaList, folder: str) -> media.Rende
 
 
 class _FullSizeFiles:
-    """The "show full size" control of each item kept small: a link to its file written
-    into ``folder``, or, when there is no folder or the file cannot be written, the text
-    saying how to get it from Python. The panel renders either way."""
+    """The "show full size" control of each item kept small: a link to its file in
+    ``folder``, or, without one, the text saying how to get it from Python."""
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
@@ -225,12 +206,8 @@ def hint_html(hint: str) -> str:
 
 
 def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
-    """A job's panel: badge, endpoint, id, timings, text, output, error, note, and while
-    live how to stop it. Live and final, the same drawing; ``full_size_files=False``
-    writes no file for the output's media (``output_html``).
-
-    Its parts carry stable classes (``nbext-job-badge``...), so one selector finds a
-    part while the job runs and after the panel turned static.
+    """A job's panel, live and final alike; its parts carry stable classes
+    (``nbext-job-badge``...), so one selector finds a part before and after it turns static.
     """
     job = html.escape(view.job_id) if view.job_id else "…"
     parts = [
@@ -273,10 +250,9 @@ def job_plain(view: JobView) -> str:
     lines = [f"{view.endpoint_id} {view.via} job {job}: {view.state} · {timing_text(view)}{cost}"]
     if view.phase is not None and (phase := phase_plain(view.phase)):
         lines.append(phase)
-    if view.text and view.text_tail is not None:
-        lines.append("text: " + tail(view.text, PLAIN_TEXT_CHARS))
-    elif view.text:
-        lines.append("text: " + shorten(view.text, PLAIN_TEXT_CHARS))
+    if view.text:
+        cut = tail if view.text_tail is not None else shorten
+        lines.append("text: " + cut(view.text, PLAIN_TEXT_CHARS))
     if view.text is not None and (line := metrics_line(view.metrics)):
         lines.append("metrics: " + line)
     if view.has_output:
@@ -388,10 +364,8 @@ def map_text_bar(view: MapView) -> str:
 
 
 def map_bar_html(view: MapView) -> str:
-    """The bar: one segment per final state, in that state's colour, in an outline.
-
-    The unfilled part is the page itself: each state's colour is chosen to stand out
-    from the page in every theme, not from a track of another colour."""
+    """The bar: one segment per final state, in its colour (chosen to stand out from the
+    page in every theme: the unfilled part is the page itself), in an outline."""
     segments = "".join(
         f'<span data-state="{html.escape(state)}" style="display:inline-block;height:100%;'
         f'width:{100 * n / max(view.total, 1):.3f}%;background:{state_colour(state)}"></span>'
@@ -407,7 +381,6 @@ def map_bar_html(view: MapView) -> str:
 
 
 def map_line_html(view: MapView) -> str:
-    """One line: endpoint, bar, counts, rate, elapsed and ETA."""
     return (
         f'<div class="nbext-map-line" style="display:flex;align-items:center;gap:0.6em;'
         f'flex-wrap:wrap"><b>{html.escape(view.endpoint_id)}</b>{map_bar_html(view)}'

@@ -1,19 +1,11 @@
 """Every colour a panel uses, as JupyterLab's theme variables (``--jp-*``).
 
-Panels never name a colour of their own: a hex colour chosen for a light page is
-unreadable on a dark one. Each colour here is a ``var(--jp-…)`` that JupyterLab's Light,
-Dark and high-contrast themes define, with a fallback for a page that defines none
-(GitHub, nbviewer, an exported file without JupyterLab's CSS).
-
-Text is never given a colour except through these variables, and most text none at all:
-it inherits the output area's, which the theme already keeps readable. State colours
-are only used for graphics (a badge's border, a bar, a chart line), where 3:1 against
-the page is enough, and for error text, where the theme's error colour is kept at 4.5:1.
-The choice of variable per state follows from measuring them on each theme's page colour
-(``tests/e2e/test_panel_contrast.py`` measures what a browser actually draws).
-
-CSS classes are stable names for the browser tests (and for anyone styling the panels):
-``nbext-<panel>`` on the container, ``nbext-<part>`` on each part.
+A hex colour chosen for a light page is unreadable on a dark one, so each colour is a
+``var(--jp-…)`` that JupyterLab's themes define, with a fallback for a page that defines
+none (GitHub, nbviewer). Text mostly has no colour (it inherits the theme's); state
+colours are for graphics (3:1 against the page is enough) and error text (4.5:1), as
+measured on each theme (``tests/e2e/test_panel_contrast.py``). CSS classes are stable
+names for the browser tests: ``nbext-<panel>`` on the container, ``nbext-<part>`` inside.
 """
 
 from __future__ import annotations
@@ -62,12 +54,8 @@ def state_colour(state: str) -> str:
 
 
 def badge_html(state: str, colour: str | None = None) -> str:
-    """The state's name in a pill with the state's colour as its border.
-
-    The name is in the page's own text colour (always readable); the colour that tells
-    states apart at a glance is a graphic, the border. ``data-state`` lets tests and CSS
-    read the state.
-    """
+    """The state's name (in the page's text colour) in a pill with the state's colour as
+    its border; ``data-state`` lets tests and CSS read the state."""
     name = html.escape(state)
     return (
         f'<span class="nbext-state" data-state="{name}" style="border:2px solid '

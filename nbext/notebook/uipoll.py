@@ -1,14 +1,9 @@
 """Handling widget messages while a cell blocks, so a panel's Cancel works mid-cell.
 
-A kernel handles a click on a widget as a message on its shell channel, which it reads
-only between cells: a button pressed while a blocking cell runs would be handled after
-the cell ended, too late to matter. ``jupyter-ui-poll`` reads those messages from inside
-the cell (it holds back any cell the user queues meanwhile, and replays it after); a
-follower that blocks calls ``UiPump.wait`` instead of ``time.sleep``.
-
-Outside a Jupyter kernel (a terminal IPython, a test shell) there is no such channel:
-``available`` is False, ``wait`` just sleeps, and panels hide the controls that could
-not act in time.
+A kernel reads a click (a shell-channel message) only between cells; ``jupyter-ui-poll``
+reads those messages from inside the cell (holding back cells queued meanwhile), so a
+blocking follower calls ``UiPump.wait`` instead of ``time.sleep``. Outside a Jupyter
+kernel ``available`` is False, ``wait`` just sleeps, and panels hide their controls.
 """
 
 from __future__ import annotations
@@ -37,12 +32,8 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 def kernel_available() -> bool:
-    """Whether this code runs in a Jupyter kernel whose messages can be read mid-cell.
-
-    ``jupyter-ui-poll`` reads them with the kernel's ``do_one_iteration``, which
-    ipykernel 7 no longer has (there, a cell that awaits hears clicks instead:
-    ``nbext.notebook.awaiting``).
-    """
+    """Whether this code runs in a Jupyter kernel whose messages can be read mid-cell
+    (with ``do_one_iteration``, gone in ipykernel 7: there ``awaiting`` serves)."""
     shell = get_ipython()
     kernel = getattr(shell, "kernel", None) if shell is not None else None
     return kernel is not None and hasattr(kernel, "do_one_iteration")
@@ -74,24 +65,18 @@ class UiPump:
             events, self._events, self._poll = self._events, None, None
             events.__exit__(exc_type, exc, tb)
 
-    def poll(self) -> None:
-        """Handle the widget messages that arrived (a click runs its callback here)."""
-        if self._poll is not None:
-            self._poll(EVENTS_PER_STEP)
-
     def wait(
         self,
         seconds: float,
         until: Callable[[], bool] = lambda: False,
         tick: Callable[[], object] = lambda: None,
     ) -> None:
-        """Pass ``seconds`` handling messages, or less once ``until()`` is true.
-
-        ``tick`` is called at every look (a panel redraws its running clock, throttled).
-        """
+        """Pass ``seconds`` handling messages, or less once ``until()`` is true; ``tick``
+        is called at every look (a panel redraws its running clock)."""
         deadline = time.monotonic() + seconds
         while True:
-            self.poll()
+            if self._poll is not None:
+                self._poll(EVENTS_PER_STEP)  # a click runs its callback here
             tick()
             left = deadline - time.monotonic()
             if until() or left <= 0:

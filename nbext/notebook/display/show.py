@@ -19,11 +19,8 @@ def show_frame(
     stored_as: str | None,
     columns: list[str] | None = None,
 ) -> None:
-    """Display the first ``limit`` rows of ``frame`` (its ``columns``) and one line on the rest.
-
-    The whole frame is never cut: ``-o NAME`` stores all of it; only the display is.
-    ``limit`` 0 shows every row; ``columns`` None every column.
-    """
+    """Display the first ``limit`` rows of ``frame`` (0: all; its ``columns``, None: all)
+    and one line on the rest; ``-o NAME`` stores all of it."""
     shown = frame if columns is None else frame[[c for c in columns if c in frame]]
     if limit > 0:
         shown = shown.head(limit)

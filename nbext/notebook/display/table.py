@@ -1,15 +1,9 @@
 """A listing as a cell shows it: one mark for every missing value, times to the second.
 
-The DataFrame itself (what ``-o NAME`` stores) is data: pandas' own missing values per
-dtype (``NaN``, ``<NA>``, ``NaT``, ``None``) and times to the microsecond, so it sorts,
-filters and resamples as pandas users expect. Shown as pandas shows it, though, one
-table mixes four spellings of "nothing here" and times no one reads to the microsecond.
-``Table`` is the reading copy: every missing value is ``–`` (as in the panels), times are
-to the second (or the day, when every one is at midnight) with the zone in the header,
-and nested values are compact JSON, in HTML and in its ``text/plain`` twin alike.
-Media in a cell (a job's output holding a picture as base64) read as short tags, and in
-HTML as small thumbnails too, never as their megabytes of base64; the frame itself
-keeps the values unchanged.
+The DataFrame ``-o NAME`` stores is data (pandas' own missing values, times to the
+microsecond). ``Table`` is its reading copy, in HTML and ``text/plain`` alike: every
+missing value is ``–``, times are to the second (or the day) with the zone in the
+header, nested values are compact JSON, and media read as short tags (and thumbnails).
 """
 
 from __future__ import annotations
@@ -31,16 +25,12 @@ NO_WRAP = f"<style>table.{CSS_CLASS} td, table.{CSS_CLASS} th {{ white-space: no
 """JupyterLab lets table cells wrap at any space or hyphen, which cuts job ids and times
 in two; a listing's rows stay one line each (a wide one scrolls sideways instead)."""
 NOT_MATH = ("tex2jax_ignore", "mathjax_ignore")
-"""JupyterLab typesets ``$...$`` in trusted HTML with MathJax, which would set a job's
-"$5 and $6" as italic math and drop both signs. A listing's cells are values, never
-formulas: these classes (MathJax 2's and 3's names) tell it to leave the table alone,
-as pandas' own ``display.html.use_mathjax = False`` does. An HTML entity for ``$`` would
-not help: MathJax reads the text the entity has already become."""
+"""MathJax 2's and 3's classes for "leave this alone": JupyterLab would typeset "$5 and
+$6" in a cell as math (an HTML entity for ``$`` would not help)."""
 MONEY = frozenset(
     {"cost_usd", "cost", "total_amount", "secure_usd_hr", "community_usd_hr", "serverless_usd_hr"}
 )
-"""The listings' columns of dollars: shown as money (``$0.00000153``), not as pandas
-shows a small float (``1.527778e-06``)."""
+"""The listings' columns of dollars, shown as money (``$0.00000153``, not ``1.5e-06``)."""
 CELL_CHARS = 60
 """How much of a nested value (a job's output, a list of ports) one cell shows."""
 
@@ -94,11 +84,8 @@ class Table:
         self.frame = frame
 
     def _view(self) -> pd.DataFrame:
-        """Every column as the text its cells show (floats keep pandas' aligned decimals).
-
-        pandas' ``na_rep`` and ``formatters`` never reach ``<NA>`` in its nullable dtypes,
-        so the cells are written here, once, for both renderings.
-        """
+        """Every column as the text its cells show (floats keep pandas' aligned decimals;
+        ``na_rep`` never reaches ``<NA>`` in nullable dtypes, so cells are written here)."""
         import pandas as pd
 
         columns: dict[str, Any] = {}

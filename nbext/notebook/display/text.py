@@ -1,8 +1,5 @@
-"""Turning job data into short human text: durations, JSON, stream chunks, metrics.
-
-Shared by the panels (HTML) and their ``text/plain`` forms, so a saved or headless
-notebook says the same thing the live panel did.
-"""
+"""Turning job data into short human text: durations, JSON, stream chunks, metrics;
+shared by the panels' HTML and ``text/plain`` forms, so both say the same."""
 
 from __future__ import annotations
 
@@ -60,12 +57,9 @@ def compact_json(value: Any, limit: int = COMPACT_CHARS) -> str:
 
 
 def chunk_text(output: Any, after: str = "") -> str:
-    """What one stream chunk adds to the panel's text, following the piece ``after``.
-
-    Strings are text as they are; ``{"text": ...}`` chunks (the demo image's and many
-    LLM workers' shape, where ``text`` is a string or a list of strings) add their text;
-    anything else is shown as a JSON line of its own (starting a new line if the text so
-    far does not end one), so no chunk is silently invisible or glued to a word.
+    """What one stream chunk adds to the panel's text, following the piece ``after``:
+    a string, or ``{"text": ...}``'s text (many LLM workers' shape); anything else as a
+    JSON line of its own, so no chunk is invisible or glued to a word.
     """
     if isinstance(output, str):
         return output
@@ -96,10 +90,8 @@ HIDDEN_METRICS = frozenset({"stream_index", SPLIT_KEY})
 
 
 def metrics_line(metrics: Mapping[str, Any]) -> str:
-    """The latest chunk's metrics on one line: ``tokens in 12 · out 40 · gen 35.2 tok/s``.
-
-    Known fields come first with units; other worker-defined numbers follow by name.
-    Bookkeeping keys (``stream_index``, the split marker) are left out.
+    """The latest chunk's metrics on one line: ``tokens in 12 · out 40 · gen 35.2 tok/s``;
+    known fields first with units, then other numbers by name, bookkeeping keys left out.
     """
     tokens = [
         f"{label} {fmt.format(metrics[key])}"

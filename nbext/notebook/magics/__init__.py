@@ -1,11 +1,6 @@
-"""``RunpodMagics``: ``%%runpod_job`` and ``%runpod``, configured with ``%config``.
-
-Traits (``%config RunpodMagics.<name> = value``): ``display_limit``, ``poll_interval``,
-``default_endpoint``, ``raise_on_failure``, ``log_max_lines``, and what media may add to a
-saved notebook: ``media_inline_bytes``, ``media_job_bytes``, ``media_thumbnail_px``, and
-where the full size of media kept small is written, ``media_full_size_dir``; and
-``budget_usd``, what the jobs started from this kernel may cost. The magics
-hold the kernel's ``Connection``; tests hand them one bound to their own emulator.
+"""``RunpodMagics``: ``%%runpod_job``, ``%%runpod_chat``, ``%%runpod_http`` and ``%runpod``,
+configured with ``%config RunpodMagics.<trait> = value``. The magics hold the kernel's
+``Connection``; tests hand them one bound to their own emulator.
 """
 
 from __future__ import annotations
@@ -96,8 +91,7 @@ class RunpodMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self.conversations: dict[str, Conversation] = {}
         """``%%runpod_chat``'s conversations in this kernel, by endpoint."""
-        self._apply_media_limits()
-        self._apply_full_size_dir()
+        self._apply_media()
 
     @validate("display_limit", "media_inline_bytes", "media_job_bytes", "media_thumbnail_px")
     def _check_not_negative(self, proposal: dict[str, Any]) -> int:
@@ -107,14 +101,15 @@ class RunpodMagics(Magics):
             raise TraitError(f"{name} must be >= 0{every}, got {value}")
         return value
 
-    @observe("media_inline_bytes", "media_job_bytes", "media_thumbnail_px")
-    def _apply_media_limits(self, change: Any = None) -> None:
+    @observe("media_inline_bytes", "media_job_bytes", "media_thumbnail_px", "media_full_size_dir")
+    def _apply_media(self, change: Any = None) -> None:
         """The panels draw media within these limits (``kernel.MEDIA``)."""
         MEDIA.limits = media.Limits(
             inline_bytes=self.media_inline_bytes,
             job_bytes=self.media_job_bytes,
             thumbnail_px=self.media_thumbnail_px,
         )
+        MEDIA.full_size_dir = self.media_full_size_dir or ""
 
     @validate("budget_usd")
     def _check_budget(self, proposal: dict[str, Any]) -> float | None:
@@ -128,10 +123,6 @@ class RunpodMagics(Magics):
     def _apply_budget(self, change: Any) -> None:
         """One cap for the kernel: its clients share the connection's ``Budget``."""
         self.connection.budget.budget_usd = change["new"]
-
-    @observe("media_full_size_dir")
-    def _apply_full_size_dir(self, change: Any = None) -> None:
-        MEDIA.full_size_dir = self.media_full_size_dir or ""
 
     @property
     def user_ns(self) -> dict[str, Any]:

@@ -1,8 +1,5 @@
-"""``%runpod gpus``: the service's GPU types with memory, prices and availability.
-
-What a user picking a GPU asks: which types have enough memory, which are available
-now, and what they cost. The filters are the client's (``client.catalog.gpus``); the
-rows come cheapest first, by the price of the cloud asked for (secure by default).
+"""``%runpod gpus``: the service's GPU types with memory, prices and availability, cheapest
+first in the cloud asked for (the filters are the client's ``catalog.gpus``).
 """
 
 from __future__ import annotations

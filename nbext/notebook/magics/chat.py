@@ -1,12 +1,9 @@
 """``%%runpod_chat ENDPOINT``: the cell is a message to an LLM endpoint; the answer streams.
 
-The answer is drawn as Markdown while it arrives (at most ten redraws a second, ``Throttle``),
-with time to first token, tokens and tokens per second, and ends as a static output
-(HTML, ``text/markdown`` and ``text/plain``) that a saved or exported notebook shows
-without a kernel. The conversation goes on across cells for that endpoint in this kernel;
-``%runpod chat history`` shows it as a DataFrame. Ctrl-C stops the answer and cancels
-its job on the service; so does the Cancel button shown under the answer in a kernel
-where a cell awaits (``nbext.notebook.awaiting``).
+The answer is drawn as Markdown while it arrives (throttled), with its timings, and ends
+as a static output a saved notebook shows without a kernel. The conversation goes on
+across cells per endpoint (``%runpod chat history``). Ctrl-C, or the Cancel button of a
+cell that awaits (``nbext.notebook.awaiting``), stops the answer and cancels its job.
 """
 
 from __future__ import annotations
@@ -41,7 +38,7 @@ from ..chat import (
     describe,
 )
 from ..cost import record_cost
-from ..errors import OneLineError
+from ..errors import OneLineError, one_line
 from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import argument, magic_arguments
 from ..registry import JobRecord, RequestRecord
@@ -50,7 +47,7 @@ from ..widgets.controls import Controls
 from ..widgets.live import LivePanel
 from ..widgets.request import WORKER_HEADER
 from .commands import subcommand
-from .common import Magics, check_name, explain, one_line, store, usage_errors
+from .common import Magics, check_name, explain, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
@@ -121,8 +118,7 @@ class _Chat:
 
     @contextlib.contextmanager
     def outcomes(self) -> Iterator[None]:
-        """A chat endpoint that answers otherwise, or a failed call: the panel ends
-        FAILED and the cell says why in a line."""
+        """A chat endpoint that answers otherwise, or a failed call: FAILED, said in a line."""
         endpoint_id = self.args.endpoint
         try:
             yield
@@ -260,10 +256,9 @@ def _load_balancing(magics: Magics, args: argparse.Namespace) -> httpx.Client | 
 
 
 def run_chat_http(magics: Magics, args: argparse.Namespace, cell: str, http: httpx.Client) -> None:
-    """A load-balancing endpoint whose server speaks OpenAI's API (vLLM's, the
-    emulator's ``llm-lb``): the same request, conversation and panel, sent to its own
-    ``/v1/chat/completions``; Ctrl-C closes the answer (there is no job to cancel). The
-    httpx client is the endpoint's, kept by the kernel's client for the next cell."""
+    """A load-balancing endpoint whose server speaks OpenAI's API (vLLM's, ``llm-lb``):
+    the same request and panel, sent to its ``/v1/chat/completions``; Ctrl-C closes the
+    answer (there is no job to cancel)."""
     text, output_name, conversation = _checked(magics, args, cell)
     if conversation.model is None:
         with usage_errors(f"endpoint {args.endpoint!r}"):
@@ -303,10 +298,8 @@ def _not_chat(endpoint_id: str, exc: Exception) -> str:
 
 
 class _Answer(LivePanel):
-    """An answer's panel (``LivePanel``), shown when made: a ``ChatView`` fed from the
-    job's stream. In a cell that awaits, a Cancel button under it (``Controls``, as the
-    live panels' buttons) cancels ``following``; where it cannot be drawn, its text says
-    how to stop."""
+    """An answer's panel, shown when made: a ``ChatView`` fed from the job's stream; in a
+    cell that awaits, its Cancel button cancels ``following``."""
 
     def __init__(
         self,

@@ -1,12 +1,9 @@
 """What every magic needs: user mistakes as one-line UsageErrors, names, the namespace.
 
-A user's mistake (a typo in an endpoint, bad JSON, an unbalanced quote, an option out of
-range) is shown as IPython's ``UsageError``: one line, no traceback. Errors the service
-returns for a command are mistakes of the same kind from the user's side (unknown
-endpoint, a job that already ended), so ``usage_errors`` turns nbext's errors into that
-one line too, said in the user's terms (``errors.describe``). Anything else (a
-``TypeError`` or ``ValueError`` from a bug, in nbext or in the user's own function)
-keeps its traceback: one line would hide where it came from.
+A user's mistake (a typo, bad JSON, an option out of range), or an error the service
+returns for a command (an unknown endpoint, a job that already ended), is shown as
+IPython's ``UsageError``: one line in the user's terms (``errors.describe``), no
+traceback. Anything else (a bug, in nbext or the user's function) keeps its traceback.
 """
 
 from __future__ import annotations
@@ -34,26 +31,10 @@ if TYPE_CHECKING:
     from ..chat import Conversation
     from ..connection import Connection
 
-__all__ = [
-    "Magics",
-    "check_name",
-    "explain",
-    "inputs_named",
-    "number_option",
-    "one_line",
-    "parse_line",
-    "positive",
-    "store",
-    "store_and_show",
-    "usage_errors",
-]
-
 
 class Magics(Protocol):
-    """The magics as a command reads them (``RunpodMagics`` is the one there is): the
-    kernel's connection, the notebook's namespace, the traits the user configured and
-    ``%%runpod_chat``'s conversations. Said here, so the modules of the commands need not
-    import the class that imports them to register them."""
+    """The magics as a command reads them (``RunpodMagics``), said here so the commands'
+    modules need not import the class that imports them."""
 
     connection: Connection
     conversations: dict[str, Conversation]
@@ -69,12 +50,8 @@ class Magics(Protocol):
 
 @contextlib.contextmanager
 def usage_errors(what: str = "") -> Iterator[None]:
-    """Re-raise nbext's errors as one-line UsageErrors; ``what`` says what was being done.
-
-    ``what`` ("billing pods", "endpoint 'echo'") leads the line unless the description
-    already names the same thing, so a job or an endpoint is said once. Only nbext's errors are
-    turned (the client's, and the notebook layer's ``InvalidArgument``/``WrongType``):
-    they are what a user can act on.
+    """Re-raise nbext's errors (what a user can act on) as one-line UsageErrors; ``what``
+    ("endpoint 'echo'") leads the line unless the description already names it.
     """
     try:
         yield
@@ -96,25 +73,18 @@ def said(what: str, message: str) -> bool:
 def explain(exc: NbextError) -> str:
     """``describe(exc)``, told the service's endpoints when something was not found, so an
     unknown endpoint gets "did you mean" (an extra request, on the error path only)."""
-    return describe(exc, endpoints=_endpoints_for(exc))
-
-
-def _endpoints_for(exc: NbextError) -> Endpoints:
-    """The service's endpoints (id, name), asked only when something was not found."""
-    if not (isinstance(exc, NotFound) and exc.endpoint_id):
-        return ()
-    with contextlib.suppress(NbextError):
-        return [(e.id, e.name) for e in current().client.endpoints.list() if e.id]
-    return ()
+    endpoints: Endpoints = ()
+    if isinstance(exc, NotFound) and exc.endpoint_id:
+        with contextlib.suppress(NbextError):
+            endpoints = [(e.id, e.name) for e in current().client.endpoints.list() if e.id]
+    return describe(exc, endpoints=endpoints)
 
 
 def parse_line(magic: Callable[..., Any], line: str) -> argparse.Namespace:
     """``line`` parsed by ``magic``'s argument parser; any mistake is a one-line UsageError.
 
-    The line is split into words by shell rules, quotes removed: ``--name "my model"``
-    is the name ``my model``, as a user who quotes means it (IPython's own splitting
-    keeps the quotes inside the value). An unbalanced quote or a trailing backslash is
-    said in one line; argparse's complaints (UsageErrors) name the help of a subcommand.
+    Words are split by shell rules, quotes removed (``--name "my model"`` is ``my model``;
+    IPython's own splitting keeps the quotes inside the value).
     """
     try:
         words = shlex.split(line)

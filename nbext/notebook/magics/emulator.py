@@ -1,15 +1,7 @@
-"""``%runpod local start|status|stop|restart|log``: the user's local service; and
-``%runpod emulator scenario ENDPOINT NAME [KEY=VALUE ...]``: its teaching scenarios, set
-and ended from a cell.
-
-The local service runs on after the kernel (docs/behaviour.md#the-local-service): these
-are the notebook's words for what ``python -m nbext.emulator start|status|...`` does in
-a terminal, through the same functions (``nbext.service``).
-
-A class or a demo meets each cause of a job that waits (a cold start, a crash loop, no
-GPU free, jobs that fail, a slow stream) on purpose, in the notebook that explains it,
-and ends it with ``off``. Only the emulator embedded in this kernel has scenarios; on the
-cloud the troubles are real, and the command says so in one line.
+"""``%runpod local start|status|stop|restart|log``: the user's local service, which runs
+on after the kernel (docs/behaviour.md#the-local-service), through the functions
+``python -m nbext.emulator`` uses; and ``%runpod emulator scenario ENDPOINT NAME``: its
+teaching scenarios (a cold start, a crash loop...), set and ended from a cell.
 """
 
 from __future__ import annotations

@@ -11,11 +11,12 @@ from IPython.core.error import UsageError
 
 from nbext.client import NbextError
 
+from ..errors import one_line
 from ..ipython import argument, magic_arguments
 from ..uipoll import running_loop
 from ..widgets.health import HealthPanel
 from .commands import subcommand
-from .common import Magics, check_name, one_line, store, usage_errors
+from .common import Magics, check_name, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse

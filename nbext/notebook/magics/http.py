@@ -1,11 +1,9 @@
 """``%%runpod_http ENDPOINT METHOD PATH``: a request to a load-balancing endpoint from a cell.
 
-The request goes through the kernel's client (``endpoint.http()``: one httpx client per
-endpoint, reused by every cell), so its key, timeouts and errors are the client's. It is
-drawn as a request, not a job (``RequestPanel``), while a thread (``_Watch``) says what it
-waits for. A worker's error status is said once: by the client's error, not the panel.
-The request is kept among the kernel's work (``%runpod jobs``, ``why``) as a
-``RequestRecord``.
+The request goes through the kernel's client (``endpoint.http()``), so its key, timeouts
+and errors are the client's. It is drawn as a request, not a job (``RequestPanel``),
+while a thread (``_Watch``) says what it waits for, and kept among the kernel's work as
+a ``RequestRecord``.
 """
 
 from __future__ import annotations
@@ -24,11 +22,12 @@ from nbext.client import BadRequest, Endpoint, NbextError
 from nbext.models import JobResult, JobStatus
 from nbext.models.recording import digest
 
+from ..errors import one_line
 from ..interrupts import Interrupted
 from ..phases import workers_text
 from ..registry import RequestRecord
 from ..widgets.request import RequestPanel
-from .common import Magics, check_name, explain, one_line, store
+from .common import Magics, check_name, explain, store
 from .job import cell_value
 
 if TYPE_CHECKING:
@@ -72,9 +71,8 @@ def request_of(args: argparse.Namespace, cell: str, namespace: Any) -> dict[str,
 
 
 class _Watch(threading.Thread):
-    """While no answer has come, looks at the endpoint and says on the panel what the
-    request waits for (workers by state, the likely cause, the cold start so far); until
-    the request ends, redraws the panel (its time counts up)."""
+    """Until the request ends, redraws its panel, and while no answer has come, says there
+    what it waits for (workers by state, the likely cause)."""
 
     def __init__(self, endpoint: Endpoint, panel: RequestPanel, lock: threading.Lock) -> None:
         super().__init__(daemon=True, name=f"nbext-http-watch-{endpoint.id}")
@@ -144,9 +142,8 @@ def decoded(data: str) -> Any:
 
 
 def read_answer(response: httpx.Response, panel: RequestPanel, lock: threading.Lock) -> Any:
-    """The answer, drawn as it comes (an event stream event by event), and what ``-o``
-    keeps: a stream's events' data (JSON-decoded where JSON), JSON's value, the text, or
-    media's bytes."""
+    """The answer, drawn as it comes, and what ``-o`` keeps: a stream's events' data
+    (JSON-decoded where JSON), JSON's value, the text, or media's bytes."""
     kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
     if kind == "text/event-stream":
         kept = []
@@ -253,8 +250,7 @@ def end(
     *,
     shown_error: bool,
 ) -> None:
-    """The panel's final state, and the request's record, priced: the worker's time (the
-    request's, its wait for a cold start left out) at the endpoint's price."""
+    """The panel's final state, and the request's record priced (its cold start left out)."""
     record.seconds, record.waited = time.monotonic() - watch.started, watch.cold()
     record.status = panel.status if record.status is None else record.status
     record.worker = panel.worker

@@ -1,9 +1,8 @@
 """``%%runpod_job ENDPOINT [options]``: run the cell's input as a job and show it live.
 
-The cell body is the job's ``input``: JSON, or with ``--python`` a Python expression
-evaluated in the user's namespace. IPython expands ``$name`` and ``{expr}`` in the magic's
-line, as in its own magics, and never in the body: JSON braces would collide with it, and
-``--python`` is the explicit way to use variables there.
+The body is the job's ``input``: JSON, or with ``--python`` a Python expression. IPython
+expands ``$name`` and ``{expr}`` in the line only, never in the body (JSON braces would
+collide; ``--python`` is the way to use variables there).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from nbext.client import Job, JobOptions, NbextError, NotFound, Timeout
 from nbext.models import JobResult, JobStatus, json_kind
 from nbext.models.recording import digest
 
+from ..errors import one_line
 from ..follow import JobFollower
 from ..interrupts import Interrupted, deferred_interrupts
 from ..ipython import F, argument
@@ -27,7 +27,7 @@ from ..outcome import check_completed
 from ..registry import JobRecord
 from ..uipoll import running_loop
 from ..widgets.job import JobPanel
-from .common import Magics, check_name, explain, one_line, positive, store, usage_errors
+from .common import Magics, check_name, explain, positive, store, usage_errors
 
 if TYPE_CHECKING:
     import argparse
@@ -119,9 +119,8 @@ def job_options(args: argparse.Namespace) -> JobOptions:
 def _submit(
     magics: Magics, args: argparse.Namespace, cell: str, *, awaited: bool = False
 ) -> tuple[JobFollower, bool] | None:
-    """Check the arguments, submit the job and show its panel; the follower to wait
-    with, and whether Ctrl-C came meanwhile. None when nothing is left to wait for
-    (``--sync`` is done, ``--background`` follows in a task)."""
+    """Check the arguments, submit the job and show its panel; the follower to wait with
+    and whether Ctrl-C came meanwhile (None: ``--sync`` is done, or ``--background``)."""
     endpoint_id = args.endpoint or magics.default_endpoint
     if not endpoint_id:
         raise UsageError(
@@ -176,10 +175,8 @@ async def run_job_async(magics: Magics, args: argparse.Namespace, cell: str) -> 
 
 def _wait(follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool) -> None:
     """Follow the job from this thread to its end, then conclude (``_conclude``)."""
-    try:
+    with usage_errors():
         result = follower.follow(interrupted=interrupted)
-    except NbextError as exc:
-        raise UsageError(explain(exc)) from None
     _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
@@ -187,10 +184,8 @@ async def _wait_async(
     follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool
 ) -> None:
     """Follow the job by awaiting it, then conclude (``_conclude``)."""
-    try:
+    with usage_errors():
         result = await follower.follow_async(interrupted=interrupted)
-    except NbextError as exc:
-        raise UsageError(explain(exc)) from None
     _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
@@ -281,12 +276,10 @@ def _report_quietly(record: JobRecord, result: JobResult | None) -> None:
 
 
 SYNC_HOLD = 1.0
-"""In a cell that awaits, how long /runsync is asked to hold a ``--sync`` job: one that
-outlives it is followed by its id, with a Cancel (/runsync tells the id only when it
-answers, so until then nothing can cancel the job)."""
+"""In a cell that awaits, how long /runsync holds a ``--sync`` job before answering with
+its id, to be followed with a Cancel (nothing can cancel a job whose id is unknown)."""
 SYNC_FIRST = 2.0
-"""How long such a cell waits on the /runsync call before following the job by id (a
-margin over the hold, so the answer with the id is never cut off)."""
+"""How long such a cell waits on /runsync (a margin over the hold, so its answer comes)."""
 
 
 def _run_sync(
@@ -300,11 +293,8 @@ def _run_sync(
     output_name: str | None,
     awaited: bool = False,
 ) -> JobFollower | None:
-    """``--sync``: one /runsync call; the panel shows the outcome when it returns.
-
-    In a cell that awaits (``awaited``), a job that outlives a short hold is handed back
-    as a follower to await, its panel with a Cancel; else None (the job is done).
-    """
+    """``--sync``: one /runsync call; the panel shows the outcome when it returns. In a
+    cell that awaits, a job that outlives a short hold comes back as a follower to await."""
     panel = None if args.quiet else _panel(magics, endpoint_id, stream=False, via="/runsync")
     if panel is not None:
         # The job's id comes with /runsync's answer: until then nothing can cancel it,
@@ -396,8 +386,7 @@ def _retry(
             raise UsageError(explain(exc)) from None
         except NbextError as exc:
             raise UsageError(explain(exc)) from None
-        # The connection heard the retry from the client (``Connection._seen``): the
-        # record counts it and every panel of the job follows the new run.
+        # the connection heard the retry (``Connection._seen``): every panel follows it
         panel = None if quiet else _panel(magics, record.endpoint_id, stream=False, via="retry")
         if panel is not None:
             panel.retries = record.retries

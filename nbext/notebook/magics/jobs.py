@@ -23,12 +23,9 @@ if TYPE_CHECKING:
 
 
 def refresh(magics: Magics) -> None:
-    """Ask the service for the state of every job of this kernel that has not ended, and
-    price those that have (each endpoint's price is read once: ``cost``).
-
-    A job followed in the background is asked too: cells that run back to back keep the
-    kernel's loop busy, so its follower may not have polled since the job ended. What
-    the answer changes reaches the job's panels through its record."""
+    """Ask the service for the state of every job of this kernel that has not ended (a
+    background follower may not have polled while cells ran back to back), and price
+    those that have."""
     connection = magics.connection
     for record in connection.registry:
         service = connection.service_named(record.service)
@@ -65,12 +62,8 @@ def jobs(magics: Magics, args: argparse.Namespace) -> None:
 
 
 LAST = "last"
-"""What ``cancel`` and ``retry`` accept instead of an id: the newest job of this kernel.
-
-A job id is not known when the notebook is written; ``last`` lets a guide (or a person)
-act on the job the previous cell started without keeping its id (``$job_id`` would do, had
-it been kept).
-"""
+"""What ``cancel`` and ``retry`` accept instead of an id: the newest job of this kernel
+(a guide cannot know the id the previous cell's job will get)."""
 EXTERNAL = "external"
 """How a job this kernel did not submit, named by id and --endpoint, was met (``via``)."""
 JOB_HELP = f"the job id, or {LAST!r} for the newest job this kernel submitted"

@@ -1,12 +1,8 @@
 """``%runpod login`` and ``%runpod logout``: give the kernel a key without writing it down.
 
-A key pasted into a cell stays in the saved notebook, in its outputs' history and in the
-kernel's history. ``login`` asks for it with ``getpass``: the front end shows a masked
-field (JupyterLab, Notebook, VS Code and Colab all do), and what is typed goes to the
-kernel on the stdin channel, which is neither a cell nor an output. The key is checked
-with one call to the service, written to ``~/.runpod/config.toml`` (0600) where the
-service's own tools read it too, and the kernel switches to the cloud. Only its mask is
-ever printed.
+A key pasted into a cell stays in the saved notebook and the kernel's history; ``login``
+asks with ``getpass`` (a masked field, sent on the stdin channel), checks the key with
+one call, writes it to ``~/.runpod/config.toml`` (0600) and switches to the cloud.
 """
 
 from __future__ import annotations
@@ -19,10 +15,10 @@ from IPython.core.error import StdinNotImplementedError, UsageError
 from nbext.client import ConnectionError, NbextError, Unauthorized, mask
 
 from ..credentials import ConfigUnreadable, check_key_text, remove_key, write_key
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, one_line
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
-from .common import Magics, one_line
+from .common import Magics
 
 if TYPE_CHECKING:
     import argparse

@@ -1,24 +1,13 @@
 """``%runpod logs POD_OR_ENDPOINT [--follow]``: a pod's log, or an endpoint's workers' logs.
 
-The id decides which: a pod's log is asked for first, then the endpoint's workers; a
-unique pod or endpoint name works too; anything else is one line naming it. Without
-``--follow`` the lines are shown once (and ``-o`` keeps them as a DataFrame), in a panel
-bounded as a followed one is (``log_max_lines``, and a size bound): a worker that
-printed megabytes costs the saved notebook a few hundred KB at most. With
-``--follow`` they stream into a ``LogPanel``:
-
-- in a Jupyter kernel, from a task on the kernel's event loop (the cell returns at once,
-  other cells run meanwhile), until the panel's Stop button, ``%runpod logs --stop``,
-  closing the panel, or the pod or worker being gone;
-- where no loop runs (a terminal IPython), in the cell itself, until Ctrl-C.
-
-Either way, when following stops the cell's output is replaced by the panel's static
-rendering (its last lines as HTML and text), so a saved notebook shows them with no
-widget. An endpoint's workers come and go: the follower looks for new ones every few
-seconds and follows each from its start; a worker's lines end when it is gone.
-
-No thread is started: following is asyncio tasks, which stop with the kernel's loop; at
-interpreter exit every panel still following is stopped (its tasks cancelled).
+The id is tried as a pod's, then as an endpoint's; a unique name works too. Without
+``--follow`` the lines are shown once (``-o`` keeps them as a DataFrame), bounded as a
+followed panel is, so a worker that printed megabytes costs the saved notebook little.
+With ``--follow`` they stream into a ``LogPanel``: in a Jupyter kernel from a task on its
+loop (the cell returns at once) until Stop, ``--stop`` or the target is gone; where no
+loop runs, in the cell until Ctrl-C. When following stops, the output turns static. New
+workers of an endpoint are looked for every few seconds and followed from their start.
+Following is asyncio tasks (no thread); at interpreter exit every panel is stopped.
 """
 
 from __future__ import annotations
@@ -63,11 +52,8 @@ def as_line(event: LogEvent, worker: str | None = None) -> LogLine:
 
 
 def resolve(client: Client, target: str) -> tuple[Target, str]:
-    """Whether ``target`` is a pod or an endpoint, and its id.
-
-    An id is tried as a pod's, then as an endpoint's; failing both, ``target`` may be
-    a name (ids are generated, names are what a user remembers), if exactly one pod or
-    endpoint has it.
+    """Whether ``target`` is a pod or an endpoint, and its id: tried as a pod's id, an
+    endpoint's, then as the name of exactly one of them (names are what users remember).
     """
     with usage_errors("logs"):
         with contextlib.suppress(NotFound):
@@ -119,11 +105,8 @@ def last_lines(
 
 
 class LogFollower:
-    """Feeds ``panel`` from the log stream(s) of a pod or an endpoint's workers.
-
-    ``run`` returns when following stops (the panel stopped, the pod gone, an error);
-    the panel then holds the last lines and ``output`` turns static.
-    """
+    """Feeds ``panel`` from the log stream(s) of a pod or an endpoint's workers; ``run``
+    returns when following stops, the panel holding the last lines."""
 
     def __init__(
         self,

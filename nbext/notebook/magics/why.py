@@ -1,12 +1,10 @@
 """``%runpod why [JOB|last]``: why a job failed, timed out, was cancelled or is stuck.
 
-A data scientist whose job will not start, or ended badly, has to gather its state and
-error, the endpoint's health and settings and a worker's log before a guess is possible;
-this does it in one cell, without an LLM, and ranks what it finds (the cause that never
-ends by itself first), each with the command to run next. Why the endpoint's jobs wait,
-and what a worker said last, is the client's diagnosis (``endpoint.diagnose``), the
-same a timed-out wait and a panel's phase line say. A check that cannot reach the
-service is said and the rest is still diagnosed: a partial answer beats none.
+Gathers the job's state and error, the endpoint's health and settings and a worker's
+log in one cell, without an LLM, and ranks the causes (the one that never ends by itself
+first), each with the command to run next. The endpoint's diagnosis is the client's
+(``endpoint.diagnose``). A check that cannot reach the service is said and the rest
+still diagnosed: a partial answer beats none.
 """
 
 from __future__ import annotations
@@ -50,8 +48,7 @@ class Findings:
     endpoint_id: str
     result: JobResult | None = None
     diagnosis: Diagnosis | None = None
-    """The endpoint's health and the likely cause, and the log of the job's worker or
-    else of one that cannot start."""
+    """The endpoint's health, the likely cause, and a worker's log."""
     settings: Endpoint | None = None
     unchecked: list[str] = field(default_factory=list)
     gone: bool = False
@@ -177,9 +174,8 @@ def _removed(found: Findings) -> list[tuple[str, str]]:
 
 
 def why_request(client: Client, request: RequestRecord) -> None:
-    """A request to a load-balancing endpoint: how it ended, and the endpoint now, with
-    the log of the worker that answered, or else of one that is starting or unhealthy
-    (a server that never listens, or fails its health check, says why in its log)."""
+    """A request to a load-balancing endpoint: how it ended, the endpoint now, and the log
+    of the worker that answered, or else of one starting or unhealthy (it says why)."""
     endpoint_id, worker = request.endpoint_id, request.worker
     if worker is None:
         try:

@@ -1,15 +1,9 @@
 """A live panel's controls: its buttons, in an output of their own under its content.
 
-The panel's content is plain HTML (``nbext.notebook.outputs``), which every front end
-draws. Buttons need the widget manager, which VS Code (ipywidgets 8.1.9), Colab (8.x
-without its custom manager) or a JupyterLab with the manager disabled lack; there the
-output shows its ``text/plain`` fallback instead, which says how to stop without them.
-So the buttons live in a separate small output: where they cannot be drawn, only they
-are missing, and the text in their place tells what to do.
-
-The bundle is written by hand (the widget protocol's view MIME type and the model id)
-rather than through ``Widget._repr_mimebundle_``, which ipywidgets 7 lacks and whose
-``text/plain`` is a repr like ``HBox(children=...)``.
+Buttons need the widget manager, which VS Code, Colab or a JupyterLab with it disabled
+may lack; there an output shows its ``text/plain`` instead. So the buttons live in a
+small output of their own, whose text says how to stop without them. The bundle is
+written by hand: ipywidgets 7 has no ``Widget._repr_mimebundle_``, and its text is a repr.
 """
 
 from __future__ import annotations
@@ -36,8 +30,7 @@ class Controls:
         return {WIDGET_VIEW: view, "text/plain": self.hint}
 
     def close(self) -> None:
-        """Close the buttons, their layouts and styles, and the box: each is a comm the
-        kernel and the page keep alive until closed."""
+        """Close the buttons, their layouts and styles, and the box (each is a comm)."""
         for button in self.buttons:
             button.layout.close()
             button.style.close()

@@ -1,9 +1,6 @@
-"""The health panel: an endpoint's job and worker counts, and their history as a chart.
-
-Passive like the job panel (``LivePanel``): ``add(health)`` records a sample and draws
-it. The chart is an inline SVG in the panel's HTML (nothing to install in the browser),
-drawn from the samples kept while watching. A watch's one control is its Stop button;
-where it cannot be drawn, the panel names the command that stops the watch.
+"""The health panel: an endpoint's job and worker counts, and their history as a chart
+(an inline SVG, nothing to install in the browser), drawn from the samples kept while
+watching. Passive like the job panel (``LivePanel``); its one control is Stop.
 """
 
 from __future__ import annotations
@@ -87,10 +84,7 @@ class Sample:
 
 def chart_svg(samples: list[Sample], width: int = 420, height: int = 110) -> str:
     """A line per series over the samples; the y axis starts at 0 and fits the peak.
-
-    Colours are the theme's (``style`` attributes, so CSS variables apply); text takes
-    the colour of the text around it (``currentColor``), readable on any theme.
-    """
+    Colours go in ``style`` attributes, so the theme's CSS variables apply."""
     if len(samples) < 2:
         return ""
     peak = max(1, *(getattr(s, key) for s in samples for key, _, _ in SERIES))
@@ -175,7 +169,7 @@ class HealthPanel(StoppablePanel):
             watching=self.running,
             at=sample.at.strftime("%H:%M:%S UTC") if sample is not None else None,
             cells=cells,
-            chart=chart_svg(list(self.samples)) if len(self.samples) > 1 else "",
+            chart=chart_svg(list(self.samples)),
             error=self.error,
             samples=len(self.samples),
             plain=self.plain_text(),

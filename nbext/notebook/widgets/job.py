@@ -1,18 +1,11 @@
 """The job panel: one job's state, timings, streamed text, output, error, and Cancel.
 
-The panel is a passive view (``LivePanel``). Whoever follows the job
-(``nbext.notebook.follow``) feeds it data with ``start``, ``add_chunk``, ``set_result``
-and friends, which are cheap; ``refresh`` draws it at most ten times a second, as the
-same HTML and text as the final static output (``render_job``), with the streamed text's
-tail only and a line saying how to stop the job. ``add_chunk(..., draw=False)`` only
-collects, for a caller that draws a whole answer of chunks at once; ``refresh(force=True)``
-shows the current state exactly (a state change, the end); ``tick`` lets the run time
-count up between answers. The Cancel button, the panel's one control, only calls back:
-the follower decides what it does, says whether it can work at all
-(``cancel_available``), and says how else to stop the job (``hint``).
-
-Everything the panel shows comes from its ``view()``, a ``JobView``: a new line in the
-panel is a field there and a fragment in ``render_job``, not new machinery here.
+A passive view (``LivePanel``): its follower (``nbext.notebook.follow``) feeds it cheaply
+(``start``, ``add_chunk``, ``set_result``...) and it draws at most ten times a second, as
+the same ``render_job`` drawing as the final output. The Cancel button only calls back:
+the follower decides what it does and whether it can work (``cancel_available``).
+Everything shown comes from ``view()``: a new line in the panel is a ``JobView`` field and
+a fragment in ``render_job``, not new machinery here.
 """
 
 from __future__ import annotations
@@ -41,12 +34,9 @@ FINAL_STATES = frozenset({s.value for s in JobStatus if s.is_final} | {"REMOVED"
 
 
 class JobPanel(LivePanel):
-    """Live view of one job: badge, timings, streamed text, metrics, output, error.
-
-    ``stream`` shows streamed text as it arrives (the ``--stream`` option); without it
-    the panel shows state and result only. ``redact`` masks the API key in any text the
-    job produced, in case a handler echoes it. ``throttle`` bounds the redraws; its
-    clock also times the run while the job is in progress.
+    """Live view of one job. ``stream`` shows streamed text (``--stream``); ``redact``
+    masks the API key in any text the job produced; ``throttle`` bounds the redraws, and
+    its clock times the run.
     """
 
     def __init__(
@@ -66,9 +56,7 @@ class JobPanel(LivePanel):
         self.retries = 0
         self._clear_run()
         self.cancel_available = False
-        """Whether Cancel can act now, as its follower says (a blocking cell in a kernel
-        whose widget messages cannot be handled while it runs cannot; the button is then
-        not shown)."""
+        """Whether Cancel can act now, as its follower says (else the button is hidden)."""
         self._redact = redact or (lambda text: text)
         self._running_since: float | None = None
         self._running_base_ms = 0.0
@@ -97,8 +85,7 @@ class JobPanel(LivePanel):
         """What the job cost, once it ended (set by its follower)."""
         self.chunks = 0
         self.phase: Phase | None = None
-        """What the job waits for or where it runs (``job.phases()``; its follower sets it
-        before each ``set_result``), kept to the end for its timings."""
+        """What the job waits for or where it runs, kept to the end for its timings."""
         self._pieces: list[str] = []
         self._joined = ""
         self._joined_upto = 0
@@ -130,11 +117,7 @@ class JobPanel(LivePanel):
         self.refresh(force=True)
 
     def add_chunk(self, chunk: StreamChunk, *, draw: bool = True) -> bool:
-        """Take one streamed chunk; returns whether the widgets were refreshed for it.
-
-        ``draw=False`` only collects it: a caller holding several chunks at once (one
-        answer of the service) draws them together with ``refresh``.
-        """
+        """Take one streamed chunk; whether it was drawn (``draw=False`` only collects)."""
         self.chunks += 1
         shown = chunk.output
         if media.find(chunk.output):
@@ -184,8 +167,8 @@ class JobPanel(LivePanel):
         self.state = state
 
     def _run_ms(self) -> tuple[float | None, bool]:
-        """The run time to show, and whether it is a live count (the job runs): the
-        service's last figure plus the time since it was given."""
+        """The run time to show (the service's last figure plus the time since), and
+        whether it is a live count."""
         if self._running_since is None:
             return self.run_ms, False
         counted = (self._throttle.now() - self._running_since) * 1000
@@ -194,7 +177,6 @@ class JobPanel(LivePanel):
     # ---- views -----------------------------------------------------------------------
 
     def view(self) -> JobView:
-        """The panel's state as data, texts redacted (what its rendering draws)."""
         run_ms, running = self._run_ms()
         redact = self._redact
         return JobView(

@@ -1,14 +1,10 @@
 """What every live panel shares: its state drawn as plain output, at a bounded rate.
 
-A panel (job, map, health, log, chat) is a passive view: whoever follows the thing it shows
-feeds it data, which is cheap; ``refresh`` turns the data into its ``Rendering`` (the
-same renderer as the final static output, ``nbext.notebook.rendering``) at most once per
-throttle interval (``Throttle``) and sends it to the panel's ``LiveOutput`` when it
-changed: each send is a message to every front end, and the notebook's output while
-live. ``refresh(force=True)`` draws now (a state change, the end).
-
-The content is HTML, never a widget, so it shows wherever HTML does. A panel's buttons,
-if it has any, are ``Controls`` in a second output, shown while ``controls_shown()``.
+A panel is a passive view: whoever follows the thing it shows feeds it cheaply, and
+``refresh`` draws its ``Rendering`` (the same as the final static output) at most once
+per throttle interval, sending it only when it changed: each send is a message to every
+front end. The content is HTML, never a widget; buttons are ``Controls`` in a second
+output, shown while ``controls_shown()``.
 """
 
 from __future__ import annotations
@@ -42,8 +38,7 @@ class LivePanel:
         self.cell_output: LiveOutput | None = None
         self._drawn: tuple[Rendering, bool] | None = None
         self.provenance: Callable[[], dict[str, Any]] | None = None
-        """Where the panel's content came from, put in its output's metadata (set by
-        whoever feeds the panel: a job's record, a map's runner)."""
+        """Where the panel's content came from, put in its output's metadata."""
 
     @property
     def hint(self) -> str:
@@ -96,9 +91,7 @@ class LivePanel:
         return self._throttle.wait_left()
 
     def refresh(self, force: bool = False) -> bool:
-        """Draw the data, at most once per throttle interval; whether it was drawn.
-
-        ``force`` draws now (final states, notes)."""
+        """Draw, at most once per throttle interval (``force``: now); whether it drew."""
         if force:
             self._throttle.mark()
         elif not self._throttle.ready():
@@ -132,9 +125,8 @@ class LivePanel:
 
 
 class StoppablePanel(LivePanel):
-    """A panel fed by a task between cells until the user stops it: its Stop button, the
-    magic's ``--stop`` that ``hint`` names (an interrupt does not reach a task between
-    cells), or closing the panel. ``stopped`` is set then: the task ends with the panel."""
+    """A panel fed by a task between cells until the user stops it (Stop, the ``--stop``
+    that ``hint`` names, or closing it): ``stopped`` is set, and the task ends."""
 
     def __init__(
         self, *, running: bool, button: str, css: str, hint: str, throttle: Throttle | None = None

@@ -1,14 +1,10 @@
 """The log panel: a pod's or an endpoint's workers' log lines, live while followed.
 
-Passive like the job panel (``LivePanel``): ``add(lines)`` keeps them and redraws, at
-most once per throttle interval (a chatty container must not flood the browser);
-``flush()`` draws what is left. Only the last ``max_lines`` lines are kept (lowering it
-drops the oldest at once), and only as many as fit in ``MAX_SHOWN`` characters of HTML,
-each line cut to ``LINE_CHARS``: a log followed for hours, or a worker printing megabyte
-lines, stays a bounded output in the saved notebook, which says it shows the last N
-lines. While followed, each redraw is a message to the page, so it shows only the lines
-that fit ``LIVE_SHOWN``; all that were kept show when following stops. Its one control
-is the Stop button; where it cannot be drawn, the panel names the command that stops.
+Passive like the job panel (``LivePanel``); ``add`` redraws at most once per throttle
+interval, ``flush`` draws what is left. Only the last ``max_lines`` lines are kept, and
+only as many as fit ``MAX_SHOWN`` characters of HTML, each cut to ``LINE_CHARS``, so a
+log followed for hours stays a bounded output in the saved notebook. A live redraw shows
+only what fits ``LIVE_SHOWN``; all kept lines show when following stops.
 """
 
 from __future__ import annotations
@@ -33,13 +29,10 @@ DEFAULT_MAX_LINES = 1000
 """Lines a panel keeps by default (``RunpodMagics.log_max_lines``)."""
 LINE_CHARS = 2000
 """Characters of one line a panel keeps: its start and its last ``LINE_END_CHARS`` (where
-a traceback's last words, or the emulator's mark on a line it cut, are), with a mark
-saying how many between them are not shown."""
+a traceback's last words are)."""
 LINE_END_CHARS = 200
 MAX_SHOWN = 200_000
-"""Characters of escaped HTML the kept lines may take (each line counts ``ROW_CHARS``
-besides its text): what one log display, and the cell it leaves in a saved notebook,
-holds at most, whatever the lines' count."""
+"""Characters of escaped HTML the kept lines may take (each also costs ``ROW_CHARS``)."""
 ROW_CHARS = 60
 """What a line's row costs besides its text (its time, worker, markup)."""
 LIVE_SHOWN = 20_000
@@ -141,10 +134,7 @@ class LogPanel(StoppablePanel):
         return list(self._lines)
 
     def add(self, lines: Iterable[LogLine], *, draw: bool = True) -> int:
-        """Keep ``lines`` (the oldest kept ones go past ``max_lines``); the count added.
-
-        Redraws when ``draw`` and the throttle allows; ``flush()`` draws the rest.
-        """
+        """Keep ``lines``; the count added. Redraws when ``draw`` and the throttle allow."""
         added = 0
         for line in lines:
             kept = shortened(line)

@@ -1,9 +1,6 @@
-"""The map panel: one line while many jobs run, as a progress bar reads.
-
-``endpoint [bar] 7/10 · COMPLETED 6 · FAILED 1 · 3.2 jobs/s · 0:02 < 0:01``: the bar
-has a segment per final state, then counts by state, the rate so far, the time elapsed
-and the time left at that rate. The line is drawn by ``nbext.notebook.rendering``, the same
-function that draws the map once it ended (``rendering()``).
+"""The map panel: one line while many jobs run, as a progress bar reads
+(``endpoint [bar] 7/10 · COMPLETED 6 · FAILED 1 · 3.2 jobs/s · 0:02 < 0:01``), drawn by
+``rendering.render_map`` live and once ended.
 """
 
 from __future__ import annotations

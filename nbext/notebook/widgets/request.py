@@ -1,11 +1,8 @@
 """The request panel: one request to a load-balancing endpoint, as HTTP says it.
 
-A request is no job: it has no id, no queue and no job state. Its panel shows what a
-request has: the method and path, what it waits for until an answer comes (the workers
-starting, the likely cause), then the HTTP status and the worker that answered, the
-answer (an event stream event by event, JSON or media by their kind, or text), the time
-it took and what the worker's time cost. It is drawn as every live panel is
-(``LivePanel``): the same HTML live and once static, so a saved notebook keeps it.
+A request has no id, queue or job state: its panel shows the method and path, what it
+waits for until an answer comes, then the HTTP status, the worker that answered, the
+answer, the time it took and its cost; drawn as every ``LivePanel``, live and static.
 """
 
 from __future__ import annotations

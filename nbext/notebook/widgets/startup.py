@@ -1,9 +1,8 @@
 """The deploy panel: a worker script's first worker awaited, the wait counted live.
 
 ``deploy`` shows it once a start takes longer than a glance (a model loading), so the
-cell never sits silent: it counts the seconds against the limit, says what the worker's
-health path last answered, and how to stop waiting. Passive like every panel: ``deploy``
-feeds it, and ends it with the outcome.
+cell never sits silent: the seconds against the limit, what the worker's health path
+last answered, and how to stop waiting.
 """
 
 from __future__ import annotations

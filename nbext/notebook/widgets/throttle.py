@@ -1,10 +1,6 @@
-"""At most one panel update per interval, however fast data arrives.
-
-Every update of a panel's output is a message to the browser; a model streaming
-thousands of tokens a second would otherwise flood the kernel's IOPub channel and freeze
-the page.
-Data is collected on every event, rendering is rate-limited here, and the final render
-is always forced so nothing is left unshown.
+"""At most one panel update per interval, however fast data arrives: each update is a
+message to the browser, and a model streaming thousands of tokens a second would flood
+the kernel's IOPub channel. The final render is always forced, so nothing is left unshown.
 """
 
 from __future__ import annotations
@@ -17,11 +13,8 @@ DEFAULT_INTERVAL = 0.1
 
 
 class Throttle:
-    """Leading-edge rate limit: ``ready()`` says whether a render may happen now.
-
-    ``clock`` is injectable so tests can drive thousands of events through it in
-    simulated time.
-    """
+    """Leading-edge rate limit: ``ready()`` says whether a render may happen now
+    (``clock`` is injectable: tests drive it in simulated time)."""
 
     def __init__(
         self, interval: float = DEFAULT_INTERVAL, clock: Callable[[], float] = time.monotonic
