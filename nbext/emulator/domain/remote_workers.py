@@ -205,11 +205,10 @@ class RemoteWorkers:
     def exited(self, worker: RemoteWorker, how: str) -> None:
         """The worker's process ended (``how``: its exit code or signal, as text).
 
-        Its jobs fail: the job table has no way back from IN_PROGRESS to IN_QUEUE, and
-        the work may have been done, with effects, before the process died, so running
-        it again unasked could run it twice (docs/workers.md). If its worker is still
-        wanted, it starts again: at once if the process served (or asked for a fresh
-        start: ``stopPod``), else it crashed at start (``Fleet.crashed``).
+        Its jobs fail: the job table has no way back to IN_QUEUE, and a requeue could do
+        their work twice (docs/workers.md). A worker still wanted starts again at once if
+        the process served (or asked to: ``stopPod``), else it crashed at start
+        (``Fleet.crashed``).
         """
         pool = self.pools.get(worker.endpoint_id)
         self.by_id.pop(worker.id, None)

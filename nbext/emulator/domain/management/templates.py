@@ -249,11 +249,10 @@ class Templates(Served[TemplateRecord]):
         return record
 
     def update(self, template_id: str, data: dict[str, Any], **v1_only: Any) -> TemplateRecord:
-        """Change what the v2 body ``data`` names; checks everything before changing
-        anything. ``serverless`` and ``category`` are fixed when the template is made.
+        """Change what the v2 body ``data`` names, every check before any change.
 
-        ``v1_only`` are v1's fields v2 has none for (a volume under 10 GB), and what v1
-        let an update change although it is fixed (``category``, ``serverless``).
+        ``v1_only`` are v1's fields v2 has none for (a volume under 10 GB), and the fixed
+        ``category`` and ``serverless``, which v1 let an update change.
         """
         t = self.writable(template_id)
         fixed = {"serverless": t.serverless, "category": t.category}
