@@ -150,15 +150,14 @@ def create(
         )
     if isinstance(ctx.hooks, Spending):
         yield from ctx.hooks.admit_batch(ctx, endpoint_id, count)
-    first = b"[" + b",".join(calls[0] if calls else []) + b"]"
-    call = _call(endpoint_id, "POST", body=first)
+    first = calls[0] if calls else []
+    call = _call(endpoint_id, "POST", body=b"[" + b",".join(first) + b"]")
     record = yield from call_model(ctx, call, BatchRecord)
     state = BatchState(endpoint_id, record.id, record)
-    _recorded(ctx, state, calls[0] if calls else [])
-    first_count = len(calls[0]) if calls else 0
+    _recorded(ctx, state, first)
     if isinstance(ctx.hooks, Spending):  # its requests count in the budget as they end
-        ctx.hooks.budget.batches[state.id] = first_count
-    yield from _added(ctx, state, calls[1:], first_count, finalize)
+        ctx.hooks.budget.batches[state.id] = len(first)
+    yield from _added(ctx, state, calls[1:], len(first), finalize)
     return state
 
 

@@ -13,7 +13,6 @@ import os
 import random
 import time
 from collections.abc import AsyncGenerator, Callable, Generator
-from types import TracebackType
 from typing import Any, Literal, Protocol, Self, TypedDict, TypeVar, Unpack
 
 import httpx
@@ -330,12 +329,7 @@ class Client(_Base, SyncManagement):
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ---- the driver ----------------------------------------------------------------------
@@ -358,11 +352,9 @@ class Client(_Base, SyncManagement):
     def _pricer(self) -> Pricer:
         def cost(endpoint_id: str, result: JobResult) -> float | None:
             ended = Ended.of(endpoint_id, result)
-            unreported = ended.reported is None
-            price = (
-                self._run(self._spending.prices.of(self._ctx, endpoint_id)) if unreported else None
-            )
-            found = ended.cost(price)
+            if ended.reported is not None:
+                return ended.reported
+            found = ended.cost(self._run(self._spending.prices.of(self._ctx, endpoint_id)))
             return found.usd if found is not None else None
 
         return cost
@@ -420,12 +412,7 @@ class AsyncClient(_Base, AsyncManagement):
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     # ---- the driver ----------------------------------------------------------------------

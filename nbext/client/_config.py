@@ -1,21 +1,10 @@
 """Where the client's settings come from, and how the API key is kept out of sight.
 
-Order, per setting: the argument, then the environment, then ``~/.runpod/config.toml``
-(the file the service's own CLI writes: ``[default]`` / ``api_key = "..."``), then the
-real service's addresses. Reading the same file as the service's tools means a user who
-configured those once needs to do nothing more here.
-
-The variables (docs/behaviour.md#configuration):
-
-- ``RUNPOD_API_KEY``: the key, as the service's documentation names it;
-- ``RUNPOD_ENDPOINT_BASE_URL``: the job interface, the same variable with the same
-  meaning as in runpod-python, so one export points both at an emulator;
-- ``RUNPOD_REST_BASE_URL``: the management interface's address, REST v2's by default
-  (``https://api.runpod.io/v2``). Whatever its shape (a trailing slash, a path prefix, a
-  proxy), the client speaks REST v2 to it. One ending in ``/v1`` is refused: the
-  service retired REST v1 on 2026-11-15, and nbext speaks v2 only.
-  Not ``RUNPOD_API_BASE_URL``: runpod-python reads that one as its GraphQL host
-  (``https://api.runpod.io``), and nbext's management calls must never go there.
+Order, per setting: the argument, the environment, ``~/.runpod/config.toml`` (the file
+the service's own CLI writes, so a user who configured its tools needs to do nothing
+more), then the real service's addresses (docs/behaviour.md#configuration). The
+management interface is REST v2 wherever it is; it has a variable of its own because
+``RUNPOD_API_BASE_URL`` is runpod-python's GraphQL host, where nbext's calls must never go.
 """
 
 from __future__ import annotations
@@ -136,14 +125,9 @@ def _url(value: str, what: str) -> str:
 
 
 def _refuse_rest_url_in_sdk_variable(value: str) -> None:
-    """Refuse ``RUNPOD_API_BASE_URL=http://.../v1`` (or ``/v2``): a REST base under the SDK's
-    name.
-
-    The SDK appends ``/graphql`` to its host; a value ending in a REST version
-    (``/v1``, ``/v2``) was written for nbext's management interface. Ignoring it would send those
-    calls, with the key, to the real service; reading it as ours would break every shell
-    set up for the SDK.
-    """
+    """Refuse a REST base (ending ``/v1`` or ``/v2``) under the SDK's GraphQL variable:
+    ignoring it would send the calls it was meant for, with the key, to the real service;
+    reading it as ours would break every shell set up for the SDK."""
     value = value.strip()
     if "://" in value and value.rstrip("/").endswith(("/v1", "/v2")):
         v2 = value.rstrip("/").removesuffix("/v1").removesuffix("/v2") + "/v2"

@@ -1,33 +1,19 @@
 """What a job cost (the service's own figure, else an estimate), and ``budget_usd``, a cap on it.
 
-A job's cost is its execution time x its endpoint's serverless price per GPU-second x
-the GPUs per worker, the price from the catalog (``/v2/catalog/gpus``, ``price.serverless``
-per GPU-hour) for the endpoint's GPU type. The service's public endpoints put what a
-job cost in its output (``output.cost``); where they do, that figure is the cost, and
-the record says which of the two it is. Queueing, cold starts and idle workers are
-billed by the service per worker, not per job, so no job's cost includes them
-(docs/behaviour.md#what-a-job-costs).
+An estimate is a job's execution time x its endpoint's serverless price per GPU-second
+(the catalog's ``price.serverless`` per GPU-hour of its GPU type) x the GPUs per worker;
+where a public endpoint puts ``output.cost`` in the job's output, that is the cost.
+Queueing, cold starts and idle workers are billed per worker, not per job, so no job's
+cost includes them (docs/behaviour.md#what-a-job-costs). An endpoint's price takes two
+calls (the endpoint, the catalog): ``Prices`` keeps each for the client's life, and one
+that cannot be read (a CPU endpoint, another account's) as unknown, with the reason.
 
-An endpoint's price takes two calls (the endpoint, the catalog); ``Prices`` keeps each
-endpoint's (and the catalog) for the client's life, so pricing a thousand jobs of one
-endpoint asks once. A price that could not be read (a
-CPU endpoint; an endpoint that is not this account's) is kept as unknown, with the
-reason, and not asked again.
-
-``budget_usd``: every job the client starts (``run``, ``run_sync``, each ``map`` input,
-``retry``) is noted; when the client sees it end, what its cost is made of is kept
-(execution time, ``output.cost``), and priced when the next submission asks. A
-submission is refused, before anything is sent, once the tally has reached the cap:
-``BudgetExceeded``, one line saying what was spent of what. The cost of a job is known
-only once it has ended, so jobs still running when the cap is reached go on, and can
-take the spend past it by what they cost; a map that reaches the cap stops submitting
-and cancels the jobs it has in flight (``_map``), so that overrun is what had already run.
-
-A ``Budget`` is shared by assigning it (``async_client.budget = client.budget``): the
-notebook's blocking and async clients count against one cap. A client's ``Spending``
-holds its budget and its prices and is what its flows tell of the jobs they start and
-see (``_flows.JobHooks``), so the flows know nothing of either.
-(docs/behaviour.md#budget)
+A job's cost is known only once it has ended, so ``Budget`` notes each job a client
+starts, keeps what its cost is made of when it is seen to end, and prices it when the
+next submission asks; jobs still running when the cap is reached go on
+(docs/behaviour.md#budget). A client's ``Spending`` (its budget and prices) is what its
+flows tell of jobs and ask before each submission (``_flows.JobHooks``), so the flows
+know neither.
 """
 
 from __future__ import annotations

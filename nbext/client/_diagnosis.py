@@ -1,13 +1,10 @@
 """Why a job is still IN_QUEUE when a wait for it ends: the likely cause, in one line.
 
-A wait that ends with the job never started said only "last seen IN_QUEUE", and the
-user could not tell a cold start from a crash loop, a fleet with no GPU free, or a queue
-behind busy workers. ``/health`` counts the workers by state, which is enough to name
-the likeliest cause; the first that applies wins, from the one that never ends by
-itself (workers that cannot start) to the one that only needs patience. For workers
-that cannot start, what one of them said last is the best clue; ``/health`` has no
-field for it, so it is read where the service keeps it: the REST v2 workers list and
-that worker's log (the emulator serves both the same way).
+"Last seen IN_QUEUE" cannot tell a cold start from a crash loop, a fleet with no GPU free
+or a queue behind busy workers. ``/health`` counts the workers by state, enough to name
+the likeliest cause: the first that applies wins, from the one that never ends by itself
+to the one that only needs patience. For workers that cannot start, what one said last
+is the best clue, read where the service keeps it (REST v2 workers list and log).
 """
 
 from __future__ import annotations

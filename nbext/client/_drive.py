@@ -1,11 +1,9 @@
 """Stepping a flow: the one place that feeds a flow the results of its effects.
 
-Every driver (``Client``, ``AsyncClient``, a sync client's batch on its private loop),
-every flow that wraps another (``_resources/shapes.delete``) and the tests that drive a
-flow by hand step it through ``Steps``: send it the result of each effect, throw a
-transport failure into it (outside any ``except`` block, so no httpx exception, whose
-request holds the key, is chained to what the user sees), and close it however it ends.
-``run``/``iterate`` and their async twins are the drivers' loops around it.
+Every driver, every flow that wraps another and the tests that drive a flow by hand step
+it through ``Steps``, which throws a transport failure into the flow outside any
+``except`` block, so no httpx exception (whose request holds the key) is chained to what
+the user sees. ``run``/``iterate`` and their async twins are the drivers' loops.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """What the client does, written once for sync and async: generators of effects.
 
-A flow is a generator that yields *effects* (``Send`` a call, ``Sleep``, ``Emit`` a
-streamed value) and receives their results; a driver performs them, with blocking
-sockets and ``time.sleep`` in ``Client`` or an event loop in ``AsyncClient`` (and in a
-sync client's batch). Retries, deadlines, the wait strategy and stream reassembly
-therefore cannot drift apart between the clients, and tests can drive a flow by hand.
-
-A transport failure of a ``Send`` is thrown into the flow (``generator.throw``) so the
-flow decides whether to retry; drivers throw it outside their own ``except`` blocks, so
-no httpx exception (whose request holds the Authorization header) ends up chained to
-an error the user sees.
+A flow yields *effects* (``Send`` a call, ``Sleep``, ``Emit`` a streamed value) and
+receives their results; a driver performs them, blocking or on an event loop. Retries,
+deadlines, the wait strategy and stream reassembly so cannot drift apart between the
+clients, and tests can drive a flow by hand. A transport failure of a ``Send`` is
+thrown into the flow, which decides whether to retry (``_drive``).
 """
 
 from __future__ import annotations
@@ -24,7 +19,6 @@ import httpx
 from pydantic import BaseModel
 
 from nbext.models import (
-    FINAL_STATES,
     STREAM_WAIT_DEFAULT_MS,
     AcceptedJob,
     CancelResult,
@@ -248,7 +242,8 @@ class Deadline:
 
     def expired(self, detail: str = "") -> Timeout:
         seen = f" (last seen {self.last_status.value})" if self.last_status else ""
-        still = JOB_GOES_ON if self.job_id and not self._final() else ""
+        ended = self.last_status is not None and self.last_status.is_final
+        still = JOB_GOES_ON if self.job_id and not ended else ""
         extra = f"; {detail}" if detail else ""
         return Timeout(
             f"{self.what} did not finish within {self.timeout:g} s{seen}{extra}{still}",
@@ -257,9 +252,6 @@ class Deadline:
             endpoint_id=self.endpoint_id,
             job_id=self.job_id,
         )
-
-    def _final(self) -> bool:
-        return self.last_status is not None and self.last_status.is_final
 
 
 JOB_GOES_ON = "; the job goes on: wait again, or cancel it"
@@ -428,15 +420,11 @@ def status(ctx: Context, state: JobState, deadline: Deadline | None = None) -> F
 
 
 def finish(
-    state: JobState, result: JobResult, raise_on_failure: bool, secret: Secret | None
+    endpoint_id: str, result: JobResult, raise_on_failure: bool, secret: Secret | None
 ) -> JobResult:
     """COMPLETED results are returned; other final states raise unless told not to."""
-    if (
-        raise_on_failure
-        and result.status in FINAL_STATES
-        and result.status is not JobStatus.COMPLETED
-    ):
-        raise outcome_error(result, state.endpoint_id, secret)
+    if raise_on_failure and result.status.is_final and result.status is not JobStatus.COMPLETED:
+        raise outcome_error(result, endpoint_id, secret)
     return result
 
 
@@ -484,14 +472,14 @@ def wait(
     for nothing.
     """
     if state.result is not None and state.result.status.is_final:
-        return finish(state, state.result, raise_on_failure, ctx.secret)
+        return finish(state.endpoint_id, state.result, raise_on_failure, ctx.secret)
     deadline.last_status = state.last_status
     look = state.heard or not (state.owns_stream and not state.stream_ended)
     while True:
         if look or not (state.owns_stream and not state.stream_ended):
             result = yield from status(ctx, state, deadline)
             if result.status.is_final:
-                return finish(state, result, raise_on_failure, ctx.secret)
+                return finish(state.endpoint_id, result, raise_on_failure, ctx.secret)
         look = True
         if state.owns_stream and not state.stream_ended:
             yield from _until_stream_ends(ctx, state, deadline)
@@ -521,32 +509,34 @@ def states(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
 
 
 def _until_stream_ends(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
-    last_asked: float | None = None
-    last_had_chunks = False
+    polls = _Polls()
     while not state.stream_ended:
-        yield from _pace(ctx, deadline, last_asked, last_had_chunks)
-        last_asked = ctx.now()
-        answer = yield from stream_poll(ctx, state, deadline)
-        last_had_chunks = bool(answer.stream)
+        yield from polls.next(ctx, state, deadline)
 
 
-def _pace(
-    ctx: Context, deadline: Deadline, last_asked: float | None, last_had_chunks: bool
-) -> Flow[None]:
-    """Space /stream calls when the service answers early.
+@dataclass
+class _Polls:
+    """A reader's /stream long-polls, spaced when the service answers early.
 
     The emulator (and the service) hold a /stream call until a chunk or the job's end;
     one that comes back empty at once means the server does not hold it, and the calls
     fall back to the adaptive poll interval instead of spinning.
     """
-    if last_asked is None:
-        return
-    now = ctx.now()
-    gap = STREAM_SPACING if last_had_chunks else poll_interval(now - deadline.start)
-    wait_for = last_asked + gap - now
-    if wait_for > 0:
-        wait_for = min(wait_for, max(0.0, deadline.remaining(now)))
-        yield pause(ctx, wait_for)
+
+    asked: float | None = None
+    had_chunks: bool = False
+
+    def next(self, ctx: Context, state: JobState, deadline: Deadline) -> Flow[StreamResponse]:
+        if self.asked is not None:
+            now = ctx.now()
+            gap = STREAM_SPACING if self.had_chunks else poll_interval(now - deadline.start)
+            wait_for = self.asked + gap - now
+            if wait_for > 0:
+                yield pause(ctx, min(wait_for, max(0.0, deadline.remaining(now))))
+        self.asked = ctx.now()
+        answer = yield from stream_poll(ctx, state, deadline)
+        self.had_chunks = bool(answer.stream)
+        return answer
 
 
 def stream(
@@ -575,8 +565,7 @@ def stream(
 
 
 def _stream(ctx: Context, state: JobState, deadline: Deadline, batches: bool) -> Flow[None]:
-    last_asked: float | None = None
-    last_had_chunks = False
+    polls = _Polls()
     while True:
         batch: list[StreamChunk] = []
         while state.buffer:
@@ -604,10 +593,7 @@ def _stream(ctx: Context, state: JobState, deadline: Deadline, batches: bool) ->
             if state.reassembler.pending:
                 log.warning("job %s ended in the middle of a split output; dropped", state.id)
             return
-        yield from _pace(ctx, deadline, last_asked, last_had_chunks)
-        last_asked = ctx.now()
-        answer = yield from stream_poll(ctx, state, deadline)
-        last_had_chunks = bool(answer.stream)
+        answer = yield from polls.next(ctx, state, deadline)
         if not state.keep_chunks:  # a handle that drops chunks still streams what it reads
             state.buffer.extend(answer.stream)
 
@@ -707,17 +693,6 @@ def submission_deadline(
     )
 
 
-def continued(outer: Deadline, job_id: str, how: str) -> Deadline:
-    """``outer``'s deadline, now about the job whose id a submission (``how``) returned."""
-    return Deadline(
-        start=outer.start,
-        timeout=outer.timeout,
-        what=f"job {job_id} on endpoint {outer.endpoint_id!r} (submitted by {how})",
-        endpoint_id=outer.endpoint_id,
-        job_id=job_id,
-    )
-
-
 def submitted(
     ctx: Context,
     call: Call,
@@ -742,5 +717,6 @@ def submitted(
     ctx.started(call.endpoint_id, result.id, call, outer.start)
     ctx.seen(result)
     state = JobState(call.endpoint_id, result.id, keep_chunks=keep_chunks, result=result)
-    job = continued(outer, result.id, f"/{call.operation}")
+    what = f"job {result.id} on endpoint {outer.endpoint_id!r} (submitted by /{call.operation})"
+    job = replace(outer, what=what, job_id=result.id)
     return (yield from wait(ctx, state, job, raise_on_failure))

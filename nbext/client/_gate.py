@@ -1,16 +1,11 @@
 """After a 429, nothing of a map is sent before the service's ``Retry-After`` has passed.
 
-A 429 means the request was refused before anything was queued, so the map sends that
-input again; the only question is when, and the service answers it in ``Retry-After``.
-A request sent before then is refused again at best, and counted against the caller at
-worst. So one 429 pauses every worker of the map, until the latest instant any 429 has
-named, each counted from when its answer arrived: the service started counting no
-earlier, and however long the answer took on its way (a request sent before an earlier
-pause began, answered after time moved on), its wait is not shortened by it.
-
-Nothing is learned or guessed of the service's window: after the pause the map sends at
-its own pace, and the next 429 pauses it again. A 429 without ``Retry-After`` pauses it
-by the client's retry backoff (``RetryPolicy``).
+A 429 was refused before anything was queued, so the map sends that input again; a
+request sent before ``Retry-After`` is refused again at best, and counted against the
+caller at worst. So one 429 pauses every worker of the map until the latest instant any
+429 has named, each counted from when its answer arrived (however long it took on its
+way, the service started counting no earlier). Nothing is guessed of the service's
+window; a 429 without ``Retry-After`` pauses the map by the retry backoff.
 """
 
 from __future__ import annotations

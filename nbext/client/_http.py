@@ -1,13 +1,10 @@
 """``endpoint.http()``: an httpx client for a load-balancing endpoint's own paths.
 
-A load-balancing endpoint (REST v2 ``type: LOAD_BALANCER``) takes no jobs: requests go
-through the balancer to a worker's own server, at its own paths under the record's
-``requestUrls.base`` (``https://ID.api.runpod.ai`` on the service). Users know httpx and
-the server's API is theirs, so nbext wraps no verbs: it hands back an httpx client with
-that base, the key (an ``httpx.Auth``: no repr shows it), this client's timeouts, and two
-hooks, the one way its answers meet the client's errors: a body over the service's 30 MB
-is refused before it is sent, and an error status raises the client's error for it
-(``error_from_response``, as every call's), naming the worker that answered.
+A load-balancing endpoint takes no jobs: requests go through the balancer to a worker's
+own server, at its own paths under the record's ``requestUrls.base``. The server's API is
+the user's, so nbext wraps no verbs: it hands back an httpx client with that base, the
+key, this client's timeouts, and two hooks, the one way its answers meet the client's
+errors (docs/behaviour.md#load-balancing-endpoints-from-the-client).
 """
 
 from __future__ import annotations

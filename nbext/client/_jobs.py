@@ -1,13 +1,6 @@
-"""Endpoint and Job handles, sync and async, made from one set of operations.
-
-Everything a handle does is written once, as an operation on what the handle is about
-(its endpoint's id, or its job's state): a flow that its client's driver runs, or, for
-what needs no request (``job``, a ``map``'s plan), a plain function. The sync and async
-methods are made from it by ``_twins`` (``blocking``/``awaiting``,
-``iterating``/``aiterating``, ``local``), the one mechanism that also makes the
-management resources' twins, so the twins cannot differ in what they accept. What does
-differ is what a method hands back: a ``Job`` or an ``AsyncJob``, an iterator or an
-async one; each handle class says that in a one-line ``then``.
+"""Endpoint and Job handles, sync and async: each operation is written once here and
+made into both twins by ``_twins``; each handle class says in a one-line ``then`` what
+its methods hand back (a ``Job`` or an ``AsyncJob``...).
 """
 
 from __future__ import annotations
@@ -60,8 +53,6 @@ machine, ``benchmarks/map_over_latency.py``)."""
 
 
 # ---- what a handle does, written once --------------------------------------------------
-# A flow operation takes the client's flow context and what the handle is about, then
-# the caller's arguments; a local one takes what the handle is about and the arguments.
 
 
 def _lb_base(ctx: flows.Context, endpoint_id: str) -> flows.Flow[str | None]:
@@ -327,24 +318,20 @@ def _retry(ctx: flows.Context, state: flows.JobState) -> flows.Flow[None]:
 # ---- what each emitted item is -----------------------------------------------------------
 
 
-def _as_result(item: Any) -> JobResult:
-    result: JobResult = item
-    return result
+def _as_result(item: JobResult) -> JobResult:
+    return item
 
 
-def _as_phase(item: Any) -> Phase:
-    phase: Phase = item
-    return phase
+def _as_phase(item: Phase) -> Phase:
+    return item
 
 
-def _as_chunk(item: Any) -> StreamChunk:
-    chunk: StreamChunk = item
-    return chunk
+def _as_chunk(item: StreamChunk) -> StreamChunk:
+    return item
 
 
-def _as_batch(item: Any) -> list[StreamChunk]:
-    batch: list[StreamChunk] = item
-    return batch
+def _as_batch(item: list[StreamChunk]) -> list[StreamChunk]:
+    return item
 
 
 def _as_output(item: Any) -> Any:
@@ -393,8 +380,7 @@ class _EndpointBase(Twins):
         return made
 
     def _settings(self, base: str, awaited: bool) -> dict[str, Any]:
-        client, config = self._client, self._client.config
-        assert config.api_key is not None
+        client = self._client
         checks = Checks(base, self.id, client._ctx)
         agent = client._destination().user_agent
         timeouts = client._ctx.timeout, client._ctx.wait_timeout

@@ -1,31 +1,21 @@
 """Many jobs, bounded concurrency, results in completion order, inside the rate limit.
 
 Each input goes through /runsync with a short hold (``MAP_HOLD``): a job that ends
-within it costs one call, its result in the answer, where /run and a /status cost two
-(a server spends about the same on each call, so half the calls is about half the
-work); /runsync's rate limit is also twice /run's. A job that
-outlives the hold comes back as its id, and is waited for like any job this client
-submitted (a /stream long-poll that the service answers the moment the job ends, then
-/status for the output). The price is the hold itself: a connection that drops during
-it leaves a job whose id we never learned, for up to ``MAP_HOLD`` instead of the
-milliseconds /run takes to answer. A map with a ``deadline`` too short for the hold
-(under ``2 * MAP_HOLD``) submits through /run instead, whose id comes back at once.
+within it costs one call, its result in the answer, where /run and a /status cost two;
+/runsync's rate limit is also twice /run's. A job that outlives the hold comes back as
+its id and is waited for like any job this client submitted. The price is the hold
+itself: a connection that drops during it leaves a job whose id we never learned, so a
+map whose ``deadline`` is too short for the hold submits through /run instead.
 
-A submission whose answer was lost may have been queued, so it is never sent again; it
-is not the map's end either: that input comes back as a ``MaybeQueued`` item and the
-others go on. A map left before its end (an exception, Ctrl-C, ``break``, a panel's
-Cancel) cancels the jobs it had submitted and not yet handed over, and says which on
-``abandoned`` and on the error that left it (docs/behaviour.md#maps-under-faults).
-A map whose client reaches its ``budget_usd`` is left the same way, by ``BudgetExceeded``
-before the next submission (docs/behaviour.md#budget).
+A submission whose answer was lost may have been queued, so it is never sent again: that
+input comes back as ``MaybeQueued`` and the others go on. Only a 429 was refused before
+anything was queued; ``SubmitGate`` (``_gate``) holds every worker until its
+``Retry-After`` has passed. A map left before its end (an exception, Ctrl-C, ``break``,
+``BudgetExceeded``) cancels the jobs it had submitted and not yet handed over, and says
+which on ``abandoned`` and on the error (docs/behaviour.md#maps-under-faults).
 
-A submission answered 429 was refused before it was queued, so it is the one that is
-safe to send again; ``SubmitGate`` (``_gate``) holds all of a map's workers until the
-service's ``Retry-After`` has passed.
-
-A map's workers run its flows the way their client runs every call: a ``Client``'s in
-threads of the map's own, through the client's blocking driver and connection pool (its
-blocking sockets leave the GIL to the others while they wait); an ``AsyncClient``'s as
+A ``Client``'s map runs its workers in threads of its own, through the client's blocking
+driver and pool (blocking sockets leave the GIL while they wait); an ``AsyncClient``'s as
 tasks on the caller's loop. Each worker is one flow (``_Batch.worker``), written once.
 """
 
@@ -62,7 +52,6 @@ from ._flows import (
     Effect,
     Emit,
     Flow,
-    JobState,
     Sleep,
     call_model,
     finish,
@@ -225,7 +214,7 @@ class MapPlan:
     ) -> tuple[int, JobResult]:
         if self.raise_on_failure:
             try:
-                finish(JobState(self.endpoint_id, result.id), result, True, secret)
+                finish(self.endpoint_id, result, True, secret)
             except Exception as exc:
                 exc.add_note(f"map: input #{index}")
                 raise
@@ -489,8 +478,6 @@ class MapResults(_Left, Iterator[MapItem]):
     def __next__(self) -> MapItem:
         try:
             return next(self._items)
-        except StopIteration:
-            raise
         except BaseException as exc:
             _told(exc, self._ledger)
             raise
@@ -560,8 +547,6 @@ class AsyncMapResults(_Left, AsyncIterator[MapItem]):
     async def __anext__(self) -> MapItem:
         try:
             return await anext(self._items)
-        except StopAsyncIteration:
-            raise
         except BaseException as exc:
             _told(exc, self._ledger)
             raise

@@ -1,12 +1,10 @@
 """``endpoint.openai()``: the official ``openai`` package, set up for one endpoint.
 
-An LLM endpoint answers OpenAI's API at ``{serverless_url}/{endpoint_id}/openai/v1``
-(docs/openai.md); a load-balancing one whose server speaks it (vLLM's, say) at its
-own ``{base}/v1``. Users already know the ``openai`` package, and it already handles
-OpenAI's shapes, streaming and errors well, so nbext writes no OpenAI client of its own:
-it hands back the package's client with the URL, the key and a timeout from this
-client's settings, and an httpx client whose hooks are ``http()``'s recording ones (a
-recording keeps its chats, token by token). The package is an extra (``nbext[llm]``),
+An LLM endpoint answers OpenAI's API at ``{serverless_url}/{endpoint_id}/openai/v1``, a
+load-balancing one whose server speaks it at its own ``{base}/v1`` (docs/openai.md). The
+``openai`` package already handles OpenAI's shapes, streaming and errors well, so nbext
+writes no client of its own: it sets up the package's with this client's URL, key and
+timeout, and ``http()``'s recording hooks. The package is an extra (``nbext[llm]``),
 imported only here.
 """
 

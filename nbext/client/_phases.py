@@ -1,22 +1,12 @@
 """A job's phase while it is followed: what it waits for, where it runs, what each took.
 
 IN_QUEUE alone cannot tell a cold start from a crash loop, a fleet with no GPU free or a
-queue behind busy workers, and that is the moment a user most needs to know which.
-``job.phases()`` is ``job.states()`` with the answer attached: once the job has waited
-``threshold`` seconds, the endpoint is diagnosed (``_diagnosis.diagnose``, the reading
-behind a timed-out wait's cause: one mechanism) and each ``Phase`` carries the health,
-the likely cause, how long workers have been starting, and, for workers that cannot
-start, one of them's last log lines. Once the job has run as long, its worker's last
-lines are read (REST v2), where the service keeps them, and once more if it failed. Each
-is read at most every ``HEALTH_EVERY`` seconds, /health only while the job waits, never
-at every /status poll: a service's rate limits are kept, and a job done within
-``threshold`` costs no call beyond its polls.
-
-Timings are the service's where it gives them (``delayTime``, ``executionTime``); the
-cold start, which no field reports, is what this client saw: from the job's first
-sighting when the first look already finds workers initializing (they were started for
-it), else from the look that found them, until the job left the queue. Its precision is
-the pace of the looks and polls.
+queue behind busy workers, and that is when a user most needs to know which. Once the
+job has waited ``threshold`` seconds its endpoint is diagnosed (``_diagnosis``, the
+reading behind a timed-out wait's cause), at most every ``HEALTH_EVERY`` seconds and
+never at every poll, so rate limits are kept and a quick job costs no call beyond its
+polls. The cold start, which no field reports, is what this client saw
+(docs/behaviour.md#phases-of-a-waiting-job).
 """
 
 from __future__ import annotations

@@ -89,15 +89,11 @@ def _split_fields(split: Any) -> tuple[int, int, str]:
 class StreamLedger:
     """What arrived of one job's stream, to notice a chunk that never did.
 
-    /stream hands each chunk out once, so an answer lost on the way (a reset, a proxy
-    that drops it) takes its chunks with it, and sending the GET again only returns the
-    chunks after them. Two signs of that: a chunk whose ``stream_index`` skips one (the
-    emulator numbers every wire chunk), and a /stream call that failed after it may
-    have been answered (``doubt``: it may have carried chunks, the last ones included,
-    which no later index can reveal). Once a gap is certain (``broken``), nothing more
-    is taken from /stream: what the reader has not been given yet comes, in order,
-    from the job's final output, which holds every value the handler yielded. A
-    service that does not number its chunks breaks at the first doubt
+    /stream hands each chunk out once, so a lost answer takes its chunks with it. Two
+    signs of that: a ``stream_index`` that skips one, and a /stream call that failed
+    after it may have been answered (``doubt``: no later index can reveal its chunks).
+    Once a gap is certain (``broken``), what the reader lacks comes from the job's final
+    output; a service that does not number its chunks breaks at the first doubt
     (docs/behaviour.md#streams-under-faults).
     """
 

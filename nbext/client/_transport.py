@@ -1,24 +1,12 @@
 """How a ``Call`` reaches the service: httpx, for both clients and their maps alike.
 
-httpx (over httpcore and h11) does the HTTP: connection pooling and keep-alive, TLS
-verified against certifi's authorities or ``SSL_CERT_FILE``/``SSL_CERT_DIR``, proxies
-from the environment, gzip/deflate decoding, and timeouts per operation (connect, read,
-write, pool). What this module adds is what httpx leaves to its caller:
-
-- which root a call goes to, and its headers (the key per request, checked once by
-  ``check_header_value`` when the client is made, so nothing malformed reaches h11,
-  whose own complaint would quote the key);
-- a cap on every answer, raw and decoded (``MAX_ANSWER_BYTES``): a broken or hostile
-  server cannot fill the kernel's memory, and a gzip bomb stops at the cap;
-- redirects followed for GET only (httpx drops the Authorization header when one
-  leaves the origin); anything else's redirect is refused by the flows, naming its
-  ``Location``, because following a POST could submit a job twice;
-- answers read whole into a ``Reply``, so the flows read them without I/O; except
-  Server-Sent Events (logs), which a server may hold open: ``listen`` hands those out
-  open, read event by event with httpx-sse (``EventStream``).
-
-Failures stay httpx's transport exceptions: the flows decide on retries with them
-(``_retry``), and describe them without chaining (their request holds the key).
+httpx does the HTTP (pooling, TLS, proxies, decoding, per-operation timeouts). What this
+module adds is what httpx leaves to its caller (docs/architecture.md, a job call): the
+root and headers of each call, the key checked once as a header value (h11's own
+complaint would quote it), a cap on every answer, raw and decoded, redirects followed
+for GET only, and answers read whole into a ``Reply``, except Server-Sent Events, handed
+out open (``EventStream``). Failures stay httpx's transport exceptions: the flows decide
+on retries with them, and describe them without chaining (their request holds the key).
 """
 
 from __future__ import annotations
