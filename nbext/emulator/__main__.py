@@ -21,6 +21,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from nbext.models.enums import SCENARIOS
 
@@ -70,7 +71,6 @@ def _port(text: str) -> int:
 
 
 def _seconds(text: str) -> float:
-    """A non-negative number of seconds."""
     try:
         seconds = float(text)
     except ValueError:
@@ -78,6 +78,9 @@ def _seconds(text: str) -> float:
     if not seconds >= 0:  # also refuses nan
         raise argparse.ArgumentTypeError(f"{text} must be >= 0 seconds")
     return seconds
+
+
+REPEATABLE: dict[str, Any] = {"action": "append", "default": []}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -102,8 +105,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--endpoint",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="ID=IMAGE",
         help=f"deploy IMAGE (a demo: {', '.join(DEMOS)}; or path/to/file.py:function) as "
         "endpoint ID; repeatable. Without any (nor --worker), every demo is deployed under "
@@ -111,16 +113,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--worker",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="ID=PATH",
         help="deploy endpoint ID whose workers are processes running the worker script PATH "
         "(runpod.serverless.start(...)) unmodified; repeatable",
     )
     parser.add_argument(
         "--lb-worker",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="ID=PATH",
         help="deploy load-balancing endpoint ID whose workers run the HTTP server script PATH "
         "unmodified (it serves on $PORT, health on $PORT_HEALTH$HEALTH_CHECK_PATH); "
@@ -128,8 +128,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--scenario",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="ID=NAME[:KEY=VALUE,...]",
         help=f"give endpoint ID a teaching scenario ({', '.join(SCENARIOS)}), "
         "e.g. cold=cold-start:seconds=20 (docs/behaviour.md); repeatable",
@@ -153,8 +152,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--worker-args",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="ID=ARGS",
         help="launch arguments for endpoint ID's --worker or --lb-worker script, as a "
         "container's command gives them (shell-quoted), e.g. gen='--generator --rate 5'; "
@@ -162,8 +160,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--worker-env",
-        action="append",
-        default=[],
+        **REPEATABLE,
         metavar="NAME[=VALUE]",
         help="give --worker and --lb-worker scripts this variable: NAME alone copies it from "
         "this environment (workers get no other variable of it but PATH, HOME, locale, "
@@ -218,14 +215,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def given_key(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[str, str] | None:
-    """The key the user gave and where it came from, as the banner says it ("given with
-    --api-key", "read from --api-key-file PATH", "from RUNPOD_API_KEY"), or None: the
-    emulator makes one (or keeps its ``--db``'s).
-
-    A key on the command line is seen by every local user in ``ps``; a file or the
-    environment is not, and ``RUNPOD_API_KEY`` is what the banner's ``export`` sets, so a
-    shell that pasted it starts the emulator again with the same key. ValueError (one
-    line) for a file that cannot be read, is empty or holds more than a key.
+    """The key the user gave and where it came from, as the banner says it, or None: the
+    emulator makes one (or keeps its ``--db``'s). ``RUNPOD_API_KEY`` is what the banner's
+    ``export`` sets, so a shell that pasted it starts the emulator again with the same key.
     """
     if args.api_key is not None:
         if not args.api_key.strip():
@@ -336,13 +328,10 @@ def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
 
 
 def banner(server: EmulatorServer, *, key_source: str | None) -> str:
-    """What the server prints once it serves: its addresses, and the lines to paste.
-
-    The ``export`` lines are everything ``nbext.Client()`` and runpod-python need to talk
-    to this emulator instead of the real service: the key, the job interface and the
-    management interface (docs/behaviour.md#configuration). A key the user gave
-    (``key_source`` says how: ``given_key``) is their own, maybe a secret kept in a CI
-    log: it is shown masked, and its export line asks for it rather than printing it.
+    """What the server prints once it serves: its addresses, and the ``export`` lines that
+    point ``nbext.Client()`` and runpod-python here (docs/behaviour.md#configuration). A
+    key the user gave (``key_source``: ``given_key``) may be a secret kept in a CI log: it
+    is shown masked, and its export line asks for it rather than printing it.
     """
     emulator = server.emulator
     key = emulator.api_key
@@ -378,8 +367,7 @@ def banner(server: EmulatorServer, *, key_source: str | None) -> str:
 
 def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
     """``--worker-env`` arguments: the variables every ``--worker`` script gets besides
-    the few it needs to run (docs/workers.md). ``NAME`` copies the emulator's own, so a
-    secret a worker needs is not typed on a command line that ``ps`` shows."""
+    the few it needs to run (docs/workers.md)."""
     variables = named_variables(args.worker_env, environ, "--worker-env")
     if variables and not args.worker and not args.lb_worker:
         raise ValueError(
@@ -389,7 +377,6 @@ def worker_variables(args: argparse.Namespace, environ: Mapping[str, str]) -> di
 
 
 SERVICE_COMMANDS = ("start", "stop", "status", "restart", "log")
-"""The user's local service's commands (``%runpod local ...`` in a notebook)."""
 
 
 def service_command(argv: Sequence[str]) -> int:

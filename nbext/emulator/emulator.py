@@ -70,8 +70,8 @@ def mask_key(key: str) -> str:
     return f"{key[:4]}…{key[-4:]}"
 
 
-def _workers(given: Mapping[str, float] | None) -> dict[str, float]:
-    """v2's ``workers``, the defaults filling in what is not given."""
+def _scaling(given: Mapping[str, float] | None) -> dict[str, Any]:
+    """v2's ``workers`` as the record's fields, the defaults filling in what is not given."""
     if not isinstance(given, Mapping | None):
         raise ValueError(f'workers is {{"min": N, "max": N, "idleTimeout": S}}, got {given!r}')
     if unknown := sorted(set(given or {}) - set(WORKERS_DEFAULT)):
@@ -83,7 +83,11 @@ def _workers(given: Mapping[str, float] | None) -> dict[str, float]:
         if not number or (whole and value != int(value)):
             kind = "a whole number" if whole else "seconds"
             raise ValueError(f"workers.{key} must be {kind} >= 0, got {value!r}")
-    return out
+    return {
+        "workers_min": int(out["min"]),
+        "workers_max": int(out["max"]),
+        "idle_timeout": float(out["idleTimeout"]),
+    }
 
 
 def _check_execution_timeout(ms: int) -> None:
@@ -137,9 +141,7 @@ class Emulator:
             self.clock, self.images, self.webhooks, self.executor, store=self.store
         )
         self.management = Management(self.clock, self.store, self.jobs)
-        """Templates, pods, endpoint records, volumes, registry auths, billing (``/v1``)."""
         self.batches = Batches(self.clock, self.jobs, self.endpoint_type)
-        """Batch jobs (``/v2/{endpoint_id}/batch``), their requests run as jobs."""
         with self._reading_store(db):
             # Endpoints come back now, so the jobs bind() restores find them; the jobs
             # are read now too, so a damaged record is reported before anything starts.
@@ -155,7 +157,6 @@ class Emulator:
         self.remote_workers = RemoteWorkers(self.clock, self.jobs)
         """Workers that are processes running worker scripts (``deploy_worker``)."""
         self.balancer = Balancer(self.clock, self.remote_workers, self._request_count)
-        """Load-balancing endpoints' routing (``type="LOAD_BALANCER"``)."""
         self.balancer.on_execution = self.jobs.on_execution  # billed and logged as jobs are
         self.serving_at: str | None = None
         """The server's base URL once one serves this emulator (worker scripts call it)."""
@@ -170,7 +171,6 @@ class Emulator:
         """When a client last called (the load-balancing middleware notes each call but
         the worker protocol's): the user's service stops after an idle period."""
         self.kernels = KernelLauncher(self.remote_workers)
-        """The kernels serving notebook functions' endpoints (``deploy_kernel_function``)."""
         self._made: set[str] = set()
         """Endpoints ``deploy`` made: deploying one again is refused, another is taken back."""
 
@@ -195,8 +195,7 @@ class Emulator:
         if record is None:
             record = {"value": generate_api_key()}
             self.store.put("settings", "api_key", record)
-        key: str = record["value"]
-        return key
+        return str(record["value"])
 
     @property
     def api_key(self) -> str:
@@ -271,12 +270,11 @@ class Emulator:
         """Create an endpoint running ``image`` or ``handler``; returns its id.
 
         REST v2's settings: ``type`` QUEUE or LOAD_BALANCER (a demo of ``DEMOS`` has its
-        own; a script: ``deploy_worker``), ``workers`` ``{"min", "max", "idleTimeout"}``
-        (by default the console's 0 to 3 and 5 s). It goes the way ``POST /v1/endpoints``
-        does: a template for the image and a record from it. A handler becomes an image
-        of its own (``python/<endpoint id>``). An endpoint of that id this emulator did
-        not make (kept by its database, made through REST) is taken back: it keeps its
-        queue and settings and runs ``image`` or ``handler`` (a command line given again).
+        own), ``workers`` ``{"min", "max", "idleTimeout"}`` (``WORKERS_DEFAULT``). Like
+        ``POST /v1/endpoints``, it makes a template for the image and a record from it. An
+        endpoint of that id this emulator did not make (kept by its database, made through
+        REST) is taken back: it keeps its queue and settings and runs ``image`` or
+        ``handler`` (a command line given again).
         """
         if (image is None) == (handler is None):
             raise ValueError("deploy needs exactly one of image= or handler=")
@@ -288,7 +286,7 @@ class Emulator:
             raise ValueError(f"type is QUEUE or LOAD_BALANCER, got {kind!r}")
         if kind == "LOAD_BALANCER" and handler is not None:
             raise ValueError("a load-balancing endpoint runs a server, not a handler")
-        scaling = _workers(workers)
+        scaling = _scaling(workers)
         _check_execution_timeout(execution_timeout_ms)
         if endpoint_id is not None and not ENDPOINT_ID.match(endpoint_id):
             raise ValueError(
@@ -304,9 +302,7 @@ class Emulator:
             id=endpoint_id,
             name=name,
             image=image or handler_image(endpoint_id),
-            workers_min=int(scaling["min"]),
-            workers_max=int(scaling["max"]),
-            idle_timeout=float(scaling["idleTimeout"]),
+            **scaling,
             execution_timeout_ms=execution_timeout_ms,
             aggregate_stream=aggregate_stream,
         )
@@ -359,12 +355,10 @@ class Emulator:
         run on a fake clock (its requests' waits and limits are the clock's; its
         processes and health checks are real time).
 
-        ``python``: the interpreter to run it with (default: this one), e.g. a worker's own
-        virtualenv. ``env``: the endpoint's environment, as on the service: with the
-        protocol's own and the few a process needs to run (``PATH``, ``HOME``...), the
-        only variables the workers get. ``args``: its launch arguments, as a container's
-        command gives them. The endpoint's scaling settings start and stop the processes
-        (docs/workers.md). Needs a running ``EmulatorServer``: the workers call it.
+        ``python``: the interpreter (default: this one), e.g. a worker's own virtualenv.
+        ``env``: the endpoint's environment, as on the service (``workers/environment.py``).
+        ``args``: its launch arguments, as a container's command gives them. Needs a
+        running ``EmulatorServer``: the workers call it (docs/workers.md).
         """
         load_balancer = type == "LOAD_BALANCER"
         script_path = Path(path).expanduser().resolve()
@@ -437,13 +431,7 @@ class Emulator:
             )
         else:
             _check_execution_timeout(execution_timeout_ms)
-            scaling = _workers(workers)
-            settings = {
-                "workers_min": int(scaling["min"]),
-                "workers_max": int(scaling["max"]),
-                "idle_timeout": float(scaling["idleTimeout"]),
-                "timeout_ms": execution_timeout_ms,
-            }
+            settings = {**_scaling(workers), "timeout_ms": execution_timeout_ms}
             self._change(lambda: self.management.endpoints.change(endpoint_id, settings))
         return self.call_on_loop(lambda: self.kernels.attach(endpoint_id, kernel))
 
@@ -471,8 +459,6 @@ class Emulator:
         return int(entry.scaling_value) if entry is not None else REQUEST_COUNT_DEFAULT
 
     def _managed_env(self, endpoint_id: str) -> dict[str, str]:
-        """The endpoint's ``env`` as the management interface shows it (its template's, copied
-        onto the record): set through REST, it reaches the worker processes started after."""
         entry = self.management.endpoints.book.get(endpoint_id)
         return dict(entry.env) if entry is not None else {}
 

@@ -10,7 +10,7 @@ connection is closed, which the handler sees as the client gone). Beyond
 ``max_connections`` open connections a new one is answered at once with a 503 that says
 the emulator refused the connection, and closed: a client then reports that, rather
 than a connection closed without an answer, which for a submission it must take as "the
-job may have been queued". Nothing else is changed: no speed-ups, no routes.
+job may have been queued".
 
 It is uvicorn's own pure-Python protocol (h11, the one uvicorn always has), watched
 after each batch of parsed bytes: h11's state of the client's side says whether a

@@ -51,8 +51,7 @@ class EmulatorServer:
     def port(self) -> int:
         if self._socket is None:
             raise RuntimeError("the server is not started")
-        port: int = self._socket.getsockname()[1]
-        return port
+        return int(self._socket.getsockname()[1])
 
     @property
     def url(self) -> str:
@@ -98,8 +97,6 @@ class EmulatorServer:
             # A local emulator sits behind no proxy, so X-Forwarded-* is not for it, and
             # the middleware that reads them would cost every request a little.
             proxy_headers=False,
-            # uvicorn's h11 protocol with a deadline for reading each request and a
-            # connection cap (``protocol`` says why).
             http=self._protocol,
         )
         self._server = uvicorn.Server(config)

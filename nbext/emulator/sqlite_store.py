@@ -17,7 +17,7 @@ from typing import Any
 
 from .domain.errors import StoreFailed, StoreFull
 from .domain.store_port import CorruptRecord, Record
-from .migrations import migrate
+from .migrations import UPSERT, migrate
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -30,10 +30,6 @@ CREATE TABLE IF NOT EXISTS records (
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 """``json.dumps`` with these separators, without building an encoder for every record."""
-_UPSERT = (
-    "INSERT INTO records (kind, key, data) VALUES (?, ?, ?) "
-    "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data"
-)
 
 
 class SQLiteStore:
@@ -50,11 +46,11 @@ class SQLiteStore:
         migrate(self._db)
 
     def put(self, kind: str, key: str, record: Record) -> None:
-        self._write(_UPSERT, (kind, key, _encode(record)))
+        self._write(UPSERT, (kind, key, _encode(record)))
 
     def put_many(self, items: list[tuple[str, str, Record]]) -> None:
         """One transaction: a batch of 5,000 requests is one commit, not 5,000."""
-        self._write(_UPSERT, [(kind, key, _encode(record)) for kind, key, record in items])
+        self._write(UPSERT, [(kind, key, _encode(record)) for kind, key, record in items])
 
     def delete(self, kind: str, key: str) -> None:
         self._write("DELETE FROM records WHERE kind = ? AND key = ?", (kind, key))

@@ -8,10 +8,9 @@ in the user's runtime folder (``nbext.service.files``). What it holds is in SQLi
 the user's data folder, so a restart of the service loses nothing either.
 
 It serves on 127.0.0.1 only, with the key kept in its database and handed over in the
-0600 ``service.json``, never on a command line. It holds ``service.lock`` while it
-lives: a second service refuses to start, and a file left by a killed one is known for
-what it is. It stops by itself once it has had no call and nothing in flight for
-``idle_stop`` seconds (by default longer than a lunch break).
+0600 ``service.json``, never on a command line; its ``service.lock`` keeps a second one
+from starting. It stops by itself once it has had no call and nothing in flight for
+``idle_stop`` seconds.
 """
 
 from __future__ import annotations

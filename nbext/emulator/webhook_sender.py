@@ -7,15 +7,11 @@ system call each) whenever a request starts or ends, so a slow receiver's many o
 connections made every webhook, and with them the job interface, slow. Clients of
 receivers not written to lately are closed beyond ``MAX_RECEIVERS``.
 
-The guard: no webhooks to link-local or cloud metadata addresses.
-
-A job's submitter chooses its webhook URL, and the emulator POSTs the job's result
-there. On a laptop that is what one wants, whatever the address (so the guard is off by
-default). An emulator shared on a network, or on a cloud machine, would let any client
-with its key reach addresses only the machine should: the cloud's metadata service at
-169.254.169.254 (which hands out credentials) and the rest of the link-local ranges.
-``Emulator(webhook_guard=True)`` or ``--webhook-guard`` refuses those. The host is
-resolved at each attempt and every address it resolves to is checked.
+The guard (``--webhook-guard``; off by default, as on a laptop a webhook may go anywhere)
+refuses link-local and cloud metadata addresses: an emulator shared on a network or a
+cloud machine would otherwise let any client with its key reach what only the machine
+should, such as the metadata service at 169.254.169.254, which hands out credentials.
+The host is resolved at each attempt and every address it resolves to is checked.
 """
 
 from __future__ import annotations

@@ -115,14 +115,17 @@ def join(*, start: bool = True, idle_stop: float | None = None) -> Joined:
         return Joined(found, started=False)
     if not start:
         raise ServiceError("no local service runs: start one with `%runpod local start`")
-    with _one_line(), starting(runtime, START_TIMEOUT_S):
-        found = _running(runtime)  # another process may have started it meanwhile
-        if found is not None and found.build != build():
-            _replace_other_version(found)
-            found = None
-        if found is not None:
-            return Joined(found, started=False)
-        return Joined(_start(runtime, idle_stop), started=True)
+    try:
+        with starting(runtime, START_TIMEOUT_S):
+            found = _running(runtime)  # another process may have started it meanwhile
+            if found is not None and found.build != build():
+                _replace_other_version(found)
+                found = None
+            if found is not None:
+                return Joined(found, started=False)
+            return Joined(_start(runtime, idle_stop), started=True)
+    except TimeoutError as exc:
+        raise ServiceError(f"the local service could not be started: {exc}") from None
 
 
 def status() -> dict[str, Any] | None:
@@ -186,9 +189,6 @@ def describe(info: dict[str, Any]) -> list[str]:
         else "in flight: nothing"
         + (f"; it stops by itself after {_duration(idle)} with no call" if idle else ""),
     ]
-
-
-# ---- how ----------------------------------------------------------------------------
 
 
 def _running(runtime: Path) -> ServiceFile | None:
@@ -271,14 +271,6 @@ def _call(found: ServiceFile, method: str, path: str) -> dict[str, Any]:
         ) from None
     result: dict[str, Any] = answer.json() if answer.content else {}
     return result
-
-
-@contextlib.contextmanager
-def _one_line() -> Any:
-    try:
-        yield
-    except TimeoutError as exc:
-        raise ServiceError(f"the local service could not be started: {exc}") from None
 
 
 def _reap() -> None:

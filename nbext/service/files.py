@@ -30,7 +30,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -43,21 +43,19 @@ class ServiceFileError(Exception):
     """A folder or file of the service that is not the user's own, or unreadable: one line."""
 
 
-def data_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    if env.get("NBEXT_DATA_DIR"):
-        return Path(env["NBEXT_DATA_DIR"])
-    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+def data_dir() -> Path:
+    if os.environ.get("NBEXT_DATA_DIR"):
+        return Path(os.environ["NBEXT_DATA_DIR"])
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "nbext"
 
 
-def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    if env.get("NBEXT_RUNTIME_DIR"):
-        return Path(env["NBEXT_RUNTIME_DIR"])
-    if env.get("XDG_RUNTIME_DIR") and Path(env["XDG_RUNTIME_DIR"]).is_dir():
-        return Path(env["XDG_RUNTIME_DIR"]) / "nbext"
-    return data_dir(env) / "runtime"
+def runtime_dir() -> Path:
+    if os.environ.get("NBEXT_RUNTIME_DIR"):
+        return Path(os.environ["NBEXT_RUNTIME_DIR"])
+    if os.environ.get("XDG_RUNTIME_DIR") and Path(os.environ["XDG_RUNTIME_DIR"]).is_dir():
+        return Path(os.environ["XDG_RUNTIME_DIR"]) / "nbext"
+    return data_dir() / "runtime"
 
 
 def private_dir(path: Path) -> Path:
@@ -150,10 +148,10 @@ def remove(folder: Path, pid: int) -> None:
             service_file(folder).unlink()
 
 
-def open_private(path: Path, mode: str = "a") -> IO[Any]:
+def open_private(path: Path) -> IO[Any]:
     """``path`` opened for appending (made 0600 if new; a log, a lock)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    return os.fdopen(fd, mode, encoding="utf-8")
+    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 def try_lock(handle: IO[Any]) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,8 +31,9 @@ def executed(folder: Path, *cells: str) -> nbformat.NotebookNode:
         notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
     )
     client.execute()
-    nbformat.write(notebook, folder / "saved.ipynb")
-    return nbformat.read(folder / "saved.ipynb", as_version=4)
+    saved = folder / f"saved-{threading.get_ident()}.ipynb"  # kernels run at once write apart
+    nbformat.write(notebook, saved)
+    return nbformat.read(saved, as_version=4)
 
 
 def run(folder: Path, *cells: str) -> list[str]:

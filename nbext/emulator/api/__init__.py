@@ -12,9 +12,8 @@ from .http import install_error_handlers
 
 
 def create_app(emulator: Emulator) -> FastAPI:
-    """The emulator's HTTP interface: ``/v2`` jobs, ``/v1`` and ``/v2`` management,
-    ``/_emulator`` controls; in front of them, load-balancing endpoints' URLs
-    (``balancing``)."""
+    """``/v2`` jobs, ``/v1`` and ``/v2`` management, ``/_emulator`` controls; in front of
+    them, load-balancing endpoints' URLs (``balancing``)."""
     app = FastAPI(
         title="nbext emulator",
         summary="A local emulator of a GPU cloud's serverless job and management interfaces",

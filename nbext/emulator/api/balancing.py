@@ -139,8 +139,7 @@ class LoadBalancing:
         answer back, within the processing limit of the emulator's clock."""
         worker_id = lease.worker.id
         clock = self.emulator.clock
-        task = asyncio.current_task()
-        assert task is not None
+        task = body.task
         expired: list[bool] = []
 
         def expire() -> None:
@@ -291,15 +290,10 @@ class LoadBalancing:
                         await pump
         except InvalidStatus as exc:  # the worker's own refusal, passed on as it was
             error = f"worker {worker_id} refused the WebSocket: {exc}"
-            kind = exc.response.headers.get("content-type", "text/plain")
-            await _deny(
-                scope,
-                send,
-                exc.response.status_code,
-                bytes(exc.response.body or b""),
-                kind,
-                worker_id,
-            )
+            refusal = exc.response
+            kind = refusal.headers.get("content-type", "text/plain")
+            body = bytes(refusal.body or b"")
+            await _deny(scope, send, refusal.status_code, body, kind, worker_id)
         except (OSError, WebSocketException) as exc:
             error = f"worker {worker_id} refused the WebSocket: {exc}"
             with contextlib.suppress(Exception):

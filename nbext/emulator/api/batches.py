@@ -1,9 +1,8 @@
 """``/v2/{endpoint_id}/batch...``: the service's batch jobs, translated to ``Batches`` calls.
 
-Thin like the job routes: authenticate, take a slot of the ``batch`` rate limit (one
-limit for every batch call of an endpoint), read the body within the 10 MiB a call may
-carry, call the domain, answer the batch or a page. A batch of an endpoint deleted since
-can still be read (it is FAILED); a call to an endpoint that never had one is a 404.
+Every batch call of an endpoint takes a slot of its one ``batch`` rate limit. A batch of
+an endpoint deleted since can still be read (it is FAILED); a call to an endpoint that
+never had one is a 404.
 """
 
 from __future__ import annotations

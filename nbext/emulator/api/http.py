@@ -90,7 +90,6 @@ _ascii_dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_
 
 
 def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    """A JSON answer; pydantic models are written with their wire names."""
     return Response(
         encode(value), status_code=status, media_type="application/json", headers=headers
     )
@@ -126,8 +125,7 @@ Authenticated = Annotated[Emulator, Depends(authenticate)]
 
 
 async def management(emulator: Authenticated) -> Management:
-    """The emulator's management domain (as ``Managed``, the dependency of every ``/v1``
-    and ``/v2`` management route, run once a request)."""
+    """``Managed``: the dependency of every ``/v1`` and ``/v2`` management route."""
     return emulator.management
 
 

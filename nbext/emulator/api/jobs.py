@@ -1,10 +1,7 @@
 """``/v2/{endpoint_id}/...``: the job interface, translated to ``JobService`` calls.
 
-Plain FastAPI routes, like every other route of the emulator. They stay thin: parse,
-call the domain, serialise; auth, the rate limiter, body limits and error bodies are
-the helpers of ``http``. Query parameters are the routes' arguments, taken as the text
-the client sent and read by ``http.ms_param``: the interface's rule (ASCII digits, a
-range) and its one-line 400, not FastAPI's 422 for a value its int parsing refuses.
+Query parameters are taken as the text the client sent and read by ``http.ms_param``:
+the interface's rule (ASCII digits, a range) and its one-line 400, not FastAPI's 422.
 
 ``/v2`` is shared with management: an ``endpoint_id`` never matches one of
 ``MANAGEMENT_SEGMENTS`` (the ``endpoint`` path convertor below), so ``/v2/pods/health``

@@ -24,9 +24,8 @@ router = APIRouter(prefix="/_emulator/kernel-endpoints")
 
 
 def deploy_settings(data: Any) -> dict[str, Any]:
-    """A deploy body's settings, in REST v2's words: ``workers`` (``{"min", "max",
-    "idleTimeout"}``) and ``executionTimeoutMs``, as ``Emulator.deploy`` takes them (it
-    checks them)."""
+    """A deploy body's ``workers`` and ``executionTimeoutMs`` (REST v2's words), as
+    ``Emulator.deploy`` takes them (it checks them)."""
     if not isinstance(data, dict):
         raise InvalidInput("body must be a JSON object of settings")
     if flat := sorted({"workersMin", "workersMax", "idleTimeout", "loadBalancer"} & data.keys()):

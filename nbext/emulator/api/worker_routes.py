@@ -2,11 +2,10 @@
 
 ``/v2/{endpoint_id}/job-take/{worker}``, ``job-take-batch/{worker}``,
 ``job-stop/{worker}``, ``ping/{worker}``, ``job-stream/{worker}/{job}`` and
-``job-done/{worker}/{job}``: FastAPI routes like the job routes. Each call authenticates
-the worker by the key the emulator issued for it, sent bare in ``Authorization`` as the
-SDK sends it. Takes and stop polls are held open while there is nothing to give
-(``remote_workers.TAKE_HOLD_S``), then answered 204, as the SDK expects; docs/workers.md
-describes the whole protocol.
+``job-done/{worker}/{job}``, each authenticated by the key the emulator issued the
+worker, sent bare in ``Authorization`` as the SDK sends it. Takes and stop polls are held
+open while there is nothing to give (``remote_workers.TAKE_HOLD_S``), then answered 204,
+as the SDK expects (docs/workers.md).
 """
 
 from __future__ import annotations

@@ -50,14 +50,9 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
             return
         path = "/v2/llm/openai" + own
         headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
-        scope = {
-            **scope,
-            "path": path,
-            "raw_path": path.encode(),
-            "root_path": "",
-            "headers": headers,
-        }
-        scope["headers"].append((b"authorization", key))
+        headers.append((b"authorization", key))
+        moved = {"path": path, "raw_path": path.encode(), "root_path": "", "headers": headers}
+        scope = {**scope, **moved}
     await routes(scope, receive, send)
 
 

@@ -1,13 +1,12 @@
 """Worker scripts as processes: start them, keep their logs, restart them, stop them all.
 
-A worker script runs unmodified, as it runs on the service: ``python worker.py`` with
-the environment the ``runpod`` SDK reads in worker mode (``worker_env``), its endpoint's
-``env`` and what it needs to run, none of the emulator's other variables (its secrets:
-``environment``). Each process
-gets its own session (process group), because the SDK starts a heartbeat process of its
-own; stopping a worker signals the whole group, so nothing it started outlives it, and
-an ``atexit`` hook does the same for every worker when the interpreter ends (a kernel
-shut down, a script that never stopped its server).
+A worker script runs unmodified, as on the service: ``python worker.py`` with the
+variables the ``runpod`` SDK reads in worker mode (``worker_env``) and none of the
+emulator's secrets (``environment``). Each process gets its own session (process group),
+because the SDK starts a heartbeat process of its own; stopping a worker signals the
+whole group, so nothing it started outlives it, and an ``atexit`` hook does the same for
+every worker when the interpreter ends (a kernel shut down, a script that never stopped
+its server).
 
 The supervisor polls its processes from the emulator's loop: an exit is reported to
 ``RemoteWorkers.exited``, which fails the jobs the process held and, when the worker is

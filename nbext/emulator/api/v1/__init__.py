@@ -1,7 +1,10 @@
 """``/v1``: the management interface, one router per area of the reference.
 
-Routers only translate: parse (with the wire models), call ``Management``, serialise.
-Errors under ``/v1`` are ``{"message": ...}``, including the framework's own 404 and 405.
+Routers only translate. The domain keeps every record in v2's shape; a router reads v1's
+bodies with v1's wire models (so v1 refuses what it always refused, in its words), calls
+``Management`` and answers the record's v1 view (``views``); what v1 does its own way, each
+router's docstring says. Errors under ``/v1`` are ``{"message": ...}``, including the
+framework's own 404 and 405.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """``/v1/endpoints``: create, list and get (with include flags), update (two ways), delete.
 
-The domain keeps an endpoint in v2's shape; this adapter reads v1's bodies (checked by
-v1's wire models, so v1 refuses what it always refused, in its words) into the record's
-fields and answers with the record's v1 view. What v1 does its own way stays here: an
-endpoint runs the template it names as it is (v2 gives each endpoint its own), its GPU
-types keep the order given, ``networkVolumeId``/``networkVolumeIds`` keep v1's split, an
-idle timeout may be set under REQUEST_COUNT scaling, and an update keeps the fields its
-body model does not know and shows them after its own (both kept in ``notes``). A created
-endpoint serves ``/v2/{id}`` at once.
+v1's own ways: an endpoint runs the template it names as it is (v2 gives each endpoint
+its own), its GPU types keep the order given, ``networkVolumeId``/``networkVolumeIds``
+keep v1's split, an idle timeout may be set under REQUEST_COUNT scaling, and an update
+keeps the fields its body model does not know and shows them after its own (both kept in
+``notes``). A created endpoint serves ``/v2/{id}`` at once.
 """
 
 from __future__ import annotations
@@ -66,7 +63,6 @@ def answer(m: Management, e: EndpointRecord, includes: EndpointIncludes) -> dict
 @router.post("")
 async def create_endpoint(request: Request, m: Managed) -> Response:
     given = await body(request, EndpointCreateInput)
-    gpu = given.compute_type == ComputeType.GPU
     pair: list[Any] = [given.network_volume_id or None, given.network_volume_ids]
     settings: dict[str, Any] = {
         "compute_type": _plain(given.compute_type),
@@ -85,7 +81,7 @@ async def create_endpoint(request: Request, m: Managed) -> Response:
     }
     if given.name:
         settings["name"] = given.name
-    if gpu:
+    if given.compute_type == ComputeType.GPU:
         settings["gpu_types"] = _plain(given.gpu_type_ids or [catalog.DEFAULT_GPU_TYPE])
         settings["gpu_count"] = given.gpu_count
     if given.flashboot is not None:

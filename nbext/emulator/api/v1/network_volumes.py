@@ -1,8 +1,5 @@
-"""``/v1/networkvolumes``: create, list, get, update (two ways, grow only), delete.
-
-The domain keeps a volume in v2's shape; this adapter reads v1's bodies into it and
-answers in v1's spelling (``dataCenterId``, no storage type).
-"""
+"""``/v1/networkvolumes``: create, list, get, update (two ways, grow only), delete; v1
+spells a volume's data centre ``dataCenterId`` and has no storage type."""
 
 from __future__ import annotations
 

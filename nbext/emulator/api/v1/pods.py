@@ -1,12 +1,10 @@
 """``/v1/pods``: create (201), list, get, update (two ways), delete, and start, stop,
 restart, reset.
 
-The domain keeps a pod in v2's shape (``domain/management/pods.py``); this adapter hands
-it v1's bodies, checked by v1's wire models (so v1 refuses what it always refused, in its
-words), and answers with the record's v1 view. What only v1 has stays here: its list
-filters, the include flags (machine, network volume, savings plans, template), the
-serverless workers ``includeWorkers`` lists beside the pods, and its notes of a pod's
-entrypoint and last change of status (``StatusNotes``: v2 has no field for either).
+What only v1 has stays here: its list filters, the include flags (machine, network
+volume, savings plans, template), the serverless workers ``includeWorkers`` lists beside
+the pods, and its notes of a pod's entrypoint and last change of status
+(``StatusNotes``: v2 has no field for either).
 """
 
 from __future__ import annotations
@@ -218,15 +216,12 @@ async def get_pod(pod_id: str, request: Request, m: Managed) -> Response:
     found = m.pods.book.get(pod_id)
     if found is not None:
         return ok(answer(m, found, includes))
+    hint = " (a serverless worker is found only with includeWorkers=true)"
     if includes.include_workers:
+        hint = ""
         for worker, _ in worker_pods(m):
             if worker.get("id") == pod_id:
                 return ok(worker)
-    hint = (
-        ""
-        if includes.include_workers
-        else " (a serverless worker is found only with includeWorkers=true)"
-    )
     raise NotFound(f"pod {pod_id!r} not found{hint}")
 
 

@@ -1,10 +1,7 @@
 """``/v1/templates``: create, list (with include flags), get, update (two ways), delete.
 
-The domain keeps a template in v2's shape; this adapter reads v1's bodies (checked by
-v1's wire models, so v1 refuses what it always refused, in its words) into v2's fields
-and answers with the record's v1 view. What v1 does its own way stays here: an official
-template is refused with 400 (v2: 403), and an update may set ``category`` (v1 kept
-fields its body model does not know and applied the record's).
+v1's own ways: an official template is refused with 400 (v2: 403), and an update may set
+``category`` (v1 kept fields its body model does not know and applied the record's).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """``/v2`` management: REST v2 beside the job interface, over the same domain as ``/v1``.
 
 Routers only parse (against the reference's schemas, ``contract.py``), call the domain
-(``m.pods``, ``m.templates``, ``m.endpoints``, ``m.volumes``, ...: the rules) and
-serialise. A resource's list, get, create, update and delete are routed alike, from its
-row of ``nbext.models.v2.RESOURCES`` (``records.py``); its own module routes the rest. A
-path under ``/v2`` is management's when its first segment is one of
-``MANAGEMENT_SEGMENTS`` (pods, templates, serverless, ...); every other ``/v2`` path is
-the job interface's (``api/jobs.py``, whose ``endpoint_id`` never matches those). Errors on
-management's paths are problem documents (``http.problem``).
+(which holds the rules) and serialise. A resource's list, get, create, update and delete
+are routed alike, from its row of ``nbext.models.v2.RESOURCES`` (``records.py``); its own
+module routes the rest. ``api/jobs.py`` says how management's paths and the job
+interface's share ``/v2``.
 """
 
 from __future__ import annotations
@@ -33,9 +30,8 @@ AREAS = (  # the most asked first (``create_app`` says why)
 
 
 def install(app: FastAPI) -> None:
-    """Serve ``/v2`` management on ``app`` (its problem documents come from
-    ``http.install_error_handlers``). Each area is included straight into the app, as
-    ``v1.install`` says why."""
+    """Serve ``/v2`` management on ``app``, each area included straight into it
+    (``v1.install`` says why)."""
     for area in AREAS:
         app.include_router(area, dependencies=[Depends(checked_query)])
     app.add_api_route("/v2/openapi.json", openapi, tags=["v2 docs"])  # public

@@ -1,5 +1,4 @@
-"""``/v2/billing``: parse the query, call the domain's ``Billing`` (``m.billing``),
-serialise."""
+"""``/v2/billing``: the domain's ``Billing`` reports (``m.billing``), one per path."""
 
 from __future__ import annotations
 
@@ -23,7 +22,6 @@ REPORTS: dict[str, Report] = {
     "/network-volumes": Billing.volumes,
     "/clusters": Billing.clusters,
 }
-"""Each path's report."""
 
 
 def _route(report: Report) -> Callable[[Management, dict[str, Any]], Awaitable[Response]]:

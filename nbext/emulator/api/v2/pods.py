@@ -1,9 +1,5 @@
-"""``/v2/pods``: parse, call the domain's ``Pods`` (``m.pods``), serialise.
-
-A pod is kept in v2's shape, and the rules of a v2 pod body (``domain/management/
-pod_rules.py``), its observed status and its actions are the domain's; ``/v1/pods`` is an
-adapter over the same records.
-"""
+"""``/v2/pods``: the domain's ``Pods`` (``m.pods``), whose records ``/v1/pods`` shows too;
+the rules of a pod body, its observed status and its actions are the domain's."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""``/v2/serverless``: parse, call the domain's ``Endpoints`` (``m.endpoints``, which keeps
-endpoints in v2's shape) and its views (``endpoint_views``), serialise; an endpoint is the
-same record ``/v1/endpoints`` serves. A worker's logs are read here: for an endpoint
-deployed from a worker script, what its processes print (docs/workers.md#logs).
-"""
+"""``/v2/serverless``: the domain's ``Endpoints`` (``m.endpoints``, the records
+``/v1/endpoints`` serves too) and its views (``endpoint_views``). A worker script's logs
+are what its processes print (docs/workers.md#logs)."""
 
 from __future__ import annotations
 
