@@ -1,12 +1,11 @@
 """Load-balancing endpoints: which worker's own HTTP server a request goes to, and when
 (the rules: docs/behaviour.md#load-balancing-endpoints).
 
-Their workers are worker-script processes as a queue endpoint's are (``remote_workers``:
-the same pools, logs, restarts), in the same state table (``fleet``); what differs is this
-module, the endpoint's ``fleet.Body``: readiness from the health path's answers (polled
-in real time outside the domain, as process supervision is), leases on workers below
-``requestCount``, waits and affinity on the emulator's clock, and billing while a worker
-holds a request. The forwarding itself is the HTTP layer's (``api/balancing``).
+Their workers are worker-script processes (``remote_workers``) in the same state table
+(``fleet``); this module is the endpoint's ``fleet.Body``: readiness from the health
+path's answers (polled outside the domain), leases below ``requestCount``, waits and
+affinity on the emulator's clock, billing while a worker holds a request. Forwarding is
+the HTTP layer's (``api/balancing``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Time for the emulator, injectable so tests move it instead of sleeping.
 
-Every deadline of the job interface (TTL, retention, execution timeout, webhook retry
-delay, worker idle timeout, the rate-limit window, server-side waits) is a timer on one
-``Clock``. ``RealClock`` maps timers onto the running asyncio loop; ``FakeClock`` keeps
-them in a heap and fires them, in order, only when a test calls ``advance``.
-
-Timers are plain callbacks run on the emulator's loop thread; they never block.
+Every deadline of the job interface is a timer on one ``Clock``: ``RealClock`` maps
+timers onto the running asyncio loop; ``FakeClock`` fires them in order only when a test
+calls ``advance``. Timers are plain callbacks on the loop thread; they never block.
 """
 
 from __future__ import annotations
@@ -157,11 +154,9 @@ async def sleep(clock: Clock, seconds: float) -> None:
 class Signal:
     """A broadcast wake-up: every ``wait`` pending when ``fire`` is called returns.
 
-    Jobs own one each; a transition or a new stream chunk fires it, which is how a
-    finished job wakes its ``/runsync`` and ``/stream`` waiters at once. A waiter that
-    only cares about the end (``/runsync``) waits with ``final_only``, and a ``fire``
-    with ``final=False`` (the job started, a chunk arrived) lets it sleep on, instead of
-    waking it only for it to wait again.
+    A job's transitions and stream chunks fire its signal, so a finished job wakes its
+    ``/runsync`` and ``/stream`` waiters at once; a ``final_only`` waiter (``/runsync``)
+    sleeps through a ``fire(final=False)`` (a start, a chunk) instead of waking to wait again.
     """
 
     __slots__ = ("_final_only", "_waiters")

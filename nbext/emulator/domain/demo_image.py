@@ -1,14 +1,10 @@
 """``image-gen``: an offline stand-in for an image-generation model.
 
-It paints a landscape from the prompt: words choose the sky (``sunset``, ``night``...),
-the land (``desert``, ``forest``, ``snow``...) and water (``lake``, ``sea``...), and ``seed``
-shapes the ridges, so the same prompt and seed give the same bytes and different prompts
-give visibly different pictures. With ``"stream": true`` it yields a preview per step
-that sharpens out of noise, as diffusion models' step previews do, then the full image.
-
-Standard library only (a small PNG encoder on ``zlib``): the emulator must run where
-no imaging library is installed. Pixels are painted a column run or a row at a time with
-``bytearray`` slices, so a 512×512 picture costs a fraction of a second.
+Prompt words choose the sky, land and water and ``seed`` shapes the ridges, so the same
+prompt and seed give the same bytes and different prompts visibly different pictures.
+With ``"stream": true`` it yields previews that sharpen out of noise, as diffusion
+models' do. Standard library only (a PNG encoder on ``zlib``), since the emulator must
+run without an imaging library; ``bytearray`` slices paint 512×512 in a fraction of a second.
 """
 
 from __future__ import annotations

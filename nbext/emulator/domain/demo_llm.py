@@ -1,19 +1,10 @@
-"""``llm``: a demo worker that speaks the service's OpenAI-route contract, offline.
+"""``llm``: a demo worker that speaks the service's OpenAI-route contract offline
+(docs/openai.md), answering as the service's vLLM worker does.
 
-An OpenAI-compatible request reaches a worker as a job whose input is
-``{"openai_route": "/v1/chat/completions" | "/v1/completions" | "/v1/models",
-"openai_input": <the request body>}``. The worker answers as the service's vLLM worker
-does: without ``"stream": true`` it yields one object (the OpenAI response, or an
-OpenAI error object); with it, it yields strings that are already Server-Sent Events,
-several events to a string, ending with ``data: [DONE]``. See docs/openai.md.
-
-The words come from ``word_model`` (a bigram chain over a short text), wrapped in a
-little Markdown (emphasis, a list, a code block) so that rendering can be seen, and the
-answer says it is a demo. A job sent through ``/run`` with a plain ``{"messages": ...}``
-or ``{"prompt": ...}`` input is answered as the chat or completions route would.
-
-``tokens_per_second`` (a request field the OpenAI package passes through
-``extra_body``) sets the pace, on the emulator's clock, so a fake clock runs it at once.
+The words come from ``word_model``, wrapped in a little Markdown so that rendering can
+be seen. A plain ``/run`` job with ``{"messages": ...}`` or ``{"prompt": ...}`` is
+answered as the chat or completions route would. ``tokens_per_second`` (passed through
+``extra_body``) sets the pace on the emulator's clock, so a fake clock runs it at once.
 """
 
 from __future__ import annotations

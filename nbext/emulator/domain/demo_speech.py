@@ -1,11 +1,8 @@
 """``text-to-speech``: an offline stand-in for a speech model, text in, a short WAV out.
 
-It is a tiny formant synthesiser: each letter becomes a sound of its class (a vowel's
-formants over a glottal buzz, a hiss for ``s`` or ``f``, a stop and a burst for ``t`` or
-``k``), the formants glide from one letter to the next as a mouth's would, and the pitch
-falls over the text. It sounds like someone murmuring behind a wall: speech-like,
-recognisably the text's rhythm, never words. Deterministic (same input, same bytes),
-standard library only (``wave``).
+A tiny formant synthesiser: each letter becomes a sound of its class, the formants glide
+between letters and the pitch falls over the text, so it murmurs the text's rhythm,
+never words. Deterministic, standard library only (``wave``).
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """A worker's life: its state table (``TABLE``, at the end) and the events that move a
 worker through it.
 
-``Fleet.enter`` is the one place a worker's state changes: it checks the table, cancels
-the timer of the state left and arms the entered state's (the table says what it does
-when it runs out), so no timer of an earlier state can act on a worker later. Every
-removal dispatches the endpoint's queue again, so a job never waits on a worker that is
-gone. A teaching scenario holds a worker's start where its ``hold`` hook says
-(``scenarios``), whatever the worker's body.
-
-What a worker is made of is its endpoint's ``Body``: a handler run in the emulator
-(``IN_PROCESS``: ready as it starts), a worker script's processes (``remote_workers``:
-ready at their first call), or a load-balancing endpoint's servers (``balancer``: ready
-at their health path's first 200, UNHEALTHY while it answers otherwise).
+``Fleet.enter`` is the one place a worker's state changes: it cancels the left state's
+timer and arms the entered one's, so no earlier timer can act on a worker later. Every
+removal dispatches the endpoint's queue again, so no job waits on a worker that is gone.
+A worker's endpoint ``Body`` says what it is made of: an in-process handler, a worker
+script's processes (``remote_workers``) or a load balancer's servers (``balancer``).
 """
 
 from __future__ import annotations

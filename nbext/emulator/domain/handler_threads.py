@@ -1,16 +1,10 @@
 """Threads for synchronous handlers, whose capacity comes back when a handler hangs.
 
-A sync handler runs in a thread so that it never stalls the emulator's loop. Python
-cannot stop a thread: a handler that blocks for good (``time.sleep(1e9)``, a lock never
-released) keeps its thread after its job timed out or was cancelled. With a fixed pool,
-enough of those used up every thread, and later jobs sat IN_PROGRESS for ever. Here,
-when the scheduler gives up on a handler still running (``write_off``), that thread no
-longer counts against ``limit``, so a new one may start in its place; if the stuck
-handler ever returns, its thread retires once there are more than enough.
-
-The threads are daemon threads, and nothing waits for them at exit: a stuck handler never
-blocks the emulator's shutdown, nor the interpreter's (a ``ThreadPoolExecutor``'s threads
-are joined at exit, which hung SIGTERM).
+Python cannot stop a thread, so with a fixed pool a few handlers blocked for good used up
+every thread and later jobs sat IN_PROGRESS for ever. Here a thread the scheduler gave up
+on (``write_off``) no longer counts against ``limit``; should it return, it retires once
+there are more than enough. The threads are daemons nothing joins: a
+``ThreadPoolExecutor``'s are joined at exit, which hung SIGTERM.
 """
 
 from __future__ import annotations

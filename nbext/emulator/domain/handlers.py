@@ -1,11 +1,9 @@
-"""Calling a worker handler the way the service's worker convention does.
+"""Calling a worker handler the way the service's worker convention does
+(docs/behaviour.md#handlers).
 
-A handler takes ``job = {"id", "input"[, "s3Config"]}`` and returns the output; a
-generator (sync or async) streams, each yielded value being one chunk. Async handlers
-run on the emulator's loop; sync ones in a thread pool so a notebook function that
-blocks (``time.sleep``, a model call) never stalls the queue. Cancellation is
-cooperative: ``current_job().cancelled`` turns true, generators stop at their next
-yield, and async handlers also get ``CancelledError``.
+Async handlers run on the emulator's loop, sync ones in threads so a blocking one never
+stalls the queue. Cancellation is cooperative: ``current_job().cancelled`` turns true,
+generators stop at their next yield, and async handlers also get ``CancelledError``.
 """
 
 from __future__ import annotations

@@ -71,11 +71,9 @@ class JobService:
         self.lifecycle.scheduler = self.scheduler
         self.fleet = self.scheduler.fleet
         self.on_change: list[Callable[[Job], None]] = self.lifecycle.on_change
-        """Observers of every transition and removal."""
         self.on_execution: list[Callable[[Endpoint, str, float, float], None]] = (
             self.scheduler.on_execution
         )
-        """``Scheduler.on_execution``: every execution that ended, however (billing listens)."""
 
     # ---- endpoints -------------------------------------------------------------------
 

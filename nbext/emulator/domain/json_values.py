@@ -1,10 +1,9 @@
 """Which JSON values the emulator can store and serve back exactly as they came.
 
-JSON's escapes let a client send text that is not valid Unicode (a lone surrogate such
-as ``"\\ud800"``), and Python reads numbers and nesting that it then cannot write back.
-Accepted, any of these would make every later read of the record fail. So input is
-checked here before anything is stored (a 400 naming the field), and a handler's output
-before its job completes (the job fails, saying why).
+JSON's escapes allow text that is not valid Unicode (a lone ``"\\ud800"``), and Python
+reads numbers and nesting it then cannot write back; stored, any would break every later
+read. So input is checked before it is stored (a 400 naming the field), and a handler's
+output before its job completes (the job fails, saying why).
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 
 Every state change goes through ``Lifecycle.transition`` and every removal through
 ``Lifecycle.remove``, so TTL, retention, cancel, retry, timeouts, worker release, health
-counters, webhooks and what is stored cannot disagree. Starting and stopping handlers
-is the scheduler's (``scheduling``); this module tells it when a job leaves IN_PROGRESS
-and when a queue may have work for a worker.
+counters, webhooks and what is stored cannot disagree. Running handlers is
+``scheduling``'s; this module tells it when a worker or queue frees up.
 """
 
 from __future__ import annotations
@@ -157,10 +156,6 @@ class Lifecycle:
                 observer(job)
             except Exception:  # an observer never stops a state change half-way
                 log.exception("an observer of job %s failed", job.id)
-
-    # Timers take their arguments rather than closures: a job keeps its TTL and retention
-    # timers for as long as it is retained, and every object kept per job is work for
-    # the garbage collector at thousands of jobs a second.
 
     def schedule_ttl(self, job: Job) -> None:
         if job.ttl_timer:

@@ -1,22 +1,15 @@
-"""The service's OpenAI-compatible routes, as jobs on an endpoint.
+"""The service's OpenAI-compatible routes, as jobs on an endpoint (docs/openai.md).
 
-``{serverless_url}/{endpoint_id}/openai/v1/<route>`` becomes a job whose input is
-``{"openai_route": "/v1/<route>", "openai_input": <body>}``. The worker's handler (a
-generator, as the service's vLLM worker is) yields one answer object, or, for a request
-with ``"stream": true``, strings that are already Server-Sent Events, which are written
-to the HTTP answer as they come. docs/openai.md describes the contract.
+``/{endpoint_id}/openai/v1/<route>`` becomes an ordinary job with input
+``{"openai_route": "/v1/<route>", "openai_input": <body>}``; this module turns its outcome
+into an HTTP answer, so the HTTP layer stays thin:
 
-The job is an ordinary job: it shows in ``/health`` and ``/requests``, ``/cancel`` and
-the execution timeout end it. What is particular is only how its outcome becomes an
-HTTP answer, which is this module's, so the HTTP layer stays a thin adapter:
-
-- an OpenAI error object (``{"error": {...}}``, or vLLM's older flat
-  ``{"object": "error", ...}``) becomes an error answer with the status in its ``code``;
-- a job that failed, timed out or was cancelled becomes an OpenAI-shaped error, marked
-  not to be re-sent (``x-should-retry: false``, which the ``openai`` package honours):
-  re-sending would run the job again;
-- an answer that is not in OpenAI's shape (an endpoint whose handler does not read
-  ``openai_route``) becomes a 502 that says so, at once, instead of a hang.
+- an OpenAI error object (or vLLM's older flat ``{"object": "error"}``) answers with the
+  status in its ``code``;
+- a failed, timed-out or cancelled job becomes an OpenAI-shaped error with
+  ``x-should-retry: false``, since the ``openai`` package's re-send would run it again;
+- an answer not in OpenAI's shape (a handler that ignores ``openai_route``) is a 502 at
+  once, instead of a hang.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """What one job may output: the service's 20 MB, for a result and for a streamed chunk.
 
-The service takes at most 20 MB on ``/runsync`` and its SDK tells a worker whose result
-passes 20 MB that it "exceeds the 20 MB limit". The emulator used to refuse such a
-worker's post with a 413, which the SDK only logs: the job then sat IN_PROGRESS until its
-execution timeout and ended TIMED_OUT, for the wrong reason. So an output past the limit
-ends its job FAILED at once, saying how large it was, whether an in-process handler
-returned or yielded it or a worker process posted it. Sizes are of the JSON as it is
-sent (a worker's post as it arrives); 1 MB is 2^20 bytes, as for the body limits.
+The emulator used to refuse an oversized worker post with a 413, which the SDK only
+logs, so the job ended TIMED_OUT for the wrong reason. Now an output past the limit ends
+its job FAILED at once, saying how large it was, however it came. Sizes are of the JSON
+as sent; 1 MB is 2^20 bytes, as for the body limits.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Jobs and endpoint counters as store records, and back, for an emulator that restarts.
 
-Only what a job *is* is written (ids, input, policy, state, times, output, chunks);
-what it is *doing* (its worker, task, timers, waiters) is rebuilt by
-``JobService.restore``. A start is not written: the record still says IN_QUEUE, which
-is what a restart makes of a job that was running anyway (its worker died with the
-emulator), and that spares one write of the three each job would otherwise cost.
+Only what a job *is* is written; what it is *doing* (worker, task, timers, waiters) is
+rebuilt by ``JobService.restore``. A start is not written: the record still says
+IN_QUEUE, which is what a restart makes of a running job anyway, and that spares one
+write of three per job.
 """
 
 from __future__ import annotations

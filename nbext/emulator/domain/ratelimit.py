@@ -1,9 +1,8 @@
-"""Rate and concurrency limits of the job interface, per endpoint and operation.
+"""Rate and concurrency limits of the job interface, per endpoint and operation
+(docs/behaviour.md#rate-limits).
 
-The service's table (docs/behaviour.md#rate-limits) gives a base rate per 10-second
-window and a concurrency cap; the effective rate is ``max(base, running_workers *
-requests_per_worker)``. The window slides on the emulator's clock, so tests reach the
-limit without waiting for it.
+The effective rate is ``max(base, running_workers * requests_per_worker)``; the window
+slides on the emulator's clock, so tests reach the limit without waiting.
 """
 
 from __future__ import annotations

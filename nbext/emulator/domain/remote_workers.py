@@ -1,16 +1,12 @@
-"""Workers in processes of their own that pull jobs over the worker protocol.
+"""Workers in processes of their own that pull jobs over the worker protocol
+(docs/workers.md).
 
-An endpoint deployed from a worker script has no in-process handler, so the scheduler
-never hands its jobs out: its workers *take* them, as the service's workers do
-(docs/workers.md). The queue, the job states and their side effects stay
-``Lifecycle``'s, so cancel, TTL, retention, execution timeout, webhooks and health
-counters are the same as for in-process handlers.
-
-This module is also the body of the endpoint's workers (``fleet.Body``): a ``Launcher``
-(the process supervisor, outside the domain) starts a process as a worker boots and
-stops it as it is removed. A process is ready at its first call; one that dies before it
-served crashes the worker (restarted after a backoff), one that served is started again.
-Everything runs on the emulator's loop.
+An endpoint deployed from a worker script has no in-process handler: its workers *take*
+jobs, as the service's do, while the queue, job states and their side effects stay
+``Lifecycle``'s, so cancel, TTL, timeouts, webhooks and health behave as for handlers.
+As the workers' ``fleet.Body``, a ``Launcher`` (outside the domain) starts a process as
+a worker boots; it is ready at its first call, and one that dies before serving crashes
+the worker (restarted after a backoff).
 """
 
 from __future__ import annotations
@@ -209,11 +205,10 @@ class RemoteWorkers:
     def exited(self, worker: RemoteWorker, how: str) -> None:
         """The worker's process ended (``how``: its exit code or signal, as text).
 
-        Its jobs fail: the job table has no way back from IN_PROGRESS to IN_QUEUE, and
-        the work may have been done, with effects, before the process died, so running
-        it again unasked could run it twice (docs/workers.md). If its worker is still
-        wanted, it starts again: at once if the process served (or asked for a fresh
-        start: ``stopPod``), else it crashed at start (``Fleet.crashed``).
+        Its jobs fail: the job table has no way back to IN_QUEUE, and a requeue could do
+        their work twice (docs/workers.md). A worker still wanted starts again at once if
+        the process served (or asked to: ``stopPod``), else it crashed at start
+        (``Fleet.crashed``).
         """
         pool = self.pools.get(worker.endpoint_id)
         self.by_id.pop(worker.id, None)

@@ -1,14 +1,10 @@
-"""Teaching scenarios: an endpoint given the troubles of a real fleet, deterministically.
+"""Teaching scenarios: an endpoint given the troubles of a real fleet, deterministically,
+so "broken or just cold?" can be met on purpose (docs/behaviour.md#teaching-scenarios).
 
-"Is it broken or just cold?" is the most confusing moment of serverless. A class, a demo
-or a test needs to meet each cause on purpose, offline and repeatably, so an endpoint can
-be given a scenario (``Emulator.set_scenario``, ``--scenario`` on the command line,
-``deploy(scenario=...)``, ``%runpod emulator scenario``).
-
-Each scenario is an object with hooks the emulator calls, whatever runs the workers:
-``hold`` where a worker's start waits (the state table, ``workers.py``), ``job_error``
-as a job starts, ``chunk_gap`` as a stream's chunks are passed on. Every time is on the
-emulator's clock, so a fake clock runs a scenario at once.
+A scenario is an object with hooks the emulator calls, whatever runs the workers:
+``hold`` where a worker's start waits (``fleet``), ``job_error`` as a job starts,
+``chunk_gap`` between a stream's chunks. All on the emulator's clock, so a fake clock
+runs a scenario at once.
 """
 
 from __future__ import annotations

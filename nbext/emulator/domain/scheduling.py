@@ -1,8 +1,6 @@
 """Which worker runs which job, and running it: dispatch and execution.
 
-Scaling follows docs/behaviour.md#scaling: a queued job starts a worker when none is
-idle and the endpoint is below ``workers_max`` (low-priority jobs never do). Workers'
-states, idle timeouts and removal are the fleet's (``fleet``). A job's end
+Scaling follows docs/behaviour.md#scaling; workers' states are ``fleet``'s. A job's end
 (``Lifecycle.transition``) frees its worker through ``stop_execution``; everything runs
 on the emulator's loop.
 """

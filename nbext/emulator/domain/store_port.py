@@ -1,9 +1,8 @@
 """Where the emulator keeps records: a port the domain writes through.
 
-Records are JSON-ready dicts filed by kind ("template", "pod", "endpoint", "volume",
-"registry_auth", "usage", "job", ...) and key. ``MemoryStore`` is the default; the SQLite
-store (``nbext.emulator.sqlite_store``) implements the same protocol so that an emulator given
-``--db FILE`` loses nothing on restart. The domain never knows which one it has.
+Records are JSON-ready dicts filed by kind and key. ``MemoryStore`` is the default; the
+SQLite store (``nbext.emulator.sqlite_store``) implements the same protocol for
+``--db FILE``. The domain never knows which one it has.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Stream chunks no larger than the interface allows.
+"""Stream chunks no larger than the interface allows (docs/behaviour.md#streaming).
 
-A handler may yield any JSON value of any size; the wire carries at most 1 MB of
-serialised ``output`` per chunk. Larger values are cut into consecutive parts whose
-``metrics`` carry ``SPLIT_KEY`` so a client can put them back together; a plain reader
-(the service's own SDK) sees string parts as consecutive text, which is what streamed text
-wants anyway.
+A value over 1 MB of serialised ``output`` is cut into consecutive parts whose
+``metrics`` carry ``SPLIT_KEY`` so a client can rejoin them; a plain reader (the
+service's SDK) sees string parts as consecutive text, which streamed text wants anyway.
 """
 
 from __future__ import annotations

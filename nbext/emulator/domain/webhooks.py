@@ -1,20 +1,11 @@
-"""Webhook delivery: POST the ``/status`` body when a job reaches a final state.
+"""Webhook delivery: POST the ``/status`` body when a job ends (docs/behaviour.md#webhooks).
 
-Only HTTP 200 acknowledges. Otherwise two more attempts follow, ``retry_delay`` seconds
-of the emulator's clock apart (docs/behaviour.md#webhooks). Delivery never holds up the
-job interface, and one slow receiver never harms the others:
-
-- each receiver (scheme, host and port) has its own queue, and at most ``concurrency``
-  attempts in flight; the rest wait in its queue, holding nothing but their body;
-- a retry waits on a timer, not in a slot, so a failing receiver does not hold slots
-  while it waits;
-- an attempt that could not be sent for the emulator's own reasons (``NotSent``: no
-  connection free in its HTTP pool) goes back to the queue and is not counted as one
-  of the three.
-
-Every attempt is recorded, so ``/_emulator/webhooks`` and tests can see what happened;
-a job's records go with the job (``forget``, when its retention ends), so they never
-outlive it.
+Only a 200 acknowledges, with two retries ``retry_delay`` apart on the emulator's clock.
+Delivery never holds up the job interface, and one slow receiver never harms the others:
+each receiver (scheme, host, port) has its own queue and at most ``concurrency`` attempts
+in flight; a retry waits on a timer, not in a slot; an attempt not sent for the
+emulator's own reasons (``NotSent``) is queued again without counting as one of the three.
+Every attempt is recorded for ``/_emulator/webhooks`` and goes with its job (``forget``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""A bigram word model over a short text shipped with the package: the ``llm`` demo's words.
+"""A bigram word model over ``demo_llm_corpus.txt``: the ``llm`` demo's words.
 
-The demo has to stream plausible-looking text offline, deterministically, with nothing
-but the standard library. A bigram chain does that in a few lines: each next word is
-drawn from the words that followed the current one in ``demo_llm_corpus.txt``. It is a
-stand-in for a model's output, not a model; the demo says so in every answer.
+Plausible text, offline, deterministic, standard library only; a stand-in for a model's
+output, not a model, and the demo says so in every answer.
 """
 
 from __future__ import annotations

@@ -1,22 +1,14 @@
 """What worker processes print: each worker's stdout and stderr, line by line.
 
-These are the logs of a worker-script endpoint, as the service keeps a worker's
-container output. They are written from the supervisor's reader threads (one per
-process) and read from the emulator's loop (the v2 worker-logs route) and from user
-threads (``Emulator.worker_logs``), hence the lock. A worker restarted after a crash
-keeps its id, so its log goes on across processes, with the supervisor's lines (a
-process starting, exiting) marked ``system`` between the program's ``container`` lines.
+Written from the supervisor's reader threads and read from the loop and user threads,
+hence the lock. A restarted worker keeps its id, so its log goes on across processes,
+with the supervisor's lines marked ``system``. Lines are numbered as written, so a
+reader passing its last cursor (``Last-Event-ID``) gets exactly the lines after it.
 
-Every line is numbered when it is written, so a reader that passes the cursor of the
-last line it saw (``Last-Event-ID``) gets exactly the lines after it, even when older
-lines have been dropped.
-
-The logs are bounded by bytes, not only by lines: they live in the emulator's memory,
-which in a notebook is the kernel's, and one worker that prints a 200 MB line (a base64
-image, a tensor) or 1 MB lines in a loop must cost it a few MB, not GB. A line keeps its
-first ``LINE_BYTES``, with a mark saying how many bytes were cut (the supervisor reads a
-process's pipe in pieces, so the rest is never held); a worker keeps its last
-``WORKER_BYTES`` (and ``LOG_LINES``); the logs of the ``WORKERS_KEPT`` workers that
+The logs live in the kernel's memory, so they are bounded by bytes: a 200 MB line or
+1 MB lines in a loop must cost a few MB. A line keeps its first ``LINE_BYTES`` (marked
+with how much was cut; pipes are read in pieces, so the rest is never held), a worker
+its last ``WORKER_BYTES`` and ``LOG_LINES``, and only the ``WORKERS_KEPT`` workers that
 wrote last are kept.
 """
 

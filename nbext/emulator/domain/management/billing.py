@@ -1,15 +1,10 @@
-"""Billing: the usage ledger cut into calendar buckets, as REST v2 reports spend.
+"""Billing: the usage ledger cut into calendar buckets in UTC, as REST v2 reports spend.
 
-A bucket is a calendar period in UTC (hour; day; week from Monday; month; year). Only
-usage inside the window counts (an interval crossing either bound is cut there), and
-nothing after now: open intervals run up to the clock. Buckets where nothing was used
-are left out. ``spend`` is the one sum of the ledger; v2's ``Billing`` here and v1's
-``V1Billing`` (``nbext/emulator/api/v1/billing.py``) shape what it adds up.
-
-Categories the emulator does not meter (disk, fees, public endpoints, networking) are 0.
-v2's paths do not map to v1's by name (v1's ``/billing/endpoints`` is v2's
-``/billing/serverless``; v2's ``/billing/endpoints`` is the service's public endpoints,
-which the emulator has none of, so it is always empty).
+Intervals are cut at the window's bounds and at now; empty buckets are left out.
+``spend`` is the one sum of the ledger, shaped by v2's ``Billing`` here and v1's
+``V1Billing``. Unmetered categories (disk, fees, networking) are 0. v2's paths do not
+map to v1's by name: v1's ``/billing/endpoints`` is v2's ``/billing/serverless``, and
+v2's ``/billing/endpoints`` (public endpoints) is always empty.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """What the emulated cloud offers and what it costs: GPU types, CPU flavours, data centres.
 
-Every type the reference names exists here, with plausible prices (USD). The emulator
-has capacity everywhere, so a pod or worker gets the first GPU type, flavour and data
-centre its request lists. Billing multiplies what ran by these prices, so a test can
-compute any figure by hand from this table.
+Every type the reference names exists, with plausible USD prices. Capacity is everywhere,
+so a request gets the first type, flavour and data centre it lists; billing multiplies
+what ran by these prices, so a test can compute any figure by hand.
 """
 
 from __future__ import annotations

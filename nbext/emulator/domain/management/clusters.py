@@ -1,9 +1,8 @@
 """Instant clusters: a group of identical GPU pods in one data centre on a private network.
 
-The emulator keeps a cluster as one record; its member pods are derived from it (rank,
-role, private address) and go through the same observed life cycle as a pod, from the
-cluster's creation. A cluster bills as its pods would: every member's GPUs, from create
-to delete, as one interval of the usage ledger (kind ``cluster``).
+One record per cluster; its member pods are derived from it (rank, role, private address)
+and follow a pod's observed life cycle. It bills as its pods would, as one interval of
+the usage ledger (kind ``cluster``) from create to delete.
 """
 
 from __future__ import annotations

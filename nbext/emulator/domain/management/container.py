@@ -1,10 +1,9 @@
 """REST v2's container settings and compute choice: the rules templates, pods and
 endpoints share.
 
-v2 writes a start command as one string (``args``, split and joined the way a shell
-would) and a volume as ``mounts.persistent``; the conversions are
-``nbext.models.v2.convert``'s (the client uses them too). Here they refuse in the
-domain's terms (``Unprocessable``: 422 under ``/v2``).
+The conversions (``args`` as one shell-split string, ``mounts.persistent``) are
+``nbext.models.v2.convert``'s, shared with the client; here they refuse in the domain's
+terms (``Unprocessable``: 422 under ``/v2``).
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """A v2 endpoint body's fields and the rules of their values, in v2's own names.
 
-The reference (checked by ``api/v2/contract.py`` before a body reaches the domain) fixes
-the shape: which fields exist, their JSON types, the required ones, ``scaling``'s two
-variants. What it leaves to prose or to the catalog is checked here, so a refusal names
-the field as the v2 caller wrote it (``cpu.0.id``, ``workers.idleTimeout``): the known
-CUDA versions and data centres, the CPU flavors serverless offers, the bounds of worker
-counts, idle and execution timeouts, and a minimum not above the maximum. The container
-settings (``image``, ``args``, ``disk``, ``env``, ``ports``, ``registry``) become the
-endpoint's own template, whose rules (``TemplateInput``) check them there.
-
-``/v1/endpoints`` bodies keep v1's models (``nbext.models``): v1's names, v1's rules.
+The reference (``api/v2/contract.py``) fixes the shape; what it leaves to prose or to
+the catalog is checked here, so a refusal names the field as the v2 caller wrote it
+(``workers.idleTimeout``). The container settings become the endpoint's own template,
+checked by ``TemplateInput``. ``/v1/endpoints`` keeps v1's models and rules.
 """
 
 from __future__ import annotations

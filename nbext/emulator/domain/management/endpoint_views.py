@@ -1,9 +1,8 @@
-"""An endpoint record as each interface shows it with what lives beside it: v2's endpoint
-(``requestUrls`` pointing at this emulator's job interface, the template's container
-settings), its releases and its workers.
+"""An endpoint record as each interface shows it, with its ``requestUrls``, template
+settings, releases and workers.
 
-The record itself is ``endpoints.EndpointRecord``; these views also read the template it
-runs and the live endpoint of the job interface, which is why they are not its methods.
+These views read the template and the live endpoint beside the record
+(``endpoints.EndpointRecord``), which is why they are not its methods.
 """
 
 from __future__ import annotations
@@ -57,8 +56,7 @@ def _gpu(e: EndpointRecord) -> dict[str, Any]:
 
 
 def view(endpoints: Endpoints, e: EndpointRecord, base: str) -> dict[str, Any]:
-    """The endpoint as ``/v2/serverless`` shows it; ``base`` is the root URL the request
-    came to."""
+    """The endpoint as ``/v2/serverless`` shows it; ``base`` is the root URL the request came to."""
     t = endpoints.template(e)
     out: dict[str, Any] = {"id": e.id, "name": e.name or e.id, "type": e.type}
     if e.id in endpoints.jobs.endpoints and e.type == "LOAD_BALANCER":

@@ -1,14 +1,11 @@
 """Serverless endpoints, kept in REST v2's shape: the rules of a v2 body, the records, and
 the live endpoints of the job interface they stand for.
 
-An endpoint is one record whichever interface made it, and the record is v2's:
-``/v2/serverless`` serves it (``endpoint_views``), ``/v1/endpoints`` translates
-(``api/v1``, which keeps the few details only v1 shows in ``api/v1/notes.py``).
-
-Creating a record adds an endpoint to ``JobService`` at once, so ``/v2/{id}/...`` serves
-jobs the moment the create answers. v1 binds an endpoint to the template it names; v2
-gives each endpoint a template of its own, made from the body and the template it names,
-so later edits of that template do not reach the endpoint, as the reference says.
+An endpoint is one v2 record whichever interface made it (``endpoint_views`` serves it,
+``api/v1`` translates). Creating a record adds it to ``JobService`` at once, so jobs are
+served the moment the create answers. v2 gives each endpoint a template of its own, made
+from the body and the template it names, so later edits of that template do not reach
+it, as the reference says; v1 binds it to the template it names.
 """
 
 from __future__ import annotations
@@ -494,11 +491,8 @@ class Endpoints:
             self.jobs.add_endpoint(live)
 
     def set_image(self, endpoint_id: str, image: str) -> None:
-        """Run ``image`` from now on (the command line naming another image after a restart).
-
-        Only for an endpoint ``Emulator.deploy`` made: its template is its own. Another
-        endpoint shares its template's image with whatever else uses that template.
-        """
+        """Run ``image`` from now on (the command line naming another image after a restart);
+        only an endpoint ``Emulator.deploy`` made, whose template no other endpoint shares."""
         e = self.get(endpoint_id)
         owned = self._owned(e)
         if not e.deployed or owned is None:

@@ -1,13 +1,9 @@
 """``Management``: every management resource, over one store and one clock.
 
-The areas refer to each other (a template names a registry auth, an endpoint a template,
-a volume cannot go while a pod uses it). Each is given, when it is made, the areas it
-asks (a pod checks its template and volume); the questions the other way round (is this
-auth, volume or template in use, a template changed) are callbacks an area registers on
-the ones it was given (``users``, ``bound``, ``on_change``), as the job service's
-``on_execution`` is. So the order below is the order of what needs what, and no area
-knows this façade. Nothing here knows about HTTP; the routers under ``api/v1`` and
-``api/v2`` call these areas.
+Each area is given, when made, the areas it asks (a pod checks its template and volume);
+questions the other way round (is this auth, volume or template in use) are callbacks an
+area registers on those (``users``, ``bound``, ``on_change``). So the order below is
+the order of what needs what, and no area knows this façade or HTTP.
 """
 
 from __future__ import annotations

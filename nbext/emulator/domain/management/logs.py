@@ -1,15 +1,10 @@
 """Logs a user would read: a pod's boot and shutdown, and the jobs a worker ran.
 
-Pod logs are derived, not stored: every stretch a pod ran is an interval of the usage
-ledger, so its lines (provisioning, image pull, container start, stop) are written from
-those intervals and the clock, and lines appear as the (fake) clock passes their time.
-Worker logs are recorded as jobs leave their workers (the job service's execution hook)
-and kept in memory, a bounded number per worker, as the service keeps them only while
-the worker lives.
-
-Every line has a cursor ``<ts>/<sequence>``: lines are only ever appended, so a reader
-that passes the last cursor it saw gets exactly the lines after it. That is how logs are
-followed: a Server-Sent Events client reconnects with ``Last-Event-ID``.
+Pod logs are derived from the pod's usage intervals and the clock, not stored, so lines
+appear as the (fake) clock passes them. Worker logs are recorded as jobs leave their
+workers, a bounded number per worker. Every line has a cursor ``<ts>/<sequence>`` and
+lines are only appended, so a Server-Sent Events client that reconnects with
+``Last-Event-ID`` gets exactly the lines after it.
 """
 
 from __future__ import annotations

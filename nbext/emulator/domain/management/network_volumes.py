@@ -1,10 +1,8 @@
 """Network volumes: created in one data centre, only ever grown, billed by size and time.
 
-The record is in REST v2's shape (``id``, ``name``, ``size``, ``dataCenter``, ``type``):
-``/v2/network-volumes`` serves it as it is and ``/v1/networkvolumes`` translates it
-(``api/v1/network_volumes.py``). The storage ``type`` is v2's: the
-emulator's volumes are alike, but bill by tier, and HIGH_PERFORMANCE exists only where
-the catalog says so.
+The record is in REST v2's shape: ``/v2/network-volumes`` serves it as it is and
+``/v1/networkvolumes`` translates it. The emulator's volumes are alike but bill by v2's
+storage ``type``, and HIGH_PERFORMANCE exists only where the catalog says so.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The catalog as v2 describes it: serverless pools, regions, availability, CUDA versions.
 
-v1's catalog (``catalog``) has prices and memory; v2 adds what a user picks hardware by:
-which serverless *pool* a GPU type belongs to (endpoints choose pools, pods choose
-types), how available it is in each data centre, which CUDA versions hosts run, and
-where each data centre is and what it is certified for. The emulator has capacity
-everywhere, but availability is not all HIGH: it varies, deterministically, by type and
-data centre, so filters and DataFrames built on it show something to filter.
+v1's catalog (``catalog``) has prices and memory; v2 adds what a user picks hardware by.
+The emulator has capacity everywhere, but availability varies deterministically by type
+and data centre, so filters built on it show something to filter.
 """
 
 from __future__ import annotations

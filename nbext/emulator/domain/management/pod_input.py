@@ -1,15 +1,9 @@
 """A v2 pod body's fields and the rules of their values, in v2's own names.
 
-The reference (checked by ``api/v2/contract.py`` before a body reaches the domain) fixes
-the shape; what it leaves to words or to the catalog is checked here, so a refusal names
-the field as the v2 caller wrote it (``gpu.id``, ``mounts.network.0.path``), not as v1
-spells it: the GPU types and CPU flavors offered, the known CUDA versions and data
-centres, the bounds of counts and sizes, absolute mount paths, valid ports. The rules
-that join fields (one of ``gpu`` and ``cpu``, the CUDA choice, one volume and of which
-kind, a pod template) are ``pod_rules``'s.
-
-``/v1/pods`` bodies keep v1's models (``nbext.models``): v1's names, v1's rules. What
-either asks of a pod reaches ``Pods`` as the domain's own values (``PodChange``).
+The reference (``api/v2/contract.py``) fixes the shape; what it leaves to words or to the
+catalog is checked here, so a refusal names the field as the v2 caller wrote it
+(``mounts.network.0.path``). Rules that join fields are ``pod_rules``'s. ``/v1/pods``
+keeps v1's models; both reach ``Pods`` as the domain's ``PodChange``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""The rules of a v2 pod body: the one place one is checked, before anything changes.
+"""The rules of a v2 pod body that join fields: the one place they are checked, before
+anything changes.
 
-The reference's schema has already said the body's shape (``api/v2/contract.py``: an
-``image`` unless ``templateId``, at most one network volume), and ``pod_input``'s models
-each value's rules, refused in v2's names; what joins fields is ruled here: one of
-``gpu`` and ``cpu``, the CUDA choice, one kind of volume, a template that is a pod
-template, what an update may not change. A body that
-passes becomes what ``Pods`` carries out, in the record's terms: a create a
-``PodOrder``, an update a ``PodChange`` (``pod_input``), each naming v2's fields for a
-refusal of what they refer to.
+The schema (``api/v2/contract.py``) has checked the shape and ``pod_input`` each value;
+here: one of ``gpu`` and ``cpu``, the CUDA choice, one kind of volume, a pod template,
+what an update may not change. A passing body becomes a ``PodOrder`` or ``PodChange``,
+each naming v2's fields for a refusal of what they refer to.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """A pod's observed status on the emulator's clock, which v2 reports beside v1's desired one.
 
-v1 says a pod is RUNNING the moment it is rented; the service's v2 reports what a user
-watching the pod would see: ``PROVISIONING`` while a machine is found and the image
-pulled (only when the pod is first created), then ``STARTING`` while the container
-boots, then ``RUNNING``. The times below are short enough for a demo and long enough to
-be seen; with a fake clock a test moves through them exactly.
+v1 says RUNNING the moment a pod is rented; v2 reports what a watcher would see:
+``PROVISIONING`` (only on create), ``STARTING`` while the container boots, ``RUNNING``.
+The times below are short enough for a demo and long enough to be seen.
 """
 
 from __future__ import annotations

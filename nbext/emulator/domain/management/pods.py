@@ -1,15 +1,9 @@
-"""Pods, simulated and kept in REST v2's shape: no container runs, but state, prices and
-time behave as the service's.
+"""Pods, simulated and kept in REST v2's shape (life cycle: docs/behaviour.md#pods).
 
-A pod is one record whichever interface made it, and the record is v2's (``image``,
-``args`` as one string, ``disk``, the volume, the GPU type and count or CPU flavor,
-whether it is meant to run); ``/v2/pods`` serves ``Pods.view``, ``/v1/pods`` the record's
-``v1()`` (``api/v1/pods.py``). What only v1 shows (the entrypoint, ``lastStatusChange``,
-``machineId``) ``/v1`` keeps or derives itself; ``moved`` tells it each change of status.
-
-The life cycle is docs/behaviour.md#pods; v2's observed status follows from it and the
-clock (``pod_status.py``). Each running stretch is an interval of the usage ledger, at
-the pod's ``costPerHr``, which billing reads.
+A pod is one v2 record whichever interface made it: ``/v2/pods`` serves ``Pods.view``,
+``/v1/pods`` the record's ``v1()``, and what only v1 shows it keeps or derives itself
+(``moved`` tells it each change of status). Observed status follows from the clock
+(``pod_status.py``); each running stretch is a usage interval at ``costPerHr``.
 """
 
 from __future__ import annotations
@@ -136,11 +130,8 @@ class Pods:
     # ---- create --------------------------------------------------------------------------
 
     def rent(self, order: PodOrder) -> PodRecord:
-        """Check every reference an order makes, then rent the pod (RUNNING).
-
-        Both interfaces rent through here (``pod_rules`` makes a v2 body's order,
-        ``api/v1/pods.py`` a v1 body's), so a pod is one record whichever made it.
-        """
+        """Check every reference an order makes, then rent the pod (RUNNING); v2's
+        ``pod_rules`` and ``api/v1/pods.py`` both make the order."""
         named = order.named
         template = (
             self.templates.require(order.template_id, named["template_id"])

@@ -1,16 +1,10 @@
 """How management records are kept: in memory for speed, written through the Store port.
 
-Each kind of record (templates, pods, ...) is a ``Book``: a dict by id that writes every
-change to the store at once, so an emulator on a SQLite file loses nothing when stopped,
-even killed. Records are JSON-ready dicts in the wire's own shape plus a few private
-keys, so what is stored is what is served.
-
-One request may change several records (a template and the endpoints running it, a pod
-and its billing meter). ``atomic()`` makes such a change whole or nothing: each write
-inside it notes the record as it was stored before, and when anything inside fails (a
-full disk, say) every record goes back, in memory and in the store, so a refused request
-changes nothing. Effects outside the records (a live endpoint's workers) are deferred
-with ``after`` until every write is stored.
+Each kind of record is a ``Book``, a dict by id that writes every change to the store at
+once, in the wire's own shape, so what is stored is what is served. ``atomic()`` makes a
+change of several records whole or nothing: on any failure (a full disk) every record
+goes back, in memory and in the store, and effects outside the records are deferred with
+``after`` until every write is stored.
 """
 
 from __future__ import annotations

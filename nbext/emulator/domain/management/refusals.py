@@ -1,9 +1,8 @@
 """The two refusals REST v2 has beyond the rest of the emulator's: 422 and 403.
 
-They live in the domain because the domain holds v2's rules: a pod body that asks for
-both GPUs and CPUs, a template that is not the caller's to change. ``/v2`` serves them
-as problem documents (422 listing each failure by field, 403); under ``/v1`` an
-``Unprocessable`` is the ``InvalidInput`` it derives from (400), as v1 always answered.
+They live in the domain because it holds v2's rules. ``/v2`` serves them as problem
+documents; under ``/v1`` an ``Unprocessable`` is the ``InvalidInput`` (400) it derives
+from, as v1 always answered.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Templates, kept in REST v2's shape: the rules of a v2 body, unique names, the endpoints
-that run them.
+that run them (defaults and naming rules: docs/behaviour.md#templates).
 
-A template is one record whichever interface made it, and the record is v2's (``image``,
-``args`` as one string, ``disk``, ``mounts.persistent``, ``registry``, ``startSsh``...):
-``/v2/templates`` serves its ``view()``, ``/v1/templates`` translates (``api/v1``, which
-keeps v1's entrypoint and readme itself). A local volume under v2's 10 GB minimum is kept
-(v2 shows no volume then; v1 shows its size and path). The defaults and naming rules are
-docs/behaviour.md#templates.
-
-The emulator ships one official template per demo image, so an endpoint can be created
-with nothing else set up; they are read-only (403 under ``/v2``).
+A template is one v2 record whichever interface made it: ``/v2/templates`` serves its
+``view()``, ``/v1/templates`` translates it. A local volume under v2's 10 GB minimum is
+kept (v2 shows none, v1 its size). One read-only official template per demo image lets an
+endpoint be created with nothing else set up.
 """
 
 from __future__ import annotations
@@ -188,8 +183,7 @@ class Templates(Served[TemplateRecord]):
         return [e for bound in self.bound for e in bound(template_id)]
 
     def own(self, *, endpoint_bound: bool = True) -> list[TemplateRecord]:
-        """The account's templates; without those bound to an endpoint if not
-        ``endpoint_bound``."""
+        """The account's templates; without those bound to an endpoint if not ``endpoint_bound``."""
         return [t for t in self.book if endpoint_bound or not self.bound_endpoints(t.id)]
 
     changeable = writable  # as ``api/v2/records.py`` asks
@@ -255,11 +249,10 @@ class Templates(Served[TemplateRecord]):
         return record
 
     def update(self, template_id: str, data: dict[str, Any], **v1_only: Any) -> TemplateRecord:
-        """Change what the v2 body ``data`` names; checks everything before changing
-        anything. ``serverless`` and ``category`` are fixed when the template is made.
+        """Change what the v2 body ``data`` names, every check before any change.
 
-        ``v1_only`` are v1's fields v2 has none for (a volume under 10 GB), and what v1
-        let an update change although it is fixed (``category``, ``serverless``).
+        ``v1_only`` are v1's fields v2 has none for (a volume under 10 GB), and the fixed
+        ``category`` and ``serverless``, which v1 let an update change.
         """
         t = self.writable(template_id)
         fixed = {"serverless": t.serverless, "category": t.category}

@@ -1,15 +1,9 @@
 """The usage ledger: what ran, for how long, at what price; billing is computed from it.
 
-Three kinds of interval are recorded, each with its price per second fixed when it
-began (a later price change does not rewrite history):
-
-- ``pod``: a pod RUNNING, from start (or create) to stop (or delete); open while running.
-- ``worker``: a serverless worker executing a job, from IN_PROGRESS to leaving it.
-  Back-to-back jobs on one worker extend one interval, so a busy endpoint adds records
-  per idle gap, not per job.
-- ``volume``: a network volume at one size, from create (or resize) to resize or delete.
-
-Open intervals are counted up to the clock's now, so bills move with the (fake) clock.
+Each interval keeps the price per second fixed when it began, so a price change does not
+rewrite history. ``pod``: a pod RUNNING; ``worker``: a serverless worker executing, with
+back-to-back jobs extending one interval; ``volume``: a network volume at one size.
+Open intervals count up to the clock's now, so bills move with the (fake) clock.
 """
 
 from __future__ import annotations
