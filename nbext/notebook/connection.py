@@ -1,12 +1,8 @@
 """Which service the kernel talks to, and the clients behind it.
 
-With an API key configured (``nbext.client.load_config``) the kernel talks to the real
-service. Without one it joins the user's local service (``nbext.service``): one emulator
-process shared by the user's kernels, outliving them, with the demo endpoints deployed,
-so a notebook runs with no account or network and a warm worker survives a kernel
-restart. A notebook that hands in its own ``EmulatorServer`` (a fake clock, a test) gets
-a *private* service in the kernel.
-
+With an API key (``nbext.client.load_config``) the real service; without one the user's
+shared local service (docs/behaviour.md#the-local-service); a notebook that hands in its
+own ``EmulatorServer`` (a fake clock, a test) gets a *private* service in the kernel.
 One ``Connection`` per kernel (``kernel.current()``) holds up to two ``Service``s (local
 and cloud), so switching with ``%runpod connect`` keeps both sides' jobs reachable.
 """

@@ -1,11 +1,8 @@
-"""``nbext.deploy``: a notebook function, or a worker script, as an endpoint of the
-embedded emulator.
+"""``nbext.deploy``: a notebook function, or a worker script, as an endpoint of the emulator.
 
-A function runs in this kernel, as a worker of its endpoint over the worker protocol
-(``kernel_worker``). Deploying again under the same name rebinds it: the endpoint keeps
-its queue and running jobs, new jobs run the new code. A worker script (a path) runs
-unmodified in processes of its own (docs/workers.md); deploying waits for its first
-worker to serve, so a script that cannot start says so in the deploying cell.
+A function runs in this kernel (``kernel_worker``; docs/behaviour.md#a-notebook-functions-kernel).
+A worker script runs unmodified in processes of its own (docs/workers.md); deploying
+waits for its first worker, so a script that cannot start says so in the deploying cell.
 """
 
 from __future__ import annotations

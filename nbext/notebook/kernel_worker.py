@@ -1,11 +1,9 @@
 """A notebook function served from the kernel that deployed it, over the worker protocol.
 
-The emulator may run in another process, so it cannot call a function of this kernel;
-and the function belongs here, beside what the kernel has loaded. So the kernel serves
-it as the service's workers serve a handler (docs/workers.md): it attaches to the
-endpoint (a long poll naming the workers to start and stop), and each worker is a thread
-taking jobs, running ``function(job)`` and posting what it gives, with a stop poll
-beside it. Every call is a long poll: idle, the kernel spends no CPU on it.
+The emulator may run in another process, so the kernel serves the function as workers
+serve a handler (docs/architecture.md#a-notebook-function-as-an-endpoint): a long poll
+names the workers to start and stop, and each is a thread taking jobs, with a stop poll
+beside it. Every call is a long poll, so an idle kernel spends no CPU.
 """
 
 from __future__ import annotations

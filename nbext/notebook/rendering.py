@@ -1,12 +1,10 @@
 """Every panel drawn as plain HTML and text, live and final: what a saved notebook keeps.
 
-A widget shows only while its kernel lives (reopened, exported or on GitHub it reads
-"model not found"), so a panel is drawn as a ``Rendering``: self-contained HTML (inline
-styles, JupyterLab's theme variables, no script) with a ``text/plain`` twin, updated in
-place while live and left as its final state. Each panel describes its state as a frozen
-view (``JobView``, ``MapView``, ``HealthView``) that one function draws, live and final
-alike. Media in a job's output are drawn as a gallery within ``kernel.MEDIA``'s limits,
-an item kept small linking to its full bytes written beside the notebook.
+A widget shows only while its kernel lives ("model not found" once reopened), so a panel
+is a ``Rendering``: self-contained HTML (inline styles, theme variables, no script) with a
+``text/plain`` twin. Each panel describes its state as a frozen view (``JobView``,
+``MapView``, ``HealthView``) that one function draws, live and final alike. Media are a
+gallery within ``kernel.MEDIA``'s limits (docs/architecture.md#media-in-an-output).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """``%%runpod_chat ENDPOINT``: the cell is a message to an LLM endpoint; the answer streams.
 
-The answer is drawn as Markdown while it arrives (throttled), with its timings, and ends
-as a static output a saved notebook shows without a kernel. The conversation goes on
-across cells per endpoint (``%runpod chat history``). Ctrl-C, or the Cancel button of a
-cell that awaits (``nbext.notebook.awaiting``), stops the answer and cancels its job.
+The answer is drawn as Markdown while it arrives and ends as a static output. The
+conversation goes on across cells per endpoint (``%runpod chat history``); Ctrl-C or
+Cancel stops the answer and cancels its job.
 """
 
 from __future__ import annotations

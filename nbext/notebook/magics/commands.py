@@ -1,9 +1,8 @@
 """The ``%runpod`` subcommands: a registry, and the dispatch from one line to one of them.
 
 Each subcommand is a function of ``(magics, args)`` declared with IPython's
-``magic_arguments`` (so it has a real argparse parser and help text) and registered with
-``@subcommand``; modules named for what they own (``connect``, ``health``, ``jobs``,
-``map``, ``listings``, ``catalog``, ``logs``) hold them.
+``magic_arguments`` (a real argparse parser and help text) and registered with
+``@subcommand`` in the module named for what it owns.
 """
 
 from __future__ import annotations
