@@ -102,8 +102,7 @@ class JobFollower:
         return self.panel.throttle_wait()
 
     def _draw(self) -> None:
-        """Draw what a stream answer brought, unless the throttle's tick already did (a
-        forced draw here sent each state twice per interval)."""
+        """Draw a stream answer's chunks unless the throttle's tick just did (twice is waste)."""
         if self.panel is not None:
             self.panel.refresh()
 
@@ -222,9 +221,8 @@ class JobFollower:
                 self._left_running()
 
     def _left_running(self) -> None:
-        """The cell ends with the job still running (``--timeout``): between cells the
-        kernel hears clicks, so Cancel works again, and an interrupt no longer reaches
-        the job: the panel names the command that cancels it."""
+        """The cell ends with the job running (``--timeout``): the idle kernel hears Cancel
+        again but no interrupt, so the panel names the command that cancels it."""
         if self.panel is not None and not self.panel.final:
             self._stoppable(True, f"%runpod cancel {self.record.id} to cancel")
 

@@ -1,8 +1,7 @@
 """``%runpod templates | pods | endpoints | volumes | registry-auths`` and ``billing``.
 
-Each listing is the client's management call plus a column spec (``display.specs``):
-REST v2's records, with its names. The subcommands are made from ``specs.MANAGEMENT``,
-so a new resource's listing is one entry there.
+The client's management calls as DataFrames, made from ``specs.MANAGEMENT``
+(docs/architecture.md#listings-in-the-notebook).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The request panel: one request to a load-balancing endpoint, as HTTP says it.
 
-A request has no id, queue or job state: its panel shows the method and path, what it
-waits for until an answer comes, then the HTTP status, the worker that answered, the
-answer, the time it took and its cost; drawn as every ``LivePanel``, live and static.
+A request has no id, queue or job state: its panel shows what it waits for until an
+answer comes, then the HTTP status, the worker that answered, the answer, its time and cost.
 """
 
 from __future__ import annotations
