@@ -82,8 +82,7 @@ def uninstall(shell: Any) -> None:
 
 
 async def run_cell_magic(name: str, line: str, cell: str) -> None:
-    """What an awaited ``%%runpod_job`` or ``%%runpod_chat`` cell runs: the magic,
-    following by awaiting."""
+    """What an awaited ``%%runpod_job`` or ``%%runpod_chat`` cell runs."""
     from .magics.chat import run_chat_async
     from .magics.common import parse_line
     from .magics.job import run_job_async
@@ -100,8 +99,7 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
 
 
 async def run_line_magic(name: str, line: str) -> None:
-    """What an awaited ``%runpod`` line runs: the subcommand's ``awaited`` twin, the
-    panel's Cancel heard meanwhile."""
+    """What an awaited ``%runpod`` line runs: the subcommand's ``awaited`` twin."""
     from .magics.commands import SUBCOMMANDS
     from .magics.common import parse_line
 

@@ -37,8 +37,7 @@ WORKER_HEADER = "X-Runpod-Worker-Id"
 
 
 class RequestPanel(LivePanel):
-    """Live view of one request; whoever sends it feeds it (``answered``, ``event``,
-    ``answer``, ``end``) and draws it (``refresh``)."""
+    """Live view of one request, fed and drawn (``refresh``) by whoever sends it."""
 
     def __init__(
         self,
