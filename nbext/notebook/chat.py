@@ -138,7 +138,6 @@ class ChatView:
     error: str | None = None
     note: str | None = None
     hint: str = STOP_HINT
-    """How to stop the answer, said while it comes."""
 
     @property
     def tokens_per_s(self) -> float | None:

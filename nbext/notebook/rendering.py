@@ -86,9 +86,7 @@ class JobView:
     text_tail: int | None = None
     """Show only the text's last characters (a live panel: each redraw is a message)."""
     cost: JobCost | None = None
-    """What the job cost, once it ended and was priced (``cost.record_cost``)."""
     phase: Phase | None = None
-    """What the job waits for or where it runs, and its phases' timings at the end."""
 
 
 def timing_text(view: JobView) -> str:
@@ -295,7 +293,6 @@ class MapView:
     finished: bool = False
     note: str = ""
     hint: str = ""
-    """How to stop the map, said while it runs."""
     spent: str = ""
     """What its finished jobs cost so far (``cost.total_text``; '' while none is known)."""
 
@@ -426,7 +423,6 @@ class HealthView:
     samples: int = 0
     plain: str = ""
     hint: str = ""
-    """How to stop the watch, said while it runs."""
 
 
 def health_title_html(view: HealthView) -> str:

@@ -81,7 +81,6 @@ class LogPanel(StoppablePanel):
         self.kind: Target = kind
         self.target = target
         self.name = name if name != target else None
-        """The name the user asked for the target by (None: they gave its id)."""
         self.workers: int | None = None
         self.dropped = 0
         self.note = ""
