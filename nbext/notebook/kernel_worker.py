@@ -47,8 +47,7 @@ class _Worker:
 class KernelWorker:
     """Serves ``function`` for one endpoint of the emulator at ``root_url``, in daemon
     threads, until ``stop``. A job the emulator stops meanwhile runs to its end (a thread
-    cannot be killed) and its result is dropped; a generator is not resumed.
-    """
+    cannot be killed) and its result is dropped; a generator is not resumed."""
 
     def __init__(
         self, root_url: str, key: str, endpoint_id: str, function: Callable[..., Any]

@@ -251,9 +251,8 @@ async def run_many_async(
     connection: Connection | None = None,
     **option_words: Unpack[JobOptionWords],
 ) -> pd.DataFrame:
-    """``run_many`` for a cell that awaits: the same map, panel and DataFrame, and the
-    panel's Cancel works meanwhile (it stops the map: nothing more is submitted, and
-    the cell raises ``Interrupted``, as Ctrl-C does)."""
+    """``run_many`` for a cell that awaits, where the panel's Cancel stops the map: nothing
+    more is submitted, and the cell raises ``Interrupted``, as Ctrl-C does."""
     run = _Run(endpoint, inputs, quiet=quiet, cancellable=True, connection=connection)
     assert run.cancelled is not None
     client = run.service.async_client()

@@ -203,8 +203,7 @@ def hint_html(hint: str) -> str:
 
 def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
     """A job's panel, live and final alike; its parts carry stable classes
-    (``nbext-job-badge``...), so one selector finds a part before and after it turns static.
-    """
+    (``nbext-job-badge``...), so one selector finds a part before and after it turns static."""
     job = html.escape(view.job_id) if view.job_id else "…"
     parts = [
         '<div style="display:flex;align-items:center;gap:0.8em;flex-wrap:wrap">'

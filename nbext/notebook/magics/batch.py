@@ -51,8 +51,7 @@ def batch_command(magics: Magics, args: argparse.Namespace) -> None:
     """Start a batch of INPUTS (a list of dicts, or a DataFrame's rows) on ENDPOINT, or
     attach to BATCH_ID, and follow it in a panel; with -o, a DataFrame back: the input's
     columns, id, state, run_ms, output, error, started_at, completed_at. Interrupting
-    the kernel detaches (the batch runs on); ``cancel`` cancels it.
-    """
+    the kernel detaches (the batch runs on); ``cancel`` cancels it."""
     what = _what(magics, args)
     if what is None:
         return

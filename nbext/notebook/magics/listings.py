@@ -86,8 +86,7 @@ volumes)."""
 def billing(magics: Magics, args: argparse.Namespace) -> None:
     """Billing records of KIND between --start and --end, one per bucket (and pod or
     endpoint). Records of a pod or an endpoint carry its name too (pod_name,
-    endpoint_name), and --plot draws one line per pod or endpoint, labelled by name.
-    """
+    endpoint_name), and --plot draws one line per pod or endpoint, labelled by name."""
     name = check_name(args.output)
     check_period(args.start, args.end)
     resource = management(magics, "billing", "billing")

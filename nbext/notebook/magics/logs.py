@@ -50,8 +50,7 @@ def as_line(event: LogEvent, worker: str | None = None) -> LogLine:
 
 def resolve(client: Client, target: str) -> tuple[Target, str]:
     """Whether ``target`` is a pod or an endpoint, and its id: tried as a pod's id, an
-    endpoint's, then as the name of exactly one of them (names are what users remember).
-    """
+    endpoint's, then as the name of exactly one of them (names are what users remember)."""
     with usage_errors("logs"):
         with contextlib.suppress(NotFound):
             client.pods.logs(target, tail=1)
@@ -226,8 +225,7 @@ def stop_all_at_exit() -> None:
 def logs(magics: Magics, args: argparse.Namespace) -> None:
     """The log of a pod, or of an endpoint's workers (each line tagged with its worker),
     as the service keeps them. With ``--follow`` new lines stream into a panel; when
-    following stops, the cell keeps the last lines as plain HTML and text.
-    """
+    following stops, the cell keeps the last lines as plain HTML and text."""
     name = check_name(args.output)
     if args.stop:
         if args.follow or args.tail or args.worker or args.output:

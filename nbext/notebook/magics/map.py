@@ -45,8 +45,7 @@ async def map_command_async(magics: Magics, args: argparse.Namespace) -> None:
 @argument("-q", "--quiet", action="store_true", help="no progress panel")
 def map_command(magics: Magics, args: argparse.Namespace) -> None:
     """Run every input of INPUTS as a job of ENDPOINT, with a progress bar and counts by
-    state; then a DataFrame: the input's columns, id, state, delay_ms, run_ms, output, error.
-    """
+    state; then a DataFrame: the input's columns, id, state, delay_ms, run_ms, output, error."""
     name, arguments = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
         frame = run_many(**arguments)

@@ -202,8 +202,7 @@ def why_request(client: Client, request: RequestRecord) -> None:
 def why(magics: Magics, args: argparse.Namespace) -> None:
     """Diagnose JOB: its state and error, the endpoint's health and settings, the
     worker's last log lines; then one to three causes, each with the command to run next.
-    With no JOB, after a request of ``%%runpod_http``: how that request ended.
-    """
+    With no JOB, after a request of ``%%runpod_http``: how that request ended."""
     registry = magics.connection.registry
     request = registry.requests[-1] if registry.requests and args.job == LAST else None
     jobs = list(registry)

@@ -33,8 +33,7 @@ FINAL_STATES = frozenset({s.value for s in JobStatus if s.is_final} | {"REMOVED"
 class JobPanel(LivePanel):
     """Live view of one job. ``stream`` shows streamed text (``--stream``); ``redact``
     masks the API key in any text the job produced; ``throttle`` bounds the redraws, and
-    its clock times the run.
-    """
+    its clock times the run."""
 
     def __init__(
         self,
