@@ -178,11 +178,9 @@ DECLARED: tuple[tuple[type, Kind], ...] = (
 
 
 def _declared_kinds(records: list[Any]) -> dict[str, Kind]:
-    """The column kind of each plainly typed field of the records' model, by column name.
-
-    A field a service leaves empty in every record (one management interface fills it,
-    the other has no such field) still gets its declared dtype, so a DataFrame's dtypes
-    do not depend on which interface answered.
+    """Each plainly typed field's declared kind, by column name: a field the service leaves
+    empty in every record still gets its dtype, so dtypes do not depend on which management
+    interface answered.
     """
     model = type(records[0]) if records and isinstance(records[0], BaseModel) else None
     if model is None:

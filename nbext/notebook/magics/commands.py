@@ -102,11 +102,8 @@ def _close(name: str) -> str:
 
 
 def plain(doc: str) -> str:
-    """A docstring as a terminal reads it: without reStructuredText's markup.
-
-    ``magic_arguments`` writes the usage as a literal block (``::`` and an indented
-    line) for IPython's ``?`` pages, and docstrings quote names in double backquotes;
-    printed by ``%runpod help`` both would show as noise.
+    """A docstring as ``%runpod help`` prints it: the literal-block usage (``::``) that
+    ``magic_arguments`` writes for IPython's ``?`` pages, and double backquotes, are noise there.
     """
     lines: list[str] = []
     in_usage = False
