@@ -29,8 +29,7 @@ USAGE = "%runpod batch ENDPOINT INPUTS | attach ENDPOINT BATCH_ID | cancel ENDPO
 
 
 async def batch_command_async(magics: Magics, args: argparse.Namespace) -> None:
-    """``%runpod batch`` in a cell that awaits (``nbext.notebook.awaiting``): the
-    panel's Cancel is heard while it runs."""
+    """``%runpod batch`` in a cell that awaits, where the panel's Cancel is heard."""
     if args.background or args.quiet:
         batch_command(magics, args)
     elif (what := _what(magics, args)) is not None:
