@@ -180,8 +180,7 @@ DECLARED: tuple[tuple[type, Kind], ...] = (
 def _declared_kinds(records: list[Any]) -> dict[str, Kind]:
     """Each plainly typed field's declared kind, by column name: a field the service leaves
     empty in every record still gets its dtype, so dtypes do not depend on which management
-    interface answered.
-    """
+    interface answered."""
     model = type(records[0]) if records and isinstance(records[0], BaseModel) else None
     if model is None:
         return {}

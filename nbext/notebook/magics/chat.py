@@ -221,8 +221,7 @@ def run_chat(magics: Magics, args: argparse.Namespace, cell: str) -> None:
 
 async def run_chat_async(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """``run_chat`` in a cell that awaits, where the kernel hears the answer's Cancel (a
-    load-balancing endpoint's answer is still read as a blocking cell reads it).
-    """
+    load-balancing endpoint's answer is still read as a blocking cell reads it)."""
     if (http := _load_balancing(magics, args)) is not None:
         return run_chat_http(magics, args, cell, http)
     chat = _start(magics, args, cell, awaits=True)

@@ -103,8 +103,7 @@ def _close(name: str) -> str:
 
 def plain(doc: str) -> str:
     """A docstring as ``%runpod help`` prints it: the literal-block usage (``::``) that
-    ``magic_arguments`` writes for IPython's ``?`` pages, and double backquotes, are noise there.
-    """
+    ``magic_arguments`` writes for IPython's ``?`` pages, and double backquotes, are noise there."""
     lines: list[str] = []
     in_usage = False
     for line in doc.splitlines():

@@ -134,8 +134,7 @@ GROUP_TITLES = {"pod_id": "pod", "serverless_id": "endpoint"}
 def with_names(frame: pd.DataFrame, magics: Magics) -> tuple[pd.DataFrame, list[str]]:
     """``frame`` with a name column after each id column; the names added. The column is
     there even with no id (an ungrouped bill), so the columns do not depend on how the
-    service grouped; a name it cannot give (a pod deleted since) stays missing.
-    """
+    service grouped; a name it cannot give (a pod deleted since) stays missing."""
     added: list[str] = []
     for id_column, (name_column, attribute) in NAMED.items():
         if id_column not in frame:
