@@ -236,12 +236,11 @@ def _wait(
 ) -> Flow[BatchRecord]:
     """Wait until every request has ended; return the batch.
 
-    Polled at once, then every max(50 ms, 10 % of the time waited), up to 15 s.
-    ``progress(record)`` is called after each poll; with it, each poll also reads a page
-    of the results that ended, the last poll every page (``costs`` is then the cost so
-    far, and ``results()`` reads only what is left). Past ``timeout`` (default: the
-    client's ``wait_timeout``) raises Timeout; the batch goes on. A DRAFT is refused:
-    it runs once finalized.
+    Polled as ``Job.states`` polls. ``progress(record)`` is called after each poll;
+    with it, each poll also reads a page of the results that ended, the last poll every
+    page (``costs`` is then the cost so far, and ``results()`` reads only what is left).
+    Past ``timeout`` (default: the client's ``wait_timeout``) raises Timeout; the batch
+    goes on. A DRAFT is refused: it runs once finalized.
     """
     deadline = Deadline(
         ctx.now(), wait_seconds(ctx, timeout), f"batch {state.id} on {state.endpoint_id!r}"

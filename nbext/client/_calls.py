@@ -1,8 +1,7 @@
 """The job interface's calls as data, and the reading of their answers. Pure: no I/O.
 
-Sync and async clients differ only in how they send; everything about *what* is sent
-(paths, bodies, size limits, how long the server may hold a request) and *what an
-answer means* (status-to-error mapping, models) lives here, once.
+What is sent (paths, bodies, size limits, holds) and what an answer means live here
+once; the sync and async clients differ only in how they send.
 """
 
 from __future__ import annotations
@@ -291,11 +290,9 @@ def _where(call: Call) -> str:
 
 
 def _said(response: Answer) -> tuple[str, str | None]:
-    """The service's own words: ``error`` (jobs), ``message`` (REST v1), or a REST v2
-    problem document's ``detail`` with each of its ``errors`` it does not already say
-    (the field-by-field failures), else the raw text; and its own code for the error, where
-    its answer has one (a ``code`` field of a JSON object; neither interface documents one
-    today, so mostly None)."""
+    """The service's own words: ``error`` (jobs), ``message``, or a REST v2 problem's
+    ``detail`` with those of its ``errors`` it does not already say, else the raw text;
+    and its ``code`` for the error, where it has one (undocumented, so mostly None)."""
     try:
         data = response.json()
     except (ValueError, UnicodeDecodeError):
@@ -456,8 +453,8 @@ def _not_json(call: Call, response: Answer) -> APIError:
 def model_of(call: Call, response: Answer, model: type[M]) -> M:
     """The answer as ``model``; a shape the client cannot read is an APIError, not a KeyError.
 
-    pydantic parses the bytes itself (cheaper than ``json.loads`` and validating the
-    objects it made, which counts in a batch of thousands).
+    pydantic parses the bytes itself: cheaper than ``json.loads`` then validating, which
+    counts in a batch of thousands.
     """
     try:
         return model.model_validate_json(response.content)

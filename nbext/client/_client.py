@@ -66,11 +66,8 @@ class ClientSettings(TypedDict, total=False):
 
 
 class SyncClock(Protocol):
-    """Time as the sync client sees it; tests substitute a simulated one.
-
-    Sleeps are to an instant, not for a duration: a pause decided at ``t`` ends at
-    ``t + d`` however late the sleeper gets to it.
-    """
+    """Time as the sync client sees it; tests substitute a simulated one. Sleeps are to
+    an instant (``_flows.Sleep`` says why)."""
 
     def now(self) -> float: ...
 
@@ -104,15 +101,14 @@ class _AsyncMonotonicClock:
 class BearerAuth(httpx.Auth):
     """``Authorization: Bearer KEY``, added per request so the key is in no client's headers.
 
-    The clients put ``header()`` straight into each request (cheaper than httpx's auth
-    flow); as an ``httpx.Auth`` it also serves callers who build their own requests.
-    """
+    The clients call ``header()`` (cheaper than httpx's auth flow); as an ``httpx.Auth``
+    it also serves callers who build their own requests."""
 
     def __init__(self, secret: Secret) -> None:
         self._secret = secret
 
     def header(self) -> str:
-        """The header's value, built per request (never stored where a repr could show it)."""
+        """Built per request, never stored where a repr could show it."""
         return f"Bearer {self._secret.reveal()}"
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
@@ -173,7 +169,6 @@ class _Base:
             call_timeout=float(call_timeout),
         )
         self._api = V2()
-        """What every management resource speaks: REST v2."""
         self._spending = Spending(Budget(budget_usd), Prices(self._api))
         self._ctx.hooks = self._spending
         self._lb_clients: dict[tuple[str, bool], httpx.Client | httpx.AsyncClient] = {}
@@ -196,13 +191,10 @@ class _Base:
         self._spending.budget = budget
 
     def on_job_result(self, listener: Callable[[JobResult], None]) -> Callable[[], None]:
-        """Call ``listener`` with every job state this client reads; returns the
-        unsubscribe function.
-
-        Whatever asks (``status``, ``wait``, ``run_sync``, ``cancel``, ``retry``, a
-        submission, each result of ``map``), an observer sees the job's new state, e.g.
-        a notebook panel following the job. It runs on the caller's thread, inside the
-        call; one that raises is logged (logger ``nbext.client``) and the call goes on.
+        """Call ``listener`` with every job state this client reads, whatever asked
+        (``status``, ``wait``, a submission, each result of ``map``...); returns the
+        unsubscribe function. It runs on the caller's thread, inside the call; one that
+        raises is logged (logger ``nbext.client``) and the call goes on.
         """
         self._ctx.listeners.append(listener)
 
@@ -433,9 +425,7 @@ class AsyncClient(_Base, AsyncManagement):
         raise TypeError(f"unexpected effect {effect!r}")
 
     async def _run(self, flow: Flow[T]) -> T:
-        """Perform ``flow``'s effects until it returns."""
         return await arun(flow, self._perform)
 
     def _iterate(self, flow: Flow[None]) -> AsyncGenerator[Any, None]:
-        """Perform ``flow``'s effects, yielding what it emits."""
         return aiterate(Steps(flow), self._perform)

@@ -1,19 +1,10 @@
 """What a job cost (the service's own figure, else an estimate), and ``budget_usd``, a cap on it.
 
-An estimate is a job's execution time x its endpoint's serverless price per GPU-second
-(the catalog's ``price.serverless`` per GPU-hour of its GPU type) x the GPUs per worker;
-where a public endpoint puts ``output.cost`` in the job's output, that is the cost.
-Queueing, cold starts and idle workers are billed per worker, not per job, so no job's
-cost includes them (docs/behaviour.md#what-a-job-costs). An endpoint's price takes two
-calls (the endpoint, the catalog): ``Prices`` keeps each for the client's life, and one
-that cannot be read (a CPU endpoint, another account's) as unknown, with the reason.
-
-A job's cost is known only once it has ended, so ``Budget`` notes each job a client
-starts, keeps what its cost is made of when it is seen to end, and prices it when the
-next submission asks; jobs still running when the cap is reached go on
-(docs/behaviour.md#budget). A client's ``Spending`` (its budget and prices) is what its
-flows tell of jobs and ask before each submission (``_flows.JobHooks``), so the flows
-know neither.
+How a cost is made: docs/behaviour.md#what-a-job-costs. A job's cost is known only once
+it has ended, so ``Budget`` notes each job a client starts, keeps what its cost is made
+of when it is seen to end, and prices it when the next submission asks
+(docs/behaviour.md#budget). A client's ``Spending`` is its flows' ``_flows.JobHooks``,
+so the flows know neither budget nor prices.
 """
 
 from __future__ import annotations
@@ -145,8 +136,7 @@ class Ended:
 
 
 def job_cost(endpoint_id: str, result: JobResult, price: Price | Unpriced | None) -> JobCost | None:
-    """The cost of a job that has ended (None while it has not, or when neither the
-    service's figure nor the endpoint's price is known)."""
+    """None while the job has not ended, or when its cost cannot be known."""
     if not result.status.is_final:
         return None
     return Ended.of(endpoint_id, result).cost(price)
@@ -184,9 +174,8 @@ class Prices:
         self._lock = threading.Lock()
 
     def of(self, ctx: Context, endpoint_id: str) -> Flow[Price | Unpriced]:
-        """The endpoint's price: read the first time, then from memory. Its calls are not
-        retried and take at most ``PRICE_CALL_TIMEOUT``; when they fail for lack of an
-        answer, the price is not asked for again for ``ASK_AGAIN_S``."""
+        """The endpoint's price: read the first time (without retries, within
+        ``PRICE_CALL_TIMEOUT``), then from memory."""
         with self._lock:
             found, failed = self._known.get(endpoint_id), self._failed.get(endpoint_id)
         if found is not None:
@@ -227,10 +216,8 @@ def checked_budget(value: object) -> float | None:
 class Budget:
     """What the jobs started through the clients holding this have cost, and the cap.
 
-    ``budget_usd`` (None: no cap) may be changed at any time; ``spent_usd`` is the cost
-    of the jobs seen to end so far (a reported cost at once, an estimate once priced: by
-    the next submission under a cap, or ``job.cost()``); ``costs`` each
-    priced job's latest cost, by id; ``unpriced`` the ids of jobs whose cost is unknown.
+    ``spent_usd`` counts the jobs seen to end so far: a reported cost at once, an
+    estimate once priced (by the next submission under a cap, or ``job.cost()``).
     Thread-safe: a sync map counts from its own thread.
     """
 
@@ -310,7 +297,7 @@ class Budget:
         self.seen(result)
 
     def seen(self, result: JobResult) -> None:
-        """A state the client read: a job it started has ended, so it has a cost."""
+        """A job it started that has ended has a cost."""
         if not result.status.is_final:
             return
         with self._lock:

@@ -1,10 +1,9 @@
 """Why a job is still IN_QUEUE when a wait for it ends: the likely cause, in one line.
 
-"Last seen IN_QUEUE" cannot tell a cold start from a crash loop, a fleet with no GPU free
-or a queue behind busy workers. ``/health`` counts the workers by state, enough to name
-the likeliest cause: the first that applies wins, from the one that never ends by itself
-to the one that only needs patience. For workers that cannot start, what one said last
-is the best clue, read where the service keeps it (REST v2 workers list and log).
+``/health`` counts the workers by state, enough to name the likeliest cause: the first
+that applies wins, from the one that never ends by itself to the one that only needs
+patience. For workers that cannot start, what one said last is the best clue (REST v2's
+workers list and log).
 """
 
 from __future__ import annotations
@@ -62,12 +61,9 @@ class Diagnosis:
 
 
 def diagnose(ctx: Context, endpoint_id: str, worker: str | None = None) -> Flow[Diagnosis]:
-    """Why the endpoint's queued jobs wait: its /health, read within ``CHECK_TIMEOUT``,
-    and the likely cause named (``why_queued``); when no worker could start, what one of
-    them said last. ``worker`` (a job's own) has its last log lines read instead, in any
-    state. What cannot be read is said (the health: ``cause`` and ``error``) or left out
-    (a log). The one reading behind a Timeout's ``cause``, a job's phases and
-    ``%runpod why``."""
+    """Why the endpoint's queued jobs wait: its /health and the likely cause
+    (``why_queued``); when no worker could start, what one of them said last. ``worker``
+    (a job's own) has its last log lines read instead, in any state."""
     try:
         call = endpoint_call("health", "GET", endpoint_id)
         health = model_of(call, (yield from send(ctx, call, _check(ctx, "health"))), Health)
@@ -103,11 +99,9 @@ def worker_tail(ctx: Context, endpoint_id: str, worker: str) -> Flow[WorkerTail]
 def explained(ctx: Context, endpoint_id: str, flow: Flow[T]) -> Flow[T]:
     """``flow`` (a wait), whose Timeout with the job still IN_QUEUE says why it waited.
 
-    The job's /status is read once more (the last state seen may be its submission's),
-    then the endpoint is diagnosed (``diagnose``). The cause goes into the message and,
-    with the health, into the error's ``cause`` and ``health``; the Timeout is raised
-    either way. A map does not do this per job: one /health per job would be a burst of
-    calls saying the same thing.
+    The job's /status is read once more first: the last state seen may be its
+    submission's. A map does not do this per job: one /health per job would be a burst
+    of calls saying the same thing.
     """
     try:
         return (yield from flow)

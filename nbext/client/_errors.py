@@ -23,8 +23,7 @@ The tree::
 
 Each error carries what a user needs to act on it as typed attributes (each class's
 docstring names its own), so a program reads them instead of parsing the message, which
-is written for a log and may change. Every error has ``endpoint_id`` and ``job_id`` when
-known, and ``reason``: what went wrong in a few words without the request line.
+is written for a log and may change.
 
 Nothing that would leak: the API key never appears in a message, an attribute or a
 chained exception. Transport exceptions of httpx are described in the message rather than
@@ -277,7 +276,7 @@ OUTCOME_CLASSES: dict[JobStatus, type[JobError]] = {
 
 
 def class_for_status(status: int) -> type[APIError]:
-    """The one status-to-class mapping: 5xx are ServerError, unknown codes APIError."""
+    """5xx are ServerError, unknown codes APIError."""
     if status in STATUS_CLASSES:
         return STATUS_CLASSES[status]
     if 500 <= status <= 599:

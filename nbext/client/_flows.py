@@ -160,8 +160,7 @@ class JobHooks(Protocol):
 
 @dataclass
 class Context:
-    """What every flow needs from its client: policy, clock, randomness, the key's mask,
-    and whom to tell about jobs."""
+    """What every flow needs from its client."""
 
     policy: RetryPolicy
     secret: Secret | None
@@ -175,7 +174,6 @@ class Context:
     listeners: list[Callable[[JobResult], None]] = field(default_factory=list)
     """Told every job state the client reads (``on_job_result``), on the caller's thread."""
     hooks: JobHooks | None = None
-    """Told of jobs started and seen, asked before each submission."""
     recording: Recording | None = None
     """Told of each submission, state and stream chunk while it records (``record``)."""
     lb_bases: dict[str, str | None] = field(default_factory=dict)
@@ -207,7 +205,6 @@ class Context:
                 log.exception("a job-result listener failed on job %s", result.id)
 
     def admit(self, endpoint_id: str) -> Flow[None]:
-        """Before a submission to ``endpoint_id``: the hooks may refuse it."""
         if self.hooks is not None:
             yield from self.hooks.admit(self, endpoint_id)
 
@@ -218,7 +215,6 @@ class Context:
 
 
 def poll_interval(waited: float) -> float:
-    """The pause before the next poll: max(50 ms, 10 % of the time waited so far)."""
     return min(MAX_POLL, max(MIN_POLL, POLL_FRACTION * waited))
 
 
@@ -290,12 +286,11 @@ def send(
 ) -> Flow[Answer]:
     """Send ``call`` until it succeeds, retrying only what is safe to retry.
 
-    Backoff and Retry-After come from ``ctx.policy``. Every call has a deadline: the
-    wait's it belongs to, or its own, ``ctx.call_timeout`` from now. A retry that would
-    start past it is not attempted: the deadline's ``Timeout`` is raised (naming the
-    last answer), except that a 429 past the call's own deadline is raised as the
-    ``RateLimited`` it is, its ``retry_after`` saying how long the service asked to
-    wait. An answer is awaited until ``grace`` seconds past the deadline at most.
+    Every call has a deadline: the wait's it belongs to, or its own, ``ctx.call_timeout``
+    from now. A retry that would start past it raises the deadline's ``Timeout``, or a
+    429 past the call's own deadline its ``RateLimited``
+    (docs/architecture.md#the-path-of-a-429-through-the-client). An answer is awaited
+    until ``grace`` seconds past the deadline at most.
 
     With ``idle``, the call is opened as an event stream (``Listen``): a 2xx stream is
     returned open, to be read with ``NextEvent``; errors are retried as any answer's.
@@ -370,11 +365,10 @@ def send(
 class JobState:
     """What a job handle knows, shared by the sync and async handles.
 
-    ``owns_stream``: the handle's client submitted the job, so its /stream is ours to
-    read; ``wait`` then long-polls /stream (event-driven, it returns within milliseconds
-    of the job's end) and keeps the chunks it reads for this handle's ``stream()``. A
-    handle on someone else's job (``endpoint.job(id)``) never touches /stream in
-    ``wait``, because reading it hands chunks out once: it polls /status instead.
+    ``owns_stream``: the handle's client submitted the job, so ``wait`` long-polls its
+    /stream (it returns within milliseconds of the job's end) and keeps the chunks for
+    ``stream()``. A handle on someone else's job polls /status instead: reading /stream
+    hands chunks out once.
     """
 
     endpoint_id: str
@@ -429,12 +423,8 @@ def finish(
 
 
 def stream_poll(ctx: Context, state: JobState, deadline: Deadline) -> Flow[StreamResponse]:
-    """One long-poll of /stream; new chunks go to the handle's buffer.
-
-    The service is asked to answer ``STREAM_LEAD`` before the deadline, and its answer
-    is awaited until ``STREAM_GRACE`` after it: the chunks an answer carries are handed
-    out once, so an answer the client gave up on would lose them.
-    """
+    """One long-poll of /stream; new chunks go to the handle's buffer. Its hold and
+    grace around the deadline are ``STREAM_LEAD`` and ``STREAM_GRACE``'s."""
     hold = max(0.0, min(STREAM_HOLD, deadline.remaining(ctx.now()) - STREAM_LEAD))
     call = stream_call(state.endpoint_id, state.id, hold)
     response = yield from send(
@@ -465,11 +455,9 @@ def wait(
 ) -> Flow[JobResult]:
     """Return the job's final result; notice its end within max(50 ms, 10 % waited).
 
-    A handle that reads its job's /stream waits there (the service answers the moment
-    the job ends) and then reads the output from /status. It asks /status before that
-    long-poll only when something was heard of the job since it was submitted; a job
-    this handle queued a moment ago is rarely done, and asking would cost a round trip
-    for nothing.
+    A handle that reads its job's /stream waits there, then reads the output from
+    /status. It asks /status before that long-poll only when something was heard of the
+    job since it was submitted: a job queued a moment ago is rarely done.
     """
     if state.result is not None and state.result.status.is_final:
         return finish(state.endpoint_id, state.result, raise_on_failure, ctx.secret)
@@ -542,11 +530,8 @@ class _Polls:
 def stream(
     ctx: Context, state: JobState, deadline: Deadline, *, batches: bool = False
 ) -> Flow[None]:
-    """Emit the job's outputs in order, split chunks whole, until the job ends.
-
-    ``batches`` emits, instead of each chunk, the list of whole chunks that one answer
-    of the service completed (never an empty one): a reader that draws what it gets
-    can draw once per answer, and knows that nothing more is at hand until the next.
+    """Emit the job's outputs in order, split chunks whole, until the job ends; with
+    ``batches``, the list of whole chunks each answer completed (``stream_batches``).
 
     Every output is emitted once, in order, or ``ChunksMissing`` says which may be
     missing: a /stream answer lost on the way is made up for from the job's final
@@ -614,7 +599,6 @@ def _feed(state: JobState, chunk: StreamChunk) -> StreamChunk | None:
 
 
 def call_model(ctx: Context, call: Call, model: type[M]) -> Flow[M]:
-    """One call whose answer is ``model`` (health, purge, cancel)."""
     response = yield from send(ctx, call)
     return model_of(call, response, model)
 

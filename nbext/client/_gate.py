@@ -1,11 +1,8 @@
 """After a 429, nothing of a map is sent before the service's ``Retry-After`` has passed.
 
-A 429 was refused before anything was queued, so the map sends that input again; a
-request sent before ``Retry-After`` is refused again at best, and counted against the
-caller at worst. So one 429 pauses every worker of the map until the latest instant any
-429 has named, each counted from when its answer arrived (however long it took on its
-way, the service started counting no earlier). Nothing is guessed of the service's
-window; a 429 without ``Retry-After`` pauses the map by the retry backoff.
+One 429 pauses every worker of the map until the latest instant any 429 has named,
+each counted from when its answer arrived
+(docs/architecture.md#the-path-of-a-429-through-the-client says why).
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """``endpoint.http()``: an httpx client for a load-balancing endpoint's own paths.
 
-A load-balancing endpoint takes no jobs: requests go through the balancer to a worker's
-own server, at its own paths under the record's ``requestUrls.base``. The server's API is
-the user's, so nbext wraps no verbs: it hands back an httpx client with that base, the
-key, this client's timeouts, and two hooks, the one way its answers meet the client's
-errors (docs/behaviour.md#load-balancing-endpoints-from-the-client).
+The worker's server API is the user's, so nbext wraps no verbs: it hands back an httpx
+client with the endpoint's base, the key, this client's timeouts, and two hooks, the one
+way its answers meet the client's errors
+(docs/behaviour.md#load-balancing-endpoints-from-the-client).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """Endpoint and Job handles, sync and async: each operation is written once here and
-made into both twins by ``_twins``; each handle class says in a one-line ``then`` what
-its methods hand back (a ``Job`` or an ``AsyncJob``...).
-"""
+made into both twins by ``_twins``."""
 
 from __future__ import annotations
 
@@ -64,12 +62,10 @@ def _lb_base(ctx: flows.Context, endpoint_id: str) -> flows.Flow[str | None]:
 
 
 def _http(ctx: flows.Context, endpoint_id: str) -> flows.Flow[str]:
-    """An ``httpx.Client`` for a load-balancing endpoint's own paths: its base URL
-    (``request_urls.base``, from its record, read once), the key, this client's timeouts;
-    an error answer raises this client's error for its status
+    """An ``httpx.Client`` for a load-balancing endpoint's own paths, with its base URL,
+    the key and this client's timeouts; an error answer raises this client's error
     (docs/behaviour.md#load-balancing-endpoints-from-the-client). Made once per endpoint
-    and reused (one connection pool, as httpx advises); the client closes it. A queue
-    endpoint is refused in one line."""
+    and closed with the client."""
     base = yield from _lb_base(ctx, endpoint_id)
     if base is None:
         raise queue_based(endpoint_id)
@@ -192,15 +188,11 @@ def _map(
     should not hide every other result. ``deadline`` is each job's, in seconds counted
     from its submission. ``options`` as ``run``'s, for every job.
 
-    Each input goes to /runsync with a 1 s hold, so a quick job costs one call and
-    its result arrives in the answer; a longer one is then waited for by its id.
-    Such jobs are kept by the service for 1 minute after they end (30 for /run):
-    the result is in hand, but ``job(result.id)`` finds nothing after that. With a
-    ``deadline`` under 2 s, inputs go to /run instead. A 429 pauses the map for the
-    service's Retry-After, then the input is sent again; a submission whose answer
-    was lost never is (it could run twice): that input is yielded as ``MaybeQueued``
-    and the map goes on. A map left before its end cancels the jobs in flight
-    (``abandoned`` on the iterator says which).
+    Each input goes to /runsync with a 1 s hold (with a ``deadline`` under 2 s, to
+    /run), so a quick job costs one call; the service keeps such jobs 1 minute after
+    they end (30 for /run), after which ``job(result.id)`` finds nothing. A submission
+    whose answer was lost is yielded as ``MaybeQueued``, never sent again; a map left
+    early cancels its jobs in flight (docs/behaviour.md#maps-under-faults).
     """
     options = JobOptions.of(options, option_words)
     return MapPlan(endpoint_id, inputs, concurrency, options, deadline, raise_on_failure)

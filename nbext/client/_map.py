@@ -1,22 +1,16 @@
 """Many jobs, bounded concurrency, results in completion order, inside the rate limit.
 
 Each input goes through /runsync with a short hold (``MAP_HOLD``): a job that ends
-within it costs one call, its result in the answer, where /run and a /status cost two;
-/runsync's rate limit is also twice /run's. A job that outlives the hold comes back as
-its id and is waited for like any job this client submitted. The price is the hold
-itself: a connection that drops during it leaves a job whose id we never learned, so a
-map whose ``deadline`` is too short for the hold submits through /run instead.
+within it costs one call where /run and a /status cost two, and /runsync's rate limit is
+twice /run's. A connection dropped during the hold leaves a job whose id we never
+learned, so a map whose ``deadline`` is too short for the hold submits through /run.
+A submission whose answer was lost is never sent again (``MaybeQueued``); a 429 holds
+every worker (``_gate``); a map left early cancels its jobs in flight
+(docs/behaviour.md#maps-under-faults).
 
-A submission whose answer was lost may have been queued, so it is never sent again: that
-input comes back as ``MaybeQueued`` and the others go on. Only a 429 was refused before
-anything was queued; ``SubmitGate`` (``_gate``) holds every worker until its
-``Retry-After`` has passed. A map left before its end (an exception, Ctrl-C, ``break``,
-``BudgetExceeded``) cancels the jobs it had submitted and not yet handed over, and says
-which on ``abandoned`` and on the error (docs/behaviour.md#maps-under-faults).
-
-A ``Client``'s map runs its workers in threads of its own, through the client's blocking
-driver and pool (blocking sockets leave the GIL while they wait); an ``AsyncClient``'s as
-tasks on the caller's loop. Each worker is one flow (``_Batch.worker``), written once.
+A ``Client``'s map runs its workers in threads of its own (blocking sockets leave the
+GIL while they wait); an ``AsyncClient``'s as tasks on the caller's loop. Each worker is
+one flow (``_Batch.worker``), written once.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``endpoint.openai()``: the official ``openai`` package, set up for one endpoint.
 
-An LLM endpoint answers OpenAI's API at ``{serverless_url}/{endpoint_id}/openai/v1``, a
-load-balancing one whose server speaks it at its own ``{base}/v1`` (docs/openai.md). The
-``openai`` package already handles OpenAI's shapes, streaming and errors well, so nbext
-writes no client of its own: it sets up the package's with this client's URL, key and
-timeout, and ``http()``'s recording hooks. The package is an extra (``nbext[llm]``),
+The ``openai`` package already handles OpenAI's shapes, streaming and errors well, so
+nbext writes no client of its own: it sets up the package's with this client's URL, key,
+timeout and recording hooks (docs/openai.md). The package is an extra (``nbext[llm]``),
 imported only here.
 """
 

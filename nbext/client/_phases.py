@@ -1,11 +1,8 @@
 """A job's phase while it is followed: what it waits for, where it runs, what each took.
 
 IN_QUEUE alone cannot tell a cold start from a crash loop, a fleet with no GPU free or a
-queue behind busy workers, and that is when a user most needs to know which. Once the
-job has waited ``threshold`` seconds its endpoint is diagnosed (``_diagnosis``, the
-reading behind a timed-out wait's cause), at most every ``HEALTH_EVERY`` seconds and
-never at every poll, so rate limits are kept and a quick job costs no call beyond its
-polls. The cold start, which no field reports, is what this client saw
+queue behind busy workers. The endpoint is diagnosed (``_diagnosis``) only past a
+threshold and at a slower pace than the polls, so a quick job costs no call beyond them
 (docs/behaviour.md#phases-of-a-waiting-job).
 """
 
@@ -171,10 +168,7 @@ def _due(now: float, since: float, last: float | None, threshold: float) -> bool
 
 def phases(ctx: Context, state: JobState, deadline: Deadline, threshold: float) -> Flow[None]:
     """Emit a ``Phase`` per /status answer, paced as ``states``, until a final one
-    (emitted last, with its timings). While the job waits past ``threshold`` seconds its
-    endpoint is diagnosed, and while it runs past as long its worker's log is read, each
-    every ``HEALTH_EVERY`` seconds at most; a job that failed on a worker has that
-    worker's log read once more."""
+    (emitted last, with its timings)."""
     if threshold < 0:
         raise ValueError(f"threshold must be >= 0 seconds, got {threshold}")
     watch = _Watch(first=ctx.now(), threshold=threshold)

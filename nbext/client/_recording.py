@@ -1,11 +1,10 @@
 """``Recording``: the jobs a client submits, as the flows see them, and the requests it
 sends to load-balancing endpoints, as their answers stream back, kept for replay.
 
-The flows tell their context of every submission, state and stream chunk (``Context``);
-a context with a recording hands them on here, so a recording sees exactly what the
-client did, whichever driver, map or handle did it. An ``http()`` client's hooks hand
-each answer here (``tap``), whose body is read through a tap that times its chunks.
-The file's format is ``nbext.models.recording`` (docs/behaviour.md#recordings).
+The flows' ``Context`` hands on every submission, state and stream chunk, so a recording
+sees exactly what the client did, whichever driver, map or handle did it; an ``http()``
+client's hooks hand each answer here (``tap``). The file's format is
+``nbext.models.recording`` (docs/behaviour.md#recordings).
 """
 
 from __future__ import annotations

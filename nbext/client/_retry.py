@@ -66,12 +66,10 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 class RetryPolicy:
     """Exponential backoff with jitter, honouring ``Retry-After``.
 
-    ``delay(attempt)`` for attempt 0, 1, 2, ... is ``base * 2**attempt`` capped at
-    ``max_delay`` and scaled by a random factor in [0.5, 1] ("equal jitter": spreads
-    clients out, never retries at once). A ``Retry-After`` from the service wins, plus
-    up to 10 % jitter so clients told the same second do not return together. A call
-    told to wait longer than ``max_retry_after`` (or past its deadline) is not retried:
-    it raises ``RateLimited``, whose ``retry_after`` carries the wait asked for.
+    ``delay(attempt)`` is ``base * 2**attempt`` capped at ``max_delay``, scaled by a
+    random factor in [0.5, 1] ("equal jitter": spreads clients out, never retries at
+    once). A ``Retry-After`` wins, plus up to 10 % jitter so clients told the same second
+    do not return together; one longer than ``max_retry_after`` is not waited for.
     """
 
     max_retries: int = 5

@@ -1,12 +1,8 @@
 """How a ``Call`` reaches the service: httpx, for both clients and their maps alike.
 
-httpx does the HTTP (pooling, TLS, proxies, decoding, per-operation timeouts). What this
-module adds is what httpx leaves to its caller (docs/architecture.md, a job call): the
-root and headers of each call, the key checked once as a header value (h11's own
-complaint would quote it), a cap on every answer, raw and decoded, redirects followed
-for GET only, and answers read whole into a ``Reply``, except Server-Sent Events, handed
-out open (``EventStream``). Failures stay httpx's transport exceptions: the flows decide
-on retries with them, and describe them without chaining (their request holds the key).
+What this adds to httpx is listed in docs/architecture.md#a-job-call-through-the-client.
+Failures stay httpx's transport exceptions: the flows decide on retries with them, and
+describe them without chaining (their request holds the key).
 """
 
 from __future__ import annotations
@@ -45,11 +41,8 @@ _HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
 
 
 def check_header_value(value: str, what: str) -> None:
-    """Refuse a header value HTTP cannot carry, saying what is wrong but never the value.
-
-    A line break in a value would end the header and start another (a second request
-    smuggled into the connection); a character outside ASCII has no agreed encoding.
-    """
+    """Refuse a header value HTTP cannot carry, saying what is wrong but never the value
+    (h11's own complaint would quote the key)."""
     if _HEADER_VALUE.fullmatch(value):
         return
     for position, char in enumerate(value, 1):
@@ -217,10 +210,8 @@ class Destination:
 
 
 def undecodable(exc: httpx.DecodingError, request: httpx.Request) -> httpx.RemoteProtocolError:
-    """A body that does not decode as its ``Content-Encoding`` says. The server broke the
-    protocol, so it is a transport failure like a reset mid-body: told in one line that
-    names the host, and re-sent only where sending twice is harmless, instead of
-    escaping as httpx's own exception."""
+    """A body that does not decode as its ``Content-Encoding`` says: a broken protocol,
+    so a transport failure like a reset mid-body (re-sent only where that is harmless)."""
     return httpx.RemoteProtocolError(
         f"the answer's body does not decode as its Content-Encoding says ({exc})",
         request=request,
@@ -253,8 +244,7 @@ class _Sender(Generic[HttpT]):
         )
 
     def _url(self, call: Call) -> httpx.URL:
-        """The call's URL under its root; a management call carries its query in its
-        path already, which merging ``params`` (empty for it) keeps."""
+        """A management call carries its query in its path (``params`` is empty)."""
         root = self.destination.base_url if call.management else self.destination.serverless_url
         url = httpx.URL(f"{root}/{call.path}")
         return url.copy_merge_params(call.params) if call.params else url
@@ -273,7 +263,6 @@ class Sender(_Sender[httpx.Client]):
         return self._whole(call, self._open(call, timeout))
 
     def listen(self, call: Call, idle: float) -> Reply | EventStream:
-        """``call``'s answer: an event stream left open, else read whole."""
         response = self._open(call, idle)
         return EventStream(response) if _is_event_stream(response) else self._whole(call, response)
 
@@ -307,11 +296,9 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
     ``bounded``: the transport is the caller's, and may ignore httpx's timeouts (an
     in-process ``httpx.ASGITransport`` does), so the whole exchange is bounded too.
 
-    httpx's connections belong to the event loop that opened them. A client used from
-    one loop after another (a script calling ``asyncio.run`` twice) would hand the new
-    loop a connection of the closed one; so an httpx client of our own making is
-    replaced by a fresh one when the loop changes (the old loop's connections went with
-    it). A caller's ``http_client`` is the caller's to keep on one loop.
+    httpx's connections belong to the loop that opened them, so an httpx client of our
+    own making is replaced when the loop changes (a script calling ``asyncio.run``
+    twice); a caller's ``http_client`` is the caller's to keep on one loop.
     """
 
     def __init__(
@@ -376,7 +363,6 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
         return capped.reply()
 
     async def listen(self, call: Call, idle: float) -> Reply | AsyncEventStream:
-        """``call``'s answer: an event stream left open, else read whole."""
         self._adopt_loop()
         response = await self._within(idle, self._open(call, idle))
         if _is_event_stream(response):

@@ -1,24 +1,15 @@
 """Every sync/async pair of methods, made from one operation: the one twin mechanism.
 
-An operation is written once, as a flow builder (``_flows``): a function taking the
-client's flow context, then what the method is about, then the caller's arguments. A
-management resource is about the client's management interface (``pods.create(ctx,
-api, ...)``, ``_resources/rest``); a job handle about its subject, an endpoint id or a job's
-state (``_status(ctx, state)``). A class lists its operations::
+An operation is written once, as a flow builder (``_flows``) taking the client's flow
+context, what the method is about (a resource's management interface, a handle's
+state), then the caller's arguments; a class lists its operations::
 
-    class Pods(Resource):                   class Job(Twins):
-        create = blocking(pods.create)          status = blocking(_status)
+    class Pods(Resource):                   class AsyncJob(Twins):
+        create = blocking(pods.create)          status = awaiting(_status)
 
-    class AsyncPods(Resource):              class AsyncJob(Twins):
-        create = awaiting(pods.create)          status = awaiting(_status)
-
-``blocking`` runs the flow with the client's blocking driver, ``awaiting`` awaits the
-async one, ``iterating``/``aiterating`` hand out what the flow emits as it comes (log
-lines, stream chunks), ``local`` makes what needs no request; ``then`` turns a flow's
-value into what a handle hands back (a ``Job`` or an ``AsyncJob``). Every method keeps
-its operation's signature and docstring (for ``help()``, and for type checkers through
-``ParamSpec``), so the twins cannot differ in what they accept, send, or return; and
-every method masks the client's key in a local refusal, so none can forget to.
+Every method keeps its operation's signature and docstring (for ``help()``, and for type
+checkers through ``ParamSpec``), so the twins cannot differ in what they accept, send, or
+return; and every method masks the client's key in a local refusal, so none can forget to.
 """
 
 from __future__ import annotations
@@ -100,11 +91,7 @@ class Handle(Twins):
 
 
 class Resource(Twins):
-    """One area of the management interface on a client (``client.pods``...).
-
-    Its operations are about the client's management interface, REST v2
-    (``_resources/rest``).
-    """
+    """One area of the management interface on a client (``client.pods``...)."""
 
     def __init__(self, client: SyncDriver | AsyncDriver, api: object) -> None:
         self._client = client
@@ -136,7 +123,6 @@ def _masked(error: APIError, ctx: Context) -> APIError | None:
 
 
 def _start(self: Twins, operation: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-    """The operation's flow (or value) for this method call."""
     return operation(self._client._ctx, *self._about(), *args, **kwargs)
 
 
@@ -251,8 +237,8 @@ def blocking(
     operation: Callable[Concatenate[Context, Any, P], Flow[T]],
     then: Callable[[Any, T], R] | None = None,
 ) -> Callable[Concatenate[Any, P], T | R]:
-    """A sync method running ``operation``'s flow to completion, its result handed to
-    ``then`` (with the resource or handle) if given."""
+    """A sync method running ``operation``'s flow, its result handed to ``then`` (with
+    the resource or handle) if given."""
 
     def method(self: Twins, /, *args: Any, **kwargs: Any) -> Any:
         client = self._client
@@ -276,8 +262,7 @@ def awaiting(
     operation: Callable[Concatenate[Context, Any, P], Flow[T]],
     then: Callable[[Any, T], R] | None = None,
 ) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T | R]]:
-    """An async method awaiting ``operation``'s flow, its result handed to ``then`` if
-    given."""
+    """``blocking`` for ``await``."""
 
     async def method(self: Twins, /, *args: Any, **kwargs: Any) -> Any:
         masked = None

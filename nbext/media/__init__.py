@@ -1,15 +1,10 @@
 """Media in job outputs: find images, sounds and videos; preview and draw them safely.
 
-``nbext.media.find(output)`` is the one call: it returns a ``MediaList`` of ``Media``,
-each with its path in the output (``images[2]``), MIME type, size and, for images,
-width × height, and each ready to become an IPython display object (``.to_ipython()``),
-a PIL image (``.to_pil()``) or plain bytes (``.data`` with ``.mime``). The output itself
-is never changed. ``preview`` replaces blobs by short tags for reading; ``gallery_html``
-draws them within the ``Limits`` of what a saved notebook should carry, and
-``write_beside`` puts the full bytes of one kept small in a file its link points at.
-
-This package knows nothing of the client, the emulator or the notebook layer: both the
-live panel and the static saved output use it as plain functions.
+``find(output)`` returns a ``MediaList`` of ``Media``, each with its path in the output
+(``images[2]``), MIME type and size, ready to become an IPython display object, a PIL
+image or bytes. ``preview`` replaces blobs by short tags; ``gallery_html`` draws them
+within ``Limits``; ``write_beside`` writes one's full bytes to a file a link points at.
+This package knows nothing of the client, the emulator or the notebook layer.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Finding media at any depth of an output, under any key, by content rather than by name.
+"""Finding media at any depth of an output, by content rather than by key.
 
-A string is a base64 blob only when its decoded first bytes carry a known signature and
-the whole string then decodes strictly; anything else stays text, so a word, a hash or a
-token that happens to use the base64 alphabet is never mistaken for a file. Only the
-head of a string is decoded before its signature matches: scanning a large text output
-costs next to nothing.
+A string is a base64 blob only when its decoded head carries a known signature and the
+whole then decodes strictly, so a word or hash in the base64 alphabet is never taken for
+a file; only the head is decoded before a match, so a large text costs next to nothing.
 """
 
 from __future__ import annotations
@@ -34,11 +32,8 @@ SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def find(output: Any) -> MediaList:
-    """Every image, sound and video in ``output`` (JSON values, bytes, nested at any depth).
-
-    Each knows its path (``images[2]``), MIME type, size and, for images, width × height.
-    ``output`` is only read, never changed.
-    """
+    """Every image, sound and video in ``output`` (JSON values, bytes, nested at any
+    depth), which is only read."""
     found: list[Media] = []
     stack: list[tuple[Any, str, int]] = [(output, "", 0)]
     while stack:  # depth first, in document order: children are pushed in reverse

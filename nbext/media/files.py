@@ -1,18 +1,11 @@
 """A medium's full bytes as a file beside the notebook, for a saved output to link to.
 
-A saved notebook keeps a large picture as a thumbnail only. Its full size has to live
-somewhere that still answers when the kernel that ran the job is gone (a reopened
-notebook, an nbconvert page, a colleague's copy): a file in a folder next to the
-notebook, which a relative link in the output reaches through JupyterLab's contents
-API, or straight from disk beside an exported page. The name is the content's hash, so
-running the cell again writes nothing new and two outputs with the same bytes share it.
-
-Such a file is opened as a document of the site that serves it, not as a picture in an
-``<img>``: an SVG is written reduced to what draws (``svg.py``), or, when it cannot be,
-as plain text, which no browser runs. The files and the folder nbext makes for them are
-readable by their owner only (0600 and 0700, narrowed further by the umask): a notebook
-may hold what its owner would not publish, and sharing the folder is the owner's call,
-as sharing the notebook is.
+A saved notebook keeps a large picture as a thumbnail only; its full size must outlive
+the kernel (a reopened notebook, an nbconvert page, a colleague's copy), so it goes in a
+folder next to the notebook, named by its content's hash (a rerun writes nothing new).
+Such a file opens as a document of the site serving it, so an SVG is written reduced to
+what draws (``svg.py``), else as plain text. Files and folder are their owner's only
+(0600, 0700): a notebook may hold what its owner would not publish.
 """
 
 from __future__ import annotations
@@ -33,10 +26,8 @@ _EXTENSION = {fmt: ext for ext, fmt in reversed(EXTENSIONS.items())}
 
 
 def _written(item: Media) -> tuple[str, bytes]:
-    """The file's name and the bytes it holds: ``item``'s own, but for an SVG (above).
-
-    ``images-0-3f2a9c1b7d4e5a60.png``: where it sat in the output, for a person who
-    browses the folder, then its content's hash, which makes the name stable."""
+    """The file's name (``images-0-3f2a9c1b7d4e5a60.png``: where it sat, then its hash)
+    and the bytes it holds: ``item``'s own, but for an SVG (above)."""
     if item.data is None:
         raise ValueError(f"{item.label} is a URL that was not fetched: it has no bytes to write")
     digest = hashlib.sha256(item.data).hexdigest()[:16]
@@ -49,13 +40,10 @@ def _written(item: Media) -> tuple[str, bytes]:
 
 
 def write_beside(item: Media, folder: str | os.PathLike[str]) -> str:
-    """Write ``item``'s bytes into ``folder`` (relative to the working directory, which
-    is the notebook's own in JupyterLab) and return the relative URL an output links to.
-
-    An existing file of that name already holds these bytes (the name is their hash) and
-    is left alone. The bytes go to a temporary file first, so a full disk never leaves a
-    truncated file behind under the final name. Raises ``OSError`` when it cannot write.
-    """
+    """Write ``item``'s bytes into ``folder`` (relative to the working directory, the
+    notebook's own in JupyterLab) and return the relative URL an output links to; raises
+    ``OSError`` when it cannot. The bytes go to a temporary file first, so a full disk
+    never leaves a truncated file under the final name."""
     name, data = _written(item)
     directory = Path(folder)
     target = directory / name

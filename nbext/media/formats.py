@@ -1,9 +1,8 @@
 """Media formats told apart by their first bytes, and what their headers say.
 
-Only the container's own header is read (a PNG's IHDR, a JPEG's SOF marker, a WAV's
-``fmt `` chunk): enough for a size or a duration without decoding a single pixel or
-sample, so a 50 MB output costs a few slices. A truncated or corrupt header yields
-``None`` fields, never an exception: outputs come from code we do not control.
+Only the container's header is read, enough for a size or a duration without decoding
+a pixel, so a 50 MB output costs a few slices; a bad header yields ``None``, never an
+exception: outputs come from code we do not control.
 """
 
 from __future__ import annotations

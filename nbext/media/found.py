@@ -1,9 +1,4 @@
-"""What detection found: one ``Media`` per blob or media URL, and the ``MediaList`` of them.
-
-A ``Media`` holds the decoded bytes (or the URL it points at) and what its header says;
-it turns into whatever the user works with next: an IPython display object, a PIL image,
-or plain bytes with their MIME type. Nothing here changes the output it came from.
-"""
+"""What detection found: one ``Media`` per blob or media URL, and the ``MediaList`` of them."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The output as a person wants to read it: every blob replaced by a short tag.
 
-A megabyte of base64 tells a reader nothing and can stall the page that shows it; its
-tag (``<PNG 512×512, 340 KB>``) says what it is and where. URLs are already short and
-stay as they are. Long plain strings are cut too, so the preview of any output stays small.
+A megabyte of base64 tells a reader nothing and can stall the page; its tag (``<PNG
+512×512, 340 KB>``) says what it is. Long plain strings are cut too.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """Media as HTML: a captioned gallery, native players, and guards on what gets stored.
 
-Pure functions of the found media: the live panel and the static output a job leaves in
-the saved notebook draw from the same code. The HTML needs no kernel, no network and no
-script (nbconvert, GitHub), takes its colours from JupyterLab's theme variables only,
-and never carries a blob larger than ``Limits`` allows: past them an image is stored as
-a thumbnail (or a placeholder without Pillow) with a "show full size" control, so a
-50 MB output neither bloats the notebook nor stalls the browser that opens it. In an
-untrusted notebook JupyterLab's sanitiser drops the ``var()`` colours and borders but
-keeps the pictures and players: the gallery is plainer, never broken.
+The live panel and a saved notebook's static output draw from the same pure functions.
+The HTML needs no kernel, network or script (nbconvert, GitHub), takes its colours from
+JupyterLab's theme variables, and stores no more than ``Limits`` allows: past them a
+picture is a thumbnail (or a placeholder) with a "show full size" control, so a 50 MB
+output neither bloats the notebook nor stalls the browser. An untrusted notebook's
+sanitiser drops the colours, never the pictures.
 """
 
 from __future__ import annotations
@@ -103,12 +101,9 @@ def full_size_html(item: Media) -> str:
 
 
 def inline_html(items: Sequence[Media], px: int = 48, most: int = 4) -> str:
-    """Previews small enough for a table cell: a thumbnail of each picture (its tag
-    without Pillow), a tag for sound, video and URLs; past ``most`` items, how many more.
-
-    A table has a row per job: a few kilobytes a row keep a page of results light, where
-    one picture stored whole per row would add megabytes.
-    """
+    """Previews small enough for a table cell (a row per job): a thumbnail of each
+    picture (its tag without Pillow), a tag for sound, video and URLs; past ``most``
+    items, how many more."""
     parts: list[str] = []
     for item in items[:most]:
         src = _thumbnail_uri(item, px * 2)  # sharp on HiDPI

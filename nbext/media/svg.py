@@ -1,22 +1,13 @@
 """An SVG reduced to a picture: what nbext writes to disk for a browser to open.
 
-An SVG is a document, not only a picture: opened on its own (a "show full size" link,
-an HTML export published with its ``nbext-media/`` folder) it runs its ``<script>``, its
-``onload`` and every other event handler with the rights of the site that serves it,
-and it may load other files (``href``, ``url(...)``, ``@import``). Drawn through an
-``<img>``, as the gallery does, none of that happens; a file beside the notebook has no
-such guard. So the file nbext writes keeps only what draws: SVG's own shape, text,
-paint and filter elements, with their attributes less any event handler, and
-references only to fragments of the same file (``#id``) or to raster pictures inline
-(``data:image/png;base64,...``). Anything else is dropped: scripts, ``foreignObject``
-(HTML inside), animations (``<set>`` can rewrite a link), links (their content is kept),
-elements of other namespaces, processing instructions, comments and the DTD.
-
-An allowlist rather than a list of known dangers: an element or attribute nobody
-thought of is dropped, never let through. Input that is not well-formed XML with an
-``<svg>`` root, that declares entities or nests past Python's recursion limit, is not
-an SVG a browser would draw the same way, and is not offered as one (``sanitised_svg``
-returns None).
+Opened on its own (a "show full size" link, an exported page), an SVG runs its scripts
+and event handlers with the rights of the site serving it and may load other files;
+drawn through an ``<img>`` it cannot, but a file beside the notebook has no such guard.
+So the file keeps only what draws: SVG's shape, text, paint and filter elements, their
+attributes less event handlers, and references only to ``#id`` fragments or inline
+raster pictures. An allowlist, so what nobody thought of is dropped, never let through.
+Input that is not well-formed XML with an ``<svg>`` root, declares entities or nests
+past the recursion limit is not offered as an SVG (``sanitised_svg`` returns None).
 """
 
 from __future__ import annotations
@@ -69,11 +60,8 @@ def sanitised_svg(data: bytes) -> bytes | None:
 
 
 def _serialised(element: ET.Element, declarations: str = "") -> str:
-    """``element`` as XML, every name in SVG's default namespace (all that is left).
-
-    Written here rather than by ``ET.tostring``, which spells SVG as ``ns0:svg`` unless a
-    process-wide prefix is registered, in a kernel that may use ElementTree for other
-    things."""
+    """``element`` as XML in SVG's default namespace; ``ET.tostring`` would spell it
+    ``ns0:svg`` unless a process-wide prefix were registered, in a kernel not ours."""
     prefixes = {"": "", XLINK_NS: "xlink:", XML_NS: "xml:"}
     attributes = "".join(
         f" {prefixes[namespace]}{local}={quoteattr(value)}"

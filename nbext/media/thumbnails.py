@@ -1,9 +1,5 @@
-"""Small stand-ins for large images, made with Pillow when it is installed.
-
-Without Pillow, or for an image Pillow cannot read (corrupt, truncated, a decompression
-bomb), there is no thumbnail and the caller shows a placeholder: a thumbnail is a
-convenience, never a reason for a panel to fail.
-"""
+"""Small stand-ins for large images, made with Pillow when it is installed; without it, or
+for an image it cannot read, the caller shows a placeholder: never a reason to fail."""
 
 from __future__ import annotations
 
@@ -17,11 +13,8 @@ MAX_PIXELS = 64_000_000
 
 
 def thumbnail(media: Media, max_px: int) -> tuple[str, bytes] | None:
-    """``(mime, bytes)`` of ``media`` shrunk to at most ``max_px`` on its longer side.
-
-    JPEG for opaque images (small), PNG where there is transparency to keep. None when
-    Pillow is missing or cannot read the image, or the image is too large to decode.
-    """
+    """``(mime, bytes)`` of ``media`` shrunk to at most ``max_px`` on its longer side:
+    JPEG when opaque (small), PNG to keep transparency; None when it cannot be made."""
     if media.data is None or media.kind != "image" or media.format.name == "SVG":
         return None
     if not media.width or not media.height or media.width * media.height > MAX_PIXELS:

@@ -1,9 +1,7 @@
-"""Pydantic wire models of both interfaces. This package imports nothing else of nbext.
+"""Pydantic wire models of both interfaces; this package imports nothing else of nbext.
 
-``jobs`` (and ``batches``) are the job interface; ``v2`` is the management interface,
-REST v2, whose records and billing query are re-exported here, so ``nbext.models.Pod``
-is v2's. ``v1`` holds the retired REST v1's models, which only the emulator's ``/v1``
-uses; ``enums`` the catalogues both versions share.
+``jobs`` and ``batches`` are the job interface; ``v2`` is management (REST v2), whose
+records are re-exported here; only the emulator's retired ``/v1`` uses ``v1``.
 """
 
 from ._fields import DEFAULT_PORTS, explain

@@ -1,10 +1,8 @@
 """The base every wire model shares.
 
-The service speaks camelCase JSON; Python code reads snake_case attributes. Each field's
-wire name is its name in camelCase (a field whose wire name is spelt otherwise, such as
-``minRAMPerGPU``, declares it as its alias); either name is accepted on input, and fields
-not known are kept (``extra="allow"``) so that a newer service never breaks an older client.
-A model builds its validator on first use (``defer_build``): a first job builds the few it reads.
+Input may use the camelCase wire name or the snake_case one; unknown fields are kept
+(``extra="allow"``) so a newer service never breaks an older client; a model builds its
+validator on first use (``defer_build``), so a first job builds only the few it reads.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Field types the management models share, each carrying its rule and its message.
 
-The input models are the one place the field rules of docs/behaviour.md#management and
-of the service's OpenAPI description live: the emulator validates request bodies with
-them and the client refuses bad input with them before sending. So every rule here
-raises a message that names what it wanted and what it got; the caller prefixes the
-field's wire name.
+The input models are the one place the field rules live (docs/behaviour.md#management):
+the emulator validates bodies with them and the client refuses bad input with them, so
+each rule says what it wanted and what it got; the caller prefixes the field's wire name.
 """
 
 from __future__ import annotations
@@ -37,8 +35,7 @@ Lenient = Annotated[E | str, Field(union_mode="left_to_right")]
 the service sends one this version does not know (a new GPU type must not break a listing)."""
 
 DEFAULT_PORTS: tuple[str, ...] = ("8888/http", "22/tcp")
-"""The default ``ports`` of a template: 8888 over http and 22 over tcp
-(docs/behaviour.md#templates)."""
+"""A template's default ``ports`` (docs/behaviour.md#templates)."""
 
 _PORT = re.compile(r"^(\d{1,5})/(http|tcp)$")
 
@@ -95,12 +92,8 @@ Env = dict[str, StrictStr]
 
 
 def _not_a_number(value: Any) -> Any:
-    """Refuse a number where a time is asked for.
-
-    pydantic reads numbers (and digit strings) as seconds since 1970, so ``2026`` meant
-    as a year would quietly become 00:33:46 on 1 January 1970: a period with nothing in
-    it, and no error to say why.
-    """
+    """Refuse a number where a time is asked for: pydantic reads it as seconds since 1970,
+    so ``2026`` meant as a year would quietly be an empty period in January 1970."""
     if isinstance(value, int | float) or (
         isinstance(value, str) and value.strip().lstrip("+-").replace(".", "", 1).isdigit()
     ):
@@ -119,12 +112,8 @@ the service wrote none)."""
 
 
 class InputModel(WireModel):
-    """A request body: ``null`` is refused for every field the reference does not mark nullable.
-
-    Leaving a field out means "the default" (create) or "unchanged" (update); an explicit
-    ``null`` is almost always a mistake, so it gets an error that says so instead of
-    silently meaning one of the two.
-    """
+    """A request body: ``null`` is refused for every field the reference does not mark
+    nullable, being almost always a mistake for "default" (create) or "unchanged" (update)."""
 
     nullable_fields: ClassVar[frozenset[str]] = frozenset()
 
@@ -137,10 +126,7 @@ class InputModel(WireModel):
 
 
 class QueryModel(WireModel):
-    """Query parameters of one operation; ``to_params`` writes them for the URL.
-
-    Parameters this version does not know are ignored, as servers ignore them.
-    """
+    """Query parameters of one operation; unknown ones are ignored, as servers ignore them."""
 
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
@@ -173,10 +159,7 @@ def check_min_max(low: int | None, high: int | None, low_name: str, high_name: s
 
 def explain(exc: ValidationError, name: Callable[[str], str] = str) -> str:
     """One line naming each bad field (by its wire name, or ``name`` of it) and the rule
-    it broke.
-
-    Errors of a whole body (a rule over two fields) already name their fields.
-    """
+    it broke; a rule over two fields names them itself."""
     parts = []
     for err in exc.errors(include_url=False):
         message = err["msg"].removeprefix("Value error, ")

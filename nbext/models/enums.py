@@ -1,10 +1,8 @@
-"""The reference's enumerations both management versions share (GPU types, data centres,
-CUDA versions...), as ``StrEnum`` so members compare equal to their strings; REST v1's
-own are in ``v1.enums``.
+"""The reference's enumerations both management versions share, as ``StrEnum`` so members
+compare equal to their strings; values from the service's OpenAPI description.
 
-Values are copied from the service's OpenAPI description. Response models accept values
-outside these lists (a newer service may add GPU types or data centres); input models do
-not, so a typo is refused before it is sent.
+Response models accept values outside these lists (a newer service may add GPU types);
+input models do not, so a typo is refused before it is sent.
 """
 
 from __future__ import annotations
@@ -14,11 +12,8 @@ from collections.abc import Mapping
 
 
 class GpuTypeId(enum.StrEnum):
-    """GPU types a pod or serverless worker can rent (the reference's ``gpuTypeIds`` items).
-
-    Two values carry a doubled space (``"NVIDIA  RTX A4500"``, ``"NVIDIA  A30"``): the
-    reference lists them so, and the service accepts them so; they are kept verbatim.
-    """
+    """GPU types a pod or serverless worker can rent; two carry a doubled space
+    (``"NVIDIA  A30"``), as the reference lists them and the service accepts them."""
 
     GEFORCE_RTX_4090 = "NVIDIA GeForce RTX 4090"
     A40 = "NVIDIA A40"

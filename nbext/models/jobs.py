@@ -1,8 +1,7 @@
 """Wire models of the queue-based job interface (``{serverless_url}/{endpoint_id}/...``).
 
-The ranges checked here are those of docs/behaviour.md#submission, so a submission the
-client builds is refused locally with the same message the service would give, before
-anything is sent.
+Its ranges are docs/behaviour.md#submission's, so the client refuses a bad submission
+with the service's message before anything is sent.
 """
 
 from __future__ import annotations
@@ -124,11 +123,8 @@ class AcceptedJob(WireModel):
 
 
 class JobResult(WireModel):
-    """Answer of ``/status`` and ``/runsync``.
-
-    ``output`` is present only for COMPLETED, ``error`` only for FAILED and TIMED_OUT;
-    ``has_output`` tells an absent output from a ``null`` one.
-    """
+    """Answer of ``/status`` and ``/runsync``: ``output`` only for COMPLETED, ``error``
+    only for FAILED and TIMED_OUT."""
 
     id: str
     status: JobStatus

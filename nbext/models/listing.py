@@ -1,8 +1,7 @@
 """How a listing shows records: its columns, their dtypes and order.
 
 Plain data, so a management resource's row (``v2.resources.RESOURCES``) can say how
-``%runpod <resource>`` lists it beside its path and model; the notebook turns a list of
-records into a DataFrame by it (``nbext/notebook/display/frames.py``).
+``%runpod <resource>`` lists it; the notebook makes a DataFrame by it.
 """
 
 from __future__ import annotations
@@ -17,14 +16,9 @@ Getter = Callable[[Mapping[str, Any]], Any]
 
 @dataclass(frozen=True)
 class Column:
-    """One column: its name, where its value comes from, and its dtype.
-
-    ``source`` is a key of the record (a flattened one, ``"workers.min"``, or dots
-    reaching into a mapping: ``"price.secure"``), a function of the record, or None for
-    ``name`` itself.
-    ``categories`` fixes a categorical's categories and their order (states in
-    lifecycle order, so ``value_counts`` and plots read naturally).
-    """
+    """One column. ``source`` is a key of the record (flattened, ``"workers.min"``, or
+    dotted into a mapping, ``"price.secure"``), a function of the record, or None for
+    ``name``; ``categories`` orders a categorical's (states in lifecycle order)."""
 
     name: str
     kind: Kind = "string"
@@ -47,13 +41,9 @@ class Column:
 
 @dataclass(frozen=True)
 class ListingSpec:
-    """The columns of one listing kind, in display order.
-
-    ``extra`` decides what happens to record fields no column names: ``"keep"`` appends
-    them (sorted, named in Python style) after the spec's columns, so a field the
-    service adds later is still visible; ``"drop"`` leaves them out. ``sort`` orders
-    the rows: (column, ascending).
-    """
+    """The columns of one listing kind, in display order. ``extra="keep"`` appends the
+    fields no column names (sorted), so one the service adds later is still visible;
+    ``sort`` is (column, ascending)."""
 
     kind: str
     columns: tuple[Column, ...]

@@ -1,10 +1,9 @@
 """Recordings: what a client did with a service, as a JSON Lines file (docs/behaviour.md).
 
-The client writes them (``Client.record``) and the emulator serves them (``--replay``),
-and the two never import each other, so the format lives here, with no nbext import.
-Line 1 is the header, each next line one call. Long base64 strings (images, audio) are
-kept as files in a folder beside the recording, named by their digest, so the file stays
-small enough to read and diff; reading puts them back exactly as they were.
+The client writes them (``Client.record``) and the emulator serves them (``--replay``);
+the two never import each other, so the format lives here. Line 1 is the header, each
+next line one call. Long base64 strings go to files named by their digest in a folder
+beside the recording, so it stays small enough to read and diff.
 """
 
 from __future__ import annotations

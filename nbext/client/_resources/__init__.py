@@ -1,9 +1,4 @@
-"""The management interface: one resource per area, hung off the clients.
-
-``Client`` and ``AsyncClient`` inherit ``SyncManagement`` / ``AsyncManagement``, which
-make ``client.templates``, ``client.pods``, ... on first use (no request is made until a
-method is called). Each is handed the client's interface, REST v2 (``rest.V2``).
-"""
+"""The management interface: one resource per area (``client.pods``...), over REST v2."""
 
 from __future__ import annotations
 
@@ -47,12 +42,10 @@ __all__ = [
     "SshKeys",
     "Templates",
 ]
-"""The resource classes: ``nbext.client`` exports them from here."""
 
 
 class Area(Generic[R]):
-    """A client's resource of class ``kind``, made on first use and kept (no request
-    is made until one of its methods is called)."""
+    """A client's resource of class ``kind``, made on first use and kept."""
 
     def __init__(self, kind: type[R]) -> None:
         self.kind = kind

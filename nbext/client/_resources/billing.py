@@ -1,11 +1,7 @@
 """``client.billing``: what the account spent, per time bucket, as REST v2 reports it.
 
-Each call names a period (``start_time`` to ``end_time``, or the ``last_n`` buckets up to
-now) and a ``bucket_size`` (hour, day, week, month, year; default day). Times are
-``datetime`` (naive ones are UTC, the service's zone), ``date`` (midnight UTC at its
-start) or ISO 8601 strings; left out, the period is the last 30 days. Each record is one
-bucket (``start_time``, ``end_time``, ``total_amount``) of one pod, endpoint or volume
-(``pod_id``, ``serverless_id``...), its amounts by category given by ``amounts()``.
+A period is ``start_time`` to ``end_time`` or the ``last_n`` buckets up to now (left
+out: the last 30 days); naive times are UTC, the service's zone.
 """
 
 from __future__ import annotations
@@ -21,7 +17,6 @@ from .rest import V2
 from .wire import camel, given, query, wrapped
 
 Moment = dt.datetime | dt.date | str
-"""A point in time as a caller may have it: a datetime, a date, or ISO 8601 text."""
 PERIOD = ("start_time", "end_time", "bucket_size", "last_n")
 
 
@@ -44,9 +39,8 @@ def summary(
     bucket_size: BucketSize | str | None = None,
     last_n: int | None = None,
 ) -> Flow[list[BillingRecord]]:
-    """Everything the account spent, per bucket, by category (``/billing``): each
-    record's ``amounts()`` gives them (``podGpuAmount``, ``serverlessGpuAmount``,
-    ``storageStandardAmount``, ...)."""
+    """Everything the account spent, per bucket; ``amounts()`` gives each record's
+    categories (``podGpuAmount``, ``storageStandardAmount``, ...)."""
     return (yield from _records(ctx, api, "", given(locals())))
 
 
@@ -74,8 +68,7 @@ def serverless(
     last_n: int | None = None,
     serverless_id: str | None = None,
 ) -> Flow[list[BillingRecord]]:
-    """Serverless spending, one record per endpoint and bucket (``serverless_id``, the
-    endpoint's id; ``serverless_id=`` keeps one), with each category (``amounts()``)."""
+    """Serverless spending, one record per endpoint (``serverless_id``) and bucket."""
     return (yield from _records(ctx, api, "serverless", given(locals())))
 
 
@@ -94,8 +87,6 @@ def network_volumes(
 
 
 class Billing(Resource):
-    """``client.billing``: ``summary``, ``pods``, ``serverless``, ``network_volumes``."""
-
     summary = blocking(summary)
     pods = blocking(pods)
     serverless = blocking(serverless)
@@ -103,8 +94,6 @@ class Billing(Resource):
 
 
 class AsyncBilling(Resource):
-    """``client.billing`` of an ``AsyncClient``: ``Billing``'s methods, awaited."""
-
     summary = awaiting(summary)
     pods = awaiting(pods)
     serverless = awaiting(serverless)

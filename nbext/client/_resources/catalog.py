@@ -1,9 +1,7 @@
 """``client.catalog``: what can be rented (GPU and CPU types, data centres) and at what price.
 
-REST v2 only. The service filters availability by product (a type can be scarce for
-pods and plentiful for serverless), count and cloud; ``gpus`` asks it for availability
-only when a filter needs it, and applies the filters the service has no parameter for
-(memory, price) to the answer, client-side.
+``gpus`` asks the service for availability only when a filter needs it, and applies
+memory and price, which the service has no parameter for, to its answer.
 """
 
 from __future__ import annotations
@@ -130,8 +128,6 @@ def templates(ctx: Context, api: V2) -> Flow[list[Template]]:
 
 
 class Catalog(Resource):
-    """``client.catalog``: gpus, gpu, cpus, cpu, datacenters, datacenter, templates."""
-
     gpus = blocking(gpus)
     gpu = blocking(gpu)
     cpus = blocking(cpus)
@@ -142,8 +138,6 @@ class Catalog(Resource):
 
 
 class AsyncCatalog(Resource):
-    """``client.catalog`` of an ``AsyncClient``: ``Catalog``'s methods, awaited."""
-
     gpus = awaiting(gpus)
     gpu = awaiting(gpu)
     cpus = awaiting(cpus)

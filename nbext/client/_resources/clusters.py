@@ -1,9 +1,7 @@
 """``client.clusters``: instant clusters (REST v2), several identical pods on one network.
 
-A cluster is made whole: ``pod_count`` pods of ``gpu_count_per_pod`` GPUs of one type,
-all running one container. Its member pods are listed by ``pods(cluster_id)``, follow
-the pod life cycle, and are changed only through the cluster; only its name can change
-afterwards. It is billed for all its GPUs from creation to deletion.
+A cluster is made whole and billed for all its GPUs until deleted; its member pods change
+only through it, and only its name can change after creation.
 """
 
 from __future__ import annotations
@@ -91,8 +89,6 @@ delete = deleting(ROW, "Its pods go with it, and its billing stops.")
 
 
 class Clusters(Resource):
-    """``client.clusters``: create, list, get, update (rename), delete, pods."""
-
     create = blocking(create)
     list = blocking(listing(ROW))
     get = blocking(getting(ROW))
@@ -102,8 +98,6 @@ class Clusters(Resource):
 
 
 class AsyncClusters(Resource):
-    """``client.clusters`` of an ``AsyncClient``: ``Clusters``' methods, awaited."""
-
     create = awaiting(create)
     list = awaiting(listing(ROW))
     get = awaiting(getting(ROW))

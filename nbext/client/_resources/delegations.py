@@ -1,8 +1,7 @@
 """``client.registry_delegations``: pull access to a private Amazon ECR repository (REST v2).
 
-A delegation is made from the repository's ARN; the service derives the region, the
-account and the registry address, and gives the AWS user to grant pull access to
-(``aws_user``). Pods and endpoints then pull images from that repository.
+The service derives the region, account and registry address from the repository's ARN
+and names the AWS user to grant pull access to (``aws_user``).
 """
 
 from __future__ import annotations
@@ -42,16 +41,12 @@ delete = deleting(ROW, "The service can no longer pull from its repository.")
 
 
 class RegistryDelegations(Resource):
-    """``client.registry_delegations``: list, create, delete ECR delegations."""
-
     list = blocking(listing(ROW))
     create = blocking(create)
     delete = blocking(delete)
 
 
 class AsyncRegistryDelegations(Resource):
-    """``client.registry_delegations`` of an ``AsyncClient``: the same methods, awaited."""
-
     list = awaiting(listing(ROW))
     create = awaiting(create)
     delete = awaiting(delete)

@@ -1,9 +1,7 @@
-"""``client.endpoints``: serverless endpoint records (create, list, get, update, delete).
+"""``client.endpoints``: serverless endpoint records; their jobs are ``client.endpoint(id)``'s.
 
-These manage an endpoint; its jobs are ``client.endpoint(id)``'s business. A queue
-endpoint created here serves jobs at once, at the addresses its ``request_urls`` name.
-Its workers run its own container settings (from the template it was made from, if
-any, and the body's fields over them); changes to scaling apply to the live endpoint.
+Workers run the endpoint's own container settings (its template's, if any, with the
+body's fields over them); scaling changes apply to the live endpoint.
 """
 
 from __future__ import annotations
@@ -111,11 +109,8 @@ def update(
     registry: str | NotGiven | None = NOT_GIVEN,
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[Endpoint]:
-    """Change the fields given; scaling settings apply to the running endpoint at once.
-
-    A ``template_id`` applies that template's container settings once (a rollout, as
-    a change of ``image`` is). Not re-sent after it may have reached the service.
-    """
+    """Change the fields given; scaling applies at once, a ``template_id`` or ``image``
+    rolls the workers over. Not re-sent after it may have reached the service."""
     fields = given(locals(), skip=["endpoint_id"], update=True)
     return (yield from updated(ctx, api, ROW, endpoint_id, fields, extra_body, NESTED))
 
@@ -124,9 +119,6 @@ delete = deleting(ROW, "Its job address stops serving.")
 
 
 class Endpoints(Resource):
-    """``client.endpoints``: create, list, get, update, delete endpoint records; their
-    workers, releases and workers' logs."""
-
     create = blocking(create)
     list = blocking(listing(ROW))
     get = blocking(get)
@@ -139,8 +131,6 @@ class Endpoints(Resource):
 
 
 class AsyncEndpoints(Resource):
-    """``client.endpoints`` of an ``AsyncClient``: ``Endpoints``' methods, awaited."""
-
     create = awaiting(create)
     list = awaiting(listing(ROW))
     get = awaiting(get)

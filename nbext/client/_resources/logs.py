@@ -1,15 +1,10 @@
 """Log lines of pods and serverless workers (REST v2), read once or followed.
 
-The service sends logs as Server-Sent Events, each event one line whose ``id`` is a
-cursor, read as they arrive (``Listen``/``NextEvent``, httpx-sse underneath). The
-emulator ends a stream after the lines it has; the service may hold it open for newer
-lines. ``logs`` reads what is there now: until the stream ends or stays quiet.
-``follow_logs`` keeps reading: when a stream ends, it waits the server's ``retry`` hint
-on the client's clock (so tests move time instead of sleeping) and reconnects with
-``Last-Event-ID`` set to the last cursor seen, receiving only newer lines, as a
-browser's EventSource does. It stops when the caller stops iterating or sets ``stop``,
-or when the pod or worker is gone (404 after the first answer: a wrong id on the first
-request is still NotFound).
+The service sends Server-Sent Events, one line each, whose ``id`` is a cursor, and may
+hold a stream open for newer lines (the emulator ends it). ``logs`` reads until the stream
+ends or stays quiet. ``follow_logs`` reconnects after each stream with ``Last-Event-ID``,
+as a browser's EventSource does, after the server's ``retry`` on the client's clock (so
+tests move time), until stopped or the pod or worker is gone (404 after the first answer).
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ import functools
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import httpx
 from httpx_sse import ServerSentEvent
@@ -49,8 +44,7 @@ dropped it without a word); ``stop`` is noticed at the latest then."""
 DEFAULT_RETRY = 3.0
 """Seconds between two connections of a follower when the server gives no ``retry``."""
 MIN_RETRY = 0.1
-"""The shortest wait between two connections, whatever the hint: a server that says
-``retry: 0`` must not turn a follower into a busy loop."""
+"""The shortest wait between two connections: ``retry: 0`` must not make a busy loop."""
 SSE_HEADERS = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
 
 
@@ -130,10 +124,8 @@ def _open(ctx: Context, call: Call, idle: float) -> Flow[Any]:
 def _read(
     ctx: Context, call: Call, quiet: float, longest: float = LONGEST_READ
 ) -> Flow[list[LogEvent]]:
-    """The lines a stream holds now: until it ends, or stays quiet ``quiet`` seconds (a
-    server that holds the stream open for newer lines has sent all it had), or has been
-    read ``longest`` seconds on the client's clock, counted from its opening: the time
-    its opening took (retries included) must not cut off the lines it then holds."""
+    """The lines a stream holds now: until it ends, stays quiet ``quiet`` seconds, or has
+    been read ``longest`` seconds since it opened (its opening's retries do not count)."""
     stream = yield from _open(ctx, call, quiet)
     started = ctx.now()
     lines: list[LogEvent] = []
@@ -308,5 +300,4 @@ def follow_worker_logs(
 
 def as_line(item: Any) -> LogEvent:
     """What a follower emits: one log line."""
-    line: LogEvent = item
-    return line
+    return cast(LogEvent, item)

@@ -1,8 +1,4 @@
-"""``client.network_volumes``: disks in one data centre that pods and endpoints attach.
-
-A volume's size only grows: an update with a smaller ``size`` is refused by the service,
-as a size outside 10-4096 GB is.
-"""
+"""``client.network_volumes``: disks in one data centre that pods and endpoints attach."""
 
 from __future__ import annotations
 
@@ -31,7 +27,7 @@ def create(
     type: VolumeType | str | None = None,
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[NetworkVolume]:
-    """Create a volume of ``size`` GB in ``data_center`` (``"EU-RO-1"``...); ``type`` is
+    """Create a volume of ``size`` GB (10-4096) in ``data_center`` (``"EU-RO-1"``...); ``type`` is
     the data centre's default tier unless given. A create that may have reached the
     service is not re-sent (it could make, and bill, two volumes)."""
     return (yield from created(ctx, api, ROW, given(locals()), extra_body))
@@ -55,8 +51,6 @@ delete = deleting(ROW, "Its data goes with it.")
 
 
 class NetworkVolumes(Resource):
-    """``client.network_volumes``: create, list, get, update, delete."""
-
     create = blocking(create)
     list = blocking(listing(ROW))
     get = blocking(getting(ROW))
@@ -65,8 +59,6 @@ class NetworkVolumes(Resource):
 
 
 class AsyncNetworkVolumes(Resource):
-    """``client.network_volumes`` of an ``AsyncClient``: ``NetworkVolumes``' methods, awaited."""
-
     create = awaiting(create)
     list = awaiting(listing(ROW))
     get = awaiting(getting(ROW))

@@ -1,11 +1,8 @@
-"""``client.pods``: rented container_fields with a GPU (or CPU), and their lifecycle.
+"""``client.pods``: rented containers with a GPU (or CPU), and their lifecycle.
 
-Create, list, get, update, delete (terminate), and the actions ``start``, ``stop`` and
-``restart``. Arguments left ``None`` are left out, so the service applies its defaults
-(Secure Cloud, one GPU, ...). A pod's ``status`` is what the service observes
-(``PROVISIONING``, ``STARTING``, ``RUNNING``, ``EXITED``...) and its ``actions`` what that
-status allows. There is no reset: an update of a container field (``image``, ``args``,
-``env``...) re-creates the container, as a reset did.
+A pod's ``status`` is what the service observes (``PROVISIONING``, ``RUNNING``,
+``EXITED``...) and its ``actions`` what that status allows. There is no reset: an update
+of a container field (``image``, ``args``, ``env``...) re-creates the container.
 """
 
 from __future__ import annotations
@@ -89,23 +86,16 @@ def update(
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[Pod]:
     """Change the fields given. ``name`` and ``locked`` change in place; a container field
-    re-creates the container with the new settings (which a locked pod refuses).
-
-    Not re-sent after it may have reached the service: a second send could reset the pod
-    again.
-    """
+    re-creates the container (which a locked pod refuses), so it is not re-sent after it
+    may have reached the service."""
     fields = given(locals(), skip=["pod_id"], update=True)
     return (yield from updated(ctx, api, ROW, pod_id, fields, extra_body, NESTED))
 
 
 def _action(ctx: Context, api: V2, pod_id: str, action: str) -> Flow[Pod | None]:
-    """``POST /pods/{id}/action``: the pod as it is now, when the service sends it.
-
-    An action the pod's status does not allow (stopping a pod already stopped, or
-    locked) is Conflict, naming what the status allows. So an action is never sent again
-    once it may have reached the service: the second send would be refused for what the
-    first one did (and a second restart would kill what the first one started).
-    """
+    """``POST /pods/{id}/action``: the pod now, when the service sends it. Never re-sent
+    once it may have reached the service: the second send would be refused (Conflict) for
+    what the first did, or a second restart kill what the first started."""
     pid, subject = ident(pod_id, "pod")
     call = api.call(
         "POST", ["pods", pid, "action"], f"pods.{action}", subject, body={"action": action}
@@ -132,8 +122,6 @@ delete = deleting(ROW, "It is terminated for good.")
 
 
 class Pods(Resource):
-    """``client.pods``: create, list, get, update, delete, start, stop, restart, logs."""
-
     create = blocking(create)
     list = blocking(list_pods)
     get = blocking(getting(ROW))
@@ -147,8 +135,6 @@ class Pods(Resource):
 
 
 class AsyncPods(Resource):
-    """``client.pods`` of an ``AsyncClient``: ``Pods``' methods, awaited."""
-
     create = awaiting(create)
     list = awaiting(list_pods)
     get = awaiting(getting(ROW))

@@ -1,9 +1,7 @@
-"""``client.registry_auths``: credentials the service uses to pull private images
-(REST v2's registries).
+"""``client.registry_auths``: credentials the service uses to pull private images.
 
-The password goes to the service and never comes back: a record has only ``id`` and
-``name``. In the client the password lives in a ``SecretStr``, so no repr, log line or
-error message shows it; it is revealed only in the body sent.
+The password never comes back (a record is ``id`` and ``name``); in the client it is a
+``SecretStr``, so no repr, log or error shows it, revealed only in the body sent.
 """
 
 from __future__ import annotations
@@ -39,8 +37,6 @@ list_all = listing(ROW, "Ids and names, never the credentials.")
 
 
 class RegistryAuths(Resource):
-    """``client.registry_auths``: create, list, get, delete container registry auths."""
-
     create = blocking(create)
     list = blocking(list_all)
     get = blocking(getting(ROW))
@@ -48,8 +44,6 @@ class RegistryAuths(Resource):
 
 
 class AsyncRegistryAuths(Resource):
-    """``client.registry_auths`` of an ``AsyncClient``: ``RegistryAuths``' methods, awaited."""
-
     create = awaiting(create)
     list = awaiting(list_all)
     get = awaiting(getting(ROW))

@@ -1,12 +1,8 @@
 """REST v2, the management interface every resource speaks: calls made and sent.
 
-A resource operation makes its call in REST v2's terms (``api.call``: the method, the
-path under the base URL, the body as v2 spells it) and sends it with ``api.fetch`` or
-``api.delete``, reading the answer as v2's record.
-
-Retries come from the job interface's ``send``: GET and DELETE are retried on
-connection trouble, 429 and 5xx; creates and updates only when the service certainly
-did not act on them (429, or a connection never made).
+Retries come from the job interface's ``send``: GET and DELETE on connection trouble,
+429 and 5xx; creates and updates only when the service certainly did not act on them
+(429, or a connection never made).
 """
 
 from __future__ import annotations
@@ -30,8 +26,6 @@ T = TypeVar("T")
 
 
 class V2:
-    """REST v2: every call goes as it is made."""
-
     def call(
         self,
         method: str,
@@ -42,13 +36,11 @@ class V2:
         body: Mapping[str, Any] | None = None,
         query: Sequence[tuple[str, str]] = (),
     ) -> Call:
-        """The call of ``operation``: ``parts`` are literal path segments under ``/v2``.
+        """The call of ``operation``; ``parts`` are literal path segments under ``/v2``.
 
-        GET and DELETE are idempotent (sending twice leaves the service as sending once);
-        everything else may create or change something twice, and is not sent again once
-        it may have reached the service (an update of a pod's container resets it, an
-        endpoint's rolls its workers over).
-        """
+        Only GET and DELETE are idempotent: anything else is not re-sent once it may have
+        reached the service (an update of a pod's container resets it, an endpoint's rolls
+        its workers over)."""
         path = "/".join(parts)
         if query:
             path += "?" + urlencode(list(query))
@@ -62,15 +54,9 @@ class V2:
         return read(call, response)
 
     def delete(self, ctx: Context, call: Call) -> Flow[None]:
-        """DELETE, where a 404 after a retry means an earlier attempt already deleted it.
-
-        A DELETE whose answer was lost (a reset connection, a 5xx from a proxy after the
-        service acted) is sent again, being idempotent; the service then says 404 for what
-        the first attempt removed. Reporting that as NotFound would call a successful
-        delete a failure, so once an attempt may have reached the service a 404 is
-        success. A 404 with no such attempt before it (a wrong id, or only 429s) is still
-        NotFound.
-        """
+        """DELETE, where a 404 after a retry is success: an earlier attempt deleted it and
+        its answer was lost (a reset connection, a proxy's 5xx). A 404 with no attempt that
+        may have reached the service before it (a wrong id, only 429s) is still NotFound."""
         steps = Steps(send(ctx, call))
         reached = False
         try:

@@ -1,9 +1,4 @@
-"""An endpoint's workers and releases (REST v2): what serves it now, and what it ran before.
-
-``client.endpoints.workers(id)`` lists the workers (status, image version, GPU, uptime);
-``client.endpoints.releases(id)`` the endpoint's versions, newest first, each with what
-changed. A worker's log is ``client.endpoints.worker_logs`` (``logs``).
-"""
+"""An endpoint's workers and releases (REST v2): what serves it now, and what it ran before."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""``client.ssh_keys``: the account's SSH public keys (REST v2), given to pods started
-with SSH.
+"""``client.ssh_keys``: the account's SSH public keys, given to pods started with SSH.
 
-The service only replaces the whole list (``PUT``); ``add`` and ``remove`` read it, change
-it and write it back. Keys are checked before anything is sent, against the service's
-own rule (an authorized_keys line: ``<type> <base64-key> [comment]``); a private key
-pasted by mistake is refused without being quoted.
+The service only replaces the whole list (``PUT``): ``add`` and ``remove`` read, change and
+write it back. A private key pasted by mistake is refused without being quoted.
 """
 
 from __future__ import annotations
@@ -102,8 +99,6 @@ def remove(ctx: Context, api: V2, key: str) -> Flow[list[str]]:
 
 
 class SshKeys(Resource):
-    """``client.ssh_keys``: list, set, add, remove the account's SSH public keys."""
-
     list = blocking(list_keys)
     set = blocking(set_keys)
     add = blocking(add)
@@ -111,8 +106,6 @@ class SshKeys(Resource):
 
 
 class AsyncSshKeys(Resource):
-    """``client.ssh_keys`` of an ``AsyncClient``: ``SshKeys``' methods, awaited."""
-
     list = awaiting(list_keys)
     set = awaiting(set_keys)
     add = awaiting(add)

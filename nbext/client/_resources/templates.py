@@ -1,7 +1,6 @@
 """``client.templates``: the container a pod or a serverless worker runs.
 
-Every argument left ``None`` is left out of the request, so the service applies its
-defaults (docs/behaviour.md#templates) and an update changes only what it names.
+Arguments left ``None`` are left out, so the service applies its defaults.
 """
 
 from __future__ import annotations
@@ -76,9 +75,7 @@ def update(
     extra_body: Mapping[str, Any] | None = None,
 ) -> Flow[Template]:
     """Change the fields given; endpoints made from the template keep their own settings.
-
-    Not re-sent after it may have reached the service.
-    """
+    Not re-sent after it may have reached the service."""
     fields = given(locals(), skip=["template_id"], update=True)
     return (yield from updated(ctx, api, ROW, template_id, fields, extra_body, NESTED))
 
@@ -89,8 +86,6 @@ list_all = listing(
 
 
 class Templates(Resource):
-    """``client.templates``: create, list, get, update, delete."""
-
     create = blocking(create)
     list = blocking(list_all)
     get = blocking(getting(ROW))
@@ -99,8 +94,6 @@ class Templates(Resource):
 
 
 class AsyncTemplates(Resource):
-    """``client.templates`` of an ``AsyncClient``: ``Templates``' methods, awaited."""
-
     create = awaiting(create)
     list = awaiting(list_all)
     get = awaiting(getting(ROW))

@@ -1,12 +1,9 @@
-"""Management calls' bodies and queries, and the reading of answers.
+"""Management calls' bodies and queries, and the reading of answers; pure, no I/O.
 
-Pure: no I/O. A resource method's keywords are REST v2's fields in Python's spelling
-(``start_ssh`` is ``startSsh``, ``workers={"min": 0, "max": 3}`` is ``workers``); a
-body is what the caller gave, under v2's wire names, nested values read through the
-v2 models (``nbext.models.v2``) so a mapping may use either spelling. The service checks
-the values and says what is wrong (a 422 is ``BadRequest``); what the client can tell
-without it (an id, a nested value of the wrong shape, a body that is not JSON) is
-refused here before anything is sent.
+Keywords are REST v2's fields in Python's spelling (``start_ssh`` is ``startSsh``); nested
+values are read through the v2 models, so a mapping may use either spelling. The service
+checks values (a 422 is ``BadRequest``); what the client can tell without it (an id, a
+nested value's shape, a body that is not JSON) is refused here before anything is sent.
 """
 
 from __future__ import annotations
@@ -129,10 +126,8 @@ def body(
     extra: Mapping[str, Any] | None = None,
     models: Mapping[str, type[BaseModel]] | None = None,
 ) -> dict[str, Any]:
-    """REST v2's body: ``fields`` (keywords) under wire names, ``models`` saying which
-    keywords are nested objects, then ``extra`` (``extra_body``: fields newer than this
-    client, in wire names, sent as given). Defaults are the service's, so an update
-    changes exactly the fields named."""
+    """REST v2's body: ``fields`` under wire names (``models``: the nested ones), then
+    ``extra`` (``extra_body``: fields newer than this client, sent as given)."""
     out: dict[str, Any] = {}
     for name, value in fields.items():
         model = (models or {}).get(name)

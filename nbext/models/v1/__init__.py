@@ -1,10 +1,7 @@
 """REST v1's wire models, for the emulator's ``/v1`` alone.
 
-The service retired REST v1 on 2026-11-15 and nbext's client speaks v2 only; the
-emulator still serves ``/v1`` for the programs recorded against it, and checks its
-bodies and queries with these models (one response model per schema of v1's OpenAPI
-reference, one input model per create and update body, the query parameters of
-listings and billing), so ``/v1`` refuses what it always did, in its words.
+The service retired v1 on 2026-11-15 and the client speaks v2 only; the emulator still
+serves ``/v1`` for programs recorded against it, refusing what v1 always did, in its words.
 """
 
 from .billing import (

@@ -1,9 +1,5 @@
-"""Billing history: what pods, endpoints and network volumes cost, per time bucket.
-
-A query names a period (``startTime`` to ``endTime``), a ``bucketSize`` and, for pods and
-endpoints, a ``grouping``; each record is one bucket of one group, ``time`` being the
-start of its bucket.
-"""
+"""Billing history: what pods, endpoints and network volumes cost, per time bucket (the
+bucket's start is a record's ``time``)."""
 
 from __future__ import annotations
 
@@ -40,10 +36,7 @@ class NetworkVolumeBillingRecord(WireModel):
 
 
 class BillingQuery(QueryModel):
-    """The period and bucket size every billing operation takes (query parameters).
-
-    Left out, ``endTime`` is now and ``startTime`` the beginning of the account's history.
-    """
+    """Every billing operation's period (by default all history) and bucket size."""
 
     start_time: UtcDatetime | None = None
     end_time: UtcDatetime | None = None

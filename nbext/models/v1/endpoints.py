@@ -1,9 +1,4 @@
-"""Serverless endpoint records: which template the workers run, on what, how many.
-
-An endpoint's jobs are the job interface's business (``jobs.py``); these are the
-management records that create, scale and delete it. Scaling changes (``workersMin``,
-``workersMax``, ``idleTimeout``, ``executionTimeoutMs``) take effect on the live endpoint.
-"""
+"""Serverless endpoint records: which template the workers run, on what, how many."""
 
 from __future__ import annotations
 
@@ -100,11 +95,8 @@ class EndpointCreateInput(InputModel):
 
 
 class EndpointUpdateInput(InputModel):
-    """Body of ``PATCH /endpoints/{id}`` (and ``POST .../update``): only what is given changes.
-
-    A new ``templateId`` rolls the workers over to that template's image; scaling
-    settings apply to the running endpoint at once.
-    """
+    """Body of ``PATCH /endpoints/{id}`` (and ``POST .../update``): only what is given
+    changes; a new ``templateId`` rolls the workers over to that template's image."""
 
     template_id: NonBlank | None = None
     name: Name191 | None = None

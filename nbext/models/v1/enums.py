@@ -21,10 +21,8 @@ class ComputeType(enum.StrEnum):
 
 
 class Priority(enum.StrEnum):
-    """How the service picks among listed GPU types, CPU flavours or data centres.
-
-    ``availability``: whichever has capacity now; ``custom``: strictly in list order.
-    """
+    """How the service picks among listed GPU types, CPU flavours or data centres:
+    whichever has capacity now, or strictly in list order (``custom``)."""
 
     AVAILABILITY = "availability"
     CUSTOM = "custom"

@@ -1,8 +1,7 @@
 """Network volumes: disks in one data centre that pods and endpoints attach.
 
-A volume's size only grows (the service cannot shrink a file system in place), so an
-update with a smaller ``size`` is refused; the model checks the range, the service the
-direction.
+A size only grows (a file system cannot shrink in place): the model checks the range,
+the service the direction.
 """
 
 from __future__ import annotations

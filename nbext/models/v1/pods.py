@@ -1,8 +1,4 @@
-"""Pods: rented containers with a GPU (or CPU) attached, and what they run on.
-
-``Pod`` nests the GPU it has (``GpuType``), optionally the machine (``Machine``), the
-network volume and savings plans, as the list and get operations' include flags ask.
-"""
+"""Pods: rented containers with a GPU (or CPU) attached, and what they run on."""
 
 from __future__ import annotations
 
@@ -140,12 +136,8 @@ class Pod(Named):
 
 
 class PodCreateInput(InputModel):
-    """Body of ``POST /pods``, with the reference's defaults.
-
-    The image comes from ``imageName`` or from the template ``templateId`` names (fields
-    left out are then taken from the template). GPU fields apply to GPU pods and CPU
-    fields to CPU pods; the others are ignored, as the reference says.
-    """
+    """Body of ``POST /pods``, with the reference's defaults; fields left out come from
+    the ``templateId``'s template, if any. GPU fields apply to GPU pods, CPU ones to CPU."""
 
     nullable_fields = frozenset({"container_disk_in_gb", "volume_in_gb"})
 
@@ -193,11 +185,8 @@ class PodCreateInput(InputModel):
 
 
 class PodUpdateInput(InputModel):
-    """Body of ``PATCH /pods/{id}`` (and ``POST .../update``); changing the container resets it.
-
-    ``name`` and ``locked`` change in place; any other field restarts the pod with the
-    new settings, which a locked pod refuses.
-    """
+    """Body of ``PATCH /pods/{id}`` (and ``POST .../update``): ``name`` and ``locked``
+    change in place; any other field restarts the pod, which a locked pod refuses."""
 
     nullable_fields = frozenset({"container_disk_in_gb", "volume_in_gb"})
 

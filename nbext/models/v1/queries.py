@@ -1,8 +1,5 @@
-"""Query parameters of the listing and get operations: filters and include flags.
-
-Include flags add nested records to what is returned (the pod's machine, the endpoint's
-template, ...) or widen a listing (serverless workers among pods, official templates).
-"""
+"""Query parameters of the listing and get operations: filters, and include flags that add
+nested records (the pod's machine, ...) or widen a listing (official templates, ...)."""
 
 from __future__ import annotations
 
@@ -51,10 +48,8 @@ class EndpointIncludes(QueryModel):
 
 
 class TemplateIncludes(QueryModel):
-    """Include flags of ``GET /templates`` (and ``GET /templates/{id}``).
-
-    By default a listing has the account's own templates not bound to an endpoint.
-    """
+    """Include flags of ``GET /templates``: by default the account's own templates not
+    bound to an endpoint."""
 
     include_endpoint_bound_templates: bool = False
     include_public_templates: bool = False

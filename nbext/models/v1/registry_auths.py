@@ -1,9 +1,5 @@
-"""Container registry auths: credentials the service uses to pull private images.
-
-The password goes to the service and never comes back: the record has only ``id`` and
-``name``. In Python the password is a ``SecretStr``, so a repr, a log line or a
-validation error never shows it; it is revealed only when the body is written out.
-"""
+"""Container registry auths: the password is a ``SecretStr``, shown by no repr, log line
+or validation error, and revealed only when the body is written out."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
 """Templates: the container a pod or a serverless worker runs, and how to start it.
 
-``TemplateCreateInput`` carries the service's defaults exactly (NVIDIA, 50 GB container
-disk, 20 GB volume at ``/workspace``, ports 8888/http and 22/tcp, empty entrypoint,
-command, env and readme, private, pod: docs/behaviour.md#templates). Updates change only
-the fields they name.
+``TemplateCreateInput`` carries the service's defaults (docs/behaviour.md#templates).
 """
 
 from __future__ import annotations
@@ -38,11 +35,7 @@ class Template(Named):
 
 
 class TemplateCreateInput(InputModel):
-    """Body of ``POST /templates``: ``name`` and ``imageName`` required, the rest defaulted.
-
-    The name must be unique among the account's templates (the service checks that) and
-    ``containerRegistryAuthId`` must name an existing registry auth.
-    """
+    """Body of ``POST /templates``: a unique ``name`` and ``imageName`` required."""
 
     name: NonBlank
     image_name: NonBlank
@@ -61,11 +54,8 @@ class TemplateCreateInput(InputModel):
 
 
 class TemplateUpdateInput(InputModel):
-    """Body of ``PATCH /templates/{id}`` (and its ``POST .../update`` synonym).
-
-    Only the fields given change; for a template bound to endpoints, the change rolls out
-    to their workers. ``category`` and ``isServerless`` are fixed at creation.
-    """
+    """Body of ``PATCH /templates/{id}`` (and ``POST .../update``): the change rolls out
+    to bound endpoints' workers; ``category`` and ``isServerless`` are fixed at creation."""
 
     name: NonBlank | None = None
     image_name: NonBlank | None = None

@@ -1,9 +1,5 @@
-"""Wire facts of the management interface's second version (REST v2).
-
-v2 serves management beside the job interface under the same ``/v2`` prefix. These
-are the names both sides (the client and the emulator) must agree on; this package
-imports nothing else of nbext.
-"""
+"""Wire facts of REST v2, the management interface: the names the client and the emulator
+must agree on; this package imports nothing else of nbext."""
 
 from .paths import MANAGEMENT_SEGMENTS, is_management_path, reserved_endpoint_id
 from .queries import BillingQuery

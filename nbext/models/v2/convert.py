@@ -1,9 +1,6 @@
-"""A container's settings in v1's flat fields and in v2's: pure functions of the
-emulator's ``/v1`` adapter over v2's records.
-
-v1 keeps a start command as a list and a volume as two fields; v2 writes ``args`` as one
-string (split and joined the way a shell would) and a volume as ``mounts.persistent``.
-"""
+"""A container's settings in v1's flat fields and in v2's, for the emulator's ``/v1``
+adapter: v1 keeps a start command as a list (v2's ``args`` is one shell-quoted string)
+and a volume as two fields (v2's ``mounts.persistent``)."""
 
 from __future__ import annotations
 
@@ -11,9 +8,8 @@ import shlex
 from typing import Any
 
 V1_NAMES = {"dataCenterId": "dataCenter"}
-"""v1 wire name -> v2 field path, for naming a field the way the other version does: a v2
-network volume is still checked by v1's model, whose ``dataCenterId`` v2 calls
-``dataCenter``. Templates, pods and endpoints have v2 models of their own."""
+"""v1 wire name -> v2 field path: a v2 network volume is still checked by v1's model,
+whose ``dataCenterId`` v2 calls ``dataCenter``."""
 
 MIN_PERSISTENT_GB = 10
 """v2's smallest persistent volume; a smaller v1 volume has no v2 spelling."""

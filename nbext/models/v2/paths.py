@@ -14,7 +14,6 @@ MANAGEMENT_SEGMENTS = frozenset(
     {row.segment.split("/")[0] for row in RESOURCES}
     | {"account", "billing", "catalog", "openapi.json"}
 )
-"""First path segments under ``/v2`` that name management resources."""
 
 PREFIX = "/v2/"
 

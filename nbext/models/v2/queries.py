@@ -1,8 +1,4 @@
-"""The query of REST v2's billing calls, checked before a call is sent.
-
-v2 reads a period two ways: ``startTime`` to ``endTime``, or the last ``lastN`` buckets
-up to now, never both; ``bucketSize`` is the length of a bucket either way.
-"""
+"""The query of REST v2's billing calls, checked before a call is sent."""
 
 from __future__ import annotations
 

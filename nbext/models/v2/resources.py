@@ -1,11 +1,7 @@
 """v2's management resources as the service returns them (and the emulator serves them).
 
-One model per response schema a client reads; like v1's, each keeps fields it does not
-know (``extra="allow"``), accepts wire or Python names, and marks optional what the
-service may leave out. Lists come wrapped by resource name: ``LIST_KEYS`` says by which.
-
-``RESOURCES`` is the table of the management resources: one row each (its path, list
-key, model, listing ...), from which the client's ``list``/``get``/``delete``, the
+One model per response schema a client reads. ``RESOURCES`` is the table of management
+resources, one row each, from which the client's ``list``/``get``/``delete``, the
 emulator's routes and the notebook's listings are made (docs/architecture.md).
 """
 
@@ -321,9 +317,8 @@ class Rest(Generic[M]):
     operations: frozenset[str] = CRUD
     """Which of ``CRUD`` REST v2 offers on it (more may be the resource's own)."""
     listing: ListingSpec | None = None
-    """How ``%runpod <listing.kind>`` lists its records, if it does: REST v2's field
-    names, nested ones flattened with dots; ``env`` is never shown (it holds passwords
-    as often as not)."""
+    """How ``%runpod <listing.kind>`` lists its records, if it does (REST v2's field
+    names, nested ones dotted); it hides ``env``, which holds passwords as often as not."""
 
     @property
     def id_name(self) -> str:

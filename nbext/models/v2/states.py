@@ -1,9 +1,5 @@
-"""A pod's observed status and the actions each status allows, as v2 publishes them.
-
-v1 speaks of a pod's *desired* status (RUNNING or EXITED); v2 reports what is happening
-(``PROVISIONING`` while a machine is found, ``STARTING`` while the container boots) and
-lists in ``actions`` the transitions that status allows.
-"""
+"""A pod's observed status and the actions each status allows, as v2 publishes them
+(v1 spoke of a *desired* status: RUNNING or EXITED)."""
 
 from __future__ import annotations
 
