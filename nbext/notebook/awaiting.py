@@ -1,14 +1,10 @@
-"""``%%runpod_job`` and ``%%runpod_chat`` cells (and the ``%runpod`` subcommands with an
-``awaited`` twin: ``map``, ``retry``, ``batch``) that wait by awaiting, so the kernel
-hears clicks meanwhile.
+"""Cells that wait by awaiting, so the kernel hears a click on Cancel meanwhile.
 
-A cell that blocks its thread keeps the kernel from reading a click on Cancel until it
-ends; ipykernel 7.4+ dispatches widget messages while a cell *awaits*. So there,
-``install`` adds an input transformer that turns such a cell into an awaited call here:
-the same magic, following with the async logic of ``--background``, ending when the job
-does; Ctrl-C (the awaiting cell's cancellation) cancels the job. The line is expanded
-(``$name``, ``{expr}``) here as IPython would have; the body never is. Elsewhere nothing
-is installed and the magic blocks (ipykernel 6 hears clicks through ``uipoll``).
+ipykernel 7.4+ dispatches widget messages only while a cell *awaits*, so there
+``install`` adds an input transformer turning ``%%runpod_job``, ``%%runpod_chat`` and the
+subcommands with an ``awaited`` twin into an awaited call, which Ctrl-C cancels. The line
+is expanded here as IPython would have (docs/behaviour.md#magic-lines-and-bodies); the
+body never is. Elsewhere nothing is installed and the magic blocks (``uipoll``).
 """
 
 from __future__ import annotations
@@ -86,8 +82,7 @@ def uninstall(shell: Any) -> None:
 
 
 async def run_cell_magic(name: str, line: str, cell: str) -> None:
-    """What an awaited ``%%runpod_job`` or ``%%runpod_chat`` cell runs: the magic,
-    following by awaiting."""
+    """What an awaited ``%%runpod_job`` or ``%%runpod_chat`` cell runs."""
     from .magics.chat import run_chat_async
     from .magics.common import parse_line
     from .magics.job import run_job_async
@@ -104,8 +99,7 @@ async def run_cell_magic(name: str, line: str, cell: str) -> None:
 
 
 async def run_line_magic(name: str, line: str) -> None:
-    """What an awaited ``%runpod`` line runs: the subcommand's ``awaited`` twin, the
-    panel's Cancel heard meanwhile."""
+    """What an awaited ``%runpod`` line runs: the subcommand's ``awaited`` twin."""
     from .magics.commands import SUBCOMMANDS
     from .magics.common import parse_line
 

@@ -1,11 +1,9 @@
 """Chat with an LLM endpoint from a cell: conversations, the answer's events, its panel.
 
-An LLM endpoint answers the service's OpenAI-compatible contract as a job (docs/openai.md)
-whose streamed outputs are Server-Sent Events text. The notebook sends a job rather than
-call ``/openai/v1``, because a job has an id: Ctrl-C can cancel it on the service.
-``EventReader`` turns the chunks into events, ``Conversation`` keeps one endpoint's
-messages across cells, and ``ChatView`` draws an answer as Markdown with raw HTML escaped
-(a model's HTML is never run), with time to first token, tokens and tokens per second.
+An LLM endpoint answers the OpenAI-compatible contract as a job (docs/openai.md) whose
+streamed outputs are Server-Sent Events text. The notebook sends a job rather than call
+``/openai/v1`` because a job has an id: Ctrl-C can cancel it on the service. The answer
+is drawn as Markdown with raw HTML escaped: a model's HTML is never run.
 """
 
 from __future__ import annotations
@@ -140,7 +138,6 @@ class ChatView:
     error: str | None = None
     note: str | None = None
     hint: str = STOP_HINT
-    """How to stop the answer, said while it comes."""
 
     @property
     def tokens_per_s(self) -> float | None:

@@ -1,12 +1,8 @@
 """Which service the kernel talks to, and the clients behind it.
 
-With an API key configured (``nbext.client.load_config``) the kernel talks to the real
-service. Without one it joins the user's local service (``nbext.service``): one emulator
-process shared by the user's kernels, outliving them, with the demo endpoints deployed,
-so a notebook runs with no account or network and a warm worker survives a kernel
-restart. A notebook that hands in its own ``EmulatorServer`` (a fake clock, a test) gets
-a *private* service in the kernel.
-
+With an API key (``nbext.client.load_config``) the real service; without one the user's
+shared local service (docs/behaviour.md#the-local-service); a notebook that hands in its
+own ``EmulatorServer`` (a fake clock, a test) gets a *private* service in the kernel.
 One ``Connection`` per kernel (``kernel.current()``) holds up to two ``Service``s (local
 and cloud), so switching with ``%runpod connect`` keeps both sides' jobs reachable.
 """
@@ -281,7 +277,6 @@ class Connection:
         """Switch to ``mode`` (starting the emulator for ``local``); returns the service."""
         if mode not in ("local", "cloud"):
             raise NotebookError(f"connect to 'local' or 'cloud', not {mode!r}")
-
         if mode == "cloud" and "cloud" not in self._services:
             # a key set since the kernel started (os.environ, `runpod config`) counts
             self.config = self._load()
@@ -376,9 +371,8 @@ class Connection:
             stale.close()
 
     def check_key(self, key: str) -> int:
-        """Ask the cloud (this connection's URLs) with ``key``: one listing of the
-        account's endpoints; returns how many there are. The client's errors propagate
-        (``Unauthorized`` for a key the service refuses)."""
+        """How many endpoints the account of ``key`` has, asked of this connection's cloud;
+        the client's errors propagate (``Unauthorized`` for a key the service refuses)."""
         with Client(
             api_key=key,
             base_url=self.config.base_url,
@@ -473,8 +467,8 @@ class Connection:
             await service.aclose()
 
     def close(self) -> None:
-        """Close every client; stop the emulator this connection started."""
-        while self.kernel_workers:  # first: they tell the emulator they stop
+        """Close every client, after the kernel's functions told the emulator they stop."""
+        while self.kernel_workers:
             self.kernel_workers.popitem()[1].stop()
         for service in self._services.values():
             service.close()

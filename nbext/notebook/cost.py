@@ -1,9 +1,8 @@
 """What a job cost, in the notebook: asked of the client once per job, said in one line.
 
-The client prices an ended job (``endpoint.cost``: reported, else estimated); the answer
-is kept on the job's record, so a listing, a panel and a retry ask once, and said the
-same way everywhere. A cost that cannot be had is left out, never shown as zero
-(docs/behaviour.md#what-a-job-costs).
+The answer (``endpoint.cost``: reported, else estimated) is kept on the job's record for
+the listing, the panels and a retry; a cost that cannot be had is left out, never shown
+as zero (docs/behaviour.md#what-a-job-costs).
 """
 
 from __future__ import annotations

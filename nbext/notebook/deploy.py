@@ -1,11 +1,8 @@
-"""``nbext.deploy``: a notebook function, or a worker script, as an endpoint of the
-embedded emulator.
+"""``nbext.deploy``: a notebook function, or a worker script, as an endpoint of the emulator.
 
-A function runs in this kernel, as a worker of its endpoint over the worker protocol
-(``kernel_worker``). Deploying again under the same name rebinds it: the endpoint keeps
-its queue and running jobs, new jobs run the new code. A worker script (a path) runs
-unmodified in processes of its own (docs/workers.md); deploying waits for its first
-worker to serve, so a script that cannot start says so in the deploying cell.
+A function runs in this kernel (``kernel_worker``; docs/behaviour.md#a-notebook-functions-kernel).
+A worker script runs unmodified in processes of its own (docs/workers.md); deploying
+waits for its first worker, so a script that cannot start says so in the deploying cell.
 """
 
 from __future__ import annotations
@@ -64,16 +61,12 @@ def deploy(
 
     Given a path (``"worker.py"``), deploys that worker script instead: its processes
     call ``runpod.serverless.start`` as on the service. ``name`` defaults to the file's
-    stem; ``python`` names another interpreter (a worker's own virtualenv); ``env`` is
-    the endpoint's environment. The workers get no other variable of the kernel's but
-    what a process needs to run (``PATH``, ``HOME``, locale, proxies: docs/workers.md),
-    so a secret a worker needs is passed here: ``env={"HF_TOKEN": os.environ["HF_TOKEN"]}``.
-
-    ``type="LOAD_BALANCER"``: the script is an HTTP server (FastAPI, ``http.server``...)
-    serving on ``PORT`` with a health path, and the endpoint a load-balancing one
-    (docs/behaviour.md#load-balancing-endpoints); deploying waits for its first 200.
-    A script's deploy waits ``start_timeout`` seconds at most for its first worker to
-    serve (a live panel counts a long wait); past it, or at Ctrl-C, the endpoint is
+    stem; ``python`` names another interpreter (a worker's own virtualenv); ``env`` is the
+    endpoint's environment, the only variables its workers get beyond what a process needs
+    (docs/workers.md): pass a secret there, ``env={"HF_TOKEN": os.environ["HF_TOKEN"]}``.
+    ``type="LOAD_BALANCER"``: the script is an HTTP server serving on ``PORT`` with a health
+    path (docs/behaviour.md#load-balancing-endpoints). Deploying waits ``start_timeout``
+    seconds at most for the first worker to serve; past it, or at Ctrl-C, the endpoint is
     removed and this raises.
     """
     settings: dict[str, Any] = {

@@ -42,8 +42,7 @@ class NotebookError(NbextError):
 
 class InvalidArgument(NotebookError, ValueError):
     """A value given to a notebook helper cannot be used: the caller's mistake. The
-    magics show it in one line; a plain ``ValueError`` is a bug and keeps its traceback.
-    """
+    magics show it in one line; a plain ``ValueError`` is a bug and keeps its traceback."""
 
 
 class WrongType(NotebookError, TypeError):
@@ -173,8 +172,7 @@ def _without_subject(text: str, exc: APIError) -> str:
 
 def did_you_mean(name: str, endpoints: Endpoints) -> str:
     """``; did you mean 'echo'?`` for a mistyped endpoint id; a name (the cloud generates
-    ids) is told its id; with no near miss, the first few endpoints there are listed.
-    """
+    ids) is told its id; with no near miss, the first few endpoints there are listed."""
     ids = {endpoint_id for endpoint_id, _ in endpoints}
     by_name = {label: endpoint_id for endpoint_id, label in endpoints if label}
     if name in by_name and name not in ids:

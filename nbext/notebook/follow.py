@@ -1,21 +1,15 @@
 """Following a job to its end: feeding its panel and record, and the panel's Cancel.
 
-The polling and streaming are the client's (``job.phases()``, then with ``--stream``
-``job.stream_batches()`` once the job leaves the queue, then ``job.wait()``); nothing here
-decides when to ask the service again. Blocking (``follow``): the sync client from the
-cell's thread, Ctrl-C cancels the job. Async: the async client on the loop, in a task
-(``start_background``) or awaited by the cell (``follow_async``, ``nbext.notebook.awaiting``).
+The polling and streaming are the client's (``job.phases()``, ``job.stream_batches()``,
+``job.wait()``); nothing here decides when to ask the service again (the whole path:
+docs/architecture.md#a-cell-through-the-notebook-layer). A stream answer that comes
+sooner than the panel's throttle interval waits it out (its chunks wait on the service),
+so a fast stream costs ten drawings a second, not one per chunk.
 
-The panel draws at most once per throttle interval: a stream answer that comes sooner
-waits out the interval before it is drawn (its chunks wait on the service meanwhile), so
-a fast stream costs the browser ten drawings a second, not one per chunk.
-
-Cancel acts while the cell waits: an awaiting cell leaves the kernel free to deliver the
-click; a blocking one handles widget messages between answers (``UiPump``), where the
-click only asks and the follower cancels before it reads on. After a cancel the states
-start again, so the job's end shows at once. Every panel of a job follows its record: a
-change made elsewhere reaches it through the record's watchers. Widgets are only touched
-from the thread that owns them.
+A blocking cell handles the Cancel click between answers (``UiPump``): the click only
+asks, and the follower cancels before it reads on. After a cancel the states start
+again, so the job's end shows at once. Widgets are only touched from the thread that
+owns them.
 """
 
 from __future__ import annotations
@@ -108,8 +102,7 @@ class JobFollower:
         return self.panel.throttle_wait()
 
     def _draw(self) -> None:
-        """Draw what a stream answer brought, unless the throttle's tick already did (a
-        forced draw here sent each state twice per interval)."""
+        """Draw a stream answer's chunks unless the throttle's tick just did (twice is waste)."""
         if self.panel is not None:
             self.panel.refresh()
 
@@ -228,9 +221,8 @@ class JobFollower:
                 self._left_running()
 
     def _left_running(self) -> None:
-        """The cell ends with the job still running (``--timeout``): between cells the
-        kernel hears clicks, so Cancel works again, and an interrupt no longer reaches
-        the job: the panel names the command that cancels it."""
+        """The cell ends with the job running (``--timeout``): the idle kernel hears Cancel
+        again but no interrupt, so the panel names the command that cancels it."""
         if self.panel is not None and not self.panel.final:
             self._stoppable(True, f"%runpod cancel {self.record.id} to cancel")
 

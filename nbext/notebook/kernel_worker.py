@@ -1,11 +1,9 @@
 """A notebook function served from the kernel that deployed it, over the worker protocol.
 
-The emulator may run in another process, so it cannot call a function of this kernel;
-and the function belongs here, beside what the kernel has loaded. So the kernel serves
-it as the service's workers serve a handler (docs/workers.md): it attaches to the
-endpoint (a long poll naming the workers to start and stop), and each worker is a thread
-taking jobs, running ``function(job)`` and posting what it gives, with a stop poll
-beside it. Every call is a long poll: idle, the kernel spends no CPU on it.
+The emulator may run in another process, so the kernel serves the function as workers
+serve a handler (docs/architecture.md#a-notebook-function-as-an-endpoint): a long poll
+names the workers to start and stop, and each is a thread taking jobs, with a stop poll
+beside it. Every call is a long poll, so an idle kernel spends no CPU.
 """
 
 from __future__ import annotations
@@ -49,8 +47,7 @@ class _Worker:
 class KernelWorker:
     """Serves ``function`` for one endpoint of the emulator at ``root_url``, in daemon
     threads, until ``stop``. A job the emulator stops meanwhile runs to its end (a thread
-    cannot be killed) and its result is dropped; a generator is not resumed.
-    """
+    cannot be killed) and its result is dropped; a generator is not resumed."""
 
     def __init__(
         self, root_url: str, key: str, endpoint_id: str, function: Callable[..., Any]

@@ -58,7 +58,6 @@ class LogView:
     held: int = 0
     """Earlier lines kept but not shown while followed (all show when it stops)."""
     hint: str = ""
-    """How to stop following, said while it runs."""
 
 
 def dropped_note(view: LogView) -> str:

@@ -3,8 +3,6 @@
 Built on the client's ``endpoint.map`` (bounded concurrency, paced, results as they
 finish). The DataFrame has one row per input, in input order; an input whose submission
 got no answer is a ``MAYBE_QUEUED`` row, not sent again (docs/behaviour.md#maps-under-faults).
-A map stopped before its end cancels its jobs in flight, and its panel says so; one
-stopped by the kernel's budget returns what finished.
 """
 
 from __future__ import annotations
@@ -209,14 +207,12 @@ def run_many(
     """Run every input as a job of ``endpoint``; a DataFrame of the results.
 
     ``inputs``: a list of dicts, or a DataFrame whose rows are the inputs. At most
-    ``concurrency`` jobs run at once; ``deadline`` bounds each job's wait (seconds).
-    ``options`` (a ``JobOptions``, or its fields as keywords: ``ttl=``,
-    ``execution_timeout=``...) go with every job.
-    Failed jobs are rows like the others (their ``state`` and ``error`` say so).
-    Ctrl-C stops the map (the jobs in flight are cancelled; the panel and the error
-    name them) and raises ``Interrupted``. The cell blocks, so its panel has no Cancel
-    (nothing could hear it): ``await run_many_async(...)`` has one. Reaching the
-    kernel's ``budget_usd`` stops it the same way, but returns what finished.
+    ``concurrency`` jobs run at once; ``deadline`` bounds each job's wait (seconds);
+    ``options`` (a ``JobOptions``, or its fields as keywords: ``ttl=``...) go with every job.
+    Failed jobs are rows like the others (their ``state`` and ``error`` say so). Ctrl-C
+    cancels the jobs in flight and raises ``Interrupted``; the cell blocks, so its panel has
+    no Cancel: ``await run_many_async(...)`` has one. Reaching the kernel's ``budget_usd``
+    stops the map too, but returns what finished.
     """
     run = _Run(endpoint, inputs, quiet=quiet, cancellable=False, connection=connection)
     batch = run.service.client.endpoint(endpoint).map(
@@ -251,9 +247,8 @@ async def run_many_async(
     connection: Connection | None = None,
     **option_words: Unpack[JobOptionWords],
 ) -> pd.DataFrame:
-    """``run_many`` for a cell that awaits: the same map, panel and DataFrame, and the
-    panel's Cancel works meanwhile (it stops the map: nothing more is submitted, and
-    the cell raises ``Interrupted``, as Ctrl-C does)."""
+    """``run_many`` for a cell that awaits, where the panel's Cancel stops the map: nothing
+    more is submitted, and the cell raises ``Interrupted``, as Ctrl-C does."""
     run = _Run(endpoint, inputs, quiet=quiet, cancellable=True, connection=connection)
     assert run.cancelled is not None
     client = run.service.async_client()

@@ -1,10 +1,8 @@
 """A live output's place in its cell: content updated in place, and its controls below.
 
-``LiveOutput`` displays a panel's ``Rendering`` with a display id and replaces it on each
-change (``update_display_data``): plain output every front end shows, with or without a
-widget manager. Controls are widgets in an output of their own under it, emptied when the
-panel ends, so a saved notebook keeps the final rendering with no widget state. Later
-changes (a retry from another cell) keep updating the content.
+Controls are widgets in an output of their own, emptied when the panel ends, so a saved
+notebook keeps the final rendering with no widget state. Later changes (a retry from
+another cell) keep updating the content.
 """
 
 from __future__ import annotations

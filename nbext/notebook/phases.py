@@ -1,11 +1,8 @@
-"""A job's phase as its panel shows it: one line while it waits or runs, its timings at
+"""A job's phase under its panel's state: one line while it waits or runs, its timings at
 the end, and a folded tail of a worker's log.
 
-"Is it broken or just cold?" is answered by the line under the state: while the job
-waits, the workers by state and the cold start so far, with the likely cause; once it
-runs, where; when it ended after a cold start, what each phase took. A worker's log is
-folded in a ``<details>``, so the panel stays one glance tall. The data is the client's
-(``nbext.client.Phase``); this module only draws it.
+It answers "is it broken or just cold?" (docs/behaviour.md#phases-of-a-waiting-job); the
+data is the client's (``nbext.client.Phase``), this module only draws it.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 and ``why`` work on.
 
 A job's record remembers where it went and the last state seen, so a user can name a job
-by its id alone. A request to a load-balancing endpoint (``%%runpod_http``) has no id or
-state to ask for later, so its record is its own (``RequestRecord``). Each record says
-where its outputs came from (``provenance``), for the notebook to keep.
+by its id alone. A request to a load-balancing endpoint has no id or state to ask for
+later, so its record is its own (``RequestRecord``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Every panel drawn as plain HTML and text, live and final: what a saved notebook keeps.
 
-A widget shows only while its kernel lives (reopened, exported or on GitHub it reads
-"model not found"), so a panel is drawn as a ``Rendering``: self-contained HTML (inline
-styles, JupyterLab's theme variables, no script) with a ``text/plain`` twin, updated in
-place while live and left as its final state. Each panel describes its state as a frozen
-view (``JobView``, ``MapView``, ``HealthView``) that one function draws, live and final
-alike. Media in a job's output are drawn as a gallery within ``kernel.MEDIA``'s limits,
-an item kept small linking to its full bytes written beside the notebook.
+A widget shows only while its kernel lives ("model not found" once reopened), so a panel
+is a ``Rendering``: self-contained HTML (inline styles, theme variables, no script) with a
+``text/plain`` twin. Each panel describes its state as a frozen view (``JobView``,
+``MapView``, ``HealthView``) that one function draws, live and final alike. Media are a
+gallery within ``kernel.MEDIA``'s limits (docs/architecture.md#media-in-an-output).
 """
 
 from __future__ import annotations
@@ -88,9 +86,7 @@ class JobView:
     text_tail: int | None = None
     """Show only the text's last characters (a live panel: each redraw is a message)."""
     cost: JobCost | None = None
-    """What the job cost, once it ended and was priced (``cost.record_cost``)."""
     phase: Phase | None = None
-    """What the job waits for or where it runs, and its phases' timings at the end."""
 
 
 def timing_text(view: JobView) -> str:
@@ -207,8 +203,7 @@ def hint_html(hint: str) -> str:
 
 def render_job(view: JobView, *, full_size_files: bool = True) -> Rendering:
     """A job's panel, live and final alike; its parts carry stable classes
-    (``nbext-job-badge``...), so one selector finds a part before and after it turns static.
-    """
+    (``nbext-job-badge``...), so one selector finds a part before and after it turns static."""
     job = html.escape(view.job_id) if view.job_id else "…"
     parts = [
         '<div style="display:flex;align-items:center;gap:0.8em;flex-wrap:wrap">'
@@ -297,7 +292,6 @@ class MapView:
     finished: bool = False
     note: str = ""
     hint: str = ""
-    """How to stop the map, said while it runs."""
     spent: str = ""
     """What its finished jobs cost so far (``cost.total_text``; '' while none is known)."""
 
@@ -428,7 +422,6 @@ class HealthView:
     samples: int = 0
     plain: str = ""
     hint: str = ""
-    """How to stop the watch, said while it runs."""
 
 
 def health_title_html(view: HealthView) -> str:

@@ -1,11 +1,9 @@
 """Every colour a panel uses, as JupyterLab's theme variables (``--jp-*``).
 
 A hex colour chosen for a light page is unreadable on a dark one, so each colour is a
-``var(--jp-…)`` that JupyterLab's themes define, with a fallback for a page that defines
-none (GitHub, nbviewer). Text mostly has no colour (it inherits the theme's); state
-colours are for graphics (3:1 against the page is enough) and error text (4.5:1), as
-measured on each theme (``tests/e2e/test_panel_contrast.py``). CSS classes are stable
-names for the browser tests: ``nbext-<panel>`` on the container, ``nbext-<part>`` inside.
+``var(--jp-…)`` with a fallback for pages that define none (GitHub, nbviewer). State
+colours meet 3:1 against the page, error text 4.5:1 (``tests/e2e/test_panel_contrast.py``).
+CSS classes are stable names for the browser tests: ``nbext-<panel>``, ``nbext-<part>``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Records to DataFrames, driven by a column spec per listing kind.
 
-Every listing (this kernel's jobs, a map's results, and the management resources:
-templates, pods, endpoints, volumes, registry auths, billing) is a list of records,
-dicts or pydantic models. A model's fields are its columns, named as in Python, nested
-records flattened to dotted names as ``pandas.json_normalize`` does (an endpoint's
-``workers.min``, ``scaling.type``, ``request_urls.run``). A ``ListingSpec`` names the
-columns to show first, their dtypes and their order; ``to_frame`` does the rest once,
-so adding a listing is writing a spec, and every listing gets real dtypes (datetimes
-that sort and resample, categoricals for states, nullable integers, floats) instead of
-columns of objects.
+Every listing is a list of records (dicts or pydantic models) whose fields are its
+columns, nested ones flattened to dotted names as ``pandas.json_normalize`` does
+(``workers.min``). A ``ListingSpec`` names the columns to show first, their dtypes and
+order, so adding a listing is writing a spec, and every listing gets real dtypes
+(sortable datetimes, categorical states, nullable integers) instead of object columns.
 """
 
 from __future__ import annotations
@@ -182,12 +178,9 @@ DECLARED: tuple[tuple[type, Kind], ...] = (
 
 
 def _declared_kinds(records: list[Any]) -> dict[str, Kind]:
-    """The column kind of each plainly typed field of the records' model, by column name.
-
-    A field a service leaves empty in every record (one management interface fills it,
-    the other has no such field) still gets its declared dtype, so a DataFrame's dtypes
-    do not depend on which interface answered.
-    """
+    """Each plainly typed field's declared kind, by column name: a field the service leaves
+    empty in every record still gets its dtype, so dtypes do not depend on which management
+    interface answered."""
     model = type(records[0]) if records and isinstance(records[0], BaseModel) else None
     if model is None:
         return {}

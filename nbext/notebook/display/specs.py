@@ -1,10 +1,8 @@
 """The column spec of every listing: names, dtypes, order.
 
-Column names are the records' Python names (``start_ssh``), nested fields joined with
-dots (``workers.min``), as ``pandas.json_normalize`` names them: ``df["workers.max"]``.
-Timings of jobs stay in the service's unit (milliseconds) and say so in their names.
-A wide listing (a pod has some thirty fields) names the few a cell shows by default
-(``shown``): what tells the rows apart and what they cost; ``--all`` shows the rest.
+Timings of jobs stay in the service's unit (milliseconds) and say so in their names. A
+wide listing names the few columns a cell shows by default (``shown``): what tells the
+rows apart and what they cost; ``--all`` shows the rest.
 """
 
 from __future__ import annotations
@@ -36,9 +34,8 @@ JOBS = ListingSpec(
     extra="drop",
     sort=("submitted", False),
 )
-"""``%runpod jobs``: the jobs this kernel submitted, and its requests to load-balancing
-endpoints (a ``request`` and its HTTP ``status`` in place of an id and a state), newest
-first."""
+"""``%runpod jobs``: this kernel's jobs, newest first, and its requests to load-balancing
+endpoints (a ``request`` and its HTTP ``status`` in place of an id and a state)."""
 
 HEALTH = ListingSpec(
     "health",
@@ -90,9 +87,8 @@ BATCHES = ListingSpec(
 MANAGEMENT: dict[str, ListingSpec] = {
     row.attribute: row.listing for row in RESOURCES if row.listing is not None
 }
-"""A management resource's client attribute (``client.network_volumes``) -> its listing,
-which its row of ``RESOURCES`` gives: ``%runpod <spec name>`` lists it
-(``magics/listings.py``)."""
+"""A management resource's client attribute (``client.network_volumes``) -> the listing
+its row of ``RESOURCES`` gives, which ``%runpod <spec name>`` shows (``magics/listings.py``)."""
 
 
 def billing(kind: str, *ids: str) -> ListingSpec:
@@ -114,8 +110,7 @@ BILLING = {
     "serverless": billing("serverless", "serverless_id"),
     "volumes": billing("volumes"),
 }
-"""``%runpod billing summary|pods|serverless|volumes``: one row per time bucket (and
-group), in USD."""
+"""``%runpod billing KIND``: one row per time bucket (and group), in USD."""
 
 AVAILABILITY: tuple[str, ...] = ("NONE", "LOW", "MEDIUM", "HIGH")
 """The catalog's availability levels, lowest first (so sorting by them reads naturally)."""

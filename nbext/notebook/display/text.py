@@ -59,8 +59,7 @@ def compact_json(value: Any, limit: int = COMPACT_CHARS) -> str:
 def chunk_text(output: Any, after: str = "") -> str:
     """What one stream chunk adds to the panel's text, following the piece ``after``:
     a string, or ``{"text": ...}``'s text (many LLM workers' shape); anything else as a
-    JSON line of its own, so no chunk is invisible or glued to a word.
-    """
+    JSON line of its own, so no chunk is invisible or glued to a word."""
     if isinstance(output, str):
         return output
     if isinstance(output, Mapping) and "text" in output:
@@ -91,8 +90,7 @@ HIDDEN_METRICS = frozenset({"stream_index", SPLIT_KEY})
 
 def metrics_line(metrics: Mapping[str, Any]) -> str:
     """The latest chunk's metrics on one line: ``tokens in 12 · out 40 · gen 35.2 tok/s``;
-    known fields first with units, then other numbers by name, bookkeeping keys left out.
-    """
+    known fields first with units, then other numbers by name, bookkeeping keys left out."""
     tokens = [
         f"{label} {fmt.format(metrics[key])}"
         for key, label, fmt in METRIC_LABELS[:2]

@@ -29,8 +29,7 @@ USAGE = "%runpod batch ENDPOINT INPUTS | attach ENDPOINT BATCH_ID | cancel ENDPO
 
 
 async def batch_command_async(magics: Magics, args: argparse.Namespace) -> None:
-    """``%runpod batch`` in a cell that awaits (``nbext.notebook.awaiting``): the
-    panel's Cancel is heard while it runs."""
+    """``%runpod batch`` in a cell that awaits, where the panel's Cancel is heard."""
     if args.background or args.quiet:
         batch_command(magics, args)
     elif (what := _what(magics, args)) is not None:
@@ -51,8 +50,7 @@ def batch_command(magics: Magics, args: argparse.Namespace) -> None:
     """Start a batch of INPUTS (a list of dicts, or a DataFrame's rows) on ENDPOINT, or
     attach to BATCH_ID, and follow it in a panel; with -o, a DataFrame back: the input's
     columns, id, state, run_ms, output, error, started_at, completed_at. Interrupting
-    the kernel detaches (the batch runs on); ``cancel`` cancels it.
-    """
+    the kernel detaches (the batch runs on); ``cancel`` cancels it."""
     what = _what(magics, args)
     if what is None:
         return

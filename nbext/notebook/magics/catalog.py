@@ -47,8 +47,7 @@ PRICE_COLUMN = {"secure": "secure_usd_hr", "community": "community_usd_hr"}
 def gpus(magics: Magics, args: argparse.Namespace) -> None:
     """The service's GPU types, cheapest first: memory (GB), the price per GPU-hour in the
     secure and community clouds and on serverless, whether they are available now, and
-    the most GPUs one pod can have. For example ``%runpod gpus --min-vram 24 --available``.
-    """
+    the most GPUs one pod can have. For example ``%runpod gpus --min-vram 24 --available``."""
     name = check_name(args.output)
     catalog = management(magics, "catalog", "gpus")
     with usage_errors("gpus"):

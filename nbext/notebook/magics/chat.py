@@ -1,9 +1,8 @@
 """``%%runpod_chat ENDPOINT``: the cell is a message to an LLM endpoint; the answer streams.
 
-The answer is drawn as Markdown while it arrives (throttled), with its timings, and ends
-as a static output a saved notebook shows without a kernel. The conversation goes on
-across cells per endpoint (``%runpod chat history``). Ctrl-C, or the Cancel button of a
-cell that awaits (``nbext.notebook.awaiting``), stops the answer and cancels its job.
+The answer is drawn as Markdown while it arrives and ends as a static output. The
+conversation goes on across cells per endpoint (``%runpod chat history``); Ctrl-C or
+Cancel stops the answer and cancels its job.
 """
 
 from __future__ import annotations
@@ -206,8 +205,7 @@ def _start(magics: Magics, args: argparse.Namespace, cell: str, *, awaits: bool 
 
 
 def run_chat(magics: Magics, args: argparse.Namespace, cell: str) -> None:
-    """The cell magic's body, after its arguments were parsed: blocks until the end,
-    Ctrl-C stops it."""
+    """The cell magic's body, after its arguments were parsed; Ctrl-C stops it."""
     if (http := _load_balancing(magics, args)) is not None:
         return run_chat_http(magics, args, cell, http)
     chat = _start(magics, args, cell)
@@ -222,9 +220,8 @@ def run_chat(magics: Magics, args: argparse.Namespace, cell: str) -> None:
 
 
 async def run_chat_async(magics: Magics, args: argparse.Namespace, cell: str) -> None:
-    """The same in a cell that awaits (``nbext.notebook.awaiting``): the kernel hears
-    the Cancel button under the answer while it streams, and Ctrl-C as before. (A
-    load-balancing endpoint's answer is read as a blocking cell reads it.)"""
+    """``run_chat`` in a cell that awaits, where the kernel hears the answer's Cancel (a
+    load-balancing endpoint's answer is still read as a blocking cell reads it)."""
     if (http := _load_balancing(magics, args)) is not None:
         return run_chat_http(magics, args, cell, http)
     chat = _start(magics, args, cell, awaits=True)

@@ -1,9 +1,8 @@
 """The ``%runpod`` subcommands: a registry, and the dispatch from one line to one of them.
 
 Each subcommand is a function of ``(magics, args)`` declared with IPython's
-``magic_arguments`` (so it has a real argparse parser and help text) and registered with
-``@subcommand``; modules named for what they own (``connect``, ``health``, ``jobs``,
-``map``, ``listings``, ``catalog``, ``logs``) hold them.
+``magic_arguments`` (a real argparse parser and help text) and registered with
+``@subcommand`` in the module named for what it owns.
 """
 
 from __future__ import annotations
@@ -103,12 +102,8 @@ def _close(name: str) -> str:
 
 
 def plain(doc: str) -> str:
-    """A docstring as a terminal reads it: without reStructuredText's markup.
-
-    ``magic_arguments`` writes the usage as a literal block (``::`` and an indented
-    line) for IPython's ``?`` pages, and docstrings quote names in double backquotes;
-    printed by ``%runpod help`` both would show as noise.
-    """
+    """A docstring as ``%runpod help`` prints it: the literal-block usage (``::``) that
+    ``magic_arguments`` writes for IPython's ``?`` pages, and double backquotes, are noise there."""
     lines: list[str] = []
     in_usage = False
     for line in doc.splitlines():

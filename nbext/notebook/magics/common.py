@@ -51,8 +51,7 @@ class Magics(Protocol):
 @contextlib.contextmanager
 def usage_errors(what: str = "") -> Iterator[None]:
     """Re-raise nbext's errors (what a user can act on) as one-line UsageErrors; ``what``
-    ("endpoint 'echo'") leads the line unless the description already names it.
-    """
+    ("endpoint 'echo'") leads the line unless the description already names it."""
     try:
         yield
     except UsageError:

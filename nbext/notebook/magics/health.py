@@ -65,8 +65,7 @@ async def watch(panel: HealthPanel, endpoint: AsyncEndpoint, every: float) -> No
 )
 def health(magics: Magics, args: argparse.Namespace) -> None:
     """Jobs (in queue, in progress, completed, failed, retried) and workers (idle,
-    running) of ENDPOINT. With ``--watch`` the panel keeps updating while other cells run.
-    """
+    running) of ENDPOINT. With ``--watch`` the panel keeps updating while other cells run."""
     name = check_name(args.output)
     if args.stop:
         if args.watch is not None or args.output:

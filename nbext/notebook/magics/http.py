@@ -1,9 +1,7 @@
 """``%%runpod_http ENDPOINT METHOD PATH``: a request to a load-balancing endpoint from a cell.
 
 The request goes through the kernel's client (``endpoint.http()``), so its key, timeouts
-and errors are the client's. It is drawn as a request, not a job (``RequestPanel``),
-while a thread (``_Watch``) says what it waits for, and kept among the kernel's work as
-a ``RequestRecord``.
+and errors are the client's; it is drawn as a request, not a job (``RequestPanel``).
 """
 
 from __future__ import annotations

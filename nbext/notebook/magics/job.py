@@ -99,8 +99,7 @@ _JOB_OPTIONS = (
 
 
 def job_option_arguments(magic: F) -> F:
-    """The options of the jobs a magic submits (``%%runpod_job``, ``%runpod map``), read
-    into one ``JobOptions`` by ``job_options``."""
+    """The job options of ``%%runpod_job`` and ``%runpod map``, read by ``job_options``."""
     for add in reversed(_JOB_OPTIONS):  # IPython lists a magic's arguments in reverse
         magic = add(magic)
     return magic
@@ -166,15 +165,13 @@ def run_job(magics: Magics, args: argparse.Namespace, cell: str) -> None:
 
 
 async def run_job_async(magics: Magics, args: argparse.Namespace, cell: str) -> None:
-    """The same, in a cell that awaits (``nbext.notebook.awaiting``): the kernel handles
-    the panel's Cancel while the job runs."""
+    """``run_job`` in a cell that awaits, where the kernel hears the panel's Cancel."""
     started = _submit(magics, args, cell, awaited=True)
     if started is not None:
         await _wait_async(*started, quiet=args.quiet, raises=_raises(magics, args))
 
 
 def _wait(follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool) -> None:
-    """Follow the job from this thread to its end, then conclude (``_conclude``)."""
     with usage_errors():
         result = follower.follow(interrupted=interrupted)
     _conclude(follower.record, result, quiet=quiet, raises=raises)
@@ -183,7 +180,6 @@ def _wait(follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool
 async def _wait_async(
     follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool
 ) -> None:
-    """Follow the job by awaiting it, then conclude (``_conclude``)."""
     with usage_errors():
         result = await follower.follow_async(interrupted=interrupted)
     _conclude(follower.record, result, quiet=quiet, raises=raises)

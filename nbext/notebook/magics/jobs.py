@@ -51,8 +51,7 @@ def jobs(magics: Magics, args: argparse.Namespace) -> None:
     run time (ms), cost (dollars; ``cost_is`` says whether the service reported it or it
     is an estimate from the catalog), worker, submission time; its requests to
     load-balancing endpoints too (method and path, HTTP status). Unfinished jobs are asked
-    for their state first.
-    """
+    for their state first."""
     name = check_name(args.output)
     if not args.no_refresh:
         refresh(magics)

@@ -1,8 +1,7 @@
 """``%runpod templates | pods | endpoints | volumes | registry-auths`` and ``billing``.
 
-Each listing is the client's management call plus a column spec (``display.specs``):
-REST v2's records, with its names. The subcommands are made from ``specs.MANAGEMENT``,
-so a new resource's listing is one entry there.
+The client's management calls as DataFrames, made from ``specs.MANAGEMENT``
+(docs/architecture.md#listings-in-the-notebook).
 """
 
 from __future__ import annotations
@@ -67,8 +66,7 @@ for _attribute, _spec in MANAGEMENT.items():
     _listing(_attribute, _spec)
 
 BILLING_KINDS = ("pods", "serverless", "summary", "volumes")
-"""``%runpod billing KIND``: the method of ``client.billing`` (``network_volumes`` for
-volumes)."""
+"""``%runpod billing KIND``: a method of ``client.billing`` (``network_volumes`` for volumes)."""
 
 
 @subcommand("billing", "what pods, endpoints (serverless) or volumes cost over time; --plot")
@@ -87,8 +85,7 @@ volumes)."""
 def billing(magics: Magics, args: argparse.Namespace) -> None:
     """Billing records of KIND between --start and --end, one per bucket (and pod or
     endpoint). Records of a pod or an endpoint carry its name too (pod_name,
-    endpoint_name), and --plot draws one line per pod or endpoint, labelled by name.
-    """
+    endpoint_name), and --plot draws one line per pod or endpoint, labelled by name."""
     name = check_name(args.output)
     check_period(args.start, args.end)
     resource = management(magics, "billing", "billing")
@@ -135,13 +132,9 @@ GROUP_TITLES = {"pod_id": "pod", "serverless_id": "endpoint"}
 
 
 def with_names(frame: pd.DataFrame, magics: Magics) -> tuple[pd.DataFrame, list[str]]:
-    """``frame`` with a name column after each id column; the names added.
-
-    The column is there even when no record has an id (an ungrouped bill), so a frame's
-    columns do not depend on how the service grouped it. A name the service cannot give
-    (the pod was deleted since, or the listing failed) stays missing: the bill is still
-    worth showing.
-    """
+    """``frame`` with a name column after each id column; the names added. The column is
+    there even with no id (an ungrouped bill), so the columns do not depend on how the
+    service grouped; a name it cannot give (a pod deleted since) stays missing."""
     added: list[str] = []
     for id_column, (name_column, attribute) in NAMED.items():
         if id_column not in frame:
@@ -173,9 +166,8 @@ def plot_billing(frame: pd.DataFrame, kind: str) -> None:
     if group is None:
         ax.plot(frame["start_time"], frame["total_amount"], marker="o")
     else:
-        # The service leaves out buckets where a group spent nothing; plotted as they come,
-        # a line would run straight across such a gap as if that time had been billed.
-        # Every group gets every bucket any group has, at 0 where it has no record.
+        # The service leaves out buckets where a group spent nothing, which a line would
+        # cross as if billed: every group gets every bucket, at 0 where it has no record.
         amounts = frame.pivot_table(
             index="start_time", columns=group, values="total_amount", aggfunc="sum", observed=True
         ).fillna(0.0)

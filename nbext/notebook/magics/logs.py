@@ -1,13 +1,10 @@
 """``%runpod logs POD_OR_ENDPOINT [--follow]``: a pod's log, or an endpoint's workers' logs.
 
-The id is tried as a pod's, then as an endpoint's; a unique name works too. Without
-``--follow`` the lines are shown once (``-o`` keeps them as a DataFrame), bounded as a
-followed panel is, so a worker that printed megabytes costs the saved notebook little.
-With ``--follow`` they stream into a ``LogPanel``: in a Jupyter kernel from a task on its
-loop (the cell returns at once) until Stop, ``--stop`` or the target is gone; where no
-loop runs, in the cell until Ctrl-C. When following stops, the output turns static. New
-workers of an endpoint are looked for every few seconds and followed from their start.
-Following is asyncio tasks (no thread); at interpreter exit every panel is stopped.
+The id is tried as a pod's, then an endpoint's, then as a name; the lines shown are
+bounded as a followed panel's are (docs/architecture.md#catalog-and-logs-in-the-notebook).
+``--follow`` runs as asyncio tasks on the kernel's loop (no thread) until Stop, ``--stop``
+or the target is gone, or in the cell until Ctrl-C where no loop runs; new workers of an
+endpoint are followed from their start. At interpreter exit every panel is stopped.
 """
 
 from __future__ import annotations
@@ -53,8 +50,7 @@ def as_line(event: LogEvent, worker: str | None = None) -> LogLine:
 
 def resolve(client: Client, target: str) -> tuple[Target, str]:
     """Whether ``target`` is a pod or an endpoint, and its id: tried as a pod's id, an
-    endpoint's, then as the name of exactly one of them (names are what users remember).
-    """
+    endpoint's, then as the name of exactly one of them (names are what users remember)."""
     with usage_errors("logs"):
         with contextlib.suppress(NotFound):
             client.pods.logs(target, tail=1)
@@ -229,8 +225,7 @@ def stop_all_at_exit() -> None:
 def logs(magics: Magics, args: argparse.Namespace) -> None:
     """The log of a pod, or of an endpoint's workers (each line tagged with its worker),
     as the service keeps them. With ``--follow`` new lines stream into a panel; when
-    following stops, the cell keeps the last lines as plain HTML and text.
-    """
+    following stops, the cell keeps the last lines as plain HTML and text."""
     name = check_name(args.output)
     if args.stop:
         if args.follow or args.tail or args.worker or args.output:

@@ -17,8 +17,7 @@ if TYPE_CHECKING:
 
 
 async def map_command_async(magics: Magics, args: argparse.Namespace) -> None:
-    """``%runpod map`` in a cell that awaits (``nbext.notebook.awaiting``): the panel's
-    Cancel stops the map while it runs."""
+    """``%runpod map`` in a cell that awaits, where the panel's Cancel stops the map."""
     name, arguments = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
         frame = await run_many_async(**arguments)
@@ -45,8 +44,7 @@ async def map_command_async(magics: Magics, args: argparse.Namespace) -> None:
 @argument("-q", "--quiet", action="store_true", help="no progress panel")
 def map_command(magics: Magics, args: argparse.Namespace) -> None:
     """Run every input of INPUTS as a job of ENDPOINT, with a progress bar and counts by
-    state; then a DataFrame: the input's columns, id, state, delay_ms, run_ms, output, error.
-    """
+    state; then a DataFrame: the input's columns, id, state, delay_ms, run_ms, output, error."""
     name, arguments = _checked(magics, args)
     with usage_errors(f"map on {args.endpoint!r}"):
         frame = run_many(**arguments)
@@ -54,8 +52,7 @@ def map_command(magics: Magics, args: argparse.Namespace) -> None:
 
 
 def _checked(magics: Magics, args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
-    """The arguments checked: ``-o`` NAME, and ``run_many``'s arguments (the same for
-    ``run_many`` and ``run_many_async``)."""
+    """The arguments checked: ``-o`` NAME, and those of ``run_many`` (and its async twin)."""
     name = check_name(args.output)
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")

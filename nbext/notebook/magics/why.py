@@ -1,10 +1,8 @@
 """``%runpod why [JOB|last]``: why a job failed, timed out, was cancelled or is stuck.
 
-Gathers the job's state and error, the endpoint's health and settings and a worker's
-log in one cell, without an LLM, and ranks the causes (the one that never ends by itself
-first), each with the command to run next. The endpoint's diagnosis is the client's
-(``endpoint.diagnose``). A check that cannot reach the service is said and the rest
-still diagnosed: a partial answer beats none.
+Ranks the likely causes without an LLM, each with the command to run next
+(docs/behaviour.md#why-a-job-failed-or-waits-runpod-why). A check that cannot reach the
+service is said and the rest still diagnosed: a partial answer beats none.
 """
 
 from __future__ import annotations
@@ -204,8 +202,7 @@ def why_request(client: Client, request: RequestRecord) -> None:
 def why(magics: Magics, args: argparse.Namespace) -> None:
     """Diagnose JOB: its state and error, the endpoint's health and settings, the
     worker's last log lines; then one to three causes, each with the command to run next.
-    With no JOB, after a request of ``%%runpod_http``: how that request ended.
-    """
+    With no JOB, after a request of ``%%runpod_http``: how that request ended."""
     registry = magics.connection.registry
     request = registry.requests[-1] if registry.requests and args.job == LAST else None
     jobs = list(registry)

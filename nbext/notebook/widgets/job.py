@@ -1,11 +1,8 @@
 """The job panel: one job's state, timings, streamed text, output, error, and Cancel.
 
-A passive view (``LivePanel``): its follower (``nbext.notebook.follow``) feeds it cheaply
-(``start``, ``add_chunk``, ``set_result``...) and it draws at most ten times a second, as
-the same ``render_job`` drawing as the final output. The Cancel button only calls back:
-the follower decides what it does and whether it can work (``cancel_available``).
-Everything shown comes from ``view()``: a new line in the panel is a ``JobView`` field and
-a fragment in ``render_job``, not new machinery here.
+A passive ``LivePanel``: its follower (``nbext.notebook.follow``) feeds it and decides
+what Cancel does (``cancel_available``). Everything shown comes from ``view()``: a new
+line in the panel is a ``JobView`` field and a fragment in ``render_job``.
 """
 
 from __future__ import annotations
@@ -36,8 +33,7 @@ FINAL_STATES = frozenset({s.value for s in JobStatus if s.is_final} | {"REMOVED"
 class JobPanel(LivePanel):
     """Live view of one job. ``stream`` shows streamed text (``--stream``); ``redact``
     masks the API key in any text the job produced; ``throttle`` bounds the redraws, and
-    its clock times the run.
-    """
+    its clock times the run."""
 
     def __init__(
         self,

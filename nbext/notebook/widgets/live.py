@@ -1,10 +1,8 @@
 """What every live panel shares: its state drawn as plain output, at a bounded rate.
 
-A panel is a passive view: whoever follows the thing it shows feeds it cheaply, and
-``refresh`` draws its ``Rendering`` (the same as the final static output) at most once
-per throttle interval, sending it only when it changed: each send is a message to every
-front end. The content is HTML, never a widget; buttons are ``Controls`` in a second
-output, shown while ``controls_shown()``.
+A panel is a passive view fed cheaply by whoever follows the thing it shows; ``refresh``
+draws its ``Rendering`` at most once per throttle interval and sends it only when it
+changed, since each send is a message to every front end (docs/behaviour.md#live-panels).
 """
 
 from __future__ import annotations

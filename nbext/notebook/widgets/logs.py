@@ -1,10 +1,8 @@
 """The log panel: a pod's or an endpoint's workers' log lines, live while followed.
 
-Passive like the job panel (``LivePanel``); ``add`` redraws at most once per throttle
-interval, ``flush`` draws what is left. Only the last ``max_lines`` lines are kept, and
-only as many as fit ``MAX_SHOWN`` characters of HTML, each cut to ``LINE_CHARS``, so a
-log followed for hours stays a bounded output in the saved notebook. A live redraw shows
-only what fits ``LIVE_SHOWN``; all kept lines show when following stops.
+A passive ``LivePanel``. Only the last ``max_lines`` lines are kept, within ``MAX_SHOWN``
+characters of HTML, each cut to ``LINE_CHARS``, so a log followed for hours stays a
+bounded output in the saved notebook; a live redraw shows only what fits ``LIVE_SHOWN``.
 """
 
 from __future__ import annotations
@@ -83,7 +81,6 @@ class LogPanel(StoppablePanel):
         self.kind: Target = kind
         self.target = target
         self.name = name if name != target else None
-        """The name the user asked for the target by (None: they gave its id)."""
         self.workers: int | None = None
         self.dropped = 0
         self.note = ""

@@ -1,8 +1,7 @@
 """The request panel: one request to a load-balancing endpoint, as HTTP says it.
 
-A request has no id, queue or job state: its panel shows the method and path, what it
-waits for until an answer comes, then the HTTP status, the worker that answered, the
-answer, the time it took and its cost; drawn as every ``LivePanel``, live and static.
+A request has no id, queue or job state: its panel shows what it waits for until an
+answer comes, then the HTTP status, the worker that answered, the answer, its time and cost.
 """
 
 from __future__ import annotations
@@ -38,8 +37,7 @@ WORKER_HEADER = "X-Runpod-Worker-Id"
 
 
 class RequestPanel(LivePanel):
-    """Live view of one request; whoever sends it feeds it (``answered``, ``event``,
-    ``answer``, ``end``) and draws it (``refresh``)."""
+    """Live view of one request, fed and drawn (``refresh``) by whoever sends it."""
 
     def __init__(
         self,
