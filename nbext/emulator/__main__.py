@@ -21,7 +21,6 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from nbext.models.enums import SCENARIOS
 
@@ -80,9 +79,6 @@ def _seconds(text: str) -> float:
     return seconds
 
 
-REPEATABLE: dict[str, Any] = {"action": "append", "default": []}
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m nbext.emulator",
@@ -105,7 +101,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--endpoint",
-        **REPEATABLE,
+        action="append",
+        default=[],
         metavar="ID=IMAGE",
         help=f"deploy IMAGE (a demo: {', '.join(DEMOS)}; or path/to/file.py:function) as "
         "endpoint ID; repeatable. Without any (nor --worker), every demo is deployed under "
@@ -113,14 +110,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--worker",
-        **REPEATABLE,
+        action="append",
+        default=[],
         metavar="ID=PATH",
         help="deploy endpoint ID whose workers are processes running the worker script PATH "
         "(runpod.serverless.start(...)) unmodified; repeatable",
     )
     parser.add_argument(
         "--lb-worker",
-        **REPEATABLE,
+        action="append",
+        default=[],
         metavar="ID=PATH",
         help="deploy load-balancing endpoint ID whose workers run the HTTP server script PATH "
         "unmodified (it serves on $PORT, health on $PORT_HEALTH$HEALTH_CHECK_PATH); "
@@ -128,7 +127,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--scenario",
-        **REPEATABLE,
+        action="append",
+        default=[],
         metavar="ID=NAME[:KEY=VALUE,...]",
         help=f"give endpoint ID a teaching scenario ({', '.join(SCENARIOS)}), "
         "e.g. cold=cold-start:seconds=20 (docs/behaviour.md); repeatable",
@@ -152,7 +152,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--worker-args",
-        **REPEATABLE,
+        action="append",
+        default=[],
         metavar="ID=ARGS",
         help="launch arguments for endpoint ID's --worker or --lb-worker script, as a "
         "container's command gives them (shell-quoted), e.g. gen='--generator --rate 5'; "
@@ -160,7 +161,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--worker-env",
-        **REPEATABLE,
+        action="append",
+        default=[],
         metavar="NAME[=VALUE]",
         help="give --worker and --lb-worker scripts this variable: NAME alone copies it from "
         "this environment (workers get no other variable of it but PATH, HOME, locale, "
