@@ -22,7 +22,7 @@ from nbext.models import JobResult
 
 from ._config import ClientConfig, Secret, load_config
 from ._cost import Budget, Ended, Prices, Spending
-from ._drive import Steps, aiterate, arun, iterate, log_answer, run
+from ._drive import Steps, aiterate, arun, iterate, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
 from ._recording import Pricer, Recording
@@ -331,10 +331,7 @@ class Client(_Base, SyncManagement):
             self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
-            started = time.perf_counter()
-            response = self._sender.send(effect.call, effect.timeout)
-            log_answer(effect, response.status_code, started)
-            return response
+            return self._sender.send(effect.call, effect.timeout)
         if isinstance(effect, NextEvent):
             return effect.stream.next()
         if isinstance(effect, Listen):
@@ -414,10 +411,7 @@ class AsyncClient(_Base, AsyncManagement):
             await self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
-            started = time.perf_counter()
-            response = await self._sender.send(effect.call, effect.timeout)
-            log_answer(effect, response.status_code, started)
-            return response
+            return await self._sender.send(effect.call, effect.timeout)
         if isinstance(effect, NextEvent):
             return await effect.stream.next()
         if isinstance(effect, Listen):

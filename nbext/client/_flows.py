@@ -472,15 +472,15 @@ def wait(
         if state.owns_stream and not state.stream_ended:
             yield from _until_stream_ends(ctx, state, deadline)
             continue  # the job ended: read its output
-        yield from _next_poll(ctx, deadline)
+        yield from next_poll(ctx, deadline)
 
 
-def _next_poll(ctx: Context, deadline: Deadline) -> Flow[None]:
-    """The pause before the next /status poll (``poll_interval``), cut at the deadline;
-    past it, the deadline's Timeout."""
+def next_poll(ctx: Context, deadline: Deadline, detail: str = "") -> Flow[None]:
+    """The pause before the next poll (``poll_interval``), cut at the deadline; past it,
+    the deadline's Timeout (saying ``detail``)."""
     wait_for = min(poll_interval(ctx.now() - deadline.start), deadline.remaining(ctx.now()))
     if wait_for <= 0:
-        raise deadline.expired()
+        raise deadline.expired(detail)
     yield pause(ctx, wait_for)
 
 
@@ -493,7 +493,7 @@ def states(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
         yield Emit(result)
         if result.status.is_final:
             return
-        yield from _next_poll(ctx, deadline)
+        yield from next_poll(ctx, deadline)
 
 
 def _until_stream_ends(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -19,6 +21,8 @@ from httpx_sse import EventSource, ServerSentEvent
 
 from ._calls import Call, oversized_error, redirect_error
 from ._errors import ConfigError
+
+log = logging.getLogger("nbext.client")
 
 CONNECT_TIMEOUT = 10.0
 """Longest wait for a connection to open, however long the request may take."""
@@ -36,6 +40,8 @@ MAX_ANSWER_BYTES = 256 * 1024 * 1024
 carry a job's output (a /runsync or /status answer with images or audio in it, whose
 input alone may be 20 MB), far below this; past it the server is broken or hostile."""
 
+STARTED = "nbext_started"
+"""The request extension holding when the request was made (``perf_counter``)."""
 _HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
 """What the client sends in a header: visible ASCII, single spaces or tabs inside."""
 
@@ -111,7 +117,11 @@ class _Capped:
         self.chunks.append(chunk)
 
     def reply(self) -> Reply:
+        """The answer, read and closed; a debug line says what, its status, how long."""
         response = self.response
+        if log.isEnabledFor(logging.DEBUG):  # describing the call costs more than its reply
+            took = (time.perf_counter() - response.request.extensions[STARTED]) * 1000
+            log.debug("%s -> %d in %.1f ms", self.call.describe(), response.status_code, took)
         content = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
         return Reply(
             response.status_code,
@@ -240,7 +250,7 @@ class _Sender(Generic[HttpT]):
             self._url(call),
             content=call.body,
             headers=headers,
-            extensions={"timeout": self._timeout(timeout)},
+            extensions={"timeout": self._timeout(timeout), STARTED: time.perf_counter()},
         )
 
     def _url(self, call: Call) -> httpx.URL:
