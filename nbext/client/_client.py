@@ -21,7 +21,7 @@ from nbext._version import __version__
 from nbext.models import JobResult
 
 from ._config import ClientConfig, Secret, load_config
-from ._cost import Budget, Ended, Prices, Spending
+from ._cost import Budget, Prices, Spending
 from ._drive import Steps, aiterate, arun, iterate, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
@@ -340,10 +340,7 @@ class Client(_Base, SyncManagement):
 
     def _pricer(self) -> Pricer:
         def cost(endpoint_id: str, result: JobResult) -> float | None:
-            ended = Ended.of(endpoint_id, result)
-            if ended.reported is not None:
-                return ended.reported
-            found = ended.cost(self._run(self._spending.prices.of(self._ctx, endpoint_id)))
+            found = self._run(self._spending.cost(self._ctx, endpoint_id, result))
             return found.usd if found is not None else None
 
         return cost
@@ -379,11 +376,7 @@ class AsyncClient(_Base, AsyncManagement):
         native = http_client is None and transport is None
         self._http = http_client or async_http(transport)
         self._sender = AsyncSender(
-            self._http,
-            http_client is None,
-            self._destination(),
-            bounded=not native,
-            remake=(lambda: async_http(None)) if native else None,
+            self._http, http_client is None, self._destination(), bounded=not native
         )
 
     def endpoint(self, endpoint_id: str) -> AsyncEndpoint:

@@ -464,13 +464,15 @@ def wait(
     deadline.last_status = state.last_status
     look = state.heard or not (state.owns_stream and not state.stream_ended)
     while True:
-        if look or not (state.owns_stream and not state.stream_ended):
+        if look:
             result = yield from status(ctx, state, deadline)
             if result.status.is_final:
                 return finish(state.endpoint_id, result, raise_on_failure, ctx.secret)
         look = True
         if state.owns_stream and not state.stream_ended:
-            yield from _until_stream_ends(ctx, state, deadline)
+            polls = _Polls()
+            while not state.stream_ended:
+                yield from polls.next(ctx, state, deadline)
             continue  # the job ended: read its output
         yield from next_poll(ctx, deadline)
 
@@ -494,12 +496,6 @@ def states(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
         if result.status.is_final:
             return
         yield from next_poll(ctx, deadline)
-
-
-def _until_stream_ends(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
-    polls = _Polls()
-    while not state.stream_ended:
-        yield from polls.next(ctx, state, deadline)
 
 
 @dataclass

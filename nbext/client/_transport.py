@@ -202,7 +202,6 @@ class Destination:
     base_url: str
     user_agent: str
     authorization: Callable[[], str]
-    max_answer_bytes: int = MAX_ANSWER_BYTES
 
     def headers(self, call: Call) -> dict[str, str]:
         """What every request says of itself, signed with the key, plus the call's own."""
@@ -286,7 +285,7 @@ class Sender(_Sender[httpx.Client]):
 
     def _whole(self, call: Call, response: httpx.Response) -> Reply:
         try:
-            capped = _Capped(call, response, self.destination.max_answer_bytes)
+            capped = _Capped(call, response, MAX_ANSWER_BYTES)
             for chunk in response.iter_bytes():
                 capped.add(chunk)
         except httpx.DecodingError as exc:
@@ -307,22 +306,16 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
     in-process ``httpx.ASGITransport`` does), so the whole exchange is bounded too.
 
     httpx's connections belong to the loop that opened them, so an httpx client of our
-    own making is replaced when the loop changes (a script calling ``asyncio.run``
-    twice); a caller's ``http_client`` is the caller's to keep on one loop.
+    own making on httpx's own transport (not ``bounded``) is replaced when the loop
+    changes (a script calling ``asyncio.run`` twice); a caller's ``http_client`` or
+    ``transport`` is the caller's to keep on one loop.
     """
 
     def __init__(
-        self,
-        http: httpx.AsyncClient,
-        owns: bool,
-        destination: Destination,
-        bounded: bool,
-        remake: Callable[[], httpx.AsyncClient] | None = None,
+        self, http: httpx.AsyncClient, owns: bool, destination: Destination, bounded: bool
     ) -> None:
         super().__init__(http, owns, destination)
         self._bounded = bounded
-        self._remake = remake
-        """How to make a fresh httpx client like ``http`` (None: it is the caller's)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
@@ -331,8 +324,8 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
             return
         if self._closed:
             raise RuntimeError("the client is closed: make a new one to send more requests")
-        if self._loop is not None and self._remake is not None:
-            self.http = self._remake()  # the old loop's connections cannot serve this one
+        if self._loop is not None and self._owns and not self._bounded:
+            self.http = async_http(None)  # the old loop's connections cannot serve this one
         self._loop = asyncio.get_running_loop()
 
     async def _within(self, seconds: float, step: Awaitable[T]) -> T:
@@ -363,7 +356,7 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
 
     async def _whole(self, call: Call, response: httpx.Response) -> Reply:
         try:
-            capped = _Capped(call, response, self.destination.max_answer_bytes)
+            capped = _Capped(call, response, MAX_ANSWER_BYTES)
             async for chunk in response.aiter_bytes():
                 capped.add(chunk)
         except httpx.DecodingError as exc:
