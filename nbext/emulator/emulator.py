@@ -149,7 +149,6 @@ class Emulator:
             self.jobs.persistence.load_counters(self.jobs.endpoints)
             self._stored_jobs: list[Job] | None = self.jobs.persistence.load_jobs()
             self.batches.load()
-        self._restored = False
         self.images.listeners.append(
             lambda name: self.call_on_loop(lambda: self.jobs.image_registered(name))
         )
@@ -220,9 +219,8 @@ class Emulator:
             self._loop = loop
             # Connections belong to a loop: a new loop gets new pools.
             self._webhook_sender = WebhookSender(self.webhooks.concurrency)
-        if not self._restored:
+        if self._stored_jobs is not None:
             # Timers of restored jobs need the loop, so stored jobs come back here.
-            self._restored = True
             self.jobs.restore(self._stored_jobs)
             self._stored_jobs = None
             self.batches.restore()
