@@ -32,16 +32,10 @@ from .workers import Worker, WorkerState
 S = JobStatus
 
 TAKE_HOLD_S = 10.0
-"""How long a job-take or job-stop is held open when there is nothing to give.
-
-The SDK asks again at once after a 204, so answering at once would make a worker spin;
-its own client gives up after 90 s, so the hold must be well under that. Ten seconds
-also bounds how long a stopping worker waits for its last poll to end."""
-
+"""How long a job-take or job-stop is held open when there is nothing to give (why:
+docs/workers.md); it also bounds how long a stopping worker waits for its last poll."""
 PING_MISSED_AFTER_S = 3.5
-"""A worker whose last ping is older than this (three intervals and a half of the
-one-second interval the emulator asks for) counts as unhealthy, as the service marks
-a worker whose heartbeat stops."""
+"""A worker whose last ping is older (3.5 of the 1 s intervals asked for) is unhealthy."""
 
 
 class WorkerRefused(DomainError):
