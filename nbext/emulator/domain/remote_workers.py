@@ -105,10 +105,8 @@ class Pool:
     work: Signal = field(default_factory=Signal)
     """Fired when a job is queued: wakes held takes."""
     start_failure: str | None = None
-    """Why the last worker that could not start failed, until a worker of the pool asks
-    for a job: it exited before it asked ("it exited (exit code 1)": an import failed, a
-    syntax error), or its calls were refused (a wrong key). A script that cannot start
-    is so told apart from a worker that is slow to start."""
+    """Why the last worker that could not start failed (it exited before it asked for a
+    job, or its calls were refused), until one asks: told apart from a slow start."""
 
 
 class RemoteWorkers:
