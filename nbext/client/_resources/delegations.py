@@ -13,7 +13,7 @@ from nbext.models.v2.resources import REGISTRY_DELEGATIONS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import created, deleting, listing
+from .crud import deleting, listing, saved
 from .rest import V2
 from .wire import given, refused
 
@@ -34,7 +34,7 @@ def create(ctx: Context, api: V2, resource: str, *, name: str | None = None) -> 
     if name is not None and not isinstance(name, str):
         raise refused(op, f"name must be a string, got {name!r}")
     fields = given({"resource": resource.strip(), "name": name})
-    return (yield from created(ctx, api, ROW, fields))
+    return (yield from saved(ctx, api, ROW, fields))
 
 
 delete = deleting(ROW, "The service can no longer pull from its repository.")

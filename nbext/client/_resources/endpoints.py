@@ -12,15 +12,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from nbext.models.v2 import CpuConfig, Endpoint, EndpointGpu, EndpointWorkers, Scaling
+from nbext.models.v2 import (
+    CpuConfig,
+    Endpoint,
+    EndpointGpu,
+    EndpointWorkers,
+    Release,
+    Scaling,
+    Worker,
+)
 from nbext.models.v2.resources import ENDPOINTS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
-from .crud import deleting, listing, updated
+from .crud import below, deleting, listing, saved
 from .logs import as_line, follow_worker_logs, worker_logs
 from .rest import V2
-from .serverless_workers import releases, workers
 from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
 
 EndpointType = Literal["QUEUE", "LOAD_BALANCER"]
@@ -112,7 +119,17 @@ def update(
     """Change the fields given; scaling applies at once, a ``template_id`` or ``image``
     rolls the workers over. Not re-sent after it may have reached the service."""
     fields = given(locals(), skip=["endpoint_id"], update=True)
-    return (yield from updated(ctx, api, ROW, endpoint_id, fields, extra_body, NESTED))
+    return (yield from saved(ctx, api, ROW, fields, extra_body, NESTED, record_id=endpoint_id))
+
+
+def workers(ctx: Context, api: V2, endpoint_id: str) -> Flow[list[Worker]]:
+    """The endpoint's workers now (an endpoint scaled to zero has none)."""
+    return (yield from below(ctx, api, ROW, endpoint_id, "workers", Worker))
+
+
+def releases(ctx: Context, api: V2, endpoint_id: str) -> Flow[list[Release]]:
+    """The endpoint's releases, newest first; ``diff`` says what each one changed."""
+    return (yield from below(ctx, api, ROW, endpoint_id, "releases", Release))
 
 
 delete = deleting(ROW, "Its job address stops serving.")

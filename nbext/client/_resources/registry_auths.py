@@ -13,7 +13,7 @@ from nbext.models.v2.resources import REGISTRY_AUTHS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import created, deleting, getting, listing
+from .crud import deleting, getting, listing, saved
 from .rest import V2
 from .wire import refused
 
@@ -30,7 +30,7 @@ def create(
             shown = "" if field == "password" else f", got {value!r}"
             raise refused(op, f"{field} must be a non-empty string{shown}")
     data = {"name": name, "username": username, "password": secret}
-    return (yield from created(ctx, api, ROW, data))
+    return (yield from saved(ctx, api, ROW, data))
 
 
 list_all = listing(ROW, "Ids and names, never the credentials.")
