@@ -221,7 +221,7 @@ def one(model: type[M]) -> Reader[M]:
 
 
 def wrapped(model: type[M], key: str) -> Reader[list[M]]:
-    """Read a list answer, ``{key: [...]}`` (``nbext.models.v2.LIST_KEYS``)."""
+    """Read a list answer, ``{key: [...]}``."""
 
     def read(call: Call, response: Answer) -> list[M]:
         data = _json(call, response)
