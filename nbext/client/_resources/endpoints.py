@@ -28,7 +28,7 @@ from .._twins import Resource, aiterating, awaiting, blocking, iterating
 from .crud import below, deleting, listing, saved
 from .logs import as_line, follow_worker_logs, worker_logs
 from .rest import V2
-from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
+from .wire import NOT_GIVEN, NotGiven, given, ident, one
 
 EndpointType = Literal["QUEUE", "LOAD_BALANCER"]
 FlashBoot = Literal["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"]
@@ -78,11 +78,9 @@ def create(
     fields = given(locals())
     if name is None and template_id is not None:
         fields["name"] = template_id
-    data = body("endpoints.create", fields, extra_body, NESTED)
-    if type == "QUEUE":
-        data.setdefault("scaling", QUEUE_SCALING)
-    call = api.call("POST", ["serverless"], "endpoints.create", "a new endpoint", body=data)
-    return (yield from api.fetch(ctx, call, one(Endpoint)))
+    if type == "QUEUE" and scaling is None:
+        extra_body = {"scaling": QUEUE_SCALING, **(extra_body or {})}
+    return (yield from saved(ctx, api, ROW, fields, extra_body, NESTED))
 
 
 def get(ctx: Context, api: V2, endpoint_id: str) -> Flow[Endpoint]:
