@@ -32,8 +32,7 @@ from ._flows import (
     Deadline,
     Flow,
     call_model,
-    pause,
-    poll_interval,
+    next_poll,
     wait_seconds,
 )
 from ._retry import Kind
@@ -256,10 +255,7 @@ def _wait(
             progress(record)
         if record.done:
             return record
-        left = deadline.remaining(ctx.now())
-        if left <= 0:
-            raise deadline.expired("the batch goes on: wait again, or cancel it")
-        yield pause(ctx, min(left, poll_interval(ctx.now() - deadline.start)))
+        yield from next_poll(ctx, deadline, "the batch goes on: wait again, or cancel it")
 
 
 def listing(ctx: Context, endpoint_id: str) -> Flow[list[BatchRecord]]:

@@ -235,38 +235,33 @@ def submission_body(endpoint_id: str, operation: str, input: Any, options: JobOp
         )
     except ValidationError as exc:
         reason = _validation_text(exc)
-        raise BadRequest(
-            f"submission to endpoint {endpoint_id!r} refused locally, nothing was sent: {reason}",
-            status=400,
-            endpoint_id=endpoint_id,
-            sent=False,
-            reason=reason,
-        ) from None
+        message = f"submission to endpoint {endpoint_id!r} refused locally, nothing was sent: "
+        raise _unsent(BadRequest, 400, endpoint_id, message + reason, reason) from None
     wire = submission.model_dump(by_alias=True, exclude_none=True)  # None inside input stays
     try:
         body = json.dumps(wire, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise BadRequest(
-            f"input for endpoint {endpoint_id!r} is not JSON: {exc}; nothing was sent",
-            status=400,
-            endpoint_id=endpoint_id,
-            sent=False,
-            reason=f"the input is not JSON: {exc}",
+        message = f"input for endpoint {endpoint_id!r} is not JSON: {exc}; nothing was sent"
+        raise _unsent(
+            BadRequest, 400, endpoint_id, message, f"the input is not JSON: {exc}"
         ) from None
     encoded = body.encode()
     limit = RUNSYNC_BODY_LIMIT if operation == "runsync" else RUN_BODY_LIMIT
     if len(encoded) > limit:
         over = f"is {len(encoded)} bytes, over the {limit // (1024 * 1024)} MB limit"
         advice = "Put large inputs in object storage and pass a URL."
-        raise PayloadTooLarge(
-            f"the /{operation} body for endpoint {endpoint_id!r} {over}; nothing was sent. "
-            + advice,
-            status=413,
-            endpoint_id=endpoint_id,
-            sent=False,
-            reason=f"the input {over}. {advice}",
+        message = f"the /{operation} body for endpoint {endpoint_id!r} {over}; nothing was sent. "
+        raise _unsent(
+            PayloadTooLarge, 413, endpoint_id, message + advice, f"the input {over}. {advice}"
         )
     return encoded
+
+
+def _unsent(
+    cls: type[APIError], status: int, endpoint_id: str, message: str, reason: str
+) -> APIError:
+    """A submission refused locally, before anything was sent."""
+    return cls(message, status=status, endpoint_id=endpoint_id, sent=False, reason=reason)
 
 
 def _validation_text(exc: ValidationError) -> str:

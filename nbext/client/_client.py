@@ -21,8 +21,8 @@ from nbext._version import __version__
 from nbext.models import JobResult
 
 from ._config import ClientConfig, Secret, load_config
-from ._cost import Budget, Ended, Prices, Spending
-from ._drive import Steps, aiterate, arun, iterate, log_answer, run
+from ._cost import Budget, Prices, Spending
+from ._drive import Steps, aiterate, arun, iterate, run
 from ._flows import DEFAULT_CALL_TIMEOUT, Context, Effect, Flow, Listen, NextEvent, Send, Sleep
 from ._jobs import AsyncEndpoint, Endpoint
 from ._recording import Pricer, Recording
@@ -331,10 +331,7 @@ class Client(_Base, SyncManagement):
             self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
-            started = time.perf_counter()
-            response = self._sender.send(effect.call, effect.timeout)
-            log_answer(effect, response.status_code, started)
-            return response
+            return self._sender.send(effect.call, effect.timeout)
         if isinstance(effect, NextEvent):
             return effect.stream.next()
         if isinstance(effect, Listen):
@@ -343,10 +340,7 @@ class Client(_Base, SyncManagement):
 
     def _pricer(self) -> Pricer:
         def cost(endpoint_id: str, result: JobResult) -> float | None:
-            ended = Ended.of(endpoint_id, result)
-            if ended.reported is not None:
-                return ended.reported
-            found = ended.cost(self._run(self._spending.prices.of(self._ctx, endpoint_id)))
+            found = self._run(self._spending.cost(self._ctx, endpoint_id, result))
             return found.usd if found is not None else None
 
         return cost
@@ -382,11 +376,7 @@ class AsyncClient(_Base, AsyncManagement):
         native = http_client is None and transport is None
         self._http = http_client or async_http(transport)
         self._sender = AsyncSender(
-            self._http,
-            http_client is None,
-            self._destination(),
-            bounded=not native,
-            remake=(lambda: async_http(None)) if native else None,
+            self._http, http_client is None, self._destination(), bounded=not native
         )
 
     def endpoint(self, endpoint_id: str) -> AsyncEndpoint:
@@ -414,10 +404,7 @@ class AsyncClient(_Base, AsyncManagement):
             await self._clock.sleep_until(effect.until)
             return None
         if isinstance(effect, Send):
-            started = time.perf_counter()
-            response = await self._sender.send(effect.call, effect.timeout)
-            log_answer(effect, response.status_code, started)
-            return response
+            return await self._sender.send(effect.call, effect.timeout)
         if isinstance(effect, NextEvent):
             return await effect.stream.next()
         if isinstance(effect, Listen):

@@ -9,16 +9,13 @@ the user sees. ``run``/``iterate`` and their async twins are the drivers' loops.
 from __future__ import annotations
 
 import contextlib
-import logging
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from typing import Any, Generic, TypeVar
 
 import httpx
 
-from ._flows import Effect, Emit, Flow, Send
+from ._flows import Effect, Emit, Flow
 
-log = logging.getLogger("nbext.client")
 T = TypeVar("T")
 
 Perform = Callable[[Effect], Any]
@@ -108,11 +105,3 @@ async def arun(flow: Flow[T], perform: AsyncPerform) -> T:
 
 
 EMITTED = "a flow run to completion must not emit"
-
-
-def log_answer(effect: Send, status: int, started: float) -> None:
-    """One debug line per request: what, its status, how long (never the key)."""
-    if not log.isEnabledFor(logging.DEBUG):
-        return  # describing the call costs more than the request's bookkeeping
-    elapsed = (time.perf_counter() - started) * 1000
-    log.debug("%s -> %d in %.1f ms", effect.call.describe(), status, elapsed)

@@ -464,23 +464,25 @@ def wait(
     deadline.last_status = state.last_status
     look = state.heard or not (state.owns_stream and not state.stream_ended)
     while True:
-        if look or not (state.owns_stream and not state.stream_ended):
+        if look:
             result = yield from status(ctx, state, deadline)
             if result.status.is_final:
                 return finish(state.endpoint_id, result, raise_on_failure, ctx.secret)
         look = True
         if state.owns_stream and not state.stream_ended:
-            yield from _until_stream_ends(ctx, state, deadline)
+            polls = _Polls()
+            while not state.stream_ended:
+                yield from polls.next(ctx, state, deadline)
             continue  # the job ended: read its output
-        yield from _next_poll(ctx, deadline)
+        yield from next_poll(ctx, deadline)
 
 
-def _next_poll(ctx: Context, deadline: Deadline) -> Flow[None]:
-    """The pause before the next /status poll (``poll_interval``), cut at the deadline;
-    past it, the deadline's Timeout."""
+def next_poll(ctx: Context, deadline: Deadline, detail: str = "") -> Flow[None]:
+    """The pause before the next poll (``poll_interval``), cut at the deadline; past it,
+    the deadline's Timeout (saying ``detail``)."""
     wait_for = min(poll_interval(ctx.now() - deadline.start), deadline.remaining(ctx.now()))
     if wait_for <= 0:
-        raise deadline.expired()
+        raise deadline.expired(detail)
     yield pause(ctx, wait_for)
 
 
@@ -493,13 +495,7 @@ def states(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
         yield Emit(result)
         if result.status.is_final:
             return
-        yield from _next_poll(ctx, deadline)
-
-
-def _until_stream_ends(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
-    polls = _Polls()
-    while not state.stream_ended:
-        yield from polls.next(ctx, state, deadline)
+        yield from next_poll(ctx, deadline)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from nbext.models import Health, JobResult, JobStatus
 
 from ._diagnosis import Diagnosis, WorkerTail, diagnose, worker_tail
-from ._flows import Context, Deadline, Emit, Flow, JobState, _next_poll, status
+from ._flows import Context, Deadline, Emit, Flow, JobState, next_poll, status
 
 QUEUE_THRESHOLD = 2.0
 """Seconds a job waits in queue before its endpoint is diagnosed (``threshold``)."""
@@ -184,4 +184,4 @@ def phases(ctx: Context, state: JobState, deadline: Deadline, threshold: float) 
         yield Emit(watch.phase(result, ctx.now()))
         if result.status.is_final:
             return
-        yield from _next_poll(ctx, deadline)
+        yield from next_poll(ctx, deadline)

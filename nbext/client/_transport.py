@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -19,6 +21,8 @@ from httpx_sse import EventSource, ServerSentEvent
 
 from ._calls import Call, oversized_error, redirect_error
 from ._errors import ConfigError
+
+log = logging.getLogger("nbext.client")
 
 CONNECT_TIMEOUT = 10.0
 """Longest wait for a connection to open, however long the request may take."""
@@ -36,6 +40,8 @@ MAX_ANSWER_BYTES = 256 * 1024 * 1024
 carry a job's output (a /runsync or /status answer with images or audio in it, whose
 input alone may be 20 MB), far below this; past it the server is broken or hostile."""
 
+STARTED = "nbext_started"
+"""The request extension holding when the request was made (``perf_counter``)."""
 _HEADER_VALUE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
 """What the client sends in a header: visible ASCII, single spaces or tabs inside."""
 
@@ -111,7 +117,11 @@ class _Capped:
         self.chunks.append(chunk)
 
     def reply(self) -> Reply:
+        """The answer, read and closed; a debug line says what, its status, how long."""
         response = self.response
+        if log.isEnabledFor(logging.DEBUG):  # describing the call costs more than its reply
+            took = (time.perf_counter() - response.request.extensions[STARTED]) * 1000
+            log.debug("%s -> %d in %.1f ms", self.call.describe(), response.status_code, took)
         content = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
         return Reply(
             response.status_code,
@@ -192,7 +202,6 @@ class Destination:
     base_url: str
     user_agent: str
     authorization: Callable[[], str]
-    max_answer_bytes: int = MAX_ANSWER_BYTES
 
     def headers(self, call: Call) -> dict[str, str]:
         """What every request says of itself, signed with the key, plus the call's own."""
@@ -240,7 +249,7 @@ class _Sender(Generic[HttpT]):
             self._url(call),
             content=call.body,
             headers=headers,
-            extensions={"timeout": self._timeout(timeout)},
+            extensions={"timeout": self._timeout(timeout), STARTED: time.perf_counter()},
         )
 
     def _url(self, call: Call) -> httpx.URL:
@@ -276,7 +285,7 @@ class Sender(_Sender[httpx.Client]):
 
     def _whole(self, call: Call, response: httpx.Response) -> Reply:
         try:
-            capped = _Capped(call, response, self.destination.max_answer_bytes)
+            capped = _Capped(call, response, MAX_ANSWER_BYTES)
             for chunk in response.iter_bytes():
                 capped.add(chunk)
         except httpx.DecodingError as exc:
@@ -297,22 +306,16 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
     in-process ``httpx.ASGITransport`` does), so the whole exchange is bounded too.
 
     httpx's connections belong to the loop that opened them, so an httpx client of our
-    own making is replaced when the loop changes (a script calling ``asyncio.run``
-    twice); a caller's ``http_client`` is the caller's to keep on one loop.
+    own making on httpx's own transport (not ``bounded``) is replaced when the loop
+    changes (a script calling ``asyncio.run`` twice); a caller's ``http_client`` or
+    ``transport`` is the caller's to keep on one loop.
     """
 
     def __init__(
-        self,
-        http: httpx.AsyncClient,
-        owns: bool,
-        destination: Destination,
-        bounded: bool,
-        remake: Callable[[], httpx.AsyncClient] | None = None,
+        self, http: httpx.AsyncClient, owns: bool, destination: Destination, bounded: bool
     ) -> None:
         super().__init__(http, owns, destination)
         self._bounded = bounded
-        self._remake = remake
-        """How to make a fresh httpx client like ``http`` (None: it is the caller's)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
@@ -321,8 +324,8 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
             return
         if self._closed:
             raise RuntimeError("the client is closed: make a new one to send more requests")
-        if self._loop is not None and self._remake is not None:
-            self.http = self._remake()  # the old loop's connections cannot serve this one
+        if self._loop is not None and self._owns and not self._bounded:
+            self.http = async_http(None)  # the old loop's connections cannot serve this one
         self._loop = asyncio.get_running_loop()
 
     async def _within(self, seconds: float, step: Awaitable[T]) -> T:
@@ -353,7 +356,7 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
 
     async def _whole(self, call: Call, response: httpx.Response) -> Reply:
         try:
-            capped = _Capped(call, response, self.destination.max_answer_bytes)
+            capped = _Capped(call, response, MAX_ANSWER_BYTES)
             async for chunk in response.aiter_bytes():
                 capped.add(chunk)
         except httpx.DecodingError as exc:

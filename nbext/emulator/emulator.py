@@ -149,7 +149,6 @@ class Emulator:
             self.jobs.persistence.load_counters(self.jobs.endpoints)
             self._stored_jobs: list[Job] | None = self.jobs.persistence.load_jobs()
             self.batches.load()
-        self._restored = False
         self.images.listeners.append(
             lambda name: self.call_on_loop(lambda: self.jobs.image_registered(name))
         )
@@ -220,9 +219,8 @@ class Emulator:
             self._loop = loop
             # Connections belong to a loop: a new loop gets new pools.
             self._webhook_sender = WebhookSender(self.webhooks.concurrency)
-        if not self._restored:
+        if self._stored_jobs is not None:
             # Timers of restored jobs need the loop, so stored jobs come back here.
-            self._restored = True
             self.jobs.restore(self._stored_jobs)
             self._stored_jobs = None
             self.batches.restore()
@@ -267,15 +265,10 @@ class Emulator:
         aggregate_stream: bool = True,
         scenario: str | None = None,
     ) -> str:
-        """Create an endpoint running ``image`` or ``handler``; returns its id.
-
-        REST v2's settings: ``type`` QUEUE or LOAD_BALANCER (a demo of ``DEMOS`` has its
-        own), ``workers`` ``{"min", "max", "idleTimeout"}`` (``WORKERS_DEFAULT``). Like
-        ``POST /v1/endpoints``, it makes a template for the image and a record from it. An
-        endpoint of that id this emulator did not make (kept by its database, made through
-        REST) is taken back: it keeps its queue and settings and runs ``image`` or
-        ``handler`` (a command line given again).
-        """
+        """Create an endpoint running ``image`` or ``handler`` (with REST v2's ``type`` and
+        ``workers``, ``WORKERS_DEFAULT``); returns its id. An endpoint of that id this
+        emulator did not make (kept by its database, made through REST) is taken back: it
+        keeps its queue and settings and runs ``image`` or ``handler``."""
         if (image is None) == (handler is None):
             raise ValueError("deploy needs exactly one of image= or handler=")
         if handler is not None and not callable(handler):
@@ -348,18 +341,10 @@ class Emulator:
         args: Sequence[str] = (),
     ) -> str:
         """``deploy`` with a worker script: an endpoint whose workers are processes running
-        the script at ``path`` unmodified (``runpod.serverless.start(...)``); returns its id.
-
-        ``type="LOAD_BALANCER"``: the script is an HTTP server on ``PORT`` instead
-        (docs/behaviour.md#load-balancing-endpoints). It needs no server to start, and may
-        run on a fake clock (its requests' waits and limits are the clock's; its
-        processes and health checks are real time).
-
-        ``python``: the interpreter (default: this one), e.g. a worker's own virtualenv.
-        ``env``: the endpoint's environment, as on the service (``workers/environment.py``).
-        ``args``: its launch arguments, as a container's command gives them. Needs a
-        running ``EmulatorServer``: the workers call it (docs/workers.md).
-        """
+        the script at ``path`` unmodified; returns its id (docs/workers.md). A queue
+        endpoint's workers call the emulator, so it needs a running ``EmulatorServer`` and
+        the real clock; a load-balancing one's script is an HTTP server on ``PORT``. ``python``
+        is its interpreter, ``env`` and ``args`` its environment and launch arguments."""
         load_balancer = type == "LOAD_BALANCER"
         script_path = Path(path).expanduser().resolve()
         if not script_path.is_file():
@@ -410,12 +395,9 @@ class Emulator:
         workers: Mapping[str, float] | None = None,
         execution_timeout_ms: int = EXECUTION_TIMEOUT_DEFAULT_MS,
     ) -> str:
-        """An endpoint whose workers a notebook kernel serves (image ``kernel/<id>``,
-        ``workers/kernel_launcher.py``); returns the id of the kernel attached to it, which
-        polls for its workers. Deployed before, it keeps its queue and counters, its
-        scaling settings updated; ``kernel`` names the kernel serving it (deploying again
-        from it keeps its workers), any other kernel takes over. An endpoint of another
-        image under that id is replaced."""
+        """An endpoint whose workers a notebook kernel serves (``workers/kernel_launcher.py``);
+        returns the id of the kernel attached to it. Deployed before, it keeps its queue,
+        its settings updated, and ``kernel`` (the one serving it) keeps its workers."""
         image = f"kernel/{endpoint_id}"
         existing = self.jobs.endpoints.get(endpoint_id)
         if existing is not None and existing.image != image:

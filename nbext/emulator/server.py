@@ -13,7 +13,6 @@ import contextlib
 import socket
 import threading
 import time
-from types import TracebackType
 
 import uvicorn
 
@@ -151,12 +150,7 @@ class EmulatorServer:
     def __enter__(self) -> EmulatorServer:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def __repr__(self) -> str:

@@ -24,19 +24,7 @@ import httpx
 from nbext._version import __version__
 
 from . import files
-from .files import (
-    ServiceFile,
-    ServiceFileError,
-    alive,
-    build,
-    data_dir,
-    log_path,
-    open_private,
-    private_dir,
-    read,
-    runtime_dir,
-    starting,
-)
+from .files import ServiceFile, ServiceFileError
 
 __all__ = [
     "Joined",
@@ -102,17 +90,17 @@ def join(*, start: bool = True, idle_stop: float | None = None) -> Joined:
 
     ``idle_stop``: seconds of idleness after which a service started here stops (its
     default otherwise, or ``NBEXT_IDLE_STOP``)."""
-    runtime = private_dir(runtime_dir())
+    runtime = files.private_dir(files.runtime_dir())
     _reap()
     found = _running(runtime)
-    if found is not None and found.build == build():
+    if found is not None and found.build == files.build():
         return Joined(found, started=False)
     if not start:
         raise ServiceError("no local service runs: start one with `%runpod local start`")
     try:
-        with starting(runtime, START_TIMEOUT_S):
+        with files.starting(runtime, START_TIMEOUT_S):
             found = _running(runtime)  # another process may have started it meanwhile
-            if found is not None and found.build != build():
+            if found is not None and found.build != files.build():
                 _replace_other_version(found)
                 found = None
             if found is not None:
@@ -124,19 +112,19 @@ def join(*, start: bool = True, idle_stop: float | None = None) -> Joined:
 
 def status() -> dict[str, Any] | None:
     """What the running service says of itself (``GET /_emulator/service``), or None."""
-    found = _running(private_dir(runtime_dir()))
+    found = _running(files.private_dir(files.runtime_dir()))
     return None if found is None else _call(found, "GET", "/_emulator/service")
 
 
 def stop(timeout: float = 15.0) -> ServiceFile | None:
     """Stop the running service and wait for it to end; returns its file (None: none ran)."""
-    runtime = private_dir(runtime_dir())
+    runtime = files.private_dir(files.runtime_dir())
     found = _running(runtime)
     if found is None:
         return None
     _call(found, "POST", "/_emulator/service/stop")
     deadline = time.monotonic() + timeout
-    while alive(runtime):
+    while files.alive(runtime):
         if time.monotonic() > deadline:
             raise ServiceError(
                 f"the local service (pid {found.pid}) did not stop within {timeout:.0f} s: "
@@ -155,7 +143,7 @@ def restart() -> Joined:
 
 def log_lines(count: int = 50) -> list[str]:
     """The last ``count`` lines of the service's log."""
-    path = log_path(data_dir())
+    path = files.log_path(files.data_dir())
     if not path.exists():
         return []
     with path.open("rb") as handle:
@@ -189,8 +177,8 @@ def _running(runtime: Path) -> ServiceFile | None:
     """The live service's file; a file left by a dead one is removed (None). Its lock
     says it lives; whether it answers, the caller's first call says (a hung service is
     named with its process id, ``_call``)."""
-    found = read(runtime)
-    if not alive(runtime):
+    found = files.read(runtime)
+    if not files.alive(runtime):
         if found is not None:
             with contextlib.suppress(FileNotFoundError):
                 (runtime / "service.json").unlink()
@@ -199,11 +187,12 @@ def _running(runtime: Path) -> ServiceFile | None:
 
 
 def _start(runtime: Path, idle_stop: float | None) -> ServiceFile:
-    data = private_dir(data_dir())
+    data = files.private_dir(files.data_dir())
+    log_file = files.log_path(data)
     command = [sys.executable, "-m", "nbext.emulator", "start", "--foreground"]
     if idle_stop is not None:
         command += ["--idle-stop", f"{idle_stop:g}"]
-    with open_private(log_path(data)) as log:
+    with files.open_private(log_file) as log:
         process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -215,7 +204,7 @@ def _start(runtime: Path, idle_stop: float | None) -> ServiceFile:
     _children[process.pid] = process
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
-        found = read(runtime)
+        found = files.read(runtime)
         if found is not None and found.pid == process.pid:
             return found
         if process.poll() is not None:
@@ -226,7 +215,7 @@ def _start(runtime: Path, idle_stop: float | None) -> ServiceFile:
             )
         time.sleep(0.01)
     raise ServiceError(
-        f"the local service did not start within {START_TIMEOUT_S:.0f} s; its log: {log_path(data)}"
+        f"the local service did not start within {START_TIMEOUT_S:.0f} s; its log: {log_file}"
     )
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from nbext.emulator import Emulator
 from nbext.emulator.domain.demo_llm import MODEL_ID
+from nbext.emulator.domain.ratelimit import LIMITS, Limit
 
 from .conftest import advance, client_for
 
@@ -109,6 +110,21 @@ async def test_completions_answer_a_text_completion(llm: Emulator, http: httpx.A
     assert (
         isinstance(answer["choices"][0]["text"], str) and answer["usage"]["completion_tokens"] == 8
     )
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_each_request_gives_its_rate_limit_slot_back_when_its_answer_ends(
+    llm: Emulator, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch, stream: bool
+) -> None:
+    """One request in flight at a time: a slot kept after an answer (a stream's is given
+    back only when the stream ends) would refuse the next request with a 429."""
+    monkeypatch.setitem(LIMITS, "openai", Limit(rate=2000, concurrent=1))
+    for _ in range(3):
+        response = await http.post(CHAT, json=chat_body(stream=stream, max_tokens=4))
+        assert response.status_code == 200, response.text
+    refused = await http.post(CHAT, json=chat_body(model="no-such-model", stream=stream))
+    assert refused.status_code == 404, refused.text
+    assert (await http.post(CHAT, json=chat_body(stream=stream))).status_code == 200
 
 
 async def test_a_streaming_request_is_answered_as_server_sent_events(

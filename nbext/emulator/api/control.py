@@ -53,6 +53,14 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
     }
 
 
+async def _naming(request: Request, field: str, limit: int) -> dict[str, Any]:
+    """A JSON object body with a string ``field`` (400 otherwise)."""
+    data = parse_json(await read_body(request, limit))
+    if not isinstance(data, dict) or not isinstance(data.get(field), str):
+        raise InvalidInput(f"body must be a JSON object with a string {field!r}")
+    return data
+
+
 @router.get("/service")
 async def service(emulator: Authenticated) -> Response:
     """What the service is (the user's shared one says since when and where its data is),
@@ -157,9 +165,7 @@ async def endpoints(emulator: Authenticated) -> Response:
 async def deploy(request: Request, emulator: Authenticated) -> Response:
     """Deploy an image as an endpoint: ``{"image", "id"?, "type"?, "workers"?,
     "executionTimeoutMs"?}``."""
-    data = parse_json(await read_body(request, 65536))
-    if not isinstance(data, dict) or not isinstance(data.get("image"), str):
-        raise InvalidInput("body must be a JSON object with a string 'image'")
+    data = await _naming(request, "image", 65536)
     settings = deploy_settings(data)
     try:
         endpoint_id = emulator.deploy(
@@ -204,9 +210,7 @@ async def scenario(endpoint_id: str, request: Request, emulator: Authenticated) 
 async def replays(request: Request, emulator: Authenticated) -> Response:
     """Serve a recording (``{"path", "speed"?, "instant"?}``, a file on this machine):
     ``%runpod replay``. Its endpoints replace those of the same ids."""
-    data = parse_json(await read_body(request, 65536))
-    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
-        raise InvalidInput("body must be a JSON object with a string 'path'")
+    data = await _naming(request, "path", 65536)
     try:
         speed = float(data.get("speed", 1.0))
         answer = replay.load(emulator, data["path"], speed=speed, instant=bool(data.get("instant")))
@@ -221,9 +225,7 @@ async def deploy_script(endpoint_id: str, request: Request, emulator: Authentica
     "executionTimeoutMs"?}``) as the endpoint, replacing the processes of an earlier one
     of that name (which must have no job queued or running), and start its first worker:
     ``nbext.deploy`` then follows it at ``/startup``."""
-    data = parse_json(await read_body(request, 1 << 20))
-    if not isinstance(data, dict) or not isinstance(data.get("path"), str):
-        raise InvalidInput("body must be a JSON object with a string 'path'")
+    data = await _naming(request, "path", 1 << 20)
     settings = deploy_settings(data)
     existing = emulator.jobs.endpoints.get(endpoint_id)
     if existing is not None:

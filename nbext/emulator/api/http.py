@@ -1,11 +1,7 @@
 """What every route shares: auth, bounded body reading, JSON answers, error mapping.
 
-The routes stay thin: parse, call the domain, serialise. Domain errors become the
-status codes and bodies of docs/behaviour.md#error-bodies here and nowhere else:
-``{"error": ...}`` under ``/v2`` and ``/_emulator``, ``{"message": ...}`` under ``/v1``,
-and under the management paths of ``/v2`` RFC 9457 problem documents
-(``application/problem+json``: ``title``, ``status``, ``detail``, and ``errors`` listing
-each failure by field), the shape v2's reference declares.
+The routes stay thin: parse, call the domain, serialise. Domain errors become the status
+codes and bodies of docs/behaviour.md#error-bodies here and nowhere else.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ what the ``openai`` package reads, rather than the job interface's ``{"error": "
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,9 +19,9 @@ from nbext.models import RUNSYNC_BODY_LIMIT, RUNSYNC_WAIT_MAX_MS
 
 from ..domain import openai_routes as routes
 from ..domain.errors import DomainError
-from ..emulator import Emulator
-from .http import authenticate, error_reply, json_response, parse_json, read_body
-from .jobs import PREFIX
+from ..domain.job_service import JobService
+from .http import error_reply, json_response, parse_json, read_body
+from .jobs import PREFIX, admitted
 
 router = APIRouter()
 OPERATION = "openai"
@@ -45,15 +46,10 @@ async def openai_route(endpoint_id: str, path: str, request: Request) -> Respons
 
 
 async def _serve(endpoint_id: str, path: str, request: Request) -> Response:
-    emulator = await authenticate(request)
-    service = emulator.jobs
-    service.endpoint(endpoint_id)
-    route = routes.route_of(path, request.method)
-    limiter = emulator.rate_limiter
-    held = limiter.enabled and limiter.acquire(
-        endpoint_id, OPERATION, service.running_workers(endpoint_id)
-    )
-    try:
+    async with contextlib.AsyncExitStack() as stack:
+        emulator = await stack.enter_async_context(admitted(request, endpoint_id, OPERATION))
+        service = emulator.jobs
+        route = routes.route_of(path, request.method)
         body: Any = None
         if request.method == "POST":
             body = parse_json(await read_body(request, RUNSYNC_BODY_LIMIT))
@@ -64,26 +60,21 @@ async def _serve(endpoint_id: str, path: str, request: Request) -> Response:
         refused = await routes.opening(service, job, wait_s)
         if refused is not None:
             return _json(refused)
-        stream = _events(emulator, job, endpoint_id, held)
-        held = False  # the stream releases the slot when it ends
+        # The stream holds the rate-limit slot: it is released when the stream ends.
+        stream = _events(service, job, stack.pop_all())
         return StreamingResponse(stream, media_type="text/event-stream")
-    finally:
-        if held:
-            limiter.release(endpoint_id, OPERATION)
 
 
 async def _events(
-    emulator: Emulator, job: Any, endpoint_id: str, held: bool
+    service: JobService, job: Any, slot: contextlib.AsyncExitStack
 ) -> AsyncIterator[bytes]:
     """The job's events; a client that hangs up cancels the job (nobody reads it)."""
-    service = emulator.jobs
     try:
         async for text in routes.events(service, job):
             yield text.encode()
     finally:
         routes.abandon(service, job)
-        if held:
-            emulator.rate_limiter.release(endpoint_id, OPERATION)
+        await slot.aclose()
 
 
 def _json(reply: routes.Reply) -> Response:

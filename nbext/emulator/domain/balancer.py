@@ -1,11 +1,7 @@
 """Load-balancing endpoints: which worker's own HTTP server a request goes to, and when
-(the rules: docs/behaviour.md#load-balancing-endpoints).
-
-Their workers are worker-script processes (``remote_workers``) in the same state table
-(``fleet``); this module is the endpoint's ``fleet.Body``: readiness from the health
-path's answers (polled outside the domain), leases below ``requestCount``, waits and
-affinity on the emulator's clock, billing while a worker holds a request. Forwarding is
-the HTTP layer's (``api/balancing``).
+(the rules: docs/behaviour.md#load-balancing-endpoints). This is the endpoint's
+``fleet.Body`` over worker-script processes (``remote_workers``); health polling and
+forwarding are the HTTP layer's (``api/balancing``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import heapq
 import itertools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 
@@ -95,31 +95,27 @@ class FakeClock:
         Enough for plain domain tests; when handlers or waiters are tasks that schedule
         new timers as they wake, use ``advance`` so each wakes at its own moment.
         """
-        target = self._target(seconds)
-        fired = 0
-        while (timer := self._pop_due(target)) is not None:
-            timer.fire()
-            fired += 1
-        self._now = target
-        return fired
+        return sum(1 for _ in self._fire(seconds))
 
     async def advance(self, seconds: float) -> int:
         """Move time forward, letting woken tasks run after each timer; on the loop only."""
-        target = self._target(seconds)
         fired = 0
         await settle()
-        while (timer := self._pop_due(target)) is not None:
-            timer.fire()
+        for _ in self._fire(seconds):
             fired += 1
             await settle()
-        self._now = target
         await settle()
         return fired
 
-    def _target(self, seconds: float) -> float:
+    def _fire(self, seconds: float) -> Iterator[None]:
+        """Fire the timers due within ``seconds``, in order, pausing after each."""
         if seconds < 0:
             raise ValueError(f"a clock only moves forward; got {seconds} seconds")
-        return self._now + seconds
+        target = self._now + seconds
+        while (timer := self._pop_due(target)) is not None:
+            timer.fire()
+            yield
+        self._now = target
 
     def _pop_due(self, target: float) -> _FakeTimer | None:
         while True:

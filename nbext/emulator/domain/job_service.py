@@ -94,35 +94,17 @@ class JobService:
             self.fleet.remove(worker, endpoint)
         self.fleet.bodies.pop(endpoint_id, None)
 
-    def update_endpoint(
-        self,
-        endpoint_id: str,
-        *,
-        name: str | None = None,
-        image: str | None = None,
-        workers_min: int | None = None,
-        workers_max: int | None = None,
-        idle_timeout: float | None = None,
-        execution_timeout_ms: int | None = None,
-    ) -> Endpoint:
-        """Change a live endpoint's image or scaling; queued and running jobs carry on.
+    def update_endpoint(self, endpoint_id: str, **settings: Any) -> Endpoint:
+        """Change the live endpoint's fields ``settings`` names (``image``, ``workers_min``,
+        ...; None leaves one as it is); queued and running jobs carry on.
 
         A new image serves the next job a worker takes; workers follow new scaling at
         once (``Fleet.rescale``); a new execution timeout applies to jobs started from now.
         """
         endpoint = self.endpoint(endpoint_id)  # the settings were checked as they were stored
-        if workers_min is not None:
-            endpoint.workers_min = workers_min
-        if workers_max is not None:
-            endpoint.workers_max = workers_max
-        if name is not None:
-            endpoint.name = name
-        if image is not None:
-            endpoint.image = image
-        if execution_timeout_ms is not None:
-            endpoint.execution_timeout_ms = execution_timeout_ms
-        if idle_timeout is not None:
-            endpoint.idle_timeout = idle_timeout
+        for name, value in settings.items():
+            if value is not None:
+                setattr(endpoint, name, value)
         self.fleet.rescale(endpoint)
         return endpoint
 
@@ -206,7 +188,7 @@ class JobService:
         if job.removed is not None:
             raise NotFound(f"job {job.id} was removed before it finished ({job.removed})")
         if job.status.is_final:
-            return self.wire_result(job)
+            return wire_result(job, self.clock.now())
         return {"id": job.id, "status": job.status.value}
 
     def job(self, endpoint_id: str, job_id: str) -> Job:
@@ -230,7 +212,7 @@ class JobService:
         job = self.job(endpoint_id, job_id)
         if ttl_ms is not None:
             self.set_ttl(job, ttl_ms)
-        return self.wire_result(job)
+        return wire_result(job, self.clock.now())
 
     def set_ttl(self, job: Job, ttl_ms: int) -> None:
         if not TTL_MIN_MS <= ttl_ms <= TTL_MAX_MS:
@@ -246,10 +228,6 @@ class JobService:
         job.ttl_ms = ttl_ms
         self.lifecycle.schedule_ttl(job)
         self.lifecycle.changed(job)
-
-    def wire_result(self, job: Job) -> dict[str, Any]:
-        """The job result object as sent (``jobs.wire_result``)."""
-        return wire_result(job, self.clock.now())
 
     async def stream(self, endpoint_id: str, job_id: str, wait_ms: int) -> StreamResponse:
         """``/stream``: chunks not handed out before, waiting up to ``wait_ms`` for one."""
@@ -317,7 +295,7 @@ class JobService:
         self.endpoint(endpoint_id)
         jobs = [j for j in self.jobs.values() if j.endpoint_id == endpoint_id]
         jobs.sort(key=lambda j: j.submitted_at, reverse=True)
-        return [JobResult.model_validate(self.wire_result(j)) for j in jobs]
+        return [JobResult.model_validate(wire_result(j, self.clock.now())) for j in jobs]
 
     def running_workers(self, endpoint_id: str) -> int:
         endpoint = self.endpoints.get(endpoint_id)

@@ -1,16 +1,6 @@
-"""The service's OpenAI-compatible routes, as jobs on an endpoint (docs/openai.md).
-
-``/{endpoint_id}/openai/v1/<route>`` becomes an ordinary job with input
-``{"openai_route": "/v1/<route>", "openai_input": <body>}``; this module turns its outcome
-into an HTTP answer, so the HTTP layer stays thin:
-
-- an OpenAI error object (or vLLM's older flat ``{"object": "error"}``) answers with the
-  status in its ``code``;
-- a failed, timed-out or cancelled job becomes an OpenAI-shaped error with
-  ``x-should-retry: false``, since the ``openai`` package's re-send would run it again;
-- an answer not in OpenAI's shape (a handler that ignores ``openai_route``) is a 502 at
-  once, instead of a hang.
-"""
+"""The service's OpenAI-compatible routes, as jobs on an endpoint: how a request becomes a
+job and its outcome an HTTP answer (the table: docs/openai.md), so the HTTP layer stays
+thin."""
 
 from __future__ import annotations
 

@@ -32,16 +32,10 @@ from .workers import Worker, WorkerState
 S = JobStatus
 
 TAKE_HOLD_S = 10.0
-"""How long a job-take or job-stop is held open when there is nothing to give.
-
-The SDK asks again at once after a 204, so answering at once would make a worker spin;
-its own client gives up after 90 s, so the hold must be well under that. Ten seconds
-also bounds how long a stopping worker waits for its last poll to end."""
-
+"""How long a job-take or job-stop is held open when there is nothing to give (why:
+docs/workers.md); it also bounds how long a stopping worker waits for its last poll."""
 PING_MISSED_AFTER_S = 3.5
-"""A worker whose last ping is older than this (three intervals and a half of the
-one-second interval the emulator asks for) counts as unhealthy, as the service marks
-a worker whose heartbeat stops."""
+"""A worker whose last ping is older (3.5 of the 1 s intervals asked for) is unhealthy."""
 
 
 class WorkerRefused(DomainError):
@@ -111,10 +105,8 @@ class Pool:
     work: Signal = field(default_factory=Signal)
     """Fired when a job is queued: wakes held takes."""
     start_failure: str | None = None
-    """Why the last worker that could not start failed, until a worker of the pool asks
-    for a job: it exited before it asked ("it exited (exit code 1)": an import failed, a
-    syntax error), or its calls were refused (a wrong key). A script that cannot start
-    is so told apart from a worker that is slow to start."""
+    """Why the last worker that could not start failed (it exited before it asked for a
+    job, or its calls were refused), until one asks: told apart from a slow start."""
 
 
 class RemoteWorkers:

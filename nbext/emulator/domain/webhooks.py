@@ -1,11 +1,6 @@
-"""Webhook delivery: POST the ``/status`` body when a job ends (docs/behaviour.md#webhooks).
-
-Only a 200 acknowledges, with two retries ``retry_delay`` apart on the emulator's clock.
-Delivery never holds up the job interface, and one slow receiver never harms the others:
-each receiver (scheme, host, port) has its own queue and at most ``concurrency`` attempts
-in flight; a retry waits on a timer, not in a slot; an attempt not sent for the
-emulator's own reasons (``NotSent``) is queued again without counting as one of the three.
-Every attempt is recorded for ``/_emulator/webhooks`` and goes with its job (``forget``).
+"""Webhook delivery: POST the ``/status`` body when a job ends, with retries on the
+emulator's clock and a queue per receiver (docs/behaviour.md#webhooks). An attempt not
+sent for the emulator's own reasons (``NotSent``) is queued again without counting.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""What worker processes print: each worker's stdout and stderr, line by line.
+"""What worker processes print: each worker's stdout and stderr, line by line, bounded by
+bytes since they live in the kernel's memory (the bounds: docs/workers.md#logs).
 
 Written from the supervisor's reader threads and read from the loop and user threads,
-hence the lock. A restarted worker keeps its id, so its log goes on across processes,
-with the supervisor's lines marked ``system``. Lines are numbered as written, so a
-reader passing its last cursor (``Last-Event-ID``) gets exactly the lines after it.
-
-The logs live in the kernel's memory, so they are bounded by bytes: a 200 MB line or
-1 MB lines in a loop must cost a few MB. A line keeps its first ``LINE_BYTES`` (marked
-with how much was cut; pipes are read in pieces, so the rest is never held), a worker
-its last ``WORKER_BYTES`` and ``LOG_LINES``, and only the ``WORKERS_KEPT`` workers that
-wrote last are kept.
+hence the lock.
 """
 
 from __future__ import annotations

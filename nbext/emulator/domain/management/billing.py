@@ -2,7 +2,7 @@
 
 Intervals are cut at the window's bounds and at now; empty buckets are left out.
 ``spend`` is the one sum of the ledger, shaped by v2's ``Billing`` here and v1's
-``V1Billing``. Unmetered categories (disk, fees, networking) are 0. v2's paths do not
+``api/v1/billing.py``. Unmetered categories (disk, fees, networking) are 0. v2's paths do not
 map to v1's by name: v1's ``/billing/endpoints`` is v2's ``/billing/serverless``, and
 v2's ``/billing/endpoints`` (public endpoints) is always empty.
 """
