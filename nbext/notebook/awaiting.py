@@ -1,10 +1,6 @@
-"""Cells that wait by awaiting, so the kernel hears a click on Cancel meanwhile.
-
-ipykernel 7.4+ dispatches widget messages only while a cell *awaits*, so there
-``install`` adds an input transformer turning ``%%runpod_job``, ``%%runpod_chat`` and the
-subcommands with an ``awaited`` twin into an awaited call, which Ctrl-C cancels. The line
-is expanded here as IPython would have (docs/behaviour.md#magic-lines-and-bodies); the
-body never is. Elsewhere nothing is installed and the magic blocks (``uipoll``).
+"""Cells that wait by awaiting, so the kernel hears a click on Cancel meanwhile (ipykernel
+7.4+; docs/architecture.md#notebook-modules; line expansion:
+docs/behaviour.md#magic-lines-and-bodies).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""``%runpod batch``: a sweep the service keeps, followed in the map's panel, a DataFrame back.
-
-A batch outlives the kernel, so its panel names the batch and how to attach to it from
-any kernel. Interrupting the kernel detaches (the batch runs on); Cancel, or ``%runpod
-batch cancel``, cancels it. The service lists no inputs, so a batch's inputs are kept
-beside the notebook (``nbext-batches/ID.json``, 0600) for a kernel attaching later.
+"""``%runpod batch``: a sweep the service keeps, followed in the map's panel, a DataFrame
+back; it outlives the kernel (docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

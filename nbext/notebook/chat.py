@@ -1,9 +1,7 @@
 """Chat with an LLM endpoint from a cell: conversations, the answer's events, its panel.
 
-An LLM endpoint answers the OpenAI-compatible contract as a job (docs/openai.md) whose
-streamed outputs are Server-Sent Events text. The notebook sends a job rather than call
-``/openai/v1`` because a job has an id: Ctrl-C can cancel it on the service. The answer
-is drawn as Markdown with raw HTML escaped: a model's HTML is never run.
+The answer is a job (docs/openai.md), so Ctrl-C can cancel it; a model's HTML is never run
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Google Colab: its widget manager, and the key from its secrets.
-
-Colab draws widgets of another ipywidgets version than its own only after
-``enable_custom_widget_manager()`` (else a panel's controls are blank), so
-``%load_ext nbext`` calls it once. Colab users paste keys into cells, where they stay;
-its secrets (the sidebar's key icon) are the better place, so ``RUNPOD_API_KEY`` is read
-there once when no other key is configured; a missing secret is not an error.
+"""Google Colab: its widget manager, and the key from its secrets
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

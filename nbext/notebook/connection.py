@@ -1,10 +1,6 @@
-"""Which service the kernel talks to, and the clients behind it.
-
-With an API key (``nbext.client.load_config``) the real service; without one the user's
-shared local service (docs/behaviour.md#the-local-service); a notebook that hands in its
-own ``EmulatorServer`` (a fake clock, a test) gets a *private* service in the kernel.
-One ``Connection`` per kernel (``kernel.current()``) holds up to two ``Service``s (local
-and cloud), so switching with ``%runpod connect`` keeps both sides' jobs reachable.
+"""Which service the kernel talks to, and the clients behind it: the cloud with an API key,
+else the user's local service (docs/behaviour.md#the-local-service); see
+docs/architecture.md#notebook-modules.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""What a job cost, in the notebook: asked of the client once per job, said in one line.
-
-The answer (``endpoint.cost``: reported, else estimated) is kept on the job's record for
-the listing, the panels and a retry; a cost that cannot be had is left out, never shown
-as zero (docs/behaviour.md#what-a-job-costs).
+"""What a job cost, in the notebook: asked of the client once per job, kept on its record,
+never shown as zero when unknown (docs/behaviour.md#what-a-job-costs).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The API key on disk: ``~/.runpod/config.toml``, as the service's ``runpod`` tools keep it.
-
-``%runpod login`` writes it there so nbext and the service's CLI and SDK share one file;
-``%runpod logout`` takes it out. The file is the user's alone (0600), replaced in one
-step, and keeps whatever else it holds; one that is not TOML is never overwritten unless
-the user says so (it may hold settings only they can restore).
+"""The API key on disk: ``~/.runpod/config.toml``, as the service's ``runpod`` tools keep
+it; written safely, never over a file that is not TOML unless told
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""``nbext.deploy``: a notebook function, or a worker script, as an endpoint of the emulator.
+"""``nbext.deploy``: a notebook function, or a worker script, as an endpoint of the
+emulator.
 
-A function runs in this kernel (``kernel_worker``; docs/behaviour.md#a-notebook-functions-kernel).
-A worker script runs unmodified in processes of its own (docs/workers.md); deploying
-waits for its first worker, so a script that cannot start says so in the deploying cell.
+A function runs in this kernel (docs/behaviour.md#a-notebook-functions-kernel); a worker
+script in processes of its own (docs/workers.md; docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

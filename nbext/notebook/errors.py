@@ -1,8 +1,5 @@
-"""Errors of the notebook layer, and how they are said to a user.
-
-User mistakes in magics are IPython's ``UsageError`` (one line, no traceback). Here:
-misuse from Python code (``NotebookError``, ``InvalidArgument``, ``WrongType``), and
-``describe``, which says any of nbext's errors as one line in the user's terms.
+"""Errors of the notebook layer, and ``describe``, which says any of nbext's errors as one
+line in the user's terms (docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

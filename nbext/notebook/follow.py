@@ -1,15 +1,7 @@
 """Following a job to its end: feeding its panel and record, and the panel's Cancel.
 
-The polling and streaming are the client's (``job.phases()``, ``job.stream_batches()``,
-``job.wait()``); nothing here decides when to ask the service again (the whole path:
-docs/architecture.md#a-cell-through-the-notebook-layer). A stream answer that comes
-sooner than the panel's throttle interval waits it out (its chunks wait on the service),
-so a fast stream costs ten drawings a second, not one per chunk.
-
-A blocking cell handles the Cancel click between answers (``UiPump``): the click only
-asks, and the follower cancels before it reads on. After a cancel the states start
-again, so the job's end shows at once. Widgets are only touched from the thread that
-owns them.
+The polling and streaming are the client's; why Cancel only asks mid-cell:
+docs/architecture.md#notebook-modules.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""A notebook function served from the kernel that deployed it, over the worker protocol.
-
-The emulator may run in another process, so the kernel serves the function as workers
-serve a handler (docs/architecture.md#a-notebook-function-as-an-endpoint): a long poll
-names the workers to start and stop, and each is a thread taking jobs, with a stop poll
-beside it. Every call is a long poll, so an idle kernel spends no CPU.
+"""A notebook function served from the kernel that deployed it, over the worker protocol
+(docs/architecture.md#a-notebook-function-as-an-endpoint; why long polls:
+docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """``run_many``: many inputs as jobs of one endpoint, a progress panel, a DataFrame back.
 
-Built on the client's ``endpoint.map`` (bounded concurrency, paced, results as they
-finish). The DataFrame has one row per input, in input order; an input whose submission
-got no answer is a ``MAYBE_QUEUED`` row, not sent again (docs/behaviour.md#maps-under-faults).
+An input whose submission got no answer is a ``MAYBE_QUEUED`` row, not sent again
+(docs/behaviour.md#maps-under-faults; design: docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""A live output's place in its cell: content updated in place, and its controls below.
-
-Controls are widgets in an output of their own, emptied when the panel ends, so a saved
-notebook keeps the final rendering with no widget state. Later changes (a retry from
-another cell) keep updating the content.
+"""A live output's place in its cell: content updated in place, and its controls below in an
+output of their own (docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """A job's phase under its panel's state: one line while it waits or runs, its timings at
-the end, and a folded tail of a worker's log.
-
-It answers "is it broken or just cold?" (docs/behaviour.md#phases-of-a-waiting-job); the
-data is the client's (``nbext.client.Phase``), this module only draws it.
+the end, and a folded tail of a worker's log (docs/behaviour.md#phases-of-a-waiting-job).
 """
 
 from __future__ import annotations

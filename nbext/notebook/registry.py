@@ -1,9 +1,5 @@
-"""The jobs and requests this kernel sent: what ``%runpod jobs``, ``cancel``, ``retry``
-and ``why`` work on.
-
-A job's record remembers where it went and the last state seen, so a user can name a job
-by its id alone. A request to a load-balancing endpoint has no id or state to ask for
-later, so its record is its own (``RequestRecord``).
+"""The jobs and requests this kernel sent: what ``%runpod jobs``, ``cancel``, ``retry`` and
+``why`` work on (docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

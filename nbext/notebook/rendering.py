@@ -1,10 +1,6 @@
-"""Every panel drawn as plain HTML and text, live and final: what a saved notebook keeps.
-
-A widget shows only while its kernel lives ("model not found" once reopened), so a panel
-is a ``Rendering``: self-contained HTML (inline styles, theme variables, no script) with a
-``text/plain`` twin. Each panel describes its state as a frozen view (``JobView``,
-``MapView``, ``HealthView``) that one function draws, live and final alike. Media are a
-gallery within ``kernel.MEDIA``'s limits (docs/architecture.md#media-in-an-output).
+"""Every panel drawn as plain HTML and text, live and final: what a saved notebook keeps
+(why: docs/architecture.md#notebook-modules; media:
+docs/architecture.md#media-in-an-output).
 """
 
 from __future__ import annotations

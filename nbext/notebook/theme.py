@@ -1,9 +1,5 @@
-"""Every colour a panel uses, as JupyterLab's theme variables (``--jp-*``).
-
-A hex colour chosen for a light page is unreadable on a dark one, so each colour is a
-``var(--jp-…)`` with a fallback for pages that define none (GitHub, nbviewer). State
-colours meet 3:1 against the page, error text 4.5:1 (``tests/e2e/test_panel_contrast.py``).
-CSS classes are stable names for the browser tests: ``nbext-<panel>``, ``nbext-<part>``.
+"""Every colour a panel uses, as JupyterLab's theme variables (``--jp-*``) with fallbacks
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Handling widget messages while a cell blocks, so a panel's Cancel works mid-cell.
-
-A kernel reads a click (a shell-channel message) only between cells; ``jupyter-ui-poll``
-reads those messages from inside the cell (holding back cells queued meanwhile), so a
-blocking follower calls ``UiPump.wait`` instead of ``time.sleep``. Outside a Jupyter
-kernel ``available`` is False, ``wait`` just sleeps, and panels hide their controls.
+"""Handling widget messages while a cell blocks, so a panel's Cancel works mid-cell
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Records to DataFrames, driven by a column spec per listing kind.
-
-Every listing is a list of records (dicts or pydantic models) whose fields are its
-columns, nested ones flattened to dotted names as ``pandas.json_normalize`` does
-(``workers.min``). A ``ListingSpec`` names the columns to show first, their dtypes and
-order, so adding a listing is writing a spec, and every listing gets real dtypes
-(sortable datetimes, categorical states, nullable integers) instead of object columns.
+"""Records to DataFrames with real dtypes, driven by a column spec per listing kind
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

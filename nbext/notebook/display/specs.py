@@ -1,8 +1,5 @@
-"""The column spec of every listing: names, dtypes, order.
-
-Timings of jobs stay in the service's unit (milliseconds) and say so in their names. A
-wide listing names the few columns a cell shows by default (``shown``): what tells the
-rows apart and what they cost; ``--all`` shows the rest.
+"""The column spec of every listing: names, dtypes, order
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""A listing as a cell shows it: one mark for every missing value, times to the second.
-
-The DataFrame ``-o NAME`` stores is data (pandas' own missing values, times to the
-microsecond). ``Table`` is its reading copy, in HTML and ``text/plain`` alike: every
-missing value is ``–``, times are to the second (or the day) with the zone in the
-header, nested values are compact JSON, and media read as short tags (and thumbnails).
+"""A listing as a cell shows it: one mark for every missing value, times to the second (the
+reading copy of the stored DataFrame: docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

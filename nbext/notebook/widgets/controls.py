@@ -1,9 +1,6 @@
-"""A live panel's controls: its buttons, in an output of their own under its content.
-
-Buttons need the widget manager, which VS Code, Colab or a JupyterLab with it disabled
-may lack; there an output shows its ``text/plain`` instead. So the buttons live in a
-small output of their own, whose text says how to stop without them. The bundle is
-written by hand: ipywidgets 7 has no ``Widget._repr_mimebundle_``, and its text is a repr.
+"""A live panel's controls: its buttons, in an output of their own under its content, with a
+``text/plain`` that says how to stop where no widget manager draws them
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The job panel: one job's state, timings, streamed text, output, error, and Cancel.
 
-A passive ``LivePanel``: its follower (``nbext.notebook.follow``) feeds it and decides
-what Cancel does (``cancel_available``). Everything shown comes from ``view()``: a new
-line in the panel is a ``JobView`` field and a fragment in ``render_job``.
+A passive ``LivePanel`` fed by its follower (``follow.py``); a new line in the panel is a
+``JobView`` field and a fragment in ``render_job``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""What every live panel shares: its state drawn as plain output, at a bounded rate.
-
-A panel is a passive view fed cheaply by whoever follows the thing it shows; ``refresh``
-draws its ``Rendering`` at most once per throttle interval and sends it only when it
-changed, since each send is a message to every front end (docs/behaviour.md#live-panels).
+"""What every live panel shares: its state drawn as plain output, at a bounded rate and only
+when it changed (docs/behaviour.md#live-panels).
 """
 
 from __future__ import annotations

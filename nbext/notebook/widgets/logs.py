@@ -1,8 +1,5 @@
-"""The log panel: a pod's or an endpoint's workers' log lines, live while followed.
-
-A passive ``LivePanel``. Only the last ``max_lines`` lines are kept, within ``MAX_SHOWN``
-characters of HTML, each cut to ``LINE_CHARS``, so a log followed for hours stays a
-bounded output in the saved notebook; a live redraw shows only what fits ``LIVE_SHOWN``.
+"""The log panel: a pod's or an endpoint's workers' log lines, live while followed, kept
+bounded for a saved notebook (docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

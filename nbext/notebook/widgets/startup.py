@@ -1,8 +1,5 @@
-"""The deploy panel: a worker script's first worker awaited, the wait counted live.
-
-``deploy`` shows it once a start takes longer than a glance (a model loading), so the
-cell never sits silent: the seconds against the limit, what the worker's health path
-last answered, and how to stop waiting.
+"""The deploy panel: a worker script's first worker awaited, the wait counted live
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations
