@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -115,7 +114,6 @@ class _Run:
         self.replayed = self.service.replays(endpoint)
         self.results: dict[int, JobResult | MaybeQueued] = {}
         self.records: list[JobRecord] = []
-        self.started = time.monotonic()
         self.cancelled = asyncio.Event() if cancellable else None
         self.panel = None if quiet else MapPanel(endpoint, len(self.items))
         if self.panel is not None:
@@ -151,7 +149,7 @@ class _Run:
     def close(self, note: str = "") -> None:
         if self.panel is not None:  # the line becomes static: a saved notebook keeps it
             self.panel.provenance = self.provenance
-            self.panel.finish(time.monotonic() - self.started, note)
+            self.panel.finish(note=note)
 
     def provenance(self) -> dict[str, Any]:
         """Where the map's results came from: each job's ``provenance``."""
@@ -167,15 +165,14 @@ class _Run:
             f"map on {self.endpoint!r} stopped after {done} of {total} jobs ({how}); {left}"
         )
 
-    def failed(self, exc: BaseException, abandoned: Abandoned | None) -> None:
-        """The map ended on an error: the panel says so, and what became of its jobs."""
-        self.close(f"stopped: {exc}; {_left(abandoned)}")
-
-    def budget_reached(self, exc: BudgetExceeded, abandoned: Abandoned | None) -> pd.DataFrame:
-        """The kernel's budget stopped the map: the panel (or, quiet, a printed line) says
-        why; the frame of what finished (docs/behaviour.md#budget)."""
+    def ended(self, exc: BaseException, abandoned: Abandoned | None) -> pd.DataFrame | None:
+        """The map ended on an error: the panel (or, quiet, a printed line for the kernel's
+        budget) says so; the frame of what finished when the budget stopped it
+        (docs/behaviour.md#budget), else None: the caller raises the error."""
         line = f"stopped: {exc}; {_left(abandoned)}"
         self.close(line)
+        if not isinstance(exc, BudgetExceeded):
+            return None
         if self.panel is None:
             print(f"map on {self.endpoint!r} {line}")
         return results_frame(self.input_frame, self.results, len(self.items))
@@ -225,13 +222,11 @@ def run_many(
     except KeyboardInterrupt:
         batch.close()  # the jobs in flight are cancelled before the cell ends
         raise run.stopped("interrupted", batch.abandoned) from None
-    except BudgetExceeded as exc:
-        batch.close()
-        return run.budget_reached(exc, batch.abandoned)
     except BaseException as exc:
         batch.close()
-        run.failed(exc, batch.abandoned)
-        raise
+        if (finished := run.ended(exc, batch.abandoned)) is None:
+            raise
+        return finished
     return run.frame()
 
 
@@ -282,13 +277,11 @@ async def run_many_async(
         raise run.stopped("interrupted", batch.abandoned) from None
     except Interrupted:
         raise
-    except BudgetExceeded as exc:
-        await batch.aclose()
-        return run.budget_reached(exc, batch.abandoned)
     except BaseException as exc:
         await batch.aclose()
-        run.failed(exc, batch.abandoned)
-        raise
+        if (finished := run.ended(exc, batch.abandoned)) is None:
+            raise
+        return finished
     finally:
         cancel.cancel()
         await batch.aclose()
