@@ -5,9 +5,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 from IPython import get_ipython
@@ -35,31 +35,20 @@ def kernel_available() -> bool:
     return kernel is not None and hasattr(kernel, "do_one_iteration")
 
 
-class UiPump:
+class UiPump(contextlib.ExitStack):
     """``with UiPump() as pump:`` then ``pump.wait(seconds, until=...)`` in the cell."""
 
     def __init__(self, enabled: bool = True) -> None:
+        super().__init__()
         self.available = enabled and kernel_available()
-        self._events: Any = None
         self._poll: Callable[[int], Any] | None = None
 
     def __enter__(self) -> UiPump:
         if self.available:
             from jupyter_ui_poll import ui_events
 
-            self._events = ui_events()
-            self._poll = self._events.__enter__()
+            self._poll = self.enter_context(ui_events())
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._events is not None:
-            events, self._events, self._poll = self._events, None, None
-            events.__exit__(exc_type, exc, tb)
 
     def wait(
         self,
