@@ -73,8 +73,8 @@ class EventReader:
         *events, rest = lines.split("\n\n")
         self._pending = rest + held
         for event in events:
-            lines = event.split("\n")
-            data = [line[5:].removeprefix(" ") for line in lines if line.startswith("data:")]
+            fields = event.split("\n")
+            data = [line[5:].removeprefix(" ") for line in fields if line.startswith("data:")]
             if data:
                 yield "\n".join(data)
 

@@ -66,9 +66,8 @@ class Service:
         self.joined = joined
         """The user's local service this kernel joined (``nbext.service``)."""
         self._control: httpx.Client | None = None
-        self._kwargs = dict(client_kwargs or {})
         self.client = Client(
-            api_key, serverless_url=serverless_url, base_url=base_url, **self._kwargs
+            api_key, serverless_url=serverless_url, base_url=base_url, **(client_kwargs or {})
         )
         self._async: tuple[asyncio.AbstractEventLoop, AsyncClient] | None = None
 

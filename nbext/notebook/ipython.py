@@ -1,7 +1,5 @@
-"""IPython's APIs this layer uses, with the types IPython does not declare.
-
-IPython's display and magic-argument helpers are untyped; routing them through one
-small module keeps mypy strict everywhere else (and says in one place what we rely on).
+"""IPython's APIs this layer uses, with the types IPython does not declare
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

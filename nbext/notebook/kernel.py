@@ -1,7 +1,5 @@
-"""What the cells of one kernel share: its ``Connection`` (``current()``, replaced by
-``set_current`` in a test) and the media limits (``MEDIA``, set by the ``media_*``
-traits), kept here so the magics, panels and package read them without importing
-each other.
+"""What the cells of one kernel share: its ``Connection`` and the media limits
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

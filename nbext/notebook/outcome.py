@@ -1,7 +1,5 @@
-"""A job that did not complete stops the notebook at its cell: a green cell would let Run
-All (nbval, papermill) carry on into cells that break far from the cause. It is said in
-one line, no traceback (the panel has the details); ``--no-raise`` or
-``RunpodMagics.raise_on_failure = False`` keep the cell going.
+"""A job that did not complete stops the notebook at its cell, in one line
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""The health panel: an endpoint's job and worker counts, and their history as a chart
-(an inline SVG, nothing to install in the browser), drawn from the samples kept while
-watching. Passive like the job panel (``LivePanel``); its one control is Stop.
+"""The health panel: an endpoint's job and worker counts, and while watched their history
+as an inline SVG chart (nothing to install in the browser).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The request panel: one request to a load-balancing endpoint, as HTTP says it.
-
-A request has no id, queue or job state: its panel shows what it waits for until an
-answer comes, then the HTTP status, the worker that answered, the answer, its time and cost.
+"""The request panel: one request to a load-balancing endpoint, as HTTP says it
+(docs/architecture.md#notebook-modules).
 """
 
 from __future__ import annotations
