@@ -35,6 +35,7 @@ SERIES: tuple[tuple[str, str, str], ...] = tuple(
         ("initializing", "starting"),
     )
 )
+JOB_COUNTS = {"completed", "failed", "retried", "in_queue", "in_progress"}
 
 
 @dataclass(frozen=True)
@@ -55,29 +56,16 @@ class Sample:
 
     @classmethod
     def of(cls, health: Health, at: datetime | None = None) -> Sample:
-        jobs, workers = health.jobs, health.workers
+        workers = health.workers
+        # unhealthy, throttled...: shown when there are any (worker processes fail pings);
+        # ``ready`` repeats idle + running, so it is left out.
+        usual = {"idle", "running", "ready", "initializing"}
+        extra = {k: v for k, v in workers.model_dump(exclude=usual).items() if v}
         return cls(
             at=at or datetime.now(UTC),
-            completed=jobs.completed,
-            failed=jobs.failed,
-            retried=jobs.retried,
-            in_queue=jobs.in_queue,
-            in_progress=jobs.in_progress,
-            idle=workers.idle,
-            running=workers.running,
-            initializing=workers.initializing,
-            extra_workers={
-                # unhealthy, throttled...: shown when there are any (worker processes fail
-                # pings); ``ready`` repeats idle + running, so it is left out.
-                **{
-                    k: v
-                    for k, v in workers.model_dump(
-                        exclude={"idle", "running", "ready", "initializing"}
-                    ).items()
-                    if v
-                },
-                **(workers.model_extra or {}),
-            },
+            **health.jobs.model_dump(include=JOB_COUNTS),
+            **workers.model_dump(include={"idle", "running", "initializing"}),
+            extra_workers={**extra, **(workers.model_extra or {})},
         )
 
 
