@@ -98,7 +98,7 @@ class BatchPanel(MapPanel):
         self.refresh()
 
     def end(self, how: str) -> None:
-        self.finish(note=f"batch {self.batch.id} {how}; read it again: {attach_line(self.batch)}")
+        self.finish(f"batch {self.batch.id} {how}; read it again: {attach_line(self.batch)}")
 
 
 def follow(batch: Batch, inputs: pd.DataFrame, quiet: bool = False) -> pd.DataFrame | None:

@@ -149,7 +149,7 @@ class _Run:
     def close(self, note: str = "") -> None:
         if self.panel is not None:  # the line becomes static: a saved notebook keeps it
             self.panel.provenance = self.provenance
-            self.panel.finish(note=note)
+            self.panel.finish(note)
 
     def provenance(self) -> dict[str, Any]:
         """Where the map's results came from: each job's ``provenance``."""

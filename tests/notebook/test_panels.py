@@ -272,7 +272,8 @@ def test_map_panel_is_one_line_with_rate_and_eta() -> None:
     assert line.count("<div") == 1  # one line: name, bar, counts, rate, times
     assert 'aria-valuenow="3"' in line and 'aria-valuemax="4"' in line
     assert 'data-state="FAILED"' in line and "ETA 0:01" in line
-    panel.finish(90.0)
+    clock.now = 90.0
+    panel.finish()
     assert panel.final
     rendering = panel.rendering()
     assert rendering.plain.endswith("COMPLETED 2 · FAILED 1 · 2.0 jobs/min · done in 1:30")

@@ -72,17 +72,15 @@ class MapPanel(LivePanel):
             self.cancel_button.disabled = True
             self.on_cancel()
 
-    def finish(self, seconds: float | None = None, note: str = "") -> None:
-        """The map ended (``seconds`` it took, if the caller measured it)."""
+    def finish(self, note: str = "") -> None:
         self.finished = True
-        self._elapsed = seconds if seconds is not None else self._throttle.now() - self._started
+        self._elapsed = self._throttle.now() - self._started
         self.note = note
         self.refresh(force=True)
 
     def view(self) -> MapView:
-        elapsed = self._elapsed
-        if elapsed is None:
-            elapsed = self._throttle.now() - self._started
+        now = self._throttle.now()
+        elapsed = now - self._started if self._elapsed is None else self._elapsed
         ordered = sorted(
             self.counts, key=lambda s: STATE_ORDER.index(s) if s in STATE_ORDER else 99
         )
