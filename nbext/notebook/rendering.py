@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from .display.table import Table
 from .display.text import EXPANDED_CHARS, compact_json, format_ms, metrics_line, shorten, to_json
 from .kernel import MEDIA
 from .phases import phase_html, phase_plain
-from .theme import BORDER, ERROR, MUTED, badge_html, state_colour
+from .theme import ERROR, MUTED, badge_html, state_colour
 
 if TYPE_CHECKING:
     from nbext.client import Phase
@@ -397,61 +397,3 @@ def map_plain(view: MapView) -> str:
     if view.hint:
         text += f"\n{view.hint}"
     return text
-
-
-# ---- health -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HealthView:
-    """An endpoint's counts now, and (when watched) the history the chart draws."""
-
-    endpoint_id: str
-    watching: bool
-    at: str | None
-    """When the latest sample was taken (``HH:MM:SS UTC``), None before any."""
-    cells: Sequence[tuple[str, int]] = ()
-    """The latest counts, ``(label, value)`` in the order to show them."""
-    chart: str = ""
-    """The history as inline SVG ('' with fewer than two samples)."""
-    error: str | None = None
-    samples: int = 0
-    plain: str = ""
-    hint: str = ""
-
-
-def health_title_html(view: HealthView) -> str:
-    mode = "watching" if view.watching else ("watched" if view.samples > 1 else "snapshot")
-    return (
-        f"<b>{html.escape(view.endpoint_id)}</b> health "
-        f"<span>{mode} · {html.escape(view.at or '…')}</span>"
-    )
-
-
-def health_counts_html(view: HealthView) -> str:
-    if not view.cells:
-        body = "<i>no answer yet</i>"
-    else:
-        cell = f"padding:0.1em 0.6em;border-bottom:1px solid {BORDER}"
-        head = "".join(f"<th style='{cell}'>{html.escape(k)}</th>" for k, _ in view.cells)
-        row = "".join(
-            f"<td style='text-align:center' data-count='{html.escape(k)}'>{v}</td>"
-            for k, v in view.cells
-        )
-        body = f"<table><tr>{head}</tr><tr>{row}</tr></table>"
-    if view.error:
-        body += f'<div class="nbext-error" style="color:{ERROR}">{html.escape(view.error)}</div>'
-    return body
-
-
-def render_health(view: HealthView) -> Rendering:
-    body = (
-        f'<div class="nbext-health-title">{health_title_html(view)}</div>'
-        f'<div class="nbext-health-counts">{health_counts_html(view)}</div>'
-    )
-    if view.chart:
-        body += f"<div>{view.chart}</div>"
-    if view.hint:
-        body += hint_html(view.hint)
-    state = "watching" if view.watching else "stopped"
-    return Rendering(panel_frame("nbext-health-panel", state, body, live=view.watching), view.plain)

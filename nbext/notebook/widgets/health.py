@@ -16,8 +16,8 @@ from nbext.models import Health
 
 from ..display.frames import to_frame
 from ..display.specs import HEALTH
-from ..rendering import HealthView, Rendering, render_health
-from ..theme import MUTED, SERIES_COLOURS
+from ..rendering import Rendering, hint_html, panel_frame
+from ..theme import BORDER, ERROR, MUTED, SERIES_COLOURS
 from .live import StoppablePanel
 
 if TYPE_CHECKING:
@@ -136,35 +136,57 @@ class HealthPanel(StoppablePanel):
         self.error = error
         self.draw()
 
-    def view(self) -> HealthView:
+    def cells(self) -> list[tuple[str, int]]:
+        """The latest counts, ``(label, value)`` in the order to show them."""
         sample = self.latest
-        cells: list[tuple[str, int]] = []
-        if sample is not None:
-            cells = [
-                ("in queue", sample.in_queue),
-                ("in progress", sample.in_progress),
-                ("completed", sample.completed),
-                ("failed", sample.failed),
-                ("retried", sample.retried),
-                ("workers idle", sample.idle),
-                ("workers running", sample.running),
-                *((("workers initializing", sample.initializing),) if sample.initializing else ()),
-                *((f"workers {k}", v) for k, v in sorted(sample.extra_workers.items())),
-            ]
-        return HealthView(
-            endpoint_id=self.endpoint_id,
-            watching=self.running,
-            at=sample.at.strftime("%H:%M:%S UTC") if sample is not None else None,
-            cells=cells,
-            chart=chart_svg(list(self.samples)),
-            error=self.error,
-            samples=len(self.samples),
-            plain=self.plain_text(),
-            hint=self.hint if self.running else "",
-        )
+        if sample is None:
+            return []
+        return [
+            ("in queue", sample.in_queue),
+            ("in progress", sample.in_progress),
+            ("completed", sample.completed),
+            ("failed", sample.failed),
+            ("retried", sample.retried),
+            ("workers idle", sample.idle),
+            ("workers running", sample.running),
+            *((("workers initializing", sample.initializing),) if sample.initializing else ()),
+            *((f"workers {k}", v) for k, v in sorted(sample.extra_workers.items())),
+        ]
+
+    def counts_html(self) -> str:
+        cells = self.cells()
+        if not cells:
+            body = "<i>no answer yet</i>"
+        else:
+            cell = f"padding:0.1em 0.6em;border-bottom:1px solid {BORDER}"
+            head = "".join(f"<th style='{cell}'>{html.escape(k)}</th>" for k, _ in cells)
+            row = "".join(
+                f"<td style='text-align:center' data-count='{html.escape(k)}'>{v}</td>"
+                for k, v in cells
+            )
+            body = f"<table><tr>{head}</tr><tr>{row}</tr></table>"
+        if self.error:
+            body += (
+                f'<div class="nbext-error" style="color:{ERROR}">{html.escape(self.error)}</div>'
+            )
+        return body
 
     def rendering(self) -> Rendering:
-        return render_health(self.view())
+        sample = self.latest
+        at = sample.at.strftime("%H:%M:%S UTC") if sample is not None else "…"
+        mode = "watching" if self.running else ("watched" if len(self.samples) > 1 else "snapshot")
+        body = (
+            f'<div class="nbext-health-title"><b>{html.escape(self.endpoint_id)}</b> health '
+            f"<span>{mode} · {html.escape(at)}</span></div>"
+            f'<div class="nbext-health-counts">{self.counts_html()}</div>'
+        )
+        if chart := chart_svg(list(self.samples)):
+            body += f"<div>{chart}</div>"
+        if self.running and self.hint:
+            body += hint_html(self.hint)
+        state = "watching" if self.running else "stopped"
+        frame = panel_frame("nbext-health-panel", state, body, live=self.running)
+        return Rendering(frame, self.plain_text())
 
     def plain_text(self) -> str:
         """The counts as one line of text (and, while watching, how to stop)."""
