@@ -149,42 +149,30 @@ def _gallery_of(output: Any, found: media.MediaList, folder: str) -> media.Rende
     settings = (MEDIA.limits, folder)
     if _last_gallery is not None and _last_gallery[0] is output and _last_gallery[1] == settings:
         return _last_gallery[2]
-    files = _FullSizeFiles(folder)
-    rendered = media.gallery_html(found, MEDIA.limits, files.control)
-    files.report()
+    failed: list[str] = []
+    errors: list[str] = []
+
+    def control(item: media.Media, limits: media.Limits) -> str:
+        """An item's "show full size" kept small: a link to its file in ``folder``, or,
+        without one, the text saying how to get it from Python."""
+        if folder and item.data is not None:
+            try:
+                return media.link_control(item, media.write_beside(item, folder))
+            except OSError as exc:
+                failed.append(item.label)
+                errors.append(exc.strerror or str(exc))
+        return media.static_control(item, limits)
+
+    rendered = media.gallery_html(found, MEDIA.limits, control)
+    if failed:  # one line for the whole output, on stderr: the panel above it is intact
+        print(
+            f"nbext: could not write the full size of {', '.join(failed)} to "
+            f"{folder}/ ({errors[-1]}); the notebook keeps the thumbnail "
+            "(RunpodMagics.media_full_size_dir names another folder)",
+            file=sys.stderr,
+        )
     _last_gallery = (output, settings, rendered)
     return rendered
-
-
-class _FullSizeFiles:
-    """The "show full size" control of each item kept small: a link to its file in
-    ``folder``, or, without one, the text saying how to get it from Python."""
-
-    def __init__(self, folder: str) -> None:
-        self.folder = folder
-        self.failed: list[str] = []
-        self.error = ""
-
-    def control(self, item: media.Media, limits: media.Limits) -> str:
-        if not self.folder or item.data is None:
-            return media.static_control(item, limits)
-        try:
-            href = media.write_beside(item, self.folder)
-        except OSError as exc:
-            self.failed.append(item.label)
-            self.error = exc.strerror or str(exc)
-            return media.static_control(item, limits)
-        return media.link_control(item, href)
-
-    def report(self) -> None:
-        """One line for the whole output, on stderr: the panel above it is intact."""
-        if self.failed:
-            print(
-                f"nbext: could not write the full size of {', '.join(self.failed)} to "
-                f"{self.folder}/ ({self.error}); the notebook keeps the thumbnail "
-                "(RunpodMagics.media_full_size_dir names another folder)",
-                file=sys.stderr,
-            )
 
 
 def note_html(note: str) -> str:
