@@ -32,7 +32,6 @@ def updates_in_place() -> bool:
 
 
 def show(obj: Any) -> None:
-    """Display ``obj`` in the cell's output."""
     _display(obj)  # type: ignore[no-untyped-call]
 
 

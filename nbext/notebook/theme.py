@@ -15,7 +15,6 @@ def jp(name: str, fallback: str) -> str:
 MUTED = jp("ui-font-color2", "#757575")
 """Secondary marks (axes, pending states): >= 4.5:1 on every theme's page."""
 ERROR = jp("error-color1", "#d32f2f")
-"""Error text."""
 BORDER = jp("border-color2", "#e0e0e0")
 """Separators that carry no meaning."""
 
@@ -40,7 +39,6 @@ SERIES_COLOURS: dict[str, str] = {
     "idle": jp("info-color1", "#0097a7"),
     "initializing": jp("warn-color0", "#e65100"),
 }
-"""One line colour per health series."""
 
 
 def state_colour(state: str) -> str:

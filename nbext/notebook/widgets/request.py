@@ -78,7 +78,6 @@ class RequestPanel(LivePanel):
         self.refresh(force=True)
 
     def event(self, data: str) -> None:
-        """One event of an event stream."""
         if self.events is None:
             self.events = []
         self.events.append(data)
