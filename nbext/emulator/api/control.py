@@ -255,11 +255,8 @@ async def startup(endpoint_id: str, emulator: Authenticated) -> Response:
     serving, failure = emulator.remote_workers.startup(endpoint_id)
     seen = emulator.balancer.health_seen
     health = next((seen[w.id] for w in endpoint.workers if w.id in seen), None)
-    output = [
-        line.partition("] ")[2]
-        for line in emulator.worker_logs(endpoint_id)
-        if not line.partition("] ")[2].startswith("--- ")
-    ]
+    texts = [line.partition("] ")[2] for line in emulator.worker_logs(endpoint_id)]
+    output = [text for text in texts if not text.startswith("--- ")]
     return json_response(
         {"serving": serving, "failure": failure, "health": health, "output": output[-LAST_LINES:]}
     )

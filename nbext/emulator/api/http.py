@@ -53,6 +53,9 @@ STATUS_OF: dict[type[DomainError], int] = {
 }
 
 
+V2_STATUS_OF = {Unprocessable: 422, Forbidden: 403, **STATUS_OF, DomainError: 400}
+"""v2's own refusals first, then the rest's; 400 for an error neither knows."""
+
 _ANY = TypeAdapter(Any)
 
 
@@ -213,9 +216,11 @@ def ms_param(name: str, raw: str | None, low: int, high: int, default: int | Non
     return value
 
 
-def error_reply(exc: DomainError, key: str) -> tuple[int, dict[str, str], dict[str, str] | None]:
+def error_reply(
+    exc: DomainError, key: str, statuses: dict[type[DomainError], int] = STATUS_OF
+) -> tuple[int, dict[str, str], dict[str, str] | None]:
     """Status, body and extra headers for a domain error; ``key`` is "error" or "message"."""
-    status = next(code for cls, code in STATUS_OF.items() if isinstance(exc, cls))
+    status = next(code for cls, code in statuses.items() if isinstance(exc, cls))
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
     return status, {key: exc.message}, headers
 
@@ -234,11 +239,7 @@ def problem(
 
 
 def problem_of(exc: DomainError) -> Response:
-    """v2's own refusals (422 by field, 403) first, then the status the rest of the
-    emulator gives the error (400 for one it does not know)."""
-    known = [(Unprocessable, 422), (Forbidden, 403), *STATUS_OF.items()]
-    status = next((code for cls, code in known if isinstance(exc, cls)), 400)
-    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+    status, _, headers = error_reply(exc, "detail", V2_STATUS_OF)
     return problem(status, exc.message, getattr(exc, "errors", None), headers)
 
 

@@ -86,8 +86,7 @@ async def _submission(request: Request, limit: int) -> JobSubmission:
 
 
 def _wait(wait: str | None) -> int:
-    low, high, default = RUNSYNC_WAIT_MIN_MS, RUNSYNC_WAIT_MAX_MS, RUNSYNC_WAIT_DEFAULT_MS
-    ms = ms_param("wait", wait, low, high, default)
+    ms = ms_param("wait", wait, RUNSYNC_WAIT_MIN_MS, RUNSYNC_WAIT_MAX_MS, RUNSYNC_WAIT_DEFAULT_MS)
     assert ms is not None
     return ms
 
