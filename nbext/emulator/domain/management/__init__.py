@@ -1,6 +1,5 @@
-"""The management interfaces' behaviour (``/v1`` and ``/v2``): resources, rules, billing.
+"""The management interfaces' behaviour (``/v1`` and ``/v2``), framework-free.
 
-Framework-free like the rest of the domain; ``facade.Management`` is the entry point.
-This package's face hands nothing on: an area importing a sibling module
-(``from . import catalog``) must not import the façade, which imports every area.
+An area importing a sibling (``from . import catalog``) must not import the façade,
+which imports every area (docs/architecture.md#management-in-the-emulator).
 """
