@@ -1,5 +1,5 @@
 """``/v1``: the management interface, a frozen adapter over v2-shaped records, one
-router per area of the reference (docs/architecture.md#management-through-the-emulator)."""
+router per area of the reference (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``/v1/billing/...``: the ledger's sum (``billing.spend``) as v1 answers it, over v1's
-unaligned window (docs/architecture.md#management-through-the-emulator)."""
+unaligned window (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 

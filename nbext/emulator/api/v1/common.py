@@ -1,5 +1,5 @@
 """What every ``/v1`` route shares: auth, reading a body or a query into its wire
-model, a refusal a 400 naming each field (docs/architecture.md#management-through-the-emulator)."""
+model, a refusal a 400 naming each field (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``/v1/endpoints``: create, list and get (with include flags), update (two ways),
-delete; v1's own ways are in docs/architecture.md#management-through-the-emulator."""
+delete; v1's own ways are in docs/architecture.md#management-in-the-emulator."""
 
 from __future__ import annotations
 

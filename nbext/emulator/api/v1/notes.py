@@ -1,5 +1,5 @@
 """What only ``/v1`` shows of a record: notes of kind ``v1`` in the same store, by id, so
-they last as the records do (docs/architecture.md#management-through-the-emulator)."""
+they last as the records do (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 

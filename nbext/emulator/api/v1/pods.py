@@ -1,5 +1,5 @@
 """``/v1/pods``: create (201), list, get, update (two ways), delete, start, stop, restart,
-reset, and what only v1 has (docs/architecture.md#management-through-the-emulator)."""
+reset, and what only v1 has (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 

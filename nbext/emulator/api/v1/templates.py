@@ -1,5 +1,5 @@
 """``/v1/templates``: create, list (with include flags), get, update (two ways), delete;
-v1's own ways are in docs/architecture.md#management-through-the-emulator."""
+v1's own ways are in docs/architecture.md#management-in-the-emulator."""
 
 from __future__ import annotations
 
