@@ -1,10 +1,5 @@
-"""Why a job is still IN_QUEUE when a wait for it ends: the likely cause, in one line.
-
-``/health`` counts the workers by state, enough to name the likeliest cause: the first
-that applies wins, from the one that never ends by itself to the one that only needs
-patience. For workers that cannot start, what one said last is the best clue (REST v2's
-workers list and log).
-"""
+"""Why a job is still IN_QUEUE: the likely cause, in one line, from /health and, for
+workers that cannot start, what one said last (docs/behaviour.md#health)."""
 
 from __future__ import annotations
 
