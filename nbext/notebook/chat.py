@@ -62,14 +62,18 @@ def describe(value: Any) -> str:
 class EventReader:
     """Server-Sent Events text, fed in pieces, out as each event's data (its ``data:``
     lines joined; comments and other fields left out). A piece may hold several events,
-    or end inside one: what is left over waits for the next piece."""
+    or end inside one: what is left over waits for the next piece. Lines end in LF, CRLF
+    or a lone CR, as the SSE format allows."""
 
     def __init__(self) -> None:
         self._pending = ""
 
     def feed(self, text: str) -> Iterator[str]:
-        self._pending = (self._pending + text).replace("\r\n", "\n")
-        *events, self._pending = self._pending.split("\n\n")
+        text = self._pending + text
+        held = "\r" if text.endswith("\r") else ""  # the next piece may bring its "\n"
+        lines = text.removesuffix("\r").replace("\r\n", "\n").replace("\r", "\n")
+        *events, rest = lines.split("\n\n")
+        self._pending = rest + held
         for event in events:
             lines = event.split("\n")
             data = [line[5:].removeprefix(" ") for line in lines if line.startswith("data:")]

@@ -78,6 +78,13 @@ def test_event_text_is_read_whatever_its_pieces() -> None:
     assert seen == ['{"a": 1}', "two\n lines", "end"]
 
 
+def test_a_lone_cr_ends_an_event_line() -> None:
+    """SSE lets a server end its lines with CR alone (httpx's line reader took it)."""
+    reader = EventReader()
+    pieces = ["data: one\r", "\rdata: two\r\r", "data: three\r", "\n\r\n"]
+    assert [data for piece in pieces for data in reader.feed(piece)] == ["one", "two", "three"]
+
+
 def test_the_answer_streams_as_markdown_and_ends_static(chat: Notebook) -> None:
     chat.run("%%runpod_chat llm -o answer\nTell me about a cold start")
     outputs = chat_outputs(chat)
