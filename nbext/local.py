@@ -1,11 +1,8 @@
 """``nbext.local_client()``: a client on an emulator of its own, for scripts and tests.
 
-``Client()`` without a key is an error in a script, on purpose (a script that meant the
-cloud must not quietly run against a local emulator), so the local case is asked for by
-name. The emulator serves the demo endpoints on a loopback port in a background thread
-until the block ends, and the client talks to it over HTTP, as to the service. This
-module sits above the client and the emulator, which never import each other
-(docs/architecture.md#layers).
+Asked for by name: ``Client()`` without a key is an error in a script, which must not
+quietly run locally when it meant the cloud. It sits above the client and the emulator,
+which never import each other (docs/architecture.md#layers).
 """
 
 from __future__ import annotations

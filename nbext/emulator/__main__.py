@@ -472,12 +472,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if emulator is not None:
             emulator.close()
         return 1 if isinstance(exc, OSError) else 2
-    # What exists by now (modules, the app, the demo images: some 250,000 objects) lives
-    # as long as the process. Frozen, it is out of the collector's sight, and a full
-    # collection walks only what requests made: under load it ran every few thousand
-    # jobs, took 130 ms and about 35 us a job; frozen, 30 ms and 13 us (docs/performance.md).
-    # Here only: a kernel that hosts the emulator holds the user's objects, which must
-    # stay collectable.
+    # What startup made lives as long as the process: frozen, a full collection skips it
+    # (docs/performance.md#the-emulator-under-load). Here only: a kernel that hosts an
+    # emulator holds the user's objects, which must stay collectable.
     gc.freeze()
     print(banner(server, key_source=key[1] if key else None), flush=True)
     stop = threading.Event()

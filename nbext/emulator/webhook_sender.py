@@ -1,11 +1,8 @@
 """Sending webhooks over HTTP: a small connection pool per receiver, and the opt-in guard.
 
-Each receiver (scheme, host, port) gets an httpx client of its own: in one shared pool,
-httpcore looks through every receiver's connections (a system call each) whenever a
-request starts or ends, so a slow receiver's many open connections made every webhook,
-and the job interface, slow. The guard (``--webhook-guard``, docs/behaviour.md#webhooks)
-resolves the host at each attempt and checks every address it resolves to, since the
-metadata service at 169.254.169.254 hands out credentials.
+A pool per receiver, because httpcore scans every connection of a pool as each request
+starts or ends: one slow receiver's connections slowed every webhook. The guard
+(docs/behaviour.md#webhooks) checks every address the host resolves to, at each attempt.
 """
 
 from __future__ import annotations
