@@ -1,12 +1,5 @@
-"""``python -m nbext.emulator``: serve the emulator standalone, for curl and other clients.
-
-Examples::
-
-    python -m nbext.emulator --port 8000 --endpoint echo=echo --endpoint my=./handler.py:handler
-    python -m nbext.emulator --worker my-worker=./worker.py --worker-python ./venv/bin/python
-    python -m nbext.emulator --lb-worker api=./server.py   # http://127.0.0.1:8000/lb/api/...
-    python -m nbext.emulator --endpoint cold=echo --scenario cold=cold-start:seconds=20
-"""
+"""``python -m nbext.emulator``: serve the emulator standalone, for curl and other clients
+(examples: README.md, "The emulator on its own"), or control the user's local service."""
 
 from __future__ import annotations
 
@@ -326,11 +319,9 @@ def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
 
 
 def banner(server: EmulatorServer, *, key_source: str | None) -> str:
-    """What the server prints once it serves: its addresses, and the ``export`` lines that
-    point ``nbext.Client()`` and runpod-python here (docs/behaviour.md#configuration). A
-    key the user gave (``key_source``: ``given_key``) may be a secret kept in a CI log: it
-    is shown masked, and its export line asks for it rather than printing it.
-    """
+    """What the server prints once it serves: its addresses and the ``export`` lines
+    (docs/behaviour.md#configuration). A key the user gave may be a secret that a CI log
+    keeps: it is shown masked, and its export line asks for it rather than printing it."""
     emulator = server.emulator
     key = emulator.api_key
     management = f"{server.url}/v2"  # REST v2, as the service; /v1 is served too

@@ -1,8 +1,6 @@
-"""``Emulator``: one local service instance, usable from the kernel's thread.
-
-The domain runs on one asyncio loop (the server's, or a test's). A notebook calls
-``register_image``, ``deploy`` or ``advance`` from its own thread; those calls are handed
-to the loop and waited for, so the domain never sees two threads at once.
+"""``Emulator``: one local service instance, usable from the kernel's thread: a call from
+another thread (``deploy``, ``advance``) is handed to the domain's one asyncio loop and
+waited for, so the domain never sees two threads at once.
 """
 
 from __future__ import annotations
