@@ -25,40 +25,37 @@ Endpoints = Mapping[str, str | Handler]
 
 @contextlib.contextmanager
 def _served(endpoints: Endpoints | None, emulator: Emulator | None) -> Iterator[EmulatorServer]:
-    """The emulator (a new one unless given) with its endpoints, on a server not yet
-    started; a new emulator is closed at the end, also when an endpoint is refused."""
+    """A server, not yet started, for the emulator (a new one unless given) with the demo
+    images and ``endpoints`` deployed; a new emulator is closed at the end, also when an
+    endpoint is refused."""
     logger = logging.getLogger("nbext.emulator")
     if not logger.handlers:  # a failed handler is JobFailed; don't also print it to stderr
         logger.addHandler(logging.NullHandler())
     served = emulator if emulator is not None else Emulator()
+    given = endpoints or {}
     try:
-        yield _deployed(served, endpoints)
+        for name in served.images.names():
+            if name not in served.jobs.endpoints and name not in given:
+                served.deploy(name, endpoint_id=name)
+        for endpoint_id, runs in given.items():
+            if isinstance(runs, str):
+                if served.images.get(runs) is None:
+                    raise ValueError(
+                        f"endpoint {endpoint_id!r}: unknown image {runs!r}; demo images are "
+                        f"{', '.join(served.images.names())}, or give a handler function"
+                    )
+                served.deploy(runs, endpoint_id=endpoint_id)
+            elif callable(runs):
+                served.deploy(handler=runs, endpoint_id=endpoint_id)
+            else:
+                raise TypeError(
+                    f"endpoint {endpoint_id!r}: give a demo image's name or a handler "
+                    f"function, not {type(runs).__name__}"
+                )
+        yield EmulatorServer(served)
     finally:
         if emulator is None:
             served.close()
-
-
-def _deployed(emulator: Emulator, endpoints: Endpoints | None) -> EmulatorServer:
-    """A server for ``emulator``, the demo images and ``endpoints`` deployed on it."""
-    for name in emulator.images.names():
-        if name not in emulator.jobs.endpoints and name not in (endpoints or {}):
-            emulator.deploy(name, endpoint_id=name)
-    for endpoint_id, runs in (endpoints or {}).items():
-        if isinstance(runs, str):
-            if emulator.images.get(runs) is None:
-                raise ValueError(
-                    f"endpoint {endpoint_id!r}: unknown image {runs!r}; demo images are "
-                    f"{', '.join(emulator.images.names())}, or give a handler function"
-                )
-            emulator.deploy(runs, endpoint_id=endpoint_id)
-        elif callable(runs):
-            emulator.deploy(handler=runs, endpoint_id=endpoint_id)
-        else:
-            raise TypeError(
-                f"endpoint {endpoint_id!r}: give a demo image's name or a handler function, "
-                f"not {type(runs).__name__}"
-            )
-    return EmulatorServer(emulator)
 
 
 def _settings(server: EmulatorServer) -> dict[str, Any]:
