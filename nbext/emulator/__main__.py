@@ -300,13 +300,8 @@ def deploy(
             )
         else:
             emulator.deploy(value, endpoint_id=endpoint_id)
-    if serving:
-        set_scenarios(emulator, args)
-
-
-def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
-    """``--scenario ID=NAME[:KEY=VALUE,...]`` arguments, on endpoints deployed already
-    (``--worker`` scripts' included)."""
+    if not serving:
+        return
     for endpoint_id, scenario in pairs("--scenario", args.scenario, "ID=NAME[:KEY=VALUE,...]"):
         spec = f"{endpoint_id}={scenario}"
         if endpoint_id not in emulator.jobs.endpoints:

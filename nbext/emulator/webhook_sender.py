@@ -22,9 +22,8 @@ from .domain.webhooks import NotSent, Refused, receiver_of
 TIMEOUT = 10.0
 """Seconds a receiver has to connect, take the body and answer (the service's figure)."""
 KEEP_ALIVE = 8
-"""Idle connections kept per receiver. httpcore looks at every connection of a pool, and
-at every idle one once per idle one, each time a request starts or ends; a pool of a
-few dozen idle connections made that the emulator's main cost."""
+"""Idle connections kept per receiver: httpcore scans every idle one once per idle one as
+each request starts or ends, which with a few dozen was the emulator's main cost."""
 MAX_RECEIVERS = 32
 """Receivers whose connections are kept open; beyond it, idle ones are closed."""
 
