@@ -343,6 +343,8 @@ class Emulator:
         script_path = Path(path).expanduser().resolve()
         if not script_path.is_file():
             raise ValueError(f"worker script {path} does not exist")
+        if isinstance(args, str) or not all(isinstance(a, str) for a in args):
+            raise ValueError(f"args must be a list of strings, got {args!r}")
         interpreter = python or sys.executable
         if python is not None and shutil.which(python) is None and not Path(python).is_file():
             raise ValueError(f"python interpreter {python!r} not found")
@@ -375,8 +377,6 @@ class Emulator:
                 execution_timeout_ms=execution_timeout_ms,
             )
         variables = tuple(sorted((env or {}).items()))
-        if isinstance(args, str) or not all(isinstance(a, str) for a in args):
-            raise ValueError(f"args must be a list of strings, got {args!r}")
         script = WorkerScript(script_path, interpreter, variables, load_balancer, tuple(args))
         self.serve_script(endpoint_id, script)
         return endpoint_id
