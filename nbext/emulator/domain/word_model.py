@@ -1,8 +1,5 @@
-"""A bigram word model over ``demo_llm_corpus.txt``: the ``llm`` demo's words.
-
-Plausible text, offline, deterministic, standard library only; a stand-in for a model's
-output, not a model, and the demo says so in every answer.
-"""
+"""A bigram word model over ``demo_llm_corpus.txt``: the ``llm`` demo's words
+(docs/architecture.md#the-demo-images)."""
 
 from __future__ import annotations
 
