@@ -1,9 +1,4 @@
-"""Stream chunks no larger than the interface allows (docs/behaviour.md#streaming).
-
-A value over 1 MB of serialised ``output`` is cut into consecutive parts whose
-``metrics`` carry ``SPLIT_KEY`` so a client can rejoin them; a plain reader (the
-service's SDK) sees string parts as consecutive text, which streamed text wants anyway.
-"""
+"""Stream chunks no larger than the interface allows (docs/behaviour.md#streaming)."""
 
 from __future__ import annotations
 
