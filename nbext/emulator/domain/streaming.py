@@ -28,9 +28,8 @@ def split_text(text: str, limit: int) -> list[str]:
             size_bytes = wire_size(piece)
             if size_bytes <= limit:
                 break
-            # Scale by bytes per character (multi-byte text and escapes make them differ):
-            # subtracting the byte overshoot from a character count collapsed to one
-            # character per piece for text averaging over 2 bytes a character.
+            # Scale by bytes per character (multi-byte text and escapes): subtracting the
+            # overshoot collapsed to one character a piece for text over 2 bytes a character.
             size = max(1, min(size - 1, size * limit // size_bytes))
         pieces.append(piece)
         start += size
