@@ -141,11 +141,8 @@ def _gradient(height: int, top: int, upper: RGB, lower: RGB) -> tuple[bytes, byt
 
 
 def paint(prompt: str, seed: int, width: int, height: int) -> bytes:
-    """The picture for ``prompt`` and ``seed`` as raw RGB rows.
-
-    Columns are painted with strided ``bytearray`` slices, rows with plain ones: a sky,
-    a sun, ridges far to near (lighter and hazier the farther), and water mirroring them.
-    """
+    """The picture for ``prompt`` and ``seed`` as raw RGB rows, painted with ``bytearray``
+    slices: a sky, a sun, ridges far to near (hazier the farther), water mirroring them."""
     sky, land, water = scene_for(prompt)
     rng = random.Random(f"{prompt.strip().lower()}\x00{seed}")
     stride = width * 3
