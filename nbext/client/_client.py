@@ -1,9 +1,5 @@
-"""``Client`` and ``AsyncClient``: configuration, one connection pool, and a driver each.
-
-The two classes differ only in their driver (how a flow's effects are performed); what
-they send and how they read answers is in ``_calls`` and ``_flows``, and how it reaches
-the service (httpx) in ``_transport``.
-"""
+"""``Client`` and ``AsyncClient``: configuration, one connection pool, and a driver each
+(they differ only in the driver: docs/architecture.md#a-job-call-through-the-client)."""
 
 from __future__ import annotations
 
@@ -33,9 +29,8 @@ from ._transport import (
     AsyncSender,
     Destination,
     Sender,
-    async_http,
     check_header_value,
-    sync_http,
+    own_http,
 )
 
 T = TypeVar("T")
@@ -303,7 +298,7 @@ class Client(_Base, SyncManagement):
         super().__init__(api_key, self._clock.now, **settings)
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
-        self._http = http_client or sync_http(transport)
+        self._http = http_client or own_http(httpx.Client, transport)
         self._sender = Sender(self._http, http_client is None, self._destination())
 
     def endpoint(self, endpoint_id: str) -> Endpoint:
@@ -374,7 +369,7 @@ class AsyncClient(_Base, AsyncManagement):
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
         native = http_client is None and transport is None
-        self._http = http_client or async_http(transport)
+        self._http = http_client or own_http(httpx.AsyncClient, transport)
         self._sender = AsyncSender(
             self._http, http_client is None, self._destination(), bounded=not native
         )
