@@ -118,6 +118,8 @@ class _Base:
     """Settings and the flow context shared by both clients."""
 
     _ctx: Context
+    _clock: SyncClock | AsyncClock
+    _sender: Sender | AsyncSender
 
     def __init__(
         self,
@@ -243,6 +245,18 @@ class _Base:
             f"base_url={self.base_url!r}, api_key={self.masked_key!r})"
         )
 
+    def _perform(self, effect: Effect) -> Any:
+        """Perform ``effect``: its value, or (an ``AsyncClient``'s) the awaitable giving it."""
+        if isinstance(effect, Sleep):
+            return self._clock.sleep_until(effect.until)
+        if isinstance(effect, Send):
+            return self._sender.send(effect.call, effect.timeout)
+        if isinstance(effect, NextEvent):
+            return effect.stream.next()
+        if isinstance(effect, Listen):
+            return self._sender.listen(effect.call, effect.idle)
+        raise TypeError(f"unexpected effect {effect!r}")
+
     def _destination(self) -> Destination:
         return Destination(self.serverless_url, self.base_url, USER_AGENT, self._auth.header)
 
@@ -299,7 +313,7 @@ class Client(_Base, SyncManagement):
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
         self._http = http_client or own_http(httpx.Client, transport)
-        self._sender = Sender(self._http, http_client is None, self._destination())
+        self._sender: Sender = Sender(self._http, http_client is None, self._destination())
 
     def endpoint(self, endpoint_id: str) -> Endpoint:
         """The queue-based endpoint ``endpoint_id`` (no request is made)."""
@@ -320,18 +334,6 @@ class Client(_Base, SyncManagement):
         self.close()
 
     # ---- the driver ----------------------------------------------------------------------
-
-    def _perform(self, effect: Effect) -> Any:
-        if isinstance(effect, Sleep):
-            self._clock.sleep_until(effect.until)
-            return None
-        if isinstance(effect, Send):
-            return self._sender.send(effect.call, effect.timeout)
-        if isinstance(effect, NextEvent):
-            return effect.stream.next()
-        if isinstance(effect, Listen):
-            return self._sender.listen(effect.call, effect.idle)
-        raise TypeError(f"unexpected effect {effect!r}")
 
     def _pricer(self) -> Pricer:
         def cost(endpoint_id: str, result: JobResult) -> float | None:
@@ -370,7 +372,7 @@ class AsyncClient(_Base, AsyncManagement):
             raise ValueError("pass http_client= or transport=, not both")
         native = http_client is None and transport is None
         self._http = http_client or own_http(httpx.AsyncClient, transport)
-        self._sender = AsyncSender(
+        self._sender: AsyncSender = AsyncSender(
             self._http, http_client is None, self._destination(), bounded=not native
         )
 
@@ -395,16 +397,7 @@ class AsyncClient(_Base, AsyncManagement):
     # ---- the driver ----------------------------------------------------------------------
 
     async def _perform(self, effect: Effect) -> Any:
-        if isinstance(effect, Sleep):
-            await self._clock.sleep_until(effect.until)
-            return None
-        if isinstance(effect, Send):
-            return await self._sender.send(effect.call, effect.timeout)
-        if isinstance(effect, NextEvent):
-            return await effect.stream.next()
-        if isinstance(effect, Listen):
-            return await self._sender.listen(effect.call, effect.idle)
-        raise TypeError(f"unexpected effect {effect!r}")
+        return await super()._perform(effect)
 
     async def _run(self, flow: Flow[T]) -> T:
         return await arun(flow, self._perform)
