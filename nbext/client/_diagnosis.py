@@ -16,9 +16,9 @@ from nbext.models import Health, JobStatus
 from ._calls import endpoint_call, model_of
 from ._errors import NbextError, Timeout
 from ._flows import JOB_GOES_ON, Context, Deadline, Flow, JobState, send, status
+from ._resources.endpoints import workers
 from ._resources.logs import _log_call, _read, _worker
 from ._resources.rest import V2
-from ._resources.serverless_workers import workers
 
 T = TypeVar("T")
 

@@ -60,37 +60,36 @@ def describe(value: Any) -> str:
 
 
 class EventReader:
-    """Server-Sent Events text, fed in pieces, out as the events' JSON objects.
-
-    A chunk may hold several events, or end inside one; what is left over waits for the
-    next piece. ``data: [DONE]`` ends the stream (``done``).
-    """
+    """Server-Sent Events text, fed in pieces, out as each event's data (its ``data:``
+    lines joined; comments and other fields left out). A piece may hold several events,
+    or end inside one: what is left over waits for the next piece. Lines end in LF, CRLF
+    or a lone CR, as the SSE format allows."""
 
     def __init__(self) -> None:
         self._pending = ""
-        self.done = False
 
-    def feed(self, text: str) -> Iterator[dict[str, Any]]:
-        self._pending += text.replace("\r\n", "\n")
-        *events, self._pending = self._pending.split("\n\n")
+    def feed(self, text: str) -> Iterator[str]:
+        text = self._pending + text
+        held = "\r" if text.endswith("\r") else ""  # the next piece may bring its "\n"
+        text = text.removesuffix("\r").replace("\r\n", "\n").replace("\r", "\n")
+        *events, rest = text.split("\n\n")
+        self._pending = rest + held
         for event in events:
-            data = "\n".join(
-                line[5:].removeprefix(" ") for line in event.split("\n") if line.startswith("data:")
-            )
-            if not data:
-                continue  # a comment or a field the chat stream does not use
-            if data.strip() == "[DONE]":
-                self.done = True
-                return
-            try:
-                value = json.loads(data)
-            except json.JSONDecodeError:
-                raise NotAChatEndpoint(
-                    f"it streamed an event that is not JSON: {data[:60]!r}"
-                ) from None
-            if not isinstance(value, dict):
-                raise NotAChatEndpoint(f"it streamed an event holding {describe(value)}")
-            yield value
+            lines = event.split("\n")
+            data = [line[5:].removeprefix(" ") for line in lines if line.startswith("data:")]
+            if data:
+                yield "\n".join(data)
+
+
+def chat_event(data: str) -> dict[str, Any]:
+    """A chat stream's event as its JSON object; one that is not is ``NotAChatEndpoint``."""
+    try:
+        value = json.loads(data)
+    except json.JSONDecodeError:
+        raise NotAChatEndpoint(f"it streamed an event that is not JSON: {data[:60]!r}") from None
+    if not isinstance(value, dict):
+        raise NotAChatEndpoint(f"it streamed an event holding {describe(value)}")
+    return value
 
 
 @dataclass

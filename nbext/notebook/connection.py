@@ -61,15 +61,12 @@ class Service:
         key_source: str,
         serverless_url: str,
         base_url: str,
-        server: EmulatorServer | None = None,
         joined: local_service.Joined | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         self.mode = mode
         self.key_source = key_source
         self.key = Secret(api_key)
-        self.server = server
-        """A private emulator's server (in this kernel; never stopped here)."""
         self.joined = joined
         """The user's local service this kernel joined (``nbext.service``)."""
         self._control: httpx.Client | None = None
@@ -456,7 +453,6 @@ class Connection:
             key_source="the private emulator",
             serverless_url=server.serverless_url,
             base_url=f"{server.url}/v2",
-            server=server,
             client_kwargs=self._client_kwargs,
         )
 

@@ -89,7 +89,7 @@ def deploy(
         raise InvalidArgument("this function has no usable name: pass name='my-endpoint'")
     kernel = connection or current()
     service = kernel.local()
-    root_url = service.serverless_url.removesuffix("/v2")
+    root_url = service.root_url
     served = kernel.kernel_workers.get(endpoint_id)
     if served is None or served.root_url != root_url:
         served = KernelWorker(root_url, service.key.reveal(), endpoint_id, function)

@@ -16,6 +16,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from nbext.notebook import awaiting
+from nbext.notebook.chat import EventReader
 from nbext.notebook.interrupts import Interrupted
 from nbext.notebook.magics.chat import ChatFailed
 
@@ -60,6 +61,28 @@ def chat_outputs(nb: Notebook) -> list[dict[str, Any]]:
 def last_job(nb: Notebook, endpoint: str) -> Any:
     jobs = [j for j in nb.emu.jobs.jobs.values() if j.endpoint_id == endpoint]
     return max(jobs, key=lambda j: j.submitted_at)
+
+
+def test_event_text_is_read_whatever_its_pieces() -> None:
+    """One reader for chat answers and %%runpod_http streams: pieces may split an event,
+    even its CRLF; comments and other fields are left out; a blank line ends the last."""
+    reader = EventReader()
+    pieces = [
+        ": hi\r",
+        '\ndata: {"a"',
+        ": 1}\r\n\r",
+        "\nevent: x\ndata: two\ndata:  lines\n\n",
+        "data: end",
+    ]
+    seen = [data for piece in [*pieces, "\n\n"] for data in reader.feed(piece)]
+    assert seen == ['{"a": 1}', "two\n lines", "end"]
+
+
+def test_a_lone_cr_ends_an_event_line() -> None:
+    """SSE lets a server end its lines with CR alone (httpx's line reader took it)."""
+    reader = EventReader()
+    pieces = ["data: one\r", "\rdata: two\r\r", "data: three\r", "\n\r\n"]
+    assert [data for piece in pieces for data in reader.feed(piece)] == ["one", "two", "three"]
 
 
 def test_the_answer_streams_as_markdown_and_ends_static(chat: Notebook) -> None:

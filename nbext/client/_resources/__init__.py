@@ -8,11 +8,15 @@ from .._twins import Resource
 from .billing import AsyncBilling, Billing, Moment
 from .catalog import AsyncCatalog, Catalog
 from .clusters import AsyncClusters, Clusters
-from .delegations import AsyncRegistryDelegations, RegistryDelegations
 from .endpoints import AsyncEndpoints, Endpoints
 from .network_volumes import AsyncNetworkVolumes, NetworkVolumes
 from .pods import AsyncPods, Pods
-from .registry_auths import AsyncRegistryAuths, RegistryAuths
+from .registries import (
+    AsyncRegistryAuths,
+    AsyncRegistryDelegations,
+    RegistryAuths,
+    RegistryDelegations,
+)
 from .rest import V2
 from .ssh_keys import AsyncSshKeys, SshKeys
 from .templates import AsyncTemplates, Templates

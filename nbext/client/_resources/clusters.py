@@ -14,9 +14,9 @@ from nbext.models.v2.resources import CLUSTERS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import created, deleting, getting, listing, updated
+from .crud import below, deleting, getting, listing, saved
 from .rest import V2
-from .wire import choice, given, ident, refused, whole, wrapped
+from .wire import choice, given, ident, refused, whole
 
 ClusterType = Literal["APPLICATION", "TRAINING", "SLURM", "RAY"]
 TYPES = ("APPLICATION", "TRAINING", "SLURM", "RAY")
@@ -68,21 +68,19 @@ def create(
     if disk is not None:
         whole(op, "disk", disk, 1)
     fields |= {"name": _text(op, "name", name), "type": kind, "compute": compute}
-    return (yield from created(ctx, api, ROW, fields, extra_body))
+    return (yield from saved(ctx, api, ROW, fields, extra_body))
 
 
 def update(ctx: Context, api: V2, cluster_id: str, *, name: str) -> Flow[Cluster]:
     """Rename a cluster: its name is all that can change after creation."""
     ident(cluster_id, "cluster")  # a wrong id is refused before a wrong name, as ever
     fields = {"name": _text("clusters.update", "name", name)}
-    return (yield from updated(ctx, api, ROW, cluster_id, fields))
+    return (yield from saved(ctx, api, ROW, fields, record_id=cluster_id))
 
 
 def pods(ctx: Context, api: V2, cluster_id: str) -> Flow[list[Pod]]:
     """The cluster's member pods, by rank (``pod.cluster`` holds rank, role and address)."""
-    cid, subject = ident(cluster_id, "cluster")
-    call = api.call("GET", ["clusters", cid, "pods"], "clusters.pods", subject)
-    return (yield from api.fetch(ctx, call, wrapped(Pod, "pods")))
+    return (yield from below(ctx, api, ROW, cluster_id, "pods", Pod))
 
 
 delete = deleting(ROW, "Its pods go with it, and its billing stops.")

@@ -1,7 +1,7 @@
 """``list``, ``get`` and ``delete``, alike for every management resource, made from its
 row of ``nbext.models.v2.RESOURCES`` as flow builders (``_twins``) named for it; a
 create's or an update's keywords and checks stay in the resource's own module, which
-sends its body with ``created`` or ``updated``."""
+sends its body with ``saved``."""
 
 from __future__ import annotations
 
@@ -72,33 +72,32 @@ def deleting(row: Rest[Any], note: str = "") -> Callable[[Context, V2, str], Flo
     return _named(row, delete, doc, "None")
 
 
-def created(
+def saved(
     ctx: Context,
     api: V2,
     row: Rest[M],
     fields: Mapping[str, Any],
     extra: Mapping[str, Any] | None = None,
     nested: Mapping[str, type[BaseModel]] | None = None,
+    record_id: str | None = None,
 ) -> Flow[M]:
-    """``POST`` a new record of ``row`` made of ``fields`` (``wire.body``): the record."""
-    op = f"{row.attribute}.create"
-    data = body(op, fields, extra, nested)
-    call = api.call("POST", [row.segment], op, f"a new {row.what}", body=data)
+    """``POST`` a new record of ``row`` made of ``fields`` (``wire.body``), or ``PATCH``
+    the record ``record_id`` with them: the record as it is now."""
+    if record_id is None:
+        method, parts, subject, op = "POST", [row.segment], f"a new {row.what}", "create"
+    else:
+        rid, subject = ident(record_id, row.what)
+        method, parts, op = "PATCH", [row.segment, rid], "update"
+    op = f"{row.attribute}.{op}"
+    call = api.call(method, parts, op, subject, body=body(op, fields, extra, nested))
     return (yield from api.fetch(ctx, call, one(row.model)))
 
 
-def updated(
-    ctx: Context,
-    api: V2,
-    row: Rest[M],
-    record_id: str,
-    fields: Mapping[str, Any],
-    extra: Mapping[str, Any] | None = None,
-    nested: Mapping[str, type[BaseModel]] | None = None,
-) -> Flow[M]:
-    """``PATCH`` the record ``record_id`` of ``row`` with ``fields``: the record now."""
+def below(
+    ctx: Context, api: V2, row: Rest[Any], record_id: str, kind: str, model: type[M]
+) -> Flow[list[M]]:
+    """``GET /{row}/{id}/{kind}``: the records of ``kind`` under one of ``row``'s (an
+    endpoint's ``workers``, a cluster's ``pods``); the list answer's key is ``kind``."""
     rid, subject = ident(record_id, row.what)
-    op = f"{row.attribute}.update"
-    data = body(op, fields, extra, nested)
-    call = api.call("PATCH", [row.segment, rid], op, subject, body=data)
-    return (yield from api.fetch(ctx, call, one(row.model)))
+    call = api.call("GET", [row.segment, rid, kind], f"{row.attribute}.{kind}", subject)
+    return (yield from api.fetch(ctx, call, wrapped(model, kind)))

@@ -12,16 +12,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from nbext.models.v2 import CpuConfig, Endpoint, EndpointGpu, EndpointWorkers, Scaling
+from nbext.models.v2 import (
+    CpuConfig,
+    Endpoint,
+    EndpointGpu,
+    EndpointWorkers,
+    Release,
+    Scaling,
+    Worker,
+)
 from nbext.models.v2.resources import ENDPOINTS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
-from .crud import deleting, listing, updated
+from .crud import below, deleting, listing, saved
 from .logs import as_line, follow_worker_logs, worker_logs
 from .rest import V2
-from .serverless_workers import releases, workers
-from .wire import NOT_GIVEN, NotGiven, body, given, ident, one
+from .wire import NOT_GIVEN, NotGiven, given, ident, one
 
 EndpointType = Literal["QUEUE", "LOAD_BALANCER"]
 FlashBoot = Literal["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"]
@@ -71,11 +78,9 @@ def create(
     fields = given(locals())
     if name is None and template_id is not None:
         fields["name"] = template_id
-    data = body("endpoints.create", fields, extra_body, NESTED)
-    if type == "QUEUE":
-        data.setdefault("scaling", QUEUE_SCALING)
-    call = api.call("POST", ["serverless"], "endpoints.create", "a new endpoint", body=data)
-    return (yield from api.fetch(ctx, call, one(Endpoint)))
+    if type == "QUEUE" and scaling is None:
+        extra_body = {"scaling": QUEUE_SCALING, **(extra_body or {})}
+    return (yield from saved(ctx, api, ROW, fields, extra_body, NESTED))
 
 
 def get(ctx: Context, api: V2, endpoint_id: str) -> Flow[Endpoint]:
@@ -112,7 +117,17 @@ def update(
     """Change the fields given; scaling applies at once, a ``template_id`` or ``image``
     rolls the workers over. Not re-sent after it may have reached the service."""
     fields = given(locals(), skip=["endpoint_id"], update=True)
-    return (yield from updated(ctx, api, ROW, endpoint_id, fields, extra_body, NESTED))
+    return (yield from saved(ctx, api, ROW, fields, extra_body, NESTED, record_id=endpoint_id))
+
+
+def workers(ctx: Context, api: V2, endpoint_id: str) -> Flow[list[Worker]]:
+    """The endpoint's workers now (an endpoint scaled to zero has none)."""
+    return (yield from below(ctx, api, ROW, endpoint_id, "workers", Worker))
+
+
+def releases(ctx: Context, api: V2, endpoint_id: str) -> Flow[list[Release]]:
+    """The endpoint's releases, newest first; ``diff`` says what each one changed."""
+    return (yield from below(ctx, api, ROW, endpoint_id, "releases", Release))
 
 
 delete = deleting(ROW, "Its job address stops serving.")

@@ -10,9 +10,7 @@ tests move time), until stopped or the pod or worker is gone (404 after the firs
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, cast
 
@@ -150,10 +148,37 @@ def _read(
         stream.close()
 
 
+Query = tuple[int | None, datetime | str | None, str | None]
+"""A log request's (tail, since, source)."""
+Where = tuple[list[str], str]
+"""A log's path under ``/v2`` and what it is the log of."""
+
+
+def _log_call(
+    api: V2, operation: str, where: Where, query: Query, cursor: str | None = None
+) -> Call:
+    """A log stream's call; ``cursor`` resumes after that line (``Last-Event-ID``)."""
+    params = log_query(operation, *query)
+    headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
+    call = api.call("GET", where[0], operation, where[1], query=params)
+    return dataclasses.replace(call, headers=headers)
+
+
+def _pod(pod_id: str) -> Where:
+    pid, subject = ident(pod_id, "pod")
+    return ["pods", pid, "logs"], subject
+
+
+def _worker(endpoint_id: str, worker_id: str) -> Where:
+    (eid, endpoint), (wid, worker) = ident(endpoint_id, "endpoint"), ident(worker_id, "worker")
+    return ["serverless", eid, "workers", wid, "logs"], f"{worker} of {endpoint}"
+
+
 def _follow(
-    ctx: Context, first: Call, resume: Callable[[str], Call], stop: Stop | None
+    ctx: Context, api: V2, first: Call, where: Where, source: str | None, stop: Stop | None
 ) -> Flow[None]:
-    """Emit each line as it comes; reconnect after each stream with the last cursor."""
+    """Emit each line as it comes; reconnect after each stream asking for the lines after
+    the last cursor seen (of the same ``source``)."""
     call, cursor, retry, connected = first, "", DEFAULT_RETRY, False
 
     def stopped() -> bool:
@@ -186,44 +211,8 @@ def _follow(
         finally:
             stream.close()
         if cursor:
-            call = resume(cursor)
+            call = _log_call(api, first.operation, where, (None, None, source), cursor)
         yield pause(ctx, max(MIN_RETRY, retry))
-
-
-Query = tuple[int | None, datetime | str | None, str | None]
-"""A log request's (tail, since, source)."""
-Where = tuple[list[str], str]
-"""A log's path under ``/v2`` and what it is the log of."""
-
-
-def _log_call(
-    api: V2, operation: str, where: Where, query: Query, cursor: str | None = None
-) -> Call:
-    """A log stream's call; ``cursor`` resumes after that line (``Last-Event-ID``)."""
-    params = log_query(operation, *query)
-    headers = {**SSE_HEADERS, **({"Last-Event-ID": cursor} if cursor else {})}
-    call = api.call("GET", where[0], operation, where[1], query=params)
-    return dataclasses.replace(call, headers=headers)
-
-
-def _pod(pod_id: str) -> Where:
-    pid, subject = ident(pod_id, "pod")
-    return ["pods", pid, "logs"], subject
-
-
-def _worker(endpoint_id: str, worker_id: str) -> Where:
-    (eid, endpoint), (wid, worker) = ident(endpoint_id, "endpoint"), ident(worker_id, "worker")
-    return ["serverless", eid, "workers", wid, "logs"], f"{worker} of {endpoint}"
-
-
-def _followed(
-    ctx: Context, api: V2, operation: str, where: Where, query: Query, stop: Stop | None
-) -> Flow[None]:
-    """Follow a log from ``query``, each reconnection asking for the lines after the last
-    cursor seen (of the same ``source``)."""
-    first = _log_call(api, operation, where, query)
-    resume = functools.partial(_log_call, api, operation, where, (None, None, query[2]))
-    return _follow(ctx, first, resume, stop)
 
 
 def pod_logs(
@@ -259,8 +248,9 @@ def follow_pod_logs(
 ) -> Flow[None]:
     """The pod's log lines as they come, starting like ``logs``; ends when the caller
     stops iterating or sets ``stop`` (a ``threading.Event``), or when the pod is gone."""
-    query = (tail, since, source)
-    return _followed(ctx, api, "pods.follow_logs", _pod(pod_id), query, stop)
+    where = _pod(pod_id)
+    first = _log_call(api, "pods.follow_logs", where, (tail, since, source))
+    return _follow(ctx, api, first, where, source, stop)
 
 
 def worker_logs(
@@ -294,8 +284,9 @@ def follow_worker_logs(
 ) -> Flow[None]:
     """A worker's log lines as they come, like ``pods.follow_logs``; ends when the
     worker is gone (the service keeps a worker's log only while it lives)."""
-    where, query = _worker(endpoint_id, worker_id), (tail, since, source)
-    return _followed(ctx, api, "endpoints.follow_worker_logs", where, query, stop)
+    where = _worker(endpoint_id, worker_id)
+    first = _log_call(api, "endpoints.follow_worker_logs", where, (tail, since, source))
+    return _follow(ctx, api, first, where, source, stop)
 
 
 def as_line(item: Any) -> LogEvent:

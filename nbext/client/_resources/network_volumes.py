@@ -10,7 +10,7 @@ from nbext.models.v2.resources import NETWORK_VOLUMES as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import created, deleting, getting, listing, updated
+from .crud import deleting, getting, listing, saved
 from .rest import V2
 from .wire import NOT_GIVEN, NotGiven, given
 
@@ -30,7 +30,7 @@ def create(
     """Create a volume of ``size`` GB (10-4096) in ``data_center`` (``"EU-RO-1"``...); ``type`` is
     the data centre's default tier unless given. A create that may have reached the
     service is not re-sent (it could make, and bill, two volumes)."""
-    return (yield from created(ctx, api, ROW, given(locals()), extra_body))
+    return (yield from saved(ctx, api, ROW, given(locals()), extra_body))
 
 
 def update(
@@ -44,7 +44,7 @@ def update(
 ) -> Flow[NetworkVolume]:
     """Rename a volume or grow it to ``size`` GB (a smaller size is BadRequest)."""
     fields = given(locals(), skip=["network_volume_id"], update=True)
-    return (yield from updated(ctx, api, ROW, network_volume_id, fields, extra_body))
+    return (yield from saved(ctx, api, ROW, fields, extra_body, record_id=network_volume_id))
 
 
 delete = deleting(ROW, "Its data goes with it.")

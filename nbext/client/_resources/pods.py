@@ -17,7 +17,7 @@ from nbext.models.v2.resources import PODS as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, aiterating, awaiting, blocking, iterating
-from .crud import created, deleting, getting, updated
+from .crud import deleting, getting, saved
 from .logs import as_line, follow_pod_logs, pod_logs
 from .rest import V2
 from .wire import NOT_GIVEN, NotGiven, given, ident, maybe, wrapped
@@ -57,7 +57,7 @@ def create(
     (``{"network": [{"volume_id": ..., "path": ...}]}``). A create that may have reached
     the service is never sent again (it could rent two pods).
     """
-    return (yield from created(ctx, api, ROW, given(locals()), extra_body, NESTED))
+    return (yield from saved(ctx, api, ROW, given(locals()), extra_body, NESTED))
 
 
 def list_pods(ctx: Context, api: V2, *, include_cluster_pods: bool = False) -> Flow[list[Pod]]:
@@ -89,7 +89,7 @@ def update(
     re-creates the container (which a locked pod refuses), so it is not re-sent after it
     may have reached the service."""
     fields = given(locals(), skip=["pod_id"], update=True)
-    return (yield from updated(ctx, api, ROW, pod_id, fields, extra_body, NESTED))
+    return (yield from saved(ctx, api, ROW, fields, extra_body, NESTED, record_id=pod_id))
 
 
 def _action(ctx: Context, api: V2, pod_id: str, action: str) -> Flow[Pod | None]:

@@ -15,7 +15,7 @@ from nbext.models.v2.resources import TEMPLATES as ROW
 
 from .._flows import Context, Flow
 from .._twins import Resource, awaiting, blocking
-from .crud import created, deleting, getting, listing, updated
+from .crud import deleting, getting, listing, saved
 from .rest import V2
 from .wire import NOT_GIVEN, NotGiven, given
 
@@ -50,7 +50,7 @@ def create(
     ``{"persistent": {"size": GB, "path": "/workspace"}}``. ``extra_body`` carries fields
     (wire names) newer than this client.
     """
-    return (yield from created(ctx, api, ROW, given(locals()), extra_body, NESTED))
+    return (yield from saved(ctx, api, ROW, given(locals()), extra_body, NESTED))
 
 
 def update(
@@ -77,7 +77,7 @@ def update(
     """Change the fields given; endpoints made from the template keep their own settings.
     Not re-sent after it may have reached the service."""
     fields = given(locals(), skip=["template_id"], update=True)
-    return (yield from updated(ctx, api, ROW, template_id, fields, extra_body, NESTED))
+    return (yield from saved(ctx, api, ROW, fields, extra_body, NESTED, record_id=template_id))
 
 
 list_all = listing(

@@ -202,37 +202,33 @@ def _adapter(model: type[BaseModel]) -> TypeAdapter[list[Any]]:
     return TypeAdapter(list[model])  # type: ignore[valid-type]
 
 
+def _shaped(call: Call, response: Answer, validate: Callable[[Any], T], data: Any, what: str) -> T:
+    try:
+        return validate(data)
+    except ValidationError as exc:
+        problem = f"an unexpected shape for {what}: {explain(exc)[:200]}"
+        raise _unreadable(call, response, problem) from None
+
+
 def one(model: type[M]) -> Reader[M]:
     """Read the answer as one ``model`` (unknown fields kept)."""
 
     def read(call: Call, response: Answer) -> M:
         data = _json(call, response)
-        try:
-            return model.model_validate(data)
-        except ValidationError as exc:
-            raise _unreadable(
-                call, response, f"an unexpected shape for {model.__name__}: {explain(exc)[:200]}"
-            ) from None
+        return _shaped(call, response, model.model_validate, data, model.__name__)
 
     return read
 
 
 def wrapped(model: type[M], key: str) -> Reader[list[M]]:
-    """Read a list answer, ``{key: [...]}`` (``nbext.models.v2.LIST_KEYS``)."""
+    """Read a list answer, ``{key: [...]}``."""
 
     def read(call: Call, response: Answer) -> list[M]:
         data = _json(call, response)
         if not isinstance(data, dict) or not isinstance(data.get(key), list):
             raise _unreadable(call, response, f"no {key!r} list: {excerpt(response.text, 120)}")
-        try:
-            items: list[M] = _adapter(model).validate_python(data[key])
-        except ValidationError as exc:
-            raise _unreadable(
-                call,
-                response,
-                f"an unexpected shape for a list of {model.__name__}: {explain(exc)[:200]}",
-            ) from None
-        return items
+        validate = _adapter(model).validate_python
+        return _shaped(call, response, validate, data[key], f"a list of {model.__name__}")
 
     return read
 

@@ -3,14 +3,8 @@ nested records (the pod's machine, ...) or widen a listing (official templates, 
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import Field
-
-from .._fields import QueryModel
+from .._fields import Name191, QueryModel
 from .enums import ComputeType, PodStatus
-
-Str191 = Annotated[str, Field(max_length=191)]
 
 
 class PodIncludes(QueryModel):
@@ -31,11 +25,11 @@ class PodListQuery(PodIncludes):
     cpu_flavor_id: list[str] | None = None
     data_center_id: list[str] | None = None
     desired_status: PodStatus | None = None
-    endpoint_id: Str191 | None = None
+    endpoint_id: Name191 | None = None
     gpu_type_id: list[str] | None = None
     id: str | None = None
     image_name: str | None = None
-    name: Str191 | None = None
+    name: Name191 | None = None
     network_volume_id: str | None = None
     template_id: str | None = None
 

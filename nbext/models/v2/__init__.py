@@ -4,7 +4,6 @@ must agree on; this package imports nothing else of nbext."""
 from .paths import MANAGEMENT_SEGMENTS, is_management_path, reserved_endpoint_id
 from .queries import BillingQuery
 from .resources import (
-    LIST_KEYS,
     RESOURCES,
     BillingRecord,
     Cluster,
@@ -33,7 +32,6 @@ from .resources import (
 from .states import POD_ACTIONS_BY_STATUS, PodAction, PodStatus
 
 __all__ = [
-    "LIST_KEYS",
     "MANAGEMENT_SEGMENTS",
     "POD_ACTIONS_BY_STATUS",
     "RESOURCES",

@@ -481,14 +481,3 @@ RESOURCES: tuple[Rest[Any], ...] = (
 )
 """Every management resource with records of its own, one row each (delegations before
 registries: their path is under theirs)."""
-
-LIST_KEYS = {row.segment: row.list_key for row in RESOURCES} | {
-    "catalog/gpus": "gpus",
-    "catalog/cpus": "cpus",
-    "catalog/datacenters": "dataCenters",
-    "catalog/templates": "templates",
-    "serverless/{id}/workers": "workers",
-    "serverless/{id}/releases": "releases",
-    "clusters/{id}/pods": "pods",
-}
-"""Path under ``/v2`` -> the key its list answer wraps the records in."""

@@ -34,6 +34,7 @@ from ..chat import (
     EventReader,
     NotAChatEndpoint,
     Turn,
+    chat_event,
     describe,
 )
 from ..cost import record_cost
@@ -362,9 +363,11 @@ class _Answer(LivePanel):
         self.view.state = "IN_PROGRESS"
         if not isinstance(output, str):
             raise NotAChatEndpoint(_answered(output, "streamed"))
-        for event in self.reader.feed(output):
+        for data in self.reader.feed(output):
+            if data.strip() == "[DONE]":
+                break  # the end of the chat stream
             self.events += 1
-            self._take(event)
+            self._take(chat_event(data))
         self.refresh()
 
     def finish(self, result: JobResult) -> None:

@@ -7,10 +7,10 @@ and errors are the client's; it is drawn as a request, not a job (``RequestPanel
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import threading
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -20,6 +20,7 @@ from nbext.client import BadRequest, Endpoint, NbextError
 from nbext.models import JobResult, JobStatus
 from nbext.models.recording import digest
 
+from ..chat import EventReader
 from ..errors import one_line
 from ..interrupts import Interrupted
 from ..phases import workers_text
@@ -114,23 +115,6 @@ class _Watch(threading.Thread):
         self.join()
 
 
-def events(lines: Iterator[str]) -> Iterator[str]:
-    """An event stream's events' data (Server-Sent Events: ``data:`` lines joined, an
-    event ended by a blank line; comments and other fields left out)."""
-    data: list[str] = []
-    for line in lines:
-        if not line:
-            if data:
-                yield "\n".join(data)
-            data = []
-        elif not line.startswith(":"):
-            field, _, value = line.partition(":")
-            if field == "data":
-                data.append(value.removeprefix(" "))
-    if data:
-        yield "\n".join(data)
-
-
 def decoded(data: str) -> Any:
     """An event's data as JSON's value where it is JSON, else the text."""
     try:
@@ -145,10 +129,12 @@ def read_answer(response: httpx.Response, panel: RequestPanel, lock: threading.L
     kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
     if kind == "text/event-stream":
         kept = []
-        for data in events(response.iter_lines()):
-            kept.append(decoded(data))
-            with lock:
-                panel.event(data)
+        reader = EventReader()
+        for piece in itertools.chain(response.iter_text(), ["\n\n"]):  # ends the last event
+            for data in reader.feed(piece):
+                kept.append(decoded(data))
+                with lock:
+                    panel.event(data)
         return kept
     response.read()
     value: Any = response.content

@@ -161,23 +161,23 @@ def run_job(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """The cell magic's body, after its arguments were parsed: blocks until the end."""
     started = _submit(magics, args, cell)
     if started is not None:
-        _wait(*started, quiet=args.quiet, raises=_raises(magics, args))
+        wait(*started, quiet=args.quiet, raises=_raises(magics, args))
 
 
 async def run_job_async(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """``run_job`` in a cell that awaits, where the kernel hears the panel's Cancel."""
     started = _submit(magics, args, cell, awaited=True)
     if started is not None:
-        await _wait_async(*started, quiet=args.quiet, raises=_raises(magics, args))
+        await wait_async(*started, quiet=args.quiet, raises=_raises(magics, args))
 
 
-def _wait(follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool) -> None:
+def wait(follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool) -> None:
     with usage_errors():
         result = follower.follow(interrupted=interrupted)
     _conclude(follower.record, result, quiet=quiet, raises=raises)
 
 
-async def _wait_async(
+async def wait_async(
     follower: JobFollower, interrupted: bool, *, quiet: bool, raises: bool
 ) -> None:
     with usage_errors():
@@ -347,30 +347,11 @@ def _run_sync(
     return None
 
 
-def retry_job(magics: Magics, record: JobRecord, *, background: bool, quiet: bool) -> None:
-    """``%runpod retry JOB``: queue a FAILED or TIMED_OUT job again and follow it."""
-    started = _retry(magics, record, background=background, quiet=quiet)
-    if started is not None:
-        _wait(*started, quiet=quiet, raises=bool(magics.raise_on_failure))
-
-
-async def retry_job_async(
-    magics: Magics, record: JobRecord, *, background: bool, quiet: bool
-) -> None:
-    """The same in a cell that awaits: the new panel's Cancel works while it runs."""
-    started = _retry(magics, record, background=background, quiet=quiet)
-    if started is not None:
-        await _wait_async(*started, quiet=quiet, raises=bool(magics.raise_on_failure))
-
-
-def _retry(
-    magics: Magics, record: JobRecord, *, background: bool, quiet: bool
+def start_retry(
+    magics: Magics, record: JobRecord, service: Service, *, background: bool, quiet: bool
 ) -> tuple[JobFollower, bool] | None:
-    """Queue the job again and show its new panel; the follower to wait with, and
-    whether Ctrl-C came meanwhile (None: ``background`` follows it in a task)."""
-    service = magics.connection.service_named(record.service)
-    if service is None:
-        raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
+    """``%runpod retry JOB``: queue the job again and show its new panel; the follower to
+    ``wait`` with, and whether Ctrl-C came meanwhile (None: ``background`` follows it)."""
     job = service.client.endpoint(record.endpoint_id).job(record.id)
     if background and running_loop() is None:
         raise UsageError("--background needs the kernel's event loop, and none is running here")

@@ -16,10 +16,12 @@ from ..ipython import argument, magic_arguments
 from ..registry import JobRecord
 from .commands import subcommand
 from .common import Magics, check_name, explain, store_and_show, usage_errors
-from .job import retry_job, retry_job_async
+from .job import start_retry, wait, wait_async
 
 if TYPE_CHECKING:
     import argparse
+
+    from ..connection import Service
 
 
 def refresh(magics: Magics) -> None:
@@ -68,9 +70,20 @@ EXTERNAL = "external"
 JOB_HELP = f"the job id, or {LAST!r} for the newest job this kernel submitted"
 
 
-def record_of(magics: Magics, job_id: str, endpoint: str | None, magic: str) -> JobRecord:
-    """A job by id (or ``last``): this kernel's records, or (with ``--endpoint``) any job;
-    ``magic`` (``cancel``) is the subcommand asking, for the line a mistake suggests."""
+def record_of(
+    magics: Magics, job_id: str, endpoint: str | None, magic: str
+) -> tuple[JobRecord, Service]:
+    """A job by id (or ``last``) and its service: this kernel's records, or (with
+    ``--endpoint``) any job; ``magic`` (``cancel``) is the subcommand asking, for the line a
+    mistake suggests. A job of a service this kernel no longer has open is refused."""
+    record = _record(magics, job_id, endpoint, magic)
+    service = magics.connection.service_named(record.service)
+    if service is None:
+        raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
+    return record, service
+
+
+def _record(magics: Magics, job_id: str, endpoint: str | None, magic: str) -> JobRecord:
     if job_id == LAST:
         if endpoint is not None:
             raise UsageError(f"--endpoint names a job's endpoint by id; {LAST!r} needs none")
@@ -99,10 +112,7 @@ def record_of(magics: Magics, job_id: str, endpoint: str | None, magic: str) -> 
 @argument("--endpoint", help="the job's endpoint, if it was not submitted from this kernel")
 def cancel(magics: Magics, args: argparse.Namespace) -> None:
     """Cancel JOB: a queued job never starts, a running one is told to stop."""
-    record = record_of(magics, args.job, args.endpoint, "cancel")
-    service = magics.connection.service_named(record.service)
-    if service is None:
-        raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
+    record, service = record_of(magics, args.job, args.endpoint, "cancel")
     job = service.client.endpoint(record.endpoint_id).job(record.id)
     ended = False
     try:
@@ -127,8 +137,10 @@ def cancel(magics: Magics, args: argparse.Namespace) -> None:
 
 async def retry_async(magics: Magics, args: argparse.Namespace) -> None:
     """``%runpod retry`` in a cell that awaits: the panel's Cancel is heard meanwhile."""
-    record = record_of(magics, args.job, args.endpoint, "retry")
-    await retry_job_async(magics, record, background=args.background, quiet=args.quiet)
+    record, service = record_of(magics, args.job, args.endpoint, "retry")
+    started = start_retry(magics, record, service, background=args.background, quiet=args.quiet)
+    if started is not None:
+        await wait_async(*started, quiet=args.quiet, raises=bool(magics.raise_on_failure))
 
 
 @subcommand("retry", "queue a FAILED or TIMED_OUT job again and follow it", awaited=retry_async)
@@ -139,8 +151,10 @@ async def retry_async(magics: Magics, args: argparse.Namespace) -> None:
 @argument("-q", "--quiet", action="store_true", help="no panel")
 def retry(magics: Magics, args: argparse.Namespace) -> None:
     """Retry JOB (same id, same input) and show it in a new panel until it ends."""
-    record = record_of(magics, args.job, args.endpoint, "retry")
-    retry_job(magics, record, background=args.background, quiet=args.quiet)
+    record, service = record_of(magics, args.job, args.endpoint, "retry")
+    started = start_retry(magics, record, service, background=args.background, quiet=args.quiet)
+    if started is not None:
+        wait(*started, quiet=args.quiet, raises=bool(magics.raise_on_failure))
 
 
 @subcommand("purge", "remove every queued job of an endpoint (running jobs go on)")

@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from IPython.core.error import UsageError
-
 from nbext.client import Diagnosis, NbextError, NotFound
 from nbext.models import TTL_DEFAULT_MS, JobResult, JobStatus
 
@@ -210,10 +208,7 @@ def why(magics: Magics, args: argparse.Namespace) -> None:
         service = magics.connection.service_named(request.service)
         if service is not None:  # the newest thing this kernel sent was a request
             return why_request(service.client, request)
-    record = record_of(magics, args.job, args.endpoint, "why")
-    service = magics.connection.service_named(record.service)
-    if service is None:
-        raise UsageError(f"job {record.id} belongs to a service this kernel no longer has open")
+    record, service = record_of(magics, args.job, args.endpoint, "why")
     found = gather(service.client, record.id, record.endpoint_id)
     found.execution_timeout, found.ttl = record.execution_timeout, record.ttl
     found.age = (datetime.now(UTC) - record.submitted).total_seconds()

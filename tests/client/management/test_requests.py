@@ -215,6 +215,26 @@ async def test_billing_queries_and_records(flavour: str) -> None:
     assert query_pairs(recorder.last) == [("networkVolumeId", "v")]
 
 
+async def test_a_queue_endpoint_scales_by_queue_delay_unless_told_otherwise(flavour: str) -> None:
+    recorder = Recorder(body={"id": "e", "name": "e", "workers": {}, "scaling": {"type": "X"}})
+    client = recorded_client(flavour == "async", recorder)
+    default = {"type": "QUEUE_DELAY", "queueDelay": 4}
+    await call(client, client.endpoints.create, template_id="t")
+    assert recorder.last_json() == {
+        "name": "t",
+        "templateId": "t",
+        "type": "QUEUE",
+        "scaling": default,
+    }
+    given = {"type": "REQUEST_COUNT", "requestCount": 2}
+    await call(client, client.endpoints.create, template_id="t", scaling=given)
+    assert recorder.last_json()["scaling"] == given
+    await call(client, client.endpoints.create, template_id="t", extra_body={"scaling": given})
+    assert recorder.last_json()["scaling"] == given
+    await call(client, client.endpoints.create, template_id="t", type="LOAD_BALANCER")
+    assert "scaling" not in recorder.last_json()
+
+
 async def test_extra_body_carries_fields_newer_than_this_client(flavour: str) -> None:
     recorder = Recorder(body=POD)
     client = recorded_client(flavour == "async", recorder)

@@ -19,6 +19,17 @@ from .conftest import GPU, endpoint, events, ok, pod, problem, template, volume
 
 pytestmark = pytest.mark.anyio
 
+LIST_KEYS = {row.segment: row.list_key for row in v2.RESOURCES} | {
+    "catalog/gpus": "gpus",
+    "catalog/cpus": "cpus",
+    "catalog/datacenters": "dataCenters",
+    "catalog/templates": "templates",
+    "serverless/{id}/workers": "workers",
+    "serverless/{id}/releases": "releases",
+    "clusters/{id}/pods": "pods",
+}
+"""Path under ``/v2`` -> the key its list answer wraps the records in (the reference's)."""
+
 
 def reads(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
     parsed = model.model_validate(data)
@@ -29,7 +40,7 @@ def reads(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
 
 async def listed(api: httpx.AsyncClient, path: str) -> list[dict[str, Any]]:
     answer = await ok(api.get(f"/v2/{path}"))
-    key = v2.LIST_KEYS[path.split("?")[0]]
+    key = LIST_KEYS[path.split("?")[0]]
     assert list(answer) == [key]
     items: list[dict[str, Any]] = answer[key]
     return items
