@@ -1,8 +1,5 @@
-"""``%runpod templates | pods | endpoints | volumes | registry-auths`` and ``billing``.
-
-The client's management calls as DataFrames, made from ``specs.MANAGEMENT``
-(docs/architecture.md#listings-in-the-notebook).
-"""
+"""``%runpod templates | pods | endpoints | volumes | registry-auths`` and ``billing``: the
+client's management calls as DataFrames (docs/architecture.md#listings-in-the-notebook)."""
 
 from __future__ import annotations
 
@@ -37,11 +34,6 @@ def management(magics: Magics, attribute: str, command: str) -> Any:
 ALL_HELP = "show every column (by default a cell shows the useful few; -o keeps them all)"
 
 
-def columns_shown(spec: ListingSpec, args: argparse.Namespace) -> list[str] | None:
-    """The columns a cell shows: ``--all`` every one, else the spec's default few."""
-    return None if args.all else spec.default_columns
-
-
 def _listing(attribute: str, spec: ListingSpec) -> None:
     command, summary = spec.kind, spec.summary
 
@@ -50,7 +42,8 @@ def _listing(attribute: str, spec: ListingSpec) -> None:
         resource = management(magics, attribute, command)
         with usage_errors(command):
             records = resource.list()
-        store_and_show(magics, name, to_frame(records, spec), command, columns_shown(spec, args))
+        shown = None if args.all else spec.default_columns
+        store_and_show(magics, name, to_frame(records, spec), command, shown)
 
     # the description first: magic_arguments puts the usage and options after it
     handler.__doc__ = f"{summary[0].upper()}{summary[1:]}, as a DataFrame."
@@ -97,7 +90,7 @@ def billing(magics: Magics, args: argparse.Namespace) -> None:
         records = call(**options)
     spec = BILLING[args.kind]
     frame, added = with_names(to_frame(records, spec), magics)
-    shown = columns_shown(spec, args)
+    shown = None if args.all else spec.default_columns
     columns = None if shown is None else [c for c in frame if c in shown or c in added]
     store_and_show(magics, name, frame, f"billing {args.kind}", columns)
     if args.plot:
