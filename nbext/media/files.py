@@ -17,12 +17,8 @@ from pathlib import Path
 from threading import get_ident
 from urllib.parse import quote
 
-from .formats import EXTENSIONS
 from .found import Media
 from .svg import sanitised_svg
-
-_EXTENSION = {fmt: ext for ext, fmt in reversed(EXTENSIONS.items())}
-"""Each format's usual extension: the first spelling listed (png, jpg, wav, mp4...)."""
 
 
 def _written(item: Media) -> tuple[str, bytes]:
@@ -32,7 +28,7 @@ def _written(item: Media) -> tuple[str, bytes]:
         raise ValueError(f"{item.label} is a URL that was not fetched: it has no bytes to write")
     digest = hashlib.sha256(item.data).hexdigest()[:16]
     where = re.sub(r"[^A-Za-z0-9]+", "-", item.label).strip("-")[:60] or "output"
-    suffix, data = _EXTENSION[item.format], item.data
+    suffix, data = item.format.extensions[0], item.data
     if item.format.mime == "image/svg+xml":
         picture = sanitised_svg(item.data)
         suffix, data = ("svg", picture) if picture is not None else ("svg.txt", item.data)

@@ -22,22 +22,27 @@ class Format:
     """What a person calls it: ``PNG``, ``WAV``, ``MP4``."""
     mime: str
     kind: Kind
+    extensions: tuple[str, ...]
+    """File name extensions, the one nbext writes first."""
+    other_mimes: tuple[str, ...] = ()
+    """MIME types some programs declare for it besides ``mime``."""
 
 
-PNG = Format("PNG", "image/png", "image")
-JPEG = Format("JPEG", "image/jpeg", "image")
-WEBP = Format("WebP", "image/webp", "image")
-GIF = Format("GIF", "image/gif", "image")
-SVG = Format("SVG", "image/svg+xml", "image")
-WAV = Format("WAV", "audio/wav", "audio")
-MP3 = Format("MP3", "audio/mpeg", "audio")
-OGG = Format("OGG", "audio/ogg", "audio")
-OPUS = Format("Opus", "audio/ogg", "audio")
-FLAC = Format("FLAC", "audio/flac", "audio")
-M4A = Format("M4A", "audio/mp4", "audio")
-MP4 = Format("MP4", "video/mp4", "video")
-MOV = Format("MOV", "video/quicktime", "video")
-WEBM = Format("WebM", "video/webm", "video")
+PNG = Format("PNG", "image/png", "image", ("png",))
+JPEG = Format("JPEG", "image/jpeg", "image", ("jpg", "jpeg"), ("image/jpg",))
+WEBP = Format("WebP", "image/webp", "image", ("webp",))
+GIF = Format("GIF", "image/gif", "image", ("gif",))
+SVG = Format("SVG", "image/svg+xml", "image", ("svg",))
+WAV = Format("WAV", "audio/wav", "audio", ("wav",), ("audio/x-wav", "audio/wave"))
+MP3 = Format("MP3", "audio/mpeg", "audio", ("mp3",), ("audio/mp3",))
+OGG = Format("OGG", "audio/ogg", "audio", ("ogg", "oga"))
+OPUS = Format("Opus", "audio/ogg", "audio", ("opus",), ("audio/opus",))
+FLAC = Format("FLAC", "audio/flac", "audio", ("flac",), ("audio/x-flac",))
+M4A = Format("M4A", "audio/mp4", "audio", ("m4a",))
+MP4 = Format("MP4", "video/mp4", "video", ("mp4", "m4v"))
+MOV = Format("MOV", "video/quicktime", "video", ("mov",))
+WEBM = Format("WebM", "video/webm", "video", ("webm",), ("audio/webm",))
+FORMATS = (PNG, JPEG, WEBP, GIF, SVG, WAV, MP3, OGG, OPUS, FLAC, M4A, MP4, MOV, WEBM)
 
 SNIFF_BYTES = 48
 """How many leading bytes ``sniff`` needs to tell every format apart."""
@@ -85,18 +90,14 @@ def format_for_mime(mime: str) -> Format | None:
     return _BY_MIME.get(mime.split(";")[0].strip().lower())
 
 
-EXTENSIONS: dict[str, Format] = {
-    "png": PNG, "jpg": JPEG, "jpeg": JPEG, "webp": WEBP, "gif": GIF, "svg": SVG,
-    "wav": WAV, "mp3": MP3, "ogg": OGG, "oga": OGG, "opus": OPUS, "flac": FLAC, "m4a": M4A,
-    "mp4": MP4, "m4v": MP4, "mov": MOV, "webm": WEBM,
-}  # fmt: skip
+EXTENSIONS = {ext: fmt for fmt in FORMATS for ext in fmt.extensions}
 """File name extensions of media a URL may point at."""
 
-_BY_MIME: dict[str, Format] = {
-    **{fmt.mime: fmt for fmt in reversed(EXTENSIONS.values())},  # OGG before OPUS: audio/ogg
-    "image/jpg": JPEG, "audio/x-wav": WAV, "audio/wave": WAV, "audio/mp3": MP3,
-    "audio/x-flac": FLAC, "audio/opus": OPUS, "audio/webm": WEBM,
-}  # fmt: skip
+_BY_MIME = {
+    mime: fmt
+    for fmt in reversed(FORMATS)  # the first format of a MIME type wins: audio/ogg is OGG
+    for mime in (fmt.mime, *fmt.other_mimes)
+}
 
 
 # ---- what the headers say ----------------------------------------------------------------

@@ -71,8 +71,8 @@ class EventReader:
     def feed(self, text: str) -> Iterator[str]:
         text = self._pending + text
         held = "\r" if text.endswith("\r") else ""  # the next piece may bring its "\n"
-        lines = text.removesuffix("\r").replace("\r\n", "\n").replace("\r", "\n")
-        *events, rest = lines.split("\n\n")
+        text = text.removesuffix("\r").replace("\r\n", "\n").replace("\r", "\n")
+        *events, rest = text.split("\n\n")
         self._pending = rest + held
         for event in events:
             lines = event.split("\n")

@@ -1,8 +1,5 @@
-"""The account's SSH public keys, which pods started with ``startSsh`` receive.
-
-The service keeps them on the account and hands them to a pod's container as the
-``PUBLIC_KEY`` environment variable; a ``PUT`` replaces the whole list.
-"""
+"""The account's SSH public keys, which a pod started with ``startSsh`` receives as
+``PUBLIC_KEY``; a ``PUT`` replaces the whole list."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Billing: the usage ledger cut into calendar buckets in UTC, as REST v2 reports spend.
-
-Intervals are cut at the window's bounds and at now; empty buckets are left out.
-``spend`` is the one sum of the ledger, shaped by v2's ``Billing`` here and v1's
-``api/v1/billing.py``. Unmetered categories (disk, fees, networking) are 0. v2's paths do not
-map to v1's by name: v1's ``/billing/endpoints`` is v2's ``/billing/serverless``, and
-v2's ``/billing/endpoints`` (public endpoints) is always empty.
-"""
+"""Billing: the usage ledger cut into UTC calendar buckets, as REST v2 reports spend
+(docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""What the emulated cloud offers and what it costs: GPU types, CPU flavours, data centres.
-
-Every type the reference names exists, with plausible USD prices. Capacity is everywhere,
-so a request gets the first type, flavour and data centre it lists; billing multiplies
-what ran by these prices, so a test can compute any figure by hand.
-"""
+"""What the emulated cloud offers and what it costs: GPU types, CPU flavours, data
+centres, at prices a test can multiply by hand (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 
@@ -53,11 +49,8 @@ class GpuOffer:
 
     @property
     def serverless_price(self) -> float:
-        """The serverless list price of one GPU-hour, as the catalog publishes it.
-
-        Billing charges this figure (per second), not the unrounded markup, so a job's
-        cost computed from the catalog (``nbext.client``'s estimate) is what is billed.
-        """
+        """The serverless list price of one GPU-hour as published: billing charges this
+        rounded figure, so the client's estimate from the catalog is what is billed."""
         return round(self.secure_price * SERVERLESS_MARKUP, 2)
 
     @property

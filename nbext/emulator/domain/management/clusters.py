@@ -1,9 +1,5 @@
-"""Instant clusters: a group of identical GPU pods in one data centre on a private network.
-
-One record per cluster; its member pods are derived from it (rank, role, private address)
-and follow a pod's observed life cycle. It bills as its pods would, as one interval of
-the usage ledger (kind ``cluster``) from create to delete.
-"""
+"""Instant clusters: identical GPU pods in one data centre, derived from one record
+(docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 

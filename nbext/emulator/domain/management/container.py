@@ -1,10 +1,5 @@
 """REST v2's container settings and compute choice: the rules templates, pods and
-endpoints share.
-
-The conversions (``args`` as one shell-split string, ``mounts.persistent``) are
-``nbext.models.v2.convert``'s, shared with the client; here they refuse in the domain's
-terms (``Unprocessable``: 422 under ``/v2``).
-"""
+endpoints share, refused in the domain's terms (a 422 under ``/v2``)."""
 
 from __future__ import annotations
 
@@ -44,11 +39,8 @@ def split_args(args: str) -> list[str]:
 
 
 def check_compute(data: dict[str, Any], what: str, *, required: bool) -> None:
-    """The reference's rules in words: exactly one of ``gpu`` and ``cpu`` (at most one if not
-    ``required``), and ``gpu.minCudaVersion`` only beside an empty ``allowedCudaVersions``.
-
-    ``what`` names the workload: "a pod", "an endpoint".
-    """
+    """The reference's rules in words: one of ``gpu`` and ``cpu`` (at most one unless
+    ``required``), and ``gpu.minCudaVersion`` only without ``allowedCudaVersions``."""
     gpu, cpu = data.get("gpu"), data.get("cpu")
     if gpu is not None and cpu is not None:
         raise refuse("gpu", f"{what} takes gpu (GPUs) or cpu (CPUs only), not both")

@@ -1,10 +1,5 @@
-"""ECR delegations: letting the service pull from a private Amazon ECR repository.
-
-A delegation is made from the repository's ARN
-(``arn:aws:ecr:REGION:ACCOUNT:repository/NAME[:TAG]``); the emulator checks its shape,
-keeps it, and derives what the service derives from it (region, AWS account, registry
-URI). No AWS call is made.
-"""
+"""ECR delegations: letting the service pull from a private Amazon ECR repository
+(``arn:aws:ecr:REGION:ACCOUNT:repository/NAME[:TAG]``); no AWS call is made."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""A v2 endpoint body's fields and the rules of their values, in v2's own names.
-
-The reference (``api/v2/contract.py``) fixes the shape; what it leaves to prose or to
-the catalog is checked here, so a refusal names the field as the v2 caller wrote it
-(``workers.idleTimeout``). The container settings become the endpoint's own template,
-checked by ``TemplateInput``. ``/v1/endpoints`` keeps v1's models and rules.
-"""
+"""A v2 endpoint body's fields and the rules of their values, in v2's own names, so a
+refusal names the field as the caller wrote it (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""An endpoint record as each interface shows it, with its ``requestUrls``, template
-settings, releases and workers.
-
-These views read the template and the live endpoint beside the record
-(``endpoints.EndpointRecord``), which is why they are not its methods.
-"""
+"""An endpoint record as ``/v2`` shows it, with ``requestUrls``, releases and workers;
+read beside its template and live endpoint (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 
@@ -148,12 +144,9 @@ def workers(
     started_at: Callable[[str], float | None],
     health: Mapping[str, str],
 ) -> dict[str, Any]:
-    """``GET /v2/serverless/{id}/workers``: the live endpoint's workers in the states they
-    are in. ``processes`` are the states of a worker script's processes when the endpoint
-    runs one (``started_at`` says when each began), else ``None``: its workers are in
-    process, booting as their scenario has it, or ready (since ``logs`` first saw them).
-    A load-balancing worker's record says what its health path last answered
-    (``healthCheck``, the emulator's own field: why it is initializing or unhealthy)."""
+    """The live endpoint's workers as they are: ``processes``, the states of a worker
+    script's processes (else ``None``: in-process workers, ready since ``logs`` saw them);
+    ``healthCheck``, the emulator's own field, is what a load balancer's probe last got."""
     live = endpoints.jobs.endpoints.get(e.id)
     gpu = e.gpu_type_id()
     now = endpoints.clock.now()

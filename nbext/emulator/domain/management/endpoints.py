@@ -1,12 +1,5 @@
-"""Serverless endpoints, kept in REST v2's shape: the rules of a v2 body, the records, and
-the live endpoints of the job interface they stand for.
-
-An endpoint is one v2 record whichever interface made it (``endpoint_views`` serves it,
-``api/v1`` translates). Creating a record adds it to ``JobService`` at once, so jobs are
-served the moment the create answers. v2 gives each endpoint a template of its own, made
-from the body and the template it names, so later edits of that template do not reach
-it, as the reference says; v1 binds it to the template it names.
-"""
+"""Serverless endpoints in REST v2's shape: a v2 body's rules, the records, and the live
+endpoints of the job interface they stand for (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 
@@ -339,11 +332,8 @@ class Endpoints:
         *,
         merge_env: bool,
     ) -> TemplateRecord:
-        """A serverless template for one endpoint: ``base`` overridden by the body's fields.
-
-        ``env`` is merged per key with the base's (body winning) when the body names a
-        template; a PATCH of the endpoint's own settings replaces it.
-        """
+        """A serverless template for one endpoint: ``base`` overridden by the body's fields;
+        ``env`` merges per key when the body names a template, else replaces."""
         inherited = base.env if base is not None else {}
         env = {**inherited, **data.get("env", {})} if merge_env else data.get("env", inherited)
         image = data.get("image") or (base.image if base else None)

@@ -1,10 +1,5 @@
-"""``Management``: every management resource, over one store and one clock.
-
-Each area is given, when made, the areas it asks (a pod checks its template and volume);
-questions the other way round (is this auth, volume or template in use) are callbacks an
-area registers on those (``users``, ``bound``, ``on_change``). So the order below is
-the order of what needs what, and no area knows this façade or HTTP.
-"""
+"""``Management``: every management resource, over one store and one clock, made in
+the order of what needs what (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 
@@ -61,14 +56,11 @@ class Management:
         self.served: dict[str, Served[Any]] = {
             area.ROW.segment: area for area in vars(self).values() if isinstance(area, Served)
         }
-        """A resource's path under ``/v2`` -> the area that declares it its ``ROW``: those
-        ``/v2`` serves by its generic routes (``api/v2/records.py``)."""
+        """A resource's path under ``/v2`` -> the area whose ``ROW`` it is."""
 
     def restore(self) -> None:
-        """Take back every stored record; the endpoints go back into the job interface.
-
-        Call before ``JobService.restore``: stored jobs need their endpoints.
-        """
+        """Take back every stored record and endpoint; before ``JobService.restore``, as
+        stored jobs need their endpoints."""
         self.usage.load()
         for area in vars(self).values():
             if area is not self.usage and isinstance(getattr(area, "book", None), Book):

@@ -1,11 +1,5 @@
-"""Logs a user would read: a pod's boot and shutdown, and the jobs a worker ran.
-
-Pod logs are derived from the pod's usage intervals and the clock, not stored, so lines
-appear as the (fake) clock passes them. Worker logs are recorded as jobs leave their
-workers, a bounded number per worker. Every line has a cursor ``<ts>/<sequence>`` and
-lines are only appended, so a Server-Sent Events client that reconnects with
-``Last-Event-ID`` gets exactly the lines after it.
-"""
+"""Logs a user would read: a pod's boot and shutdown, and the jobs a worker ran; lines
+carry an append-only cursor for SSE's ``Last-Event-ID`` (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 
@@ -108,11 +102,8 @@ class _Worker:
 
 
 class WorkerLogs:
-    """Lines of serverless workers, recorded as their jobs end.
-
-    The hook runs once per job on the job service's hot path, so it stores one raw
-    tuple; lines are written when someone reads them.
-    """
+    """Lines of serverless workers: one raw tuple per job as it ends (the job service's
+    hot path), written out as lines when someone reads them."""
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
@@ -145,11 +136,8 @@ class WorkerLogs:
     def lines(
         self, endpoint_id: str, worker_id: str, crashed: tuple[float, str] | None = None
     ) -> list[LogLine] | None:
-        """The worker's lines, or None if the emulator knows no such worker.
-
-        ``crashed``: when the worker last failed to start and the line it said (a
-        crash-loop scenario's), written last so a reader's tail of one line finds it.
-        """
+        """The worker's lines, or None if unknown; ``crashed``, its last failed start and
+        line (a crash-loop scenario's), comes last so a tail of one line finds it."""
         worker = self._workers.get((endpoint_id, worker_id))
         if worker is None:
             return None

@@ -1,9 +1,5 @@
-"""Network volumes: created in one data centre, only ever grown, billed by size and time.
-
-The record is in REST v2's shape: ``/v2/network-volumes`` serves it as it is and
-``/v1/networkvolumes`` translates it. The emulator's volumes are alike but bill by v2's
-storage ``type``, and HIGH_PERFORMANCE exists only where the catalog says so.
-"""
+"""Network volumes in REST v2's shape: in one data centre, only ever grown, billed by
+size, time and storage type (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 

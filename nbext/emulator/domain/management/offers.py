@@ -1,9 +1,5 @@
-"""The catalog as v2 describes it: serverless pools, regions, availability, CUDA versions.
-
-v1's catalog (``catalog``) has prices and memory; v2 adds what a user picks hardware by.
-The emulator has capacity everywhere, but availability varies deterministically by type
-and data centre, so filters built on it show something to filter.
-"""
+"""The catalog as v2 describes it: serverless pools, regions, availability (varying
+deterministically), CUDA versions (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 

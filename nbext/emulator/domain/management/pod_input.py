@@ -1,10 +1,5 @@
-"""A v2 pod body's fields and the rules of their values, in v2's own names.
-
-The reference (``api/v2/contract.py``) fixes the shape; what it leaves to words or to the
-catalog is checked here, so a refusal names the field as the v2 caller wrote it
-(``mounts.network.0.path``). Rules that join fields are ``pod_rules``'s. ``/v1/pods``
-keeps v1's models; both reach ``Pods`` as the domain's ``PodChange``.
-"""
+"""A v2 pod body's fields and the rules of their values, in v2's own names; both
+interfaces reach ``Pods`` as a ``PodChange`` (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 
@@ -92,10 +87,8 @@ class CreatePodRequest(PodBody):
 
 @dataclass(frozen=True)
 class PodChange:
-    """What an update asks of a pod, by the record's field names (``image``, ``args`` as
-    one string, ``volume_size``...), and each field as the caller named it, for a refusal
-    in the caller's words. ``/v2/pods`` (``pod_rules``) and ``/v1/pods`` each make one
-    from their own body."""
+    """What an update asks of a pod, by the record's field names, with ``named``: each field
+    as the caller (``/v1`` or ``/v2``) named it, for a refusal in the caller's words."""
 
     values: dict[str, Any]
     named: dict[str, str]
@@ -118,12 +111,8 @@ CONTAINER_DEFAULTS: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class PodOrder:
-    """What a create asks for, in the record's terms (``/v2/pods`` and ``/v1/pods`` each
-    make one from their own body). ``given`` holds the container fields the body gave
-    (``CONTAINER_DEFAULTS``'s names); one left out is the template's, else the default.
-    ``named`` names a field that refers to something (``template_id``, ``registry``,
-    ``network_volume_id``, ``data_center_ids``, ``country_codes``) as the caller does,
-    for a refusal in the caller's words."""
+    """What a create asks for, in the record's terms; ``given``: the container fields the
+    body gave (else the template's, else ``CONTAINER_DEFAULTS``); ``named``: as ``PodChange``."""
 
     name: str
     template_id: str | None

@@ -1,11 +1,5 @@
-"""The rules of a v2 pod body that join fields: the one place they are checked, before
-anything changes.
-
-The schema (``api/v2/contract.py``) has checked the shape and ``pod_input`` each value;
-here: one of ``gpu`` and ``cpu``, the CUDA choice, one kind of volume, a pod template,
-what an update may not change. A passing body becomes a ``PodOrder`` or ``PodChange``,
-each naming v2's fields for a refusal of what they refer to.
-"""
+"""The rules of a v2 pod body that join fields, checked before anything changes; a
+passing body becomes a ``PodOrder`` or ``PodChange`` (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""A pod's observed status on the emulator's clock, which v2 reports beside v1's desired one.
-
-v1 says RUNNING the moment a pod is rented; v2 reports what a watcher would see:
-``PROVISIONING`` (only on create), ``STARTING`` while the container boots, ``RUNNING``.
-The times below are short enough for a demo and long enough to be seen.
-"""
+"""A pod's observed status on the emulator's clock, which v2 reports beside v1's desired
+one (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 

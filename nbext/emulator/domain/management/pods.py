@@ -1,10 +1,5 @@
-"""Pods, simulated and kept in REST v2's shape (life cycle: docs/behaviour.md#pods).
-
-A pod is one v2 record whichever interface made it: ``/v2/pods`` serves ``Pods.view``,
-``/v1/pods`` the record's ``v1()``, and what only v1 shows it keeps or derives itself
-(``moved`` tells it each change of status). Observed status follows from the clock
-(``pod_status.py``); each running stretch is a usage interval at ``costPerHr``.
-"""
+"""Pods, simulated and kept in REST v2's shape (life cycle: docs/behaviour.md#pods;
+design: docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 
@@ -319,11 +314,8 @@ class Pods:
         return self.view(self.entry(pod_id))
 
     def _starts(self, pod_id: str | None = None) -> dict[str, list[float]]:
-        """Each pod's start times, oldest first, from the usage ledger (one pass for a listing).
-
-        A pod is rented running, so its first start is its creation; every start, stop and
-        restart after it began an interval of its own.
-        """
+        """Each pod's start times, oldest first, from the usage ledger (one pass for a
+        listing): the first is its creation, as a pod is rented running."""
         found: dict[str, list[float]] = {}
         for usage in self.usage.of_kind("pod"):
             if pod_id is None or usage.subject == pod_id:

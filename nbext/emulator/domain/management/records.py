@@ -1,11 +1,5 @@
-"""How management records are kept: in memory for speed, written through the Store port.
-
-Each kind of record is a ``Book``, a dict by id that writes every change to the store at
-once, in the wire's own shape, so what is stored is what is served. ``atomic()`` makes a
-change of several records whole or nothing: on any failure (a full disk) every record
-goes back, in memory and in the store, and effects outside the records are deferred with
-``after`` until every write is stored.
-"""
+"""How management records are kept: in memory, written through the Store port, changed
+whole or not at all inside ``atomic()`` (docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 
@@ -47,9 +41,8 @@ def iso(ts: float) -> str:
 
 
 def moment(name: str, value: str | None) -> datetime | None:
-    """A query's RFC 3339 date-time (``name``: its field), UTC when it names no offset; a
-    422 naming the field when it is not one (format ``date-time`` is not checked by the
-    contract's validator)."""
+    """A query's RFC 3339 date-time, UTC when it names no offset, or a 422 naming the field
+    ``name`` (the contract's validator does not check format ``date-time``)."""
     if value is None:
         return None
     try:
@@ -81,9 +74,8 @@ view (``view``), a volume row its ``dataCenterId``. Start on a new ``--db`` file
 
 
 def from_fields(cls: type[D], record: dict[str, Any]) -> D:
-    """The dataclass record ``fields_of`` stored; a field it lacks (stored before the field
-    existed) takes its default, and a missing field without one is the ``KeyError`` a
-    damaged row is reported by."""
+    """The dataclass record ``fields_of`` stored; a field stored before it existed takes its
+    default, one without a default is the ``KeyError`` of a damaged row."""
     if "view" in record:
         raise ValueError(OLD_LAYOUT)
     return cls(
@@ -109,22 +101,16 @@ _current: ContextVar[_Change | None] = ContextVar("nbext_management_change", def
 
 
 def _active() -> _Change | None:
-    """The change being made here, if any.
-
-    A task started inside a change (a live endpoint's worker) inherits the context it
-    was started in; once that change is over, its writes are its own again.
-    """
+    """The change being made here, if any: a task started inside one (a live endpoint's
+    worker) inherits its context, and writes on its own once that change is over."""
     change = _current.get()
     return change if change is not None and change.open else None
 
 
 @contextmanager
 def atomic() -> Iterator[None]:
-    """Everything written inside is kept, or, when anything inside raises, undone.
-
-    Nested blocks join the outermost one. Deferred effects (``after``) run once the
-    outermost block has stored everything.
-    """
+    """Everything written inside is kept, or undone when anything inside raises; nested
+    blocks join the outermost, whose end runs the deferred effects (``after``)."""
     if _active() is not None:
         yield
         return
@@ -189,11 +175,8 @@ class Book(Generic[T]):
             self.items[record["id"]] = item
 
     def save(self, key: str, item: T) -> None:
-        """Store, then keep: a store that fails (``StoreFailed``) leaves nothing changed.
-
-        Callers change a record in place before saving it, so on a failure the record
-        is read back from the store, which holds it as it was before.
-        """
+        """Store, then keep: on ``StoreFailed`` the record, which callers change in place
+        before saving, is read back from the store as it was."""
         before = self.store.get(self.kind, key) if _active() is not None else None
         try:
             self.store.put(self.kind, key, self._to_record(item))
@@ -211,11 +194,8 @@ class Book(Generic[T]):
             on_undo(lambda: self._undo(key, before))
 
     def _restore(self, key: str, record: Record | None) -> None:
-        """Memory as ``record`` says, in the same object where there is one.
-
-        Others may hold the object (a view being served, a live endpoint's entry), so an
-        existing one is changed back rather than replaced.
-        """
+        """Memory as ``record`` says, changing back an existing object rather than
+        replacing it: others may hold it (a view being served, a live endpoint's entry)."""
         if record is None:
             self.items.pop(key, None)
             return
@@ -230,12 +210,8 @@ class Book(Generic[T]):
             self.items[key] = fresh
 
     def _undo(self, key: str, before: Record | None) -> None:
-        """Back to ``before`` in memory, then in the store.
-
-        A new record is deleted, which frees room; an old one goes back into the room it
-        had, so on a full disk this usually holds. Should the store still refuse, memory
-        is as before and the request is refused anyway; only the file keeps the newer one.
-        """
+        """Back to ``before`` in memory, then in the store, into the room it had (so on a
+        full disk this usually holds; if not, only the file keeps the newer record)."""
         self._restore(key, before)
         try:
             if before is None:
@@ -266,10 +242,8 @@ R = TypeVar("R")
 
 
 class Served(Generic[R]):
-    """An area whose records ``/v2`` serves by its generic routes (``api/v2/records.py``):
-    it names its row of ``nbext.models.v2.RESOURCES`` as ``ROW``, and has, of these, what
-    its row's operations need; ``served`` is a record in v2's shape. The defaults are
-    a book's plain records."""
+    """An area whose records ``/v2``'s generic routes serve, naming its row as ``ROW``
+    (docs/architecture.md#adding-a-management-resource)."""
 
     ROW: Rest[Any]
     book: Book[Any]

@@ -1,9 +1,5 @@
-"""The two refusals REST v2 has beyond the rest of the emulator's: 422 and 403.
-
-They live in the domain because it holds v2's rules. ``/v2`` serves them as problem
-documents; under ``/v1`` an ``Unprocessable`` is the ``InvalidInput`` (400) it derives
-from, as v1 always answered.
-"""
+"""REST v2's two refusals beyond the emulator's others, 422 and 403, kept in the domain
+with v2's rules; under ``/v1`` an ``Unprocessable`` is the 400 it derives from."""
 
 from __future__ import annotations
 
@@ -19,10 +15,8 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class Unprocessable(InvalidInput):
-    """Well-formed JSON that breaks a rule of the interface (HTTP 422 under ``/v2``).
-
-    ``errors`` lists every failure, one line each, by field path.
-    """
+    """Well-formed JSON that breaks a rule (HTTP 422 under ``/v2``); ``errors``: each failure,
+    one line each, by field path."""
 
     def __init__(self, message: str, errors: list[str]) -> None:
         super().__init__(message)

@@ -1,11 +1,5 @@
-"""Templates, kept in REST v2's shape: the rules of a v2 body, unique names, the endpoints
-that run them (defaults and naming rules: docs/behaviour.md#templates).
-
-A template is one v2 record whichever interface made it: ``/v2/templates`` serves its
-``view()``, ``/v1/templates`` translates it. A local volume under v2's 10 GB minimum is
-kept (v2 shows none, v1 its size). One read-only official template per demo image lets an
-endpoint be created with nothing else set up.
-"""
+"""Templates in REST v2's shape: a v2 body's rules, unique names, the endpoints that run
+them (docs/behaviour.md#templates, docs/architecture.md#management-areas)."""
 
 from __future__ import annotations
 
@@ -249,11 +243,8 @@ class Templates(Served[TemplateRecord]):
         return record
 
     def update(self, template_id: str, data: dict[str, Any], **v1_only: Any) -> TemplateRecord:
-        """Change what the v2 body ``data`` names, every check before any change.
-
-        ``v1_only`` are v1's fields v2 has none for (a volume under 10 GB), and the fixed
-        ``category`` and ``serverless``, which v1 let an update change.
-        """
+        """Change what the v2 body ``data`` names, every check first; ``v1_only``: fields v1
+        may change and v2 may not (a volume under 10 GB, ``category``, ``serverless``)."""
         t = self.writable(template_id)
         fixed = {"serverless": t.serverless, "category": t.category}
         for name, value in fixed.items():

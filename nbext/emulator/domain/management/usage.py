@@ -1,10 +1,8 @@
-"""The usage ledger: what ran, for how long, at what price; billing is computed from it.
+"""The usage ledger: what ran, for how long, at what price per second (fixed when the
+interval began, so a price change does not rewrite history); billing reads it.
 
-Each interval keeps the price per second fixed when it began, so a price change does not
-rewrite history. ``pod``: a pod RUNNING; ``worker``: a serverless worker executing, with
-back-to-back jobs extending one interval; ``volume``: a network volume at one size.
-Open intervals count up to the clock's now, so bills move with the (fake) clock.
-"""
+Kinds: ``pod`` (RUNNING), ``worker`` (executing; back-to-back jobs extend one interval),
+``volume`` (at one size), ``cluster``. Open intervals count up to the clock's now."""
 
 from __future__ import annotations
 
