@@ -75,11 +75,8 @@ def explain(exc: NbextError) -> str:
 
 
 def parse_line(magic: Callable[..., Any], line: str) -> argparse.Namespace:
-    """``line`` parsed by ``magic``'s argument parser; any mistake is a one-line UsageError.
-
-    Words are split by shell rules, quotes removed (``--name "my model"`` is ``my model``;
-    IPython's own splitting keeps the quotes inside the value).
-    """
+    """``line`` parsed by ``magic``'s parser, split by shell rules (``--name "my model"`` is
+    ``my model``; IPython's splitting keeps the quotes); a mistake is a one-line UsageError."""
     try:
         words = shlex.split(line)
     except ValueError as exc:

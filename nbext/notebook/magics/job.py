@@ -187,12 +187,18 @@ def _raises(magics: Magics, args: argparse.Namespace) -> bool:
 
 
 def _conclude(record: JobRecord, result: JobResult | None, *, quiet: bool, raises: bool) -> None:
-    """After the panel shows the end: raise if the job did not complete (``raises``),
-    else with ``--quiet`` say in a line how it ended."""
+    """After the panel shows the end: raise if the job did not complete (``raises``), else
+    with ``--quiet``, which shows nothing when it completed, say in a line how it ended."""
     if raises:
         check_completed(result, record.endpoint_id)
-    if quiet:
-        _report_quietly(record, result)
+    if not quiet or (result is not None and result.status is JobStatus.COMPLETED):
+        return
+    where = f"job {record.id} on {record.endpoint_id!r}"
+    if not record.final:
+        print(f"{where} is still {record.state}; stopped waiting for it", file=sys.stderr)
+        return
+    detail = f": {one_line(result.error)}" if result is not None and result.error else ""
+    print(f"{where} ended {record.state}{detail}", file=sys.stderr)
 
 
 def _panel(
@@ -201,18 +207,6 @@ def _panel(
     """The job's panel; None with ``--quiet``."""
     redact = magics.connection.redact
     return None if quiet else JobPanel(endpoint_id, stream=stream, via=via, redact=redact)
-
-
-def _report_quietly(record: JobRecord, result: JobResult | None) -> None:
-    """``--quiet`` shows nothing, unless the job did not complete: that is said in a line."""
-    if result is not None and result.status is JobStatus.COMPLETED:
-        return
-    where = f"job {record.id} on {record.endpoint_id!r}"
-    if not record.final:
-        print(f"{where} is still {record.state}; stopped waiting for it", file=sys.stderr)
-        return
-    detail = f": {one_line(result.error)}" if result is not None and result.error else ""
-    print(f"{where} ended {record.state}{detail}", file=sys.stderr)
 
 
 SYNC_HOLD = 1.0

@@ -121,7 +121,6 @@ NAMED: dict[str, tuple[str, str]] = {
 }
 """A billing id column -> the name column added after it, and the client's listing
 that knows the names (ids say nothing to a reader; on the cloud they are generated)."""
-GROUP_TITLES = {"pod_id": "pod", "serverless_id": "endpoint"}
 
 
 def with_names(frame: pd.DataFrame, magics: Magics) -> tuple[pd.DataFrame, list[str]]:
@@ -154,7 +153,7 @@ def plot_billing(frame: pd.DataFrame, kind: str) -> None:
     if frame.empty:
         print(f"billing {kind}: no records to plot")
         return
-    group = next((c for c in GROUP_TITLES if c in frame and frame[c].notna().any()), None)
+    group = next((c for c in NAMED if c in frame and frame[c].notna().any()), None)
     fig, ax = plt.subplots(figsize=(7, 3))
     if group is None:
         ax.plot(frame["start_time"], frame["total_amount"], marker="o")
@@ -167,7 +166,7 @@ def plot_billing(frame: pd.DataFrame, kind: str) -> None:
         labels = legend_labels(frame, group, [str(key) for key in amounts.columns])
         for key, label in zip(amounts.columns, labels, strict=True):
             ax.plot(amounts.index, amounts[key], marker="o", label=label)
-        ax.legend(title=GROUP_TITLES[group], fontsize="small")
+        ax.legend(title=NAMED[group][0].removesuffix("_name"), fontsize="small")
     ax.set_title(f"billing: {kind}")
     ax.set_ylabel("USD")
     fig.autofmt_xdate()
