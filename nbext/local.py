@@ -1,11 +1,8 @@
 """``nbext.local_client()``: a client on an emulator of its own, for scripts and tests.
 
-``Client()`` without a key is an error in a script, on purpose (a script that meant the
-cloud must not quietly run against a local emulator), so the local case is asked for by
-name. The emulator serves the demo endpoints on a loopback port in a background thread
-until the block ends, and the client talks to it over HTTP, as to the service. This
-module sits above the client and the emulator, which never import each other
-(docs/architecture.md#layers).
+Asked for by name: ``Client()`` without a key is an error in a script, which must not
+quietly run locally when it meant the cloud. It sits above the client and the emulator,
+which never import each other (docs/architecture.md#layers).
 """
 
 from __future__ import annotations
@@ -28,40 +25,37 @@ Endpoints = Mapping[str, str | Handler]
 
 @contextlib.contextmanager
 def _served(endpoints: Endpoints | None, emulator: Emulator | None) -> Iterator[EmulatorServer]:
-    """The emulator (a new one unless given) with its endpoints, on a server not yet
-    started; a new emulator is closed at the end, also when an endpoint is refused."""
+    """A server, not yet started, for the emulator (a new one unless given) with the demo
+    images and ``endpoints`` deployed; a new emulator is closed at the end, also when an
+    endpoint is refused."""
     logger = logging.getLogger("nbext.emulator")
     if not logger.handlers:  # a failed handler is JobFailed; don't also print it to stderr
         logger.addHandler(logging.NullHandler())
     served = emulator if emulator is not None else Emulator()
+    given = endpoints or {}
     try:
-        yield _deployed(served, endpoints)
+        for name in served.images.names():
+            if name not in served.jobs.endpoints and name not in given:
+                served.deploy(name, endpoint_id=name)
+        for endpoint_id, runs in given.items():
+            if isinstance(runs, str):
+                if served.images.get(runs) is None:
+                    raise ValueError(
+                        f"endpoint {endpoint_id!r}: unknown image {runs!r}; demo images are "
+                        f"{', '.join(served.images.names())}, or give a handler function"
+                    )
+                served.deploy(runs, endpoint_id=endpoint_id)
+            elif callable(runs):
+                served.deploy(handler=runs, endpoint_id=endpoint_id)
+            else:
+                raise TypeError(
+                    f"endpoint {endpoint_id!r}: give a demo image's name or a handler "
+                    f"function, not {type(runs).__name__}"
+                )
+        yield EmulatorServer(served)
     finally:
         if emulator is None:
             served.close()
-
-
-def _deployed(emulator: Emulator, endpoints: Endpoints | None) -> EmulatorServer:
-    """A server for ``emulator``, the demo images and ``endpoints`` deployed on it."""
-    for name in emulator.images.names():
-        if name not in emulator.jobs.endpoints and name not in (endpoints or {}):
-            emulator.deploy(name, endpoint_id=name)
-    for endpoint_id, runs in (endpoints or {}).items():
-        if isinstance(runs, str):
-            if emulator.images.get(runs) is None:
-                raise ValueError(
-                    f"endpoint {endpoint_id!r}: unknown image {runs!r}; demo images are "
-                    f"{', '.join(emulator.images.names())}, or give a handler function"
-                )
-            emulator.deploy(runs, endpoint_id=endpoint_id)
-        elif callable(runs):
-            emulator.deploy(handler=runs, endpoint_id=endpoint_id)
-        else:
-            raise TypeError(
-                f"endpoint {endpoint_id!r}: give a demo image's name or a handler function, "
-                f"not {type(runs).__name__}"
-            )
-    return EmulatorServer(emulator)
 
 
 def _settings(server: EmulatorServer) -> dict[str, Any]:

@@ -1,10 +1,5 @@
-"""Why a job is still IN_QUEUE when a wait for it ends: the likely cause, in one line.
-
-``/health`` counts the workers by state, enough to name the likeliest cause: the first
-that applies wins, from the one that never ends by itself to the one that only needs
-patience. For workers that cannot start, what one said last is the best clue (REST v2's
-workers list and log).
-"""
+"""Why a job is still IN_QUEUE: the likely cause, in one line, from /health and, for
+workers that cannot start, what one said last (docs/behaviour.md#health)."""
 
 from __future__ import annotations
 
@@ -26,11 +21,9 @@ CHECK_TIMEOUT = 5.0
 """Seconds a timed-out wait spends at most on each call that says why the job waited."""
 LOG_QUIET = 1.0
 """Seconds of silence after which a held-open worker log is taken to have said all, and
-the longest a read of one goes on: a chatty worker's log, held open by the service, must
-not hold up the polls of the job it runs."""
+the longest a read goes on: a chatty worker's log must not hold up the job's polls."""
 LOG_TAIL = 20
-"""Lines of a worker's log read: enough to find what it said last among the service's
-own notes (a restart's), and to show as its log's tail."""
+"""Lines of a worker's log read: enough to find its own last line among the service's."""
 
 
 @dataclass(frozen=True)

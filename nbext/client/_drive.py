@@ -1,10 +1,5 @@
-"""Stepping a flow: the one place that feeds a flow the results of its effects.
-
-Every driver, every flow that wraps another and the tests that drive a flow by hand step
-it through ``Steps``, which throws a transport failure into the flow outside any
-``except`` block, so no httpx exception (whose request holds the key) is chained to what
-the user sees. ``run``/``iterate`` and their async twins are the drivers' loops.
-"""
+"""Stepping a flow: the one place that feeds a flow the results of its effects, and
+the drivers' loops (docs/architecture.md#flows-drivers-and-twins)."""
 
 from __future__ import annotations
 
@@ -23,12 +18,10 @@ AsyncPerform = Callable[[Effect], Awaitable[Any]]
 
 
 class Steps(Generic[T]):
-    """One flow, stepped effect by effect.
-
-    ``advance()`` gives the flow's next effect (None once it returned, its value then in
-    ``result``); before the next ``advance()`` the stepper is told the effect's outcome
-    with ``answer(value)`` or ``fail(transport_error)``; nothing told means None.
-    """
+    """One flow, stepped: ``advance()`` gives its next effect (None once it returned, its
+    value in ``result``), after ``answer(value)`` or ``fail(transport_error)`` told it the
+    last one's outcome (nothing told: None). A failure is thrown in outside any ``except``,
+    so no httpx exception (its request holds the key) is chained to the user's error."""
 
     __slots__ = ("_error", "_value", "flow", "result")
 

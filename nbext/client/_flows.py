@@ -1,11 +1,5 @@
-"""What the client does, written once for sync and async: generators of effects.
-
-A flow yields *effects* (``Send`` a call, ``Sleep``, ``Emit`` a streamed value) and
-receives their results; a driver performs them, blocking or on an event loop. Retries,
-deadlines, the wait strategy and stream reassembly so cannot drift apart between the
-clients, and tests can drive a flow by hand. A transport failure of a ``Send`` is
-thrown into the flow, which decides whether to retry (``_drive``).
-"""
+"""What the client does, written once for sync and async: generators of effects
+(docs/architecture.md#flows-drivers-and-twins)."""
 
 from __future__ import annotations
 
@@ -79,11 +73,8 @@ DEFAULT_CALL_TIMEOUT = 120.0
 STREAM_LEAD = 0.1
 """A /stream long-poll asks the service to answer this long before the wait's deadline."""
 STREAM_GRACE = 1.0
-"""How far past a deadline the client still listens for a /stream answer. /stream hands
-each chunk out once, in one answer: an answer given up on loses its chunks. So the
-service is asked to hold the last poll until ``STREAM_LEAD`` before the deadline and
-the client waits for that answer until ``STREAM_GRACE`` after it; only a service late
-by more than both together (a stalled server) can still lose a chunk that way."""
+"""How far past a deadline the client still listens for a /stream answer, whose chunks
+are lost if given up on (docs/architecture.md#flows-drivers-and-twins)."""
 
 
 # ---- effects ----------------------------------------------------------------------------
@@ -99,18 +90,14 @@ class Send:
 
 @dataclass(frozen=True)
 class Sleep:
-    """Pause until ``until`` on the context's clock (``seconds`` from when it was decided).
+    """Pause until ``until`` on the context's clock: an instant, not a duration, so a
+    driver that reaches the effect late (a busy thread, a shared clock) does not oversleep."""
 
-    Drivers sleep to the instant, not for the duration, so one that reaches the effect
-    late (a busy thread, a shared simulated clock) does not oversleep.
-    """
-
-    seconds: float
     until: float
 
 
 def pause(ctx: Context, seconds: float) -> Sleep:
-    return Sleep(seconds, ctx.now() + seconds)
+    return Sleep(ctx.now() + seconds)
 
 
 @dataclass(frozen=True)
@@ -122,10 +109,8 @@ class Emit:
 
 @dataclass(frozen=True)
 class Listen:
-    """Open ``call``'s answer as a stream of Server-Sent Events, each read allowed ``idle``
-    seconds of silence. Result: an open ``EventStream`` (``_transport``) for a 2xx event
-    stream, else the answer read whole (an ``Answer``: an error status, or not a stream).
-    """
+    """Open ``call``'s answer as Server-Sent Events, each read allowed ``idle`` seconds of
+    silence. Result: an open ``EventStream``, else (an error, not a stream) an ``Answer``."""
 
     call: Call
     idle: float
@@ -144,18 +129,15 @@ Flow = Generator[Effect, Any, T]
 
 
 class JobHooks(Protocol):
-    """What the client is told of the jobs its flows start and see, and asked before a
-    submission: its budget (``_cost.Spending``). The flows know no more of it."""
+    """The client's budget (``_cost.Spending``) as the flows see it
+    (docs/architecture.md#cost-and-budget): told of jobs, asked before a submission."""
 
-    def started(self, endpoint_id: str, job_id: str) -> None:
-        """``job_id`` was submitted (or queued again) by this client."""
+    def started(self, endpoint_id: str, job_id: str) -> None: ...
 
-    def seen(self, result: JobResult) -> None:
-        """A state of a job, as the client read it."""
+    def seen(self, result: JobResult) -> None: ...
 
     def admit(self, ctx: Context, endpoint_id: str) -> Flow[None]:
-        """May a job be submitted to ``endpoint_id``? Raises to refuse (it may ask the
-        service first)."""
+        """Raises to refuse a submission to ``endpoint_id`` (it may ask the service first)."""
 
 
 @dataclass
@@ -284,19 +266,13 @@ def send(
     idle: float | None = None,
     maybe_lost: Callable[[], None] | None = None,
 ) -> Flow[Answer]:
-    """Send ``call`` until it succeeds, retrying only what is safe to retry.
+    """Send ``call`` until it succeeds, retrying only what is safe to retry, within
+    ``deadline`` (else ``ctx.call_timeout`` from now) and ``grace`` past it
+    (docs/architecture.md#the-path-of-a-429-through-the-client).
 
-    Every call has a deadline: the wait's it belongs to, or its own, ``ctx.call_timeout``
-    from now. A retry that would start past it raises the deadline's ``Timeout``, or a
-    429 past the call's own deadline its ``RateLimited``
-    (docs/architecture.md#the-path-of-a-429-through-the-client). An answer is awaited
-    until ``grace`` seconds past the deadline at most.
-
-    With ``idle``, the call is opened as an event stream (``Listen``): a 2xx stream is
-    returned open, to be read with ``NextEvent``; errors are retried as any answer's.
+    With ``idle``, a 2xx answer is returned open as an event stream (``Listen``).
     ``maybe_lost`` is told of each failure after which the service may have acted on
-    the call (all but a 429 and a connection never made): a /stream answer lost so
-    took its chunks with it.
+    the call (all but a 429 and a connection never made): a lost /stream answer's chunks.
     """
     own = deadline is None
     if deadline is None:
@@ -363,13 +339,9 @@ def send(
 
 @dataclass
 class JobState:
-    """What a job handle knows, shared by the sync and async handles.
-
-    ``owns_stream``: the handle's client submitted the job, so ``wait`` long-polls its
-    /stream (it returns within milliseconds of the job's end) and keeps the chunks for
-    ``stream()``. A handle on someone else's job polls /status instead: reading /stream
-    hands chunks out once.
-    """
+    """What a job handle knows, shared by the sync and async handles. ``owns_stream``:
+    this client submitted the job, so ``wait`` long-polls its /stream (which hands chunks
+    out once) and keeps the chunks for ``stream()``; other handles poll /status."""
 
     endpoint_id: str
     id: str
@@ -500,12 +472,8 @@ def states(ctx: Context, state: JobState, deadline: Deadline) -> Flow[None]:
 
 @dataclass
 class _Polls:
-    """A reader's /stream long-polls, spaced when the service answers early.
-
-    The emulator (and the service) hold a /stream call until a chunk or the job's end;
-    one that comes back empty at once means the server does not hold it, and the calls
-    fall back to the adaptive poll interval instead of spinning.
-    """
+    """A reader's /stream long-polls, spaced when the service answers early: one that
+    comes back empty at once was not held, so the next waits ``poll_interval``."""
 
     asked: float | None = None
     had_chunks: bool = False
@@ -527,12 +495,8 @@ def stream(
     ctx: Context, state: JobState, deadline: Deadline, *, batches: bool = False
 ) -> Flow[None]:
     """Emit the job's outputs in order, split chunks whole, until the job ends; with
-    ``batches``, the list of whole chunks each answer completed (``stream_batches``).
-
-    Every output is emitted once, in order, or ``ChunksMissing`` says which may be
-    missing: a /stream answer lost on the way is made up for from the job's final
-    output (``StreamLedger``).
-    """
+    ``batches``, the list of whole chunks each answer completed. Each once, or
+    ``ChunksMissing`` (docs/behaviour.md#streams-under-faults)."""
     try:
         yield from _stream(ctx, state, deadline, batches)
     except NbextError as exc:

@@ -1,17 +1,5 @@
-"""Many jobs, bounded concurrency, results in completion order, inside the rate limit.
-
-Each input goes through /runsync with a short hold (``MAP_HOLD``): a job that ends
-within it costs one call where /run and a /status cost two, and /runsync's rate limit is
-twice /run's. A connection dropped during the hold leaves a job whose id we never
-learned, so a map whose ``deadline`` is too short for the hold submits through /run.
-A submission whose answer was lost is never sent again (``MaybeQueued``); a 429 holds
-every worker (``_gate``); a map left early cancels its jobs in flight
-(docs/behaviour.md#maps-under-faults).
-
-A ``Client``'s map runs its workers in threads of its own (blocking sockets leave the
-GIL while they wait); an ``AsyncClient``'s as tasks on the caller's loop. Each worker is
-one flow (``_Batch.worker``), written once.
-"""
+"""Many jobs, bounded concurrency, results in completion order, inside the rate limit
+(docs/architecture.md#maps-in-the-client, docs/behaviour.md#maps-under-faults)."""
 
 from __future__ import annotations
 
@@ -29,7 +17,6 @@ from typing import Any, Literal, Protocol
 from nbext.models import CancelResult, JobResult, JobStatus
 
 from ._calls import JobOptions, endpoint_call, job_call, runsync_call, submission_body
-from ._config import Secret
 from ._drive import Steps, aiterate, arun, iterate, run
 from ._errors import (
     APIError,
@@ -135,8 +122,6 @@ class BatchHost(Protocol):
 
 class SyncBatchHost(BatchHost, Protocol):
     _real_time: bool
-    """Whether the client's pauses are real ones (a map's workers then cut them short
-    when the map is left)."""
 
 
 def operation_for(timeout: float | None) -> Operation:
@@ -202,24 +187,6 @@ class MapPlan:
     @property
     def operation(self) -> Operation:
         return operation_for(self.deadline)
-
-    def checked(
-        self, index: int, result: JobResult, secret: Secret | None
-    ) -> tuple[int, JobResult]:
-        if self.raise_on_failure:
-            try:
-                finish(self.endpoint_id, result, True, secret)
-            except Exception as exc:
-                exc.add_note(f"map: input #{index}")
-                raise
-        return index, result
-
-
-class _Failed:
-    """A worker's error, for the consumer to raise: it ends the map."""
-
-    def __init__(self, exc: BaseException) -> None:
-        self.exc = exc
 
 
 _END = object()
@@ -337,32 +304,28 @@ def _status(done: Future[JobStatus] | asyncio.Future[JobStatus]) -> JobStatus | 
 
 
 def _outcome(plan: MapPlan, got: Any, ctx: Context) -> MapItem:
-    """What the consumer yields for a worker's item; a failure raises.
+    """What the consumer yields for a worker's item; a worker's error raises.
 
     The client's listeners hear each result here, on the consumer's thread (the workers
     run with a context that has none: on a sync client, in other threads)."""
-    if isinstance(got, _Failed):
-        raise got.exc
+    if isinstance(got, BaseException):
+        raise got
     index, item = got
     if isinstance(item, MaybeQueued):
         return index, item
     ctx.seen(item)
-    return plan.checked(index, item, ctx.secret)
-
-
-def _told(exc: BaseException, ledger: _Ledger) -> None:
-    """The error that left a map says what became of its jobs in flight."""
-    if ledger.abandoned is not None:
-        exc.add_note(str(ledger.abandoned))
+    if plan.raise_on_failure:
+        try:
+            finish(plan.endpoint_id, item, True, ctx.secret)
+        except Exception as exc:
+            exc.add_note(f"map: input #{index}")
+            raise
+    return index, item
 
 
 class _Left:
-    """What both map iterators say once left: ``abandoned``.
-
-    An iterator's generator holds its ledger, never the iterator: holding it made a cycle
-    that only the cyclic collector frees, so a map left by ``break`` was not closed, and
-    went on submitting (and paying for) every input, until a collection happened to run.
-    """
+    """What both map iterators say once left: ``abandoned``. Their generators hold the
+    ledger, never the iterator (docs/architecture.md#maps-in-the-client says why)."""
 
     def __init__(self) -> None:
         self._ledger = _Ledger()
@@ -372,6 +335,11 @@ class _Left:
         """What became of the jobs in flight when the map was left before its end (None
         when it ran to its end, or nothing was in flight)."""
         return self._ledger.abandoned
+
+    def _told(self, exc: BaseException) -> None:
+        """The error that left the map says what became of its jobs in flight."""
+        if self._ledger.abandoned is not None:
+            exc.add_note(str(self._ledger.abandoned))
 
 
 class _Stopped(Exception):
@@ -394,7 +362,6 @@ class MapResults(_Left, Iterator[MapItem]):
     def _run(
         client: SyncBatchHost, plan: MapPlan, ledger: _Ledger
     ) -> Generator[MapItem, None, None]:
-        """The map's items. It must not hold the ``MapResults`` (``_Left`` says why)."""
         results: queue.SimpleQueue[Any] = queue.SimpleQueue()
         stop = threading.Event()
         batch = _Batch(plan, client._ctx.unobserved(), ledger)
@@ -414,7 +381,7 @@ class MapResults(_Left, Iterator[MapItem]):
             except _Stopped:
                 pass
             except BaseException as exc:
-                results.put(_Failed(exc))
+                results.put(exc)  # the consumer raises it: it ends the map
             finally:
                 results.put(_END)
 
@@ -473,7 +440,7 @@ class MapResults(_Left, Iterator[MapItem]):
         try:
             return next(self._items)
         except BaseException as exc:
-            _told(exc, self._ledger)
+            self._told(exc)
             raise
 
     def close(self) -> None:
@@ -493,7 +460,6 @@ class AsyncMapResults(_Left, AsyncIterator[MapItem]):
     async def _run(
         client: BatchHost, plan: MapPlan, ledger: _Ledger
     ) -> AsyncGenerator[MapItem, None]:
-        """The map's items. It must not hold the ``AsyncMapResults`` (``_Left`` says why)."""
         results: asyncio.Queue[Any] = asyncio.Queue()
         batch = _Batch(plan, client._ctx.unobserved(), ledger)
 
@@ -504,7 +470,7 @@ class AsyncMapResults(_Left, AsyncIterator[MapItem]):
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:
-                results.put_nowait(_Failed(exc))
+                results.put_nowait(exc)
             finally:
                 results.put_nowait(_END)
 
@@ -542,7 +508,7 @@ class AsyncMapResults(_Left, AsyncIterator[MapItem]):
         try:
             return await anext(self._items)
         except BaseException as exc:
-            _told(exc, self._ledger)
+            self._told(exc)
             raise
 
     async def aclose(self) -> None:

@@ -1,10 +1,5 @@
-"""A job's phase while it is followed: what it waits for, where it runs, what each took.
-
-IN_QUEUE alone cannot tell a cold start from a crash loop, a fleet with no GPU free or a
-queue behind busy workers. The endpoint is diagnosed (``_diagnosis``) only past a
-threshold and at a slower pace than the polls, so a quick job costs no call beyond them
-(docs/behaviour.md#phases-of-a-waiting-job).
-"""
+"""A job's phase while it is followed: what it waits for, where it runs, what each took
+(docs/behaviour.md#phases-of-a-waiting-job)."""
 
 from __future__ import annotations
 
@@ -88,7 +83,7 @@ class Phase:
         if queued is not None and cold is not None:
             cold = min(cold, queued)
             queued -= cold
-        kept = result.status is not JobStatus.COMPLETED  # a success needs no log to explain it
+        kept = result.status is not JobStatus.COMPLETED
         return replace(
             self,
             result=result,

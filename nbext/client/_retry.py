@@ -1,11 +1,8 @@
 """When to send a request again, and how long to wait first. Pure: no I/O, no clock.
 
-The rule that matters most: a submission (/run, /runsync) is sent again only when the
-service certainly did not queue it, i.e. the connection was never made or the answer
-was 429 (refused before queueing). After anything else it may exist already, and a
-second send would run the job twice. Idempotent calls (status, stream, health, cancel,
-purge) are retried on connection trouble, 429 and 5xx.
-"""
+A submission is sent again only when the service certainly did not queue it (no
+connection made, or a 429), else the job could run twice
+(docs/architecture.md#the-path-of-a-429-through-the-client)."""
 
 from __future__ import annotations
 

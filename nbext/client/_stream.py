@@ -1,10 +1,7 @@
 """A job's stream made whole: split chunks put back together, lost ones noticed. Pure.
 
-The interface caps one chunk's ``output`` at 1 MB, so a larger yielded value arrives
-as consecutive parts whose ``metrics`` carry ``SPLIT_KEY`` =
-``{"part": k, "parts": n, "encoding": "text" | "json"}``. The caller of ``stream()``
-wants the value the handler yielded, not the transport's pieces of it.
-"""
+A value over the 1 MB chunk cap arrives as parts whose ``metrics`` carry ``SPLIT_KEY`` =
+``{"part": k, "parts": n, "encoding": "text" | "json"}`` (docs/behaviour.md#streaming)."""
 
 from __future__ import annotations
 
@@ -87,15 +84,10 @@ def _split_fields(split: Any) -> tuple[int, int, str]:
 
 @dataclass
 class StreamLedger:
-    """What arrived of one job's stream, to notice a chunk that never did.
-
-    /stream hands each chunk out once, so a lost answer takes its chunks with it. Two
-    signs of that: a ``stream_index`` that skips one, and a /stream call that failed
-    after it may have been answered (``doubt``: no later index can reveal its chunks).
-    Once a gap is certain (``broken``), what the reader lacks comes from the job's final
-    output; a service that does not number its chunks breaks at the first doubt
-    (docs/behaviour.md#streams-under-faults).
-    """
+    """What arrived of one job's stream, to notice a chunk that never did: a skipped
+    ``stream_index``, or a /stream call failed after it may have been answered (``doubt``).
+    Once a gap is certain (``broken``, at the first doubt if chunks are not numbered), the
+    rest comes from the job's final output (docs/behaviour.md#streams-under-faults)."""
 
     next_index: int = 0
     values: int = 0

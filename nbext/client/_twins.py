@@ -1,22 +1,11 @@
-"""Every sync/async pair of methods, made from one operation: the one twin mechanism.
-
-An operation is written once, as a flow builder (``_flows``) taking the client's flow
-context, what the method is about (a resource's management interface, a handle's
-state), then the caller's arguments; a class lists its operations::
-
-    class Pods(Resource):                   class AsyncJob(Twins):
-        create = blocking(pods.create)          status = awaiting(_status)
-
-Every method keeps its operation's signature and docstring (for ``help()``, and for type
-checkers through ``ParamSpec``), so the twins cannot differ in what they accept, send, or
-return; and every method masks the client's key in a local refusal, so none can forget to.
-"""
+"""Every sync/async pair of methods, made from one operation written once as a flow
+builder: the one twin mechanism (docs/architecture.md#flows-drivers-and-twins)."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncGenerator, Callable, Coroutine, Generator
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, overload
+from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 
 from ._errors import APIError
 from ._flows import Context, Flow
@@ -26,36 +15,13 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class SyncDriver(Protocol):
-    """What a sync twin needs of its client: the flow context and a blocking driver."""
-
-    _ctx: Context
-
-    def _run(self, flow: Flow[T]) -> T: ...
-
-    def _iterate(self, flow: Flow[None]) -> Generator[Any, None, None]: ...
-
-
-class AsyncDriver(Protocol):
-    """What an async twin needs of its client: the flow context and an async driver."""
-
-    _ctx: Context
-
-    async def _run(self, flow: Flow[T]) -> T: ...
-
-    def _iterate(self, flow: Flow[None]) -> AsyncGenerator[Any, None]: ...
-
-
 class Twins:
-    """A class whose methods are made here: a resource of a client, or a handle.
-
-    ``_client`` is the client whose driver runs the flows; ``_about`` is what the
-    operations take after the flow context (a resource's version object, a handle's
-    subject). Each method is named for its attribute, so tracebacks and ``help`` read
-    right.
-    """
+    """A class whose methods are made here. ``_client``'s driver runs the flows;
+    ``_about()`` is what the operations take after the flow context. Each method is named
+    for its attribute, so tracebacks and ``help`` read right."""
 
     _client: Any
+    """A client: its ``_ctx``, and its driver's ``_run`` and ``_iterate``."""
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -93,7 +59,7 @@ class Handle(Twins):
 class Resource(Twins):
     """One area of the management interface on a client (``client.pods``...)."""
 
-    def __init__(self, client: SyncDriver | AsyncDriver, api: object) -> None:
+    def __init__(self, client: Any, api: object) -> None:
         self._client = client
         self._api = api
 
@@ -108,11 +74,8 @@ class Resource(Twins):
 
 
 def _masked(error: APIError, ctx: Context) -> APIError | None:
-    """A local refusal that quotes the client's own key (pasted into a field), masked.
-
-    Refusals are decided before any request, without the key at hand, and some quote
-    the input (the value of a choice); the key must still never show in an error.
-    """
+    """A local refusal that quotes the client's own key (pasted into a field), masked:
+    refusals are decided without the key at hand, and some quote the input."""
     if error.sent or ctx.secret is None:
         return None
     text = str(error)

@@ -1,12 +1,5 @@
-"""``python -m nbext.emulator``: serve the emulator standalone, for curl and other clients.
-
-Examples::
-
-    python -m nbext.emulator --port 8000 --endpoint echo=echo --endpoint my=./handler.py:handler
-    python -m nbext.emulator --worker my-worker=./worker.py --worker-python ./venv/bin/python
-    python -m nbext.emulator --lb-worker api=./server.py   # http://127.0.0.1:8000/lb/api/...
-    python -m nbext.emulator --endpoint cold=echo --scenario cold=cold-start:seconds=20
-"""
+"""``python -m nbext.emulator``: serve the emulator standalone, for curl and other clients
+(examples: README.md, "The emulator on its own"), or control the user's local service."""
 
 from __future__ import annotations
 
@@ -307,13 +300,8 @@ def deploy(
             )
         else:
             emulator.deploy(value, endpoint_id=endpoint_id)
-    if serving:
-        set_scenarios(emulator, args)
-
-
-def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
-    """``--scenario ID=NAME[:KEY=VALUE,...]`` arguments, on endpoints deployed already
-    (``--worker`` scripts' included)."""
+    if not serving:
+        return
     for endpoint_id, scenario in pairs("--scenario", args.scenario, "ID=NAME[:KEY=VALUE,...]"):
         spec = f"{endpoint_id}={scenario}"
         if endpoint_id not in emulator.jobs.endpoints:
@@ -326,11 +314,9 @@ def set_scenarios(emulator: Emulator, args: argparse.Namespace) -> None:
 
 
 def banner(server: EmulatorServer, *, key_source: str | None) -> str:
-    """What the server prints once it serves: its addresses, and the ``export`` lines that
-    point ``nbext.Client()`` and runpod-python here (docs/behaviour.md#configuration). A
-    key the user gave (``key_source``: ``given_key``) may be a secret kept in a CI log: it
-    is shown masked, and its export line asks for it rather than printing it.
-    """
+    """What the server prints once it serves: its addresses and the ``export`` lines
+    (docs/behaviour.md#configuration). A key the user gave may be a secret that a CI log
+    keeps: it is shown masked, and its export line asks for it rather than printing it."""
     emulator = server.emulator
     key = emulator.api_key
     management = f"{server.url}/v2"  # REST v2, as the service; /v1 is served too
@@ -472,12 +458,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if emulator is not None:
             emulator.close()
         return 1 if isinstance(exc, OSError) else 2
-    # What exists by now (modules, the app, the demo images: some 250,000 objects) lives
-    # as long as the process. Frozen, it is out of the collector's sight, and a full
-    # collection walks only what requests made: under load it ran every few thousand
-    # jobs, took 130 ms and about 35 us a job; frozen, 30 ms and 13 us (docs/performance.md).
-    # Here only: a kernel that hosts the emulator holds the user's objects, which must
-    # stay collectable.
+    # What startup made lives as long as the process: frozen, a full collection skips it
+    # (docs/performance.md#the-emulator-under-load). Here only: a kernel that hosts an
+    # emulator holds the user's objects, which must stay collectable.
     gc.freeze()
     print(banner(server, key_source=key[1] if key else None), flush=True)
     stop = threading.Event()

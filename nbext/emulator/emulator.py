@@ -1,8 +1,6 @@
-"""``Emulator``: one local service instance, usable from the kernel's thread.
-
-The domain runs on one asyncio loop (the server's, or a test's). A notebook calls
-``register_image``, ``deploy`` or ``advance`` from its own thread; those calls are handed
-to the loop and waited for, so the domain never sees two threads at once.
+"""``Emulator``: one local service instance, usable from the kernel's thread: a call from
+another thread (``deploy``, ``advance``) is handed to the domain's one asyncio loop and
+waited for, so the domain never sees two threads at once.
 """
 
 from __future__ import annotations
@@ -120,7 +118,8 @@ class Emulator:
             raise ValueError("give db= (a SQLite file) or store=, not both")
         self.store: Store = store or (SQLiteStore(db) if db is not None else MemoryStore())
         with self._reading_store(db):
-            self._api_key = api_key or self._stored_key()
+            self.api_key = api_key or self._stored_key()
+            """The key clients must send; shown to the user once when the emulator starts."""
         self.clock: Clock = clock or RealClock()
         self.images = ImageRegistry(with_demos=demo_images)
         self.rate_limiter = RateLimiter(
@@ -175,7 +174,7 @@ class Emulator:
 
     def __repr__(self) -> str:
         return (
-            f"Emulator(api_key={mask_key(self._api_key)!r}, clock={self.clock!r}, "
+            f"Emulator(api_key={mask_key(self.api_key)!r}, clock={self.clock!r}, "
             f"endpoints={sorted(self.jobs.endpoints)!r})"
         )
 
@@ -196,11 +195,6 @@ class Emulator:
             self.store.put("settings", "api_key", record)
         return str(record["value"])
 
-    @property
-    def api_key(self) -> str:
-        """The key clients must send; shown to the user once when the emulator starts."""
-        return self._api_key
-
     def endpoint_type(self, endpoint_id: str) -> str:
         """The endpoint record's ``type`` (QUEUE or LOAD_BALANCER); QUEUE without a record."""
         record = self.management.endpoints.book.get(endpoint_id)
@@ -208,7 +202,7 @@ class Emulator:
 
     def check_key(self, presented: str) -> bool:
         """Constant-time comparison of a presented key with the emulator's."""
-        return secrets.compare_digest(presented.encode(), self._api_key.encode())
+        return secrets.compare_digest(presented.encode(), self.api_key.encode())
 
     # ---- the loop --------------------------------------------------------------------
 
@@ -349,6 +343,8 @@ class Emulator:
         script_path = Path(path).expanduser().resolve()
         if not script_path.is_file():
             raise ValueError(f"worker script {path} does not exist")
+        if isinstance(args, str) or not all(isinstance(a, str) for a in args):
+            raise ValueError(f"args must be a list of strings, got {args!r}")
         interpreter = python or sys.executable
         if python is not None and shutil.which(python) is None and not Path(python).is_file():
             raise ValueError(f"python interpreter {python!r} not found")
@@ -381,8 +377,6 @@ class Emulator:
                 execution_timeout_ms=execution_timeout_ms,
             )
         variables = tuple(sorted((env or {}).items()))
-        if isinstance(args, str) or not all(isinstance(a, str) for a in args):
-            raise ValueError(f"args must be a list of strings, got {args!r}")
         script = WorkerScript(script_path, interpreter, variables, load_balancer, tuple(args))
         self.serve_script(endpoint_id, script)
         return endpoint_id

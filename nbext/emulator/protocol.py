@@ -1,12 +1,7 @@
-"""uvicorn's HTTP protocol, with a deadline for reading each request and a connection cap.
-
-uvicorn times out an idle keep-alive connection but not a request never finished: a
-client that sends half its headers, or a body that never ends, holds its socket for as
-long as it likes. The limits and their answers (408, and a 503 for a connection beyond
-the cap) are in docs/behaviour.md#connections. It is uvicorn's pure-Python h11 protocol,
-watched after each batch of parsed bytes: h11's state of the client's side says whether
-a request is under way. The deadlines run on the loop's clock, never the emulator's (a
-test's fake clock governs jobs, not sockets).
+"""uvicorn's h11 protocol with a deadline for reading each request and a connection cap
+(docs/behaviour.md#connections): uvicorn times out an idle connection, never a request
+left half sent. Deadlines run on the loop's clock, never the emulator's (a test's fake
+clock governs jobs, not sockets).
 """
 
 from __future__ import annotations

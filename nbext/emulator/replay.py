@@ -1,10 +1,6 @@
-"""Serving a recording: each recorded endpoint becomes an endpoint of the emulator whose
-handler answers the recorded jobs, with their chunks and timing (docs/behaviour.md#recordings).
-
-The handler is an ordinary one (``domain.handlers``), so a replayed job queues, runs,
-streams, is cancelled and billed as any other, and a recorded OpenAI chat is answered as
-the job its route makes. A recorded load-balancing endpoint runs ``SERVER`` as its worker
-script, so it is balanced as any other.
+"""Serving a recording: each recorded endpoint becomes an endpoint whose ordinary handler
+(or, load-balancing, ``SERVER`` script) answers the recorded jobs with their chunks and
+timing, so they queue, stream and bill as any other (docs/behaviour.md#recordings).
 """
 
 from __future__ import annotations

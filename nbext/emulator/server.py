@@ -1,9 +1,6 @@
-"""``EmulatorServer``: the emulator on a loopback port, in a daemon thread.
-
-Notebooks need the service to keep answering while cells run, and the kernel's own
-loop must stay free for widgets; so the server gets its own thread and loop. The
-listening socket is bound before the thread starts, which is how ``port=0`` yields a
-free port with no race, and ``start()`` returns only once uvicorn serves requests.
+"""``EmulatorServer``: the emulator on a loopback port, in a daemon thread with its own
+loop (the kernel's stays free for widgets). The socket is bound before the thread
+starts, so ``port=0`` yields a free port with no race.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from typing import Any
 
 from .domain.errors import StoreFailed, StoreFull
 from .domain.store_port import CorruptRecord, Record
-from .migrations import UPSERT, migrate
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -25,6 +24,10 @@ CREATE TABLE IF NOT EXISTS records (
     PRIMARY KEY (kind, key)
 );
 """
+UPSERT = (
+    "INSERT INTO records (kind, key, data) VALUES (?, ?, ?) "
+    "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data"
+)
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 """``json.dumps`` with these separators, without building an encoder for every record."""
@@ -41,7 +44,6 @@ class SQLiteStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
-        migrate(self._db)
 
     def put(self, kind: str, key: str, record: Record) -> None:
         self._write(UPSERT, (kind, key, _encode(record)))

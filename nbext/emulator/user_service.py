@@ -1,9 +1,6 @@
-"""The user's local service: one emulator process per user, shared by every kernel.
-
-A kernel restart must not lose a batch, cool a warm worker or part two notebooks, so the
-emulator a notebook talks to by default is this process, with its state in SQLite
-(docs/behaviour.md#the-local-service). It serves on 127.0.0.1 only, with the key kept in
-its database and handed over in the 0600 ``service.json``, never on a command line.
+"""The user's local service: one emulator process per user, shared by every kernel, its
+state in SQLite (docs/behaviour.md#the-local-service). Loopback only; its key is handed
+over in the 0600 ``service.json``, never on a command line.
 """
 
 from __future__ import annotations
@@ -43,7 +40,7 @@ IDLE_CHECK_S = 30.0
 """How often idleness is checked, at most (a short setting is checked more often)."""
 
 
-def serve(*, idle_stop: float = IDLE_STOP_DEFAULT_S, log_level: str = "warning") -> int:
+def serve(*, idle_stop: float = IDLE_STOP_DEFAULT_S) -> int:
     """Run the user's service in this process until it is stopped (SIGTERM, SIGINT,
     ``POST /_emulator/service/stop``) or idle for ``idle_stop`` seconds (0: never).
     Returns the exit code; a service already running is a one-line error (code 1)."""
@@ -70,7 +67,7 @@ def serve(*, idle_stop: float = IDLE_STOP_DEFAULT_S, log_level: str = "warning")
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     try:
-        server = _listen(emulator, data / "port", log_level)
+        server = _listen(emulator, data / "port")
         emulator.deploy_demos()
         file = ServiceFile(
             pid=os.getpid(),
@@ -102,15 +99,13 @@ def serve(*, idle_stop: float = IDLE_STOP_DEFAULT_S, log_level: str = "warning")
     return 0
 
 
-def _listen(emulator: Emulator, port_file: Path, log_level: str) -> EmulatorServer:
+def _listen(emulator: Emulator, port_file: Path) -> EmulatorServer:
     """The server started on the port of the last run if it is free, else on any: after
     a restart, a client made before it (the same key comes from the database) still
     reaches it."""
     with contextlib.suppress(OSError, ValueError):
-        return EmulatorServer(
-            emulator, port=int(port_file.read_text()), log_level=log_level
-        ).start()
-    server = EmulatorServer(emulator, log_level=log_level).start()
+        return EmulatorServer(emulator, port=int(port_file.read_text())).start()
+    server = EmulatorServer(emulator).start()
     port_file.write_text(str(server.port))
     return server
 

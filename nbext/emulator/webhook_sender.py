@@ -1,11 +1,8 @@
 """Sending webhooks over HTTP: a small connection pool per receiver, and the opt-in guard.
 
-Each receiver (scheme, host, port) gets an httpx client of its own: in one shared pool,
-httpcore looks through every receiver's connections (a system call each) whenever a
-request starts or ends, so a slow receiver's many open connections made every webhook,
-and the job interface, slow. The guard (``--webhook-guard``, docs/behaviour.md#webhooks)
-resolves the host at each attempt and checks every address it resolves to, since the
-metadata service at 169.254.169.254 hands out credentials.
+A pool per receiver, because httpcore scans every connection of a pool as each request
+starts or ends: one slow receiver's connections slowed every webhook. The guard
+(docs/behaviour.md#webhooks) checks every address the host resolves to, at each attempt.
 """
 
 from __future__ import annotations
@@ -25,9 +22,8 @@ from .domain.webhooks import NotSent, Refused, receiver_of
 TIMEOUT = 10.0
 """Seconds a receiver has to connect, take the body and answer (the service's figure)."""
 KEEP_ALIVE = 8
-"""Idle connections kept per receiver. httpcore looks at every connection of a pool, and
-at every idle one once per idle one, each time a request starts or ends; a pool of a
-few dozen idle connections made that the emulator's main cost."""
+"""Idle connections kept per receiver: httpcore scans every idle one once per idle one as
+each request starts or ends, which with a few dozen was the emulator's main cost."""
 MAX_RECEIVERS = 32
 """Receivers whose connections are kept open; beyond it, idle ones are closed."""
 

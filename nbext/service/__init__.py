@@ -1,10 +1,6 @@
-"""The user's local service, seen from a kernel or a script: join it, start it, stop it.
-
-One service per user, found through ``service.json`` (``files``), outliving every kernel
-(docs/behaviour.md#the-local-service). The service itself is
-``nbext.emulator.user_service``; this side imports none of the emulator, so a kernel that
-joins a running service pays only for a file read and one call. A script joins it with
-``nbext.Client(**nbext.service.client_settings())``.
+"""The user's local service, seen from a kernel or a script: join it, start it, stop it
+(docs/behaviour.md#the-local-service). It imports none of the emulator, so joining a
+running service costs a file read and one call.
 """
 
 from __future__ import annotations

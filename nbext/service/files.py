@@ -1,12 +1,7 @@
-"""Where the user's local service lives on disk, and the one file that finds it.
-
-The runtime folder holds ``service.json`` (address, key, process id, version; 0600),
-``service.lock`` (held for the service's whole life, so a stale file is told apart from a
-live one without trusting a process id that may have been reused) and ``start.lock`` (so
-two kernels starting at once start one service); the data folder holds the database and
-the log. Where they are and how to move them: docs/behaviour.md#the-local-service.
-
-Only the standard library: a kernel must find its service without importing the emulator.
+"""Where the user's local service lives on disk, and the one file that finds it
+(docs/behaviour.md#the-local-service): ``service.lock`` is held for the service's life,
+so a stale file is told from a live one without trusting a reused process id. Only the
+standard library: a kernel finds its service without importing the emulator.
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ class Scripted:
         steps = Steps(flow)
         while (effect := steps.advance()) is not None:
             if isinstance(effect, Sleep):
-                self.sleeps.append((self.t, effect.seconds))
-                self.t += effect.seconds
+                self.sleeps.append((self.t, effect.until - self.t))
+                self.t = effect.until
             elif isinstance(effect, Send):
                 self.sent.append((self.t, effect.call.operation))
                 self.t += self.rtt

@@ -1,10 +1,5 @@
-"""Batch jobs (docs/behaviour.md#batches): each request runs as a job of the endpoint, so
-workers, billing, timeouts and ``/status`` treat it as any job; its result is copied onto
-the request when the job ends, to outlive the job's retention. Requests reach the queue a
-``window`` at a time, so a ``/run`` job waits behind at most that many. Stored, a call's
-records go in one transaction before it is answered, so a restart ends every request
-with exactly one result.
-"""
+"""Batch jobs (docs/behaviour.md#batches): each request runs as a job of the endpoint and
+keeps that job's result (how: docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 

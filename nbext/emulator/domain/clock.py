@@ -1,9 +1,5 @@
-"""Time for the emulator, injectable so tests move it instead of sleeping.
-
-Every deadline of the job interface is a timer on one ``Clock``: ``RealClock`` maps
-timers onto the running asyncio loop; ``FakeClock`` fires them in order only when a test
-calls ``advance``. Timers are plain callbacks on the loop thread; they never block.
-"""
+"""Time for the emulator, injectable so tests move it instead of sleeping; timers are
+plain callbacks on the loop thread that never block (docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 
@@ -66,13 +62,9 @@ class _FakeTimer:
 
 
 class FakeClock:
-    """A clock that stands still until ``advance`` moves it.
-
-    ``advance`` fires due timers in time order, each seeing ``now()`` equal to its own
-    deadline, so a chain of timers (a webhook retry scheduled by a failed attempt, say)
-    behaves as it would in real time. Call it on the emulator's loop thread; from other
-    threads go through ``Emulator.advance`` or ``POST /_emulator/clock/advance``.
-    """
+    """A clock that stands still until ``advance`` moves it, firing due timers in order,
+    each at its own deadline (so chains of timers behave as in real time). On the loop
+    thread only; from others: ``Emulator.advance`` or ``POST /_emulator/clock/advance``."""
 
     def __init__(self, start: float = 1_767_225_600.0) -> None:
         self._now = start
@@ -90,11 +82,8 @@ class FakeClock:
         return timer
 
     def step(self, seconds: float) -> int:
-        """Move time forward and fire due timers without letting the loop run in between.
-
-        Enough for plain domain tests; when handlers or waiters are tasks that schedule
-        new timers as they wake, use ``advance`` so each wakes at its own moment.
-        """
+        """Move time forward and fire due timers without letting the loop run in between;
+        where woken tasks schedule new timers, ``advance`` wakes each at its own moment."""
         return sum(1 for _ in self._fire(seconds))
 
     async def advance(self, seconds: float) -> int:
@@ -148,12 +137,9 @@ async def sleep(clock: Clock, seconds: float) -> None:
 
 
 class Signal:
-    """A broadcast wake-up: every ``wait`` pending when ``fire`` is called returns.
-
-    A job's transitions and stream chunks fire its signal, so a finished job wakes its
-    ``/runsync`` and ``/stream`` waiters at once; a ``final_only`` waiter (``/runsync``)
-    sleeps through a ``fire(final=False)`` (a start, a chunk) instead of waking to wait again.
-    """
+    """A broadcast wake-up: every ``wait`` pending when ``fire`` is called returns; a
+    ``final_only`` waiter (``/runsync``) sleeps through a ``fire(final=False)`` (a start,
+    a chunk) instead of waking to wait again."""
 
     __slots__ = ("_final_only", "_waiters")
 

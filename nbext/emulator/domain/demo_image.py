@@ -1,11 +1,5 @@
-"""``image-gen``: an offline stand-in for an image-generation model.
-
-Prompt words choose the sky, land and water and ``seed`` shapes the ridges, so the same
-prompt and seed give the same bytes and different prompts visibly different pictures.
-With ``"stream": true`` it yields previews that sharpen out of noise, as diffusion
-models' do. Standard library only (a PNG encoder on ``zlib``), since the emulator must
-run without an imaging library; ``bytearray`` slices paint 512×512 in a fraction of a second.
-"""
+"""``image-gen``: an offline stand-in for an image-generation model, standard library
+only (docs/architecture.md#the-demo-images)."""
 
 from __future__ import annotations
 
@@ -16,7 +10,7 @@ import math
 import random
 import struct
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,11 +141,8 @@ def _gradient(height: int, top: int, upper: RGB, lower: RGB) -> tuple[bytes, byt
 
 
 def paint(prompt: str, seed: int, width: int, height: int) -> bytes:
-    """The picture for ``prompt`` and ``seed`` as raw RGB rows.
-
-    Columns are painted with strided ``bytearray`` slices, rows with plain ones: a sky,
-    a sun, ridges far to near (lighter and hazier the farther), and water mirroring them.
-    """
+    """The picture for ``prompt`` and ``seed`` as raw RGB rows, painted with ``bytearray``
+    slices: a sky, a sun, ridges far to near (hazier the farther), water mirroring them."""
     sky, land, water = scene_for(prompt)
     rng = random.Random(f"{prompt.strip().lower()}\x00{seed}")
     stride = width * 3
@@ -227,13 +218,11 @@ def png(width: int, height: int, rgb: bytes) -> bytes:
     )
 
 
-def picture(prompt: str, seed: int, width: int, height: int) -> bytes:
-    """The PNG for ``prompt`` and ``seed``."""
-    return png(width, height, paint(prompt, seed, width, height))
-
-
-def step_preview(prompt: str, seed: int, width: int, height: int, step: int, steps: int) -> bytes:
-    """Step ``step`` of ``steps``: a small picture that sharpens out of noise as steps pass."""
+def picture(prompt: str, seed: int, width: int, height: int, step: int, steps: int) -> bytes:
+    """The PNG at step ``step`` of ``steps``: the picture at the last, before it a small
+    one that sharpens out of noise as steps pass."""
+    if step >= steps:
+        return png(width, height, paint(prompt, seed, width, height))
     w, h = max(32, width // PREVIEW_SCALE), max(32, height // PREVIEW_SCALE)
     grain = random.Random(f"noise\x00{seed}\x00{step}").randbytes(w * h * 3)
     keep = 1 - (1 - step / steps) ** 1.8
@@ -292,7 +281,7 @@ async def image_gen(job: dict[str, Any]) -> Any:
     ctx = current_job()
     await ctx.sleep(request.step_seconds * request.steps)
     ctx.metrics.update(scenario="image-gen", steps=request.steps)
-    return {"images": await _draw(request, picture), **request.describe()}
+    return {"images": await _draw(request, request.steps), **request.describe()}
 
 
 async def _stream(request: Request) -> AsyncIterator[dict[str, Any]]:
@@ -303,17 +292,15 @@ async def _stream(request: Request) -> AsyncIterator[dict[str, Any]]:
         await ctx.sleep(request.step_seconds)
         if ctx.cancelled:
             return
-        if step < steps:
-            images, described = await _draw(request, step_preview, step, steps), {}
-        else:
-            images, described = await _draw(request, picture), request.describe()
+        images = await _draw(request, step)
         ctx.metrics.update(scenario="image-gen", step=step, steps=steps)
+        described = request.describe() if step == steps else {}
         yield {"step": step, "steps": steps, "images": images, **described}
 
 
-async def _draw(request: Request, draw: Callable[..., bytes], *args: int) -> list[str]:
-    """``draw``'s PNG per seed, in base64, drawn in a thread (it takes a fraction of a second)."""
-    size = (request.width, request.height)
+async def _draw(request: Request, step: int) -> list[str]:
+    """The step's PNG per seed, in base64, drawn in a thread (a fraction of a second)."""
+    size = (request.width, request.height, step, request.steps)
     seeds = range(request.seed, request.seed + request.num_images)
-    drawn = [await asyncio.to_thread(draw, request.prompt, seed, *size, *args) for seed in seeds]
+    drawn = [await asyncio.to_thread(picture, request.prompt, seed, *size) for seed in seeds]
     return [base64.b64encode(png).decode("ascii") for png in drawn]

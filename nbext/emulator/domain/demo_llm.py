@@ -1,11 +1,5 @@
-"""``llm``: a demo worker that speaks the service's OpenAI-route contract offline
-(docs/openai.md), answering as the service's vLLM worker does.
-
-The words come from ``word_model``, wrapped in a little Markdown so that rendering can
-be seen. A plain ``/run`` job with ``{"messages": ...}`` or ``{"prompt": ...}`` is
-answered as the chat or completions route would. ``tokens_per_second`` (passed through
-``extra_body``) sets the pace on the emulator's clock, so a fake clock runs it at once.
-"""
+"""``llm``: a demo worker that speaks the service's OpenAI-route contract offline, as the
+service's vLLM worker does (docs/architecture.md#the-demo-images)."""
 
 from __future__ import annotations
 
@@ -56,8 +50,8 @@ async def llm(job: dict[str, Any]) -> AsyncIterator[Any]:
             yield models()
             return
         if route not in (CHAT, COMPLETIONS):
-            raise BadRequest(f"the demo serves {CHAT}, {COMPLETIONS} and {MODELS}, not {route}",
-                             "openai_route", 404)  # fmt: skip
+            served = f"the demo serves {CHAT}, {COMPLETIONS} and {MODELS}, not {route}"
+            raise BadRequest(served, "openai_route", 404)
         request = _Request(route, body, job["id"])
     except BadRequest as exc:
         yield error_object(str(exc), exc.param, exc.status)
@@ -99,8 +93,8 @@ class _Request:
         self.id = ("chatcmpl-" if self.chat else "cmpl-") + job_id
         model = body.get("model", MODEL_ID)
         if model != MODEL_ID:
-            raise BadRequest(f"The model `{model}` does not exist; this demo serves "
-                             f"`{MODEL_ID}`", "model", 404)  # fmt: skip
+            missing = f"The model `{model}` does not exist; this demo serves `{MODEL_ID}`"
+            raise BadRequest(missing, "model", 404)
         prompt, asked = _messages(body) if self.chat else (_prompt(body),) * 2
         self.stream = _field(flag, body, "stream")
         options = body.get("stream_options") or {}
@@ -179,16 +173,17 @@ def _messages(body: dict[str, Any]) -> tuple[str, str]:
     """Every message's text, and the last user message's (what the answer is about)."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise BadRequest("messages: a non-empty list of {role, content} objects is required",
-                         "messages")  # fmt: skip
+        wanted = "messages: a non-empty list of {role, content} objects is required"
+        raise BadRequest(wanted, "messages")
     texts = []
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
             raise BadRequest(f"{where}: each message must be an object", where)
         if message.get("role") not in ROLES:
-            raise BadRequest(f"{where}.role must be one of {', '.join(sorted(ROLES))}, got "
-                             f"{message.get('role')!r}", f"{where}.role")  # fmt: skip
+            roles = ", ".join(sorted(ROLES))
+            wrong = f"{where}.role must be one of {roles}, got {message.get('role')!r}"
+            raise BadRequest(wrong, f"{where}.role")
         if not isinstance(content := message.get("content"), str):
             raise BadRequest(f"{where}.content must be a string", f"{where}.content")
         texts.append(content)

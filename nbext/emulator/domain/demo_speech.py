@@ -1,9 +1,5 @@
-"""``text-to-speech``: an offline stand-in for a speech model, text in, a short WAV out.
-
-A tiny formant synthesiser: each letter becomes a sound of its class, the formants glide
-between letters and the pitch falls over the text, so it murmurs the text's rhythm,
-never words. Deterministic, standard library only (``wave``).
-"""
+"""``text-to-speech``: an offline stand-in for a speech model, text in, a short WAV out
+(a formant synthesiser: docs/architecture.md#the-demo-images)."""
 
 from __future__ import annotations
 
@@ -28,14 +24,23 @@ _BLOCK = 32
 
 Formants = tuple[float, float, float]
 VOWELS: dict[str, Formants] = {
-    "a": (730, 1090, 2440), "e": (530, 1840, 2480), "i": (300, 2250, 2950),
-    "o": (570, 840, 2410), "u": (320, 900, 2240), "y": (300, 2100, 2800),
-}  # fmt: skip
+    "a": (730, 1090, 2440),
+    "e": (530, 1840, 2480),
+    "i": (300, 2250, 2950),
+    "o": (570, 840, 2410),
+    "u": (320, 900, 2240),
+    "y": (300, 2100, 2800),
+}
 SONORANTS: dict[str, Formants] = {
-    "l": (360, 1300, 2700), "r": (460, 1250, 1650), "m": (280, 1000, 2200),
-    "n": (280, 1500, 2500), "w": (300, 650, 2200), "j": (280, 2200, 2900),
-    "v": (300, 1200, 2400), "z": (300, 1600, 2600),
-}  # fmt: skip
+    "l": (360, 1300, 2700),
+    "r": (460, 1250, 1650),
+    "m": (280, 1000, 2200),
+    "n": (280, 1500, 2500),
+    "w": (300, 650, 2200),
+    "j": (280, 2200, 2900),
+    "v": (300, 1200, 2400),
+    "z": (300, 1600, 2600),
+}
 HISSES: dict[str, float] = {"s": 5200, "z": 4800, "f": 3800, "v": 3600, "h": 1600, "x": 3000}
 """Centre frequency of a fricative's noise."""
 STOPS = frozenset("pbtdkgqc")

@@ -1,7 +1,5 @@
-"""Domain errors. The HTTP layer maps each class to one status code; the domain knows none.
-
-Every message says what was wrong and, where it helps, what to do instead.
-"""
+"""Domain errors: the HTTP layer maps each class to one status code; the domain knows none.
+Every message says what was wrong and, where it helps, what to do instead."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """A worker's life: its state table (``TABLE``, at the end) and the events that move a
-worker through it.
-
-``Fleet.enter`` is the one place a worker's state changes: it cancels the left state's
-timer and arms the entered one's, so no earlier timer can act on a worker later. Every
-removal dispatches the endpoint's queue again, so no job waits on a worker that is gone.
-A worker's endpoint ``Body`` says what it is made of: an in-process handler, a worker
-script's processes (``remote_workers``) or a load balancer's servers (``balancer``).
-"""
+worker through it; ``Fleet.enter`` is the one place a state changes
+(docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 

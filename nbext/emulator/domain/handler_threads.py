@@ -1,11 +1,5 @@
-"""Threads for synchronous handlers, whose capacity comes back when a handler hangs.
-
-Python cannot stop a thread, so with a fixed pool a few handlers blocked for good used up
-every thread and later jobs sat IN_PROGRESS for ever. Here a thread the scheduler gave up
-on (``write_off``) no longer counts against ``limit``; should it return, it retires once
-there are more than enough. The threads are daemons nothing joins: a
-``ThreadPoolExecutor``'s are joined at exit, which hung SIGTERM.
-"""
+"""Threads for synchronous handlers, whose capacity comes back when a handler hangs
+(Python cannot stop a thread, so a fixed pool ran dry: docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 

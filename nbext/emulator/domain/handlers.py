@@ -1,10 +1,6 @@
 """Calling a worker handler the way the service's worker convention does
-(docs/behaviour.md#handlers).
-
-Async handlers run on the emulator's loop, sync ones in threads so a blocking one never
-stalls the queue. Cancellation is cooperative: ``current_job().cancelled`` turns true,
-generators stop at their next yield, and async handlers also get ``CancelledError``.
-"""
+(docs/behaviour.md#handlers); cancellation is cooperative
+(docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 
@@ -71,10 +67,8 @@ async def invoke(
     emit: Callable[[Any, dict[str, Any]], None],
     executor: Executor,
 ) -> Outcome:
-    """Run ``handler`` on ``payload``; ``emit(value, metrics)`` is called on the loop per chunk.
-
-    A callable may also *return* a coroutine or generator instead of being one: what it
-    returns is settled the same way."""
+    """Run ``handler`` on ``payload``; ``emit(value, metrics)`` is called on the loop per
+    chunk. A callable may also *return* a coroutine or generator: it is settled alike."""
     _current.set(ctx)
     if inspect.iscoroutinefunction(handler):
         result = await handler(payload)

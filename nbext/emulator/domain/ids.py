@@ -1,9 +1,5 @@
-"""Ids shaped like the service's: lowercase letters and digits, drawn unguessably.
-
-One draw from the OS's random source per id, spelled out in base 36, rather than one
-draw per character: every job that ends adds a billing record with a new id, so this is
-on the job path, and a system call per character cost more than the rest of the record.
-"""
+"""Ids shaped like the service's: lowercase letters and digits, drawn unguessably, one
+OS draw per id since ids are on the job path (docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 

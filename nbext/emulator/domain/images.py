@@ -1,9 +1,5 @@
-"""Images: names bound to handlers, and the demo endpoints every emulator ships.
-
-A template's ``imageName`` (or ``Emulator.deploy(image=...)``) selects the image; an
-endpoint whose image has no handler keeps its jobs queued, as the real service does when
-no worker can start. Notebooks bind their own functions with ``register_image``.
-"""
+"""Images: names bound to handlers, and the demo endpoints every emulator ships
+(docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 
@@ -39,11 +35,8 @@ async def fail(job: dict[str, Any]) -> Any:
 
 
 async def stream_text(job: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-    """Yield ``input.text`` a word at a time, like a token-streaming model.
-
-    Each chunk's metrics carry the job interface's sample fields (tokens, throughput;
-    docs/behaviour.md#images) so panels have something real to show.
-    """
+    """Yield ``input.text`` a word at a time, like a token-streaming model, with the sample
+    metrics (tokens, throughput: docs/behaviour.md#images) that panels show."""
     text = job["input"].get("text", "")
     if not isinstance(text, str):
         raise ValueError(f"input.text must be a string, got {type(text).__name__}")

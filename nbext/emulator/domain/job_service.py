@@ -1,10 +1,5 @@
-"""The job interface's operations: submit, wait, stream, cancel, retry, purge, health.
-
-``JobService`` is the façade the HTTP routes and the management area call. A job's
-state changes, TTL, retention and removal are ``lifecycle``'s; workers and handlers are
-``scheduling``'s; records are ``persistence``'s. All methods run on the emulator's
-asyncio loop; nothing here knows about HTTP.
-"""
+"""The job interface's operations: submit, wait, stream, cancel, retry, purge, health;
+the façade over lifecycle, scheduling and persistence (docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 
@@ -95,12 +90,8 @@ class JobService:
         self.fleet.bodies.pop(endpoint_id, None)
 
     def update_endpoint(self, endpoint_id: str, **settings: Any) -> Endpoint:
-        """Change the live endpoint's fields ``settings`` names (``image``, ``workers_min``,
-        ...; None leaves one as it is); queued and running jobs carry on.
-
-        A new image serves the next job a worker takes; workers follow new scaling at
-        once (``Fleet.rescale``); a new execution timeout applies to jobs started from now.
-        """
+        """Change the live endpoint's fields ``settings`` names (None leaves one as it is);
+        jobs carry on, a new image or timeout applies from the next start, scaling at once."""
         endpoint = self.endpoint(endpoint_id)  # the settings were checked as they were stored
         for name, value in settings.items():
             if value is not None:
@@ -109,12 +100,8 @@ class JobService:
         return endpoint
 
     def set_scenario(self, endpoint_id: str, scenario: Scenario | None) -> Endpoint:
-        """Give the endpoint a teaching scenario (None: back to a healthy fleet).
-
-        Workers that are not running a job are replaced by new ones started under it (a
-        cold start applies to them too), so its effect shows with the next job; running
-        jobs carry on.
-        """
+        """Give the endpoint a teaching scenario (None: back to a healthy fleet); workers
+        not running a job are replaced by ones started under it, so it shows at once."""
         endpoint = self.endpoint(endpoint_id)
         if scenario is not None:
             scenario.set_at = self.clock.now()
@@ -302,13 +289,9 @@ class JobService:
         return endpoint.running_workers if endpoint else 0
 
     def restore(self, stored: list[Job] | None = None) -> int:
-        """Take back the jobs a previous run stored; call on the loop, endpoints first.
-
-        A job that was running when the emulator stopped lost its worker with it; it is
-        queued again, as the service does when a worker dies mid-job. Timers restart for
-        what is left of each TTL and retention period; what has run out is removed.
-        ``stored``: the jobs, when the caller read them (and the counters) already.
-        """
+        """Take back the jobs a previous run stored (``stored``: read by the caller, with
+        the counters); on the loop, endpoints first. A running job lost its worker, so it
+        is queued again, as the service does; what outlived its TTL or retention goes."""
         if stored is None:
             self.persistence.load_counters(self.endpoints)
             stored = self.persistence.load_jobs()

@@ -1,9 +1,4 @@
-"""The job record and the table of legal state changes.
-
-The table is docs/behaviour.md#states: the service's transitions, plus (IN_PROGRESS ->
-TIMED_OUT on the execution timeout; TIMED_OUT is retryable). Removal (TTL, retention,
-purge) is not a state: a removed job is gone and answers 404.
-"""
+"""The job record and the table of legal state changes (docs/behaviour.md#states)."""
 
 from __future__ import annotations
 
@@ -113,12 +108,9 @@ class Job:
         return self._signal
 
     def wake(self, *, final: bool) -> None:
-        """Wake the job's waiters (``final``: it ended or was removed, so all of them).
-
-        After a final wake nobody is left waiting, so the job lets go of its signal: a
-        retained job that nobody waits on keeps none (a job polled through ``/status``
-        never has one), which is less for the garbage collector at thousands a second.
-        """
+        """Wake the job's waiters (``final``: it ended or was removed, so all of them), then
+        let go of the signal: at thousands of jobs a second, a retained job that nobody
+        waits on keeps none."""
         signal = self._signal
         if signal is not None:
             signal.fire(final=final)

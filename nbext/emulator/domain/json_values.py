@@ -1,10 +1,5 @@
-"""Which JSON values the emulator can store and serve back exactly as they came.
-
-JSON's escapes allow text that is not valid Unicode (a lone ``"\\ud800"``), and Python
-reads numbers and nesting it then cannot write back; stored, any would break every later
-read. So input is checked before it is stored (a 400 naming the field), and a handler's
-output before its job completes (the job fails, saying why).
-"""
+"""Which JSON values the emulator can store and serve back exactly as they came; any
+other, stored, would break every later read (docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 

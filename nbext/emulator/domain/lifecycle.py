@@ -1,10 +1,5 @@
-"""A job's life: its state changes, its TTL and retention, and its removal.
-
-Every state change goes through ``Lifecycle.transition`` and every removal through
-``Lifecycle.remove``, so TTL, retention, cancel, retry, timeouts, worker release, health
-counters, webhooks and what is stored cannot disagree. Running handlers is
-``scheduling``'s; this module tells it when a worker or queue frees up.
-"""
+"""A job's life: its state changes, its TTL and retention, and its removal, each through
+one method so none of their effects can disagree (docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 

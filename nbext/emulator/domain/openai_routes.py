@@ -45,6 +45,10 @@ def error(status: int, message: str, kind: str, param: str | None = None) -> dic
     return {"error": {"message": message, "type": kind, "param": param, "code": status}}
 
 
+def _refused(status: int, kind: str, message: str, retry: bool = True) -> Reply:
+    return Reply(status, error(status, message, kind), retry)
+
+
 def route_of(path: str, method: str, mount: str = "/openai") -> str:
     """The ``openai_route`` for ``path`` (after ``{mount}/``), or a ``RouteRefused``
     naming the paths as the client sees them (``llm-lb`` serves them at ``/v1``)."""
@@ -52,12 +56,12 @@ def route_of(path: str, method: str, mount: str = "/openai") -> str:
     known = ROUTES.get(rest) if version == "v1" else None
     if known is None:
         names = ", ".join(f"{m} {mount}/v1/{p}" for p, (m, _) in ROUTES.items())
-        raise RouteRefused(Reply(404, error(404, f"no OpenAI route {mount}/{path}; the "
-                                            f"routes are {names}", "NotFoundError")))  # fmt: skip
+        message = f"no OpenAI route {mount}/{path}; the routes are {names}"
+        raise RouteRefused(_refused(404, "NotFoundError", message))
     expected, route = known
     if method != expected:
-        raise RouteRefused(Reply(405, error(405, f"{mount}/{path} takes {expected}, not "
-                                            f"{method}", "BadRequestError")))  # fmt: skip
+        message = f"{mount}/{path} takes {expected}, not {method}"
+        raise RouteRefused(_refused(405, "BadRequestError", message))
     return route
 
 
@@ -72,12 +76,11 @@ class RouteRefused(Exception):
 def submit(service: JobService, endpoint_id: str, route: str, body: Any) -> Job:
     """Queue the job for one OpenAI request (``body`` as sent; ``{}`` for ``models``)."""
     if route != "/v1/models" and not isinstance(body, dict):
-        raise RouteRefused(Reply(400, error(400, "the request body must be a JSON object",
-                                            "BadRequestError")))  # fmt: skip
+        message = "the request body must be a JSON object"
+        raise RouteRefused(_refused(400, "BadRequestError", message))
     if isinstance(body, dict) and not isinstance(body.get("stream", False), bool | None):
-        raise RouteRefused(Reply(400, error(400, f"stream must be true or false, got "
-                                            f"{body['stream']!r}", "BadRequestError",
-                                            "stream")))  # fmt: skip
+        message = f"stream must be true or false, got {body['stream']!r}"
+        raise RouteRefused(Reply(400, error(400, message, "BadRequestError", "stream")))
     payload = {"openai_route": route, "openai_input": body if body is not None else {}}
     return service.submit(endpoint_id, JobSubmission(input=payload), sync=True)
 
@@ -141,8 +144,8 @@ def _ended(service: JobService, job: Job, wait_s: float, streaming: bool = False
     """The answer once the wait is over: the job's first output or why it failed; or it
     was removed, or is still not ended (then cancelled: nobody waits)."""
     if job.removed is not None:
-        return Reply(404, error(404, f"job {job.id} was removed before it finished "
-                                f"({job.removed})", "NotFoundError"), retry=False)  # fmt: skip
+        message = f"job {job.id} was removed before it finished ({job.removed})"
+        return _refused(404, "NotFoundError", message, retry=False)
     if job.status is S.COMPLETED:
         return _answer(service, job, _first_output(job), streaming)
     if job.status.is_final:
@@ -154,19 +157,18 @@ def _ended(service: JobService, job: Job, wait_s: float, streaming: bool = False
         if state == S.IN_QUEUE.value
         else "its handler did not finish"
     )
-    return Reply(504, error(504, f"job {job.id} was still {state} after {wait_s:g} s "
-                            f"({cause}); it was cancelled", "TimeoutError"),
-                 retry=False)  # fmt: skip
+    message = f"job {job.id} was still {state} after {wait_s:g} s ({cause}); it was cancelled"
+    return _refused(504, "TimeoutError", message, retry=False)
 
 
 def _job_failed(job: Job) -> Reply:
     if job.status is S.CANCELLED:
-        return Reply(409, error(409, f"job {job.id} was cancelled", "CancelledError"), retry=False)
+        return _refused(409, "CancelledError", f"job {job.id} was cancelled", retry=False)
     if job.status is S.TIMED_OUT:
         message = f"job {job.id} exceeded its execution timeout" + _detail(job)
-        return Reply(504, error(504, message, "TimeoutError"), retry=False)
+        return _refused(504, "TimeoutError", message, retry=False)
     message = f"the endpoint's handler failed on job {job.id}" + _detail(job)
-    return Reply(500, error(500, message, "InternalServerError"), retry=False)
+    return _refused(500, "InternalServerError", message, retry=False)
 
 
 def _detail(job: Job) -> str:
@@ -193,8 +195,8 @@ def _answer(service: JobService, job: Job, value: Any, streaming: bool) -> Reply
         if isinstance(value.get("object"), str) and not streaming:
             return Reply(200, value)
     abandon(service, job)
-    return Reply(502, error(502, _not_sse(job, value) if streaming else _not_openai(job, value),
-                            "BadGatewayError"), retry=False)  # fmt: skip
+    message = _not_sse(job, value) if streaming else _not_openai(job, value)
+    return _refused(502, "BadGatewayError", message, retry=False)
 
 
 def _error_answer(err: dict[str, Any]) -> Reply:

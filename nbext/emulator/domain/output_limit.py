@@ -1,10 +1,6 @@
-"""What one job may output: the service's 20 MB, for a result and for a streamed chunk.
-
-The emulator used to refuse an oversized worker post with a 413, which the SDK only
-logs, so the job ended TIMED_OUT for the wrong reason. Now an output past the limit ends
-its job FAILED at once, saying how large it was, however it came. Sizes are of the JSON
-as sent; 1 MB is 2^20 bytes, as for the body limits.
-"""
+"""What one job may output: the service's 20 MB, for a result and for a streamed chunk,
+of the JSON as sent, 1 MB being 2^20 bytes
+(why it fails the job: docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 

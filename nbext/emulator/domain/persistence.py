@@ -1,10 +1,5 @@
-"""Jobs and endpoint counters as store records, and back, for an emulator that restarts.
-
-Only what a job *is* is written; what it is *doing* (worker, task, timers, waiters) is
-rebuilt by ``JobService.restore``. A start is not written: the record still says
-IN_QUEUE, which is what a restart makes of a running job anyway, and that spares one
-write of three per job.
-"""
+"""Jobs and endpoint counters as store records, and back, for an emulator that restarts
+(what is written and what is not: docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 
@@ -80,13 +75,8 @@ def _counters(record: dict[str, Any]) -> tuple[int, int, int]:
 
 class JobPersistence:
     """Writes jobs and endpoint counters through the ``Store`` port, and reads them back.
-
-    A job's acceptance is written before it is queued (``accept``), and a store that
-    fails refuses the job: an answer never says a job was taken that was not stored. A
-    later state change happened whatever the disk says (the handler ran, the timeout
-    fired), so its write never fails the change: it is kept and retried every
-    ``RETRY_S`` (doubling up to ``RETRY_MAX_S``) until the store takes it, and logged.
-    """
+    A failed write refuses a new job, but never a later change: that write is retried
+    (why: docs/architecture.md#job-domain-modules)."""
 
     RETRY_S = 1.0
     RETRY_MAX_S = 30.0

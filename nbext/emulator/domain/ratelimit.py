@@ -1,9 +1,5 @@
 """Rate and concurrency limits of the job interface, per endpoint and operation
-(docs/behaviour.md#rate-limits).
-
-The effective rate is ``max(base, running_workers * requests_per_worker)``; the window
-slides on the emulator's clock, so tests reach the limit without waiting.
-"""
+(docs/behaviour.md#rate-limits), on the emulator's clock."""
 
 from __future__ import annotations
 

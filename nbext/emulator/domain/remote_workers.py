@@ -1,13 +1,5 @@
-"""Workers in processes of their own that pull jobs over the worker protocol
-(docs/workers.md).
-
-An endpoint deployed from a worker script has no in-process handler: its workers *take*
-jobs, as the service's do, while the queue, job states and their side effects stay
-``Lifecycle``'s, so cancel, TTL, timeouts, webhooks and health behave as for handlers.
-As the workers' ``fleet.Body``, a ``Launcher`` (outside the domain) starts a process as
-a worker boots; it is ready at its first call, and one that dies before serving crashes
-the worker (restarted after a backoff).
-"""
+"""Workers in processes of their own that take jobs over the worker protocol
+(docs/workers.md; the design: docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 
@@ -59,17 +51,14 @@ class RemoteWorker:
     """The endpoint's worker this process embodies (scaling and billing see it)."""
     key: str = field(default_factory=lambda: "rpw_" + secrets.token_hex(16))
     jobs: dict[str, int] = field(default_factory=dict)
-    """Jobs it holds: id -> the attempt it was given, so a late post for an attempt that
-    was stopped (cancelled, timed out) is told apart from the current one."""
+    """Jobs it holds: id -> the attempt it was given (a late post of a stopped one is stale)."""
     to_stop: list[str] = field(default_factory=list)
     started_at: float = 0.0
     contacted_at: float | None = None
-    """When it first called the emulator (until then: initializing); its first ping is
-    due from then."""
+    """When it first called the emulator (until then: initializing; pings are due after)."""
     taking: bool = False
-    """It has asked for jobs with its key: it serves (a ping alone may come from the
-    SDK's heartbeat process, which sends the key it was given whatever the SDK's own
-    calls send)."""
+    """It has asked for jobs with its key: it serves (a ping alone may come from the SDK's
+    heartbeat process, which sends the given key whatever the SDK's own calls send)."""
     last_ping: float | None = None
     failed_check: str | None = None
     """Why the SDK's startup check failed, when it reported so (it then exits)."""
@@ -195,13 +184,9 @@ class RemoteWorkers:
         pool.launcher.terminate(worker)
 
     def exited(self, worker: RemoteWorker, how: str) -> None:
-        """The worker's process ended (``how``: its exit code or signal, as text).
-
-        Its jobs fail: the job table has no way back to IN_QUEUE, and a requeue could do
-        their work twice (docs/workers.md). A worker still wanted starts again at once if
-        the process served (or asked to: ``stopPod``), else it crashed at start
-        (``Fleet.crashed``).
-        """
+        """The worker's process ended (``how``: exit code or signal): its jobs fail, never
+        requeued (docs/workers.md#a-worker-that-crashes); a worker still wanted starts
+        again at once if it served or posted ``stopPod``, else it crashed at start."""
         pool = self.pools.get(worker.endpoint_id)
         self.by_id.pop(worker.id, None)
         if pool is not None:
@@ -296,21 +281,14 @@ class RemoteWorkers:
             return []
         taken = []
         for job in list(endpoint.queue.values())[:batch]:
-            payload = self._start(job, worker, endpoint)
-            if payload is not None:
-                taken.append(payload)
+            job.progress = UNSET
+            # A job the endpoint's scenario fails on purpose is never seen by the worker.
+            if self.jobs.scheduler.assign(job, worker.domain, endpoint):
+                worker.jobs[job.id] = job.attempt
+                taken.append(job.payload(webhook=True))
         if endpoint.queue:
             pool.work.fire()  # others may take the rest
         return taken
-
-    def _start(self, job: Job, worker: RemoteWorker, endpoint: Endpoint) -> dict[str, Any] | None:
-        """The job started on the worker, as it is handed over (None: the endpoint's
-        scenario failed it on purpose, and the worker never sees it)."""
-        job.progress = UNSET
-        if not self.jobs.scheduler.assign(job, worker.domain, endpoint):
-            return None
-        worker.jobs[job.id] = job.attempt
-        return job.payload(webhook=True)
 
     async def stops(self, worker: RemoteWorker) -> list[str]:
         """Ids of jobs the worker must stop, waiting up to the hold time for one."""

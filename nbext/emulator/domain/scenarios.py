@@ -1,11 +1,5 @@
-"""Teaching scenarios: an endpoint given the troubles of a real fleet, deterministically,
-so "broken or just cold?" can be met on purpose (docs/behaviour.md#teaching-scenarios).
-
-A scenario is an object with hooks the emulator calls, whatever runs the workers:
-``hold`` where a worker's start waits (``fleet``), ``job_error`` as a job starts,
-``chunk_gap`` between a stream's chunks. All on the emulator's clock, so a fake clock
-runs a scenario at once.
-"""
+"""Teaching scenarios: an endpoint given the troubles of a real fleet, deterministically
+(docs/behaviour.md#teaching-scenarios; hooks: docs/architecture.md#a-job-through-the-emulator)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Which worker runs which job, and running it: dispatch and execution.
-
-Scaling follows docs/behaviour.md#scaling; workers' states are ``fleet``'s. A job's end
-(``Lifecycle.transition``) frees its worker through ``stop_execution``; everything runs
-on the emulator's loop.
-"""
+"""Which worker runs which job, and running it: dispatch and execution
+(docs/behaviour.md#scaling; docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 
@@ -187,10 +183,8 @@ class Scheduler:
                 self.executor.write_off(call)
             return
         except BaseException as exc:
-            # Not only Exception: a handler's sys.exit(), SystemExit or KeyboardInterrupt
-            # would otherwise leave this task, stop the loop and with it the whole server.
-            # It is the handler's, not the emulator's, so it fails the job alone. (Ctrl-C
-            # in a kernel reaches the kernel's main thread, never this loop's thread.)
+            # Not only Exception: a handler's SystemExit or KeyboardInterrupt would stop the
+            # loop and the server with it; it is the handler's, so it fails the job alone.
             log.warning(
                 "handler of endpoint %s failed on job %s:\n%s",
                 endpoint.id,

@@ -1,9 +1,5 @@
-"""Where the emulator keeps records: a port the domain writes through.
-
-Records are JSON-ready dicts filed by kind and key. ``MemoryStore`` is the default; the
-SQLite store (``nbext.emulator.sqlite_store``) implements the same protocol for
-``--db FILE``. The domain never knows which one it has.
-"""
+"""Where the emulator keeps records: a port the domain writes through, in memory or
+SQLite (``--db FILE``), never knowing which (docs/architecture.md#job-domain-modules)."""
 
 from __future__ import annotations
 
@@ -47,12 +43,8 @@ def read_record(kind: str, record: Any, read: Callable[[Record], T]) -> T:
 
 
 class Store(Protocol):
-    """Keyed records per kind; every method is safe to call from any thread.
-
-    ``put`` and ``delete`` raise ``errors.StoreFailed`` (``StoreFull`` for a full disk)
-    when the record could not be written; reads raise ``CorruptRecord`` for a record
-    that cannot be read back.
-    """
+    """Keyed records per kind, safe from any thread. Writes raise ``errors.StoreFailed``
+    (``StoreFull``: a full disk); reads ``CorruptRecord`` for one that cannot be read."""
 
     def put(self, kind: str, key: str, record: Record) -> None: ...
 

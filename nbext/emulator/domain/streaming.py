@@ -1,9 +1,4 @@
-"""Stream chunks no larger than the interface allows (docs/behaviour.md#streaming).
-
-A value over 1 MB of serialised ``output`` is cut into consecutive parts whose
-``metrics`` carry ``SPLIT_KEY`` so a client can rejoin them; a plain reader (the
-service's SDK) sees string parts as consecutive text, which streamed text wants anyway.
-"""
+"""Stream chunks no larger than the interface allows (docs/behaviour.md#streaming)."""
 
 from __future__ import annotations
 
@@ -33,9 +28,8 @@ def split_text(text: str, limit: int) -> list[str]:
             size_bytes = wire_size(piece)
             if size_bytes <= limit:
                 break
-            # Scale by bytes per character (multi-byte text and escapes make them differ):
-            # subtracting the byte overshoot from a character count collapsed to one
-            # character per piece for text averaging over 2 bytes a character.
+            # Scale by bytes per character (multi-byte text and escapes): subtracting the
+            # overshoot collapsed to one character a piece for text over 2 bytes a character.
             size = max(1, min(size - 1, size * limit // size_bytes))
         pieces.append(piece)
         start += size

@@ -1,8 +1,5 @@
-"""A bigram word model over ``demo_llm_corpus.txt``: the ``llm`` demo's words.
-
-Plausible text, offline, deterministic, standard library only; a stand-in for a model's
-output, not a model, and the demo says so in every answer.
-"""
+"""A bigram word model over ``demo_llm_corpus.txt``: the ``llm`` demo's words
+(docs/architecture.md#the-demo-images)."""
 
 from __future__ import annotations
 
@@ -40,12 +37,9 @@ def topic(prompt: str) -> str | None:
 
 def sentence(rng: random.Random, temperature: float, start: str | None = None) -> str:
     """One sentence of at most 30 words, begun with ``start`` where the text allows.
-
-    ``temperature`` 0 always takes the most frequent successor (ties: the first seen);
-    higher values flatten the counts towards a uniform draw, as sampling does for a model.
-    A step already taken in this sentence is avoided while another is possible, so a
-    greedy walk does not circle through the same words until the length runs out.
-    """
+    ``temperature`` 0 takes the most frequent successor (ties: the first seen), higher
+    flattens the counts as sampling does; a step already taken is avoided while another
+    is possible, so a greedy walk does not circle through the same words."""
     successors, starts = _chain()
     word = start if start is not None and start.lower() in successors else rng.choice(starts)
     out = [word[0].upper() + word[1:]]

@@ -1,9 +1,5 @@
-"""What worker processes print: each worker's stdout and stderr, line by line, bounded by
-bytes since they live in the kernel's memory (the bounds: docs/workers.md#logs).
-
-Written from the supervisor's reader threads and read from the loop and user threads,
-hence the lock.
-"""
+"""What worker processes print, line by line, bounded by bytes since it lives in the
+kernel's memory (docs/workers.md#logs); locked, as reader threads write it."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""What a worker process's environment holds: what a worker on the service gets, no more.
-
-A worker script is the user's code, often someone else's, and may print, return or log
-its environment. On the service it never gets the secrets of whoever deployed it; here
-the emulator, or the kernel it is embedded in, holds the user's (``RUNPOD_API_KEY``,
-cloud credentials), so a worker gets only ``PASSED``, its endpoint's ``env`` and the
-protocol's variables (docs/workers.md#the-workers-environment).
+"""What a worker process's environment holds: what a worker on the service gets, no more
+(none of the user's secrets the emulator holds; docs/workers.md#the-workers-environment).
 """
 
 from __future__ import annotations

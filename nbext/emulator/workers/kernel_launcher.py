@@ -1,12 +1,7 @@
-"""Endpoints whose workers a notebook kernel serves (``nbext.deploy(function)``).
-
-A notebook function runs in the kernel that deployed it, where its model and data are
-loaded, while the emulator may be another process: so its workers are threads of that
-kernel speaking the worker protocol. This ``Launcher`` starts no process: it queues
-"start worker {id, key}" and "stop worker {id}" for the kernel attached to the endpoint,
-which fetches them with a long poll (``api/kernels.py``). What happens when the kernel
-goes is in docs/behaviour.md#a-notebook-functions-kernel. A kernel's presence is real
-time (it is a real process), whatever the emulator's clock.
+"""Endpoints whose workers a notebook kernel serves (``nbext.deploy(function)``): this
+``Launcher`` starts no process but queues worker starts and stops for the kernel's long
+poll (docs/architecture.md#a-notebook-function-as-an-endpoint). A kernel's presence is
+real time (it is a real process), whatever the emulator's clock.
 """
 
 from __future__ import annotations
@@ -28,15 +23,6 @@ also the pings of the kernel's workers, so well within ``PING_MISSED_AFTER_S``."
 GONE_AFTER_S = 3.0
 """A kernel that has not polled for this long since its last poll ended is gone (a live
 one polls again within milliseconds)."""
-
-
-def gone_line(endpoint_id: str) -> str:
-    """What a worker waiting for a kernel says: the last line of its log."""
-    return (
-        f"the kernel that served endpoint {endpoint_id!r} is gone: its jobs wait; deploy "
-        f"the function again from a running kernel (%runpod deploy FUNCTION --name "
-        f"{endpoint_id})"
-    )
 
 
 @dataclass(eq=False)
@@ -180,9 +166,14 @@ class KernelLauncher:
         endpoint = self.workers.jobs.endpoints.get(endpoint_id)
         if kernel is None or kernel.present or endpoint is None:
             return
+        gone = (
+            f"the kernel that served endpoint {endpoint_id!r} is gone: its jobs wait; deploy "
+            f"the function again from a running kernel (%runpod deploy FUNCTION --name "
+            f"{endpoint_id})"
+        )
         for worker in endpoint.workers:
             if not worker.ready:
-                worker.last_line = gone_line(endpoint_id)
+                worker.last_line = gone
                 self.workers.fleet.enter(worker, endpoint, WorkerState.UNHEALTHY)
 
     # ---- Launcher ----------------------------------------------------------------------

@@ -1,10 +1,6 @@
-"""``llm-lb``: the load-balancing demo, an OpenAI-compatible server as vLLM's is.
-
-Its answers are the queue demo ``llm``'s, through the emulator's own OpenAI routes
-(docs/openai.md) served by an emulator inside this process: the two demos say the same
-things in the same shapes, errors included, from one piece of code. The health path
-answers 204 while the "model" loads (``MODEL_LOAD_SECONDS``, long enough to see a cold
-start's 204), then 200.
+"""``llm-lb``: the load-balancing demo, an OpenAI-compatible server as vLLM's is, that
+answers through the queue demo ``llm``'s OpenAI routes (the story:
+docs/architecture.md#a-request-to-a-load-balancing-endpoint).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """A recorded load-balancing endpoint's worker: answers each recorded request (method,
 path and body) with the recorded status, headers and body chunks at their recorded
 gaps; any other with a 404 naming the nearest recorded ones (docs/behaviour.md#recordings).
-
-``python replay_server.py RECORDING ENDPOINT_ID SPEED`` (SPEED 0: no waits), with
-``PORT`` and ``HEALTH_CHECK_PATH`` from its environment, as any load-balancing worker.
-The standard library's server is enough: one request at a time per thread, no framework.
+``python replay_server.py RECORDING ENDPOINT_ID SPEED`` (SPEED 0: no waits), with ``PORT``
+and ``HEALTH_CHECK_PATH`` from its environment, as any load-balancing worker.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Worker scripts as processes: start them, keep their logs, restart them, stop them all.
 
-Each process gets its own session (process group), because the SDK starts a heartbeat
-process of its own: stopping a worker signals the whole group, so nothing it started
-outlives it, and an ``atexit`` hook does the same for every worker when the interpreter
-ends. An exit is reported to ``RemoteWorkers.exited``, which fails the jobs the process
-held and restarts it by the worker state table, after a growing backoff when it keeps
-dying at start.
+A worker is a process group, signalled whole: the SDK starts a heartbeat process of its
+own (docs/workers.md#processes-and-the-endpoints-settings).
 """
 
 from __future__ import annotations

@@ -631,6 +631,7 @@ def test_launch_arguments_reach_the_script_from_the_command_line_and_the_deploy_
     refused = lb.http.put("/_emulator/scripts/bad", json={**body, "args": "--rate 5"})
     assert refused.status_code == 400
     assert "args must be a list of strings, got '--rate 5'" in refused.text
+    assert lb.http.get("/v2/bad/health").status_code == 404  # and no endpoint was made
 
 
 def test_worker_args_for_an_endpoint_that_runs_no_script_is_one_line(tmp_path: Path) -> None:

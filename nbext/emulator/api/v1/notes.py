@@ -4,8 +4,7 @@ The domain keeps each record in REST v2's shape. v1 showed a few things v2 canno
 of an endpoint, how v1 last split its volumes into ``networkVolumeId`` and
 ``networkVolumeIds`` (``volumes``), and the fields a v1 body named that the record has
 none for (``extra``: v1 kept and showed them after its own). They are notes of kind
-``v1`` in the same store, by the record's id, so they last as the records do;
-``migrations`` moved them here out of records an earlier version wrote.
+``v1`` in the same store, by the record's id, so they last as the records do.
 """
 
 from __future__ import annotations
