@@ -1,10 +1,5 @@
-"""Batch jobs: a sweep the service keeps and runs, found again from anywhere by its id.
-
-Inputs are checked and priced locally before anything is sent, then added in order, one
-call after the other, so request N of the service's listing is input N. Ended requests
-never change, so a handle keeps those read and reads again only from the first that had
-not ended. (docs/behaviour.md#batches-from-the-client-and-the-notebook)
-"""
+"""Batch jobs: a sweep the service keeps and runs, found again from anywhere by its id
+(docs/behaviour.md#batches-from-the-client-and-the-notebook)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The job interface's calls as data, and the reading of their answers. Pure: no I/O.
-
-What is sent (paths, bodies, size limits, holds) and what an answer means live here
-once; the sync and async clients differ only in how they send.
-"""
+"""The job interface's calls as data, and the reading of their answers. Pure: no I/O
+(docs/architecture.md#a-job-call-through-the-client)."""
 
 from __future__ import annotations
 
@@ -11,7 +8,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Protocol, TypedDict, TypeVar
+from typing import Any, TypedDict, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -46,40 +43,36 @@ M = TypeVar("M", bound=BaseModel)
 Seconds = float | int | dt.timedelta
 
 
-class Answer(Protocol):
-    """What the client reads of an HTTP response (``_transport.Reply``; an
-    ``httpx.Response`` reads the same, which tests that drive flows by hand use).
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An answer read whole (``_transport``'s senders make it)."""
 
-    ``headers.get`` is called with lower-case names.
-    """
-
-    @property
-    def status_code(self) -> int: ...
-
-    @property
-    def reason_phrase(self) -> str: ...
+    status_code: int
+    reason_phrase: str
+    headers: httpx.Headers
+    content: bytes
+    charset: str | None
 
     @property
-    def headers(self) -> Mapping[str, str]: ...
+    def text(self) -> str:
+        return self.content.decode(self.charset or "utf-8", errors="replace")
 
-    @property
-    def text(self) -> str: ...
+    def json(self) -> Any:
+        return json.loads(self.content)
 
-    @property
-    def content(self) -> bytes: ...
 
-    def json(self) -> Any: ...
+Answer = Reply | httpx.Response
+"""What the client reads of an HTTP response: tests that drive flows by hand hand an
+``httpx.Response``, which reads the same."""
 
 
 @dataclass(frozen=True)
 class Call:
     """One HTTP request, relative to ``serverless_url`` (``base_url`` if ``management``).
 
-    ``hold`` is how long the service may legitimately keep the request open before
-    answering (the ``wait`` of /runsync and /stream); the client's read timeout for the
-    call is that plus a margin, never the plain default. Management calls carry
-    their query in ``path`` (repeated keys included) and name what they are about in
-    ``subject``, which their messages use instead of the endpoint and job.
+    ``hold``: how long the service may keep the request open (/runsync's and /stream's
+    ``wait``), which the read timeout adds a margin to. Management calls carry their query
+    in ``path`` and name what they are about in ``subject``, for their messages.
     """
 
     method: str
@@ -213,12 +206,8 @@ class JobOptions:
 
 
 def submission_body(endpoint_id: str, operation: str, input: Any, options: JobOptions) -> bytes:
-    """The JSON body of /run or /runsync, checked locally against the interface's rules.
-
-    A body the service would refuse (input not an object, a policy value out of range,
-    over the size limit) raises here, before anything is sent: cheaper for the user, and
-    for a too-large body it saves uploading megabytes only to hear 413.
-    """
+    """The JSON body of /run or /runsync; one the service would refuse raises here, before
+    anything is sent (a too-large body is not uploaded only to hear 413)."""
     try:
         policy = None
         if options.execution_timeout is not None or options.ttl is not None or options.low_priority:
@@ -365,10 +354,8 @@ def _host(exc: httpx.TransportError) -> str | None:
 
 
 def transport_error(call: Call, exc: httpx.TransportError, secret: Secret | None) -> NbextError:
-    """An httpx transport failure, described rather than chained (its request holds the key).
-
-    The message names the host tried: "could not resolve" means little without it.
-    """
+    """An httpx transport failure, described rather than chained (its request holds the
+    key), naming the host tried: "could not resolve" means little without it."""
     detail = str(exc) or type(exc).__name__
     if secret is not None:
         detail = secret.redact(detail)
@@ -406,12 +393,8 @@ def call_error(call: Call, message: str, status: int, **kw: Any) -> APIError:
 
 
 def redirect_error(call: Call, response: Answer | None) -> APIError:
-    """A redirect the client does not follow: any but a GET's, or a GET's endless one.
-
-    Following a POST's redirect could submit a job twice (or as a GET, lose its body);
-    the message names where the server pointed, which is what a user needs to fix the
-    URL in their configuration.
-    """
+    """A redirect the client does not follow: any but a GET's (following a POST's could
+    submit a job twice), or a GET's endless one; it names where the server pointed."""
     if response is None:  # status 300: a redirect, which one no longer matters
         text = f"{call.describe()} ({_where(call)}): too many redirects; check the URL"
         return call_error(call, text, 300)
@@ -447,10 +430,7 @@ def _not_json(call: Call, response: Answer) -> APIError:
 
 def model_of(call: Call, response: Answer, model: type[M]) -> M:
     """The answer as ``model``; a shape the client cannot read is an APIError, not a KeyError.
-
-    pydantic parses the bytes itself: cheaper than ``json.loads`` then validating, which
-    counts in a batch of thousands.
-    """
+    pydantic parses the bytes itself: cheaper than ``json.loads`` then validating."""
     try:
         return model.model_validate_json(response.content)
     except ValidationError as exc:

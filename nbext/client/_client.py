@@ -1,9 +1,5 @@
-"""``Client`` and ``AsyncClient``: configuration, one connection pool, and a driver each.
-
-The two classes differ only in their driver (how a flow's effects are performed); what
-they send and how they read answers is in ``_calls`` and ``_flows``, and how it reaches
-the service (httpx) in ``_transport``.
-"""
+"""``Client`` and ``AsyncClient``: configuration, one connection pool, and a driver each
+(they differ only in the driver: docs/architecture.md#a-job-call-through-the-client)."""
 
 from __future__ import annotations
 
@@ -33,9 +29,8 @@ from ._transport import (
     AsyncSender,
     Destination,
     Sender,
-    async_http,
     check_header_value,
-    sync_http,
+    own_http,
 )
 
 T = TypeVar("T")
@@ -123,6 +118,8 @@ class _Base:
     """Settings and the flow context shared by both clients."""
 
     _ctx: Context
+    _clock: SyncClock | AsyncClock
+    _sender: Sender | AsyncSender
 
     def __init__(
         self,
@@ -248,6 +245,18 @@ class _Base:
             f"base_url={self.base_url!r}, api_key={self.masked_key!r})"
         )
 
+    def _perform(self, effect: Effect) -> Any:
+        """Perform ``effect``: its value, or (an ``AsyncClient``'s) the awaitable giving it."""
+        if isinstance(effect, Sleep):
+            return self._clock.sleep_until(effect.until)
+        if isinstance(effect, Send):
+            return self._sender.send(effect.call, effect.timeout)
+        if isinstance(effect, NextEvent):
+            return effect.stream.next()
+        if isinstance(effect, Listen):
+            return self._sender.listen(effect.call, effect.idle)
+        raise TypeError(f"unexpected effect {effect!r}")
+
     def _destination(self) -> Destination:
         return Destination(self.serverless_url, self.base_url, USER_AGENT, self._auth.header)
 
@@ -303,8 +312,8 @@ class Client(_Base, SyncManagement):
         super().__init__(api_key, self._clock.now, **settings)
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
-        self._http = http_client or sync_http(transport)
-        self._sender = Sender(self._http, http_client is None, self._destination())
+        self._http = http_client or own_http(httpx.Client, transport)
+        self._sender: Sender = Sender(self._http, http_client is None, self._destination())
 
     def endpoint(self, endpoint_id: str) -> Endpoint:
         """The queue-based endpoint ``endpoint_id`` (no request is made)."""
@@ -325,18 +334,6 @@ class Client(_Base, SyncManagement):
         self.close()
 
     # ---- the driver ----------------------------------------------------------------------
-
-    def _perform(self, effect: Effect) -> Any:
-        if isinstance(effect, Sleep):
-            self._clock.sleep_until(effect.until)
-            return None
-        if isinstance(effect, Send):
-            return self._sender.send(effect.call, effect.timeout)
-        if isinstance(effect, NextEvent):
-            return effect.stream.next()
-        if isinstance(effect, Listen):
-            return self._sender.listen(effect.call, effect.idle)
-        raise TypeError(f"unexpected effect {effect!r}")
 
     def _pricer(self) -> Pricer:
         def cost(endpoint_id: str, result: JobResult) -> float | None:
@@ -374,8 +371,8 @@ class AsyncClient(_Base, AsyncManagement):
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client= or transport=, not both")
         native = http_client is None and transport is None
-        self._http = http_client or async_http(transport)
-        self._sender = AsyncSender(
+        self._http = http_client or own_http(httpx.AsyncClient, transport)
+        self._sender: AsyncSender = AsyncSender(
             self._http, http_client is None, self._destination(), bounded=not native
         )
 
@@ -400,16 +397,7 @@ class AsyncClient(_Base, AsyncManagement):
     # ---- the driver ----------------------------------------------------------------------
 
     async def _perform(self, effect: Effect) -> Any:
-        if isinstance(effect, Sleep):
-            await self._clock.sleep_until(effect.until)
-            return None
-        if isinstance(effect, Send):
-            return await self._sender.send(effect.call, effect.timeout)
-        if isinstance(effect, NextEvent):
-            return await effect.stream.next()
-        if isinstance(effect, Listen):
-            return await self._sender.listen(effect.call, effect.idle)
-        raise TypeError(f"unexpected effect {effect!r}")
+        return await super()._perform(effect)
 
     async def _run(self, flow: Flow[T]) -> T:
         return await arun(flow, self._perform)

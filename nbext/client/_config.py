@@ -1,11 +1,5 @@
-"""Where the client's settings come from, and how the API key is kept out of sight.
-
-Order, per setting: the argument, the environment, ``~/.runpod/config.toml`` (the file
-the service's own CLI writes, so a user who configured its tools needs to do nothing
-more), then the real service's addresses (docs/behaviour.md#configuration). The
-management interface is REST v2 wherever it is; it has a variable of its own because
-``RUNPOD_API_BASE_URL`` is runpod-python's GraphQL host, where nbext's calls must never go.
-"""
+"""Where the client's settings come from (docs/behaviour.md#configuration), and how the
+API key is kept out of sight."""
 
 from __future__ import annotations
 
@@ -31,12 +25,8 @@ DEFAULT_PROFILE = "default"
 
 
 def mask(key: str) -> str:
-    """``rpa_…3F2C``: enough to tell keys apart, never enough to use one.
-
-    Long keys (the service's are 44 characters) show 4 characters at each end; a short
-    key shows at most a quarter of itself, so a toy key such as ``test-key`` is not
-    half given away.
-    """
+    """``rpa_…3F2C``: enough to tell keys apart, never enough to use one; a short key
+    shows at most a quarter of itself (docs/behaviour.md#authentication)."""
     if len(key) >= 16:
         return f"{key[:4]}…{key[-4:]}"
     shown = len(key) // 4
@@ -125,9 +115,7 @@ def _url(value: str, what: str) -> str:
 
 
 def _refuse_rest_url_in_sdk_variable(value: str) -> None:
-    """Refuse a REST base (ending ``/v1`` or ``/v2``) under the SDK's GraphQL variable:
-    ignoring it would send the calls it was meant for, with the key, to the real service;
-    reading it as ours would break every shell set up for the SDK."""
+    """Refuse a REST base under the SDK's GraphQL variable (docs/behaviour.md#configuration)."""
     value = value.strip()
     if "://" in value and value.rstrip("/").endswith(("/v1", "/v2")):
         v2 = value.rstrip("/").removesuffix("/v1").removesuffix("/v2") + "/v2"

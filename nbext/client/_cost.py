@@ -1,11 +1,5 @@
-"""What a job cost (the service's own figure, else an estimate), and ``budget_usd``, a cap on it.
-
-How a cost is made: docs/behaviour.md#what-a-job-costs. A job's cost is known only once
-it has ended, so ``Budget`` notes each job a client starts, keeps what its cost is made
-of when it is seen to end, and prices it when the next submission asks
-(docs/behaviour.md#budget). A client's ``Spending`` is its flows' ``_flows.JobHooks``,
-so the flows know neither budget nor prices.
-"""
+"""What a job cost (the service's own figure, else an estimate), and ``budget_usd``, a cap on it
+(docs/behaviour.md#what-a-job-costs, docs/architecture.md#cost-and-budget)."""
 
 from __future__ import annotations
 
@@ -159,11 +153,8 @@ def _price(ctx: Context, api: V2, endpoint_id: str, gpus: list[GpuType]) -> Flow
 
 
 class Prices:
-    """Each endpoint's price, read once per client (the catalog too), or why it is unknown.
-
-    A worker of an endpoint gets the first GPU type its pools allow, in the catalog's
-    order (as the emulator places it); that one prices the endpoint's jobs.
-    """
+    """Each endpoint's price, read once per client (the catalog too), or why it is unknown:
+    the first GPU type its pools allow, in the catalog's order (as the emulator places it)."""
 
     def __init__(self, api: V2) -> None:
         self._api = api

@@ -1,34 +1,5 @@
-"""Every error the client raises, and the one mapping from HTTP status to class.
-
-The tree::
-
-    NbextError                      anything this package raises on purpose
-    ├── ConfigError                 no API key found, or a config file that does not parse
-    ├── APIError                    the service answered with an error status
-    │   ├── BadRequest              400, 422: malformed body or parameter (also refused locally)
-    │   ├── Unauthorized            401: missing or wrong API key
-    │   ├── NotFound                404: unknown endpoint or job (purged, TTL, retention)
-    │   ├── Conflict                409: the job is in a state the operation does not apply to
-    │   ├── PayloadTooLarge         413: body over the limit (also refused before sending)
-    │   ├── RateLimited             429: over a rate or concurrency limit; has retry_after
-    │   └── ServerError             5xx: the service or the worker broke
-    ├── ConnectionError             no answer: refused, reset, DNS (also builtins.ConnectionError)
-    ├── Timeout                     a deadline passed (also builtins.TimeoutError)
-    ├── ChunksMissing               a stream lost chunks its job's output cannot give back
-    ├── BudgetExceeded              a submission past the client's budget_usd, refused
-    └── JobError                    the job ended, but not COMPLETED; has the job's result
-        ├── JobFailed               FAILED: the handler raised or returned {"error": ...}
-        ├── JobTimedOut             TIMED_OUT: it ran past its execution timeout
-        └── JobCancelled            CANCELLED
-
-Each error carries what a user needs to act on it as typed attributes (each class's
-docstring names its own), so a program reads them instead of parsing the message, which
-is written for a log and may change.
-
-Nothing that would leak: the API key never appears in a message, an attribute or a
-chained exception. Transport exceptions of httpx are described in the message rather than
-chained, because their request objects hold the Authorization header.
-"""
+"""Every error the client raises, and the one mapping from HTTP status to class
+(the tree, and why none leaks the key: docs/architecture.md#the-clients-errors)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""After a 429, nothing of a map is sent before the service's ``Retry-After`` has passed.
-
-One 429 pauses every worker of the map until the latest instant any 429 has named,
-each counted from when its answer arrived
-(docs/architecture.md#the-path-of-a-429-through-the-client says why).
-"""
+"""After a 429, nothing of a map is sent before the service's ``Retry-After`` has passed
+(docs/architecture.md#the-path-of-a-429-through-the-client)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""``endpoint.http()``: an httpx client for a load-balancing endpoint's own paths.
-
-The worker's server API is the user's, so nbext wraps no verbs: it hands back an httpx
-client with the endpoint's base, the key, this client's timeouts, and two hooks, the one
-way its answers meet the client's errors
-(docs/behaviour.md#load-balancing-endpoints-from-the-client).
-"""
+"""``endpoint.http()``: an httpx client for a load-balancing endpoint's own paths, with no
+verbs of nbext's (docs/behaviour.md#load-balancing-endpoints-from-the-client)."""
 
 from __future__ import annotations
 
@@ -19,7 +14,6 @@ from ._calls import Call, error_from_response
 from ._errors import BadRequest, PayloadTooLarge
 from ._flows import Context
 from ._retry import Kind
-from ._transport import CONNECT_TIMEOUT
 
 LOAD_BALANCER = "LOAD_BALANCER"
 BODY_LIMIT = 30 * 1024 * 1024
@@ -148,26 +142,3 @@ class AsyncEndpointClient(httpx.AsyncClient):
             if self.is_closed:
                 raise
             return self
-
-
-def settings(
-    base: str,
-    auth: httpx.Auth,
-    agent: str,
-    timeouts: tuple[float, float],
-    checks: Checks,
-    *,
-    awaited: bool,
-) -> dict[str, Any]:
-    """An httpx client's arguments: each read may take the ``wait_timeout`` of
-    ``timeouts`` (a request may wait 2 minutes for a worker, then run 5.5), connecting,
-    writing and waiting for a free connection its ``timeout``."""
-    timeout, wait = timeouts
-    limits = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT), read=max(timeout, wait))
-    return {
-        "base_url": base,
-        "auth": auth,
-        "headers": {"User-Agent": agent},
-        "timeout": limits,
-        "event_hooks": checks.hooks(awaited=awaited),
-    }

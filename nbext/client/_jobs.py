@@ -17,13 +17,14 @@ from ._calls import JobOptions, JobOptionWords, endpoint_call, segment, submissi
 from ._cost import JobCost, Spending, job_cost
 from ._diagnosis import diagnose, explained
 from ._errors import NbextError
-from ._http import AsyncEndpointClient, Checks, EndpointClient, lb_base, queue_based, settings
+from ._http import AsyncEndpointClient, Checks, EndpointClient, lb_base, queue_based
 from ._map import AsyncMapResults, MapPlan, MapResults
 from ._openai import Hooks, OpenAIPlan, async_openai, sync_openai
 from ._phases import QUEUE_THRESHOLD, Phase
 from ._phases import phases as phases_flow
 from ._resources.endpoints import get as get_record
 from ._resources.rest import V2
+from ._transport import CONNECT_TIMEOUT
 from ._twins import (
     Handle,
     Twins,
@@ -42,12 +43,9 @@ if TYPE_CHECKING:
 DEFAULT_RUNSYNC_WAIT = 90.0
 """Seconds /runsync asks the service to hold the request (the interface's default)."""
 DEFAULT_CONCURRENCY = 16
-"""A map's jobs in flight. /runsync admits 2000 per 10 s (200 a second); 16 in flight,
-one round trip each, reach that rate up to an 80 ms round trip, so a batch is paced by
-the limit rather than the latency. More buys nothing under the limit and costs client
-CPU: a thread each, and httpx's pool looks over each of its connections for every
-request (about 0.92 ms a job at 16, 0.99 ms at 32 over a 50 ms link on a 2-core
-machine, ``benchmarks/map_over_latency.py``)."""
+"""A map's jobs in flight: 16, one round trip each, reach /runsync's limit (200 a second)
+up to an 80 ms round trip; more buys nothing and costs client CPU
+(docs/performance.md#map-over-a-50-ms-link)."""
 
 
 # ---- what a handle does, written once --------------------------------------------------
@@ -372,11 +370,19 @@ class _EndpointBase(Twins):
         return made
 
     def _settings(self, base: str, awaited: bool) -> dict[str, Any]:
-        client = self._client
-        checks = Checks(base, self.id, client._ctx)
-        agent = client._destination().user_agent
-        timeouts = client._ctx.timeout, client._ctx.wait_timeout
-        return settings(base, client._auth, agent, timeouts, checks, awaited=awaited)
+        """An httpx client's arguments: each read may take the ``wait_timeout`` (a request
+        may wait 2 minutes for a worker, then run 5.5); connecting, writing and waiting for
+        a free connection, the ``timeout``."""
+        client, ctx = self._client, self._client._ctx
+        read = max(ctx.timeout, ctx.wait_timeout)
+        timeout = httpx.Timeout(ctx.timeout, connect=min(ctx.timeout, CONNECT_TIMEOUT), read=read)
+        return {
+            "base_url": base,
+            "auth": client._auth,
+            "headers": {"User-Agent": client._destination().user_agent},
+            "timeout": timeout,
+            "event_hooks": Checks(base, self.id, ctx).hooks(awaited=awaited),
+        }
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"

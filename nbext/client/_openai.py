@@ -1,10 +1,5 @@
-"""``endpoint.openai()``: the official ``openai`` package, set up for one endpoint.
-
-The ``openai`` package already handles OpenAI's shapes, streaming and errors well, so
-nbext writes no client of its own: it sets up the package's with this client's URL, key,
-timeout and recording hooks (docs/openai.md). The package is an extra (``nbext[llm]``),
-imported only here.
-"""
+"""``endpoint.openai()``: the official ``openai`` package (the extra ``nbext[llm]``, imported
+only here), set up with this client's URL, key, timeout and recording hooks (docs/openai.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""``Recording``: the jobs a client submits, as the flows see them, and the requests it
-sends to load-balancing endpoints, as their answers stream back, kept for replay.
-
-The flows' ``Context`` hands on every submission, state and stream chunk, so a recording
-sees exactly what the client did, whichever driver, map or handle did it; an ``http()``
-client's hooks hand each answer here (``tap``). The file's format is
-``nbext.models.recording`` (docs/behaviour.md#recordings).
-"""
+"""``Recording``: the jobs a client submits and its load-balancing requests, as the flows
+and ``http()``'s hooks see them, kept for replay (docs/behaviour.md#recordings)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,11 @@
 """How a ``Call`` reaches the service: httpx, for both clients and their maps alike.
 
-What this adds to httpx is listed in docs/architecture.md#a-job-call-through-the-client.
-Failures stay httpx's transport exceptions: the flows decide on retries with them, and
-describe them without chaining (their request holds the key).
-"""
+What this adds to httpx: docs/architecture.md#a-job-call-through-the-client. Failures stay
+httpx's transport exceptions, which the flows retry on and describe without chaining."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import time
@@ -19,7 +16,7 @@ from typing import Any, Generic, TypeVar
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
-from ._calls import Call, oversized_error, redirect_error
+from ._calls import Call, Reply, oversized_error, redirect_error
 from ._errors import ConfigError
 
 log = logging.getLogger("nbext.client")
@@ -65,34 +62,6 @@ def check_header_value(value: str, what: str) -> None:
             "carry; nothing was sent"
         )
     raise ConfigError(f"{what} is not a valid HTTP header value; nothing was sent")
-
-
-def proxy_error(exc: ImportError) -> ConfigError:
-    """httpx's ImportError for a SOCKS proxy without socksio, as one line to act on."""
-    return ConfigError(
-        "the environment names a SOCKS proxy (ALL_PROXY or *_PROXY), which needs the "
-        "'socksio' package: pip install 'httpx[socks]', or unset the variable"
-        if "socksio" in str(exc)
-        else f"the HTTP stack could not be set up: {exc}"
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """An answer read whole: what the flows read of it (``_calls.Answer``)."""
-
-    status_code: int
-    reason_phrase: str
-    headers: httpx.Headers
-    content: bytes
-    charset: str | None
-
-    @property
-    def text(self) -> str:
-        return self.content.decode(self.charset or "utf-8", errors="replace")
-
-    def json(self) -> Any:
-        return json.loads(self.content)
 
 
 class _Capped:
@@ -157,11 +126,8 @@ _CLOSING: set[asyncio.Task[None]] = set()
 
 
 class AsyncEventStream:
-    """An open Server-Sent Events answer of an ``AsyncClient``.
-
-    ``close`` is called from a flow's cleanup, which cannot await: it schedules the
-    closing on the running loop (without one, the loop and its connections are gone).
-    """
+    """An open Server-Sent Events answer of an ``AsyncClient``; ``close`` (a flow's
+    cleanup cannot await) schedules the closing on the running loop, if any."""
 
     def __init__(self, response: httpx.Response, bound: float | None) -> None:
         self.status_code = response.status_code
@@ -242,6 +208,7 @@ class _Sender(Generic[HttpT]):
 
     def _request(self, call: Call, timeout: float) -> httpx.Request:
         headers = self.destination.headers(call)
+        limits = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))  # per operation
         # The caller's client (not ours) adds its own headers and cookies to each request.
         build = httpx.Request if self._owns else self.http.build_request
         return build(
@@ -249,7 +216,7 @@ class _Sender(Generic[HttpT]):
             self._url(call),
             content=call.body,
             headers=headers,
-            extensions={"timeout": self._timeout(timeout), STARTED: time.perf_counter()},
+            extensions={"timeout": limits.as_dict(), STARTED: time.perf_counter()},
         )
 
     def _url(self, call: Call) -> httpx.URL:
@@ -257,12 +224,6 @@ class _Sender(Generic[HttpT]):
         root = self.destination.base_url if call.management else self.destination.serverless_url
         url = httpx.URL(f"{root}/{call.path}")
         return url.copy_merge_params(call.params) if call.params else url
-
-    @staticmethod
-    def _timeout(timeout: float) -> dict[str, float | None]:
-        """httpx's per-operation timeouts: each read, write and pool wait may take
-        ``timeout``; opening a connection at most ``CONNECT_TIMEOUT``."""
-        return httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)).as_dict()
 
 
 class Sender(_Sender[httpx.Client]):
@@ -302,13 +263,9 @@ class Sender(_Sender[httpx.Client]):
 class AsyncSender(_Sender[httpx.AsyncClient]):
     """``AsyncClient``'s requests, through an ``httpx.AsyncClient``.
 
-    ``bounded``: the transport is the caller's, and may ignore httpx's timeouts (an
-    in-process ``httpx.ASGITransport`` does), so the whole exchange is bounded too.
-
-    httpx's connections belong to the loop that opened them, so an httpx client of our
-    own making on httpx's own transport (not ``bounded``) is replaced when the loop
-    changes (a script calling ``asyncio.run`` twice); a caller's ``http_client`` or
-    ``transport`` is the caller's to keep on one loop.
+    ``bounded``: the caller's transport may ignore httpx's timeouts (``ASGITransport``
+    does), so the whole exchange is bounded too. An httpx client of our own making is
+    replaced when the loop changes (its connections belong to the loop that opened them).
     """
 
     def __init__(
@@ -325,7 +282,8 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
         if self._closed:
             raise RuntimeError("the client is closed: make a new one to send more requests")
         if self._loop is not None and self._owns and not self._bounded:
-            self.http = async_http(None)  # the old loop's connections cannot serve this one
+            # the old loop's connections cannot serve this one
+            self.http = own_http(httpx.AsyncClient, None)
         self._loop = asyncio.get_running_loop()
 
     async def _within(self, seconds: float, step: Awaitable[T]) -> T:
@@ -381,17 +339,15 @@ class AsyncSender(_Sender[httpx.AsyncClient]):
         await self.http.aclose()
 
 
-def sync_http(transport: httpx.BaseTransport | None) -> httpx.Client:
-    """The ``httpx.Client`` a ``Client`` makes for itself (proxies from the environment)."""
+def own_http(kind: type[HttpT], transport: Any) -> HttpT:
+    """The httpx client a client makes for itself, with proxies from the environment
+    (httpx's ImportError for a SOCKS proxy without socksio made one line to act on)."""
     try:
-        return httpx.Client(transport=transport, limits=LIMITS)
+        return kind(transport=transport, limits=LIMITS)
     except ImportError as exc:
-        raise proxy_error(exc) from None
-
-
-def async_http(transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
-    """The ``httpx.AsyncClient`` an ``AsyncClient`` makes for itself."""
-    try:
-        return httpx.AsyncClient(transport=transport, limits=LIMITS)
-    except ImportError as exc:
-        raise proxy_error(exc) from None
+        if "socksio" not in str(exc):
+            raise ConfigError(f"the HTTP stack could not be set up: {exc}") from None
+        raise ConfigError(
+            "the environment names a SOCKS proxy (ALL_PROXY or *_PROXY), which needs the "
+            "'socksio' package: pip install 'httpx[socks]', or unset the variable"
+        ) from None

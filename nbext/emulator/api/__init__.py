@@ -1,5 +1,4 @@
-"""The emulator's HTTP layer: FastAPI routers that only translate HTTP <-> domain, and
-``create_app``, the ASGI application serving one ``Emulator``."""
+"""The emulator's HTTP layer: routers that only translate HTTP <-> domain, and ``create_app``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Load-balancing endpoints over HTTP, in front of the application's routes as plain ASGI
-(docs/behaviour.md#load-balancing-endpoints). Which worker, the waits and billing are
-the domain's (``domain/balancer``); this module moves the bytes, streaming the answer as
-the worker writes it, adds ``X-Runpod-Worker-Id`` and answers the service's errors. The
-key is never passed on.
-"""
+"""Load-balancing endpoints over HTTP: moves the bytes to and from the worker the
+balancer leases (docs/architecture.md#a-request-to-a-load-balancing-endpoint)."""
 
 from __future__ import annotations
 
@@ -22,7 +18,7 @@ from ..domain.balancer import BODY_LIMIT, PROCESSING_S, Lease, Refused
 from ..domain.clock import sleep
 from ..domain.errors import DomainError
 from ..emulator import Emulator
-from .http import authorize, error_reply
+from .http import authorize, error_reply, too_large
 
 PREFIX = "/lb/"
 WORKER_HEADER = "x-runpod-worker-id"
@@ -32,13 +28,13 @@ NOT_FORWARDED = frozenset(
 """Neither way: a hop's own headers, the key, lengths (set anew), and what the emulator's
 server says of itself."""
 MB = 1024 * 1024
+LIMIT_OF = "a load-balancing endpoint"
 WORKER_CALL = re.compile(r"^/v2/[^/]+/(job-take|job-take-batch|job-stop|ping|job-stream|job-done)/")
 """The worker protocol's calls: a warm worker polls all day, which is not a user's use."""
 
 
 class LoadBalancing:
-    """ASGI middleware: requests to a load-balancing endpoint's URL go to its workers;
-    everything else to the application."""
+    """ASGI middleware: a load-balancing endpoint's URLs go to its workers, all else on."""
 
     def __init__(self, app: ASGIApp, emulator: Emulator) -> None:
         self.app = app
@@ -134,8 +130,6 @@ class LoadBalancing:
         headers: dict[str, str],
         body: _Body,
     ) -> None:
-        """Send the request to the lease's worker, its body as it arrives, and stream the
-        answer back, within the processing limit of the emulator's clock."""
         worker_id = lease.worker.id
         clock = self.emulator.clock
         task = body.task
@@ -231,10 +225,8 @@ class LoadBalancing:
         path: str,
         headers: dict[str, str],
     ) -> None:
-        """Open the same path on the worker, with the client's headers (its cookies, its
-        own; not the key), then pass messages both ways until either side closes; the
-        lease (and the worker's billing) lasts as long. A worker that refuses the
-        handshake is answered as it answered (its status and body)."""
+        """Pass messages both ways until either side closes; the lease (and billing)
+        lasts as long. A worker's refused handshake is answered as it answered."""
         from websockets.asyncio.client import connect  # the one route that needs it
         from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
@@ -313,9 +305,8 @@ the usual worker server, closes it."""
 
 @dataclass(eq=False)
 class _Connection:
-    """One HTTP/1.1 connection to a worker, spoken with h11 (the emulator's own server's
-    parser): a proxy moves bytes, and a full client's machinery (httpx: URLs, cookies,
-    pools, decoding) cost ten times the forwarding itself (docs/performance.md)."""
+    """An HTTP/1.1 connection to a worker, in h11: httpx cost ten times the forwarding
+    itself (docs/performance.md#a-load-balancing-endpoint-through-the-emulator)."""
 
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
@@ -365,16 +356,13 @@ def _target(scope: Scope) -> tuple[str, str] | None:
 
 
 class _Body:
-    """A request's body, read from the moment the request is routed (so a client is never
-    held past the server's read deadline while a worker starts) and handed on piece by
-    piece once a worker is chosen, so a large upload streams through. It also hears the
-    client leave, whenever that is: the request's task is cancelled then, rather than
-    after the 2-minute wait or the worker's answer."""
+    """A request's body, read from the start (so the server's read deadline never hits
+    while a worker starts) and streamed on; the client leaving cancels the request."""
 
     def __init__(self, headers: dict[str, str], receive: Receive) -> None:
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > BODY_LIMIT:
-            raise Refused(413, "request too large", _over(int(declared)))
+            raise Refused(413, "request too large", too_large(int(declared), BODY_LIMIT, LIMIT_OF))
         chunked = declared is None and "chunked" in headers.get("transfer-encoding", "")
         self.framing = (
             ("transfer-encoding", "chunked") if chunked else ("content-length", declared or "0")
@@ -399,7 +387,8 @@ class _Body:
             piece = message.get("body", b"")
             size += len(piece)
             if size > BODY_LIMIT:
-                self.pieces.put_nowait(Refused(413, "request too large", _over(None)))
+                over = too_large(None, BODY_LIMIT, LIMIT_OF)
+                self.pieces.put_nowait(Refused(413, "request too large", over))
                 return
             if piece:
                 self.pieces.put_nowait(piece)
@@ -424,11 +413,6 @@ class _Body:
         self.reading.cancel()
 
 
-def _over(size: int | None) -> str:
-    got = f" ({size} bytes)" if size is not None else ""
-    return f"request body{got} is over the {BODY_LIMIT // MB} MB limit of a load-balancing endpoint"
-
-
 async def _refuse(scope: Scope, send: Send, exc: DomainError, worker_id: str | None) -> None:
     if isinstance(exc, Refused):
         status, body = exc.status, {"error": exc.error, "message": exc.message}
@@ -440,9 +424,8 @@ async def _refuse(scope: Scope, send: Send, exc: DomainError, worker_id: str | N
 async def _deny(
     scope: Scope, send: Send, status: int, body: bytes | None, kind: str, worker_id: str | None
 ) -> None:
-    """An HTTP answer; to a WebSocket's handshake too, before it is accepted (the ASGI
-    ``websocket.http.response`` extension): the same status and body as over HTTP.
-    A server without the extension can only close it (1008, the reason cut short)."""
+    """An HTTP answer, to a WebSocket's handshake too (the ASGI ``websocket.http.response``
+    extension; without it, only a close: 1008, the reason cut short)."""
     prefix = "http.response"
     if scope["type"] == "websocket":
         if "websocket.http.response" not in scope.get("extensions", {}):

@@ -1,9 +1,5 @@
-"""``/v2/{endpoint_id}/batch...``: the service's batch jobs, translated to ``Batches`` calls.
-
-Every batch call of an endpoint takes a slot of its one ``batch`` rate limit. A batch of
-an endpoint deleted since can still be read (it is FAILED); a call to an endpoint that
-never had one is a 404.
-"""
+"""``/v2/{endpoint_id}/batch...``: the service's batch jobs, translated to ``Batches``
+calls (docs/behaviour.md#batches); each call takes a slot of the endpoint's ``batch`` rate limit."""
 
 from __future__ import annotations
 
@@ -27,7 +23,6 @@ router = APIRouter(prefix=PREFIX + "/batch", tags=["batches"])
 
 @asynccontextmanager
 async def admitted(request: Request, endpoint_id: str) -> AsyncIterator[Batches]:
-    """One slot of the ``batch`` rate limit, as ``jobs.admitted`` holds the job routes'."""
     async with admitted_job(request, endpoint_id, "batch") as emulator:
         yield emulator.batches
 

@@ -1,8 +1,5 @@
-"""``/_emulator/...``: controls the real service does not have (reset, clock, inspection).
-
-They let tests and teaching notebooks drive time, see webhook attempts and watch workers
-from outside the emulator's process.
-"""
+"""``/_emulator/...``: controls the real service does not have, for tests, teaching
+notebooks and the local service (docs/behaviour.md#emulator-controls)."""
 
 from __future__ import annotations
 
@@ -26,8 +23,7 @@ LAST_LINES = 8
 
 
 def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
-    """An endpoint's settings in the words a deploy takes them in (v2's ``workers``), and
-    its fleet as it is now."""
+    """An endpoint's settings in a deploy's words (v2's ``workers``), and its fleet."""
     return {
         "id": endpoint.id,
         "name": endpoint.name,
@@ -54,7 +50,6 @@ def endpoint_view(endpoint: Endpoint, now: float) -> dict[str, Any]:
 
 
 async def _naming(request: Request, field: str, limit: int) -> dict[str, Any]:
-    """A JSON object body with a string ``field`` (400 otherwise)."""
     data = parse_json(await read_body(request, limit))
     if not isinstance(data, dict) or not isinstance(data.get(field), str):
         raise InvalidInput(f"body must be a JSON object with a string {field!r}")
@@ -105,8 +100,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # another user's: alive
+        pass
     return True
 
 
@@ -260,11 +255,8 @@ async def startup(endpoint_id: str, emulator: Authenticated) -> Response:
     serving, failure = emulator.remote_workers.startup(endpoint_id)
     seen = emulator.balancer.health_seen
     health = next((seen[w.id] for w in endpoint.workers if w.id in seen), None)
-    output = [
-        line.partition("] ")[2]
-        for line in emulator.worker_logs(endpoint_id)
-        if not line.partition("] ")[2].startswith("--- ")
-    ]
+    texts = [line.partition("] ")[2] for line in emulator.worker_logs(endpoint_id)]
+    output = [text for text in texts if not text.startswith("--- ")]
     return json_response(
         {"serving": serving, "failure": failure, "health": health, "output": output[-LAST_LINES:]}
     )

@@ -1,8 +1,5 @@
-"""What every route shares: auth, bounded body reading, JSON answers, error mapping.
-
-The routes stay thin: parse, call the domain, serialise. Domain errors become the status
-codes and bodies of docs/behaviour.md#error-bodies here and nowhere else.
-"""
+"""What every route shares: auth, bounded body reading, JSON answers, and the one
+mapping of domain errors to docs/behaviour.md#error-bodies."""
 
 from __future__ import annotations
 
@@ -56,14 +53,15 @@ STATUS_OF: dict[type[DomainError], int] = {
 }
 
 
+V2_STATUS_OF = {Unprocessable: 422, Forbidden: 403, **STATUS_OF, DomainError: 400}
+"""v2's own refusals first, then the rest's; 400 for an error neither knows."""
+
 _ANY = TypeAdapter(Any)
 
 
 def encode(value: Any) -> bytes:
-    """A response body; pydantic models are written with their wire names, and plain
-    values as a model would be: NaN and infinities become ``null``. A lone surrogate (an
-    older database's record may hold one) is written as a ``\\u`` escape, so no record
-    can make a read fail."""
+    """A response body, models by their wire names; NaN and infinities as ``null``, and a
+    lone surrogate (an older database's record may hold one) as a ``\\u`` escape."""
     if isinstance(value, BaseModel):
         value = value.model_dump(by_alias=True, exclude_unset=True, mode="json")
     try:
@@ -93,8 +91,7 @@ def no_content() -> Response:
 
 @functools.cache
 def reference_bytes(package: str) -> bytes:
-    """The service's OpenAPI document that ``package``'s routes follow, shipped beside
-    them (so a tool pointed at the emulator reads the same contract), read once."""
+    """The service's OpenAPI document that ``package``'s routes follow, shipped beside them."""
     return (resources.files(package) / "reference.openapi.json").read_bytes()
 
 
@@ -104,9 +101,8 @@ def emulator_of(request: Request) -> Emulator:
 
 
 async def authenticate(request: Request) -> Emulator:
-    """Accept ``Authorization: Bearer KEY`` or the bare key; anything else is 401. The
-    emulator is bound to the serving loop (``Emulator.bind``): async, so that FastAPI
-    runs it as a dependency on the loop, not in a thread."""
+    """The key's check (``authorize``) and ``Emulator.bind``: async, so that FastAPI runs
+    it on the serving loop, not in a thread."""
     emulator = emulator_of(request)
     authorize(emulator, request.headers.get("authorization"))
     emulator.bind()
@@ -117,7 +113,6 @@ Authenticated = Annotated[Emulator, Depends(authenticate)]
 
 
 async def management(emulator: Authenticated) -> Management:
-    """``Managed``: the dependency of every ``/v1`` and ``/v2`` management route."""
     return emulator.management
 
 
@@ -125,7 +120,7 @@ Managed = Annotated[Management, Depends(management)]
 
 
 def authorize(emulator: Emulator, header: str | None) -> None:
-    """The one auth rule, for every route that takes the API key."""
+    """``Bearer KEY`` or the bare key; anything else is 401."""
     if not header:
         raise Unauthorized(
             "missing Authorization header; send 'Authorization: Bearer <API key>' "
@@ -142,34 +137,30 @@ async def read_body(request: Request, limit: int) -> bytes:
     ``limit``, so an oversized body is never held whole."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise TooLarge(_too_large(int(declared), limit))
+        raise TooLarge(too_large(int(declared), limit, NOT_QUEUED))
     parts: list[bytes] = []
     size = 0
     async for piece in request.stream():
         parts.append(piece)
         size += len(piece)
         if size > limit:
-            raise TooLarge(_too_large(None, limit))
+            raise TooLarge(too_large(None, limit, NOT_QUEUED))
     return b"".join(parts)
 
 
-def _too_large(size: int | None, limit: int) -> str:
-    mb = limit // (1024 * 1024)
+NOT_QUEUED = (
+    "this operation; nothing was queued. Put large inputs in object storage and pass a URL."
+)
+
+
+def too_large(size: int | None, limit: int, of: str) -> str:
     got = f" ({size} bytes)" if size is not None else ""
-    return (
-        f"request body{got} is over the {mb} MB limit of this operation; nothing was queued. "
-        "Put large inputs in object storage and pass a URL."
-    )
+    return f"request body{got} is over the {limit // (1024 * 1024)} MB limit of {of}"
 
 
 def parse_json(body: bytes) -> Any:
-    """The body as JSON that can be stored and served back as it came, or 400.
-
-    Refused, naming the field: text that is not valid Unicode (a lone surrogate such as
-    ``"\\ud800"``, which JSON's escapes allow), numbers that do not fit (an integer of
-    more digits than Python converts, a float that overflows to infinity), and nesting
-    deeper than ``json_values.MAX_DEPTH``. Each would be accepted and then fail every read of it.
-    """
+    """The body as JSON that can be stored and served back as it came, or a 400 naming
+    what could not (docs/architecture.md#a-job-through-the-emulator)."""
     if not body:
         raise InvalidInput('request body is empty; send a JSON object such as {"input": {...}}')
     try:
@@ -225,9 +216,11 @@ def ms_param(name: str, raw: str | None, low: int, high: int, default: int | Non
     return value
 
 
-def error_reply(exc: DomainError, key: str) -> tuple[int, dict[str, str], dict[str, str] | None]:
+def error_reply(
+    exc: DomainError, key: str, statuses: dict[type[DomainError], int] = STATUS_OF
+) -> tuple[int, dict[str, str], dict[str, str] | None]:
     """Status, body and extra headers for a domain error; ``key`` is "error" or "message"."""
-    status = next(code for cls, code in STATUS_OF.items() if isinstance(exc, cls))
+    status = next(code for cls, code in statuses.items() if isinstance(exc, cls))
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
     return status, {key: exc.message}, headers
 
@@ -235,8 +228,8 @@ def error_reply(exc: DomainError, key: str) -> tuple[int, dict[str, str], dict[s
 def problem(
     status: int, detail: str, errors: list[str] | None = None, headers: dict[str, str] | None = None
 ) -> Response:
-    """A v2 management error: its status's title (as the reference names those whose
-    name changed), ``detail``, and ``errors`` by field."""
+    """A v2 management error: its status's title as the reference names it, ``detail``,
+    and ``errors`` by field."""
     title = {413: "Content Too Large", 422: "Unprocessable Entity"}.get(status)
     body: dict[str, Any] = {"title": title or HTTPStatus(status).phrase, "status": status}
     body["detail"] = detail
@@ -246,11 +239,7 @@ def problem(
 
 
 def problem_of(exc: DomainError) -> Response:
-    """v2's own refusals (422 by field, 403) first, then the status the rest of the
-    emulator gives the error (400 for one it does not know)."""
-    known = [(Unprocessable, 422), (Forbidden, 403), *STATUS_OF.items()]
-    status = next((code for cls, code in known if isinstance(exc, cls)), 400)
-    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+    status, _, headers = error_reply(exc, "detail", V2_STATUS_OF)
     return problem(status, exc.message, getattr(exc, "errors", None), headers)
 
 
@@ -261,6 +250,8 @@ def error_key(path: str) -> str:
 
 
 def _described_at(path: str) -> str:
+    if is_management_path(path):
+        return "the interface is described at /v2/openapi.json"
     if path.startswith("/v1"):
         return "the interface is described at /v1/openapi.json"
     if path.startswith("/v2"):
@@ -285,20 +276,18 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, HTTPException)
         path = request.url.path
         headers = dict(exc.headers or {})
-        if is_management_path(path):
-            detail = {
-                404: f"no operation at {path}; the interface is described at /v2/openapi.json",
-                405: f"{request.method} is not an operation of {path}",
-            }.get(exc.status_code, str(exc.detail))
-            return problem(exc.status_code, detail, headers=headers)
+        managed = is_management_path(path)
         if exc.status_code == 404:
             message = f"no operation at {path}; {_described_at(path)}"
         elif exc.status_code == 405:
             allowed = headers.get("Allow")
             hint = f"it takes {allowed}" if allowed else _described_at(path)
-            message = f"{request.method} is not an operation of {path}; {hint}"
+            message = f"{request.method} is not an operation of {path}"
+            message += "" if managed else f"; {hint}"
         else:
             message = str(exc.detail)
+        if managed:
+            return problem(exc.status_code, message, headers=headers)
         return json_response({error_key(path): message}, exc.status_code, headers)
 
     async def on_client_gone(request: Request, exc: Exception) -> Response:

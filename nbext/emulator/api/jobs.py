@@ -1,11 +1,7 @@
 """``/v2/{endpoint_id}/...``: the job interface, translated to ``JobService`` calls.
 
-Query parameters are taken as the text the client sent and read by ``http.ms_param``:
-the interface's rule (ASCII digits, a range) and its one-line 400, not FastAPI's 422.
-
-``/v2`` is shared with management: an ``endpoint_id`` never matches one of
-``MANAGEMENT_SEGMENTS`` (the ``endpoint`` path convertor below), so ``/v2/pods/health``
-is a pod, never a job route, whatever order the routers are included in.
+Query parameters are read as text by ``http.ms_param``: the interface's one-line 400,
+not FastAPI's 422.
 """
 
 from __future__ import annotations
@@ -39,7 +35,8 @@ from .http import authenticate, json_response, ms_param, parse_json, read_body
 
 
 class EndpointIdConvertor(StringConvertor):
-    """An ``{endpoint_id}`` segment: any segment but a management resource's name."""
+    """Any segment but a management resource's name, so ``/v2/pods/health`` is a pod,
+    whatever order the routers are included in."""
 
     regex = "(?!(?:{})/)[^/]+".format("|".join(re.escape(s) for s in sorted(MANAGEMENT_SEGMENTS)))
 
@@ -57,8 +54,8 @@ Wait = Annotated[str | None, Query(description="milliseconds to wait for the job
 
 @asynccontextmanager
 async def admitted(request: Request, endpoint_id: str, operation: str) -> AsyncIterator[Emulator]:
-    """Authenticate, check the endpoint exists, and hold a rate/concurrency slot. Batch
-    calls (``operation`` "batch") may read the batches of an endpoint deleted since."""
+    """Authenticate, check the endpoint exists, and hold a rate/concurrency slot (batch
+    calls may read the batches of an endpoint deleted since)."""
     emulator = await authenticate(request)
     service = emulator.jobs
     if operation == "batch":
@@ -89,8 +86,7 @@ async def _submission(request: Request, limit: int) -> JobSubmission:
 
 
 def _wait(wait: str | None) -> int:
-    low, high, default = RUNSYNC_WAIT_MIN_MS, RUNSYNC_WAIT_MAX_MS, RUNSYNC_WAIT_DEFAULT_MS
-    ms = ms_param("wait", wait, low, high, default)
+    ms = ms_param("wait", wait, RUNSYNC_WAIT_MIN_MS, RUNSYNC_WAIT_MAX_MS, RUNSYNC_WAIT_DEFAULT_MS)
     assert ms is not None
     return ms
 

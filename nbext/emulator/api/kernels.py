@@ -1,9 +1,5 @@
-"""``/_emulator/kernel-endpoints``: a notebook kernel deploys a function it serves itself.
-
-The kernel long-polls for the workers to start and stop (``workers/kernel_launcher.py``),
-and its workers pull jobs over the worker protocol. A replaced kernel is answered 409, a
-deleted endpoint 404: either way the kernel stops serving it.
-"""
+"""``/_emulator/kernel-endpoints``: a notebook kernel deploys a function it serves itself
+(docs/architecture.md#a-notebook-function-as-an-endpoint)."""
 
 from __future__ import annotations
 
@@ -22,8 +18,8 @@ router = APIRouter(prefix="/_emulator/kernel-endpoints")
 
 
 def deploy_settings(data: Any) -> dict[str, Any]:
-    """A deploy body's ``workers`` and ``executionTimeoutMs`` (REST v2's words), as
-    ``Emulator.deploy`` takes them (it checks them)."""
+    """A deploy body's ``workers`` and ``executionTimeoutMs``, as ``Emulator.deploy``
+    takes them."""
     if not isinstance(data, dict):
         raise InvalidInput("body must be a JSON object of settings")
     if flat := sorted({"workersMin", "workersMax", "idleTimeout", "loadBalancer"} & data.keys()):

@@ -1,10 +1,6 @@
-"""``/v2/{endpoint_id}/openai/...``: the service's OpenAI-compatible routes.
-
-A thin adapter over ``domain/openai_routes.py``: authenticate, read the body, hold a
-rate-limit slot, and write the domain's reply, or its Server-Sent Events as they come.
-Errors here are in OpenAI's shape (``{"error": {"message", "type", ...}}``), which is
-what the ``openai`` package reads, rather than the job interface's ``{"error": "..."}``.
-"""
+"""``/v2/{endpoint_id}/openai/...``: the service's OpenAI-compatible routes over
+``domain/openai_routes.py`` (docs/openai.md). Errors are in OpenAI's shape
+(``{"error": {"message", "type", ...}}``), which the ``openai`` package reads."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The worker side of the job interface, as the ``runpod`` SDK's worker speaks it.
-
-Each route takes the key the emulator issued the worker, sent bare in ``Authorization``
-as the SDK sends it. Takes and stop polls are held open while there is nothing to give
-(``remote_workers.TAKE_HOLD_S``), then answered 204, as the SDK expects (docs/workers.md).
-"""
+"""The worker side of the job interface, as the ``runpod`` SDK's worker speaks it
+(docs/workers.md): each call carries the key the emulator issued the worker, bare."""
 
 from __future__ import annotations
 
@@ -30,7 +26,6 @@ router = APIRouter(prefix=PREFIX, tags=["worker protocol"])
 
 
 async def _worker(request: Request, endpoint_id: str, worker_id: str) -> RemoteWorker:
-    """The worker the call comes from, authenticated by the key the emulator issued it."""
     emulator = emulator_of(request)
     emulator.bind()
     try:
@@ -45,9 +40,8 @@ async def _worker(request: Request, endpoint_id: str, worker_id: str) -> RemoteW
 
 
 async def unless_gone(request: Request, held: Awaitable[T]) -> tuple[bool, T | None]:
-    """``held`` (a long poll), abandoned if its caller disconnects first: whether it went,
-    and what ``held`` gave. A worker killed while its take was held open is so handed no
-    job; the job stays queued for a worker that is there."""
+    """(whether the caller left first, what ``held`` gave): a long poll abandoned when its
+    caller disconnects, so a killed worker's held take hands out no job."""
     work = asyncio.ensure_future(held)
     gone = asyncio.ensure_future(_disconnect(request))
     try:
@@ -63,13 +57,11 @@ async def unless_gone(request: Request, held: Awaitable[T]) -> tuple[bool, T | N
 
 
 async def _disconnect(request: Request) -> None:
-    """Returns when the caller has closed its connection (a GET has no body to read)."""
     while (await request.receive())["type"] != "http.disconnect":
         pass
 
 
 def _taken(value: Any) -> Response:
-    """200 with what there is to give, or 204 when there is nothing."""
     return json_response(value) if value else no_content()
 
 
@@ -121,12 +113,9 @@ async def ping(
 async def _posted(
     request: Request, endpoint_id: str, worker_id: str, job_id: str
 ) -> tuple[RemoteWorker, bytes]:
-    """The worker and what it posts (a result or a chunk), if within ``OUTPUT_LIMIT``.
-
-    A post past the limit fails its job at once and is answered 413: the SDK only logs a
-    refusal, and the job would otherwise wait for its execution timeout. The rest of the
-    body is read and dropped, to count it and answer the worker cleanly.
-    """
+    """The worker and what it posts, if within ``OUTPUT_LIMIT``; past it, the job fails at
+    once and the post is read to its end and answered 413 (the SDK only logs a refusal,
+    and the job would otherwise wait for its execution timeout)."""
     worker = await _worker(request, endpoint_id, worker_id)
     pieces: list[bytes] = []
     size = 0

@@ -94,6 +94,8 @@ class JobService:
         jobs carry on, a new image or timeout applies from the next start, scaling at once."""
         endpoint = self.endpoint(endpoint_id)  # the settings were checked as they were stored
         for name, value in settings.items():
+            if not hasattr(endpoint, name):
+                raise TypeError(f"an endpoint has no setting {name!r}")  # a caller's typo
             if value is not None:
                 setattr(endpoint, name, value)
         self.fleet.rescale(endpoint)

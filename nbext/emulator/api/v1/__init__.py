@@ -1,11 +1,5 @@
-"""``/v1``: the management interface, one router per area of the reference.
-
-Routers only translate. The domain keeps every record in v2's shape; a router reads v1's
-bodies with v1's wire models (so v1 refuses what it always refused, in its words), calls
-``Management`` and answers the record's v1 view (``views``); what v1 does its own way, each
-router's docstring says. Errors under ``/v1`` are ``{"message": ...}``, including the
-framework's own 404 and 405.
-"""
+"""``/v1``: the management interface, a frozen adapter over v2-shaped records, one
+router per area of the reference (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 
@@ -16,9 +10,8 @@ from . import billing, docs, endpoints, network_volumes, pods, registry_auths, t
 
 
 def install(app: FastAPI, m: Management) -> None:
-    """Serve ``/v1`` on ``app`` (its error bodies come from ``http.install_error_handlers``).
-    Each area is included straight into the app: FastAPI analyses a route again at every
-    level of inclusion, and an aggregate router would make the emulator's start pay twice."""
+    """Serve ``/v1`` on ``app``, each area included straight into it: FastAPI analyses a
+    route again at every level of inclusion, which would make the start pay twice."""
     for area in (docs, pods, endpoints, templates, network_volumes, registry_auths, billing):
         app.include_router(area.router)
     notes = pods.StatusNotes(m)

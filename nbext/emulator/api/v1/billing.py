@@ -1,14 +1,5 @@
-"""``/v1/billing/...``, as v1 answers it: the same sum of the ledger (``billing.spend``),
-one record per bucket and group, whose ``time`` is its bucket's start.
-
-v1's window is not aligned: it runs from ``startTime`` (else the first usage) to
-``endTime`` (else now).
-
-- pods: RUNNING time x ``costPerHr``; grouped by ``gpuTypeId`` (default) or ``podId``.
-- endpoints: worker execution time x the GPU type's serverless price x GPU count;
-  grouped by ``endpointId`` (default), ``podId`` (the worker) or ``gpuTypeId``.
-- network volumes: size x time x the GB-month price; one record per bucket.
-"""
+"""``/v1/billing/...``: the ledger's sum (``billing.spend``) as v1 answers it, over v1's
+unaligned window (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 
@@ -36,8 +27,8 @@ router = APIRouter(prefix="/v1/billing", tags=["billing"])
 
 
 def _matching(usages: Iterable[Usage], wanted: dict[str, Any]) -> list[Usage]:
-    """The usages whose labels pass every filter: a value, or a list of the values it may
-    be (None, or an empty list, passes anything)."""
+    """The usages whose labels pass every filter: a value or a list of them (None or
+    empty: anything)."""
     return [u for u in usages if all(_passes(u.labels.get(k), v) for k, v in wanted.items())]
 
 
@@ -50,7 +41,6 @@ def _passes(have: Any, want: Any) -> bool:
 def _spend(
     m: Management, query: BillingQuery, usages: list[Usage], key: Callable[[Usage], K]
 ) -> dict[tuple[float, K], Spent]:
-    """``spend`` over v1's window."""
     now = m.billing.clock.now()
     end = min(query.end_time.timestamp(), now) if query.end_time else now
     if query.start_time is not None:

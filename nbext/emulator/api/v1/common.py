@@ -1,10 +1,5 @@
-"""What every ``/v1`` route shares: auth, reading a body or a query into its model.
-
-Bodies and queries are validated by the wire models of ``nbext.models`` (the one place
-the rules live); a refusal is a 400 ``{"message": ...}`` naming each field and rule
-(``validated``'s ``Unprocessable`` is, under ``/v1``, the ``InvalidInput`` it derives
-from), and nothing is changed.
-"""
+"""What every ``/v1`` route shares: auth, reading a body or a query into its wire
+model, a refusal a 400 naming each field (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 
@@ -29,7 +24,6 @@ BODY_LIMIT = 1024 * 1024
 
 
 async def body(request: Request, model: type[M]) -> M:
-    """The JSON object body, validated by ``model``; 400 naming every bad field."""
     data = parse_json(await read_body(request, BODY_LIMIT))
     if not isinstance(data, dict):
         raise InvalidInput(f"request body must be a JSON object, got {json_kind(data)}")
@@ -37,9 +31,8 @@ async def body(request: Request, model: type[M]) -> M:
 
 
 def query(request: Request, model: type[M]) -> M:
-    """Query parameters, validated by ``model``: an array as repeated keys (the OpenAPI
-    default, ``?gpuTypeId=a&gpuTypeId=b``) or comma-separated (``?gpuTypeId=a,b``); for
-    the others the last value wins."""
+    """Query parameters, validated by ``model``: an array as repeated keys or
+    comma-separated; for the others the last value wins."""
     lists = {(f.alias or name) for name, f in model.model_fields.items() if _is_list(f.annotation)}
     data: dict[str, Any] = {}
     for key, value in request.query_params.multi_items():

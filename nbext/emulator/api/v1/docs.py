@@ -1,9 +1,5 @@
-"""``/v1/openapi.json`` and ``/v1/docs``: the service's own description, as it serves it.
-
-The document is the reference this interface follows, shipped as package data, so a
-tool pointed at the emulator reads the same contract as against the real service. Both
-routes are public, as the reference declares (``security: []``).
-"""
+"""``/v1/openapi.json`` and ``/v1/docs``: the reference this interface follows, public
+as it declares (``security: []``)."""
 
 from __future__ import annotations
 
@@ -20,7 +16,6 @@ router = APIRouter(prefix="/v1", tags=["docs"])
 
 
 def reference() -> dict[str, Any]:
-    """A fresh parsed copy of the reference document."""
     data: dict[str, Any] = json.loads(reference_bytes(__package__))
     return data
 

@@ -1,11 +1,5 @@
-"""``/v1/endpoints``: create, list and get (with include flags), update (two ways), delete.
-
-v1's own ways: an endpoint runs the template it names as it is (v2 gives each endpoint
-its own), its GPU types keep the order given, ``networkVolumeId``/``networkVolumeIds``
-keep v1's split, an idle timeout may be set under REQUEST_COUNT scaling, and an update
-keeps the fields its body model does not know and shows them after its own (both kept in
-``notes``). A created endpoint serves ``/v2/{id}`` at once.
-"""
+"""``/v1/endpoints``: create, list and get (with include flags), update (two ways),
+delete; v1's own ways are in docs/architecture.md#management-in-the-emulator."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""What only ``/v1`` shows of a record, kept by ``/v1`` beside the domain's records.
-
-The domain keeps each record in REST v2's shape. v1 showed a few things v2 cannot say:
-of an endpoint, how v1 last split its volumes into ``networkVolumeId`` and
-``networkVolumeIds`` (``volumes``), and the fields a v1 body named that the record has
-none for (``extra``: v1 kept and showed them after its own). They are notes of kind
-``v1`` in the same store, by the record's id, so they last as the records do.
-"""
+"""What only ``/v1`` shows of a record: notes of kind ``v1`` in the same store, by id, so
+they last as the records do (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 
@@ -19,13 +13,11 @@ KIND = "v1"
 
 
 def kept_for(m: Management, record_id: str) -> dict[str, Any]:
-    """The record's notes (empty: none kept)."""
     return m.store.get(KIND, record_id) or {}
 
 
 def keep(m: Management, record_id: str, **notes: Any) -> None:
-    """Keep ``notes`` for the record, beside those it has; part of the change being made
-    (``records.atomic``): a refused change takes them back."""
+    """Keep ``notes`` beside the record's, in the change being made (``records.atomic``)."""
     before = m.store.get(KIND, record_id)
     m.store.put(KIND, record_id, {**(before or {}), "id": record_id, **notes})
     on_undo(lambda: _restore(m, record_id, before))

@@ -1,11 +1,5 @@
-"""``/v1/pods``: create (201), list, get, update (two ways), delete, and start, stop,
-restart, reset.
-
-What only v1 has stays here: its list filters, the include flags (machine, network
-volume, savings plans, template), the serverless workers ``includeWorkers`` lists beside
-the pods, and its notes of a pod's entrypoint and last change of status
-(``StatusNotes``: v2 has no field for either).
-"""
+"""``/v1/pods``: create (201), list, get, update (two ways), delete, start, stop, restart,
+reset, and what only v1 has (docs/architecture.md#management-in-the-emulator)."""
 
 from __future__ import annotations
 
@@ -63,8 +57,7 @@ NAMED = {
 
 
 def order(m: Management, body: PodCreateInput) -> PodOrder:
-    """What a v1 create asks, in the record's terms: the container fields it gave (the
-    rest the template's, or the default), its first GPU type or CPU flavor."""
+    """What a v1 create asks, in the record's terms (its first GPU type or CPU flavor)."""
     given: dict[str, Any] = {}
     for name in body.model_fields_set & ORDER_FIELDS.keys():
         value = getattr(body, name)
@@ -122,7 +115,6 @@ def change(body: PodUpdateInput) -> PodChange:
 
 
 def answer(m: Management, e: PodRecord, includes: PodIncludes | None = None) -> dict[str, Any]:
-    """The pod as v1 serves it, with what the include flags ask for."""
     includes = includes or PodIncludes()
     out = wire(pod_view(m, e))
     if includes.include_machine:
@@ -174,8 +166,7 @@ def _machine(e: PodRecord) -> dict[str, Any]:
 
 
 def _matches(w: dict[str, Any], centre: str, volume: str | None, q: PodListQuery) -> bool:
-    """Whether a pod or a serverless worker, as v1 shows it, in data centre ``centre`` with
-    network volume ``volume``, passes the list's filters: both are filtered alike."""
+    """Whether a pod or a serverless worker as v1 shows it passes the list's filters."""
     gpu = w.get("gpu") or {}
     return (
         (q.endpoint_id is None or w.get("endpointId") == q.endpoint_id)
@@ -244,7 +235,6 @@ async def delete_pod(pod_id: str, m: Managed) -> Response:
 
 
 def _move(action: str) -> Callable[..., Awaitable[Response]]:
-    """``POST /{pod_id}/start`` and the like: the domain's move, answered with the pod."""
 
     async def route(pod_id: str, m: Managed) -> Response:
         return ok(answer(m, m.pods.move(pod_id, action)))
@@ -273,8 +263,8 @@ def event(what: str, ts: float) -> str:
 
 @dataclass(frozen=True)
 class StatusNotes:
-    """Told each move of a pod (``Pods.moved``), whichever interface made it: notes its
-    ``lastStatusChange``, a new pod's ``machineId``, and forgets a deleted pod's notes."""
+    """Told each move of a pod (``Pods.moved``), by either interface: notes its
+    ``lastStatusChange`` and a new pod's ``machineId``; forgets a deleted pod's notes."""
 
     m: Management
 

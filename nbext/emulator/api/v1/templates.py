@@ -1,8 +1,5 @@
-"""``/v1/templates``: create, list (with include flags), get, update (two ways), delete.
-
-v1's own ways: an official template is refused with 400 (v2: 403), and an update may set
-``category`` (v1 kept fields its body model does not know and applied the record's).
-"""
+"""``/v1/templates``: create, list (with include flags), get, update (two ways), delete;
+v1's own ways are in docs/architecture.md#management-in-the-emulator."""
 
 from __future__ import annotations
 
@@ -45,9 +42,8 @@ V1_ONLY = {
     "category": "category",
     "is_serverless": "serverless",
 }
-"""v1's fields the record keeps outside v2's, by the record's name. ``category`` and
-``is_serverless`` are not fields of v1's update body; v1 applied them anyway when sent
-under those names, as unknown fields, so the adapter does too."""
+"""v1's fields the record keeps outside v2's, by the record's name (``category`` and
+``is_serverless`` too, which v1 applied though its update body has neither)."""
 
 
 def answer(m: Management, t: TemplateRecord) -> dict[str, Any]:

@@ -1,9 +1,5 @@
-"""The records as ``/v1`` shows them: v1's wire models filled from v2-shaped records.
-
-How a record reads in v1 (names, a start command as a list, a desired status, a queue
-delay in whole seconds, an endpoint's workers as pods) is this adapter's alone, so the
-domain imports no v1 model.
-"""
+"""The records as ``/v1`` shows them: v1's wire models filled from v2-shaped records
+(so the domain imports no v1 model)."""
 
 from __future__ import annotations
 
@@ -35,7 +31,6 @@ def readme(t: TemplateRecord) -> str:
 
 
 def template_view(m: Management, t: TemplateRecord) -> Template:
-    """The template in v1's shape: what ``/v1`` serves and v1's ``includeTemplate`` adds."""
     kept = kept_for(m, t.id)
     return Template(
         id=t.id,
@@ -60,14 +55,12 @@ def template_view(m: Management, t: TemplateRecord) -> Template:
 
 
 def volume_view(v: VolumeEntry) -> NetworkVolume:
-    """The volume as v1 spells it: what ``/v1/networkvolumes`` serves and a v1 pod
-    includes (``includeNetworkVolume``); v1 has no storage type."""
+    """v1 has no storage type."""
     return NetworkVolume(id=v.id, name=v.name, size=v.size, data_center_id=v.data_center)
 
 
 def pod_view(m: Management, p: PodRecord) -> Pod:
-    """The pod in v1's shape: what ``/v1/pods`` serves. A pod v2 made shows its template's
-    entrypoint, as ``/v1`` keeps it."""
+    """A pod v2 made shows its template's entrypoint, as ``/v1`` keeps it."""
     kept = kept_for(m, p.id)
     template = kept_for(m, p.template_id) if p.template_id else {}
     entrypoint = kept.get("entrypoint", template.get("entrypoint", []))
@@ -117,8 +110,7 @@ def instance_ids(e: EndpointRecord) -> list[str]:
 
 
 def endpoint_view(e: EndpointRecord, notes: dict[str, Any]) -> dict[str, Any]:
-    """The endpoint as ``/v1`` shows it, without its template and workers (``notes``:
-    what ``/v1`` kept of it, ``api/v1/notes.py``)."""
+    """Without its template and workers (``notes``: what ``/v1`` kept of it)."""
     volume, volumes = v1_pair(e.network_volumes, notes.get("volumes"))
     data: dict[str, Any] = {
         "id": e.id,

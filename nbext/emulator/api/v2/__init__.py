@@ -1,11 +1,5 @@
-"""``/v2`` management: REST v2 beside the job interface, over the same domain as ``/v1``.
-
-Routers only parse (against the reference's schemas, ``contract.py``), call the domain
-(which holds the rules) and serialise. A resource's list, get, create, update and delete
-are routed alike, from its row of ``nbext.models.v2.RESOURCES`` (``records.py``); its own
-module routes the rest. ``api/jobs.py`` says how management's paths and the job
-interface's share ``/v2``.
-"""
+"""``/v2`` management: REST v2 beside the job interface, over the same domain as ``/v1``
+(docs/rest-v2.md, docs/architecture.md#adding-a-management-resource)."""
 
 from __future__ import annotations
 
@@ -30,15 +24,13 @@ AREAS = (  # the most asked first (``create_app`` says why)
 
 
 def install(app: FastAPI) -> None:
-    """Serve ``/v2`` management on ``app``, each area included straight into it
-    (``v1.install`` says why)."""
+    """Each area included straight into ``app`` (``v1.install`` says why)."""
     for area in AREAS:
         app.include_router(area, dependencies=[Depends(checked_query)])
     app.add_api_route("/v2/openapi.json", openapi, tags=["v2 docs"])  # public
 
 
 async def openapi() -> Response:
-    """The reference this interface follows, as shipped with the package."""
     return Response(reference_bytes(__package__), media_type="application/json")
 
 

@@ -20,9 +20,8 @@ BODY_LIMIT = 1024 * 1024
 
 
 async def checked_query(request: Request, _: Managed) -> dict[str, Any]:
-    """The operation's query, typed and checked once the caller is authenticated: the
-    dependency of every v2 management route (``router``), and ``Checked`` for those that
-    read it. The operation is the reference's at the route's method and path."""
+    """The query of the reference's operation at the route's method and path, typed and
+    checked once the caller is authenticated; ``Checked`` for the routes that read it."""
     operation_id = operation_at(request.method, request.scope["route"].path_format)
     return check_query(operation_id, request.query_params.multi_items())
 

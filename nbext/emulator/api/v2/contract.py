@@ -1,13 +1,6 @@
-"""The v2 reference as the emulator's rulebook: bodies and queries are checked against it.
-
-Every request body and query is validated by the service's own OpenAPI 3.1 schemas with
-``jsonschema``, so the emulator refuses exactly what the reference forbids, unknown
-fields included, and names the field; rules the reference states only in prose are the
-domain's (``domain/management``). ``jsonschema`` is imported by the first management
-request, not with the emulator: its format checkers' optional dependencies (such as
-``rfc3987_syntax``, which compiles a grammar) take about a second to import, which would
-delay every notebook's first job.
-"""
+"""The v2 reference as the emulator's rulebook: bodies and queries are checked against its
+schemas with ``jsonschema``, imported by the first management request, as its import
+takes a second (docs/performance.md#the-first-result)."""
 
 from __future__ import annotations
 
@@ -74,7 +67,6 @@ def _resolve(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def _compiled(schema: dict[str, Any]) -> Draft202012Validator:
-    """A validator for ``schema``, its ``$ref``s resolved in the reference."""
     from jsonschema import Draft202012Validator  # on first use: see the module's docstring
 
     return Draft202012Validator({**schema, "components": reference()["components"]})
@@ -82,7 +74,6 @@ def _compiled(schema: dict[str, Any]) -> Draft202012Validator:
 
 @functools.cache
 def _validator(ref: str) -> Draft202012Validator:
-    """A validator for one schema of the reference."""
     return _compiled({"$ref": ref})
 
 
@@ -103,7 +94,6 @@ def declared(node: dict[str, Any]) -> list[str]:
 
 
 def schema_fields(name: str) -> list[str]:
-    """The fields a body of schema ``name`` may have, for naming the accepted ones."""
     return declared({"$ref": f"#/components/schemas/{name}"})
 
 

@@ -1,9 +1,5 @@
-"""Log lines as the reference serves them: Server-Sent Events, resumable by cursor.
-
-Each line is one event whose ``id`` is its cursor. The stream ends with a ``retry`` hint
-after the lines asked for; the client reconnects with ``Last-Event-ID`` for newer lines,
-so a follower never holds a connection the emulator would have to time out.
-"""
+"""Log lines as the reference serves them: Server-Sent Events, resumable by cursor, so a
+follower holds no connection open (docs/rest-v2.md#logs)."""
 
 from __future__ import annotations
 
