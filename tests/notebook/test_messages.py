@@ -29,7 +29,7 @@ from nbext.client import (
 from nbext.models import JobResult, JobStatus
 from nbext.notebook.errors import InvalidArgument, describe, did_you_mean
 from nbext.notebook.ipython import argument, magic_arguments
-from nbext.notebook.magics.commands import SUBCOMMANDS, names, subcommand
+from nbext.notebook.magics.commands import SUBCOMMANDS, subcommand
 from nbext.notebook.magics.common import usage_errors
 
 from .conftest import Notebook
@@ -317,7 +317,7 @@ def test_line_mistakes_are_one_line(
 # ---- help reads as plain text ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", names())
+@pytest.mark.parametrize("name", list(SUBCOMMANDS))
 def test_help_of_every_subcommand_is_plain_text(
     nb: Notebook, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:

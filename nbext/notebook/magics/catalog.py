@@ -11,7 +11,7 @@ from ..display.specs import GPUS
 from ..ipython import argument, magic_arguments
 from .commands import subcommand
 from .common import Magics, check_name, number_option, store_and_show, usage_errors
-from .listings import ALL_HELP, columns_shown, management
+from .listings import ALL_HELP, management
 
 if TYPE_CHECKING:
     import argparse
@@ -61,4 +61,4 @@ def gpus(magics: Magics, args: argparse.Namespace) -> None:
     if args.cloud is not None and len(frame):
         by = PRICE_COLUMN[args.cloud]
         frame = frame.sort_values(by, kind="stable").reset_index(drop=True)
-    store_and_show(magics, name, frame, "gpus", columns_shown(GPUS, args))
+    store_and_show(magics, name, frame, "gpus", None if args.all else GPUS.default_columns)

@@ -1,9 +1,5 @@
-"""``%%runpod_chat ENDPOINT``: the cell is a message to an LLM endpoint; the answer streams.
-
-The answer is drawn as Markdown while it arrives and ends as a static output. The
-conversation goes on across cells per endpoint (``%runpod chat history``); Ctrl-C or
-Cancel stops the answer and cancels its job.
-"""
+"""``%%runpod_chat ENDPOINT``: the cell is a message to an LLM endpoint; the answer streams
+(docs/openai.md#in-the-client-and-the-notebook)."""
 
 from __future__ import annotations
 
@@ -13,7 +9,6 @@ import dataclasses
 import math
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -54,7 +49,6 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from ..connection import Service
 
 MODELS_TIMEOUT = 120.0
 """Seconds to wait for an endpoint's model list (a cold worker may have to start)."""
@@ -100,21 +94,40 @@ def served_model(endpoint: Endpoint) -> str | None:
     return first if isinstance(first, str) else None
 
 
-@dataclass
 class _Chat:
     """One cell's request, once sent: what both ways of following it share."""
 
-    magics: Magics
-    args: argparse.Namespace
-    text: str
-    output_name: str | None
-    conversation: Conversation
-    service: Service
-    job: Job
-    answer: _Answer
-    interrupted: bool
-    """Ctrl-C came while the job was being submitted."""
-    record: JobRecord
+    def __init__(self, magics: Magics, args: argparse.Namespace, cell: str, awaits: bool) -> None:
+        """Check the cell, submit the job and show the answer's panel (timed from before the
+        submission), with a Cancel button in a cell that awaits."""
+        self.magics, self.args = magics, args
+        self.text, self.output_name, conversation = _checked(magics, args, cell)
+        with usage_errors():
+            self.service = service = magics.connection.service()
+        endpoint = service.client.endpoint(args.endpoint)
+        if conversation.model is None:
+            with usage_errors(f"endpoint {args.endpoint!r}"):
+                try:
+                    conversation.model = served_model(endpoint)
+                except NotAChatEndpoint as exc:
+                    raise UsageError(_not_chat(args.endpoint, exc)) from None
+        self.conversation = conversation
+        body = request_body(args, conversation, self.text)
+        store(magics, self.output_name, None)
+        started = time.monotonic()
+        job_input = {"openai_route": CHAT_ROUTE, "openai_input": body}
+        with (
+            deferred_interrupts(deliver=False) as held,
+            usage_errors(f"endpoint {args.endpoint!r}"),
+        ):
+            self.job = endpoint.run(job_input)
+        self.interrupted = held.received  # Ctrl-C came while the job was being submitted
+        self.record = JobRecord(self.job.id, args.endpoint, service.mode, "chat")
+        self.record.replayed = service.replays(args.endpoint)
+        self.record.input_digest = digest(job_input)
+        hint = CANCEL_HINT if awaits else STOP_HINT
+        view = ChatView(args.endpoint, conversation.model, self.text, job_id=self.job.id, hint=hint)
+        self.answer = _Answer(magics, view, started, cancel_button=awaits, record=self.record)
 
     @contextlib.contextmanager
     def outcomes(self) -> Iterator[None]:
@@ -176,40 +189,11 @@ def _keep(
     store(magics, name, view.answer)
 
 
-def _start(magics: Magics, args: argparse.Namespace, cell: str, *, awaits: bool = False) -> _Chat:
-    """Check the cell, submit the job and show the answer's panel (timed from before the
-    submission), with a Cancel button in a cell that awaits."""
-    text, output_name, conversation = _checked(magics, args, cell)
-    with usage_errors():
-        service = magics.connection.service()
-    endpoint = service.client.endpoint(args.endpoint)
-    if conversation.model is None:
-        with usage_errors(f"endpoint {args.endpoint!r}"):
-            try:
-                conversation.model = served_model(endpoint)
-            except NotAChatEndpoint as exc:
-                raise UsageError(_not_chat(args.endpoint, exc)) from None
-    body = request_body(args, conversation, text)
-    store(magics, output_name, None)
-    started = time.monotonic()
-    job_input = {"openai_route": CHAT_ROUTE, "openai_input": body}
-    with deferred_interrupts(deliver=False) as held, usage_errors(f"endpoint {args.endpoint!r}"):
-        job = endpoint.run(job_input)
-    record = JobRecord(job.id, args.endpoint, service.mode, "chat")
-    record.replayed, record.input_digest = service.replays(args.endpoint), digest(job_input)
-    hint = CANCEL_HINT if awaits else STOP_HINT
-    view = ChatView(args.endpoint, conversation.model, text, job_id=job.id, hint=hint)
-    answer = _Answer(magics, view, started, cancel_button=awaits, record=record)
-    return _Chat(
-        magics, args, text, output_name, conversation, service, job, answer, held.received, record
-    )
-
-
 def run_chat(magics: Magics, args: argparse.Namespace, cell: str) -> None:
     """The cell magic's body, after its arguments were parsed; Ctrl-C stops it."""
     if (http := _load_balancing(magics, args)) is not None:
         return run_chat_http(magics, args, cell, http)
-    chat = _start(magics, args, cell)
+    chat = _Chat(magics, args, cell, awaits=False)
     with chat.outcomes():
         try:
             if chat.interrupted:
@@ -225,7 +209,7 @@ async def run_chat_async(magics: Magics, args: argparse.Namespace, cell: str) ->
     load-balancing endpoint's answer is still read as a blocking cell reads it)."""
     if (http := _load_balancing(magics, args)) is not None:
         return run_chat_http(magics, args, cell, http)
-    chat = _start(magics, args, cell, awaits=True)
+    chat = _Chat(magics, args, cell, awaits=True)
     client = chat.service.async_client()
     job = client.endpoint(chat.job.endpoint_id).job(chat.job.id)
     following = chat.answer.following = asyncio.ensure_future(chat.answer.follow_async(job))

@@ -1,9 +1,5 @@
-"""The ``%runpod`` subcommands: a registry, and the dispatch from one line to one of them.
-
-Each subcommand is a function of ``(magics, args)`` declared with IPython's
-``magic_arguments`` (a real argparse parser and help text) and registered with
-``@subcommand`` in the module named for what it owns.
-"""
+"""The ``%runpod`` subcommands: a registry, and the dispatch from one line to one of them
+(docs/architecture.md#a-cell-through-the-notebook-layer)."""
 
 from __future__ import annotations
 
@@ -38,17 +34,9 @@ class Subcommand:
         """The subcommand's usage, description and options, as plain text."""
         return plain(str(self.handler.__doc__ or self.summary))
 
-    def run(self, magics: Magics, argstring: str) -> Any:
-        args = parse_line(self.handler, argstring)
-        return self.handler(magics, args)
-
 
 SUBCOMMANDS: dict[str, Subcommand] = {}
-
-
-def names() -> list[str]:
-    """The subcommands in the order they were registered (``magics/__init__.py``)."""
-    return list(SUBCOMMANDS)
+"""In the order they were registered, which help keeps (``magics/__init__.py``)."""
 
 
 def subcommand(
@@ -70,35 +58,32 @@ def dispatch(magics: Magics, line: str) -> Any:
     """``%runpod SUBCOMMAND [arguments]``."""
     name, rest = [*line.split(maxsplit=1), "", ""][:2]  # any whitespace, tabs too
     if not name:
-        raise UsageError(f"%runpod needs a subcommand: {', '.join(names())} (%runpod? for help)")
+        raise UsageError(
+            f"%runpod needs a subcommand: {', '.join(SUBCOMMANDS)} (%runpod? for help)"
+        )
     if name in ("help", "-h", "--help"):
         print(help_text(rest.strip() or None))
         return None
-    command = SUBCOMMANDS.get(name)
-    if command is None:
-        raise UsageError(
-            f"unknown %runpod subcommand {name!r}{_close(name)} (one of: {', '.join(names())})"
-        )
-    return command.run(magics, rest)
+    handler = _named(name, "unknown").handler
+    return handler(magics, parse_line(handler, rest))
 
 
 def help_text(name: str | None = None) -> str:
     """The summary of every subcommand, or one subcommand's full help."""
     if name is not None:
-        command = SUBCOMMANDS.get(name)
-        if command is None:
-            raise UsageError(
-                f"no %runpod subcommand {name!r}{_close(name)} (one of: {', '.join(names())})"
-            )
-        return command.help
+        return _named(name, "no").help
     width = max(len(n) for n in SUBCOMMANDS)
-    lines = [f"  {n:<{width}}  {SUBCOMMANDS[n].summary}" for n in names()]
-    return "\n".join(lines)
+    return "\n".join(f"  {n:<{width}}  {c.summary}" for n, c in SUBCOMMANDS.items())
 
 
-def _close(name: str) -> str:
-    close = difflib.get_close_matches(name, SUBCOMMANDS, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+def _named(name: str, lead: str) -> Subcommand:
+    """The subcommand ``name``; else a line that starts with ``lead`` and offers the closest."""
+    if name not in SUBCOMMANDS:
+        close = difflib.get_close_matches(name, SUBCOMMANDS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        known = ", ".join(SUBCOMMANDS)
+        raise UsageError(f"{lead} %runpod subcommand {name!r}{hint} (one of: {known})")
+    return SUBCOMMANDS[name]
 
 
 def plain(doc: str) -> str:

@@ -1,10 +1,5 @@
-"""What every magic needs: user mistakes as one-line UsageErrors, names, the namespace.
-
-A user's mistake (a typo, bad JSON, an option out of range), or an error the service
-returns for a command (an unknown endpoint, a job that already ended), is shown as
-IPython's ``UsageError``: one line in the user's terms (``errors.describe``), no
-traceback. Anything else (a bug, in nbext or the user's function) keeps its traceback.
-"""
+"""What every magic needs: user mistakes as one-line UsageErrors, names, the namespace
+(docs/architecture.md#mistakes-in-a-cell)."""
 
 from __future__ import annotations
 
@@ -80,11 +75,8 @@ def explain(exc: NbextError) -> str:
 
 
 def parse_line(magic: Callable[..., Any], line: str) -> argparse.Namespace:
-    """``line`` parsed by ``magic``'s argument parser; any mistake is a one-line UsageError.
-
-    Words are split by shell rules, quotes removed (``--name "my model"`` is ``my model``;
-    IPython's own splitting keeps the quotes inside the value).
-    """
+    """``line`` parsed by ``magic``'s parser, split by shell rules (``--name "my model"`` is
+    ``my model``; IPython's splitting keeps the quotes); a mistake is a one-line UsageError."""
     try:
         words = shlex.split(line)
     except ValueError as exc:

@@ -1,8 +1,5 @@
-"""``%runpod local start|status|stop|restart|log``: the user's local service, which runs
-on after the kernel (docs/behaviour.md#the-local-service), through the functions
-``python -m nbext.emulator`` uses; and ``%runpod emulator scenario ENDPOINT NAME``: its
-teaching scenarios (a cold start, a crash loop...), set and ended from a cell.
-"""
+"""``%runpod local ...``: the user's local service (docs/behaviour.md#the-local-service);
+``%runpod emulator scenario ENDPOINT NAME``: its teaching scenarios, from a cell."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""``%%runpod_http ENDPOINT METHOD PATH``: a request to a load-balancing endpoint from a cell.
-
-The request goes through the kernel's client (``endpoint.http()``), so its key, timeouts
-and errors are the client's; it is drawn as a request, not a job (``RequestPanel``).
-"""
+"""``%%runpod_http ENDPOINT METHOD PATH``: a request to a load-balancing endpoint, sent
+through ``endpoint.http()`` (docs/behaviour.md#load-balancing-endpoints-in-the-notebook)."""
 
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ from ..chat import EventReader
 from ..errors import one_line
 from ..interrupts import Interrupted
 from ..phases import workers_text
-from ..registry import RequestRecord
+from ..registry import JobRegistry, RequestRecord
 from ..widgets.request import RequestPanel
 from .common import Magics, check_name, explain, store
 from .job import cell_value
@@ -71,7 +68,7 @@ def request_of(args: argparse.Namespace, cell: str, namespace: Any) -> dict[str,
 
 class _Watch(threading.Thread):
     """Until the request ends, redraws its panel, and while no answer has come, says there
-    what it waits for (workers by state, the likely cause)."""
+    what it waits for (workers by state, the likely cause); then draws its end."""
 
     def __init__(self, endpoint: Endpoint, panel: RequestPanel, lock: threading.Lock) -> None:
         super().__init__(daemon=True, name=f"nbext-http-watch-{endpoint.id}")
@@ -110,9 +107,24 @@ class _Watch(threading.Thread):
             return None
         return (self.cold_ended or time.monotonic()) - self.cold_since
 
-    def stop(self) -> None:
+    def end(self, registry: JobRegistry, record: RequestRecord, *, shown_error: bool) -> None:
+        """The panel's final state, and the request's record priced (its cold start left out)."""
         self.stopped.set()
         self.join()
+        panel = self.panel
+        record.seconds, record.waited = time.monotonic() - self.started, self.cold()
+        record.status = panel.status if record.status is None else record.status
+        record.worker = panel.worker
+        if record.status is not None and record.status < 400:
+            worked = round((record.seconds - (record.waited or 0)) * 1000)
+            ran = JobResult(id=record.path, status=JobStatus.COMPLETED, executionTime=worked)
+            with contextlib.suppress(NbextError):
+                record.cost = self.endpoint.cost(ran)
+        registry.requests.append(record)
+        panel.cost = record.cost
+        # an error that stops the cell is said by the error; with --no-raise, by the panel
+        error = record.error or "" if shown_error else ""
+        panel.end(record.seconds, status=record.status, error=error)
 
 
 def decoded(data: str) -> Any:
@@ -220,31 +232,5 @@ def run_http(magics: Magics, args: argparse.Namespace, cell: str) -> None:
         if not args.no_raise:
             raise type(exc)(f"{shown} on {args.endpoint!r}: {record.error}") from None
     finally:
-        watch.stop()
-        end(magics, endpoint, panel, watch, record, shown_error=args.no_raise)
+        watch.end(magics.connection.registry, record, shown_error=args.no_raise)
     store(magics, output_name, value)
-
-
-def end(
-    magics: Magics,
-    endpoint: Endpoint,
-    panel: RequestPanel,
-    watch: _Watch,
-    record: RequestRecord,
-    *,
-    shown_error: bool,
-) -> None:
-    """The panel's final state, and the request's record priced (its cold start left out)."""
-    record.seconds, record.waited = time.monotonic() - watch.started, watch.cold()
-    record.status = panel.status if record.status is None else record.status
-    record.worker = panel.worker
-    if record.status is not None and record.status < 400:
-        worked = round((record.seconds - (record.waited or 0)) * 1000)
-        ran = JobResult(id=record.path, status=JobStatus.COMPLETED, executionTime=worked)
-        with contextlib.suppress(NbextError):
-            record.cost = endpoint.cost(ran)
-    magics.connection.registry.requests.append(record)
-    panel.cost = record.cost
-    # an error that stops the cell is said by the error; with --no-raise, by the panel
-    error = record.error or "" if shown_error else ""
-    panel.end(record.seconds, status=record.status, error=error)

@@ -1,9 +1,5 @@
 """``%%runpod_job ENDPOINT [options]``: run the cell's input as a job and show it live.
-
-The body is the job's ``input``: JSON, or with ``--python`` a Python expression. IPython
-expands ``$name`` and ``{expr}`` in the line only, never in the body (JSON braces would
-collide; ``--python`` is the way to use variables there).
-"""
+Only the line is expanded, never the body (docs/behaviour.md#magic-lines-and-bodies)."""
 
 from __future__ import annotations
 
@@ -11,6 +7,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -142,15 +139,14 @@ def _submit(
     options = job_options(args)
     with usage_errors():
         service = magics.connection.service()
+    run = _Cell(magics, args, service, endpoint_id, job_input, timeout, output_name)
     if args.sync:
-        follower = _run_sync(
-            magics, service, endpoint_id, job_input, options, args, timeout, output_name, awaited
-        )
+        follower = run.sync(options, awaited)
         return None if follower is None else (follower, False)
     with deferred_interrupts(deliver=False) as held:
         with usage_errors(f"endpoint {endpoint_id!r}"):
             job = service.client.endpoint(endpoint_id).run(job_input, options)
-        follower = _follower(magics, service, job, job_input, args, timeout, output_name)
+        follower = run.follower(job)
     if args.background and not held.received:
         follower.start_background()
         return None
@@ -191,77 +187,11 @@ def _raises(magics: Magics, args: argparse.Namespace) -> bool:
 
 
 def _conclude(record: JobRecord, result: JobResult | None, *, quiet: bool, raises: bool) -> None:
-    """After the panel shows the end: raise if the job did not complete (``raises``),
-    else with ``--quiet`` say in a line how it ended."""
+    """After the panel shows the end: raise if the job did not complete (``raises``), else
+    with ``--quiet``, which shows nothing when it completed, say in a line how it ended."""
     if raises:
         check_completed(result, record.endpoint_id)
-    if quiet:
-        _report_quietly(record, result)
-
-
-def _panel(magics: Magics, endpoint_id: str, *, stream: bool, via: str) -> JobPanel:
-    return JobPanel(endpoint_id, stream=stream, via=via, redact=magics.connection.redact)
-
-
-def _output_setter(magics: Magics, name: str | None) -> Any:
-    def on_end(record: JobRecord) -> None:
-        result = record.result
-        completed = result is not None and result.status is JobStatus.COMPLETED
-        store(magics, name, result.output if completed and result is not None else None)
-
-    return on_end
-
-
-def _recorded(
-    magics: Magics,
-    service: Service,
-    job_id: str,
-    endpoint_id: str,
-    via: str,
-    result: JobResult | None,
-    args: argparse.Namespace,
-    job_input: dict[str, Any],
-) -> JobRecord:
-    """The job in the kernel's registry, with the policy the magic submitted it with."""
-    record = JobRecord(job_id, endpoint_id, service.mode, via, result=result)
-    record.replayed, record.input_digest = service.replays(endpoint_id), digest(job_input)
-    record.execution_timeout, record.ttl = args.execution_timeout, args.ttl
-    return magics.connection.registry.add(record)
-
-
-def _follower(
-    magics: Magics,
-    service: Service,
-    job: Job,
-    job_input: dict[str, Any],
-    args: argparse.Namespace,
-    timeout: float | None,
-    output_name: str | None,
-) -> JobFollower:
-    """Record the job, show its panel, and make the follower that will feed them."""
-    record = _recorded(
-        magics, service, job.id, job.endpoint_id, "/run", job.result, args, job_input
-    )
-    panel = None if args.quiet else _panel(magics, job.endpoint_id, stream=args.stream, via="/run")
-    if panel is not None:
-        panel.start(job.id)
-        panel.show()
-    store(magics, output_name, None)  # never leave a previous run's value looking current
-    return JobFollower(
-        service,
-        magics.connection.registry,
-        record,
-        panel,
-        job=job,
-        stream=panel is not None and args.stream,
-        timeout=timeout,
-        on_end=_output_setter(magics, output_name),
-    )
-
-
-def _report_quietly(record: JobRecord, result: JobResult | None) -> None:
-    """``--quiet`` shows nothing, unless the job did not complete: that is said in a line."""
-    if result is not None and result.status is JobStatus.COMPLETED:
+    if not quiet or (result is not None and result.status is JobStatus.COMPLETED):
         return
     where = f"job {record.id} on {record.endpoint_id!r}"
     if not record.final:
@@ -271,6 +201,14 @@ def _report_quietly(record: JobRecord, result: JobResult | None) -> None:
     print(f"{where} ended {record.state}{detail}", file=sys.stderr)
 
 
+def _panel(
+    magics: Magics, endpoint_id: str, via: str, quiet: bool, stream: bool = False
+) -> JobPanel | None:
+    """The job's panel; None with ``--quiet``."""
+    redact = magics.connection.redact
+    return None if quiet else JobPanel(endpoint_id, stream=stream, via=via, redact=redact)
+
+
 SYNC_HOLD = 1.0
 """In a cell that awaits, how long /runsync holds a ``--sync`` job before answering with
 its id, to be followed with a Cancel (nothing can cancel a job whose id is unknown)."""
@@ -278,73 +216,106 @@ SYNC_FIRST = 2.0
 """How long such a cell waits on /runsync (a margin over the hold, so its answer comes)."""
 
 
-def _run_sync(
-    magics: Magics,
-    service: Service,
-    endpoint_id: str,
-    job_input: dict[str, Any],
-    options: JobOptions,
-    args: argparse.Namespace,
-    timeout: float | None,
-    output_name: str | None,
-    awaited: bool = False,
-) -> JobFollower | None:
-    """``--sync``: one /runsync call; the panel shows the outcome when it returns. In a
-    cell that awaits, a job that outlives a short hold comes back as a follower to await."""
-    panel = None if args.quiet else _panel(magics, endpoint_id, stream=False, via="/runsync")
-    if panel is not None:
-        # The job's id comes with /runsync's answer: until then nothing can cancel it,
-        # and the panel has no Cancel (``cancel_available`` stays False).
-        panel.set_note("waiting for /runsync…")
-        panel.show()
-    store(magics, output_name, None)
-    short = awaited and (timeout is None or timeout > SYNC_FIRST)
-    limits: dict[str, Any] = {"wait": SYNC_HOLD, "timeout": SYNC_FIRST} if short else {}
-    started = time.monotonic()
-    outlived: str | None = None
-    try:
-        with usage_errors(f"endpoint {endpoint_id!r}"):
-            endpoint = service.client.endpoint(endpoint_id)
-            try:
-                result = endpoint.run_sync(
-                    job_input, options, raise_on_failure=False, **(limits or {"timeout": timeout})
-                )
-            except Timeout as exc:
-                if not short or exc.job_id is None:
-                    raise
-                outlived = exc.job_id
-    except KeyboardInterrupt:
+@dataclass
+class _Cell:
+    """A ``%%runpod_job`` cell's checked arguments, which its job's record, panel and
+    follower are made from."""
+
+    magics: Magics
+    args: argparse.Namespace
+    service: Service
+    endpoint_id: str
+    job_input: dict[str, Any]
+    timeout: float | None
+    output_name: str | None
+
+    def store_output(self, record: JobRecord) -> None:
+        """The follower's ``on_end``: ``-o NAME`` gets the output, None if not completed."""
+        result = record.result
+        if result is None or result.status is not JobStatus.COMPLETED:
+            result = None
+        store(self.magics, self.output_name, None if result is None else result.output)
+
+    def record(self, job_id: str, via: str, result: JobResult | None) -> JobRecord:
+        """The job in the kernel's registry, with the policy the magic submitted it with."""
+        record = JobRecord(job_id, self.endpoint_id, self.service.mode, via, result=result)
+        record.replayed = self.service.replays(self.endpoint_id)
+        record.input_digest = digest(self.job_input)
+        record.execution_timeout, record.ttl = self.args.execution_timeout, self.args.ttl
+        return self.magics.connection.registry.add(record)
+
+    def follower(self, job: Job) -> JobFollower:
+        """Record the job, show its panel, and make the follower that will feed them."""
+        record, stream = self.record(job.id, "/run", job.result), self.args.stream
+        panel = _panel(self.magics, job.endpoint_id, "/run", self.args.quiet, stream)
         if panel is not None:
-            panel.set_removed("interrupted before /runsync answered")
-        raise Interrupted(
-            f"stopped waiting for /runsync on {endpoint_id!r}: the service had not returned "
-            "the job's id, so it could not be cancelled and may still run"
-        ) from None
-    except UsageError:
+            panel.start(job.id)
+            panel.show()
+        store(self.magics, self.output_name, None)  # no previous run's value looking current
+        return JobFollower(
+            self.service,
+            self.magics.connection.registry,
+            record,
+            panel,
+            job=job,
+            stream=panel is not None and stream,
+            timeout=self.timeout,
+            on_end=self.store_output,
+        )
+
+    def sync(self, options: JobOptions, awaited: bool) -> JobFollower | None:
+        """``--sync``: one /runsync call; the panel shows the outcome when it returns. In a
+        cell that awaits, a job that outlives a short hold comes back as a follower to await."""
+        args, endpoint_id, timeout = self.args, self.endpoint_id, self.timeout
+        panel = _panel(self.magics, endpoint_id, "/runsync", args.quiet)
         if panel is not None:
-            panel.set_removed("the /runsync call failed")
-        raise
-    job_id = outlived if outlived is not None else result.id
-    kept = None if outlived else result
-    record = _recorded(magics, service, job_id, endpoint_id, "/runsync", kept, args, job_input)
-    left = None if timeout is None else max(0.001, timeout - (time.monotonic() - started))
-    follower = JobFollower(
-        service,
-        magics.connection.registry,
-        record,
-        panel,
-        timeout=left,
-        on_end=_output_setter(magics, output_name),
-    )
-    if panel is not None:
-        panel.note = ""
-    if outlived is not None:
+            # The job's id comes with /runsync's answer: until then nothing can cancel it,
+            # and the panel has no Cancel (``cancel_available`` stays False).
+            panel.set_note("waiting for /runsync…")
+            panel.show()
+        store(self.magics, self.output_name, None)
+        short = awaited and (timeout is None or timeout > SYNC_FIRST)
+        limits = {"wait": SYNC_HOLD, "timeout": SYNC_FIRST} if short else {"timeout": timeout}
+        started = time.monotonic()
+        outlived: str | None = None
+        try:
+            with usage_errors(f"endpoint {endpoint_id!r}"):
+                endpoint = self.service.client.endpoint(endpoint_id)
+                try:
+                    result = endpoint.run_sync(
+                        self.job_input, options, raise_on_failure=False, **limits
+                    )
+                except Timeout as exc:
+                    if not short or exc.job_id is None:
+                        raise
+                    outlived = exc.job_id
+        except KeyboardInterrupt:
+            if panel is not None:
+                panel.set_removed("interrupted before /runsync answered")
+            raise Interrupted(
+                f"stopped waiting for /runsync on {endpoint_id!r}: the service had not returned "
+                "the job's id, so it could not be cancelled and may still run"
+            ) from None
+        except UsageError:
+            if panel is not None:
+                panel.set_removed("the /runsync call failed")
+            raise
+        job_id = outlived if outlived is not None else result.id
+        record = self.record(job_id, "/runsync", None if outlived else result)
+        left = None if timeout is None else max(0.001, timeout - (time.monotonic() - started))
+        registry = self.magics.connection.registry
+        follower = JobFollower(
+            self.service, registry, record, panel, timeout=left, on_end=self.store_output
+        )
         if panel is not None:
-            panel.start(job_id)
-        return follower
-    follower.finish(result)
-    _conclude(record, result, quiet=args.quiet, raises=_raises(magics, args))
-    return None
+            panel.note = ""
+        if outlived is not None:
+            if panel is not None:
+                panel.start(job_id)
+            return follower
+        follower.finish(result)
+        _conclude(record, result, quiet=args.quiet, raises=_raises(self.magics, args))
+        return None
 
 
 def start_retry(
@@ -364,7 +335,7 @@ def start_retry(
         except NbextError as exc:
             raise UsageError(explain(exc)) from None
         # the connection heard the retry (``Connection._seen``): every panel follows it
-        panel = None if quiet else _panel(magics, record.endpoint_id, stream=False, via="retry")
+        panel = _panel(magics, record.endpoint_id, "retry", quiet)
         if panel is not None:
             panel.retries = record.retries
             panel.start(record.id)

@@ -1,8 +1,5 @@
-"""``%runpod templates | pods | endpoints | volumes | registry-auths`` and ``billing``.
-
-The client's management calls as DataFrames, made from ``specs.MANAGEMENT``
-(docs/architecture.md#listings-in-the-notebook).
-"""
+"""``%runpod templates | pods | endpoints | volumes | registry-auths`` and ``billing``: the
+client's management calls as DataFrames (docs/architecture.md#listings-in-the-notebook)."""
 
 from __future__ import annotations
 
@@ -37,11 +34,6 @@ def management(magics: Magics, attribute: str, command: str) -> Any:
 ALL_HELP = "show every column (by default a cell shows the useful few; -o keeps them all)"
 
 
-def columns_shown(spec: ListingSpec, args: argparse.Namespace) -> list[str] | None:
-    """The columns a cell shows: ``--all`` every one, else the spec's default few."""
-    return None if args.all else spec.default_columns
-
-
 def _listing(attribute: str, spec: ListingSpec) -> None:
     command, summary = spec.kind, spec.summary
 
@@ -50,7 +42,8 @@ def _listing(attribute: str, spec: ListingSpec) -> None:
         resource = management(magics, attribute, command)
         with usage_errors(command):
             records = resource.list()
-        store_and_show(magics, name, to_frame(records, spec), command, columns_shown(spec, args))
+        shown = None if args.all else spec.default_columns
+        store_and_show(magics, name, to_frame(records, spec), command, shown)
 
     # the description first: magic_arguments puts the usage and options after it
     handler.__doc__ = f"{summary[0].upper()}{summary[1:]}, as a DataFrame."
@@ -97,7 +90,7 @@ def billing(magics: Magics, args: argparse.Namespace) -> None:
         records = call(**options)
     spec = BILLING[args.kind]
     frame, added = with_names(to_frame(records, spec), magics)
-    shown = columns_shown(spec, args)
+    shown = None if args.all else spec.default_columns
     columns = None if shown is None else [c for c in frame if c in shown or c in added]
     store_and_show(magics, name, frame, f"billing {args.kind}", columns)
     if args.plot:
@@ -128,7 +121,6 @@ NAMED: dict[str, tuple[str, str]] = {
 }
 """A billing id column -> the name column added after it, and the client's listing
 that knows the names (ids say nothing to a reader; on the cloud they are generated)."""
-GROUP_TITLES = {"pod_id": "pod", "serverless_id": "endpoint"}
 
 
 def with_names(frame: pd.DataFrame, magics: Magics) -> tuple[pd.DataFrame, list[str]]:
@@ -161,7 +153,7 @@ def plot_billing(frame: pd.DataFrame, kind: str) -> None:
     if frame.empty:
         print(f"billing {kind}: no records to plot")
         return
-    group = next((c for c in GROUP_TITLES if c in frame and frame[c].notna().any()), None)
+    group = next((c for c in NAMED if c in frame and frame[c].notna().any()), None)
     fig, ax = plt.subplots(figsize=(7, 3))
     if group is None:
         ax.plot(frame["start_time"], frame["total_amount"], marker="o")
@@ -174,7 +166,7 @@ def plot_billing(frame: pd.DataFrame, kind: str) -> None:
         labels = legend_labels(frame, group, [str(key) for key in amounts.columns])
         for key, label in zip(amounts.columns, labels, strict=True):
             ax.plot(amounts.index, amounts[key], marker="o", label=label)
-        ax.legend(title=GROUP_TITLES[group], fontsize="small")
+        ax.legend(title=NAMED[group][0].removesuffix("_name"), fontsize="small")
     ax.set_title(f"billing: {kind}")
     ax.set_ylabel("USD")
     fig.autofmt_xdate()

@@ -1,9 +1,5 @@
-"""``%runpod login`` and ``%runpod logout``: give the kernel a key without writing it down.
-
-A key pasted into a cell stays in the saved notebook and the kernel's history; ``login``
-asks with ``getpass`` (a masked field, sent on the stdin channel), checks the key with
-one call, writes it to ``~/.runpod/config.toml`` (0600) and switches to the cloud.
-"""
+"""``%runpod login`` and ``%runpod logout``: give the kernel a key without writing it down
+in the notebook (docs/behaviour.md#the-key-in-a-notebook)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""``%runpod logs POD_OR_ENDPOINT [--follow]``: a pod's log, or an endpoint's workers' logs.
-
-The id is tried as a pod's, then an endpoint's, then as a name; the lines shown are
-bounded as a followed panel's are (docs/architecture.md#catalog-and-logs-in-the-notebook).
-``--follow`` runs as asyncio tasks on the kernel's loop (no thread) until Stop, ``--stop``
-or the target is gone, or in the cell until Ctrl-C where no loop runs; new workers of an
-endpoint are followed from their start. At interpreter exit every panel is stopped.
-"""
+"""``%runpod logs POD_OR_ENDPOINT [--follow]``: a pod's log, or an endpoint's workers' logs
+(docs/architecture.md#catalog-and-logs-in-the-notebook)."""
 
 from __future__ import annotations
 
@@ -13,7 +7,7 @@ import asyncio
 import atexit
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
@@ -30,7 +24,7 @@ from .common import Magics, check_name, number_option, store, usage_errors
 if TYPE_CHECKING:
     import argparse
 
-    from nbext.client import AsyncClient, Client
+    from nbext.client import Client
     from nbext.models.v2 import LogEvent
 
     from ..connection import Service
@@ -105,16 +99,10 @@ class LogFollower:
     returns when following stops, the panel holding the last lines."""
 
     def __init__(
-        self,
-        panel: LogPanel,
-        client: AsyncClient,
-        *,
-        worker: str | None = None,
-        tail: int | None = None,
-        rescan: float = 5.0,
+        self, panel: LogPanel, service: Service, worker: str | None, tail: int | None, rescan: float
     ) -> None:
         self.panel = panel
-        self.client = client
+        self.service = service
         self.worker = worker
         self.tail = tail
         self.rescan = rescan
@@ -123,6 +111,7 @@ class LogFollower:
 
     async def run(self) -> None:
         panel = self.panel
+        self.client = self.service.async_client()  # the one of the loop this runs on
         flusher = asyncio.create_task(self._flush())
         try:
             work = self._pod() if panel.kind == "pod" else self._endpoint()
@@ -264,30 +253,15 @@ def logs(magics: Magics, args: argparse.Namespace) -> None:
         panel.hint = "interrupt the kernel (■) to stop following"
     panel.show()
     store(magics, name, panel)
-    follow(magics, service, panel, args, loop)
-
-
-def follow(
-    magics: Magics,
-    service: Service,
-    panel: LogPanel,
-    args: argparse.Namespace,
-    loop: asyncio.AbstractEventLoop | None,
-) -> None:
-    """In the background on the kernel's loop, or in the cell until Ctrl-C."""
-    options: dict[str, Any] = {
-        "worker": args.worker,
-        "tail": args.tail,
-        "rescan": magics.poll_interval * RESCAN_POLLS,
-    }
-    if loop is not None:
-        follower = LogFollower(panel, service.async_client(), **options)
+    rescan = magics.poll_interval * RESCAN_POLLS
+    follower = LogFollower(panel, service, args.worker, args.tail, rescan)
+    if loop is not None:  # in the background on the kernel's loop
         panel.task = loop.create_task(follower.run())
         return
 
     async def in_cell() -> None:
         try:
-            await LogFollower(panel, service.async_client(), **options).run()
+            await follower.run()
         finally:
             await service.aclose()  # its pool belongs to this loop, which ends here
 

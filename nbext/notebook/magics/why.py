@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from nbext.client import Diagnosis, NbextError, NotFound
+from nbext.client import Diagnosis, NbextError, NotFound, WorkerTail
 from nbext.models import TTL_DEFAULT_MS, JobResult, JobStatus
 
 from ..errors import describe
@@ -186,11 +186,16 @@ def why_request(client: Client, request: RequestRecord) -> None:
     if request.error:
         print(f"error: {request.error}")
     print(f"the endpoint now: {found.cause}")
-    if found.tail is not None and found.tail.lines:
+    if found.tail is not None:
         logs = f"%runpod logs {endpoint_id} --worker {found.tail.worker}"
-        print(f"worker log (last lines), next: {logs}")
-        for line in found.tail.lines[-LOG_LINES:]:
-            print(f"   {found.tail.worker}: {line}")
+        _print_tail(found.tail, f"worker log (last lines), next: {logs}")
+
+
+def _print_tail(tail: WorkerTail, heading: str = "worker log (last lines):") -> None:
+    if tail.lines:
+        print(heading)
+        for line in tail.lines[-LOG_LINES:]:
+            print(f"   {tail.worker}: {line}")
 
 
 @subcommand("why", "why a job failed, timed out, was cancelled or is stuck: ranked causes")
@@ -225,8 +230,5 @@ def why(magics: Magics, args: argparse.Namespace) -> None:
         print(f"{n}. {cause}\n   next: {command}")
     for line in found.unchecked:
         print(line)
-    tail = found.diagnosis.tail if found.diagnosis is not None else None
-    if tail is not None and tail.lines:
-        print("worker log (last lines):")
-        for line in tail.lines[-LOG_LINES:]:
-            print(f"   {tail.worker}: {line}")
+    if found.diagnosis is not None and found.diagnosis.tail is not None:
+        _print_tail(found.diagnosis.tail)
