@@ -165,14 +165,16 @@ class _Run:
             f"map on {self.endpoint!r} stopped after {done} of {total} jobs ({how}); {left}"
         )
 
-    def ended(self, exc: BaseException, abandoned: Abandoned | None) -> pd.DataFrame | None:
-        """The map ended on an error: the panel (or, quiet, a printed line for the kernel's
-        budget) says so; the frame of what finished when the budget stopped it
-        (docs/behaviour.md#budget), else None: the caller raises the error."""
+    def failed(self, exc: BaseException, abandoned: Abandoned | None) -> str:
+        """The map stopped on an error: its panel says so. The line it shows."""
         line = f"stopped: {exc}; {_left(abandoned)}"
         self.close(line)
-        if not isinstance(exc, BudgetExceeded):
-            return None
+        return line
+
+    def budget_reached(self, exc: BudgetExceeded, abandoned: Abandoned | None) -> pd.DataFrame:
+        """The kernel's budget stopped the map: the frame of what finished
+        (docs/behaviour.md#budget); quiet, a printed line says so."""
+        line = self.failed(exc, abandoned)
         if self.panel is None:
             print(f"map on {self.endpoint!r} {line}")
         return results_frame(self.input_frame, self.results, len(self.items))
@@ -222,11 +224,13 @@ def run_many(
     except KeyboardInterrupt:
         batch.close()  # the jobs in flight are cancelled before the cell ends
         raise run.stopped("interrupted", batch.abandoned) from None
+    except BudgetExceeded as exc:
+        batch.close()
+        return run.budget_reached(exc, batch.abandoned)
     except BaseException as exc:
         batch.close()
-        if (finished := run.ended(exc, batch.abandoned)) is None:
-            raise
-        return finished
+        run.failed(exc, batch.abandoned)
+        raise
     return run.frame()
 
 
@@ -277,11 +281,13 @@ async def run_many_async(
         raise run.stopped("interrupted", batch.abandoned) from None
     except Interrupted:
         raise
+    except BudgetExceeded as exc:
+        await batch.aclose()
+        return run.budget_reached(exc, batch.abandoned)
     except BaseException as exc:
         await batch.aclose()
-        if (finished := run.ended(exc, batch.abandoned)) is None:
-            raise
-        return finished
+        run.failed(exc, batch.abandoned)
+        raise
     finally:
         cancel.cancel()
         await batch.aclose()
